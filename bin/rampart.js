@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// `npx rampart …`: the command-line tool. Builds the project first when it has not been built.
+'use strict';
+const { existsSync } = require('node:fs');
+const { execFileSync } = require('node:child_process');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const entry = path.join(root, 'dist', 'src', 'cli', 'main.js');
+if (!existsSync(entry)) {
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+}
+require(entry).cli();

@@ -1,0 +1,19 @@
+/** The process logger (pino). Credentials are redacted wherever they could appear. */
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+
+export const REDACT = [
+  'req.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  'secret',
+  'apiSecret',
+  '*.secret',
+  '*.apiSecret',
+  'metadata.authorization',
+];
+
+export function createLogger(level: string): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: { service: 'rampart' } });
+}

@@ -1,0 +1,96 @@
+/**
+ * Runs Rampart: the database (MONGODB_URI or the embedded FerretDB), the core, and the doors on
+ * their listeners; and stops them in order on shutdown (listeners first, then queues, then the
+ * database) so that no accepted event is lost.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config';
+import { initIntel } from '../intel';
+import { connect, type Database } from '../store/database';
+import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
+import { buildRestServer } from '../rest/server';
+import { buildServices, resolveMasterKey, type Built } from './build';
+import type { Logger } from './logger';
+import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
+import { registerGraphql } from '../graphql/server';
+
+export interface Running {
+  httpUrl: string;
+  grpcAddress: string;
+  built: Built;
+  stop(): Promise<void>;
+}
+
+export async function run(config: Config, log: Logger): Promise<Running> {
+  let embedded: EmbeddedDatabase | null = null;
+  let uri = config.mongoUri;
+  if (!uri) {
+    embedded = await startEmbedded(config.dataDir);
+    uri = embedded.uri;
+    recordEmbedded(config.dataDir, uri);
+    log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
+  }
+  let database: Database;
+  try {
+    database = await connect(uri, config.dbName);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+  initIntel();
+  const built = await buildServices({
+    db: database.db,
+    log,
+    masterKey: resolveMasterKey(config.masterKey, config.dataDir),
+    authCacheMs: config.authCacheMs,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
+    smtpUrl: config.smtpUrl,
+    mailFrom: config.mailFrom,
+  });
+  const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
+  if (generatedSecret) {
+    // Printed once, on the terminal only; never logged.
+    process.stdout.write(`\nRampart created the "sandbox" environment. Its API secret (shown only now):\n\n  ${generatedSecret}\n\n`);
+  }
+  log.info({ environment: env.name }, 'default environment ready');
+
+  if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
+
+  const http: FastifyInstance = await buildRestServer({
+    services: built.services,
+    log,
+    bodyLimit: config.bodyLimit,
+    tls: config.tls,
+    trustProxy: config.trustProxy,
+    requireHttps: config.mode === 'production' && !config.tls,
+    ready: async () => {
+      await database.db.command({ ping: 1 });
+      return true;
+    },
+    register: (app) => registerGraphql(app, { services: built.services, log }),
+  });
+  await http.listen({ host: config.host, port: config.httpPort });
+  const addr = http.server.address();
+  const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
+  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls });
+  built.start();
+  const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;
+  log.info({ http: httpUrl, grpc: grpc.address }, 'rampart listening');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    httpUrl,
+    grpcAddress: grpc.address,
+    built,
+    stop: () =>
+      (stopping ??= (async () => {
+        await Promise.allSettled([http.close(), grpc.stop()]);
+        await built.stop();
+        await database.close();
+        await embedded?.stop();
+      })()),
+  };
+}
+
+const hostForUrl = (h: string) => (h.includes(':') ? `[${h}]` : h);

@@ -1,0 +1,151 @@
+/**
+ * `npx rampart …`: manage environments and credentials from the command line. It connects to
+ * MONGODB_URI, to the embedded database of a running Rampart, or starts the embedded one itself.
+ */
+import { ConfigError, loadConfig } from '../config';
+import { createLogger } from '../app/logger';
+import { buildServices, resolveMasterKey } from '../app/build';
+import { connect } from '../store/database';
+import { attachOrStartEmbedded } from '../store/embedded';
+import type { Services } from '../core/services';
+import { DomainError } from '../core/errors';
+
+const USAGE = `usage: rampart <command> [arguments]
+
+  env list                               list environments
+  env create <name> [--production]       create an environment (prints its first API secret once)
+  env disable <name> | env enable <name> disable or enable an environment (disabled answers 403)
+  env set-webhook <name> <url|none>      set the webhook URL
+  env set-privacy-email <name> <email|none>
+                                         set the verified address that receives privacy exports
+  secret add <env> [--label <label>]     add an API secret (printed once)
+  secret list <env>                      list secrets and analyst keys (hints only)
+  secret revoke <env> <secret|hash>      revoke a secret or analyst key
+  analyst-key add <env> [--label <label>]
+                                         add a read-only GraphQL key (printed once)
+`;
+
+type Out = (line: string) => void;
+
+/** Run one CLI command against the services; returns the process exit code. */
+export async function runCommand(services: Services, argv: string[], out: Out): Promise<number> {
+  const [group, cmd, ...rest] = argv;
+  const flag = (name: string): string | undefined => {
+    const i = rest.indexOf(`--${name}`);
+    return i >= 0 ? rest[i + 1] : undefined;
+  };
+  const positional = rest.filter((a, i) => !a.startsWith('--') && rest[i - 1] !== '--label');
+  const need = (n: number) => {
+    if (positional.length < n) throw new UsageError();
+  };
+  const envs = services.environments;
+  switch (`${group ?? ''} ${cmd ?? ''}`) {
+    case 'env list': {
+      for (const e of await envs.list()) {
+        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}`);
+      }
+      return 0;
+    }
+    case 'env create': {
+      need(1);
+      const { env, secret } = await envs.create(positional[0] as string, { sandbox: !rest.includes('--production') });
+      out(`created environment ${env.name} (${env.id})`);
+      out(`API secret (shown only now): ${secret}`);
+      out(`publishable key: ${env.publishableKey}`);
+      return 0;
+    }
+    case 'env disable':
+    case 'env enable': {
+      need(1);
+      const env = await envs.byName(positional[0] as string);
+      await envs.setEnabled(env.id, cmd === 'enable');
+      out(`${env.name} ${cmd}d`);
+      return 0;
+    }
+    case 'env set-webhook': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      const url = positional[1] === 'none' ? null : (positional[1] as string);
+      await envs.setWebhookUrl(env.id, url);
+      out(`${env.name} webhook URL: ${url ?? '(none)'}`);
+      return 0;
+    }
+    case 'env set-privacy-email': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      const email = positional[1] === 'none' ? null : (positional[1] as string);
+      await envs.setPrivacyEmail(env.id, email);
+      out(`${env.name} privacy address: ${email ?? '(none)'}`);
+      return 0;
+    }
+    case 'secret add':
+    case 'analyst-key add': {
+      need(1);
+      const env = await envs.byName(positional[0] as string);
+      const kind = group === 'secret' ? 'secret' : 'analyst';
+      const { secret } = await envs.addCredential(env.id, kind, flag('label') ?? (kind === 'secret' ? 'cli' : 'analyst'));
+      out(`${kind === 'secret' ? 'API secret' : 'analyst key'} for ${env.name} (shown only now): ${secret}`);
+      return 0;
+    }
+    case 'secret list': {
+      need(1);
+      const env = await envs.byName(positional[0] as string);
+      for (const c of await envs.listCredentials(env.id)) {
+        out(`${c.kind}\t…${c.hint}\t${c.label}\tcreated ${c.createdAt.toISOString()}\t${c.revokedAt ? `revoked ${c.revokedAt.toISOString()}` : 'live'}\t${c.hash}`);
+      }
+      return 0;
+    }
+    case 'secret revoke': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      await envs.revoke(env.id, positional[1] as string);
+      out('revoked');
+      return 0;
+    }
+    default:
+      throw new UsageError();
+  }
+}
+
+class UsageError extends Error {}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const config = loadConfig(process.env);
+  const log = createLogger(process.env.RAMPART_LOG_LEVEL ?? 'warn');
+  const db = config.mongoUri ? { uri: config.mongoUri, stop: async () => undefined } : await attachOrStartEmbedded(config.dataDir);
+  const database = await connect(db.uri, config.dbName);
+  try {
+    const built = await buildServices({
+      db: database.db,
+      log,
+      masterKey: resolveMasterKey(config.masterKey, config.dataDir),
+      authCacheMs: 0,
+      rateLimitPerSecond: config.rateLimitPerSecond,
+      publicUrl: config.publicUrl ?? 'http://127.0.0.1',
+      smtpUrl: undefined,
+      mailFrom: config.mailFrom,
+    });
+    return await runCommand(built.services, argv, (l) => process.stdout.write(`${l}\n`));
+  } finally {
+    await database.close();
+    await db.stop();
+  }
+}
+
+/** Entry point used by bin/rampart.js. */
+export function cli(): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      if (err instanceof UsageError) process.stderr.write(USAGE);
+      else if (err instanceof DomainError || err instanceof ConfigError) process.stderr.write(`rampart: ${err.message}\n`);
+      else process.stderr.write(`rampart: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(err instanceof UsageError ? 64 : 1);
+    },
+  );
+}

@@ -1,0 +1,147 @@
+/**
+ * Typed configuration, read once from the environment and validated. Nothing else in Rampart
+ * reads process.env: every service receives only the slice of Config it needs.
+ */
+import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const boolish = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const optionalUrl = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((v) => protocols.includes(new URL(v).protocol), { message: `must use ${protocols.join(' or ')}` })
+    .optional();
+
+const schema = z.object({
+  RAMPART_MODE: z.enum(['development', 'production']).default('development'),
+  RAMPART_HOST: z.string().min(1).default('127.0.0.1'),
+  RAMPART_HTTP_PORT: port.default(3000),
+  RAMPART_GRPC_PORT: port.default(50051),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+    .optional(),
+  RAMPART_DB_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,60}$/).default('rampart'),
+  RAMPART_DATA_DIR: z.string().min(1).default('.data'),
+  RAMPART_API_SECRET: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
+  RAMPART_WEBHOOK_URL: optionalUrl(['http:', 'https:']),
+  RAMPART_TLS_CERT: z.string().optional(),
+  RAMPART_TLS_KEY: z.string().optional(),
+  RAMPART_TRUST_PROXY: boolish.default('false'),
+  RAMPART_MASTER_KEY: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/i, 'must be 64 hex characters (32 bytes)')
+    .optional(),
+  RAMPART_PUBLIC_URL: optionalUrl(['http:', 'https:']),
+  RAMPART_SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
+  RAMPART_MAIL_FROM: z.string().email().default('rampart@localhost'),
+  RAMPART_BODY_LIMIT: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(100 * 1024),
+  RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(1000),
+  RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
+  RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RawConfig = z.infer<typeof schema>;
+
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface Config {
+  mode: 'development' | 'production';
+  host: string;
+  httpPort: number;
+  grpcPort: number;
+  mongoUri: string | undefined;
+  dbName: string;
+  dataDir: string;
+  apiSecret: string | undefined;
+  webhookUrl: string | undefined;
+  tls: TlsFiles | undefined;
+  trustProxy: boolean;
+  masterKey: string | undefined;
+  publicUrl: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  bodyLimit: number;
+  rateLimitPerSecond: number;
+  authCacheMs: number;
+  logLevel: RawConfig['RAMPART_LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Validate the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  const parsed = schema.safeParse(picked);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const c = parsed.data;
+  if (Boolean(c.RAMPART_TLS_CERT) !== Boolean(c.RAMPART_TLS_KEY)) {
+    throw new ConfigError('invalid configuration: RAMPART_TLS_CERT and RAMPART_TLS_KEY must be set together');
+  }
+  let tls: TlsFiles | undefined;
+  if (c.RAMPART_TLS_CERT && c.RAMPART_TLS_KEY) {
+    tls = { cert: readTlsFile('RAMPART_TLS_CERT', c.RAMPART_TLS_CERT), key: readTlsFile('RAMPART_TLS_KEY', c.RAMPART_TLS_KEY) };
+  }
+  if (c.RAMPART_MODE === 'production') {
+    if (!tls && !c.RAMPART_TRUST_PROXY) {
+      throw new ConfigError(
+        'invalid configuration: RAMPART_MODE=production needs RAMPART_TLS_CERT and RAMPART_TLS_KEY, or RAMPART_TRUST_PROXY=true behind a TLS-terminating proxy',
+      );
+    }
+    if (!c.RAMPART_MASTER_KEY) {
+      throw new ConfigError('invalid configuration: RAMPART_MASTER_KEY is required in production (64 hex characters)');
+    }
+  } else if (!tls && !LOOPBACK.has(c.RAMPART_HOST)) {
+    throw new ConfigError(
+      `invalid configuration: RAMPART_HOST=${c.RAMPART_HOST}: plain HTTP is only allowed on loopback; configure TLS or RAMPART_MODE=production`,
+    );
+  }
+  return {
+    mode: c.RAMPART_MODE,
+    host: c.RAMPART_HOST,
+    httpPort: c.RAMPART_HTTP_PORT,
+    grpcPort: c.RAMPART_GRPC_PORT,
+    mongoUri: c.MONGODB_URI,
+    dbName: c.RAMPART_DB_NAME,
+    dataDir: path.resolve(c.RAMPART_DATA_DIR),
+    apiSecret: c.RAMPART_API_SECRET,
+    webhookUrl: c.RAMPART_WEBHOOK_URL,
+    tls,
+    trustProxy: c.RAMPART_TRUST_PROXY,
+    masterKey: c.RAMPART_MASTER_KEY,
+    publicUrl: c.RAMPART_PUBLIC_URL,
+    smtpUrl: c.RAMPART_SMTP_URL,
+    mailFrom: c.RAMPART_MAIL_FROM,
+    bodyLimit: c.RAMPART_BODY_LIMIT,
+    rateLimitPerSecond: c.RAMPART_RATE_LIMIT,
+    authCacheMs: c.RAMPART_AUTH_CACHE_MS,
+    logLevel: c.RAMPART_LOG_LEVEL,
+  };
+}
+
+function readTlsFile(name: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${name}: cannot read ${file} (${(err as Error).message})`);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Small cryptographic helpers: secret hashing, constant-time comparison, random tokens and
+ * sealing (authenticated encryption) of secrets that must be recoverable to sign webhooks.
+ */
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+
+export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** Constant-time string comparison (lengths are compared first, which leaks only the length). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  if (ab.length !== bb.length) {
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+/** URL-safe random token with `bytes` bytes of entropy. */
+export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
+export const uuid = (): string => randomUUID();
+
+export const hmacSha256 = (key: string | Buffer, data: string | Buffer): Buffer => createHmac('sha256', key).update(data).digest();
+
+/** Seals and opens values with AES-256-GCM under a 32-byte master key. */
+export class Sealer {
+  private readonly key: Buffer;
+  constructor(masterKeyHex: string) {
+    this.key = Buffer.from(masterKeyHex, 'hex');
+    if (this.key.length !== 32) throw new Error('master key must be 32 bytes');
+  }
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+  open(sealed: string): string {
+    const [v, iv, tag, body] = sealed.split('.');
+    if (v !== 'v1' || !iv || !tag || body === undefined) throw new Error('unrecognised sealed value');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+  /** A key for signing links and other server-side MACs, derived so it never equals the sealing key. */
+  macKey(purpose: string): Buffer {
+    return hmacSha256(this.key, `rampart:${purpose}`);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Domain errors. They know no protocol: each adapter (REST, gRPC, GraphQL) maps `kind` through
+ * one table of its own. Messages are safe to show to API callers; internals never go in them.
+ */
+
+export type ErrorKind =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'invalid_parameters'
+  | 'invalid_request_token'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'deadline_exceeded'
+  | 'internal';
+
+export const ERROR_KINDS: readonly ErrorKind[] = [
+  'bad_request',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'payload_too_large',
+  'invalid_parameters',
+  'invalid_request_token',
+  'rate_limited',
+  'unavailable',
+  'deadline_exceeded',
+  'internal',
+];
+
+/** One offending field of a request, named by its JSON path (e.g. `context.ip`). */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: ErrorKind;
+  /** Castle-compatible error `type`; defaults to the kind. */
+  get type(): string {
+    return this.kind;
+  }
+}
+
+export class BadRequest extends DomainError {
+  readonly kind = 'bad_request';
+}
+export class Unauthorized extends DomainError {
+  readonly kind = 'unauthorized';
+  constructor(message = 'missing or invalid API secret') {
+    super(message);
+  }
+}
+export class Forbidden extends DomainError {
+  readonly kind = 'forbidden';
+}
+export class NotFound extends DomainError {
+  readonly kind = 'not_found';
+}
+export class RouteNotFound extends NotFound {
+  override get type(): string {
+    return 'route_not_found';
+  }
+}
+export class PayloadTooLarge extends DomainError {
+  readonly kind = 'payload_too_large';
+}
+export class InvalidParameters extends DomainError {
+  readonly kind = 'invalid_parameters';
+  constructor(readonly fields: FieldProblem[]) {
+    super(fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'invalid parameters');
+  }
+}
+export class InvalidRequestToken extends DomainError {
+  readonly kind = 'invalid_request_token';
+}
+export class RateLimited extends DomainError {
+  readonly kind = 'rate_limited';
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate limit exceeded, retry later');
+  }
+}
+export class Unavailable extends DomainError {
+  readonly kind = 'unavailable';
+  constructor(message = 'the database is unreachable') {
+    super(message);
+  }
+}
+export class DeadlineExceeded extends DomainError {
+  readonly kind = 'deadline_exceeded';
+  constructor(message = 'deadline exceeded') {
+    super(message);
+  }
+}
+export class InternalError extends DomainError {
+  readonly kind = 'internal';
+  constructor(readonly correlationId: string) {
+    super(`internal error (correlation id ${correlationId})`);
+  }
+}

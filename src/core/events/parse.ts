@@ -1,0 +1,258 @@
+/**
+ * Turns a request body of any accepted form (older authenticate/track, newer risk/filter/log with
+ * `type`+`status`, `params`) into one validated EventInput, or throws with every offending field.
+ */
+import { normaliseIp } from '../../intel';
+import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
+import type { Endpoint, EventInput } from '../model';
+import { eventSpec, nameFromTypeStatus, Requirement } from './catalog';
+import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, tokenShapeOk } from './context';
+
+const MAX_STRING = 1024;
+const MAX_ID = 256;
+const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+const TOP_LEVEL_KNOWN = new Set([
+  'event', 'type', 'status', 'name', 'user_id', 'user_traits', 'user', 'params', 'properties', 'context',
+  'device_token', 'request_token', 'client_id', 'timestamp', 'created_at', 'sent_at', 'matching_user_id',
+]);
+const CONTEXT_KNOWN = new Set(['ip', 'headers', 'client_id', 'user_agent']);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+class Reader {
+  readonly problems: FieldProblem[] = [];
+  constructor(private readonly body: Obj) {}
+
+  obj(path: string, value: unknown): Obj | null {
+    if (value === undefined || value === null) return null;
+    if (!isObj(value)) {
+      this.problems.push({ field: path, message: 'must be an object' });
+      return null;
+    }
+    return value;
+  }
+
+  str(path: string, value: unknown, max = MAX_STRING): string | null {
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'string') {
+      this.problems.push({ field: path, message: 'must be a string' });
+      return null;
+    }
+    if (value.length > max) {
+      this.problems.push({ field: path, message: `must be at most ${max} characters` });
+      return null;
+    }
+    return value;
+  }
+
+  date(path: string, value: unknown): Date | null {
+    const s = this.str(path, value, 64);
+    if (s === null) return null;
+    const ms = Date.parse(s);
+    if (!/^\d{4}-\d{2}-\d{2}/.test(s) || Number.isNaN(ms)) {
+      this.problems.push({ field: path, message: 'must be an ISO 8601 timestamp' });
+      return null;
+    }
+    return new Date(ms);
+  }
+
+  get raw(): Obj {
+    return this.body;
+  }
+}
+
+export interface ParseOptions {
+  sandbox: boolean;
+  now: Date;
+}
+
+/** Validate a body for `endpoint`. Throws InvalidParameters or InvalidRequestToken. */
+export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions): EventInput {
+  if (!isObj(body)) throw new InvalidParameters([{ field: '(body)', message: 'must be a JSON object' }]);
+  const r = new Reader(body);
+  const p = r.problems;
+
+  // Event name: `event`, or newer `type` + `status`.
+  const event = r.str('event', body.event, 100);
+  const type = r.str('type', body.type, 100);
+  const status = r.str('status', body.status, 100);
+  // `event` + `status` (as some SDK versions send) and `type` + `status` both name a dotted event.
+  let name: string | null = event && status && !event.includes('.') ? nameFromTypeStatus(event, status) : event;
+  if (!name && type) name = nameFromTypeStatus(type, status ?? undefined);
+  if (!name) {
+    if (body.event === undefined && body.type === undefined) p.push({ field: 'event', message: 'is required' });
+    throw new InvalidParameters(p);
+  }
+  const spec = eventSpec(name);
+  if (!spec) throw new InvalidParameters([...p, { field: event ? 'event' : 'type', message: `unknown event ${JSON.stringify(name.slice(0, 100))}` }]);
+  if (!spec.endpoints.includes(endpoint)) {
+    const where = spec.endpoints.includes('track') ? ' send it to /v1/track' : '';
+    throw new InvalidParameters([...p, { field: 'event', message: `${name} is not accepted by /v1/${endpoint};${where}`.replace(/;$/, '') }]);
+  }
+
+  const user = r.obj('user', body.user);
+  const traits = r.obj('user_traits', body.user_traits) ?? {};
+  const params = r.obj('params', body.params) ?? {};
+  const properties = r.obj('properties', body.properties) ?? {};
+  const context = r.obj('context', body.context);
+
+  const userId = r.str('user_id', body.user_id, MAX_ID) ?? (user ? r.str('user.id', user.id, MAX_ID) : null);
+  const email =
+    r.str('user_traits.email', traits.email, 320) ??
+    (user ? r.str('user.email', user.email, 320) : null) ??
+    r.str('params.email', params.email, 320) ??
+    r.str('properties.email', properties.email, 320);
+  const username = r.str('user_traits.username', traits.username, MAX_ID) ?? r.str('params.username', params.username, MAX_ID) ?? r.str('properties.username', properties.username, MAX_ID);
+  const phone = r.str('user_traits.phone', traits.phone, 64) ?? (user ? r.str('user.phone', user.phone, 64) : null) ?? r.str('params.phone', params.phone, 64) ?? r.str('properties.phone', properties.phone, 64);
+  const registeredAt =
+    r.date('user_traits.registered_at', traits.registered_at) ??
+    (user ? r.date('user.registered_at', user.registered_at) : null) ??
+    r.date('user_traits.created_at', traits.created_at);
+  const deviceToken = r.str('device_token', body.device_token, 256);
+  const customName = r.str('name', body.name, 200);
+
+  // Context.
+  const ipRaw = context ? r.str('context.ip', context.ip, 64) : null;
+  let ip: string | null = null;
+  if (ipRaw !== null) {
+    ip = normaliseIp(ipRaw);
+    if (!ip) p.push({ field: 'context.ip', message: 'is not a valid IP address' });
+  }
+  const headers = normaliseHeaders(context?.headers, 'context.headers', p);
+  const uaFromHeader = headers['user-agent'];
+  const userAgent =
+    (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? (context ? r.str('context.user_agent', context.user_agent, 4096) : null) ?? '';
+  let requestToken: string | null = null;
+  if (body.request_token !== undefined && body.request_token !== null) {
+    if (typeof body.request_token !== 'string') p.push({ field: 'request_token', message: 'must be a string' });
+    else requestToken = body.request_token;
+  }
+  const clientId = context?.client_id ?? body.client_id;
+  if (clientId !== undefined && clientId !== null && clientId !== false && typeof clientId !== 'string') {
+    p.push({ field: 'context.client_id', message: 'must be a string or false' });
+  }
+  const fingerprint = pickFingerprint([requestToken, clientId], headers);
+
+  // Event time.
+  const occurred = r.date('timestamp', body.timestamp) ?? r.date('created_at', body.created_at);
+  if (occurred && occurred.getTime() > opts.now.getTime() + FUTURE_TOLERANCE_MS) {
+    p.push({ field: body.timestamp !== undefined ? 'timestamp' : 'created_at', message: 'is more than 5 minutes in the future' });
+  }
+
+  // Endpoint requirements.
+  if (endpoint === 'risk' || endpoint === 'filter') {
+    if (!context) p.push({ field: 'context', message: 'is required' });
+    else {
+      if (ipRaw === null && !p.some((x) => x.field === 'context.ip')) p.push({ field: 'context.ip', message: 'is required' });
+      if (context.headers === undefined || context.headers === null) p.push({ field: 'context.headers', message: 'is required' });
+      else if (typeof uaFromHeader !== 'string' && !p.some((x) => x.field.startsWith('context.headers'))) {
+        p.push({ field: 'context.headers.User-Agent', message: 'is required' });
+      }
+    }
+  }
+  if (endpoint === 'risk') {
+    if (!user) {
+      if (body.user === undefined || body.user === null) p.push({ field: 'user', message: 'is required' });
+    } else if (!userId && !p.some((x) => x.field === 'user.id')) p.push({ field: 'user.id', message: 'is required' });
+  }
+  if (endpoint === 'authenticate') {
+    if (!context) p.push({ field: 'context', message: 'is required' });
+    else if (ipRaw === null && !p.some((x) => x.field === 'context.ip')) p.push({ field: 'context.ip', message: 'is required' });
+  }
+  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, traits, properties, params, deviceToken, customName, user }, p);
+
+  // Tokens: shape, sandbox test tokens.
+  let testToken: EventInput['testToken'] = null;
+  for (const [field, token] of [['request_token', requestToken], ['context.client_id', typeof clientId === 'string' ? clientId : null]] as const) {
+    if (!token || testToken) continue;
+    if (!tokenShapeOk(token)) {
+      throw new InvalidRequestToken(`${field} is malformed (printable ASCII, at most ${MAX_TOKEN_LENGTH} characters)`);
+    }
+    let parsed;
+    try {
+      parsed = parseTestToken(token);
+    } catch (err) {
+      throw new InvalidRequestToken(`${field}: ${(err as Error).message}`);
+    }
+    if (parsed && !opts.sandbox) throw new InvalidRequestToken(`${field}: test tokens are accepted only in sandbox environments`);
+    testToken = parsed;
+  }
+
+  if (p.length > 0) throw new InvalidParameters(p);
+
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!TOP_LEVEL_KNOWN.has(k)) extra[k] = v;
+  if (body.sent_at !== undefined) extra.sent_at = body.sent_at;
+  const contextExtra: Record<string, unknown> = {};
+  if (context) for (const [k, v] of Object.entries(context)) if (!CONTEXT_KNOWN.has(k)) contextExtra[k] = v;
+
+  const userTraits: Record<string, unknown> = { ...traits };
+  if (user) for (const [k, v] of Object.entries(user)) if (k !== 'id' && userTraits[k] === undefined) userTraits[k] = v;
+
+  return {
+    endpoint,
+    name,
+    customName,
+    userId,
+    email: email ? email.trim().toLowerCase() : null,
+    username,
+    phone,
+    registeredAt,
+    userTraits,
+    properties: { ...params, ...properties },
+    context: { ip, headers, userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: contextExtra },
+    deviceToken,
+    requestToken,
+    testToken,
+    occurredAt: occurred ?? opts.now,
+    receivedAt: opts.now,
+    extra,
+  };
+}
+
+interface RequirementInput {
+  userId: string | null;
+  traits: Obj;
+  properties: Obj;
+  params: Obj;
+  deviceToken: string | null;
+  customName: string | null;
+  user: Obj | null;
+}
+
+function nonEmpty(v: unknown): boolean {
+  return typeof v === 'string' && v.trim().length > 0;
+}
+
+function checkRequirement(req: Requirement, x: RequirementInput, p: FieldProblem[]): void {
+  const already = (field: string) => p.some((q) => q.field === field);
+  switch (req) {
+    case 'user_id':
+      if (!x.userId && !already('user_id')) p.push({ field: 'user_id', message: 'is required for this event' });
+      break;
+    case 'user_traits.email':
+      if (!nonEmpty(x.traits.email) && !already('user_traits.email')) p.push({ field: 'user_traits.email', message: 'is required for this event' });
+      break;
+    case 'user_traits.email_or_phone':
+      if (!nonEmpty(x.traits.email) && !nonEmpty(x.traits.phone)) p.push({ field: 'user_traits.email', message: 'an e-mail or a phone (user_traits.phone) is required' });
+      break;
+    case 'user_traits.identifier':
+      if (!nonEmpty(x.traits.email) && !nonEmpty(x.traits.username)) p.push({ field: 'user_traits.email', message: 'user_traits.email or user_traits.username is required' });
+      break;
+    case 'properties.email':
+      if (!nonEmpty(x.properties.email) && !already('properties.email')) p.push({ field: 'properties.email', message: 'is required for this event' });
+      break;
+    case 'properties.identifier':
+      if (!nonEmpty(x.properties.email) && !nonEmpty(x.properties.username) && !nonEmpty(x.properties.phone) && !nonEmpty(x.params.email) && !nonEmpty(x.params.username) && !nonEmpty(x.params.phone)) {
+        p.push({ field: 'properties.email', message: 'the submitted identifier (properties.email, .username or .phone) is required' });
+      }
+      break;
+    case 'device_or_user':
+      if (!x.deviceToken && !x.userId) p.push({ field: 'device_token', message: 'device_token or user_id is required for this event' });
+      break;
+    case 'name':
+      if (!nonEmpty(x.customName)) p.push({ field: 'name', message: 'is required for $custom events' });
+      break;
+  }
+}

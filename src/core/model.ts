@@ -1,0 +1,187 @@
+/**
+ * The domain's data: environments, events, devices, users, policies, webhooks and privacy jobs.
+ * Plain objects with Date fields; the store maps them to documents and the adapters to wire formats.
+ */
+import type { GeoLocation, ParsedUserAgent } from '../intel';
+
+/** A tenant id. Branded so that a plain string cannot be passed where a tenant scope is due. */
+export type EnvId = string & { readonly __brand: 'EnvId' };
+export const asEnvId = (s: string): EnvId => s as EnvId;
+
+export type Action = 'allow' | 'challenge' | 'deny';
+export const ACTIONS: readonly Action[] = ['allow', 'challenge', 'deny'];
+export type RiskLevel = 'low' | 'medium' | 'high';
+
+export interface Environment {
+  id: EnvId;
+  name: string;
+  enabled: boolean;
+  sandbox: boolean;
+  publishableKey: string;
+  webhookUrl: string | null;
+  privacyEmail: string | null;
+  createdAt: Date;
+}
+
+export type CredentialKind = 'secret' | 'analyst';
+
+export interface Credential {
+  /** SHA-256 of the secret, hex. The secret itself is never stored in clear. */
+  hash: string;
+  envId: EnvId;
+  kind: CredentialKind;
+  label: string;
+  /** Last characters of the secret, to recognise it in listings. */
+  hint: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  /** The secret sealed with the master key, kept only for API secrets: webhooks are signed with it. */
+  sealed: string | null;
+}
+
+/** Who is calling: resolved from a credential on every protocol. */
+export interface Principal {
+  env: Environment;
+  kind: CredentialKind;
+  credentialHash: string;
+}
+
+export type Endpoint = 'authenticate' | 'risk' | 'filter' | 'track';
+
+/** Request context after normalisation. */
+export interface EventContext {
+  ip: string | null;
+  /** Lower-cased header names; `true` means present but scrubbed by the SDK. */
+  headers: Record<string, string | true>;
+  userAgent: string;
+  /** The client fingerprint token (client_id / request_token), when a real one was sent. */
+  fingerprint: string | null;
+  /** Extra keys older SDKs send (active, locale, library, ...), stored as given. */
+  extra: Record<string, unknown>;
+}
+
+/** Forced outcomes from a sandbox test token. */
+export interface TestToken {
+  raw: string;
+  device: string | null;
+  ip: string | null;
+  action: Action | null;
+  risk: number | null;
+}
+
+/** A validated event, whatever endpoint and payload form it came through. */
+export interface EventInput {
+  endpoint: Endpoint;
+  /** Canonical event name, e.g. `$login.succeeded` or `$login`. */
+  name: string;
+  /** For `$custom` events, the application's own name. */
+  customName: string | null;
+  userId: string | null;
+  email: string | null;
+  username: string | null;
+  phone: string | null;
+  registeredAt: Date | null;
+  userTraits: Record<string, unknown>;
+  properties: Record<string, unknown>;
+  context: EventContext;
+  deviceToken: string | null;
+  requestToken: string | null;
+  testToken: TestToken | null;
+  /** When the event happened (body `timestamp`/`created_at`), else the receive time. */
+  occurredAt: Date;
+  receivedAt: Date;
+  /** Other top-level keys (sent_at, ...), stored as given. */
+  extra: Record<string, unknown>;
+}
+
+export interface SignalDetail {
+  [key: string]: string | number | boolean | null;
+}
+export type Signals = Record<string, SignalDetail>;
+
+export interface PolicyRef {
+  id: string;
+  revision: string;
+  name: string;
+  action: Action;
+}
+
+export interface DeviceContext {
+  ip: string | null;
+  location: GeoLocation | null;
+  userAgent: ParsedUserAgent;
+  type: 'desktop' | 'mobile' | 'tablet' | 'other';
+  properties: Record<string, unknown>;
+}
+
+export interface Device {
+  token: string;
+  envId: EnvId;
+  userId: string;
+  /** How this device was recognised: a client fingerprint, or derived from stable headers. */
+  identity: 'fingerprint' | 'derived';
+  fingerprintKey: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  approvedAt: Date | null;
+  escalatedAt: Date | null;
+  mitigatedAt: Date | null;
+  /** Removed from the user's account after an incident was mitigated. */
+  removedAt: Date | null;
+  /** 0-100. Exactly 0 or 100 once feedback was given. */
+  risk: number;
+  feedback: 'approved' | 'reported' | null;
+  context: DeviceContext;
+  lastEventRisk: number | null;
+}
+
+export interface UserProfile {
+  envId: EnvId;
+  userId: string;
+  email: string | null;
+  username: string | null;
+  phone: string | null;
+  registeredAt: Date | null;
+  traits: Record<string, unknown>;
+  createdAt: Date;
+  lastSeenAt: Date;
+  lastLocation: { lat: number; lon: number; country: string | null; at: Date } | null;
+  countries: string[];
+  lastPasswordResetAt: Date | null;
+}
+
+export interface StoredEvent {
+  id: string;
+  envId: EnvId;
+  name: string;
+  endpoint: Endpoint;
+  userId: string | null;
+  email: string | null;
+  deviceToken: string | null;
+  ip: string | null;
+  country: string | null;
+  asn: number | null;
+  userAgent: string;
+  action: Action | null;
+  risk: number | null;
+  signals: string[];
+  signalDetails: Signals;
+  policy: PolicyRef | null;
+  context: EventContext;
+  userTraits: Record<string, unknown>;
+  properties: Record<string, unknown>;
+  occurredAt: Date;
+  receivedAt: Date;
+}
+
+export interface RejectedPayload {
+  id: string;
+  envId: EnvId;
+  endpoint: Endpoint;
+  reason: string;
+  fields: { field: string; message: string }[];
+  /** The payload as received, truncated to a safe size. */
+  payload: string;
+  userId: string | null;
+  receivedAt: Date;
+}

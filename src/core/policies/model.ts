@@ -1,0 +1,61 @@
+/**
+ * Policies: ordered rules that turn an evaluated event (risk, signals, device state, country)
+ * into an action. Every edit makes a new revision; old revisions stay readable.
+ */
+import type { Action, EnvId, RiskLevel } from '../model';
+
+export type PolicyGroup = 'before' | 'event' | 'after';
+export const POLICY_GROUPS: readonly PolicyGroup[] = ['before', 'event', 'after'];
+export type DeviceReviewState = 'approved' | 'reported' | 'unreviewed';
+
+/** All conditions present must hold; an absent condition always holds. */
+export interface PolicyConditions {
+  /** Canonical event names the policy applies to. Empty or absent: every event. */
+  events?: string[];
+  riskLevels?: RiskLevel[];
+  minRisk?: number;
+  maxRisk?: number;
+  /** At least one of these signals fired. */
+  signalsAny?: string[];
+  /** All of these signals fired. */
+  signalsAll?: string[];
+  /** ISO country codes of the IP. */
+  countries?: string[];
+  /** Review state of the device the event came from. */
+  deviceStates?: DeviceReviewState[];
+}
+
+export interface PolicyDraft {
+  name: string;
+  group: PolicyGroup;
+  conditions: PolicyConditions;
+  action: Action;
+}
+
+export interface Policy extends PolicyDraft {
+  id: string;
+  envId: EnvId;
+  revision: string;
+  /** Position within its group; lower first. */
+  position: number;
+  archived: boolean;
+  /** The environment's catch-all (allow when nothing else matched). Not editable in its action. */
+  catchAll: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PolicyRevision extends PolicyDraft {
+  id: string;
+  policyId: string;
+  envId: EnvId;
+  archived: boolean;
+  createdAt: Date;
+}
+
+/** The set of policies of one environment, read and written as one unit. */
+export interface PolicySet {
+  envId: EnvId;
+  version: number;
+  policies: Policy[];
+}

@@ -1,0 +1,202 @@
+/**
+ * Policy use cases: the defaults of every environment, matching an evaluated event against the
+ * ordered set, and edits (each edit a new revision; the set is replaced atomically by version).
+ */
+import { uuid } from '../crypto';
+import { InvalidParameters, NotFound } from '../errors';
+import type { Action, EnvId, RiskLevel } from '../model';
+import { ACTIONS } from '../model';
+import type { Clock, PolicyStore } from '../ports';
+import { LOGIN_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
+import type { DeviceReviewState, Policy, PolicyConditions, PolicyDraft, PolicyGroup, PolicyRevision, PolicySet } from './model';
+import { POLICY_GROUPS } from './model';
+import { SIGNAL_NAMES } from '../scoring/signals';
+
+/** What a policy is matched against. */
+export interface MatchInput {
+  event: string;
+  risk: number;
+  level: RiskLevel;
+  signals: readonly string[];
+  country: string | null;
+  deviceState: DeviceReviewState;
+}
+
+export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
+  { name: 'Deny reported devices', group: 'before', conditions: { deviceStates: ['reported'] }, action: 'deny' },
+  { name: 'Deny high-risk logins', group: 'event', conditions: { events: [...LOGIN_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+  {
+    name: 'Challenge medium-risk logins',
+    group: 'event',
+    conditions: { events: [...LOGIN_EVENTS], riskLevels: ['medium'], deviceStates: ['unreviewed'] },
+    action: 'challenge',
+  },
+  { name: 'Deny high-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+];
+export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'after', conditions: {}, action: 'allow' };
+
+const MAX_RETRIES = 5;
+
+export class PolicyService {
+  constructor(private readonly store: PolicyStore, private readonly clock: Clock) {}
+
+  /** Create the defaults and the catch-all for a new environment. */
+  async createDefaults(envId: EnvId): Promise<PolicySet> {
+    const existing = await this.store.getSet(envId);
+    if (existing) return existing;
+    const now = this.clock.now();
+    const policies = [...DEFAULT_POLICIES, CATCH_ALL].map((d, i) => this.newPolicy(envId, d, i, now, d === CATCH_ALL));
+    const set: PolicySet = { envId, version: 1, policies };
+    await this.store.addRevisions(policies.map((p) => toRevision(p, now)));
+    if (!(await this.store.putSet(set, 0))) return (await this.store.getSet(envId)) ?? set;
+    return set;
+  }
+
+  /** The environment's policies, active ones first in evaluation order; archived last. */
+  async list(envId: EnvId, includeArchived = false): Promise<Policy[]> {
+    const set = await this.requireSet(envId);
+    return ordered(set.policies).filter((p) => includeArchived || !p.archived);
+  }
+
+  async get(envId: EnvId, id: string): Promise<Policy> {
+    const p = (await this.requireSet(envId)).policies.find((x) => x.id === id);
+    if (!p) throw new NotFound('no such policy');
+    return p;
+  }
+
+  async set(envId: EnvId): Promise<PolicySet> {
+    return this.requireSet(envId);
+  }
+
+  revisions(envId: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]> {
+    return this.store.revisions(envId, policyIds);
+  }
+
+  async create(envId: EnvId, draft: PolicyDraft): Promise<Policy> {
+    validateDraft(draft);
+    return this.mutate(envId, (set, now) => {
+      const position = Math.max(-1, ...set.policies.filter((p) => p.group === draft.group && !p.catchAll).map((p) => p.position)) + 1;
+      const policy = this.newPolicy(envId, draft, position, now, false);
+      set.policies.push(policy);
+      return { result: policy, changed: [policy] };
+    });
+  }
+
+  async update(envId: EnvId, id: string, patch: Partial<PolicyDraft>): Promise<Policy> {
+    return this.mutate(envId, (set, now) => {
+      const p = set.policies.find((x) => x.id === id);
+      if (!p) throw new NotFound('no such policy');
+      if (p.catchAll && (patch.action !== undefined || patch.conditions !== undefined || patch.group !== undefined)) {
+        throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy can only be renamed' }]);
+      }
+      const draft: PolicyDraft = { name: patch.name ?? p.name, group: patch.group ?? p.group, conditions: patch.conditions ?? p.conditions, action: patch.action ?? p.action };
+      validateDraft(draft);
+      Object.assign(p, draft, { revision: uuid(), updatedAt: now });
+      return { result: p, changed: [p] };
+    });
+  }
+
+  async archive(envId: EnvId, id: string): Promise<Policy> {
+    return this.mutate(envId, (set, now) => {
+      const p = set.policies.find((x) => x.id === id);
+      if (!p) throw new NotFound('no such policy');
+      if (p.catchAll) throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy cannot be archived' }]);
+      Object.assign(p, { archived: true, revision: uuid(), updatedAt: now });
+      return { result: p, changed: [p] };
+    });
+  }
+
+  /** Set the order of a group: `ids` lists every active policy of the group, first to last. */
+  async reorder(envId: EnvId, group: PolicyGroup, ids: readonly string[]): Promise<Policy[]> {
+    return this.mutate(envId, (set) => {
+      const members = set.policies.filter((p) => p.group === group && !p.archived && !p.catchAll);
+      const want = new Set(ids);
+      if (want.size !== ids.length || members.length !== ids.length || members.some((m) => !want.has(m.id))) {
+        throw new InvalidParameters([{ field: 'ids', message: `must list each active policy of group ${group} exactly once` }]);
+      }
+      ids.forEach((id, i) => {
+        const p = members.find((m) => m.id === id);
+        if (p) p.position = i;
+      });
+      return { result: ordered(set.policies).filter((p) => p.group === group && !p.archived), changed: [] };
+    });
+  }
+
+  /** First matching active policy in group order, or the catch-all. */
+  match(set: PolicySet, x: MatchInput): Policy {
+    const active = ordered(set.policies).filter((p) => !p.archived);
+    const hit = active.find((p) => !p.catchAll && matches(p.conditions, x));
+    const fallback = active.find((p) => p.catchAll);
+    if (hit) return hit;
+    if (!fallback) throw new Error(`environment ${set.envId} has no catch-all policy`);
+    return fallback;
+  }
+
+  private newPolicy(envId: EnvId, d: PolicyDraft, position: number, now: Date, catchAll: boolean): Policy {
+    return { ...d, id: uuid(), envId, revision: uuid(), position, archived: false, catchAll, createdAt: now, updatedAt: now };
+  }
+
+  private async requireSet(envId: EnvId): Promise<PolicySet> {
+    const set = await this.store.getSet(envId);
+    if (!set) throw new NotFound('this environment has no policies');
+    return set;
+  }
+
+  private async mutate<T>(envId: EnvId, change: (set: PolicySet, now: Date) => { result: T; changed: Policy[] }): Promise<T> {
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const set = await this.requireSet(envId);
+      const expected = set.version;
+      const now = this.clock.now();
+      const { result, changed } = change(set, now);
+      set.version = expected + 1;
+      if (changed.length) await this.store.addRevisions(changed.map((p) => toRevision(p, now)));
+      if (await this.store.putSet(set, expected)) return result;
+    }
+    throw new Error('policy set changed concurrently too many times');
+  }
+}
+
+function toRevision(p: Policy, at: Date): PolicyRevision {
+  return { id: p.revision, policyId: p.id, envId: p.envId, name: p.name, group: p.group, conditions: p.conditions, action: p.action, archived: p.archived, createdAt: at };
+}
+
+function ordered(policies: readonly Policy[]): Policy[] {
+  const g = (p: Policy) => POLICY_GROUPS.indexOf(p.group) * 2 + (p.catchAll ? 1 : 0);
+  return [...policies].sort((a, b) => Number(a.archived) - Number(b.archived) || g(a) - g(b) || a.position - b.position);
+}
+
+function matches(c: PolicyConditions, x: MatchInput): boolean {
+  if (c.events?.length && !c.events.includes(x.event)) return false;
+  if (c.riskLevels?.length && !c.riskLevels.includes(x.level)) return false;
+  if (c.minRisk !== undefined && x.risk < c.minRisk) return false;
+  if (c.maxRisk !== undefined && x.risk > c.maxRisk) return false;
+  if (c.signalsAny?.length && !c.signalsAny.some((s) => x.signals.includes(s))) return false;
+  if (c.signalsAll?.length && !c.signalsAll.every((s) => x.signals.includes(s))) return false;
+  if (c.countries?.length && (!x.country || !c.countries.includes(x.country))) return false;
+  if (c.deviceStates?.length && !c.deviceStates.includes(x.deviceState)) return false;
+  return true;
+}
+
+const LEVELS: readonly RiskLevel[] = ['low', 'medium', 'high'];
+const STATES: readonly DeviceReviewState[] = ['approved', 'reported', 'unreviewed'];
+
+/** Validate a policy draft; throws InvalidParameters naming each bad field. */
+export function validateDraft(d: PolicyDraft): void {
+  const p: { field: string; message: string }[] = [];
+  if (typeof d.name !== 'string' || !d.name.trim() || d.name.length > 200) p.push({ field: 'name', message: 'must be 1-200 characters' });
+  if (!POLICY_GROUPS.includes(d.group)) p.push({ field: 'group', message: `must be one of ${POLICY_GROUPS.join(', ')}` });
+  if (!ACTIONS.includes(d.action as Action)) p.push({ field: 'action', message: 'must be allow, challenge or deny' });
+  const c = d.conditions ?? {};
+  for (const e of c.events ?? []) if (!eventSpec(e)) p.push({ field: 'conditions.events', message: `unknown event ${e}` });
+  for (const l of c.riskLevels ?? []) if (!LEVELS.includes(l)) p.push({ field: 'conditions.riskLevels', message: `unknown level ${l}` });
+  for (const k of ['minRisk', 'maxRisk'] as const) {
+    const v = c[k];
+    if (v !== undefined && (typeof v !== 'number' || v < 0 || v > 1)) p.push({ field: `conditions.${k}`, message: 'must be in [0, 1]' });
+  }
+  for (const k of ['signalsAny', 'signalsAll'] as const) {
+    for (const s of c[k] ?? []) if (!SIGNAL_NAMES.includes(s)) p.push({ field: `conditions.${k}`, message: `unknown signal ${s}` });
+  }
+  for (const cc of c.countries ?? []) if (!/^[A-Z]{2}$/.test(cc)) p.push({ field: 'conditions.countries', message: `not an ISO country code: ${cc}` });
+  for (const s of c.deviceStates ?? []) if (!STATES.includes(s)) p.push({ field: 'conditions.deviceStates', message: `unknown device state ${s}` });
+  if (p.length) throw new InvalidParameters(p);
+}

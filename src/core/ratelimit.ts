@@ -1,0 +1,21 @@
+/** Per-environment request rate limit: a token bucket per tenant, per process. */
+import { RateLimited } from './errors';
+import type { EnvId } from './model';
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly perSecond: number, private readonly burst = perSecond * 2) {}
+
+  /** Take one token for `env`, or throw RateLimited with the seconds to wait. */
+  take(env: EnvId, now = Date.now()): void {
+    let b = this.buckets.get(env);
+    if (!b) {
+      b = { tokens: this.burst, at: now };
+      this.buckets.set(env, b);
+    }
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
+    b.at = now;
+    if (b.tokens < 1) throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)));
+    b.tokens -= 1;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The core as the adapters see it: one object of use-case services. REST, gRPC, GraphQL and the
+ * CLI receive this and nothing else from the domain.
+ */
+import type { EnvironmentService } from './environments';
+import type { VerdictService } from './verdicts/evaluate';
+import type { TrackService } from './track';
+import type { DeviceService } from './devices/service';
+import type { PolicyService } from './policies/service';
+import type { WebhookService } from './webhooks/service';
+import type { PrivacyService } from './privacy/service';
+import type { EventStore, DebuggerStore, UserStore, DeviceStore } from './ports';
+import type { RateLimiter } from './ratelimit';
+
+export interface Services {
+  environments: EnvironmentService;
+  verdicts: VerdictService;
+  track: TrackService;
+  devices: DeviceService;
+  policies: PolicyService;
+  webhooks: WebhookService;
+  privacy: PrivacyService;
+  rateLimiter: RateLimiter;
+  /** Read-side stores for dashboards (GraphQL). */
+  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStore; devices: DeviceStore };
+}

@@ -1,0 +1,176 @@
+/**
+ * What every event, verdict or feedback, teaches Rampart: the enriched context, the user profile
+ * (last location, countries), velocity counters, and the stored event itself.
+ */
+import type { IpIntel, ParsedUserAgent } from '../../intel';
+import { lookupIp, parseUserAgent } from '../../intel';
+import { uuid } from '../crypto';
+import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent, UserProfile } from '../model';
+import type { CounterStore } from '../ports';
+import { deviceKey } from '../devices/service';
+
+export const HOUR_MS = 3_600_000;
+const MAX_DISTINCT = 50;
+
+/** Approximate locations for sandbox test tokens (`ip:us-ca`). */
+const TEST_LOCATIONS: Record<string, { country: string; region: string | null; lat: number; lon: number }> = {
+  us: { country: 'United States', region: null, lat: 37.751, lon: -97.822 },
+  'us-ca': { country: 'United States', region: 'California', lat: 37.7749, lon: -122.4194 },
+  'us-ny': { country: 'United States', region: 'New York', lat: 40.7128, lon: -74.006 },
+  gb: { country: 'United Kingdom', region: null, lat: 51.5074, lon: -0.1278 },
+  de: { country: 'Germany', region: null, lat: 52.52, lon: 13.405 },
+  fr: { country: 'France', region: null, lat: 48.8566, lon: 2.3522 },
+  ru: { country: 'Russia', region: null, lat: 55.7558, lon: 37.6173 },
+  cn: { country: 'China', region: null, lat: 39.9042, lon: 116.4074 },
+  br: { country: 'Brazil', region: null, lat: -23.5505, lon: -46.6333 },
+  in: { country: 'India', region: null, lat: 28.6139, lon: 77.209 },
+};
+
+/** Everything derived from an event before any database read. */
+export interface Enriched {
+  event: EventInput;
+  ip: IpIntel | null;
+  ua: ParsedUserAgent;
+  key: ReturnType<typeof deviceKey>;
+}
+
+export function enrich(event: EventInput): Enriched {
+  let ip = event.context.ip ? lookupIp(event.context.ip) : null;
+  const forced = event.testToken?.ip;
+  if (forced) {
+    const [cc, region] = forced.split('-');
+    const known = TEST_LOCATIONS[forced] ?? TEST_LOCATIONS[cc ?? ''];
+    ip = {
+      ip: event.context.ip ?? '203.0.113.1',
+      version: 4,
+      asn: null,
+      hosting: false,
+      tor: false,
+      bogon: false,
+      location: {
+        country_code: (cc ?? '').toUpperCase(),
+        country: known?.country ?? null,
+        region: known?.region ?? null,
+        region_code: region ? region.toUpperCase() : null,
+        city: null,
+        lat: known?.lat ?? null,
+        lon: known?.lon ?? null,
+      },
+    };
+  }
+  return { event, ip, ua: parseUserAgent(event.context.userAgent), key: deviceKey(event) };
+}
+
+const hourBucket = (d: Date) => Math.floor(d.getTime() / HOUR_MS);
+
+/** Counter keys read for scoring one event. */
+export function counterKeys(x: Enriched) {
+  const b = hourBucket(x.event.occurredAt);
+  const ip = x.event.context.ip;
+  return {
+    ipEvents: ip ? `ip-events:${ip}:${b}` : null,
+    ipFailedUsers: ip ? `ip-failed-users:${ip}:${b}` : null,
+    fpUsers: x.event.context.fingerprint ? `fp-users:${x.key.key}` : null,
+    fpChallengeFailed: `fp-challenge-failed:${x.key.key}`,
+  };
+}
+
+export interface CounterReadings {
+  eventsFromIpLastHour: number;
+  failedLoginUsersFromIpLastHour: number;
+  accountsOnFingerprint: number;
+  failedChallenges: number;
+  fpUsersKnowsUser: boolean;
+}
+
+/** Read the velocity counters for an event (parallel _id look-ups). */
+export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<Omit<CounterReadings, 'fpUsersKnowsUser'>> {
+  const k = counterKeys(x);
+  const valueKeys = [k.ipEvents, k.fpChallengeFailed].filter((v): v is string => v !== null);
+  const distinctKeys = [k.ipFailedUsers, k.fpUsers].filter((v): v is string => v !== null);
+  const [values, sizes] = await Promise.all([counters.values(env, valueKeys), counters.distinctSizes(env, distinctKeys)]);
+  return {
+    eventsFromIpLastHour: (k.ipEvents ? values[k.ipEvents] ?? 0 : 0) + 1,
+    failedLoginUsersFromIpLastHour: k.ipFailedUsers ? sizes[k.ipFailedUsers] ?? 0 : 0,
+    accountsOnFingerprint: k.fpUsers ? sizes[k.fpUsers] ?? 0 : 0,
+    failedChallenges: values[k.fpChallengeFailed] ?? 0,
+  };
+}
+
+/** Record this event in the velocity counters. Returns the fingerprint's distinct-account count. */
+export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<number | null> {
+  const k = counterKeys(x);
+  const work: Promise<unknown>[] = [];
+  if (k.ipEvents) work.push(counters.increment(env, k.ipEvents));
+  const name = x.event.name;
+  const who = x.event.userId ?? x.event.email ?? x.event.username;
+  if (k.ipFailedUsers && who && (name === '$login.failed' || (name === '$login' && x.event.extra.status === '$failed'))) {
+    work.push(counters.addDistinct(env, k.ipFailedUsers, who, MAX_DISTINCT));
+  }
+  if (name === '$challenge.failed') work.push(counters.increment(env, k.fpChallengeFailed));
+  let fp: Promise<number> | null = null;
+  if (k.fpUsers && x.event.userId) fp = counters.addDistinct(env, k.fpUsers, x.event.userId, MAX_DISTINCT);
+  await Promise.all(work);
+  return fp ? fp : null;
+}
+
+/** The user's profile after this event. */
+export function nextProfile(env: EnvId, prior: UserProfile | null, x: Enriched): UserProfile {
+  const e = x.event;
+  const at = e.occurredAt;
+  const user: UserProfile = prior ?? {
+    envId: env,
+    userId: e.userId ?? '',
+    email: null,
+    username: null,
+    phone: null,
+    registeredAt: null,
+    traits: {},
+    createdAt: e.receivedAt,
+    lastSeenAt: at,
+    lastLocation: null,
+    countries: [],
+    lastPasswordResetAt: null,
+  };
+  if (e.email) user.email = e.email;
+  if (e.username) user.username = e.username;
+  if (e.phone) user.phone = e.phone;
+  if (e.registeredAt) user.registeredAt = e.registeredAt;
+  else if (!user.registeredAt && (e.name === '$registration' || e.name === '$registration.succeeded')) user.registeredAt = at;
+  user.traits = { ...user.traits, ...e.userTraits };
+  if (at >= user.lastSeenAt) user.lastSeenAt = at;
+  const loc = x.ip?.location;
+  if (loc && loc.lat !== null && loc.lon !== null && (!user.lastLocation || at >= user.lastLocation.at)) {
+    user.lastLocation = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
+  }
+  if (loc?.country_code && !user.countries.includes(loc.country_code)) user.countries = [...user.countries, loc.country_code].slice(-50);
+  if (e.name === '$password_reset.succeeded') user.lastPasswordResetAt = at;
+  return user;
+}
+
+export function toStoredEvent(env: EnvId, x: Enriched, outcome: { action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null }): StoredEvent {
+  const e = x.event;
+  return {
+    id: uuid(),
+    envId: env,
+    name: e.customName ? `${e.name}:${e.customName}` : e.name,
+    endpoint: e.endpoint,
+    userId: e.userId,
+    email: e.email,
+    deviceToken: outcome.deviceToken,
+    ip: e.context.ip,
+    country: x.ip?.location?.country_code ?? null,
+    asn: x.ip?.asn?.number ?? null,
+    userAgent: e.context.userAgent,
+    action: outcome.action,
+    risk: outcome.risk,
+    signals: Object.keys(outcome.signals),
+    signalDetails: outcome.signals,
+    policy: outcome.policy,
+    context: e.context,
+    userTraits: e.userTraits,
+    properties: e.properties,
+    occurredAt: e.occurredAt,
+    receivedAt: e.receivedAt,
+  };
+}

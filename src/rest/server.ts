@@ -1,0 +1,255 @@
+/**
+ * The REST door: Castle's v1 surface over HTTP(S) with fastify. Each route decodes the request,
+ * calls one core service and encodes the answer; errors go through one table (rest/errors.ts).
+ */
+import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { BadRequest, DomainError, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import type { Principal } from '../core/model';
+import type { Services } from '../core/services';
+import { fingerprintKeyOf } from '../core/devices/service';
+import { fingerprintValue } from '../core/events/context';
+import { secretFromAuthorization } from '../app/credentials';
+import { normaliseError } from '../app/errors';
+import type { Logger } from '../app/logger';
+import { HTTP_STATUS, HTTP_TYPE } from './errors';
+import { authenticateJson, deviceJson, filterJson, riskJson } from './mappers';
+
+export interface RestOptions {
+  services: Services;
+  log: Logger;
+  bodyLimit: number;
+  tls?: { cert: Buffer; key: Buffer };
+  trustProxy: boolean;
+  /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy). */
+  requireHttps: boolean;
+  /** Hook for other doors that share the listener (GraphQL at /graphql). */
+  register?: (app: FastifyInstance) => Promise<void>;
+  /** Readiness probe (database ping). */
+  ready?: () => Promise<boolean>;
+}
+
+const MAX_JSON_DEPTH = 32;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rawBody?: Buffer;
+  }
+}
+
+export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
+  const options = {
+    logger: false,
+    bodyLimit: o.bodyLimit,
+    trustProxy: o.trustProxy,
+    genReqId: () => randomUUID(),
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 512 },
+    ...(o.tls ? { https: { cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
+  };
+  // With `https` fastify types the instance for an HTTPS server; the routes are the same.
+  const app = Fastify(options) as unknown as FastifyInstance;
+
+  // Bodies are read raw: authentication comes before parsing, and track must see malformed bodies.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: o.bodyLimit }, (_req, body, done) => done(null, body));
+
+  const { services, log } = o;
+
+  const sendError = (reply: FastifyReply, err: unknown) => {
+    const e = normaliseError(err, log);
+    const body: Record<string, unknown> = { type: e.type, message: e.message };
+    if ('fields' in e && Array.isArray((e as { fields?: unknown }).fields)) body.fields = (e as unknown as { fields: unknown[] }).fields;
+    if ('correlationId' in e) body.correlation_id = (e as unknown as { correlationId: string }).correlationId;
+    if (e instanceof RateLimited) reply.header('Retry-After', String(e.retryAfterSeconds));
+    return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').send(body);
+  };
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge(`request body is larger than ${o.bodyLimit} bytes`));
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)) {
+      return sendError(reply, new BadRequest(err.message));
+    }
+    return sendError(reply, err);
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)));
+
+  if (o.requireHttps) {
+    app.addHook('onRequest', async (req, reply) => {
+      if (req.protocol !== 'https') {
+        return sendError(reply, new BadRequestHttps());
+      }
+    });
+  }
+
+  /** Authenticate, rate-limit, and return the caller. */
+  const principal = async (req: FastifyRequest): Promise<Principal> => {
+    const secret = secretFromAuthorization(req.headers.authorization);
+    if (!secret) throw new Unauthorized();
+    const p = await services.environments.authenticate(secret);
+    if (p.kind !== 'secret') throw new Unauthorized('analyst keys are read-only and valid only on /graphql');
+    services.rateLimiter.take(p.env.id);
+    return p;
+  };
+
+  const jsonBody = (req: FastifyRequest): unknown => {
+    const raw = req.body;
+    if (!Buffer.isBuffer(raw) || raw.length === 0) throw new BadRequest('request body must be a JSON object');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new BadRequest('request body is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadRequest('request body must be a JSON object');
+    if (depthExceeds(parsed, MAX_JSON_DEPTH)) throw new BadRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    return parsed;
+  };
+
+  const route = (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      return await handler(req, reply);
+    } catch (err) {
+      return sendError(reply, err);
+    }
+  };
+
+  for (const endpoint of ['authenticate', 'risk', 'filter'] as const) {
+    const encode = endpoint === 'authenticate' ? authenticateJson : endpoint === 'risk' ? riskJson : filterJson;
+    app.post(
+      `/v1/${endpoint}`,
+      route(async (req, reply) => {
+        const p = await principal(req);
+        const verdict = await services.verdicts.evaluate(p, endpoint, jsonBody(req));
+        return reply.code(201).send(encode(verdict));
+      }),
+    );
+  }
+
+  for (const path of ['/v1/track', '/v1/log']) {
+    app.post(
+      path,
+      route(async (req, reply) => {
+        const p = await principal(req);
+        let body: unknown;
+        try {
+          body = jsonBody(req);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+          services.track.reject(p, null, raw, err);
+          return reply.code(204).send();
+        }
+        services.track.accept(p, body, Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined);
+        return reply.code(204).send();
+      }),
+    );
+  }
+
+  app.get(
+    '/v1/users/:userId/devices',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { userId } = req.params as { userId: string };
+      const q = req.query as Record<string, unknown>;
+      const cid = fingerprintValue(q.cid) ?? fingerprintValue(q.client_id);
+      const devices = await services.devices.listForUser(p.env.id, userId);
+      const key = cid ? fingerprintKeyOf(cid) : null;
+      return reply.code(200).send({ total_count: devices.length, data: devices.map((d) => deviceJson(d, key)) });
+    }),
+  );
+
+  app.get(
+    '/v1/devices/:token',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { token } = req.params as { token: string };
+      return reply.code(200).send(deviceJson(await services.devices.get(p.env.id, token)));
+    }),
+  );
+  app.put(
+    '/v1/devices/:token/approve',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { token } = req.params as { token: string };
+      return reply.code(200).send(deviceJson(await services.devices.approve(p.env.id, token)));
+    }),
+  );
+  app.put(
+    '/v1/devices/:token/report',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { token } = req.params as { token: string };
+      return reply.code(200).send(deviceJson(await services.devices.report(p.env, token, 'device_reported')));
+    }),
+  );
+
+  // Privacy: by path (`/v1/privacy/users/{id}`) or by body (`{identifier, identifier_type}`).
+  const privacyTarget = async (req: FastifyRequest): Promise<{ p: Principal; userIds: string[] }> => {
+    const p = await principal(req);
+    const { userId } = (req.params ?? {}) as { userId?: string };
+    if (userId !== undefined) return { p, userIds: [userId] };
+    const body = jsonBody(req) as Record<string, unknown>;
+    return { p, userIds: await services.privacy.resolveIdentifier(p.env.id, body.identifier, body.identifier_type) };
+  };
+  for (const path of ['/v1/privacy/users/:userId', '/v1/privacy/users']) {
+    app.post(
+      path,
+      route(async (req, reply) => {
+        const { p, userIds } = await privacyTarget(req);
+        const jobs = [];
+        for (const id of userIds) jobs.push(await services.privacy.requestAccess(p.env, id));
+        const first = jobs[0];
+        return reply.code(202).send(first ? { id: first.id, status: first.status, expires_at: first.expiresAt.toISOString() } : {});
+      }),
+    );
+    app.delete(
+      path,
+      route(async (req, reply) => {
+        const { p, userIds } = await privacyTarget(req);
+        for (const id of userIds) await services.privacy.purge(p.env, id);
+        return reply.code(202).send({ status: 'purged' });
+      }),
+    );
+  }
+  app.get(
+    '/v1/privacy/exports/:jobId',
+    route(async (req, reply) => {
+      const { jobId } = req.params as { jobId: string };
+      const q = req.query as Record<string, unknown>;
+      const file = await services.privacy.download(jobId, String(q.expires ?? ''), String(q.signature ?? ''));
+      return reply
+        .code(200)
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${file.filename}"`)
+        .header('cache-control', 'no-store')
+        .send(file.json);
+    }),
+  );
+
+  app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const ok = o.ready ? await o.ready().catch(() => false) : true;
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable' });
+  });
+
+  if (o.register) await o.register(app);
+  return app;
+}
+
+class BadRequestHttps extends BadRequest {
+  constructor() {
+    super('HTTPS is required');
+  }
+}
+
+/** Whether a parsed JSON value nests deeper than `max` (iterative, so hostile input cannot overflow the stack). */
+export function depthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (d > max) return true;
+    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, d + 1]);
+  }
+  return false;
+}

@@ -1,0 +1,47 @@
+/**
+ * The MongoDB connection (official driver) and the index declarations of every repository,
+ * applied at start-up. Works against MongoDB and FerretDB 1.24 alike: no transactions, no change
+ * streams; hot look-ups go by _id.
+ */
+import { Db, IndexDescription, MongoClient } from 'mongodb';
+import type { CommandStartedEvent } from 'mongodb';
+
+export interface IndexSpec {
+  collection: string;
+  indexes: IndexDescription[];
+}
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function connect(uri: string, dbName: string, opts: { monitorCommands?: (e: CommandStartedEvent) => void } = {}): Promise<Database> {
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: 5000,
+    connectTimeoutMS: 5000,
+    maxPoolSize: 50,
+    monitorCommands: Boolean(opts.monitorCommands),
+  });
+  if (opts.monitorCommands) client.on('commandStarted', opts.monitorCommands);
+  await client.connect();
+  const db = client.db(dbName);
+  return { client, db, close: () => client.close() };
+}
+
+/** Create every declared index (idempotent). */
+export async function applyIndexes(db: Db, specs: readonly IndexSpec[]): Promise<void> {
+  for (const spec of specs) {
+    if (spec.indexes.length === 0) continue;
+    await db.collection(spec.collection).createIndexes(spec.indexes);
+  }
+}
+
+/** Errors that mean the database cannot be reached (mapped to `unavailable`). */
+export function isUnavailableError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared)Error$/.test(err.name);
+}
+
+export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;

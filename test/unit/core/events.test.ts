@@ -1,0 +1,151 @@
+/**
+ * The per-event requirements of interface.md, as a table: each row is an endpoint, an event, a
+ * body that satisfies it, and the fields whose absence must be reported.
+ */
+import { parseEvent } from '../../../src/core/events/parse';
+import { EVENTS } from '../../../src/core/events/catalog';
+import { InvalidParameters, InvalidRequestToken } from '../../../src/core/errors';
+import type { Endpoint } from '../../../src/core/model';
+
+const now = new Date('2026-11-22T10:00:00.000Z');
+const opts = { sandbox: true, now };
+const ctx = { ip: '8.8.8.8', headers: { 'User-Agent': 'Mozilla/5.0', Accept: 'text/html' } };
+
+function problems(endpoint: Endpoint, body: unknown): string[] {
+  try {
+    parseEvent(endpoint, body, opts);
+    return [];
+  } catch (err) {
+    if (err instanceof InvalidParameters) return err.fields.map((f) => f.field);
+    throw err;
+  }
+}
+
+/** Remove a dotted path from a deep copy. */
+function without(body: Record<string, unknown>, path: string): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(body)) as Record<string, unknown>;
+  const parts = path.split('.');
+  let cur: Record<string, unknown> = copy;
+  for (const p of parts.slice(0, -1)) cur = cur[p] as Record<string, unknown>;
+  delete cur[parts[parts.length - 1] as string];
+  return copy;
+}
+
+// [endpoint, valid body, [field removed, field reported]]
+const TABLE: [Endpoint, Record<string, unknown>, [string, string][]][] = [
+  ['authenticate', { event: '$login.attempted', properties: { email: 'a@example.com' }, context: ctx }, [['properties.email', 'properties.email'], ['context', 'context']]],
+  ['authenticate', { event: '$login.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_id', 'user_id'], ['user_traits.email', 'user_traits.email'], ['context', 'context'], ['context.ip', 'context.ip']]],
+  ['authenticate', { event: '$registration.attempted', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['context', 'context']]],
+  ['authenticate', { event: '$password_reset_request.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, properties: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['properties.email', 'properties.email'], ['context', 'context']]],
+  ['risk', { event: '$login', user: { id: 'u1', email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['user', 'user'], ['user.id', 'user.id'], ['context', 'context'], ['context.ip', 'context.ip'], ['context.headers', 'context.headers'], ['context.headers.User-Agent', 'context.headers.User-Agent']]],
+  ['filter', { event: '$registration', user: { email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['context', 'context'], ['context.ip', 'context.ip'], ['context.headers.User-Agent', 'context.headers.User-Agent']]],
+  ['track', { event: '$password_reset_request.failed', properties: { email: 'a@example.com' } }, [['properties.email', 'properties.email']]],
+  ['track', { event: '$challenge.succeeded', device_token: 'dt1' }, [['device_token', 'device_token']]],
+  ['track', { event: '$review.escalated', device_token: 'dt1' }, [['device_token', 'device_token']]],
+  ['track', { event: '$password_reset.succeeded', user_id: 'u1' }, [['user_id', 'device_token']]],
+  ['track', { event: '$incident.mitigated', user_id: 'u1' }, [['user_id', 'device_token']]],
+  ['track', { event: '$custom', name: 'gift_card', user_id: 'u1' }, [['name', 'name']]],
+];
+
+describe.each(TABLE)('%s %j', (endpoint, body, removals) => {
+  it('accepts the complete body', () => {
+    expect(problems(endpoint, body)).toEqual([]);
+  });
+  it.each(removals)('reports a missing %s as %s', (path, field) => {
+    expect(problems(endpoint, without(body, path))).toContain(field);
+  });
+});
+
+describe('event acceptance per endpoint', () => {
+  const bodyFor = (endpoint: Endpoint, event: string) => ({ event, user_id: 'u1', user: { id: 'u1' }, user_traits: { email: 'a@example.com', username: 'a' }, properties: { email: 'a@example.com' }, name: 'x', device_token: 'dt', context: ctx });
+  const rows = EVENTS.flatMap((e) => (['authenticate', 'risk', 'filter', 'track'] as Endpoint[]).map((ep) => [e.name, ep, e.endpoints.includes(ep)] as const));
+  it.each(rows)('%s on %s accepted=%s', (name, endpoint, accepted) => {
+    const found = problems(endpoint, bodyFor(endpoint, name));
+    if (accepted) expect(found).toEqual([]);
+    else expect(found).toContain('event');
+  });
+
+  it('rejects an unknown event and a missing event', () => {
+    expect(problems('risk', { event: '$nope', user: { id: 'u' }, context: ctx })).toContain('event');
+    expect(problems('risk', { user: { id: 'u' }, context: ctx })).toContain('event');
+  });
+});
+
+describe('payload forms', () => {
+  it('maps type + status and event + status to the dotted name', () => {
+    expect(parseEvent('risk', { type: '$login', status: '$succeeded', user: { id: 'u' }, context: ctx }, opts).name).toBe('$login.succeeded');
+    expect(parseEvent('risk', { event: '$login', status: '$failed', user: { id: 'u' }, context: ctx }, opts).name).toBe('$login.failed');
+    expect(parseEvent('filter', { type: '$registration', status: '$attempted', params: { email: 'X@Example.com' }, context: ctx }, opts).email).toBe('x@example.com');
+  });
+  it('accepts headers as [name, value] pairs, case-insensitively, with scrubbed values', () => {
+    const e = parseEvent('filter', { event: '$registration', context: { ip: '1.2.3.4', headers: [['USER-AGENT', 'UA'], ['Cookie', true]] } }, opts);
+    expect(e.context.headers).toEqual({ 'user-agent': 'UA', cookie: true });
+    expect(e.context.userAgent).toBe('UA');
+  });
+  it('treats false, "", "?" and "_" client ids as no fingerprint, and finds it in headers', () => {
+    for (const cid of [false, '', '?', '_']) {
+      expect(parseEvent('filter', { event: '$registration', context: { ...ctx, client_id: cid } }, opts).context.fingerprint).toBeNull();
+    }
+    const e = parseEvent('filter', { event: '$registration', context: { ip: '1.2.3.4', headers: { 'User-Agent': 'UA', 'X-Castle-Client-Id': 'abc' } } }, opts);
+    expect(e.context.fingerprint).toBe('abc');
+  });
+  it('keeps older SDK keys and uses timestamp as event time', () => {
+    const e = parseEvent('track', { event: '$login.failed', timestamp: '2026-11-22T09:00:00.000Z', sent_at: '2026-11-22T09:00:01', context: { ...ctx, active: true, locale: 'en' } }, opts);
+    expect(e.occurredAt.toISOString()).toBe('2026-11-22T09:00:00.000Z');
+    expect(e.receivedAt).toBe(now);
+    expect(e.context.extra).toEqual({ active: true, locale: 'en' });
+    expect(e.extra.sent_at).toBe('2026-11-22T09:00:01');
+  });
+  it('rejects a timestamp more than 5 minutes in the future', () => {
+    expect(problems('risk', { event: '$login', timestamp: '2026-11-22T10:06:00Z', user: { id: 'u' }, context: ctx })).toContain('timestamp');
+    expect(problems('risk', { event: '$login', timestamp: '2026-11-22T10:04:00Z', user: { id: 'u' }, context: ctx })).toEqual([]);
+  });
+});
+
+describe('hostile and wrong-typed input', () => {
+  it.each([
+    ['user_id as an operator object', { user_id: { $gt: '' } }, 'user_id'],
+    ['user.id as a number', { user: { id: 5 } }, 'user.id'],
+    ['context as a string', { context: 'x' }, 'context'],
+    ['headers as a string', { context: { ip: '1.1.1.1', headers: 'x' } }, 'context.headers'],
+    ['invalid ip', { context: { ip: '999.1.1.1', headers: { 'User-Agent': 'x' } } }, 'context.ip'],
+    ['ip with a port', { context: { ip: '1.2.3.4:80', headers: { 'User-Agent': 'x' } } }, 'context.ip'],
+    ['event as a number', { event: 7 }, 'event'],
+  ])('%s', (_label, patch, field) => {
+    const body = { event: '$login', user: { id: 'u1' }, context: ctx, ...patch };
+    expect(problems('risk', body)).toContain(field);
+  });
+
+  it('reports a huge header map', () => {
+    const headers = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`x-h${i}`, 'v']));
+    expect(problems('risk', { event: '$login', user: { id: 'u' }, context: { ip: '1.1.1.1', headers } })).toContain('context.headers');
+  });
+
+  it('stores $where-looking strings as plain data', () => {
+    const e = parseEvent('risk', { event: '$login', user: { id: '$where: 1 == 1', email: "a'--@x.com" }, context: ctx, properties: { $where: 'sleep(1)' } }, opts);
+    expect(e.userId).toBe('$where: 1 == 1');
+    expect(e.properties).toEqual({ $where: 'sleep(1)' });
+  });
+
+  it('accepts unicode', () => {
+    const e = parseEvent('risk', { event: '$login', user: { id: 'ユーザー😀', email: 'ü@exämple.com' }, context: ctx }, opts);
+    expect(e.userId).toBe('ユーザー😀');
+  });
+});
+
+describe('request tokens', () => {
+  const base = { event: '$login', user: { id: 'u' }, context: ctx };
+  it('parses sandbox test tokens', () => {
+    const e = parseEvent('risk', { ...base, request_token: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9' }, opts);
+    expect(e.testToken).toEqual({ raw: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9', device: 'chrome_on_mac', ip: 'us-ca', action: 'deny', risk: 0.9 });
+  });
+  it.each([
+    ['test tokens outside sandbox', 'test|policy.action:deny', false],
+    ['malformed test tokens', 'test|risk:7', true],
+    ['unknown test token keys', 'test|colour:red', true],
+    ['non-printable tokens', 'abc\u0000def', true],
+    ['overlong tokens', 'x'.repeat(5000), true],
+  ])('rejects %s', (_label, token, sandbox) => {
+    expect(() => parseEvent('risk', { ...base, request_token: token }, { sandbox, now })).toThrow(InvalidRequestToken);
+  });
+});
