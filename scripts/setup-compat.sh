@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Creates the Python virtualenvs that the SDK compatibility tests (test/compat) drive:
+#   .venv/castle6  -> castle (PyPI) 6.1.0, the last 6.x: authenticate, track, risk, filter, log, devices
+#   .venv/castle7  -> castle (PyPI) 7.3.0, the last 7.x: risk, filter, log, privacy, lists, events
+# Only the SDK and its own dependency (requests) are installed. Idempotent: a venv whose SDK is
+# already at the pinned version is left alone. The Node SDK (@castleio/sdk 0.4.x) comes from
+# package.json and needs nothing here.
+# Environment: PYTHON (interpreter used to create the venvs, default python3, must be >= 3.9),
+# COMPAT_VENV_DIR (default <repo>/.venv).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+VENV_DIR="${COMPAT_VENV_DIR:-$ROOT/.venv}"
+
+CASTLE6_VERSION="6.1.0"
+CASTLE7_VERSION="7.3.0"
+
+command -v "$PYTHON" >/dev/null || { echo "setup-compat: $PYTHON not found" >&2; exit 1; }
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' \
+  || { echo "setup-compat: Python >= 3.9 is required (castle 7.x needs it)" >&2; exit 1; }
+
+installed_version() {
+  # Prints the installed castle version in the venv, or nothing.
+  local py="$1"
+  [ -x "$py" ] || return 0
+  "$py" - <<'EOF' 2>/dev/null || true
+try:
+    from importlib.metadata import version
+    print(version("castle"))
+except Exception:
+    pass
+EOF
+}
+
+setup_venv() {
+  local name="$1" want="$2"
+  local dir="$VENV_DIR/$name"
+  local py="$dir/bin/python"
+
+  if [ "$(installed_version "$py")" = "$want" ]; then
+    echo "setup-compat: $name already has castle==$want"
+    return 0
+  fi
+
+  if [ ! -x "$py" ]; then
+    echo "setup-compat: creating $dir"
+    mkdir -p "$VENV_DIR"
+    "$PYTHON" -m venv "$dir"
+  fi
+
+  echo "setup-compat: installing castle==$want into $name"
+  "$py" -m pip install --quiet --disable-pip-version-check "castle==$want"
+
+  local got
+  got="$(installed_version "$py")"
+  if [ "$got" != "$want" ]; then
+    echo "setup-compat: $name has castle '$got', expected $want" >&2
+    exit 1
+  fi
+}
+
+setup_venv castle6 "$CASTLE6_VERSION"
+setup_venv castle7 "$CASTLE7_VERSION"
+echo "setup-compat: ok ($VENV_DIR/castle6: castle==$CASTLE6_VERSION, $VENV_DIR/castle7: castle==$CASTLE7_VERSION)"

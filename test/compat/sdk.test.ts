@@ -1,0 +1,158 @@
+/**
+ * Castle's official server SDKs, unmodified, pointed at Rampart by their base-URL setting:
+ * `@castleio/sdk` (npm) and `castle` 6.x and 7.x (PyPI). Each scenario runs the SDK in its own
+ * process (test/compat/node and test/compat/python) and we check the verdicts, devices and errors it saw.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createHmac } from 'node:crypto';
+import { startTestApp, call, type TestApp } from '../support/app';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+const PY = { castle6: path.join(ROOT, '.venv', 'castle6', 'bin', 'python'), castle7: path.join(ROOT, '.venv', 'castle7', 'bin', 'python') };
+
+let app: TestApp;
+beforeAll(async () => {
+  for (const py of Object.values(PY)) {
+    if (!existsSync(py)) throw new Error(`${py} is missing: run scripts/setup-compat.sh (npm test does)`);
+  }
+  app = await startTestApp({ grpc: false });
+  await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+interface Outcome {
+  ok?: boolean;
+  skipped?: string;
+  result?: Record<string, unknown> & { action?: string; policy?: { action: string; id: string }; device?: { token: string } };
+  error?: { class: string; message: string };
+}
+
+let counter = 0;
+async function drive(sdk: 'node' | 'castle6' | 'castle7', scenario: string, env: Record<string, string> = {}): Promise<Outcome> {
+  const user = `compat-${sdk}-${++counter}`;
+  const vars = { ...process.env, RAMPART_URL: app.baseUrl, RAMPART_SECRET: app.secret, RAMPART_USER_ID: user, RAMPART_EMAIL: `${user}@example.com`, RAMPART_IP: '81.2.69.142', ...env };
+  const [cmd, script] = sdk === 'node' ? [process.execPath, path.join(__dirname, 'node', 'drive_castle.js')] : [PY[sdk], path.join(__dirname, 'python', 'drive_castle.py')];
+  const { stdout } = await run(cmd, [script, scenario], { env: vars, timeout: 30_000 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+  const line = stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as Outcome;
+}
+
+describe.each(['castle6', 'castle7'] as const)('Python SDK %s', (sdk) => {
+  it('risk: a verdict with policy, risk, signals and a device token', async () => {
+    const r = await drive(sdk, 'risk_login');
+    expect(r.error).toBeUndefined();
+    expect(r.result?.policy?.action).toBe('allow');
+    expect(r.result?.device?.token).toEqual(expect.any(String));
+    expect(r.result).toHaveProperty('risk');
+    expect(r.result).toHaveProperty('signals');
+    expect(r.result).not.toHaveProperty('failover');
+  });
+  it('filter: a verdict without a device', async () => {
+    const r = await drive(sdk, 'filter_registration');
+    expect(r.error).toBeUndefined();
+    expect(r.result?.policy?.action).toBe('allow');
+    expect(r.result).not.toHaveProperty('failover');
+  });
+  it('filter with a disposable e-mail shows the signal', async () => {
+    const r = await drive(sdk, 'filter_registration', { RAMPART_EMAIL: 'someone@mailinator.com' });
+    expect(Object.keys((r.result?.signals as object) ?? {})).toContain('disposable_email');
+  });
+  it('log: accepted', async () => {
+    const r = await drive(sdk, 'log_event');
+    expect(r.error).toBeUndefined();
+    expect(r.ok).toBe(true);
+  });
+  it('a sandbox test token forces deny', async () => {
+    const r = await drive(sdk, 'risk_login', { RAMPART_REQUEST_TOKEN: 'test|device:chrome_on_mac|policy.action:deny|risk:0.95' });
+    expect(r.result?.policy?.action).toBe('deny');
+  });
+  it('a wrong secret raises UnauthorizedError', async () => {
+    expect((await drive(sdk, 'bad_secret_risk')).error?.class).toBe('UnauthorizedError');
+  });
+  it('an invalid IP raises InvalidParametersError', async () => {
+    expect((await drive(sdk, 'invalid_ip_risk')).error?.class).toBe('InvalidParametersError');
+  });
+  it('a malformed request token raises InvalidRequestTokenError', async () => {
+    expect((await drive(sdk, 'invalid_request_token_risk', { RAMPART_BAD_REQUEST_TOKEN: 'test|risk:nine' })).error?.class).toBe('InvalidRequestTokenError');
+  });
+  it('verifies a Rampart webhook signature with its own helper', async () => {
+    const body = JSON.stringify({ api_version: 'v1', type: '$incident.confirmed', data: { user_id: 'u' } });
+    const signature = createHmac('sha256', app.secret).update(body).digest('base64');
+    const r = await drive(sdk, 'webhook_verify', { WEBHOOK_BODY: body, WEBHOOK_SIGNATURE: signature });
+    expect(r.ok).toBe(true);
+    const forged = await drive(sdk, 'webhook_verify', { WEBHOOK_BODY: body, WEBHOOK_SIGNATURE: 'AAAA' });
+    expect(forged.ok).toBe(false);
+  });
+});
+
+describe('Python SDK castle6: authenticate, track and the device API', () => {
+  it('authenticate answers an action', async () => {
+    const r = await drive('castle6', 'authenticate_login');
+    expect(r.error).toBeUndefined();
+    expect(r.result?.action).toBe('allow');
+    expect(r.result).not.toHaveProperty('failover');
+  });
+  it('track is accepted', async () => {
+    expect((await drive('castle6', 'track_login_failed')).ok).toBe(true);
+  });
+  it('lists, gets, approves and reports the user device', async () => {
+    const user = 'compat-devices-6';
+    await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'cid-compat-6', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 Firefox/120.0' } } });
+    const r = await drive('castle6', 'devices', { RAMPART_USER_ID: user });
+    expect(r.error).toBeUndefined();
+    const steps = r.result as Record<string, { ok: boolean; result: Record<string, unknown> }>;
+    expect(steps.list?.result).toMatchObject({ total_count: 1 });
+    expect(steps.approve?.result.approved_at).toEqual(expect.any(String));
+    expect(steps.report?.result.escalated_at).toEqual(expect.any(String));
+  });
+  it('tracks $review.escalated by device token and the device becomes reported', async () => {
+    const user = 'compat-review-6';
+    const v = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'cid-compat-r', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 Firefox/120.0' } } });
+    const r = await drive('castle6', 'track_review_escalated', { RAMPART_DEVICE_TOKEN: v.body.device.token });
+    expect(r.ok).toBe(true);
+    await app.built.services.track.drain(false);
+    expect((await call(app, 'GET', `/v1/devices/${v.body.device.token}`)).body.risk).toBe(100);
+  });
+});
+
+describe('Python SDK castle7: privacy', () => {
+  it('requests a data export and purges by identifier', async () => {
+    const user = 'compat-privacy-7';
+    await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user, email: `${user}@example.com` }, request_token: 'cid-p7', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 Firefox/120.0' } } });
+    const access = await drive('castle7', 'privacy_request', { RAMPART_USER_ID: user });
+    expect(access.error).toBeUndefined();
+    const purge = await drive('castle7', 'privacy_purge', { RAMPART_USER_ID: user, RAMPART_EMAIL: `${user}@example.com`, RAMPART_PRIVACY_IDENTIFIER_TYPE: '$email' });
+    expect(purge.error).toBeUndefined();
+    expect((await call(app, 'GET', `/v1/users/${user}/devices`)).status).toBe(404);
+  });
+});
+
+describe('Node SDK @castleio/sdk', () => {
+  it('authenticate answers allow without failover', async () => {
+    const r = await drive('node', 'authenticate_login');
+    expect(r.error).toBeUndefined();
+    expect(r.result?.action).toBe('allow');
+    expect(r.result).not.toHaveProperty('failover');
+  });
+  it('authenticate a registration', async () => {
+    const r = await drive('node', 'authenticate_registration');
+    expect(r.result?.action).toBe('allow');
+  });
+  it('track is accepted', async () => {
+    expect((await drive('node', 'track_login_failed')).ok).toBe(true);
+  });
+  it('a wrong secret is reported as an error', async () => {
+    expect((await drive('node', 'bad_secret_authenticate')).error?.message).toMatch(/secret/i);
+  });
+  it('an invalid IP is an error, not a failover verdict', async () => {
+    const r = await drive('node', 'invalid_ip_authenticate');
+    expect(r.result?.failover).toBeUndefined();
+    expect(r.error?.message).toMatch(/422/);
+  });
+});
