@@ -42,6 +42,8 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...privacyIndexes,
 ];
 
+const COUNTER_SWEEP_MS = 10 * 60_000;
+
 export interface BuildOptions {
   db: Db;
   log: Logger;
@@ -90,7 +92,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...o.webhooks,
   });
   const devices = new DeviceService(devicesStore, users, webhooks, clock);
-  const verdicts = new VerdictService({ users, devices: devicesStore, events, counters, deviceService: devices, policies, webhooks, clock, onBackgroundError });
+  const verdicts = new VerdictService({ users, events, counters, deviceService: devices, policies, webhooks, clock, onBackgroundError });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, clock, onBackgroundError });
   const privacy = new PrivacyService({
     store: new MongoPrivacyStore(db),
@@ -114,14 +116,19 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     rateLimiter: new RateLimiter(o.rateLimitPerSecond),
     read: { events, debuggerLog, users, devices: devicesStore },
   };
+  let sweeper: NodeJS.Timeout | null = null;
   return {
     services,
     start() {
       webhooks.start();
       privacy.start();
+      sweeper = setInterval(() => counters.sweep(clock.now()).catch(onBackgroundError), COUNTER_SWEEP_MS);
+      sweeper.unref();
     },
     async stop() {
+      if (sweeper) clearInterval(sweeper);
       await track.drain();
+      await verdicts.idle();
       await events.flush();
       await webhooks.stop();
       await privacy.stop();

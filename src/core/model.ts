@@ -148,6 +148,8 @@ export interface UserProfile {
   lastLocation: { lat: number; lon: number; country: string | null; at: Date } | null;
   countries: string[];
   lastPasswordResetAt: Date | null;
+  /** Devices recognised for this user (kept here so scoring needs no count query). */
+  deviceCount: number;
 }
 
 export interface StoredEvent {

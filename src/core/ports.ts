@@ -73,6 +73,8 @@ export interface CounterStore {
   /** Increment a counter and return its new value. */
   increment(env: EnvId, key: string, by?: number): Promise<number>;
   values(env: EnvId, keys: readonly string[]): Promise<Record<string, number>>;
+  /** Delete expired counters of every tenant; returns how many. */
+  sweep(now: Date): Promise<number>;
 }
 
 export interface PolicyStore {

@@ -5,6 +5,7 @@
  * queue is drained so that no accepted event is lost.
  */
 import { uuid } from './crypto';
+import { BackgroundWork } from './background';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload } from './model';
 import type { Clock, CounterStore, DebuggerStore, EventStore, UserStore } from './ports';
@@ -37,8 +38,11 @@ export class TrackService {
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
+  private readonly background: BackgroundWork;
 
-  constructor(private readonly d: TrackDeps) {}
+  constructor(private readonly d: TrackDeps) {
+    this.background = new BackgroundWork(d.onBackgroundError);
+  }
 
   /**
    * Accept a track body. Never throws for a malformed body: it is kept in the debugger with its
@@ -73,14 +77,14 @@ export class TrackService {
       userId,
       receivedAt: this.d.clock.now(),
     };
-    this.d.debuggerLog.append(entry).catch(this.d.onBackgroundError);
+    this.background.add(this.d.debuggerLog.append(entry));
   }
 
   /** Wait until every accepted event is applied; refuse new ones from now on when `close`. */
   async drain(close = true): Promise<void> {
     if (close) this.closed = true;
-    if (this.queue.length === 0 && this.running === 0) return this.d.events.flush();
-    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (this.queue.length > 0 || this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.background.idle();
     await this.d.events.flush();
   }
 
@@ -148,11 +152,10 @@ export class TrackService {
         }
         break;
       default:
-        // Other feedback updates "last seen" of a device the user already has.
+        // Other feedback refreshes "last seen" and the context of a device the user already has.
         if (device && userId && !event.deviceToken && event.context.ip) {
-          device.lastSeenAt = event.occurredAt > device.lastSeenAt ? event.occurredAt : device.lastSeenAt;
-          device.context = buildContext(event, x.ip, x.ua, x.key.identity);
-          await ds.observe({ env: env.id, userId, existing: device, key: x.key, context: device.context, at: event.occurredAt, risk: null, user, registration: false, denied: false });
+          const context = buildContext(event, x.ip, x.ua, x.key.identity);
+          device = await ds.observe({ env: env.id, userId, existing: device, key: x.key, context, at: event.occurredAt, risk: null, user, registration: false, denied: false });
         }
     }
     await bumpCounters(this.d.counters, env.id, x);

@@ -4,7 +4,7 @@
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { BadRequest, DomainError, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { fingerprintKeyOf } from '../core/devices/service';
@@ -57,7 +57,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   const sendError = (reply: FastifyReply, err: unknown) => {
     const e = normaliseError(err, log);
-    const body: Record<string, unknown> = { type: e.type, message: e.message };
+    const body: Record<string, unknown> = { type: e.type === e.kind ? HTTP_TYPE[e.kind] : e.type, message: e.message };
     if ('fields' in e && Array.isArray((e as { fields?: unknown }).fields)) body.fields = (e as unknown as { fields: unknown[] }).fields;
     if ('correlationId' in e) body.correlation_id = (e as unknown as { correlationId: string }).correlationId;
     if (e instanceof RateLimited) reply.header('Retry-After', String(e.retryAfterSeconds));
@@ -196,6 +196,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       path,
       route(async (req, reply) => {
         const { p, userIds } = await privacyTarget(req);
+        if (userIds.length === 0) throw new NotFound('no user matches this identifier');
         const jobs = [];
         for (const id of userIds) jobs.push(await services.privacy.requestAccess(p.env, id));
         const first = jobs[0];

@@ -15,9 +15,8 @@ interface CounterDoc {
 
 const TTL_MS = 2 * 24 * 3_600_000;
 
-export const counterIndexes: IndexSpec[] = [
-  { collection: 'counters', indexes: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }] },
-];
+// No TTL index: FerretDB 1.24 rejects them. Expired counters are deleted by `sweep`.
+export const counterIndexes: IndexSpec[] = [{ collection: 'counters', indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
 
 export class MongoCounterStore implements CounterStore {
   constructor(private readonly db: Db) {}
@@ -56,6 +55,10 @@ export class MongoCounterStore implements CounterStore {
       { upsert: true, returnDocument: 'after' },
     );
     return d?.n ?? by;
+  }
+  /** Delete counters whose window has passed (all tenants: a maintenance task). */
+  async sweep(now: Date): Promise<number> {
+    return (await this.col.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
   }
   async values(env: EnvId, keys: readonly string[]): Promise<Record<string, number>> {
     const found = await this.many(env, keys);

@@ -20,7 +20,7 @@ export const userIndexes: IndexSpec[] = [
   },
 ];
 
-const fromDoc = ({ _id, traits, ...rest }: UserDoc): UserProfile => ({ ...rest, traits: fromJson(traits, {}) });
+const fromDoc = ({ _id, traits, ...rest }: UserDoc): UserProfile => ({ ...rest, deviceCount: rest.deviceCount ?? 0, traits: fromJson(traits, {}) });
 
 export class MongoUserStore implements UserStore {
   constructor(private readonly db: Db) {}

@@ -51,13 +51,13 @@ describe.each(['castle6', 'castle7'] as const)('Python SDK %s', (sdk) => {
     expect(r.result?.device?.token).toEqual(expect.any(String));
     expect(r.result).toHaveProperty('risk');
     expect(r.result).toHaveProperty('signals');
-    expect(r.result).not.toHaveProperty('failover');
+    expect(r.result?.failover ?? false).toBe(false);
   });
   it('filter: a verdict without a device', async () => {
     const r = await drive(sdk, 'filter_registration');
     expect(r.error).toBeUndefined();
     expect(r.result?.policy?.action).toBe('allow');
-    expect(r.result).not.toHaveProperty('failover');
+    expect(r.result?.failover ?? false).toBe(false);
   });
   it('filter with a disposable e-mail shows the signal', async () => {
     const r = await drive(sdk, 'filter_registration', { RAMPART_EMAIL: 'someone@mailinator.com' });
@@ -96,7 +96,7 @@ describe('Python SDK castle6: authenticate, track and the device API', () => {
     const r = await drive('castle6', 'authenticate_login');
     expect(r.error).toBeUndefined();
     expect(r.result?.action).toBe('allow');
-    expect(r.result).not.toHaveProperty('failover');
+    expect(r.result?.failover ?? false).toBe(false);
   });
   it('track is accepted', async () => {
     expect((await drive('castle6', 'track_login_failed')).ok).toBe(true);
@@ -138,7 +138,7 @@ describe('Node SDK @castleio/sdk', () => {
     const r = await drive('node', 'authenticate_login');
     expect(r.error).toBeUndefined();
     expect(r.result?.action).toBe('allow');
-    expect(r.result).not.toHaveProperty('failover');
+    expect(r.result?.failover ?? false).toBe(false);
   });
   it('authenticate a registration', async () => {
     const r = await drive('node', 'authenticate_registration');

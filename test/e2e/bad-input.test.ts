@@ -14,7 +14,15 @@ beforeAll(async () => {
   disabledSecret = d.secret;
   // A user with a device so that device and privacy endpoints have something to reject around.
   await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'victim', email: 'victim@example.com' }, request_token: 'cid-victim', context: ctx });
+  await settled();
 });
+
+/** Wait for every write a previous request left in the background. */
+async function settled() {
+  await app.built.services.track.drain(false);
+  await app.built.services.read.events.flush();
+  await app.built.services.verdicts.idle();
+}
 afterAll(async () => {
   await app?.close();
 });
@@ -58,11 +66,12 @@ const tracks = ENDPOINTS.filter((e) => e.malformed === 204);
 
 /** Send a request that must be rejected and check that nothing in the database changed. */
 async function rejected(method: string, path: string, body: unknown, opts: Parameters<typeof call>[4] = {}, status: number, type?: string) {
+  await settled();
   const before = await snapshot(app.database.db);
   const r = await call(app, method, path, body, opts);
   expect(r.status).toBe(status);
   if (type) expect(r.body).toMatchObject({ type, message: expect.any(String) });
-  await app.built.services.track.drain(false);
+  await settled();
   expect(await snapshot(app.database.db)).toBe(before);
   return r;
 }
@@ -112,12 +121,12 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
     ['huge header map', { body: { event: '$login.failed', context: { ip: '1.1.1.1', headers: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`h${i}`, 'v'])) } } }],
   ];
   it.each(cases)('%s', async (_label, c) => {
+    await settled();
     const before = await snapshot(app.database.db, ['debugger']);
     const count = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length;
     const r = await call(app, ep.method, ep.path, c.body, c.raw !== undefined ? { raw: c.raw } : {});
     expect(r.status).toBe(204);
-    await app.built.services.track.drain(false);
-    await new Promise((res) => setTimeout(res, 50));
+    await settled();
     expect((await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length).toBe(count + 1);
     expect(await snapshot(app.database.db, ['debugger'])).toBe(before);
   });
@@ -141,7 +150,7 @@ describe('hostile strings are plain data', () => {
     expect(devices.body.data[0].user_id).toBe(s);
   });
   it('injection-looking path parameters find nothing', async () => {
-    for (const s of ['$where', '{"$gt":""}', '.*', '%00']) {
+    for (const s of ['$ne', '{"$ne":null}', '.*', '%00']) {
       expect((await call(app, 'GET', `/v1/devices/${encodeURIComponent(s)}`)).status).toBe(404);
       expect((await call(app, 'GET', `/v1/users/${encodeURIComponent(s)}/devices`)).status).toBe(404);
     }

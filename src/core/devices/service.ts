@@ -82,9 +82,12 @@ export class DeviceService {
     registration: boolean;
     denied: boolean;
   }): Promise<Device> {
-    let device = args.existing;
-    if (!device) {
-      device = await this.devices.insert({
+    const registeredAt = args.user?.registeredAt ?? null;
+    const sinceRegistration = registeredAt ? args.at.getTime() - registeredAt.getTime() : -1;
+    // Devices used to register, or within 60 minutes of registration, are approved (never over a report).
+    const autoApprove = (args.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !args.denied;
+    if (!args.existing) {
+      const fresh: Device = {
         token: randomToken(24),
         envId: args.env,
         userId: args.userId,
@@ -100,23 +103,23 @@ export class DeviceService {
         feedback: null,
         context: args.context,
         lastEventRisk: args.risk,
-      });
-    } else {
-      if (args.at >= device.lastSeenAt) {
-        device.lastSeenAt = args.at;
-        device.context = args.context;
-      }
-      if (args.risk !== null) {
-        device.lastEventRisk = args.risk;
-        if (device.feedback === null) device.risk = Math.round(args.risk * 100);
-      }
+      };
+      if (autoApprove) approveInPlace(fresh, args.at);
+      const stored = await this.devices.insert(fresh);
+      if (stored === fresh) return fresh;
+      // Another request created it first: refresh that one instead.
+      return this.observe({ ...args, existing: stored });
     }
-    // Devices used to register, or within 60 minutes of registration, are approved (unless reported).
-    const registeredAt = args.user?.registeredAt ?? null;
-    const withinWindow = registeredAt !== null && args.at.getTime() - registeredAt.getTime() >= 0 && args.at.getTime() - registeredAt.getTime() < REGISTRATION_APPROVAL_WINDOW_MS;
-    if ((args.registration || withinWindow) && !args.denied && device.feedback !== 'reported' && device.feedback !== 'approved') {
-      approveInPlace(device, args.at);
+    const device = args.existing;
+    if (args.at >= device.lastSeenAt) {
+      device.lastSeenAt = args.at;
+      device.context = args.context;
     }
+    if (args.risk !== null) {
+      device.lastEventRisk = args.risk;
+      if (device.feedback === null) device.risk = Math.round(args.risk * 100);
+    }
+    if (autoApprove && device.feedback === null) approveInPlace(device, args.at);
     await this.devices.save(device);
     return device;
   }

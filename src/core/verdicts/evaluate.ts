@@ -4,7 +4,7 @@
  * event and, for challenge/deny on a known user, notify the application.
  */
 import type { Action, Device, EventInput, PolicyRef, Principal, Signals } from '../model';
-import type { Clock, CounterStore, DeviceStore, EventStore, UserStore } from '../ports';
+import type { Clock, CounterStore, EventStore, UserStore } from '../ports';
 import { parseEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, DeviceService, reviewState } from '../devices/service';
@@ -13,6 +13,7 @@ import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/port';
 import { bumpCounters, enrich, nextProfile, readCounters, toStoredEvent } from './observe';
 import type { Policy } from '../policies/model';
+import { BackgroundWork } from '../background';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -29,7 +30,6 @@ export interface Verdict {
 
 export interface VerdictDeps {
   users: UserStore;
-  devices: DeviceStore;
   events: EventStore;
   counters: CounterStore;
   deviceService: DeviceService;
@@ -42,7 +42,16 @@ export interface VerdictDeps {
 const policyRef = (p: Policy, action: Action, name?: string): PolicyRef => ({ id: p.id, revision: p.revision, name: name ?? p.name, action });
 
 export class VerdictService {
-  constructor(private readonly d: VerdictDeps) {}
+  private readonly background: BackgroundWork;
+
+  constructor(private readonly d: VerdictDeps) {
+    this.background = new BackgroundWork(d.onBackgroundError);
+  }
+
+  /** Resolves when the writes that verdicts left running in the background are done. */
+  idle(): Promise<void> {
+    return this.background.idle();
+  }
 
   /** Evaluate one event body for a verdict endpoint. */
   async evaluate(principal: Principal, endpoint: VerdictEndpoint, body: unknown): Promise<Verdict> {
@@ -51,13 +60,13 @@ export class VerdictService {
     const x = enrich(event);
     const userId = event.userId;
 
-    const [set, user, existing, counts, deviceCount] = await Promise.all([
+    const [set, user, existing, counts] = await Promise.all([
       this.d.policies.set(envId),
       userId ? this.d.users.get(envId, userId) : Promise.resolve(null),
       userId ? this.d.deviceService.recognise(envId, userId, x.key.key) : Promise.resolve(null),
       readCounters(this.d.counters, envId, x),
-      userId ? this.d.devices.countForUser(envId, userId) : Promise.resolve(0),
     ]);
+    const deviceCount = user?.deviceCount ?? 0;
     const accounts = counts.accountsOnFingerprint + (userId && event.context.fingerprint ? 1 : 0);
     const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: deviceCount, ...counts, accountsOnFingerprint: accounts });
     let risk = combineRisk(signals, existing);
@@ -78,6 +87,7 @@ export class VerdictService {
     let device: Device | null = null;
     if (userId) {
       const profile = nextProfile(envId, user, x);
+      if (!existing) profile.deviceCount += 1;
       await this.d.users.save(profile);
       device = await this.d.deviceService.observe({
         env: envId,
@@ -93,8 +103,8 @@ export class VerdictService {
       });
     }
     // Counters and the event itself are written without holding up the answer.
-    bumpCounters(this.d.counters, envId, x).catch(this.d.onBackgroundError);
-    this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null })).catch(this.d.onBackgroundError);
+    this.background.add(bumpCounters(this.d.counters, envId, x));
+    this.background.add(this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null })));
 
     if (userId && action !== 'allow') {
       const notice = {

@@ -131,6 +131,7 @@ export function nextProfile(env: EnvId, prior: UserProfile | null, x: Enriched):
     lastLocation: null,
     countries: [],
     lastPasswordResetAt: null,
+    deviceCount: 0,
   };
   if (e.email) user.email = e.email;
   if (e.username) user.username = e.username;

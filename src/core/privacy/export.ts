@@ -1,0 +1,48 @@
+/**
+ * The data access export: every record Rampart holds about one user, as one JSON document.
+ * Dates are ISO 8601 UTC strings; webhook bodies are embedded as JSON, not as escaped text.
+ */
+import type { Device, Environment, RejectedPayload, StoredEvent, UserProfile } from '../model';
+import type { WebhookDelivery } from '../webhooks/model';
+
+export const EXPORT_FORMAT = 'rampart.privacy-export.v1';
+
+export interface ExportSources {
+  env: Pick<Environment, 'id' | 'name'>;
+  userId: string;
+  jobId: string;
+  generatedAt: Date;
+  expiresAt: Date;
+  profile: UserProfile | null;
+  devices: Device[];
+  events: StoredEvent[];
+  rejected: RejectedPayload[];
+  webhooks: WebhookDelivery[];
+}
+
+function parsedBody(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return body;
+  }
+}
+
+/** Serialise the export (pretty-printed: it is read by people as much as by programs). */
+export function buildExport(s: ExportSources): string {
+  const doc = {
+    format: EXPORT_FORMAT,
+    request_id: s.jobId,
+    generated_at: s.generatedAt.toISOString(),
+    expires_at: s.expiresAt.toISOString(),
+    environment: { id: s.env.id, name: s.env.name },
+    user_id: s.userId,
+    profile: s.profile,
+    devices: s.devices,
+    events: s.events,
+    rejected_payloads: s.rejected,
+    webhooks: s.webhooks.map(({ body, ...rest }) => ({ ...rest, payload: parsedBody(body) })),
+    counts: { devices: s.devices.length, events: s.events.length, rejected_payloads: s.rejected.length, webhooks: s.webhooks.length },
+  };
+  return JSON.stringify(doc, null, 2);
+}

@@ -1,0 +1,47 @@
+/**
+ * The storage port of webhook delivery. Tenant-scoped reads take the EnvId first; the worker's
+ * claim and completion calls act on a delivery it already read, across tenants, by design.
+ */
+import type { EnvId } from '../model';
+import type { DedupeSlot, DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+
+export interface DeliveryListQuery {
+  status?: DeliveryStatus;
+  limit: number;
+  /** Return only deliveries older than this one (newest first order). */
+  before?: { createdAt: Date; id: string };
+}
+
+/** The state a delivery moves to after an attempt. */
+export interface DeliveryOutcome {
+  status: Exclude<DeliveryStatus, 'delivering'>;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  lastError: string | null;
+}
+
+export interface WebhookDeliveryStore {
+  /** Take a dedupe slot atomically (insert of a deterministic key). False: already taken. */
+  takeDedupe(env: EnvId, slot: DedupeSlot): Promise<boolean>;
+  /** Give a slot back (the delivery could not be recorded). */
+  releaseDedupe(env: EnvId, slot: DedupeSlot): Promise<void>;
+  insert(delivery: WebhookDelivery): Promise<void>;
+  get(env: EnvId, id: string): Promise<WebhookDelivery | null>;
+  list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
+  listForUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
+  /** Deliveries that may be claimed now (all tenants): due pending ones and expired leases. */
+  due(now: Date, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Claim a delivery read by `due` for `owner` until `leaseUntil`. At most one caller wins per
+   * (delivery, leaseVersion), even on servers whose findAndModify is not atomic. Returns the
+   * claimed delivery (status `delivering`, leaseVersion incremented) or null.
+   */
+  claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null>;
+  /**
+   * Record an attempt and the next state, if `owner` still holds lease `leaseVersion`.
+   * False when the lease was lost (expired and taken over) or the delivery was purged.
+   */
+  complete(delivery: WebhookDelivery, owner: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean>;
+  /** Delete expired dedupe slots and stale claims, and finished deliveries older than `finishedBefore`. */
+  sweep(now: Date, finishedBefore: Date): Promise<{ dedupe: number; deliveries: number }>;
+}

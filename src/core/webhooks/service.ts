@@ -1,0 +1,410 @@
+/**
+ * Webhook delivery: a durable outbox in the database. `emit` deduplicates and records a delivery
+ * with its final body; a worker claims due deliveries under a lease (so several instances never
+ * send the same one twice), POSTs them signed, and records every attempt, retrying with
+ * exponential backoff and jitter until a 2xx or the attempt limit. All state lives in the
+ * database, so a restarted instance picks up where another stopped.
+ */
+import { performance } from 'node:perf_hooks';
+import { uuid } from '../crypto';
+import { InvalidParameters } from '../errors';
+import type { EnvId, Environment } from '../model';
+import type { Clock } from '../ports';
+import type { DedupeSlot, DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
+import { webhookBody } from './payload';
+import type { WebhookNotice, WebhookSink } from './port';
+import { signCastle, signRampart } from './signature';
+
+export const WEBHOOK_USER_AGENT = 'Rampart-Webhooks/1';
+/** Trigger of the deliveries `sendTest` makes; receivers can recognise and ignore them. */
+export const TEST_TRIGGER = 'test';
+
+export interface WebhookLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface WebhookServiceDeps {
+  store: WebhookDeliveryStore;
+  /** The API secret webhooks are signed with (EnvironmentService.signingSecret). */
+  signingSecret: (env: EnvId) => Promise<string | null>;
+  environments: { byId(id: EnvId): Promise<Environment | null> };
+  clock: Clock;
+  /** Unique per running process: the lease owner. */
+  instanceId: string;
+  log: WebhookLog;
+  /** One delivery per (user, device, type) per window. Default 1 h. */
+  dedupeWindowMs?: number;
+  /** How often the worker looks for due deliveries when not woken. Default 1 s. */
+  pollMs?: number;
+  /** Attempts before a delivery is `failed`. Default 10. */
+  maxAttempts?: number;
+  /** How long a claim is exclusive. Must exceed the request timeout. Default 60 s. */
+  leaseMs?: number;
+  /** Per-attempt HTTP timeout. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** First retry delay; doubles per attempt. Default 1 s. */
+  backoffBaseMs?: number;
+  /** Longest retry delay. Default 1 h. */
+  backoffMaxMs?: number;
+  /** Deliveries sent in parallel by one instance. Default 8. */
+  concurrency?: number;
+  /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
+  retentionMs?: number;
+  /** How often the worker sweeps expired dedupe slots and old deliveries. Default 10 min. */
+  sweepMs?: number;
+  /** Source of jitter, in [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+export interface DeliveryListOptions {
+  status?: DeliveryStatus;
+  limit: number;
+  /** Cursor: the id of the last delivery of the previous page. */
+  after?: string;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Delay before retry number `attempt` (1 = after the first failed attempt): `base * 2^(attempt-1)`,
+ * jittered by ±20 % and capped at `maxMs`.
+ */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const exp = Math.min(maxMs, baseMs * 2 ** Math.min(40, Math.max(0, attempt - 1)));
+  return Math.max(0, Math.min(maxMs, Math.round(exp * (0.8 + 0.4 * random()))));
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  // Duck-typed: errors from fetch may come from another realm (e.g. under a test runner).
+  const e = typeof err === 'object' && err !== null ? (err as { name?: unknown; message?: unknown; cause?: unknown }) : null;
+  if (!e || typeof e.message !== 'string') return String(err);
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+  const cause = typeof e.cause === 'object' && e.cause !== null ? (e.cause as { code?: unknown; message?: unknown }) : null;
+  if (cause) {
+    const detail = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : '';
+    if (detail) return `${e.message}: ${detail}`;
+  }
+  return e.message;
+}
+
+export class WebhookService implements WebhookSink {
+  private readonly windowMs: number;
+  private readonly pollMs: number;
+  private readonly maxAttempts: number;
+  private readonly leaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly baseMs: number;
+  private readonly maxDelayMs: number;
+  private readonly concurrency: number;
+  private readonly retentionMs: number;
+  private readonly sweepMs: number;
+  private readonly random: () => number;
+
+  private running = false;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private rerun = false;
+  private saturated = false;
+  private lastSweep = 0;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(private readonly d: WebhookServiceDeps) {
+    this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
+    this.pollMs = d.pollMs ?? 1000;
+    this.maxAttempts = d.maxAttempts ?? 10;
+    this.leaseMs = d.leaseMs ?? 60_000;
+    this.timeoutMs = d.requestTimeoutMs ?? 10_000;
+    this.baseMs = d.backoffBaseMs ?? 1000;
+    this.maxDelayMs = d.backoffMaxMs ?? HOUR_MS;
+    this.concurrency = d.concurrency ?? 8;
+    this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
+    this.sweepMs = d.sweepMs ?? 10 * 60_000;
+    this.random = d.random ?? Math.random;
+    if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
+    if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
+    if (this.leaseMs <= this.timeoutMs) throw new Error('leaseMs must exceed requestTimeoutMs, or a slow attempt could be sent twice');
+  }
+
+  /**
+   * Record a notification for delivery. Environments without a webhook URL record nothing. A
+   * second notice for the same (environment, user, device, type) in the same dedupe window is
+   * dropped; the check is an insert of a deterministic key, so it holds across instances.
+   */
+  async emit(notice: WebhookNotice): Promise<void> {
+    const env = notice.env;
+    if (!env.webhookUrl) return;
+    const now = this.d.clock.now();
+    const id = uuid();
+    const window = Math.floor(now.getTime() / this.windowMs);
+    const slot: DedupeSlot = {
+      userId: notice.userId,
+      deviceToken: notice.device?.token ?? null,
+      type: notice.type,
+      window,
+      deliveryId: id,
+      createdAt: now,
+      expiresAt: new Date((window + 1) * this.windowMs),
+    };
+    if (!(await this.d.store.takeDedupe(env.id, slot))) return;
+    const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
+    const delivery = this.newDelivery(env, id, body, notice, now);
+    try {
+      await this.d.store.insert(delivery);
+    } catch (err) {
+      await this.d.store.releaseDedupe(env.id, slot).catch(() => undefined);
+      throw err;
+    }
+    this.wake();
+  }
+
+  /**
+   * Send a test webhook to the environment's URL now and return the delivery with its attempt.
+   * It is an `$incident.confirmed` with `data.trigger` "test" and null user and device, is never
+   * deduplicated, and is attempted exactly once (no retries).
+   */
+  async sendTest(env: Environment): Promise<WebhookDelivery> {
+    if (!env.webhookUrl) throw new InvalidParameters([{ field: 'webhook_url', message: 'the environment has no webhook URL' }]);
+    const now = this.d.clock.now();
+    const id = uuid();
+    const notice = {
+      type: '$incident.confirmed' as const,
+      appId: env.id,
+      userId: null,
+      device: null,
+      trigger: TEST_TRIGGER,
+      context: { ip: null, userAgent: null, location: null },
+      policy: null,
+      userTraits: {},
+      properties: {},
+      at: now,
+    };
+    const body = JSON.stringify(webhookBody(id, notice, now));
+    // Recorded already claimed by this instance, so no worker can race us to it.
+    const delivery: WebhookDelivery = {
+      ...this.newDelivery(env, id, body, { ...notice, userId: null }, now),
+      status: 'delivering',
+      leaseOwner: this.d.instanceId,
+      leaseUntil: new Date(now.getTime() + this.leaseMs),
+      leaseVersion: 1,
+      maxAttempts: 1,
+      test: true,
+    };
+    await this.d.store.insert(delivery);
+    await this.deliver(delivery);
+    return (await this.d.store.get(env.id, id)) ?? delivery;
+  }
+
+  /** Deliveries of an environment, newest first, optionally by status; `after` pages on. */
+  async list(env: EnvId, opts: DeliveryListOptions): Promise<WebhookDelivery[]> {
+    const limit = Math.max(1, Math.min(500, Math.floor(opts.limit) || 1));
+    let before: { createdAt: Date; id: string } | undefined;
+    if (opts.after) {
+      const ref = await this.d.store.get(env, opts.after);
+      if (!ref) throw new InvalidParameters([{ field: 'after', message: 'unknown cursor' }]);
+      before = { createdAt: ref.createdAt, id: ref.id };
+    }
+    return this.d.store.list(env, { status: opts.status, limit, before });
+  }
+
+  /** One delivery with its attempt history, or null. */
+  get(env: EnvId, id: string): Promise<WebhookDelivery | null> {
+    return this.d.store.get(env, id);
+  }
+
+  /** Every delivery about a user (for privacy exports), newest first. */
+  listForUser(env: EnvId, userId: string): Promise<WebhookDelivery[]> {
+    return this.d.store.listForUser(env, userId, 10_000);
+  }
+
+  /** Start the worker. Idempotent. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stop claiming, and wait for the deliveries in flight to finish and be recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.ticking) await this.ticking;
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Claim and send everything due now, once each, and wait for the results. Returns the number of
+   * deliveries attempted. For tests and one-shot tools; the worker does the same continuously.
+   */
+  async runOnce(): Promise<number> {
+    const seen = new Set<string>();
+    let attempted = 0;
+    for (;;) {
+      const now = this.d.clock.now();
+      const due = (await this.d.store.due(now, 500)).filter((x) => !seen.has(x.id));
+      if (due.length === 0) return attempted;
+      const work: Promise<void>[] = [];
+      for (const candidate of due) {
+        seen.add(candidate.id);
+        const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+        if (claimed) work.push(this.deliver(claimed));
+      }
+      await Promise.all(work);
+      attempted += work.length;
+    }
+  }
+
+  private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {
+    return {
+      id,
+      envId: env.id,
+      userId: notice.userId,
+      deviceToken: notice.device?.token ?? null,
+      type: notice.type,
+      trigger: notice.trigger,
+      url: env.webhookUrl ?? '',
+      body,
+      status: 'pending',
+      attempts: [],
+      maxAttempts: this.maxAttempts,
+      nextAttemptAt: now,
+      leaseOwner: null,
+      leaseUntil: null,
+      leaseVersion: 0,
+      createdAt: now,
+      deliveredAt: null,
+      lastError: null,
+      test: false,
+    };
+  }
+
+  private wake(): void {
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.ticking) {
+      if (ms === 0) this.rerun = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.ticking = this.tick().finally(() => {
+        this.ticking = null;
+        const again = this.rerun;
+        this.rerun = false;
+        this.schedule(again ? 0 : this.pollMs);
+      });
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      const free = this.concurrency - this.inflight.size;
+      if (free > 0) {
+        const now = this.d.clock.now();
+        const due = await this.d.store.due(now, free);
+        this.saturated = due.length >= free;
+        for (const candidate of due) {
+          if (!this.running) break;
+          const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+          if (claimed) this.track(this.deliver(claimed));
+        }
+      }
+      const now = this.d.clock.now();
+      if (now.getTime() - this.lastSweep >= this.sweepMs) {
+        this.lastSweep = now.getTime();
+        const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.retentionMs));
+        if (swept.dedupe + swept.deliveries > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe slots and old deliveries');
+      }
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err, this.timeoutMs) }, 'webhooks: worker poll failed');
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.inflight.add(p);
+    void p.finally(() => {
+      this.inflight.delete(p);
+      if (this.saturated) this.wake();
+    });
+  }
+
+  /** One attempt of a delivery this instance holds the lease of. Never throws. */
+  private async deliver(delivery: WebhookDelivery): Promise<void> {
+    const at = this.d.clock.now();
+    const t0 = performance.now();
+    let url = delivery.url;
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let permanent = false;
+    try {
+      const env = await this.d.environments.byId(delivery.envId);
+      if (!env) {
+        error = 'the environment no longer exists';
+        permanent = true;
+      } else if (!delivery.test && !env.webhookUrl) {
+        error = 'the environment no longer has a webhook URL';
+        permanent = true;
+      } else {
+        // Retries follow the environment's current URL, so fixing a wrong URL rescues pending deliveries.
+        if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
+        const secret = await this.d.signingSecret(env.id);
+        if (!secret) error = 'no live API secret to sign the webhook with';
+        else statusCode = await this.post(url, delivery, secret);
+      }
+    } catch (err) {
+      error = describeError(err, this.timeoutMs);
+    }
+    const durationMs = Math.round(performance.now() - t0);
+    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const attemptNo = delivery.attempts.length + 1;
+    const lastError = ok ? null : (error ?? `HTTP ${statusCode}`);
+    const now = this.d.clock.now();
+    let outcome: DeliveryOutcome;
+    if (ok) outcome = { status: 'delivered', nextAttemptAt: null, deliveredAt: now, lastError: null };
+    else if (permanent || attemptNo >= delivery.maxAttempts) outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
+    else {
+      const delay = backoffDelay(attemptNo, this.baseMs, this.maxDelayMs, this.random);
+      outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + delay), deliveredAt: null, lastError };
+    }
+    const attempt: DeliveryAttempt = { at, statusCode, error, durationMs, instance: this.d.instanceId, url };
+    const meta = { delivery: delivery.id, env: delivery.envId, type: delivery.type, attempt: attemptNo, statusCode, error, durationMs };
+    try {
+      const recorded = await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
+      if (!recorded) this.d.log.warn(meta, 'webhooks: lease lost before the attempt was recorded');
+    } catch (err) {
+      // The lease expires and another claim retries: at-least-once, never silently dropped.
+      this.d.log.warn({ ...meta, err: describeError(err, this.timeoutMs) }, 'webhooks: could not record the attempt');
+      return;
+    }
+    if (outcome.status === 'delivered') this.d.log.info(meta, 'webhooks: delivered');
+    else if (outcome.status === 'failed') this.d.log.warn(meta, 'webhooks: delivery failed for good');
+    else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
+  }
+
+  private async post(url: string, delivery: WebhookDelivery, secret: string): Promise<number> {
+    // Receivers check the timestamp against their own wall clock, so it is real time, not the injected Clock.
+    const t = Math.floor(Date.now() / 1000);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': WEBHOOK_USER_AGENT,
+        'X-Castle-Signature': signCastle(secret, delivery.body),
+        'X-Rampart-Signature': signRampart(secret, delivery.body, t),
+        'X-Rampart-Delivery': delivery.id,
+      },
+      body: delivery.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    await res.body?.cancel().catch(() => undefined);
+    return res.status;
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * Privacy storage: access jobs (`privacy_jobs`), their exports (`privacy_exports`, JSON text in
+ * chunks well under the 16 MB document limit), the per-user reads an export needs, and the purge,
+ * which knows every collection that can hold a user's records and deletes from each by name.
+ * Expired exports are deleted by the service's sweeper, not by TTL indexes (FerretDB lacks them).
+ */
+import type { Db } from 'mongodb';
+import type { EnvId, RejectedPayload, StoredEvent } from '../core/model';
+import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
+import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../core/privacy/ports';
+import type { IndexSpec } from './database';
+import { fromEventDoc, type EventDoc } from './events';
+import { fromJson, idOf } from './ids';
+import { WEBHOOK_COLLECTIONS } from './webhooks';
+
+interface JobDoc extends Omit<PrivacyJob, 'id'> {
+  _id: string;
+}
+interface ExportChunkDoc {
+  _id: string;
+  envId: EnvId;
+  jobId: string;
+  userId: string;
+  seq: number;
+  count: number;
+  data: string;
+  expiresAt: Date;
+}
+interface DebugDoc extends Omit<RejectedPayload, 'id' | 'fields'> {
+  _id: string;
+  fields: string;
+}
+
+export const PRIVACY_COLLECTIONS = { jobs: 'privacy_jobs', exports: 'privacy_exports' } as const;
+
+export const privacyIndexes: IndexSpec[] = [
+  {
+    collection: PRIVACY_COLLECTIONS.jobs,
+    indexes: [
+      { key: { envId: 1, createdAt: -1 }, name: 'env_time' },
+      { key: { envId: 1, userId: 1 }, name: 'env_user' },
+      { key: { status: 1, expiresAt: 1 }, name: 'status_expires' },
+    ],
+  },
+  {
+    collection: PRIVACY_COLLECTIONS.exports,
+    indexes: [
+      { key: { envId: 1, jobId: 1, seq: 1 }, name: 'env_job_seq' },
+      { key: { envId: 1, userId: 1 }, name: 'env_user' },
+      { key: { expiresAt: 1 }, name: 'expires' },
+    ],
+  },
+  // `identifier_type: "$email"` resolves users by profile e-mail.
+  { collection: 'users', indexes: [{ key: { envId: 1, email: 1 }, name: 'env_email' }] },
+];
+
+/** Characters per chunk: at most 3 UTF-8 bytes each, so a chunk stays under 8 MB. */
+const CHUNK_CHARS = 2_500_000;
+
+/** Split text into chunks without cutting a surrogate pair (BSON would mangle a lone half). */
+export function chunkText(text: string, size = CHUNK_CHARS): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    let end = Math.min(text.length, i + size);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    out.push(text.slice(i, end));
+    i = end;
+  }
+  return out.length ? out : [''];
+}
+
+const toJob = ({ _id, ...rest }: JobDoc): PrivacyJob => ({ id: _id, ...rest });
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Every privacy port on MongoDB/FerretDB. The purge names its collections on purpose: a
+ * repository that starts keeping per-user records must be added to `purgeUser` (the privacy
+ * integration test scans every collection for the user id after a purge).
+ */
+export class MongoPrivacyStore implements PrivacyStore {
+  constructor(private readonly db: Db, private readonly chunkChars = CHUNK_CHARS) {}
+  private get jobs() {
+    return this.db.collection<JobDoc>(PRIVACY_COLLECTIONS.jobs);
+  }
+  private get exports() {
+    return this.db.collection<ExportChunkDoc>(PRIVACY_COLLECTIONS.exports);
+  }
+
+  async insertJob(job: PrivacyJob): Promise<void> {
+    const { id, ...rest } = job;
+    await this.jobs.insertOne({ _id: id, ...rest });
+  }
+  async getJob(env: EnvId, id: string): Promise<PrivacyJob | null> {
+    const d = await this.jobs.findOne({ _id: id });
+    return d && d.envId === env ? toJob(d) : null;
+  }
+  async jobBySignedId(id: string): Promise<PrivacyJob | null> {
+    const d = await this.jobs.findOne({ _id: id });
+    return d ? toJob(d) : null;
+  }
+  async updateJob(env: EnvId, id: string, patch: PrivacyJobPatch): Promise<void> {
+    await this.jobs.updateOne({ _id: id, envId: env }, { $set: patch });
+  }
+  async listJobs(env: EnvId, limit: number): Promise<PrivacyJob[]> {
+    return (await this.jobs.find({ envId: env }).sort({ createdAt: -1 }).limit(limit).toArray()).map(toJob);
+  }
+  async expiredJobs(now: Date, limit: number): Promise<PrivacyJob[]> {
+    const live: PrivacyJobStatus[] = ['pending', 'sent'];
+    return (await this.jobs.find({ status: { $in: live }, expiresAt: { $lte: now } }).limit(limit).toArray()).map(toJob);
+  }
+  async stalePendingJobs(before: Date, limit: number): Promise<PrivacyJob[]> {
+    return (await this.jobs.find({ status: 'pending' as PrivacyJobStatus, createdAt: { $lt: before } }).limit(limit).toArray()).map(toJob);
+  }
+
+  async putExport(env: EnvId, job: Pick<PrivacyJob, 'id' | 'userId' | 'expiresAt'>, json: string): Promise<number> {
+    const chunks = chunkText(json, this.chunkChars);
+    try {
+      // One chunk per insert: a batch of several 8 MB chunks would exceed the message size limit.
+      for (let seq = 0; seq < chunks.length; seq++) {
+        await this.exports.insertOne({
+          _id: idOf(env, job.id, String(seq)),
+          envId: env,
+          jobId: job.id,
+          userId: job.userId,
+          seq,
+          count: chunks.length,
+          data: chunks[seq] ?? '',
+          expiresAt: job.expiresAt,
+        });
+      }
+    } catch (err) {
+      await this.deleteExport(env, job.id).catch(() => undefined);
+      throw err;
+    }
+    return Buffer.byteLength(json, 'utf8');
+  }
+  async readExport(env: EnvId, jobId: string): Promise<string | null> {
+    const first = await this.exports.findOne({ _id: idOf(env, jobId, '0') });
+    if (!first || first.envId !== env) return null;
+    const parts = [first.data];
+    for (let seq = 1; seq < first.count; seq++) {
+      const chunk = await this.exports.findOne({ _id: idOf(env, jobId, String(seq)) });
+      if (!chunk) return null;
+      parts.push(chunk.data);
+    }
+    return parts.join('');
+  }
+  async deleteExport(env: EnvId, jobId: string): Promise<number> {
+    return (await this.exports.deleteMany({ envId: env, jobId })).deletedCount;
+  }
+  async deleteExpiredExports(now: Date): Promise<number> {
+    return (await this.exports.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+  }
+
+  async eventsForUser(env: EnvId, userId: string): Promise<StoredEvent[]> {
+    const docs = await this.db.collection<EventDoc>('events').find({ envId: env, userId }).sort({ occurredAt: 1 }).toArray();
+    return docs.map(fromEventDoc);
+  }
+  async rejectedForUser(env: EnvId, userId: string): Promise<RejectedPayload[]> {
+    const docs = await this.db.collection<DebugDoc>('debugger').find({ envId: env, userId }).sort({ receivedAt: 1 }).toArray();
+    return docs.map(({ _id, fields, ...rest }) => ({ id: _id, ...rest, fields: fromJson(fields, []) }));
+  }
+  async userIdsByEmail(env: EnvId, email: string, limit: number): Promise<string[]> {
+    const docs = await this.db
+      .collection<{ _id: string; envId: EnvId; userId: string; email: string | null }>('users')
+      .find({ envId: env, email: { $regex: `^${escapeRegex(email)}$`, $options: 'i' } }, { projection: { userId: 1 } })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => d.userId);
+  }
+
+  async purgeUser(env: EnvId, s: PurgeSubject): Promise<Record<string, number>> {
+    const db = this.db;
+    const byUser = { envId: env, userId: s.userId };
+    const deleted: Record<string, number> = {};
+
+    deleted.users = (await db.collection<{ _id: string }>('users').deleteMany({ _id: idOf(env, s.userId), envId: env })).deletedCount;
+    deleted.devices = (await db.collection('devices').deleteMany(byUser)).deletedCount;
+    deleted.device_keys = (await db.collection('device_keys').deleteMany(byUser)).deletedCount;
+    let events = (await db.collection('events').deleteMany(byUser)).deletedCount;
+    if (s.email) events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: s.email })).deletedCount;
+    deleted.events = events;
+    deleted.debugger = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
+
+    let counters = 0;
+    for (const member of s.identifiers) {
+      counters += (await db.collection<{ _id: string; members?: string[] }>('counters').updateMany({ envId: env, members: member }, { $pull: { members: member } })).modifiedCount;
+    }
+    deleted.counters = counters;
+
+    const deliveries = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.deliveries);
+    const ids = (await deliveries.find(byUser, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    deleted[WEBHOOK_COLLECTIONS.claims] = ids.length ? (await db.collection(WEBHOOK_COLLECTIONS.claims).deleteMany({ deliveryId: { $in: ids } })).deletedCount : 0;
+    deleted[WEBHOOK_COLLECTIONS.deliveries] = (await deliveries.deleteMany(byUser)).deletedCount;
+    deleted[WEBHOOK_COLLECTIONS.dedupe] = (await db.collection(WEBHOOK_COLLECTIONS.dedupe).deleteMany(byUser)).deletedCount;
+
+    deleted[PRIVACY_COLLECTIONS.exports] = (await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)).deletedCount;
+    deleted[PRIVACY_COLLECTIONS.jobs] = (await db.collection(PRIVACY_COLLECTIONS.jobs).deleteMany(byUser)).deletedCount;
+    return deleted;
+  }
+}

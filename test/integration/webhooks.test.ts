@@ -1,0 +1,457 @@
+/**
+ * Webhook outbox against the real test database and a real HTTP receiver on loopback:
+ * signatures, body shape, dedupe, retries with backoff, attempt history, leases across instances,
+ * the attempt limit, and survival across a restart.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { applyIndexes } from '../../src/store/database';
+import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
+import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src/core/webhooks/service';
+import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
+import type { WebhookNotice } from '../../src/core/webhooks/port';
+import type { WebhookDelivery } from '../../src/core/webhooks/model';
+import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';
+import { InvalidParameters } from '../../src/core/errors';
+import { testDatabase, type TestDatabase } from '../support/db';
+
+jest.setTimeout(60_000);
+
+const SECRET = 'sk_test_webhook_secret_0123456789';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** A webhook receiver that records every request and answers what `respond` says. */
+class Receiver {
+  readonly requests: Received[] = [];
+  respond: (n: number) => number = () => 200;
+  delayMs = 0;
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const n = this.requests.length;
+      this.requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      setTimeout(() => {
+        res.statusCode = this.respond(n);
+        res.end('ok');
+      }, this.delayMs);
+    });
+  });
+  url = '';
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/castle`;
+  }
+  reset(): void {
+    this.requests.length = 0;
+    this.respond = () => 200;
+    this.delayMs = 0;
+  }
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await what();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+let database: TestDatabase;
+let store: MongoWebhookStore;
+const receiver = new Receiver();
+const envs = new Map<string, Environment>();
+let skewMs = 0;
+const clock = { now: () => new Date(Date.now() + skewMs) };
+const logs: { level: string; msg: string; obj: object }[] = [];
+const log = {
+  warn: (obj: object, msg: string) => logs.push({ level: 'warn', msg, obj }),
+  info: (obj: object, msg: string) => logs.push({ level: 'info', msg, obj }),
+};
+const services: WebhookService[] = [];
+
+function newEnv(webhookUrl: string | null = receiver.url): Environment {
+  const env: Environment = {
+    id: asEnvId(randomUUID()),
+    name: `wh-${envs.size}`,
+    enabled: true,
+    sandbox: true,
+    publishableKey: 'pk_test',
+    webhookUrl,
+    privacyEmail: null,
+    createdAt: new Date(),
+  };
+  envs.set(env.id, env);
+  return env;
+}
+
+function service(instanceId: string, opts: Partial<WebhookServiceDeps> = {}): WebhookService {
+  const s = new WebhookService({
+    store,
+    signingSecret: async () => SECRET,
+    environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
+    clock,
+    instanceId,
+    log,
+    backoffBaseMs: 20,
+    requestTimeoutMs: 2000,
+    leaseMs: 5000,
+    pollMs: 50,
+    ...opts,
+  });
+  services.push(s);
+  return s;
+}
+
+function device(env: Environment, userId: string, token = `dev_${randomUUID()}`): Device {
+  return {
+    token,
+    envId: env.id,
+    userId,
+    identity: 'fingerprint',
+    fingerprintKey: 'f:abc',
+    createdAt: new Date(),
+    lastSeenAt: new Date(),
+    approvedAt: null,
+    escalatedAt: new Date(),
+    mitigatedAt: null,
+    removedAt: null,
+    risk: 100,
+    feedback: 'reported',
+    context: {
+      ip: '203.0.113.7',
+      location: null,
+      userAgent: { raw: 'UA', browser: 'Chrome', version: '120', os: 'Mac OS X', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome', type: 'desktop', bot: false, headless: false, crawler: false },
+      type: 'desktop',
+      properties: {},
+    },
+    lastEventRisk: 0.95,
+  };
+}
+
+function notice(env: Environment, userId: string, dev: Device | null, type: WebhookNotice['type'] = '$incident.confirmed'): WebhookNotice {
+  return {
+    type,
+    env,
+    userId,
+    device: dev,
+    trigger: 'verdict_deny',
+    context: {
+      ip: '203.0.113.7',
+      userAgent: { raw: 'Mozilla/5.0 (Macintosh)', browser: 'Chrome', version: '120.0', os: 'Mac OS X 10.15', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome', type: 'desktop', bot: false, headless: false, crawler: false },
+      location: { country_code: 'US', country: 'United States', region: 'California', region_code: null, city: 'San Francisco', lat: 37.77, lon: -122.42 },
+    },
+    policy: { id: '3b4a0c7e-0000-4000-8000-000000000001', revision: '3b4a0c7e-0000-4000-8000-000000000002', name: 'Deny high risk', action: 'deny' },
+    userTraits: { email: 'ada@example.com' },
+    properties: {},
+    at: new Date(),
+  };
+}
+
+async function deliveries(env: Environment): Promise<WebhookDelivery[]> {
+  return store.list(env.id, { limit: 100 });
+}
+
+beforeAll(async () => {
+  database = await testDatabase();
+  await applyIndexes(database.db, webhookIndexes);
+  store = new MongoWebhookStore(database.db);
+  await receiver.start();
+});
+
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((s) => s.stop()));
+  // Nothing a test leaves due may be sent (and counted) by the next one.
+  await database.db.collection('webhook_deliveries').deleteMany({ status: { $in: ['pending', 'delivering'] } });
+  receiver.reset();
+  skewMs = 0;
+});
+
+afterAll(async () => {
+  await receiver.close();
+  await database?.drop();
+});
+
+describe('signatures', () => {
+  it('signs and verifies the replay-protected header', () => {
+    const body = '{"a":1}';
+    const now = new Date();
+    const t = Math.floor(now.getTime() / 1000);
+    const header = signRampart(SECRET, body, t);
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(verifyRampart(SECRET, body, header, 300, now)).toBe(true);
+    expect(verifyRampart('other', body, header, 300, now)).toBe(false);
+    expect(verifyRampart(SECRET, '{"a":2}', header, 300, now)).toBe(false);
+    expect(verifyRampart(SECRET, body, header, 300, new Date(now.getTime() + 301_000))).toBe(false);
+    expect(verifyRampart(SECRET, body, 'garbage', 300, now)).toBe(false);
+    expect(verifyRampart(SECRET, body, `t=${t},v1=${'0'.repeat(64)},${header.split(',')[1]}`, 300, now)).toBe(true);
+  });
+
+  it('backs off exponentially with bounded jitter, capped', () => {
+    expect(backoffDelay(1, 1000, 3_600_000, () => 0.5)).toBe(1000);
+    expect(backoffDelay(4, 1000, 3_600_000, () => 0.5)).toBe(8000);
+    expect(backoffDelay(30, 1000, 3_600_000, () => 0.99)).toBe(3_600_000);
+    expect(backoffDelay(2, 1000, 3_600_000, () => 0)).toBe(1600);
+    expect(backoffDelay(2, 1000, 3_600_000, () => 0.999)).toBeLessThanOrEqual(2400);
+  });
+});
+
+describe('delivery', () => {
+  it('POSTs the documented body with both signatures and records the attempt', async () => {
+    const env = newEnv();
+    const svc = service('a');
+    const dev = device(env, 'user-1');
+    await svc.emit(notice(env, 'user-1', dev));
+    expect(await svc.runOnce()).toBe(1);
+    expect(receiver.requests).toHaveLength(1);
+    const req = receiver.requests[0]!;
+
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toBe('Rampart-Webhooks/1');
+    const castle = createHmac('sha256', SECRET).update(req.body).digest('base64');
+    expect(req.headers['x-castle-signature']).toBe(castle);
+    expect(verifyCastle(SECRET, req.body, String(req.headers['x-castle-signature']))).toBe(true);
+    const rampart = String(req.headers['x-rampart-signature']);
+    expect(verifyRampart(SECRET, req.body, rampart)).toBe(true);
+    const t = Number(/t=(\d+)/.exec(rampart)?.[1]);
+    expect(rampart).toContain(`v1=${createHmac('sha256', SECRET).update(`${t}.${req.body}`).digest('hex')}`);
+
+    const body = JSON.parse(req.body);
+    expect(Object.keys(body)).toEqual(['api_version', 'app_id', 'type', 'created_at', 'data', 'user_traits', 'properties']);
+    expect(Object.keys(body.data)).toEqual(['id', 'device_token', 'user_id', 'trigger', 'context', 'policy']);
+    expect(body).toEqual({
+      api_version: 'v1',
+      app_id: env.id,
+      type: '$incident.confirmed',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: {
+        id: req.headers['x-rampart-delivery'],
+        device_token: dev.token,
+        user_id: 'user-1',
+        trigger: 'verdict_deny',
+        context: {
+          ip: '203.0.113.7',
+          user_agent: { raw: 'Mozilla/5.0 (Macintosh)', browser: 'Chrome', version: '120.0', os: 'Mac OS X 10.15', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome' },
+          location: { country_code: 'US', country: 'United States', region: 'California', region_code: null, city: 'San Francisco', lat: 37.77, lon: -122.42 },
+        },
+        policy: { id: '3b4a0c7e-0000-4000-8000-000000000001', revision: '3b4a0c7e-0000-4000-8000-000000000002', name: 'Deny high risk', action: 'deny' },
+      },
+      user_traits: { email: 'ada@example.com' },
+      properties: {},
+    });
+
+    const [d] = await deliveries(env);
+    expect(d).toMatchObject({ id: body.data.id, status: 'delivered', userId: 'user-1', deviceToken: dev.token, type: '$incident.confirmed', url: receiver.url, body: req.body, leaseOwner: null });
+    expect(d!.deliveredAt).toBeInstanceOf(Date);
+    expect(d!.attempts).toHaveLength(1);
+    expect(d!.attempts[0]).toMatchObject({ statusCode: 200, error: null, instance: 'a', url: receiver.url });
+    expect(typeof d!.attempts[0]!.durationMs).toBe('number');
+    expect(await svc.get(env.id, d!.id)).toMatchObject({ id: d!.id });
+    expect(await svc.get(newEnv().id, d!.id)).toBeNull();
+  });
+
+  it('records nothing for an environment without a webhook URL', async () => {
+    const env = newEnv(null);
+    const svc = service('a');
+    await svc.emit(notice(env, 'user-1', device(env, 'user-1')));
+    expect(await deliveries(env)).toHaveLength(0);
+    await expect(svc.sendTest(env)).rejects.toBeInstanceOf(InvalidParameters);
+  });
+
+  it('deduplicates per (user, device, type) within the window, atomically', async () => {
+    const env = newEnv();
+    const svc = service('a', { dedupeWindowMs: 3_600_000 });
+    const dev = device(env, 'user-1');
+    await Promise.all(Array.from({ length: 6 }, () => svc.emit(notice(env, 'user-1', dev))));
+    await svc.emit(notice(env, 'user-1', dev));
+    expect(await deliveries(env)).toHaveLength(1);
+    await svc.emit(notice(env, 'user-1', dev, '$review.opened'));
+    await svc.emit(notice(env, 'user-1', device(env, 'user-1')));
+    await svc.emit(notice(env, 'user-2', dev));
+    expect(await deliveries(env)).toHaveLength(4);
+    // Another instance shares the dedupe state.
+    await service('b', { dedupeWindowMs: 3_600_000 }).emit(notice(env, 'user-1', dev));
+    expect(await deliveries(env)).toHaveLength(4);
+    // A window later the same notice is sent again.
+    skewMs = 3_600_000;
+    await svc.emit(notice(env, 'user-1', dev));
+    expect(await deliveries(env)).toHaveLength(5);
+    expect(await svc.runOnce()).toBe(5);
+    expect(receiver.requests).toHaveLength(5);
+  });
+
+  it('retries with backoff after a 500 and keeps the history of attempts', async () => {
+    const env = newEnv();
+    const svc = service('a', { backoffBaseMs: 200 });
+    receiver.respond = (n) => (n === 0 ? 500 : 200);
+    await svc.emit(notice(env, 'user-1', null));
+    expect(await svc.runOnce()).toBe(1);
+    let [d] = await deliveries(env);
+    expect(d!.status).toBe('pending');
+    expect(d!.lastError).toBe('HTTP 500');
+    expect(d!.attempts).toEqual([expect.objectContaining({ statusCode: 500, error: null })]);
+    const wait = d!.nextAttemptAt!.getTime() - d!.attempts[0]!.at.getTime();
+    expect(wait).toBeGreaterThanOrEqual(160);
+    expect(wait).toBeLessThanOrEqual(400);
+    // Not due yet: nothing is sent.
+    expect(await svc.runOnce()).toBe(0);
+    await sleep(wait + 20);
+    expect(await svc.runOnce()).toBe(1);
+    [d] = await deliveries(env);
+    expect(d!.status).toBe('delivered');
+    expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 200]);
+    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests[1]!.at - receiver.requests[0]!.at).toBeGreaterThanOrEqual(160);
+    // Same body and same Castle signature on every attempt.
+    expect(receiver.requests[1]!.body).toBe(receiver.requests[0]!.body);
+    expect(receiver.requests[1]!.headers['x-castle-signature']).toBe(receiver.requests[0]!.headers['x-castle-signature']);
+  });
+
+  it('the background worker retries on its own until delivered', async () => {
+    const env = newEnv();
+    receiver.respond = (n) => (n < 2 ? 503 : 204);
+    const svc = service('a', { backoffBaseMs: 20, pollMs: 20 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    expect(d.attempts.map((a) => a.statusCode)).toEqual([503, 503, 204]);
+  });
+
+  it('gives up after maxAttempts and records errors without a status code', async () => {
+    const env = newEnv();
+    receiver.respond = () => 500;
+    const svc = service('a', { maxAttempts: 3, backoffBaseMs: 1 });
+    await svc.emit(notice(env, 'user-1', null));
+    await until(async () => {
+      await svc.runOnce();
+      return (await deliveries(env))[0]?.status === 'failed';
+    });
+    const [d] = await deliveries(env);
+    expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 500, 500]);
+    expect(d!.lastError).toBe('HTTP 500');
+    expect(d!.nextAttemptAt).toBeNull();
+    expect(await svc.runOnce()).toBe(0);
+    expect(receiver.requests).toHaveLength(3);
+
+    // Connection refused: the error is recorded in place of a status code.
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const dead = newEnv(`http://127.0.0.1:${port}/`);
+    await svc.emit(notice(dead, 'user-1', null));
+    await svc.runOnce();
+    const [e] = await deliveries(dead);
+    expect(e!.status).toBe('pending');
+    expect(e!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('never double-sends when several instances claim at once', async () => {
+    const env = newEnv();
+    receiver.delayMs = 50;
+    const seeder = service('seed');
+    for (let i = 0; i < 12; i++) await seeder.emit(notice(env, `user-${i}`, null));
+    const workers = ['a', 'b', 'c'].map((id) => service(id));
+    const counts = await Promise.all(workers.map((w) => w.runOnce()));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(12);
+    expect(receiver.requests).toHaveLength(12);
+    const ids = receiver.requests.map((r) => r.headers['x-rampart-delivery']);
+    expect(new Set(ids).size).toBe(12);
+    const all = await deliveries(env);
+    expect(all.every((d) => d.status === 'delivered' && d.attempts.length === 1)).toBe(true);
+
+    // The single-delivery case of the brief: two instances, one delivery, exactly one send.
+    receiver.reset();
+    await seeder.emit(notice(env, 'solo', null));
+    const [x, y] = await Promise.all([service('x').runOnce(), service('y').runOnce()]);
+    expect(x + y).toBe(1);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('survives a restart: pending deliveries and expired leases are picked up by a new instance', async () => {
+    const env = newEnv();
+    const first = service('first');
+    await first.emit(notice(env, 'user-1', null));
+    await first.emit(notice(env, 'user-2', null));
+    // "first" claims user-2's delivery and dies before sending it.
+    const [pending] = (await store.due(clock.now(), 10)).filter((d) => d.userId === 'user-2' && d.envId === env.id);
+    const now = clock.now();
+    const claimed = await store.claim(pending!, 'first', now, new Date(now.getTime() + 300));
+    expect(claimed?.status).toBe('delivering');
+    // Another claim of the same version fails while the lease holds.
+    expect(await store.claim(pending!, 'other', clock.now(), new Date(Date.now() + 300))).toBeNull();
+
+    const second = service('second', { pollMs: 25 });
+    second.start();
+    await until(async () => (await deliveries(env)).filter((d) => d.status === 'delivered').length === 2);
+    const all = await deliveries(env);
+    expect(all.map((d) => d.attempts.map((a) => a.instance))).toEqual([['second'], ['second']]);
+    expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('stop() waits for the deliveries in flight', async () => {
+    const env = newEnv();
+    receiver.delayMs = 300;
+    const svc = service('a', { pollMs: 10 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    await until(async () => receiver.requests.length === 1);
+    await svc.stop();
+    const [d] = await deliveries(env);
+    expect(d!.status).toBe('delivered');
+  });
+
+  it('sends a test webhook once, without dedupe, and lists with cursors', async () => {
+    const env = newEnv();
+    const svc = service('a');
+    const one = await svc.sendTest(env);
+    const two = await svc.sendTest(env);
+    expect(one.status).toBe('delivered');
+    expect(two.status).toBe('delivered');
+    expect(one.test).toBe(true);
+    const body = JSON.parse(receiver.requests[0]!.body);
+    expect(body).toMatchObject({ type: '$incident.confirmed', app_id: env.id, data: { user_id: null, device_token: null, trigger: 'test', policy: null } });
+    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']))).toBe(true);
+
+    receiver.respond = () => 500;
+    const failed = await svc.sendTest(env);
+    expect(failed.status).toBe('failed');
+    expect(failed.attempts).toHaveLength(1);
+
+    await svc.emit(notice(env, 'user-9', null));
+    const page1 = await svc.list(env.id, { limit: 2 });
+    const page2 = await svc.list(env.id, { limit: 2, after: page1[1]!.id });
+    expect(page1).toHaveLength(2);
+    expect(page2).toHaveLength(2);
+    expect(new Set([...page1, ...page2].map((d) => d.id)).size).toBe(4);
+    expect((await svc.list(env.id, { limit: 10, status: 'failed' })).map((d) => d.id)).toEqual([failed.id]);
+    expect((await svc.list(env.id, { limit: 10, status: 'pending' })).map((d) => d.userId)).toEqual(['user-9']);
+    expect((await svc.listForUser(env.id, 'user-9')).map((d) => d.userId)).toEqual(['user-9']);
+    await expect(svc.list(env.id, { limit: 2, after: randomUUID() })).rejects.toBeInstanceOf(InvalidParameters);
+  });
+
+  it('fails a delivery for good when the environment lost its webhook URL', async () => {
+    const env = newEnv();
+    const svc = service('a');
+    await svc.emit(notice(env, 'user-1', null));
+    envs.set(env.id, { ...env, webhookUrl: null });
+    await svc.runOnce();
+    const [d] = await deliveries(env);
+    expect(d).toMatchObject({ status: 'failed', lastError: 'the environment no longer has a webhook URL' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+});
