@@ -29,6 +29,10 @@ import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
 import { createSmtpMailer } from '../mail/smtp';
+import { QueryService } from '../core/queries/service';
+import { AnalyticsService } from '../core/analytics/service';
+import { MongoQueryStore, queryIndexes } from '../store/queries';
+import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import type { Logger } from './logger';
 
 export const ALL_INDEXES: readonly IndexSpec[] = [
@@ -40,6 +44,8 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...policyIndexes,
   ...webhookIndexes,
   ...privacyIndexes,
+  ...queryIndexes,
+  ...analyticsIndexes,
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
@@ -114,6 +120,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     rateLimiter: new RateLimiter(o.rateLimitPerSecond),
+    queries: new QueryService(new MongoQueryStore(db)),
+    analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
     read: { events, debuggerLog, users, devices: devicesStore },
   };
   let sweeper: NodeJS.Timeout | null = null;

@@ -11,6 +11,8 @@ import type { WebhookService } from './webhooks/service';
 import type { PrivacyService } from './privacy/service';
 import type { EventStore, DebuggerStore, UserStore, DeviceStore } from './ports';
 import type { RateLimiter } from './ratelimit';
+import type { QueryService } from './queries/service';
+import type { AnalyticsService } from './analytics/service';
 
 export interface Services {
   environments: EnvironmentService;
@@ -21,6 +23,10 @@ export interface Services {
   webhooks: WebhookService;
   privacy: PrivacyService;
   rateLimiter: RateLimiter;
+  /** Dashboard searches (events, devices, users, debugger) with cursor pagination. */
+  queries: QueryService;
+  /** Signal analytics: counts over time buckets and top-N. */
+  analytics: AnalyticsService;
   /** Read-side stores for dashboards (GraphQL). */
   read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStore; devices: DeviceStore };
 }

@@ -2,7 +2,7 @@
 import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { CounterStore } from '../core/ports';
-import type { IndexSpec } from './database';
+import { isDuplicateKey, type IndexSpec } from './database';
 import { idOf } from './ids';
 
 interface CounterDoc {
@@ -14,6 +14,20 @@ interface CounterDoc {
 }
 
 const TTL_MS = 2 * 24 * 3_600_000;
+
+/**
+ * Two concurrent upserts of a new _id race: the loser gets a duplicate-key error (on MongoDB
+ * and FerretDB alike). The document exists by then, so the same update succeeds when repeated.
+ */
+async function upsertRetrying<T>(op: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (!isDuplicateKey(err) || attempt >= 3) throw err;
+    }
+  }
+}
 
 // No TTL index: FerretDB 1.24 rejects them. Expired counters are deleted by `sweep`.
 export const counterIndexes: IndexSpec[] = [{ collection: 'counters', indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
@@ -33,10 +47,12 @@ export class MongoCounterStore implements CounterStore {
     return out;
   }
   async addDistinct(env: EnvId, key: string, member: string, cap: number): Promise<number> {
-    const d = await this.col.findOneAndUpdate(
-      { _id: idOf(env, key) },
-      { $addToSet: { members: member }, $set: { envId: env, expiresAt: new Date(Date.now() + TTL_MS) } },
-      { upsert: true, returnDocument: 'after' },
+    const d = await upsertRetrying(() =>
+      this.col.findOneAndUpdate(
+        { _id: idOf(env, key) },
+        { $addToSet: { members: member }, $set: { envId: env, expiresAt: new Date(Date.now() + TTL_MS) } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     const size = d?.members?.length ?? 1;
     if (size > cap && d?.members) {
@@ -49,10 +65,12 @@ export class MongoCounterStore implements CounterStore {
     return Object.fromEntries(keys.map((k) => [k, found.get(k)?.members?.length ?? 0]));
   }
   async increment(env: EnvId, key: string, by = 1): Promise<number> {
-    const d = await this.col.findOneAndUpdate(
-      { _id: idOf(env, key) },
-      { $inc: { n: by }, $set: { envId: env, expiresAt: new Date(Date.now() + TTL_MS) } },
-      { upsert: true, returnDocument: 'after' },
+    const d = await upsertRetrying(() =>
+      this.col.findOneAndUpdate(
+        { _id: idOf(env, key) },
+        { $inc: { n: by }, $set: { envId: env, expiresAt: new Date(Date.now() + TTL_MS) } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     return d?.n ?? by;
   }

@@ -30,11 +30,21 @@ export async function connect(uri: string, dbName: string, opts: { monitorComman
   return { client, db, close: () => client.close() };
 }
 
-/** Create every declared index (idempotent). */
+/**
+ * Create every declared index that is missing, one at a time. (FerretDB 1.24 panics when one
+ * `createIndexes` command names several indexes that already exist, so existing ones are skipped.)
+ */
 export async function applyIndexes(db: Db, specs: readonly IndexSpec[]): Promise<void> {
   for (const spec of specs) {
-    if (spec.indexes.length === 0) continue;
-    await db.collection(spec.collection).createIndexes(spec.indexes);
+    const col = db.collection(spec.collection);
+    const existing = new Set(
+      (await col.listIndexes().toArray().catch(() => [])).map((i: { name?: unknown }) => String(i.name)),
+    );
+    for (const index of spec.indexes) {
+      if (index.name && existing.has(index.name)) continue;
+      const { key, ...options } = index;
+      await col.createIndex(key, options);
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import type { DeviceStore } from '../core/ports';
 import { isDuplicateKey, type IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
 
-interface DeviceDoc extends Omit<Device, 'context'> {
+export interface DeviceDoc extends Omit<Device, 'context'> {
   _id: string;
   context: Omit<DeviceContext, 'properties'> & { properties: string };
 }
@@ -22,16 +22,14 @@ interface KeyDoc {
 export const deviceIndexes: IndexSpec[] = [
   {
     collection: 'devices',
-    indexes: [
-      { key: { envId: 1, userId: 1, lastSeenAt: -1 }, name: 'env_user_seen' },
-      { key: { envId: 1, lastSeenAt: -1 }, name: 'env_seen' },
-    ],
+    // listForUser is served by q_env_user_seen, declared with the dashboard queries (src/store/queries.ts).
+    indexes: [],
   },
   { collection: 'device_keys', indexes: [{ key: { envId: 1, userId: 1 }, name: 'env_user' }] },
 ];
 
 const toDoc = (d: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, context: { ...d.context, properties: toJson(d.context.properties) } });
-const fromDoc = ({ _id, ...d }: DeviceDoc): Device => ({ ...d, context: { ...d.context, properties: fromJson(d.context.properties, {}) } });
+export const deviceFromDoc = ({ _id, ...d }: DeviceDoc): Device => ({ ...d, context: { ...d.context, properties: fromJson(d.context.properties, {}) } });
 
 export class MongoDeviceStore implements DeviceStore {
   constructor(private readonly db: Db) {}
@@ -43,7 +41,7 @@ export class MongoDeviceStore implements DeviceStore {
   }
   async byToken(env: EnvId, token: string): Promise<Device | null> {
     const d = await this.col.findOne({ _id: idOf(env, token) });
-    return d && d.envId === env ? fromDoc(d) : null;
+    return d && d.envId === env ? deviceFromDoc(d) : null;
   }
   async tokenForFingerprint(env: EnvId, userId: string, key: string): Promise<string | null> {
     const k = await this.keys.findOne({ _id: idOf(env, userId, key) });
@@ -68,7 +66,7 @@ export class MongoDeviceStore implements DeviceStore {
   }
   async listForUser(env: EnvId, userId: string, includeRemoved = false): Promise<Device[]> {
     const docs = await this.col.find({ envId: env, userId }).sort({ lastSeenAt: -1 }).limit(1000).toArray();
-    return docs.map(fromDoc).filter((d) => includeRemoved || !d.removedAt);
+    return docs.map(deviceFromDoc).filter((d) => includeRemoved || !d.removedAt);
   }
   async countForUser(env: EnvId, userId: string): Promise<number> {
     return this.keys.countDocuments({ envId: env, userId });
@@ -76,6 +74,6 @@ export class MongoDeviceStore implements DeviceStore {
   async byTokens(env: EnvId, tokens: readonly string[]): Promise<Device[]> {
     if (tokens.length === 0) return [];
     const docs = await this.col.find({ _id: { $in: tokens.map((t) => idOf(env, t)) } }).toArray();
-    return docs.filter((d) => d.envId === env).map(fromDoc);
+    return docs.filter((d) => d.envId === env).map(deviceFromDoc);
   }
 }

@@ -15,7 +15,7 @@ export interface EventDoc extends Omit<StoredEvent, 'id' | 'context' | 'userTrai
   properties: string;
   signalDetails: string;
 }
-interface DebugDoc extends Omit<RejectedPayload, 'id' | 'fields'> {
+export interface DebugDoc extends Omit<RejectedPayload, 'id' | 'fields'> {
   _id: string;
   fields: string;
 }
@@ -23,14 +23,10 @@ interface DebugDoc extends Omit<RejectedPayload, 'id' | 'fields'> {
 export const eventIndexes: IndexSpec[] = [
   {
     collection: 'events',
-    indexes: [
-      { key: { envId: 1, occurredAt: -1 }, name: 'env_time' },
-      { key: { envId: 1, userId: 1, occurredAt: -1 }, name: 'env_user_time' },
-      { key: { envId: 1, deviceToken: 1, occurredAt: -1 }, name: 'env_device_time' },
-      { key: { envId: 1, ip: 1, occurredAt: -1 }, name: 'env_ip_time' },
-    ],
+    // The (env, …, time, _id) indexes that serve these reads are declared with the dashboard
+    // queries in src/store/queries.ts.
+    indexes: [],
   },
-  { collection: 'debugger', indexes: [{ key: { envId: 1, receivedAt: -1 }, name: 'env_time' }] },
 ];
 
 export const toEventDoc = (e: StoredEvent): EventDoc => {
@@ -101,6 +97,8 @@ export class MongoEventStore implements EventStore {
   }
 }
 
+export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPayload => ({ id: _id, ...rest, fields: fromJson(fields, []) });
+
 export class MongoDebuggerStore implements DebuggerStore {
   constructor(private readonly db: Db) {}
   private get col() {
@@ -112,6 +110,6 @@ export class MongoDebuggerStore implements DebuggerStore {
   }
   async list(env: EnvId, limit: number): Promise<RejectedPayload[]> {
     const docs = await this.col.find({ envId: env }).sort({ receivedAt: -1 }).limit(limit).toArray();
-    return docs.map(({ _id, fields, ...rest }) => ({ id: _id, ...rest, fields: fromJson(fields, []) }));
+    return docs.map(rejectedFromDoc);
   }
 }

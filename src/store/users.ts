@@ -5,7 +5,7 @@ import type { UserStore } from '../core/ports';
 import type { IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
 
-interface UserDoc extends Omit<UserProfile, 'traits'> {
+export interface UserDoc extends Omit<UserProfile, 'traits'> {
   _id: string;
   traits: string;
 }
@@ -20,7 +20,7 @@ export const userIndexes: IndexSpec[] = [
   },
 ];
 
-const fromDoc = ({ _id, traits, ...rest }: UserDoc): UserProfile => ({ ...rest, deviceCount: rest.deviceCount ?? 0, traits: fromJson(traits, {}) });
+export const userFromDoc = ({ _id, traits, ...rest }: UserDoc): UserProfile => ({ ...rest, deviceCount: rest.deviceCount ?? 0, traits: fromJson(traits, {}) });
 
 export class MongoUserStore implements UserStore {
   constructor(private readonly db: Db) {}
@@ -29,10 +29,10 @@ export class MongoUserStore implements UserStore {
   }
   async get(env: EnvId, userId: string): Promise<UserProfile | null> {
     const d = await this.col.findOne({ _id: idOf(env, userId) });
-    return d && d.envId === env ? fromDoc(d) : null;
+    return d && d.envId === env ? userFromDoc(d) : null;
   }
   async byEmail(env: EnvId, email: string): Promise<UserProfile[]> {
-    return (await this.col.find({ envId: env, email }).limit(1000).toArray()).map(fromDoc);
+    return (await this.col.find({ envId: env, email }).limit(1000).toArray()).map(userFromDoc);
   }
   async save(u: UserProfile): Promise<void> {
     await this.col.replaceOne({ _id: idOf(u.envId, u.userId) }, { ...u, traits: toJson(u.traits) }, { upsert: true });

@@ -97,21 +97,16 @@ export async function readCounters(counters: CounterStore, env: EnvId, x: Enrich
   };
 }
 
-/** Record this event in the velocity counters. Returns the fingerprint's distinct-account count. */
-export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<number | null> {
+/** Record this event in the velocity counters. */
+export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<void> {
   const k = counterKeys(x);
   const work: Promise<unknown>[] = [];
   if (k.ipEvents) work.push(counters.increment(env, k.ipEvents));
-  const name = x.event.name;
   const who = x.event.userId ?? x.event.email ?? x.event.username;
-  if (k.ipFailedUsers && who && (name === '$login.failed' || (name === '$login' && x.event.extra.status === '$failed'))) {
-    work.push(counters.addDistinct(env, k.ipFailedUsers, who, MAX_DISTINCT));
-  }
-  if (name === '$challenge.failed') work.push(counters.increment(env, k.fpChallengeFailed));
-  let fp: Promise<number> | null = null;
-  if (k.fpUsers && x.event.userId) fp = counters.addDistinct(env, k.fpUsers, x.event.userId, MAX_DISTINCT);
+  if (k.ipFailedUsers && who && x.event.name === '$login.failed') work.push(counters.addDistinct(env, k.ipFailedUsers, who, MAX_DISTINCT));
+  if (x.event.name === '$challenge.failed') work.push(counters.increment(env, k.fpChallengeFailed));
+  if (k.fpUsers && x.event.userId) work.push(counters.addDistinct(env, k.fpUsers, x.event.userId, MAX_DISTINCT));
   await Promise.all(work);
-  return fp ? fp : null;
 }
 
 /** The user's profile after this event. */

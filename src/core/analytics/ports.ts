@@ -1,0 +1,33 @@
+/**
+ * What signal analytics needs from storage: counts grouped by one event field, and the slim
+ * points a time series is bucketed from. No driver types; every method takes the EnvId first.
+ */
+import type { Action, EnvId } from '../model';
+import type { EventFilter } from '../queries/model';
+
+/** Event fields analytics can group by. `signal` counts each fired signal of an event once. */
+export type CountField = 'action' | 'signal' | 'ip' | 'asn' | 'country' | 'deviceToken' | 'userId';
+
+export interface GroupCount {
+  /** The field's value as text; null groups events without one (e.g. feedback events' action). */
+  key: string | null;
+  count: number;
+}
+
+/** The part of an event a time series needs. */
+export interface EventPoint {
+  at: Date;
+  action: Action | null;
+  signals: string[];
+}
+
+export interface AnalyticsStore {
+  count(env: EnvId, filter: EventFilter): Promise<number>;
+  /**
+   * The `limit` largest groups of `field` (ties by key), and how many distinct values there are.
+   * With `skipNull`, events without a value are left out of both.
+   */
+  countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }>;
+  /** Points of the matching events, at most `cap` of them; `truncated` when there were more. */
+  points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }>;
+}

@@ -1,0 +1,66 @@
+/**
+ * The read side's vocabulary: filters for event and device searches, keyset pages with opaque
+ * cursors, and the page-size cap every door shares.
+ */
+import type { Action, Device, StoredEvent } from '../model';
+import type { DeviceReviewState } from '../policies/model';
+
+/** Largest page any search returns; a larger request is refused, never silently shortened. */
+export const MAX_PAGE_SIZE = 100;
+
+export interface PageRequest {
+  /** Items wanted, 1..MAX_PAGE_SIZE; absent: the list's default. */
+  first?: number | null;
+  /** Cursor of the last item of the previous page. */
+  after?: string | null;
+}
+
+export interface Edge<T> {
+  node: T;
+  cursor: string;
+}
+
+export interface Page<T> {
+  edges: Edge<T>[];
+  hasNextPage: boolean;
+}
+
+/** Every condition present must hold. Time bounds are on event time: `from` inclusive, `to` exclusive. */
+export interface EventFilter {
+  name?: string;
+  action?: Action;
+  signal?: string;
+  userId?: string;
+  deviceToken?: string;
+  ip?: string;
+  asn?: number;
+  country?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** Every condition present must hold. Risk is the device's own 0-100 risk. */
+export interface DeviceFilter {
+  userId?: string;
+  reviewState?: DeviceReviewState;
+  country?: string;
+  minRisk?: number;
+  maxRisk?: number;
+  lastSeenFrom?: Date;
+  lastSeenTo?: Date;
+  includeRemoved?: boolean;
+}
+
+export interface RejectedFilter {
+  userId?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** Where a keyset page starts: strictly after (older than) this sort key. */
+export interface SortKey {
+  at: Date;
+  id: string;
+}
+
+export type { Device, StoredEvent };

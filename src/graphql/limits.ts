@@ -1,0 +1,128 @@
+/**
+ * Limits that keep one query from costing the service more than a dashboard page should: a
+ * token cap when parsing, then, once the operation is known, a depth limit and a complexity
+ * limit where a list field's cost is multiplied by the page size it asks for. Also refuses
+ * mutations to read-only analyst keys before anything executes. Page sizes themselves are capped
+ * by the core (MAX_PAGE_SIZE).
+ */
+import type { ApolloServerPlugin } from '@apollo/server';
+import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import { getVariableValues, Kind, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { BadRequest, Forbidden } from '../core/errors';
+import { MAX_PAGE_SIZE } from '../core/queries/model';
+import type { GraphqlContext } from './context';
+import { requestError } from './errors';
+
+export const LIMITS = {
+  /** Most lexical tokens in a query document. */
+  maxTokens: 5000,
+  /** Most nested fields from the root to a leaf (introspection fields not counted). */
+  maxDepth: 10,
+  /** Most estimated cost of one operation. */
+  maxComplexity: 5000,
+  /** Most field selections the estimate walks (fragments expanded) before giving up as too complex. */
+  maxNodes: 20_000,
+};
+
+/** Fields that cost more than a plain read. */
+const FIELD_COST: Readonly<Record<string, number>> = {
+  'Analytics.total': 10,
+  'Analytics.actions': 10,
+  'Analytics.signals': 10,
+  'Analytics.top': 10,
+  'Analytics.timeSeries': 50,
+  'User.riskSummary': 5,
+  'Mutation.sendTestWebhook': 20,
+  'Mutation.requestPrivacyExport': 20,
+  'Mutation.purgeUser': 20,
+};
+
+/** Expected sizes of lists that take no `first` (their children cost this many times). */
+const LIST_SIZE: Readonly<Record<string, number>> = {
+  'Query.policies': 20,
+  'Policy.revisions': 10,
+  'WebhookDelivery.attempts': 10,
+  'Mutation.reorderPolicies': 20,
+  'TimeSeries.buckets': 100,
+};
+
+/** Cost of a field: its own, plus its children times the page size it asks for. */
+const pageEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+  const name = `${type.name}.${field.name}`;
+  const own = FIELD_COST[name] ?? 1;
+  const first = typeof args.first === 'number' ? Math.min(Math.max(args.first, 1), MAX_PAGE_SIZE) : LIST_SIZE[name];
+  return own + childComplexity * (first ?? 1);
+};
+
+/**
+ * Depth of a selection set: nested fields, fragments inlined, introspection ignored. Each
+ * fragment's depth is computed once, so nested fragment spreads cost linear time.
+ */
+function depthOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, memo = new Map<string, number>()): number {
+  if (!set) return 0;
+  let max = 0;
+  for (const sel of set.selections) {
+    let d = 0;
+    if (sel.kind === Kind.FIELD) {
+      if (sel.name.value.startsWith('__')) continue;
+      d = 1 + depthOf(sel.selectionSet, fragments, memo);
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      d = depthOf(sel.selectionSet, fragments, memo);
+    } else {
+      const name = sel.name.value;
+      const known = memo.get(name);
+      if (known !== undefined) d = known;
+      else {
+        // Validation has already refused cycles; the provisional 0 only makes this safe regardless.
+        memo.set(name, 0);
+        d = depthOf(fragments.get(name)?.selectionSet, fragments, memo);
+        memo.set(name, d);
+      }
+    }
+    max = Math.max(max, d);
+  }
+  return max;
+}
+
+function limitError(name: string, max: number, actual: number | null, message: string) {
+  return requestError(new BadRequest(message), { limit: { name, max, actual } });
+}
+
+export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, document, request, schema, contextValue }) {
+          if (!operation) return;
+          if (operation.operation === 'mutation' && contextValue.principal.kind !== 'secret') {
+            throw requestError(new Forbidden('analyst keys are read-only: mutations need the API secret'));
+          }
+          const fragments = new Map<string, FragmentDefinitionNode>();
+          for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+          const depth = depthOf(operation.selectionSet, fragments);
+          if (depth > LIMITS.maxDepth) {
+            throw limitError('depth', LIMITS.maxDepth, depth, `query is too deep: depth ${depth} exceeds the limit of ${LIMITS.maxDepth}`);
+          }
+          // Invalid variables: execution reports them (BAD_USER_INPUT) before resolving anything.
+          if (getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}).errors) return;
+          let cost: number;
+          try {
+            cost = getComplexity({
+              schema,
+              query: document,
+              operationName: request.operationName ?? undefined,
+              variables: request.variables ?? {},
+              estimators: [pageEstimator, simpleEstimator({ defaultComplexity: 1 })],
+              maxQueryNodes: LIMITS.maxNodes,
+            });
+          } catch {
+            throw limitError('nodes', LIMITS.maxNodes, null, `query is too complex: it expands to more than ${LIMITS.maxNodes} field selections`);
+          }
+          if (cost > LIMITS.maxComplexity) {
+            throw limitError('complexity', LIMITS.maxComplexity, cost, `query is too complex: estimated cost ${cost} exceeds the limit of ${LIMITS.maxComplexity}; ask for smaller pages or fewer fields`);
+          }
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** Devices: look-up, search, review (approve/report through the core), and their relations. */
+import { reviewState } from '../../core/devices/service';
+import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
+import { compact, connection, envOf, freshEnv } from './common';
+
+export const query: QueryResolvers = {
+  device: (_p, { token }, ctx) => ctx.loaders.device.load(token),
+  devices: (_p, { filter, first, after }, ctx) => ctx.services.queries.devices(envOf(ctx), compact(filter), { first, after }),
+};
+
+export const mutation: MutationResolvers = {
+  approveDevice: (_p, { token }, ctx) => ctx.services.devices.approve(envOf(ctx), token),
+  reportDevice: async (_p, { token }, ctx) => ctx.services.devices.report(await freshEnv(ctx), token, 'device_reported'),
+};
+
+export const types: Resolvers = {
+  Device: {
+    user: (d, _a, ctx) => ctx.loaders.user.load(d.userId),
+    reviewState: (d) => reviewState(d),
+    type: (d) => d.context.type,
+    ip: (d) => d.context.ip,
+    location: (d) => d.context.location,
+    userAgent: (d) => d.context.userAgent,
+    properties: (d) => d.context.properties,
+    events: (d, { first }, ctx) => ctx.loaders.deviceEvents(first).load(d.token),
+  },
+  Location: {
+    countryCode: (l) => l.country_code,
+    regionCode: (l) => l.region_code,
+  },
+  DeviceConnection: connection,
+};

@@ -1,0 +1,52 @@
+/**
+ * Policies: reads, and edits through the core's PolicyService. Verdicts read the policy set on
+ * every evaluation, so an edit here decides the very next verdict on every door.
+ */
+import type { PolicyConditions, PolicyDraft } from '../../core/policies/model';
+import type { MutationResolvers, PolicyConditionsInput, QueryResolvers, Resolvers } from '../generated/types';
+import { envOf } from './common';
+
+const list = <T>(v: ReadonlyArray<T> | null | undefined): T[] | undefined => (v ? [...v] : undefined);
+const num = (v: number | null | undefined): number | undefined => (v === null ? undefined : v);
+
+function conditions(c: PolicyConditionsInput | null | undefined): PolicyConditions {
+  if (!c) return {};
+  const out: PolicyConditions = {
+    events: list(c.events),
+    riskLevels: list(c.riskLevels),
+    minRisk: num(c.minRisk),
+    maxRisk: num(c.maxRisk),
+    signalsAny: list(c.signalsAny),
+    signalsAll: list(c.signalsAll),
+    countries: list(c.countries),
+    deviceStates: list(c.deviceStates),
+  };
+  for (const k of Object.keys(out) as (keyof PolicyConditions)[]) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+export const query: QueryResolvers = {
+  policies: (_p, { includeArchived }, ctx) => ctx.services.policies.list(envOf(ctx), includeArchived ?? false),
+  policy: (_p, { id }, ctx) => ctx.loaders.policy.load(id),
+};
+
+export const mutation: MutationResolvers = {
+  createPolicy: (_p, { input }, ctx) =>
+    ctx.services.policies.create(envOf(ctx), { name: input.name, group: input.group, action: input.action, conditions: conditions(input.conditions) }),
+  updatePolicy: (_p, { id, input }, ctx) => {
+    const patch: Partial<PolicyDraft> = {};
+    if (input.name !== null && input.name !== undefined) patch.name = input.name;
+    if (input.group !== null && input.group !== undefined) patch.group = input.group;
+    if (input.action !== null && input.action !== undefined) patch.action = input.action;
+    if (input.conditions !== null && input.conditions !== undefined) patch.conditions = conditions(input.conditions);
+    return ctx.services.policies.update(envOf(ctx), id, patch);
+  },
+  archivePolicy: (_p, { id }, ctx) => ctx.services.policies.archive(envOf(ctx), id),
+  reorderPolicies: (_p, { group, ids }, ctx) => ctx.services.policies.reorder(envOf(ctx), group, ids),
+};
+
+export const types: Resolvers = {
+  Policy: {
+    revisions: (p, _a, ctx) => ctx.loaders.policyRevisions.load(p.id),
+  },
+};

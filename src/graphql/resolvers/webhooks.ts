@@ -1,0 +1,25 @@
+/** Webhook deliveries with their attempts, and the test webhook, through the core's WebhookService. */
+import { pageSize, toPage } from '../../core/queries/pagination';
+import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
+import { connection, envOf, freshEnv } from './common';
+
+export const query: QueryResolvers = {
+  webhookDeliveries: async (_p, { status, first, after }, ctx) => {
+    const n = pageSize(first, 20);
+    const rows = await ctx.services.webhooks.list(envOf(ctx), { status: status ?? undefined, limit: n + 1, after: after ?? undefined });
+    return toPage(rows, n, (d) => d.id);
+  },
+  webhookDelivery: (_p, { id }, ctx) => ctx.services.webhooks.get(envOf(ctx), id),
+};
+
+export const mutation: MutationResolvers = {
+  sendTestWebhook: async (_p, _a, ctx) => ctx.services.webhooks.sendTest(await freshEnv(ctx)),
+};
+
+export const types: Resolvers = {
+  WebhookDelivery: {
+    user: (d, _a, ctx) => (d.userId ? ctx.loaders.user.load(d.userId) : null),
+    device: (d, _a, ctx) => (d.deviceToken ? ctx.loaders.device.load(d.deviceToken) : null),
+  },
+  WebhookDeliveryConnection: connection,
+};

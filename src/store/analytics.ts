@@ -1,0 +1,66 @@
+/**
+ * Signal analytics on MongoDB/FerretDB: grouped counts by aggregation (only `$match`, `$group`
+ * with `$sum`, `$sort`, `$limit` and `$count`, which FerretDB 1.24 supports), and slim projected
+ * points for time series, which the core buckets. Indexes are those of the event searches
+ * (src/store/queries.ts): every filter field leads an index after the environment.
+ */
+import type { Db, Document } from 'mongodb';
+import type { EnvId } from '../core/model';
+import type { EventFilter } from '../core/queries/model';
+import type { AnalyticsStore, CountField, EventPoint, GroupCount } from '../core/analytics/ports';
+import type { IndexSpec } from './database';
+import type { EventDoc } from './events';
+import { eventMatch } from './queries';
+
+/** Analytics reads the event collection through the query indexes; it declares none of its own. */
+export const analyticsIndexes: IndexSpec[] = [];
+
+const keyText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export class MongoAnalyticsStore implements AnalyticsStore {
+  constructor(private readonly db: Db) {}
+  private get events() {
+    return this.db.collection<EventDoc>('events');
+  }
+
+  count(env: EnvId, filter: EventFilter): Promise<number> {
+    return this.events.countDocuments(eventMatch(env, filter));
+  }
+
+  async countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }> {
+    const match: Document = eventMatch(env, filter);
+    if (field === 'signal') return this.countSignals(match, limit);
+    if (skipNull && match[field] === undefined) match[field] = { $ne: null };
+    const grouped = [{ $match: match }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }];
+    const [top, distinct] = await Promise.all([
+      this.events.aggregate<{ _id: unknown; n: number }>([...grouped, { $sort: { n: -1, _id: 1 } }, { $limit: limit }]).toArray(),
+      this.events.aggregate<{ n: number }>([...grouped, { $count: 'n' }]).toArray(),
+    ]);
+    return { groups: top.map((g) => ({ key: keyText(g._id), count: g.n })), distinct: distinct[0]?.n ?? 0 };
+  }
+
+  /**
+   * Signals are grouped by whole signal set and exploded here: FerretDB's `$unwind` drops the
+   * other fields, and the number of distinct sets stays small.
+   */
+  private async countSignals(match: Document, limit: number): Promise<{ groups: GroupCount[]; distinct: number }> {
+    const rows = await this.events.aggregate<{ _id: string[] | null; n: number }>([{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }]).toArray();
+    const counts = new Map<string, number>();
+    for (const r of rows) for (const s of r._id ?? []) counts.set(s, (counts.get(s) ?? 0) + r.n);
+    const groups = [...counts]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, limit)
+      .map(([key, count]) => ({ key, count }));
+    return { groups, distinct: counts.size };
+  }
+
+  async points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }> {
+    const docs = await this.events
+      .find(eventMatch(env, filter), { projection: { _id: 0, occurredAt: 1, action: 1, signals: 1 } })
+      .limit(cap + 1)
+      .batchSize(10_000)
+      .toArray();
+    const points = docs.slice(0, cap).map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] }));
+    return { points, truncated: docs.length > cap };
+  }
+}
