@@ -71,6 +71,7 @@ export async function startEmbedded(dataDir: string, port?: number): Promise<Emb
     [
       '--handler=sqlite',
       `--sqlite-url=file:${sqliteDir}/`,
+      `--state-dir=${sqliteDir}`,
       `--listen-addr=127.0.0.1:${listenPort}`,
       '--telemetry=disable',
       '--debug-addr=-',
