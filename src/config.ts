@@ -14,7 +14,7 @@ const optionalUrl = (protocols: string[]) =>
   z
     .string()
     .url()
-    .refine((v) => protocols.includes(new URL(v).protocol), { message: `must use ${protocols.join(' or ')}` })
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), { message: `must use ${protocols.join(' or ')}` })
     .optional();
 
 const schema = z.object({
