@@ -95,6 +95,5 @@ export async function call(app: Pick<TestApp, 'baseUrl' | 'secret'>, method: str
   } catch {
     json = text;
   }
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: res.status, headers: res.headers, body: json as any };
 }

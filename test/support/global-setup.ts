@@ -7,7 +7,6 @@ import path from 'node:path';
 import { startEmbedded } from '../../src/store/embedded';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __RAMPART_TEST_DB_STOP__: (() => Promise<void>) | undefined;
 }
 
