@@ -1,0 +1,65 @@
+/**
+ * The gRPC door's one table from the core's error kinds to gRPC status codes, and the trailers
+ * every error carries: `rampart-error-type` (the same type REST puts in its body), the standard
+ * rich error model in `grpc-status-details-bin` (google.rpc.ErrorInfo, BadRequest with each
+ * offending field, RetryInfo), `retry-after` on rate limits and `rampart-correlation-id` on
+ * internal errors. Internal errors carry nothing but the correlation id.
+ */
+import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
+import { DomainError, InternalError, InvalidParameters, RateLimited, type ErrorKind } from '../core/errors';
+import { encodeStatusDetails, ERROR_DOMAIN, STATUS_DETAILS_KEY, type FieldViolation } from './status-details';
+
+export const GRPC_STATUS: Readonly<Record<ErrorKind, Status>> = {
+  bad_request: Status.INVALID_ARGUMENT,
+  unauthorized: Status.UNAUTHENTICATED,
+  forbidden: Status.PERMISSION_DENIED,
+  not_found: Status.NOT_FOUND,
+  payload_too_large: Status.INVALID_ARGUMENT,
+  invalid_parameters: Status.INVALID_ARGUMENT,
+  invalid_request_token: Status.INVALID_ARGUMENT,
+  rate_limited: Status.RESOURCE_EXHAUSTED,
+  unavailable: Status.UNAVAILABLE,
+  deadline_exceeded: Status.DEADLINE_EXCEEDED,
+  internal: Status.INTERNAL,
+};
+
+export const ERROR_TYPE_KEY = 'rampart-error-type';
+export const CORRELATION_ID_KEY = 'rampart-correlation-id';
+export const RETRY_AFTER_KEY = 'retry-after';
+
+/** Maps a field path of the Castle-shaped body the core validated to the request message's field path. */
+export type FieldPathMapper = (bodyPath: string) => string;
+
+const TOKEN_FIELD = /^(request_token|context\.client_id)\b/;
+
+/** The offending fields of an error, as request-message paths. */
+function violations(e: DomainError, fieldPath: FieldPathMapper): FieldViolation[] {
+  if (e instanceof InvalidParameters) return e.fields.map((f) => ({ field: fieldPath(f.field), description: f.message }));
+  if (e.kind === 'invalid_request_token') return [{ field: fieldPath(TOKEN_FIELD.exec(e.message)?.[1] ?? 'request_token'), description: e.message }];
+  if (e.kind === 'payload_too_large') return [{ field: '(message)', description: e.message }];
+  return [];
+}
+
+/** The status (code, message, trailers) to answer for a domain error. */
+export function toStatus(e: DomainError, fieldPath: FieldPathMapper = (f) => f): Partial<StatusObject> & { code: Status; details: string; metadata: Metadata } {
+  const code = GRPC_STATUS[e.kind];
+  const metadata = new Metadata();
+  metadata.set(ERROR_TYPE_KEY, e.type);
+  const info: Record<string, string> = { type: e.type };
+  if (e instanceof InternalError) {
+    metadata.set(CORRELATION_ID_KEY, e.correlationId);
+    info.correlation_id = e.correlationId;
+  }
+  let retryDelaySeconds: number | null = null;
+  if (e instanceof RateLimited) {
+    retryDelaySeconds = e.retryAfterSeconds;
+    metadata.set(RETRY_AFTER_KEY, String(e.retryAfterSeconds));
+  }
+  const fieldViolations = violations(e, fieldPath);
+  const details = fieldViolations.length > 0 && e instanceof InvalidParameters ? fieldViolations.map((f) => `${f.field}: ${f.description}`).join('; ') : e.message;
+  metadata.set(
+    STATUS_DETAILS_KEY,
+    encodeStatusDetails({ code, message: details, fieldViolations, errorInfo: { reason: e.type.toUpperCase(), domain: ERROR_DOMAIN, metadata: info }, retryDelaySeconds }),
+  );
+  return { code, details, metadata };
+}

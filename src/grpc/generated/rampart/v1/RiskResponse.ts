@@ -1,0 +1,49 @@
+// Original file: proto/rampart/v1/scoring.proto
+
+import type { Policy as _rampart_v1_Policy, Policy__Output as _rampart_v1_Policy__Output } from '../../rampart/v1/Policy';
+import type { Struct as _google_protobuf_Struct, Struct__Output as _google_protobuf_Struct__Output } from '../../google/protobuf/Struct';
+import type { DeviceRef as _rampart_v1_DeviceRef, DeviceRef__Output as _rampart_v1_DeviceRef__Output } from '../../rampart/v1/DeviceRef';
+
+/**
+ * The answer of Risk.
+ */
+export interface RiskResponse {
+  /**
+   * Risk of the event, in [0, 1].
+   */
+  'risk'?: (number | string);
+  /**
+   * The matched policy; its `action` is the recommended action.
+   */
+  'policy'?: (_rampart_v1_Policy | null);
+  /**
+   * The signals that fired, by name, each with an optional explanation.
+   */
+  'signals'?: ({[key: string]: _google_protobuf_Struct});
+  /**
+   * The device the event came from.
+   */
+  'device'?: (_rampart_v1_DeviceRef | null);
+}
+
+/**
+ * The answer of Risk.
+ */
+export interface RiskResponse__Output {
+  /**
+   * Risk of the event, in [0, 1].
+   */
+  'risk': (number);
+  /**
+   * The matched policy; its `action` is the recommended action.
+   */
+  'policy': (_rampart_v1_Policy__Output | null);
+  /**
+   * The signals that fired, by name, each with an optional explanation.
+   */
+  'signals': ({[key: string]: _google_protobuf_Struct__Output});
+  /**
+   * The device the event came from.
+   */
+  'device': (_rampart_v1_DeviceRef__Output | null);
+}

@@ -1,0 +1,147 @@
+// Original file: proto/rampart/v1/scoring.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AuthenticateRequest as _rampart_v1_AuthenticateRequest, AuthenticateRequest__Output as _rampart_v1_AuthenticateRequest__Output } from '../../rampart/v1/AuthenticateRequest';
+import type { AuthenticateResponse as _rampart_v1_AuthenticateResponse, AuthenticateResponse__Output as _rampart_v1_AuthenticateResponse__Output } from '../../rampart/v1/AuthenticateResponse';
+import type { FilterRequest as _rampart_v1_FilterRequest, FilterRequest__Output as _rampart_v1_FilterRequest__Output } from '../../rampart/v1/FilterRequest';
+import type { FilterResponse as _rampart_v1_FilterResponse, FilterResponse__Output as _rampart_v1_FilterResponse__Output } from '../../rampart/v1/FilterResponse';
+import type { RiskRequest as _rampart_v1_RiskRequest, RiskRequest__Output as _rampart_v1_RiskRequest__Output } from '../../rampart/v1/RiskRequest';
+import type { RiskResponse as _rampart_v1_RiskResponse, RiskResponse__Output as _rampart_v1_RiskResponse__Output } from '../../rampart/v1/RiskResponse';
+import type { TrackRequest as _rampart_v1_TrackRequest, TrackRequest__Output as _rampart_v1_TrackRequest__Output } from '../../rampart/v1/TrackRequest';
+import type { TrackResponse as _rampart_v1_TrackResponse, TrackResponse__Output as _rampart_v1_TrackResponse__Output } from '../../rampart/v1/TrackResponse';
+import type { TrackStreamResponse as _rampart_v1_TrackStreamResponse, TrackStreamResponse__Output as _rampart_v1_TrackStreamResponse__Output } from '../../rampart/v1/TrackStreamResponse';
+
+/**
+ * Scores user events. Authenticate with the environment's API secret in metadata:
+ * `authorization: Bearer <secret>` or `authorization: Basic base64(":<secret>")`.
+ */
+export interface ScoringClient extends grpc.Client {
+  /**
+   * Older-style verdict (POST /v1/authenticate): `$login.succeeded`, `$login.attempted`,
+   * `$registration.attempted`, `$password_reset_request.succeeded`.
+   */
+  Authenticate(argument: _rampart_v1_AuthenticateRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  Authenticate(argument: _rampart_v1_AuthenticateRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  Authenticate(argument: _rampart_v1_AuthenticateRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  Authenticate(argument: _rampart_v1_AuthenticateRequest, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Older-style verdict (POST /v1/authenticate): `$login.succeeded`, `$login.attempted`,
+   * `$registration.attempted`, `$password_reset_request.succeeded`.
+   */
+  authenticate(argument: _rampart_v1_AuthenticateRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  authenticate(argument: _rampart_v1_AuthenticateRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  authenticate(argument: _rampart_v1_AuthenticateRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  authenticate(argument: _rampart_v1_AuthenticateRequest, callback: grpc.requestCallback<_rampart_v1_AuthenticateResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Early filtering of bots and bad traffic, typically at registration (POST /v1/filter).
+   */
+  Filter(argument: _rampart_v1_FilterRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  Filter(argument: _rampart_v1_FilterRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  Filter(argument: _rampart_v1_FilterRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  Filter(argument: _rampart_v1_FilterRequest, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Early filtering of bots and bad traffic, typically at registration (POST /v1/filter).
+   */
+  filter(argument: _rampart_v1_FilterRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  filter(argument: _rampart_v1_FilterRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  filter(argument: _rampart_v1_FilterRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  filter(argument: _rampart_v1_FilterRequest, callback: grpc.requestCallback<_rampart_v1_FilterResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Risk evaluation of an event of a known user, typically a login (POST /v1/risk).
+   */
+  Risk(argument: _rampart_v1_RiskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  Risk(argument: _rampart_v1_RiskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  Risk(argument: _rampart_v1_RiskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  Risk(argument: _rampart_v1_RiskRequest, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Risk evaluation of an event of a known user, typically a login (POST /v1/risk).
+   */
+  risk(argument: _rampart_v1_RiskRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  risk(argument: _rampart_v1_RiskRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  risk(argument: _rampart_v1_RiskRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  risk(argument: _rampart_v1_RiskRequest, callback: grpc.requestCallback<_rampart_v1_RiskResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * One feedback event (POST /v1/track). Answers as soon as the event is queued. A malformed
+   * event is not an error: it is kept, with the reason, in the environment's debugger log.
+   */
+  Track(argument: _rampart_v1_TrackRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  Track(argument: _rampart_v1_TrackRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  Track(argument: _rampart_v1_TrackRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  Track(argument: _rampart_v1_TrackRequest, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * One feedback event (POST /v1/track). Answers as soon as the event is queued. A malformed
+   * event is not an error: it is kept, with the reason, in the environment's debugger log.
+   */
+  track(argument: _rampart_v1_TrackRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  track(argument: _rampart_v1_TrackRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  track(argument: _rampart_v1_TrackRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  track(argument: _rampart_v1_TrackRequest, callback: grpc.requestCallback<_rampart_v1_TrackResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Many feedback events on one stream, each handled as by Track. The answer counts the events
+   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
+   * `rampart-accepted` says how many were accepted before the failure.
+   */
+  TrackStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  TrackStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  TrackStream(options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  TrackStream(callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  /**
+   * Many feedback events on one stream, each handled as by Track. The answer counts the events
+   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
+   * `rampart-accepted` says how many were accepted before the failure.
+   */
+  trackStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  trackStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  trackStream(options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  trackStream(callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
+  
+}
+
+/**
+ * Scores user events. Authenticate with the environment's API secret in metadata:
+ * `authorization: Bearer <secret>` or `authorization: Basic base64(":<secret>")`.
+ */
+export interface ScoringHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Older-style verdict (POST /v1/authenticate): `$login.succeeded`, `$login.attempted`,
+   * `$registration.attempted`, `$password_reset_request.succeeded`.
+   */
+  Authenticate: grpc.handleUnaryCall<_rampart_v1_AuthenticateRequest__Output, _rampart_v1_AuthenticateResponse>;
+  
+  /**
+   * Early filtering of bots and bad traffic, typically at registration (POST /v1/filter).
+   */
+  Filter: grpc.handleUnaryCall<_rampart_v1_FilterRequest__Output, _rampart_v1_FilterResponse>;
+  
+  /**
+   * Risk evaluation of an event of a known user, typically a login (POST /v1/risk).
+   */
+  Risk: grpc.handleUnaryCall<_rampart_v1_RiskRequest__Output, _rampart_v1_RiskResponse>;
+  
+  /**
+   * One feedback event (POST /v1/track). Answers as soon as the event is queued. A malformed
+   * event is not an error: it is kept, with the reason, in the environment's debugger log.
+   */
+  Track: grpc.handleUnaryCall<_rampart_v1_TrackRequest__Output, _rampart_v1_TrackResponse>;
+  
+  /**
+   * Many feedback events on one stream, each handled as by Track. The answer counts the events
+   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
+   * `rampart-accepted` says how many were accepted before the failure.
+   */
+  TrackStream: grpc.handleClientStreamingCall<_rampart_v1_TrackRequest__Output, _rampart_v1_TrackStreamResponse>;
+  
+}
+
+export interface ScoringDefinition extends grpc.ServiceDefinition {
+  Authenticate: MethodDefinition<_rampart_v1_AuthenticateRequest, _rampart_v1_AuthenticateResponse, _rampart_v1_AuthenticateRequest__Output, _rampart_v1_AuthenticateResponse__Output>
+  Filter: MethodDefinition<_rampart_v1_FilterRequest, _rampart_v1_FilterResponse, _rampart_v1_FilterRequest__Output, _rampart_v1_FilterResponse__Output>
+  Risk: MethodDefinition<_rampart_v1_RiskRequest, _rampart_v1_RiskResponse, _rampart_v1_RiskRequest__Output, _rampart_v1_RiskResponse__Output>
+  Track: MethodDefinition<_rampart_v1_TrackRequest, _rampart_v1_TrackResponse, _rampart_v1_TrackRequest__Output, _rampart_v1_TrackResponse__Output>
+  TrackStream: MethodDefinition<_rampart_v1_TrackRequest, _rampart_v1_TrackStreamResponse, _rampart_v1_TrackRequest__Output, _rampart_v1_TrackStreamResponse__Output>
+}

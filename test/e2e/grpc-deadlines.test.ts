@@ -1,0 +1,214 @@
+/**
+ * Deadlines, cancellation, streams failing part-way, graceful drain and TLS of the gRPC door. A second gRPC server runs
+ * over the test app's services with a slowed-down core, so that timing is under test control.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTestApp, type TestApp } from '../support/app';
+import { createRampartClient, RampartError, type RampartClient, type RiskRequest } from '../../src/client';
+import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
+import { createLogger } from '../../src/app/logger';
+import type { Services } from '../../src/core/services';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
+const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const risk = (user: string): RiskRequest => ({ event: '$login', user: { id: user }, requestToken: `tok-${user}`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
+
+/** Knobs of the slowed-down core. */
+const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, trackAccepts: 0 };
+/** Core calls still running (abandoned ones included), awaited before the database goes. */
+const running = new Set<Promise<unknown>>();
+const tracked = <T>(p: Promise<T>): Promise<T> => {
+  running.add(p);
+  return p.finally(() => running.delete(p));
+};
+
+function slowServices(real: Services): Services {
+  const environments = Object.create(real.environments) as Services['environments'];
+  environments.authenticate = (secret) =>
+    tracked(
+      (async () => {
+        await sleep(slow.authMs);
+        return real.environments.authenticate(secret);
+      })(),
+    );
+  const verdicts = Object.create(real.verdicts) as Services['verdicts'];
+  verdicts.evaluate = (principal, endpoint, body) =>
+    tracked(
+      (async () => {
+        slow.evaluateCalls++;
+        await sleep(slow.evaluateMs);
+        return real.verdicts.evaluate(principal, endpoint, body);
+      })(),
+    );
+  const track = Object.create(real.track) as Services['track'];
+  track.accept = (principal, body, raw) => {
+    slow.trackAccepts++;
+    real.track.accept(principal, body, raw);
+  };
+  return { ...real, environments, verdicts, track };
+}
+
+function authMetadata() {
+  const md = new grpc.Metadata();
+  md.set('authorization', `Bearer ${app.secret}`);
+  return md;
+}
+
+async function failure(p: Promise<unknown>): Promise<RampartError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof RampartError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+let app: TestApp;
+let server: GrpcServerHandle;
+let client: RampartClient;
+beforeAll(async () => {
+  app = await startTestApp({ grpc: false });
+  server = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined });
+  client = createRampartClient({ address: server.address, secret: app.secret, deadlineMs: 10_000 });
+  await client.risk(risk('warm-up'));
+});
+beforeEach(() => {
+  slow.authMs = 0;
+  slow.evaluateMs = 0;
+});
+afterAll(async () => {
+  client?.close();
+  await server?.stop();
+  await Promise.allSettled([...running]);
+  await app?.close();
+});
+
+describe('deadlines', () => {
+  it('a call whose core work outlives its deadline answers DEADLINE_EXCEEDED at the deadline', async () => {
+    slow.evaluateMs = 1500;
+    const started = Date.now();
+    const e = await failure(client.risk(risk('dl-1'), { deadlineMs: 200 }));
+    expect(e.codeName).toBe('DEADLINE_EXCEEDED');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('work past the deadline is abandoned: the core call never starts', async () => {
+    slow.authMs = 400;
+    const before = slow.evaluateCalls;
+    const e = await failure(client.risk(risk('dl-2'), { deadlineMs: 150 }));
+    expect(e.codeName).toBe('DEADLINE_EXCEEDED');
+    await sleep(600);
+    expect(slow.evaluateCalls).toBe(before);
+  });
+
+  it('a call within its deadline succeeds', async () => {
+    slow.evaluateMs = 50;
+    await expect(client.risk(risk('dl-3'), { deadlineMs: 2000 })).resolves.toHaveProperty('policy');
+  });
+});
+
+describe('cancellation', () => {
+  it('a cancelled call stops: CANCELLED for the client, no core call on the server', async () => {
+    slow.authMs = 300;
+    const before = slow.evaluateCalls;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const e = await failure(client.risk(risk('cx-1'), { signal: controller.signal }));
+    expect(e.codeName).toBe('CANCELLED');
+    await sleep(500);
+    expect(slow.evaluateCalls).toBe(before);
+  });
+
+  it('a cancelled TrackStream stops accepting events', async () => {
+    const before = slow.trackAccepts;
+    const stream = client.stubs.scoring.trackStream(authMetadata(), () => undefined);
+    stream.on('error', () => undefined);
+    stream.write({ event: '$login.failed', user: { id: 'cx-stream' } });
+    await sleep(150);
+    expect(slow.trackAccepts).toBe(before + 1);
+    stream.cancel();
+    await sleep(150);
+    expect(slow.trackAccepts).toBe(before + 1);
+  });
+});
+
+describe('streams that fail part-way', () => {
+  it('TrackStream fails with RESOURCE_EXHAUSTED at the rate limit and says how many it accepted', async () => {
+    const limited = await startTestApp({ grpc: false, rateLimitPerSecond: 1 });
+    const own = await startGrpcServer({ services: limited.built.services, log, host: '127.0.0.1', port: 0, tls: undefined });
+    const c = createRampartClient({ address: own.address, secret: limited.secret, deadlineMs: 5000 });
+    const events = Array.from({ length: 10 }, () => ({ event: '$login.failed', user: { id: 'rl-stream' } }));
+    const e = await failure(c.trackStream(events));
+    expect(e.codeName).toBe('RESOURCE_EXHAUSTED');
+    expect(e.type).toBe('rate_limited');
+    expect(e.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(e.metadata.get('rampart-accepted')).toEqual(['2']);
+    c.close();
+    await own.stop();
+    await limited.close();
+  });
+});
+
+describe('graceful drain', () => {
+  it('stop() lets calls in flight finish and refuses new ones', async () => {
+    const own = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined });
+    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
+    expect(await c.health()).toBe('SERVING');
+    slow.evaluateMs = 400;
+    const inFlight = c.risk(risk('drain-1'));
+    await sleep(100);
+    const stopped = own.stop();
+    await expect(inFlight).resolves.toHaveProperty('policy');
+    await stopped;
+    const after = await failure(c.risk(risk('drain-2'), { deadlineMs: 1000 }));
+    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain(after.codeName);
+    c.close();
+  });
+
+  it('stop() cuts calls still running after the drain timeout', async () => {
+    const own = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined, drainTimeoutMs: 100 });
+    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
+    slow.evaluateMs = 3000;
+    const inFlight = failure(c.risk(risk('drain-3')));
+    await sleep(100);
+    const started = Date.now();
+    await own.stop();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(['UNAVAILABLE', 'CANCELLED', 'INTERNAL']).toContain((await inFlight).codeName);
+    c.close();
+  });
+});
+
+describe('TLS', () => {
+  let dir = '';
+  let cert: Buffer;
+  let key: Buffer;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'rampart-tls-'));
+    execFileSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
+      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+    ], { stdio: 'ignore' });
+    cert = readFileSync(path.join(dir, 'cert.pem'));
+    key = readFileSync(path.join(dir, 'key.pem'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('serves over TLS when given a certificate; a plaintext client cannot call', async () => {
+    const tlsServer = await startGrpcServer({ services: app.built.services, log, host: '127.0.0.1', port: 0, tls: { cert, key } });
+    const secure = createRampartClient({ address: `localhost:${tlsServer.port}`, secret: app.secret, tls: { rootCerts: cert }, deadlineMs: 5000 });
+    await expect(secure.risk(risk('tls-1'))).resolves.toHaveProperty('policy');
+    const plain = createRampartClient({ address: `localhost:${tlsServer.port}`, secret: app.secret, deadlineMs: 1000 });
+    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'INTERNAL']).toContain((await failure(plain.risk(risk('tls-2')))).codeName);
+    secure.close();
+    plain.close();
+    await tlsServer.stop();
+  });
+});
