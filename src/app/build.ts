@@ -13,6 +13,7 @@ import { PolicyService } from '../core/policies/service';
 import { VerdictService } from '../core/verdicts/evaluate';
 import { TrackService } from '../core/track';
 import { RateLimiter } from '../core/ratelimit';
+import { AccessService } from '../core/access';
 import type { Clock } from '../core/ports';
 import type { EnvId } from '../core/model';
 import { systemClock } from '../core/ports';
@@ -119,7 +120,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     policies,
     webhooks,
     privacy,
-    rateLimiter: new RateLimiter(o.rateLimitPerSecond),
+    access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond)),
     queries: new QueryService(new MongoQueryStore(db)),
     analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
     read: { events, debuggerLog, users, devices: devicesStore },

@@ -73,7 +73,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();
   const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
-  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls });
+  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls, maxMessageBytes: config.bodyLimit });
   built.start();
   const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;
   log.info({ http: httpUrl, grpc: grpc.address }, 'rampart listening');

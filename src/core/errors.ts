@@ -75,6 +75,10 @@ export class InvalidParameters extends DomainError {
 }
 export class InvalidRequestToken extends DomainError {
   readonly kind = 'invalid_request_token';
+  /** The request field that carried the token (`request_token` or `context.client_id`). */
+  constructor(readonly field: string, detail: string) {
+    super(`${field} ${detail}`);
+  }
 }
 export class RateLimited extends DomainError {
   readonly kind = 'rate_limited';

@@ -10,7 +10,7 @@ import type { PolicyService } from './policies/service';
 import type { WebhookService } from './webhooks/service';
 import type { PrivacyService } from './privacy/service';
 import type { EventStore, DebuggerStore, UserStore, DeviceStore } from './ports';
-import type { RateLimiter } from './ratelimit';
+import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
 
@@ -22,7 +22,8 @@ export interface Services {
   policies: PolicyService;
   webhooks: WebhookService;
   privacy: PrivacyService;
-  rateLimiter: RateLimiter;
+  /** Resolves and rate-limits the caller of every door. */
+  access: AccessService;
   /** Dashboard searches (events, devices, users, debugger) with cursor pagination. */
   queries: QueryService;
   /** Signal analytics: counts over time buckets and top-N. */

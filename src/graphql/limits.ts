@@ -94,8 +94,12 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
       return {
         async didResolveOperation({ operation, document, request, schema, contextValue }) {
           if (!operation) return;
-          if (operation.operation === 'mutation' && contextValue.principal.kind !== 'secret') {
-            throw requestError(new Forbidden('analyst keys are read-only: mutations need the API secret'));
+          if (operation.operation === 'mutation') {
+            try {
+              contextValue.services.access.assertCanWrite(contextValue.principal);
+            } catch (err) {
+              throw requestError(err as Forbidden);
+            }
           }
           const fragments = new Map<string, FragmentDefinitionNode>();
           for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);

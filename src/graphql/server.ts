@@ -8,7 +8,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, PayloadTooLarge, Unauthorized, type DomainError } from '../core/errors';
+import { BadRequest, PayloadTooLarge, type DomainError } from '../core/errors';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
 import { normaliseError } from '../app/errors';
@@ -55,9 +55,7 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
   const context = async (req: FastifyRequest): Promise<GraphqlContext> => {
     try {
       const secret = secretFromAuthorization(req.headers.authorization);
-      if (!secret) throw new Unauthorized('missing or invalid API secret or analyst key');
-      const principal = await services.environments.authenticate(secret);
-      services.rateLimiter.take(principal.env.id);
+      const principal = await services.access.caller(secret, 'read');
       return { principal, services, loaders: createLoaders(principal.env.id, services) };
     } catch (err) {
       throw requestError(normaliseError(err, log));

@@ -4,7 +4,7 @@
  * through the one table (errors.ts). Handlers only decode, call the core and encode.
  */
 import type { Metadata, handleUnaryCall } from '@grpc/grpc-js';
-import { DeadlineExceeded, Unauthorized } from '../core/errors';
+import { DeadlineExceeded } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
@@ -75,12 +75,7 @@ export function deadlineOf(call: Pick<SurfaceCall, 'getDeadline'>): number {
 /** The caller, from `authorization: Basic …` or `Bearer …` metadata; rate-limited unless told not to. */
 export async function principalFrom(door: Door, metadata: Metadata, rateLimit = true): Promise<Principal> {
   const value = metadata.get('authorization')[0];
-  const secret = secretFromAuthorization(typeof value === 'string' ? value : undefined);
-  if (!secret) throw new Unauthorized();
-  const principal = await door.services.environments.authenticate(secret);
-  if (principal.kind !== 'secret') throw new Unauthorized('analyst keys are read-only and valid only on /graphql');
-  if (rateLimit) door.services.rateLimiter.take(principal.env.id);
-  return principal;
+  return door.services.access.caller(secretFromAuthorization(typeof value === 'string' ? value : undefined), 'api', { rateLimit });
 }
 
 /**

@@ -17,6 +17,6 @@ export function devicesHandlers(door: Door): DevicesHandlers {
     }),
     GetDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.get(principal.env.id, required('device_token', req.deviceToken)))),
     ApproveDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.approve(principal.env.id, required('device_token', req.deviceToken)))),
-    ReportDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.report(principal.env, required('device_token', req.deviceToken), 'device_reported'))),
+    ReportDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.report(principal.env, required('device_token', req.deviceToken)))),
   };
 }

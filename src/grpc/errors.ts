@@ -6,7 +6,7 @@
  * internal errors. Internal errors carry nothing but the correlation id.
  */
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import { DomainError, InternalError, InvalidParameters, RateLimited, type ErrorKind } from '../core/errors';
+import { DomainError, InternalError, InvalidParameters, InvalidRequestToken, RateLimited, type ErrorKind } from '../core/errors';
 import { encodeStatusDetails, ERROR_DOMAIN, STATUS_DETAILS_KEY, type FieldViolation } from './status-details';
 
 export const GRPC_STATUS: Readonly<Record<ErrorKind, Status>> = {
@@ -30,12 +30,11 @@ export const RETRY_AFTER_KEY = 'retry-after';
 /** Maps a field path of the Castle-shaped body the core validated to the request message's field path. */
 export type FieldPathMapper = (bodyPath: string) => string;
 
-const TOKEN_FIELD = /^(request_token|context\.client_id)\b/;
 
 /** The offending fields of an error, as request-message paths. */
 function violations(e: DomainError, fieldPath: FieldPathMapper): FieldViolation[] {
   if (e instanceof InvalidParameters) return e.fields.map((f) => ({ field: fieldPath(f.field), description: f.message }));
-  if (e.kind === 'invalid_request_token') return [{ field: fieldPath(TOKEN_FIELD.exec(e.message)?.[1] ?? 'request_token'), description: e.message }];
+  if (e instanceof InvalidRequestToken) return [{ field: fieldPath(e.field), description: e.message }];
   if (e.kind === 'payload_too_large') return [{ field: '(message)', description: e.message }];
   return [];
 }

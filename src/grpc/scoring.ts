@@ -49,7 +49,7 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
           try {
             const rejected = rejection(m);
             if (rejected) throw rejected;
-            door.services.rateLimiter.take(principal.env.id);
+            door.services.access.take(principal);
             track(door, principal, m);
             accepted++;
           } catch (err) {

@@ -4,7 +4,7 @@
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { fingerprintKeyOf } from '../core/devices/service';
@@ -81,15 +81,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     });
   }
 
-  /** Authenticate, rate-limit, and return the caller. */
-  const principal = async (req: FastifyRequest): Promise<Principal> => {
-    const secret = secretFromAuthorization(req.headers.authorization);
-    if (!secret) throw new Unauthorized();
-    const p = await services.environments.authenticate(secret);
-    if (p.kind !== 'secret') throw new Unauthorized('analyst keys are read-only and valid only on /graphql');
-    services.rateLimiter.take(p.env.id);
-    return p;
-  };
+  const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api');
 
   const jsonBody = (req: FastifyRequest): unknown => {
     const raw = req.body;
@@ -179,7 +171,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     route(async (req, reply) => {
       const p = await principal(req);
       const { token } = req.params as { token: string };
-      return reply.code(200).send(deviceJson(await services.devices.report(p.env, token, 'device_reported')));
+      return reply.code(200).send(deviceJson(await services.devices.report(p.env, token)));
     }),
   );
 

@@ -796,7 +796,7 @@ describe('error contract: every error kind answers its code', () => {
     not_found: () => new NotFound('none'),
     payload_too_large: () => new PayloadTooLarge('big'),
     invalid_parameters: () => new InvalidParameters([{ field: 'f', message: 'm' }]),
-    invalid_request_token: () => new InvalidRequestToken('forged'),
+    invalid_request_token: () => new InvalidRequestToken('request_token', 'is forged'),
     rate_limited: () => new RateLimited(3),
     unavailable: () => dbDown,
     deadline_exceeded: () => new DeadlineExceeded(),
@@ -814,11 +814,13 @@ describe('error contract: every error kind answers its code', () => {
       if (fault.field) throw fault.field;
       return real.environments.require(id);
     };
-    const rateLimiter = { take: (env: Parameters<typeof real.rateLimiter.take>[0]) => {
+    const access = Object.create(real.access) as typeof real.access;
+    access.caller = async (...args: Parameters<typeof real.access.caller>) => {
+      const principal = await real.access.caller(...args);
       if (fault.request) throw fault.request;
-      real.rateLimiter.take(env);
-    } } as typeof real.rateLimiter;
-    const services = { ...real, environments, rateLimiter };
+      return principal;
+    };
+    const services = { ...real, environments, access };
     const log = createLogger('silent');
     const server = await buildRestServer({ services, log, bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false, register: (f) => registerGraphql(f, { services, log }) });
     await server.listen({ host: '127.0.0.1', port: 0 });

@@ -28,12 +28,12 @@ const tracked = <T>(p: Promise<T>): Promise<T> => {
 };
 
 function slowServices(real: Services): Services {
-  const environments = Object.create(real.environments) as Services['environments'];
-  environments.authenticate = (secret) =>
+  const access = Object.create(real.access) as Services['access'];
+  access.caller = (...args) =>
     tracked(
       (async () => {
         await sleep(slow.authMs);
-        return real.environments.authenticate(secret);
+        return real.access.caller(...args);
       })(),
     );
   const verdicts = Object.create(real.verdicts) as Services['verdicts'];
@@ -50,7 +50,7 @@ function slowServices(real: Services): Services {
     slow.trackAccepts++;
     real.track.accept(principal, body, raw);
   };
-  return { ...real, environments, verdicts, track };
+  return { ...real, access, verdicts, track };
 }
 
 function authMetadata() {

@@ -132,8 +132,11 @@ export class DeviceService {
     return d;
   }
 
-  /** PUT /devices/{token}/report and `$review.escalated`: reported, and `$incident.confirmed` sent. */
-  async report(environment: Environment, token: string, trigger: string): Promise<Device> {
+  /**
+   * PUT /devices/{token}/report (and its gRPC/GraphQL twins), or a tracked `$review.escalated`:
+   * the device is reported and `$incident.confirmed` is sent with the trigger.
+   */
+  async report(environment: Environment, token: string, trigger: 'device_reported' | 'review_escalated' = 'device_reported'): Promise<Device> {
     const d = await this.get(environment.id, token);
     const now = this.clock.now();
     d.feedback = 'reported';

@@ -167,15 +167,15 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
   for (const [field, token] of [['request_token', requestToken], ['context.client_id', typeof clientId === 'string' ? clientId : null]] as const) {
     if (!token || testToken) continue;
     if (!tokenShapeOk(token)) {
-      throw new InvalidRequestToken(`${field} is malformed (printable ASCII, at most ${MAX_TOKEN_LENGTH} characters)`);
+      throw new InvalidRequestToken(field, `is malformed (printable ASCII, at most ${MAX_TOKEN_LENGTH} characters)`);
     }
     let parsed;
     try {
       parsed = parseTestToken(token);
     } catch (err) {
-      throw new InvalidRequestToken(`${field}: ${(err as Error).message}`);
+      throw new InvalidRequestToken(field, `is not a valid test token: ${(err as Error).message}`);
     }
-    if (parsed && !opts.sandbox) throw new InvalidRequestToken(`${field}: test tokens are accepted only in sandbox environments`);
+    if (parsed && !opts.sandbox) throw new InvalidRequestToken(field, 'is a test token, accepted only in sandbox environments');
     testToken = parsed;
   }
 

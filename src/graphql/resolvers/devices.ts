@@ -10,7 +10,7 @@ export const query: QueryResolvers = {
 
 export const mutation: MutationResolvers = {
   approveDevice: (_p, { token }, ctx) => ctx.services.devices.approve(envOf(ctx), token),
-  reportDevice: async (_p, { token }, ctx) => ctx.services.devices.report(await freshEnv(ctx), token, 'device_reported'),
+  reportDevice: async (_p, { token }, ctx) => ctx.services.devices.report(await freshEnv(ctx), token),
 };
 
 export const types: Resolvers = {
