@@ -64,15 +64,25 @@ export interface DebuggerStore {
   list(env: EnvId, limit: number): Promise<RejectedPayload[]>;
 }
 
-/** Rolling counters for velocity signals, keyed by _id. */
+/** A counter document: named counts and named distinct sets. */
+export interface CounterSnapshot {
+  counts: Record<string, number>;
+  sets: Record<string, string[]>;
+}
+
+/** One change to one counter document: counts to add, set members to add. */
+export interface CounterBump {
+  key: string;
+  inc?: Record<string, number>;
+  add?: Record<string, string>;
+}
+
+/** Rolling counters for velocity signals, one document per key, read and written by _id. */
 export interface CounterStore {
-  /** Add `member` to the distinct set under `key` (capped) and return the set size. */
-  addDistinct(env: EnvId, key: string, member: string, cap: number): Promise<number>;
-  /** Read distinct-set sizes for several keys in one round trip. */
-  distinctSizes(env: EnvId, keys: readonly string[]): Promise<Record<string, number>>;
-  /** Increment a counter and return its new value. */
-  increment(env: EnvId, key: string, by?: number): Promise<number>;
-  values(env: EnvId, keys: readonly string[]): Promise<Record<string, number>>;
+  /** Read several counter documents (missing ones are empty). */
+  read(env: EnvId, keys: readonly string[]): Promise<Record<string, CounterSnapshot>>;
+  /** Apply changes, one upsert per document. */
+  bump(env: EnvId, bumps: readonly CounterBump[]): Promise<void>;
   /** Delete expired counters of every tenant; returns how many. */
   sweep(now: Date): Promise<number>;
 }

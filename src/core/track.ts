@@ -11,7 +11,7 @@ import type { Device, EventInput, Principal, RejectedPayload } from './model';
 import type { Clock, CounterStore, DebuggerStore, EventStore, UserStore } from './ports';
 import { parseEvent } from './events/parse';
 import { buildContext, DeviceService } from './devices/service';
-import { bumpCounters, enrich, nextProfile, toStoredEvent } from './verdicts/observe';
+import { bumpCounters, enrich, nextProfile, readCounters, toStoredEvent } from './verdicts/observe';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
 
@@ -158,7 +158,7 @@ export class TrackService {
           device = await ds.observe({ env: env.id, userId, existing: device, key: x.key, context, at: event.occurredAt, risk: null, user, registration: false, denied: false });
         }
     }
-    await bumpCounters(this.d.counters, env.id, x);
+    await bumpCounters(this.d.counters, env.id, x, await readCounters(this.d.counters, env.id, x));
     await this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals: {}, policy: null, deviceToken: device?.token ?? null }));
   }
 }

@@ -4,6 +4,8 @@
  * which knows every collection that can hold a user's records and deletes from each by name.
  * Expired exports are deleted by the service's sweeper, not by TTL indexes (FerretDB lacks them).
  */
+import { pullCounterMember } from './counters';
+import { COUNTER_SETS } from '../core/verdicts/observe';
 import type { Db } from 'mongodb';
 import type { EnvId, RejectedPayload, StoredEvent } from '../core/model';
 import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
@@ -185,9 +187,7 @@ export class MongoPrivacyStore implements PrivacyStore {
     deleted.debugger = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
 
     let counters = 0;
-    for (const member of s.identifiers) {
-      counters += (await db.collection<{ _id: string; members?: string[] }>('counters').updateMany({ envId: env, members: member }, { $pull: { members: member } })).modifiedCount;
-    }
+    for (const member of s.identifiers) counters += await pullCounterMember(db, env, member, COUNTER_SETS);
     deleted.counters = counters;
 
     const deliveries = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.deliveries);

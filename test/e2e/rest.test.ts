@@ -60,6 +60,19 @@ describe('verdict endpoints', () => {
     expect(c.body.signals).toHaveProperty('new_device');
   });
 
+  it('counts distinct accounts per fingerprint: the same user again does not, a third user does', async () => {
+    const risk = async (user: string) => {
+      const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'shared-fp', context: ctx('81.2.69.160') });
+      await app.built.services.verdicts.idle();
+      return r.body.signals as Record<string, { accounts?: number }>;
+    };
+    await risk('ma-1');
+    await risk('ma-1');
+    expect(await risk('ma-2')).not.toHaveProperty('multiple_accounts_per_device');
+    expect((await risk('ma-3')).multiple_accounts_per_device).toEqual({ accounts: 3 });
+    expect((await risk('ma-1')).multiple_accounts_per_device).toEqual({ accounts: 3 });
+  });
+
   it('applies sandbox test tokens', async () => {
     const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'tt-1' }, request_token: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.95', context: ctx() });
     expect(r.status).toBe(201);

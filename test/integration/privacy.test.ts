@@ -195,8 +195,7 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
     userId,
     receivedAt: now,
   });
-  await counters.addDistinct(env.id, 'fp-users:f:shared', userId, 50);
-  await counters.addDistinct(env.id, 'ip-failed-users:198.51.100.4:1', email, 50);
+  await counters.bump(env.id, [{ key: 'fp:f:shared', add: { users: userId } }, { key: 'ip:198.51.100.4:1', inc: { events: 1 }, add: { failed: email } }]);
   await webhooks.emit({
     type: '$incident.confirmed',
     env,
@@ -411,7 +410,7 @@ describe('purge', () => {
     expect(await devices.listForUser(env.id, bob, true)).toHaveLength(2);
     expect(await events.listForUser(env.id, bob, 10)).toHaveLength(3);
     expect(await webhooks.listForUser(env.id, bob)).toHaveLength(1);
-    expect((await counters.distinctSizes(env.id, ['fp-users:f:shared']))['fp-users:f:shared']).toBe(1);
+    expect((await counters.read(env.id, ['fp:f:shared']))['fp:f:shared']?.sets.users).toEqual([bob]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');
 
     // Idempotent: purging again, or an unknown user, deletes nothing and does not fail.

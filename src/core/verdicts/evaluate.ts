@@ -67,8 +67,7 @@ export class VerdictService {
       readCounters(this.d.counters, envId, x),
     ]);
     const deviceCount = user?.deviceCount ?? 0;
-    const accounts = counts.accountsOnFingerprint + (userId && event.context.fingerprint ? 1 : 0);
-    const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: deviceCount, ...counts, accountsOnFingerprint: accounts });
+    const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: deviceCount, ...counts });
     let risk = combineRisk(signals, existing);
     if (event.testToken?.risk !== null && event.testToken?.risk !== undefined) risk = event.testToken.risk;
 
@@ -103,7 +102,7 @@ export class VerdictService {
       });
     }
     // Counters and the event itself are written without holding up the answer.
-    this.background.add(bumpCounters(this.d.counters, envId, x));
+    this.background.add(bumpCounters(this.d.counters, envId, x, counts));
     this.background.add(this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null })));
 
     if (userId && action !== 'allow') {

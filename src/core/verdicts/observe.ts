@@ -6,7 +6,7 @@ import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
 import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent, UserProfile } from '../model';
-import type { CounterStore } from '../ports';
+import type { CounterBump, CounterStore } from '../ports';
 import { deviceKey } from '../devices/service';
 
 export const HOUR_MS = 3_600_000;
@@ -63,50 +63,58 @@ export function enrich(event: EventInput): Enriched {
 
 const hourBucket = (d: Date) => Math.floor(d.getTime() / HOUR_MS);
 
-/** Counter keys read for scoring one event. */
-export function counterKeys(x: Enriched) {
-  const b = hourBucket(x.event.occurredAt);
+/** Names of the distinct sets kept in counters (a purge removes a user from each). */
+export const COUNTER_SETS = ['users', 'failed'] as const;
+
+/** The counter documents an event reads and writes: its IP's hour, and its device key. */
+export function counterKeys(x: Enriched): { ip: string | null; device: string } {
   const ip = x.event.context.ip;
-  return {
-    ipEvents: ip ? `ip-events:${ip}:${b}` : null,
-    ipFailedUsers: ip ? `ip-failed-users:${ip}:${b}` : null,
-    fpUsers: x.event.context.fingerprint ? `fp-users:${x.key.key}` : null,
-    fpChallengeFailed: `fp-challenge-failed:${x.key.key}`,
-  };
+  return { ip: ip ? `ip:${ip}:${hourBucket(x.event.occurredAt)}` : null, device: `fp:${x.key.key}` };
 }
 
 export interface CounterReadings {
   eventsFromIpLastHour: number;
   failedLoginUsersFromIpLastHour: number;
+  /** Distinct accounts seen on this fingerprint, this event's user included. */
   accountsOnFingerprint: number;
   failedChallenges: number;
-  fpUsersKnowsUser: boolean;
+  /** Set sizes as read, so that bumps can respect the cap. */
+  sizes: { failed: number; users: number; userKnown: boolean };
 }
 
-/** Read the velocity counters for an event (parallel _id look-ups). */
-export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<Omit<CounterReadings, 'fpUsersKnowsUser'>> {
+/** Read the velocity counters of an event (two parallel _id look-ups). */
+export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<CounterReadings> {
   const k = counterKeys(x);
-  const valueKeys = [k.ipEvents, k.fpChallengeFailed].filter((v): v is string => v !== null);
-  const distinctKeys = [k.ipFailedUsers, k.fpUsers].filter((v): v is string => v !== null);
-  const [values, sizes] = await Promise.all([counters.values(env, valueKeys), counters.distinctSizes(env, distinctKeys)]);
+  const snap = await counters.read(env, k.ip ? [k.ip, k.device] : [k.device]);
+  const ip = k.ip ? snap[k.ip] : undefined;
+  const device = snap[k.device];
+  const users = x.event.context.fingerprint ? device?.sets.users ?? [] : [];
+  const userId = x.event.userId;
+  const userKnown = userId !== null && users.includes(userId);
   return {
-    eventsFromIpLastHour: (k.ipEvents ? values[k.ipEvents] ?? 0 : 0) + 1,
-    failedLoginUsersFromIpLastHour: k.ipFailedUsers ? sizes[k.ipFailedUsers] ?? 0 : 0,
-    accountsOnFingerprint: k.fpUsers ? sizes[k.fpUsers] ?? 0 : 0,
-    failedChallenges: values[k.fpChallengeFailed] ?? 0,
+    eventsFromIpLastHour: (ip?.counts.events ?? 0) + 1,
+    failedLoginUsersFromIpLastHour: ip?.sets.failed?.length ?? 0,
+    accountsOnFingerprint: users.length + (userId && x.event.context.fingerprint && !userKnown ? 1 : 0),
+    failedChallenges: device?.counts.challenge_failed ?? 0,
+    sizes: { failed: ip?.sets.failed?.length ?? 0, users: users.length, userKnown },
   };
 }
 
-/** Record this event in the velocity counters. */
-export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<void> {
+/** Record this event in the velocity counters (at most one upsert per counter document). */
+export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched, read?: CounterReadings): Promise<void> {
   const k = counterKeys(x);
-  const work: Promise<unknown>[] = [];
-  if (k.ipEvents) work.push(counters.increment(env, k.ipEvents));
-  const who = x.event.userId ?? x.event.email ?? x.event.username;
-  if (k.ipFailedUsers && who && x.event.name === '$login.failed') work.push(counters.addDistinct(env, k.ipFailedUsers, who, MAX_DISTINCT));
-  if (x.event.name === '$challenge.failed') work.push(counters.increment(env, k.fpChallengeFailed));
-  if (k.fpUsers && x.event.userId) work.push(counters.addDistinct(env, k.fpUsers, x.event.userId, MAX_DISTINCT));
-  await Promise.all(work);
+  const e = x.event;
+  const bumps: CounterBump[] = [];
+  if (k.ip) {
+    const who = e.userId ?? e.email ?? e.username;
+    const failed = who && e.name === '$login.failed' && (read?.sizes.failed ?? 0) < MAX_DISTINCT;
+    bumps.push({ key: k.ip, inc: { events: 1 }, ...(failed ? { add: { failed: who } } : {}) });
+  }
+  const device: CounterBump = { key: k.device };
+  if (e.name === '$challenge.failed') device.inc = { challenge_failed: 1 };
+  if (e.userId && e.context.fingerprint && !read?.sizes.userKnown && (read?.sizes.users ?? 0) < MAX_DISTINCT) device.add = { users: e.userId };
+  if (device.inc || device.add) bumps.push(device);
+  if (bumps.length) await counters.bump(env, bumps);
 }
 
 /** The user's profile after this event. */
