@@ -9,9 +9,11 @@ VERSION="v1.24.2"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DEST="${FERRETDB_BIN:-$ROOT/.tools/bin/ferretdb}"
 
-if [ -x "$DEST" ] && "$DEST" --version 2>/dev/null | grep -q "${VERSION#v}"; then
-  exit 0
-fi
+# (Output is captured first: piping into `grep -q`/`head` would end in SIGPIPE under pipefail.)
+installed_version() { [ -x "$DEST" ] && "$DEST" --version 2>/dev/null || true; }
+case "$(installed_version)" in
+  *"version: $VERSION"*) exit 0 ;;
+esac
 command -v go >/dev/null || { echo "install-ferretdb: Go is required to build FerretDB ($VERSION)" >&2; exit 1; }
 
 work="$(mktemp -d)"
@@ -25,4 +27,7 @@ chmod -R u+w src
 echo "$VERSION" > src/build/version/version.txt
 mkdir -p "$(dirname "$DEST")"
 (cd src && GOFLAGS=-mod=mod go build -o "$DEST" ./cmd/ferretdb)
-"$DEST" --version | head -1
+case "$(installed_version)" in
+  *"version: $VERSION"*) echo "install-ferretdb: FerretDB $VERSION installed at $DEST" ;;
+  *) echo "install-ferretdb: the built binary does not report $VERSION" >&2; exit 1 ;;
+esac

@@ -38,7 +38,27 @@ export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'a
 const MAX_RETRIES = 5;
 
 export class PolicyService {
-  constructor(private readonly store: PolicyStore, private readonly clock: Clock) {}
+  private readonly cache = new Map<EnvId, { set: PolicySet; until: number }>();
+
+  /**
+   * `cacheMs`: how long a process reuses an environment's policy set for verdicts. Edits made
+   * through this process take effect on the very next verdict; edits made by another instance
+   * within `cacheMs`.
+   */
+  constructor(private readonly store: PolicyStore, private readonly clock: Clock, private readonly cacheMs = 1000) {}
+
+  /** The policy set verdicts match against (cached for `cacheMs`). */
+  async forVerdicts(envId: EnvId): Promise<PolicySet> {
+    const now = Date.now();
+    const hit = this.cache.get(envId);
+    if (hit && hit.until > now) return hit.set;
+    const set = await this.requireSet(envId);
+    if (this.cacheMs > 0) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(envId, { set, until: now + this.cacheMs });
+    }
+    return set;
+  }
 
   /** Create the defaults and the catch-all for a new environment. */
   async createDefaults(envId: EnvId): Promise<PolicySet> {
@@ -150,7 +170,10 @@ export class PolicyService {
       const { result, changed } = change(set, now);
       set.version = expected + 1;
       if (changed.length) await this.store.addRevisions(changed.map((p) => toRevision(p, now)));
-      if (await this.store.putSet(set, expected)) return result;
+      if (await this.store.putSet(set, expected)) {
+        this.cache.delete(envId);
+        return result;
+      }
     }
     throw new Error('policy set changed concurrently too many times');
   }

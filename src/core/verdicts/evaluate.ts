@@ -61,7 +61,7 @@ export class VerdictService {
     const userId = event.userId;
 
     const [set, user, existing, counts] = await Promise.all([
-      this.d.policies.set(envId),
+      this.d.policies.forVerdicts(envId),
       userId ? this.d.users.get(envId, userId) : Promise.resolve(null),
       userId ? this.d.deviceService.recognise(envId, userId, x.key.key) : Promise.resolve(null),
       readCounters(this.d.counters, envId, x),
@@ -87,19 +87,22 @@ export class VerdictService {
     if (userId) {
       const profile = nextProfile(envId, user, x);
       if (!existing) profile.deviceCount += 1;
-      await this.d.users.save(profile);
-      device = await this.d.deviceService.observe({
-        env: envId,
-        userId,
-        existing,
-        key: x.key,
-        context: buildContext(event, x.ip, x.ua, x.key.identity),
-        at: event.occurredAt,
-        risk,
-        user: profile,
-        registration: isRegistration(event.name) && endpoint !== 'filter',
-        denied: action === 'deny',
-      });
+      // The profile and the device are independent documents: write both at once.
+      [, device] = await Promise.all([
+        this.d.users.save(profile),
+        this.d.deviceService.observe({
+          env: envId,
+          userId,
+          existing,
+          key: x.key,
+          context: buildContext(event, x.ip, x.ua, x.key.identity),
+          at: event.occurredAt,
+          risk,
+          user: profile,
+          registration: isRegistration(event.name) && endpoint !== 'filter',
+          denied: action === 'deny',
+        }),
+      ]);
     }
     // Counters and the event itself are written without holding up the answer.
     this.background.add(bumpCounters(this.d.counters, envId, x, counts));
