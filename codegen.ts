@@ -6,6 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { ENUM_VALUES } from './src/graphql/enum-values';
 
 // Listed and sorted here so the output does not depend on directory order.
 const schema = readdirSync('schema')
@@ -77,20 +78,7 @@ const config: CodegenConfig = {
           DeliveryStatus: '../../core/webhooks/model#DeliveryStatus',
           PrivacyJobStatus: '../../core/privacy/model#PrivacyJobStatus',
         },
-        enumValues: {
-          Action: { ALLOW: 'allow', CHALLENGE: 'challenge', DENY: 'deny' },
-          RiskLevel: { LOW: 'low', MEDIUM: 'medium', HIGH: 'high' },
-          CredentialKind: { SECRET: 'secret', ANALYST: 'analyst' },
-          ReviewState: { APPROVED: 'approved', REPORTED: 'reported', UNREVIEWED: 'unreviewed' },
-          DeviceType: { DESKTOP: 'desktop', MOBILE: 'mobile', TABLET: 'tablet', OTHER: 'other' },
-          DeviceIdentity: { FINGERPRINT: 'fingerprint', DERIVED: 'derived' },
-          Endpoint: { AUTHENTICATE: 'authenticate', RISK: 'risk', FILTER: 'filter', TRACK: 'track' },
-          TimeBucket: { MINUTE: 'minute', HOUR: 'hour', DAY: 'day' },
-          TopDimension: { IP: 'ip', ASN: 'asn', COUNTRY: 'country', DEVICE: 'device', USER: 'user' },
-          PolicyGroup: { BEFORE: 'before', EVENT: 'event', AFTER: 'after' },
-          DeliveryStatus: { PENDING: 'pending', DELIVERING: 'delivering', DELIVERED: 'delivered', FAILED: 'failed' },
-          PrivacyJobStatus: { PENDING: 'pending', SENT: 'sent', FAILED: 'failed', EXPIRED: 'expired' },
-        },
+        enumValues: ENUM_VALUES,
       },
     },
     'src/graphql/generated/typedefs.ts': {

@@ -5,9 +5,9 @@
  * Data attribution (CC-BY-4.0): IP geolocation and ASN names by DB-IP.com, ASN data by
  * routeviews.org and nro.net.
  */
-export type { GeoLocation, AsnInfo, IpIntel, ParsedUserAgent } from './types';
+export type { GeoLocation, AsnInfo, IpIntel, ParsedUserAgent, CastleUserAgent } from './types';
 export { normaliseIp, lookupIp, initIntel } from './ip';
-export { parseUserAgent } from './user-agent';
+export { parseUserAgent, castleUserAgent } from './user-agent';
 export { isDisposableEmail } from './disposable-email';
 export { countryName } from './country';
 export { distanceKm } from './distance';

@@ -59,3 +59,6 @@ export interface ParsedUserAgent {
   /** Search engine, SEO or link-preview crawler (Googlebot, bingbot, AhrefsBot, ...). */
   crawler: boolean;
 }
+
+/** The `user_agent` object of Castle's API: the keys of a parsed user agent that leave Rampart. */
+export type CastleUserAgent = Pick<ParsedUserAgent, 'raw' | 'browser' | 'version' | 'os' | 'mobile' | 'platform' | 'device' | 'family'>;

@@ -4,7 +4,7 @@
  * flags (bot / headless / crawler) from well-known User-Agent markers.
  */
 import UAParser from 'ua-parser-js';
-import type { ParsedUserAgent } from './types';
+import type { CastleUserAgent, ParsedUserAgent } from './types';
 
 /** Longest prefix inspected by the marker regexes (real UAs are far shorter). */
 const MAX_SCAN = 2048;
@@ -154,4 +154,9 @@ export function parseUserAgent(raw: string): ParsedUserAgent {
   } catch {
     return emptyResult(input);
   }
+}
+
+/** Only Castle's `user_agent` keys, for what leaves Rampart (API answers, webhooks); internal flags stay. */
+export function castleUserAgent(ua: ParsedUserAgent): CastleUserAgent {
+  return { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family };
 }

@@ -3,12 +3,12 @@
  * unless it is named here.
  */
 import type { Device } from '../core/model';
+import { castleUserAgent } from '../intel';
 import type { Verdict } from '../core/verdicts/evaluate';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export function deviceJson(d: Device, currentKey: string | null = null) {
-  const ua = d.context.userAgent;
   return {
     token: d.token,
     created_at: iso(d.createdAt),
@@ -21,7 +21,7 @@ export function deviceJson(d: Device, currentKey: string | null = null) {
     context: {
       ip: d.context.ip,
       location: d.context.location,
-      user_agent: { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family },
+      user_agent: castleUserAgent(d.context.userAgent),
       properties: d.context.properties,
       type: d.context.type,
     },

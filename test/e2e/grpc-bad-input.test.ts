@@ -5,6 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { startTestApp, type TestApp } from '../support/app';
+import { failure } from '../support/grpc';
 import { createRampartClient, RampartError, type RampartClient, type RiskRequest } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
 import type { Struct } from '../../src/grpc/generated/google/protobuf/Struct';
@@ -22,16 +23,6 @@ afterAll(async () => {
 
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const good = (): RiskRequest => ({ event: '$login', user: { id: 'bad-1' }, requestToken: 'tok-bad-1', context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
-
-async function failure(p: Promise<unknown>): Promise<RampartError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof RampartError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 const fields = (e: RampartError) => e.fields.map((f) => f.field).sort();
 
 describe('missing fields', () => {

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
-import { createRampartClient, RampartError, type RampartClient, type RiskRequest } from '../../src/client';
+import { failure } from '../support/grpc';
+import { createRampartClient, type RampartClient, type RiskRequest } from '../../src/client';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import { createLogger } from '../../src/app/logger';
 import type { Services } from '../../src/core/services';
@@ -57,16 +58,6 @@ function authMetadata() {
   const md = new grpc.Metadata();
   md.set('authorization', `Bearer ${app.secret}`);
   return md;
-}
-
-async function failure(p: Promise<unknown>): Promise<RampartError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof RampartError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 let app: TestApp;

@@ -6,7 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
-import { createRampartClient, fromStruct, RampartError, toStruct, type RampartClient } from '../../src/client';
+import { failure } from '../support/grpc';
+import { createRampartClient, fromStruct, toStruct, type RampartClient } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
 import { FileDescriptorProto } from 'protobufjs/ext/descriptor';
 
@@ -30,16 +31,6 @@ afterAll(async () => {
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const context = (ip = '81.2.69.142', clientId = '') => ({ ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' }, clientId });
 const UUID = /^[0-9a-f-]{36}$/;
-
-async function failure(p: Promise<unknown>): Promise<RampartError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof RampartError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('Scoring', () => {
   it('Authenticate answers action, user id, device token, risk, policy and signals', async () => {

@@ -3,20 +3,9 @@
  * delivery is recorded and sent byte for byte on every attempt, so its signature is stable.
  */
 import type { PolicyRef } from '../model';
-import type { GeoLocation, ParsedUserAgent } from '../../intel';
+import type { CastleUserAgent, GeoLocation, ParsedUserAgent } from '../../intel';
+import { castleUserAgent } from '../../intel';
 import type { WebhookNotice } from './port';
-
-/** Castle's `user_agent` keys; internal classification flags never leave. */
-export interface WebhookUserAgent {
-  raw: string;
-  browser: string;
-  version: string;
-  os: string;
-  mobile: boolean;
-  platform: string;
-  device: string;
-  family: string;
-}
 
 export interface WebhookBody {
   api_version: 'v1';
@@ -28,15 +17,14 @@ export interface WebhookBody {
     device_token: string | null;
     user_id: string | null;
     trigger: string;
-    context: { ip: string | null; user_agent: WebhookUserAgent | null; location: GeoLocation | null };
+    context: { ip: string | null; user_agent: CastleUserAgent | null; location: GeoLocation | null };
     policy: PolicyRef | null;
   };
   user_traits: Record<string, unknown>;
   properties: Record<string, unknown>;
 }
 
-const userAgentJson = (ua: ParsedUserAgent | null): WebhookUserAgent | null =>
-  ua ? { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family } : null;
+const userAgentJson = (ua: ParsedUserAgent | null): CastleUserAgent | null => (ua ? castleUserAgent(ua) : null);
 
 const locationJson = (l: GeoLocation | null): GeoLocation | null =>
   l ? { country_code: l.country_code, country: l.country, region: l.region, region_code: l.region_code, city: l.city, lat: l.lat, lon: l.lon } : null;

@@ -1,17 +1,5 @@
 /** GraphQL enum names → the core's values (codegen `enumValues` types them; Apollo maps them). */
 import type { Resolvers } from '../generated/types';
+import { ENUM_VALUES } from '../enum-values';
 
-export const enumResolvers: Resolvers = {
-  Action: { ALLOW: 'allow', CHALLENGE: 'challenge', DENY: 'deny' },
-  RiskLevel: { LOW: 'low', MEDIUM: 'medium', HIGH: 'high' },
-  CredentialKind: { SECRET: 'secret', ANALYST: 'analyst' },
-  ReviewState: { APPROVED: 'approved', REPORTED: 'reported', UNREVIEWED: 'unreviewed' },
-  DeviceType: { DESKTOP: 'desktop', MOBILE: 'mobile', TABLET: 'tablet', OTHER: 'other' },
-  DeviceIdentity: { FINGERPRINT: 'fingerprint', DERIVED: 'derived' },
-  Endpoint: { AUTHENTICATE: 'authenticate', RISK: 'risk', FILTER: 'filter', TRACK: 'track' },
-  TimeBucket: { MINUTE: 'minute', HOUR: 'hour', DAY: 'day' },
-  TopDimension: { IP: 'ip', ASN: 'asn', COUNTRY: 'country', DEVICE: 'device', USER: 'user' },
-  PolicyGroup: { BEFORE: 'before', EVENT: 'event', AFTER: 'after' },
-  DeliveryStatus: { PENDING: 'pending', DELIVERING: 'delivering', DELIVERED: 'delivered', FAILED: 'failed' },
-  PrivacyJobStatus: { PENDING: 'pending', SENT: 'sent', FAILED: 'failed', EXPIRED: 'expired' },
-};
+export const enumResolvers: Resolvers = ENUM_VALUES;
