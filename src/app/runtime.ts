@@ -27,7 +27,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   if (!uri) {
     embedded = await startEmbedded(config.dataDir);
     uri = embedded.uri;
-    recordEmbedded(config.dataDir, uri);
+    recordEmbedded(config.dataDir, embedded);
     log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
   }
   let database: Database;

@@ -9,6 +9,8 @@ import path from 'node:path';
 
 export interface EmbeddedDatabase {
   uri: string;
+  /** The FerretDB process (null when attached to another Rampart's). */
+  pid: number | null;
   stop(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Prom
 export async function startEmbedded(dataDir: string, port?: number): Promise<EmbeddedDatabase> {
   const bin = ensureFerretdb();
   const sqliteDir = path.join(dataDir, 'ferretdb');
+  await stopOrphan(dataDir, sqliteDir);
   mkdirSync(sqliteDir, { recursive: true });
   const listenPort = port ?? (await freePort());
   const log = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
@@ -86,6 +89,7 @@ export async function startEmbedded(dataDir: string, port?: number): Promise<Emb
   await waitForPort(listenPort, child, 20_000);
   return {
     uri: `mongodb://127.0.0.1:${listenPort}/`,
+    pid: child.pid ?? null,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -103,20 +107,58 @@ export async function startEmbedded(dataDir: string, port?: number): Promise<Emb
 /** Where a running Rampart records its embedded database, so the CLI can use the same one. */
 export const embeddedInfoFile = (dataDir: string) => path.join(dataDir, 'embedded.json');
 
-export function recordEmbedded(dataDir: string, uri: string): void {
-  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri, pid: process.pid }));
+interface EmbeddedInfo {
+  uri?: unknown;
+  /** The Rampart process that owns the database. */
+  pid?: unknown;
+  ferretdbPid?: unknown;
+}
+
+export function recordEmbedded(dataDir: string, db: EmbeddedDatabase): void {
+  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid }));
+}
+
+function readInfo(dataDir: string): EmbeddedInfo | null {
+  try {
+    return JSON.parse(readFileSync(embeddedInfoFile(dataDir), 'utf8')) as EmbeddedInfo;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: unknown): pid is number {
+  if (typeof pid !== 'number') return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A Rampart killed without a chance to stop its FerretDB leaves it running on the same SQLite
+ * files; a second server on them would be unsafe, so the orphan is stopped first.
+ */
+async function stopOrphan(dataDir: string, sqliteDir: string): Promise<void> {
+  const info = readInfo(dataDir);
+  const pid = info?.ferretdbPid;
+  if (!info || alive(info.pid) || !alive(pid)) return;
+  // Make sure the pid still is that FerretDB (pids are reused): its command line names our files.
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return;
+  }
+  if (!cmdline.includes('ferretdb') || !cmdline.includes(sqliteDir)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 /** Use the embedded database of a running Rampart, or start one for the duration of a command. */
 export async function attachOrStartEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
-  try {
-    const info = JSON.parse(readFileSync(embeddedInfoFile(dataDir), 'utf8')) as { uri?: unknown; pid?: unknown };
-    if (typeof info.uri === 'string' && typeof info.pid === 'number') {
-      process.kill(info.pid, 0);
-      return { uri: info.uri, stop: async () => undefined };
-    }
-  } catch {
-    // No running instance: start our own below.
-  }
+  const info = readInfo(dataDir);
+  if (info && typeof info.uri === 'string' && alive(info.pid)) return { uri: info.uri, pid: null, stop: async () => undefined };
   return startEmbedded(dataDir);
 }
