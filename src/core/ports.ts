@@ -28,11 +28,6 @@ export interface CredentialStore {
   revoke(env: EnvId, hash: string, at: Date): Promise<boolean>;
 }
 
-export interface DeviceQuery {
-  userId?: string;
-  includeRemoved?: boolean;
-}
-
 export interface DeviceStore {
   byToken(env: EnvId, token: string): Promise<Device | null>;
   /** Token of the user's device with this fingerprint key, by _id look-up. */
@@ -41,7 +36,6 @@ export interface DeviceStore {
   insert(device: Device): Promise<Device>;
   save(device: Device): Promise<void>;
   listForUser(env: EnvId, userId: string, includeRemoved?: boolean): Promise<Device[]>;
-  countForUser(env: EnvId, userId: string): Promise<number>;
   byTokens(env: EnvId, tokens: readonly string[]): Promise<Device[]>;
 }
 

@@ -6,7 +6,7 @@
  */
 import { uuid } from './crypto';
 import { BackgroundWork } from './background';
-import { DomainError, InvalidParameters, Unavailable } from './errors';
+import { DomainError, InvalidParameters, NotFound, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload } from './model';
 import type { Clock, CounterStore, DebuggerStore, EventStore, UserStore } from './ports';
 import { parseEvent } from './events/parse';
@@ -119,7 +119,11 @@ export class TrackService {
     let device: Device | null = null;
     let userId = event.userId;
     if (event.deviceToken) {
-      device = await ds.get(env.id, event.deviceToken).catch(() => null);
+      // Only a missing device is the caller's mistake; a database failure must surface.
+      device = await ds.get(env.id, event.deviceToken).catch((err: unknown) => {
+        if (err instanceof NotFound) return null;
+        throw err;
+      });
       if (!device) {
         this.reject(principal, event, undefined, new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]));
         return;

@@ -68,9 +68,6 @@ export class MongoDeviceStore implements DeviceStore {
     const docs = await this.col.find({ envId: env, userId }).sort({ lastSeenAt: -1 }).limit(1000).toArray();
     return docs.map(deviceFromDoc).filter((d) => includeRemoved || !d.removedAt);
   }
-  async countForUser(env: EnvId, userId: string): Promise<number> {
-    return this.keys.countDocuments({ envId: env, userId });
-  }
   async byTokens(env: EnvId, tokens: readonly string[]): Promise<Device[]> {
     if (tokens.length === 0) return [];
     const docs = await this.col.find({ _id: { $in: tokens.map((t) => idOf(env, t)) } }).toArray();

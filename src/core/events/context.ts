@@ -15,8 +15,6 @@ const NO_FINGERPRINT = new Set(['', '?', '_', 'false', 'null', 'undefined']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
-export type RawHeaders = Record<string, unknown> | unknown[];
-
 /** Normalise headers (object or [name, value] pairs) to lower-cased names; collect problems. */
 export function normaliseHeaders(raw: unknown, field: string, problems: FieldProblem[]): Record<string, string | true> {
   const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
