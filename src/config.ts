@@ -44,6 +44,12 @@ const schema = z.object({
   RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(1000),
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(150),
+  RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
+  RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
+  RAMPART_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  RAMPART_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
 });
 
 export type RawConfig = z.infer<typeof schema>;
@@ -73,6 +79,23 @@ export interface Config {
   rateLimitPerSecond: number;
   authCacheMs: number;
   logLevel: RawConfig['RAMPART_LOG_LEVEL'];
+  /** How long a verdict may wait for its state before answering `degraded`. */
+  verdictBudgetMs: number;
+  /** The state layer: cache size, write-behind interval and bound, cache staleness. */
+  state: StateConfig;
+  /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
+  metricsToken: string | undefined;
+}
+
+export interface StateConfig {
+  cacheEntries: number;
+  flushIntervalMs: number;
+  queueLimit: number;
+  /**
+   * Re-read a cached document older than this; null: never. Unset, it is null on the embedded
+   * database (this process is its only writer) and 2 s on MONGODB_URI (other instances may write).
+   */
+  maxAgeMs: number | null;
 }
 
 export class ConfigError extends Error {
@@ -135,6 +158,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     rateLimitPerSecond: c.RAMPART_RATE_LIMIT,
     authCacheMs: c.RAMPART_AUTH_CACHE_MS,
     logLevel: c.RAMPART_LOG_LEVEL,
+    verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,
+    state: {
+      cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
+      flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,
+      queueLimit: c.RAMPART_WRITE_QUEUE_LIMIT,
+      maxAgeMs: c.RAMPART_STATE_MAX_AGE_MS ?? (c.MONGODB_URI ? 2000 : null),
+    },
+    metricsToken: c.RAMPART_METRICS_TOKEN,
   };
 }
 

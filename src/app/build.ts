@@ -22,10 +22,12 @@ import { WebhookService } from '../core/webhooks/service';
 import { PrivacyService } from '../core/privacy/service';
 import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
-import { deviceIndexes, MongoDeviceStore } from '../store/devices';
-import { MongoUserStore, userIndexes } from '../store/users';
+import { StateUserStore, userStateIndexes } from '../store/user-state';
+import { StateLayer, type StateObserver } from '../store/state/layer';
+import { migrateLegacyDevices } from '../store/migrations';
+import { indexesFor, serverKind } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
-import { counterIndexes, MongoCounterStore } from '../store/counters';
+import { counterIndexes, StateCounterStore } from '../store/counters';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
@@ -35,11 +37,12 @@ import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import type { Logger } from './logger';
+import { Metrics } from './metrics';
+import type { StateConfig } from '../config';
 
 export const ALL_INDEXES: readonly IndexSpec[] = [
   ...environmentIndexes,
-  ...deviceIndexes,
-  ...userIndexes,
+  ...userStateIndexes,
   ...eventIndexes,
   ...counterIndexes,
   ...policyIndexes,
@@ -63,10 +66,25 @@ export interface BuildOptions {
   clock?: Clock;
   /** Webhook worker tuning (tests shorten these). */
   webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
+  /** How long a verdict may wait for its state (default 150 ms). */
+  verdictBudgetMs?: number;
+  /** State layer tuning (defaults in DEFAULT_STATE_OPTIONS). */
+  state?: Partial<StateConfig> & { writeMode?: 'deltas' | 'snapshots' };
+  /**
+   * This process is the database's only writer (the embedded FerretDB it started): the state
+   * layer may then write whole documents (see StateOptions.writeMode).
+   */
+  privateDatabase?: boolean;
+  /** How long shutdown keeps trying to write what is queued when the database is down. Default 30 s. */
+  drainTimeoutMs?: number;
 }
 
 export interface Built {
   services: Services;
+  /** The state layer (cache and write-behind queue): for readiness and tests. */
+  state: StateLayer;
+  /** Prometheus metrics of this instance (GET /metrics). */
+  metrics: Metrics;
   /** Start background workers (webhook outbox, privacy sweeper). */
   start(): void;
   /** Drain track, flush events, stop workers. */
@@ -76,21 +94,38 @@ export interface Built {
 export async function buildServices(o: BuildOptions): Promise<Built> {
   const clock = o.clock ?? systemClock;
   const db = o.db;
-  await applyIndexes(db, ALL_INDEXES);
+  const kind = await serverKind(db);
+  await applyIndexes(db, indexesFor(kind, ALL_INDEXES));
+  // Whole-document writes only where this process is the database's only writer, and the
+  // server is Rampart's FerretDB build (see StateOptions.writeMode).
+  const writeMode = o.state?.writeMode ?? (o.privateDatabase && kind.upsertInsert ? 'snapshots' : 'deltas');
+  if (o.privateDatabase && !kind.upsertInsert) o.log.warn('the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower');
   const onBackgroundError = (err: unknown) => o.log.error({ err }, 'background write failed');
 
+  // The metrics read from the services built below; their hooks are called only once requests flow.
+  const stateObserver: StateObserver = { read: (c, outcome) => metrics.stateObserver.read(c, outcome), flushed: (stats) => metrics.stateObserver.flushed(stats) };
+  const state = new StateLayer(db, {
+    ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
+    ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
+    ...(o.state?.queueLimit !== undefined ? { queueLimit: o.state.queueLimit } : {}),
+    ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
+    writeMode,
+    now: () => clock.now().getTime(),
+    observer: stateObserver,
+    onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
+  });
+  await migrateLegacyDevices(db, state, o.log);
   const sealer = new Sealer(o.masterKey);
   const environmentsStore = new MongoEnvironmentStore(db);
   const credentials = new MongoCredentialStore(db);
-  const devicesStore = new MongoDeviceStore(db);
-  const users = new MongoUserStore(db);
-  const events = new MongoEventStore(db);
-  const debuggerLog = new MongoDebuggerStore(db);
-  const counters = new MongoCounterStore(db);
+  const users = new StateUserStore(db, state);
+  const events = new MongoEventStore(db, state);
+  const debuggerLog = new MongoDebuggerStore(db, state);
+  const counters = new StateCounterStore(db, state, () => clock.now());
   const policies = new PolicyService(new MongoPolicyStore(db), clock);
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs });
   const webhooks = new WebhookService({
-    store: new MongoWebhookStore(db),
+    store: new MongoWebhookStore(db, state),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
@@ -98,13 +133,14 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     log: o.log,
     ...o.webhooks,
   });
-  const devices = new DeviceService(devicesStore, users, webhooks, clock);
-  const verdicts = new VerdictService({ users, events, counters, deviceService: devices, policies, webhooks, clock, onBackgroundError });
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, clock, onBackgroundError });
+  const devices = new DeviceService(users, webhooks, clock);
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log });
+  const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
+  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, observer: metrics.verdictObserver });
   const privacy = new PrivacyService({
-    store: new MongoPrivacyStore(db),
+    store: new MongoPrivacyStore(db, state),
     users,
-    devices: devicesStore,
+    writes: state,
     webhooks,
     mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : null,
     sealer,
@@ -121,13 +157,15 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond)),
-    queries: new QueryService(new MongoQueryStore(db)),
+    queries: new QueryService(new MongoQueryStore(db), users),
     analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
-    read: { events, debuggerLog, users, devices: devicesStore },
+    read: { events, debuggerLog, users },
   };
   let sweeper: NodeJS.Timeout | null = null;
   return {
     services,
+    state,
+    metrics,
     start() {
       webhooks.start();
       privacy.start();
@@ -136,11 +174,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     },
     async stop() {
       if (sweeper) clearInterval(sweeper);
-      await track.drain();
-      await verdicts.idle();
-      await events.flush();
+      // Track's queue first (it produces writes), then everything queued for the database.
+      await track.drain(true, o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err }, 'track queue not drained'));
       await webhooks.stop();
       await privacy.stop();
+      await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },
   };
 }

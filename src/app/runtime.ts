@@ -10,6 +10,7 @@ import { connect, type Database } from '../store/database';
 import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
+import { restMetrics } from './metrics';
 import type { Logger } from './logger';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
 import { registerGraphql } from '../graphql/server';
@@ -25,7 +26,11 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   let embedded: EmbeddedDatabase | null = null;
   let uri = config.mongoUri;
   if (!uri) {
-    embedded = await startEmbedded(config.dataDir);
+    embedded = await startEmbedded(config.dataDir, {
+      log,
+      // The CLI finds the running database (and an orphan is stopped) through this record.
+      onRestart: () => embedded && recordEmbedded(config.dataDir, embedded),
+    });
     uri = embedded.uri;
     recordEmbedded(config.dataDir, embedded);
     log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
@@ -47,6 +52,9 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,
+    verdictBudgetMs: config.verdictBudgetMs,
+    state: config.state,
+    privateDatabase: embedded !== null,
   });
   const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
   if (generatedSecret) {
@@ -69,6 +77,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       return true;
     },
     register: (app) => registerGraphql(app, { services: built.services, log }),
+    metrics: restMetrics(built.metrics, config.metricsToken),
   });
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();

@@ -133,6 +133,8 @@ export interface Device {
   feedback: 'approved' | 'reported' | null;
   context: DeviceContext;
   lastEventRisk: number | null;
+  /** Events seen from this device. */
+  sightings: number;
 }
 
 export interface UserProfile {
@@ -150,6 +152,8 @@ export interface UserProfile {
   lastPasswordResetAt: Date | null;
   /** Devices recognised for this user (kept here so scoring needs no count query). */
   deviceCount: number;
+  /** Events that named this user. */
+  eventCount: number;
 }
 
 export interface StoredEvent {
@@ -174,6 +178,8 @@ export interface StoredEvent {
   properties: Record<string, unknown>;
   occurredAt: Date;
   receivedAt: Date;
+  /** The verdict was computed without all of its state (not read within the verdict budget). */
+  degraded: boolean;
 }
 
 export interface RejectedPayload {

@@ -5,6 +5,7 @@
 import type {
   Credential,
   Device,
+  DeviceContext,
   EnvId,
   Environment,
   RejectedPayload,
@@ -28,26 +29,90 @@ export interface CredentialStore {
   revoke(env: EnvId, hash: string, at: Date): Promise<boolean>;
 }
 
-export interface DeviceStore {
-  byToken(env: EnvId, token: string): Promise<Device | null>;
-  /** Token of the user's device with this fingerprint key, by _id look-up. */
-  tokenForFingerprint(env: EnvId, userId: string, fingerprintKey: string): Promise<string | null>;
-  /** Insert a new device and its fingerprint index; if one was created concurrently, return that one. */
-  insert(device: Device): Promise<Device>;
-  save(device: Device): Promise<void>;
-  listForUser(env: EnvId, userId: string, includeRemoved?: boolean): Promise<Device[]>;
-  byTokens(env: EnvId, tokens: readonly string[]): Promise<Device[]>;
+/** A change to one of the user's devices, as commutative deltas (see UserChange). */
+export interface DeviceChange {
+  /** The device's key for this user (a fingerprint, or derived from stable headers). */
+  key: string;
+  /**
+   * Record the device (idempotent): its identity, first-seen time and a token. A device known
+   * already keeps its first token; this one then becomes another name for it.
+   */
+  create?: { token: string; identity: Device['identity']; at: Date };
+  /** Seen at `at`; `context` replaces the stored one only when `at` is the latest sighting. */
+  seen?: { at: Date; context: DeviceContext | null };
+  /** Risk of the latest event from it, in [0, 1]. */
+  eventRisk?: number;
+  /** Feedback: the latest one decides the review state. */
+  review?: { state: 'approved' | 'reported'; at: Date };
+  mitigatedAt?: Date;
+  removedAt?: Date;
 }
 
-export interface UserStore {
-  get(env: EnvId, userId: string): Promise<UserProfile | null>;
-  save(user: UserProfile): Promise<void>;
-  /** Users whose e-mail is `email` (lower-cased), for privacy requests by e-mail. */
-  byEmail(env: EnvId, email: string): Promise<UserProfile[]>;
+/** A change to a user's profile: only commutative updates (latest, earliest, add). */
+export interface ProfileChange {
+  /** Event time of the event (lastSeenAt keeps the latest). */
+  seenAt: Date;
+  /** Receive time of the user's first event (createdAt keeps the earliest). */
+  firstSeenAt: Date;
+  email?: string;
+  username?: string;
+  phone?: string;
+  registeredAt?: Date;
+  /** Traits to set (each key replaces its value). */
+  traits?: Record<string, unknown>;
+  /** A located sighting; the latest one by event time is the user's last location. */
+  location?: { lat: number; lon: number; country: string | null; at: Date };
+  /** A country to add to the user's countries (bounded). */
+  country?: string;
+  passwordResetAt?: Date;
+}
+
+export interface UserChange {
+  profile?: ProfileChange;
+  devices?: DeviceChange[];
+}
+
+/** A user as the hot path sees it: the profile and every device, from one document. */
+export interface UserState {
+  profile: UserProfile;
+  /** Every device, removed ones included, most recently seen first. */
+  devices: Device[];
+}
+
+/**
+ * Users and their devices: one document per user, read through an in-process cache (one _id
+ * look-up on a miss) and changed only by deltas written behind, so concurrent requests never
+ * lose an update. A device token maps to its (user, device) in a small document written once.
+ */
+export interface UserStateStore {
+  /**
+   * The user's state, or null for a user never seen. With `deadline` (epoch ms), resolves
+   * undefined when it could not be read by then.
+   */
+  load(env: EnvId, userId: string, deadline?: number): Promise<UserState | null | undefined>;
+  /** Apply a change now (to the cached state) and write it behind. Never waits. */
+  record(env: EnvId, userId: string, change: UserChange): void;
+  /** One device as this process holds it, without I/O (undefined: the user is not held; null: no such device). */
+  cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined;
+  /** The device any of its tokens names, with its user. */
+  byToken(env: EnvId, token: string): Promise<Device | null>;
+  /** Several users' states at once (missing users absent). */
+  loadMany(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserState>>;
+}
+
+/** The write-behind queue every hot-path write goes through. */
+export interface WriteQueue {
+  /** Throws Unavailable when no more work can be queued (the queue is full, or shutting down). */
+  admit(): void;
+  /**
+   * Resolves when everything queued so far is written; with `timeoutMs`, rejects if it could not
+   * be written in that time (the database is down).
+   */
+  flush(timeoutMs?: number): Promise<void>;
 }
 
 export interface EventStore {
-  /** Queue an event for a batched write; resolves when it is durably written. */
+  /** Queue an event for a batched write (behind the answer); resolves when it is written. */
   append(event: StoredEvent): Promise<void>;
   listForUser(env: EnvId, userId: string, limit: number): Promise<StoredEvent[]>;
   flush(): Promise<void>;
@@ -71,12 +136,18 @@ export interface CounterBump {
   add?: Record<string, string>;
 }
 
-/** Rolling counters for velocity signals, one document per key, read and written by _id. */
+/**
+ * Rolling counters for velocity signals, one document per key, read through the state cache and
+ * changed by deltas written behind (increments and set-adds: no update is ever lost).
+ */
 export interface CounterStore {
-  /** Read several counter documents (missing ones are empty). */
-  read(env: EnvId, keys: readonly string[]): Promise<Record<string, CounterSnapshot>>;
-  /** Apply changes, one upsert per document. */
-  bump(env: EnvId, bumps: readonly CounterBump[]): Promise<void>;
+  /**
+   * Read several counter documents (missing ones are empty). With `deadline` (epoch ms),
+   * resolves undefined when they could not all be read by then.
+   */
+  read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Record<string, CounterSnapshot> | undefined>;
+  /** Apply changes now and write them behind. Never waits. */
+  bump(env: EnvId, bumps: readonly CounterBump[]): void;
   /** Delete expired counters of every tenant; returns how many. */
   sweep(now: Date): Promise<number>;
 }

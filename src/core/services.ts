@@ -9,7 +9,7 @@ import type { DeviceService } from './devices/service';
 import type { PolicyService } from './policies/service';
 import type { WebhookService } from './webhooks/service';
 import type { PrivacyService } from './privacy/service';
-import type { EventStore, DebuggerStore, UserStore, DeviceStore } from './ports';
+import type { EventStore, DebuggerStore, UserStateStore } from './ports';
 import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
@@ -29,5 +29,5 @@ export interface Services {
   /** Signal analytics: counts over time buckets and top-N. */
   analytics: AnalyticsService;
   /** Read-side stores for dashboards (GraphQL). */
-  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStore; devices: DeviceStore };
+  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStateStore };
 }

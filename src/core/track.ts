@@ -1,36 +1,50 @@
 /**
  * The track use case (POST /v1/track and /v1/log): accept feedback events without waiting on the
- * database. Valid events go into an in-memory queue that a worker applies (device state table,
- * counters, stored event); rejected payloads go to the per-environment debugger. On shutdown the
- * queue is drained so that no accepted event is lost.
+ * database. Valid events go into a bounded in-memory queue that a worker applies (device state
+ * table, profile, counters, stored event) through the state layer: reads from its cache, changes
+ * written behind. Rejected payloads go to the per-environment debugger. Events of one user are
+ * applied in order; an event whose reads fail (database unreachable) is retried, not dropped. On
+ * shutdown the queue is drained so that no accepted event is lost.
  */
 import { uuid } from './crypto';
-import { BackgroundWork } from './background';
-import { DomainError, InvalidParameters, NotFound, Unavailable } from './errors';
+import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload } from './model';
-import type { Clock, CounterStore, DebuggerStore, EventStore, UserStore } from './ports';
+import type { Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
-import { buildContext, DeviceService } from './devices/service';
-import { bumpCounters, enrich, nextProfile, readCounters, toStoredEvent } from './verdicts/observe';
+import { buildContext, recognise, type DeviceService } from './devices/service';
+import type { WebhookSink } from './webhooks/port';
+import { bumpCounters, enrich, profileChange, readCounters, toStoredEvent, unknownCounters } from './verdicts/observe';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
+/** Attempts of an event whose reads keep failing before it is stored without its state changes. */
+const MAX_ATTEMPTS = 30;
+
+export interface TrackLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
 
 export interface TrackDeps {
-  users: UserStore;
+  users: UserStateStore;
   events: EventStore;
   counters: CounterStore;
   debuggerLog: DebuggerStore;
   deviceService: DeviceService;
+  webhooks: WebhookSink;
+  writes: WriteQueue;
   clock: Clock;
-  onBackgroundError: (err: unknown) => void;
+  log: TrackLog;
   /** Most events held in memory before track pushes back with 503. */
   maxQueue?: number;
   concurrency?: number;
+  /** First retry delay of an event whose reads failed (doubles, capped at 1 s). */
+  retryBaseMs?: number;
 }
 
 interface Job {
   principal: Principal;
   event: EventInput;
+  attempts: number;
 }
 
 export class TrackService {
@@ -38,11 +52,13 @@ export class TrackService {
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
-  private readonly background: BackgroundWork;
+  private paused: NodeJS.Timeout | null = null;
+  private lastRetryLog = 0;
+  private retriesSinceLog = 0;
+  /** The last job of each user (or device) still running: its next job waits for it. */
+  private readonly chains = new Map<string, Promise<void>>();
 
-  constructor(private readonly d: TrackDeps) {
-    this.background = new BackgroundWork(d.onBackgroundError);
-  }
+  constructor(private readonly d: TrackDeps) {}
 
   /**
    * Accept a track body. Never throws for a malformed body: it is kept in the debugger with its
@@ -51,6 +67,7 @@ export class TrackService {
   accept(principal: Principal, body: unknown, rawText?: string): void {
     if (this.closed) throw new Unavailable('shutting down');
     if (this.queue.length >= (this.d.maxQueue ?? 50_000)) throw new Unavailable('track queue is full');
+    this.d.writes.admit();
     let event: EventInput;
     try {
       event = parseEvent('track', body, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
@@ -59,11 +76,11 @@ export class TrackService {
       this.reject(principal, body, rawText, err);
       return;
     }
-    this.queue.push({ principal, event });
+    this.queue.push({ principal, event, attempts: 0 });
     this.pump();
   }
 
-  /** Keep a rejected payload, with its reason, in the debugger. */
+  /** Keep a rejected payload, with its reason, in the debugger (written behind). */
   reject(principal: Principal, body: unknown, rawText: string | undefined, err: DomainError): void {
     const text = rawText ?? safeStringify(body);
     const userId = typeof (body as { user_id?: unknown } | null)?.user_id === 'string' ? ((body as { user_id: string }).user_id) : null;
@@ -77,15 +94,17 @@ export class TrackService {
       userId,
       receivedAt: this.d.clock.now(),
     };
-    this.background.add(this.d.debuggerLog.append(entry));
+    void this.d.debuggerLog.append(entry);
   }
 
-  /** Wait until every accepted event is applied; refuse new ones from now on when `close`. */
-  async drain(close = true): Promise<void> {
+  /**
+   * Wait until every accepted event is applied and written; refuse new ones from now on when
+   * `close`. With `timeoutMs`, gives up writing after that long (the database is down).
+   */
+  async drain(close = true, timeoutMs?: number): Promise<void> {
     if (close) this.closed = true;
     if (this.queue.length > 0 || this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    await this.background.idle();
-    await this.d.events.flush();
+    await this.d.writes.flush(timeoutMs);
   }
 
   get pending(): number {
@@ -94,11 +113,14 @@ export class TrackService {
 
   private pump(): void {
     const limit = this.d.concurrency ?? 8;
-    while (this.running < limit && this.queue.length > 0) {
+    while (!this.paused && this.running < limit && this.queue.length > 0) {
       const job = this.queue.shift() as Job;
       this.running++;
-      this.apply(job)
-        .catch((err) => this.d.onBackgroundError(err))
+      this.ordered(job)
+        .then(
+          () => undefined,
+          (err: unknown) => this.retry(job, err),
+        )
         .finally(() => {
           this.running--;
           this.pump();
@@ -111,59 +133,114 @@ export class TrackService {
     }
   }
 
+  /** Run the job after the previous job of the same user (or device token). */
+  private ordered(job: Job): Promise<void> {
+    const e = job.event;
+    const key = `${job.principal.env.id}\u0000${e.userId ?? `token:${e.deviceToken ?? ''}`}`;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const run = previous.then(() => this.apply(job));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.chains.set(key, settled);
+    void settled.then(() => {
+      if (this.chains.get(key) === settled) this.chains.delete(key);
+    });
+    return run;
+  }
+
+  /** A job whose reads failed goes back to the front of the queue, after a pause. */
+  private retry(job: Job, err: unknown): void {
+    job.attempts++;
+    if (job.attempts >= MAX_ATTEMPTS) {
+      this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
+      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
+      return;
+    }
+    // One line per second at most while the database is down, however many events wait.
+    const now = this.d.clock.now().getTime();
+    this.retriesSinceLog++;
+    if (now - this.lastRetryLog >= 1000) {
+      this.d.log.warn({ err: err instanceof Error ? err.message : String(err), events: this.retriesSinceLog }, 'track: applying events failed; retrying');
+      this.lastRetryLog = now;
+      this.retriesSinceLog = 0;
+    }
+    this.queue.unshift(job);
+    if (!this.paused) {
+      const delay = Math.min(1000, (this.d.retryBaseMs ?? 50) * 2 ** (job.attempts - 1));
+      this.paused = setTimeout(() => {
+        this.paused = null;
+        this.pump();
+      }, delay);
+    }
+  }
+
   /** Apply one feedback event: the device review state table, profile, counters, stored event. */
-  async apply({ principal, event }: Job): Promise<void> {
+  private async apply({ principal, event }: Job): Promise<void> {
     const env = principal.env;
     const x = enrich(event);
-    const ds = this.d.deviceService;
     let device: Device | null = null;
     let userId = event.userId;
     if (event.deviceToken) {
-      // Only a missing device is the caller's mistake; a database failure must surface.
-      device = await ds.get(env.id, event.deviceToken).catch((err: unknown) => {
-        if (err instanceof NotFound) return null;
-        throw err;
-      });
+      device = await this.d.users.byToken(env.id, event.deviceToken);
       if (!device) {
         this.reject(principal, event, undefined, new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]));
         return;
       }
       userId = userId ?? device.userId;
-    } else if (userId) {
-      device = await ds.recognise(env.id, userId, x.key.key);
     }
-
-    let user = userId ? await this.d.users.get(env.id, userId) : null;
-    if (userId && (event.userId || user)) {
-      user = nextProfile(env.id, user, { ...x, event: { ...event, userId } });
-      await this.d.users.save(user);
-    }
-
+    const [state, counts] = await Promise.all([userId ? this.d.users.load(env.id, userId) : null, readCounters(this.d.counters, env.id, x)]);
+    // From here on nothing awaits (see VerdictService).
+    const user = state ?? null;
+    if (!device && userId) device = recognise(user, x.key.key);
+    const at = event.occurredAt;
+    const changes: DeviceChange[] = [];
+    const ds = this.d.deviceService;
     switch (event.name) {
       case '$challenge.succeeded':
-        if (device) device = await ds.approve(env.id, device.token);
+        if (device) changes.push({ key: device.fingerprintKey, review: { state: 'approved', at } });
         break;
       case '$review.escalated':
-        if (device) device = await ds.report(env, device.token, 'review_escalated');
+        if (device) changes.push({ key: device.fingerprintKey, review: { state: 'reported', at } });
         break;
       case '$password_reset.succeeded':
-        if (userId) await ds.passwordReset(env.id, userId, device, event.occurredAt);
+        if (userId) changes.push(...ds.passwordResetChanges(user, device, at));
         break;
       case '$incident.mitigated':
         if (userId) {
-          const result = await ds.incidentMitigated(env.id, userId, event.deviceToken, event.occurredAt);
+          // The reset recorded by an earlier event of this user counts (events of one user run in order).
+          const result = ds.incidentMitigatedChanges(user, device && event.deviceToken ? device.token : null, at);
+          changes.push(...result.changes);
           if (result.reason) this.reject(principal, event, undefined, new InvalidParameters([{ field: 'event', message: `$incident.mitigated had no effect: ${result.reason}` }]));
         }
         break;
       default:
         // Other feedback refreshes "last seen" and the context of a device the user already has.
-        if (device && userId && !event.deviceToken && event.context.ip) {
-          const context = buildContext(event, x.ip, x.ua, x.key.identity);
-          device = await ds.observe({ env: env.id, userId, existing: device, key: x.key, context, at: event.occurredAt, risk: null, user, registration: false, denied: false });
-        }
+        if (device && userId && !event.deviceToken && event.context.ip) changes.push({ key: device.fingerprintKey, seen: { at, context: buildContext(event, x.ip, x.ua, x.key.identity) } });
     }
-    await bumpCounters(this.d.counters, env.id, x, await readCounters(this.d.counters, env.id, x));
-    await this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals: {}, policy: null, deviceToken: device?.token ?? null }));
+    if (userId && (event.userId || user)) {
+      this.d.users.record(env.id, userId, { profile: profileChange({ ...x, event: { ...event, userId } }), devices: changes });
+    } else if (userId && changes.length) {
+      this.d.users.record(env.id, userId, { devices: changes });
+    }
+    if (device && userId && event.name === '$review.escalated') {
+      const reported = this.d.users.cachedDevice(env.id, userId, device.fingerprintKey) ?? device;
+      void this.d.webhooks.emit({
+        type: '$incident.confirmed',
+        env,
+        userId,
+        device: reported,
+        trigger: 'review_escalated',
+        context: { ip: reported.context.ip, userAgent: reported.context.userAgent, location: reported.context.location },
+        policy: null,
+        userTraits: {},
+        properties: {},
+        at,
+      });
+    }
+    bumpCounters(this.d.counters, env.id, x, counts ?? unknownCounters(x));
+    void this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals: {}, policy: null, deviceToken: device?.token ?? null }));
   }
 }
 

@@ -48,7 +48,8 @@ const byKey = <T>(keys: readonly string[], items: readonly T[], keyOf: (t: T) =>
 export function createLoaders(env: EnvId, services: Services): Loaders {
   return {
     user: new DataLoader((ids: readonly string[]) => services.queries.users(env, ids)),
-    device: new DataLoader(async (tokens: readonly string[]) => byKey(tokens, await services.read.devices.byTokens(env, tokens), (d) => d.token)),
+    // Any token a device was issued resolves to it (its first token is the one it shows).
+    device: new DataLoader((tokens: readonly string[]) => Promise.all(tokens.map((t) => services.read.users.byToken(env, t)))),
     policy: new DataLoader(async (ids: readonly string[]) => byKey(ids, await services.policies.list(env, true), (p) => p.id)),
     policyRevisions: new DataLoader(async (ids: readonly string[]) => {
       const all = await services.policies.revisions(env, ids);

@@ -17,6 +17,20 @@ import { rejection } from './guard';
 export interface Door {
   services: Services;
   log: Logger;
+  /** Long-lived streams that serve calls (VerdictStream), told to finish when the server drains. */
+  streams?: Set<DrainableStream>;
+  /** Set when the server drains: a stream opened now takes no call. */
+  draining?: boolean;
+  /** Authentications in flight, by secret (principalFrom). */
+  authentications?: Map<string, Promise<Principal>>;
+  /** The request size limit (startGrpcServer's maxMessageBytes), advertised to VerdictStream clients. */
+  maxMessageBytes?: number;
+}
+
+/** A stream that serves calls and can be told to take no new ones (server.ts, on stop). */
+export interface DrainableStream {
+  /** Read no further call, answer the ones in flight, then end the stream. */
+  drain(): void;
 }
 
 export interface CallContext {
@@ -27,14 +41,30 @@ export interface CallContext {
 
 /**
  * A minimal abort signal (an AbortController per call costs measurably on the hot path).
- * `aborted` turns true once, when the call's deadline passes or the client cancels.
+ * `aborted` turns true when the call is cancelled (`abort()`: the client cancelled, or grpc-js
+ * reached the deadline of a unary or streaming RPC) or, for a call of a VerdictStream, when its
+ * own `deadline` (epoch ms) has passed; that last one is checked when read, with no timer, and
+ * fires no listener.
  */
 export class CallSignal {
-  aborted = false;
+  /** True once the call was cancelled (or ended by grpc-js at its deadline). */
+  cancelled = false;
   private listeners: (() => void)[] = [];
 
+  constructor(readonly deadline = Infinity) {}
+
+  /** The call is over: cancelled, or past its own deadline. */
+  get aborted(): boolean {
+    return this.cancelled || this.expired;
+  }
+
+  /** The call's own deadline has passed. */
+  get expired(): boolean {
+    return this.deadline !== Infinity && Date.now() >= this.deadline;
+  }
+
   onAbort(listener: () => void): void {
-    if (this.aborted) listener();
+    if (this.cancelled) listener();
     else this.listeners.push(listener);
   }
 
@@ -43,8 +73,8 @@ export class CallSignal {
   }
 
   abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.cancelled) return;
+    this.cancelled = true;
     const listeners = this.listeners;
     this.listeners = [];
     for (const l of listeners) l();
@@ -72,10 +102,35 @@ export function deadlineOf(call: Pick<SurfaceCall, 'getDeadline'>): number {
   return d instanceof Date ? d.getTime() : d;
 }
 
-/** The caller, from `authorization: Basic …` or `Bearer …` metadata; rate-limited unless told not to. */
+/**
+ * The caller, from `authorization: Basic …` or `Bearer …` metadata; rate-limited unless told not
+ * to. Calls that present the same secret while its authentication is in flight share it (and its
+ * outcome), then each takes its own token of the rate limit: when the core's cache of verified
+ * secrets expires under load, one database look-up serves them instead of one per call. Nothing
+ * is kept once the look-up settles, so revocation and disabling take effect as they do on REST.
+ */
 export async function principalFrom(door: Door, metadata: Metadata, rateLimit = true): Promise<Principal> {
   const value = metadata.get('authorization')[0];
-  return door.services.access.caller(secretFromAuthorization(typeof value === 'string' ? value : undefined), 'api', { rateLimit });
+  const secret = secretFromAuthorization(typeof value === 'string' ? value : undefined);
+  const principal = await authenticate(door, secret);
+  if (rateLimit) door.services.access.take(principal);
+  return principal;
+}
+
+function authenticate(door: Door, secret: string | null): Promise<Principal> {
+  if (!secret) return door.services.access.caller(secret, 'api', { rateLimit: false });
+  const inflight = (door.authentications ??= new Map());
+  let lookup = inflight.get(secret);
+  if (!lookup) {
+    const p = door.services.access.caller(secret, 'api', { rateLimit: false });
+    const settled = () => {
+      if (inflight.get(secret) === p) inflight.delete(secret);
+    };
+    p.then(settled, settled);
+    inflight.set(secret, p);
+    lookup = p;
+  }
+  return lookup;
 }
 
 /**
@@ -125,16 +180,24 @@ export function answerError(door: Door, err: unknown, fieldPath: FieldPathMapper
   send(toStatus(normaliseError(err, door.log), fieldPath));
 }
 
+/**
+ * What every call does between its transport and its handler, whether it came as a unary RPC or
+ * as a call of a VerdictStream: refuse a message the guard rejected, authenticate the caller
+ * (rate-limited), start nothing more if the call is over by then, handle.
+ */
+export async function authorised<Req, Res>(door: Door, metadata: Metadata, req: Req, signal: CallSignal, handle: (req: Req, ctx: CallContext) => Promise<Res>): Promise<Res> {
+  const rejected = rejection(req);
+  if (rejected) throw rejected;
+  const principal = await principalFrom(door, metadata);
+  if (signal.cancelled) throw new CallCancelled();
+  if (signal.expired) throw new DeadlineExceeded();
+  return handle(req, { principal, signal });
+}
+
 /** A unary handler: guard, authenticate, run `handle` within the deadline, answer. */
 export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext) => Promise<Res>, fieldPath?: FieldPathMapper): handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    bounded(call, async (signal) => {
-      const rejected = rejection(call.request);
-      if (rejected) throw rejected;
-      const principal = await principalFrom(door, call.metadata);
-      if (signal.aborted) throw new CallCancelled();
-      return handle(call.request, { principal, signal });
-    }).then(
+    bounded(call, (signal) => authorised(door, call.metadata, call.request, signal, handle)).then(
       (res) => callback(null, res),
       (err: unknown) => answerError(door, err, fieldPath, (status) => callback(status)),
     );

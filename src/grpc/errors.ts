@@ -8,6 +8,7 @@
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import { DomainError, InternalError, InvalidParameters, InvalidRequestToken, RateLimited, type ErrorKind } from '../core/errors';
 import { encodeStatusDetails, ERROR_DOMAIN, STATUS_DETAILS_KEY, type FieldViolation } from './status-details';
+import type { CallError } from './generated/rampart/v1/CallError';
 
 export const GRPC_STATUS: Readonly<Record<ErrorKind, Status>> = {
   bad_request: Status.INVALID_ARGUMENT,
@@ -29,7 +30,6 @@ export const RETRY_AFTER_KEY = 'retry-after';
 
 /** Maps a field path of the Castle-shaped body the core validated to the request message's field path. */
 export type FieldPathMapper = (bodyPath: string) => string;
-
 
 /** The offending fields of an error, as request-message paths. */
 function violations(e: DomainError, fieldPath: FieldPathMapper): FieldViolation[] {
@@ -61,4 +61,15 @@ export function toStatus(e: DomainError, fieldPath: FieldPathMapper = (f) => f):
     encodeStatusDetails({ code, message: details, fieldViolations, errorInfo: { reason: e.type.toUpperCase(), domain: ERROR_DOMAIN, metadata: info }, retryDelaySeconds }),
   );
   return { code, details, metadata };
+}
+
+/** The same status as the in-band error of a stream's call (VerdictStream): code, message, details bytes, the other trailers. */
+export function callError(status: ReturnType<typeof toStatus>): CallError {
+  const metadata: Record<string, string> = {};
+  let details: Buffer | undefined;
+  for (const [key, value] of Object.entries(status.metadata.getMap())) {
+    if (key === STATUS_DETAILS_KEY) details = Buffer.isBuffer(value) ? value : undefined;
+    else if (typeof value === 'string') metadata[key] = value;
+  }
+  return { code: status.code, message: status.details, details: details ?? Buffer.alloc(0), metadata };
 }

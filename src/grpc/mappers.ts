@@ -57,6 +57,7 @@ export const authenticateMessage = (v: Verdict): AuthenticateResponse => ({
   risk: v.risk,
   policy: policyMessage(v),
   signals: signalsMessage(v.signals),
+  degraded: v.degraded,
 });
 
 export const riskMessage = (v: Verdict): RiskResponse => ({
@@ -64,9 +65,10 @@ export const riskMessage = (v: Verdict): RiskResponse => ({
   policy: policyMessage(v),
   signals: signalsMessage(v.signals),
   device: { token: v.device?.token ?? '' },
+  degraded: v.degraded,
 });
 
-export const filterMessage = (v: Verdict): FilterResponse => ({ risk: v.risk, policy: policyMessage(v), signals: signalsMessage(v.signals) });
+export const filterMessage = (v: Verdict): FilterResponse => ({ risk: v.risk, policy: policyMessage(v), signals: signalsMessage(v.signals), degraded: v.degraded });
 
 export function deviceMessage(d: Device, currentKey: string | null = null): DeviceMessage {
   const ua = d.context.userAgent;

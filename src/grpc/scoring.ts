@@ -1,22 +1,38 @@
 /**
  * rampart.v1.Scoring: Authenticate, Risk and Filter call VerdictService.evaluate; Track and
  * TrackStream call TrackService.accept, as POST /v1/authenticate, /v1/risk, /v1/filter and
- * /v1/track do.
+ * /v1/track do. VerdictStream carries Authenticate, Risk and Filter calls on one stream, each
+ * handled by the same code as its unary RPC.
  */
-import type { handleClientStreamingCall } from '@grpc/grpc-js';
-import { DomainError } from '../core/errors';
+import { Metadata, type handleBidiStreamingCall, type handleClientStreamingCall, type ServerDuplexStream } from '@grpc/grpc-js';
+import { DeadlineExceeded, DomainError, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
-import { answerError, bounded, principalFrom, unary, type Door } from './call';
-import { rejection } from './guard';
+import { normaliseError } from '../app/errors';
+import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
+import { callError, toStatus, type FieldPathMapper } from './errors';
+import { callIds, rejection, RejectedMessage } from './guard';
 import { authenticateMessage, filterMessage, riskMessage } from './mappers';
 import { eventBody, eventFieldPath, type EventMessage } from './translate';
 import type { ScoringHandlers } from './generated/rampart/v1/Scoring';
 import type { TrackRequest__Output } from './generated/rampart/v1/TrackRequest';
 import type { TrackStreamResponse } from './generated/rampart/v1/TrackStreamResponse';
+import type { VerdictAnswer } from './generated/rampart/v1/VerdictAnswer';
+import type { VerdictCall__Output } from './generated/rampart/v1/VerdictCall';
+import type { VerdictStreamRequest__Output } from './generated/rampart/v1/VerdictStreamRequest';
+import type { VerdictStreamResponse } from './generated/rampart/v1/VerdictStreamResponse';
+import type { AuthenticateResponse } from './generated/rampart/v1/AuthenticateResponse';
+import type { RiskResponse } from './generated/rampart/v1/RiskResponse';
+import type { FilterResponse } from './generated/rampart/v1/FilterResponse';
 
 /** Trailer of a failed TrackStream: how many of its events were accepted before the failure. */
 export const ACCEPTED_KEY = 'rampart-accepted';
+
+/**
+ * Initial metadata of a VerdictStream: the largest message the server takes (its request size
+ * limit), so that a client sends no message the server would refuse as a whole.
+ */
+export const MAX_MESSAGE_BYTES_KEY = 'rampart-max-message-bytes';
 
 /** Queue one feedback event. A message the core cannot take goes to the debugger, as on REST. */
 function track(door: Door, principal: Principal, m: TrackRequest__Output): void {
@@ -81,13 +97,172 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
   };
 }
 
+type VerdictResult = AuthenticateResponse | RiskResponse | FilterResponse;
+type VerdictHandler = (req: EventMessage, ctx: CallContext) => Promise<VerdictResult>;
+
+/** What each verdict RPC does once its caller is known, whichever way the call came. */
+function verdictHandlers(door: Door) {
+  const handler =
+    <Res extends VerdictResult>(endpoint: VerdictEndpoint, encode: (v: Verdict) => Res) =>
+    async (req: EventMessage, { principal }: CallContext): Promise<Res> =>
+      encode(await door.services.verdicts.evaluate(principal, endpoint, eventBody(endpoint, req)));
+  return { authenticate: handler('authenticate', authenticateMessage), risk: handler('risk', riskMessage), filter: handler('filter', filterMessage) };
+}
+
+const FIELD_PATHS: Readonly<Record<VerdictEndpoint, FieldPathMapper>> = {
+  authenticate: eventFieldPath('authenticate'),
+  risk: eventFieldPath('risk'),
+  filter: eventFieldPath('filter'),
+};
+
+/**
+ * Calls in flight at once on one VerdictStream, and answers waiting for the client to take
+ * them; beyond either the stream stops reading (HTTP/2 flow control then holds the client back),
+ * as `grpc.max_concurrent_streams` bounds unary calls.
+ */
+export const MAX_CALLS_IN_FLIGHT = 1000;
+
+/**
+ * VerdictStream: each call read is run as its unary RPC would be (guard, authentication with the
+ * stream's metadata, rate limit, the call's own deadline, the same handler and error table) and
+ * answered in-band with its id as soon as it is done. No timer per call: the deadline is checked
+ * before each step, and a call finished after it is answered DEADLINE_EXCEEDED. A cancelled call
+ * (every call, when the client cancels the stream) starts nothing more and is not answered.
+ *
+ * Answers are written as soon as the stream is free: the first at once (at the end of the
+ * current microtask queue), those that become ready while a message is being written all
+ * together in the next one. A grpc-js stream completes about one message write per event-loop
+ * turn, so one message per answer would queue answers behind each other under load.
+ *
+ * When the client half-closes, or the server drains, the stream reads no further call and ends
+ * once every call read is answered; a call it did not read was not started. The initial metadata,
+ * sent at once, says how large a message may be (MAX_MESSAGE_BYTES_KEY).
+ */
+function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, VerdictHandler>>): handleBidiStreamingCall<VerdictStreamRequest__Output, VerdictStreamResponse> {
+  return (call: ServerDuplexStream<VerdictStreamRequest__Output, VerdictStreamResponse>) => {
+    const inflight = new Map<number, CallSignal>();
+    let closing = false;
+    let queued: VerdictAnswer[] = [];
+    let writing = false;
+    let scheduled = false;
+    const over = () => call.cancelled || call.writableEnded;
+
+    const end = () => {
+      door.streams?.delete(stream);
+      if (!over()) call.end();
+    };
+    /** Read on only while the calls in flight and the answers not yet written are bounded. */
+    const flow = () => {
+      if (closing && inflight.size === 0 && queued.length === 0 && !writing) return end();
+      const full = inflight.size >= MAX_CALLS_IN_FLIGHT || queued.length >= MAX_CALLS_IN_FLIGHT;
+      if (full && !call.isPaused()) call.pause();
+      else if (!full && call.isPaused()) call.resume();
+    };
+    const flush = () => {
+      scheduled = false;
+      if (writing || over()) return;
+      if (queued.length > 0) {
+        const answers = queued;
+        queued = [];
+        writing = true;
+        call.write({ answers }, () => {
+          writing = false;
+          flush();
+        });
+      }
+      flow();
+    };
+    const answer = (a: VerdictAnswer) => {
+      queued.push(a);
+      if (!writing && !scheduled) {
+        scheduled = true;
+        queueMicrotask(flush);
+      }
+    };
+    const answerFailure = (id: number, endpoint: VerdictEndpoint | null, err: unknown) =>
+      answer({ id, error: callError(toStatus(normaliseError(err, door.log), endpoint ? FIELD_PATHS[endpoint] : undefined)) });
+
+    const stream: DrainableStream = {
+      drain: () => {
+        closing = true;
+        flow();
+      },
+    };
+    const abandon = () => {
+      closing = true;
+      door.streams?.delete(stream);
+      for (const signal of inflight.values()) signal.abort();
+      inflight.clear();
+    };
+    const settle = (id: number, signal: CallSignal) => {
+      if (inflight.get(id) !== signal) return;
+      inflight.delete(id);
+      flow();
+    };
+
+    const start = (c: VerdictCall__Output) => {
+      const id = c.id;
+      if (c.call === 'cancel') {
+        const signal = inflight.get(id);
+        signal?.abort();
+        if (signal) settle(id, signal);
+        return;
+      }
+      const endpoint = c.call;
+      const req = endpoint ? c[endpoint] : null;
+      if (!endpoint || !req) return answerFailure(id, null, new InvalidParameters([{ field: 'call', message: 'is required: authenticate, risk, filter or cancel' }]));
+      if (inflight.has(id)) return answerFailure(id, null, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
+      const signal = new CallSignal(c.timeoutMs > 0 ? Date.now() + c.timeoutMs : deadlineOf(call));
+      inflight.set(id, signal);
+      authorised(door, call.metadata, req, signal, handlers[endpoint])
+        .then(
+          (res) => {
+            if (signal.cancelled) return;
+            if (signal.expired) answerFailure(id, endpoint, new DeadlineExceeded());
+            else answer({ id, [endpoint]: res });
+          },
+          (err: unknown) => {
+            if (!signal.cancelled && !(err instanceof CallCancelled)) answerFailure(id, endpoint, err);
+          },
+        )
+        .finally(() => settle(id, signal));
+    };
+
+    call.on('data', (m: VerdictStreamRequest__Output | RejectedMessage) => {
+      if (closing) return; // Not read: not started, not answered; the client may send it again.
+      if (m instanceof RejectedMessage) {
+        const ids = callIds(m.bytes);
+        if (ids) for (const id of ids) answerFailure(id, null, m.error);
+        else {
+          // Not even call ids: the stream is not usable.
+          abandon();
+          if (!over()) call.emit('error', toStatus(m.error));
+        }
+        return;
+      }
+      for (const c of m.calls) start(c);
+      flow();
+    });
+    call.on('end', () => stream.drain());
+    call.on('cancelled', abandon);
+    if (door.maxMessageBytes) {
+      const md = new Metadata();
+      md.set(MAX_MESSAGE_BYTES_KEY, String(door.maxMessageBytes));
+      call.sendMetadata(md);
+    }
+    door.streams?.add(stream);
+    if (door.draining) stream.drain();
+  };
+}
+
 export function scoringHandlers(door: Door): ScoringHandlers {
-  const verdict = <Req extends EventMessage, Res>(endpoint: VerdictEndpoint, encode: (v: Verdict) => Res) =>
-    unary<Req, Res>(door, async (req, { principal }) => encode(await door.services.verdicts.evaluate(principal, endpoint, eventBody(endpoint, req))), eventFieldPath(endpoint));
+  const handlers = verdictHandlers(door);
+  const verdict = <Req extends EventMessage, Res>(endpoint: VerdictEndpoint, handle: (req: Req, ctx: CallContext) => Promise<Res>) => unary<Req, Res>(door, handle, FIELD_PATHS[endpoint]);
   return {
-    Authenticate: verdict('authenticate', authenticateMessage),
-    Risk: verdict('risk', riskMessage),
-    Filter: verdict('filter', filterMessage),
+    Authenticate: verdict('authenticate', handlers.authenticate),
+    Risk: verdict('risk', handlers.risk),
+    Filter: verdict('filter', handlers.filter),
+    VerdictStream: verdictStream(door, handlers),
     Track: unary(door, async (req: TrackRequest__Output, { principal }) => {
       track(door, principal, req);
       return {};

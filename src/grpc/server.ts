@@ -57,6 +57,9 @@ export function serverChannelOptions(maxMessageBytes: number): grpc.ServerOption
     'grpc.max_connection_age_ms': 60 * 60_000,
     'grpc.max_connection_age_grace_ms': 30_000,
     'grpc.max_concurrent_streams': 1000,
+    // Not 'grpc.enable_channelz': 0, although Rampart serves no channelz: in grpc-js 1.14 the
+    // server then stops tracking its sessions, and forceShutdown() (the end of the drain) no
+    // longer cuts the calls still running.
   };
 }
 
@@ -66,7 +69,7 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const { proto } = loadRampartProto();
   const v1 = proto.rampart.v1;
-  const door: Door = { services: o.services, log: o.log };
+  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes };
 
   const server = new grpc.Server(serverChannelOptions(maxMessageBytes));
   server.addService(guardService(v1.Scoring.service, maxMessageBytes), scoringHandlers(door));
@@ -93,6 +96,10 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const stop = () =>
     (stopping ??= new Promise<void>((resolve) => {
       for (const name of Object.keys(statuses)) health.setStatus(name, 'NOT_SERVING');
+      // Long-lived VerdictStreams would keep the drain waiting: they take no new call and end
+      // once the calls in flight are answered.
+      door.draining = true;
+      for (const stream of [...(door.streams ?? [])]) stream.drain();
       const timer = setTimeout(() => {
         o.log.warn('grpc: calls still in flight after the drain timeout; cutting them');
         server.forceShutdown();

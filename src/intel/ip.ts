@@ -69,12 +69,26 @@ export function initIntel(): void {
   initialised = true;
 }
 
+/** Recent look-ups: traffic repeats addresses, and a result is small next to a tree walk. */
+const CACHE_SIZE = 20_000;
+const cache = new Map<string, IpIntel>();
+
 /**
  * Look up an already-normalised IP. Synchronous after init.
  * Input is re-normalised defensively; an invalid address yields a bogon result with no data.
- * Bogons are answered without touching (or loading) the databases.
+ * Bogons are answered without touching (or loading) the databases. Results are shared between
+ * callers: treat them as read-only.
  */
 export function lookupIp(ip: string): IpIntel {
+  const hit = cache.get(ip);
+  if (hit) return hit;
+  const result = lookupUncached(ip);
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cache.set(ip, result);
+  return result;
+}
+
+function lookupUncached(ip: string): IpIntel {
   const norm = normaliseIp(ip);
   if (norm === null) {
     return { ip, version: ip.includes(':') ? 6 : 4, location: null, asn: null, hosting: false, tor: false, bogon: true };
@@ -89,7 +103,7 @@ export function lookupIp(ip: string): IpIntel {
   return {
     ip: norm,
     version,
-    location: lookupGeo(norm, version),
+    location: lookupGeo(Uint8Array.from(addr.toByteArray())),
     asn,
     hosting: asn !== null && isHostingNetwork(asn.number, asn.organization),
     tor: false,

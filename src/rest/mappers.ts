@@ -31,6 +31,7 @@ export function deviceJson(d: Device, currentKey: string | null = null) {
 
 export const policyJson = (v: Verdict) => ({ action: v.policy.action, name: v.policy.name, id: v.policy.id, revision: v.policy.revision });
 
+// `degraded`: true when the verdict was computed without all of its state (see README).
 export const authenticateJson = (v: Verdict) => ({
   action: v.action,
   user_id: v.userId,
@@ -38,8 +39,9 @@ export const authenticateJson = (v: Verdict) => ({
   risk: v.risk,
   policy: policyJson(v),
   signals: v.signals,
+  degraded: v.degraded,
 });
 
-export const riskJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, device: { token: v.device?.token ?? null } });
+export const riskJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, device: { token: v.device?.token ?? null }, degraded: v.degraded });
 
-export const filterJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals });
+export const filterJson = (v: Verdict) => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, degraded: v.degraded });

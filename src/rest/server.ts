@@ -4,7 +4,8 @@
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound } from '../core/errors';
+import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { fingerprintKeyOf } from '../core/devices/service';
@@ -27,6 +28,15 @@ export interface RestOptions {
   register?: (app: FastifyInstance) => Promise<void>;
   /** Readiness probe (database ping). */
   ready?: () => Promise<boolean>;
+  /** Prometheus metrics: GET /metrics, and one observation per answered request. */
+  metrics?: RestMetrics;
+}
+
+export interface RestMetrics {
+  expose(): Promise<{ contentType: string; body: string }>;
+  request(door: 'rest' | 'graphql', route: string, status: number, seconds: number): void;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  token?: string;
 }
 
 const MAX_JSON_DEPTH = 32;
@@ -72,6 +82,15 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     return sendError(reply, err);
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)));
+
+  const metrics = o.metrics;
+  if (metrics) {
+    // Labelled by route pattern (never the raw path), so the number of series stays fixed.
+    app.addHook('onResponse', async (req, reply) => {
+      const route = req.routeOptions.url ?? 'unmatched';
+      metrics.request(route === '/graphql' ? 'graphql' : 'rest', route, reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
 
   if (o.requireHttps) {
     app.addHook('onRequest', async (req, reply) => {
@@ -218,6 +237,17 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
         .send(file.json);
     }),
   );
+
+  if (metrics) {
+    app.get('/metrics', async (req, reply) => {
+      if (metrics.token !== undefined) {
+        const presented = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+        if (!safeEqual(presented, metrics.token)) return sendError(reply, new Unauthorized('metrics need the bearer token (RAMPART_METRICS_TOKEN)'));
+      }
+      const { contentType, body } = await metrics.expose();
+      return reply.code(200).header('content-type', contentType).send(body);
+    });
+  }
 
   app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

@@ -1,79 +1,73 @@
 /**
- * Velocity counters for signals: one document per key (`<env>:<key>`) holding named counts and
- * named distinct sets, read by _id and updated with one upsert. They expire after two days and
- * are swept (FerretDB 1.24 has no TTL indexes).
+ * Velocity counters for signals on the state layer: one document per key (`<env>:<key>`) holding
+ * named counts (`c.<name>`, increments) and named distinct sets (`s.<name>`, set-adds), read
+ * through the cache and changed only by deltas written behind, so concurrent requests never lose
+ * an increment. They expire after two days and are swept (FerretDB 1.24 has no TTL indexes).
  */
 import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
-import { isDuplicateKey, type IndexSpec } from './database';
+import type { IndexSpec } from './database';
 import { idOf } from './ids';
+import { delta } from './state/delta';
+import type { StateLayer } from './state/layer';
+
+export const COUNTERS = 'counters';
 
 interface CounterDoc {
-  _id: string;
-  envId: EnvId;
+  envId?: EnvId;
   c?: Record<string, number>;
   s?: Record<string, string[]>;
-  expiresAt: Date;
+  expiresAt?: Date;
 }
 
 const TTL_MS = 2 * 24 * 3_600_000;
 const NAME = /^[a-z_]{1,32}$/;
 
-export const counterIndexes: IndexSpec[] = [{ collection: 'counters', indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
+export const counterIndexes: IndexSpec[] = [{ collection: COUNTERS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
 
-/**
- * Two concurrent upserts of a new _id race: the loser gets a duplicate-key error (on MongoDB
- * and FerretDB alike). The document exists by then, so the same update succeeds when repeated.
- */
-async function upsertRetrying<T>(op: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await op();
-    } catch (err) {
-      if (!isDuplicateKey(err) || attempt >= 3) throw err;
-    }
-  }
-}
+const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
 
-export class MongoCounterStore implements CounterStore {
-  constructor(private readonly db: Db) {}
-  private get col() {
-    return this.db.collection<CounterDoc>('counters');
-  }
-  async read(env: EnvId, keys: readonly string[]): Promise<Record<string, CounterSnapshot>> {
-    const docs = await Promise.all(keys.map((k) => this.col.findOne({ _id: idOf(env, k) })));
+export class StateCounterStore implements CounterStore {
+  constructor(private readonly db: Db, private readonly state: StateLayer, private readonly now: () => Date) {}
+
+  async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Record<string, CounterSnapshot> | undefined> {
+    const docs = await Promise.all(keys.map((k) => this.state.read(COUNTERS, idOf(env, k), deadline)));
+    if (docs.some((d) => d === undefined)) return undefined;
     const out: Record<string, CounterSnapshot> = {};
     keys.forEach((k, i) => {
-      const d = docs[i];
-      out[k] = d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : { counts: {}, sets: {} };
+      const d = docs[i] as CounterDoc | null;
+      out[k] = d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY;
     });
     return out;
   }
-  async bump(env: EnvId, bumps: readonly CounterBump[]): Promise<void> {
-    const expiresAt = new Date(Date.now() + TTL_MS);
-    await Promise.all(
-      bumps.map((b) => {
-        const update: { $set: Partial<CounterDoc>; $inc?: Record<string, number>; $addToSet?: Record<string, string> } = { $set: { envId: env, expiresAt } };
-        // Count and set names are ours (never request data), so they are safe as field paths.
-        for (const [name, by] of Object.entries(b.inc ?? {})) if (NAME.test(name)) (update.$inc ??= {})[`c.${name}`] = by;
-        for (const [name, member] of Object.entries(b.add ?? {})) if (NAME.test(name)) (update.$addToSet ??= {})[`s.${name}`] = member;
-        return upsertRetrying(() => this.col.updateOne({ _id: idOf(env, b.key) }, update, { upsert: true }));
-      }),
-    );
+
+  bump(env: EnvId, bumps: readonly CounterBump[]): void {
+    const expiresAt = new Date(this.now().getTime() + TTL_MS);
+    for (const b of bumps) {
+      const d = delta().set(['envId'], env).max(['expiresAt'], expiresAt);
+      // Count and set names are ours (never request data), so they are safe as field names.
+      for (const [name, by] of Object.entries(b.inc ?? {})) if (NAME.test(name)) d.inc(['c', name], by);
+      for (const [name, member] of Object.entries(b.add ?? {})) if (NAME.test(name)) d.addToSet(['s', name], member);
+      this.state.apply(COUNTERS, idOf(env, b.key), d);
+    }
   }
+
   /** Delete counters whose window has passed (all tenants: a maintenance task). */
   async sweep(now: Date): Promise<number> {
-    return (await this.col.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    return (await this.db.collection<CounterDoc>(COUNTERS).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
   }
 }
 
-/** Remove a member (a purged user's id or e-mail) from every distinct set of an environment. */
+/**
+ * Remove a member (a purged user's id or e-mail) from every distinct set of an environment, in
+ * the database; the caller drops the cached copies.
+ */
 export async function pullCounterMember(db: Db, env: EnvId, member: string, setNames: readonly string[]): Promise<number> {
   let modified = 0;
   for (const name of setNames) {
     const path = `s.${name}`;
-    modified += (await db.collection<CounterDoc>('counters').updateMany({ envId: env, [path]: member }, { $pull: { [path]: member } as Record<string, string> })).modifiedCount;
+    modified += (await db.collection<CounterDoc>(COUNTERS).updateMany({ envId: env, [path]: member }, { $pull: { [path]: member } as Record<string, string> })).modifiedCount;
   }
   return modified;
 }

@@ -3,14 +3,15 @@
  * the data directory, on loopback, started when MONGODB_URI is not given and stopped on shutdown.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
 export interface EmbeddedDatabase {
   uri: string;
-  /** The FerretDB process (null when attached to another Rampart's). */
-  pid: number | null;
+  /** The FerretDB process now running (null when attached to another Rampart's, or between restarts). */
+  readonly pid: number | null;
   stop(): Promise<void>;
 }
 
@@ -20,12 +21,39 @@ export function ferretdbBinary(): string {
   return process.env.FERRETDB_BIN ?? path.join(ROOT, '.tools', 'bin', 'ferretdb');
 }
 
-/** Install FerretDB through the project's script when the binary is missing. */
+const INSTALL_SCRIPT = path.join(ROOT, 'scripts', 'install-ferretdb.sh');
+
+/**
+ * What the install script stamps a build with: the FerretDB version and the sha256 of Rampart's
+ * patches (scripts/ferretdb/*.patch), computed exactly as the script computes it.
+ */
+export function wantedStamp(): string {
+  const version = /^VERSION="([^"]+)"/m.exec(readFileSync(INSTALL_SCRIPT, 'utf8'))?.[1] ?? '';
+  const dir = path.join(ROOT, 'scripts', 'ferretdb');
+  const patches = readdirSync(dir)
+    .filter((f) => f.endsWith('.patch'))
+    .sort()
+    .map((f) => readFileSync(path.join(dir, f)));
+  return createHash('sha256')
+    .update(`${version}\n`)
+    .update(Buffer.concat(patches))
+    .digest('hex');
+}
+
+/**
+ * Install FerretDB through the project's script when the binary is missing, or is not the
+ * current patched build (its stamp differs): an unpatched binary would scan on every _id look-up
+ * and lose concurrent updates.
+ */
 export function ensureFerretdb(): string {
   const bin = ferretdbBinary();
-  if (!existsSync(bin)) {
-    execFileSync('bash', [path.join(ROOT, 'scripts', 'install-ferretdb.sh')], { stdio: 'inherit' });
+  let stamp = '';
+  try {
+    stamp = readFileSync(`${bin}.stamp`, 'utf8').trim();
+  } catch {
+    // no stamp: not built by the script (or an older version of it)
   }
+  if (!existsSync(bin) || stamp !== wantedStamp()) execFileSync('bash', [INSTALL_SCRIPT], { stdio: 'inherit' });
   return bin;
 }
 
@@ -61,41 +89,109 @@ function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Prom
   });
 }
 
-/** Start FerretDB with its SQLite files in `dataDir`, listening on loopback only. */
-export async function startEmbedded(dataDir: string, port?: number): Promise<EmbeddedDatabase> {
+/** Where the supervisor reports a FerretDB that exited by itself and its restarts. */
+export interface EmbeddedLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface EmbeddedOptions {
+  /** Listen port (default: a free one). A restarted FerretDB listens on the same one. */
+  port?: number;
+  log?: EmbeddedLog;
+  /** Restart FerretDB when it exits by itself (default true). */
+  supervise?: boolean;
+  /** Called with the new process id after each restart. */
+  onRestart?: (pid: number | null) => void;
+  /** Delays before successive restarts (default: at once, then 250 ms doubling to 2 s). */
+  restartDelaysMs?: readonly number[];
+}
+
+/** Restart delays after FerretDB exits by itself: at once, then growing, at most 2 s. */
+const RESTART_DELAYS_MS = [0, 250, 500, 1000, 2000];
+/** A FerretDB that ran this long before exiting starts the delays again from the first. */
+const STABLE_MS = 30_000;
+
+/**
+ * Start FerretDB with its SQLite files in `dataDir`, listening on loopback only, and supervise
+ * it: if it exits by itself (a crash, `kill -9`), it is started again on the same port and files,
+ * so the MongoDB driver reconnects to it without Rampart noticing more than a few failed
+ * operations (which its write queue retries). `stop()` ends supervision and the process.
+ */
+export async function startEmbedded(dataDir: string, portOrOptions: number | EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+  const opts: EmbeddedOptions = typeof portOrOptions === 'number' ? { port: portOrOptions } : portOrOptions;
   const bin = ensureFerretdb();
   const sqliteDir = path.join(dataDir, 'ferretdb');
   await stopOrphan(dataDir, sqliteDir);
   mkdirSync(sqliteDir, { recursive: true });
-  const listenPort = port ?? (await freePort());
+  const listenPort = opts.port ?? (await freePort());
   const log = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
-  const child = spawn(
-    bin,
-    [
-      '--handler=sqlite',
-      // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
-      // crash or power loss can lose the last moments. It makes writes several times cheaper.
-      `--sqlite-url=file:${sqliteDir}/?_pragma=synchronous(normal)`,
-      `--state-dir=${sqliteDir}`,
-      `--listen-addr=127.0.0.1:${listenPort}`,
-      '--telemetry=disable',
-      '--debug-addr=-',
-      '--log-level=warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  const args = [
+    '--handler=sqlite',
+    // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
+    // crash or power loss can lose the last moments. It makes writes several times cheaper.
+    `--sqlite-url=file:${sqliteDir}/?_pragma=synchronous(normal)`,
+    `--state-dir=${sqliteDir}`,
+    `--listen-addr=127.0.0.1:${listenPort}`,
+    '--telemetry=disable',
+    '--debug-addr=-',
+    '--log-level=warn',
+  ];
+  const launch = (): ChildProcess => {
+    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    c.stdout?.pipe(log, { end: false });
+    c.stderr?.pipe(log, { end: false });
+    return c;
+  };
+  let child = launch();
   await waitForPort(listenPort, child, 20_000);
+
+  let stopping = false;
+  let restarts = 0;
+  let startedAt = Date.now();
+  let timer: NodeJS.Timeout | null = null;
+  const supervise = (c: ChildProcess) => {
+    c.once('exit', (code, signal) => {
+      if (stopping || opts.supervise === false) return;
+      if (Date.now() - startedAt >= STABLE_MS) restarts = 0;
+      const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS;
+      const delay = delays[Math.min(restarts, delays.length - 1)] as number;
+      restarts++;
+      opts.log?.error({ code, signal, restartInMs: delay }, 'the embedded FerretDB exited; restarting it');
+      timer = setTimeout(() => {
+        timer = null;
+        if (stopping) return;
+        startedAt = Date.now();
+        child = launch();
+        supervise(child);
+        waitForPort(listenPort, child, 20_000).then(
+          () => {
+            opts.log?.warn({ pid: child.pid, restarts }, 'the embedded FerretDB is running again');
+            opts.onRestart?.(child.pid ?? null);
+          },
+          (err: unknown) => opts.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'the embedded FerretDB did not come back; trying again'),
+        );
+      }, delay);
+    });
+  };
+  supervise(child);
+
   return {
     uri: `mongodb://127.0.0.1:${listenPort}/`,
-    pid: child.pid ?? null,
+    get pid() {
+      return child.exitCode === null ? child.pid ?? null : null;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        stopping = true;
+        if (timer) clearTimeout(timer);
+        if (child.exitCode !== null || child.signalCode !== null) {
+          log.end();
+          return resolve();
+        }
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
         child.once('exit', () => {
-          clearTimeout(timer);
+          clearTimeout(kill);
           log.end();
           resolve();
         });

@@ -1,12 +1,14 @@
 /**
- * Stored events and the track debugger. Event writes are batched: `append` queues a document and
- * resolves once the batch holding it is written, so callers on the hot path need not wait.
+ * Stored events and the track debugger. Writes are queued on the state layer and written behind
+ * in batches; `append` resolves once the document is written, so callers on the hot path need
+ * not wait.
  */
 import type { Db } from 'mongodb';
 import type { EnvId, EventContext, RejectedPayload, Signals, StoredEvent } from '../core/model';
 import type { DebuggerStore, EventStore } from '../core/ports';
 import type { IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
+import type { StateLayer } from './state/layer';
 
 export interface EventDoc extends Omit<StoredEvent, 'id' | 'context' | 'userTraits' | 'properties' | 'signalDetails'> {
   _id: string;
@@ -38,6 +40,7 @@ export const fromEventDoc = (d: EventDoc): StoredEvent => {
   return {
     id: _id,
     ...rest,
+    degraded: rest.degraded === true,
     context: fromJson<EventContext>(context, { ip: null, headers: {}, userAgent: '', fingerprint: null, extra: {} }),
     userTraits: fromJson(userTraits, {}),
     properties: fromJson(properties, {}),
@@ -45,50 +48,27 @@ export const fromEventDoc = (d: EventDoc): StoredEvent => {
   };
 };
 
-interface Pending {
-  doc: EventDoc;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+export const EVENTS = 'events';
+export const DEBUGGER = 'debugger';
 
+/**
+ * Events are written behind the answer through the state layer's insert queue (batched
+ * `insertMany`, retried until written); `append` resolves once the event is in the database.
+ */
 export class MongoEventStore implements EventStore {
-  private buffer: Pending[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private inflight: Promise<void> = Promise.resolve();
-
-  constructor(private readonly db: Db, private readonly opts: { maxBatch: number; maxDelayMs: number } = { maxBatch: 500, maxDelayMs: 20 }) {}
+  constructor(private readonly db: Db, private readonly state: StateLayer) {}
 
   private get col() {
-    return this.db.collection<EventDoc>('events');
+    return this.db.collection<EventDoc>(EVENTS);
   }
 
   append(event: StoredEvent): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.buffer.push({ doc: toEventDoc(event), resolve, reject });
-      if (this.buffer.length >= this.opts.maxBatch) void this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.opts.maxDelayMs);
-    });
+    return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), resolve));
   }
 
-  /** Write everything queued so far; resolves when it is written. */
+  /** Write everything queued so far (events and every other pending change). */
   flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    const batch = this.buffer;
-    this.buffer = [];
-    const write = this.inflight.then(async () => {
-      if (batch.length === 0) return;
-      try {
-        await this.col.insertMany(batch.map((p) => p.doc), { ordered: false });
-        batch.forEach((p) => p.resolve());
-      } catch (err) {
-        batch.forEach((p) => p.reject(err));
-      }
-    });
-    this.inflight = write;
-    return write;
+    return this.state.flush();
   }
 
   async listForUser(env: EnvId, userId: string, limit: number): Promise<StoredEvent[]> {
@@ -100,13 +80,14 @@ export class MongoEventStore implements EventStore {
 export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPayload => ({ id: _id, ...rest, fields: fromJson(fields, []) });
 
 export class MongoDebuggerStore implements DebuggerStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly state: StateLayer) {}
   private get col() {
-    return this.db.collection<DebugDoc>('debugger');
+    return this.db.collection<DebugDoc>(DEBUGGER);
   }
-  async append(e: RejectedPayload): Promise<void> {
+  /** Queued behind the answer like events; resolves once written. */
+  append(e: RejectedPayload): Promise<void> {
     const { id, fields, ...rest } = e;
-    await this.col.insertOne({ _id: id, ...rest, fields: toJson(fields) });
+    return new Promise((resolve) => this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, resolve));
   }
   async list(env: EnvId, limit: number): Promise<RejectedPayload[]> {
     const docs = await this.col.find({ envId: env }).sort({ receivedAt: -1 }).limit(limit).toArray();

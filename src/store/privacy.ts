@@ -4,7 +4,9 @@
  * which knows every collection that can hold a user's records and deletes from each by name.
  * Expired exports are deleted by the service's sweeper, not by TTL indexes (FerretDB lacks them).
  */
-import { pullCounterMember } from './counters';
+import { COUNTERS, pullCounterMember } from './counters';
+import type { StateLayer } from './state/layer';
+import { DEVICE_TOKENS, DEVICES, USERS } from './user-state';
 import { COUNTER_SETS } from '../core/verdicts/observe';
 import type { Db } from 'mongodb';
 import type { EnvId, RejectedPayload, StoredEvent } from '../core/model';
@@ -82,7 +84,7 @@ const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$
  * integration test scans every collection for the user id after a purge).
  */
 export class MongoPrivacyStore implements PrivacyStore {
-  constructor(private readonly db: Db, private readonly chunkChars = CHUNK_CHARS) {}
+  constructor(private readonly db: Db, private readonly state: StateLayer, private readonly chunkChars = CHUNK_CHARS) {}
   private get jobs() {
     return this.db.collection<JobDoc>(PRIVACY_COLLECTIONS.jobs);
   }
@@ -178,8 +180,12 @@ export class MongoPrivacyStore implements PrivacyStore {
     const byUser = { envId: env, userId: s.userId };
     const deleted: Record<string, number> = {};
 
-    deleted.users = (await db.collection<{ _id: string }>('users').deleteMany({ _id: idOf(env, s.userId), envId: env })).deletedCount;
-    deleted.devices = (await db.collection('devices').deleteMany(byUser)).deletedCount;
+    const userDocId = idOf(env, s.userId);
+    deleted.users = (await db.collection<{ _id: string }>(USERS).deleteMany({ _id: userDocId, envId: env })).deletedCount;
+    const tokenIds = (await db.collection<{ _id: string }>(DEVICE_TOKENS).find(byUser, { projection: { _id: 1 } }).toArray()).map((t) => t._id);
+    deleted[DEVICE_TOKENS] = (await db.collection(DEVICE_TOKENS).deleteMany(byUser)).deletedCount;
+    deleted.devices = (await db.collection(DEVICES).deleteMany(byUser)).deletedCount;
+    // Earlier versions kept a (user, fingerprint) → device index here.
     deleted.device_keys = (await db.collection('device_keys').deleteMany(byUser)).deletedCount;
     let events = (await db.collection('events').deleteMany(byUser)).deletedCount;
     if (s.email) events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: s.email })).deletedCount;
@@ -198,6 +204,15 @@ export class MongoPrivacyStore implements PrivacyStore {
 
     deleted[PRIVACY_COLLECTIONS.exports] = (await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)).deletedCount;
     deleted[PRIVACY_COLLECTIONS.jobs] = (await db.collection(PRIVACY_COLLECTIONS.jobs).deleteMany(byUser)).deletedCount;
+
+    // Forget the cached copies: the user, its tokens, its dashboard device copies, and this
+    // environment's counters (their member sets held the user's identifiers).
+    const tokens = new Set(tokenIds);
+    const envPrefix = `${env}:`;
+    this.state.invalidate(
+      (collection, id) =>
+        (collection === USERS && id === userDocId) || (collection === DEVICE_TOKENS && tokens.has(id)) || ((collection === DEVICES || collection === COUNTERS) && id.startsWith(envPrefix)),
+    );
     return deleted;
   }
 }

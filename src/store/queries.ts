@@ -6,13 +6,12 @@
  * straight from the index.
  */
 import type { Collection, Db, Document, Filter } from 'mongodb';
-import type { Action, Device, EnvId, RejectedPayload, StoredEvent, UserProfile } from '../core/model';
+import type { Action, Device, EnvId, RejectedPayload, StoredEvent } from '../core/model';
 import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from '../core/queries/model';
 import type { QueryStore, UserActivity } from '../core/queries/ports';
 import type { IndexSpec } from './database';
 import { fromEventDoc, rejectedFromDoc, type DebugDoc, type EventDoc } from './events';
-import { deviceFromDoc, type DeviceDoc } from './devices';
-import { userFromDoc, type UserDoc } from './users';
+import { deviceFromDoc, type DeviceDoc } from './user-state';
 import { idOf } from './ids';
 
 export const queryIndexes: IndexSpec[] = [
@@ -150,9 +149,6 @@ export class MongoQueryStore implements QueryStore {
   private get devices() {
     return this.db.collection<DeviceDoc>('devices');
   }
-  private get users() {
-    return this.db.collection<UserDoc>('users');
-  }
   private get rejected() {
     return this.db.collection<DebugDoc>('debugger');
   }
@@ -186,19 +182,6 @@ export class MongoQueryStore implements QueryStore {
       .batchSize(limit)
       .toArray();
     return docs.map(rejectedFromDoc);
-  }
-
-  async usersByIds(env: EnvId, userIds: readonly string[]): Promise<UserProfile[]> {
-    if (userIds.length === 0) return [];
-    const ids = [...new Set(userIds)].map((u) => idOf(env, u));
-    const docs = await this.users.find({ _id: { $in: ids } }).limit(ids.length).batchSize(ids.length).toArray();
-    return docs.filter((d) => d.envId === env).map(userFromDoc);
-  }
-
-  async devicesOfUsers(env: EnvId, userIds: readonly string[], perKey: number, includeRemoved: boolean): Promise<Map<string, Device[]>> {
-    const base: Filter<DeviceDoc> = includeRemoved ? { envId: env } : { envId: env, removedAt: null };
-    const found = await newestPerKey(this.devices, base, 'userId', 'lastSeenAt', userIds, perKey, (d) => d.userId, (d) => d.lastSeenAt);
-    return new Map([...found].map(([k, docs]) => [k, docs.map(deviceFromDoc)]));
   }
 
   async latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>> {

@@ -1,7 +1,8 @@
 /**
  * The webhook outbox on MongoDB/FerretDB: `webhook_deliveries` (keyed by delivery UUID, with
- * the raw body and attempt history), `webhook_dedupe` (one document per dedupe slot, keyed
- * deterministically so that an insert is the atomic check), and `webhook_claims`.
+ * the raw body and attempt history; a notification's id is derived from its dedupe slot, so the
+ * insert-if-absent queued on the state layer is the atomic dedupe check), `webhook_dedupe` (the
+ * slots of earlier versions, swept when they expire), and `webhook_claims`.
  *
  * Why claims: FerretDB 1.x runs findAndModify as a query followed by a replace, so two instances
  * can both "win" the same findOneAndUpdate. A claim is an insert of `<delivery>:<leaseVersion>:<n>`,
@@ -10,10 +11,10 @@
  */
 import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
-import type { DedupeSlot, DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
 import type { DeliveryListQuery, DeliveryOutcome, WebhookDeliveryStore } from '../core/webhooks/ports';
 import { isDuplicateKey, type IndexSpec } from './database';
-import { idOf } from './ids';
+import type { StateLayer } from './state/layer';
 
 export interface DeliveryDoc extends Omit<WebhookDelivery, 'id'> {
   _id: string;
@@ -79,10 +80,9 @@ const fromDoc = ({ _id, ...rest }: DeliveryDoc): WebhookDelivery => ({
   attempts: (rest.attempts ?? []).map((a: DeliveryAttempt) => ({ ...a })),
 });
 
-const dedupeId = (env: EnvId, s: DedupeSlot): string => idOf(env, s.userId, s.deviceToken ?? '', s.type, String(s.window));
 
 export class MongoWebhookStore implements WebhookDeliveryStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly state: StateLayer) {}
   private get col() {
     return this.db.collection<DeliveryDoc>(WEBHOOK_COLLECTIONS.deliveries);
   }
@@ -93,18 +93,8 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return this.db.collection<ClaimDoc>(WEBHOOK_COLLECTIONS.claims);
   }
 
-  async takeDedupe(env: EnvId, slot: DedupeSlot): Promise<boolean> {
-    try {
-      await this.dedupe.insertOne({ _id: dedupeId(env, slot), envId: env, ...slot });
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
-  }
-
-  async releaseDedupe(env: EnvId, slot: DedupeSlot): Promise<void> {
-    await this.dedupe.deleteOne({ _id: dedupeId(env, slot), deliveryId: slot.deliveryId });
+  enqueue(delivery: WebhookDelivery): Promise<void> {
+    return new Promise((resolve) => this.state.insert(WEBHOOK_COLLECTIONS.deliveries, toDoc(delivery), resolve));
   }
 
   async insert(delivery: WebhookDelivery): Promise<void> {

@@ -21,7 +21,6 @@ beforeAll(async () => {
 async function settled() {
   await app.built.services.track.drain(false);
   await app.built.services.read.events.flush();
-  await app.built.services.verdicts.idle();
 }
 afterAll(async () => {
   await app?.close();

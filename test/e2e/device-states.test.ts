@@ -30,7 +30,11 @@ async function track(body: Record<string, unknown>) {
   await app.built.services.track.drain(false);
 }
 const device = async (token: string) => (await call(app, 'GET', `/v1/devices/${token}`)).body;
-const incidents = async (userId: string) => (await app.built.services.webhooks.list(app.env.id, { limit: 100 })).filter((d) => d.userId === userId && d.type === '$incident.confirmed');
+/** The outbox is written behind the answers: wait for what is queued, then read it. */
+const incidents = async (userId: string) => {
+  await app.built.services.read.events.flush();
+  return (await app.built.services.webhooks.list(app.env.id, { limit: 100 })).filter((d) => d.userId === userId && d.type === '$incident.confirmed');
+};
 
 beforeAll(async () => {
   await app.built.services.environments.setWebhookUrl(app.env.id, 'http://127.0.0.1:9/hook');

@@ -33,7 +33,8 @@ describe('verdict endpoints', () => {
   it('POST /v1/risk answers 201 with device.token, policy, risk and signals', async () => {
     const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'risk-1', email: 'r1@example.com' }, request_token: 'tok-risk-1', context: ctx() });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.body).sort()).toEqual(['device', 'policy', 'risk', 'signals']);
+    expect(Object.keys(r.body).sort()).toEqual(['degraded', 'device', 'policy', 'risk', 'signals']);
+    expect(r.body.degraded).toBe(false);
     expect(r.body.device.token).toMatch(/^[A-Za-z0-9_-]{32,}$/);
     expect(['allow', 'challenge', 'deny']).toContain(r.body.policy.action);
   });
@@ -41,7 +42,7 @@ describe('verdict endpoints', () => {
   it('POST /v1/filter answers 201 with policy, risk and signals and no device', async () => {
     const r = await call(app, 'POST', '/v1/filter', { event: '$registration', user: { email: 'f1@example.com' }, request_token: 'tok-f-1', context: ctx() });
     expect(r.status).toBe(201);
-    expect(Object.keys(r.body).sort()).toEqual(['policy', 'risk', 'signals']);
+    expect(Object.keys(r.body).sort()).toEqual(['degraded', 'policy', 'risk', 'signals']);
   });
 
   it('accepts the newer type + status form and params on filter', async () => {
@@ -63,7 +64,6 @@ describe('verdict endpoints', () => {
   it('counts distinct accounts per fingerprint: the same user again does not, a third user does', async () => {
     const risk = async (user: string) => {
       const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'shared-fp', context: ctx('81.2.69.160') });
-      await app.built.services.verdicts.idle();
       return r.body.signals as Record<string, { accounts?: number }>;
     };
     await risk('ma-1');

@@ -19,14 +19,16 @@ const alive = (pid: number) => {
 
 it('starts, serves, and replaces an orphan left by a killed owner', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));
-  const first = await startEmbedded(dir);
+  // Unsupervised: the Rampart that started it is about to be "killed", so nothing may restart it.
+  const first = await startEmbedded(dir, { supervise: false });
   expect(first.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
-  expect(first.pid).toEqual(expect.any(Number));
+  const orphanPid = first.pid as number;
+  expect(orphanPid).toEqual(expect.any(Number));
   // As if the Rampart that started it had been killed: its pid is gone, FerretDB is not.
-  writeFileSync(embeddedInfoFile(dir), JSON.stringify({ uri: first.uri, pid: 2 ** 22 + 1, ferretdbPid: first.pid }));
+  writeFileSync(embeddedInfoFile(dir), JSON.stringify({ uri: first.uri, pid: 2 ** 22 + 1, ferretdbPid: orphanPid }));
   const second = await startEmbedded(dir);
   try {
-    expect(alive(first.pid as number)).toBe(false);
+    expect(alive(orphanPid)).toBe(false);
     const client = new MongoClient(second.uri, { serverSelectionTimeoutMS: 5000 });
     await client.connect();
     const col = client.db('rampart_test_embedded').collection<{ _id: string; n: number }>('probe');

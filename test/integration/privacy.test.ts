@@ -8,10 +8,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { applyIndexes } from '../../src/store/database';
-import { MongoUserStore, userIndexes } from '../../src/store/users';
-import { deviceIndexes, MongoDeviceStore } from '../../src/store/devices';
+import { StateUserStore, userStateIndexes } from '../../src/store/user-state';
+import { StateLayer } from '../../src/store/state/layer';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../../src/store/events';
-import { counterIndexes, MongoCounterStore } from '../../src/store/counters';
+import { counterIndexes, StateCounterStore } from '../../src/store/counters';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { chunkText, MongoPrivacyStore, privacyIndexes } from '../../src/store/privacy';
 import { createSmtpMailer, type SmtpMailer } from '../../src/mail/smtp';
@@ -19,7 +19,7 @@ import { PrivacyService, type PrivacyServiceDeps } from '../../src/core/privacy/
 import { WebhookService } from '../../src/core/webhooks/service';
 import { Sealer } from '../../src/core/crypto';
 import { InvalidParameters, NotFound } from '../../src/core/errors';
-import { asEnvId, type Device, type EnvId, type Environment, type StoredEvent, type UserProfile } from '../../src/core/model';
+import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment, type StoredEvent } from '../../src/core/model';
 import { testDatabase, type TestDatabase } from '../support/db';
 
 jest.setTimeout(60_000);
@@ -80,11 +80,11 @@ const clock = { now: () => new Date(Date.now() + skewMs) };
 const log = { warn: () => undefined, info: () => undefined };
 const sealer = new Sealer(randomBytes(32).toString('hex'));
 
-let users: MongoUserStore;
-let devices: MongoDeviceStore;
+let state: StateLayer;
+let users: StateUserStore;
 let events: MongoEventStore;
 let debuggerLog: MongoDebuggerStore;
-let counters: MongoCounterStore;
+let counters: StateCounterStore;
 let store: MongoPrivacyStore;
 let webhooks: WebhookService;
 const envs = new Map<string, Environment>();
@@ -105,57 +105,35 @@ function newEnv(privacyEmail: string | null = 'dpo@example.com'): Environment {
 }
 
 function privacy(opts: Partial<PrivacyServiceDeps> = {}): PrivacyService {
-  return new PrivacyService({ store, users, devices, webhooks, mailer, sealer, clock, publicUrl: 'https://rampart.test/', log, ...opts });
+  return new PrivacyService({ store, users, writes: state, webhooks, mailer, sealer, clock, publicUrl: 'https://rampart.test/', log, ...opts });
 }
 
 /** Seed a user with a profile, devices, events (and an anonymous one naming the e-mail), a debugger entry, counters and a webhook. */
 async function seedUser(env: Environment, userId: string): Promise<{ email: string; devices: Device[] }> {
   const email = `${userId}@example.com`;
   const now = new Date();
-  const profile: UserProfile = {
-    envId: env.id,
-    userId,
-    email,
-    username: `${userId}-name`,
-    phone: null,
-    registeredAt: now,
-    traits: { email, plan: 'pro' },
-    createdAt: now,
-    lastSeenAt: now,
-    lastLocation: { lat: 1, lon: 2, country: 'US', at: now },
-    countries: ['US'],
-    lastPasswordResetAt: null,
-    deviceCount: 2,
+  const context: DeviceContext = {
+    ip: '198.51.100.4',
+    location: null,
+    userAgent: { raw: 'UA', browser: 'Firefox', version: '1', os: 'Linux', mobile: false, platform: 'Linux', device: 'Unknown', family: 'Firefox', type: 'desktop', bot: false, headless: false, crawler: false },
+    type: 'desktop',
+    properties: { note: `device of ${userId}` },
   };
-  await users.save(profile);
-  const made: Device[] = [];
-  for (const n of [1, 2]) {
-    made.push(
-      await devices.insert({
-        token: `tok_${randomUUID()}`,
-        envId: env.id,
-        userId,
-        identity: 'fingerprint',
-        fingerprintKey: `f:${userId}-${n}`,
-        createdAt: now,
-        lastSeenAt: now,
-        approvedAt: null,
-        escalatedAt: null,
-        mitigatedAt: null,
-        removedAt: null,
-        risk: 10,
-        feedback: null,
-        context: {
-          ip: '198.51.100.4',
-          location: null,
-          userAgent: { raw: 'UA', browser: 'Firefox', version: '1', os: 'Linux', mobile: false, platform: 'Linux', device: 'Unknown', family: 'Firefox', type: 'desktop', bot: false, headless: false, crawler: false },
-          type: 'desktop',
-          properties: { note: `device of ${userId}` },
-        },
-        lastEventRisk: 0.1,
-      }),
-    );
-  }
+  await users.load(env.id, userId);
+  users.record(env.id, userId, {
+    profile: {
+      seenAt: now,
+      firstSeenAt: now,
+      email,
+      username: `${userId}-name`,
+      registeredAt: now,
+      traits: { email, plan: 'pro' },
+      location: { lat: 1, lon: 2, country: 'US', at: now },
+      country: 'US',
+    },
+    devices: [1, 2].map((n) => ({ key: `f:${userId}-${n}`, create: { token: `tok_${randomUUID()}`, identity: 'fingerprint' as const, at: now }, seen: { at: now, context }, eventRisk: 0.1 })),
+  });
+  const made = (await users.load(env.id, userId))!.devices;
   const event = (name: string, uid: string | null, at: Date): StoredEvent => ({
     id: randomUUID(),
     envId: env.id,
@@ -178,6 +156,7 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
     properties: { email },
     occurredAt: at,
     receivedAt: at,
+    degraded: false,
   });
   await Promise.all([
     events.append(event('$login.succeeded', userId, new Date(now.getTime() - 3000))),
@@ -195,7 +174,7 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
     userId,
     receivedAt: now,
   });
-  await counters.bump(env.id, [{ key: 'fp:f:shared', add: { users: userId } }, { key: 'ip:198.51.100.4:1', inc: { events: 1 }, add: { failed: email } }]);
+  counters.bump(env.id, [{ key: 'fp:f:shared', add: { users: userId } }, { key: 'ip:198.51.100.4:1', inc: { events: 1 }, add: { failed: email } }]);
   await webhooks.emit({
     type: '$incident.confirmed',
     env,
@@ -218,19 +197,19 @@ async function chunksOf(jobId: string): Promise<number> {
 beforeAll(async () => {
   database = await testDatabase();
   // TTL indexes are left out: FerretDB 1.24 refuses `expireAfterSeconds` (nothing here relies on them).
-  const specs = [...userIndexes, ...deviceIndexes, ...eventIndexes, ...counterIndexes, ...webhookIndexes, ...privacyIndexes].map((s) => ({
+  const specs = [...userStateIndexes, ...eventIndexes, ...counterIndexes, ...webhookIndexes, ...privacyIndexes].map((s) => ({
     ...s,
     indexes: s.indexes.filter((i) => i.expireAfterSeconds === undefined),
   }));
   await applyIndexes(database.db, specs);
-  users = new MongoUserStore(database.db);
-  devices = new MongoDeviceStore(database.db);
-  events = new MongoEventStore(database.db);
-  debuggerLog = new MongoDebuggerStore(database.db);
-  counters = new MongoCounterStore(database.db);
-  store = new MongoPrivacyStore(database.db);
+  state = new StateLayer(database.db, { onError: (err) => { throw err; } });
+  users = new StateUserStore(database.db, state);
+  events = new MongoEventStore(database.db, state);
+  debuggerLog = new MongoDebuggerStore(database.db, state);
+  counters = new StateCounterStore(database.db, state, () => new Date());
+  store = new MongoPrivacyStore(database.db, state);
   webhooks = new WebhookService({
-    store: new MongoWebhookStore(database.db),
+    store: new MongoWebhookStore(database.db, state),
     signingSecret: async () => 'sk_unused',
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
@@ -340,7 +319,7 @@ describe('access request', () => {
   });
 
   it('stores large exports in chunks and reads them back intact', async () => {
-    const small = new MongoPrivacyStore(database.db, 1000);
+    const small = new MongoPrivacyStore(database.db, state, 1000);
     const env = asEnvId(randomUUID());
     const text = `${'ab😀'.repeat(1500)}é${'x'.repeat(999)}😀`;
     const bytes = await small.putExport(env, { id: randomUUID(), userId: 'u', expiresAt: new Date(Date.now() + 1000) }, text);
@@ -380,13 +359,13 @@ describe('purge', () => {
     await svc.waitForJob(env.id, bobJob.id);
 
     const { deleted } = await svc.purge(env, alice);
-    expect(deleted).toMatchObject({ users: 1, devices: 2, device_keys: 2, events: 4, debugger: 1, webhook_deliveries: 1, webhook_dedupe: 1, privacy_jobs: 1 });
+    expect(deleted).toMatchObject({ users: 1, devices: 2, device_tokens: 2, events: 4, debugger: 1, webhook_deliveries: 1, privacy_jobs: 1 });
     expect(deleted.counters).toBeGreaterThanOrEqual(2);
     expect(deleted.privacy_exports).toBeGreaterThanOrEqual(1);
 
     // Nothing of alice (id or e-mail) remains anywhere in the database.
     const collections = (await database.db.listCollections().toArray()).map((c) => c.name);
-    expect(collections).toEqual(expect.arrayContaining(['users', 'devices', 'device_keys', 'events', 'debugger', 'counters', 'webhook_deliveries', 'webhook_dedupe', 'privacy_jobs', 'privacy_exports']));
+    expect(collections).toEqual(expect.arrayContaining(['users', 'devices', 'device_tokens', 'events', 'debugger', 'counters', 'webhook_deliveries', 'privacy_jobs', 'privacy_exports']));
     const found: Record<string, number> = {};
     let bobSeen = 0;
     for (const name of collections) {
@@ -400,17 +379,16 @@ describe('purge', () => {
     expect(bobSeen).toBeGreaterThan(10);
 
     // Through the core's own stores: alice is gone, bob is whole.
-    expect(await users.get(env.id, alice)).toBeNull();
-    expect(await devices.listForUser(env.id, alice, true)).toEqual([]);
-    expect(await devices.byToken(env.id, a.devices[0]!.token)).toBeNull();
+    expect(await users.load(env.id, alice)).toBeNull();
+    expect(await users.byToken(env.id, a.devices[0]!.token)).toBeNull();
     expect(await events.listForUser(env.id, alice, 10)).toEqual([]);
     expect(await webhooks.listForUser(env.id, alice)).toEqual([]);
     expect(await svc.job(env.id, job.id)).toBeNull();
-    expect((await users.get(env.id, bob))?.email).toBe(b.email);
-    expect(await devices.listForUser(env.id, bob, true)).toHaveLength(2);
+    expect((await users.load(env.id, bob))?.profile.email).toBe(b.email);
+    expect((await users.load(env.id, bob))?.devices).toHaveLength(2);
     expect(await events.listForUser(env.id, bob, 10)).toHaveLength(3);
     expect(await webhooks.listForUser(env.id, bob)).toHaveLength(1);
-    expect((await counters.read(env.id, ['fp:f:shared']))['fp:f:shared']?.sets.users).toEqual([bob]);
+    expect((await counters.read(env.id, ['fp:f:shared']))?.['fp:f:shared']?.sets.users).toEqual([bob]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');
 
     // Idempotent: purging again, or an unknown user, deletes nothing and does not fail.
@@ -446,21 +424,7 @@ describe('over the REST door', () => {
       const base = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
       const { env, secret } = await built.services.environments.create('privacy-http', { sandbox: true });
       await built.services.environments.setPrivacyEmail(env.id, 'privacy-officer@example.com');
-      await new MongoUserStore(db.db).save({
-        envId: env.id,
-        userId: 'http-user',
-        email: 'h@example.com',
-        username: null,
-        phone: null,
-        registeredAt: null,
-        traits: {},
-        createdAt: new Date(),
-        lastSeenAt: new Date(),
-        lastLocation: null,
-        countries: [],
-        lastPasswordResetAt: null,
-        deviceCount: 0,
-      });
+      built.services.read.users.record(env.id, 'http-user', { profile: { seenAt: new Date(), firstSeenAt: new Date(), email: 'h@example.com' } });
       const auth = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
       const before = smtp.mails.length;
       const res = await fetch(`${base}/v1/privacy/users/http-user`, { method: 'POST', headers: { authorization: auth } });

@@ -7,6 +7,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyIndexes } from '../../src/store/database';
+import { StateLayer } from '../../src/store/state/layer';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src/core/webhooks/service';
 import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
@@ -132,6 +133,7 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
     removedAt: null,
     risk: 100,
     feedback: 'reported',
+    sightings: 1,
     context: {
       ip: '203.0.113.7',
       location: null,
@@ -169,7 +171,7 @@ async function deliveries(env: Environment): Promise<WebhookDelivery[]> {
 beforeAll(async () => {
   database = await testDatabase();
   await applyIndexes(database.db, webhookIndexes);
-  store = new MongoWebhookStore(database.db);
+  store = new MongoWebhookStore(database.db, new StateLayer(database.db, { onError: (err) => { throw err; } }));
   await receiver.start();
 });
 

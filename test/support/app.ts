@@ -4,7 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Db } from 'mongodb';
 import { buildServices, type Built, type BuildOptions } from '../../src/app/build';
+import { restMetrics } from '../../src/app/metrics';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
 import { registerGraphql } from '../../src/graphql/server';
@@ -28,11 +30,15 @@ export interface TestApp {
 export interface TestAppOptions extends Partial<Omit<BuildOptions, 'db' | 'log'>> {
   bodyLimit?: number;
   grpc?: boolean;
+  metricsToken?: string;
+  /** Runs on the fresh database before the service is built (e.g. to write an older version's data). */
+  beforeBuild?: (db: Db) => Promise<void>;
   monitorCommands?: Parameters<typeof testDatabase>[0] extends infer O ? (O extends { monitorCommands?: infer M } ? M : never) : never;
 }
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const database = await testDatabase({ monitorCommands: opts.monitorCommands });
+  await opts.beforeBuild?.(database.db);
   const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
   const built = await buildServices({
     db: database.db,
@@ -43,6 +49,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     publicUrl: 'http://127.0.0.1',
     smtpUrl: undefined,
     mailFrom: 'rampart@localhost',
+    // A loaded CI machine must not turn verdicts degraded where a test expects the full answer;
+    // the budget itself is tested with a budget of its own.
+    verdictBudgetMs: 10_000,
+    // The suite's own embedded FerretDB is written by this process only (one database per file).
+    privateDatabase: process.env.RAMPART_TEST_EMBEDDED === '1',
     ...opts,
   });
   const secret = `sk_test_${randomBytes(16).toString('hex')}`;
@@ -54,6 +65,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     trustProxy: false,
     requireHttps: false,
     register: (app) => registerGraphql(app, { services: built.services, log }),
+    metrics: restMetrics(built.metrics, opts.metricsToken),
   });
   await http.listen({ host: '127.0.0.1', port: 0 });
   const addr = http.server.address();

@@ -1,11 +1,13 @@
 /**
  * The device registry: recognising a device from an event, and every transition of the device
- * review state table (approve, report, registration rule, challenge, reset, incident).
+ * review state table (approve, report, registration rule, challenge, reset, incident). Devices
+ * live in their user's state (one document per user); every transition is a change recorded on
+ * it (commutative deltas written behind), never a read-modify-write.
  */
 import { randomToken, sha256Hex } from '../crypto';
 import { NotFound } from '../errors';
-import type { Device, DeviceContext, EnvId, Environment, EventInput, UserProfile } from '../model';
-import type { Clock, DeviceStore, UserStore } from '../ports';
+import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../model';
+import type { Clock, DeviceChange, UserState, UserStateStore } from '../ports';
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import type { WebhookSink } from '../webhooks/port';
 import type { DeviceReviewState } from '../policies/model';
@@ -42,94 +44,101 @@ export function buildContext(event: EventInput, ip: IpIntel | null, ua: ParsedUs
   };
 }
 
+/** The user's device with this key, if the user has it. */
+export const recognise = (state: UserState | null | undefined, key: string): Device | null => state?.devices.find((d) => d.fingerprintKey === key) ?? null;
+
+/** A sighting of a device by an event for a known user (pure): what to record. */
+export interface Sighting {
+  key: { key: string; identity: Device['identity'] };
+  /** The device as known (null: new, or the user's state could not be read). */
+  existing: Device | null;
+  context: DeviceContext;
+  at: Date;
+  /** Risk of the event, or null for feedback events. */
+  risk: number | null;
+  /** When the user registered, as far as known (the event's own `registered_at` first). */
+  registeredAt: Date | null;
+  /** A registration event (devices used to register are approved). */
+  registration: boolean;
+  /** The verdict denied the event (never auto-approve then). */
+  denied: boolean;
+  /** False when the user's state is unknown (degraded): no decision may depend on it. */
+  stateKnown: boolean;
+}
+
+/**
+ * The change a sighting makes: a new device gets a fresh token (a device already known under
+ * another token keeps it, this one becoming another name for it); devices used to register, or
+ * within 60 minutes of registration, are approved unless they have feedback already.
+ */
+export function sightingChange(s: Sighting): DeviceChange {
+  const registeredAt = s.registeredAt;
+  const sinceRegistration = registeredAt ? s.at.getTime() - registeredAt.getTime() : -1;
+  const autoApprove = s.stateKnown && (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !s.denied;
+  const change: DeviceChange = { key: s.key.key, seen: { at: s.at, context: s.context } };
+  if (!s.existing) change.create = { token: randomToken(24), identity: s.key.identity, at: s.at };
+  if (s.risk !== null) change.eventRisk = s.risk;
+  if (autoApprove && !s.existing?.feedback) change.review = { state: 'approved', at: s.at };
+  return change;
+}
+
+/**
+ * The device a sighting produced, as the answer shows it: the recorded state when it is known,
+ * else (degraded) what the change itself says.
+ */
+export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, after: Device | null | undefined): Device {
+  if (after) return after;
+  const at = change.seen?.at ?? new Date(0);
+  const approved = change.review?.state === 'approved';
+  return {
+    token: change.create?.token ?? '',
+    envId: env,
+    userId,
+    identity: change.create?.identity ?? 'derived',
+    fingerprintKey: change.key,
+    createdAt: at,
+    lastSeenAt: at,
+    approvedAt: approved ? at : null,
+    escalatedAt: null,
+    mitigatedAt: null,
+    removedAt: null,
+    risk: approved ? 0 : Math.round((change.eventRisk ?? 0) * 100),
+    feedback: approved ? 'approved' : null,
+    context: change.seen?.context ?? { ip: null, location: null, userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false }, type: 'other', properties: {} },
+    lastEventRisk: change.eventRisk ?? null,
+    sightings: change.seen ? 1 : 0,
+  };
+}
+
 export class DeviceService {
   constructor(
-    private readonly devices: DeviceStore,
-    private readonly users: UserStore,
+    private readonly users: UserStateStore,
     private readonly webhooks: WebhookSink,
     private readonly clock: Clock,
   ) {}
 
   async get(env: EnvId, token: string): Promise<Device> {
-    const d = await this.devices.byToken(env, token);
+    const d = await this.users.byToken(env, token);
     if (!d) throw new NotFound('device not found');
     return d;
   }
 
   /** The user's devices (flagged-and-removed ones excluded). The user must be known. */
   async listForUser(env: EnvId, userId: string): Promise<Device[]> {
-    const user = await this.users.get(env, userId);
-    if (!user) throw new NotFound('user not found');
-    return this.devices.listForUser(env, userId);
+    const state = await this.users.load(env, userId);
+    if (!state) throw new NotFound('user not found');
+    return state.devices.filter((d) => !d.removedAt);
   }
 
-  /** Find the device an event comes from, for its user. */
-  async recognise(env: EnvId, userId: string, key: string): Promise<Device | null> {
-    const token = await this.devices.tokenForFingerprint(env, userId, key);
-    return token ? this.devices.byToken(env, token) : null;
-  }
-
-  /** Create the device, or refresh the one we have, after an event for a known user. */
-  async observe(args: {
-    env: EnvId;
-    userId: string;
-    existing: Device | null;
-    key: { key: string; identity: Device['identity'] };
-    context: DeviceContext;
-    at: Date;
-    risk: number | null;
-    user: UserProfile | null;
-    registration: boolean;
-    denied: boolean;
-  }): Promise<Device> {
-    const registeredAt = args.user?.registeredAt ?? null;
-    const sinceRegistration = registeredAt ? args.at.getTime() - registeredAt.getTime() : -1;
-    // Devices used to register, or within 60 minutes of registration, are approved (never over a report).
-    const autoApprove = (args.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !args.denied;
-    if (!args.existing) {
-      const fresh: Device = {
-        token: randomToken(24),
-        envId: args.env,
-        userId: args.userId,
-        identity: args.key.identity,
-        fingerprintKey: args.key.key,
-        createdAt: args.at,
-        lastSeenAt: args.at,
-        approvedAt: null,
-        escalatedAt: null,
-        mitigatedAt: null,
-        removedAt: null,
-        risk: args.risk === null ? 0 : Math.round(args.risk * 100),
-        feedback: null,
-        context: args.context,
-        lastEventRisk: args.risk,
-      };
-      if (autoApprove) approveInPlace(fresh, args.at);
-      const stored = await this.devices.insert(fresh);
-      if (stored === fresh) return fresh;
-      // Another request created it first: refresh that one instead.
-      return this.observe({ ...args, existing: stored });
-    }
-    const device = args.existing;
-    if (args.at >= device.lastSeenAt) {
-      device.lastSeenAt = args.at;
-      device.context = args.context;
-    }
-    if (args.risk !== null) {
-      device.lastEventRisk = args.risk;
-      if (device.feedback === null) device.risk = Math.round(args.risk * 100);
-    }
-    if (autoApprove && device.feedback === null) approveInPlace(device, args.at);
-    await this.devices.save(device);
-    return device;
+  /** Record feedback on a device and answer it as it now is. */
+  private async review(env: EnvId, device: Device, state: 'approved' | 'reported', at: Date): Promise<Device> {
+    this.users.record(env, device.userId, { devices: [{ key: device.fingerprintKey, review: { state, at } }] });
+    return this.users.cachedDevice(env, device.userId, device.fingerprintKey) ?? device;
   }
 
   /** PUT /devices/{token}/approve, `$challenge.succeeded`, and dashboard feedback. */
   async approve(env: EnvId, token: string): Promise<Device> {
-    const d = await this.get(env, token);
-    approveInPlace(d, this.clock.now());
-    await this.devices.save(d);
-    return d;
+    return this.review(env, await this.get(env, token), 'approved', this.clock.now());
   }
 
   /**
@@ -137,14 +146,9 @@ export class DeviceService {
    * the device is reported and `$incident.confirmed` is sent with the trigger.
    */
   async report(environment: Environment, token: string, trigger: 'device_reported' | 'review_escalated' = 'device_reported'): Promise<Device> {
-    const d = await this.get(environment.id, token);
     const now = this.clock.now();
-    d.feedback = 'reported';
-    d.risk = 100;
-    d.escalatedAt = now;
-    d.approvedAt = null;
-    await this.devices.save(d);
-    await this.webhooks.emit({
+    const d = await this.review(environment.id, await this.get(environment.id, token), 'reported', now);
+    this.webhooks.emit({
       type: '$incident.confirmed',
       env: environment,
       userId: d.userId,
@@ -159,43 +163,30 @@ export class DeviceService {
     return d;
   }
 
-  /** `$password_reset.succeeded`: approve the resetting device and mark the user's escalated devices mitigated. */
-  async passwordReset(env: EnvId, userId: string, resettingDevice: Device | null, at: Date): Promise<void> {
-    if (resettingDevice) {
-      approveInPlace(resettingDevice, at);
-      await this.devices.save(resettingDevice);
+  /**
+   * `$password_reset.succeeded`: approve the resetting device and mark the user's escalated
+   * devices mitigated. `state` is the user's state as read by the caller.
+   */
+  passwordResetChanges(state: UserState | null, resettingDevice: Device | null, at: Date): DeviceChange[] {
+    const changes: DeviceChange[] = [];
+    if (resettingDevice) changes.push({ key: resettingDevice.fingerprintKey, review: { state: 'approved', at } });
+    for (const d of state?.devices ?? []) {
+      if (d.escalatedAt && !d.mitigatedAt && !d.removedAt && d.token !== resettingDevice?.token) changes.push({ key: d.fingerprintKey, mitigatedAt: at });
     }
-    for (const d of await this.devices.listForUser(env, userId)) {
-      if (d.escalatedAt && !d.mitigatedAt && d.token !== resettingDevice?.token) {
-        d.mitigatedAt = at;
-        await this.devices.save(d);
-      }
-    }
+    return changes;
   }
 
   /**
    * `$incident.mitigated`: after the user reset the password, flagged devices are removed from the
-   * account. Returns the devices removed, or a reason when nothing could be done.
+   * account. Returns the changes, or a reason when nothing could be done.
    */
-  async incidentMitigated(env: EnvId, userId: string, onlyToken: string | null, at: Date): Promise<{ removed: Device[]; reason: string | null }> {
-    const user = await this.users.get(env, userId);
-    const flagged = (await this.devices.listForUser(env, userId)).filter((d) => d.feedback === 'reported' && (!onlyToken || d.token === onlyToken));
-    if (flagged.length === 0) return { removed: [], reason: 'no flagged device for this user' };
-    const removed: Device[] = [];
-    for (const d of flagged) {
-      if (!user?.lastPasswordResetAt || user.lastPasswordResetAt < (d.escalatedAt ?? at)) continue;
-      d.removedAt = at;
-      d.mitigatedAt = d.mitigatedAt ?? at;
-      await this.devices.save(d);
-      removed.push(d);
-    }
-    return { removed, reason: removed.length ? null : 'the password was not reset after the device was flagged' };
+  incidentMitigatedChanges(state: UserState | null, onlyToken: string | null, at: Date): { changes: DeviceChange[]; reason: string | null } {
+    const flagged = (state?.devices ?? []).filter((d) => d.feedback === 'reported' && !d.removedAt && (!onlyToken || d.token === onlyToken));
+    if (flagged.length === 0) return { changes: [], reason: 'no flagged device for this user' };
+    const resetAt = state?.profile.lastPasswordResetAt ?? null;
+    const changes: DeviceChange[] = flagged
+      .filter((d) => resetAt && resetAt >= (d.escalatedAt ?? at))
+      .map((d) => ({ key: d.fingerprintKey, removedAt: at, ...(d.mitigatedAt ? {} : { mitigatedAt: at }) }));
+    return { changes, reason: changes.length ? null : 'the password was not reset after the device was flagged' };
   }
-}
-
-function approveInPlace(d: Device, at: Date): void {
-  d.feedback = 'approved';
-  d.risk = 0;
-  d.approvedAt = at;
-  d.escalatedAt = null;
 }

@@ -38,7 +38,7 @@ export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'a
 const MAX_RETRIES = 5;
 
 export class PolicyService {
-  private readonly cache = new Map<EnvId, { set: PolicySet; until: number }>();
+  private readonly cache = new Map<EnvId, { set: PolicySet; until: number; refreshing: Promise<void> | null }>();
 
   /**
    * `cacheMs`: how long a process reuses an environment's policy set for verdicts. Edits made
@@ -47,15 +47,34 @@ export class PolicyService {
    */
   constructor(private readonly store: PolicyStore, private readonly clock: Clock, private readonly cacheMs = 1000) {}
 
-  /** The policy set verdicts match against (cached for `cacheMs`). */
+  /**
+   * The policy set verdicts match against. Once read, a set is reused for `cacheMs`; after that
+   * the cached set is still answered while one read refreshes it in the background, so a verdict
+   * never waits on the database for its policies (and a slow database cannot stall verdicts
+   * here). Only the first verdict of an environment in this process waits for the read.
+   */
   async forVerdicts(envId: EnvId): Promise<PolicySet> {
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const hit = this.cache.get(envId);
-    if (hit && hit.until > now) return hit.set;
+    if (hit) {
+      if (hit.until <= now && !hit.refreshing) {
+        hit.refreshing = this.requireSet(envId).then(
+          (set) => {
+            if (this.cache.get(envId) === hit) this.cache.set(envId, { set, until: this.clock.now().getTime() + this.cacheMs, refreshing: null });
+          },
+          () => {
+            // Keep answering the set we have; the next verdict after the delay tries again.
+            hit.refreshing = null;
+            hit.until = this.clock.now().getTime() + this.cacheMs;
+          },
+        );
+      }
+      return hit.set;
+    }
     const set = await this.requireSet(envId);
     if (this.cacheMs > 0) {
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(envId, { set, until: now + this.cacheMs });
+      this.cache.set(envId, { set, until: now + this.cacheMs, refreshing: null });
     }
     return set;
   }

@@ -35,7 +35,7 @@ export interface PrivacyExportStore {
   deleteExpiredExports(now: Date): Promise<number>;
 }
 
-/** The user's records beyond profile and devices (which the core's UserStore/DeviceStore give). */
+/** The user's records beyond profile and devices (which the core's UserStateStore gives). */
 export interface PrivacyDataStore {
   /** Every stored event of the user, oldest first. */
   eventsForUser(env: EnvId, userId: string): Promise<StoredEvent[]>;

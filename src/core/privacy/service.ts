@@ -8,7 +8,7 @@
 import { safeEqual, hmacSha256, uuid } from '../crypto';
 import { InvalidParameters, NotFound, Unavailable } from '../errors';
 import type { EnvId, Environment } from '../model';
-import type { Clock, DeviceStore, UserStore } from '../ports';
+import type { Clock, UserStateStore, WriteQueue } from '../ports';
 import type { WebhookDelivery } from '../webhooks/model';
 import { buildExport } from './export';
 import type { PrivacyJob } from './model';
@@ -26,8 +26,10 @@ export interface PrivacyLog {
 export interface PrivacyServiceDeps {
   /** Jobs, exports, the user's events and debugger entries, and the purge (MongoPrivacyStore). */
   store: PrivacyStore;
-  users: UserStore;
-  devices: DeviceStore;
+  /** Profiles and devices (one state per user). */
+  users: UserStateStore;
+  /** Changes still queued are written before an export is compiled or a user purged. */
+  writes: WriteQueue;
   /** WebhookService (or anything listing a user's deliveries). */
   webhooks: { listForUser(env: EnvId, userId: string): Promise<WebhookDelivery[]> };
   /** Null when SMTP is not configured: access requests are then recorded as failed. */
@@ -90,7 +92,7 @@ export class PrivacyService {
         { field: 'privacy_email', message: 'this environment has no privacy e-mail address; set one with `npx rampart env set-privacy-email <env> <address>`' },
       ]);
     }
-    if (!(await this.d.users.get(env.id, userId))) throw new NotFound('user not found');
+    if (!(await this.d.users.load(env.id, userId))) throw new NotFound('user not found');
     const now = this.d.clock.now();
     const job: PrivacyJob = {
       id: uuid(),
@@ -120,7 +122,11 @@ export class PrivacyService {
       throw new InvalidParameters([{ field: 'identifier', message: 'must be a non-empty string of at most 1024 characters' }]);
     }
     if (identifierType === undefined || identifierType === null || identifierType === '$id') return [identifier];
-    if (identifierType === '$email') return this.d.store.userIdsByEmail(env, identifier, 100);
+    if (identifierType === '$email') {
+      // Profiles are written behind: a user seen a moment ago must be found by its e-mail too.
+      await this.d.writes.flush();
+      return this.d.store.userIdsByEmail(env, identifier, 100);
+    }
     throw new InvalidParameters([{ field: 'identifier_type', message: 'must be "$id" or "$email"' }]);
   }
 
@@ -225,7 +231,9 @@ export class PrivacyService {
     // An access job of this user still compiling here would write its export after the purge.
     const mine = [...this.running.values()].filter((r) => r.envId === env.id && r.userId === userId);
     await Promise.allSettled(mine.map((r) => r.promise));
-    const user = await this.d.users.get(env.id, userId);
+    // Changes still queued for the user would recreate what is deleted: write them first.
+    await this.d.writes.flush();
+    const user = (await this.d.users.load(env.id, userId))?.profile;
     const identifiers = [...new Set([userId, user?.email, user?.username, user?.phone].filter((v): v is string => typeof v === 'string' && v.length > 0))];
     const deleted = await this.d.store.purgeUser(env.id, { userId, email: user?.email ?? null, identifiers });
     this.d.log.info({ env: env.id, deleted }, 'privacy: user purged');
@@ -247,14 +255,15 @@ export class PrivacyService {
     try {
       const mailer = this.d.mailer;
       if (!mailer) throw new Error('SMTP is not configured (set RAMPART_SMTP_URL)');
-      const [profile, devices, events, rejected, webhooks] = await Promise.all([
-        this.d.users.get(env.id, job.userId),
-        this.d.devices.listForUser(env.id, job.userId, true),
+      await this.d.writes.flush();
+      const [state, events, rejected, webhooks] = await Promise.all([
+        this.d.users.load(env.id, job.userId),
         this.d.store.eventsForUser(env.id, job.userId),
         this.d.store.rejectedForUser(env.id, job.userId),
         this.d.webhooks.listForUser(env.id, job.userId),
       ]);
-      if (!profile) throw new Error('the user no longer exists');
+      if (!state) throw new Error('the user no longer exists');
+      const { profile, devices } = state;
       const json = buildExport({ env, userId: job.userId, jobId: job.id, generatedAt: this.d.clock.now(), expiresAt: job.expiresAt, profile, devices, events, rejected, webhooks });
       const bytes = await this.d.store.putExport(env.id, job, json);
       await this.d.store.updateJob(env.id, job.id, { exportBytes: bytes });

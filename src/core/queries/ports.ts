@@ -1,9 +1,10 @@
 /**
  * What the read side needs from storage: searches with keyset pages, and batched look-ups that
  * answer many parents in one round trip (so a dashboard page costs a constant number of queries).
+ * Users and their devices come from the user state (UserStateStore), not from here.
  * No driver types; every method takes the EnvId first.
  */
-import type { Action, Device, EnvId, RejectedPayload, StoredEvent, UserProfile } from '../model';
+import type { Action, Device, EnvId, RejectedPayload, StoredEvent } from '../model';
 import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from './model';
 
 /** Per-user counts of events by verdict and by signal. */
@@ -21,10 +22,6 @@ export interface QueryStore {
   searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Device[]>;
   /** Rejected payloads, newest first. */
   searchRejected(env: EnvId, filter: RejectedFilter, limit: number, after: SortKey | null): Promise<RejectedPayload[]>;
-  /** Profiles of several users at once (missing ones are absent). */
-  usersByIds(env: EnvId, userIds: readonly string[]): Promise<UserProfile[]>;
-  /** The newest `perKey` devices of each user, most recently seen first. */
-  devicesOfUsers(env: EnvId, userIds: readonly string[], perKey: number, includeRemoved: boolean): Promise<Map<string, Device[]>>;
   /** The newest `perKey` events of each key (device token or user id), newest first. */
   latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>>;
   /** Counts of each user's events by verdict and signal. */

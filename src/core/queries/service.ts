@@ -9,6 +9,7 @@ import { reviewState } from '../devices/service';
 import type { DeviceFilter, EventFilter, Page, PageRequest, RejectedFilter } from './model';
 import { decodeCursor, encodeCursor, pageSize, toPage } from './pagination';
 import type { QueryStore, UserActivity } from './ports';
+import type { UserStateStore } from '../ports';
 import { validateDeviceFilter, validateEventFilter, validateRejectedFilter } from './validate';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -51,7 +52,7 @@ export function summariseRisk(devices: readonly Device[], activity: UserActivity
 }
 
 export class QueryService {
-  constructor(private readonly store: QueryStore) {}
+  constructor(private readonly store: QueryStore, private readonly userStates: UserStateStore) {}
 
   /** Events matching `filter`, newest first. */
   async events(env: EnvId, filter: EventFilter, req: PageRequest): Promise<Page<StoredEvent>> {
@@ -83,15 +84,15 @@ export class QueryService {
 
   /** Profiles in the order of `userIds` (null where unknown). */
   async users(env: EnvId, userIds: readonly string[]): Promise<(UserProfile | null)[]> {
-    const found = new Map((await this.store.usersByIds(env, userIds)).map((u) => [u.userId, u]));
-    return userIds.map((id) => found.get(id) ?? null);
+    const found = await this.userStates.loadMany(env, userIds);
+    return userIds.map((id) => found.get(id)?.profile ?? null);
   }
 
   /** Each user's devices, most recently seen first, at most `first` each. */
   async devicesOfUsers(env: EnvId, userIds: readonly string[], first: number | null | undefined, includeRemoved: boolean): Promise<Device[][]> {
     const n = pageSize(first, 50, 'first', MAX_DEVICES_PER_USER);
-    const found = await this.store.devicesOfUsers(env, userIds, n, includeRemoved);
-    return userIds.map((id) => found.get(id) ?? []);
+    const found = await this.userStates.loadMany(env, userIds);
+    return userIds.map((id) => (found.get(id)?.devices ?? []).filter((d) => includeRemoved || !d.removedAt).slice(0, n));
   }
 
   /** Each device's `first` newest events. */
@@ -110,10 +111,7 @@ export class QueryService {
 
   /** Risk summaries in the order of `userIds`. */
   async riskSummaries(env: EnvId, userIds: readonly string[]): Promise<UserRiskSummary[]> {
-    const [devices, activity] = await Promise.all([
-      this.store.devicesOfUsers(env, userIds, MAX_DEVICES_PER_USER, false),
-      this.store.activityOfUsers(env, userIds),
-    ]);
-    return userIds.map((id) => summariseRisk(devices.get(id) ?? [], activity.get(id)));
+    const [states, activity] = await Promise.all([this.userStates.loadMany(env, userIds), this.store.activityOfUsers(env, userIds)]);
+    return userIds.map((id) => summariseRisk((states.get(id)?.devices ?? []).filter((d) => !d.removedAt), activity.get(id)));
   }
 }

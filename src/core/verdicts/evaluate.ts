@@ -1,19 +1,25 @@
 /**
- * The verdict use case behind POST /v1/authenticate, /v1/risk and /v1/filter (and the gRPC and
- * GraphQL doors): validate, enrich, score, match a policy, update the device registry, store the
- * event and, for challenge/deny on a known user, notify the application.
+ * The verdict use case behind POST /v1/authenticate, /v1/risk and /v1/filter (and the gRPC
+ * door): validate, enrich, read the state it needs, score, match a policy, and record what the
+ * event taught (device registry, profile, velocity counters, the stored event and, for
+ * challenge/deny on a known user, a webhook) as changes written behind the answer.
+ *
+ * The answer waits only for the reads (cache hits in the common case), and never longer than the
+ * verdict budget: state that is not read in time is treated as unknown, and the answer says so
+ * (`degraded`). Between the reads and the recording nothing awaits, so concurrent requests for
+ * one user never interleave there.
  */
+import { performance } from 'node:perf_hooks';
 import type { Action, Device, EventInput, PolicyRef, Principal, Signals } from '../model';
-import type { Clock, CounterStore, EventStore, UserStore } from '../ports';
+import type { Clock, CounterStore, EventStore, UserStateStore, WriteQueue } from '../ports';
 import { parseEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
-import { buildContext, DeviceService, reviewState } from '../devices/service';
+import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { combineRisk, computeSignals, riskLevel } from '../scoring/signals';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/port';
-import { bumpCounters, enrich, nextProfile, readCounters, toStoredEvent } from './observe';
+import { bumpCounters, enrich, profileChange, readCounters, toStoredEvent, unknownCounters } from './observe';
 import type { Policy } from '../policies/model';
-import { BackgroundWork } from '../background';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -26,48 +32,72 @@ export interface Verdict {
   /** The device the event came from (null when no user was given). */
   device: Device | null;
   event: EventInput;
+  /**
+   * True when the state the verdict needs could not be read within the verdict budget: the
+   * answer was computed from what was at hand (and the reason logged).
+   */
+  degraded: boolean;
+}
+
+export interface VerdictLog {
+  warn(obj: object, msg: string): void;
+}
+
+/** Hook for metrics: one call per verdict answered. */
+export interface VerdictObserver {
+  verdict(endpoint: VerdictEndpoint, action: Action, degraded: boolean, seconds: number): void;
 }
 
 export interface VerdictDeps {
-  users: UserStore;
+  users: UserStateStore;
   events: EventStore;
   counters: CounterStore;
-  deviceService: DeviceService;
+  writes: WriteQueue;
   policies: PolicyService;
   webhooks: WebhookSink;
   clock: Clock;
-  onBackgroundError: (err: unknown) => void;
+  log: VerdictLog;
+  /** How long a verdict may wait for its state (default 150 ms). */
+  budgetMs?: number;
+  observer?: VerdictObserver;
 }
+
+export const DEFAULT_VERDICT_BUDGET_MS = 150;
 
 const policyRef = (p: Policy, action: Action, name?: string): PolicyRef => ({ id: p.id, revision: p.revision, name: name ?? p.name, action });
 
 export class VerdictService {
-  private readonly background: BackgroundWork;
+  private readonly budgetMs: number;
 
   constructor(private readonly d: VerdictDeps) {
-    this.background = new BackgroundWork(d.onBackgroundError);
-  }
-
-  /** Resolves when the writes that verdicts left running in the background are done. */
-  idle(): Promise<void> {
-    return this.background.idle();
+    this.budgetMs = d.budgetMs ?? DEFAULT_VERDICT_BUDGET_MS;
   }
 
   /** Evaluate one event body for a verdict endpoint. */
   async evaluate(principal: Principal, endpoint: VerdictEndpoint, body: unknown): Promise<Verdict> {
+    const started = performance.now();
     const envId = principal.env.id;
-    const event = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
+    const now = this.d.clock.now();
+    const event = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
+    this.d.writes.admit();
     const x = enrich(event);
     const userId = event.userId;
+    const deadline = now.getTime() + this.budgetMs;
 
-    const [set, user, existing, counts] = await Promise.all([
+    const [set, state, read] = await Promise.all([
       this.d.policies.forVerdicts(envId),
-      userId ? this.d.users.get(envId, userId) : Promise.resolve(null),
-      userId ? this.d.deviceService.recognise(envId, userId, x.key.key) : Promise.resolve(null),
-      readCounters(this.d.counters, envId, x),
+      userId ? this.d.users.load(envId, userId, deadline) : null,
+      readCounters(this.d.counters, envId, x, deadline),
     ]);
-    const deviceCount = user?.deviceCount ?? 0;
-    const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: deviceCount, ...counts });
+    // From here on nothing awaits: what was read and what is recorded cannot interleave with
+    // another request's.
+    const missing = [...(state === undefined ? ['user'] : []), ...(read === undefined ? ['velocity counters'] : [])];
+    const degraded = missing.length > 0;
+    if (degraded) this.d.log.warn({ env: envId, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
+    const counts = read ?? unknownCounters(x);
+    const user = state?.profile ?? null;
+    const existing = recognise(state, x.key.key);
+    const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: user?.deviceCount ?? 0, ...counts });
     let risk = combineRisk(signals, existing);
     if (event.testToken?.risk !== null && event.testToken?.risk !== undefined) risk = event.testToken.risk;
 
@@ -85,28 +115,22 @@ export class VerdictService {
 
     let device: Device | null = null;
     if (userId) {
-      const profile = nextProfile(envId, user, x);
-      if (!existing) profile.deviceCount += 1;
-      // The profile and the device are independent documents: write both at once.
-      [, device] = await Promise.all([
-        this.d.users.save(profile),
-        this.d.deviceService.observe({
-          env: envId,
-          userId,
-          existing,
-          key: x.key,
-          context: buildContext(event, x.ip, x.ua, x.key.identity),
-          at: event.occurredAt,
-          risk,
-          user: profile,
-          registration: isRegistration(event.name) && endpoint !== 'filter',
-          denied: action === 'deny',
-        }),
-      ]);
+      const change = sightingChange({
+        key: x.key,
+        existing,
+        context: buildContext(event, x.ip, x.ua, x.key.identity),
+        at: event.occurredAt,
+        risk,
+        registeredAt: event.registeredAt ?? user?.registeredAt ?? null,
+        registration: isRegistration(event.name) && endpoint !== 'filter',
+        denied: action === 'deny',
+        stateKnown: state !== undefined,
+      });
+      this.d.users.record(envId, userId, { profile: profileChange(x), devices: [change] });
+      device = sightedDevice(envId, userId, change, this.d.users.cachedDevice(envId, userId, x.key.key));
     }
-    // Counters and the event itself are written without holding up the answer.
-    this.background.add(bumpCounters(this.d.counters, envId, x, counts));
-    this.background.add(this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null })));
+    bumpCounters(this.d.counters, envId, x, counts);
+    void this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null, degraded }));
 
     if (userId && action !== 'allow') {
       const notice = {
@@ -119,9 +143,10 @@ export class VerdictService {
         properties: event.properties,
         at: event.occurredAt,
       };
-      await this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
-      if (action === 'challenge') await this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
+      void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
+      if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
     }
-    return { action, risk, signals, policy, userId, device, event };
+    this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
+    return { action, risk, signals, policy, userId, device, event, degraded };
   }
 }

@@ -1,12 +1,13 @@
 /**
  * What every event, verdict or feedback, teaches Rampart: the enriched context, the user profile
- * (last location, countries), velocity counters, and the stored event itself.
+ * (last location, countries), velocity counters, and the stored event itself. Reads come first
+ * (awaited); everything learnt is then recorded as changes written behind.
  */
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
-import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent, UserProfile } from '../model';
-import type { CounterBump, CounterStore } from '../ports';
+import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
+import type { CounterBump, CounterStore, ProfileChange } from '../ports';
 import { deviceKey } from '../devices/service';
 
 export const HOUR_MS = 3_600_000;
@@ -82,10 +83,25 @@ export interface CounterReadings {
   sizes: { failed: number; users: number; userKnown: boolean };
 }
 
-/** Read the velocity counters of an event (two parallel _id look-ups). */
-export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched): Promise<CounterReadings> {
+/** The counts of an event when none could be read: only this event itself. */
+export function unknownCounters(x: Enriched): CounterReadings {
+  return {
+    eventsFromIpLastHour: 1,
+    failedLoginUsersFromIpLastHour: 0,
+    accountsOnFingerprint: x.event.userId && x.event.context.fingerprint ? 1 : 0,
+    failedChallenges: 0,
+    sizes: { failed: 0, users: 0, userKnown: false },
+  };
+}
+
+/**
+ * Read the velocity counters of an event (from the state cache, or two parallel _id look-ups).
+ * With `deadline`, undefined when they could not be read by then.
+ */
+export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched, deadline?: number): Promise<CounterReadings | undefined> {
   const k = counterKeys(x);
-  const snap = await counters.read(env, k.ip ? [k.ip, k.device] : [k.device]);
+  const snap = await counters.read(env, k.ip ? [k.ip, k.device] : [k.device], deadline);
+  if (!snap) return undefined;
   const ip = k.ip ? snap[k.ip] : undefined;
   const device = snap[k.device];
   const users = x.event.context.fingerprint ? device?.sets.users ?? [] : [];
@@ -100,59 +116,46 @@ export async function readCounters(counters: CounterStore, env: EnvId, x: Enrich
   };
 }
 
-/** Record this event in the velocity counters (at most one upsert per counter document). */
-export async function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched, read?: CounterReadings): Promise<void> {
+/** Record this event in the velocity counters: deltas applied now and written behind. */
+export function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched, read: CounterReadings): void {
   const k = counterKeys(x);
   const e = x.event;
   const bumps: CounterBump[] = [];
   if (k.ip) {
     const who = e.userId ?? e.email ?? e.username;
-    const failed = who && e.name === '$login.failed' && (read?.sizes.failed ?? 0) < MAX_DISTINCT;
+    const failed = who && e.name === '$login.failed' && read.sizes.failed < MAX_DISTINCT;
     bumps.push({ key: k.ip, inc: { events: 1 }, ...(failed ? { add: { failed: who } } : {}) });
   }
   const device: CounterBump = { key: k.device };
   if (e.name === '$challenge.failed') device.inc = { challenge_failed: 1 };
-  if (e.userId && e.context.fingerprint && !read?.sizes.userKnown && (read?.sizes.users ?? 0) < MAX_DISTINCT) device.add = { users: e.userId };
+  if (e.userId && e.context.fingerprint && !read.sizes.userKnown && read.sizes.users < MAX_DISTINCT) device.add = { users: e.userId };
   if (device.inc || device.add) bumps.push(device);
-  if (bumps.length) await counters.bump(env, bumps);
+  if (bumps.length) counters.bump(env, bumps);
 }
 
-/** The user's profile after this event. */
-export function nextProfile(env: EnvId, prior: UserProfile | null, x: Enriched): UserProfile {
+/** What an event naming a user teaches its profile (commutative: latest, earliest, add). */
+export function profileChange(x: Enriched): ProfileChange {
   const e = x.event;
   const at = e.occurredAt;
-  const user: UserProfile = prior ?? {
-    envId: env,
-    userId: e.userId ?? '',
-    email: null,
-    username: null,
-    phone: null,
-    registeredAt: null,
-    traits: {},
-    createdAt: e.receivedAt,
-    lastSeenAt: at,
-    lastLocation: null,
-    countries: [],
-    lastPasswordResetAt: null,
-    deviceCount: 0,
-  };
-  if (e.email) user.email = e.email;
-  if (e.username) user.username = e.username;
-  if (e.phone) user.phone = e.phone;
-  if (e.registeredAt) user.registeredAt = e.registeredAt;
-  else if (!user.registeredAt && (e.name === '$registration' || e.name === '$registration.succeeded')) user.registeredAt = at;
-  user.traits = { ...user.traits, ...e.userTraits };
-  if (at >= user.lastSeenAt) user.lastSeenAt = at;
+  const change: ProfileChange = { seenAt: at, firstSeenAt: e.receivedAt };
+  if (e.email) change.email = e.email;
+  if (e.username) change.username = e.username;
+  if (e.phone) change.phone = e.phone;
+  if (e.registeredAt) change.registeredAt = e.registeredAt;
+  else if (e.name === '$registration' || e.name === '$registration.succeeded') change.registeredAt = at;
+  if (Object.keys(e.userTraits).length > 0) change.traits = e.userTraits;
   const loc = x.ip?.location;
-  if (loc && loc.lat !== null && loc.lon !== null && (!user.lastLocation || at >= user.lastLocation.at)) {
-    user.lastLocation = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
-  }
-  if (loc?.country_code && !user.countries.includes(loc.country_code)) user.countries = [...user.countries, loc.country_code].slice(-50);
-  if (e.name === '$password_reset.succeeded') user.lastPasswordResetAt = at;
-  return user;
+  if (loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
+  if (loc?.country_code) change.country = loc.country_code;
+  if (e.name === '$password_reset.succeeded') change.passwordResetAt = at;
+  return change;
 }
 
-export function toStoredEvent(env: EnvId, x: Enriched, outcome: { action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null }): StoredEvent {
+export function toStoredEvent(
+  env: EnvId,
+  x: Enriched,
+  outcome: { action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null; degraded?: boolean },
+): StoredEvent {
   const e = x.event;
   return {
     id: uuid(),
@@ -176,5 +179,6 @@ export function toStoredEvent(env: EnvId, x: Enriched, outcome: { action: Action
     properties: e.properties,
     occurredAt: e.occurredAt,
     receivedAt: e.receivedAt,
+    degraded: outcome.degraded ?? false,
   };
 }

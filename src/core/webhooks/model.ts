@@ -48,16 +48,3 @@ export interface WebhookDelivery {
   /** Sent by `sendTest`: attempted once, never deduplicated. */
   test: boolean;
 }
-
-/** The dedupe slot a notification takes: at most one delivery per slot. */
-export interface DedupeSlot {
-  userId: string;
-  deviceToken: string | null;
-  type: string;
-  /** Index of the fixed window (`floor(time / window)`). */
-  window: number;
-  deliveryId: string;
-  createdAt: Date;
-  /** End of the window; the slot may be swept afterwards. */
-  expiresAt: Date;
-}

@@ -22,6 +22,10 @@ export interface WebhookNotice {
 }
 
 export interface WebhookSink {
-  /** Queue a notification durably. Deduplicated per (user, device, type) within a window. */
+  /**
+   * Queue a notification for durable delivery, without making the caller wait: the promise
+   * resolves once it is recorded and never rejects. Deduplicated per (user, device, type)
+   * within a window.
+   */
   emit(notice: WebhookNotice): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * claim and completion calls act on a delivery it already read, across tenants, by design.
  */
 import type { EnvId } from '../model';
-import type { DedupeSlot, DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
 
 export interface DeliveryListQuery {
   status?: DeliveryStatus;
@@ -21,10 +21,11 @@ export interface DeliveryOutcome {
 }
 
 export interface WebhookDeliveryStore {
-  /** Take a dedupe slot atomically (insert of a deterministic key). False: already taken. */
-  takeDedupe(env: EnvId, slot: DedupeSlot): Promise<boolean>;
-  /** Give a slot back (the delivery could not be recorded). */
-  releaseDedupe(env: EnvId, slot: DedupeSlot): Promise<void>;
+  /**
+   * Queue a delivery for writing behind the caller, unless one with its id exists already (the
+   * id is derived from the dedupe slot, so this is the dedupe check). Resolves once written.
+   */
+  enqueue(delivery: WebhookDelivery): Promise<void>;
   insert(delivery: WebhookDelivery): Promise<void>;
   get(env: EnvId, id: string): Promise<WebhookDelivery | null>;
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;

@@ -6,11 +6,11 @@
  * database, so a restarted instance picks up where another stopped.
  */
 import { performance } from 'node:perf_hooks';
-import { uuid } from '../crypto';
+import { sha256Hex, uuid } from '../crypto';
 import { InvalidParameters } from '../errors';
 import type { EnvId, Environment } from '../model';
 import type { Clock } from '../ports';
-import type { DedupeSlot, DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
 import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
 import { webhookBody } from './payload';
 import type { WebhookNotice, WebhookSink } from './port';
@@ -66,6 +66,14 @@ export interface DeliveryListOptions {
 }
 
 const HOUR_MS = 3_600_000;
+/** Dedupe slots this instance remembers (the database's unique id is the authority). */
+const RECENT_SLOTS = 10_000;
+
+/** A UUID-shaped id derived from a dedupe slot, so every instance names the slot's delivery alike. */
+function uuidFrom(slot: string): string {
+  const h = sha256Hex(slot);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
 
 /**
  * Delay before retry number `attempt` (1 = after the first failed attempt): `base * 2^(attempt-1)`,
@@ -109,6 +117,7 @@ export class WebhookService implements WebhookSink {
   private saturated = false;
   private lastSweep = 0;
   private readonly inflight = new Set<Promise<void>>();
+  private readonly recentSlots = new Set<string>();
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
@@ -128,35 +137,25 @@ export class WebhookService implements WebhookSink {
   }
 
   /**
-   * Record a notification for delivery. Environments without a webhook URL record nothing. A
-   * second notice for the same (environment, user, device, type) in the same dedupe window is
-   * dropped; the check is an insert of a deterministic key, so it holds across instances.
+   * Record a notification for delivery, behind the caller: the delivery is queued on the write
+   * path and the returned promise resolves once it is written (it never rejects; callers on the
+   * hot path do not wait for it). Environments without a webhook URL record nothing. At most one
+   * delivery per (environment, user, device, type) and dedupe window: the delivery's id is
+   * derived from that slot and written only if absent, which holds across instances, and this
+   * instance also remembers recent slots so repeated notices (an attack) cost nothing.
    */
-  async emit(notice: WebhookNotice): Promise<void> {
+  emit(notice: WebhookNotice): Promise<void> {
     const env = notice.env;
-    if (!env.webhookUrl) return;
+    if (!env.webhookUrl) return Promise.resolve();
     const now = this.d.clock.now();
-    const id = uuid();
     const window = Math.floor(now.getTime() / this.windowMs);
-    const slot: DedupeSlot = {
-      userId: notice.userId,
-      deviceToken: notice.device?.token ?? null,
-      type: notice.type,
-      window,
-      deliveryId: id,
-      createdAt: now,
-      expiresAt: new Date((window + 1) * this.windowMs),
-    };
-    if (!(await this.d.store.takeDedupe(env.id, slot))) return;
+    const slot = JSON.stringify([env.id, notice.userId, notice.device?.token ?? null, notice.type, window]);
+    if (this.recentSlots.has(slot)) return Promise.resolve();
+    this.recentSlots.add(slot);
+    if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
+    const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
-    const delivery = this.newDelivery(env, id, body, notice, now);
-    try {
-      await this.d.store.insert(delivery);
-    } catch (err) {
-      await this.d.store.releaseDedupe(env.id, slot).catch(() => undefined);
-      throw err;
-    }
-    this.wake();
+    return this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
   }
 
   /**

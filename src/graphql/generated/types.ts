@@ -239,6 +239,12 @@ export type Event = {
   readonly asn?: Maybe<Scalars['Int']['output']>;
   /** ISO country code of the IP. */
   readonly country?: Maybe<Scalars['String']['output']>;
+  /**
+   * True when the verdict was computed without all of its state: the user or the velocity counters
+   * could not be read within the verdict budget (`RAMPART_VERDICT_BUDGET_MS`), so the answer was
+   * given from what was at hand. Always false for feedback events.
+   */
+  readonly degraded: Scalars['Boolean']['output'];
   /** The device the event came from. */
   readonly device?: Maybe<Device>;
   /** Token of the device the event came from. */
@@ -1389,6 +1395,7 @@ export type EventResolvers<ContextType = GraphqlContext, ParentType extends Reso
   action?: Resolver<Maybe<ResolversTypes['Action']>, ParentType, ContextType>;
   asn?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   country?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  degraded?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   device?: Resolver<Maybe<ResolversTypes['Device']>, ParentType, ContextType>;
   deviceToken?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

@@ -7,6 +7,7 @@ import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _goo
 import type { Value as _google_protobuf_Value, Value__Output as _google_protobuf_Value__Output } from './google/protobuf/Value';
 import type { AuthenticateRequest as _rampart_v1_AuthenticateRequest, AuthenticateRequest__Output as _rampart_v1_AuthenticateRequest__Output } from './rampart/v1/AuthenticateRequest';
 import type { AuthenticateResponse as _rampart_v1_AuthenticateResponse, AuthenticateResponse__Output as _rampart_v1_AuthenticateResponse__Output } from './rampart/v1/AuthenticateResponse';
+import type { CallError as _rampart_v1_CallError, CallError__Output as _rampart_v1_CallError__Output } from './rampart/v1/CallError';
 import type { Context as _rampart_v1_Context, Context__Output as _rampart_v1_Context__Output } from './rampart/v1/Context';
 import type { DeviceRef as _rampart_v1_DeviceRef, DeviceRef__Output as _rampart_v1_DeviceRef__Output } from './rampart/v1/DeviceRef';
 import type { FilterRequest as _rampart_v1_FilterRequest, FilterRequest__Output as _rampart_v1_FilterRequest__Output } from './rampart/v1/FilterRequest';
@@ -19,6 +20,10 @@ import type { TrackRequest as _rampart_v1_TrackRequest, TrackRequest__Output as 
 import type { TrackResponse as _rampart_v1_TrackResponse, TrackResponse__Output as _rampart_v1_TrackResponse__Output } from './rampart/v1/TrackResponse';
 import type { TrackStreamResponse as _rampart_v1_TrackStreamResponse, TrackStreamResponse__Output as _rampart_v1_TrackStreamResponse__Output } from './rampart/v1/TrackStreamResponse';
 import type { User as _rampart_v1_User, User__Output as _rampart_v1_User__Output } from './rampart/v1/User';
+import type { VerdictAnswer as _rampart_v1_VerdictAnswer, VerdictAnswer__Output as _rampart_v1_VerdictAnswer__Output } from './rampart/v1/VerdictAnswer';
+import type { VerdictCall as _rampart_v1_VerdictCall, VerdictCall__Output as _rampart_v1_VerdictCall__Output } from './rampart/v1/VerdictCall';
+import type { VerdictStreamRequest as _rampart_v1_VerdictStreamRequest, VerdictStreamRequest__Output as _rampart_v1_VerdictStreamRequest__Output } from './rampart/v1/VerdictStreamRequest';
+import type { VerdictStreamResponse as _rampart_v1_VerdictStreamResponse, VerdictStreamResponse__Output as _rampart_v1_VerdictStreamResponse__Output } from './rampart/v1/VerdictStreamResponse';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -39,6 +44,7 @@ export interface ProtoGrpcType {
       Action: EnumTypeDefinition
       AuthenticateRequest: MessageTypeDefinition<_rampart_v1_AuthenticateRequest, _rampart_v1_AuthenticateRequest__Output>
       AuthenticateResponse: MessageTypeDefinition<_rampart_v1_AuthenticateResponse, _rampart_v1_AuthenticateResponse__Output>
+      CallError: MessageTypeDefinition<_rampart_v1_CallError, _rampart_v1_CallError__Output>
       Context: MessageTypeDefinition<_rampart_v1_Context, _rampart_v1_Context__Output>
       DeviceRef: MessageTypeDefinition<_rampart_v1_DeviceRef, _rampart_v1_DeviceRef__Output>
       EventStatus: EnumTypeDefinition
@@ -56,6 +62,10 @@ export interface ProtoGrpcType {
       TrackResponse: MessageTypeDefinition<_rampart_v1_TrackResponse, _rampart_v1_TrackResponse__Output>
       TrackStreamResponse: MessageTypeDefinition<_rampart_v1_TrackStreamResponse, _rampart_v1_TrackStreamResponse__Output>
       User: MessageTypeDefinition<_rampart_v1_User, _rampart_v1_User__Output>
+      VerdictAnswer: MessageTypeDefinition<_rampart_v1_VerdictAnswer, _rampart_v1_VerdictAnswer__Output>
+      VerdictCall: MessageTypeDefinition<_rampart_v1_VerdictCall, _rampart_v1_VerdictCall__Output>
+      VerdictStreamRequest: MessageTypeDefinition<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamRequest__Output>
+      VerdictStreamResponse: MessageTypeDefinition<_rampart_v1_VerdictStreamResponse, _rampart_v1_VerdictStreamResponse__Output>
     }
   }
 }

@@ -30,7 +30,7 @@ const fired = (x: SignalInput) => Object.keys(computeSignals(x)).sort();
 
 const profile = (p: Partial<UserProfile>): UserProfile => ({
   envId: asEnvId('e'), userId: 'u1', email: null, username: null, phone: null, registeredAt: null, traits: {},
-  createdAt: now, lastSeenAt: now, lastLocation: null, countries: [], lastPasswordResetAt: null, deviceCount: 0, ...p,
+  createdAt: now, lastSeenAt: now, lastLocation: null, countries: [], lastPasswordResetAt: null, deviceCount: 0, eventCount: 0, ...p,
 });
 
 describe('signals', () => {

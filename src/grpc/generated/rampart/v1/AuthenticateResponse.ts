@@ -34,6 +34,12 @@ export interface AuthenticateResponse {
    * may explain the signal, e.g. {"accounts": 7}.
    */
   'signals'?: ({[key: string]: _google_protobuf_Struct});
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded'?: (boolean);
 }
 
 /**
@@ -66,4 +72,10 @@ export interface AuthenticateResponse__Output {
    * may explain the signal, e.g. {"accounts": 7}.
    */
   'signals': ({[key: string]: _google_protobuf_Struct__Output});
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded': (boolean);
 }

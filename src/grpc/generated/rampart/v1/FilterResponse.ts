@@ -19,6 +19,12 @@ export interface FilterResponse {
    * The signals that fired, by name, each with an optional explanation.
    */
   'signals'?: ({[key: string]: _google_protobuf_Struct});
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded'?: (boolean);
 }
 
 /**
@@ -37,4 +43,10 @@ export interface FilterResponse__Output {
    * The signals that fired, by name, each with an optional explanation.
    */
   'signals': ({[key: string]: _google_protobuf_Struct__Output});
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded': (boolean);
 }

@@ -24,6 +24,12 @@ export interface RiskResponse {
    * The device the event came from.
    */
   'device'?: (_rampart_v1_DeviceRef | null);
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded'?: (boolean);
 }
 
 /**
@@ -46,4 +52,10 @@ export interface RiskResponse__Output {
    * The device the event came from.
    */
   'device': (_rampart_v1_DeviceRef__Output | null);
+  /**
+   * True when the verdict was computed without all of its state (the user's devices and profile,
+   * the velocity counters) because it could not be read within the verdict budget: what was not
+   * read counted as unknown.
+   */
+  'degraded': (boolean);
 }

@@ -11,6 +11,8 @@ import type { RiskResponse as _rampart_v1_RiskResponse, RiskResponse__Output as 
 import type { TrackRequest as _rampart_v1_TrackRequest, TrackRequest__Output as _rampart_v1_TrackRequest__Output } from '../../rampart/v1/TrackRequest';
 import type { TrackResponse as _rampart_v1_TrackResponse, TrackResponse__Output as _rampart_v1_TrackResponse__Output } from '../../rampart/v1/TrackResponse';
 import type { TrackStreamResponse as _rampart_v1_TrackStreamResponse, TrackStreamResponse__Output as _rampart_v1_TrackStreamResponse__Output } from '../../rampart/v1/TrackStreamResponse';
+import type { VerdictStreamRequest as _rampart_v1_VerdictStreamRequest, VerdictStreamRequest__Output as _rampart_v1_VerdictStreamRequest__Output } from '../../rampart/v1/VerdictStreamRequest';
+import type { VerdictStreamResponse as _rampart_v1_VerdictStreamResponse, VerdictStreamResponse__Output as _rampart_v1_VerdictStreamResponse__Output } from '../../rampart/v1/VerdictStreamResponse';
 
 /**
  * Scores user events. Authenticate with the environment's API secret in metadata:
@@ -100,6 +102,33 @@ export interface ScoringClient extends grpc.Client {
   trackStream(options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
   trackStream(callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
   
+  /**
+   * Authenticate, Risk and Filter calls multiplexed on one long-lived stream, for callers that
+   * score at high rates: a call on an open stream costs client and server a fraction of what a
+   * unary call costs in HTTP/2 stream set-up and gRPC call machinery, and calls made at the same
+   * moment share one message. Each call is handled exactly as the unary RPC of the same name
+   * (authenticated with the stream's metadata, rate-limited, bounded by its own deadline, same
+   * answers and errors) and answered, in any order, by one VerdictAnswer with the call's `id`; a
+   * cancelled call is not answered. The server ends the stream (status OK) when the client
+   * half-closes it or the server drains, once every call it read is answered; calls it did not
+   * read were not started and are not answered, so they can be sent again on a new stream.
+   */
+  VerdictStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamResponse__Output>;
+  VerdictStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamResponse__Output>;
+  /**
+   * Authenticate, Risk and Filter calls multiplexed on one long-lived stream, for callers that
+   * score at high rates: a call on an open stream costs client and server a fraction of what a
+   * unary call costs in HTTP/2 stream set-up and gRPC call machinery, and calls made at the same
+   * moment share one message. Each call is handled exactly as the unary RPC of the same name
+   * (authenticated with the stream's metadata, rate-limited, bounded by its own deadline, same
+   * answers and errors) and answered, in any order, by one VerdictAnswer with the call's `id`; a
+   * cancelled call is not answered. The server ends the stream (status OK) when the client
+   * half-closes it or the server drains, once every call it read is answered; calls it did not
+   * read were not started and are not answered, so they can be sent again on a new stream.
+   */
+  verdictStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamResponse__Output>;
+  verdictStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamResponse__Output>;
+  
 }
 
 /**
@@ -136,6 +165,19 @@ export interface ScoringHandlers extends grpc.UntypedServiceImplementation {
    */
   TrackStream: grpc.handleClientStreamingCall<_rampart_v1_TrackRequest__Output, _rampart_v1_TrackStreamResponse>;
   
+  /**
+   * Authenticate, Risk and Filter calls multiplexed on one long-lived stream, for callers that
+   * score at high rates: a call on an open stream costs client and server a fraction of what a
+   * unary call costs in HTTP/2 stream set-up and gRPC call machinery, and calls made at the same
+   * moment share one message. Each call is handled exactly as the unary RPC of the same name
+   * (authenticated with the stream's metadata, rate-limited, bounded by its own deadline, same
+   * answers and errors) and answered, in any order, by one VerdictAnswer with the call's `id`; a
+   * cancelled call is not answered. The server ends the stream (status OK) when the client
+   * half-closes it or the server drains, once every call it read is answered; calls it did not
+   * read were not started and are not answered, so they can be sent again on a new stream.
+   */
+  VerdictStream: grpc.handleBidiStreamingCall<_rampart_v1_VerdictStreamRequest__Output, _rampart_v1_VerdictStreamResponse>;
+  
 }
 
 export interface ScoringDefinition extends grpc.ServiceDefinition {
@@ -144,4 +186,5 @@ export interface ScoringDefinition extends grpc.ServiceDefinition {
   Risk: MethodDefinition<_rampart_v1_RiskRequest, _rampart_v1_RiskResponse, _rampart_v1_RiskRequest__Output, _rampart_v1_RiskResponse__Output>
   Track: MethodDefinition<_rampart_v1_TrackRequest, _rampart_v1_TrackResponse, _rampart_v1_TrackRequest__Output, _rampart_v1_TrackResponse__Output>
   TrackStream: MethodDefinition<_rampart_v1_TrackRequest, _rampart_v1_TrackStreamResponse, _rampart_v1_TrackRequest__Output, _rampart_v1_TrackStreamResponse__Output>
+  VerdictStream: MethodDefinition<_rampart_v1_VerdictStreamRequest, _rampart_v1_VerdictStreamResponse, _rampart_v1_VerdictStreamRequest__Output, _rampart_v1_VerdictStreamResponse__Output>
 }

@@ -1,0 +1,255 @@
+/**
+ * Commutative document deltas: the only way the hot path writes. A delta is a list of update
+ * operators on field paths (`$inc`, `$max`, `$min`, `$addToSet`, `$set`, `$unset`,
+ * `$setOnInsert`), applied to the in-process copy of a document at once with MongoDB's own
+ * semantics, and later sent as one `updateOne(..., {upsert: true})`. Because increments, set-adds
+ * and max-of-time commute, deltas from many requests (or many Rampart instances) can be coalesced
+ * and applied in any interleaving without losing one; no request ever reads a document, changes
+ * it and writes it back.
+ *
+ * Pure: no I/O, no driver types. Dates stay Date objects (the driver maps them to BSON dates).
+ */
+
+export type Op = 'set' | 'setOnInsert' | 'inc' | 'max' | 'min' | 'addToSet' | 'unset';
+
+/** A comparable scalar for `max`/`min`: numbers, dates and strings (never mixed on one path). */
+export type Ordered = number | Date | string;
+
+export interface OpEntry {
+  op: Op;
+  /** Field path segments, each already a safe field name (see `fieldName`). */
+  path: readonly string[];
+  value: unknown;
+}
+
+/** A stored document: plain data. `_id` is never part of a delta. */
+export type Doc = Record<string, unknown>;
+
+/**
+ * A field name for arbitrary text (a user id, an IP address, a trait key): MongoDB field names
+ * may not contain `.`, start with `$`, or contain NUL, so those (and `%`, the escape character)
+ * become `%XX`. Never throws, whatever the string (lone surrogates included).
+ */
+export function fieldName(text: string): string {
+  if (text === '') return '%';
+  return text.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+}
+
+/** The text a `fieldName` was made from. */
+export function fromFieldName(name: string): string {
+  if (name === '%') return '';
+  return name.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** Builds a delta fluently: `delta().inc(['c', 'events'], 1).max(['seenAt'], at)`. */
+export class Delta {
+  readonly ops: OpEntry[] = [];
+
+  private push(op: Op, path: readonly string[], value: unknown): this {
+    if (path.length === 0) throw new Error('a delta path needs at least one segment');
+    this.ops.push({ op, path, value });
+    return this;
+  }
+  set(path: readonly string[], value: unknown): this {
+    return this.push('set', path, value);
+  }
+  /** Set only when the update inserts the document (its first write). */
+  setOnInsert(path: readonly string[], value: unknown): this {
+    return this.push('setOnInsert', path, value);
+  }
+  inc(path: readonly string[], by: number): this {
+    return this.push('inc', path, by);
+  }
+  max(path: readonly string[], value: Ordered): this {
+    return this.push('max', path, value);
+  }
+  min(path: readonly string[], value: Ordered): this {
+    return this.push('min', path, value);
+  }
+  /** Add members to a set (an array without duplicates). */
+  addToSet(path: readonly string[], ...members: string[]): this {
+    return members.length ? this.push('addToSet', path, members) : this;
+  }
+  unset(path: readonly string[]): this {
+    return this.push('unset', path, true);
+  }
+  get empty(): boolean {
+    return this.ops.length === 0;
+  }
+}
+
+export const delta = (): Delta => new Delta();
+
+function compare(a: Ordered, b: Ordered): number {
+  const x = a instanceof Date ? a.getTime() : a;
+  const y = b instanceof Date ? b.getTime() : b;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+const isOrdered = (v: unknown): v is Ordered => typeof v === 'number' || typeof v === 'string' || v instanceof Date;
+const isObject = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+
+/** Deep copy of plain data (objects, arrays, dates, scalars). */
+export function clone<T>(v: T): T {
+  if (v instanceof Date) return new Date(v.getTime()) as T;
+  if (Array.isArray(v)) return v.map(clone) as T;
+  if (isObject(v)) {
+    const out: Doc = {};
+    for (const k of Object.keys(v)) out[k] = clone(v[k]);
+    return out as T;
+  }
+  return v;
+}
+
+/** The object holding the last segment of `path`, created on the way when `create`. */
+function parentOf(doc: Doc, path: readonly string[], create: boolean): Doc | null {
+  let cur: Doc = doc;
+  for (let i = 0; i < path.length - 1; i++) {
+    const seg = path[i] as string;
+    let next = cur[seg];
+    if (!isObject(next)) {
+      if (!create) return null;
+      next = {};
+      cur[seg] = next;
+    }
+    cur = next as Doc;
+  }
+  return cur;
+}
+
+/**
+ * Apply a delta to a document in place, with MongoDB's semantics for an upsert: `doc` null
+ * means the document does not exist yet (then `setOnInsert` applies). Returns the document.
+ */
+export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc {
+  const inserting = doc === null;
+  const out: Doc = doc ?? {};
+  for (const { op, path, value } of d instanceof Delta ? d.ops : d) {
+    if (op === 'setOnInsert' && !inserting) continue;
+    const leaf = path[path.length - 1] as string;
+    if (op === 'unset') {
+      const parent = parentOf(out, path, false);
+      if (parent) delete parent[leaf];
+      continue;
+    }
+    const parent = parentOf(out, path, true) as Doc;
+    const cur = parent[leaf];
+    switch (op) {
+      case 'set':
+      case 'setOnInsert':
+        parent[leaf] = clone(value);
+        break;
+      case 'inc':
+        parent[leaf] = (typeof cur === 'number' ? cur : 0) + (value as number);
+        break;
+      case 'max':
+        if (!isOrdered(cur) || compare(value as Ordered, cur) > 0) parent[leaf] = clone(value);
+        break;
+      case 'min':
+        if (!isOrdered(cur) || compare(value as Ordered, cur) < 0) parent[leaf] = clone(value);
+        break;
+      case 'addToSet': {
+        // A fresh array: views handed out earlier may hold the old one.
+        const arr = Array.isArray(cur) ? [...(cur as unknown[])] : [];
+        for (const m of value as string[]) if (!arr.includes(m)) arr.push(m);
+        parent[leaf] = arr;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** One coalesced update: at most one operator per path, and no path a prefix of another. */
+export interface UpdateGroup {
+  /** path (joined with '.') → operator and value */
+  readonly fields: Map<string, { op: Op; value: unknown }>;
+}
+
+const join = (path: readonly string[]) => path.join('.');
+
+/**
+ * Coalesce a sequence of deltas into as few updates as possible, in order. Two operations on one
+ * path merge when their operator is the same and merging is exact (increments add, max/min keep
+ * the extreme, set keeps the last, set-adds unite); anything else (a different operator on the
+ * same path, or a path under or above one already in the update, which MongoDB refuses as a
+ * conflict) starts the next update. Applying the groups in order equals applying the deltas in
+ * order.
+ */
+export function coalesce(deltas: readonly (Delta | readonly OpEntry[])[]): UpdateGroup[] {
+  const groups: UpdateGroup[] = [];
+  let fields = new Map<string, { op: Op; value: unknown }>();
+  /** Every proper prefix of a path in the current group. */
+  let prefixes = new Set<string>();
+  const next = () => {
+    if (fields.size) groups.push({ fields });
+    fields = new Map();
+    prefixes = new Set();
+  };
+  deltas.forEach((d, index) => {
+    for (const { op, path, value } of d instanceof Delta ? d.ops : d) {
+      // Every delta is an upsert, so after the first one the document exists and a later
+      // setOnInsert can never apply: leave it out rather than let it apply too early.
+      if (op === 'setOnInsert' && index > 0) continue;
+      const key = join(path);
+      let existing = fields.get(key);
+      let conflict = prefixes.has(key);
+      for (let i = 1; !conflict && i < path.length; i++) conflict = fields.has(join(path.slice(0, i)));
+      if (!conflict && existing && existing.op !== op) conflict = true;
+      if (conflict) {
+        next();
+        existing = undefined;
+      }
+      // Only the first update can insert the document.
+      if (op === 'setOnInsert' && groups.length > 0) throw new Error(`setOnInsert on ${key} does not fit in the first update: it could never apply`);
+      if (!existing) {
+        fields.set(key, { op, value: op === 'addToSet' ? [...(value as string[])] : value });
+        for (let i = 1; i < path.length; i++) prefixes.add(join(path.slice(0, i)));
+        continue;
+      }
+      switch (op) {
+        case 'inc':
+          existing.value = (existing.value as number) + (value as number);
+          break;
+        case 'max':
+          if (compare(value as Ordered, existing.value as Ordered) > 0) existing.value = value;
+          break;
+        case 'min':
+          if (compare(value as Ordered, existing.value as Ordered) < 0) existing.value = value;
+          break;
+        case 'set':
+          existing.value = value;
+          break;
+        case 'addToSet':
+          for (const m of value as string[]) if (!(existing.value as string[]).includes(m)) (existing.value as string[]).push(m);
+          break;
+        case 'setOnInsert':
+        case 'unset':
+          // The first one decides (a later setOnInsert never applies after an earlier one).
+          break;
+      }
+    }
+  });
+  next();
+  return groups;
+}
+
+const MONGO_OP: Record<Op, string> = {
+  set: '$set',
+  setOnInsert: '$setOnInsert',
+  inc: '$inc',
+  max: '$max',
+  min: '$min',
+  addToSet: '$addToSet',
+  unset: '$unset',
+};
+
+/** The MongoDB update document of a group (plain object; the store hands it to the driver). */
+export function toUpdateDocument(group: UpdateGroup): Record<string, Record<string, unknown>> {
+  const update: Record<string, Record<string, unknown>> = {};
+  for (const [path, { op, value }] of group.fields) {
+    const bucket = (update[MONGO_OP[op]] ??= {});
+    bucket[path] = op === 'addToSet' ? { $each: value } : op === 'unset' ? '' : value;
+  }
+  return update;
+}

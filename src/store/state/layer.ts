@@ -1,0 +1,616 @@
+/**
+ * The state layer: everything a verdict reads and writes, between the core and MongoDB.
+ *
+ * Reads come from a bounded in-process LRU cache of documents, backed by one `_id` look-up per
+ * document on a miss (concurrent misses of one document share that look-up). Writes are deltas
+ * (see delta.ts), applied to the cached copy at once and queued; a single flusher coalesces each
+ * document's queued deltas and writes them behind in batches, one ordered `bulkWrite` per
+ * collection per flush, plus one `insertMany` per collection for queued inserts (events, debugger
+ * entries, token documents).
+ *
+ * Why this is correct under concurrency:
+ * - In one process, a request reads (awaits) first and then computes and applies its deltas
+ *   synchronously, so two requests never interleave between reading a document and changing it.
+ * - Only one flush runs at a time and a document's deltas are written in order, so FerretDB (whose
+ *   update is read-then-write) never sees two concurrent updates of one document from us.
+ * - Across instances (on MongoDB) every write is a commutative delta, so concurrent instances
+ *   never lose each other's increments; a cached copy may miss the other instances' changes for
+ *   at most `maxAgeMs` (then it is read again), which velocity counts and profiles tolerate.
+ *
+ * A read is never issued while the document has deltas in flight (it waits for that flush), and
+ * a document being read is skipped by the flusher, so the copy read plus the deltas still queued
+ * is exactly the document plus our unwritten changes.
+ *
+ * Failures: a flush that fails for a transient reason (database unreachable, SQLITE_BUSY, a
+ * duplicate-key race of two upserts) is retried with backoff, keeping the deltas in order;
+ * nothing queued is dropped unless the database refuses the write itself (logged). The queue is
+ * bounded: `admit()` refuses new work (→ 503) once `queueLimit` writes are waiting.
+ */
+import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
+
+/** Every state document is keyed by a string `_id` (`<env>:<key>`). */
+interface StateDocument extends Document {
+  _id: string;
+}
+import { applyDelta, clone, coalesce, toUpdateDocument, type Delta, type Doc, type OpEntry, type UpdateGroup } from './delta';
+import { isDuplicateKey } from '../database';
+import { Unavailable } from '../../core/errors';
+import type { WriteQueue } from '../../core/ports';
+
+export interface StateOptions {
+  /** Most documents kept in memory (documents with unwritten changes are never evicted). */
+  maxEntries: number;
+  /** Longest time a change waits before it is written. */
+  flushIntervalMs: number;
+  /** Most inserts per database command. */
+  maxBatch: number;
+  /**
+   * Most update statements per database command. FerretDB 1.24 holds one SQLite connection (of
+   * 100) per statement of an `update` command until the whole command ends, so a command of
+   * more than ~100 statements waits forever for a connection; small commands, one at a time,
+   * stay far from that on any FerretDB build and cost little on MongoDB.
+   */
+  maxUpdateBatch: number;
+  /** Writes waiting before `admit()` refuses new work. */
+  queueLimit: number;
+  /** Re-read a cached document older than this (several instances on one database); null: never. */
+  maxAgeMs: number | null;
+  /** First and longest retry delay of a failed flush. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /**
+   * How changed documents are written. `deltas` (the default; any MongoDB, several instances):
+   * each document's coalesced deltas as an upsert. `snapshots` (only on a database this process
+   * alone writes: the embedded FerretDB): each document as it now is, many in one
+   * insert-or-replace command (`comment: "rampart:upsert"`, a feature of Rampart's FerretDB build),
+   * because FerretDB's update reads, rewrites and commits one document at a time (~0.4 ms each)
+   * while one multi-document insert costs a fraction of that per document, and a whole document
+   * can be rewritten as often as needed after a failure (no increment counted twice).
+   */
+  writeMode: 'deltas' | 'snapshots';
+  onError: (err: unknown, what: string) => void;
+  observer?: StateObserver;
+  now?: () => number;
+}
+
+/** Hooks for metrics (no metrics library here). */
+export interface StateObserver {
+  read(collection: string, outcome: 'hit' | 'miss' | 'stale'): void;
+  flushed(stats: { seconds: number; updates: number; inserts: number; ok: boolean }): void;
+}
+
+export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
+  maxEntries: 50_000,
+  flushIntervalMs: 20,
+  maxBatch: 1000,
+  maxUpdateBatch: 50,
+  queueLimit: 100_000,
+  maxAgeMs: null,
+  writeMode: 'deltas',
+  retryBaseMs: 50,
+  retryMaxMs: 1000,
+};
+
+interface Entry {
+  collection: string;
+  id: string;
+  /** The document: undefined when never read (only deltas known), null when known not to exist. */
+  value: Doc | null | undefined;
+  /** Deltas not yet sent, in order. */
+  pending: (readonly OpEntry[])[];
+  /** Deltas of the flush under way. */
+  inflight: (readonly OpEntry[])[] | null;
+  loading: Promise<void> | null;
+  readAt: number;
+  /** Bumped on every change, so derived views can be memoised. */
+  version: number;
+  memo?: { version: number; view: unknown };
+}
+
+interface InsertItem {
+  doc: Document;
+  /** Called once the document is written (or refused by the database, which is logged). */
+  done?: () => void;
+}
+
+interface CollectionQueue {
+  inserts: InsertItem[];
+}
+
+/** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
+export const UPSERT_COMMENT = 'rampart:upsert';
+
+/** Thrown inside a read that did not finish within its deadline. */
+const TIMED_OUT = Symbol('timed-out');
+
+export class StateLayer implements WriteQueue {
+  private readonly o: StateOptions;
+  /** LRU: Map order is recency (a hit moves the entry to the end). */
+  private readonly entries = new Map<string, Entry>();
+  private readonly dirty = new Set<Entry>();
+  private readonly queues = new Map<string, CollectionQueue>();
+  private queued = 0;
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private closed = false;
+  /** Set once close() is over: no more flushes are scheduled. */
+  private stopped = false;
+  private lastError: string | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly db: Db, options: Partial<StateOptions> & Pick<StateOptions, 'onError'>) {
+    this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
+    this.now = this.o.now ?? Date.now;
+  }
+
+  /** Writes waiting (queued deltas and inserts, and the flush under way). */
+  get backlog(): number {
+    return this.queued;
+  }
+
+  get cachedDocuments(): number {
+    return this.entries.size;
+  }
+
+  /** Why the last flush failed, while flushes keep failing. */
+  get failing(): string | null {
+    return this.failures > 0 ? this.lastError : null;
+  }
+
+  /** Refuse new work (Unavailable: 503) when the queue is full or the layer is closing. */
+  admit(): void {
+    if (this.closed) throw new Unavailable('shutting down');
+    if (this.queued >= this.o.queueLimit) {
+      throw new Unavailable(`the write queue is full (${this.queued} writes waiting${this.lastError ? `; last error: ${this.lastError}` : ''})`);
+    }
+  }
+
+  private key(collection: string, id: string): string {
+    return `${collection}\u0000${id}`;
+  }
+
+  private entry(collection: string, id: string, create: true): Entry;
+  private entry(collection: string, id: string, create: false): Entry | undefined;
+  private entry(collection: string, id: string, create: boolean): Entry | undefined {
+    const k = this.key(collection, id);
+    let e = this.entries.get(k);
+    if (e) {
+      this.entries.delete(k);
+      this.entries.set(k, e);
+      return e;
+    }
+    if (!create) return undefined;
+    e = { collection, id, value: undefined, pending: [], inflight: null, loading: null, readAt: 0, version: 0 };
+    this.entries.set(k, e);
+    this.evict();
+    return e;
+  }
+
+  /**
+   * Drop the least recently used clean documents beyond `maxEntries`. Documents with unwritten
+   * changes are skipped and moved to the back, and each call looks at a bounded number, so a
+   * long outage (many dirty documents) cannot make this quadratic.
+   */
+  private evict(): void {
+    let budget = 64;
+    for (const [k, e] of this.entries) {
+      if (this.entries.size <= this.o.maxEntries || budget-- <= 0) break;
+      this.entries.delete(k);
+      if (e.pending.length || e.inflight || e.loading) this.entries.set(k, e);
+    }
+  }
+
+  private fresh(e: Entry): boolean {
+    if (e.value === undefined) return false;
+    return this.o.maxAgeMs === null || this.now() - e.readAt <= this.o.maxAgeMs || e.pending.length > 0 || e.inflight !== null;
+  }
+
+  /**
+   * The document as this process knows it (null: it does not exist), from the cache or with one
+   * look-up. With `deadline` (epoch ms), resolves `undefined` if the look-up has not answered by
+   * then; the look-up still completes and fills the cache. Rejects when the database fails.
+   */
+  async read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined> {
+    const e = this.entry(collection, id, true);
+    if (this.fresh(e)) {
+      this.o.observer?.read(collection, 'hit');
+      return e.value;
+    }
+    this.o.observer?.read(collection, e.value === undefined ? 'miss' : 'stale');
+    const loading = (e.loading ??= this.load(e));
+    if (deadline === undefined) {
+      await loading;
+      return e.value;
+    }
+    const remaining = deadline - this.now();
+    if (remaining <= 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      loading.then(() => null),
+      new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => resolve(TIMED_OUT), remaining);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    // The look-up goes on; a failure after the deadline must not be an unhandled rejection.
+    if (outcome === TIMED_OUT) {
+      loading.catch(() => undefined);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  /**
+   * Several documents of one collection: cached ones at once, the others with one `$in` query
+   * (for dashboards' batched look-ups; the hot path reads single documents). Missing documents
+   * are null.
+   */
+  async readMany(collection: string, ids: readonly string[]): Promise<Map<string, Doc | null>> {
+    const entries = [...new Set(ids)].map((id) => this.entry(collection, id, true));
+    const cold = entries.filter((e) => !this.fresh(e) && !e.loading);
+    for (const e of entries) this.o.observer?.read(collection, this.fresh(e) ? 'hit' : e.value === undefined ? 'miss' : 'stale');
+    if (cold.length > 0) {
+      const batch = this.loadMany(collection, cold);
+      for (const e of cold) e.loading = batch;
+    }
+    await Promise.all(entries.map((e) => e.loading));
+    return new Map(entries.map((e) => [e.id, e.value ?? null]));
+  }
+
+  private async loadMany(collection: string, entries: Entry[]): Promise<void> {
+    try {
+      while (entries.some((e) => e.inflight)) await this.flushing;
+      const docs = await this.db
+        .collection<StateDocument>(collection)
+        .find({ _id: { $in: entries.map((e) => e.id) } })
+        .toArray();
+      const byId = new Map(docs.map(({ _id, ...rest }) => [_id, rest as Doc]));
+      for (const e of entries) {
+        let value: Doc | null = byId.get(e.id) ?? null;
+        for (const d of e.pending) value = applyDelta(value, d);
+        e.value = value;
+        e.readAt = this.now();
+        e.version++;
+      }
+    } finally {
+      for (const e of entries) e.loading = null;
+    }
+  }
+
+  private async load(e: Entry): Promise<void> {
+    try {
+      // Deltas already sent may or may not be in what we would read: wait for that flush.
+      while (e.inflight) await this.flushing;
+      const doc = await this.db.collection<StateDocument>(e.collection).findOne({ _id: e.id });
+      let value: Doc | null = null;
+      if (doc) {
+        const { _id, ...rest } = doc;
+        value = rest;
+      }
+      for (const d of e.pending) value = applyDelta(value, d);
+      e.value = value;
+      e.readAt = this.now();
+      e.version++;
+    } finally {
+      e.loading = null;
+    }
+  }
+
+  /** The cached document without any I/O: undefined when not cached (or never read). */
+  peek(collection: string, id: string): Doc | null | undefined {
+    return this.entries.get(this.key(collection, id))?.value;
+  }
+
+  /**
+   * A view derived from the cached document, recomputed only when the document changed. `make`
+   * gets the document (null: does not exist).
+   */
+  view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined {
+    const e = this.entries.get(this.key(collection, id));
+    if (!e || e.value === undefined) return undefined;
+    if (e.memo && e.memo.version === e.version) return e.memo.view as T;
+    const view = make(e.value);
+    e.memo = { version: e.version, view };
+    return view;
+  }
+
+  /** Apply a delta now (to the cached copy, if any) and queue it for writing. Never awaits. */
+  apply(collection: string, id: string, d: Delta | readonly OpEntry[]): void {
+    const ops = 'ops' in d ? d.ops : d;
+    if (ops.length === 0) return;
+    const e = this.entry(collection, id, true);
+    if (e.value !== undefined) e.value = applyDelta(e.value, ops);
+    e.version++;
+    e.pending.push(ops);
+    this.dirty.add(e);
+    this.queued++;
+    this.schedule();
+  }
+
+  /**
+   * Queue a document for insertion; a document whose `_id` exists already is left as it is.
+   * `done` is called once it is written.
+   */
+  insert(collection: string, doc: Document, done?: () => void): void {
+    let q = this.queues.get(collection);
+    if (!q) {
+      q = { inserts: [] };
+      this.queues.set(collection, q);
+    }
+    q.inserts.push({ doc, done });
+    this.queued++;
+    this.schedule();
+  }
+
+  /** Forget cached documents (after a purge deleted them in the database). Unwritten changes stay. */
+  invalidate(match: (collection: string, id: string) => boolean): void {
+    for (const [k, e] of this.entries) {
+      if (!match(e.collection, e.id)) continue;
+      if (e.pending.length || e.inflight || e.loading) {
+        e.value = undefined;
+        e.version++;
+      } else this.entries.delete(k);
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.flushing || this.timer) return;
+    const delay = this.failures > 0 ? Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** (this.failures - 1)) : this.queued >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runFlush();
+    }, delay);
+  }
+
+  private runFlush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = this.flushOnce()
+      .then(
+        () => {
+          this.failures = 0;
+          this.lastError = null;
+        },
+        (err: unknown) => {
+          this.failures++;
+          this.lastError = err instanceof Error ? err.message : String(err);
+          this.o.onError(err, 'flush');
+        },
+      )
+      .finally(() => {
+        this.flushing = null;
+        if (this.queued > 0) this.schedule();
+      });
+    return this.flushing;
+  }
+
+  /**
+   * Write everything queued so far. Resolves when it is written; rejects with the last error if
+   * it cannot be written before `timeoutMs` (default: keep retrying).
+   */
+  async flush(timeoutMs?: number): Promise<void> {
+    if (timeoutMs === undefined) return this.flushUntilEmpty();
+    // A flush stuck on a database that stopped answering must not hold the caller past its time.
+    let timer: NodeJS.Timeout | undefined;
+    const give = { up: false };
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        give.up = true;
+        reject(new Error(`could not write ${this.queued} queued changes within ${timeoutMs} ms: ${this.lastError ?? 'the database did not answer'}`));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([this.flushUntilEmpty(give), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async flushUntilEmpty(give: { up: boolean } = { up: false }): Promise<void> {
+    // Changes made while we wait are included: the loop ends only when nothing is left.
+    while (!give.up) {
+      if (this.flushing) await this.flushing;
+      if (this.queued === 0) return;
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
+      if (this.failures > 0) await new Promise((r) => setTimeout(r, Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** (this.failures - 1))));
+      await this.runFlush();
+    }
+  }
+
+  /** Refuse new work and write everything queued (bounded by `timeoutMs` when the database is down). */
+  async close(timeoutMs: number): Promise<void> {
+    this.closed = true;
+    try {
+      await this.flush(timeoutMs);
+    } finally {
+      this.stopped = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private async flushOnce(): Promise<void> {
+    const started = process.hrtime.bigint();
+    // Take the work: per collection, the changed documents (as snapshots where that is the mode
+    // and the document is known, else as coalesced updates), and the inserts.
+    const updates = new Map<string, { entry: Entry; groups: UpdateGroup[] }[]>();
+    const snapshots = new Map<string, { entry: Entry; doc: Document }[]>();
+    for (const e of this.dirty) {
+      if (e.loading || e.pending.length === 0) continue;
+      this.dirty.delete(e);
+      e.inflight = e.pending;
+      e.pending = [];
+      if (this.o.writeMode === 'snapshots' && e.value) {
+        const list = snapshots.get(e.collection) ?? [];
+        list.push({ entry: e, doc: { ...clone(e.value), _id: e.id } });
+        snapshots.set(e.collection, list);
+        continue;
+      }
+      const list = updates.get(e.collection) ?? [];
+      list.push({ entry: e, groups: coalesce(e.inflight) });
+      updates.set(e.collection, list);
+    }
+    const inserts = new Map<string, InsertItem[]>();
+    for (const [name, q] of this.queues) {
+      if (q.inserts.length === 0) continue;
+      inserts.set(name, q.inserts);
+      q.inserts = [];
+    }
+    let nUpdates = 0;
+    let nInserts = 0;
+    for (const l of updates.values()) for (const u of l) nUpdates += u.groups.length;
+    for (const l of snapshots.values()) nUpdates += l.length;
+    for (const l of inserts.values()) nInserts += l.length;
+    // Inserts in parallel; updates one command at a time (see maxUpdateBatch).
+    const updating = (async () => {
+      const failures: unknown[] = [];
+      for (const [name, list] of updates) await this.writeUpdates(name, list).catch((err: unknown) => failures.push(err));
+      if (failures.length) throw failures[0];
+    })();
+    const results = await Promise.allSettled([
+      updating,
+      ...[...snapshots].map(([name, list]) => this.writeSnapshots(name, list)),
+      ...[...inserts].map(([name, items]) => this.writeInserts(name, items)),
+    ]);
+    this.o.observer?.flushed({ seconds: Number(process.hrtime.bigint() - started) / 1e9, updates: nUpdates, inserts: nInserts, ok: results.every((r) => r.status === 'fulfilled') });
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** One ordered bulk per chunk; what was not written goes back to the front of its document's queue. */
+  private async writeUpdates(collection: string, list: { entry: Entry; groups: UpdateGroup[] }[]): Promise<void> {
+    const ops: { entry: Entry; group: UpdateGroup }[] = [];
+    for (const { entry, groups } of list) for (const group of groups) ops.push({ entry, group });
+    let done = 0;
+    let failure: unknown = null;
+    try {
+      while (done < ops.length) {
+        const chunk = ops.slice(done, done + this.o.maxUpdateBatch);
+        const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) => ({
+          updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true },
+        }));
+        try {
+          await this.db.collection<StateDocument>(collection).bulkWrite(bulk, { ordered: true });
+          done += chunk.length;
+        } catch (err) {
+          const at = firstWriteError(err);
+          if (at === null) throw err;
+          // Ordered: everything before `at` was written, nothing after it was tried.
+          done += at.index;
+          if (isDuplicateKey(at.error)) throw err; // two upserts raced (another instance): retry
+          const bad = ops[done];
+          this.o.onError(at.error, `write refused by the database (${collection} ${bad?.entry.id}); change dropped`);
+          done += 1;
+        }
+      }
+    } catch (err) {
+      failure = err;
+    }
+    // Requeue what was not written, in order, ahead of newer changes; release what was.
+    const back = new Map<Entry, (readonly OpEntry[])[]>();
+    for (let i = done; i < ops.length; i++) {
+      const { entry, group } = ops[i] as { entry: Entry; group: UpdateGroup };
+      const l = back.get(entry) ?? [];
+      l.push(groupOps(group));
+      back.set(entry, l);
+    }
+    for (const { entry } of list) {
+      const requeued = back.get(entry);
+      if (requeued) {
+        entry.pending = [...requeued, ...entry.pending];
+        this.dirty.add(entry);
+      }
+      // The backlog counts queued deltas: this entry's went out, or came back as (fewer) groups.
+      this.queued -= entry.inflight?.length ?? 0;
+      this.queued += requeued?.length ?? 0;
+      entry.inflight = null;
+    }
+    if (failure) throw failure;
+  }
+
+  /** Whole documents, many per insert-or-replace command; a chunk that failed is written again later. */
+  private async writeSnapshots(collection: string, list: { entry: Entry; doc: Document }[]): Promise<void> {
+    let written = 0;
+    try {
+      for (; written < list.length; ) {
+        const chunk = list.slice(written, written + this.o.maxBatch);
+        await this.db.collection(collection).insertMany(
+          chunk.map((c) => c.doc),
+          { ordered: false, comment: UPSERT_COMMENT },
+        );
+        written += chunk.length;
+      }
+    } finally {
+      list.forEach(({ entry }, i) => {
+        const inflight = entry.inflight ?? [];
+        entry.inflight = null;
+        if (i < written) {
+          this.queued -= inflight.length;
+          return;
+        }
+        // Not written: its changes are still in the cached document; keep them queued.
+        entry.pending = [...inflight, ...entry.pending];
+        this.dirty.add(entry);
+      });
+    }
+  }
+
+  private async writeInserts(collection: string, items: InsertItem[]): Promise<void> {
+    let remaining = items;
+    try {
+      for (let i = 0; i < items.length; i += this.o.maxBatch) {
+        const chunk = items.slice(i, i + this.o.maxBatch);
+        try {
+          await this.db.collection(collection).insertMany(
+            chunk.map((c) => c.doc),
+            { ordered: false },
+          );
+        } catch (err) {
+          // The driver reports a lost connection as a bulk write error without write errors:
+          // then nothing is known to be written, and the whole chunk is tried again.
+          const errors = writeErrors(err);
+          if (errors === null || errors.length === 0) throw err;
+          // Unordered: only the listed ones failed; a duplicate _id means it is there already.
+          for (const w of errors) if (!isDuplicateKey(w.error)) this.o.onError(w.error, `insert refused by the database (${collection}); document dropped`);
+        }
+        remaining = items.slice(i + chunk.length);
+        this.queued -= chunk.length;
+        for (const c of chunk) c.done?.();
+      }
+    } catch (err) {
+      // Not written (or not known to be): back to the front of the queue, retried later.
+      const q = this.queues.get(collection) as CollectionQueue;
+      q.inserts = [...remaining, ...q.inserts];
+      throw err;
+    }
+  }
+}
+
+/** A group back as operations (a requeued group is written as one update again). */
+function groupOps(group: UpdateGroup): OpEntry[] {
+  return [...group.fields].map(([path, { op, value }]) => ({ op, path: path.split('.'), value: clone(value) }));
+}
+
+interface WriteErrorLike {
+  index: number;
+  error: unknown;
+}
+
+/** The write errors of a bulk write error (null when the error is not one). */
+function writeErrors(err: unknown): WriteErrorLike[] | null {
+  const e = err as { writeErrors?: unknown; name?: unknown } | null;
+  if (!e || typeof e !== 'object' || e.name !== 'MongoBulkWriteError') return null;
+  const list = Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : [];
+  return list.map((w: { index?: unknown; err?: unknown; code?: unknown; errmsg?: unknown }) => ({
+    index: typeof w.index === 'number' ? w.index : 0,
+    error: w.err ?? { code: w.code, message: String(w.errmsg ?? 'write error') },
+  }));
+}
+
+function firstWriteError(err: unknown): WriteErrorLike | null {
+  const list = writeErrors(err);
+  if (!list || list.length === 0) return null;
+  return list.reduce((a, b) => (b.index < a.index ? b : a));
+}

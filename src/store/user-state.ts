@@ -1,0 +1,314 @@
+/**
+ * Users and their devices on the state layer: one document per user (`users`, `_id`
+ * `<env>:<user>`) holding the profile and every device under `d.<device key>`, so a verdict
+ * reads a user in one look-up (none when cached) and never scans; a token document per device
+ * token (`device_tokens`, `<env>:<token>` → user and device key), written once when the device is
+ * created; and, for dashboard searches only, a per-device copy in `devices` (the read model,
+ * refreshed behind the hot path when something a dashboard shows changes).
+ *
+ * Every change is a delta: latest times by `$max`, first times by `$min`, tokens and countries by
+ * `$addToSet`, review feedback by `$set` of the fields that make the state. Two requests (or two
+ * instances) changing one user never lose each other's changes.
+ */
+import type { Db } from 'mongodb';
+import type { Device, DeviceContext, EnvId, UserProfile } from '../core/model';
+import type { DeviceChange, ProfileChange, UserChange, UserState, UserStateStore } from '../core/ports';
+import type { IndexSpec } from './database';
+import { fromJson, idOf, toJson } from './ids';
+import { delta, fieldName, fromFieldName, type Delta, type Doc } from './state/delta';
+import type { StateLayer } from './state/layer';
+
+export const USERS = 'users';
+export const DEVICE_TOKENS = 'device_tokens';
+export const DEVICES = 'devices';
+
+/** Countries remembered per user. */
+const MAX_COUNTRIES = 50;
+/**
+ * Devices kept per user. Beyond it, creating one removes the least recently seen device without
+ * feedback (then a removed one): an account hammered from thousands of user agents stays small.
+ */
+export const MAX_DEVICES_PER_USER = 200;
+/** The dashboard copy of a device is refreshed for a mere sighting at most this often. */
+const PROJECTION_REFRESH_MS = 60_000;
+
+export const userStateIndexes: IndexSpec[] = [
+  {
+    collection: USERS,
+    indexes: [
+      { key: { envId: 1, lastSeenAt: -1 }, name: 'env_seen' },
+      { key: { envId: 1, email: 1 }, name: 'env_email' },
+    ],
+  },
+  { collection: DEVICE_TOKENS, indexes: [{ key: { envId: 1, userId: 1 }, name: 'env_user' }] },
+];
+
+interface ContextDoc extends Omit<DeviceContext, 'properties'> {
+  properties: string;
+}
+
+/** A device inside its user's document. */
+interface DeviceSub {
+  key: string;
+  identity: Device['identity'];
+  /** Every token issued for it; the first is its token. */
+  tokens: string[];
+  createdAt: Date;
+  lastSeenAt: Date;
+  context?: ContextDoc;
+  feedback?: Device['feedback'];
+  approvedAt?: Date | null;
+  escalatedAt?: Date | null;
+  mitigatedAt?: Date | null;
+  removedAt?: Date | null;
+  lastEventRisk?: number | null;
+  /** Sightings (increments). */
+  n?: number;
+  /** When the dashboard copy was last refreshed (event time). */
+  pj?: Date;
+}
+
+interface UserDocument {
+  envId: EnvId;
+  userId: string;
+  email?: string | null;
+  username?: string | null;
+  phone?: string | null;
+  registeredAt?: Date | null;
+  /** Trait key (as a field name) → JSON text of its value. (Earlier versions: one JSON text.) */
+  traits?: Record<string, string> | string;
+  createdAt?: Date;
+  lastSeenAt?: Date;
+  /** `<ISO time>|<lat>|<lon>|<country>`: ISO times order as text, so `$max` keeps the latest. */
+  lastLoc?: string;
+  countries?: string[];
+  lastPasswordResetAt?: Date | null;
+  /** Events that named the user (increments). */
+  n?: number;
+  d?: Record<string, DeviceSub>;
+}
+
+/** A device as stored in the dashboard copy (`devices`), as earlier versions stored devices. */
+export interface DeviceDoc extends Omit<Device, 'context'> {
+  _id: string;
+  context: ContextDoc;
+}
+
+const toContextDoc = (c: DeviceContext): ContextDoc => ({ ...c, properties: toJson(c.properties) });
+const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
+  c
+    ? { ...c, properties: fromJson(c.properties, {}) }
+    : {
+        ip: null,
+        location: null,
+        userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false },
+        type: 'other',
+        properties: {},
+      };
+
+export const deviceToDoc = (d: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, context: toContextDoc(d.context) });
+export const deviceFromDoc = ({ _id, ...d }: DeviceDoc): Device => ({ ...d, context: fromContextDoc(d.context) });
+
+/** A device's own risk, 0–100: set by feedback once given, else the latest event's risk. */
+function deviceRisk(s: DeviceSub): number {
+  if (s.feedback === 'approved') return 0;
+  if (s.feedback === 'reported') return 100;
+  return s.lastEventRisk === null || s.lastEventRisk === undefined ? 0 : Math.round(s.lastEventRisk * 100);
+}
+
+function deviceOf(env: EnvId, userId: string, s: DeviceSub): Device {
+  return {
+    token: s.tokens[0] ?? '',
+    envId: env,
+    userId,
+    identity: s.identity,
+    fingerprintKey: s.key,
+    createdAt: s.createdAt,
+    lastSeenAt: s.lastSeenAt,
+    approvedAt: s.approvedAt ?? null,
+    escalatedAt: s.escalatedAt ?? null,
+    mitigatedAt: s.mitigatedAt ?? null,
+    removedAt: s.removedAt ?? null,
+    risk: deviceRisk(s),
+    feedback: s.feedback ?? null,
+    context: fromContextDoc(s.context),
+    lastEventRisk: s.lastEventRisk ?? null,
+    sightings: s.n ?? 0,
+  };
+}
+
+function traitsOf(t: UserDocument['traits']): Record<string, unknown> {
+  if (typeof t === 'string') return fromJson(t, {});
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(t ?? {})) out[fromFieldName(k)] = fromJson<unknown>(v, null);
+  return out;
+}
+
+function lastLocationOf(loc: string | undefined): UserProfile['lastLocation'] {
+  if (!loc) return null;
+  const [at, lat, lon, country] = loc.split('|');
+  const when = new Date(at ?? '');
+  if (Number.isNaN(when.getTime())) return null;
+  return { at: when, lat: Number(lat), lon: Number(lon), country: country ? country : null };
+}
+
+/** The hot path's view of a user document (memoised by the state layer until it changes). */
+function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null {
+  if (!doc) return null;
+  const u = doc as unknown as UserDocument;
+  const devices = Object.values(u.d ?? {})
+    .filter((s) => s && Array.isArray(s.tokens) && s.tokens.length > 0)
+    .map((s) => deviceOf(env, userId, s))
+    .sort((a, b) => b.lastSeenAt.getTime() - a.lastSeenAt.getTime());
+  const firstSeen = u.createdAt ?? u.lastSeenAt ?? new Date(0);
+  const profile: UserProfile = {
+    envId: env,
+    userId,
+    email: u.email ?? null,
+    username: u.username ?? null,
+    phone: u.phone ?? null,
+    registeredAt: u.registeredAt ?? null,
+    traits: traitsOf(u.traits),
+    createdAt: firstSeen,
+    lastSeenAt: u.lastSeenAt ?? firstSeen,
+    lastLocation: lastLocationOf(u.lastLoc),
+    countries: u.countries ?? [],
+    lastPasswordResetAt: u.lastPasswordResetAt ?? null,
+    deviceCount: devices.filter((d) => !d.removedAt).length,
+    eventCount: u.n ?? 0,
+  };
+  return { profile, devices };
+}
+
+const locationText = (l: NonNullable<ProfileChange['location']>) => `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
+
+export class StateUserStore implements UserStateStore {
+  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+
+  cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined {
+    const doc = this.state.peek(USERS, idOf(env, userId)) as UserDocument | null | undefined;
+    if (doc === undefined) return undefined;
+    const sub = doc?.d?.[fieldName(key)];
+    return sub && Array.isArray(sub.tokens) && sub.tokens.length > 0 ? deviceOf(env, userId, sub) : null;
+  }
+
+  private view(env: EnvId, userId: string): UserState | null | undefined {
+    return this.state.view(USERS, idOf(env, userId), (doc) => stateOf(env, userId, doc));
+  }
+
+  async load(env: EnvId, userId: string, deadline?: number): Promise<UserState | null | undefined> {
+    const doc = await this.state.read(USERS, idOf(env, userId), deadline);
+    if (doc === undefined) return undefined;
+    return this.view(env, userId) ?? stateOf(env, userId, doc);
+  }
+
+  async loadMany(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserState>> {
+    const ids = [...new Set(userIds)];
+    const docs = await this.state.readMany(USERS, ids.map((u) => idOf(env, u)));
+    const out = new Map<string, UserState>();
+    for (const u of ids) {
+      const s = this.view(env, u) ?? stateOf(env, u, docs.get(idOf(env, u)) ?? null);
+      if (s) out.set(u, s);
+    }
+    return out;
+  }
+
+  record(env: EnvId, userId: string, change: UserChange): void {
+    const id = idOf(env, userId);
+    const known = this.state.peek(USERS, id) as UserDocument | null | undefined;
+    const d = delta().set(['envId'], env).set(['userId'], userId);
+    if (change.profile) profileDelta(d, change.profile, known);
+    const projections: DeviceChange[] = [];
+    for (const c of change.devices ?? []) {
+      const sub = known?.d?.[fieldName(c.key)];
+      if (c.create && !sub && known) this.makeRoom(d, env, userId, known);
+      deviceDelta(d, c, sub);
+      if (c.create) {
+        this.state.apply(DEVICE_TOKENS, idOf(env, c.create.token), delta().set(['envId'], env).set(['userId'], userId).set(['key'], c.key).set(['createdAt'], c.create.at));
+      }
+      if (needsProjection(c, sub)) projections.push(c);
+    }
+    this.state.apply(USERS, id, d);
+    if (projections.length === 0) return;
+    // The dashboard copy follows the user document as it now is (when this process knows it).
+    const stamped = delta();
+    for (const c of projections) {
+      const device = this.cachedDevice(env, userId, c.key);
+      if (!device) continue;
+      this.state.apply(DEVICES, idOf(env, device.token), projectionDelta(device));
+      stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
+    }
+    this.state.apply(USERS, id, stamped);
+  }
+
+  /** Keep at most MAX_DEVICES_PER_USER devices: drop the stalest unreviewed one (then a removed one). */
+  private makeRoom(d: Delta, env: EnvId, userId: string, known: UserDocument): void {
+    const subs = Object.entries(known.d ?? {});
+    if (subs.length < MAX_DEVICES_PER_USER) return;
+    const stalest = (pick: (s: DeviceSub) => boolean) =>
+      subs.filter(([, s]) => pick(s)).sort(([, a], [, b]) => a.lastSeenAt.getTime() - b.lastSeenAt.getTime())[0];
+    const victim = stalest((s) => !s.feedback && !s.removedAt) ?? stalest((s) => Boolean(s.removedAt));
+    if (!victim) return;
+    const [field, sub] = victim;
+    d.unset(['d', field]);
+    const token = sub.tokens[0];
+    if (token) this.state.apply(DEVICES, idOf(env, token), delta().set(['removedAt'], sub.removedAt ?? new Date()).set(['userId'], userId));
+  }
+
+  async byToken(env: EnvId, token: string): Promise<Device | null> {
+    const t = (await this.state.read(DEVICE_TOKENS, idOf(env, token))) as { envId?: string; userId?: string; key?: string } | null | undefined;
+    if (!t || t.envId !== env || typeof t.userId !== 'string' || typeof t.key !== 'string') return null;
+    const user = await this.load(env, t.userId);
+    return user?.devices.find((d) => d.fingerprintKey === t.key) ?? null;
+  }
+}
+
+function profileDelta(d: Delta, p: ProfileChange, known: UserDocument | null | undefined): void {
+  d.max(['lastSeenAt'], p.seenAt).min(['createdAt'], p.firstSeenAt).inc(['n'], 1);
+  if (p.email) d.set(['email'], p.email);
+  if (p.username) d.set(['username'], p.username);
+  if (p.phone) d.set(['phone'], p.phone);
+  if (p.registeredAt) d.set(['registeredAt'], p.registeredAt);
+  for (const [k, v] of Object.entries(p.traits ?? {})) d.set(['traits', fieldName(k)], JSON.stringify(v ?? null));
+  if (p.location) d.max(['lastLoc'], locationText(p.location));
+  const countries = known?.countries ?? [];
+  if (p.country && !countries.includes(p.country) && countries.length < MAX_COUNTRIES) d.addToSet(['countries'], p.country);
+  if (p.passwordResetAt) d.max(['lastPasswordResetAt'], p.passwordResetAt);
+}
+
+function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): void {
+  const at = (...field: string[]) => ['d', fieldName(c.key), ...field];
+  if (c.create) {
+    d.set(at('key'), c.key).set(at('identity'), c.create.identity).min(at('createdAt'), c.create.at).max(at('lastSeenAt'), c.create.at);
+    // A device known already keeps its first token; this one is added as another of its names.
+    d.addToSet(at('tokens'), c.create.token);
+  }
+  if (c.seen) {
+    d.max(at('lastSeenAt'), c.seen.at).inc(at('n'), 1);
+    const latest = !sub || sub.lastSeenAt.getTime() <= c.seen.at.getTime();
+    if (c.seen.context && latest) d.set(at('context'), toContextDoc(c.seen.context));
+  }
+  if (c.eventRisk !== undefined) d.set(at('lastEventRisk'), c.eventRisk);
+  if (c.review) {
+    // A report clears the approval and an approval clears the report: the latest feedback is the state.
+    const approved = c.review.state === 'approved';
+    d.set(at('feedback'), c.review.state).set(at('approvedAt'), approved ? c.review.at : null).set(at('escalatedAt'), approved ? null : c.review.at);
+  }
+  if (c.mitigatedAt) d.set(at('mitigatedAt'), c.mitigatedAt);
+  if (c.removedAt) d.set(at('removedAt'), c.removedAt);
+}
+
+/** Whether a change is worth refreshing the dashboard copy for. */
+function needsProjection(c: DeviceChange, sub: DeviceSub | undefined): boolean {
+  if (c.create || c.review || c.mitigatedAt || c.removedAt || !sub) return true;
+  if (!c.seen) return false;
+  if (c.seen.context && sub.context && c.seen.context.ip !== sub.context.ip) return true;
+  return !sub.pj || c.seen.at.getTime() - sub.pj.getTime() >= PROJECTION_REFRESH_MS;
+}
+
+function projectionDelta(device: Device): Delta {
+  const { _id, lastSeenAt, ...fields } = deviceToDoc(device);
+  const d = delta().max(['lastSeenAt'], lastSeenAt);
+  for (const [k, v] of Object.entries(fields)) d.set([k], v);
+  return d;
+}

@@ -1,0 +1,129 @@
+/**
+ * The embedded database is killed (SIGKILL) in the middle of a stream of track events and
+ * verdicts; Rampart's supervisor starts it again on the same files and port (here after 2 s, so
+ * that the outage is long enough to fill the bounded queues). While it is down Rampart answers
+ * from memory as long as its queues have room, then 503 (never 500); every event it acknowledged
+ * is in the database once it is back; and it recovers by itself.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildServices, type Built } from '../../src/app/build';
+import { createLogger } from '../../src/app/logger';
+import { buildRestServer } from '../../src/rest/server';
+import { connect, type Database } from '../../src/store/database';
+import { freePort, startEmbedded, type EmbeddedDatabase } from '../../src/store/embedded';
+import { call } from '../support/app';
+
+const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
+const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+
+embeddedOnly('killing the embedded database mid-stream', () => {
+  let dir: string;
+  let port: number;
+  let ferret: EmbeddedDatabase | null = null;
+  let database: Database;
+  let built: Built;
+  let http: FastifyInstance;
+  const app = { baseUrl: '', secret: `sk_fault_${randomBytes(12).toString('hex')}` };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'fault-'));
+    port = await freePort();
+    ferret = await startEmbedded(dir, { port, restartDelaysMs: [2000] });
+    database = await connect(ferret.uri, 'rampart_test_fault');
+    built = await buildServices({
+      db: database.db,
+      log: createLogger(process.env.RAMPART_TEST_LOG ?? 'silent'),
+      masterKey: randomBytes(32).toString('hex'),
+      // Credentials stay cached through the outage, as they would for a busy environment.
+      authCacheMs: 60_000,
+      rateLimitPerSecond: 1_000_000,
+      publicUrl: 'http://127.0.0.1',
+      smtpUrl: undefined,
+      mailFrom: 'rampart@localhost',
+      privateDatabase: true,
+      verdictBudgetMs: 150,
+      // Small bounds, so that the outage reaches them and the 503s show.
+      state: { queueLimit: 400 },
+      drainTimeoutMs: 5_000,
+    });
+    await built.services.environments.ensureSandbox(app.secret, undefined);
+    http = await buildRestServer({ services: built.services, log: createLogger('silent'), bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false });
+    await http.listen({ host: '127.0.0.1', port: 0 });
+    const addr = http.server.address();
+    app.baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    built.start();
+  });
+
+  afterAll(async () => {
+    await http?.close();
+    await built?.stop();
+    await database?.db.dropDatabase().catch(() => undefined);
+    await database?.close();
+    await ferret?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 2xx or 503 (never 500) while it is down, loses no acknowledged event, and recovers', async () => {
+    const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
+    const acknowledged = new Set<string>();
+    const statuses = new Map<number, number>();
+    let seq = 0;
+    let stop = false;
+    // Known users: their state is cached before the outage.
+    for (let u = 0; u < 20; u++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fault-${u}` }, context })).status).toBe(201);
+
+    const stream = (async () => {
+      while (!stop) {
+        const batch = Array.from({ length: 8 }, async () => {
+          const n = seq++;
+          const id = `e-${n}`;
+          const r =
+            n % 4 === 0
+              ? await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fault-${n % 20}` }, context, properties: { seq: id } })
+              : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `fault-${n % 20}`, context, properties: { seq: id } });
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          if (r.status === 201 || r.status === 204) acknowledged.add(id);
+        });
+        await Promise.all(batch);
+      }
+    })();
+
+    await new Promise((r) => setTimeout(r, 500));
+    const before = acknowledged.size;
+    const killed = ferret!.pid as number;
+    process.kill(killed, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 1500));
+    const duringOutage = new Map(statuses);
+    // The supervisor starts it again (a new process on the same port).
+    while (ferret!.pid === null || ferret!.pid === killed) await new Promise((r) => setTimeout(r, 20));
+    const restartedAt = Date.now();
+    // Recovered: a verdict for a user never seen before is complete again (its state was read).
+    let recoveredAfterMs = -1;
+    for (let i = 0; i < 300 && recoveredAfterMs < 0; i++) {
+      const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fresh-${i}` }, context });
+      if (r.status === 201 && r.body.degraded === false) recoveredAfterMs = Date.now() - restartedAt;
+      else await new Promise((res) => setTimeout(res, 100));
+    }
+    stop = true;
+    await stream;
+    process.stdout.write(`fault: acknowledged ${acknowledged.size} events (${before} before the kill), statuses ${JSON.stringify([...statuses])}, recovered ${recoveredAfterMs} ms after the restart\n`);
+
+    expect(recoveredAfterMs).toBeGreaterThanOrEqual(0);
+    expect(statuses.get(500) ?? 0).toBe(0);
+    expect([...statuses.keys()].every((s) => [201, 204, 503].includes(s))).toBe(true);
+    // The outage filled the bounded queue: Rampart said 503 rather than drop.
+    expect(duringOutage.get(503) ?? 0).toBeGreaterThan(0);
+
+    await built.services.track.drain(false);
+    const stored = new Set<string>();
+    for (const e of await database.db.collection<{ properties: string }>('events').find({}, { projection: { properties: 1 } }).toArray()) {
+      const p = JSON.parse(e.properties) as { seq?: string };
+      if (p.seq) stored.add(p.seq);
+    }
+    const lost = [...acknowledged].filter((id) => !stored.has(id));
+    expect(lost).toEqual([]);
+  });
+});
