@@ -1,179 +1,88 @@
 /**
- * `npm run bench`: gRPC Risk against REST POST /v1/risk, in the same run, on the same database
- * and seeded data, at a fixed concurrency. Prints, for each door, throughput, p50 and p99
- * latency, and the CPU time each call costs the server and the client, then their ratios.
+ * `npm run bench`: Rampart's hot path on this machine, as a new user runs it (src/app/runtime.ts,
+ * the embedded database unless MONGODB_URI is set), driven from another process with varied
+ * users, addresses and devices (bench/lib/traffic.ts). It prints:
  *
- * Rampart runs in a child process (this file with `--serve`), the load generator in this one,
- * so that the server's CPU per call is measured apart from the client's. Two comparisons:
- *   - end to end: the real core on the database (what a caller sees; database-bound);
- *   - door only: the same doors over a core whose verdict step validates the body as usual
- *     (parseEvent) and returns a verdict the real core computed once, so that what differs is
- *     only the door: transport, decoding, authentication (cached), encoding;
- * and, door only, feedback ingestion: one POST /v1/track per event against TrackStream.
- * Uses MONGODB_URI when set, else an embedded FerretDB under .data/bench-*; the database is
- * named rampart_bench_* and dropped afterwards.
+ *   1. closed loop at --concurrency: a bare Fastify POST (the machine's ceiling), the REST door
+ *      alone (validation + a canned verdict), and end to end REST /v1/risk, gRPC Risk (unary, as
+ *      generated stubs call it) and gRPC Risk on VerdictStreams (as the shipped client calls it);
+ *      each with throughput, p50/p99/p99.9, errors, server CPU per call, and its ratio to the
+ *      ceiling and to the door alone;
+ *   2. open loop at fixed offered rates (--rates): the same doors, latency counted from when each
+ *      call was due;
+ *   3. feedback: REST /v1/track and gRPC TrackStream, accepted events per second, and how many of
+ *      the accepted events are in the database once the queues are written (all of them);
+ *   4. latency of a verdict (and of listing devices) for a user with --history events against a
+ *      user with 10;
+ *   5. Rampart's (and the embedded database's) resident memory, at peak under load and at the end.
  *
- *   npm run bench -- --count 500 --door-count 20000 --concurrency 16 --rounds 2
+ *   npm run bench
+ *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
+ *   node dist/bench/run.js --prof .data/prof      # V8 CPU profile of the server
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { buildServices } from '../src/app/build';
-import { createLogger, type Logger } from '../src/app/logger';
-import { initIntel } from '../src/intel';
-import { buildRestServer } from '../src/rest/server';
-import { connect } from '../src/store/database';
-import { startEmbedded, type EmbeddedDatabase } from '../src/store/embedded';
-import { startGrpcServer } from '../src/grpc/server';
-import { createRampartClient, type RiskRequest } from '../src/client';
-import { parseEvent } from '../src/core/events/parse';
-import type { Services } from '../src/core/services';
+import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Result, type Summary } from './lib/load';
+import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
+import { megabytes, serve, type Endpoints, type FromServer, type ToServer } from './lib/server';
+import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
+
+const SECTIONS = ['closed', 'open', 'track', 'history'] as const;
+type Section = (typeof SECTIONS)[number];
+const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
+type Door = (typeof DOORS)[number];
 
 interface Options {
-  /** Calls per door per round, end to end. */
   count: number;
-  /** Calls per door per round, door only. */
-  'door-count': number;
   concurrency: number;
+  rates: number[];
+  seconds: number;
   rounds: number;
   users: number;
-  warmup: number;
+  history: number;
+  'track-count': number;
+  only: Section[];
+  /** Closed and open loop: only these doors (default all). */
+  doors: Door[];
+  prof: string | null;
 }
 
+const USAGE =
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only closed,open,track,history] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
+
 function options(argv: string[]): Options {
-  const o: Options = { count: 500, 'door-count': 20000, concurrency: 16, rounds: 2, users: 200, warmup: 200 };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null };
   for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '') as keyof Options;
-    const value = Number(argv[i + 1]);
-    if (!(key in o) || !Number.isInteger(value) || value <= 0) {
-      throw new Error(`usage: run.js [--count N] [--door-count N] [--concurrency N] [--rounds N] [--users N] [--warmup N] (bad ${argv[i]})`);
+    const key = (argv[i] ?? '').replace(/^--/, '');
+    const raw = argv[i + 1] ?? '';
+    if (key === 'only') {
+      o.only = raw.split(',').map((s) => {
+        if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(USAGE);
+        return s as Section;
+      });
+    } else if (key === 'doors') {
+      o.doors = raw.split(',').map((d) => {
+        if (!(DOORS as readonly string[]).includes(d)) throw new Error(USAGE);
+        return d as Door;
+      });
+    } else if (key === 'prof') {
+      o.prof = path.resolve(raw);
+    } else if (key === 'rates') {
+      o.rates = raw.split(',').map(Number);
+      if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count') {
+      const value = Number(raw);
+      if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
+      o[key] = value;
+    } else {
+      throw new Error(`${USAGE} (unknown ${argv[i]})`);
     }
-    o[key] = value;
   }
   return o;
 }
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const HEADERS = { 'User-Agent': UA, Accept: 'text/html,application/xhtml+xml', 'Accept-Language': 'en-GB,en;q=0.9', 'Accept-Encoding': 'gzip, br' };
-
-/** Each user has its own address (all in one London network), as real traffic has many. */
-const ipOf = (i: number, users: number) => `81.2.69.${((i % users) % 250) + 1}`;
-
-/** The same event for both doors: user i, on its own fingerprint and address. */
-const restBody = (i: number, users: number) =>
-  JSON.stringify({ event: '$login', user: { id: `bench-${i % users}`, email: `bench${i % users}@example.com` }, request_token: `bench-fp-${i % users}`, context: { ip: ipOf(i, users), headers: HEADERS } });
-const grpcRequest = (i: number, users: number): RiskRequest => ({
-  event: '$login',
-  user: { id: `bench-${i % users}`, email: `bench${i % users}@example.com` },
-  requestToken: `bench-fp-${i % users}`,
-  context: { ip: ipOf(i, users), headers: HEADERS },
-});
-
-// ---------------------------------------------------------------------------------------------
-// The server side (child process).
-
-interface Listeners {
-  restPort: number;
-  grpcAddress: string;
-}
-
-type ToServer = { type: 'cpu' } | { type: 'stop' };
-type FromServer =
-  | { type: 'ready'; secret: string; real: Listeners; door: Listeners; database: string }
-  | { type: 'cpu'; micros: number }
-  | { type: 'failed'; error: string };
-
-async function listen(services: Services, log: Logger): Promise<Listeners & { close(): Promise<void> }> {
-  const rest = await buildRestServer({ services, log, bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false });
-  await rest.listen({ host: '127.0.0.1', port: 0 });
-  const addr = rest.server.address();
-  const grpc = await startGrpcServer({ services, log, host: '127.0.0.1', port: 0, tls: undefined });
-  return {
-    restPort: typeof addr === 'object' && addr ? addr.port : 0,
-    grpcAddress: grpc.address,
-    close: async () => {
-      await rest.close();
-      await grpc.stop();
-    },
-  };
-}
-
-async function serve(users: number): Promise<void> {
-  const send = (m: FromServer) => process.send?.(m);
-  const log = createLogger('fatal');
-  let embedded: EmbeddedDatabase | null = null;
-  let dataDir: string | null = null;
-  let uri = process.env.MONGODB_URI;
-  if (!uri) {
-    dataDir = path.resolve(__dirname, '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []), '.data', `bench-${process.pid}`);
-    embedded = await startEmbedded(dataDir);
-    uri = embedded.uri;
-  }
-  const dbName = `rampart_bench_${randomBytes(4).toString('hex')}`;
-  const database = await connect(uri, dbName);
-  initIntel();
-  const built = await buildServices({
-    db: database.db,
-    log,
-    masterKey: randomBytes(32).toString('hex'),
-    authCacheMs: 2000,
-    rateLimitPerSecond: 1_000_000,
-    publicUrl: 'http://127.0.0.1',
-    smtpUrl: undefined,
-    mailFrom: 'rampart@localhost',
-  });
-  const secret = `sk_bench_${randomBytes(16).toString('hex')}`;
-  await built.services.environments.ensureSandbox(secret, undefined);
-  built.start();
-  const real = await listen(built.services, log);
-
-  // Door only: validation as usual, then a verdict the real core computed once.
-  const principal = await built.services.environments.authenticate(secret);
-  const canned = await built.services.verdicts.evaluate(principal, 'risk', JSON.parse(restBody(0, users)));
-  const verdicts = Object.create(built.services.verdicts) as Services['verdicts'];
-  verdicts.evaluate = async (p, endpoint, body) => {
-    parseEvent(endpoint, body, { sandbox: p.env.sandbox, now: new Date() });
-    return canned;
-  };
-  const track = Object.create(built.services.track) as Services['track'];
-  track.accept = (p, body) => {
-    parseEvent('track', body, { sandbox: p.env.sandbox, now: new Date() });
-  };
-  const door = await listen({ ...built.services, verdicts, track }, log);
-
-  process.on('message', (m: ToServer) => {
-    if (m.type === 'cpu') {
-      const u = process.cpuUsage();
-      send({ type: 'cpu', micros: u.user + u.system });
-    } else if (m.type === 'stop') {
-      (async () => {
-        await real.close();
-        await door.close();
-        await built.stop();
-        await database.db.dropDatabase().catch(() => undefined);
-        await database.close();
-        await embedded?.stop();
-        if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-      })().finally(() => process.exit(0));
-    }
-  });
-  send({ type: 'ready', secret, real: { restPort: real.restPort, grpcAddress: real.grpcAddress }, door: { restPort: door.restPort, grpcAddress: door.grpcAddress }, database: embedded ? 'the embedded FerretDB' : 'MONGODB_URI' });
-}
-
-// ---------------------------------------------------------------------------------------------
-// The load generator (this process).
-
-interface Result {
-  count: number;
-  seconds: number;
-  latencies: number[];
-  serverMicros: number;
-  clientMicros: number;
-}
-
+/** The server child and its IPC questions. */
 class Server {
   private waiting: ((m: FromServer) => void) | null = null;
   constructor(readonly child: ChildProcess) {
@@ -189,194 +98,231 @@ class Server {
       this.child.once('exit', onExit);
       this.waiting = (m) => {
         this.child.removeListener('exit', onExit);
-        resolve(m);
+        if (m.type === 'failed') reject(new Error(`the bench server failed: ${m.error}`));
+        else resolve(m);
       };
     });
   }
-  async cpu(): Promise<number> {
+  async ask<T extends FromServer['type']>(m: ToServer, expect: T): Promise<Extract<FromServer, { type: T }>> {
     const reply = this.next();
-    this.child.send({ type: 'cpu' } satisfies ToServer);
-    const m = await reply;
-    if (m.type !== 'cpu') throw new Error(`unexpected ${m.type}`);
-    return m.micros;
+    this.child.send(m);
+    const r = await reply;
+    if (r.type !== expect) throw new Error(`expected ${expect}, got ${r.type}`);
+    return r as Extract<FromServer, { type: T }>;
   }
-}
-
-/** Run `count` calls, `concurrency` at a time; every call must succeed. */
-async function drive(server: Server, count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<Result> {
-  const latencies: number[] = new Array(count);
-  let next = 0;
-  const server0 = await server.cpu();
-  const client0 = process.cpuUsage();
-  const started = performance.now();
-  const worker = async () => {
-    for (let i = next++; i < count; i = next++) {
-      const t = performance.now();
-      await one(i);
-      latencies[i] = performance.now() - t;
-    }
+  /** Wait until everything the server queued is written, so that a run does not pay for the last one's writes. */
+  settle = async (): Promise<void> => {
+    await this.ask({ type: 'settle' }, 'settled');
   };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = (performance.now() - started) / 1000;
-  const client = process.cpuUsage(client0);
-  const serverMicros = (await server.cpu()) - server0;
-  return { count, seconds, latencies, serverMicros, clientMicros: client.user + client.system };
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-
-function summary(results: Result[]) {
-  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const count = results.reduce((n, r) => n + r.count, 0);
-  const sum = (f: (r: Result) => number) => results.reduce((n, r) => n + f(r), 0);
-  return {
-    count,
-    throughput: count / sum((r) => r.seconds),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    serverCpu: sum((r) => r.serverMicros) / count,
-    clientCpu: sum((r) => r.clientMicros) / count,
+  cpu = async (): Promise<Cpu> => {
+    const s = await this.ask({ type: 'stats' }, 'stats');
+    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog };
   };
 }
 
-interface Doors {
-  rest: (i: number) => Promise<void>;
-  grpc: (i: number) => Promise<void>;
-}
-
-/** Warm up both doors, then alternate them for `rounds` rounds of `count` calls; print the comparison. */
-async function compare(server: Server, title: string, doors: Doors, count: number, o: Options): Promise<void> {
-  process.stdout.write(`\n${title}: ${o.rounds} round(s) of ${count} Risk calls per door at concurrency ${o.concurrency}\n`);
-  await drive(server, o.warmup, o.concurrency, doors.rest);
-  await drive(server, o.warmup, o.concurrency, doors.grpc);
-  const rounds: Record<'REST' | 'gRPC', Result[]> = { REST: [], gRPC: [] };
-  for (let r = 0; r < o.rounds; r++) {
-    // Alternate the order so that neither door always runs second (on a larger database, a warmer JIT).
-    const order = r % 2 === 0 ? (['REST', 'gRPC'] as const) : (['gRPC', 'REST'] as const);
-    for (const door of order) rounds[door].push(await drive(server, count, o.concurrency, door === 'REST' ? doors.rest : doors.grpc));
-  }
-  const restS = summary(rounds.REST);
-  const grpcS = summary(rounds.gRPC);
-  const f = (n: number, w: number, d = 2) => n.toFixed(d).padStart(w);
-  const row = (door: string, s: ReturnType<typeof summary>) =>
-    `  ${door.padEnd(5)}${String(s.count).padStart(7)}${f(s.throughput, 9, 0)}${f(s.p50, 10)}${f(s.p99, 10)}${f(s.serverCpu, 12, 0)}${f(s.clientCpu, 12, 0)}\n`;
-  process.stdout.write(`  door   calls    req/s  p50 (ms)  p99 (ms)  server CPU  client CPU (µs per call)\n${row('REST', restS)}${row('gRPC', grpcS)}`);
-  const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
-  process.stdout.write(
-    `  gRPC/REST: throughput ${x(grpcS.throughput, restS.throughput)}, p50 ${x(grpcS.p50, restS.p50)}, p99 ${x(grpcS.p99, restS.p99)}, ` +
-      `server CPU per call ${x(grpcS.serverCpu, restS.serverCpu)}, client CPU per call ${x(grpcS.clientCpu, restS.clientCpu)}\n`,
-  );
-}
-
-/** Feedback ingestion, door only: one REST request per event against streams of events. */
-async function compareTrack(server: Server, doors: TrackDoors, count: number, o: Options): Promise<void> {
-  const perStream = Math.max(1, Math.floor(count / o.concurrency));
-  const events = perStream * o.concurrency;
-  process.stdout.write(`\nFeedback ingestion, door only: ${events} $login.failed events; REST one POST /v1/track per event (concurrency ${o.concurrency}), gRPC ${o.concurrency} TrackStreams of ${perStream}\n`);
-  await drive(server, o.warmup, o.concurrency, doors.rest);
-  await drive(server, o.concurrency, o.concurrency, () => doors.stream(o.warmup));
-  const rest = await drive(server, events, o.concurrency, doors.rest);
-  const grpc = await drive(server, o.concurrency, o.concurrency, () => doors.stream(perStream));
-  const row = (door: string, r: Result) =>
-    `  ${door.padEnd(11)}${(events / r.seconds).toFixed(0).padStart(9)}${(r.serverMicros / events).toFixed(1).padStart(12)}${(r.clientMicros / events).toFixed(1).padStart(12)}\n`;
-  process.stdout.write(`  door       events/s  server CPU  client CPU (µs per event)\n${row('REST track', rest)}${row('TrackStream', grpc)}`);
-  process.stdout.write(`  gRPC/REST: events/s x${(rest.seconds / grpc.seconds).toFixed(2)}, server CPU per event x${(grpc.serverMicros / rest.serverMicros).toFixed(2)}\n`);
-}
-
-interface TrackDoors {
-  rest: (i: number) => Promise<void>;
-  stream: (n: number) => Promise<void>;
-}
-
-const trackBody = (i: number, users: number) => ({ event: '$login.failed', user: { id: `bench-${i % users}` }, context: { ip: ipOf(i, users), headers: HEADERS } });
-
-/** Clients for both doors of a pair of listeners, sending the same events. */
-function clients(l: Listeners, secret: string, o: Options): Doors & { track: TrackDoors; close(): void } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency });
+/** A JSON POST over a keep-alive agent; true when the status is `expect` (the answer is read and parsed, as a caller would). */
+function poster(agent: http.Agent, secret: string) {
   const authorization = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
-  const client = createRampartClient({ address: l.grpcAddress, secret, deadlineMs: 60_000 });
+  return (url: URL, body: unknown, expect: number): Promise<boolean> =>
+    new Promise((resolve, reject) => {
+      const text = JSON.stringify(body);
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            if (chunks.length) JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            resolve(res.statusCode === expect);
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(text);
+    });
+}
+
+const toRisk = (l: Login): RiskRequest => ({ event: '$login', user: { id: l.userId, email: l.email }, requestToken: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
+const toTrack = (l: Login): TrackRequest => ({ event: '$login.failed', user: { id: l.userId, email: l.email }, requestToken: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
+
+const LABEL: Record<Door, string> = {
+  ceiling: 'bare Fastify POST',
+  door: 'REST door only',
+  rest: 'REST /v1/risk',
+  unary: 'gRPC Risk (unary)',
+  stream: 'gRPC Risk (VerdictStream)',
+};
+
+function callers(e: Endpoints, sockets: number, traffic: Traffic) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const post = poster(agent, e.secret);
+  const unary = createRampartClient({ address: e.grpc, secret: e.secret, deadlineMs: 60_000, verdictStreams: 0 });
+  const streams = createRampartClient({ address: e.grpc, secret: e.secret, deadlineMs: 60_000 });
+  const risk = new URL('/v1/risk', e.rest);
+  const track = new URL('/v1/track', e.rest);
+  const ceiling = new URL(e.ceiling);
+  const door = new URL('/v1/risk', e.door);
+  const grpcOk = (p: Promise<unknown>) => p.then(
+    () => true,
+    () => false,
+  );
+  const doors: Record<Door, Call> = {
+    ceiling: () => post(ceiling, riskBody(traffic.next()), 200),
+    door: () => post(door, riskBody(traffic.next()), 201),
+    rest: () => post(risk, riskBody(traffic.next()), 201),
+    unary: () => grpcOk(unary.risk(toRisk(traffic.next()))),
+    stream: () => grpcOk(streams.risk(toRisk(traffic.next()))),
+  };
   return {
-    rest: (i) =>
-      new Promise<void>((resolve, reject) => {
-        const body = restBody(i, o.users);
-        const req = http.request(
-          { host: '127.0.0.1', port: l.restPort, path: '/v1/risk', method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`REST ${res.statusCode}: ${Buffer.concat(chunks).toString()}`))));
-          },
-        );
+    doors,
+    riskFor: (l: Login) => post(risk, riskBody(l), 201),
+    track: () => post(track, trackBody(traffic.next()), 204),
+    trackStream: async (n: number, make: () => TrackRequest) => {
+      const { accepted } = await streams.trackStream(
+        (function* () {
+          for (let i = 0; i < n; i++) yield make();
+        })(),
+      );
+      return accepted;
+    },
+    devicesOf: (userId: string) =>
+      new Promise<boolean>((resolve, reject) => {
+        const url = new URL(`/v1/users/${encodeURIComponent(userId)}/devices`, e.rest);
+        const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200));
+        });
         req.on('error', reject);
-        req.end(body);
       }),
-    grpc: async (i) => {
-      await client.risk(grpcRequest(i, o.users));
-    },
-    track: {
-      rest: (i) =>
-        new Promise<void>((resolve, reject) => {
-          const body = JSON.stringify(trackBody(i, o.users));
-          const req = http.request(
-            { host: '127.0.0.1', port: l.restPort, path: '/v1/track', method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-            (res) => {
-              res.resume();
-              res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`REST track ${res.statusCode}`))));
-            },
-          );
-          req.on('error', reject);
-          req.end(body);
-        }),
-      stream: async (n) => {
-        const { accepted } = await client.trackStream(
-          (function* () {
-            for (let i = 0; i < n; i++) {
-              const b = trackBody(i, o.users);
-              yield { event: b.event, user: b.user, context: b.context };
-            }
-          })(),
-        );
-        if (accepted !== n) throw new Error(`TrackStream accepted ${accepted} of ${n}`);
-      },
-    },
     close: () => {
-      client.close();
+      unary.close();
+      streams.close();
       agent.destroy();
     },
   };
 }
 
+const timestampOf = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
+
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
-  const server = new Server(fork(__filename, ['--serve', String(o.users)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const execArgv = o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [];
+  const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));
   const ready = await server.next();
-  if (ready.type === 'failed') throw new Error(`the bench server failed to start: ${ready.error}`);
   if (ready.type !== 'ready') throw new Error(`unexpected ${ready.type}`);
-  const real = clients(ready.real, ready.secret, o);
-  const door = clients(ready.door, ready.secret, o);
+  const traffic = new Traffic(o.users);
+  const closed = callers(ready, o.concurrency, traffic);
+  const open = callers(ready, Math.max(o.concurrency, Math.ceil(Math.max(...o.rates) / 25)), traffic);
+  const out = (s: string) => process.stdout.write(s);
   try {
-    process.stdout.write(`rampart bench: ${o.users} seeded users on ${ready.database}; node ${process.version}; server and load generator in separate processes\n`);
-    // Seed: every user has a profile and a device, so that calls take the steady-state path.
-    await drive(server, o.users, o.concurrency, real.rest);
-    await compare(server, 'End to end (real core on the database)', real, o.count, o);
-    await compare(server, 'Door only (validation + a precomputed verdict: transport, decoding, auth, encoding)', door, o['door-count'], o);
-    await compareTrack(server, door.track, o['door-count'], o);
+    out(`rampart bench: node ${process.version}, ${ready.database}; Rampart and the load generator in separate processes on this machine; ${o.users} users\n`);
+    // Warm up every door (JIT, connections, caches of the most active users).
+    for (const door of o.doors) await closedLoop(2000, o.concurrency, closed.doors[door]);
+    await server.ask({ type: 'stats', resetPeak: true }, 'stats');
+
+    if (o.only.includes('closed')) {
+      const results: Partial<Record<Door, Result[]>> = {};
+      const doors = o.doors;
+      for (let r = 0; r < o.rounds; r++) {
+        // Alternate the order so that no door always runs last (on a larger database).
+        for (const door of r % 2 === 0 ? doors : [...doors].reverse()) {
+          await server.settle();
+          (results[door] ??= []).push(await closedLoop(o.count, o.concurrency, closed.doors[door], server.cpu));
+        }
+      }
+      const s = Object.fromEntries(Object.entries(results).map(([d, rs]) => [d, summarize(rs)])) as Partial<Record<Door, Summary>>;
+      const ratio = (row: Summary, to: Summary | undefined, name: string) => (to ? `${x(row.throughput, to.throughput)} of ${name}` : '');
+      out(
+        table(`Closed loop, concurrency ${o.concurrency}: ${o.rounds} round(s) of ${o.count} calls each`, doors.map((d) => [LABEL[d], s[d] as Summary]), (_label, row) =>
+          [ratio(row, s.ceiling, 'ceiling'), ratio(row, s.door, 'door')].filter(Boolean).join(', '),
+        ),
+      );
+      if (s.rest && s.unary && s.stream) out(`  gRPC/REST p50: unary ${x(s.unary.p50, s.rest.p50)}, VerdictStream ${x(s.stream.p50, s.rest.p50)}\n`);
+    }
+
+    if (o.only.includes('open')) {
+      for (const rate of o.rates) {
+        const rows: [string, Summary][] = [];
+        for (const door of o.doors.filter((d) => d === 'rest' || d === 'unary' || d === 'stream')) {
+          await server.settle();
+          rows.push([LABEL[door], summarize([await openLoop(rate, o.seconds, open.doors[door], server.cpu)])]);
+        }
+        out(table(`Open loop, ${rate} calls/s offered for ${o.seconds} s each (latency from when each call was due)`, rows));
+      }
+    }
+
+    if (o.only.includes('track')) {
+      await server.settle();
+      const streams = o.concurrency;
+      const perStream = Math.floor(o['track-count'] / streams);
+      const rest = summarize([await closedLoop(o['track-count'], o.concurrency, closed.track, server.cpu)]);
+      const cpu0 = await server.cpu();
+      const t0 = performance.now();
+      const accepted = (await Promise.all(Array.from({ length: streams }, () => closed.trackStream(perStream, () => toTrack(traffic.next()))))).reduce((a, b) => a + b, 0);
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu1 = await server.cpu();
+      const cpu = cpu1.server - cpu0.server;
+      const dbCpu = cpu1.db - cpu0.db;
+      out(`\nFeedback: $login.failed events (REST: one POST /v1/track per event at concurrency ${o.concurrency}; gRPC: ${streams} TrackStreams of ${perStream})\n`);
+      out(`  REST /v1/track        ${String(rest.count - rest.errors).padStart(7)} accepted ${rest.errors} errors ${rest.throughput.toFixed(0).padStart(7)} events/s  p50 ${rest.p50.toFixed(2)} ms  p99 ${rest.p99.toFixed(2)} ms  ${rest.serverCpu.toFixed(0)} µs/event (db ${rest.dbCpu.toFixed(0)})\n`);
+      out(`  gRPC TrackStream      ${String(accepted).padStart(7)} accepted          ${(accepted / seconds).toFixed(0).padStart(7)} events/s                           ${(cpu / accepted).toFixed(0)} µs/event (db ${(dbCpu / accepted).toFixed(0)})\n`);
+      const settleStart = performance.now();
+      await server.settle();
+      const { stored } = await server.ask({ type: 'count', event: '$login.failed' }, 'count');
+      const acked = rest.count - rest.errors + accepted;
+      out(`  stored after the queues drained (${((performance.now() - settleStart) / 1000).toFixed(1)} s): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`);
+    }
+
+    if (o.only.includes('history')) {
+      const people = { few: { id: 'history-10', n: 10 }, many: { id: `history-${o.history}`, n: o.history } };
+      const login = (id: string): Login => ({ userId: id, email: `${id}@example.com`, ip: '81.2.69.142', fingerprint: `${id}-fp`, headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15', Accept: 'text/html', 'Accept-Language': 'en-GB,en;q=0.9', 'Accept-Encoding': 'gzip' } });
+      // History imported as it happened: events spread over the last 60 days (event time).
+      const now = Date.now();
+      for (const p of Object.values(people)) {
+        let i = 0;
+        await closed.trackStream(p.n, () => ({ ...toTrack(login(p.id)), event: '$login.succeeded', timestamp: timestampOf(now - 60 * 86_400_000 + Math.floor(((i++ + 0.5) / p.n) * 60 * 86_400_000)) }));
+      }
+      await server.settle();
+      const measure = async (call: (id: string) => Promise<boolean>) => {
+        const r: Record<'few' | 'many', Result[]> = { few: [], many: [] };
+        for (let round = 0; round < 4; round++) {
+          for (const k of round % 2 === 0 ? (['few', 'many'] as const) : (['many', 'few'] as const)) r[k].push(await closedLoop(500, 4, () => call(people[k].id)));
+        }
+        return { few: summarize(r.few), many: summarize(r.many) };
+      };
+      const risk = await measure((id) => closed.riskFor(login(id)));
+      const devices = await measure((id) => closed.devicesOf(id));
+      out(
+        table(`Latency against a user's history (concurrency 4, 2,000 calls each)`, [
+          [`risk, ${people.few.n} events`, risk.few],
+          [`risk, ${people.many.n} events`, risk.many],
+          [`devices, ${people.few.n} events`, devices.few],
+          [`devices, ${people.many.n} events`, devices.many],
+        ]),
+      );
+      out(`  ${people.many.n} ÷ ${people.few.n} events: risk p50 ${x(risk.many.p50, risk.few.p50)}, p99 ${x(risk.many.p99, risk.few.p99)}; devices p50 ${x(devices.many.p50, devices.few.p50)}\n`);
+    }
+
+    const stats = await server.ask({ type: 'stats' }, 'stats');
+    out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now; the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);
   } finally {
-    real.close();
-    door.close();
+    closed.close();
+    open.close();
     const exited = new Promise((resolve) => server.child.once('exit', resolve));
     server.child.send({ type: 'stop' } satisfies ToServer);
     await exited;
+    if (o.prof) out(`\nServer CPU profile in ${o.prof} (open it in Chrome DevTools or speedscope)\n`);
   }
 }
 
 if (process.argv[2] === '--serve') {
-  serve(Number(process.argv[3])).catch((err) => {
+  serve().catch((err: unknown) => {
     process.send?.({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies FromServer);
     process.exit(1);
   });
 } else {
-  main().catch((err) => {
+  main().catch((err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   });

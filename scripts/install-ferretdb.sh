@@ -4,7 +4,9 @@
 # docs/embedded-database.md):
 #   0001  _id look-ups use the _id index (they scanned the table);
 #   0002  update and findAndModify are atomic per document (concurrent $inc lost increments);
-#   0003  an insert with comment "rampart:upsert" replaces documents (bulk whole-document upsert).
+#   0003  an insert with comment "rampart:upsert" replaces documents (bulk whole-document upsert);
+#   0004  no leak-hunting resource tracking (a stack trace and a finalizer per iterator);
+#   0005  `_id: {$in: [...]}` look-ups use the _id index (they scanned the table).
 # `go install ...@v1.24.2` alone is not enough: the module zip lacks build/version/version.txt,
 # so such a binary panics at start, and some proxies refuse the version list that
 # `go install pkg@version` asks for. We therefore download the module, patch it and build it.

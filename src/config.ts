@@ -49,6 +49,7 @@ const schema = z.object({
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
   RAMPART_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  RAMPART_WRITE_BACKPRESSURE: z.coerce.number().int().min(10).max(10_000_000).default(5_000),
   RAMPART_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
 });
 
@@ -91,6 +92,8 @@ export interface StateConfig {
   cacheEntries: number;
   flushIntervalMs: number;
   queueLimit: number;
+  /** Writes waiting before new work is held back until the database catches up. */
+  backpressureAt: number;
   /**
    * Re-read a cached document older than this; null: never. Unset, it is null on the embedded
    * database (this process is its only writer) and 2 s on MONGODB_URI (other instances may write).
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,
       queueLimit: c.RAMPART_WRITE_QUEUE_LIMIT,
+      backpressureAt: c.RAMPART_WRITE_BACKPRESSURE,
       maxAgeMs: c.RAMPART_STATE_MAX_AGE_MS ?? (c.MONGODB_URI ? 2000 : null),
     },
     metricsToken: c.RAMPART_METRICS_TOKEN,

@@ -22,9 +22,9 @@ import { WebhookService } from '../core/webhooks/service';
 import { PrivacyService } from '../core/privacy/service';
 import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
-import { StateUserStore, userStateIndexes } from '../store/user-state';
+import { StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
 import { StateLayer, type StateObserver } from '../store/state/layer';
-import { migrateLegacyDevices } from '../store/migrations';
+import { migrateLegacyDevices, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { counterIndexes, StateCounterStore } from '../store/counters';
@@ -108,13 +108,17 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
     ...(o.state?.queueLimit !== undefined ? { queueLimit: o.state.queueLimit } : {}),
+    ...(o.state?.backpressureAt !== undefined ? { backpressureAt: o.state.backpressureAt } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
+    packed: { [USERS]: USER_QUERY_FIELDS },
     now: () => clock.now().getTime(),
     observer: stateObserver,
     onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
   await migrateLegacyDevices(db, state, o.log);
+  // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
+  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS], o.log);
   const sealer = new Sealer(o.masterKey);
   const environmentsStore = new MongoEnvironmentStore(db);
   const credentials = new MongoCredentialStore(db);

@@ -102,8 +102,16 @@ export interface UserStateStore {
 
 /** The write-behind queue every hot-path write goes through. */
 export interface WriteQueue {
-  /** Throws Unavailable when no more work can be queued (the queue is full, or shutting down). */
-  admit(): void;
+  /**
+   * Admission of new work. Resolves at once while the database keeps up; while writes are
+   * backing up it waits (at most until `waitUntil`, epoch ms) for them to go down, so that load
+   * the database cannot absorb slows callers rather than piling up in memory, where a crash would
+   * lose it. Rejects with Unavailable when no more work can be queued at all (the queue is full,
+   * or shutting down).
+   */
+  admit(waitUntil?: number): Promise<void>;
+  /** The same, without waiting: `behind` where admit() would wait, `full` where it would refuse. */
+  readonly pressure: 'ok' | 'behind' | 'full';
   /**
    * Resolves when everything queued so far is written; with `timeoutMs`, rejects if it could not
    * be written in that time (the database is down).

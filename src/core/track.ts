@@ -36,6 +36,10 @@ export interface TrackDeps {
   log: TrackLog;
   /** Most events held in memory before track pushes back with 503. */
   maxQueue?: number;
+  /** Events waiting to be applied before new ones are held back (see ready()). Default 2,000. */
+  backpressureAt?: number;
+  /** Longest a new event is held back while track or the database is behind. Default 1 s. */
+  admissionMs?: number;
   concurrency?: number;
   /** First retry delay of an event whose reads failed (doubles, capped at 1 s). */
   retryBaseMs?: number;
@@ -57,8 +61,39 @@ export class TrackService {
   private retriesSinceLog = 0;
   /** The last job of each user (or device) still running: its next job waits for it. */
   private readonly chains = new Map<string, Promise<void>>();
+  /** Waiting in ready() for a job to finish. */
+  private readonly progress = new Set<() => void>();
 
   constructor(private readonly d: TrackDeps) {}
+
+  /** Track or the database is behind: new events should wait for ready() before accept(). */
+  get congested(): boolean {
+    return this.queue.length >= (this.d.backpressureAt ?? 2_000) || this.d.writes.pressure !== 'ok';
+  }
+
+  /**
+   * Resolves when a new event may be accepted: at once normally; while track or the database is
+   * behind, once it has caught up (at most `admissionMs`), so that a burst the database cannot
+   * absorb slows its senders instead of piling up in memory (where a crash would lose it).
+   * Rejects with Unavailable when nothing more can be taken.
+   */
+  async ready(): Promise<void> {
+    if (this.closed) throw new Unavailable('shutting down');
+    if (!this.congested) return;
+    const until = this.d.clock.now().getTime() + (this.d.admissionMs ?? 1_000);
+    while (this.queue.length >= (this.d.backpressureAt ?? 2_000) && this.d.clock.now().getTime() < until) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => done(), Math.max(1, until - this.d.clock.now().getTime()));
+        const done = () => {
+          clearTimeout(timer);
+          this.progress.delete(done);
+          resolve();
+        };
+        this.progress.add(done);
+      });
+    }
+    await this.d.writes.admit(until);
+  }
 
   /**
    * Accept a track body. Never throws for a malformed body: it is kept in the debugger with its
@@ -67,7 +102,7 @@ export class TrackService {
   accept(principal: Principal, body: unknown, rawText?: string): void {
     if (this.closed) throw new Unavailable('shutting down');
     if (this.queue.length >= (this.d.maxQueue ?? 50_000)) throw new Unavailable('track queue is full');
-    this.d.writes.admit();
+    if (this.d.writes.pressure === 'full') throw new Unavailable('the write queue is full');
     let event: EventInput;
     try {
       event = parseEvent('track', body, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
@@ -124,6 +159,7 @@ export class TrackService {
         .finally(() => {
           this.running--;
           this.pump();
+          for (const done of [...this.progress]) done();
           if (this.running === 0 && this.queue.length === 0) {
             const waiters = this.idleWaiters;
             this.idleWaiters = [];

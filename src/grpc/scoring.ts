@@ -61,19 +61,43 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
           call.removeListener('error', onError);
           signal.offAbort(stop);
         };
+        // Messages are taken in order; while track is behind the stream stops reading until it
+        // has caught up (HTTP/2 flow control then holds the sender back).
+        let chain: Promise<void> = Promise.resolve();
+        let held = 0;
+        let ended = false;
+        const fail = (err: unknown) => {
+          stop();
+          reject(err);
+        };
+        const take = (m: TrackRequest__Output) => {
+          const rejected = rejection(m);
+          if (rejected) throw rejected;
+          door.services.access.take(principal);
+          track(door, principal, m);
+          accepted++;
+        };
         const onData = (m: TrackRequest__Output) => {
           try {
-            const rejected = rejection(m);
-            if (rejected) throw rejected;
-            door.services.access.take(principal);
-            track(door, principal, m);
-            accepted++;
+            if (held === 0 && !door.services.track.congested) return take(m);
+            held++;
+            call.pause();
+            chain = chain
+              .then(() => door.services.track.ready())
+              .then(() => {
+                take(m);
+                if (--held > 0) return;
+                if (ended) onEnd();
+                else call.resume();
+              });
+            chain.catch(fail);
           } catch (err) {
-            stop();
-            reject(err);
+            fail(err);
           }
         };
         const onEnd = () => {
+          ended = true;
+          if (held > 0) return;
           stop();
           resolve({ accepted });
         };
@@ -264,6 +288,7 @@ export function scoringHandlers(door: Door): ScoringHandlers {
     Filter: verdict('filter', handlers.filter),
     VerdictStream: verdictStream(door, handlers),
     Track: unary(door, async (req: TrackRequest__Output, { principal }) => {
+      await door.services.track.ready();
       track(door, principal, req);
       return {};
     }),

@@ -150,6 +150,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
           services.track.reject(p, null, raw, err);
           return reply.code(204).send();
         }
+        await services.track.ready();
         services.track.accept(p, body, Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined);
         return reply.code(204).send();
       }),

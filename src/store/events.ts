@@ -31,17 +31,23 @@ export const eventIndexes: IndexSpec[] = [
   },
 ];
 
+/**
+ * The stored form of an event. Its context is kept without the address and the user agent, which
+ * the event holds already (every stored byte is paid on every event: about a tenth less to write).
+ */
 export const toEventDoc = (e: StoredEvent): EventDoc => {
   const { id, context, userTraits, properties, signalDetails, ...rest } = e;
-  return { _id: id, ...rest, context: toJson(context), userTraits: toJson(userTraits), properties: toJson(properties), signalDetails: toJson(signalDetails) };
+  const { ip: _ip, userAgent: _ua, ...ctx } = context;
+  return { _id: id, ...rest, context: toJson(ctx), userTraits: toJson(userTraits), properties: toJson(properties), signalDetails: toJson(signalDetails) };
 };
 export const fromEventDoc = (d: EventDoc): StoredEvent => {
   const { _id, context, userTraits, properties, signalDetails, ...rest } = d;
+  const ctx = fromJson<Partial<EventContext>>(context, {});
   return {
     id: _id,
     ...rest,
     degraded: rest.degraded === true,
-    context: fromJson<EventContext>(context, { ip: null, headers: {}, userAgent: '', fingerprint: null, extra: {} }),
+    context: { headers: ctx.headers ?? {}, fingerprint: ctx.fingerprint ?? null, extra: ctx.extra ?? {}, ip: ctx.ip ?? rest.ip, userAgent: ctx.userAgent ?? rest.userAgent },
     userTraits: fromJson(userTraits, {}),
     properties: fromJson(properties, {}),
     signalDetails: fromJson<Signals>(signalDetails, {}),

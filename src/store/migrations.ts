@@ -14,6 +14,7 @@ import type { EnvId } from '../core/model';
 import { idOf } from './ids';
 import { delta, fieldName } from './state/delta';
 import type { StateLayer } from './state/layer';
+import { PACKED, unpack } from './state/pack';
 import { DEVICE_TOKENS, DEVICES, USERS, type DeviceDoc } from './user-state';
 
 const LEGACY_KEYS = 'device_keys';
@@ -62,4 +63,23 @@ export async function migrateLegacyDevices(db: Db, state: StateLayer, log: Migra
   await db.collection(LEGACY_KEYS).drop();
   log.info({ devices }, 'migrated devices into their users\' documents');
   return devices;
+}
+
+/**
+ * Documents the embedded Rampart wrote packed (see state/pack.ts) made plain again, for a
+ * Rampart that writes deltas to the same FerretDB (several instances, or MONGODB_URI pointed at
+ * it): a delta applies to fields, which a packed document hides. Returns how many were unpacked.
+ */
+export async function unpackStored(db: Db, collections: readonly string[], log: MigrationLog): Promise<number> {
+  let n = 0;
+  for (const name of collections) {
+    const col = db.collection<{ _id: string }>(name);
+    for await (const d of col.find({ [PACKED]: { $exists: true } })) {
+      const { _id, ...rest } = d;
+      await col.replaceOne({ _id }, unpack(rest));
+      n++;
+    }
+  }
+  if (n > 0) log.info({ documents: n }, 'unpacked documents written by an embedded Rampart');
+  return n;
 }

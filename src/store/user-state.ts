@@ -29,8 +29,15 @@ const MAX_COUNTRIES = 50;
  * feedback (then a removed one): an account hammered from thousands of user agents stays small.
  */
 export const MAX_DEVICES_PER_USER = 200;
-/** The dashboard copy of a device is refreshed for a mere sighting at most this often. */
-const PROJECTION_REFRESH_MS = 60_000;
+/**
+ * The dashboard copy of a device is refreshed for a mere sighting at most this often (a new
+ * device, feedback, a removal or a new country refresh it at once). Dashboards search and sort on
+ * the copy, and show each device as its user's document has it now (QueryService.devices).
+ */
+export const PROJECTION_REFRESH_MS = 10 * 60_000;
+
+/** The fields of a user document that queries filter on (kept as they are when packed). */
+export const USER_QUERY_FIELDS = ['envId', 'userId', 'email', 'lastSeenAt'] as const;
 
 export const userStateIndexes: IndexSpec[] = [
   {
@@ -224,7 +231,7 @@ export class StateUserStore implements UserStateStore {
       if (c.create && !sub && known) this.makeRoom(d, env, userId, known);
       deviceDelta(d, c, sub);
       if (c.create) {
-        this.state.apply(DEVICE_TOKENS, idOf(env, c.create.token), delta().set(['envId'], env).set(['userId'], userId).set(['key'], c.key).set(['createdAt'], c.create.at));
+        this.state.put(DEVICE_TOKENS, idOf(env, c.create.token), { envId: env, userId, key: c.key, createdAt: c.create.at });
       }
       if (needsProjection(c, sub)) projections.push(c);
     }
@@ -235,7 +242,8 @@ export class StateUserStore implements UserStateStore {
     for (const c of projections) {
       const device = this.cachedDevice(env, userId, c.key);
       if (!device) continue;
-      this.state.apply(DEVICES, idOf(env, device.token), projectionDelta(device));
+      const { _id, ...copy } = deviceToDoc(device);
+      this.state.put(DEVICES, _id, copy);
       stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
     }
     this.state.apply(USERS, id, stamped);
@@ -302,13 +310,6 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
 function needsProjection(c: DeviceChange, sub: DeviceSub | undefined): boolean {
   if (c.create || c.review || c.mitigatedAt || c.removedAt || !sub) return true;
   if (!c.seen) return false;
-  if (c.seen.context && sub.context && c.seen.context.ip !== sub.context.ip) return true;
+  if (c.seen.context && sub.context && (c.seen.context.location?.country_code ?? null) !== (sub.context.location?.country_code ?? null)) return true;
   return !sub.pj || c.seen.at.getTime() - sub.pj.getTime() >= PROJECTION_REFRESH_MS;
-}
-
-function projectionDelta(device: Device): Delta {
-  const { _id, lastSeenAt, ...fields } = deviceToDoc(device);
-  const d = delta().max(['lastSeenAt'], lastSeenAt);
-  for (const [k, v] of Object.entries(fields)) d.set([k], v);
-  return d;
 }

@@ -9,6 +9,7 @@ import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
 import { delta } from '../../src/store/state/delta';
 import { idOf } from '../../src/store/ids';
+import { unpack } from '../../src/store/state/pack';
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
@@ -61,7 +62,9 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     const ipEvents = ipDocs.filter((d) => d._id.startsWith(idOf(env, `ip:${ip}:`))).reduce((n, d) => n + (d.c?.events ?? 0), 0);
     expect(ipEvents).toBe(acks.risk + acks.track);
 
-    const userDoc = await db.collection<{ _id: string; n?: number; d?: Record<string, { n?: number; tokens?: string[] }> }>('users').findOne({ _id: idOf(env, user) });
+    // (On the embedded database the user document is stored packed: read its stored form as is.)
+    const stored = await db.collection<{ _id: string }>('users').findOne({ _id: idOf(env, user) });
+    const userDoc = (stored ? unpack(stored) : null) as { n?: number; d?: Record<string, { n?: number; tokens?: string[] }> } | null;
     expect(userDoc?.n).toBe(acks.risk + acks.track);
     const devices = Object.values(userDoc?.d ?? {});
     expect(devices).toHaveLength(1);

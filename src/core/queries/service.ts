@@ -71,7 +71,13 @@ export class QueryService {
     validateDeviceFilter(filter);
     const first = pageSize(req.first, DEFAULT_PAGE_SIZE);
     const rows = await this.store.searchDevices(env, filter, first + 1, decodeCursor('device', req.after));
-    return toPage(rows, first, deviceCursor);
+    // The search runs on the dashboard copy (refreshed behind the hot path, at least every ten
+    // minutes); each device is shown as its user's state has it now.
+    // Cursors stay those of the copy, so that paging follows the order searched.
+    const page = toPage(rows, first, deviceCursor);
+    const states = await this.userStates.loadMany(env, [...new Set(page.edges.map((e) => e.node.userId))]);
+    const live = (d: Device) => states.get(d.userId)?.devices.find((x) => x.fingerprintKey === d.fingerprintKey) ?? d;
+    return { ...page, edges: page.edges.map((e) => ({ ...e, node: live(e.node) })) };
   }
 
   /** The debugger: rejected payloads, newest first. */

@@ -79,10 +79,11 @@ export class VerdictService {
     const envId = principal.env.id;
     const now = this.d.clock.now();
     const event = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
-    this.d.writes.admit();
+    const deadline = now.getTime() + this.budgetMs;
+    // While the database is behind, wait (within the budget) rather than pile up unwritten state.
+    await this.d.writes.admit(deadline);
     const x = enrich(event);
     const userId = event.userId;
-    const deadline = now.getTime() + this.budgetMs;
 
     const [set, state, read] = await Promise.all([
       this.d.policies.forVerdicts(envId),

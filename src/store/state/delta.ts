@@ -2,7 +2,9 @@
  * Commutative document deltas: the only way the hot path writes. A delta is a list of update
  * operators on field paths (`$inc`, `$max`, `$min`, `$addToSet`, `$set`, `$unset`,
  * `$setOnInsert`), applied to the in-process copy of a document at once with MongoDB's own
- * semantics, and later sent as one `updateOne(..., {upsert: true})`. Because increments, set-adds
+ * semantics, and later sent as one `updateOne(..., {upsert: true})`. One more operation, `replace`,
+ * stands for a whole document written by its only author (a derived copy, a record written once):
+ * it is sent as `replaceOne(..., {upsert: true})`. Because increments, set-adds
  * and max-of-time commute, deltas from many requests (or many Rampart instances) can be coalesced
  * and applied in any interleaving without losing one; no request ever reads a document, changes
  * it and writes it back.
@@ -10,14 +12,14 @@
  * Pure: no I/O, no driver types. Dates stay Date objects (the driver maps them to BSON dates).
  */
 
-export type Op = 'set' | 'setOnInsert' | 'inc' | 'max' | 'min' | 'addToSet' | 'unset';
+export type Op = 'set' | 'setOnInsert' | 'inc' | 'max' | 'min' | 'addToSet' | 'unset' | 'replace';
 
 /** A comparable scalar for `max`/`min`: numbers, dates and strings (never mixed on one path). */
 export type Ordered = number | Date | string;
 
 export interface OpEntry {
   op: Op;
-  /** Field path segments, each already a safe field name (see `fieldName`). */
+  /** Field path segments, each already a safe field name (see `fieldName`); empty for `replace`. */
   path: readonly string[];
   value: unknown;
 }
@@ -40,6 +42,9 @@ export function fromFieldName(name: string): string {
   if (name === '%') return '';
   return name.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
+
+/** The whole document, replacing whatever is stored (never commutative: for a document's only author). */
+export const replacement = (doc: Doc): OpEntry[] => [{ op: 'replace', path: [], value: clone(doc) }];
 
 /** Builds a delta fluently: `delta().inc(['c', 'events'], 1).max(['seenAt'], at)`. */
 export class Delta {
@@ -122,9 +127,14 @@ function parentOf(doc: Doc, path: readonly string[], create: boolean): Doc | nul
  * means the document does not exist yet (then `setOnInsert` applies). Returns the document.
  */
 export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc {
-  const inserting = doc === null;
-  const out: Doc = doc ?? {};
+  let inserting = doc === null;
+  let out: Doc = doc ?? {};
   for (const { op, path, value } of d instanceof Delta ? d.ops : d) {
+    if (op === 'replace') {
+      out = clone(value as Doc);
+      inserting = false;
+      continue;
+    }
     if (op === 'setOnInsert' && !inserting) continue;
     const leaf = path[path.length - 1] as string;
     if (op === 'unset') {
@@ -160,10 +170,14 @@ export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc 
   return out;
 }
 
-/** One coalesced update: at most one operator per path, and no path a prefix of another. */
+/**
+ * One coalesced update: at most one operator per path, and no path a prefix of another; or a
+ * whole replacement document (then `fields` is empty).
+ */
 export interface UpdateGroup {
   /** path (joined with '.') → operator and value */
   readonly fields: Map<string, { op: Op; value: unknown }>;
+  readonly replace?: Doc;
 }
 
 const join = (path: readonly string[]) => path.join('.');
@@ -188,6 +202,14 @@ export function coalesce(deltas: readonly (Delta | readonly OpEntry[])[]): Updat
   };
   deltas.forEach((d, index) => {
     for (const { op, path, value } of d instanceof Delta ? d.ops : d) {
+      if (op === 'replace') {
+        // Everything before it is overwritten: drop it, and let what follows start anew.
+        groups.length = 0;
+        fields = new Map();
+        prefixes = new Set();
+        groups.push({ fields: new Map(), replace: clone(value as Doc) });
+        continue;
+      }
       // Every delta is an upsert, so after the first one the document exists and a later
       // setOnInsert can never apply: leave it out rather than let it apply too early.
       if (op === 'setOnInsert' && index > 0) continue;
@@ -242,9 +264,10 @@ const MONGO_OP: Record<Op, string> = {
   min: '$min',
   addToSet: '$addToSet',
   unset: '$unset',
+  replace: '',
 };
 
-/** The MongoDB update document of a group (plain object; the store hands it to the driver). */
+/** The MongoDB update document of a group of operators (plain object; the store hands it to the driver). */
 export function toUpdateDocument(group: UpdateGroup): Record<string, Record<string, unknown>> {
   const update: Record<string, Record<string, unknown>> = {};
   for (const [path, { op, value }] of group.fields) {

@@ -24,7 +24,9 @@
  * Failures: a flush that fails for a transient reason (database unreachable, SQLITE_BUSY, a
  * duplicate-key race of two upserts) is retried with backoff, keeping the deltas in order;
  * nothing queued is dropped unless the database refuses the write itself (logged). The queue is
- * bounded: `admit()` refuses new work (→ 503) once `queueLimit` writes are waiting.
+ * bounded twice: past `backpressureAt` writes, `admit()` holds new work back until the database
+ * has caught up (or the caller's deadline), which bounds what a crash can lose to about a second
+ * of traffic; past `queueLimit` (the database is down) it refuses new work (→ 503).
  */
 import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
 
@@ -32,7 +34,8 @@ import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb'
 interface StateDocument extends Document {
   _id: string;
 }
-import { applyDelta, clone, coalesce, toUpdateDocument, type Delta, type Doc, type OpEntry, type UpdateGroup } from './delta';
+import { applyDelta, clone, coalesce, replacement, toUpdateDocument, type Delta, type Doc, type OpEntry, type UpdateGroup } from './delta';
+import { pack, unpack } from './pack';
 import { isDuplicateKey } from '../database';
 import { Unavailable } from '../../core/errors';
 import type { WriteQueue } from '../../core/ports';
@@ -53,6 +56,8 @@ export interface StateOptions {
   maxUpdateBatch: number;
   /** Writes waiting before `admit()` refuses new work. */
   queueLimit: number;
+  /** Writes waiting before `admit()` holds new work back until they go down. */
+  backpressureAt: number;
   /** Re-read a cached document older than this (several instances on one database); null: never. */
   maxAgeMs: number | null;
   /** First and longest retry delay of a failed flush. */
@@ -68,6 +73,11 @@ export interface StateOptions {
    * can be rewritten as often as needed after a failure (no increment counted twice).
    */
   writeMode: 'deltas' | 'snapshots';
+  /**
+   * In `snapshots` mode, collections whose documents are written packed (see pack.ts): the
+   * top-level fields that queries filter on stay as they are, the rest goes into one string.
+   */
+  packed: Readonly<Record<string, readonly string[]>>;
   onError: (err: unknown, what: string) => void;
   observer?: StateObserver;
   now?: () => number;
@@ -85,8 +95,10 @@ export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
   maxBatch: 1000,
   maxUpdateBatch: 50,
   queueLimit: 100_000,
+  backpressureAt: 5_000,
   maxAgeMs: null,
   writeMode: 'deltas',
+  packed: {},
   retryBaseMs: 50,
   retryMaxMs: 1000,
 };
@@ -120,6 +132,9 @@ interface CollectionQueue {
 /** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
 export const UPSERT_COMMENT = 'rampart:upsert';
 
+/** Most _ids in one batched look-up (Rampart's FerretDB build pushes down at most 1,000). */
+const MAX_IDS_PER_FIND = 500;
+
 /** Thrown inside a read that did not finish within its deadline. */
 const TIMED_OUT = Symbol('timed-out');
 
@@ -129,6 +144,10 @@ export class StateLayer implements WriteQueue {
   private readonly entries = new Map<string, Entry>();
   private readonly dirty = new Set<Entry>();
   private readonly queues = new Map<string, CollectionQueue>();
+  /** Work held back by admit() until the backlog goes down. */
+  private readonly held = new Set<{ resolve: () => void; timer: NodeJS.Timeout }>();
+  /** Documents missed this turn, per collection, waiting for their batched look-up. */
+  private readonly misses = new Map<string, { entry: Entry; resolve: () => void; reject: (err: unknown) => void }[]>();
   private queued = 0;
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -158,12 +177,36 @@ export class StateLayer implements WriteQueue {
     return this.failures > 0 ? this.lastError : null;
   }
 
-  /** Refuse new work (Unavailable: 503) when the queue is full or the layer is closing. */
-  admit(): void {
-    if (this.closed) throw new Unavailable('shutting down');
+  get pressure(): 'ok' | 'behind' | 'full' {
+    if (this.closed || this.queued >= this.o.queueLimit) return 'full';
+    return this.queued >= this.o.backpressureAt ? 'behind' : 'ok';
+  }
+
+  /** See WriteQueue.admit: at once, after the database caught up (or at `waitUntil`), or Unavailable. */
+  admit(waitUntil?: number): Promise<void> {
+    if (this.closed) return Promise.reject(new Unavailable('shutting down'));
     if (this.queued >= this.o.queueLimit) {
-      throw new Unavailable(`the write queue is full (${this.queued} writes waiting${this.lastError ? `; last error: ${this.lastError}` : ''})`);
+      return Promise.reject(new Unavailable(`the write queue is full (${this.queued} writes waiting${this.lastError ? `; last error: ${this.lastError}` : ''})`));
     }
+    if (this.queued < this.o.backpressureAt || waitUntil === undefined) return Promise.resolve();
+    const wait = waitUntil - this.now();
+    if (wait <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const waiter = { resolve, timer: setTimeout(() => this.release(waiter), wait) };
+      this.held.add(waiter);
+    });
+  }
+
+  private release(waiter: { resolve: () => void; timer: NodeJS.Timeout }): void {
+    clearTimeout(waiter.timer);
+    this.held.delete(waiter);
+    waiter.resolve();
+  }
+
+  /** Let held work in once the backlog is below the backpressure mark (called after each flush). */
+  private releaseHeld(): void {
+    if (this.queued >= this.o.backpressureAt && !this.closed) return;
+    for (const w of [...this.held]) this.release(w);
   }
 
   private key(collection: string, id: string): string {
@@ -241,17 +284,14 @@ export class StateLayer implements WriteQueue {
   }
 
   /**
-   * Several documents of one collection: cached ones at once, the others with one `$in` query
-   * (for dashboards' batched look-ups; the hot path reads single documents). Missing documents
-   * are null.
+   * Several documents of one collection (dashboards' batched look-ups): cached ones at once, the
+   * others in the same batched look-up as every other miss. Missing documents are null.
    */
   async readMany(collection: string, ids: readonly string[]): Promise<Map<string, Doc | null>> {
     const entries = [...new Set(ids)].map((id) => this.entry(collection, id, true));
-    const cold = entries.filter((e) => !this.fresh(e) && !e.loading);
-    for (const e of entries) this.o.observer?.read(collection, this.fresh(e) ? 'hit' : e.value === undefined ? 'miss' : 'stale');
-    if (cold.length > 0) {
-      const batch = this.loadMany(collection, cold);
-      for (const e of cold) e.loading = batch;
+    for (const e of entries) {
+      this.o.observer?.read(collection, this.fresh(e) ? 'hit' : e.value === undefined ? 'miss' : 'stale');
+      if (!this.fresh(e)) e.loading ??= this.load(e);
     }
     await Promise.all(entries.map((e) => e.loading));
     return new Map(entries.map((e) => [e.id, e.value ?? null]));
@@ -264,7 +304,7 @@ export class StateLayer implements WriteQueue {
         .collection<StateDocument>(collection)
         .find({ _id: { $in: entries.map((e) => e.id) } })
         .toArray();
-      const byId = new Map(docs.map(({ _id, ...rest }) => [_id, rest as Doc]));
+      const byId = new Map(docs.map(({ _id, ...rest }) => [_id, unpack(rest)]));
       for (const e of entries) {
         let value: Doc | null = byId.get(e.id) ?? null;
         for (const d of e.pending) value = applyDelta(value, d);
@@ -277,22 +317,38 @@ export class StateLayer implements WriteQueue {
     }
   }
 
-  private async load(e: Entry): Promise<void> {
-    try {
-      // Deltas already sent may or may not be in what we would read: wait for that flush.
-      while (e.inflight) await this.flushing;
-      const doc = await this.db.collection<StateDocument>(e.collection).findOne({ _id: e.id });
-      let value: Doc | null = null;
-      if (doc) {
-        const { _id, ...rest } = doc;
-        value = rest;
+  /**
+   * Look a document up, together with every other document of its collection missed in the same
+   * turn of the event loop: one `find({_id: {$in: [...]}})` per collection instead of one
+   * `findOne` per document (on FerretDB a command costs far more than a document; Rampart's build
+   * pushes `_id: {$in}` down to the index).
+   */
+  private load(e: Entry): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let waiting = this.misses.get(e.collection);
+      if (!waiting) {
+        waiting = [];
+        this.misses.set(e.collection, waiting);
       }
-      for (const d of e.pending) value = applyDelta(value, d);
-      e.value = value;
-      e.readAt = this.now();
-      e.version++;
-    } finally {
-      e.loading = null;
+      waiting.push({ entry: e, resolve, reject });
+      if (this.misses.size === 1 && waiting.length === 1) setImmediate(() => this.loadMisses());
+    });
+  }
+
+  private loadMisses(): void {
+    const misses = [...this.misses];
+    this.misses.clear();
+    for (const [collection, waiting] of misses) {
+      for (let i = 0; i < waiting.length; i += MAX_IDS_PER_FIND) {
+        const chunk = waiting.slice(i, i + MAX_IDS_PER_FIND);
+        this.loadMany(
+          collection,
+          chunk.map((w) => w.entry),
+        ).then(
+          () => chunk.forEach((w) => w.resolve()),
+          (err: unknown) => chunk.forEach((w) => w.reject(err)),
+        );
+      }
     }
   }
 
@@ -319,12 +375,21 @@ export class StateLayer implements WriteQueue {
     const ops = 'ops' in d ? d.ops : d;
     if (ops.length === 0) return;
     const e = this.entry(collection, id, true);
-    if (e.value !== undefined) e.value = applyDelta(e.value, ops);
+    // A replacement makes the document known even when it was never read.
+    if (e.value !== undefined || ops[0]?.op === 'replace') e.value = applyDelta(e.value ?? null, ops);
     e.version++;
     e.pending.push(ops);
     this.dirty.add(e);
     this.queued++;
     this.schedule();
+  }
+
+  /**
+   * Write a whole document (its caller is its only author: a derived copy, a record written
+   * once): known at once, written behind like any change, replacing what is stored.
+   */
+  put(collection: string, id: string, doc: Doc): void {
+    this.apply(collection, id, replacement(doc));
   }
 
   /**
@@ -378,6 +443,7 @@ export class StateLayer implements WriteQueue {
       )
       .finally(() => {
         this.flushing = null;
+        this.releaseHeld();
         if (this.queued > 0) this.schedule();
       });
     return this.flushing;
@@ -433,6 +499,13 @@ export class StateLayer implements WriteQueue {
 
   private async flushOnce(): Promise<void> {
     const started = process.hrtime.bigint();
+    if (this.o.writeMode === 'snapshots') {
+      // A document changed without being read (a verdict past its budget, a feedback on a token):
+      // read it first, so it is written whole like the others; an update costs FerretDB several
+      // times a read and a whole-document write together. (Nothing is in flight here.)
+      const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0);
+      if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => (e.loading ??= this.load(e))));
+    }
     // Take the work: per collection, the changed documents (as snapshots where that is the mode
     // and the document is known, else as coalesced updates), and the inserts.
     const updates = new Map<string, { entry: Entry; groups: UpdateGroup[] }[]>();
@@ -444,7 +517,8 @@ export class StateLayer implements WriteQueue {
       e.pending = [];
       if (this.o.writeMode === 'snapshots' && e.value) {
         const list = snapshots.get(e.collection) ?? [];
-        list.push({ entry: e, doc: { ...clone(e.value), _id: e.id } });
+        const keep = this.o.packed[e.collection];
+        list.push({ entry: e, doc: { ...(keep ? pack(e.value, keep) : clone(e.value)), _id: e.id } });
         snapshots.set(e.collection, list);
         continue;
       }
@@ -488,9 +562,11 @@ export class StateLayer implements WriteQueue {
     try {
       while (done < ops.length) {
         const chunk = ops.slice(done, done + this.o.maxUpdateBatch);
-        const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) => ({
-          updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true },
-        }));
+        const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) =>
+          group.replace
+            ? { replaceOne: { filter: { _id: entry.id }, replacement: { ...group.replace, _id: entry.id }, upsert: true } }
+            : { updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true } },
+        );
         try {
           await this.db.collection<StateDocument>(collection).bulkWrite(bulk, { ordered: true });
           done += chunk.length;
@@ -590,6 +666,7 @@ export class StateLayer implements WriteQueue {
 
 /** A group back as operations (a requeued group is written as one update again). */
 function groupOps(group: UpdateGroup): OpEntry[] {
+  if (group.replace) return replacement(group.replace);
   return [...group.fields].map(([path, { op, value }]) => ({ op, path: path.split('.'), value: clone(value) }));
 }
 

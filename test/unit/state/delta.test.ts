@@ -2,7 +2,7 @@
  * The delta engine: MongoDB's update semantics applied in memory, coalescing that never changes
  * the outcome, and the update documents sent to the database.
  */
-import { applyDelta, coalesce, delta, fieldName, fromFieldName, toUpdateDocument, type Doc, type OpEntry } from '../../../src/store/state/delta';
+import { applyDelta, coalesce, delta, fieldName, fromFieldName, replacement, toUpdateDocument, type Doc, type OpEntry } from '../../../src/store/state/delta';
 
 const at = (s: string) => new Date(`2026-01-01T${s}:00.000Z`);
 
@@ -51,6 +51,16 @@ describe('coalesce', () => {
   it('keeps the first setOnInsert and the last set', () => {
     const [g] = coalesce([delta().setOnInsert(['c'], 1).set(['s'], 'x'), delta().setOnInsert(['c'], 2).set(['s'], 'y')]);
     expect(toUpdateDocument(g!)).toEqual({ $setOnInsert: { c: 1 }, $set: { s: 'y' } });
+  });
+
+  it('lets a replacement overwrite everything before it, and starts anew after it', () => {
+    const groups = coalesce([delta().inc(['n'], 1), replacement({ n: 10, s: ['a'] }), delta().inc(['n'], 2).addToSet(['s'], 'b')]);
+    expect(groups).toHaveLength(2);
+    expect(groups[0]?.replace).toEqual({ n: 10, s: ['a'] });
+    expect(toUpdateDocument(groups[1]!)).toEqual({ $inc: { n: 2 }, $addToSet: { s: { $each: ['b'] } } });
+    // Applied in memory, the same outcome, whatever was stored before.
+    const stored = applyDelta({ n: 99, other: true }, [...delta().inc(['n'], 1).ops, ...replacement({ n: 10, s: ['a'] }), ...delta().inc(['n'], 2).addToSet(['s'], 'b').ops]);
+    expect(stored).toEqual({ n: 12, s: ['a', 'b'] });
   });
 
   it('writes unset as MongoDB expects', () => {

@@ -1,0 +1,173 @@
+/**
+ * The server side of `npm run bench`, in a child process of its own so that its CPU and memory
+ * are measured apart from the load generator's: Rampart started exactly as `npm start` starts it
+ * (src/app/runtime.ts, on its embedded database unless MONGODB_URI is set), and beside it, in the
+ * same process, the two references its figures are divided by:
+ *   - the ceiling: a bare Fastify route that parses a JSON body and answers a small JSON object,
+ *     so the ratio says what share of the machine's HTTP capacity a verdict keeps;
+ *   - the door only: Rampart's REST door over a core whose verdict validates the body as usual
+ *     and answers a verdict computed once, so the ratio says what the engine costs.
+ * It answers the load generator's questions over the IPC channel (CPU, memory, queues, stored
+ * event counts) and samples its own and its database's resident memory all along.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { MongoClient } from 'mongodb';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/app/logger';
+import { run, type Running } from '../../src/app/runtime';
+import { buildRestServer } from '../../src/rest/server';
+import { parseEvent } from '../../src/core/events/parse';
+import { embeddedInfoFile } from '../../src/store/embedded';
+import type { Services } from '../../src/core/services';
+
+export interface Endpoints {
+  secret: string;
+  rest: string;
+  grpc: string;
+  ceiling: string;
+  door: string;
+  database: string;
+  envId: string;
+}
+
+export type ToServer = { type: 'stats'; resetPeak?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
+export type FromServer =
+  | ({ type: 'ready' } & Endpoints)
+  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number }
+  | { type: 'settled'; backlog: number }
+  | { type: 'count'; stored: number }
+  | { type: 'failed'; error: string };
+
+const MB = 1024 * 1024;
+
+/** Resident memory of a process in bytes, from /proc (null where there is none). */
+function rssOf(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time of a process in µs, from /proc (clock ticks of 10 ms: use over seconds, not calls). */
+function cpuOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+/** The embedded FerretDB this process started (its child named ferretdb), if any. */
+function databasePid(): number | null {
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      if (/^Name:\s+ferretdb$/m.test(status) && new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status)) return Number(entry);
+    }
+  } catch {
+    // no /proc: memory of the database is not reported
+  }
+  return null;
+}
+
+export async function serve(): Promise<void> {
+  const send = (m: FromServer) => process.send?.(m);
+  const root = path.resolve(__dirname, '..', '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []));
+  const dataDir = path.join(root, '.data', `bench-${process.pid}`);
+  const secret = `sk_bench_${randomBytes(16).toString('hex')}`;
+  const dbName = `rampart_bench_${randomBytes(4).toString('hex')}`;
+  const config = loadConfig({
+    ...(process.env.MONGODB_URI ? { MONGODB_URI: process.env.MONGODB_URI } : {}),
+    RAMPART_DATA_DIR: dataDir,
+    RAMPART_DB_NAME: dbName,
+    RAMPART_HTTP_PORT: '0',
+    RAMPART_GRPC_PORT: '0',
+    RAMPART_API_SECRET: secret,
+    // The benchmark measures the engine, not the per-environment rate limit (1,000/s by default).
+    RAMPART_RATE_LIMIT: '100000000',
+    RAMPART_LOG_LEVEL: process.env.RAMPART_LOG_LEVEL ?? 'error',
+  });
+  const log = createLogger(config.logLevel);
+  const running: Running = await run(config, log);
+  const services = running.built.services;
+  const principal = await services.environments.authenticate(secret);
+
+  const ceiling = Fastify({ logger: false, bodyLimit: config.bodyLimit });
+  ceiling.post('/ceiling', async () => ({ ok: true }));
+  await ceiling.listen({ host: '127.0.0.1', port: 0 });
+
+  // Door only: validation as usual, then a verdict the real core computed once.
+  const sample = { event: '$login', user: { id: 'bench-door', email: 'door@example.com' }, request_token: 'bench-door-fp', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh) Chrome/124.0' } } };
+  const canned = await services.verdicts.evaluate(principal, 'risk', sample);
+  const verdicts = Object.create(services.verdicts) as Services['verdicts'];
+  verdicts.evaluate = async (p, endpoint, body) => {
+    parseEvent(endpoint, body, { sandbox: p.env.sandbox, now: new Date() });
+    return canned;
+  };
+  const door = await buildRestServer({ services: { ...services, verdicts }, log, bodyLimit: config.bodyLimit, trustProxy: false, requireHttps: false });
+  await door.listen({ host: '127.0.0.1', port: 0 });
+
+  const uri = config.mongoUri ?? (JSON.parse(readFileSync(embeddedInfoFile(dataDir), 'utf8')) as { uri: string }).uri;
+  const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }).connect();
+  const db = client.db(dbName);
+
+  const dbPid = config.mongoUri ? null : databasePid();
+  let peak = 0;
+  let peakDb = 0;
+  const measure = () => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+    if (dbPid) peakDb = Math.max(peakDb, rssOf(dbPid) ?? 0);
+  };
+  const sampler = setInterval(measure, 200);
+
+  process.on('message', (m: ToServer) => {
+    void (async () => {
+      if (m.type === 'stats') {
+        measure();
+        const u = process.cpuUsage();
+        const dbRss = dbPid ? rssOf(dbPid) : null;
+        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog });
+        if (m.resetPeak) {
+          peak = 0;
+          peakDb = 0;
+        }
+      } else if (m.type === 'settle') {
+        await services.track.drain(false);
+        await running.built.state.flush();
+        send({ type: 'settled', backlog: running.built.state.backlog });
+      } else if (m.type === 'count') {
+        send({ type: 'count', stored: await db.collection('events').countDocuments({ envId: principal.env.id, name: m.event }) });
+      } else if (m.type === 'stop') {
+        clearInterval(sampler);
+        await ceiling.close();
+        await door.close();
+        await running.stop();
+        // On MONGODB_URI the bench database is dropped; the embedded one goes with its directory.
+        if (config.mongoUri) await db.dropDatabase().catch(() => undefined);
+        await client.close();
+        rmSync(dataDir, { recursive: true, force: true });
+        process.exit(0);
+      }
+    })().catch((err: unknown) => send({ type: 'failed', error: err instanceof Error ? err.message : String(err) }));
+  });
+  const port = (s: { server: { address(): unknown } }) => (s.server.address() as { port: number }).port;
+  send({
+    type: 'ready',
+    secret,
+    rest: running.httpUrl,
+    grpc: running.grpcAddress,
+    ceiling: `http://127.0.0.1:${port(ceiling)}/ceiling`,
+    door: `http://127.0.0.1:${port(door)}`,
+    database: config.mongoUri ? 'MONGODB_URI' : 'the embedded FerretDB (SQLite)',
+    envId: principal.env.id,
+  });
+}
+
+export const megabytes = (bytes: number | null) => (bytes === null ? '-' : `${(bytes / MB).toFixed(0)} MB`);

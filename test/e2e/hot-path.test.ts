@@ -1,0 +1,65 @@
+/**
+ * What a verdict costs the database, counted on the wire (the driver's command monitoring): a
+ * user seen before, from a known address and device, is answered without a single database
+ * command; a new one needs at most one look-up of its user and one of its velocity counters;
+ * everything a verdict writes goes behind the answer in batches, so a burst of verdicts costs far
+ * fewer commands than verdicts.
+ */
+import type { CommandStartedEvent } from 'mongodb';
+import { call, startTestApp, type TestApp } from '../support/app';
+
+const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
+const body = (user: string, ip = '81.2.69.142') => ({ event: '$login', user: { id: user, email: `${user}@example.com` }, request_token: `${user}-device`, context: { ip, headers: { 'User-Agent': UA } } });
+
+let app: TestApp;
+let recording: CommandStartedEvent[] | null = null;
+beforeAll(async () => {
+  app = await startTestApp({ grpc: false, authCacheMs: 60_000, monitorCommands: (e) => recording?.push(e) });
+  // Credentials and the policy set are cached after the first call.
+  expect((await call(app, 'POST', '/v1/risk', body('warm-up'))).status).toBe(201);
+  await app.built.state.flush();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+/** The commands sent while `f` runs, by name and collection (the write-behind flushes excluded). */
+async function readsDuring(f: () => Promise<unknown>): Promise<string[]> {
+  await app.built.state.flush();
+  recording = [];
+  await f();
+  const seen = recording;
+  recording = null;
+  return seen.filter((e) => !['insert', 'update', 'delete'].includes(e.commandName)).map((e) => `${e.commandName} ${String((e.command as Record<string, unknown>)[e.commandName])}`);
+}
+
+it('answers a known user on a known device and address without any database command', async () => {
+  expect((await call(app, 'POST', '/v1/risk', body('known'))).status).toBe(201);
+  expect(await readsDuring(() => call(app, 'POST', '/v1/risk', body('known')))).toEqual([]);
+});
+
+it('looks a new user up with at most one command for the user and one for the velocity counters', async () => {
+  const reads = await readsDuring(async () => expect((await call(app, 'POST', '/v1/risk', body('newcomer', '81.2.69.160'))).status).toBe(201));
+  expect(reads.length).toBeLessThanOrEqual(2);
+  expect(reads.every((r) => r === 'find users' || r === 'find counters')).toBe(true);
+});
+
+it('costs at most three database commands per verdict for a burst of new users, writes included', async () => {
+  await app.built.state.flush();
+  recording = [];
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(app, 'POST', '/v1/risk', body(`burst-${i}`, `81.2.69.${i + 1}`))));
+  await app.built.state.flush();
+  const seen = recording;
+  recording = null;
+  expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
+  // Each verdict writes at least four documents (event, user, counter, device token).
+  const reads = seen.filter((e) => e.commandName === 'find').length;
+  const writes = seen.filter((e) => e.commandName === 'insert' || e.commandName === 'update').length;
+  // At most a look-up of the user and one of the counters each (fewer when requests share a
+  // turn of the event loop), and the writes in a few batches.
+  expect(reads).toBeLessThanOrEqual(2 * 60);
+  expect(writes).toBeLessThanOrEqual(60);
+  expect(seen.length).toBeLessThanOrEqual(3 * 60);
+  const written = seen.filter((e) => e.commandName === 'insert').reduce((n, e) => n + ((e.command as { documents?: unknown[] }).documents?.length ?? 0), 0);
+  expect(written).toBeGreaterThanOrEqual(60 * 4);
+});
