@@ -203,11 +203,14 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
 }
 
 const timestampOf = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+/** Node's flags for Rampart, as `npm start` passes them (RAMPART_BENCH_NODE_FLAGS overrides, for experiments). */
+const SERVER_NODE_FLAGS = (process.env.RAMPART_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
 
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
-  const execArgv = o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [];
+  // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
+  const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];
   const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));
   const ready = await server.next();
   if (ready.type !== 'ready') throw new Error(`unexpected ${ready.type}`);
@@ -269,9 +272,10 @@ async function main(): Promise<void> {
       out(`  gRPC TrackStream      ${String(accepted).padStart(7)} accepted          ${(accepted / seconds).toFixed(0).padStart(7)} events/s                           ${(cpu / accepted).toFixed(0)} µs/event (db ${(dbCpu / accepted).toFixed(0)})\n`);
       const settleStart = performance.now();
       await server.settle();
+      const drained = (performance.now() - settleStart) / 1000;
       const { stored } = await server.ask({ type: 'count', event: '$login.failed' }, 'count');
       const acked = rest.count - rest.errors + accepted;
-      out(`  stored after the queues drained (${((performance.now() - settleStart) / 1000).toFixed(1)} s): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`);
+      out(`  stored once the queues drained (${drained.toFixed(1)} s after the last answer): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`);
     }
 
     if (o.only.includes('history')) {

@@ -83,8 +83,10 @@ export async function serve(): Promise<void> {
   const dataDir = path.join(root, '.data', `bench-${process.pid}`);
   const secret = `sk_bench_${randomBytes(16).toString('hex')}`;
   const dbName = `rampart_bench_${randomBytes(4).toString('hex')}`;
+  // Rampart's own settings pass through (RAMPART_STATE_CACHE_ENTRIES=…, to measure them); the
+  // bench decides where the data goes, the ports, the secret and the rate limit.
   const config = loadConfig({
-    ...(process.env.MONGODB_URI ? { MONGODB_URI: process.env.MONGODB_URI } : {}),
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RAMPART_') || k === 'MONGODB_URI')),
     RAMPART_DATA_DIR: dataDir,
     RAMPART_DB_NAME: dbName,
     RAMPART_HTTP_PORT: '0',

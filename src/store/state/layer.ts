@@ -92,7 +92,7 @@ export interface StateObserver {
 export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
   maxEntries: 50_000,
   flushIntervalMs: 20,
-  maxBatch: 1000,
+  maxBatch: 250,
   maxUpdateBatch: 50,
   queueLimit: 100_000,
   backpressureAt: 5_000,
@@ -509,7 +509,7 @@ export class StateLayer implements WriteQueue {
     // Take the work: per collection, the changed documents (as snapshots where that is the mode
     // and the document is known, else as coalesced updates), and the inserts.
     const updates = new Map<string, { entry: Entry; groups: UpdateGroup[] }[]>();
-    const snapshots = new Map<string, { entry: Entry; doc: Document }[]>();
+    const snapshots = new Map<string, Entry[]>();
     for (const e of this.dirty) {
       if (e.loading || e.pending.length === 0) continue;
       this.dirty.delete(e);
@@ -517,8 +517,7 @@ export class StateLayer implements WriteQueue {
       e.pending = [];
       if (this.o.writeMode === 'snapshots' && e.value) {
         const list = snapshots.get(e.collection) ?? [];
-        const keep = this.o.packed[e.collection];
-        list.push({ entry: e, doc: { ...(keep ? pack(e.value, keep) : clone(e.value)), _id: e.id } });
+        list.push(e);
         snapshots.set(e.collection, list);
         continue;
       }
@@ -607,19 +606,22 @@ export class StateLayer implements WriteQueue {
   }
 
   /** Whole documents, many per insert-or-replace command; a chunk that failed is written again later. */
-  private async writeSnapshots(collection: string, list: { entry: Entry; doc: Document }[]): Promise<void> {
+  private async writeSnapshots(collection: string, list: Entry[]): Promise<void> {
     let written = 0;
+    const keep = this.o.packed[collection];
     try {
       for (; written < list.length; ) {
+        // Each chunk is serialised when it is sent, so a large backlog never blocks the event
+        // loop (and the answers waiting on it) for longer than one chunk.
         const chunk = list.slice(written, written + this.o.maxBatch);
-        await this.db.collection(collection).insertMany(
-          chunk.map((c) => c.doc),
+        await this.db.collection<StateDocument>(collection).insertMany(
+          chunk.map((e) => ({ ...(keep ? pack(e.value ?? {}, keep) : clone(e.value ?? {})), _id: e.id })),
           { ordered: false, comment: UPSERT_COMMENT },
         );
         written += chunk.length;
       }
     } finally {
-      list.forEach(({ entry }, i) => {
+      list.forEach((entry, i) => {
         const inflight = entry.inflight ?? [];
         entry.inflight = null;
         if (i < written) {
