@@ -6,6 +6,9 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
 
 export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
+/** A short, stable key for long text (16 URL-safe characters of its SHA-1): not a security measure. */
+export const shortHash = (value: string): string => createHash('sha1').update(value, 'utf8').digest('base64url').slice(0, 16);
+
 /** Constant-time string comparison (lengths are compared first, which leaks only the length). */
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a, 'utf8');

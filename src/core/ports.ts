@@ -2,6 +2,7 @@
  * Ports: what the core needs from storage and the outside world. The store implements them on
  * MongoDB; no driver type appears here. Every tenant-scoped method takes the EnvId first.
  */
+import type { Behaviour, BehaviourChange } from './scoring/behaviour';
 import type {
   Credential,
   Device,
@@ -70,6 +71,8 @@ export interface ProfileChange {
 export interface UserChange {
   profile?: ProfileChange;
   devices?: DeviceChange[];
+  /** What the event taught the user's behavioural model (scoring/behaviour.ts). */
+  behaviour?: BehaviourChange;
 }
 
 /** A user as the hot path sees it: the profile and every device, from one document. */
@@ -77,6 +80,8 @@ export interface UserState {
   profile: UserProfile;
   /** Every device, removed ones included, most recently seen first. */
   devices: Device[];
+  /** The behavioural history the risk model reads. */
+  behaviour: Behaviour;
 }
 
 /**
@@ -141,7 +146,13 @@ export interface CounterSnapshot {
 export interface CounterBump {
   key: string;
   inc?: Record<string, number>;
+  /** Counts that keep the smallest value given (a first time, say). */
+  min?: Record<string, number>;
   add?: Record<string, string>;
+  /** Sets replaced whole. */
+  replaceSet?: Record<string, string[]>;
+  /** How long the document lives after this change (default two days). */
+  keepMs?: number;
 }
 
 /**

@@ -13,7 +13,8 @@ import type { Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, User
 import { parseEvent } from './events/parse';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/port';
-import { bumpCounters, enrich, profileChange, readCounters, toStoredEvent, unknownCounters } from './verdicts/observe';
+import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
+import { lesson } from './scoring/model';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
 /** Attempts of an event whose reads keep failing before it is stored without its state changes. */
@@ -213,22 +214,24 @@ export class TrackService {
   }
 
   /** Apply one feedback event: the device review state table, profile, counters, stored event. */
-  private async apply({ principal, event }: Job): Promise<void> {
+  private async apply({ principal, event: received }: Job): Promise<void> {
     const env = principal.env;
-    const x = enrich(event);
     let device: Device | null = null;
-    let userId = event.userId;
-    if (event.deviceToken) {
-      device = await this.d.users.byToken(env.id, event.deviceToken);
+    let event = received;
+    if (received.deviceToken) {
+      device = await this.d.users.byToken(env.id, received.deviceToken);
       if (!device) {
-        this.reject(principal, event, undefined, new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]));
+        this.reject(principal, received, undefined, new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]));
         return;
       }
-      userId = userId ?? device.userId;
+      // A device token names its user.
+      if (!received.userId) event = { ...received, userId: device.userId };
     }
-    const [state, counts] = await Promise.all([userId ? this.d.users.load(env.id, userId) : null, readCounters(this.d.counters, env.id, x)]);
+    const x = enrich(event);
+    const read = await readEventState(this.d, env.id, x);
     // From here on nothing awaits (see VerdictService).
-    const user = state ?? null;
+    const userId = read.userId;
+    const user = read.state ?? null;
     if (!device && userId) device = recognise(user, x.key.key);
     const at = event.occurredAt;
     const changes: DeviceChange[] = [];
@@ -255,8 +258,26 @@ export class TrackService {
         // Other feedback refreshes "last seen" and the context of a device the user already has.
         if (device && userId && !event.deviceToken && event.context.ip) changes.push({ key: device.fingerprintKey, seen: { at, context: buildContext(event, x.ip, x.ua, x.key.identity) } });
     }
+    const taught = lesson({
+      event,
+      userId,
+      kind: x.kind,
+      features: x.features,
+      behaviour: user?.behaviour ?? null,
+      action: null,
+      unknownAccount: read.unknownAccount,
+      feedbackReported: true,
+      ip: x.ip,
+      eventId: '',
+    });
+    let behaviour = taught.behaviour;
+    if (event.name === '$review.escalated' && device) {
+      // What the reported device brought (its key and last address) is the attacker's.
+      const values = { dev: device.identity === 'fingerprint' ? device.fingerprintKey : null, ip: device.context.ip };
+      behaviour = { ...behaviour, hostile: { values, weight: 1, at: at.getTime() } };
+    }
     if (userId && (event.userId || user)) {
-      this.d.users.record(env.id, userId, { profile: profileChange({ ...x, event: { ...event, userId } }), devices: changes });
+      this.d.users.record(env.id, userId, { profile: profileChange({ ...x, event: { ...event, userId } }, taught.outcome.success), devices: changes, ...(behaviour ? { behaviour } : {}) });
     } else if (userId && changes.length) {
       this.d.users.record(env.id, userId, { devices: changes });
     }
@@ -275,7 +296,7 @@ export class TrackService {
         at,
       });
     }
-    bumpCounters(this.d.counters, env.id, x, counts ?? unknownCounters(x));
+    recordCounters(this.d.counters, env.id, x, read, taught.outcome);
     void this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals: {}, policy: null, deviceToken: device?.token ?? null }));
   }
 }

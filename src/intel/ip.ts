@@ -1,15 +1,14 @@
 /**
  * IP address intelligence: validation/normalisation, bogon classification and the combined
- * lookup (geo + ASN + hosting flag) over the offline databases in geo.ts and asn.ts.
- *
- * Tor: no npm package ships a Tor exit-node list offline under a usable licence (the list is
- * published live by the Tor Project and goes stale within hours), so `tor` is always false here.
- * A future fetcher that refreshes the list at run time could fill it in.
+ * lookup (geo + ASN + hosting, VPN and Tor flags) over the offline databases in geo.ts, asn.ts
+ * and ranges.ts (maintained lists installed by scripts/install-ip-lists.sh). Tor exits change
+ * within hours and the list is as fresh as its last release; it is evidence, not a verdict.
  */
 import ipaddr from 'ipaddr.js';
 import { loadAsnData, lookupAsnV4, lookupAsnV6 } from './asn';
 import { loadGeoData, lookupGeo } from './geo';
 import { isHostingNetwork } from './hosting-asns';
+import { loadRanges, rangeFlags } from './ranges';
 import type { AsnInfo, IpIntel } from './types';
 
 /** ipaddr.js ranges that are publicly routable (everything else counts as a bogon). */
@@ -66,6 +65,7 @@ export function initIntel(): void {
   if (initialised) return;
   loadGeoData();
   loadAsnData();
+  loadRanges();
   initialised = true;
 }
 
@@ -91,22 +91,27 @@ export function lookupIp(ip: string): IpIntel {
 function lookupUncached(ip: string): IpIntel {
   const norm = normaliseIp(ip);
   if (norm === null) {
-    return { ip, version: ip.includes(':') ? 6 : 4, location: null, asn: null, hosting: false, tor: false, bogon: true };
+    return { ip, version: ip.includes(':') ? 6 : 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true };
   }
   const addr = ipaddr.parse(norm);
   const version = addr.kind() === 'ipv4' ? 4 : 6;
   if (isBogon(addr)) {
-    return { ip: norm, version, location: null, asn: null, hosting: false, tor: false, bogon: true };
+    return { ip: norm, version, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true };
   }
   initIntel();
   const asn = asnOf(addr);
+  const listed = rangeFlags(addr);
+  const hosting = (asn !== null && isHostingNetwork(asn.number, asn.organization)) || listed.hosting;
   return {
     ip: norm,
     version,
     location: lookupGeo(Uint8Array.from(addr.toByteArray())),
     asn,
-    hosting: asn !== null && isHostingNetwork(asn.number, asn.organization),
-    tor: false,
+    hosting,
+    // The MISP list does not tell VPNs from data centres: what is not known hosting is a VPN.
+    vpn: listed.vpn || (listed.anonymiser && !hosting),
+    relay: listed.relay,
+    tor: listed.tor,
     bogon: false,
   };
 }

@@ -34,7 +34,11 @@ export interface IpIntel {
   asn: AsnInfo | null;
   /** Address belongs to a hosting/cloud/VPN/proxy network (by curated ASN list or hosting-like AS name). */
   hosting: boolean;
-  /** Known Tor exit. No offline exit list is bundled, so this is always false (see ip.ts). */
+  /** Egress of a commercial VPN (by the maintained lists in ranges.ts). */
+  vpn: boolean;
+  /** Apple iCloud Private Relay egress: anonymising, but mostly ordinary iPhone users. */
+  relay: boolean;
+  /** Known Tor exit (as of the list's last release). */
   tor: boolean;
   /** Private, loopback, link-local, reserved, multicast, ... (not publicly routable). Also true for invalid input. */
   bogon: boolean;

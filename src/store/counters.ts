@@ -43,12 +43,14 @@ export class StateCounterStore implements CounterStore {
   }
 
   bump(env: EnvId, bumps: readonly CounterBump[]): void {
-    const expiresAt = new Date(this.now().getTime() + TTL_MS);
+    const now = this.now().getTime();
     for (const b of bumps) {
-      const d = delta().set(['envId'], env).max(['expiresAt'], expiresAt);
+      const d = delta().set(['envId'], env).max(['expiresAt'], new Date(now + (b.keepMs ?? TTL_MS)));
       // Count and set names are ours (never request data), so they are safe as field names.
       for (const [name, by] of Object.entries(b.inc ?? {})) if (NAME.test(name)) d.inc(['c', name], by);
+      for (const [name, v] of Object.entries(b.min ?? {})) if (NAME.test(name)) d.min(['c', name], v);
       for (const [name, member] of Object.entries(b.add ?? {})) if (NAME.test(name)) d.addToSet(['s', name], member);
+      for (const [name, members] of Object.entries(b.replaceSet ?? {})) if (NAME.test(name)) d.set(['s', name], [...members]);
       this.state.apply(COUNTERS, idOf(env, b.key), d);
     }
   }

@@ -7,7 +7,8 @@
 import { COUNTERS, pullCounterMember } from './counters';
 import type { StateLayer } from './state/layer';
 import { DEVICE_TOKENS, DEVICES, USERS } from './user-state';
-import { COUNTER_SETS } from '../core/verdicts/observe';
+import { COUNTER_SETS, emailAccount, emailKey } from '../core/scoring/population';
+import { sha256Hex } from '../core/crypto';
 import type { Db } from 'mongodb';
 import type { EnvId, RejectedPayload, StoredEvent } from '../core/model';
 import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
@@ -193,7 +194,10 @@ export class MongoPrivacyStore implements PrivacyStore {
     deleted.debugger = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
 
     let counters = 0;
-    for (const member of s.identifiers) counters += await pullCounterMember(db, env, member, COUNTER_SETS);
+    const members = [...s.identifiers, ...(s.email ? [emailAccount(s.email)] : [])];
+    for (const member of members) counters += await pullCounterMember(db, env, member, COUNTER_SETS);
+    // Which account the e-mail belongs to.
+    if (s.email) counters += (await db.collection<{ _id: string }>(COUNTERS).deleteMany({ _id: idOf(env, emailKey(sha256Hex(s.email.trim().toLowerCase()))) })).deletedCount;
     deleted.counters = counters;
 
     const deliveries = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.deliveries);

@@ -13,6 +13,20 @@
 import type { Db } from 'mongodb';
 import type { Device, DeviceContext, EnvId, UserProfile } from '../core/model';
 import type { DeviceChange, ProfileChange, UserChange, UserState, UserStateStore } from '../core/ports';
+import {
+  emptyBehaviour,
+  epochWeight,
+  evictionCandidate,
+  HOSTILE_CAP,
+  HOSTILE_LEVELS,
+  PENDING_CAP,
+  TABLE_CAPS,
+  type Behaviour,
+  type BehaviourChange,
+  type PendingChallenge,
+  type Table,
+} from '../core/scoring/behaviour';
+import { LEVELS, type FeatureValues, type Level } from '../core/scoring/features';
 import type { IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
 import { delta, fieldName, fromFieldName, type Delta, type Doc } from './state/delta';
@@ -93,6 +107,22 @@ interface UserDocument {
   /** Events that named the user (increments). */
   n?: number;
   d?: Record<string, DeviceSub>;
+  /** The behavioural model (see BehaviourDoc). */
+  p?: BehaviourDoc;
+}
+
+/**
+ * The behavioural model as stored: tables of decayed counts per level, values as field names.
+ * `n`/`hn`: decayed totals (legitimate, hostile); `t`/`h`: the tables; `pd`: pending challenges;
+ * `ll`: `<ISO time>|<lat>|<lon>|<country>` of the last legitimate location (`$max` keeps the latest).
+ */
+interface BehaviourDoc {
+  n?: number;
+  t?: Record<string, Record<string, { c?: number; l?: number }>>;
+  hn?: number;
+  h?: Record<string, Record<string, { c?: number; l?: number }>>;
+  pd?: Record<string, { at?: number; v?: Record<string, string>; tw?: number }>;
+  ll?: string;
 }
 
 /** A device as stored in the dashboard copy (`devices`), as earlier versions stored devices. */
@@ -184,7 +214,72 @@ function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null 
     deviceCount: devices.filter((d) => !d.removedAt).length,
     eventCount: u.n ?? 0,
   };
-  return { profile, devices };
+  return { profile, devices, behaviour: behaviourOf(u.p) };
+}
+
+function tableOf(raw: Record<string, { c?: number; l?: number }> | undefined): Table {
+  const t: Table = {};
+  for (const [k, e] of Object.entries(raw ?? {})) if (e && typeof e.c === 'number' && e.c > 0) t[fromFieldName(k)] = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
+  return t;
+}
+
+function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
+  if (!p) return emptyBehaviour();
+  const b = emptyBehaviour();
+  b.n = Math.max(0, p.n ?? 0);
+  b.hostileN = Math.max(0, p.hn ?? 0);
+  for (const level of LEVELS) if (p.t?.[level]) b.tables[level] = tableOf(p.t[level]);
+  for (const level of HOSTILE_LEVELS) if (p.h?.[level]) b.hostile[level] = tableOf(p.h[level]);
+  for (const [id, pd] of Object.entries(p.pd ?? {})) {
+    if (typeof pd?.at !== 'number') continue;
+    const values: Partial<FeatureValues> = {};
+    for (const [k, v] of Object.entries(pd.v ?? {})) if ((LEVELS as readonly string[]).includes(k) && typeof v === 'string') values[k as Level] = v;
+    b.pending[fromFieldName(id)] = { at: pd.at, values, tentative: typeof pd.tw === 'number' ? pd.tw : 0 };
+  }
+  if (p.ll) {
+    const [at, lat, lon, cc] = p.ll.split('|');
+    const when = Date.parse(at ?? '');
+    if (!Number.isNaN(when)) b.lastLegit = { at: when, lat: Number(lat), lon: Number(lon), cc: cc ? cc : null };
+  }
+  return b;
+}
+
+/** The deltas of a behaviour change; `known` is the stored model as this process holds it. */
+function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | undefined): void {
+  const add = (section: 't' | 'h', total: 'n' | 'hn', values: Partial<FeatureValues>, weight: number, at: number, levels: readonly Level[], cap: (l: Level) => number) => {
+    const w = weight * epochWeight(at);
+    d.inc(['p', total], w);
+    for (const level of levels) {
+      const value = values[level];
+      if (value === null || value === undefined) continue;
+      const field = fieldName(value);
+      if (weight > 0) {
+        // A full table forgets its least used value to make room.
+        const victim = evictionCandidate(known?.[section]?.[level] as Table | undefined, cap(level), field);
+        if (victim) d.unset(['p', section, level, victim]);
+        d.max(['p', section, level, field, 'l'], at);
+      }
+      d.inc(['p', section, level, field, 'c'], w);
+    }
+  };
+  if (c.legit) {
+    add('t', 'n', c.legit.values, c.legit.weight, c.legit.at, LEVELS, (l) => TABLE_CAPS[l]);
+    const loc = c.legit.location;
+    if (loc) d.max(['p', 'll'], `${new Date(loc.at).toISOString()}|${loc.lat}|${loc.lon}|${loc.cc ?? ''}`);
+  }
+  if (c.hostile) add('h', 'hn', c.hostile.values, c.hostile.weight, c.hostile.at, HOSTILE_LEVELS, () => HOSTILE_CAP);
+  if (c.pend) {
+    const pending = Object.entries(known?.pd ?? {});
+    if (pending.length >= PENDING_CAP) {
+      const oldest = pending.sort(([, a], [, b]) => (a.at ?? 0) - (b.at ?? 0))[0];
+      if (oldest) d.unset(['p', 'pd', oldest[0]]);
+    }
+    const p: PendingChallenge = c.pend.challenge;
+    const v: Record<string, string> = {};
+    for (const [k, value] of Object.entries(p.values)) if (typeof value === 'string') v[k] = value;
+    d.set(['p', 'pd', fieldName(c.pend.id)], { at: p.at, v, tw: p.tentative });
+  }
+  if (c.resolve) d.unset(['p', 'pd', fieldName(c.resolve)]);
 }
 
 const locationText = (l: NonNullable<ProfileChange['location']>) => `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
@@ -225,6 +320,7 @@ export class StateUserStore implements UserStateStore {
     const known = this.state.peek(USERS, id) as UserDocument | null | undefined;
     const d = delta().set(['envId'], env).set(['userId'], userId);
     if (change.profile) profileDelta(d, change.profile, known);
+    if (change.behaviour) behaviourDelta(d, change.behaviour, known?.p);
     const projections: DeviceChange[] = [];
     for (const c of change.devices ?? []) {
       const sub = known?.d?.[fieldName(c.key)];

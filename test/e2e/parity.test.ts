@@ -1,7 +1,8 @@
 /**
  * Parity of the REST and gRPC doors: the same sequence of events, sent through each door with
  * its own users, IP addresses and fingerprints (same shapes: same countries and networks, same
- * user agents), yields the same actions, risks, signals, policies and device effects.
+ * user agents), yields the same actions, risks, signals, policies and device effects. Each door
+ * has its own sandbox environment, as the engine's population statistics are per environment.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
 import { createRampartClient, fromStruct, toStruct, type RampartClient } from '../../src/client';
@@ -165,7 +166,10 @@ let app: TestApp;
 let client: RampartClient;
 beforeAll(async () => {
   app = await startTestApp();
-  client = createRampartClient({ address: app.grpcAddress, secret: app.secret, deadlineMs: 10_000 });
+  // Each door scores in a sandbox environment of its own: the engine learns population statistics
+  // per environment, so sharing one would let the first door's events shift the second's risk.
+  const grpcEnv = await app.built.services.environments.create('parity-grpc', { sandbox: true });
+  client = createRampartClient({ address: app.grpcAddress, secret: grpcEnv.secret, deadlineMs: 10_000 });
 });
 afterAll(async () => {
   client?.close();
@@ -185,7 +189,8 @@ async function both(name: string, s: Step): Promise<void> {
   seen.actions.add(r.action);
   if (r.token) tokens.rest[name] = r.token;
   if (g.token) tokens.grpc[name] = g.token;
-  const strip = ({ token: _t, ...seen }: Seen & { token: string | null }) => seen;
+  // Policy ids are the environment's own: compare what the policy is, not its id.
+  const strip = ({ token: _t, policy, ...seen }: Seen & { token: string | null }) => ({ ...seen, policy: { name: policy.name, action: policy.action } });
   expect(strip(g)).toEqual(strip(r));
 }
 

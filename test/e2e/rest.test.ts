@@ -69,8 +69,8 @@ describe('verdict endpoints', () => {
     await risk('ma-1');
     await risk('ma-1');
     expect(await risk('ma-2')).not.toHaveProperty('multiple_accounts_per_device');
-    expect((await risk('ma-3')).multiple_accounts_per_device).toEqual({ accounts: 3 });
-    expect((await risk('ma-1')).multiple_accounts_per_device).toEqual({ accounts: 3 });
+    expect((await risk('ma-3')).multiple_accounts_per_device).toMatchObject({ accounts: 3 });
+    expect((await risk('ma-1')).multiple_accounts_per_device).toMatchObject({ accounts: 3 });
   });
 
   it('applies sandbox test tokens', async () => {

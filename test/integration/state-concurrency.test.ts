@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
-import { delta } from '../../src/store/state/delta';
+import { delta, fieldName } from '../../src/store/state/delta';
+import { epochWeight } from '../../src/core/scoring/behaviour';
+import { TENTATIVE_WEIGHT } from '../../src/core/scoring/model';
 import { idOf } from '../../src/store/ids';
 import { unpack } from '../../src/store/state/pack';
 
@@ -36,7 +38,7 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     const user = `hot-${randomBytes(4).toString('hex')}`;
     const ip = '81.2.69.77';
     const context = { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en' } };
-    const acks = { risk: 0, track: 0 };
+    const acks = { risk: 0, track: 0, allowed: 0, challenged: 0 };
     const refused: number[] = [];
     const tokens = new Set<string>();
     await hammer(600, 48, async (i) => {
@@ -48,6 +50,8 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
         const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'one-shared-device', context });
         if (r.status === 201) {
           acks.risk++;
+          if (r.body.policy.action === 'allow') acks.allowed++;
+          if (r.body.policy.action === 'challenge') acks.challenged++;
           tokens.add(r.body.device.token);
         } else refused.push(r.status);
       }
@@ -58,14 +62,30 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     // Straight from the database, not from the service's cache.
     const db = app.database.db;
     const env = app.env.id;
-    const ipDocs = await db.collection<{ _id: string; c?: { events?: number } }>('counters').find({ envId: env }).toArray();
-    const ipEvents = ipDocs.filter((d) => d._id.startsWith(idOf(env, `ip:${ip}:`))).reduce((n, d) => n + (d.c?.events ?? 0), 0);
-    expect(ipEvents).toBe(acks.risk + acks.track);
+    // The address's sliding window (one document per hour of event time): every attempt, every
+    // failure, and the one account in its distinct set.
+    const counterDocs = await db.collection<{ _id: string; c?: Record<string, number>; s?: Record<string, string[]> }>('counters').find({ envId: env }).toArray();
+    const ipWindows = counterDocs.filter((d) => d._id.startsWith(idOf(env, `w:ip:${ip}:`)));
+    expect(ipWindows.reduce((n, d) => n + (d.c?.a ?? 0), 0)).toBe(acks.risk + acks.track);
+    expect(ipWindows.reduce((n, d) => n + (d.c?.f ?? 0), 0)).toBe(acks.track);
+    for (const d of ipWindows) expect(d.s?.u).toEqual([user]);
 
     // (On the embedded database the user document is stored packed: read its stored form as is.)
     const stored = await db.collection<{ _id: string }>('users').findOne({ _id: idOf(env, user) });
-    const userDoc = (stored ? unpack(stored) : null) as { n?: number; d?: Record<string, { n?: number; tokens?: string[] }> } | null;
+    type Table = Record<string, Record<string, { c: number }>>;
+    const userDoc = (stored ? unpack(stored) : null) as { n?: number; d?: Record<string, { n?: number; tokens?: string[] }>; p?: { n?: number; hn?: number; t?: Table; h?: Table } } | null;
     expect(userDoc?.n).toBe(acks.risk + acks.track);
+    // The behavioural model: each allowed login taught the legitimate tables once (a challenged
+    // one tentatively, as this environment reports no challenge answers), each failed login the
+    // hostile record once (decayed counts, scaled back to counts at the test's time).
+    const scale = epochWeight(Date.now());
+    const near = (stored: number | undefined, count: number) => expect(Math.abs((stored ?? 0) / scale - count)).toBeLessThan(1e-3 * Math.max(1, count));
+    expect(acks.allowed).toBeGreaterThan(0);
+    const taught = acks.allowed + TENTATIVE_WEIGHT * acks.challenged;
+    near(userDoc?.p?.n, taught);
+    near(userDoc?.p?.t?.ip?.[fieldName(ip)]?.c, taught);
+    near(userDoc?.p?.hn, acks.track);
+    near(userDoc?.p?.h?.ip?.[fieldName(ip)]?.c, acks.track);
     const devices = Object.values(userDoc?.d ?? {});
     expect(devices).toHaveLength(1);
     expect(devices[0]?.n).toBe(acks.risk);

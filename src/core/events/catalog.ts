@@ -96,5 +96,7 @@ export function nameFromTypeStatus(type: string, status: string | undefined): st
 /** Event families whose default policies (decisions.md) apply. */
 export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
 export const REGISTRATION_EVENTS = ['$registration', '$registration.attempted'];
+/** The pre-auth check: a login attempt before the password is checked. */
+export const PREAUTH_EVENTS = ['$login.attempted'];
 
 export const isRegistration = (name: string): boolean => name === '$registration' || name.startsWith('$registration.');

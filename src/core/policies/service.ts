@@ -7,7 +7,7 @@ import { InvalidParameters, NotFound } from '../errors';
 import type { Action, EnvId, RiskLevel } from '../model';
 import { ACTIONS } from '../model';
 import type { Clock, PolicyStore } from '../ports';
-import { LOGIN_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
+import { LOGIN_EVENTS, PREAUTH_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
 import type { DeviceReviewState, Policy, PolicyConditions, PolicyDraft, PolicyGroup, PolicyRevision, PolicySet } from './model';
 import { POLICY_GROUPS } from './model';
 import { SIGNAL_NAMES } from '../scoring/signals';
@@ -31,7 +31,11 @@ export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
     conditions: { events: [...LOGIN_EVENTS], riskLevels: ['medium'], deviceStates: ['unreviewed'] },
     action: 'challenge',
   },
+  // Pre-auth: before the password is checked, so a challenge here is a CAPTCHA or a delay.
+  { name: 'Deny high-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+  { name: 'Challenge medium-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
   { name: 'Deny high-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+  { name: 'Challenge medium-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
 ];
 export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'after', conditions: {}, action: 'allow' };
 

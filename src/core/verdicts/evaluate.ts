@@ -15,10 +15,13 @@ import type { Clock, CounterStore, EventStore, UserStateStore, WriteQueue } from
 import { parseEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
-import { combineRisk, computeSignals, riskLevel } from '../scoring/signals';
+import { riskLevel } from '../scoring/signals';
+import { lesson } from '../scoring/model';
+import { environmentStats } from '../scoring/population';
+import { uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/port';
-import { bumpCounters, enrich, profileChange, readCounters, toStoredEvent, unknownCounters } from './observe';
+import { assessEvent, enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './observe';
 import type { Policy } from '../policies/model';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
@@ -83,23 +86,18 @@ export class VerdictService {
     // While the database is behind, wait (within the budget) rather than pile up unwritten state.
     await this.d.writes.admit(deadline);
     const x = enrich(event);
-    const userId = event.userId;
-
-    const [set, state, read] = await Promise.all([
-      this.d.policies.forVerdicts(envId),
-      userId ? this.d.users.load(envId, userId, deadline) : null,
-      readCounters(this.d.counters, envId, x, deadline),
-    ]);
+    const [set, read] = await Promise.all([this.d.policies.forVerdicts(envId), readEventState(this.d, envId, x, deadline)]);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
     // another request's.
-    const missing = [...(state === undefined ? ['user'] : []), ...(read === undefined ? ['velocity counters'] : [])];
+    const state = read.state;
+    const missing = [...(state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : [])];
     const degraded = missing.length > 0;
     if (degraded) this.d.log.warn({ env: envId, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
-    const counts = read ?? unknownCounters(x);
     const user = state?.profile ?? null;
     const existing = recognise(state, x.key.key);
-    const signals = computeSignals({ event, ip: x.ip, ua: x.ua, user, device: existing, userDeviceCount: user?.deviceCount ?? 0, ...counts });
-    let risk = combineRisk(signals, existing);
+    const assessed = assessEvent(x, read, existing);
+    const signals = assessed.signals;
+    let risk = assessed.risk;
     if (event.testToken?.risk !== null && event.testToken?.risk !== undefined) risk = event.testToken.risk;
 
     const matched = this.d.policies.match(set, {
@@ -114,8 +112,21 @@ export class VerdictService {
     const action = forced ?? matched.action;
     const policy = forced ? policyRef(matched, forced, `Sandbox test token (${forced})`) : policyRef(matched, action);
 
+    const eventId = uuid();
+    const taught = lesson({
+      event,
+      userId: read.userId,
+      kind: x.kind,
+      features: x.features,
+      behaviour: state?.behaviour ?? null,
+      action,
+      unknownAccount: read.unknownAccount,
+      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= 3 : false,
+      ip: x.ip,
+      eventId,
+    });
     let device: Device | null = null;
-    if (userId) {
+    if (event.userId) {
       const change = sightingChange({
         key: x.key,
         existing,
@@ -127,12 +138,16 @@ export class VerdictService {
         denied: action === 'deny',
         stateKnown: state !== undefined,
       });
-      this.d.users.record(envId, userId, { profile: profileChange(x), devices: [change] });
-      device = sightedDevice(envId, userId, change, this.d.users.cachedDevice(envId, userId, x.key.key));
+      this.d.users.record(envId, event.userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
+      device = sightedDevice(envId, event.userId, change, this.d.users.cachedDevice(envId, event.userId, x.key.key));
+    } else if (read.userId && taught.behaviour) {
+      // An event naming the account only by its e-mail still teaches that account.
+      this.d.users.record(envId, read.userId, { behaviour: taught.behaviour });
     }
-    bumpCounters(this.d.counters, envId, x, counts);
-    void this.d.events.append(toStoredEvent(envId, x, { action, risk, signals, policy, deviceToken: device?.token ?? null, degraded }));
+    recordCounters(this.d.counters, envId, x, read, taught.outcome);
+    void this.d.events.append(toStoredEvent(envId, x, { id: eventId, action, risk, signals, policy, deviceToken: device?.token ?? null, degraded }));
 
+    const userId = event.userId;
     if (userId && action !== 'allow') {
       const notice = {
         env: principal.env,
@@ -148,6 +163,6 @@ export class VerdictService {
       if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
     }
     this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
-    return { action, risk, signals, policy, userId, device, event, degraded };
+    return { action, risk, signals, policy, userId: event.userId, device, event, degraded };
   }
 }

@@ -6,12 +6,15 @@
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
-import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
-import type { CounterBump, CounterStore, ProfileChange } from '../ports';
+import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
+import type { CounterStore, ProfileChange, UserState, UserStateStore } from '../ports';
+import { sha256Hex } from '../crypto';
+import { extractFeatures, type Features } from '../scoring/features';
+import type { EventKind } from '../scoring/evidence';
+import { assess, eventKind, type AssessInput, type Assessment } from '../scoring/model';
+import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
 
-export const HOUR_MS = 3_600_000;
-const MAX_DISTINCT = 50;
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
 const TEST_LOCATIONS: Record<string, { country: string; region: string | null; lat: number; lon: number }> = {
@@ -33,6 +36,10 @@ export interface Enriched {
   ip: IpIntel | null;
   ua: ParsedUserAgent;
   key: ReturnType<typeof deviceKey>;
+  features: Features;
+  /** SHA-256 of the lower-cased e-mail the event names (the key of its account look-up). */
+  emailHash: string | null;
+  kind: EventKind;
 }
 
 export function enrich(event: EventInput): Enriched {
@@ -46,6 +53,8 @@ export function enrich(event: EventInput): Enriched {
       version: 4,
       asn: null,
       hosting: false,
+      vpn: false,
+      relay: false,
       tor: false,
       bogon: false,
       location: {
@@ -59,82 +68,104 @@ export function enrich(event: EventInput): Enriched {
       },
     };
   }
-  return { event, ip, ua: parseUserAgent(event.context.userAgent), key: deviceKey(event) };
+  const ua = parseUserAgent(event.context.userAgent);
+  const key = deviceKey(event);
+  const email = eventEmail(event);
+  return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name) };
 }
 
-const hourBucket = (d: Date) => Math.floor(d.getTime() / HOUR_MS);
-
-/** Names of the distinct sets kept in counters (a purge removes a user from each). */
-export const COUNTER_SETS = ['users', 'failed'] as const;
-
-/** The counter documents an event reads and writes: its IP's hour, and its device key. */
-export function counterKeys(x: Enriched): { ip: string | null; device: string } {
-  const ip = x.event.context.ip;
-  return { ip: ip ? `ip:${ip}:${hourBucket(x.event.occurredAt)}` : null, device: `fp:${x.key.key}` };
+/** The e-mail an event names (identity or submitted identifier), lower-cased. */
+export function eventEmail(event: EventInput): string | null {
+  const email = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
+  return email && email.includes('@') ? email.trim().toLowerCase() : null;
 }
 
-export interface CounterReadings {
-  eventsFromIpLastHour: number;
-  failedLoginUsersFromIpLastHour: number;
-  /** Distinct accounts seen on this fingerprint, this event's user included. */
-  accountsOnFingerprint: number;
-  failedChallenges: number;
-  /** Set sizes as read, so that bumps can respect the cap. */
-  sizes: { failed: number; users: number; userKnown: boolean };
+/** What the engine reads for an event: the user's state and the counter documents. */
+export interface EventState {
+  /** The account the event is about (its user id, or the one its e-mail belongs to). */
+  userId: string | null;
+  /** The user's state: null for an account never seen, undefined when not read in time. */
+  state: UserState | null | undefined;
+  /** The counter documents (population, windows): undefined when not read in time. */
+  counters: Snapshots | undefined;
+  /** Neither the user nor the e-mail is known to Rampart. */
+  unknownAccount: boolean;
 }
 
-/** The counts of an event when none could be read: only this event itself. */
-export function unknownCounters(x: Enriched): CounterReadings {
-  return {
-    eventsFromIpLastHour: 1,
-    failedLoginUsersFromIpLastHour: 0,
-    accountsOnFingerprint: x.event.userId && x.event.context.fingerprint ? 1 : 0,
-    failedChallenges: 0,
-    sizes: { failed: 0, users: 0, userKnown: false },
-  };
+export interface StateReaders {
+  users: UserStateStore;
+  counters: CounterStore;
 }
 
 /**
- * Read the velocity counters of an event (from the state cache, or two parallel _id look-ups).
- * With `deadline`, undefined when they could not be read by then.
+ * Read what the engine needs for an event: one batched look-up of the counter documents and one
+ * of the user (at the same time when the event names its user; after the counters when only its
+ * e-mail says who it is). With `deadline`, what is not read by then is undefined.
  */
-export async function readCounters(counters: CounterStore, env: EnvId, x: Enriched, deadline?: number): Promise<CounterReadings | undefined> {
-  const k = counterKeys(x);
-  const snap = await counters.read(env, k.ip ? [k.ip, k.device] : [k.device], deadline);
-  if (!snap) return undefined;
-  const ip = k.ip ? snap[k.ip] : undefined;
-  const device = snap[k.device];
-  const users = x.event.context.fingerprint ? device?.sets.users ?? [] : [];
+export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, deadline?: number): Promise<EventState> {
   const userId = x.event.userId;
-  const userKnown = userId !== null && users.includes(userId);
-  return {
-    eventsFromIpLastHour: (ip?.counts.events ?? 0) + 1,
-    failedLoginUsersFromIpLastHour: ip?.sets.failed?.length ?? 0,
-    accountsOnFingerprint: users.length + (userId && x.event.context.fingerprint && !userKnown ? 1 : 0),
-    failedChallenges: device?.counts.challenge_failed ?? 0,
-    sizes: { failed: ip?.sets.failed?.length ?? 0, users: users.length, userKnown },
-  };
+  const keys = keysToRead(x.features, x.emailHash);
+  const [state, counters] = await Promise.all([userId ? d.users.load(env, userId, deadline) : Promise.resolve(null), d.counters.read(env, keys, deadline)]);
+  if (userId) return { userId, state, counters, unknownAccount: state === null };
+  const account = counters ? accountOfEmail(counters, x.emailHash) : null;
+  if (!account) return { userId: null, state: null, counters, unknownAccount: x.emailHash !== null && counters !== undefined };
+  const byEmail = await d.users.load(env, account, deadline);
+  return { userId: account, state: byEmail, counters, unknownAccount: byEmail === null };
 }
 
-/** Record this event in the velocity counters: deltas applied now and written behind. */
-export function bumpCounters(counters: CounterStore, env: EnvId, x: Enriched, read: CounterReadings): void {
-  const k = counterKeys(x);
-  const e = x.event;
-  const bumps: CounterBump[] = [];
-  if (k.ip) {
-    const who = e.userId ?? e.email ?? e.username;
-    const failed = who && e.name === '$login.failed' && read.sizes.failed < MAX_DISTINCT;
-    bumps.push({ key: k.ip, inc: { events: 1 }, ...(failed ? { add: { failed: who } } : {}) });
+/** The header facts counted per browser (what the application forwards). */
+export const headerFacts = (x: Enriched) => {
+  const h = x.event.context.headers;
+  return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined };
+};
+
+/** Score an event from what was read (pure). */
+export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
+  const at = x.event.occurredAt.getTime();
+  const s = read.counters ?? {};
+  const pop = populationCounts(s, at);
+  const windows: AssessInput['windows'] = {};
+  const account = read.userId ?? (x.emailHash ? emailAccount(eventEmail(x.event) ?? '') : null);
+  for (const kind of WINDOW_KINDS) windows[kind] = readWindow(s, x.features, kind, account);
+  const total = Math.max(pop.total, 1);
+  return assess(
+    {
+      event: x.event,
+      ip: x.ip,
+      ua: x.ua,
+      features: x.features,
+      env: environmentStats(s, at),
+      headers: headerHabits(s, x.features.values.bf, at),
+      windows,
+      shapeShare: pop.shape(x.features.shape) / total,
+      domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
+      unknownAccount: read.unknownAccount,
+      behaviour: read.state?.behaviour ?? null,
+      population: pop,
+      device,
+    },
+    x.kind,
+    at,
+  );
+}
+
+/** Record what the event taught in the counters (and which account its e-mail belongs to). */
+export function recordCounters(counters: CounterStore, env: EnvId, x: Enriched, read: EventState, outcome: Outcome): void {
+  const s = read.counters ?? {};
+  const bumps = counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), headerFacts(x));
+  if (x.emailHash && x.event.userId && (outcome.success || x.kind === 'registration')) {
+    const b = emailBump(s, x.emailHash, x.event.userId);
+    if (b) bumps.push(b);
   }
-  const device: CounterBump = { key: k.device };
-  if (e.name === '$challenge.failed') device.inc = { challenge_failed: 1 };
-  if (e.userId && e.context.fingerprint && !read.sizes.userKnown && read.sizes.users < MAX_DISTINCT) device.add = { users: e.userId };
-  if (device.inc || device.add) bumps.push(device);
   if (bumps.length) counters.bump(env, bumps);
 }
 
-/** What an event naming a user teaches its profile (commutative: latest, earliest, add). */
-export function profileChange(x: Enriched): ProfileChange {
+/**
+ * What an event naming a user teaches its profile (commutative: latest, earliest, add). Where
+ * the user is (last location, countries) is learnt only from `legit` events: an attacker's
+ * attempt must not move the victim.
+ */
+export function profileChange(x: Enriched, legit: boolean): ProfileChange {
   const e = x.event;
   const at = e.occurredAt;
   const change: ProfileChange = { seenAt: at, firstSeenAt: e.receivedAt };
@@ -145,8 +176,8 @@ export function profileChange(x: Enriched): ProfileChange {
   else if (e.name === '$registration' || e.name === '$registration.succeeded') change.registeredAt = at;
   if (Object.keys(e.userTraits).length > 0) change.traits = e.userTraits;
   const loc = x.ip?.location;
-  if (loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
-  if (loc?.country_code) change.country = loc.country_code;
+  if (legit && loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
+  if (legit && loc?.country_code) change.country = loc.country_code;
   if (e.name === '$password_reset.succeeded') change.passwordResetAt = at;
   return change;
 }
@@ -154,11 +185,11 @@ export function profileChange(x: Enriched): ProfileChange {
 export function toStoredEvent(
   env: EnvId,
   x: Enriched,
-  outcome: { action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null; degraded?: boolean },
+  outcome: { id?: string; action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null; degraded?: boolean },
 ): StoredEvent {
   const e = x.event;
   return {
-    id: uuid(),
+    id: outcome.id ?? uuid(),
     envId: env,
     name: e.customName ? `${e.name}:${e.customName}` : e.name,
     endpoint: e.endpoint,

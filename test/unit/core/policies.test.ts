@@ -3,7 +3,7 @@ import { PolicyService, DEFAULT_POLICIES, CATCH_ALL, validateDraft } from '../..
 import type { PolicySet, PolicyRevision } from '../../../src/core/policies/model';
 import type { PolicyStore } from '../../../src/core/ports';
 import { asEnvId } from '../../../src/core/model';
-import { riskLevel, combineRisk } from '../../../src/core/scoring/signals';
+import { riskLevel } from '../../../src/core/scoring/signals';
 import { InvalidParameters } from '../../../src/core/errors';
 
 /** An in-memory PolicyStore: the core's own port, for pure tests of the matching rules. */
@@ -63,7 +63,12 @@ describe('default policies', () => {
     ['$login', 0.1, 'reported', 'deny'],
     ['$registration.attempted', 0.95, 'unreviewed', 'deny'],
     ['$registration', 0.95, 'unreviewed', 'deny'],
-    ['$registration', 0.7, 'unreviewed', 'allow'],
+    ['$registration', 0.7, 'unreviewed', 'challenge'],
+    ['$registration.attempted', 0.7, 'unreviewed', 'challenge'],
+    ['$registration', 0.5, 'unreviewed', 'allow'],
+    ['$login.attempted', 0.95, 'unreviewed', 'deny'],
+    ['$login.attempted', 0.7, 'unreviewed', 'challenge'],
+    ['$login.attempted', 0.5, 'unreviewed', 'allow'],
     ['$password_reset_request.succeeded', 0.99, 'unreviewed', 'allow'],
   ] as const)('%s at %d on a %s device: %s', (event, risk, state, action) => {
     expect(m(event, risk, state).action).toBe(action);
@@ -105,17 +110,5 @@ describe('default policies', () => {
       expect(err).toBeInstanceOf(InvalidParameters);
       expect((err as InvalidParameters).fields.map((f) => f.field).sort()).toEqual(['action', 'conditions.countries', 'conditions.events', 'conditions.minRisk', 'conditions.signalsAny', 'group', 'name'].sort());
     }
-  });
-});
-
-describe('risk combination', () => {
-  it('grows with signals and stays in [0, 1]', () => {
-    const none = combineRisk({}, null);
-    const one = combineRisk({ proxy_ip: {} }, null);
-    const many = combineRisk({ proxy_ip: {}, bot_behavior: {}, headless_browser: {}, spoofed_device: {} }, null);
-    expect(none).toBeLessThan(one);
-    expect(one).toBeLessThan(many);
-    expect(many).toBeLessThanOrEqual(1);
-    expect(many).toBeGreaterThanOrEqual(0.9);
   });
 });

@@ -28,7 +28,7 @@ describe('lookupIp bogons (no database needed)', () => {
   it.each(['10.0.0.1', '192.168.1.1', '172.16.5.4', '127.0.0.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '240.0.0.1'])(
     '%s is a bogon with no data',
     (ip) => {
-      expect(lookupIp(ip)).toEqual({ ip, version: 4, location: null, asn: null, hosting: false, tor: false, bogon: true });
+      expect(lookupIp(ip)).toEqual({ ip, version: 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true });
     },
   );
 
@@ -38,7 +38,7 @@ describe('lookupIp bogons (no database needed)', () => {
   });
 
   it('treats invalid input as a data-less bogon instead of throwing', () => {
-    expect(lookupIp('not-an-ip')).toEqual({ ip: 'not-an-ip', version: 4, location: null, asn: null, hosting: false, tor: false, bogon: true });
+    expect(lookupIp('not-an-ip')).toEqual({ ip: 'not-an-ip', version: 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true });
   });
 });
 

@@ -1,0 +1,151 @@
+/**
+ * Plays the evaluation's steps against a running Rampart over REST, as an application using
+ * Castle's API would: the pre-auth check (`$login.attempted` on /v1/authenticate), the password
+ * check (a failed one tracked as `$login.failed`), the login verdict (`$login` + `$succeeded` on
+ * /v1/risk), the challenge and its answer (`$challenge.succeeded` from a real user,
+ * `$challenge.failed` from an attacker), and sign-ups (/v1/filter, then /v1/risk). Steps of one
+ * account run in order; steps of different accounts run concurrently. Every event carries its
+ * event time (`timestamp`), so history is replayed as it happened.
+ */
+import http from 'node:http';
+import type { Scenario, Step } from './scenario';
+
+export interface Verdict {
+  action: 'allow' | 'challenge' | 'deny';
+  risk: number;
+  /** Signal name → its weight (`score`), as the answer gave it. */
+  signals: Record<string, number>;
+}
+
+/** What happened to one step. */
+export interface Outcome {
+  scenario: Scenario;
+  kind: Step['kind'];
+  /** Legitimate: successful logins before this one (as Rampart let them happen). */
+  history: number;
+  preauth: Verdict | null;
+  main: Verdict | null;
+  /** The attempt met a challenge or a deny somewhere. */
+  stopped: boolean;
+  /** The highest risk any of its verdicts gave. */
+  risk: number;
+  errors: number;
+}
+
+export interface DriveOptions {
+  baseUrl: string;
+  secret: string;
+  concurrency: number;
+  /** The application reports challenge outcomes ($challenge.succeeded/failed). */
+  feedback: boolean;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Outcome[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency });
+  const url = new URL(o.baseUrl);
+  const auth = `Basic ${Buffer.from(`:${o.secret}`).toString('base64')}`;
+  const post = (path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> | null }> =>
+    new Promise((resolve, reject) => {
+      const text = JSON.stringify(body);
+      const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          let json: Record<string, unknown> | null = null;
+          try {
+            json = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+          } catch {
+            json = null;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      });
+      req.on('error', reject);
+      req.end(text);
+    });
+  const verdictOf = (json: Record<string, unknown> | null): Verdict | null => {
+    if (!json) return null;
+    const policy = json.policy as { action?: string } | undefined;
+    const action = (json.action ?? policy?.action) as Verdict['action'] | undefined;
+    if (!action) return null;
+    const signals: Record<string, number> = {};
+    for (const [name, detail] of Object.entries((json.signals as Record<string, { score?: unknown }> | undefined) ?? {})) signals[name] = typeof detail?.score === 'number' ? detail.score : 0;
+    return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals };
+  };
+  const successes = new Map<string, number>();
+
+  const run = async (s: Step): Promise<Outcome> => {
+    const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
+    const context = { ip: s.context.ip, headers: s.context.headers };
+    const out: Outcome = { scenario: s.scenario, kind: s.kind, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0 };
+    const legit = s.scenario === 'legit';
+    const note = (v: Verdict | null, status: number) => {
+      if (!v) {
+        out.errors += status >= 400 || status === 0 ? 1 : 0;
+        return;
+      }
+      out.risk = Math.max(out.risk, v.risk);
+      if (v.action !== 'allow') out.stopped = true;
+    };
+    const answer = async (v: Verdict | null, offset: number) => {
+      if (!o.feedback || v?.action !== 'challenge' || !s.userId) return;
+      await post('/v1/track', { event: legit ? '$challenge.succeeded' : '$challenge.failed', user_id: s.userId, context, timestamp: ts(offset) });
+    };
+
+    if (s.kind === 'register') {
+      const filter = await post('/v1/filter', { type: '$registration', status: '$attempted', params: { email: s.email }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts() });
+      out.preauth = verdictOf(filter.json);
+      note(out.preauth, filter.status);
+      if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
+      const risk = await post('/v1/risk', { type: '$registration', status: '$succeeded', user: { id: s.userId, email: s.email, registered_at: ts(1000) }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts(1000) });
+      out.main = verdictOf(risk.json);
+      note(out.main, risk.status);
+      await answer(out.main, 30_000);
+      if (s.userId && out.main && (out.main.action === 'allow' || (legit && out.main.action === 'challenge'))) successes.set(s.userId, out.history + 1);
+      return out;
+    }
+
+    if (s.typo && s.userId) {
+      await post('/v1/track', { event: '$login.failed', user_id: s.userId, properties: { email: s.email }, context, timestamp: ts(-20_000) });
+    }
+    if (s.preauth) {
+      const pre = await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ...context, ...(s.context.token ? { client_id: s.context.token } : {}) }, timestamp: ts() });
+      out.preauth = verdictOf(pre.json);
+      note(out.preauth, pre.status);
+      // A bot stops at a pre-auth challenge (a CAPTCHA); a person solves it.
+      if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
+    }
+    if (!s.userId || !s.passwordCorrect) {
+      await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(2000) });
+      return out;
+    }
+    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts(2000) });
+    out.main = verdictOf(risk.json);
+    note(out.main, risk.status);
+    await answer(out.main, 60_000);
+    if (legit && out.main && out.main.action !== 'deny') successes.set(s.userId, out.history + 1);
+    return out;
+  };
+
+  const outcomes: Outcome[] = [];
+  let i = 0;
+  while (i < steps.length) {
+    // A batch of steps of distinct accounts, run together; the next batch waits for it.
+    const batch: Step[] = [];
+    const keys = new Set<string>();
+    while (i < steps.length && batch.length < o.concurrency) {
+      const s = steps[i] as Step;
+      const key = s.userId ?? s.email;
+      if (keys.has(key)) break;
+      keys.add(key);
+      batch.push(s);
+      i++;
+    }
+    outcomes.push(...(await Promise.all(batch.map(run))));
+    o.onProgress?.(i, steps.length);
+  }
+  agent.destroy();
+  return outcomes;
+}

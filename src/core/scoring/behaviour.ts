@@ -1,0 +1,305 @@
+/**
+ * The behavioural model of one user (after Freeman et al., NDSS 2016): how likely this event's
+ * features are for the user, against how likely they are for anyone (the environment's
+ * population, standing in for an attacker), as a likelihood ratio per hierarchy.
+ *
+ * The user's history is a set of bounded frequency tables, one per feature level, of decayed
+ * counts in event time: a count is stored as the sum of 2^((t - T0)/H) over the events that
+ * added to it, so adding is commutative (deltas from any number of requests or instances), the
+ * ratio of two counts needs no decay at all, and the count at time t is the stored value times
+ * 2^(-(t - T0)/H). Importing 60 days of history gives the same tables as living through them.
+ *
+ * Smoothing follows each hierarchy from its coarsest level down (Witten–Bell): the mass a user
+ * leaves to unseen values at a level is the number of distinct values seen there, so a user whose
+ * addresses change all the time is not surprised by a new one, and an unseen value at a finer
+ * level backs off to the user's probability of its parent times the population's share of the
+ * value within that parent. A user with no history has the population's distribution, so the
+ * first logins are neither familiar nor unfamiliar.
+ *
+ * Only evidence that the user was really there goes into these tables (an allowed successful
+ * login, a passed challenge); failed logins, failed challenges and reported devices go into a
+ * separate hostile record (see `hostileMatch`).
+ *
+ * Pure: no I/O.
+ */
+import type { FeatureValues, Features, Level } from './features';
+
+/** Reference time and half-life of the user tables. */
+export const EPOCH_MS = Date.UTC(2025, 0, 1);
+export const USER_HALF_LIFE_MS = 120 * 86_400_000;
+
+/** `2^((t - T0)/H)`: what one event at `t` adds to a decayed count. */
+export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number => 2 ** ((t - EPOCH_MS) / halfLifeMs);
+/** A stored decayed count as a count at time `t`. */
+export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
+
+/** Most values kept per level; beyond it the least used value is forgotten. */
+export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24 };
+/** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
+export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
+export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
+export const HOSTILE_CAP = 16;
+
+export interface TableEntry {
+  /** Decayed count (epoch-scaled). */
+  c: number;
+  /** Last time seen (ms). */
+  l: number;
+}
+export type Table = Record<string, TableEntry>;
+
+export interface PendingChallenge {
+  at: number;
+  values: Partial<FeatureValues>;
+  /** What was added to the legitimate tables at once (0 when nothing was). */
+  tentative: number;
+}
+
+/** A user's behavioural history, as the store decodes it. */
+export interface Behaviour {
+  /** Decayed number of legitimate events. */
+  n: number;
+  tables: Partial<Record<Level, Table>>;
+  hostileN: number;
+  hostile: Partial<Record<HostileLevel, Table>>;
+  /** Challenges not answered yet, by event id. */
+  pending: Record<string, PendingChallenge>;
+  /** Where the user last really was (for impossible travel). */
+  lastLegit: { at: number; lat: number; lon: number; cc: string | null } | null;
+}
+
+export const emptyBehaviour = (): Behaviour => ({ n: 0, tables: {}, hostileN: 0, hostile: {}, pending: {}, lastLegit: null });
+
+/** The environment's population, as the likelihood ratio needs it (decayed counts at `now`). */
+export interface PopulationCounts {
+  /** Legitimate events in the environment. */
+  total: number;
+  /** Legitimate events with this value at this level (0 when unknown). */
+  count(level: Level, value: string): number;
+}
+
+/** Shares assumed where the population keeps no counts (addresses and networks are too many). */
+const Q_NET_IN_ASN = 1 / 64;
+const Q_IP_IN_NET = 1 / 32;
+const Q_DEVICE = 1 / 1000;
+
+/** Pseudo-counts of distinct values per level, for the population's own smoothing. */
+const POP_PSEUDO: Partial<Record<Level, number>> = { cc: 40, asn: 200, dt: 4, os: 12, bf: 12, br: 60, ua: 400, lang: 40, fp: 2 };
+
+/** The population's share of `value` at `level` within its parent's count (or the total). */
+function popShare(pop: PopulationCounts, level: Level, value: string, parentCount: number): number {
+  const pseudo = POP_PSEUDO[level] ?? 20;
+  const c = Math.min(pop.count(level, value), parentCount);
+  return (c + 0.5) / (parentCount + 0.5 * pseudo);
+}
+
+export interface LevelView {
+  /** Decayed count of the value at `now`. */
+  count: number;
+  /** Distinct values seen at the level. */
+  distinct: number;
+}
+
+/** A user's table at `now`. */
+function levelView(b: Behaviour, level: Level, value: string | null, now: number): LevelView {
+  const t = b.tables[level] ?? {};
+  const e = value !== null ? t[value] : undefined;
+  return { count: e ? atTime(e.c, now) : 0, distinct: Object.keys(t).length };
+}
+
+export interface ChainResult {
+  /** ln(p_attacker / p_user) at the finest level the event has. */
+  llr: number;
+  /** The coarsest level whose value the user had never shown (null: all seen). */
+  firstUnseen: Level | null;
+}
+
+/**
+ * The log-likelihood ratio of one hierarchy, coarsest level first. `floor` gives the smallest
+ * novelty mass at a level as a share of the user's events (addresses and browser versions change
+ * by themselves).
+ */
+export function chainRatio(
+  b: Behaviour,
+  pop: PopulationCounts,
+  chain: readonly { level: Level; value: string | null; fixedShare?: number; floor?: number }[],
+  now: number,
+): ChainResult {
+  const n = atTime(b.n, now);
+  let pUser = 1;
+  let pPop = 1;
+  let parentPopCount = Math.max(pop.total, 0);
+  let firstUnseen: Level | null = null;
+  for (const { level, value, fixedShare, floor } of chain) {
+    if (value === null) continue;
+    const share = fixedShare ?? popShare(pop, level, value, parentPopCount);
+    if (fixedShare === undefined) parentPopCount = Math.min(pop.count(level, value), parentPopCount);
+    const prior = pUser * share;
+    pPop *= share;
+    if (n <= 1e-9) {
+      pUser = prior;
+      continue;
+    }
+    const v = levelView(b, level, value, now);
+    const novelty = Math.max(1, v.distinct, floor ? floor * n : 0);
+    pUser = (v.count + novelty * prior) / (n + novelty);
+    if (v.count <= 1e-9 && firstUnseen === null) firstUnseen = level;
+  }
+  return { llr: Math.log(pPop / pUser), firstUnseen };
+}
+
+/**
+ * ln(p_user(value) / p_user(value | software)): how much less usual the operator (or network)
+ * is for this software than for the user at large. A laptop that always logs in from home,
+ * seen on a network only the user's phone used, is unusual even though the network is not.
+ */
+export function conditionalRatio(b: Behaviour, level: 'sa' | 'sn', parent: 'asn' | 'net', f: Features, now: number): number {
+  const sw = f.values.sw;
+  const joint = f.values[level];
+  const value = f.values[parent];
+  if (!sw || !joint || !value) return 0;
+  const nSw = atTime(b.tables.sw?.[sw]?.c ?? 0, now);
+  if (nSw < 2) return 0;
+  const n = atTime(b.n, now);
+  const table = b.tables[parent] ?? {};
+  const distinct = Math.max(1, Object.keys(table).length);
+  const pUser = (atTime(table[value]?.c ?? 0, now) + distinct * 0.01) / (n + distinct);
+  const prefix = `${sw}|`;
+  const jointTable = b.tables[level] ?? {};
+  let distinctForSw = 0;
+  for (const k of Object.keys(jointTable)) if (k.startsWith(prefix)) distinctForSw++;
+  const novelty = Math.max(1, distinctForSw);
+  const pGiven = (atTime(jointTable[joint]?.c ?? 0, now) + novelty * pUser) / (nSw + novelty);
+  return Math.log(pUser / pGiven);
+}
+
+export interface Familiarity {
+  /** Operator and network given the software (conditionalRatio). */
+  softwareOperator: number;
+  softwareNetwork: number;
+  network: ChainResult;
+  software: ChainResult;
+  device: ChainResult;
+  fingerprint: ChainResult;
+  language: ChainResult;
+  hour: number;
+  /** Decayed number of the user's legitimate events at `now`. */
+  history: number;
+}
+
+/** How familiar the event is for the user, hierarchy by hierarchy (log-likelihood ratios). */
+export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, now: number): Familiarity {
+  const v = f.values;
+  const network = chainRatio(
+    b,
+    pop,
+    [
+      { level: 'cc', value: v.cc },
+      { level: 'asn', value: v.asn },
+      { level: 'net', value: v.net, fixedShare: Q_NET_IN_ASN, floor: 1 / 3 },
+      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: 1 / 3 },
+    ],
+    now,
+  );
+  const software = chainRatio(
+    b,
+    pop,
+    [
+      { level: 'dt', value: v.dt },
+      { level: 'os', value: v.os },
+      { level: 'bf', value: v.bf },
+      { level: 'br', value: v.br, floor: 1 / 6 },
+      { level: 'ua', value: v.ua, floor: 1 / 4 },
+    ],
+    now,
+  );
+  const device = chainRatio(b, pop, [{ level: 'dev', value: v.dev, fixedShare: Q_DEVICE }], now);
+  const fingerprint = chainRatio(b, pop, [{ level: 'fp', value: v.fp }], now);
+  const language = chainRatio(b, pop, [{ level: 'lang', value: v.lang }], now);
+  return {
+    softwareOperator: conditionalRatio(b, 'sa', 'asn', f, now),
+    softwareNetwork: conditionalRatio(b, 'sn', 'net', f, now),
+    network,
+    software,
+    device,
+    fingerprint,
+    language,
+    hour: hourRatio(b, v.hr, now),
+    history: atTime(b.n, now),
+  };
+}
+
+/** ln(p_uniform / p_user) of the hour of day, smoothed over the neighbouring hours. */
+function hourRatio(b: Behaviour, hour: string | null, now: number): number {
+  const n = atTime(b.n, now);
+  if (hour === null || n < 5) return 0;
+  const t = b.tables.hr ?? {};
+  const h = Number(hour);
+  const at = (k: number) => {
+    const e = t[String((k + 24) % 24)];
+    return e ? atTime(e.c, now) : 0;
+  };
+  const near = at(h) + 0.5 * (at(h - 1) + at(h + 1));
+  const pUser = (near + 2 * (1 / 24) * 2) / (2 * n + 2);
+  return Math.log(1 / 24 / pUser);
+}
+
+/** Values of this event found in the user's hostile record, with the record's decayed weight. */
+export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: HostileLevel[]; weight: number } {
+  const levels: HostileLevel[] = [];
+  let weight = 0;
+  for (const level of HOSTILE_LEVELS) {
+    const value = f.values[level];
+    if (value === null) continue;
+    const e = b.hostile[level]?.[value];
+    if (!e) continue;
+    const w = atTime(e.c, now);
+    if (w < 0.2) continue;
+    levels.push(level);
+    weight = Math.max(weight, w);
+  }
+  return { levels, weight };
+}
+
+/** A change to a user's behaviour, applied by the store as commutative deltas. */
+export interface BehaviourChange {
+  /** Add to the legitimate tables (negative to take back a tentative addition). */
+  legit?: { values: Partial<FeatureValues>; weight: number; at: number; location: Behaviour['lastLegit'] };
+  /** Add to the hostile record. */
+  hostile?: { values: Partial<FeatureValues>; weight: number; at: number };
+  /** Remember a challenge until its answer. */
+  pend?: { id: string; challenge: PendingChallenge };
+  /** Forget a challenge (answered). */
+  resolve?: string;
+}
+
+/** The values of an event that the tables keep. */
+export const learnedValues = (f: Features): Partial<FeatureValues> => ({ ...f.values });
+
+/** The challenge a `$challenge.succeeded/failed` answers: the latest one within a day before it. */
+export function answeredChallenge(b: Behaviour, at: number): [string, PendingChallenge] | null {
+  let best: [string, PendingChallenge] | null = null;
+  for (const entry of Object.entries(b.pending)) {
+    const [, p] = entry;
+    if (p.at > at + 5 * 60_000 || at - p.at > 86_400_000) continue;
+    if (!best || p.at > best[1].at) best = entry;
+  }
+  return best;
+}
+
+/** Pending challenges beyond this many are forgotten, oldest first. */
+export const PENDING_CAP = 5;
+
+/** The value to evict from a full table to make room for a new one: the least weight, then the oldest. */
+export function evictionCandidate(table: Table | undefined, cap: number, incoming: string): string | null {
+  if (!table || table[incoming] || Object.keys(table).length < cap) return null;
+  let victim: string | null = null;
+  let least = Infinity;
+  for (const [value, e] of Object.entries(table)) {
+    if (e.c < least || (e.c === least && victim !== null && e.l < (table[victim]?.l ?? 0))) {
+      least = e.c;
+      victim = value;
+    }
+  }
+  return victim;
+}

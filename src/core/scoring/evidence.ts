@@ -1,0 +1,199 @@
+/**
+ * Evidence about the attacker population, independent of the user's own history: where the
+ * request comes from (data centres, anonymising VPNs, Tor), what sends it (automation, headless
+ * browsers, crawlers, headers an honest browser would not omit or contradict), what it claims
+ * (throw-away e-mail domains), and how fast things happen across accounts (velocity per address,
+ * network, device, request shape, e-mail domain and over the whole environment).
+ *
+ * Each piece is a named signal with a weight in log-odds and a detail object that explains it.
+ * Pure: no I/O.
+ */
+import type { IpIntel, ParsedUserAgent } from '../../intel';
+import { isDisposableEmail } from '../../intel';
+import type { EventInput, SignalDetail } from '../model';
+import type { Features } from './features';
+import type { EnvironmentStats, HeaderHabits, Window } from './population';
+
+export interface Contribution {
+  signal: string;
+  /** Log-odds added to the risk. */
+  weight: number;
+  detail: SignalDetail;
+}
+
+/** The kind of event, as the model distinguishes them. */
+export type EventKind = 'login' | 'preauth' | 'failure' | 'registration' | 'reset' | 'other';
+
+export interface EvidenceInput {
+  event: EventInput;
+  kind: EventKind;
+  ip: IpIntel | null;
+  ua: ParsedUserAgent;
+  features: Features;
+  env: EnvironmentStats;
+  headers: HeaderHabits | null;
+  windows: Partial<Record<'ip' | 'net' | 'asn' | 'dev' | 'shape' | 'dom' | 'env', Window | null>>;
+  /** How common the request's shape and e-mail domain are among legitimate events (shares). */
+  shapeShare: number;
+  domainCount: number;
+  /** The account is unknown to Rampart (no history at all). */
+  unknownAccount: boolean;
+  /** The user has used this network's autonomous system before (a habitual VPN, say). */
+  familiarAsn: boolean;
+}
+
+const TOR = 4;
+const HOSTING = 2.4;
+const VPN = 1.6;
+
+/** Browsers that send `Sec-Fetch-*` on every navigation and form post, by family and first version. */
+const SEC_FETCH_SINCE: Readonly<Record<string, number>> = { Chrome: 80, Edge: 80, Opera: 67, Firefox: 90, Safari: 17, 'Mobile Safari': 17, 'Samsung Browser': 13, 'Chrome Mobile': 80, 'Chrome WebView': 80 };
+/** Chromium browsers send `Sec-CH-UA` (on secure origins) since version 89. */
+const CLIENT_HINTS_SINCE: Readonly<Record<string, number>> = { Chrome: 90, Edge: 90, Opera: 76, 'Chrome Mobile': 90, 'Samsung Browser': 15 };
+
+const major = (ua: ParsedUserAgent) => Number(ua.version.split('.')[0]) || 0;
+
+/** Evidence from the request itself (network, client, headers, e-mail). */
+export function requestEvidence(x: EvidenceInput): Contribution[] {
+  const out: Contribution[] = [];
+  const h = x.event.context.headers;
+  const ip = x.ip;
+  if (ip?.tor) out.push({ signal: 'proxy_ip', weight: TOR, detail: { kind: 'tor', asn: ip.asn?.number ?? null } });
+  else if (ip?.hosting || ip?.vpn) {
+    const vpn = Boolean(ip.vpn) && !ip.hosting;
+    // A network the user habitually comes from (their own VPN) says little about this login.
+    const weight = (vpn ? VPN : HOSTING) * (x.familiarAsn ? 0.3 : 1);
+    out.push({ signal: 'proxy_ip', weight, detail: { kind: vpn ? 'vpn' : 'hosting', asn: ip.asn?.number ?? null, organization: ip.asn?.organization ?? null, familiar: x.familiarAsn } });
+  }
+
+  if (x.ua.headless) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser } });
+  else if (x.ua.bot && !x.ua.crawler) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'automation_user_agent', client: x.ua.browser || x.ua.family } });
+  if (x.ua.crawler) out.push({ signal: 'web_crawler', weight: 4, detail: { user_agent: x.ua.family } });
+  if (x.event.context.userAgent === '') out.push({ signal: 'missing_headers', weight: 2, detail: { missing: 'user-agent' } });
+
+  const claimsBrowser = !x.ua.bot && !x.ua.crawler && x.ua.browser !== '' && x.ua.browser !== 'Other';
+  if (claimsBrowser) {
+    // What this application forwards for this browser most of the time, and this request lacks.
+    const habits = x.headers;
+    const missing: string[] = [];
+    const usual = (share: number | undefined) => habits !== null && habits.events >= 30 && (share ?? 0) >= 0.9;
+    if (h['accept-language'] === undefined && usual(habits?.acceptLanguage)) missing.push('accept-language');
+    const secFetch = SEC_FETCH_SINCE[x.ua.browser];
+    if (secFetch !== undefined && major(x.ua) >= secFetch && h['sec-fetch-mode'] === undefined && usual(habits?.secFetch)) missing.push('sec-fetch-*');
+    const hints = CLIENT_HINTS_SINCE[x.ua.browser];
+    if (hints !== undefined && major(x.ua) >= hints && h['sec-ch-ua'] === undefined && usual(habits?.clientHints)) missing.push('sec-ch-ua');
+    if (missing.length) out.push({ signal: 'missing_headers', weight: Math.min(3, 1.6 * missing.length), detail: { missing: missing.join(', ') } });
+
+    const spoof = spoofReason(x);
+    if (spoof) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: spoof } });
+  }
+
+  const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
+  if (email && isDisposableEmail(email)) {
+    out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
+  }
+  return out;
+}
+
+/** Client hints or the sandbox device that contradict the user agent. */
+function spoofReason(x: EvidenceInput): string | null {
+  const h = x.event.context.headers;
+  const chMobile = h['sec-ch-ua-mobile'];
+  if (typeof chMobile === 'string') {
+    if (chMobile.trim() === '?0' && x.ua.mobile) return 'client_hints_mobile_mismatch';
+    if (chMobile.trim() === '?1' && x.ua.type === 'desktop') return 'client_hints_mobile_mismatch';
+  }
+  const chPlatform = h['sec-ch-ua-platform'];
+  if (typeof chPlatform === 'string' && x.ua.platform) {
+    const claimed = chPlatform.replace(/"/g, '').toLowerCase();
+    const family = (p: string) => (p.includes('mac') ? 'mac' : p.includes('win') ? 'windows' : p.includes('android') ? 'android' : p.includes('ios') ? 'ios' : p.includes('linux') || p.includes('ubuntu') ? 'linux' : p);
+    const os = x.ua.platform.toLowerCase();
+    if (claimed && family(claimed) !== family(os) && !(family(claimed) === 'linux' && family(os) === 'android')) return 'client_hints_platform_mismatch';
+  }
+  const chUa = h['sec-ch-ua'];
+  if (typeof chUa === 'string' && /firefox|safari/i.test(x.ua.browser) && !/chrom/i.test(x.ua.browser)) return 'client_hints_from_non_chromium';
+  const device = x.event.testToken?.device;
+  if (device && x.ua.browser) {
+    const [browser] = device.split('_on_');
+    if (browser && x.ua.browser !== 'Other' && !x.ua.browser.toLowerCase().includes(browser)) return 'fingerprint_user_agent_mismatch';
+  }
+  return null;
+}
+
+/** A smooth step: 0 below `from`, `weight` at `to` and above. */
+function ramp(value: number, from: number, to: number, weight: number): number {
+  if (value <= from) return 0;
+  if (value >= to) return weight;
+  return (weight * (value - from)) / (to - from);
+}
+
+/** Evidence from velocity across accounts, in the last sixty minutes of event time. */
+export function velocityEvidence(x: EvidenceInput): Contribution[] {
+  const out: Contribution[] = [];
+  const w = x.windows;
+  const count = (n: number) => Math.round(n * 10) / 10;
+
+  // Failed logins across accounts from one address, network, operator or request shape. Beyond
+  // a single address, only where failures far outnumber successes (a big network or a common
+  // browser has its share of typos).
+  const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - 1) / 3)) : 0);
+  const failed = [
+    { window: w.ip, kind: 'ip', weight: ramp(w.ip?.failedAccounts ?? 0, 2, 6, 4) },
+    { window: w.net, kind: 'network', weight: ramp(w.net?.failedAccounts ?? 0, 4, 12, 3.5) * ratio(w.net) },
+    { window: w.asn, kind: 'operator', weight: ramp(w.asn?.failedAccounts ?? 0, 10, 40, 3) * ratio(w.asn) },
+    { window: w.shape, kind: 'request_shape', weight: ramp(w.shape?.failedAccounts ?? 0, 5, 15, 4) * ratio(w.shape) },
+  ].sort((a, b) => b.weight - a.weight)[0];
+  if (failed && failed.weight > 0.05) {
+    out.push({ signal: 'credential_stuffing', weight: failed.weight, detail: { by: failed.kind, accounts_failed_last_hour: failed.window?.failedAccounts ?? 0, failures_last_hour: count(failed.window?.failures ?? 0), successes_last_hour: count(failed.window?.successes ?? 0) } });
+  }
+
+  // Many accounts tried from one address (beyond what a shared household or office shows).
+  const ipAccounts = w.ip?.accounts ?? 0;
+  const ipWeight = ramp(ipAccounts, 4, 15, 2.5);
+  if (ipWeight > 0) out.push({ signal: 'high_activity_ip', weight: ipWeight, detail: { accounts_last_hour: ipAccounts, attempts_last_hour: count(w.ip?.attempts ?? 0) } });
+
+  // One fingerprinted device, many accounts: a device farm, or one phone opening accounts.
+  const devAccounts = x.features.fingerprinted ? (w.dev?.accounts ?? 0) : 0;
+  const devWeight = ramp(devAccounts, 2, 6, 3.5);
+  if (devWeight > 0) out.push({ signal: 'multiple_accounts_per_device', weight: devWeight, detail: { accounts: devAccounts } });
+
+  // The same request shape (client, header set, language) across many accounts at once, far
+  // beyond its usual share of this environment's traffic.
+  const shape = w.shape;
+  const envAttempts = w.env?.attempts ?? 0;
+  if (shape && shape.accounts >= 8 && envAttempts > 0) {
+    const share = shape.attempts / envAttempts;
+    const lift = share / Math.max(x.shapeShare, 0.002);
+    const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) : 0;
+    if (weight > 0) out.push({ signal: 'request_shape_burst', weight, detail: { accounts_last_hour: shape.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
+  }
+
+  // The environment is under a wave: attempts on accounts that do not exist, or failures, far
+  // above their usual hourly rate. What is unfamiliar during a wave is more likely part of it.
+  const envWindow = w.env;
+  if (envWindow && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'registration')) {
+    const unknownLift = envWindow.unknown / Math.max(x.env.unknownPerHour, 2);
+    const failureLift = envWindow.failures / Math.max(x.env.failuresPerHour, 3);
+    const wave = Math.max(envWindow.unknown >= 15 ? unknownLift : 0, envWindow.failures >= 20 ? failureLift : 0);
+    if (wave >= 3 && x.unknownAccount) {
+      out.push({ signal: 'attack_wave', weight: ramp(wave, 3, 8, 4.5), detail: { unknown_accounts_last_hour: count(envWindow.unknown), failures_last_hour: count(envWindow.failures), usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)) } });
+    }
+  }
+
+  // Registrations: several from one address, device or e-mail domain.
+  if (x.kind === 'registration') {
+    const regs = [
+      { by: 'ip', n: w.ip?.registrations ?? 0, from: 2, to: 8 },
+      { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
+      { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
+    ]
+      .map((r) => ({ ...r, weight: ramp(r.n, r.from, r.to, 3) }))
+      .sort((a, b) => b.weight - a.weight)[0];
+    if (regs && regs.weight > 0) out.push({ signal: 'registration_velocity', weight: regs.weight, detail: { by: regs.by, registrations_last_hour: count(regs.n) } });
+    // A domain no legitimate user of this environment has, while the environment has many.
+    if (x.features.emailDomain && x.domainCount < 0.5 && x.env.legit >= 200 && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
+      out.push({ signal: 'new_email_domain', weight: 0.6, detail: { domain: x.features.emailDomain } });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+/**
+ * The features of one event that the risk model looks at, at every level of their hierarchies:
+ * the network (address → /24 or /48 → autonomous system → country), the software (user-agent
+ * string → browser and major version → browser → operating system → device type), the device key,
+ * the language, the hour of day, the request's shape and the e-mail domain. Pure: derived from
+ * the event and the offline intel only.
+ */
+import { shortHash } from '../crypto';
+import type { IpIntel, ParsedUserAgent } from '../../intel';
+import type { Device, EventInput } from '../model';
+
+/** The levels the profile and the population keep values for, finest first within each hierarchy. */
+export const NETWORK_LEVELS = ['ip', 'net', 'asn', 'cc'] as const;
+export const SOFTWARE_LEVELS = ['ua', 'br', 'bf', 'os', 'dt'] as const;
+export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr'] as const;
+/** Joint levels: the software (OS and browser) alone, and with the operator and the network it came from. */
+export const JOINT_LEVELS = ['sw', 'sa', 'sn'] as const;
+export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
+export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
+export type Level = NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
+export const LEVELS: readonly Level[] = [...NETWORK_LEVELS, ...SOFTWARE_LEVELS, ...OTHER_LEVELS, ...JOINT_LEVELS];
+
+/** A feature value per level (null: not known for this event). */
+export type FeatureValues = Record<Level, string | null>;
+
+export interface Features {
+  values: FeatureValues;
+  /** The device key is a client fingerprint (strong), not derived from headers (weak). */
+  fingerprinted: boolean;
+  /** Hash of the request's shape: user agent, the set of header names, language and accept values. */
+  shape: string;
+  /** Lower-cased domain of the e-mail the event names, if any. */
+  emailDomain: string | null;
+  /** Hour bucket of the event time (hours since the epoch). */
+  hourBucket: number;
+  /** Fraction of that hour already past, for sliding windows. */
+  hourFraction: number;
+}
+
+export const HOUR_MS = 3_600_000;
+
+/** The /24 of an IPv4 address or the /48 of an IPv6 one. */
+export function networkOf(ip: string): string | null {
+  if (ip.includes('.')) {
+    const parts = ip.split('.');
+    return parts.length === 4 ? `${parts[0]}.${parts[1]}.${parts[2]}.0/24` : null;
+  }
+  if (ip.includes(':')) {
+    const groups = expandV6(ip);
+    return groups ? `${groups.slice(0, 3).join(':')}::/48` : null;
+  }
+  return null;
+}
+
+function expandV6(ip: string): string[] | null {
+  const [head, tail] = ip.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  if (ip.includes('::')) {
+    const fill = 8 - h.length - t.length;
+    if (fill < 0) return null;
+    return [...h, ...Array.from({ length: fill }, () => '0'), ...t];
+  }
+  return h.length === 8 ? h : null;
+}
+
+/** The first language tag of an Accept-Language header, lower-cased (`en-gb`), or null. */
+export function primaryLanguage(header: string | true | undefined): string | null {
+  if (typeof header !== 'string') return null;
+  const first = header.split(',')[0]?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/.test(first) ? first : null;
+}
+
+/** Header names whose values vary by request rather than by client (left out of the shape). */
+const VOLATILE = new Set(['cookie', 'authorization', 'content-length', 'x-forwarded-for', 'x-real-ip', 'forwarded', 'x-request-id', 'traceparent', 'referer', 'origin', 'host', 'content-type', 'x-castle-client-id', 'x-castle-request-token', 'x-service-client-id']);
+
+/** The request's shape: what one client (or one attack tool) sends alike on every request. */
+export function requestShape(event: Pick<EventInput, 'context'>): string {
+  const h = event.context.headers;
+  const names = Object.keys(h)
+    .filter((n) => !VOLATILE.has(n))
+    .sort();
+  const value = (n: string) => (typeof h[n] === 'string' ? (h[n] as string) : '');
+  return shortHash([event.context.userAgent, names.join(','), value('accept-language'), value('accept'), value('accept-encoding'), value('sec-ch-ua')].join('\n'));
+}
+
+export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: ParsedUserAgent, device: { key: string; identity: Device['identity'] }): Features {
+  const at = event.occurredAt.getTime();
+  const major = ua.version.split('.')[0] ?? '';
+  const known = (s: string) => (s && s !== 'Other' && s !== 'Unknown' ? s : null);
+  const browser = known(ua.browser);
+  const values: FeatureValues = {
+    ip: ip && !ip.bogon ? ip.ip : null,
+    net: ip && !ip.bogon ? networkOf(ip.ip) : null,
+    asn: ip?.asn ? `AS${ip.asn.number}` : null,
+    cc: ip?.location?.country_code ?? null,
+    ua: event.context.userAgent ? shortHash(event.context.userAgent) : null,
+    br: browser ? `${browser} ${major}`.trim() : null,
+    bf: browser,
+    os: known(ua.os),
+    dt: ua.type,
+    // Only a client fingerprint identifies a device; a key derived from headers is as easy to copy
+    // as the headers, which the software levels already hold.
+    dev: device.identity === 'fingerprint' ? device.key : null,
+    fp: device.identity === 'fingerprint' ? 'y' : 'n',
+    lang: primaryLanguage(event.context.headers['accept-language']),
+    hr: String(new Date(at).getUTCHours()),
+    sw: null,
+    sa: null,
+    sn: null,
+  };
+  // Where this software usually comes from: a user's laptop sits at home, their phone moves.
+  const software = values.os || values.bf ? `${values.os ?? '?'}|${values.bf ?? '?'}` : null;
+  if (software) {
+    values.sw = software;
+    values.sa = values.asn ? `${software}|${values.asn}` : null;
+    values.sn = values.net ? `${software}|${values.net}` : null;
+  }
+  const email = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
+  const domain = email && email.includes('@') ? (email.split('@').pop() ?? '').toLowerCase() : null;
+  return {
+    values,
+    fingerprinted: device.identity === 'fingerprint',
+    shape: requestShape(event),
+    emailDomain: domain || null,
+    hourBucket: Math.floor(at / HOUR_MS),
+    hourFraction: (at % HOUR_MS) / HOUR_MS,
+  };
+}

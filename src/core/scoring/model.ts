@@ -1,0 +1,238 @@
+/**
+ * Risk engine v2: one calibrated risk in [0, 1] for an event, as the logistic of a sum of
+ * log-odds contributions, each of which is a named signal whose detail says why it fired:
+ *  - the user's behaviour (behaviour.ts): likelihood ratios of the network, software, device,
+ *    fingerprint, language and hour, population over user;
+ *  - the user's hostile record (values an attacker already used against this account);
+ *  - attack-population evidence and velocity across accounts (evidence.ts);
+ *  - where the user last really was (impossible travel), and feedback on the device.
+ * Unfamiliarity alone never reaches the deny level: denying needs evidence of an attack.
+ *
+ * Also decides what an event teaches: the legitimate profile only learns from evidence that the
+ * user was really there (an allowed successful login or registration, a passed challenge);
+ * failures, failed challenges and denied logins go to the hostile record.
+ *
+ * Pure: no I/O.
+ */
+import type { IpIntel } from '../../intel';
+import { distanceKm } from '../../intel';
+import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
+import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
+import { requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import type { Features } from './features';
+import { emailAccount, type Outcome } from './population';
+
+/** The logit of an event with nothing for or against it: risk 0.1. */
+export const BASE_LOGIT = -2.2;
+/** Highest logit without evidence of an attack (risk 0.88: challenge, never deny). */
+export const UNFAMILIARITY_CAP = 2.0;
+/** Tentative weight of an unanswered challenge, where the application does not report answers. */
+export const TENTATIVE_WEIGHT = 0.3;
+
+const LOGIN_SUCCESS = new Set(['$login', '$login.succeeded']);
+const REGISTRATION = new Set(['$registration', '$registration.attempted', '$registration.succeeded']);
+const RESET = new Set(['$password_reset_request', '$password_reset_request.attempted', '$password_reset_request.succeeded']);
+const FAILURE = new Set(['$login.failed', '$password_reset_request.failed', '$registration.failed']);
+
+/** What the model makes of an event's name. */
+export function eventKind(name: string): EventKind {
+  if (LOGIN_SUCCESS.has(name)) return 'login';
+  if (name === '$login.attempted') return 'preauth';
+  if (FAILURE.has(name)) return 'failure';
+  if (REGISTRATION.has(name)) return 'registration';
+  if (RESET.has(name)) return 'reset';
+  return 'other';
+}
+
+export interface AssessInput extends Omit<EvidenceInput, 'kind' | 'familiarAsn'> {
+  behaviour: Behaviour | null;
+  population: PopulationCounts;
+  device: Device | null;
+}
+
+export interface Assessment {
+  risk: number;
+  signals: Signals;
+  contributions: Contribution[];
+}
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+/** The behavioural contributions: how unlike the user this event is. */
+function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
+  const b = x.behaviour;
+  if (!b) return [];
+  const f = familiarity(b, x.population, x.features, now);
+  if (f.history < 0.5) return [];
+  const out: Contribution[] = [];
+  const v = x.features.values;
+  const net = 0.8 * clamp(f.network.llr, -4, 7);
+  const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
+  if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
+  else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
+  else out.push({ signal: 'network', weight: net, detail: netDetail });
+  // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
+  // This software somewhere it has not been (a laptop on a network only the phone used).
+  const where = 0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4);
+  if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
+  else out.push({ signal: 'network_for_device', weight: where, detail: {} });
+  // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
+  const sw = 0.5 * clamp(f.software.llr, x.features.fingerprinted ? -1.6 : -0.6, 6);
+  const dev = 0.7 * clamp(f.device.llr, -3, 3);
+  const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
+  const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
+  const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
+  out.push({ signal: newDevice ? 'new_device' : 'device', weight: sw + dev, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
+  if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
+  else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
+  const lang = 0.4 * clamp(f.language.llr, -1.5, 3);
+  out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
+  const hour = 0.25 * clamp(f.hour, -1, 2);
+  out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
+  return out;
+}
+
+/** Values of the event an attacker already used against this account, and not the user. */
+function hostileEvidence(x: AssessInput, now: number): Contribution[] {
+  const b = x.behaviour;
+  if (!b) return [];
+  const m = hostileMatch(b, x.features, now);
+  // One failed attempt is a typo as often as not.
+  if (m.weight < 1.8) return [];
+  const foreign = m.levels.filter((level) => {
+    const value = x.features.values[level];
+    return value !== null && !b.tables[level]?.[value];
+  });
+  if (foreign.length === 0) return [];
+  return [{ signal: 'hostile_context', weight: Math.min(3, 1.2 * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
+}
+
+/** Too fast from where the user last really was. */
+function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Contribution[] {
+  const last = b?.lastLegit;
+  const loc = ip?.location;
+  if (!last || !loc || loc.lat === null || loc.lon === null) return [];
+  const km = distanceKm(last, { lat: loc.lat, lon: loc.lon });
+  const hours = Math.max((at - last.at) / 3_600_000, 1 / 60);
+  if (km < 500 || km / hours <= 900) return [];
+  return [{ signal: 'impossible_travel', weight: 1.5, detail: { km: Math.round(km), hours: round2(hours) } }];
+}
+
+/**
+ * Evidence of an attack, as opposed to mere unfamiliarity: hard evidence (automation, velocity
+ * across accounts, contradicting headers) can take the risk to deny; soft evidence (an
+ * anonymising network, a throw-away address, missing headers, a past failure) only together.
+ */
+const HARD_SIGNALS = new Set([
+  'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
+  'multiple_accounts_per_device', 'request_shape_burst', 'attack_wave', 'registration_velocity',
+]);
+const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context']);
+
+/** Signals named whenever they hold, whatever their weight. */
+const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel']);
+
+/** Score one event. `kind` says what it is; `now` is its event time. */
+export function assess(x: AssessInput, kind: EventKind, now: number): Assessment {
+  const b = x.behaviour;
+  const familiarAsn = Boolean(b && x.features.values.asn && b.tables.asn?.[x.features.values.asn]);
+  const evidence: EvidenceInput = { ...x, kind, familiarAsn };
+  const contributions = [...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)];
+  let z = BASE_LOGIT;
+  let hard = 0;
+  let soft = 0;
+  for (const c of contributions) {
+    z += c.weight;
+    if (HARD_SIGNALS.has(c.signal)) hard += c.weight;
+    else if (SOFT_SIGNALS.has(c.signal)) soft += c.weight;
+  }
+  // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
+  if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);
+  if (x.device?.feedback === 'approved') z -= 2.5;
+  let risk = 1 / (1 + Math.exp(-z));
+  if (x.device?.feedback === 'reported') risk = 1;
+  risk = Math.round(Math.min(1, Math.max(0, risk)) * 10000) / 10000;
+
+  const signals: Signals = {};
+  for (const c of contributions) {
+    // Only what raised the risk is a signal, and the facts policies match on (a new device or
+    // country is named even where the user's habits make it count for little).
+    if (c.weight < 0.35 && !FACT_SIGNALS.has(c.signal)) continue;
+    const previous = signals[c.signal];
+    if (previous && typeof previous.score === 'number' && previous.score >= c.weight) continue;
+    signals[c.signal] = { ...c.detail, score: round2(c.weight) };
+  }
+  return { risk, signals, contributions };
+}
+
+/** What an event teaches: its behaviour change for the user and its outcome for the counters. */
+export interface Lesson {
+  behaviour: BehaviourChange | null;
+  outcome: Outcome;
+}
+
+export interface LessonInput {
+  event: EventInput;
+  /** The account the event is about (its user id, or the one its e-mail belongs to). */
+  userId: string | null;
+  kind: EventKind;
+  features: Features;
+  behaviour: Behaviour | null;
+  /** The verdict's action, or null for a tracked event. */
+  action: Action | null;
+  unknownAccount: boolean;
+  /** The application reports challenge outcomes (so an unanswered challenge teaches nothing). */
+  feedbackReported: boolean;
+  ip: IpIntel | null;
+  eventId: string;
+}
+
+export function lesson(x: LessonInput): Lesson {
+  const at = x.event.occurredAt.getTime();
+  const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
+  const account = x.userId ?? (email ? emailAccount(email) : null);
+  const outcome: Outcome = {
+    attempt: x.kind === 'login' || x.kind === 'preauth' || x.kind === 'registration' || x.kind === 'reset' || x.kind === 'failure',
+    failure: x.kind === 'failure' || x.event.name === '$challenge.failed' || (x.action === 'deny' && x.kind === 'login'),
+    success: false,
+    registration: x.kind === 'registration',
+    unknownAccount: x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'failure'),
+    challengeFeedback: x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed',
+    account,
+  };
+  const values = learnedValues(x.features);
+  const loc = x.ip?.location;
+  const location = loc && loc.lat !== null && loc.lon !== null ? { at, lat: loc.lat, lon: loc.lon, cc: loc.country_code } : null;
+  let behaviour: BehaviourChange | null = null;
+  if (!x.userId) return { behaviour, outcome };
+
+  const learnable = x.kind === 'login' || (x.kind === 'registration' && x.event.name !== '$registration.attempted');
+  if (learnable && (x.action === 'allow' || x.action === null)) {
+    // An allowed login (or one the application reports as succeeded) is the user being there.
+    behaviour = { legit: { values, weight: 1, at, location } };
+    outcome.success = true;
+  } else if (learnable && x.action === 'challenge') {
+    const tentative = x.feedbackReported ? 0 : TENTATIVE_WEIGHT;
+    // Tentatively, the device and the address, not the operator: an attacker trying again from
+    // another address of the same network must still look new.
+    const device = { ...values, asn: null };
+    behaviour = { pend: { id: x.eventId, challenge: { at, values, tentative } }, ...(tentative > 0 ? { legit: { values: device, weight: tentative, at, location: null } } : {}) };
+  } else if (learnable && x.action === 'deny') {
+    behaviour = { hostile: { values, weight: 1, at } };
+  } else if (x.kind === 'failure' && x.event.name === '$login.failed') {
+    behaviour = { hostile: { values, weight: 1, at } };
+  } else if ((x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed') && x.behaviour) {
+    const answered = answeredChallenge(x.behaviour, at);
+    if (answered) {
+      const [id, p] = answered;
+      behaviour =
+        x.event.name === '$challenge.succeeded'
+          ? { resolve: id, legit: { values: p.values, weight: 1 - p.tentative, at: p.at, location: null } }
+          : { resolve: id, hostile: { values: p.values, weight: 1, at: p.at }, ...(p.tentative > 0 ? { legit: { values: { ...p.values, asn: null }, weight: -p.tentative, at: p.at, location: null } } : {}) };
+    } else if (x.event.name === '$challenge.failed') {
+      behaviour = { hostile: { values, weight: 1, at } };
+    }
+  }
+  return { behaviour, outcome };
+}

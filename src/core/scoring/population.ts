@@ -1,0 +1,224 @@
+/**
+ * What Rampart knows across users, per environment, kept in counter documents (one look-up per
+ * key, changed by commutative deltas):
+ *  - the population: how common each feature value is among legitimate events (decayed counts,
+ *    half-life 30 days), for the likelihood ratio's numerator and for cold start; and how often
+ *    each browser arrives with the headers an honest browser sends (to notice the ones missing);
+ *  - sliding windows in event time, per address, /24 (/48), autonomous system, device, request
+ *    shape, e-mail domain and the whole environment: attempts, failures, successes,
+ *    registrations, attempts on accounts Rampart does not know, and the distinct accounts
+ *    involved. A window is the current hour's document plus the previous hour's, weighted by how
+ *    much of the previous hour still falls within the last sixty minutes.
+ *
+ * Pure: this module names the documents, reads snapshots of them, and says what to add.
+ */
+import type { CounterBump, CounterSnapshot } from '../ports';
+import { atTime, epochWeight, type PopulationCounts } from './behaviour';
+import type { Features, Level } from './features';
+
+export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
+/** Population levels with counts (finer ones are too many to count: see behaviour.ts). */
+export const POPULATION_LEVELS: readonly Level[] = ['cc', 'asn', 'dt', 'os', 'bf', 'br', 'ua', 'lang', 'fp'];
+/** How long documents live: windows a day past their hour, population a year past its last use. */
+export const WINDOW_KEEP_MS = 26 * 3_600_000;
+export const POPULATION_KEEP_MS = 365 * 86_400_000;
+/** Members kept per distinct set (enough to tell three from thirty). */
+export const SET_CAP = 40;
+
+/** Names of the distinct sets in counter documents (a purge removes the user from each). */
+export const COUNTER_SETS = ['u', 'uf'] as const;
+/** How an account appears in the distinct sets when only its e-mail is known. */
+export const emailAccount = (email: string) => `email:${email.trim().toLowerCase()}`;
+
+export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env'] as const;
+export type WindowKind = (typeof WINDOW_KINDS)[number];
+
+const popKey = (level: Level, value: string) => `p:${level}:${value}`;
+const ENV_KEY = 'p:*';
+const headersKey = (browser: string) => `h:${browser}`;
+const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
+export const emailKey = (emailHash: string) => `e:${emailHash}`;
+
+/** The value of each window kind for an event (null: the event has none). */
+export function windowValues(f: Features): Record<WindowKind, string | null> {
+  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*' };
+}
+
+/** Every counter document a verdict reads: population entries, header habits, windows, and the e-mail's account. */
+export function keysToRead(f: Features, emailHash: string | null): string[] {
+  const keys = [ENV_KEY];
+  for (const level of POPULATION_LEVELS) {
+    const v = f.values[level];
+    if (v !== null) keys.push(popKey(level, v));
+  }
+  if (f.values.bf) keys.push(headersKey(f.values.bf));
+  keys.push(popKey('shape' as Level, f.shape));
+  if (f.emailDomain) keys.push(popKey('dom' as Level, f.emailDomain));
+  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
+    if (value === null) continue;
+    keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
+  }
+  if (emailHash) keys.push(emailKey(emailHash));
+  return keys;
+}
+
+export type Snapshots = Record<string, CounterSnapshot>;
+const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
+const snap = (s: Snapshots, key: string) => s[key] ?? EMPTY;
+
+/** The population as the behavioural model reads it, at `now`. */
+export function populationCounts(s: Snapshots, now: number): PopulationCounts & { shape(shape: string): number; domain(domain: string): number } {
+  const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  return {
+    total: at(ENV_KEY),
+    count: (level, value) => at(popKey(level, value)),
+    shape: (shape) => at(popKey('shape' as Level, shape)),
+    domain: (domain) => at(popKey('dom' as Level, domain)),
+  };
+}
+
+/** The environment's long-run habits, decayed to `now`. */
+export interface EnvironmentStats {
+  /** Legitimate events. */
+  legit: number;
+  /** Attempts, failures and attempts on unknown accounts, per hour, over the last weeks. */
+  attemptsPerHour: number;
+  failuresPerHour: number;
+  unknownPerHour: number;
+  /** Answered challenges ($challenge.succeeded/failed): the application reports them. */
+  feedback: number;
+  /** Hours of history the environment has (caps the per-hour averages while it is young). */
+  ageHours: number;
+}
+
+export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
+  const e = snap(s, ENV_KEY).counts;
+  const d = (name: string) => atTime(e[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const first = e.first ?? now;
+  const ageHours = Math.max(1, (now - first) / 3_600_000);
+  // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
+  const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, feedback: d('fb'), ageHours };
+}
+
+/** How often a browser arrives with the headers an honest one sends (shares of its events). */
+export interface HeaderHabits {
+  events: number;
+  acceptLanguage: number;
+  secFetch: number;
+  clientHints: number;
+}
+
+export function headerHabits(s: Snapshots, browser: string | null, now: number): HeaderHabits | null {
+  if (!browser) return null;
+  const c = snap(s, headersKey(browser)).counts;
+  const d = (name: string) => atTime(c[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const events = d('n');
+  if (events <= 0) return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0 };
+  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events };
+}
+
+/** One sliding window (the last sixty minutes of event time). */
+export interface Window {
+  attempts: number;
+  failures: number;
+  successes: number;
+  registrations: number;
+  unknown: number;
+  /** Distinct accounts attempted, and those that failed. */
+  accounts: number;
+  failedAccounts: number;
+}
+
+/**
+ * One window as it stands before this event. `account` (the account this event is about) counts
+ * among the distinct accounts attempted: the event is one of them.
+ */
+export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account: string | null = null): Window | null {
+  const value = windowValues(f)[kind];
+  if (value === null) return null;
+  const cur = snap(s, windowKey(kind, value, f.hourBucket));
+  const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
+  const w = 1 - f.hourFraction;
+  const n = (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
+  const members = (name: string) => new Set([...(cur.sets[name] ?? []), ...(w > 0.25 ? prev.sets[name] ?? [] : [])]);
+  const accounts = members('u');
+  if (account !== null && kind !== 'env') accounts.add(account);
+  return { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts: accounts.size, failedAccounts: members('uf').size };
+}
+
+/** The account an e-mail belongs to, as far as Rampart has seen it. */
+export function accountOfEmail(s: Snapshots, emailHash: string | null): string | null {
+  if (!emailHash) return null;
+  return snap(s, emailKey(emailHash)).sets.u?.[0] ?? null;
+}
+
+/** What an event was, for the counters. */
+export interface Outcome {
+  /** A login, pre-auth check, registration or reset request (not feedback). */
+  attempt: boolean;
+  failure: boolean;
+  /** A successful login or registration that was allowed (legitimate evidence). */
+  success: boolean;
+  registration: boolean;
+  /** It named an account Rampart has never seen. */
+  unknownAccount: boolean;
+  /** A `$challenge.succeeded/failed` (the application reports challenge outcomes). */
+  challengeFeedback: boolean;
+  /** The account, for the distinct sets. */
+  account: string | null;
+}
+
+/** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
+export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean }): CounterBump[] {
+  const bumps: CounterBump[] = [];
+  const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
+  const env: Record<string, number> = {};
+  if (o.attempt) env.a = popW;
+  if (o.failure) env.f = popW;
+  if (o.unknownAccount) env.x = popW;
+  if (o.challengeFeedback) env.fb = popW;
+  if (o.success) env.c = popW;
+  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS });
+  if (o.success) {
+    for (const level of POPULATION_LEVELS) {
+      const v = f.values[level];
+      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
+    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+  }
+  if (o.attempt && f.values.bf) {
+    const inc: Record<string, number> = { n: popW };
+    if (headers.acceptLanguage) inc.al = popW;
+    if (headers.secFetch) inc.sf = popW;
+    if (headers.clientHints) inc.ch = popW;
+    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS });
+  }
+  if (!o.attempt && !o.failure) return bumps;
+  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
+    if (value === null) continue;
+    const key = windowKey(kind, value, f.hourBucket);
+    const inc: Record<string, number> = {};
+    if (o.attempt) inc.a = 1;
+    if (o.failure) inc.f = 1;
+    if (o.success) inc.s = 1;
+    if (o.registration) inc.r = 1;
+    if (o.unknownAccount) inc.x = 1;
+    const add: Record<string, string> = {};
+    const sets = snap(s, key).sets;
+    // The environment-wide window counts; its sets would only hold everyone.
+    if (o.account && kind !== 'env') {
+      if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
+      if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
+    }
+    bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS });
+  }
+  return bumps;
+}
+
+/** Record which account an e-mail belongs to (written when it is new or changed). */
+export function emailBump(s: Snapshots, emailHash: string, account: string): CounterBump | null {
+  if (accountOfEmail(s, emailHash) === account) return null;
+  return { key: emailKey(emailHash), replaceSet: { u: [account] }, keepMs: POPULATION_KEEP_MS };
+}

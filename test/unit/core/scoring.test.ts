@@ -1,0 +1,465 @@
+/**
+ * The risk engine's pure parts (src/core/scoring): features, the behavioural model, each piece of
+ * attack evidence, velocity across accounts, the combination into one risk, and what each event
+ * teaches. No I/O: address facts are given by hand, user agents parsed offline.
+ */
+import { parseEvent } from '../../../src/core/events/parse';
+import { parseUserAgent, type IpIntel } from '../../../src/intel';
+import { deviceKey } from '../../../src/core/devices/service';
+import { extractFeatures, networkOf, primaryLanguage, requestShape, type Features } from '../../../src/core/scoring/features';
+import {
+  answeredChallenge,
+  atTime,
+  chainRatio,
+  emptyBehaviour,
+  epochWeight,
+  evictionCandidate,
+  familiarity,
+  hostileMatch,
+  type Behaviour,
+  type PopulationCounts,
+} from '../../../src/core/scoring/behaviour';
+import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
+import { assess, eventKind, lesson, BASE_LOGIT, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
+import { counterBumps, readWindow, environmentStats, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
+import type { Device, EventInput } from '../../../src/core/model';
+
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
+const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0';
+const DAY = 86_400_000;
+const T0 = Date.parse('2026-10-01T12:00:00Z');
+
+/** A browser's usual headers (as an application forwards them). */
+const browser = (ua = CHROME, lang = 'en-GB,en;q=0.9'): Record<string, string> => ({
+  'User-Agent': ua,
+  Accept: 'text/html',
+  'Accept-Language': lang,
+  'Sec-Fetch-Mode': 'navigate',
+  'Sec-Fetch-Site': 'same-origin',
+  ...(ua.includes('Chrome/') ? { 'sec-ch-ua': '"Chromium";v="124"', 'sec-ch-ua-mobile': '?0', 'sec-ch-ua-platform': '"Windows"' } : {}),
+});
+
+interface Net {
+  ip: string;
+  asn: number;
+  cc: string;
+  lat: number;
+  lon: number;
+  hosting?: boolean;
+  vpn?: boolean;
+  tor?: boolean;
+}
+const HOME: Net = { ip: '81.2.69.142', asn: 2856, cc: 'GB', lat: 51.5, lon: -0.1 };
+const HOME_OTHER_IP: Net = { ...HOME, ip: '81.2.69.201' };
+const OTHER_ISP: Net = { ip: '86.128.0.20', asn: 5089, cc: 'GB', lat: 53.4, lon: -2.2 };
+const PARIS: Net = { ip: '90.84.0.10', asn: 3215, cc: 'FR', lat: 48.8, lon: 2.3 };
+const SYDNEY: Net = { ip: '1.120.0.1', asn: 1221, cc: 'AU', lat: -33.8, lon: 151.2 };
+const CLOUD: Net = { ip: '52.95.110.1', asn: 16509, cc: 'US', lat: 39, lon: -77, hosting: true };
+const VPN: Net = { ip: '185.159.157.9', asn: 9009, cc: 'GB', lat: 51.5, lon: -0.1, vpn: true };
+const TOR: Net = { ip: '185.220.101.1', asn: 208294, cc: 'DE', lat: 52.5, lon: 13.4, tor: true };
+
+const intel = (n: Net): IpIntel => ({
+  ip: n.ip,
+  version: 4,
+  location: { country_code: n.cc, country: n.cc, region: null, region_code: null, city: null, lat: n.lat, lon: n.lon },
+  asn: { number: n.asn, organization: `AS${n.asn}` },
+  hosting: n.hosting ?? false,
+  vpn: n.vpn ?? false,
+  relay: false,
+  tor: n.tor ?? false,
+  bogon: false,
+});
+
+interface Call {
+  name?: string;
+  user?: string | null;
+  email?: string;
+  net?: Net;
+  headers?: Record<string, string>;
+  token?: string;
+  at?: number;
+}
+
+function event(c: Call = {}): EventInput {
+  const at = c.at ?? T0;
+  const user = c.user === undefined ? 'alice' : c.user;
+  const body: Record<string, unknown> = {
+    event: c.name ?? '$login',
+    ...(user ? { user: { id: user, email: c.email ?? `${user}@example.com` } } : { user: { email: c.email ?? 'someone@example.com' } }),
+    context: { ip: (c.net ?? HOME).ip, headers: c.headers ?? browser() },
+    ...(c.token ? { request_token: c.token } : {}),
+    timestamp: new Date(at).toISOString(),
+  };
+  return parseEvent(user ? 'risk' : 'filter', body, { sandbox: true, now: new Date(at + 1000) });
+}
+
+function features(c: Call = {}): { event: EventInput; f: Features; ip: IpIntel } {
+  const e = event(c);
+  const ip = intel(c.net ?? HOME);
+  const ua = parseUserAgent(e.context.userAgent);
+  return { event: e, ip, f: extractFeatures(e, ip, ua, deviceKey(e)) };
+}
+
+/** A population where every value is as common as `share` of `total` legitimate events. */
+const population = (total = 10_000, share = 0.05): PopulationCounts => ({ total, count: () => total * share });
+
+/** A user's behaviour after the given legitimate logins (in event time). */
+function history(calls: Call[]): Behaviour {
+  const b = emptyBehaviour();
+  for (const c of calls) {
+    const { f } = features(c);
+    const at = c.at ?? T0;
+    const w = epochWeight(at);
+    b.n += w;
+    for (const [level, value] of Object.entries(f.values)) {
+      if (value === null) continue;
+      const table = (b.tables[level as keyof typeof b.tables] ??= {});
+      const e = (table[value] ??= { c: 0, l: 0 });
+      e.c += w;
+      e.l = Math.max(e.l, at);
+    }
+    const ip = intel(c.net ?? HOME);
+    b.lastLegit = { at, lat: ip.location!.lat!, lon: ip.location!.lon!, cc: ip.location!.country_code };
+  }
+  return b;
+}
+
+/** Thirty days of logins from home on the user's laptop. */
+const habitual = (): Behaviour => history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-laptop' })));
+
+const noWindows = (): EvidenceInput['windows'] => ({});
+const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
+
+function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
+  const { event: e, ip, f } = features(c);
+  return {
+    event: e,
+    ip,
+    ua: parseUserAgent(e.context.userAgent),
+    features: f,
+    env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, feedback: 100, ageHours: 2000 },
+    headers: { events: 5000, acceptLanguage: 0.99, secFetch: 0.98, clientHints: 0.97 },
+    windows: noWindows(),
+    shapeShare: 0.01,
+    domainCount: 500,
+    unknownAccount: false,
+    behaviour: null,
+    population: population(),
+    device: null,
+    ...over,
+  };
+}
+
+const evidenceInput = (c: Call, kind: EventKind, over: Partial<EvidenceInput> = {}): EvidenceInput => ({ ...assessInput(c), kind, familiarAsn: false, ...over });
+const fired = (list: { signal: string; weight: number }[]) => list.filter((x) => x.weight > 0).map((x) => x.signal);
+
+describe('features', () => {
+  it.each([
+    ['81.2.69.142', '81.2.69.0/24'],
+    ['2001:db8:1234:5678::1', '2001:db8:1234::/48'],
+    ['2001:db8::1', '2001:db8:0::/48'],
+    ['nonsense', null],
+  ])('the network of %s is %s', (ip, net) => expect(networkOf(ip)).toBe(net));
+
+  it.each([
+    ['en-GB,en;q=0.9', 'en-gb'],
+    ['de', 'de'],
+    ['*', null],
+    [undefined, null],
+  ])('the primary language of %s is %s', (header, lang) => expect(primaryLanguage(header)).toBe(lang));
+
+  it('a request shape ignores per-request headers and changes with the client', () => {
+    const a = requestShape(event({ headers: { ...browser(), Cookie: 'a=1', 'X-Request-Id': '1' } }));
+    const b = requestShape(event({ headers: { ...browser(), Cookie: 'b=2', 'X-Request-Id': '2' } }));
+    expect(a).toBe(b);
+    expect(requestShape(event({ headers: browser(FIREFOX) }))).not.toBe(a);
+    expect(requestShape(event({ headers: browser(CHROME, 'de-DE') }))).not.toBe(a);
+  });
+
+  it('every level of both hierarchies, and the device only when fingerprinted', () => {
+    const { f } = features({ token: 'laptop' });
+    expect(f.values).toMatchObject({ ip: HOME.ip, net: '81.2.69.0/24', asn: 'AS2856', cc: 'GB', bf: 'Chrome', br: 'Chrome 124', os: 'Windows 10', dt: 'desktop', fp: 'y', lang: 'en-gb', hr: '12' });
+    expect(f.values.dev).toMatch(/^f:/);
+    expect(f.fingerprinted).toBe(true);
+    const headersOnly = features({}).f;
+    expect(headersOnly.values.dev).toBeNull();
+    expect(headersOnly.values.fp).toBe('n');
+  });
+});
+
+describe('behavioural model', () => {
+  it('stores counts so that event order does not matter (importing history = living it)', () => {
+    const calls = [{ at: T0 - 20 * DAY }, { at: T0 - 3 * DAY, net: PARIS }, { at: T0 - 9 * DAY }];
+    const forward = history(calls);
+    const backward = history([...calls].reverse());
+    expect(backward.n).toBeCloseTo(forward.n, 12);
+    expect(backward.tables.cc).toEqual(forward.tables.cc);
+    // A count decays with a half-life: one event 120 days ago counts half.
+    expect(atTime(epochWeight(T0 - 120 * DAY), T0)).toBeCloseTo(0.5, 9);
+  });
+
+  it('a user without history has the population distribution: neither familiar nor strange', () => {
+    const { f } = features({ net: OTHER_ISP });
+    const r = familiarity(emptyBehaviour(), population(), f, T0);
+    expect(r.network.llr).toBeCloseTo(0, 9);
+    expect(r.software.llr).toBeCloseTo(0, 9);
+  });
+
+  it.each([
+    ['home, the usual laptop', { token: 'alice-laptop' }, 'network', 'lt', 0],
+    ['another address of the home ISP', { net: HOME_OTHER_IP, token: 'alice-laptop' }, 'network', 'lt', 0.5],
+    ['another ISP', { net: OTHER_ISP, token: 'alice-laptop' }, 'network', 'gt', 1],
+    ['another country', { net: PARIS, token: 'alice-laptop' }, 'network', 'gt', 2],
+    ['the usual software', { token: 'alice-laptop' }, 'software', 'lt', 0],
+    ['another browser and OS', { headers: browser(IPHONE), token: 'alice-laptop' }, 'software', 'gt', 1],
+    ['another device', { token: 'stranger' }, 'device', 'gt', 1],
+  ] as const)('%s', (_name, call, chain, cmp, bound) => {
+    const { f } = features(call);
+    const llr = familiarity(habitual(), population(), f, T0)[chain].llr;
+    if (cmp === 'lt') expect(llr).toBeLessThan(bound);
+    else expect(llr).toBeGreaterThan(bound);
+  });
+
+  it('names the coarsest level the user had never shown', () => {
+    const b = habitual();
+    const at = (call: Call) => chainRatio(b, population(), [
+      { level: 'cc', value: features(call).f.values.cc },
+      { level: 'asn', value: features(call).f.values.asn },
+    ], T0).firstUnseen;
+    expect(at({})).toBeNull();
+    expect(at({ net: OTHER_ISP })).toBe('asn');
+    expect(at({ net: PARIS })).toBe('cc');
+  });
+
+  it('finds the values an attacker already used against the account', () => {
+    const b = habitual();
+    const { f } = features({ net: CLOUD });
+    expect(hostileMatch(b, f, T0).levels).toEqual([]);
+    b.hostile.ip = { [CLOUD.ip]: { c: 2 * epochWeight(T0 - DAY), l: T0 - DAY } };
+    const m = hostileMatch(b, f, T0);
+    expect(m.levels).toEqual(['ip']);
+    expect(m.weight).toBeCloseTo(2, 1);
+  });
+
+  it('evicts the least used value of a full table, never for a value it holds', () => {
+    const table = { a: { c: 5, l: 1 }, b: { c: 1, l: 2 }, c: { c: 3, l: 3 } };
+    expect(evictionCandidate(table, 3, 'd')).toBe('b');
+    expect(evictionCandidate(table, 3, 'a')).toBeNull();
+    expect(evictionCandidate(table, 4, 'd')).toBeNull();
+  });
+
+  it('pairs a challenge answer with the latest challenge of the day before it', () => {
+    const b = emptyBehaviour();
+    b.pending = { old: { at: T0 - 2 * DAY, values: {}, tentative: 0 }, recent: { at: T0 - 60_000, values: {}, tentative: 0 }, older: { at: T0 - 3_600_000, values: {}, tentative: 0 } };
+    expect(answeredChallenge(b, T0)?.[0]).toBe('recent');
+    expect(answeredChallenge(b, T0 + 3 * DAY)).toBeNull();
+  });
+});
+
+describe('attack-population evidence (one signal each)', () => {
+  it.each([
+    ['a clean browser from home', {}, 'login', []],
+    ['Tor', { net: TOR }, 'login', ['proxy_ip']],
+    ['a cloud server', { net: CLOUD }, 'login', ['proxy_ip']],
+    ['a commercial VPN', { net: VPN }, 'login', ['proxy_ip']],
+    ['an HTTP library', { headers: { 'User-Agent': 'python-requests/2.31.0', Accept: '*/*' } }, 'preauth', ['bot_behavior']],
+    ['a headless browser', { headers: browser(CHROME.replace('Chrome/', 'HeadlessChrome/')) }, 'preauth', ['headless_browser']],
+    ['a crawler', { headers: { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' } }, 'login', ['web_crawler']],
+    ['Chrome without Sec-Fetch or client hints', { headers: { 'User-Agent': CHROME, Accept: 'text/html', 'Accept-Language': 'en' } }, 'login', ['missing_headers']],
+    ['client hints naming another platform', { headers: { ...browser(), 'sec-ch-ua-platform': '"Linux"' } }, 'login', ['spoofed_device']],
+    ['client hints from Firefox', { headers: { ...browser(FIREFOX), 'sec-ch-ua': '"Chromium";v="124"' } }, 'login', ['spoofed_device']],
+    ['a throw-away address at sign-up', { email: 'x@mailinator.com', name: '$registration' }, 'registration', ['disposable_email']],
+  ] as const)('%s', (_name, call, kind, expected) => {
+    expect(fired(requestEvidence(evidenceInput(call as Call, kind)))).toEqual(expected);
+  });
+
+  it('missing headers count only where this application usually forwards them', () => {
+    const bare = { headers: { 'User-Agent': CHROME, Accept: 'text/html', 'Accept-Language': 'en' } };
+    expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: { events: 5000, acceptLanguage: 1, secFetch: 0.1, clientHints: 0.1 } })))).toEqual([]);
+    expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: null })))).toEqual([]);
+  });
+
+  it('a VPN the user habitually uses counts for less', () => {
+    const weight = (familiarAsn: boolean) => requestEvidence(evidenceInput({ net: VPN }, 'login', { familiarAsn }))[0]!.weight;
+    expect(weight(true)).toBeLessThan(weight(false) / 2);
+  });
+});
+
+describe('velocity across accounts (one signal each, at its threshold)', () => {
+  const velocity = (kind: EventKind, windows: EvidenceInput['windows'], over: Partial<EvidenceInput> = {}, call: Call = {}) =>
+    fired(velocityEvidence(evidenceInput(call, kind, { windows, ...over })));
+
+  it.each([
+    ['two failed accounts from one address', { ip: window({ failedAccounts: 2, failures: 2 }) }, []],
+    ['six failed accounts from one address', { ip: window({ failedAccounts: 6, failures: 6 }) }, ['credential_stuffing']],
+    ['failures across a network, as many as successes', { net: window({ failedAccounts: 12, failures: 12, successes: 12 }) }, []],
+    ['failures across a network, far above successes', { net: window({ failedAccounts: 12, failures: 40, successes: 2 }) }, ['credential_stuffing']],
+    ['four accounts from one address', { ip: window({ accounts: 4 }) }, []],
+    ['fifteen accounts from one address', { ip: window({ accounts: 15 }) }, ['high_activity_ip']],
+  ] as const)('%s', (_name, windows, expected) => expect(velocity('login', windows)).toEqual(expected));
+
+  it('multiple_accounts_per_device only for a fingerprinted device', () => {
+    const windows = { dev: window({ accounts: 6 }) };
+    expect(velocity('login', windows, {}, { token: 'farm-phone' })).toEqual(['multiple_accounts_per_device']);
+    expect(velocity('login', windows, {}, {})).toEqual([]);
+  });
+
+  it('request_shape_burst when one shape takes far more of the traffic than usual', () => {
+    const windows = { shape: window({ accounts: 30, attempts: 60 }), env: window({ attempts: 100 }) };
+    expect(velocity('preauth', windows, { shapeShare: 0.01 })).toEqual(['request_shape_burst']);
+    expect(velocity('preauth', windows, { shapeShare: 0.5 })).toEqual([]);
+  });
+
+  it('attack_wave: attempts on unknown accounts far above the usual rate, for an unknown account', () => {
+    const windows = { env: window({ unknown: 80, attempts: 100 }) };
+    expect(velocity('preauth', windows, { unknownAccount: true })).toEqual(['attack_wave']);
+    expect(velocity('preauth', windows, { unknownAccount: false })).toEqual([]);
+    expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual([]);
+  });
+
+  it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
+    expect(velocity('registration', { ip: window({ registrations: 8 }) })).toEqual(['registration_velocity']);
+    expect(velocity('registration', { ip: window({ registrations: 1 }) })).toEqual([]);
+    expect(velocity('registration', {}, { domainCount: 0 }, { email: 'x@qzkmail.top', name: '$registration' })).toEqual(['new_email_domain']);
+    expect(velocity('login', { ip: window({ registrations: 8 }) })).toEqual([]);
+  });
+});
+
+describe('windows and counters', () => {
+  it('a window adds the previous hour in proportion to what is left of it, and counts this account', () => {
+    const { f } = features({ at: Date.parse('2026-10-01T12:15:00Z') });
+    const hour = f.hourBucket;
+    const s: Snapshots = {
+      [`w:ip:${HOME.ip}:${hour}`]: { counts: { a: 4, f: 2 }, sets: { u: ['a', 'b'], uf: ['a'] } },
+      [`w:ip:${HOME.ip}:${hour - 1}`]: { counts: { a: 8, f: 4 }, sets: { u: ['c'], uf: ['c'] } },
+    };
+    const w = readWindow(s, f, 'ip', 'd')!;
+    expect(w.attempts).toBeCloseTo(4 + 0.75 * 8, 9);
+    expect(w.failures).toBeCloseTo(2 + 0.75 * 4, 9);
+    expect(w.accounts).toBe(4);
+    expect(w.failedAccounts).toBe(2);
+  });
+
+  it('an event bumps its windows, and only legitimate evidence the population', () => {
+    const { f } = features({});
+    const outcome = (o: Partial<Outcome>): Outcome => ({ attempt: true, failure: false, success: false, registration: false, unknownAccount: false, challengeFeedback: false, account: 'alice', ...o });
+    const keys = (o: Outcome) => counterBumps(f, o, {}, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key);
+    const failed = keys(outcome({ failure: true }));
+    expect(failed).toEqual(expect.arrayContaining([`w:ip:${HOME.ip}:${f.hourBucket}`, `w:net:81.2.69.0/24:${f.hourBucket}`, `w:env:*:${f.hourBucket}`]));
+    expect(failed.some((k) => k.startsWith('p:cc:'))).toBe(false);
+    expect(keys(outcome({ success: true }))).toEqual(expect.arrayContaining(['p:cc:GB', 'p:asn:AS2856', 'p:*']));
+  });
+
+  it('the environment\'s hourly rates are averages over its age', () => {
+    const w = epochWeight(T0, 30 * DAY);
+    const s: Snapshots = { 'p:*': { counts: { a: 200 * w, f: 20 * w, first: T0 - 10 * 3_600_000 }, sets: {} } };
+    const e = environmentStats(s, T0);
+    expect(e.ageHours).toBeCloseTo(10, 6);
+    expect(e.attemptsPerHour).toBeCloseTo(20, 6);
+    expect(e.failuresPerHour).toBeCloseTo(2, 6);
+  });
+});
+
+describe('one calibrated risk', () => {
+  const risk = (call: Call, over: Partial<AssessInput> = {}, kind: EventKind = 'login') => assess(assessInput(call, over), kind, call.at ?? T0);
+
+  it('an event with nothing for or against it sits at the base rate', () => {
+    expect(risk({}).risk).toBeCloseTo(1 / (1 + Math.exp(-BASE_LOGIT)), 3);
+    expect(riskLevel(risk({}).risk)).toBe('low');
+  });
+
+  it.each([
+    ['the user at home on the laptop', { token: 'alice-laptop' }, 'low'],
+    ['the user at home on a new phone', { token: 'alice-phone', headers: browser(IPHONE) }, 'low'],
+    ['a stranger\'s device from another country', { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'en-AU') }, 'medium'],
+  ] as const)('%s: %s', (_name, call, level) => {
+    expect(riskLevel(risk(call, { behaviour: habitual() }).risk)).toBe(level);
+  });
+
+  it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
+    const stranger = { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'ja-JP') };
+    expect(risk(stranger, { behaviour: habitual() }).risk).toBeLessThan(0.9);
+    expect(risk({ ...stranger, net: TOR }, { behaviour: habitual(), windows: { ip: window({ failedAccounts: 8, failures: 8 }) } }).risk).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('bots and stuffing are high risk before any history', () => {
+    expect(riskLevel(risk({ user: null, headers: { 'User-Agent': 'curl/8.4.0' } }, {}, 'preauth').risk)).toBe('high');
+    expect(riskLevel(risk({ user: null, net: CLOUD }, { windows: { ip: window({ failedAccounts: 10, failures: 12, accounts: 12 }) } }, 'preauth').risk)).toBe('high');
+  });
+
+  it('names each signal with its weight, and the facts policies match on', () => {
+    const r = risk({ token: 'stranger', net: PARIS }, { behaviour: habitual() });
+    expect(r.signals.new_country).toMatchObject({ country: 'FR' });
+    expect(typeof r.signals.new_country!.score).toBe('number');
+    expect(r.signals).toHaveProperty('new_device');
+    for (const name of Object.keys(r.signals)) expect(SIGNAL_NAMES).toContain(name);
+  });
+
+  it('impossible travel from where the user last really was', () => {
+    const b = habitual();
+    b.lastLegit = { at: T0 - 3_600_000, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty('impossible_travel');
+    b.lastLegit = { at: T0 - 3 * DAY, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+  });
+
+  it('an approved device lowers the risk; a reported one is certain', () => {
+    const call = { token: 'stranger', net: PARIS };
+    const plain = risk(call, { behaviour: habitual() }).risk;
+    expect(risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device }).risk).toBeLessThan(plain);
+    expect(risk(call, { behaviour: habitual(), device: { feedback: 'reported' } as Device }).risk).toBe(1);
+  });
+
+  it('is fast: pure scoring well under 50 µs an event', () => {
+    // Not a timing assertion: the figure is printed by `npm run bench` (scoring part). This only
+    // proves the function needs nothing but its input.
+    const x = assessInput({ token: 'stranger', net: PARIS }, { behaviour: habitual() });
+    expect(assess(x, 'login', T0).contributions.length).toBeGreaterThan(3);
+  });
+});
+
+describe('what each event teaches', () => {
+  const teach = (c: Call, action: 'allow' | 'challenge' | 'deny' | null, over: { behaviour?: Behaviour | null; feedbackReported?: boolean } = {}) => {
+    const { event: e, f, ip } = features(c);
+    return lesson({ event: e, userId: e.userId, kind: eventKind(e.name), features: f, behaviour: over.behaviour ?? null, action, unknownAccount: false, feedbackReported: over.feedbackReported ?? true, ip, eventId: 'ev-1' });
+  };
+
+  it.each([
+    ['$login', 'allow', 'legit'],
+    ['$login', 'deny', 'hostile'],
+    ['$login.failed', null, 'hostile'],
+    ['$login.attempted', 'allow', 'nothing'],
+    ['$registration', 'allow', 'legit'],
+    ['$password_reset_request.succeeded', 'allow', 'nothing'],
+  ] as const)('%s answered %s teaches %s', (name, action, what) => {
+    const b = teach({ name }, action).behaviour;
+    if (what === 'legit') expect(b?.legit?.weight).toBe(1);
+    if (what === 'hostile') expect(b?.hostile?.weight).toBe(1);
+    if (what === 'nothing') expect(b).toBeNull();
+  });
+
+  it('a challenge waits for its answer; passed, it teaches the legitimate profile; failed, the hostile record', () => {
+    const challenged = teach({}, 'challenge').behaviour;
+    expect(challenged?.pend?.id).toBe('ev-1');
+    expect(challenged?.legit).toBeUndefined();
+    const b = emptyBehaviour();
+    b.pending['ev-1'] = challenged!.pend!.challenge;
+    const passed = teach({ name: '$challenge.succeeded', at: T0 + 60_000 }, null, { behaviour: b }).behaviour;
+    expect(passed).toMatchObject({ resolve: 'ev-1', legit: { weight: 1 } });
+    const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, { behaviour: b }).behaviour;
+    expect(failed).toMatchObject({ resolve: 'ev-1', hostile: { weight: 1 } });
+  });
+
+  it('where challenge answers are not reported, a challenge teaches tentatively (not the operator)', () => {
+    const b = teach({}, 'challenge', { feedbackReported: false }).behaviour;
+    expect(b?.legit?.weight).toBe(TENTATIVE_WEIGHT);
+    expect(b?.legit?.values.asn).toBeNull();
+  });
+
+  it('a failed attempt never moves where the user is', () => {
+    expect(teach({ name: '$login.failed', net: SYDNEY }, null).behaviour?.legit).toBeUndefined();
+    expect(teach({ net: SYDNEY }, 'allow').behaviour?.legit?.location).toMatchObject({ lat: SYDNEY.lat });
+  });
+});
