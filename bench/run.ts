@@ -14,7 +14,8 @@
  *      the accepted events are in the database once the queues are written (all of them);
  *   4. latency of a verdict (and of listing devices) for a user with --history events against a
  *      user with 10;
- *   5. Rampart's (and the embedded database's) resident memory, at peak under load and at the end.
+ *   5. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
+ *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it.
  *
  *   npm run bench
  *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
@@ -27,8 +28,9 @@ import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Resul
 import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
 import { megabytes, serve, type Endpoints, type FromServer, type ToServer } from './lib/server';
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
+import { benchScoring, scoringReport } from './scoring';
 
-const SECTIONS = ['closed', 'open', 'track', 'history'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history'] as const;
 type Section = (typeof SECTIONS)[number];
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
@@ -49,7 +51,7 @@ interface Options {
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only closed,open,track,history] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
 
 function options(argv: string[]): Options {
   const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null };
@@ -209,6 +211,9 @@ const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
 
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
+  // The engine alone first, in this process, before anything else loads the machine.
+  if (o.only.includes('scoring')) process.stdout.write(scoringReport(benchScoring()));
+  if (o.only.every((section) => section === 'scoring')) return;
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
   const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];
   const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));

@@ -68,7 +68,8 @@ async function main(): Promise<void> {
   try {
     const r = rng(o.seed);
     const nets = new Networks(r);
-    const end = Date.now() - 3_600_000;
+    // The traffic ends at the start of today (UTC): the same seed gives the same steps all day.
+    const end = Math.floor(Date.now() / 86_400_000) * 86_400_000;
     const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale }, nets, r, end);
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +

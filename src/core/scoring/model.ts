@@ -67,7 +67,13 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   if (f.history < 0.5) return [];
   const out: Contribution[] = [];
   const v = x.features.values;
-  const net = 0.8 * clamp(f.network.llr, -4, 7);
+  // A fingerprint the user has never shown, where the user has shown theirs several times, is a
+  // device someone else holds or a new one of theirs: what can be copied (user agent, language)
+  // or shared (the home network's operator) no longer vouches for it. Only the exact address,
+  // or the network the user's own devices keep using, still can.
+  const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
+  const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
+  const net = 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? -1 : -4, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
@@ -78,15 +84,15 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
-  const sw = 0.5 * clamp(f.software.llr, x.features.fingerprinted ? -1.6 : -0.6, 6);
-  const dev = 0.7 * clamp(f.device.llr, -3, 3);
+  const sw = 0.5 * clamp(f.software.llr, strangeDevice ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
+  const dev = (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
   const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
   const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
   out.push({ signal: newDevice ? 'new_device' : 'device', weight: sw + dev, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
   if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
-  const lang = 0.4 * clamp(f.language.llr, -1.5, 3);
+  const lang = 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);
   out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
   const hour = 0.25 * clamp(f.hour, -1, 2);
   out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });

@@ -29,7 +29,6 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   missing_fingerprint: 'no device fingerprint where the user always had one',
   unusual_language: 'a browser language the user does not use',
   unusual_hour: 'an hour of the day the user is not usually active',
-  failed_challenge: 'a challenge failed on this device',
 };
 export const SIGNAL_NAMES = Object.keys(SIGNAL_DESCRIPTIONS);
 
