@@ -26,7 +26,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Result, type Summary } from './lib/load';
 import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
-import { megabytes, serve, type Endpoints, type FromServer, type ToServer } from './lib/server';
+import { entry, megabytes, type Endpoints, type FromServer, type ToServer } from './lib/server';
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 
@@ -325,14 +325,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--serve') {
-  serve().catch((err: unknown) => {
-    process.send?.({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies FromServer);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  });
-}
+entry('bench', main);

@@ -12,7 +12,7 @@ import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/traffic';
-import { serve, type FromServer, type ToServer } from '../lib/server';
+import { entry, type FromServer, type ToServer } from '../lib/server';
 import { Networks } from './world';
 import { generate } from './scenario';
 import { drive } from './drive';
@@ -100,14 +100,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--serve') {
-  serve().catch((err: unknown) => {
-    process.send?.({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies FromServer);
-    process.exit(1);
-  });
-} else {
-  main().catch((err: unknown) => {
-    process.stderr.write(`eval failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  });
-}
+entry('eval', main);

@@ -173,3 +173,21 @@ export async function serve(): Promise<void> {
 }
 
 export const megabytes = (bytes: number | null) => (bytes === null ? '-' : `${(bytes / MB).toFixed(0)} MB`);
+
+/**
+ * A benchmark's entry point: run as `--serve`, this process is the server child; otherwise it is
+ * the driver, and `main` runs (exiting non-zero with its stack on failure).
+ */
+export function entry(name: string, main: () => Promise<void>): void {
+  if (process.argv[2] === '--serve') {
+    serve().catch((err: unknown) => {
+      process.send?.({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies FromServer);
+      process.exit(1);
+    });
+  } else {
+    main().catch((err: unknown) => {
+      process.stderr.write(`${name} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    });
+  }
+}
