@@ -69,8 +69,8 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const v = x.features.values;
   // A fingerprint the user has never shown, where the user has shown theirs several times, is a
   // device someone else holds or a new one of theirs: what can be copied (user agent, language)
-  // or shared (the home network's operator) no longer vouches for it. Only the exact address,
-  // or the network the user's own devices keep using, still can.
+  // or shared (the home network's operator) no longer vouches for it. Only an address the user
+  // really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
   const net = 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? -1 : -4, 7);
@@ -78,7 +78,6 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
   else out.push({ signal: 'network', weight: net, detail: netDetail });
-  // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
   // This software somewhere it has not been (a laptop on a network only the phone used).
   const where = 0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4);
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
