@@ -35,6 +35,7 @@ interface StateDocument extends Document {
   _id: string;
 }
 import { applyDelta, clone, coalesce, replacement, toUpdateDocument, type Delta, type Doc, type OpEntry, type UpdateGroup } from './delta';
+import { Generations } from './generations';
 import { pack, unpack } from './pack';
 import { isDuplicateKey } from '../database';
 import { Unavailable } from '../../core/errors';
@@ -140,8 +141,8 @@ const TIMED_OUT = Symbol('timed-out');
 
 export class StateLayer implements WriteQueue {
   private readonly o: StateOptions;
-  /** LRU: Map order is recency (a hit moves the entry to the end). */
-  private readonly entries = new Map<string, Entry>();
+  /** The cached documents, most recently used kept (see generations.ts). */
+  private readonly entries: Generations<Entry>;
   private readonly dirty = new Set<Entry>();
   private readonly queues = new Map<string, CollectionQueue>();
   /** Work held back by admit() until the backlog goes down. */
@@ -160,6 +161,7 @@ export class StateLayer implements WriteQueue {
 
   constructor(private readonly db: Db, options: Partial<StateOptions> & Pick<StateOptions, 'onError'>) {
     this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
+    this.entries = new Generations<Entry>(this.o.maxEntries, (e) => e.pending.length > 0 || e.inflight !== null || e.loading !== null);
     this.now = this.o.now ?? Date.now;
   }
 
@@ -218,30 +220,11 @@ export class StateLayer implements WriteQueue {
   private entry(collection: string, id: string, create: boolean): Entry | undefined {
     const k = this.key(collection, id);
     let e = this.entries.get(k);
-    if (e) {
-      this.entries.delete(k);
-      this.entries.set(k, e);
-      return e;
-    }
+    if (e) return e;
     if (!create) return undefined;
     e = { collection, id, value: undefined, pending: [], inflight: null, loading: null, readAt: 0, version: 0 };
-    this.entries.set(k, e);
-    this.evict();
+    this.entries.add(k, e);
     return e;
-  }
-
-  /**
-   * Drop the least recently used clean documents beyond `maxEntries`. Documents with unwritten
-   * changes are skipped and moved to the back, and each call looks at a bounded number, so a
-   * long outage (many dirty documents) cannot make this quadratic.
-   */
-  private evict(): void {
-    let budget = 64;
-    for (const [k, e] of this.entries) {
-      if (this.entries.size <= this.o.maxEntries || budget-- <= 0) break;
-      this.entries.delete(k);
-      if (e.pending.length || e.inflight || e.loading) this.entries.set(k, e);
-    }
   }
 
   private fresh(e: Entry): boolean {
@@ -354,7 +337,7 @@ export class StateLayer implements WriteQueue {
 
   /** The cached document without any I/O: undefined when not cached (or never read). */
   peek(collection: string, id: string): Doc | null | undefined {
-    return this.entries.get(this.key(collection, id))?.value;
+    return this.entries.peek(this.key(collection, id))?.value;
   }
 
   /**
@@ -362,7 +345,7 @@ export class StateLayer implements WriteQueue {
    * gets the document (null: does not exist).
    */
   view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined {
-    const e = this.entries.get(this.key(collection, id));
+    const e = this.entries.peek(this.key(collection, id));
     if (!e || e.value === undefined) return undefined;
     if (e.memo && e.memo.version === e.version) return e.memo.view as T;
     const view = make(e.value);
@@ -409,7 +392,7 @@ export class StateLayer implements WriteQueue {
 
   /** Forget cached documents (after a purge deleted them in the database). Unwritten changes stay. */
   invalidate(match: (collection: string, id: string) => boolean): void {
-    for (const [k, e] of this.entries) {
+    for (const [k, e] of [...this.entries.pairs()]) {
       if (!match(e.collection, e.id)) continue;
       if (e.pending.length || e.inflight || e.loading) {
         e.value = undefined;
