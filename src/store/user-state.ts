@@ -17,6 +17,7 @@ import {
   emptyBehaviour,
   epochWeight,
   evictionCandidate,
+  FIRST_SEEN_LEVELS,
   HOSTILE_CAP,
   HOSTILE_LEVELS,
   PENDING_CAP,
@@ -25,6 +26,7 @@ import {
   type BehaviourChange,
   type PendingChallenge,
   type Table,
+  type TableEntry,
 } from '../core/scoring/behaviour';
 import { LEVELS, type FeatureValues, type Level } from '../core/scoring/features';
 import type { IndexSpec } from './database';
@@ -118,9 +120,9 @@ interface UserDocument {
  */
 interface BehaviourDoc {
   n?: number;
-  t?: Record<string, Record<string, { c?: number; l?: number }>>;
+  t?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
   hn?: number;
-  h?: Record<string, Record<string, { c?: number; l?: number }>>;
+  h?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
   pd?: Record<string, { at?: number; v?: Record<string, string>; tw?: number }>;
   ll?: string;
 }
@@ -217,9 +219,14 @@ function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null 
   return { profile, devices, behaviour: behaviourOf(u.p) };
 }
 
-function tableOf(raw: Record<string, { c?: number; l?: number }> | undefined): Table {
+function tableOf(raw: Record<string, { c?: number; l?: number; f?: number }> | undefined): Table {
   const t: Table = {};
-  for (const [k, e] of Object.entries(raw ?? {})) if (e && typeof e.c === 'number' && e.c > 0) t[fromFieldName(k)] = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
+  for (const [k, e] of Object.entries(raw ?? {})) {
+    if (!e || typeof e.c !== 'number' || e.c <= 0) continue;
+    const entry: TableEntry = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
+    if (typeof e.f === 'number') entry.f = e.f;
+    t[fromFieldName(k)] = entry;
+  }
   return t;
 }
 
@@ -258,6 +265,7 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
         const victim = evictionCandidate(known?.[section]?.[level] as Table | undefined, cap(level), field);
         if (victim) d.unset(['p', section, level, victim]);
         d.max(['p', section, level, field, 'l'], at);
+        if (section === 't' && FIRST_SEEN_LEVELS.has(level)) d.min(['p', section, level, field, 'f'], at);
       }
       d.inc(['p', section, level, field, 'c'], w);
     }

@@ -22,7 +22,7 @@
  *
  * Pure: no I/O.
  */
-import type { FeatureValues, Features, Level } from './features';
+import { networkOf, type FeatureValues, type Features, type Level } from './features';
 
 /** Reference time and half-life of the user tables. */
 export const EPOCH_MS = Date.UTC(2025, 0, 1);
@@ -34,7 +34,7 @@ export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number =
 export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
 
 /** Most values kept per level; beyond it the least used value is forgotten. */
-export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24 };
+export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24, an: 16 };
 /** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
 export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
 export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
@@ -45,7 +45,18 @@ export interface TableEntry {
   c: number;
   /** Last time seen (ms). */
   l: number;
+  /** First time seen (ms), kept for the levels in FIRST_SEEN_LEVELS. */
+  f?: number;
 }
+
+/**
+ * Levels whose novelty is how many values the user showed for the first time lately, rather than
+ * how many they ever showed: a user adds devices early and then rarely, so three devices set up
+ * months ago do not make a fourth today as likely as three set up this week.
+ */
+export const FIRST_SEEN_LEVELS: ReadonlySet<Level> = new Set<Level>(['dev']);
+/** Half-life of a first sighting's weight in that novelty. */
+export const NOVELTY_HALF_LIFE_MS = 30 * 86_400_000;
 export type Table = Record<string, TableEntry>;
 
 export interface PendingChallenge {
@@ -96,7 +107,11 @@ function popShare(pop: PopulationCounts, level: Level, value: string, parentCoun
 export interface LevelView {
   /** Decayed count of the value at `now`. */
   count: number;
-  /** Distinct values seen at the level. */
+  /**
+   * How many new values the user showed at the level: the distinct values, or, for the levels in
+   * FIRST_SEEN_LEVELS, their first sightings decayed to `now` (a value stored without its first
+   * sighting counts as one).
+   */
   distinct: number;
 }
 
@@ -104,7 +119,27 @@ export interface LevelView {
 function levelView(b: Behaviour, level: Level, value: string | null, now: number): LevelView {
   const t = b.tables[level] ?? {};
   const e = value !== null ? t[value] : undefined;
-  return { count: e ? atTime(e.c, now) : 0, distinct: Object.keys(t).length };
+  let distinct = 0;
+  if (FIRST_SEEN_LEVELS.has(level)) {
+    for (const entry of Object.values(t)) distinct += entry.f === undefined ? 1 : 2 ** (-Math.max(0, now - entry.f) / NOVELTY_HALF_LIFE_MS);
+  } else distinct = Object.keys(t).length;
+  return { count: e ? atTime(e.c, now) : 0, distinct };
+}
+
+export interface ChainLevel {
+  level: Level;
+  value: string | null;
+  /** The population's share of the value within its parent, where the population keeps no count. */
+  fixedShare?: number;
+  /** Smallest novelty mass, as a share of the user's events (of the parent's, with `within`). */
+  floor?: number;
+  /**
+   * The user's own record of the parent value: its decayed count and how many distinct values of
+   * this level the user showed under it. When the user has shown the parent, this level is scored
+   * given it (a home network that never changes makes a new one within the same operator
+   * surprising; a phone operator whose addresses always change does not).
+   */
+  within?: { count: number; distinct: number };
 }
 
 export interface ChainResult {
@@ -122,7 +157,7 @@ export interface ChainResult {
 export function chainRatio(
   b: Behaviour,
   pop: PopulationCounts,
-  chain: readonly { level: Level; value: string | null; fixedShare?: number; floor?: number }[],
+  chain: readonly ChainLevel[],
   now: number,
 ): ChainResult {
   const n = atTime(b.n, now);
@@ -130,7 +165,7 @@ export function chainRatio(
   let pPop = 1;
   let parentPopCount = Math.max(pop.total, 0);
   let firstUnseen: Level | null = null;
-  for (const { level, value, fixedShare, floor } of chain) {
+  for (const { level, value, fixedShare, floor, within } of chain) {
     if (value === null) continue;
     const share = fixedShare ?? popShare(pop, level, value, parentPopCount);
     if (fixedShare === undefined) parentPopCount = Math.min(pop.count(level, value), parentPopCount);
@@ -141,8 +176,15 @@ export function chainRatio(
       continue;
     }
     const v = levelView(b, level, value, now);
-    const novelty = Math.max(1, v.distinct, floor ? floor * n : 0);
-    pUser = (v.count + novelty * prior) / (n + novelty);
+    if (within && within.count > 1e-9) {
+      // Within a parent the user has shown: the value's share of the parent's events, smoothed
+      // by how many values of this level the user has shown under that parent.
+      const novelty = Math.max(1, within.distinct, floor ? floor * within.count : 0);
+      pUser *= (Math.min(v.count, within.count) + novelty * share) / (within.count + novelty);
+    } else {
+      const novelty = Math.max(1, v.distinct, floor ? floor * n : 0);
+      pUser = (v.count + novelty * prior) / (n + novelty);
+    }
     if (v.count <= 1e-9 && firstUnseen === null) firstUnseen = level;
   }
   return { llr: Math.log(pPop / pUser), firstUnseen };
@@ -187,6 +229,35 @@ export interface Familiarity {
   history: number;
 }
 
+/**
+ * Least novelty of a network within a known operator, as a share of the user's events there: home
+ * addresses are reassigned now and then, so even a user who always showed one network is not
+ * certain to keep it.
+ */
+const NET_FLOOR = 1 / 12;
+
+/**
+ * The user's count of an operator and the networks they showed within it (from the joint
+ * operator|network table). Undefined for a profile kept before that table existed.
+ */
+function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['within'] {
+  const joint = b.tables.an;
+  if (!asn || !joint) return undefined;
+  const prefix = `${asn}|`;
+  let distinct = 0;
+  for (const k of Object.keys(joint)) if (k.startsWith(prefix)) distinct++;
+  return { count: atTime(b.tables.asn?.[asn]?.c ?? 0, now), distinct };
+}
+
+/** The user's count of a network and the addresses they showed within it. */
+function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLevel['within'] {
+  const ips = b.tables.ip;
+  if (!net || !ips) return undefined;
+  let distinct = 0;
+  for (const k of Object.keys(ips)) if (networkOf(k) === net) distinct++;
+  return { count: atTime(b.tables.net?.[net]?.c ?? 0, now), distinct };
+}
+
 /** How familiar the event is for the user, hierarchy by hierarchy (log-likelihood ratios). */
 export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, now: number): Familiarity {
   const v = f.values;
@@ -196,8 +267,8 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
     [
       { level: 'cc', value: v.cc },
       { level: 'asn', value: v.asn },
-      { level: 'net', value: v.net, fixedShare: Q_NET_IN_ASN, floor: 1 / 3 },
-      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: 1 / 3 },
+      { level: 'net', value: v.net, fixedShare: Q_NET_IN_ASN, floor: NET_FLOOR, within: netsWithin(b, v.asn, now) },
+      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: 1 / 3, within: addressesWithin(b, v.net, now) },
     ],
     now,
   );

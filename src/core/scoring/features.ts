@@ -13,8 +13,11 @@ import type { Device, EventInput } from '../model';
 export const NETWORK_LEVELS = ['ip', 'net', 'asn', 'cc'] as const;
 export const SOFTWARE_LEVELS = ['ua', 'br', 'bf', 'os', 'dt'] as const;
 export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr'] as const;
-/** Joint levels: the software (OS and browser) alone, and with the operator and the network it came from. */
-export const JOINT_LEVELS = ['sw', 'sa', 'sn'] as const;
+/**
+ * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
+ * from; and the network within its operator (how many networks the user shows per operator).
+ */
+export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
 export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
 export type Level = NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
@@ -108,7 +111,9 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     sw: null,
     sa: null,
     sn: null,
+    an: null,
   };
+  if (values.asn && values.net) values.an = `${values.asn}|${values.net}`;
   // Where this software usually comes from: a user's laptop sits at home, their phone moves.
   const software = values.os || values.bf ? `${values.os ?? '?'}|${values.bf ?? '?'}` : null;
   if (software) {
