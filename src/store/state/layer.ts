@@ -130,6 +130,9 @@ interface CollectionQueue {
   inserts: InsertItem[];
 }
 
+/** A document with unwritten changes or a look-up under way: never dropped from the cache. */
+const busy = (e: Entry): boolean => e.pending.length > 0 || e.inflight !== null || e.loading !== null;
+
 /** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
 export const UPSERT_COMMENT = 'rampart:upsert';
 
@@ -161,7 +164,7 @@ export class StateLayer implements WriteQueue {
 
   constructor(private readonly db: Db, options: Partial<StateOptions> & Pick<StateOptions, 'onError'>) {
     this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
-    this.entries = new Generations<Entry>(this.o.maxEntries, (e) => e.pending.length > 0 || e.inflight !== null || e.loading !== null);
+    this.entries = new Generations<Entry>(this.o.maxEntries, busy);
     this.now = this.o.now ?? Date.now;
   }
 
@@ -394,7 +397,7 @@ export class StateLayer implements WriteQueue {
   invalidate(match: (collection: string, id: string) => boolean): void {
     for (const [k, e] of [...this.entries.pairs()]) {
       if (!match(e.collection, e.id)) continue;
-      if (e.pending.length || e.inflight || e.loading) {
+      if (busy(e)) {
         e.value = undefined;
         e.version++;
       } else this.entries.delete(k);
