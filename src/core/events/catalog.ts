@@ -95,7 +95,7 @@ export function nameFromTypeStatus(type: string, status: string | undefined): st
 
 /** Event families whose default policies (decisions.md) apply. */
 export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
-export const REGISTRATION_EVENTS = ['$registration', '$registration.attempted'];
+export const REGISTRATION_EVENTS = ['$registration', '$registration.attempted', '$registration.succeeded'];
 /** The pre-auth check: a login attempt before the password is checked. */
 export const PREAUTH_EVENTS = ['$login.attempted'];
 

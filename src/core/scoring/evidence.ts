@@ -35,6 +35,8 @@ export interface EvidenceInput {
   windows: Partial<Record<'ip' | 'net' | 'asn' | 'dev' | 'shape' | 'dom' | 'env', Window | null>>;
   /** How common the request's shape and e-mail domain are among legitimate events (shares). */
   shapeShare: number;
+  /** Legitimate events of the environment (decayed) and the share of them that carried a client fingerprint. */
+  fingerprints: { events: number; share: number };
   domainCount: number;
   /** The account is unknown to Rampart (no history at all). */
   unknownAccount: boolean;
@@ -86,6 +88,13 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 
     const spoof = spoofReason(x);
     if (spoof) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: spoof } });
+  }
+
+  // Where the application's legitimate logins nearly all carry a client token, one without it did
+  // not come through the application's page: a script, or a client whose SDK did not load.
+  const fp = x.fingerprints;
+  if (!x.features.fingerprinted && x.kind !== 'other' && fp.events >= 50 && fp.share >= 0.9) {
+    out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, 0.9, 0.99, 2.8), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
   }
 
   const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
@@ -170,8 +179,9 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
 
   // The environment is under a wave: attempts on accounts that do not exist, or failures, far
   // above their usual hourly rate. What is unfamiliar during a wave is more likely part of it.
+  // (Not a sign-up: its account is new by definition; sign-up waves are registration_velocity.)
   const envWindow = w.env;
-  if (envWindow && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'registration')) {
+  if (envWindow && (x.kind === 'login' || x.kind === 'preauth')) {
     const unknownLift = envWindow.unknown / Math.max(x.env.unknownPerHour, 2);
     const failureLift = envWindow.failures / Math.max(x.env.failuresPerHour, 3);
     const wave = Math.max(envWindow.unknown >= 15 ? unknownLift : 0, envWindow.failures >= 20 ? failureLift : 0);
@@ -187,9 +197,18 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
       { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
     ]
-      .map((r) => ({ ...r, weight: ramp(r.n, r.from, r.to, 3) }))
-      .sort((a, b) => b.weight - a.weight)[0];
-    if (regs && regs.weight > 0) out.push({ signal: 'registration_velocity', weight: regs.weight, detail: { by: regs.by, registrations_last_hour: count(regs.n) } });
+      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
+    // Sign-ups across the environment far above their usual hourly rate: a wave from many
+    // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
+    const envRegs = w.env?.registrations ?? 0;
+    const regLift = envRegs / Math.max(x.env.registrationsPerHour, 2);
+    if (envRegs >= 10) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
+    const top = regs.sort((a, b) => b.weight - a.weight)[0];
+    if (top && top.weight > 0) {
+      const detail: SignalDetail = { by: top.by, registrations_last_hour: count(top.n) };
+      if (top.usual !== null) detail.usual_per_hour = count(top.usual);
+      out.push({ signal: 'registration_velocity', weight: top.weight, detail });
+    }
     // A domain no legitimate user of this environment has, while the environment has many.
     if (x.features.emailDomain && x.domainCount < 0.5 && x.env.legit >= 200 && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
       out.push({ signal: 'new_email_domain', weight: 0.6, detail: { domain: x.features.emailDomain } });

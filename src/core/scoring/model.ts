@@ -73,7 +73,7 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
-  const net = 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? -1 : -4, 7);
+  const net = 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : -4, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
@@ -138,12 +138,28 @@ const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email',
 /** Signals named whenever they hold, whatever their weight. */
 const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel']);
 
+/**
+ * Signals that two parts of the model can raise for one fact (a missing fingerprint, against the
+ * user's habit and against the environment's): only the strongest counts.
+ */
+const COUNTED_ONCE = new Set(['missing_fingerprint']);
+
+function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Contribution[] {
+  const strongest = new Map<string, Contribution>();
+  for (const c of contributions) {
+    if (!names.has(c.signal)) continue;
+    const best = strongest.get(c.signal);
+    if (!best || c.weight > best.weight) strongest.set(c.signal, c);
+  }
+  return contributions.filter((c) => !names.has(c.signal) || strongest.get(c.signal) === c);
+}
+
 /** Score one event. `kind` says what it is; `now` is its event time. */
 export function assess(x: AssessInput, kind: EventKind, now: number): Assessment {
   const b = x.behaviour;
   const familiarAsn = Boolean(b && x.features.values.asn && b.tables.asn?.[x.features.values.asn]);
   const evidence: EvidenceInput = { ...x, kind, familiarAsn };
-  const contributions = [...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)];
+  const contributions = onceEach([...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)], COUNTED_ONCE);
   let z = BASE_LOGIT;
   let hard = 0;
   let soft = 0;

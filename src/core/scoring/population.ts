@@ -49,8 +49,10 @@ export function keysToRead(f: Features, emailHash: string | null): string[] {
   const keys = [ENV_KEY];
   for (const level of POPULATION_LEVELS) {
     const v = f.values[level];
-    if (v !== null) keys.push(popKey(level, v));
+    if (v !== null && level !== 'fp') keys.push(popKey(level, v));
   }
+  // Both sides of the fingerprint level: its share, not only this event's count, is evidence.
+  keys.push(popKey('fp', 'y'), popKey('fp', 'n'));
   if (f.values.bf) keys.push(headersKey(f.values.bf));
   keys.push(popKey('shape' as Level, f.shape));
   if (f.emailDomain) keys.push(popKey('dom' as Level, f.emailDomain));
@@ -81,10 +83,11 @@ export function populationCounts(s: Snapshots, now: number): PopulationCounts & 
 export interface EnvironmentStats {
   /** Legitimate events. */
   legit: number;
-  /** Attempts, failures and attempts on unknown accounts, per hour, over the last weeks. */
+  /** Attempts, failures, attempts on unknown accounts and sign-ups, per hour, over the last weeks. */
   attemptsPerHour: number;
   failuresPerHour: number;
   unknownPerHour: number;
+  registrationsPerHour: number;
   /** Answered challenges ($challenge.succeeded/failed): the application reports them. */
   feedback: number;
   /** Hours of history the environment has (caps the per-hour averages while it is young). */
@@ -98,7 +101,7 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, feedback: d('fb'), ageHours };
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, registrationsPerHour: d('r') / span, feedback: d('fb'), ageHours };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -178,6 +181,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
   if (o.failure) env.f = popW;
   if (o.unknownAccount) env.x = popW;
   if (o.challengeFeedback) env.fb = popW;
+  if (o.registration) env.r = popW;
   if (o.success) env.c = popW;
   if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS });
   if (o.success) {

@@ -119,6 +119,13 @@ export const headerFacts = (x: Enriched) => {
   return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined };
 };
 
+/** Legitimate events, and the share of them with a client fingerprint (population level `fp`). */
+function fingerprintShare(pop: { count(level: 'fp', value: string): number }): { events: number; share: number } {
+  const withFp = pop.count('fp', 'y');
+  const events = withFp + pop.count('fp', 'n');
+  return { events, share: events > 0 ? withFp / events : 0 };
+}
+
 /** Score an event from what was read (pure). */
 export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
   const at = x.event.occurredAt.getTime();
@@ -138,6 +145,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       headers: headerHabits(s, x.features.values.bf, at),
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
+      fingerprints: fingerprintShare(pop),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
       unknownAccount: read.unknownAccount,
       behaviour: read.state?.behaviour ?? null,

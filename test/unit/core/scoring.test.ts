@@ -22,7 +22,7 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
 import { assess, eventKind, lesson, BASE_LOGIT, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, readWindow, environmentStats, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, readWindow, environmentStats, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
 
@@ -141,10 +141,11 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
     ip,
     ua: parseUserAgent(e.context.userAgent),
     features: f,
-    env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, feedback: 100, ageHours: 2000 },
+    env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, feedback: 100, ageHours: 2000 },
     headers: { events: 5000, acceptLanguage: 0.99, secFetch: 0.98, clientHints: 0.97 },
     windows: noWindows(),
     shapeShare: 0.01,
+    fingerprints: { events: 0, share: 0 },
     domainCount: 500,
     unknownAccount: false,
     behaviour: null,
@@ -308,6 +309,17 @@ describe('attack-population evidence (one signal each)', () => {
     expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: null })))).toEqual([]);
   });
 
+  it('no client token where nearly every legitimate login of the environment carries one', () => {
+    const bare = { user: null };
+    const signals = (share: number, events = 5000, call: Call = bare) => fired(requestEvidence(evidenceInput(call, 'preauth', { fingerprints: { events, share } })));
+    expect(signals(0.995)).toEqual(['missing_fingerprint']);
+    // Many of its logins come without one (a native app, a page without the SDK), or too few seen.
+    expect(signals(0.6)).toEqual([]);
+    expect(signals(0.995, 20)).toEqual([]);
+    // This one has a token.
+    expect(signals(0.995, 5000, { user: null, token: 'some-device' })).toEqual([]);
+  });
+
   it('a VPN the user habitually uses counts for less', () => {
     const weight = (familiarAsn: boolean) => requestEvidence(evidenceInput({ net: VPN }, 'login', { familiarAsn }))[0]!.weight;
     expect(weight(true)).toBeLessThan(weight(false) / 2);
@@ -343,6 +355,8 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     const windows = { env: window({ unknown: 80, attempts: 100 }) };
     expect(velocity('preauth', windows, { unknownAccount: true })).toEqual(['attack_wave']);
     expect(velocity('preauth', windows, { unknownAccount: false })).toEqual([]);
+    // A sign-up's account is always new: a login wave says nothing about it.
+    expect(velocity('registration', windows, { unknownAccount: true })).toEqual([]);
     expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual([]);
   });
 
@@ -352,9 +366,26 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('registration', {}, { domainCount: 0 }, { email: 'x@qzkmail.top', name: '$registration' })).toEqual(['new_email_domain']);
     expect(velocity('login', { ip: window({ registrations: 8 }) })).toEqual([]);
   });
+
+  it('registration_velocity across the environment: sign-ups far above their usual hourly rate', () => {
+    const wave = { env: window({ registrations: 30, attempts: 100 }) };
+    const usual = (registrationsPerHour: number) => ({ env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour, feedback: 100, ageHours: 2000 } });
+    expect(velocity('registration', wave, usual(1))).toEqual(['registration_velocity']);
+    expect(velocityEvidence(evidenceInput({}, 'registration', { windows: wave, ...usual(1) }))[0]!.detail).toMatchObject({ by: 'environment', registrations_last_hour: 30 });
+    // A busy application signs up this many every hour; a quiet one saw only a few.
+    expect(velocity('registration', wave, usual(20))).toEqual([]);
+    expect(velocity('registration', { env: window({ registrations: 6 }) }, usual(0.1))).toEqual([]);
+    expect(velocity('login', wave, usual(1))).toEqual([]);
+  });
 });
 
 describe('windows and counters', () => {
+  it('reads both sides of the fingerprint level, so that an event without one sees their share', () => {
+    const keys = keysToRead(features({ user: null }).f, null);
+    expect(keys).toEqual(expect.arrayContaining(['p:fp:y', 'p:fp:n']));
+    expect(keys.filter((k) => k.startsWith('p:fp:'))).toHaveLength(2);
+  });
+
   it('a window adds the previous hour in proportion to what is left of it, and counts this account', () => {
     const { f } = features({ at: Date.parse('2026-10-01T12:15:00Z') });
     const hour = f.hourBucket;
@@ -414,6 +445,26 @@ describe('one calibrated risk', () => {
   it('bots and stuffing are high risk before any history', () => {
     expect(riskLevel(risk({ user: null, headers: { 'User-Agent': 'curl/8.4.0' } }, {}, 'preauth').risk)).toBe('high');
     expect(riskLevel(risk({ user: null, net: CLOUD }, { windows: { ip: window({ failedAccounts: 10, failures: 12, accounts: 12 }) } }, 'preauth').risk)).toBe('high');
+  });
+
+  it('a device the user never showed, at an address they never used, is challenged even within their own mobile ISP', () => {
+    // Thirty logins from the phone, each from another network of the same mobile operator: a new
+    // network there is expected of the phone, but vouches for nothing about a stranger's device.
+    const mobile = (k: number): Net => ({ ip: `92.40.${k}.9`, asn: 206067, cc: 'GB', lat: 51.5, lon: -0.1 });
+    const phone = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-phone', headers: browser(IPHONE), net: mobile(k) })));
+    expect(riskLevel(risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk)).toBe('medium');
+    // The phone itself on yet another network, or the stranger at an address the user used, is not.
+    expect(riskLevel(risk({ token: 'alice-phone', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk)).toBe('low');
+    expect(riskLevel(risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(29) }, { behaviour: phone }).risk)).toBe('low');
+  });
+
+  it('a missing fingerprint counts once, whether against the user\'s habit, the environment\'s or both', () => {
+    const missing = (over: Partial<AssessInput>) => assess(assessInput({}, { behaviour: habitual(), ...over }), 'login', T0).contributions.filter((c) => c.signal === 'missing_fingerprint');
+    const both = missing({ fingerprints: { events: 5000, share: 0.995 } });
+    expect(both).toHaveLength(1);
+    expect(both[0]!.weight).toBeCloseTo(2.8, 5);
+    expect(missing({})).toHaveLength(1);
+    expect(missing({})[0]!.weight).toBeLessThan(2.8);
   });
 
   it('names each signal with its weight, and the facts policies match on', () => {
