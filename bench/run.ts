@@ -313,8 +313,8 @@ async function main(): Promise<void> {
       out(`  ${people.many.n} ÷ ${people.few.n} events: risk p50 ${x(risk.many.p50, risk.few.p50)}, p99 ${x(risk.many.p99, risk.few.p99)}; devices p50 ${x(devices.many.p50, devices.few.p50)}\n`);
     }
 
-    const stats = await server.ask({ type: 'stats' }, 'stats');
-    out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now; the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);
+    const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');
+    out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now (live heap after a full collection ${megabytes(stats.liveHeap)}); the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);
   } finally {
     closed.close();
     open.close();

@@ -13,6 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import Fastify from 'fastify';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config';
@@ -33,15 +35,23 @@ export interface Endpoints {
   envId: string;
 }
 
-export type ToServer = { type: 'stats'; resetPeak?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
+export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
-  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number }
+  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null }
   | { type: 'settled'; backlog: number }
   | { type: 'count'; stored: number }
   | { type: 'failed'; error: string };
 
 const MB = 1024 * 1024;
+
+/** The heap still in use after a full collection (what the process holds, not its garbage). */
+function liveHeap(): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  return process.memoryUsage().heapUsed;
+}
 
 /** Resident memory of a process in bytes, from /proc (null where there is none). */
 function rssOf(pid: number): number | null {
@@ -135,7 +145,7 @@ export async function serve(): Promise<void> {
         measure();
         const u = process.cpuUsage();
         const dbRss = dbPid ? rssOf(dbPid) : null;
-        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog });
+        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null });
         if (m.resetPeak) {
           peak = 0;
           peakDb = 0;

@@ -152,6 +152,8 @@ export class StateLayer implements WriteQueue {
   private readonly held = new Set<{ resolve: () => void; timer: NodeJS.Timeout }>();
   /** Documents missed this turn, per collection, waiting for their batched look-up. */
   private readonly misses = new Map<string, { entry: Entry; resolve: () => void; reject: (err: unknown) => void }[]>();
+  /** Deadlines of reads under way (epoch ms), each with the promise its timer resolves. */
+  private readonly expiries = new Map<number, Promise<typeof TIMED_OUT>>();
   private queued = 0;
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -252,21 +254,35 @@ export class StateLayer implements WriteQueue {
       await loading;
       return e.value;
     }
-    const remaining = deadline - this.now();
-    if (remaining <= 0) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      loading.then(() => null),
-      new Promise<typeof TIMED_OUT>((resolve) => {
-        timer = setTimeout(() => resolve(TIMED_OUT), remaining);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const expiry = this.expiry(deadline);
+    if (expiry === null) return undefined;
+    const outcome = await Promise.race([loading.then(() => null), expiry]);
     // The look-up goes on; a failure after the deadline must not be an unhandled rejection.
     if (outcome === TIMED_OUT) {
       loading.catch(() => undefined);
       return undefined;
     }
     return e.value;
+  }
+
+  /**
+   * A promise that resolves TIMED_OUT at `deadline` (null: already past). The reads of one
+   * verdict share its deadline, so they share one timer instead of making one each.
+   */
+  private expiry(deadline: number): Promise<typeof TIMED_OUT> | null {
+    const remaining = deadline - this.now();
+    if (remaining <= 0) return null;
+    let expiry = this.expiries.get(deadline);
+    if (!expiry) {
+      expiry = new Promise<typeof TIMED_OUT>((resolve) => {
+        setTimeout(() => {
+          this.expiries.delete(deadline);
+          resolve(TIMED_OUT);
+        }, remaining).unref();
+      });
+      this.expiries.set(deadline, expiry);
+    }
+    return expiry;
   }
 
   /**
