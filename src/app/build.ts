@@ -28,6 +28,8 @@ import { migrateLegacyDevices, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { counterIndexes, StateCounterStore } from '../store/counters';
+import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
+import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
@@ -45,6 +47,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...userStateIndexes,
   ...eventIndexes,
   ...counterIndexes,
+  ...clientObservationIndexes,
   ...policyIndexes,
   ...webhookIndexes,
   ...privacyIndexes,
@@ -138,9 +141,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...o.webhooks,
   });
   const devices = new DeviceService(users, webhooks, clock);
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log });
+  const observations = new StateClientObservationStore(db, state);
+  // Collections per environment and source address: a page asks once per form submission.
+  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(10, 30) });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, observer: metrics.verdictObserver });
+  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
     store: new MongoPrivacyStore(db, state),
     users,
@@ -160,6 +166,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     policies,
     webhooks,
     privacy,
+    client,
     access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond)),
     queries: new QueryService(new MongoQueryStore(db), users),
     analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
@@ -173,7 +180,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     start() {
       webhooks.start();
       privacy.start();
-      sweeper = setInterval(() => counters.sweep(clock.now()).catch(onBackgroundError), COUNTER_SWEEP_MS);
+      sweeper = setInterval(() => {
+        counters.sweep(clock.now()).catch(onBackgroundError);
+        observations.sweep(clock.now()).catch(onBackgroundError);
+      }, COUNTER_SWEEP_MS);
       sweeper.unref();
     },
     async stop() {

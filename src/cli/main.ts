@@ -18,6 +18,9 @@ const USAGE = `usage: rampart <command> [arguments]
   env set-webhook <name> <url|none>      set the webhook URL
   env set-privacy-email <name> <email|none>
                                          set the verified address that receives privacy exports
+  env set-origins <name> <origin...|none>
+                                         origins whose pages may get client tokens with the
+                                         environment's publishable key (https://shop.example)
   secret add <env> [--label <label>]     add an API secret (printed once)
   secret list <env>                      list secrets and analyst keys (hints only)
   secret revoke <env> <secret|hash>      revoke a secret or analyst key
@@ -42,7 +45,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
   switch (`${group ?? ''} ${cmd ?? ''}`) {
     case 'env list': {
       for (const e of await envs.list()) {
-        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}`);
+        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}`);
       }
       return 0;
     }
@@ -68,6 +71,14 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const url = positional[1] === 'none' ? null : (positional[1] as string);
       await envs.setWebhookUrl(env.id, url);
       out(`${env.name} webhook URL: ${url ?? '(none)'}`);
+      return 0;
+    }
+    case 'env set-origins': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      const origins = positional[1] === 'none' ? [] : positional.slice(1);
+      const updated = await envs.setClientOrigins(env.id, origins);
+      out(`${env.name} client origins: ${updated.clientOrigins?.length ? updated.clientOrigins.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
       return 0;
     }
     case 'env set-privacy-email': {

@@ -180,6 +180,29 @@ export class EnvironmentService {
     return this.patch(id, { privacyEmail: email });
   }
 
+  /**
+   * The origins whose pages may collect client tokens with this environment's publishable key
+   * (each `scheme://host[:port]`, as browsers send `Origin`); an empty list allows none in
+   * production and any in a sandbox.
+   */
+  async setClientOrigins(id: EnvId, origins: readonly string[]): Promise<Environment> {
+    const clean: string[] = [];
+    for (const o of origins) {
+      let parsed: URL | null = null;
+      try {
+        parsed = new URL(o);
+      } catch {
+        parsed = null;
+      }
+      if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.origin !== o) {
+        throw new InvalidParameters([{ field: 'clientOrigins', message: `${o} is not an origin (scheme://host[:port], nothing after it)` }]);
+      }
+      if (!clean.includes(o)) clean.push(o);
+    }
+    if (clean.length > 50) throw new InvalidParameters([{ field: 'clientOrigins', message: 'at most 50 origins' }]);
+    return this.patch(id, { clientOrigins: clean });
+  }
+
   private async patch(id: EnvId, patch: Parameters<EnvironmentStore['update']>[1]): Promise<Environment> {
     const env = await this.deps.environments.update(id, patch);
     if (!env) throw new NotFound('no such environment');

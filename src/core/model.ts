@@ -18,6 +18,11 @@ export interface Environment {
   enabled: boolean;
   sandbox: boolean;
   publishableKey: string;
+  /**
+   * Origins (`https://shop.example`) whose pages may collect client tokens with the publishable
+   * key. Empty or absent: none in production, any in a sandbox.
+   */
+  clientOrigins?: string[];
   webhookUrl: string | null;
   privacyEmail: string | null;
   createdAt: Date;
@@ -92,6 +97,20 @@ export interface EventInput {
   receivedAt: Date;
   /** Other top-level keys (sent_at, ...), stored as given. */
   extra: Record<string, unknown>;
+  /** What a Rampart client token showed, when the fingerprint was one (see core/client). */
+  client?: ClientTokenUse | null;
+}
+
+/** A Rampart client token as a verdict sees it. */
+export interface ClientTokenUse {
+  /** Why the token does not count (null: it verified). */
+  problem: 'malformed' | 'forged' | 'expired' | 'other_environment' | null;
+  /** The token's id, for single use (null when it did not verify). */
+  jti: string | null;
+  /** Automation and tampering evidence the browser showed. */
+  automation: string[];
+  /** Short hash of the user agent the browser reported (null when it did not verify). */
+  userAgentHash: string | null;
 }
 
 export interface SignalDetail {

@@ -9,6 +9,7 @@ import type {
   DeviceContext,
   EnvId,
   Environment,
+  EventInput,
   RejectedPayload,
   StoredEvent,
   UserProfile,
@@ -19,8 +20,9 @@ export interface EnvironmentStore {
   create(env: Environment): Promise<void>;
   byId(id: EnvId): Promise<Environment | null>;
   byName(name: string): Promise<Environment | null>;
+  byPublishableKey(key: string): Promise<Environment | null>;
   list(): Promise<Environment[]>;
-  update(id: EnvId, patch: Partial<Pick<Environment, 'enabled' | 'webhookUrl' | 'privacyEmail' | 'name'>>): Promise<Environment | null>;
+  update(id: EnvId, patch: Partial<Pick<Environment, 'enabled' | 'webhookUrl' | 'privacyEmail' | 'name' | 'clientOrigins'>>): Promise<Environment | null>;
 }
 
 export interface CredentialStore {
@@ -143,6 +145,11 @@ export interface CounterSnapshot {
 }
 
 /** One change to one counter document: counts to add, set members to add. */
+/** Reads Rampart's client tokens in an event (core/client/service.ts). */
+export interface ClientTokens {
+  attach(env: Environment, event: EventInput): EventInput;
+}
+
 export interface CounterBump {
   key: string;
   inc?: Record<string, number>;

@@ -13,6 +13,7 @@ import type { EventStore, DebuggerStore, UserStateStore } from './ports';
 import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
+import type { ClientService } from './client/service';
 
 export interface Services {
   environments: EnvironmentService;
@@ -22,6 +23,8 @@ export interface Services {
   policies: PolicyService;
   webhooks: WebhookService;
   privacy: PrivacyService;
+  /** The browser client's collector and token reader. */
+  client: ClientService;
   /** Resolves and rate-limits the caller of every door. */
   access: AccessService;
   /** Dashboard searches (events, devices, users, debugger) with cursor pagination. */

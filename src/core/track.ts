@@ -9,7 +9,7 @@
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload } from './model';
-import type { Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
+import type { ClientTokens, Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/port';
@@ -35,6 +35,8 @@ export interface TrackDeps {
   writes: WriteQueue;
   clock: Clock;
   log: TrackLog;
+  /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
+  clientTokens?: ClientTokens;
   /** Most events held in memory before track pushes back with 503. */
   maxQueue?: number;
   /** Events waiting to be applied before new ones are held back (see ready()). Default 2,000. */
@@ -112,6 +114,7 @@ export class TrackService {
       this.reject(principal, body, rawText, err);
       return;
     }
+    if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
     this.queue.push({ principal, event, attempts: 0 });
     this.pump();
   }

@@ -157,6 +157,28 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     );
   }
 
+  // The browser client's collector: called from the application's pages (another origin), with
+  // the environment's publishable key, never a secret. The script posts `text/plain` so that the
+  // browser needs no preflight; a preflight is answered anyway for clients that send JSON.
+  const cors = (req: FastifyRequest, reply: FastifyReply) => {
+    const origin = req.headers.origin;
+    if (typeof origin === 'string' && origin.length <= 512) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+  };
+  app.options('/v1/client/token', async (req, reply) => {
+    cors(req, reply);
+    return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
+  });
+  app.post(
+    '/v1/client/token',
+    route(async (req, reply) => {
+      cors(req, reply);
+      const body = jsonBody(req) as Record<string, unknown>;
+      const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
+      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components });
+      return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds });
+    }),
+  );
+
   app.get(
     '/v1/users/:userId/devices',
     route(async (req, reply) => {

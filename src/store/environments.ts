@@ -36,6 +36,10 @@ export class MongoEnvironmentStore implements EnvironmentStore {
     const d = await this.col.findOne({ name });
     return d ? toEnv(d) : null;
   }
+  async byPublishableKey(key: string): Promise<Environment | null> {
+    const d = await this.col.findOne({ publishableKey: key });
+    return d ? toEnv(d) : null;
+  }
   async list(): Promise<Environment[]> {
     return (await this.col.find({}).sort({ createdAt: 1 }).toArray()).map(toEnv);
   }

@@ -13,6 +13,7 @@ import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
 import type { EnvironmentStats, HeaderHabits, Window } from './population';
+import { AUTOMATION } from '../client/components';
 
 export interface Contribution {
   signal: string;
@@ -42,6 +43,18 @@ export interface EvidenceInput {
   unknownAccount: boolean;
   /** The user has used this network's autonomous system before (a habitual VPN, say). */
   familiarAsn: boolean;
+  /** What a Rampart client token showed (null: the event carried none). */
+  client: ClientEvidence | null;
+}
+
+/** A Rampart client token, as the engine weighs it. */
+export interface ClientEvidence {
+  /** Why it does not count (null: it verified and was not replayed). */
+  problem: 'malformed' | 'forged' | 'expired' | 'other_environment' | 'replayed' | null;
+  /** Automation and tampering evidence the browser showed (see core/client/components.ts). */
+  automation: string[];
+  /** The user agent the browser reported is not the one the application forwarded. */
+  userAgentMismatch: boolean;
 }
 
 const TOR = 4;
@@ -97,10 +110,28 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, 0.9, 0.99, 2.8), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
   }
 
+  out.push(...clientEvidence(x));
+
   const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
   if (email && isDisposableEmail(email)) {
     out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
   }
+  return out;
+}
+
+/** What a Rampart client token says: replayed or invalid, automation the browser showed, a user agent swapped. */
+function clientEvidence(x: EvidenceInput): Contribution[] {
+  const c = x.client;
+  if (!c) return [];
+  if (c.problem === 'replayed') return [{ signal: 'replayed_token', weight: 3.5, detail: { reason: 'used_before' } }];
+  // An expired token is as likely a page left open as a stolen one; a forged one is never honest.
+  if (c.problem !== null) return [{ signal: 'invalid_token', weight: c.problem === 'expired' ? 2 : 3.5, detail: { reason: c.problem } }];
+  const out: Contribution[] = [];
+  const kinds = new Set(c.automation.map((a) => AUTOMATION[a]));
+  if (kinds.has('bot')) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'browser_automation', evidence: c.automation.filter((a) => AUTOMATION[a] === 'bot').join(', ') } });
+  if (kinds.has('headless')) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser, evidence: c.automation.filter((a) => AUTOMATION[a] === 'headless').join(', ') } });
+  if (kinds.has('tampered')) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'tampered_browser', evidence: c.automation.filter((a) => AUTOMATION[a] === 'tampered').join(', ') } });
+  if (c.userAgentMismatch) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'token_user_agent_mismatch' } });
   return out;
 }
 

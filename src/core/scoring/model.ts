@@ -131,9 +131,13 @@ function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Co
  */
 const HARD_SIGNALS = new Set([
   'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
-  'multiple_accounts_per_device', 'request_shape_burst', 'attack_wave', 'registration_velocity',
+  'multiple_accounts_per_device', 'request_shape_burst', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
 ]);
 const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context']);
+
+/** Evidence that alone settles it: a replayed or forged client token (risk at least 0.95). */
+const CERTAIN_LOGIT = 3;
+const certain = (c: Contribution) => c.signal === 'replayed_token' || (c.signal === 'invalid_token' && c.detail.reason === 'forged');
 
 /** Signals named whenever they hold, whatever their weight. */
 const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel']);
@@ -170,6 +174,9 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
   if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);
+  // A copied or forged client token is not the user's browser, whatever device it names (a
+  // stolen token names the victim's): deny, as for a reported device.
+  if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);
   if (x.device?.feedback === 'approved') z -= 2.5;
   let risk = 1 / (1 + Math.exp(-z));
   if (x.device?.feedback === 'reported') risk = 1;

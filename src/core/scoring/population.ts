@@ -38,14 +38,21 @@ const ENV_KEY = 'p:*';
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
+/** The uses of one client token (single use, see tokenReplayed). */
+const tokenKey = (jti: string) => `t:${jti}`;
+/** How long a token's uses are remembered (longer than a token is accepted). */
+export const TOKEN_USES_KEEP_MS = 15 * 60_000;
+/** Calls one token may serve within one login flow (filter, risk, track), all within a minute, from one address. */
+export const TOKEN_MAX_USES = 3;
+const TOKEN_FLOW_MS = 60_000;
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
   return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*' };
 }
 
-/** Every counter document a verdict reads: population entries, header habits, windows, and the e-mail's account. */
-export function keysToRead(f: Features, emailHash: string | null): string[] {
+/** Every counter document a verdict reads: population entries, header habits, windows, the e-mail's account and the client token's uses. */
+export function keysToRead(f: Features, emailHash: string | null, tokenId: string | null = null): string[] {
   const keys = [ENV_KEY];
   for (const level of POPULATION_LEVELS) {
     const v = f.values[level];
@@ -61,7 +68,27 @@ export function keysToRead(f: Features, emailHash: string | null): string[] {
     keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
   }
   if (emailHash) keys.push(emailKey(emailHash));
+  if (tokenId) keys.push(tokenKey(tokenId));
   return keys;
+}
+
+/**
+ * Whether this use of a client token is a replay: a token serves one login flow (the pre-auth
+ * check, the verdict after the password, a track call), so more than TOKEN_MAX_USES calls, a
+ * call more than a minute after its first, or a call from another address is a replay.
+ */
+export function tokenReplayed(s: Snapshots, tokenId: string, now: number, ip: string | null): boolean {
+  const t = snap(s, tokenKey(tokenId));
+  const uses = t.counts.n ?? 0;
+  if (uses === 0) return false;
+  const first = t.counts.first ?? now;
+  const ips = t.sets.ip ?? [];
+  return uses >= TOKEN_MAX_USES || now - first > TOKEN_FLOW_MS || (ip !== null && ips.length > 0 && !ips.includes(ip));
+}
+
+/** Record one use of a client token. */
+export function tokenBump(tokenId: string, now: number, ip: string | null): CounterBump {
+  return { key: tokenKey(tokenId), inc: { n: 1 }, min: { first: now }, ...(ip ? { add: { ip } } : {}), keepMs: TOKEN_USES_KEEP_MS };
 }
 
 export type Snapshots = Record<string, CounterSnapshot>;

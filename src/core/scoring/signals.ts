@@ -29,6 +29,8 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   missing_fingerprint: 'no device fingerprint where the user always had one, or where nearly every legitimate login of the environment has one',
   unusual_language: 'a browser language the user does not use',
   unusual_hour: 'an hour of the day the user is not usually active',
+  replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',
+  invalid_token: 'a client token that does not verify: forged, altered, expired or issued for another environment',
 };
 export const SIGNAL_NAMES = Object.keys(SIGNAL_DESCRIPTIONS);
 

@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Action, Device, EventInput, PolicyRef, Principal, Signals } from '../model';
-import type { Clock, CounterStore, EventStore, UserStateStore, WriteQueue } from '../ports';
+import type { ClientTokens, Clock, CounterStore, EventStore, UserStateStore, WriteQueue } from '../ports';
 import { parseEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
@@ -60,6 +60,8 @@ export interface VerdictDeps {
   webhooks: WebhookSink;
   clock: Clock;
   log: VerdictLog;
+  /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
+  clientTokens?: ClientTokens;
   /** How long a verdict may wait for its state (default 150 ms). */
   budgetMs?: number;
   observer?: VerdictObserver;
@@ -81,7 +83,8 @@ export class VerdictService {
     const started = performance.now();
     const envId = principal.env.id;
     const now = this.d.clock.now();
-    const event = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
+    const parsed = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
+    const event = this.d.clientTokens ? this.d.clientTokens.attach(principal.env, parsed) : parsed;
     const deadline = now.getTime() + this.budgetMs;
     // While the database is behind, wait (within the budget) rather than pile up unwritten state.
     await this.d.writes.admit(deadline);

@@ -8,11 +8,11 @@ import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, ProfileChange, UserState, UserStateStore } from '../ports';
-import { sha256Hex } from '../crypto';
+import { sha256Hex, shortHash } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
-import type { EventKind } from '../scoring/evidence';
+import type { ClientEvidence, EventKind } from '../scoring/evidence';
 import { assess, eventKind, type AssessInput, type Assessment } from '../scoring/model';
-import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
+import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, tokenBump, tokenReplayed, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
 
 
@@ -104,7 +104,7 @@ export interface StateReaders {
  */
 export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, deadline?: number): Promise<EventState> {
   const userId = x.event.userId;
-  const keys = keysToRead(x.features, x.emailHash);
+  const keys = keysToRead(x.features, x.emailHash, x.event.client?.jti ?? null);
   const [state, counters] = await Promise.all([userId ? d.users.load(env, userId, deadline) : Promise.resolve(null), d.counters.read(env, keys, deadline)]);
   if (userId) return { userId, state, counters, unknownAccount: state === null };
   const account = counters ? accountOfEmail(counters, x.emailHash) : null;
@@ -124,6 +124,18 @@ function fingerprintShare(pop: { count(level: 'fp', value: string): number }): {
   const withFp = pop.count('fp', 'y');
   const events = withFp + pop.count('fp', 'n');
   return { events, share: events > 0 ? withFp / events : 0 };
+}
+
+/** A Rampart client token as the engine weighs it: its problem (a replay seen in its uses), its evidence. */
+function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
+  const c = x.event.client;
+  if (!c) return null;
+  const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
+  return {
+    problem: replayed ? 'replayed' : c.problem,
+    automation: c.automation,
+    userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
+  };
 }
 
 /** Score an event from what was read (pure). */
@@ -146,6 +158,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
       fingerprints: fingerprintShare(pop),
+      client: clientEvidence(x, s),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
       unknownAccount: read.unknownAccount,
       behaviour: read.state?.behaviour ?? null,
@@ -161,6 +174,8 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
 export function recordCounters(counters: CounterStore, env: EnvId, x: Enriched, read: EventState, outcome: Outcome): void {
   const s = read.counters ?? {};
   const bumps = counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), headerFacts(x));
+  const token = x.event.client?.jti;
+  if (token) bumps.push(tokenBump(token, x.event.receivedAt.getTime(), x.event.context.ip));
   if (x.emailHash && x.event.userId && (outcome.success || x.kind === 'registration')) {
     const b = emailBump(s, x.emailHash, x.event.userId);
     if (b) bumps.push(b);

@@ -22,7 +22,7 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
 import { assess, eventKind, lesson, BASE_LOGIT, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, readWindow, environmentStats, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, readWindow, environmentStats, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
 
@@ -146,6 +146,7 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
     windows: noWindows(),
     shapeShare: 0.01,
     fingerprints: { events: 0, share: 0 },
+    client: null,
     domainCount: 500,
     unknownAccount: false,
     behaviour: null,
@@ -320,6 +321,18 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals(0.995, 5000, { user: null, token: 'some-device' })).toEqual([]);
   });
 
+  it('a Rampart client token: replayed or invalid, automation the browser showed, a swapped user agent', () => {
+    const clean = { problem: null, automation: [], userAgentMismatch: false };
+    const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) => fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
+    expect(signals({})).toEqual([]);
+    expect(signals({ problem: 'replayed' })).toEqual(['replayed_token']);
+    for (const problem of ['forged', 'malformed', 'expired', 'other_environment'] as const) expect(signals({ problem })).toEqual(['invalid_token']);
+    expect(signals({ automation: ['webdriver'] })).toEqual(['bot_behavior']);
+    expect(signals({ automation: ['headless_window'] })).toEqual(['headless_browser']);
+    expect(signals({ automation: ['tampered_natives'] })).toEqual(['spoofed_device']);
+    expect(signals({ userAgentMismatch: true })).toEqual(['spoofed_device']);
+  });
+
   it('a VPN the user habitually uses counts for less', () => {
     const weight = (familiarAsn: boolean) => requestEvidence(evidenceInput({ net: VPN }, 'login', { familiarAsn }))[0]!.weight;
     expect(weight(true)).toBeLessThan(weight(false) / 2);
@@ -380,6 +393,19 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
 });
 
 describe('windows and counters', () => {
+  it('a client token serves one login flow: three calls within a minute, from one address', () => {
+    const A = '81.2.69.142';
+    const used = (n: number, ips = [A]): Snapshots => ({ 't:tok': { counts: { n, first: T0 }, sets: { ip: ips } } });
+    expect(tokenReplayed({}, 'tok', T0, A)).toBe(false);
+    expect(tokenReplayed(used(1), 'tok', T0 + 5_000, A)).toBe(false);
+    expect(tokenReplayed(used(2), 'tok', T0 + 5_000, A)).toBe(false);
+    expect(tokenReplayed(used(3), 'tok', T0 + 5_000, A)).toBe(true);
+    expect(tokenReplayed(used(1), 'tok', T0 + 61_000, A)).toBe(true);
+    expect(tokenReplayed(used(1), 'tok', T0 + 5_000, '203.0.113.9')).toBe(true);
+    expect(tokenBump('tok', T0, A)).toMatchObject({ key: 't:tok', inc: { n: 1 }, min: { first: T0 }, add: { ip: A } });
+    expect(keysToRead(features({}).f, null, 'tok')).toContain('t:tok');
+  });
+
   it('reads both sides of the fingerprint level, so that an event without one sees their share', () => {
     const keys = keysToRead(features({ user: null }).f, null);
     expect(keys).toEqual(expect.arrayContaining(['p:fp:y', 'p:fp:n']));
@@ -481,6 +507,16 @@ describe('one calibrated risk', () => {
     expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty('impossible_travel');
     b.lastLegit = { at: T0 - 3 * DAY, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
     expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+  });
+
+  it('a replayed or forged client token is denied even on the user\'s own device (a stolen token names it)', () => {
+    const clean = { problem: null, automation: [], userAgentMismatch: false };
+    const level = (client: NonNullable<AssessInput['client']>) => riskLevel(risk({ token: 'alice-laptop' }, { behaviour: habitual(), client }).risk);
+    expect(level(clean)).toBe('low');
+    expect(level({ ...clean, problem: 'replayed' })).toBe('high');
+    expect(level({ ...clean, problem: 'forged' })).toBe('high');
+    // A token past its lifetime is as likely a page left open: evidence, not a verdict.
+    expect(level({ ...clean, problem: 'expired' })).not.toBe('high');
   });
 
   it('an approved device lowers the risk; a reported one is certain', () => {

@@ -1,0 +1,73 @@
+/**
+ * Rampart's client tokens: what the collector answers the browser script, and what the
+ * application's backend forwards as `request_token` (or `client_id`), unchanged, through Castle's
+ * SDKs. A token is `rpt1.<claims>.<mac>`: the claims as base64url JSON, and an HMAC-SHA256 of
+ * `rpt1.<claims>` under a key derived from the master key, so only this deployment can issue one
+ * and any change to the claims is seen. The claims carry what a verdict needs (the device key,
+ * the automation evidence, the user agent the browser reported), so verifying a token costs no
+ * database look-up; single use is checked separately (see population.ts, `t:` documents).
+ *
+ * Pure: no I/O.
+ */
+import { hmacSha256, safeEqual } from '../crypto';
+
+export const CLIENT_TOKEN_PREFIX = 'rpt1.';
+/** How long a token is accepted after it was issued. */
+export const CLIENT_TOKEN_TTL_MS = 300_000;
+/** Clock skew tolerated between the instance that issued a token and the one verifying it. */
+const SKEW_MS = 30_000;
+
+export interface ClientClaims {
+  /** The environment the token was issued for. */
+  env: string;
+  /** The token's own id (single use is tracked by it). */
+  jti: string;
+  /** Issued at (epoch ms, server time). */
+  iat: number;
+  /** The device key derived from the browser's stable components. */
+  dk: string;
+  /** Automation and tampering evidence the browser showed (names, see components.ts). */
+  auto: string[];
+  /** Short hash of the user agent the browser itself reported. */
+  ua: string;
+}
+
+export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
+
+/** Whether a token is one of Rampart's (as opposed to a Castle token or a test token). */
+export const isClientToken = (token: string): boolean => token.startsWith(CLIENT_TOKEN_PREFIX);
+
+const mac = (key: Buffer, signed: string) => hmacSha256(key, signed).toString('base64url');
+
+export function signClientToken(key: Buffer, claims: ClientClaims): string {
+  const signed = `${CLIENT_TOKEN_PREFIX}${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
+  return `${signed}.${mac(key, signed)}`;
+}
+
+/** Verify a token's MAC, age and environment; never throws. */
+export function openClientToken(key: Buffer, token: string, env: string, now: number): OpenedToken {
+  const dot = token.lastIndexOf('.');
+  if (!isClientToken(token) || dot <= CLIENT_TOKEN_PREFIX.length) return { ok: false, reason: 'malformed' };
+  const signed = token.slice(0, dot);
+  if (!safeEqual(token.slice(dot + 1), mac(key, signed))) return { ok: false, reason: 'forged' };
+  const claims = parseClaims(signed.slice(CLIENT_TOKEN_PREFIX.length));
+  if (!claims) return { ok: false, reason: 'malformed' };
+  if (claims.env !== env) return { ok: false, reason: 'other_environment' };
+  if (now - claims.iat > CLIENT_TOKEN_TTL_MS || claims.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
+  return { ok: true, claims };
+}
+
+function parseClaims(encoded: string): ClientClaims | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const c = v as Record<string, unknown>;
+  const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 128;
+  if (!str(c.env) || !str(c.jti) || !str(c.dk) || typeof c.ua !== 'string' || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return null;
+  if (!Array.isArray(c.auto) || c.auto.length > 16 || !c.auto.every(str)) return null;
+  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua };
+}

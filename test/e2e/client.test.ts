@@ -1,0 +1,180 @@
+/**
+ * The browser client's server side over real HTTP on a real database: the collector (publishable
+ * key, origin allow-list, components) answers a signed token; an application forwards it to a
+ * verdict as `request_token`, and Rampart reads the device and the evidence from it, once.
+ */
+import { startTestApp, call, type TestApp } from '../support/app';
+import { runCommand } from '../../src/cli/main';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ grpc: false });
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
+const laptop = (over: Record<string, unknown> = {}) => ({
+  userAgent: UA,
+  languages: ['en-GB'],
+  timezone: 'Europe/London',
+  platform: 'MacIntel',
+  screen: { width: 1512, height: 982, depth: 30, pixelRatio: 2 },
+  cores: 10,
+  memory: 8,
+  touchPoints: 0,
+  canvas: 'c1a2b3',
+  audio: '124.04347527516074',
+  webgl: { vendor: 'Google Inc. (Apple)', renderer: 'ANGLE (Apple, ANGLE Metal Renderer: Apple M1 Pro)' },
+  fonts: ['Arial', 'Menlo'],
+  automation: [],
+  ...over,
+});
+
+/** What the browser script does: post its components with the publishable key, as text/plain. */
+async function collect(components: Record<string, unknown>, opts: { pk?: string; origin?: string } = {}) {
+  return call(app, 'POST', '/v1/client/token', { publishable_key: opts.pk ?? app.env.publishableKey, components }, { secret: null, headers: { 'content-type': 'text/plain', origin: opts.origin ?? 'https://shop.example' } });
+}
+async function token(components = laptop()): Promise<string> {
+  const r = await collect(components);
+  expect(r.status).toBe(201);
+  return r.body.token as string;
+}
+let n = 0;
+const uid = () => `client-user-${++n}`;
+async function risk(user: string, requestToken: string, over: Record<string, unknown> = {}) {
+  const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: requestToken, context, ...over });
+  expect(r.status).toBe(201);
+  return r.body as { risk: number; signals: Record<string, unknown>; device: { token: string }; policy: { action: string } };
+}
+
+describe('collector', () => {
+  it('answers a signed token for the publishable key, with CORS for the page', async () => {
+    const r = await collect(laptop());
+    expect(r.status).toBe(201);
+    expect(r.body.token).toMatch(/^rpt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(r.body.expires_in).toBe(300);
+    expect(r.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    const pre = await fetch(`${app.baseUrl}/v1/client/token`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-methods')).toBe('POST');
+  });
+
+  it.each([
+    ['an unknown publishable key', { pk: 'pk_unknown_key_123456' }, {}, 401],
+    ['a secret instead of a publishable key', { pk: 'sk_live_123' }, {}, 401],
+    ['no components', {}, { components: undefined }, 422],
+    ['components of the wrong type', {}, { components: 'chrome' }, 422],
+    ['an oversized component', {}, { components: laptop({ canvas: 'x'.repeat(5000) }) }, 422],
+    ['hostile automation names', {}, { components: laptop({ automation: ['$where', '<img src=x>'] }) }, 422],
+  ])('refuses %s', async (_name, opts: { pk?: string }, body: Record<string, unknown>, status) => {
+    const r = await call(app, 'POST', '/v1/client/token', { publishable_key: opts.pk ?? app.env.publishableKey, components: laptop(), ...body }, { secret: null, headers: { origin: 'https://shop.example' } });
+    expect(r.status).toBe(status);
+    expect(typeof r.body.type).toBe('string');
+  });
+
+  it('in production, only from the origins the environment allows', async () => {
+    const { env: unset } = await app.newEnvironment(`unset-${Date.now()}`);
+    const none = await collect(laptop(), { pk: unset.publishableKey });
+    expect(none.status).toBe(403);
+    expect(none.body.message).toMatch(/set-origins/);
+    const { env } = await app.newEnvironment(`shop-${Date.now()}`);
+    await app.built.services.environments.setClientOrigins(env.id, ['https://shop.example']);
+    const post = (origin: string) => collect(laptop(), { pk: env.publishableKey, origin });
+    expect((await post('https://shop.example')).status).toBe(201);
+    expect((await post('https://evil.example')).status).toBe(403);
+    await expect(app.built.services.environments.setClientOrigins(env.id, ['https://shop.example/login'])).rejects.toThrow(/not an origin/);
+  });
+});
+
+describe('command line', () => {
+  it('env set-origins sets, lists and clears the allow-list', async () => {
+    const { env } = await app.newEnvironment(`cli-${Date.now()}`);
+    const lines: string[] = [];
+    expect(await runCommand(app.built.services, ['env', 'set-origins', env.name, 'https://a.example', 'https://b.example:8443'], (l) => lines.push(l))).toBe(0);
+    expect(lines.pop()).toContain('https://a.example https://b.example:8443');
+    await runCommand(app.built.services, ['env', 'list'], (l) => lines.push(l));
+    expect(lines.find((l) => l.startsWith(`${env.name}\t`))).toContain('origins=https://a.example,https://b.example:8443');
+    await expect(runCommand(app.built.services, ['env', 'set-origins', env.name, 'javascript:alert(1)'], (l) => lines.push(l))).rejects.toThrow(/not an origin/);
+    expect(await runCommand(app.built.services, ['env', 'set-origins', env.name, 'none'], (l) => lines.push(l))).toBe(0);
+    expect((await app.built.services.environments.byName(env.name)).clientOrigins).toEqual([]);
+  });
+});
+
+describe('a token forwarded to a verdict', () => {
+  it('names the device by its components: the same browser twice is one device, another browser another', async () => {
+    const user = uid();
+    const first = await risk(user, await token());
+    const again = await risk(user, await token(laptop({ userAgent: UA, languages: ['fr-FR'], screen: { width: 2560, height: 1440, depth: 30, pixelRatio: 1 } })));
+    const other = await risk(user, await token(laptop({ webgl: { vendor: 'Google Inc. (Intel)', renderer: 'ANGLE (Intel, Intel(R) UHD Graphics 620)' }, canvas: '99ff00' })));
+    expect(again.device.token).toBe(first.device.token);
+    expect(other.device.token).not.toBe(first.device.token);
+    expect(first.signals).not.toHaveProperty('invalid_token');
+    expect(first.signals).not.toHaveProperty('replayed_token');
+  });
+
+  it('serves one login flow (pre-auth check, verdict, track), and a further use is a replay', async () => {
+    const user = uid();
+    const t = await token();
+    const pre = await call(app, 'POST', '/v1/filter', { event: '$login.attempted', user: { id: user }, request_token: t, context });
+    expect(pre.status).toBe(201);
+    expect(pre.body.signals).not.toHaveProperty('replayed_token');
+    expect((await risk(user, t)).signals).not.toHaveProperty('replayed_token');
+    expect((await call(app, 'POST', '/v1/track', { event: '$login.succeeded', user_id: user, request_token: t, context })).status).toBe(204);
+    await app.built.services.track.drain(false);
+    const replay = await risk(user, t);
+    expect(replay.signals).toHaveProperty('replayed_token');
+    expect(replay.policy.action).not.toBe('allow');
+  });
+
+  it('from another address, a token used once is a replay', async () => {
+    const user = uid();
+    const t = await token();
+    await risk(user, t);
+    const stolen = await risk(user, t, { context: { ...context, ip: '203.0.113.77' } });
+    expect(stolen.signals).toHaveProperty('replayed_token');
+  });
+
+  it('a tampered token is invalid, and gives no device identity', async () => {
+    const t = await token();
+    const [prefix, claims, mac] = t.split('.') as [string, string, string];
+    const decoded = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const tampered = `${prefix}.${Buffer.from(JSON.stringify({ ...decoded, auto: [] , dk: 'victims-device-key' })).toString('base64url')}.${mac}`;
+    const r = await risk(uid(), tampered);
+    expect(r.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+    expect(r.policy.action).not.toBe('allow');
+  });
+
+  it('a token of another environment is invalid here', async () => {
+    const { env, secret } = await app.newEnvironment(`other-${Date.now()}`);
+    await app.built.services.environments.setClientOrigins(env.id, ['https://shop.example']);
+    const theirs = (await collect(laptop(), { pk: env.publishableKey })).body.token as string;
+    const r = await risk(uid(), theirs);
+    expect(r.signals).toMatchObject({ invalid_token: { reason: 'other_environment' } });
+    expect(secret).toMatch(/^sk_/);
+  });
+
+  it('automation the browser showed, and a user agent swapped between the page and the login', async () => {
+    const bot = await risk(uid(), await token(laptop({ automation: ['webdriver'] })));
+    expect(bot.signals).toMatchObject({ bot_behavior: { reason: 'browser_automation' } });
+    expect(bot.policy.action).toBe('deny');
+    const headless = await risk(uid(), await token(laptop({ userAgent: UA.replace('Chrome/', 'HeadlessChrome/') })));
+    expect(headless.signals).toHaveProperty('headless_browser');
+    const swapped = await risk(uid(), await token(laptop({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0' })));
+    expect(swapped.signals).toMatchObject({ spoofed_device: { reason: 'token_user_agent_mismatch' } });
+  });
+
+  it('track reads the token too (a failed login names the same device)', async () => {
+    const user = uid();
+    const t = await token();
+    const r = await risk(user, t);
+    const tracked = await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: user, request_token: t, context });
+    expect(tracked.status).toBe(204);
+    await app.built.services.track.drain(false);
+    const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
+    expect(devices.body.data.map((d: { token: string }) => d.token)).toEqual([r.device.token]);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * Rampart's client tokens (core/client/token.ts) and the components they are built from
+ * (core/client/components.ts): signature, expiry, environment, and a device key that survives
+ * what changes on one device and changes with what tells devices apart.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { CLIENT_TOKEN_TTL_MS, openClientToken, signClientToken, type ClientClaims } from '../../../src/core/client/token';
+import { automationOf, deviceKeyOf, readComponents, type Components } from '../../../src/core/client/components';
+import { InvalidParameters } from '../../../src/core/errors';
+
+const KEY = randomBytes(32);
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+const claims = (over: Partial<ClientClaims> = {}): ClientClaims => ({ env: 'env-1', jti: 'abc123', iat: NOW, dk: 'device-key', auto: [], ua: 'uahash', ...over });
+
+describe('client token', () => {
+  it('opens what was signed, with its claims', () => {
+    const opened = openClientToken(KEY, signClientToken(KEY, claims({ auto: ['webdriver'] })), 'env-1', NOW + 1000);
+    expect(opened).toEqual({ ok: true, claims: claims({ auto: ['webdriver'] }) });
+  });
+
+  it.each<[string, () => string, string]>([
+    ['signed with another key', () => signClientToken(randomBytes(32), claims()), 'forged'],
+    ['claims altered after signing', () => {
+      const [prefix, , mac] = signClientToken(KEY, claims()).split('.');
+      return `${prefix}.${Buffer.from(JSON.stringify(claims({ dk: 'someone-else' }))).toString('base64url')}.${mac}`;
+    }, 'forged'],
+    ['MAC cut off', () => signClientToken(KEY, claims()).replace(/\.[^.]+$/, '.'), 'forged'],
+    ['no MAC at all', () => 'rpt1.', 'malformed'],
+    ['claims not JSON, correctly signed', () => {
+      const signed = `rpt1.${Buffer.from('not json').toString('base64url')}`;
+      return `${signed}.${createHmac('sha256', KEY).update(signed).digest('base64url')}`;
+    }, 'malformed'],
+    ['issued for another environment', () => signClientToken(KEY, claims({ env: 'env-2' })), 'other_environment'],
+    ['older than its lifetime', () => signClientToken(KEY, claims({ iat: NOW - CLIENT_TOKEN_TTL_MS - 1 })), 'expired'],
+    ['issued in the future', () => signClientToken(KEY, claims({ iat: NOW + 120_000 })), 'expired'],
+  ])('%s', (_name, make, reason) => {
+    expect(openClientToken(KEY, make(), 'env-1', NOW)).toEqual({ ok: false, reason });
+  });
+
+  it('is accepted up to the end of its lifetime', () => {
+    expect(openClientToken(KEY, signClientToken(KEY, claims()), 'env-1', NOW + CLIENT_TOKEN_TTL_MS).ok).toBe(true);
+  });
+});
+
+const laptop = (): Record<string, unknown> => ({
+  userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  languages: ['en-GB', 'en'],
+  timezone: 'Europe/London',
+  platform: 'MacIntel',
+  screen: { width: 1512, height: 982, depth: 30, pixelRatio: 2 },
+  cores: 10,
+  memory: 8,
+  touchPoints: 0,
+  canvas: 'c1a2b3',
+  audio: '124.04347527516074',
+  webgl: { vendor: 'Google Inc. (Apple)', renderer: 'ANGLE (Apple, ANGLE Metal Renderer: Apple M1 Pro, Unspecified Version)' },
+  fonts: ['Arial', 'Helvetica Neue', 'Menlo'],
+  automation: [],
+});
+const key = (over: Record<string, unknown> = {}) => deviceKeyOf(readComponents({ ...laptop(), ...over }));
+
+describe('device key', () => {
+  it.each([
+    ['a browser update', { userAgent: String(laptop().userAgent).replace('131.0.0.0', '132.0.0.0') }],
+    ['another window size or an external monitor', { screen: { width: 2560, height: 1440, depth: 30, pixelRatio: 1 } }],
+    ['other languages', { languages: ['fr-FR'] }],
+    ['travel (another timezone)', { timezone: 'America/New_York' }],
+    ['fonts listed in another order', { fonts: ['Menlo', 'Arial', 'Helvetica Neue'] }],
+  ])('stays the same through %s', (_name, change) => {
+    expect(key(change)).toBe(key());
+  });
+
+  it.each([
+    ['another graphics card', { webgl: { vendor: 'Google Inc. (Intel)', renderer: 'ANGLE (Intel, Intel(R) UHD Graphics 620)' } }],
+    ['another canvas rendering', { canvas: 'ffee00' }],
+    ['other installed fonts', { fonts: ['Arial', 'Calibri'] }],
+    ['other hardware', { cores: 4 }],
+  ])('changes with %s', (_name, change) => {
+    expect(key(change)).not.toBe(key());
+  });
+
+  it('is short and URL-safe', () => {
+    expect(key()).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+});
+
+describe('components', () => {
+  const problems = (value: unknown) => {
+    try {
+      readComponents(value);
+      return [];
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidParameters);
+      return (err as InvalidParameters).fields.map((f) => f.field);
+    }
+  };
+
+  it.each([
+    ['not an object', 'chrome', ['components']],
+    ['a list', [1, 2], ['components']],
+    ['no user agent', { ...laptop(), userAgent: undefined }, ['components.userAgent']],
+    ['a user agent of the wrong type', { ...laptop(), userAgent: 42 }, ['components.userAgent']],
+    ['an oversized canvas hash', { ...laptop(), canvas: 'x'.repeat(10_000) }, ['components.canvas']],
+    ['too many fonts', { ...laptop(), fonts: Array.from({ length: 500 }, (_, i) => `f${i}`) }, ['components.fonts']],
+    ['a negative core count', { ...laptop(), cores: -1 }, ['components.cores']],
+    ['webgl without a renderer', { ...laptop(), webgl: { vendor: 'x' } }, ['components.webgl']],
+    ['automation evidence Rampart does not know', { ...laptop(), automation: ['<script>'] }, ['components.automation']],
+  ])('refuses %s', (_name, value, fields) => {
+    expect(problems(value)).toEqual(fields);
+  });
+
+  it('accepts a minimal browser (only its user agent)', () => {
+    const c: Components = readComponents({ userAgent: 'Mozilla/5.0' });
+    expect(c.fonts).toEqual([]);
+    expect(c.webgl).toBeNull();
+  });
+
+  it('automation: what the script reported, and a headless user agent seen by the server', () => {
+    expect(automationOf(readComponents({ ...laptop(), automation: ['webdriver'] }))).toEqual(['webdriver']);
+    expect(automationOf(readComponents({ ...laptop(), userAgent: 'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/131.0.0.0 Safari/537.36' }))).toEqual(['headless_user_agent']);
+    expect(automationOf(readComponents(laptop()))).toEqual([]);
+  });
+});
