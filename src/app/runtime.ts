@@ -72,6 +72,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     tls: config.tls,
     trustProxy: config.trustProxy,
     requireHttps: config.mode === 'production' && !config.tls,
+    demo: config.mode === 'development',
     ready: async () => {
       await database.db.command({ ping: 1 });
       return true;

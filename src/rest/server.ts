@@ -15,6 +15,7 @@ import { normaliseError } from '../app/errors';
 import type { Logger } from '../app/logger';
 import { HTTP_STATUS, HTTP_TYPE } from './errors';
 import { authenticateJson, deviceJson, filterJson, riskJson } from './mappers';
+import { registerClientPages } from './client-pages';
 
 export interface RestOptions {
   services: Services;
@@ -30,6 +31,8 @@ export interface RestOptions {
   ready?: () => Promise<boolean>;
   /** Prometheus metrics: GET /metrics, and one observation per answered request. */
   metrics?: RestMetrics;
+  /** Serve the browser client's demo page (development). */
+  demo?: boolean;
 }
 
 export interface RestMetrics {
@@ -178,6 +181,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds });
     }),
   );
+
+  registerClientPages(app, { services, demo: o.demo ?? false, sendError });
 
   app.get(
     '/v1/users/:userId/devices',

@@ -64,6 +64,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     bodyLimit: opts.bodyLimit ?? 100 * 1024,
     trustProxy: false,
     requireHttps: false,
+    demo: true,
     register: (app) => registerGraphql(app, { services: built.services, log }),
     metrics: restMetrics(built.metrics, opts.metricsToken),
   });

@@ -26,6 +26,8 @@ export interface Components {
   audio: string | null;
   webgl: { vendor: string; renderer: string } | null;
   fonts: string[];
+  /** A random id the script keeps in the profile's storage for the site (two profiles of one machine differ). */
+  profile: string | null;
   /** Automation and tampering evidence (see AUTOMATION). */
   automation: string[];
 }
@@ -84,6 +86,8 @@ export function readComponents(value: unknown): Components {
   const timezone = str('timezone');
   const platform = str('platform');
   const canvas = str('canvas');
+  const profile = str('profile');
+  if (profile !== null && !/^[A-Za-z0-9_-]{16,64}$/.test(profile)) p.push({ field: 'components.profile', message: 'must be 16 to 64 letters, digits, - or _' });
   const audio = str('audio');
   let screen: Components['screen'] = null;
   if (c.screen !== undefined && c.screen !== null) {
@@ -111,6 +115,7 @@ export function readComponents(value: unknown): Components {
     audio,
     webgl,
     fonts: list('fonts'),
+    profile,
     automation: list('automation', new Set(Object.keys(AUTOMATION))),
   };
   if (p.length) throw new InvalidParameters(p);
@@ -118,11 +123,19 @@ export function readComponents(value: unknown): Components {
 }
 
 /**
- * The device key: a hash of the components that stay the same on one device whatever its
- * browser version, window size, languages or location (rendering hashes, graphics, fonts,
- * hardware, platform).
+ * The device key. With the script's profile id (kept in the browser profile's storage): that id,
+ * which survives browser updates and tells two profiles of one machine apart. Without it (storage
+ * blocked, a client of its own): a hash of the components that stay the same on one device
+ * whatever its browser version, window size, languages or location (rendering hashes, graphics,
+ * fonts, hardware, platform).
  */
 export function deviceKeyOf(c: Components): string {
+  if (c.profile) return createHash('sha256').update(`profile:${c.profile}`).digest('base64url').slice(0, 22);
+  return machineKeyOf(c);
+}
+
+/** A hash of the machine's stable components (identical machines share it). */
+export function machineKeyOf(c: Components): string {
   const stable = [c.canvas ?? '', c.audio ?? '', c.webgl?.vendor ?? '', c.webgl?.renderer ?? '', [...c.fonts].sort().join(','), c.platform ?? '', c.cores ?? '', c.memory ?? '', c.touchPoints ?? '', c.screen?.depth ?? ''];
   return createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 22);
 }

@@ -79,6 +79,13 @@ describe('device key', () => {
     expect(key(change)).not.toBe(key());
   });
 
+  it('with the script\'s profile id: one key per browser profile, whatever its rendering does', () => {
+    const profile = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6';
+    expect(key({ profile, canvas: 'changed-by-an-update' })).toBe(key({ profile }));
+    expect(key({ profile: 'ffffffffffffffffffffffffffffffff' })).not.toBe(key({ profile }));
+    expect(key({ profile })).not.toBe(key());
+  });
+
   it('is short and URL-safe', () => {
     expect(key()).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
@@ -105,6 +112,7 @@ describe('components', () => {
     ['a negative core count', { ...laptop(), cores: -1 }, ['components.cores']],
     ['webgl without a renderer', { ...laptop(), webgl: { vendor: 'x' } }, ['components.webgl']],
     ['automation evidence Rampart does not know', { ...laptop(), automation: ['<script>'] }, ['components.automation']],
+    ['a profile id that is not one', { ...laptop(), profile: '../../etc' }, ['components.profile']],
   ])('refuses %s', (_name, value, fields) => {
     expect(problems(value)).toEqual(fields);
   });

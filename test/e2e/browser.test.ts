@@ -1,0 +1,118 @@
+/**
+ * The browser client end to end in real headless Chromium (Debian's `chromium`; nothing is
+ * downloaded): the demo page loads /client/v1/rampart.js, the script collects the device's
+ * components and gets a token when the form is submitted, Rampart (playing the application's
+ * backend) forwards it to a verdict. One profile is one device; another profile another; the
+ * headless, driven browser is flagged; a replayed or altered token is caught.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { startTestApp, call, type TestApp } from '../support/app';
+
+const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+
+let app: TestApp;
+const profiles: string[] = [];
+const browsers: Browser[] = [];
+beforeAll(async () => {
+  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  app = await startTestApp({ grpc: false });
+});
+afterAll(async () => {
+  for (const b of browsers) await b.close().catch(() => undefined);
+  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+  await app?.close();
+});
+
+/** A headless Chromium with its own profile directory (a browser profile of its own). */
+async function browser(): Promise<Browser> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rampart-chromium-'));
+  profiles.push(dir);
+  const b = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: dir, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  browsers.push(b);
+  return b;
+}
+
+interface DemoVerdict {
+  action: string;
+  risk: number;
+  device_token: string | null;
+  signals: Record<string, Record<string, unknown>>;
+  token_received: boolean;
+}
+
+/** Log in on the demo page as `email`; the verdict Rampart shows. */
+async function demoLogin(b: Browser, email: string): Promise<DemoVerdict> {
+  const page = await b.newPage();
+  try {
+    await page.goto(`${app.baseUrl}/client/demo`, { waitUntil: 'load' });
+    await page.$eval('#email', (el, v) => ((el as unknown as { value: string }).value = v), email);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[type=submit]')]);
+    return JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as DemoVerdict;
+  } finally {
+    await page.close();
+  }
+}
+
+const context = { ip: '81.2.69.142', headers: { 'User-Agent': 'x', Accept: 'text/html' } };
+
+describe('the browser client in Chromium', () => {
+  let first: Browser;
+  beforeAll(async () => {
+    first = await browser();
+  });
+
+  it('creates a token in the page, and the verdict reads the device from it', async () => {
+    const v = await demoLogin(first, 'ada@example.com');
+    expect(v.token_received).toBe(true);
+    expect(v.device_token).toEqual(expect.any(String));
+    expect(v.signals).not.toHaveProperty('invalid_token');
+    expect(v.signals).not.toHaveProperty('replayed_token');
+  });
+
+  it('flags the headless, driven browser itself as automation', async () => {
+    const v = await demoLogin(first, 'bot-check@example.com');
+    expect(Object.keys(v.signals)).toEqual(expect.arrayContaining(['bot_behavior']));
+    expect(v.signals.bot_behavior).toMatchObject({ reason: 'browser_automation' });
+    expect(v.signals).toHaveProperty('headless_browser');
+    expect(v.action).toBe('deny');
+  });
+
+  it('the same browser twice is the same device; another profile is another device', async () => {
+    const a = await demoLogin(first, 'grace@example.com');
+    const again = await demoLogin(first, 'grace@example.com');
+    const other = await demoLogin(await browser(), 'grace@example.com');
+    expect(again.device_token).toBe(a.device_token);
+    expect(other.device_token).not.toBe(a.device_token);
+  });
+
+  it('a token taken from the page and replayed, or altered, is caught', async () => {
+    const page = await first.newPage();
+    await page.goto(`${app.baseUrl}/client/demo`, { waitUntil: 'load' });
+    // Runs in the page, where the classic script defined Rampart on the global object.
+    const token = await page.evaluate(() => (globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }).Rampart.createRequestToken());
+    await page.close();
+    expect(token).toMatch(/^rpt1\./);
+    const risk = (t: string, ip = context.ip) => call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'replay-victim' }, request_token: t, context: { ...context, ip } });
+    expect((await risk(token)).body.signals).not.toHaveProperty('replayed_token');
+    const elsewhere = await risk(token, '203.0.113.50');
+    expect(elsewhere.body.signals).toHaveProperty('replayed_token');
+    expect(elsewhere.body.policy.action).toBe('deny');
+    const [prefix, claims, mac] = token.split('.') as [string, string, string];
+    const altered = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const tampered = await risk(`${prefix}.${Buffer.from(JSON.stringify({ ...altered, auto: [] })).toString('base64url')}.${mac}`);
+    expect(tampered.body.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+  });
+
+  it('serves the script as a classic script and as an ES module', async () => {
+    for (const file of ['rampart.js', 'rampart.mjs']) {
+      const res = await fetch(`${app.baseUrl}/client/v1/${file}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/javascript/);
+      expect(await res.text()).toContain('createRequestToken');
+    }
+    expect((await fetch(`${app.baseUrl}/client/v1/../../package.json`)).status).toBe(404);
+  });
+});
