@@ -7,6 +7,7 @@
  * account run in order; steps of different accounts run concurrently. Every event carries its
  * event time (`timestamp`), so history is replayed as it happened.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { Scenario, Step } from './scenario';
 
@@ -38,6 +39,11 @@ export interface DriveOptions {
   concurrency: number;
   /** The application reports challenge outcomes ($challenge.succeeded/failed). */
   feedback: boolean;
+  /**
+   * Rampart's browser client: each login or sign-up collects a fresh token with this publishable
+   * key from the device's components (null: `context.token` is sent as it is).
+   */
+  publishableKey?: string | null;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -76,7 +82,33 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   };
   const successes = new Map<string, number>();
 
+  /** What the page's script would send for a device (its id stands for the profile and the machine). */
+  const components = (device: string, headers: Record<string, string>, automation: string[]) => {
+    const h = (salt: string) => createHash('sha256').update(`${salt}:${device}`).digest('hex');
+    return {
+      userAgent: headers['User-Agent'] ?? '',
+      languages: (headers['Accept-Language'] ?? 'en').split(',').map((l) => l.split(';')[0] ?? l),
+      profile: h('profile').slice(0, 32),
+      canvas: h('canvas').slice(0, 12),
+      audio: String(124 + parseInt(h('audio').slice(0, 4), 16) / 1e5),
+      webgl: { vendor: 'Google Inc.', renderer: `ANGLE (${['Intel', 'NVIDIA', 'AMD', 'Apple'][parseInt(h('gpu').slice(0, 2), 16) % 4]})` },
+      fonts: ['Arial', 'Helvetica', 'Verdana'],
+      cores: 2 + (parseInt(h('cores').slice(0, 2), 16) % 14),
+      automation,
+    };
+  };
+  const collect = async (s: Step): Promise<string | null> => {
+    if (!o.publishableKey || !s.context.token) return s.context.token;
+    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.headers, s.context.automation ?? []) });
+    return typeof r.json?.token === 'string' ? r.json.token : null;
+  };
+
   const run = async (s: Step): Promise<Outcome> => {
+    const token = await collect(s);
+    if (token && s.context.replayedFrom) {
+      // The victim's own session used the token first (the phishing proxy forwarded it).
+      await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ip: s.context.replayedFrom, headers: s.context.headers, client_id: token }, timestamp: new Date(s.at - 5000).toISOString() });
+    }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
     const out: Outcome = { scenario: s.scenario, kind: s.kind, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0 };
@@ -95,11 +127,11 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     };
 
     if (s.kind === 'register') {
-      const filter = await post('/v1/filter', { type: '$registration', status: '$attempted', params: { email: s.email }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts() });
+      const filter = await post('/v1/filter', { type: '$registration', status: '$attempted', params: { email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts() });
       out.preauth = verdictOf(filter.json);
       note(out.preauth, filter.status);
       if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
-      const risk = await post('/v1/risk', { type: '$registration', status: '$succeeded', user: { id: s.userId, email: s.email, registered_at: ts(1000) }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts(1000) });
+      const risk = await post('/v1/risk', { type: '$registration', status: '$succeeded', user: { id: s.userId, email: s.email, registered_at: ts(1000) }, ...(token ? { request_token: token } : {}), context, timestamp: ts(1000) });
       out.main = verdictOf(risk.json);
       note(out.main, risk.status);
       await answer(out.main, 30_000);
@@ -111,7 +143,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       await post('/v1/track', { event: '$login.failed', user_id: s.userId, properties: { email: s.email }, context, timestamp: ts(-20_000) });
     }
     if (s.preauth) {
-      const pre = await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ...context, ...(s.context.token ? { client_id: s.context.token } : {}) }, timestamp: ts() });
+      const pre = await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ...context, ...(token ? { client_id: token } : {}) }, timestamp: ts() });
       out.preauth = verdictOf(pre.json);
       note(out.preauth, pre.status);
       // A bot stops at a pre-auth challenge (a CAPTCHA); a person solves it.
@@ -121,7 +153,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(2000) });
       return out;
     }
-    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(s.context.token ? { request_token: s.context.token } : {}), context, timestamp: ts(2000) });
+    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });
     out.main = verdictOf(risk.json);
     note(out.main, risk.status);
     await answer(out.main, 60_000);

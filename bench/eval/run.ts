@@ -22,7 +22,7 @@ interface Options {
   users: number;
   days: number;
   seed: number;
-  tokens: boolean;
+  tokens: 'none' | 'opaque' | 'client';
   feedback: boolean;
   concurrency: number;
   attackScale: number;
@@ -31,10 +31,10 @@ interface Options {
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens] [--no-feedback] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: false, feedback: true, concurrency: 24, attackScale: 1, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -42,7 +42,8 @@ function options(argv: string[]): Options {
       if (v === undefined) throw new Error(USAGE);
       return v;
     };
-    if (a === '--tokens') o.tokens = true;
+    if (a === '--tokens') o.tokens = 'opaque';
+    else if (a === '--client') o.tokens = 'client';
     else if (a === '--no-feedback') o.feedback = false;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
@@ -73,12 +74,13 @@ async function main(): Promise<void> {
     const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale }, nets, r, end);
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {
       baseUrl: ready.rest,
       secret: ready.secret,
+      publishableKey: o.tokens === 'client' ? ready.publishableKey : null,
       concurrency: o.concurrency,
       feedback: o.feedback,
       onProgress: (done, total) => {

@@ -25,14 +25,21 @@ import {
   type Rand,
 } from './world';
 
-export const SCENARIOS = ['legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups'] as const;
+export const SCENARIOS = ['legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Context {
   ip: string;
   headers: Record<string, string>;
-  /** A client token (when the application uses a browser SDK). */
+  /**
+   * The device's identity in the page: with opaque tokens, the token itself; with Rampart's
+   * browser client, the browser profile the driver collects a fresh token for (null: no script ran).
+   */
   token: string | null;
+  /** Browser client: automation evidence the page shows (a driven or tampered browser). */
+  automation?: string[];
+  /** Browser client: the token was captured from this address's session, used there first, and is replayed here. */
+  replayedFrom?: string;
 }
 
 /** One login or sign-up, as the application would see it. */
@@ -58,8 +65,12 @@ export interface GenerateOptions {
   users: number;
   days: number;
   seed: number;
-  /** The application uses a browser SDK that sends a token per device. */
-  tokens: boolean;
+  /**
+   * What the application's pages send: nothing (`none`), an opaque token per device (`opaque`,
+   * as a browser SDK's device id), or Rampart's browser client (`client`: a fresh signed token
+   * per login, collected from the device's components, attacks included).
+   */
+  tokens: 'none' | 'opaque' | 'client';
   /** Scale of every attack (1: the default sizes). */
   attackScale: number;
 }
@@ -175,7 +186,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     else if (r() < 0.03) ip = nets.address(r, pick(r, p.country.home)); // a café, a friend's
     else ip = p.homeIp;
     const headers = browserHeaders(browserOf(device, day), p.language, device.model);
-    return { ip, headers, token: o.tokens ? device.token : null };
+    return { ip, headers, token: o.tokens !== 'none' ? device.token : null };
   };
 
   const history = new Map<string, number>();
@@ -244,7 +255,9 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       delete h['Sec-Fetch-Mode'];
       delete h['Sec-Fetch-Dest'];
     }
-    return { ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: h, token: null };
+    // With Rampart's browser client the headless browser runs the page's script, which sees it.
+    const client = o.tokens === 'client' ? { token: `tok-stealth-${Math.floor(r() * 1e9).toString(36)}`, automation: [pick(r, ['headless_window', 'tampered_natives', 'webdriver', 'automation_globals'])] } : { token: null };
+    return { ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: h, ...client };
   });
 
   // Targeted takeover, with the right password: the attacker knows the victim's country and
@@ -263,7 +276,20 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
           ? browserHeaders(b, p.language, d.model)
           : browserHeaders({ kind: d.browser, version: versionAt(d.browser, day, 0), mobile: false }, pick(r, p.country.languages).split(',')[0] ?? 'en', d.model);
       const asn = scenario === 'very_targeted' && r() < 0.3 ? p.homeAsn : pick(r, [...p.country.home, ...p.country.mobile]);
-      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens ? `tok-attacker-${k}` : null }, preauth: true, passwordCorrect: true, history: 0, typo: false });
+      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null }, preauth: true, passwordCorrect: true, history: 0, typo: false });
+    }
+  }
+
+  // Browser client only: a phishing proxy captures a victim's request token with the password
+  // and replays both within the minute, from the attacker's own address and with the victim's
+  // headers (the victim's session used the token first).
+  if (o.tokens === 'client') {
+    for (let k = 0; k < scale(150); k++) {
+      const p = pick(r, experienced);
+      const at = attackStart + r() * (end - attackStart);
+      const d = p.devices[0] as Device;
+      const headers = browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), p.language, d.model);
+      steps.push({ scenario: 'token_replay', kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, pick(r, [...p.country.home, ...p.country.mobile])), headers, token: d.token, replayedFrom: p.homeIp }, preauth: true, passwordCorrect: true, history: 0, typo: false });
     }
   }
 
@@ -274,7 +300,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const d = pick(r, farm);
     const c = pick(r, COUNTRIES);
     const id = `farm-account-${k}`;
-    const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), token: o.tokens ? d.token : null };
+    const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), token: o.tokens !== 'none' ? d.token : null };
     steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, 8), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false });
   }
 

@@ -107,7 +107,7 @@ const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(2)}%` : '-
 export function report(f: Figures): string {
   let out = '\nAttacks: share stopped (challenged or denied), at the pre-auth check and anywhere\n';
   out += `  ${'scenario'.padEnd(22)}${'attempts'.padStart(9)}${'pre-auth'.padStart(10)}${'stopped'.padStart(10)}${'denied'.padStart(10)}\n`;
-  for (const s of f.scenarios) out += `  ${s.scenario.padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
+  for (const s of f.scenarios.filter((x) => x.attempts > 0)) out += `  ${s.scenario.padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
   const l = f.legit;
   out += `\nLegitimate logins: ${l.logins}; challenged ${pct(l.challenged, l.logins)}, denied ${pct(l.denied, l.logins)} (pre-auth challenged ${pct(l.preauthChallenged, l.logins)}); sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}\n`;
   out += '  friction by history (successful logins before):';

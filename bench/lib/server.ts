@@ -33,6 +33,8 @@ export interface Endpoints {
   door: string;
   database: string;
   envId: string;
+  /** The environment's publishable key (the browser client's collector). */
+  publishableKey: string;
 }
 
 export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
@@ -104,6 +106,8 @@ export async function serve(): Promise<void> {
     RAMPART_API_SECRET: secret,
     // The benchmark measures the engine, not the per-environment rate limit (1,000/s by default).
     RAMPART_RATE_LIMIT: '100000000',
+    // The load comes from one address here, not from a browser each.
+    RAMPART_CLIENT_RATE_LIMIT: '100000000',
     RAMPART_LOG_LEVEL: process.env.RAMPART_LOG_LEVEL ?? 'error',
   });
   const log = createLogger(config.logLevel);
@@ -179,6 +183,7 @@ export async function serve(): Promise<void> {
     door: `http://127.0.0.1:${port(door)}`,
     database: config.mongoUri ? 'MONGODB_URI' : 'the embedded FerretDB (SQLite)',
     envId: principal.env.id,
+    publishableKey: principal.env.publishableKey,
   });
 }
 

@@ -63,6 +63,8 @@ export interface BuildOptions {
   masterKey: string;
   authCacheMs: number;
   rateLimitPerSecond: number;
+  /** Browser-client collections per second per environment and source address (default 10, bursts of three times that). */
+  clientRateLimitPerSecond?: number;
   publicUrl: string;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -143,7 +145,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const devices = new DeviceService(users, webhooks, clock);
   const observations = new StateClientObservationStore(db, state);
   // Collections per environment and source address: a page asks once per form submission.
-  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(10, 30) });
+  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
   const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, observer: metrics.verdictObserver, clientTokens: client });

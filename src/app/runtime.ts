@@ -49,6 +49,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     masterKey: resolveMasterKey(config.masterKey, config.dataDir),
     authCacheMs: config.authCacheMs,
     rateLimitPerSecond: config.rateLimitPerSecond,
+    clientRateLimitPerSecond: config.clientRateLimitPerSecond,
     publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,

@@ -76,6 +76,21 @@ describe('collector', () => {
     expect(typeof r.body.type).toBe('string');
   });
 
+  it('is rate-limited per environment and source address (429 with Retry-After)', async () => {
+    const limited = await startTestApp({ grpc: false, clientRateLimitPerSecond: 1 });
+    try {
+      const post = () => call(limited, 'POST', '/v1/client/token', { publishable_key: limited.env.publishableKey, components: laptop() }, { secret: null });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await post()).status);
+      expect(statuses.slice(0, 3)).toEqual([201, 201, 201]);
+      const refused = await post();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('in production, only from the origins the environment allows', async () => {
     const { env: unset } = await app.newEnvironment(`unset-${Date.now()}`);
     const none = await collect(laptop(), { pk: unset.publishableKey });

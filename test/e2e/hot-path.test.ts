@@ -23,6 +23,14 @@ afterAll(async () => {
   await app?.close();
 });
 
+/**
+ * Commands of the background workers, not of any verdict: the webhook outbox's poll, the privacy
+ * sweeper, and the policy set's refresh once a second (a burst slowed down by a loaded machine
+ * sees a few of those).
+ */
+const BACKGROUND = new Set(['policy_sets', 'policy_revisions', 'webhook_deliveries', 'webhook_claims', 'webhook_dedupe', 'privacy_jobs', 'privacy_exports']);
+const background = (e: CommandStartedEvent) => BACKGROUND.has(String((e.command as Record<string, unknown>)[e.commandName]));
+
 /** The commands sent while `f` runs, by name and collection (the write-behind flushes excluded). */
 async function readsDuring(f: () => Promise<unknown>): Promise<string[]> {
   await app.built.state.flush();
@@ -30,7 +38,7 @@ async function readsDuring(f: () => Promise<unknown>): Promise<string[]> {
   await f();
   const seen = recording;
   recording = null;
-  return seen.filter((e) => !['insert', 'update', 'delete'].includes(e.commandName)).map((e) => `${e.commandName} ${String((e.command as Record<string, unknown>)[e.commandName])}`);
+  return seen.filter((e) => !['insert', 'update', 'delete'].includes(e.commandName) && !background(e)).map((e) => `${e.commandName} ${String((e.command as Record<string, unknown>)[e.commandName])}`);
 }
 
 it('answers a known user on a known device and address without any database command', async () => {
@@ -49,15 +57,17 @@ it('costs at most three database commands per verdict for a burst of new users, 
   recording = [];
   const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(app, 'POST', '/v1/risk', body(`burst-${i}`, `81.2.69.${i + 1}`))));
   await app.built.state.flush();
-  const seen = recording;
+  const seen = recording.filter((e) => !background(e));
   recording = null;
   expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
   // Each verdict writes at least four documents (event, user, counter, device token).
-  const reads = seen.filter((e) => e.commandName === 'find').length;
+  const finds = seen.filter((e) => e.commandName === 'find');
+  const reads = finds.filter((e) => ['users', 'counters'].includes(String((e.command as Record<string, unknown>).find))).length;
   const writes = seen.filter((e) => e.commandName === 'insert' || e.commandName === 'update').length;
   // At most a look-up of the user and one of the counters each (fewer when requests share a
   // turn of the event loop), and the writes in a few batches.
   expect(reads).toBeLessThanOrEqual(2 * 60);
+  expect(finds.length).toBe(reads);
   expect(writes).toBeLessThanOrEqual(60);
   expect(seen.length).toBeLessThanOrEqual(3 * 60);
   const written = seen.filter((e) => e.commandName === 'insert').reduce((n, e) => n + ((e.command as { documents?: unknown[] }).documents?.length ?? 0), 0);
