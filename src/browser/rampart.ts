@@ -21,6 +21,7 @@ interface Components {
   userAgent: string;
   languages: string[];
   timezone: string | null;
+  timezoneOffset: number;
   platform: string | null;
   screen: { width: number; height: number; depth: number; pixelRatio: number };
   cores: number | null;
@@ -114,6 +115,7 @@ async function collect(): Promise<Components> {
     userAgent: n.userAgent,
     languages: attempt(() => [...(n.languages ?? [n.language])].slice(0, 10), []),
     timezone: attempt(() => Intl.DateTimeFormat().resolvedOptions().timeZone ?? null, null),
+    timezoneOffset: new Date().getTimezoneOffset(),
     platform: n.platform || null,
     screen: { width: screen.width, height: screen.height, depth: screen.colorDepth, pixelRatio: window.devicePixelRatio || 1 },
     cores: n.hardwareConcurrency || null,

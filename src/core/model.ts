@@ -111,6 +111,9 @@ export interface ClientTokenUse {
   automation: string[];
   /** Short hash of the user agent the browser reported (null when it did not verify). */
   userAgentHash: string | null;
+  /** The browser's first language (primary tag) and timezone offset (minutes to UTC), as it reported them. */
+  language: string | null;
+  timezoneOffset: number | null;
 }
 
 export interface SignalDetail {

@@ -180,6 +180,14 @@ describe('a token forwarded to a verdict', () => {
     expect(headless.signals).toHaveProperty('headless_browser');
     const swapped = await risk(uid(), await token(laptop({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0' })));
     expect(swapped.signals).toMatchObject({ spoofed_device: { reason: 'token_user_agent_mismatch' } });
+    // The page's browser speaks Russian; the login request says English first.
+    const otherLanguage = await risk(uid(), await token(laptop({ languages: ['ru-RU', 'ru'] })));
+    expect(otherLanguage.signals).toMatchObject({ spoofed_device: { reason: 'token_language_mismatch' } });
+    // A clock nine hours from London (the request's address): a remote machine or a proxy.
+    const farClock = await risk(uid(), await token(laptop({ timezoneOffset: -540 })));
+    expect(farClock.signals).toMatchObject({ spoofed_device: { reason: 'token_timezone_far_from_ip' } });
+    const homeClock = await risk(uid(), await token(laptop({ timezoneOffset: 0 })));
+    expect(homeClock.signals).not.toHaveProperty('spoofed_device');
   });
 
   it('track reads the token too (a failed login names the same device)', async () => {

@@ -16,6 +16,8 @@ export interface Components {
   userAgent: string;
   languages: string[];
   timezone: string | null;
+  /** `new Date().getTimezoneOffset()`: minutes from local time to UTC. */
+  timezoneOffset: number | null;
   platform: string | null;
   screen: { width: number; height: number; depth: number; pixelRatio: number } | null;
   cores: number | null;
@@ -82,6 +84,14 @@ export function readComponents(value: unknown): Components {
     if (unknown.length) p.push({ field: `components.${name}`, message: `unknown values: ${unknown.slice(0, 5).join(', ')}` });
     return out;
   };
+  const offset = (v: unknown): number | null => {
+    if (v === undefined || v === null) return null;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < -900 || v > 900) {
+      p.push({ field: 'components.timezoneOffset', message: 'must be a whole number of minutes between -900 and 900' });
+      return null;
+    }
+    return v;
+  };
   const userAgent = str('userAgent', true) ?? '';
   const timezone = str('timezone');
   const platform = str('platform');
@@ -106,6 +116,7 @@ export function readComponents(value: unknown): Components {
     userAgent,
     languages: list('languages'),
     timezone,
+    timezoneOffset: offset(c.timezoneOffset),
     platform,
     screen,
     cores: num('cores'),
@@ -138,6 +149,13 @@ export function deviceKeyOf(c: Components): string {
 export function machineKeyOf(c: Components): string {
   const stable = [c.canvas ?? '', c.audio ?? '', c.webgl?.vendor ?? '', c.webgl?.renderer ?? '', [...c.fonts].sort().join(','), c.platform ?? '', c.cores ?? '', c.memory ?? '', c.touchPoints ?? '', c.screen?.depth ?? ''];
   return createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 22);
+}
+
+/** The browser's first language, as a primary tag (`en`, `pt`), or null. */
+export function primaryLanguageOf(c: Components): string | null {
+  const first = c.languages[0];
+  const tag = first ? first.trim().toLowerCase().split(/[-_]/)[0] : '';
+  return tag && /^[a-z]{2,8}$/.test(tag) ? tag : null;
 }
 
 /** The automation evidence, including what the server sees for itself in the components. */

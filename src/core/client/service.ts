@@ -9,7 +9,7 @@ import { Forbidden, Unauthorized } from '../errors';
 import type { ClientTokenUse, Environment, EventInput } from '../model';
 import type { Clock, EnvironmentStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
-import { automationOf, deviceKeyOf, readComponents } from './components';
+import { automationOf, deviceKeyOf, primaryLanguageOf, readComponents } from './components';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
 
 /** One collection, kept for investigation (what the browser showed, and what it was given). */
@@ -79,7 +79,7 @@ export class ClientService {
     const jti = randomToken(12);
     const deviceKey = deviceKeyOf(components);
     const automation = automationOf(components);
-    const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent) });
+    const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent), lang: primaryLanguageOf(components), tzo: components.timezoneOffset });
     this.d.observations.record({ id: jti, envId: env.id, at: now, deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components } });
     return { token, expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000 };
   }
@@ -94,8 +94,8 @@ export class ClientService {
     if (!raw || !isClientToken(raw)) return event;
     const opened = openClientToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
     const client: ClientTokenUse = opened.ok
-      ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua }
-      : { problem: opened.reason, jti: null, automation: [], userAgentHash: null };
+      ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua, language: opened.claims.lang ?? null, timezoneOffset: opened.claims.tzo ?? null }
+      : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
     return { ...event, context: { ...event.context, fingerprint: opened.ok ? `rp:${opened.claims.dk}` : null }, client };
   }
 

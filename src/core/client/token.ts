@@ -30,6 +30,10 @@ export interface ClientClaims {
   auto: string[];
   /** Short hash of the user agent the browser itself reported. */
   ua: string;
+  /** The browser's first language (primary tag), when it reported one. */
+  lang?: string | null;
+  /** The browser's timezone offset (minutes to UTC, as `getTimezoneOffset()`), when it reported one. */
+  tzo?: number | null;
 }
 
 export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
@@ -69,5 +73,7 @@ function parseClaims(encoded: string): ClientClaims | null {
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 128;
   if (!str(c.env) || !str(c.jti) || !str(c.dk) || typeof c.ua !== 'string' || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return null;
   if (!Array.isArray(c.auto) || c.auto.length > 16 || !c.auto.every(str)) return null;
-  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua };
+  const lang = typeof c.lang === 'string' && c.lang.length <= 8 ? c.lang : null;
+  const tzo = typeof c.tzo === 'number' && Number.isFinite(c.tzo) ? c.tzo : null;
+  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo };
 }

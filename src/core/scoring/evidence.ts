@@ -55,6 +55,10 @@ export interface ClientEvidence {
   automation: string[];
   /** The user agent the browser reported is not the one the application forwarded. */
   userAgentMismatch: boolean;
+  /** The browser's first language is not the one the request's Accept-Language puts first. */
+  languageMismatch: boolean;
+  /** Hours between the browser's timezone and the one the address's longitude suggests (null: unknown). */
+  timezoneGapHours: number | null;
 }
 
 const TOR = 4;
@@ -132,6 +136,11 @@ function clientEvidence(x: EvidenceInput): Contribution[] {
   if (kinds.has('headless')) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser, evidence: c.automation.filter((a) => AUTOMATION[a] === 'headless').join(', ') } });
   if (kinds.has('tampered')) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'tampered_browser', evidence: c.automation.filter((a) => AUTOMATION[a] === 'tampered').join(', ') } });
   if (c.userAgentMismatch) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'token_user_agent_mismatch' } });
+  // The same browser setting gives both: different means the headers or the token were swapped.
+  if (c.languageMismatch) out.push({ signal: 'spoofed_device', weight: 2, detail: { reason: 'token_language_mismatch' } });
+  // A browser whose clock is set half a world away from its address: a proxy or a remote
+  // machine, or a traveller whose laptop kept home time; evidence, never alone a deny.
+  if (c.timezoneGapHours !== null && c.timezoneGapHours > 4) out.push({ signal: 'spoofed_device', weight: 1, detail: { reason: 'token_timezone_far_from_ip', hours: Math.round(c.timezoneGapHours) } });
   return out;
 }
 

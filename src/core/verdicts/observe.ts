@@ -131,10 +131,20 @@ function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
   const c = x.event.client;
   if (!c) return null;
   const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
+  const headerLanguage = x.features.values.lang;
+  const lon = x.ip?.location?.lon;
+  let timezoneGapHours: number | null = null;
+  if (c.timezoneOffset !== null && typeof lon === 'number') {
+    // Local time is about longitude / 15 hours from UTC; getTimezoneOffset() is UTC minus local.
+    const gap = Math.abs(-c.timezoneOffset / 60 - lon / 15) % 24;
+    timezoneGapHours = Math.min(gap, 24 - gap);
+  }
   return {
     problem: replayed ? 'replayed' : c.problem,
     automation: c.automation,
     userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
+    languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
+    timezoneGapHours,
   };
 }
 

@@ -322,7 +322,7 @@ describe('attack-population evidence (one signal each)', () => {
   });
 
   it('a Rampart client token: replayed or invalid, automation the browser showed, a swapped user agent', () => {
-    const clean = { problem: null, automation: [], userAgentMismatch: false };
+    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
     const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) => fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
     expect(signals({})).toEqual([]);
     expect(signals({ problem: 'replayed' })).toEqual(['replayed_token']);
@@ -331,6 +331,11 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals({ automation: ['headless_window'] })).toEqual(['headless_browser']);
     expect(signals({ automation: ['tampered_natives'] })).toEqual(['spoofed_device']);
     expect(signals({ userAgentMismatch: true })).toEqual(['spoofed_device']);
+    expect(signals({ languageMismatch: true })).toEqual(['spoofed_device']);
+    expect(signals({ timezoneGapHours: 9 })).toEqual(['spoofed_device']);
+    expect(signals({ timezoneGapHours: 2 })).toEqual([]);
+    // A clock far from the address is evidence, never alone a deny (a traveller's laptop).
+    expect(riskLevel(assess(assessInput({}, { client: { ...clean, timezoneGapHours: 9 } }), 'login', T0).risk)).not.toBe('high');
   });
 
   it('a VPN the user habitually uses counts for less', () => {
@@ -510,7 +515,7 @@ describe('one calibrated risk', () => {
   });
 
   it('a replayed or forged client token is denied even on the user\'s own device (a stolen token names it)', () => {
-    const clean = { problem: null, automation: [], userAgentMismatch: false };
+    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
     const level = (client: NonNullable<AssessInput['client']>) => riskLevel(risk({ token: 'alice-laptop' }, { behaviour: habitual(), client }).risk);
     expect(level(clean)).toBe('low');
     expect(level({ ...clean, problem: 'replayed' })).toBe('high');
