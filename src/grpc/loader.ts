@@ -10,12 +10,13 @@ import rawOptions from './loader-options.json';
 import type { ProtoGrpcType as DevicesProto } from './generated/devices';
 import type { ProtoGrpcType as PrivacyProto } from './generated/privacy';
 import type { ProtoGrpcType as ScoringProto } from './generated/scoring';
+import { PROJECT_ROOT } from '../paths';
 
 /** Every package and service of the contract, typed by the generated code. */
 export type RampartProto = ScoringProto & DevicesProto & PrivacyProto;
 
 /** `proto/` at the package root, from src/grpc (ts) and from dist/src/grpc (built). */
-export const PROTO_ROOT = path.resolve(__dirname, '..', '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []), 'proto');
+export const PROTO_ROOT = path.join(PROJECT_ROOT, 'proto');
 
 export const PROTO_FILES: readonly string[] = ['rampart/v1/common.proto', 'rampart/v1/devices.proto', 'rampart/v1/privacy.proto', 'rampart/v1/scoring.proto'];
 

@@ -9,8 +9,9 @@
  * installed every look-up answers "nothing known" (and `rangesLoaded()` says so).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
+import { PROJECT_ROOT } from '../paths';
 
 /** What a range says about an address. Several can hold (a VPN provider's data centre). */
 export interface RangeFlags {
@@ -50,8 +51,7 @@ interface Tables {
 let tables: Tables | null = null;
 let loadedFrom: string | null = null;
 
-const ROOT = resolve(__dirname, '..', '..', ...(__dirname.includes('/dist/') ? ['..'] : []));
-export const defaultListsDir = (): string => join(ROOT, '.tools', 'ip-lists');
+export const defaultListsDir = (): string => join(PROJECT_ROOT, '.tools', 'ip-lists');
 
 function kindOf(provider: string, kind: string): Kind | null {
   if (kind === 'tor') return 'tor';

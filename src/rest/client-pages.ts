@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Services } from '../core/services';
+import { PROJECT_ROOT } from '../paths';
 
 export interface ClientPagesOptions {
   services: Services;
@@ -16,17 +17,10 @@ export interface ClientPagesOptions {
   sendError: (reply: FastifyReply, err: unknown) => unknown;
 }
 
-/** The project root (the directory holding package.json), from src/rest or dist/src/rest. */
-function projectRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-}
-
 const SCRIPTS: Readonly<Record<string, string>> = { 'rampart.js': 'rampart.js', 'rampart.mjs': 'rampart.mjs' };
 
 export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions): void {
-  const dir = path.join(projectRoot(), 'dist', 'browser');
+  const dir = path.join(PROJECT_ROOT, 'dist', 'browser');
   const cache = new Map<string, string>();
   app.get('/client/v1/:file', async (req: FastifyRequest, reply: FastifyReply) => {
     const name = SCRIPTS[(req.params as { file: string }).file];

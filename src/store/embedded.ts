@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { PROJECT_ROOT } from '../paths';
 
 export interface EmbeddedDatabase {
   uri: string;
@@ -15,13 +16,11 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-const ROOT = path.resolve(__dirname, '..', '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []));
-
 export function ferretdbBinary(): string {
-  return process.env.FERRETDB_BIN ?? path.join(ROOT, '.tools', 'bin', 'ferretdb');
+  return process.env.FERRETDB_BIN ?? path.join(PROJECT_ROOT, '.tools', 'bin', 'ferretdb');
 }
 
-const INSTALL_SCRIPT = path.join(ROOT, 'scripts', 'install-ferretdb.sh');
+const INSTALL_SCRIPT = path.join(PROJECT_ROOT, 'scripts', 'install-ferretdb.sh');
 
 /**
  * What the install script stamps a build with: the FerretDB version and the sha256 of Rampart's
@@ -29,7 +28,7 @@ const INSTALL_SCRIPT = path.join(ROOT, 'scripts', 'install-ferretdb.sh');
  */
 export function wantedStamp(): string {
   const version = /^VERSION="([^"]+)"/m.exec(readFileSync(INSTALL_SCRIPT, 'utf8'))?.[1] ?? '';
-  const dir = path.join(ROOT, 'scripts', 'ferretdb');
+  const dir = path.join(PROJECT_ROOT, 'scripts', 'ferretdb');
   const patches = readdirSync(dir)
     .filter((f) => f.endsWith('.patch'))
     .sort()
