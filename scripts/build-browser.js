@@ -19,9 +19,12 @@ if (process.argv.includes('--check')) {
   process.exit(0);
 }
 execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
+// The browser file imports only types (core/client/wire.ts), which compile to nothing.
+const esm = fs.readFileSync(path.join(root, 'dist', 'browser-tsc', 'browser', 'rampart.js'), 'utf8');
+if (/^import /m.test(esm)) throw new Error('build-browser: src/browser/rampart.ts may import types only');
 const out = path.join(root, 'dist', 'browser');
+fs.mkdirSync(out, { recursive: true });
 const compiled = path.join(out, 'rampart.js');
-const esm = fs.readFileSync(compiled, 'utf8');
 fs.writeFileSync(path.join(out, 'rampart.mjs'), esm);
 
 // The classic script: the module's top-level `export` keywords removed (the source exports only

@@ -10,29 +10,13 @@
  * cookies; one random profile id in localStorage tells two profiles of one machine apart.
  */
 
+import type { Components } from '../core/client/wire';
+
 export interface RampartOptions {
   /** The environment's publishable key (`pk_…`): safe in a page. */
   publishableKey: string;
   /** Where Rampart answers (default: the origin this script was loaded from). */
   endpoint?: string;
-}
-
-interface Components {
-  userAgent: string;
-  languages: string[];
-  timezone: string | null;
-  timezoneOffset: number;
-  platform: string | null;
-  screen: { width: number; height: number; depth: number; pixelRatio: number };
-  cores: number | null;
-  memory: number | null;
-  touchPoints: number | null;
-  canvas: string | null;
-  audio: string | null;
-  webgl: { vendor: string; renderer: string } | null;
-  fonts: string[];
-  profile: string | null;
-  automation: string[];
 }
 
 let options: { publishableKey: string; endpoint: string } | null = null;

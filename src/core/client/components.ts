@@ -10,29 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { InvalidParameters, type FieldProblem } from '../errors';
+import type { Components } from './wire';
 
-export interface Components {
-  /** `navigator.userAgent`, as the browser reports it. */
-  userAgent: string;
-  languages: string[];
-  timezone: string | null;
-  /** `new Date().getTimezoneOffset()`: minutes from local time to UTC. */
-  timezoneOffset: number | null;
-  platform: string | null;
-  screen: { width: number; height: number; depth: number; pixelRatio: number } | null;
-  cores: number | null;
-  memory: number | null;
-  touchPoints: number | null;
-  /** Hashes the script computed from a drawing and a sound it rendered. */
-  canvas: string | null;
-  audio: string | null;
-  webgl: { vendor: string; renderer: string } | null;
-  fonts: string[];
-  /** A random id the script keeps in the profile's storage for the site (two profiles of one machine differ). */
-  profile: string | null;
-  /** Automation and tampering evidence (see AUTOMATION). */
-  automation: string[];
-}
+/** What the script sends (one definition for both sides: src/browser imports it too). */
+export type { Components } from './wire';
 
 /** The automation evidence the script reports, and what each means to the engine. */
 export const AUTOMATION: Readonly<Record<string, 'bot' | 'headless' | 'tampered'>> = {
