@@ -11,6 +11,7 @@ import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload } from './model';
 import type { ClientTokens, Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
+import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/port';
 import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
@@ -121,8 +122,12 @@ export class TrackService {
 
   /** Keep a rejected payload, with its reason, in the debugger (written behind). */
   reject(principal: Principal, body: unknown, rawText: string | undefined, err: DomainError): void {
-    const text = rawText ?? safeStringify(body);
-    const userId = typeof (body as { user_id?: unknown } | null)?.user_id === 'string' ? ((body as { user_id: string }).user_id) : null;
+    const text = scrubPayloadText(rawText ?? safeStringify(body));
+    // A raw body names its user as `user_id` or `user.id`; an event already parsed, as `userId`.
+    const b = (typeof body === 'object' && body !== null ? body : {}) as { user_id?: unknown; userId?: unknown; user?: { id?: unknown } | null };
+    const named = [b.user_id, b.userId, b.user?.id].find((v): v is string => typeof v === 'string' && v.length > 0);
+    // A body that is not JSON at all may still say whose it is (a purge must find it).
+    const userId = named ?? /"user_id"\s*:\s*"((?:[^"\\]|\\.){1,256})"|"user"\s*:\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.){1,256})"/.exec(text)?.slice(1).find(Boolean) ?? null;
     const entry: RejectedPayload = {
       id: uuid(),
       envId: principal.env.id,

@@ -58,6 +58,29 @@ export function normaliseHeaders(raw: unknown, field: string, problems: FieldPro
   return out;
 }
 
+/**
+ * Headers whose value is a credential, a session or a secret: Rampart keeps only that they were
+ * sent (the value becomes `true`, as Castle's SDKs send a scrubbed header), never the value.
+ */
+const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|passw|session|csrf|xsrf|api[-_]?key|auth/;
+
+export const isSensitiveHeader = (name: string): boolean => SENSITIVE_HEADER.test(name.toLowerCase());
+
+/** The headers as they may be stored: sensitive values replaced by `true`. */
+export function scrubHeaders(headers: Record<string, string | true>): Record<string, string | true> {
+  const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
+  for (const [name, value] of Object.entries(headers)) out[name] = isSensitiveHeader(name) ? true : value;
+  return out;
+}
+
+/**
+ * A payload kept as text (the debugger's copy of a rejected request), with the value of every
+ * JSON member named like a sensitive header replaced by `true`; works on malformed JSON too.
+ */
+export function scrubPayloadText(text: string): string {
+  return text.replace(/"((?:[^"\\]|\\.){1,256})"(\s*):(\s*)"(?:[^"\\]|\\.)*"/g, (whole, name: string, a: string, b: string) => (isSensitiveHeader(name) ? `"${name}"${a}:${b}true` : whole));
+}
+
 /** A value that means "a fingerprint token", as opposed to the SDKs' placeholders for none. */
 export function fingerprintValue(value: unknown): string | null {
   if (typeof value !== 'string') return null;

@@ -6,7 +6,7 @@ import { normaliseIp } from '../../intel';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
 import { eventSpec, nameFromTypeStatus, Requirement } from './catalog';
-import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, tokenShapeOk } from './context';
+import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
 
 const MAX_STRING = 1024;
 const MAX_ID = 256;
@@ -201,7 +201,7 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     registeredAt,
     userTraits,
     properties: { ...params, ...properties },
-    context: { ip, headers, userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: contextExtra },
+    context: { ip, headers: scrubHeaders(headers), userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: contextExtra },
     deviceToken,
     requestToken,
     testToken,

@@ -6,6 +6,7 @@ import { parseEvent } from '../../../src/core/events/parse';
 import { EVENTS } from '../../../src/core/events/catalog';
 import { InvalidParameters, InvalidRequestToken } from '../../../src/core/errors';
 import type { Endpoint } from '../../../src/core/model';
+import { isSensitiveHeader, scrubHeaders, scrubPayloadText } from '../../../src/core/events/context';
 
 const now = new Date('2026-11-22T10:00:00.000Z');
 const opts = { sandbox: true, now };
@@ -147,5 +148,41 @@ describe('request tokens', () => {
     ['overlong tokens', 'x'.repeat(5000), true],
   ])('rejects %s', (_label, token, sandbox) => {
     expect(() => parseEvent('risk', { ...base, request_token: token }, { sandbox, now })).toThrow(InvalidRequestToken);
+  });
+});
+
+describe('headers kept without their secrets', () => {
+  it.each([
+    ['authorization', true],
+    ['Proxy-Authorization', true],
+    ['cookie', true],
+    ['set-cookie', true],
+    ['x-api-key', true],
+    ['X-Auth-Token', true],
+    ['x-csrf-token', true],
+    ['x-session-id', true],
+    ['x-client-secret', true],
+    ['user-agent', false],
+    ['accept-language', false],
+    ['x-forwarded-for', false],
+    ['sec-ch-ua', false],
+  ])('%s is sensitive: %s', (name, sensitive) => {
+    expect(isSensitiveHeader(name)).toBe(sensitive);
+  });
+
+  it('scrubHeaders keeps that a sensitive header was sent, not its value', () => {
+    expect({ ...scrubHeaders({ authorization: 'Bearer x', 'user-agent': 'UA' }) }).toEqual({ authorization: true, 'user-agent': 'UA' });
+  });
+
+  it('scrubPayloadText works on JSON and on text that is not', () => {
+    expect(scrubPayloadText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe('{"headers":{"Cookie":true,"Accept":"*/*"}}');
+    expect(scrubPayloadText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe('{"Authorization" : true, broken');
+    expect(scrubPayloadText('plain text with no JSON')).toBe('plain text with no JSON');
+  });
+
+  it('parseEvent stores the scrubbed headers', () => {
+    const e = parseEvent('track', { event: '$login.failed', user_id: 'u', context: { headers: { Authorization: 'Bearer x', 'User-Agent': 'UA' } } }, { sandbox: true, now: new Date() });
+    expect(e.context.headers.authorization).toBe(true);
+    expect(e.context.userAgent).toBe('UA');
   });
 });
