@@ -4,7 +4,7 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths';
@@ -122,9 +122,9 @@ export async function startEmbedded(dataDir: string, portOrOptions: number | Emb
   const bin = ensureFerretdb();
   const sqliteDir = path.join(dataDir, 'ferretdb');
   await stopOrphan(dataDir, sqliteDir);
-  mkdirSync(sqliteDir, { recursive: true });
+  ownerOnly(dataDir, sqliteDir);
   const listenPort = opts.port ?? (await freePort());
-  const log = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a' });
+  const log = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a', mode: 0o600 });
   const args = [
     '--handler=sqlite',
     // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
@@ -210,7 +210,23 @@ interface EmbeddedInfo {
 }
 
 export function recordEmbedded(dataDir: string, db: EmbeddedDatabase): void {
-  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid }));
+  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid }), { mode: 0o600 });
+}
+
+/**
+ * The data directory and the database's directory readable by this user only (the SQLite files
+ * hold every event): created 0700, or made so, and the files already in them 0600 (FerretDB
+ * creates its files with the process's umask; the directory keeps others out of them).
+ */
+function ownerOnly(...dirs: string[]): void {
+  for (const dir of dirs) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    for (const name of readdirSync(dir)) {
+      const file = path.join(dir, name);
+      if (statSync(file).isFile()) chmodSync(file, 0o600);
+    }
+  }
 }
 
 function readInfo(dataDir: string): EmbeddedInfo | null {

@@ -2,7 +2,7 @@
  * The embedded FerretDB: it starts on loopback with its files in the data directory, stops on
  * request, and a FerretDB left running by a killed Rampart is stopped before a new one starts.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -39,4 +39,22 @@ it('starts, serves, and replaces an orphan left by a killed owner', async () => 
     await second.stop();
   }
   expect(alive(second.pid as number)).toBe(false);
+});
+
+it('keeps its files readable by this user only', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));
+  chmodSync(dir, 0o755);
+  // A file left by an older start, world-readable.
+  mkdirSync(path.join(dir, 'ferretdb'), { mode: 0o755 });
+  writeFileSync(path.join(dir, 'ferretdb', 'leftover.txt'), 'x', { mode: 0o644 });
+  const db = await startEmbedded(dir, { supervise: false });
+  try {
+    const others = (p: string) => statSync(p).mode & 0o077;
+    expect(others(dir)).toBe(0);
+    expect(others(path.join(dir, 'ferretdb'))).toBe(0);
+    expect(others(path.join(dir, 'ferretdb', 'leftover.txt'))).toBe(0);
+    expect(others(path.join(dir, 'ferretdb.log'))).toBe(0);
+  } finally {
+    await db.stop();
+  }
 });
