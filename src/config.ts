@@ -43,6 +43,7 @@ const schema = z.object({
   RAMPART_BODY_LIMIT: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(100 * 1024),
   RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(1000),
   RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
+  RAMPART_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(30),
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(150),
@@ -81,6 +82,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Browser-client collections per second per environment and source address. */
   clientRateLimitPerSecond: number;
+  /** Failed authentications per minute from one address before it gets 429. */
+  authFailuresPerMinute: number;
   authCacheMs: number;
   logLevel: RawConfig['RAMPART_LOG_LEVEL'];
   /** How long a verdict may wait for its state before answering `degraded`. */
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimit: c.RAMPART_BODY_LIMIT,
     rateLimitPerSecond: c.RAMPART_RATE_LIMIT,
     clientRateLimitPerSecond: c.RAMPART_CLIENT_RATE_LIMIT,
+    authFailuresPerMinute: c.RAMPART_AUTH_FAILURE_LIMIT,
     authCacheMs: c.RAMPART_AUTH_CACHE_MS,
     logLevel: c.RAMPART_LOG_LEVEL,
     verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,

@@ -13,7 +13,7 @@ import { PolicyService } from '../core/policies/service';
 import { VerdictService } from '../core/verdicts/evaluate';
 import { TrackService } from '../core/track';
 import { RateLimiter } from '../core/ratelimit';
-import { AccessService } from '../core/access';
+import { AccessService, DEFAULT_FAILED_AUTHENTICATION_LIMIT } from '../core/access';
 import type { Clock } from '../core/ports';
 import type { EnvId } from '../core/model';
 import { systemClock } from '../core/ports';
@@ -65,6 +65,8 @@ export interface BuildOptions {
   rateLimitPerSecond: number;
   /** Browser-client collections per second per environment and source address (default 10, bursts of three times that). */
   clientRateLimitPerSecond?: number;
+  /** Failed authentications per minute from one address before it gets 429 (default 30). */
+  authFailuresPerMinute?: number;
   publicUrl: string;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -169,7 +171,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     client,
-    access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond)),
+    access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
     queries: new QueryService(new MongoQueryStore(db), users),
     analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
     read: { events, debuggerLog, users },

@@ -50,6 +50,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     authCacheMs: config.authCacheMs,
     rateLimitPerSecond: config.rateLimitPerSecond,
     clientRateLimitPerSecond: config.clientRateLimitPerSecond,
+    authFailuresPerMinute: config.authFailuresPerMinute,
     publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,

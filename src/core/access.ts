@@ -2,7 +2,7 @@
  * Who may call, for every door: a presented credential becomes a Principal, API secrets may do
  * everything, analyst keys may only read (GraphQL queries), and each environment is rate-limited.
  */
-import { Forbidden, Unauthorized } from './errors';
+import { Forbidden, RateLimited, Unauthorized } from './errors';
 import type { EnvironmentService } from './environments';
 import type { Principal } from './model';
 import type { RateLimiter } from './ratelimit';
@@ -10,17 +10,74 @@ import type { RateLimiter } from './ratelimit';
 /** `api`: the API surface (REST, gRPC, mutations). `read`: dashboards' queries. */
 export type AccessMode = 'api' | 'read';
 
+export interface FailedAuthenticationLimit {
+  /** Failed authentications a source address may make within `windowMs` before it gets 429. */
+  limit: number;
+  windowMs: number;
+}
+
+export const DEFAULT_FAILED_AUTHENTICATION_LIMIT: FailedAuthenticationLimit = { limit: 30, windowMs: 60_000 };
+
+/**
+ * Failed authentications per source address, in fixed windows: past the limit, every request
+ * from that address answers 429 until its window ends (so secrets cannot be guessed at speed).
+ */
+class FailedAuthentications {
+  private readonly bySource = new Map<string, { count: number; until: number }>();
+  constructor(private readonly o: FailedAuthenticationLimit) {}
+
+  check(source: string, now: number): void {
+    const e = this.bySource.get(source);
+    if (e && e.until > now && e.count >= this.o.limit) throw new RateLimited(Math.max(1, Math.ceil((e.until - now) / 1000)));
+  }
+
+  failed(source: string, now: number): void {
+    let e = this.bySource.get(source);
+    if (!e || e.until <= now) {
+      // Bounded: a flood of addresses resets the table rather than growing it.
+      if (this.bySource.size >= 100_000) this.bySource.clear();
+      e = { count: 0, until: now + this.o.windowMs };
+      this.bySource.set(source, e);
+    }
+    e.count++;
+  }
+}
+
 export class AccessService {
-  constructor(private readonly environments: EnvironmentService, private readonly limiter: RateLimiter) {}
+  private readonly failures: FailedAuthentications;
+
+  constructor(
+    private readonly environments: EnvironmentService,
+    private readonly limiter: RateLimiter,
+    failedLimit: FailedAuthenticationLimit = DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.failures = new FailedAuthentications(failedLimit);
+  }
 
   /**
    * Resolve the caller from a presented secret (null when none was presented). Throws
-   * Unauthorized, Forbidden (disabled environment) or RateLimited.
+   * Unauthorized (a wrong secret and an analyst key on the API get the same answer), Forbidden
+   * (disabled environment) or RateLimited (the environment's rate, or too many failed
+   * authentications from `source`).
    */
-  async caller(secret: string | null, mode: AccessMode, opts: { rateLimit?: boolean } = {}): Promise<Principal> {
-    if (!secret) throw new Unauthorized();
-    const principal = await this.environments.authenticate(secret);
-    if (mode === 'api' && principal.kind !== 'secret') throw new Unauthorized('analyst keys are read-only and valid only for GraphQL queries');
+  async caller(secret: string | null, mode: AccessMode, opts: { rateLimit?: boolean; source?: string | null } = {}): Promise<Principal> {
+    const source = opts.source ?? null;
+    const now = this.now();
+    if (source) this.failures.check(source, now);
+    const refuse = (): never => {
+      if (source) this.failures.failed(source, now);
+      throw new Unauthorized();
+    };
+    if (!secret) return refuse();
+    let principal: Principal;
+    try {
+      principal = await this.environments.authenticate(secret);
+    } catch (err) {
+      if (err instanceof Unauthorized) return refuse();
+      throw err;
+    }
+    if (mode === 'api' && principal.kind !== 'secret') return refuse();
     if (opts.rateLimit !== false) this.take(principal);
     return principal;
   }

@@ -55,7 +55,7 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
   const context = async (req: FastifyRequest): Promise<GraphqlContext> => {
     try {
       const secret = secretFromAuthorization(req.headers.authorization);
-      const principal = await services.access.caller(secret, 'read');
+      const principal = await services.access.caller(secret, 'read', { source: req.ip ?? null });
       return { principal, services, loaders: createLoaders(principal.env.id, services) };
     } catch (err) {
       throw requestError(normaliseError(err, log));

@@ -103,7 +103,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     });
   }
 
-  const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api');
+  const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', { source: req.ip ?? null });
 
   const jsonBody = (req: FastifyRequest): unknown => {
     const raw = req.body;

@@ -1,0 +1,37 @@
+/**
+ * Failed-authentication throttling per source address (core/access.ts), with a stand-in for the
+ * environment service's secret check and a clock of the test's own.
+ */
+import { AccessService } from '../../../src/core/access';
+import type { EnvironmentService } from '../../../src/core/environments';
+import { RateLimited, Unauthorized } from '../../../src/core/errors';
+import type { Principal } from '../../../src/core/model';
+import { RateLimiter } from '../../../src/core/ratelimit';
+
+const principal = { env: { id: 'env-1' }, kind: 'secret', credentialHash: 'h' } as unknown as Principal;
+const environments = { authenticate: async (s: string) => (s === 'sk_good' ? principal : Promise.reject(new Unauthorized())) } as unknown as EnvironmentService;
+
+function access(now: { t: number }) {
+  return new AccessService(environments, new RateLimiter(1000), { limit: 3, windowMs: 60_000 }, () => now.t);
+}
+
+it('past the limit, an address is refused with 429 until its window ends; other addresses are not', async () => {
+  const now = { t: 0 };
+  const a = access(now);
+  for (let i = 0; i < 3; i++) await expect(a.caller('sk_bad', 'api', { source: '198.51.100.1' })).rejects.toBeInstanceOf(Unauthorized);
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.1' })).rejects.toMatchObject({ retryAfterSeconds: 60 });
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.1' })).rejects.toBeInstanceOf(RateLimited);
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.2' })).resolves.toBe(principal);
+  now.t = 59_500;
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.1' })).rejects.toMatchObject({ retryAfterSeconds: 1 });
+  now.t = 60_000;
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.1' })).resolves.toBe(principal);
+});
+
+it('a missing secret counts as a failure; a caller without a source address is never throttled', async () => {
+  const a = access({ t: 0 });
+  for (let i = 0; i < 3; i++) await expect(a.caller(null, 'api', { source: '198.51.100.3' })).rejects.toBeInstanceOf(Unauthorized);
+  await expect(a.caller('sk_good', 'api', { source: '198.51.100.3' })).rejects.toBeInstanceOf(RateLimited);
+  for (let i = 0; i < 10; i++) await expect(a.caller('sk_bad', 'api')).rejects.toBeInstanceOf(Unauthorized);
+  await expect(a.caller('sk_good', 'api')).resolves.toBe(principal);
+});
