@@ -51,7 +51,9 @@ export async function applyIndexes(db: Db, specs: readonly IndexSpec[]): Promise
 /** Errors that mean the database cannot be reached (mapped to `unavailable`). */
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  return /^Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared)Error$/.test(err.name);
+  // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
+  // a pool closed, a server closed or a wait for a connection that timed out are outages too.
+  return /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout|OperationTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name);
 }
 
 export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
