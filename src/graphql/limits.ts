@@ -94,6 +94,8 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
       return {
         async didResolveOperation({ operation, document, request, schema, contextValue }) {
           if (!operation) return;
+          // The schema has no subscriptions: say so, rather than fail in execution (a 500).
+          if (operation.operation === 'subscription') throw requestError(new BadRequest('subscriptions are not supported: the API has queries and mutations'));
           if (operation.operation === 'mutation') {
             try {
               contextValue.services.access.assertCanWrite(contextValue.principal);

@@ -4,6 +4,7 @@
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
@@ -53,6 +54,19 @@ declare module 'fastify' {
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
   const options = {
     logger: false,
+    // A request Fastify cannot route (a path that is not valid percent-encoding) gets the same
+    // `{type, message}` body as every other error.
+    frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
+      void reply.code(400).header('content-type', 'application/json; charset=utf-8').send({ type: HTTP_TYPE.bad_request, message: err.message });
+    },
+    // So does one Node's HTTP parser refuses before Fastify sees it (malformed, headers too large).
+    clientErrorHandler: (err: Error & { code?: string }, socket: Duplex) => {
+      if (!socket.writable) return socket.destroy();
+      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+      const body = JSON.stringify({ type: HTTP_TYPE.bad_request, message: status === 431 ? 'request headers (or the URL) are too large' : status === 408 ? 'the request took too long to arrive' : 'malformed HTTP request' });
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
     bodyLimit: o.bodyLimit,
     trustProxy: o.trustProxy,
     genReqId: () => randomUUID(),
