@@ -44,6 +44,8 @@ export interface RestMetrics {
 }
 
 const MAX_JSON_DEPTH = 32;
+/** Longest the readiness probe waits for the database's ping. */
+const READY_TIMEOUT_MS = 500;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -293,7 +295,12 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
-    const ok = o.ready ? await o.ready().catch(() => false) : true;
+    // A database that stopped answering must not make the probe hang: not ready after 500 ms.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+    });
+    const ok = o.ready ? await Promise.race([o.ready().catch(() => false), late]).finally(() => clearTimeout(timer)) : true;
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable' });
   });
 

@@ -1,9 +1,12 @@
 /**
  * Every error carries the `{type, message}` body, whatever produced it: Fastify's router (a path
  * that is not valid percent-encoding), Node's HTTP parser (a malformed request, headers or a URL
- * too large), and GraphQL operations the schema does not have (a subscription).
+ * too large), and GraphQL operations the schema does not have (a subscription). And the readiness
+ * probe answers 503 at once when the database does not answer, rather than hanging.
  */
 import net from 'node:net';
+import { createLogger } from '../../src/app/logger';
+import { buildRestServer } from '../../src/rest/server';
 import { startTestApp, call, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -53,4 +56,17 @@ it('a GraphQL subscription is a bad request, not a server error', async () => {
   expect(r.status).toBe(400);
   expect(r.body.errors[0].extensions.code).toBe('BAD_REQUEST');
   expect(r.body.errors[0].message).toMatch(/subscriptions are not supported/);
+});
+
+it('the readiness probe answers 503 when the database does not answer its ping, instead of hanging', async () => {
+  const hung = await buildRestServer({ services: app.built.services, log: createLogger('silent'), bodyLimit: 1024, trustProxy: false, requireHttps: false, ready: () => new Promise<boolean>(() => undefined) });
+  await hung.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const port = (hung.server.address() as { port: number }).port;
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ status: 'unavailable' });
+  } finally {
+    await hung.close();
+  }
 });
