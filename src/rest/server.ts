@@ -63,7 +63,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     },
     // So does one Node's HTTP parser refuses before Fastify sees it (malformed, headers too large).
     clientErrorHandler: (err: Error & { code?: string }, socket: Duplex) => {
-      if (!socket.writable) return socket.destroy();
+      // A connection the client reset, or one already closing, gets no answer.
+      if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
       const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
       const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
       const body = JSON.stringify({ type: HTTP_TYPE.bad_request, message: status === 431 ? 'request headers (or the URL) are too large' : status === 408 ? 'the request took too long to arrive' : 'malformed HTTP request' });
