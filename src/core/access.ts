@@ -63,10 +63,9 @@ export class AccessService {
    */
   async caller(secret: string | null, mode: AccessMode, opts: { rateLimit?: boolean; source?: string | null } = {}): Promise<Principal> {
     const source = opts.source ?? null;
-    const now = this.now();
-    if (source) this.failures.check(source, now);
+    this.admitSource(source);
     const refuse = (): never => {
-      if (source) this.failures.failed(source, now);
+      this.failedFrom(source);
       throw new Unauthorized();
     };
     if (!secret) return refuse();
@@ -80,6 +79,19 @@ export class AccessService {
     if (mode === 'api' && principal.kind !== 'secret') return refuse();
     if (opts.rateLimit !== false) this.take(principal);
     return principal;
+  }
+
+  /**
+   * Refuse a source address that failed authentication too often (RateLimited). For doors that
+   * authenticate through a look-up shared by several callers (gRPC), with failedFrom.
+   */
+  admitSource(source: string | null): void {
+    if (source) this.failures.check(source, this.now());
+  }
+
+  /** Count one failed authentication from a source address. */
+  failedFrom(source: string | null): void {
+    if (source) this.failures.failed(source, this.now());
   }
 
   /** Count one more request (e.g. each message of a stream) against the environment's rate. */

@@ -4,7 +4,8 @@
  * through the one table (errors.ts). Handlers only decode, call the core and encode.
  */
 import type { Metadata, handleUnaryCall } from '@grpc/grpc-js';
-import { DeadlineExceeded } from '../core/errors';
+import { isIP } from 'node:net';
+import { DeadlineExceeded, Unauthorized } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
@@ -109,12 +110,38 @@ export function deadlineOf(call: Pick<SurfaceCall, 'getDeadline'>): number {
  * secrets expires under load, one database look-up serves them instead of one per call. Nothing
  * is kept once the look-up settles, so revocation and disabling take effect as they do on REST.
  */
-export async function principalFrom(door: Door, metadata: Metadata, rateLimit = true): Promise<Principal> {
+export async function principalFrom(door: Door, metadata: Metadata, peer: string | null, rateLimit = true): Promise<Principal> {
   const value = metadata.get('authorization')[0];
   const secret = secretFromAuthorization(typeof value === 'string' ? value : undefined);
-  const principal = await authenticate(door, secret);
+  // Failed authentications are counted per caller's address, as on REST (the look-up itself is
+  // shared by the calls presenting one secret, so each caller counts its own failure).
+  const source = addressOfPeer(peer);
+  door.services.access.admitSource(source);
+  let principal: Principal;
+  try {
+    principal = await authenticate(door, secret);
+  } catch (err) {
+    if (err instanceof Unauthorized) door.services.access.failedFrom(source);
+    throw err;
+  }
   if (rateLimit) door.services.access.take(principal);
   return principal;
+}
+
+/**
+ * The address of a gRPC peer without its port: grpc-js servers give `1.2.3.4:5678` or
+ * `::1:5678` (the socket's address and port), channels `ipv4:1.2.3.4:5678` or `ipv6:[::1]:5678`.
+ */
+export function addressOfPeer(peer: string | null): string | null {
+  if (!peer) return null;
+  const bracketed = /^(?:ipv6:)?\[([^\]]+)\](?::\d+)?$/.exec(peer);
+  if (bracketed) return isIP(bracketed[1] ?? '') ? (bracketed[1] as string) : null;
+  // Unbracketed, the port always comes last: strip it first (`2001:db8::7:443` is an address
+  // with a port), and take the whole only when what is left is not an address.
+  const bare = peer.replace(/^ipv4:/, '');
+  const withoutPort = bare.replace(/:\d+$/, '');
+  if (withoutPort !== bare && isIP(withoutPort)) return withoutPort;
+  return isIP(bare) ? bare : null;
 }
 
 function authenticate(door: Door, secret: string | null): Promise<Principal> {
@@ -185,10 +212,10 @@ export function answerError(door: Door, err: unknown, fieldPath: FieldPathMapper
  * as a call of a VerdictStream: refuse a message the guard rejected, authenticate the caller
  * (rate-limited), start nothing more if the call is over by then, handle.
  */
-export async function authorised<Req, Res>(door: Door, metadata: Metadata, req: Req, signal: CallSignal, handle: (req: Req, ctx: CallContext) => Promise<Res>): Promise<Res> {
+export async function authorised<Req, Res>(door: Door, call: { metadata: Metadata; getPeer(): string }, req: Req, signal: CallSignal, handle: (req: Req, ctx: CallContext) => Promise<Res>): Promise<Res> {
   const rejected = rejection(req);
   if (rejected) throw rejected;
-  const principal = await principalFrom(door, metadata);
+  const principal = await principalFrom(door, call.metadata, call.getPeer());
   if (signal.cancelled) throw new CallCancelled();
   if (signal.expired) throw new DeadlineExceeded();
   return handle(req, { principal, signal });
@@ -197,7 +224,7 @@ export async function authorised<Req, Res>(door: Door, metadata: Metadata, req: 
 /** A unary handler: guard, authenticate, run `handle` within the deadline, answer. */
 export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext) => Promise<Res>, fieldPath?: FieldPathMapper): handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    bounded(call, (signal) => authorised(door, call.metadata, call.request, signal, handle)).then(
+    bounded(call, (signal) => authorised(door, call, call.request, signal, handle)).then(
       (res) => callback(null, res),
       (err: unknown) => answerError(door, err, fieldPath, (status) => callback(status)),
     );

@@ -53,7 +53,7 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
     let accepted = 0;
     bounded(call, async (signal) => {
       // Rate-limited per event below, as each would be one request on REST.
-      const principal = await principalFrom(door, call.metadata, false);
+      const principal = await principalFrom(door, call.metadata, call.getPeer(), false);
       return new Promise<TrackStreamResponse>((resolve, reject) => {
         const stop = () => {
           call.removeListener('data', onData);
@@ -238,7 +238,7 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       if (inflight.has(id)) return answerFailure(id, null, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
       const signal = new CallSignal(c.timeoutMs > 0 ? Date.now() + c.timeoutMs : deadlineOf(call));
       inflight.set(id, signal);
-      authorised(door, call.metadata, req, signal, handlers[endpoint])
+      authorised(door, call, req, signal, handlers[endpoint])
         .then(
           (res) => {
             if (signal.cancelled) return;

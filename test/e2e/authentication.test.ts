@@ -1,9 +1,13 @@
 /**
  * Authentication as a hostile client meets it, over real HTTP: a wrong secret and a read-only
  * analyst key get the same answer on the API, and a source address that keeps failing is
- * throttled (429 with Retry-After) on REST and GraphQL alike (other addresses: test/unit/core/access.test.ts).
+ * throttled (429 with Retry-After) on REST and GraphQL alike, and on gRPC (RESOURCE_EXHAUSTED)
+ * (other addresses: test/unit/core/access.test.ts).
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { failure } from '../support/grpc';
+import { createRampartClient } from '../../src/client';
+import { addressOfPeer } from '../../src/grpc/call';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -40,4 +44,38 @@ it('throttles an address that keeps failing, on REST and on GraphQL, until its m
   // Even the right secret, from that address, waits: guessing must not be told apart.
   expect((await call(app, 'POST', '/v1/risk', risk)).status).toBe(429);
   expect((await call(app, 'POST', '/graphql', { query: '{ __typename }' })).status).toBe(429);
+});
+
+it('throttles on gRPC too: RESOURCE_EXHAUSTED with type rate_limited, the right secret included', async () => {
+  const grpcApp = await startTestApp({ authFailuresPerMinute: 3 });
+  const clients = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const wrong = createRampartClient({ address: grpcApp.grpcAddress, secret: `sk_grpc_guess_${i}_0123456789` });
+      clients.push(wrong);
+      expect((await failure(wrong.risk(risk))).codeName).toBe('UNAUTHENTICATED');
+    }
+    const right = createRampartClient({ address: grpcApp.grpcAddress, secret: grpcApp.secret, deadlineMs: 10_000 });
+    clients.push(right);
+    const e = await failure(right.risk({ event: '$login', user: { id: 'auth-grpc' }, context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0' } } }));
+    expect(e.codeName).toBe('RESOURCE_EXHAUSTED');
+    expect(e.type).toBe('rate_limited');
+  } finally {
+    for (const c of clients) c.close();
+    await grpcApp.close();
+  }
+});
+
+it.each([
+  ['127.0.0.1:51234', '127.0.0.1'],
+  ['::1:51234', '::1'],
+  ['::ffff:127.0.0.1:51234', '::ffff:127.0.0.1'],
+  ['2001:db8::7:443', '2001:db8::7'],
+  ['ipv4:127.0.0.1:51234', '127.0.0.1'],
+  ['ipv6:[::1]:51234', '::1'],
+  ['unix:/tmp/sock', null],
+  ['unknown', null],
+  ['', null],
+])('the address of the gRPC peer %s is %s', (peer, address) => {
+  expect(addressOfPeer(peer)).toBe(address);
 });
