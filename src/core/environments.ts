@@ -25,6 +25,17 @@ export interface CreatedSecret {
 }
 
 const ENV_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** An absolute http(s) URL, parsed; null for anything else. */
+function httpUrl(value: string): URL | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return null;
+  }
+  return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed : null;
+}
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export class EnvironmentService {
@@ -159,17 +170,7 @@ export class EnvironmentService {
   }
 
   async setWebhookUrl(id: EnvId, url: string | null): Promise<Environment> {
-    if (url !== null) {
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        throw new InvalidParameters([{ field: 'webhookUrl', message: 'must be an absolute http(s) URL' }]);
-      }
-      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-        throw new InvalidParameters([{ field: 'webhookUrl', message: 'must be an absolute http(s) URL' }]);
-      }
-    }
+    if (url !== null && !httpUrl(url)) throw new InvalidParameters([{ field: 'webhookUrl', message: 'must be an absolute http(s) URL' }]);
     return this.patch(id, { webhookUrl: url });
   }
 
@@ -188,13 +189,7 @@ export class EnvironmentService {
   async setClientOrigins(id: EnvId, origins: readonly string[]): Promise<Environment> {
     const clean: string[] = [];
     for (const o of origins) {
-      let parsed: URL | null = null;
-      try {
-        parsed = new URL(o);
-      } catch {
-        parsed = null;
-      }
-      if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.origin !== o) {
+      if (httpUrl(o)?.origin !== o) {
         throw new InvalidParameters([{ field: 'clientOrigins', message: `${o} is not an origin (scheme://host[:port], nothing after it)` }]);
       }
       if (!clean.includes(o)) clean.push(o);

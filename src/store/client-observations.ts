@@ -4,7 +4,7 @@
  */
 import type { Db } from 'mongodb';
 import type { ClientObservation, ClientObservationSink } from '../core/client/service';
-import type { IndexSpec } from './database';
+import { sweepExpired, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
 
 export const CLIENT_OBSERVATIONS = 'client_observations';
@@ -22,6 +22,6 @@ export class StateClientObservationStore implements ClientObservationSink {
 
   /** Delete observations older than a week (all tenants: a maintenance task). */
   async sweep(now: Date): Promise<number> {
-    return (await this.db.collection(CLIENT_OBSERVATIONS).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    return sweepExpired(this.db, CLIENT_OBSERVATIONS, now);
   }
 }

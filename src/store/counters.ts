@@ -7,7 +7,7 @@
 import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
-import type { IndexSpec } from './database';
+import { sweepExpired, type IndexSpec } from './database';
 import { idOf } from './ids';
 import { delta } from './state/delta';
 import type { StateLayer } from './state/layer';
@@ -57,7 +57,7 @@ export class StateCounterStore implements CounterStore {
 
   /** Delete counters whose window has passed (all tenants: a maintenance task). */
   async sweep(now: Date): Promise<number> {
-    return (await this.db.collection<CounterDoc>(COUNTERS).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    return sweepExpired(this.db, COUNTERS, now);
   }
 }
 

@@ -57,3 +57,8 @@ export function isUnavailableError(err: unknown): boolean {
 }
 
 export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+
+/** Delete the documents of a collection whose `expiresAt` has passed (FerretDB 1.24 has no TTL indexes). */
+export async function sweepExpired(db: Db, collection: string, now: Date): Promise<number> {
+  return (await db.collection(collection).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+}
