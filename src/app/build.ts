@@ -27,7 +27,7 @@ import { StateLayer, type StateObserver } from '../store/state/layer';
 import { migrateLegacyDevices, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
-import { counterIndexes, StateCounterStore } from '../store/counters';
+import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } from '../store/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
 import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
@@ -118,14 +118,14 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.backpressureAt !== undefined ? { backpressureAt: o.state.backpressureAt } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
-    packed: { [USERS]: USER_QUERY_FIELDS },
+    packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS },
     now: () => clock.now().getTime(),
     observer: stateObserver,
     onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
   await migrateLegacyDevices(db, state, o.log);
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
-  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS], o.log);
+  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS], o.log);
   const sealer = new Sealer(o.masterKey);
   const environmentsStore = new MongoEnvironmentStore(db);
   const credentials = new MongoCredentialStore(db);

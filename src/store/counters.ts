@@ -3,14 +3,19 @@
  * named counts (`c.<name>`, increments) and named distinct sets (`s.<name>`, set-adds), read
  * through the cache and changed only by deltas written behind, so concurrent requests never lose
  * an increment. They expire after two days and are swept (FerretDB 1.24 has no TTL indexes).
+ *
+ * On the embedded database (the state layer writes whole documents) they are stored packed (see
+ * state/pack.ts): `envId` and `expiresAt` as fields, the counts and sets in one string, which
+ * halves what FerretDB spends writing and reading each of the ~6 a verdict changes.
  */
 import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
 import { sweepExpired, type IndexSpec } from './database';
-import { idOf } from './ids';
+import { escapeRegex, idOf } from './ids';
 import { delta } from './state/delta';
 import type { StateLayer } from './state/layer';
+import { PACKED } from './state/pack';
 
 export const COUNTERS = 'counters';
 
@@ -24,6 +29,9 @@ interface CounterDoc {
 const TTL_MS = 2 * 24 * 3_600_000;
 const NAME = /^[a-z_]{1,32}$/;
 
+/** The fields of a counter document that queries filter on (kept as they are when packed). */
+export const COUNTER_QUERY_FIELDS = ['envId', 'expiresAt'] as const;
+
 export const counterIndexes: IndexSpec[] = [{ collection: COUNTERS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
 
 const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
@@ -32,12 +40,20 @@ export class StateCounterStore implements CounterStore {
   constructor(private readonly db: Db, private readonly state: StateLayer, private readonly now: () => Date) {}
 
   async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Record<string, CounterSnapshot> | undefined> {
-    const docs = await Promise.all(keys.map((k) => this.state.read(COUNTERS, idOf(env, k), deadline)));
-    if (docs.some((d) => d === undefined)) return undefined;
     const out: Record<string, CounterSnapshot> = {};
-    keys.forEach((k, i) => {
-      const d = docs[i] as CounterDoc | null;
-      out[k] = d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY;
+    const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
+    // Most documents are cached: those are answered without a promise each.
+    const missed: string[] = [];
+    for (const k of keys) {
+      const d = this.state.cached(COUNTERS, idOf(env, k));
+      if (d === undefined) missed.push(k);
+      else out[k] = snapshot(d as CounterDoc | null);
+    }
+    if (missed.length === 0) return out;
+    const docs = await Promise.all(missed.map((k) => this.state.read(COUNTERS, idOf(env, k), deadline)));
+    if (docs.some((d) => d === undefined)) return undefined;
+    missed.forEach((k, i) => {
+      out[k] = snapshot(docs[i] as CounterDoc | null);
     });
     return out;
   }
@@ -62,14 +78,42 @@ export class StateCounterStore implements CounterStore {
 }
 
 /**
- * Remove a member (a purged user's id or e-mail) from every distinct set of an environment, in
- * the database; the caller drops the cached copies.
+ * Remove a member (a purged user's id or e-mail) from every distinct set of an environment.
+ * Returns how many documents changed.
+ *
+ * Where the state layer writes whole documents (the embedded database), a cached copy written
+ * after a change made in the database would put the member back, and packed documents hide their
+ * sets from queries: so the documents that may hold the member (cached, or found by their plain
+ * or packed form) are changed through the state layer itself. Elsewhere the member is pulled in
+ * the database (atomic, whatever other instances do), after writing what is queued; the caller
+ * then drops the cached copies.
  */
-export async function pullCounterMember(db: Db, env: EnvId, member: string, setNames: readonly string[]): Promise<number> {
+export async function pullCounterMember(db: Db, state: StateLayer, env: EnvId, member: string, setNames: readonly string[]): Promise<number> {
+  const col = db.collection<CounterDoc & { _id: string }>(COUNTERS);
+  if (!state.wholeDocuments) {
+    await state.flush();
+    let modified = 0;
+    for (const name of setNames) {
+      const path = `s.${name}`;
+      modified += (await col.updateMany({ envId: env, [path]: member }, { $pull: { [path]: member } as Record<string, string> })).modifiedCount;
+    }
+    return modified;
+  }
+  const ids = new Set(state.cachedIds(COUNTERS, `${env}:`));
+  const holds = [...setNames.map((name) => ({ [`s.${name}`]: member })), { [PACKED]: { $regex: escapeRegex(JSON.stringify(member)) } }];
+  for (const d of await col.find({ envId: env, $or: holds }, { projection: { _id: 1 } }).toArray()) ids.add(d._id);
   let modified = 0;
-  for (const name of setNames) {
-    const path = `s.${name}`;
-    modified += (await db.collection<CounterDoc>(COUNTERS).updateMany({ envId: env, [path]: member }, { $pull: { [path]: member } as Record<string, string> })).modifiedCount;
+  for (const id of ids) {
+    const doc = (await state.read(COUNTERS, id)) as CounterDoc | null;
+    if (!doc?.s || doc.envId !== env) continue;
+    const d = delta();
+    for (const name of setNames) {
+      const members = doc.s[name];
+      if (members?.includes(member)) d.set(['s', name], members.filter((m) => m !== member));
+    }
+    if (d.empty) continue;
+    state.apply(COUNTERS, id, d);
+    modified++;
   }
   return modified;
 }

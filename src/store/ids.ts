@@ -9,6 +9,9 @@ const wellFormed = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\
 
 export const idOf = (env: EnvId, ...parts: string[]): string => [env, ...parts.map((p) => encodeURIComponent(wellFormed(p)))].join(':');
 
+/** A string matched literally inside a `$regex`. */
+export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Free-form objects are stored as JSON text: keys like `$where` or `a.b` never reach the query language. */
 export const toJson = (v: unknown): string => JSON.stringify(v ?? {});
 export function fromJson<T>(s: unknown, fallback: T): T {

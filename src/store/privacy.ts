@@ -15,7 +15,7 @@ import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../core/privacy/ports';
 import type { IndexSpec } from './database';
 import { fromEventDoc, type EventDoc } from './events';
-import { fromJson, idOf } from './ids';
+import { escapeRegex, fromJson, idOf } from './ids';
 import { WEBHOOK_COLLECTIONS } from './webhooks';
 
 interface JobDoc extends Omit<PrivacyJob, 'id'> {
@@ -77,7 +77,6 @@ export function chunkText(text: string, size = CHUNK_CHARS): string[] {
 }
 
 const toJob = ({ _id, ...rest }: JobDoc): PrivacyJob => ({ id: _id, ...rest });
-const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * Every privacy port on MongoDB/FerretDB. The purge names its collections on purpose: a
@@ -195,9 +194,13 @@ export class MongoPrivacyStore implements PrivacyStore {
 
     let counters = 0;
     const members = [...s.identifiers, ...(s.email ? [emailAccount(s.email)] : [])];
-    for (const member of members) counters += await pullCounterMember(db, env, member, COUNTER_SETS);
-    // Which account the e-mail belongs to.
-    if (s.email) counters += (await db.collection<{ _id: string }>(COUNTERS).deleteMany({ _id: idOf(env, emailKey(sha256Hex(s.email.trim().toLowerCase()))) })).deletedCount;
+    for (const member of members) counters += await pullCounterMember(db, this.state, env, member, COUNTER_SETS);
+    // Which account the e-mail belongs to: deleted once nothing queued can write it back.
+    const emailDocId = s.email ? idOf(env, emailKey(sha256Hex(s.email.trim().toLowerCase()))) : null;
+    if (emailDocId) {
+      await this.state.flush();
+      counters += (await db.collection<{ _id: string }>(COUNTERS).deleteMany({ _id: emailDocId })).deletedCount;
+    }
     deleted.counters = counters;
 
     const deliveries = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.deliveries);
@@ -209,13 +212,18 @@ export class MongoPrivacyStore implements PrivacyStore {
     deleted[PRIVACY_COLLECTIONS.exports] = (await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)).deletedCount;
     deleted[PRIVACY_COLLECTIONS.jobs] = (await db.collection(PRIVACY_COLLECTIONS.jobs).deleteMany(byUser)).deletedCount;
 
-    // Forget the cached copies: the user, its tokens, its dashboard device copies, and this
-    // environment's counters (their member sets held the user's identifiers).
+    // Forget the cached copies: the user, its tokens, its dashboard device copies, and (unless
+    // they were changed through the state layer) this environment's counters, whose member sets
+    // held the user's identifiers.
     const tokens = new Set(tokenIds);
     const envPrefix = `${env}:`;
+    const counterCopies = !this.state.wholeDocuments;
     this.state.invalidate(
       (collection, id) =>
-        (collection === USERS && id === userDocId) || (collection === DEVICE_TOKENS && tokens.has(id)) || ((collection === DEVICES || collection === COUNTERS) && id.startsWith(envPrefix)),
+        (collection === USERS && id === userDocId) ||
+        (collection === DEVICE_TOKENS && tokens.has(id)) ||
+        (collection === COUNTERS && id === emailDocId) ||
+        ((collection === DEVICES || (collection === COUNTERS && counterCopies)) && id.startsWith(envPrefix)),
     );
     return deleted;
   }

@@ -8,10 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { applyIndexes } from '../../src/store/database';
-import { StateUserStore, userStateIndexes } from '../../src/store/user-state';
+import { StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../../src/store/user-state';
 import { StateLayer } from '../../src/store/state/layer';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../../src/store/events';
-import { counterIndexes, StateCounterStore } from '../../src/store/counters';
+import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } from '../../src/store/counters';
+import { serverKind } from '../../src/store/server-kind';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { chunkText, MongoPrivacyStore, privacyIndexes } from '../../src/store/privacy';
 import { createSmtpMailer, type SmtpMailer } from '../../src/mail/smtp';
@@ -208,7 +209,23 @@ beforeAll(async () => {
     indexes: s.indexes.filter((i) => i.expireAfterSeconds === undefined),
   }));
   await applyIndexes(database.db, specs);
-  state = new StateLayer(database.db, { onError: (err) => { throw err; } });
+  useStores('deltas');
+  await smtp.start();
+  mailer = createSmtpMailer({ url: `smtp://127.0.0.1:${smtp.port}`, from: 'rampart@example.com' });
+});
+
+/**
+ * The stores over one state layer: writing deltas (any MongoDB), or whole documents, users and
+ * counters packed (the embedded database, where this process is the only writer).
+ */
+function useStores(writeMode: 'deltas' | 'snapshots'): void {
+  state = new StateLayer(database.db, {
+    writeMode,
+    packed: writeMode === 'snapshots' ? { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS } : {},
+    onError: (err) => {
+      throw err;
+    },
+  });
   users = new StateUserStore(database.db, state);
   events = new MongoEventStore(database.db, state);
   debuggerLog = new MongoDebuggerStore(database.db, state);
@@ -222,9 +239,7 @@ beforeAll(async () => {
     instanceId: 'privacy-test',
     log,
   });
-  await smtp.start();
-  mailer = createSmtpMailer({ url: `smtp://127.0.0.1:${smtp.port}`, from: 'rampart@example.com' });
-});
+}
 
 afterEach(() => {
   skewMs = 0;
@@ -351,7 +366,14 @@ describe('access request', () => {
   });
 });
 
-describe('purge', () => {
+describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (writeMode) => {
+  // Whole documents are written only on Rampart's FerretDB build (the embedded database).
+  beforeAll(async () => useStores(writeMode === 'snapshots' && !(await serverKind(database.db)).upsertInsert ? 'deltas' : writeMode));
+  afterAll(async () => {
+    await state.flush();
+    useStores('deltas');
+  });
+
   it('deletes every record of the user from every collection and keeps other users', async () => {
     const env = newEnv();
     const alice = `alice-${randomBytes(6).toString('hex')}`;

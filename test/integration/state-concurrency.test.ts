@@ -64,7 +64,9 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     const env = app.env.id;
     // The address's sliding window (one document per hour of event time): every attempt, every
     // failure, and the one account in its distinct set.
-    const counterDocs = await db.collection<{ _id: string; c?: Record<string, number>; s?: Record<string, string[]> }>('counters').find({ envId: env }).toArray();
+    // (On the embedded database counter documents are stored packed too.)
+    type CounterDoc = { _id: string; c?: Record<string, number>; s?: Record<string, string[]> };
+    const counterDocs = (await db.collection<{ _id: string }>('counters').find({ envId: env }).toArray()).map((d) => ({ ...unpack(d), _id: d._id }) as CounterDoc);
     const ipWindows = counterDocs.filter((d) => d._id.startsWith(idOf(env, `w:ip:${ip}:`)));
     expect(ipWindows.reduce((n, d) => n + (d.c?.a ?? 0), 0)).toBe(acks.risk + acks.track);
     expect(ipWindows.reduce((n, d) => n + (d.c?.f ?? 0), 0)).toBe(acks.track);

@@ -85,6 +85,37 @@ embeddedOnly('packed documents (embedded database)', () => {
   });
 });
 
+describe('look-ups', () => {
+  it('go one at a time per collection: misses that arrive meanwhile share the next one, and each read gets its document', async () => {
+    const finds: string[][] = [];
+    const watched = await testDatabase({
+      monitorCommands: (e) => {
+        const filter = (e.command as { filter?: { _id?: { $in?: string[] } } }).filter;
+        if (e.commandName === 'find' && e.command.find === 'lookups') finds.push(filter?._id?.$in ?? []);
+      },
+    });
+    try {
+      await watched.db.collection('lookups').insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
+      const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
+      // One miss per turn of the event loop: before, each turn sent its own look-up.
+      const reads: Promise<unknown>[] = [];
+      for (let i = 0; i < 30; i++) {
+        reads.push(a.read('lookups', i % 10 === 9 ? `missing${i}` : `d${i}`));
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(await Promise.all(reads)).toEqual(Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? null : { n: i })));
+      expect(finds.flat().sort()).toEqual(Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? `missing${i}` : `d${i}`)).sort());
+      expect(finds.length).toBeLessThan(30);
+      // Cached now: no more look-ups.
+      expect(a.cached('lookups', 'd3')).toEqual({ n: 3 });
+      expect(a.cached('lookups', 'missing9')).toBeNull();
+      expect(a.cached('lookups', 'never-read')).toBeUndefined();
+    } finally {
+      await watched.drop();
+    }
+  });
+});
+
 describe('admission', () => {
   it('holds new work back while writes are behind, lets it in once they are written, and refuses it when the queue is full', async () => {
     // Nothing is written until flush() is called.
