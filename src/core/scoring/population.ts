@@ -171,10 +171,24 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
   const w = 1 - f.hourFraction;
   const n = (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
-  const members = (name: string) => new Set([...(cur.sets[name] ?? []), ...(w > 0.25 ? prev.sets[name] ?? [] : [])]);
-  const accounts = members('u');
-  if (account !== null && kind !== 'env') accounts.add(account);
-  return { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts: accounts.size, failedAccounts: members('uf').size };
+  const withPrevious = w > 0.25;
+  const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
+  const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
+  return { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
+}
+
+/** How many distinct members two sets and one more member make (without building a set when one is empty: every verdict reads seven windows). */
+function distinct(a: readonly string[] | undefined, b: readonly string[] | undefined, extra: string | null): number {
+  const x = a ?? [];
+  const y = b ?? [];
+  if (y.length === 0 || x.length === 0) {
+    const only = x.length === 0 ? y : x;
+    return only.length + (extra !== null && !only.includes(extra) ? 1 : 0);
+  }
+  const all = new Set(x);
+  for (const m of y) all.add(m);
+  if (extra !== null) all.add(extra);
+  return all.size;
 }
 
 /** The account an e-mail belongs to, as far as Rampart has seen it. */
