@@ -471,6 +471,24 @@ describe('over the REST door', () => {
       const forged = await fetch(`${base}${url.pathname}?expires=${url.searchParams.get('expires')}&signature=${'0'.repeat(64)}`);
       expect(forged.status).toBe(404);
 
+      // Another tenant's user: the purge answers 202 as for any id (idempotent, and no answer
+      // tells whether an id exists anywhere), an access request 404 as for an unknown user, and
+      // the other tenant's user is left whole.
+      const other = await built.services.environments.create('privacy-http-other', { sandbox: true });
+      const otherAuth = `Basic ${Buffer.from(`:${other.secret}`).toString('base64')}`;
+      const seen = await fetch(`${base}/v1/risk`, {
+        method: 'POST',
+        headers: { authorization: otherAuth, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: '$login', status: '$succeeded', user: { id: 'other-user', email: 'o@example.com' }, context: { ip: '81.2.69.142', headers: { 'user-agent': 'Mozilla/5.0' } } }),
+      });
+      expect(seen.status).toBe(201);
+      expect((await fetch(`${base}/v1/privacy/users/other-user`, { method: 'DELETE', headers: { authorization: auth } })).status).toBe(202);
+      expect((await fetch(`${base}/v1/privacy/users/never-seen-anywhere`, { method: 'DELETE', headers: { authorization: auth } })).status).toBe(202);
+      expect((await fetch(`${base}/v1/privacy/users/other-user`, { method: 'POST', headers: { authorization: auth } })).status).toBe(404);
+      const kept = await fetch(`${base}/v1/users/other-user/devices`, { headers: { authorization: otherAuth } });
+      expect(kept.status).toBe(200);
+      expect(((await kept.json()) as { total_count: number }).total_count).toBe(1);
+
       const purge = await fetch(`${base}/v1/privacy/users/http-user`, { method: 'DELETE', headers: { authorization: auth } });
       expect(purge.status).toBe(202);
       const gone = await fetch(`${base}/v1/users/http-user/devices`, { headers: { authorization: auth } });
