@@ -47,6 +47,7 @@ const schema = z.object({
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(150),
+  RAMPART_MAX_EVENT_AGE_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
@@ -88,6 +89,8 @@ export interface Config {
   logLevel: RawConfig['RAMPART_LOG_LEVEL'];
   /** How long a verdict may wait for its state before answering `degraded`. */
   verdictBudgetMs: number;
+  /** Oldest event time (`timestamp`) a verdict takes as such; older ones are scored as now. */
+  maxEventAgeMs: number;
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
   state: StateConfig;
   /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
@@ -170,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     authCacheMs: c.RAMPART_AUTH_CACHE_MS,
     logLevel: c.RAMPART_LOG_LEVEL,
     verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,
+    maxEventAgeMs: c.RAMPART_MAX_EVENT_AGE_DAYS * 86_400_000,
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,

@@ -60,7 +60,11 @@ function options(argv: string[]): Options {
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   const started = performance.now();
-  const child = fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // The evaluation simulates live traffic over its days (each verdict's `timestamp` is "now" in
+  // the simulation), so the service takes event times that old as such; a real import of history
+  // goes through track or log (docs/detection.md, "Event time").
+  const env = { ...process.env, RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 2) };
+  const child = fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
   const ready = await new Promise<FromServer>((resolve, reject) => {
     child.once('message', (m: FromServer) => resolve(m));
     child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));

@@ -75,6 +75,8 @@ export interface BuildOptions {
   webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
   /** How long a verdict may wait for its state (default 150 ms). */
   verdictBudgetMs?: number;
+  /** Oldest event time a verdict accepts as such (older: scored as now, see VerdictService). */
+  maxEventAgeMs?: number;
   /** State layer tuning (defaults in DEFAULT_STATE_OPTIONS). */
   state?: Partial<StateConfig> & { writeMode?: 'deltas' | 'snapshots' };
   /**
@@ -150,7 +152,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
     store: new MongoPrivacyStore(db, state),
     users,

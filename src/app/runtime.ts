@@ -55,6 +55,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,
     verdictBudgetMs: config.verdictBudgetMs,
+    maxEventAgeMs: config.maxEventAgeMs,
     state: config.state,
     privateDatabase: embedded !== null,
   });

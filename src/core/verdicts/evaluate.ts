@@ -64,18 +64,38 @@ export interface VerdictDeps {
   clientTokens?: ClientTokens;
   /** How long a verdict may wait for its state (default 150 ms). */
   budgetMs?: number;
+  /**
+   * Oldest event time a verdict accepts (default 30 days): an older `timestamp` is scored as now
+   * and named in the `stale_timestamp` signal (see staleAt). History goes through track and log.
+   */
+  maxEventAgeMs?: number;
   observer?: VerdictObserver;
 }
 
 export const DEFAULT_VERDICT_BUDGET_MS = 150;
+export const DEFAULT_MAX_EVENT_AGE_MS = 30 * 86_400_000;
+
+/**
+ * The sent time of an event too old for a verdict, or null. A verdict is about something
+ * happening now: an old `timestamp` on one would file its evidence under hours long past (where
+ * velocity windows no longer look) and move the user's profile back in time. Such an event is
+ * answered as if it happened now, counted in the windows of now, stored, and teaches the
+ * profile nothing, since when it really happened is unknown; the answer never fails (a 422 would
+ * send Castle's SDKs to their failover, usually `allow`).
+ */
+export function staleAt(event: EventInput, maxAgeMs: number): Date | null {
+  return event.receivedAt.getTime() - event.occurredAt.getTime() > maxAgeMs ? event.occurredAt : null;
+}
 
 const policyRef = (p: Policy, action: Action, name?: string): PolicyRef => ({ id: p.id, revision: p.revision, name: name ?? p.name, action });
 
 export class VerdictService {
   private readonly budgetMs: number;
+  private readonly maxEventAgeMs: number;
 
   constructor(private readonly d: VerdictDeps) {
     this.budgetMs = d.budgetMs ?? DEFAULT_VERDICT_BUDGET_MS;
+    this.maxEventAgeMs = d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   }
 
   /** Evaluate one event body for a verdict endpoint. */
@@ -84,7 +104,9 @@ export class VerdictService {
     const envId = principal.env.id;
     const now = this.d.clock.now();
     const parsed = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
-    const event = this.d.clientTokens ? this.d.clientTokens.attach(principal.env, parsed) : parsed;
+    const sentAt = staleAt(parsed, this.maxEventAgeMs);
+    const timed = sentAt ? { ...parsed, occurredAt: parsed.receivedAt } : parsed;
+    const event = this.d.clientTokens ? this.d.clientTokens.attach(principal.env, timed) : timed;
     const deadline = now.getTime() + this.budgetMs;
     // While the database is behind, wait (within the budget) rather than pile up unwritten state.
     await this.d.writes.admit(deadline);
@@ -99,7 +121,9 @@ export class VerdictService {
     const user = state?.profile ?? null;
     const existing = recognise(state, x.key.key);
     const assessed = assessEvent(x, read, existing);
-    const signals = assessed.signals;
+    const signals = sentAt
+      ? { ...assessed.signals, stale_timestamp: { score: 0, timestamp: sentAt.toISOString(), max_age_days: Math.round(this.maxEventAgeMs / 86_400_000) } }
+      : assessed.signals;
     let risk = assessed.risk;
     if (event.testToken?.risk !== null && event.testToken?.risk !== undefined) risk = event.testToken.risk;
 
@@ -116,7 +140,7 @@ export class VerdictService {
     const policy = forced ? policyRef(matched, forced, `Sandbox test token (${forced})`) : policyRef(matched, action);
 
     const eventId = uuid();
-    const taught = lesson({
+    const learnt = lesson({
       event,
       userId: read.userId,
       kind: x.kind,
@@ -128,6 +152,8 @@ export class VerdictService {
       ip: x.ip,
       eventId,
     });
+    // A stale event still counts in the windows of now; its behaviour is not the user's of now.
+    const taught = sentAt ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } } : learnt;
     let device: Device | null = null;
     if (event.userId) {
       const change = sightingChange({
