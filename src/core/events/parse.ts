@@ -13,6 +13,7 @@ import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, sc
 const MAX_STRING = 1024;
 const MAX_ID = 256;
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+const CUSTOM_EVENT = '$custom';
 const TOP_LEVEL_KNOWN = new Set([
   'event', 'type', 'status', 'name', 'user_id', 'user_traits', 'user', 'params', 'properties', 'context',
   'device_token', 'request_token', 'client_id', 'timestamp', 'created_at', 'sent_at', 'matching_user_id',
@@ -86,6 +87,14 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     if (body.event === undefined && body.type === undefined) p.push({ field: 'event', message: 'is required' });
     throw new InvalidParameters(p);
   }
+  // A name without `$` is the application's own event (Castle's v1 track took any name; Castle's
+  // Go SDK sends `castle.Event("custom-event")`): a `$custom` event of that name, where `$custom`
+  // is accepted.
+  let ownName: string | null = null;
+  if (!name.startsWith('$') && name.trim() !== '' && eventSpec(CUSTOM_EVENT)?.endpoints.includes(endpoint)) {
+    ownName = name;
+    name = CUSTOM_EVENT;
+  }
   const spec = eventSpec(name);
   if (!spec) throw new InvalidParameters([...p, { field: event ? 'event' : 'type', message: `unknown event ${JSON.stringify(name.slice(0, 100))}` }]);
   if (!spec.endpoints.includes(endpoint)) {
@@ -112,7 +121,7 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     (user ? r.date('user.registered_at', user.registered_at) : null) ??
     r.date('user_traits.created_at', traits.created_at);
   const deviceToken = r.str('device_token', body.device_token, 256);
-  const customName = r.str('name', body.name, 200);
+  const customName = ownName ?? r.str('name', body.name, 200);
 
   // Context.
   const ipRaw = context ? r.str('context.ip', context.ip, 64) : null;

@@ -93,6 +93,13 @@ describe('event acceptance per endpoint', () => {
     else expect(found).toContain('event');
   });
 
+  it("takes a name without $ as the application's own event where $custom is accepted", () => {
+    const e = parseEvent('track', { event: 'custom-event', user_id: 'u1', context: ctx }, opts);
+    expect({ name: e.name, customName: e.customName }).toEqual({ name: '$custom', customName: 'custom-event' });
+    expect(parseEvent('risk', { event: 'Added to cart', user: { id: 'u' }, context: ctx }, opts).customName).toBe('Added to cart');
+    expect(problems('authenticate', { event: 'custom-event', user_id: 'u1', context: ctx })).toContain('event');
+  });
+
   it('rejects an unknown event and a missing event', () => {
     expect(problems('risk', { event: '$nope', user: { id: 'u' }, context: ctx })).toContain('event');
     expect(problems('risk', { user: { id: 'u' }, context: ctx })).toContain('event');
