@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Creates the Python virtualenvs that the SDK compatibility tests (test/compat) drive:
+# Prepares the Castle SDKs that the compatibility tests (test/compat) drive:
 #   .venv/castle6  -> castle (PyPI) 6.1.0, the last 6.x: authenticate, track, risk, filter, log, devices
 #   .venv/castle7  -> castle (PyPI) 7.3.0, the last 7.x: risk, filter, log, privacy, lists, events
-# Only the SDK and its own dependency (requests) are installed. Idempotent: a venv whose SDK is
-# already at the pinned version is left alone. The Node SDK (@castleio/sdk 0.4.x) comes from
-# package.json and needs nothing here.
+#   test/compat/java/target -> the Java driver, built with Maven against io.castle:castle-java 2.3.2
+#                     (the pin is in test/compat/java/pom.xml); Maven's local repository is
+#                     <repo>/.m2, so nothing lands in the user's ~/.m2. A JDK and Maven come from
+#                     Debian's packages when missing (scripts/ensure-java.sh).
+# Only the SDKs and their own dependencies are installed. Idempotent: a venv whose SDK is already
+# at the pinned version is left alone, and the Java driver is rebuilt only when its pom or sources
+# changed. The Node SDK (@castleio/sdk 0.4.x) comes from package.json and needs nothing here; the
+# Go SDK is not run (its wire format is replayed by test/compat/go-wire.test.ts).
 # Environment: PYTHON (interpreter used to create the venvs, default python3, must be >= 3.9),
-# COMPAT_VENV_DIR (default <repo>/.venv).
+# COMPAT_VENV_DIR (default <repo>/.venv), COMPAT_MAVEN_REPO (default <repo>/.m2/repository).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,6 +65,26 @@ setup_venv() {
   fi
 }
 
+build_java_driver() {
+  local dir="$ROOT/test/compat/java"
+  local stamp="$dir/target/classpath.txt"
+  if [ -f "$stamp" ] && [ -z "$(find "$dir/pom.xml" "$dir/src" -newer "$stamp" -print -quit)" ]; then
+    echo "setup-compat: the Java driver is up to date"
+    return 0
+  fi
+  bash "$ROOT/scripts/ensure-java.sh"
+  echo "setup-compat: building the Java driver (castle-java, Maven)"
+  rm -f "$stamp"
+  # The classpath file is written last: its presence says the build is complete. (Debian's Maven
+  # prints colour resets even in batch mode; they are stripped.)
+  (cd "$dir" && mvn --batch-mode --quiet --no-transfer-progress -Dmaven.repo.local="$MAVEN_REPO" \
+    compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt) 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
+  [ -s "$stamp" ] || { echo "setup-compat: the Java driver's classpath was not written" >&2; exit 1; }
+}
+
+MAVEN_REPO="${COMPAT_MAVEN_REPO:-$ROOT/.m2/repository}"
+
 setup_venv castle6 "$CASTLE6_VERSION"
 setup_venv castle7 "$CASTLE7_VERSION"
-echo "setup-compat: ok ($VENV_DIR/castle6: castle==$CASTLE6_VERSION, $VENV_DIR/castle7: castle==$CASTLE7_VERSION)"
+build_java_driver
+echo "setup-compat: ok ($VENV_DIR/castle6: castle==$CASTLE6_VERSION, $VENV_DIR/castle7: castle==$CASTLE7_VERSION, test/compat/java: castle-java 2.3.2)"

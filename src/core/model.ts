@@ -92,6 +92,11 @@ export interface EventInput {
   deviceToken: string | null;
   requestToken: string | null;
   testToken: TestToken | null;
+  /**
+   * Fields the event should carry (the catalog's recommendations) that were not sent: the event is
+   * scored without them, and the verdict names them in its `missing_fields` signal.
+   */
+  missing: string[];
   /** When the event happened (body `timestamp`/`created_at`), else the receive time. */
   occurredAt: Date;
   receivedAt: Date;

@@ -8,7 +8,7 @@
  */
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
-import type { Device, EventInput, Principal, RejectedPayload } from './model';
+import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
 import type { ClientTokens, Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
@@ -16,6 +16,7 @@ import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/port';
 import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
+import { missingFields } from './scoring/evidence';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
 /** Attempts of an event whose reads keep failing before it is stored without its state changes. */
@@ -305,7 +306,10 @@ export class TrackService {
       });
     }
     recordCounters(this.d.counters, env.id, x, read, taught.outcome);
-    void this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals: {}, policy: null, deviceToken: device?.token ?? null }));
+    // Feedback has no verdict, but what it lacked is kept with it, as a verdict names it.
+    const missing = missingFields(event);
+    const signals: Signals = missing ? { missing_fields: missing } : {};
+    void this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals, policy: null, deviceToken: device?.token ?? null }));
   }
 }
 

@@ -1,83 +1,101 @@
 /**
- * The events Rampart recognises, which endpoints take each, and what each one requires.
- * This table is the single source for validation; tests run every row of it.
+ * The events Rampart recognises, which endpoints take each, what each one cannot be processed
+ * without, and what each one should carry. This table is the single source for validation; tests
+ * run every row of it.
+ *
+ * decisions.md: the per-event fields of interface.md are what to send, not a gate. An event is
+ * refused (422) only where it cannot be processed at all; a recommended field that is missing is
+ * scored with less evidence and named in the verdict's `missing_fields` signal.
  */
 import type { Endpoint } from '../model';
 
-/** A requirement an event places on its payload, beyond what its endpoint requires. */
-export type Requirement =
-  | 'user_id'
-  | 'user_traits.email'
-  | 'user_traits.email_or_phone'
-  | 'user_traits.identifier'
-  | 'properties.email'
-  | 'properties.identifier'
-  | 'device_or_user'
-  | 'name';
+/**
+ * What an event cannot be processed without, beyond what its endpoint requires:
+ * - `user_id`: the event is about a known user (a successful login);
+ * - `registration_identifier`: a registration needs the e-mail or phone it registers;
+ * - `device_or_user`: feedback that changes a device needs the device or its user;
+ * - `name`: a custom event is nothing without its name.
+ */
+export type Requirement = 'user_id' | 'registration_identifier' | 'device_or_user' | 'name';
+
+/**
+ * A field an application should send with an event, as interface.md spells it. Sent means the
+ * value arrived in any of the places Rampart reads it from (`user_traits`, `user`, `params`,
+ * `properties`): `a|b` is satisfied by either.
+ */
+export type Recommendation = 'user_traits.email' | 'properties.email' | 'user_traits.email|username' | 'properties.email|username|phone';
 
 export interface EventSpec {
   name: string;
   endpoints: readonly Endpoint[];
-  /** Requirements per endpoint. */
+  /** What the event cannot be processed without, per endpoint (422 when missing). */
   requires: Partial<Record<Endpoint, readonly Requirement[]>>;
-  /** Whether device effects treat the event as a successful registration/login etc. */
+  /** What the event should carry, per endpoint (named in `missing_fields` when missing). */
+  recommends: Partial<Record<Endpoint, readonly Recommendation[]>>;
   purpose: string;
 }
 
 const VERDICT: readonly Endpoint[] = ['risk', 'filter', 'track'];
 const TRACK_ONLY: readonly Endpoint[] = ['track'];
 
-const spec = (name: string, endpoints: readonly Endpoint[], purpose: string, requires: EventSpec['requires'] = {}): EventSpec => ({
+interface Fields {
+  requires?: EventSpec['requires'];
+  recommends?: EventSpec['recommends'];
+}
+
+const spec = (name: string, endpoints: readonly Endpoint[], purpose: string, fields: Fields = {}): EventSpec => ({
   name,
   endpoints,
-  requires,
+  requires: fields.requires ?? {},
+  recommends: fields.recommends ?? {},
   purpose,
 });
 
 export const EVENTS: readonly EventSpec[] = [
   spec('$login', VERDICT, 'Login risk evaluation'),
   spec('$login.attempted', ['authenticate', ...VERDICT], 'Login attempt with the submitted e-mail', {
-    authenticate: ['properties.email'],
+    recommends: { authenticate: ['properties.email'] },
   }),
   spec('$login.succeeded', ['authenticate', ...VERDICT], 'Valid credentials; verdict before the session starts', {
-    authenticate: ['user_id', 'user_traits.email'],
+    requires: { authenticate: ['user_id'] },
+    recommends: { authenticate: ['user_traits.email'] },
   }),
   spec('$login.failed', VERDICT, 'Failed login'),
   spec('$logout', VERDICT, 'Logout'),
   spec('$logout.succeeded', VERDICT, 'Logout'),
   spec('$registration', VERDICT, 'Registration'),
   spec('$registration.attempted', ['authenticate', ...VERDICT], 'Registration attempt', {
-    authenticate: ['user_traits.email_or_phone'],
+    requires: { authenticate: ['registration_identifier'] },
   }),
   spec('$registration.succeeded', VERDICT, 'Completed registration'),
   spec('$registration.failed', VERDICT, 'Failed registration'),
   spec('$password_reset_request', VERDICT, 'Password reset request'),
   spec('$password_reset_request.attempted', VERDICT, 'Password reset request attempt'),
   spec('$password_reset_request.succeeded', ['authenticate', ...VERDICT], 'Evaluated reset request', {
-    authenticate: ['user_traits.identifier', 'properties.identifier'],
+    recommends: { authenticate: ['user_traits.email|username', 'properties.email|username|phone'] },
   }),
-  spec('$password_reset_request.failed', VERDICT, 'Failed reset request', { track: ['properties.identifier'] }),
+  spec('$password_reset_request.failed', VERDICT, 'Failed reset request', { recommends: { track: ['properties.email|username|phone'] } }),
   spec('$password_reset.succeeded', VERDICT, 'Completed reset; marks threats mitigated; approves the device', {
-    track: ['device_or_user'],
+    requires: { track: ['device_or_user'] },
   }),
   spec('$password_reset.failed', VERDICT, 'Failed reset (feedback only)'),
-  spec('$challenge.requested', VERDICT, 'Challenge started', { track: ['device_or_user'] }),
-  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', { track: ['device_or_user'] }),
-  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', { track: ['device_or_user'] }),
+  spec('$challenge.requested', VERDICT, 'Challenge started', { requires: { track: ['device_or_user'] } }),
+  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', { requires: { track: ['device_or_user'] } }),
+  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', { requires: { track: ['device_or_user'] } }),
   spec('$profile_update', VERDICT, 'Profile update'),
   spec('$profile_update.attempted', VERDICT, 'Profile update attempt'),
   spec('$profile_update.succeeded', VERDICT, 'Profile update'),
   spec('$profile_update.failed', VERDICT, 'Failed profile update'),
   spec('$incident.mitigated', TRACK_ONLY, 'Password reset done after an incident; removes flagged devices', {
-    track: ['device_or_user'],
+    requires: { track: ['device_or_user'] },
   }),
+  // Castle's Go SDK names it among its events; no device changes state on it.
+  spec('$review.resolved', TRACK_ONLY, 'End user resolved a review (the activity was theirs); kept as feedback'),
   spec('$review.escalated', TRACK_ONLY, 'End user reports a device; triggers $incident.confirmed', {
-    track: ['device_or_user'],
+    requires: { track: ['device_or_user'] },
   }),
   spec('$custom', VERDICT, "An application's own event, named by `name`", {
-    risk: ['name'],
-    filter: ['name'],
-    track: ['name'],
+    requires: { risk: ['name'], filter: ['name'], track: ['name'] },
   }),
 ];
 

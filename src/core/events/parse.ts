@@ -1,16 +1,19 @@
 /**
  * Turns a request body of any accepted form (older authenticate/track, newer risk/filter/log with
  * `type`+`status`, `params`) into one validated EventInput, or throws with every offending field.
+ * Only what makes an event impossible to process is an offending field; recommended fields that
+ * were not sent are listed on the event (`missing`) for the verdict to name.
  */
 import { normaliseIp } from '../../intel';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
-import { eventSpec, nameFromTypeStatus, Requirement } from './catalog';
+import { eventSpec, nameFromTypeStatus, type Recommendation, type Requirement } from './catalog';
 import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
 
 const MAX_STRING = 1024;
 const MAX_ID = 256;
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+const CUSTOM_EVENT = '$custom';
 const TOP_LEVEL_KNOWN = new Set([
   'event', 'type', 'status', 'name', 'user_id', 'user_traits', 'user', 'params', 'properties', 'context',
   'device_token', 'request_token', 'client_id', 'timestamp', 'created_at', 'sent_at', 'matching_user_id',
@@ -84,6 +87,14 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     if (body.event === undefined && body.type === undefined) p.push({ field: 'event', message: 'is required' });
     throw new InvalidParameters(p);
   }
+  // A name without `$` is the application's own event (Castle's v1 track took any name; Castle's
+  // Go SDK sends `castle.Event("custom-event")`): a `$custom` event of that name, where `$custom`
+  // is accepted.
+  let ownName: string | null = null;
+  if (!name.startsWith('$') && name.trim() !== '' && eventSpec(CUSTOM_EVENT)?.endpoints.includes(endpoint)) {
+    ownName = name;
+    name = CUSTOM_EVENT;
+  }
   const spec = eventSpec(name);
   if (!spec) throw new InvalidParameters([...p, { field: event ? 'event' : 'type', message: `unknown event ${JSON.stringify(name.slice(0, 100))}` }]);
   if (!spec.endpoints.includes(endpoint)) {
@@ -110,7 +121,7 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     (user ? r.date('user.registered_at', user.registered_at) : null) ??
     r.date('user_traits.created_at', traits.created_at);
   const deviceToken = r.str('device_token', body.device_token, 256);
-  const customName = r.str('name', body.name, 200);
+  const customName = ownName ?? r.str('name', body.name, 200);
 
   // Context.
   const ipRaw = context ? r.str('context.ip', context.ip, 64) : null;
@@ -121,8 +132,9 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
   }
   const headers = normaliseHeaders(context?.headers, 'context.headers', p);
   const uaFromHeader = headers['user-agent'];
-  const userAgent =
-    (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? (context ? r.str('context.user_agent', context.user_agent, 4096) : null) ?? '';
+  // Older SDKs send `context.user_agent` as `false` when the request had none (castle-java).
+  const contextUa = context && typeof context.user_agent !== 'boolean' ? r.str('context.user_agent', context.user_agent, 4096) : null;
+  const userAgent = (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? contextUa ?? '';
   let requestToken: string | null = null;
   if (body.request_token !== undefined && body.request_token !== null) {
     if (typeof body.request_token !== 'string') p.push({ field: 'request_token', message: 'must be a string' });
@@ -160,7 +172,9 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     if (!context) p.push({ field: 'context', message: 'is required' });
     else if (ipRaw === null && !p.some((x) => x.field === 'context.ip')) p.push({ field: 'context.ip', message: 'is required' });
   }
-  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, traits, properties, params, deviceToken, customName, user }, p);
+  const sent: Sent = { email, username, phone, submitted: submittedIdentifier(properties, params) };
+  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, deviceToken, customName, sent }, p);
+  const missing = (spec.recommends[endpoint] ?? []).filter((rec) => !recommendationSent(rec, sent));
 
   // Tokens: shape, sandbox test tokens.
   let testToken: EventInput['testToken'] = null;
@@ -205,48 +219,44 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     deviceToken,
     requestToken,
     testToken,
+    missing,
     occurredAt: occurred ?? opts.now,
     receivedAt: opts.now,
     extra,
   };
 }
 
+/** The identifiers an event carries, wherever it carried them. */
+interface Sent {
+  email: string | null;
+  username: string | null;
+  phone: string | null;
+  /** The identifier submitted in a form (`properties` or `params`: e-mail, user name or phone). */
+  submitted: boolean;
+}
+
 interface RequirementInput {
   userId: string | null;
-  traits: Obj;
-  properties: Obj;
-  params: Obj;
   deviceToken: string | null;
   customName: string | null;
-  user: Obj | null;
+  sent: Sent;
 }
 
 function nonEmpty(v: unknown): boolean {
   return typeof v === 'string' && v.trim().length > 0;
 }
 
+function submittedIdentifier(properties: Obj, params: Obj): boolean {
+  return [properties.email, properties.username, properties.phone, params.email, params.username, params.phone].some(nonEmpty);
+}
+
 function checkRequirement(req: Requirement, x: RequirementInput, p: FieldProblem[]): void {
-  const already = (field: string) => p.some((q) => q.field === field);
   switch (req) {
     case 'user_id':
-      if (!x.userId && !already('user_id')) p.push({ field: 'user_id', message: 'is required for this event' });
+      if (!x.userId && !p.some((q) => q.field === 'user_id')) p.push({ field: 'user_id', message: 'is required for this event' });
       break;
-    case 'user_traits.email':
-      if (!nonEmpty(x.traits.email) && !already('user_traits.email')) p.push({ field: 'user_traits.email', message: 'is required for this event' });
-      break;
-    case 'user_traits.email_or_phone':
-      if (!nonEmpty(x.traits.email) && !nonEmpty(x.traits.phone)) p.push({ field: 'user_traits.email', message: 'an e-mail or a phone (user_traits.phone) is required' });
-      break;
-    case 'user_traits.identifier':
-      if (!nonEmpty(x.traits.email) && !nonEmpty(x.traits.username)) p.push({ field: 'user_traits.email', message: 'user_traits.email or user_traits.username is required' });
-      break;
-    case 'properties.email':
-      if (!nonEmpty(x.properties.email) && !already('properties.email')) p.push({ field: 'properties.email', message: 'is required for this event' });
-      break;
-    case 'properties.identifier':
-      if (!nonEmpty(x.properties.email) && !nonEmpty(x.properties.username) && !nonEmpty(x.properties.phone) && !nonEmpty(x.params.email) && !nonEmpty(x.params.username) && !nonEmpty(x.params.phone)) {
-        p.push({ field: 'properties.email', message: 'the submitted identifier (properties.email, .username or .phone) is required' });
-      }
+    case 'registration_identifier':
+      if (!nonEmpty(x.sent.email) && !nonEmpty(x.sent.phone)) p.push({ field: 'user_traits.email', message: 'a registration needs the e-mail (user_traits.email) or phone (user_traits.phone) it registers' });
       break;
     case 'device_or_user':
       if (!x.deviceToken && !x.userId) p.push({ field: 'device_token', message: 'device_token or user_id is required for this event' });
@@ -254,5 +264,18 @@ function checkRequirement(req: Requirement, x: RequirementInput, p: FieldProblem
     case 'name':
       if (!nonEmpty(x.customName)) p.push({ field: 'name', message: 'is required for $custom events' });
       break;
+  }
+}
+
+/** Whether a recommended field arrived, in any of the places it is read from. */
+function recommendationSent(rec: Recommendation, x: Sent): boolean {
+  switch (rec) {
+    case 'user_traits.email':
+    case 'properties.email':
+      return nonEmpty(x.email);
+    case 'user_traits.email|username':
+      return nonEmpty(x.email) || nonEmpty(x.username);
+    case 'properties.email|username|phone':
+      return x.submitted;
   }
 }

@@ -116,11 +116,23 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 
   out.push(...clientEvidence(x));
 
+  const missing = missingFields(x.event);
+  if (missing) out.push({ signal: 'missing_fields', weight: 0, detail: missing });
+
   const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
   if (email && isDisposableEmail(email)) {
     out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
   }
   return out;
+}
+
+/**
+ * The recommended fields an event did not carry (decisions.md: they are what to send, not a
+ * gate), as the detail of its `missing_fields` signal; null when it carried them all. Evidence
+ * for nothing: an application that does not send an e-mail does so for every user.
+ */
+export function missingFields(event: EventInput): SignalDetail | null {
+  return event.missing.length > 0 ? { missing: event.missing.join(', ') } : null;
 }
 
 /** What a Rampart client token says: replayed or invalid, automation the browser showed, a user agent swapped. */

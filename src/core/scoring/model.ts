@@ -139,8 +139,8 @@ const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email',
 const CERTAIN_LOGIT = 3;
 const certain = (c: Contribution) => c.signal === 'replayed_token' || (c.signal === 'invalid_token' && c.detail.reason === 'forged');
 
-/** Signals named whenever they hold, whatever their weight. */
-const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel']);
+/** Signals named whenever they hold, whatever their weight (`missing_fields` weighs nothing). */
+const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel', 'missing_fields']);
 
 /**
  * Signals that two parts of the model can raise for one fact (a missing fingerprint, against the

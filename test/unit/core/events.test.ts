@@ -1,6 +1,7 @@
 /**
- * The per-event requirements of interface.md, as a table: each row is an endpoint, an event, a
- * body that satisfies it, and the fields whose absence must be reported.
+ * The per-event requirements of interface.md, as decisions.md rules them: each row is an endpoint,
+ * an event, a complete body, the fields without which it cannot be processed (reported as
+ * offending fields), and the recommended fields whose absence is only named on the event.
  */
 import { parseEvent } from '../../../src/core/events/parse';
 import { EVENTS } from '../../../src/core/events/catalog';
@@ -32,28 +33,54 @@ function without(body: Record<string, unknown>, path: string): Record<string, un
   return copy;
 }
 
-// [endpoint, valid body, [field removed, field reported]]
-const TABLE: [Endpoint, Record<string, unknown>, [string, string][]][] = [
-  ['authenticate', { event: '$login.attempted', properties: { email: 'a@example.com' }, context: ctx }, [['properties.email', 'properties.email'], ['context', 'context']]],
-  ['authenticate', { event: '$login.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_id', 'user_id'], ['user_traits.email', 'user_traits.email'], ['context', 'context'], ['context.ip', 'context.ip']]],
-  ['authenticate', { event: '$registration.attempted', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['context', 'context']]],
-  ['authenticate', { event: '$password_reset_request.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, properties: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['properties.email', 'properties.email'], ['context', 'context']]],
-  ['risk', { event: '$login', user: { id: 'u1', email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['user', 'user'], ['user.id', 'user.id'], ['context', 'context'], ['context.ip', 'context.ip'], ['context.headers', 'context.headers'], ['context.headers.User-Agent', 'context.headers.User-Agent']]],
-  ['filter', { event: '$registration', user: { email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['context', 'context'], ['context.ip', 'context.ip'], ['context.headers.User-Agent', 'context.headers.User-Agent']]],
-  ['track', { event: '$password_reset_request.failed', properties: { email: 'a@example.com' } }, [['properties.email', 'properties.email']]],
-  ['track', { event: '$challenge.succeeded', device_token: 'dt1' }, [['device_token', 'device_token']]],
-  ['track', { event: '$review.escalated', device_token: 'dt1' }, [['device_token', 'device_token']]],
-  ['track', { event: '$password_reset.succeeded', user_id: 'u1' }, [['user_id', 'device_token']]],
-  ['track', { event: '$incident.mitigated', user_id: 'u1' }, [['user_id', 'device_token']]],
-  ['track', { event: '$custom', name: 'gift_card', user_id: 'u1' }, [['name', 'name']]],
+// [endpoint, valid body, [field removed, field reported][], [fields removed, recommendation named][]]
+const TABLE: [Endpoint, Record<string, unknown>, [string, string][], [string[], string][]][] = [
+  ['authenticate', { event: '$login.attempted', properties: { email: 'a@example.com' }, context: ctx }, [['context', 'context']], [[['properties.email'], 'properties.email']]],
+  ['authenticate', { event: '$login.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_id', 'user_id'], ['context', 'context'], ['context.ip', 'context.ip']], [[['user_traits.email'], 'user_traits.email']]],
+  ['authenticate', { event: '$registration.attempted', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['context', 'context']], []],
+  ['authenticate', { event: '$password_reset_request.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, properties: { email: 'a@example.com' }, context: ctx }, [['context', 'context']], [[['user_traits.email', 'properties.email'], 'user_traits.email|username'], [['properties.email'], 'properties.email|username|phone']]],
+  ['risk', { event: '$login', user: { id: 'u1', email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['user', 'user'], ['user.id', 'user.id'], ['context', 'context'], ['context.ip', 'context.ip'], ['context.headers', 'context.headers'], ['context.headers.User-Agent', 'context.headers.User-Agent']], []],
+  ['filter', { event: '$registration', user: { email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['context', 'context'], ['context.ip', 'context.ip'], ['context.headers.User-Agent', 'context.headers.User-Agent']], []],
+  ['track', { event: '$password_reset_request.failed', properties: { email: 'a@example.com' } }, [], [[['properties.email'], 'properties.email|username|phone']]],
+  ['track', { event: '$challenge.succeeded', device_token: 'dt1' }, [['device_token', 'device_token']], []],
+  ['track', { event: '$review.escalated', device_token: 'dt1' }, [['device_token', 'device_token']], []],
+  ['track', { event: '$password_reset.succeeded', user_id: 'u1' }, [['user_id', 'device_token']], []],
+  ['track', { event: '$incident.mitigated', user_id: 'u1' }, [['user_id', 'device_token']], []],
+  ['track', { event: '$custom', name: 'gift_card', user_id: 'u1' }, [['name', 'name']], []],
 ];
 
-describe.each(TABLE)('%s %j', (endpoint, body, removals) => {
-  it('accepts the complete body', () => {
+describe.each(TABLE)('%s %j', (endpoint, body, removals, recommended) => {
+  it('accepts the complete body and names nothing missing', () => {
     expect(problems(endpoint, body)).toEqual([]);
+    expect(parseEvent(endpoint, body, opts).missing).toEqual([]);
   });
-  it.each(removals)('reports a missing %s as %s', (path, field) => {
+  // (jest refuses an empty table)
+  if (removals.length) it.each(removals)('reports a missing %s as %s', (path, field) => {
     expect(problems(endpoint, without(body, path))).toContain(field);
+  });
+  if (recommended.length) it.each(recommended)('accepts a body without %j and names %s missing', (paths, field) => {
+    const stripped = paths.reduce(without, body);
+    expect(problems(endpoint, stripped)).toEqual([]);
+    expect(parseEvent(endpoint, stripped, opts).missing).toContain(field);
+  });
+});
+
+describe('recommended fields count wherever they arrive', () => {
+  it('an e-mail in user_traits, user, params or properties', () => {
+    for (const where of [{ user_traits: { email: 'a@x.com' } }, { properties: { email: 'a@x.com' } }]) {
+      expect(parseEvent('authenticate', { event: '$login.succeeded', user_id: 'u', context: ctx, ...where }, opts).missing).toEqual([]);
+    }
+  });
+  it("the Go SDK's AuthenticateSimple body (empty traits and properties) is accepted", () => {
+    const e = parseEvent('authenticate', { event: '$login.succeeded', user_id: 'user-123', context: { client_id: '', ip: '8.8.8.8', headers: { 'User-Agent': 'Mozilla/5.0' } }, properties: {}, user_traits: {} }, opts);
+    expect(e.missing).toEqual(['user_traits.email']);
+  });
+  it('a registration identified by a phone, or by an e-mail sent in properties', () => {
+    expect(problems('authenticate', { event: '$registration.attempted', user_traits: { phone: '+15550100' }, context: ctx })).toEqual([]);
+    expect(problems('authenticate', { event: '$registration.attempted', properties: { email: 'a@x.com' }, context: ctx })).toEqual([]);
+  });
+  it("castle-java's context.user_agent false (no User-Agent on the request) is no error", () => {
+    expect(problems('track', { event: '$login.failed', user_id: 'u', context: { ip: '8.8.8.8', user_agent: false, client_id: false, headers: {} } })).toEqual([]);
   });
 });
 
@@ -64,6 +91,13 @@ describe('event acceptance per endpoint', () => {
     const found = problems(endpoint, bodyFor(endpoint, name));
     if (accepted) expect(found).toEqual([]);
     else expect(found).toContain('event');
+  });
+
+  it("takes a name without $ as the application's own event where $custom is accepted", () => {
+    const e = parseEvent('track', { event: 'custom-event', user_id: 'u1', context: ctx }, opts);
+    expect({ name: e.name, customName: e.customName }).toEqual({ name: '$custom', customName: 'custom-event' });
+    expect(parseEvent('risk', { event: 'Added to cart', user: { id: 'u' }, context: ctx }, opts).customName).toBe('Added to cart');
+    expect(problems('authenticate', { event: 'custom-event', user_id: 'u1', context: ctx })).toContain('event');
   });
 
   it('rejects an unknown event and a missing event', () => {

@@ -19,7 +19,7 @@ export interface AuthenticateRequest {
    */
   'status'?: (_rampart_v1_EventStatus);
   /**
-   * The user. `$login.succeeded` needs `user.id` and `user.email`.
+   * The user. `$login.succeeded` needs `user.id`, and should carry `user.email`.
    */
   'user'?: (_rampart_v1_User | null);
   /**
@@ -54,7 +54,7 @@ export interface AuthenticateRequest__Output {
    */
   'status': (_rampart_v1_EventStatus__Output);
   /**
-   * The user. `$login.succeeded` needs `user.id` and `user.email`.
+   * The user. `$login.succeeded` needs `user.id`, and should carry `user.email`.
    */
   'user': (_rampart_v1_User__Output | null);
   /**

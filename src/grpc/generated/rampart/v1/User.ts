@@ -13,7 +13,8 @@ export interface User {
    */
   'id'?: (string);
   /**
-   * The user's e-mail address. Required on Authenticate for `$login.succeeded`.
+   * The user's e-mail address. Recommended on Authenticate for `$login.succeeded`: without it
+   * the verdict is scored on less evidence and names it in its `missing_fields` signal.
    */
   'email'?: (string);
   /**
@@ -44,7 +45,8 @@ export interface User__Output {
    */
   'id': (string);
   /**
-   * The user's e-mail address. Required on Authenticate for `$login.succeeded`.
+   * The user's e-mail address. Recommended on Authenticate for `$login.succeeded`: without it
+   * the verdict is scored on less evidence and names it in its `missing_fields` signal.
    */
   'email': (string);
   /**
