@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
 import { initIntel } from '../intel';
-import { connect, type Database } from '../store/database';
+import { connect, watchDatabase, type Database } from '../store/database';
 import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
@@ -68,6 +68,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
 
   if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
 
+  const databaseDown = watchDatabase(database.client);
   const http: FastifyInstance = await buildRestServer({
     services: built.services,
     log,
@@ -80,7 +81,8 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       await database.db.command({ ping: 1 });
       return true;
     },
-    register: (app) => registerGraphql(app, { services: built.services, log }),
+    databaseDown,
+    register: (app) => registerGraphql(app, { services: built.services, log, databaseDown }),
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
   await http.listen({ host: config.host, port: config.httpPort });

@@ -8,7 +8,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, PayloadTooLarge, type DomainError } from '../core/errors';
+import { BadRequest, PayloadTooLarge, Unavailable, type DomainError } from '../core/errors';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
 import { normaliseError } from '../app/errors';
@@ -24,6 +24,8 @@ import { resolvers } from './resolvers';
 export interface GraphqlOptions {
   services: Services;
   log: Logger;
+  /** Why the database is known to be unreachable now, or null: every query needs it, so it answers 503 at once. */
+  databaseDown?: () => string | null;
 }
 
 const isJson = (contentType: string | undefined): boolean => /^application\/(graphql-response\+)?json\b/i.test(contentType ?? '');
@@ -54,6 +56,8 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
 
   const context = async (req: FastifyRequest): Promise<GraphqlContext> => {
     try {
+      const down = o.databaseDown?.();
+      if (down) throw new Unavailable(down);
       const secret = secretFromAuthorization(req.headers.authorization);
       const principal = await services.access.caller(secret, 'read', { source: req.ip ?? null });
       return { principal, services, loaders: createLoaders(principal.env.id, services) };

@@ -5,7 +5,7 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
@@ -30,6 +30,8 @@ export interface RestOptions {
   register?: (app: FastifyInstance) => Promise<void>;
   /** Readiness probe (database ping). */
   ready?: () => Promise<boolean>;
+  /** Why the database is known to be unreachable now, or null (see watchDatabase): routes that need it answer 503 at once. */
+  databaseDown?: () => string | null;
   /** Prometheus metrics: GET /metrics, and one observation per answered request. */
   metrics?: RestMetrics;
   /** Serve the browser client's demo page (development). */
@@ -44,6 +46,8 @@ export interface RestMetrics {
 }
 
 const MAX_JSON_DEPTH = 32;
+/** The routes that need the database to answer (see `databaseDown`). */
+const NEEDS_DATABASE = /^\/v1\/(users|devices|privacy)\//;
 /** Longest the readiness probe waits for the database's ping. */
 const READY_TIMEOUT_MS = 500;
 
@@ -117,6 +121,18 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       if (req.protocol !== 'https') {
         return sendError(reply, new BadRequestHttps());
       }
+    });
+  }
+
+  // Routes that cannot answer without the database (device and user reads and changes, privacy)
+  // answer 503 at once while it is known to be down, rather than after the driver's server
+  // selection gives up (5 s, past every SDK's timeout). Verdicts answer from memory and track
+  // queues (both bounded), so they are not among them; GraphQL checks in its own context.
+  const databaseDown = o.databaseDown;
+  if (databaseDown) {
+    app.addHook('preHandler', async (req, reply) => {
+      const down = NEEDS_DATABASE.test(req.routeOptions.url ?? '') ? databaseDown() : null;
+      if (down) return sendError(reply, new Unavailable(down));
     });
   }
 

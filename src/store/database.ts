@@ -4,7 +4,7 @@
  * streams; hot look-ups go by _id.
  */
 import { Db, IndexDescription, MongoClient } from 'mongodb';
-import type { CommandStartedEvent } from 'mongodb';
+import type { CommandStartedEvent, ServerDescriptionChangedEvent } from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
@@ -22,12 +22,30 @@ export async function connect(uri: string, dbName: string, opts: { monitorComman
     serverSelectionTimeoutMS: 5000,
     connectTimeoutMS: 5000,
     maxPoolSize: 50,
+    // The driver checks the server every second (default 10 s), so that an outage is noticed and
+    // the end of one is too (see watchDatabase) within about a second.
+    heartbeatFrequencyMS: 1000,
     monitorCommands: Boolean(opts.monitorCommands),
   });
   if (opts.monitorCommands) client.on('commandStarted', opts.monitorCommands);
   await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };
+}
+
+/**
+ * Whether the database is known to be unreachable right now, from the driver's own monitoring:
+ * the server turns `Unknown` when an operation meets a network error or a heartbeat fails, and
+ * known again when a heartbeat succeeds. Returns why it is down, or null. Requests that need the
+ * database answer 503 at once while it is down, instead of waiting for server selection (5 s).
+ */
+export function watchDatabase(client: MongoClient): () => string | null {
+  let down: string | null = null;
+  client.on('serverDescriptionChanged', (e: ServerDescriptionChangedEvent) => {
+    const d = e.newDescription;
+    down = d.type === 'Unknown' ? `the database is unreachable${d.error ? ` (${d.error.message})` : ''}` : null;
+  });
+  return () => down;
 }
 
 /**

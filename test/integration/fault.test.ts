@@ -3,7 +3,9 @@
  * verdicts; Rampart's supervisor starts it again on the same files and port (here after 2 s, so
  * that the outage is long enough to fill the bounded queues). While it is down Rampart answers
  * from memory as long as its queues have room, then 503 (never 500); every event it acknowledged
- * is in the database once it is back; and it recovers by itself.
+ * is in the database once it is back; and it recovers by itself. Requests that need the database
+ * (device reads, GraphQL) answer 503 while it is down, before it is back: at once, not after the
+ * driver's 5 s server selection.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +14,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildServices, type Built } from '../../src/app/build';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
-import { connect, type Database } from '../../src/store/database';
+import { connect, watchDatabase, type Database } from '../../src/store/database';
+import { registerGraphql } from '../../src/graphql/server';
 import { freePort, startEmbedded, type EmbeddedDatabase } from '../../src/store/embedded';
 import { call } from '../support/app';
 
@@ -50,7 +53,17 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       drainTimeoutMs: 5_000,
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
-    http = await buildRestServer({ services: built.services, log: createLogger('silent'), bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false });
+    const databaseDown = watchDatabase(database.client);
+    const log = createLogger('silent');
+    http = await buildRestServer({
+      services: built.services,
+      log,
+      bodyLimit: 100 * 1024,
+      trustProxy: false,
+      requireHttps: false,
+      databaseDown,
+      register: (app) => registerGraphql(app, { services: built.services, log, databaseDown }),
+    });
     await http.listen({ host: '127.0.0.1', port: 0 });
     const addr = http.server.address();
     app.baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -95,6 +108,23 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     const before = acknowledged.size;
     const killed = ferret!.pid as number;
     process.kill(killed, 'SIGKILL');
+    // Reads that need the database: 503 while it is down (the supervisor waits 2 s to restart it,
+    // the driver would wait 5 s for it), each answered before the database is back.
+    const downAnswers = (async () => {
+      const seen = { devices: 0, graphql: 0, beforeRestart: true };
+      while (ferret!.pid === null || ferret!.pid === killed) {
+        const [devices, graphql] = await Promise.all([
+          call(app, 'GET', '/v1/users/fault-1/devices'),
+          call(app, 'POST', '/graphql', { query: '{ viewer { canMutate } }' }),
+        ]);
+        if (devices.status === 503 && devices.body.type === 'service_unavailable') seen.devices++;
+        if (graphql.status === 503 && graphql.body.errors?.[0]?.extensions?.code === 'SERVICE_UNAVAILABLE') seen.graphql++;
+        if (seen.devices > 0 && seen.graphql > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      seen.beforeRestart = ferret!.pid === null || ferret!.pid === killed;
+      return seen;
+    })();
     await new Promise((r) => setTimeout(r, 1500));
     const duringOutage = new Map(statuses);
     // The supervisor starts it again (a new process on the same port).
@@ -112,6 +142,12 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     process.stdout.write(`fault: acknowledged ${acknowledged.size} events (${before} before the kill), statuses ${JSON.stringify([...statuses])}, recovered ${recoveredAfterMs} ms after the restart\n`);
 
     expect(recoveredAfterMs).toBeGreaterThanOrEqual(0);
+    const down = await downAnswers;
+    expect(down).toEqual({ devices: expect.any(Number), graphql: expect.any(Number), beforeRestart: true });
+    expect(down.devices).toBeGreaterThan(0);
+    expect(down.graphql).toBeGreaterThan(0);
+    // And once it is back, they answer again.
+    expect((await call(app, 'GET', '/v1/users/fault-1/devices')).status).toBe(200);
     expect(statuses.get(500) ?? 0).toBe(0);
     expect([...statuses.keys()].every((s) => [201, 204, 503].includes(s))).toBe(true);
     // The outage filled the bounded queue: Rampart said 503 rather than drop.
