@@ -30,7 +30,7 @@ import { entry, megabytes, type Endpoints, type FromServer, type ToServer } from
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst'] as const;
 type Section = (typeof SECTIONS)[number];
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
@@ -51,7 +51,7 @@ interface Options {
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
 
 function options(argv: string[]): Options {
   const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null };
@@ -178,6 +178,7 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
   return {
     doors,
     riskFor: (l: Login) => post(risk, riskBody(l), 201),
+    graphql: (query: string) => post(new URL('/graphql', e.rest), { query }, 200),
     track: () => post(track, trackBody(traffic.next()), 204),
     trackStream: async (n: number, make: () => TrackRequest) => {
       const { accepted } = await streams.trackStream(
@@ -311,6 +312,27 @@ async function main(): Promise<void> {
         ]),
       );
       out(`  ${people.many.n} ÷ ${people.few.n} events: risk p50 ${x(risk.many.p50, risk.few.p50)}, p99 ${x(risk.many.p99, risk.few.p99)}; devices p50 ${x(devices.many.p50, devices.few.p50)}\n`);
+    }
+
+    if (o.only.includes('analyst')) {
+      // The bulkhead: scoring beside the heaviest analysis the GraphQL limits allow (every
+      // analysis over all of the environment's events), run back to back by two dashboards.
+      const heaviest = '{ analytics { total actions { count } signals { signal count } top(dimension: IP) { distinct } users: top(dimension: USER) { distinct } timeSeries(bucket: DAY) { scanned } } }';
+      await server.settle();
+      const alone = summarize([await closedLoop(3000, 4, closed.doors.rest, server.cpu)]);
+      let running = true;
+      const analyses = { answered: 0, refusedOrStopped: 0 };
+      const dashboards = Array.from({ length: 2 }, async () => {
+        while (running) {
+          if (await closed.graphql(heaviest)) analyses.answered++;
+          else analyses.refusedOrStopped++;
+        }
+      });
+      const beside = summarize([await closedLoop(3000, 4, closed.doors.rest, server.cpu)]);
+      running = false;
+      await Promise.all(dashboards);
+      out(table('Scoring beside the heaviest allowed analysis (REST /v1/risk, concurrency 4, 3,000 calls each)', [['alone', alone], ['beside two dashboards', beside]]));
+      out(`  beside ÷ alone: p50 ${x(beside.p50, alone.p50)}, p99 ${x(beside.p99, alone.p99)}; analyses meanwhile: ${analyses.answered} answered (with their data, or stopped at their time limit), ${analyses.refusedOrStopped} refused\n`);
     }
 
     const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');

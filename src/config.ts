@@ -48,6 +48,9 @@ const schema = z.object({
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(150),
   RAMPART_MAX_EVENT_AGE_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
+  RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
+  RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
@@ -91,6 +94,8 @@ export interface Config {
   verdictBudgetMs: number;
   /** Oldest event time (`timestamp`) a verdict takes as such; older ones are scored as now. */
   maxEventAgeMs: number;
+  /** Dashboards' reads (GraphQL searches and analytics): their own connections, at most this many at once, each stopped after `timeoutMs`. */
+  analyst: { pool: number; timeoutMs: number; share: number };
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
   state: StateConfig;
   /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
@@ -174,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: c.RAMPART_LOG_LEVEL,
     verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,
     maxEventAgeMs: c.RAMPART_MAX_EVENT_AGE_DAYS * 86_400_000,
+    analyst: { pool: c.RAMPART_ANALYST_POOL, timeoutMs: c.RAMPART_ANALYST_TIMEOUT_MS, share: c.RAMPART_ANALYST_SHARE },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,

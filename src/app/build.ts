@@ -38,6 +38,7 @@ import { QueryService } from '../core/queries/service';
 import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
+import { AnalystGate } from '../store/analyst-gate';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -75,6 +76,13 @@ export interface BuildOptions {
   webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
   /** How long a verdict may wait for its state (default 150 ms). */
   verdictBudgetMs?: number;
+  /** The database as dashboards read it (searches, analytics): its own bounded pool (default: `db`). */
+  analystDb?: Db;
+  /** Longest one dashboard read may run in the database (`maxTimeMS`; default 10 s). */
+  analystTimeoutMs?: number;
+  /** Dashboard reads at once (default 1), and the most of the time they may hold the database (default 0.5). */
+  analystConcurrency?: number;
+  analystShare?: number;
   /** Oldest event time a verdict accepts as such (older: scored as now, see VerdictService). */
   maxEventAgeMs?: number;
   /** State layer tuning (defaults in DEFAULT_STATE_OPTIONS). */
@@ -99,6 +107,9 @@ export interface Built {
   /** Drain track, flush events, stop workers. */
   stop(): Promise<void>;
 }
+
+/** Longest one dashboard read may run in the database by default. */
+export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
 
 export async function buildServices(o: BuildOptions): Promise<Built> {
   const clock = o.clock ?? systemClock;
@@ -128,6 +139,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   await migrateLegacyDevices(db, state, o.log);
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
   if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS], o.log);
+  // The analysts' bulkhead: dashboards' reads wait their turn and stop at their time limit.
+  const analystTimeoutMs = o.analystTimeoutMs ?? DEFAULT_ANALYST_TIMEOUT_MS;
+  const analyst = {
+    maxTimeMS: analystTimeoutMs,
+    gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
+  };
   const sealer = new Sealer(o.masterKey);
   const environmentsStore = new MongoEnvironmentStore(db);
   const credentials = new MongoCredentialStore(db);
@@ -174,8 +191,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     privacy,
     client,
     access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
-    queries: new QueryService(new MongoQueryStore(db), users),
-    analytics: new AnalyticsService(new MongoAnalyticsStore(db), clock),
+    queries: new QueryService(new MongoQueryStore(o.analystDb ?? db, analyst), users),
+    analytics: new AnalyticsService(new MongoAnalyticsStore(o.analystDb ?? db, analyst), clock),
     read: { events, debuggerLog, users },
   };
   let sweeper: NodeJS.Timeout | null = null;

@@ -36,8 +36,16 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
   }
   let database: Database;
+  let analyst: Database;
   try {
     database = await connect(uri, config.dbName);
+    // A bulkhead: dashboards read through their own few connections (each read time-limited: see
+    // buildServices), so the heaviest analyst query can neither take scoring's connections nor
+    // run for minutes.
+    analyst = await connect(uri, config.dbName, { maxPoolSize: config.analyst.pool }).catch(async (err: unknown) => {
+      await database.close();
+      throw err;
+    });
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -45,6 +53,10 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   initIntel();
   const built = await buildServices({
     db: database.db,
+    analystDb: analyst.db,
+    analystTimeoutMs: config.analyst.timeoutMs,
+    analystConcurrency: config.analyst.pool,
+    analystShare: config.analyst.share,
     log,
     masterKey: resolveMasterKey(config.masterKey, config.dataDir),
     authCacheMs: config.authCacheMs,
@@ -102,7 +114,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       (stopping ??= (async () => {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
-        await database.close();
+        await Promise.allSettled([database.close(), analyst.close()]);
         await embedded?.stop();
       })()),
   };

@@ -43,13 +43,38 @@ const LIST_SIZE: Readonly<Record<string, number>> = {
   'Policy.revisions': 10,
   'WebhookDelivery.attempts': 10,
   'Mutation.reorderPolicies': 20,
-  'TimeSeries.buckets': 100,
 };
 
-/** Cost of a field: its own, plus its children times the page size it asks for. */
+/**
+ * How much of the event collection one analysis may read, from its filter: an analysis of one
+ * user, device or address reads few events (their indexes lead), one of the whole environment
+ * reads every event of its time range, and one with no range reads all of them (counted as
+ * MAX_SCAN_DAYS). An analysis field costs its own price times the days it may scan, so that two
+ * hundred aliased `total`s over all time cost what they would run, and are refused.
+ */
+export const MAX_SCAN_DAYS = 30;
+const DAY_MS = 86_400_000;
+const instant = (v: unknown): number | null => {
+  const t = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isNaN(t) ? null : t;
+};
+export function scanDays(filter: unknown, now = Date.now()): number {
+  const f = (filter && typeof filter === 'object' ? filter : {}) as Record<string, unknown>;
+  if (f.userId != null || f.deviceToken != null || f.ip != null) return 1;
+  const from = instant(f.from);
+  if (from === null) return MAX_SCAN_DAYS;
+  const to = instant(f.to) ?? now;
+  return Math.min(MAX_SCAN_DAYS, Math.max(1, Math.ceil((to - from) / DAY_MS)));
+}
+
+/** Cost of a field: its own, plus its children times the page size it asks for (an analysis: times the days it may scan). */
 const pageEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const name = `${type.name}.${field.name}`;
+  if (name === 'Query.analytics') return 1 + childComplexity * scanDays(args.filter);
   const own = FIELD_COST[name] ?? 1;
+  // Inside an analysis the database work is the scan, whatever the number of entries or buckets
+  // returned (ranked and bucketed in memory): no page multiplier there.
+  if (type.name === 'Analytics' || type.name === 'TimeSeries') return own + childComplexity;
   const first = typeof args.first === 'number' ? Math.min(Math.max(args.first, 1), MAX_PAGE_SIZE) : LIST_SIZE[name];
   return own + childComplexity * (first ?? 1);
 };

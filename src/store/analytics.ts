@@ -11,6 +11,7 @@ import type { AnalyticsStore, CountField, EventPoint, GroupCount } from '../core
 import type { IndexSpec } from './database';
 import type { EventDoc } from './events';
 import { eventMatch } from './queries';
+import type { AnalystGate, AnalystLimits } from './analyst-gate';
 
 /** Analytics reads the event collection through the query indexes; it declares none of its own. */
 export const analyticsIndexes: IndexSpec[] = [];
@@ -18,13 +19,19 @@ export const analyticsIndexes: IndexSpec[] = [];
 const keyText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 export class MongoAnalyticsStore implements AnalyticsStore {
-  constructor(private readonly db: Db) {}
+  private readonly maxTimeMS: number;
+  private readonly gate: AnalystGate;
+  /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
+  constructor(private readonly db: Db, limits: AnalystLimits) {
+    this.maxTimeMS = limits.maxTimeMS;
+    this.gate = limits.gate;
+  }
   private get events() {
     return this.db.collection<EventDoc>('events');
   }
 
   count(env: EnvId, filter: EventFilter): Promise<number> {
-    return this.events.countDocuments(eventMatch(env, filter));
+    return this.gate.run(() => this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }));
   }
 
   async countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }> {
@@ -33,8 +40,8 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     if (skipNull && match[field] === undefined) match[field] = { $ne: null };
     const grouped = [{ $match: match }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }];
     const [top, distinct] = await Promise.all([
-      this.events.aggregate<{ _id: unknown; n: number }>([...grouped, { $sort: { n: -1, _id: 1 } }, { $limit: limit }]).toArray(),
-      this.events.aggregate<{ n: number }>([...grouped, { $count: 'n' }]).toArray(),
+      this.gate.run(() => this.events.aggregate<{ _id: unknown; n: number }>([...grouped, { $sort: { n: -1, _id: 1 } }, { $limit: limit }], { maxTimeMS: this.maxTimeMS }).toArray()),
+      this.gate.run(() => this.events.aggregate<{ n: number }>([...grouped, { $count: 'n' }], { maxTimeMS: this.maxTimeMS }).toArray()),
     ]);
     return { groups: top.map((g) => ({ key: keyText(g._id), count: g.n })), distinct: distinct[0]?.n ?? 0 };
   }
@@ -44,7 +51,9 @@ export class MongoAnalyticsStore implements AnalyticsStore {
    * other fields, and the number of distinct sets stays small.
    */
   private async countSignals(match: Document, limit: number): Promise<{ groups: GroupCount[]; distinct: number }> {
-    const rows = await this.events.aggregate<{ _id: string[] | null; n: number }>([{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }]).toArray();
+    const rows = await this.gate.run(() =>
+      this.events.aggregate<{ _id: string[] | null; n: number }>([{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }], { maxTimeMS: this.maxTimeMS }).toArray(),
+    );
     const counts = new Map<string, number>();
     for (const r of rows) for (const s of r._id ?? []) counts.set(s, (counts.get(s) ?? 0) + r.n);
     const groups = [...counts]
@@ -55,11 +64,14 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   }
 
   async points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }> {
-    const docs = await this.events
-      .find(eventMatch(env, filter), { projection: { _id: 0, occurredAt: 1, action: 1, signals: 1 } })
-      .limit(cap + 1)
-      .batchSize(10_000)
-      .toArray();
+    const docs = await this.gate.run(() =>
+      this.events
+        .find(eventMatch(env, filter), { projection: { _id: 0, occurredAt: 1, action: 1, signals: 1 } })
+        .limit(cap + 1)
+        .batchSize(10_000)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
     const points = docs.slice(0, cap).map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] }));
     return { points, truncated: docs.length > cap };
   }

@@ -17,11 +17,17 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function connect(uri: string, dbName: string, opts: { monitorCommands?: (e: CommandStartedEvent) => void } = {}): Promise<Database> {
+export interface ConnectOptions {
+  monitorCommands?: (e: CommandStartedEvent) => void;
+  /** Most connections, hence most operations at once (default 50). */
+  maxPoolSize?: number;
+}
+
+export async function connect(uri: string, dbName: string, opts: ConnectOptions = {}): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: 5000,
     connectTimeoutMS: 5000,
-    maxPoolSize: 50,
+    maxPoolSize: opts.maxPoolSize ?? 50,
     // The driver checks the server every second (default 10 s), so that an outage is noticed and
     // the end of one is too (see watchDatabase) within about a second.
     heartbeatFrequencyMS: 1000,
@@ -71,7 +77,13 @@ export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
   // a pool closed, a server closed or a wait for a connection that timed out are outages too.
-  return /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout|OperationTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name);
+  return /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name);
+}
+
+/** An operation stopped at its time limit (the server's `maxTimeMS`, or the driver's own timeout). */
+export function isTimeLimitError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return err.name === 'MongoOperationTimeoutError' || (err as { code?: unknown }).code === 50;
 }
 
 export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;

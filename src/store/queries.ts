@@ -13,6 +13,7 @@ import type { IndexSpec } from './database';
 import { fromEventDoc, rejectedFromDoc, type DebugDoc, type EventDoc } from './events';
 import { deviceFromDoc, type DeviceDoc } from './user-state';
 import { idOf } from './ids';
+import type { AnalystGate, AnalystLimits } from './analyst-gate';
 
 export const queryIndexes: IndexSpec[] = [
   {
@@ -111,6 +112,7 @@ async function newestPerKey<D extends Keyed>(
   perKey: number,
   keyOf: (d: D) => string | null,
   timeOf: (d: D) => Date,
+  maxTimeMS: number,
 ): Promise<Map<string, D[]>> {
   const out = new Map<string, D[]>(keys.map((k) => [k, []]));
   let pending = [...out.keys()];
@@ -119,7 +121,7 @@ async function newestPerKey<D extends Keyed>(
   for (let round = 0; pending.length > 0 && round < MAX_ROUNDS; round++) {
     const limit = Math.min(MAX_BATCH, Math.max(200, pending.length * perKey * 2));
     const filter = { ...base, [field]: { $in: pending }, ...(cut ? afterKey(timeField, cut.at, cut.id) : {}) } as Filter<D>;
-    const docs = (await col.find(filter).sort(sort).limit(limit).batchSize(limit).toArray()) as D[];
+    const docs = (await col.find(filter).sort(sort).limit(limit).batchSize(limit).maxTimeMS(maxTimeMS).toArray()) as D[];
     for (const d of docs) {
       const k = keyOf(d);
       const list = k === null ? undefined : out.get(k);
@@ -135,14 +137,20 @@ async function newestPerKey<D extends Keyed>(
     pending.map(async (k) => {
       const list = out.get(k) ?? [];
       const filter = { ...base, [field]: k, ...(from ? afterKey(timeField, from.at, from.id) : {}) } as Filter<D>;
-      list.push(...((await col.find(filter).sort(sort).limit(perKey - list.length).toArray()) as D[]));
+      list.push(...((await col.find(filter).sort(sort).limit(perKey - list.length).maxTimeMS(maxTimeMS).toArray()) as D[]));
     }),
   );
   return out;
 }
 
 export class MongoQueryStore implements QueryStore {
-  constructor(private readonly db: Db) {}
+  private readonly maxTimeMS: number;
+  private readonly gate: AnalystGate;
+  /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
+  constructor(private readonly db: Db, limits: AnalystLimits) {
+    this.maxTimeMS = limits.maxTimeMS;
+    this.gate = limits.gate;
+  }
   private get events() {
     return this.db.collection<EventDoc>('events');
   }
@@ -155,18 +163,18 @@ export class MongoQueryStore implements QueryStore {
 
   async searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<StoredEvent[]> {
     const q = { ...eventMatch(env, filter), ...(after ? afterKey('occurredAt', after.at, after.id) : {}) } as Filter<EventDoc>;
-    const docs = await this.events.find(q).sort({ occurredAt: -1, _id: -1 }).limit(limit).batchSize(limit).toArray();
+    const docs = await this.gate.run(() => this.events.find(q).sort({ occurredAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
     return docs.map(fromEventDoc);
   }
 
   async eventById(env: EnvId, id: string): Promise<StoredEvent | null> {
-    const d = await this.events.findOne({ _id: id });
+    const d = await this.gate.run(() => this.events.findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }));
     return d && d.envId === env ? fromEventDoc(d) : null;
   }
 
   async searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Device[]> {
     const q = { ...deviceMatch(env, filter), ...(after ? afterKey('lastSeenAt', after.at, idOf(env, after.id)) : {}) } as Filter<DeviceDoc>;
-    const docs = await this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).toArray();
+    const docs = await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
     return docs.map(deviceFromDoc);
   }
 
@@ -175,17 +183,20 @@ export class MongoQueryStore implements QueryStore {
     if (f.userId !== undefined) q.userId = f.userId;
     const t = timeRange(f.from, f.to);
     if (t) q.receivedAt = t;
-    const docs = await this.rejected
-      .find({ ...q, ...(after ? afterKey('receivedAt', after.at, after.id) : {}) } as Filter<DebugDoc>)
-      .sort({ receivedAt: -1, _id: -1 })
-      .limit(limit)
-      .batchSize(limit)
-      .toArray();
+    const docs = await this.gate.run(() =>
+      this.rejected
+        .find({ ...q, ...(after ? afterKey('receivedAt', after.at, after.id) : {}) } as Filter<DebugDoc>)
+        .sort({ receivedAt: -1, _id: -1 })
+        .limit(limit)
+        .batchSize(limit)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
     return docs.map(rejectedFromDoc);
   }
 
   async latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>> {
-    const found = await newestPerKey(this.events, { envId: env }, by, 'occurredAt', keys, perKey, (d) => d[by], (d) => d.occurredAt);
+    const found = await this.gate.run(() => newestPerKey(this.events, { envId: env }, by, 'occurredAt', keys, perKey, (d) => d[by], (d) => d.occurredAt, this.maxTimeMS));
     return new Map([...found].map(([k, docs]) => [k, docs.map(fromEventDoc)]));
   }
 
@@ -197,12 +208,14 @@ export class MongoQueryStore implements QueryStore {
     const out = new Map<string, { total: number; actions: Map<Action | null, number>; signals: Map<string, number> }>();
     for (const u of userIds) out.set(u, { total: 0, actions: new Map(), signals: new Map() });
     if (userIds.length > 0) {
-      const rows = await this.events
-        .aggregate<{ _id: { u?: string | null; a?: Action | null; s?: string[] | null }; n: number }>([
-          { $match: { envId: env, userId: { $in: [...new Set(userIds)] } } },
-          { $group: { _id: { u: '$userId', a: '$action', s: '$signals' }, n: { $sum: 1 } } },
-        ])
-        .toArray();
+      const rows = await this.gate.run(() =>
+        this.events
+          .aggregate<{ _id: { u?: string | null; a?: Action | null; s?: string[] | null }; n: number }>(
+            [{ $match: { envId: env, userId: { $in: [...new Set(userIds)] } } }, { $group: { _id: { u: '$userId', a: '$action', s: '$signals' }, n: { $sum: 1 } } }],
+            { maxTimeMS: this.maxTimeMS },
+          )
+          .toArray(),
+      );
       for (const r of rows) {
         const acc = r._id.u ? out.get(r._id.u) : undefined;
         if (!acc) continue;

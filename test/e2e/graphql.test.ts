@@ -12,13 +12,6 @@ import type { AddressInfo } from 'node:net';
 import type { CommandStartedEvent } from 'mongodb';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
 import { createRampartClient } from '../../src/client';
-import type { Services } from '../../src/core/services';
-import { systemClock } from '../../src/core/ports';
-import { QueryService } from '../../src/core/queries/service';
-import { AnalyticsService } from '../../src/core/analytics/service';
-import { MongoQueryStore, queryIndexes } from '../../src/store/queries';
-import { MongoAnalyticsStore, analyticsIndexes } from '../../src/store/analytics';
-import { applyIndexes } from '../../src/store/database';
 import { typeDefs } from '../../src/graphql/generated/typedefs';
 import { buildRestServer } from '../../src/rest/server';
 import { registerGraphql } from '../../src/graphql/server';
@@ -32,17 +25,8 @@ let app: TestApp;
 let recording: CommandStartedEvent[] | null = null;
 let hook: { server: http.Server; url: string; received: { headers: http.IncomingHttpHeaders; body: string }[] };
 
-/** WIRING PENDING (src/graphql/read-services.ts): attach the read side until src/app/build.ts does. */
-async function attachReadSide(a: TestApp): Promise<void> {
-  await applyIndexes(a.database.db, [...queryIndexes, ...analyticsIndexes]);
-  const s = a.built.services as Services & { queries?: QueryService; analytics?: AnalyticsService };
-  s.queries ??= new QueryService(new MongoQueryStore(a.database.db), a.built.services.read.users);
-  s.analytics ??= new AnalyticsService(new MongoAnalyticsStore(a.database.db), systemClock);
-}
-
 beforeAll(async () => {
   app = await startTestApp({ monitorCommands: (e) => recording?.push(e), webhooks: { pollMs: 200, backoffBaseMs: 50 } });
-  await attachReadSide(app);
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -599,6 +583,22 @@ describe('limits', () => {
     expect(r.body.errors?.[0]?.extensions?.limit.name).toBe('complexity');
     const aliases = Array.from({ length: 100 }, (_, i) => `a${i}: analytics { timeSeries { scanned } }`).join(' ');
     expect(codes(await gql(`{ ${aliases} }`))).toEqual(['BAD_REQUEST']);
+  });
+
+  it('charges an analysis by the data it may scan: many all-time totals are refused, the same over a day or one user are not', async () => {
+    // Two hundred aliased totals over all time stalled scoring for a minute before this cost model.
+    const allTime = Array.from({ length: 200 }, (_, i) => `a${i}: analytics { total }`).join(' ');
+    const refused = await gql(`{ ${allTime} }`);
+    expect(codes(refused)).toEqual(['BAD_REQUEST']);
+    expect(refused.body.errors?.[0]?.extensions?.limit).toMatchObject({ name: 'complexity', max: 5000 });
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const oneDay = Array.from({ length: 200 }, (_, i) => `a${i}: analytics(filter: { from: "${since}" }) { total }`).join(' ');
+    expect((await gql(`{ ${oneDay} }`)).body.errors).toBeUndefined();
+    const oneUser = Array.from({ length: 200 }, (_, i) => `a${i}: analytics(filter: { userId: "gq-alice" }) { total }`).join(' ');
+    expect((await gql(`{ ${oneUser} }`)).body.errors).toBeUndefined();
+    // Variables count too.
+    const withVars = await gql(`query ($f: EventFilter) { ${Array.from({ length: 200 }, (_, i) => `a${i}: analytics(filter: $f) { total }`).join(' ')} }`, { f: { from: '2000-01-01T00:00:00Z' } });
+    expect(codes(withVars)).toEqual(['BAD_REQUEST']);
   });
 
   it('refuses page sizes over the cap with BAD_USER_INPUT', async () => {
