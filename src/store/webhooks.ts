@@ -12,7 +12,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
-import type { DeliveryListQuery, DeliveryOutcome, WebhookDeliveryStore } from '../core/webhooks/ports';
+import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../core/webhooks/ports';
 import { isDuplicateKey, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
 
@@ -121,13 +121,15 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return docs.map(fromDoc);
   }
 
-  async due(now: Date, limit: number): Promise<WebhookDelivery[]> {
+  async due(now: Date, q: DueQuery): Promise<WebhookDelivery[]> {
+    const skip: Filter<DeliveryDoc> = {};
+    if (q.skipIds?.length) skip._id = { $nin: [...q.skipIds] };
     // Two simple queries rather than one $or, so each can use its index.
     const [pending, expired] = await Promise.all([
-      this.col.find({ status: 'pending' as DeliveryStatus, nextAttemptAt: { $lte: now } }).sort({ nextAttemptAt: 1 }).limit(limit).toArray(),
-      this.col.find({ status: 'delivering' as DeliveryStatus, leaseUntil: { $lt: now } }).sort({ leaseUntil: 1 }).limit(limit).toArray(),
+      this.col.find({ status: 'pending' as DeliveryStatus, nextAttemptAt: { $lte: now }, ...skip }).sort({ nextAttemptAt: 1 }).limit(q.limit).toArray(),
+      this.col.find({ status: 'delivering' as DeliveryStatus, leaseUntil: { $lt: now }, ...skip }).sort({ leaseUntil: 1 }).limit(q.limit).toArray(),
     ]);
-    return [...expired, ...pending].slice(0, limit).map(fromDoc);
+    return [...expired, ...pending].slice(0, q.limit).map(fromDoc);
   }
 
   async claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null> {
@@ -179,6 +181,14 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     if (r.matchedCount === 1 && outcome.status !== 'pending') {
       await this.claims.deleteMany({ deliveryId: delivery.id });
     }
+    return r.matchedCount === 1;
+  }
+
+  async release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: delivery.id, leaseOwner: owner, leaseVersion: delivery.leaseVersion, status: 'delivering' },
+      { $set: { status: 'pending', nextAttemptAt, leaseOwner: null, leaseUntil: null } },
+    );
     return r.matchedCount === 1;
   }
 

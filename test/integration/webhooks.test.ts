@@ -13,6 +13,7 @@ import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src
 import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
 import type { WebhookNotice } from '../../src/core/webhooks/port';
 import type { WebhookDelivery } from '../../src/core/webhooks/model';
+import type { WebhookDeliveryStore } from '../../src/core/webhooks/ports';
 import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';
 import { InvalidParameters } from '../../src/core/errors';
 import { testDatabase, type TestDatabase } from '../support/db';
@@ -30,17 +31,22 @@ interface Received {
 /** A webhook receiver that records every request and answers what `respond` says. */
 class Receiver {
   readonly requests: Received[] = [];
-  respond: (n: number) => number = () => 200;
+  respond: (n: number, req: Received) => number = () => 200;
   delayMs = 0;
+  /** Runs before the answer (after `delayMs`): a receiver that is busy with the request. */
+  before: ((n: number, req: Received) => Promise<void> | void) | null = null;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const n = this.requests.length;
-      this.requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      this.requests.push(received);
       setTimeout(() => {
-        res.statusCode = this.respond(n);
-        res.end('ok');
+        void Promise.resolve(this.before?.(n, received)).then(() => {
+          res.statusCode = this.respond(n, received);
+          res.end('ok');
+        });
       }, this.delayMs);
     });
   });
@@ -53,6 +59,7 @@ class Receiver {
     this.requests.length = 0;
     this.respond = () => 200;
     this.delayMs = 0;
+    this.before = null;
   }
   async close(): Promise<void> {
     this.server.closeAllConnections();
@@ -390,7 +397,7 @@ describe('delivery', () => {
     await first.emit(notice(env, 'user-1', null));
     await first.emit(notice(env, 'user-2', null));
     // "first" claims user-2's delivery and dies before sending it.
-    const [pending] = (await store.due(clock.now(), 10)).filter((d) => d.userId === 'user-2' && d.envId === env.id);
+    const [pending] = (await store.due(clock.now(), { limit: 10 })).filter((d) => d.userId === 'user-2' && d.envId === env.id);
     const now = clock.now();
     const claimed = await store.claim(pending!, 'first', now, new Date(now.getTime() + 300));
     expect(claimed?.status).toBe('delivering');
@@ -455,5 +462,113 @@ describe('delivery', () => {
     const [d] = await deliveries(env);
     expect(d).toMatchObject({ status: 'failed', lastError: 'the environment no longer has a webhook URL' });
     expect(receiver.requests).toHaveLength(0);
+  });
+});
+
+/** The delivery id a request carried, from the body (what receivers de-duplicate on). */
+const idOf = (r: Received): string => (JSON.parse(r.body) as { data: { id: string } }).data.id;
+
+describe('a slow receiver gets a delivery again only when an attempt failed', () => {
+  it('an attempt that outlives its lease is not sent again by the instance making it', async () => {
+    const env = newEnv();
+    // The first request holds the attempt while the (injected) clock passes the end of its lease,
+    // as a stalled database or a paused process would; the worker keeps polling meanwhile.
+    receiver.before = async (n) => {
+      if (n > 0) return;
+      skewMs += 6000;
+      await sleep(400);
+    };
+    const svc = service('a', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    await svc.stop();
+    expect(receiver.requests.map(idOf)).toEqual([d.id]);
+    expect(d.attempts.map((a) => a.statusCode)).toEqual([200]);
+  });
+
+  it('an attempt starts only if its whole timeout fits in its lease, so no other instance can send it meanwhile', async () => {
+    const env = newEnv();
+    receiver.delayMs = 1500;
+    // Instance "a" is slow between its claim and its request (a stalled look-up): most of its lease is gone.
+    let stalls = 1;
+    const slow = service('a', {
+      leaseMs: 5000,
+      requestTimeoutMs: 2000,
+      environments: {
+        byId: async (id: EnvId) => {
+          if (stalls-- > 0) skewMs += 4000;
+          return envs.get(id) ?? null;
+        },
+      },
+    });
+    const other = service('b', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
+    await slow.emit(notice(env, 'user-1', null));
+    const first = slow.runOnce();
+    other.start();
+    await first;
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    await other.stop();
+    expect(receiver.requests.map(idOf)).toEqual([d.id]);
+    expect(d.attempts.map((a) => [a.instance, a.statusCode])).toEqual([['b', 200]]);
+  });
+
+  it('a 2xx whose recording failed once is recorded, not sent again', async () => {
+    const env = newEnv();
+    let failures = 1;
+    // The real store, with one failed write of the outcome (a database hiccup after the answer).
+    const flaky = new Proxy(store, {
+      get(target, prop, recv) {
+        if (prop === 'complete') {
+          return async (...args: Parameters<WebhookDeliveryStore['complete']>) => {
+            if (failures-- > 0) throw new Error('connection reset');
+            return target.complete(...args);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, recv);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const svc = service('a', { store: flaky, leaseMs: 5000, requestTimeoutMs: 2000 });
+    await svc.emit(notice(env, 'user-1', null));
+    expect(await svc.runOnce()).toBe(1);
+    // Long after the lease: nothing is left to send.
+    skewMs += 60_000;
+    await svc.runOnce();
+    const [d] = await deliveries(env);
+    expect(receiver.requests.map(idOf)).toEqual([d!.id]);
+    expect(d).toMatchObject({ status: 'delivered' });
+    expect(d!.attempts.map((a) => a.statusCode)).toEqual([200]);
+  });
+
+  it('after a timeout the retry waits at least the timeout, so the first copy is answered and de-duplicated first', async () => {
+    const env = newEnv();
+    const timeoutMs = 1000;
+    // A receiver that checks the id, works (longer than the timeout on the first copy), then
+    // records the id: a second copy arriving while it works would be acted on twice.
+    const done = new Set<string>();
+    let actions = 0;
+    receiver.before = async (n, req) => {
+      const id = idOf(req);
+      if (done.has(id)) return;
+      actions++;
+      if (n === 0) await sleep(timeoutMs + 300);
+      done.add(id);
+    };
+    const svc = service('a', { requestTimeoutMs: timeoutMs, leaseMs: 5000, backoffBaseMs: 20, pollMs: 20, random: () => 0.5 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    expect(d.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
+    expect(d.attempts[0]!.error).toBe(`timed out after ${timeoutMs} ms`);
+    // The retry was scheduled a full timeout after the attempt ended (injected clock).
+    const retry = logs.find((l) => l.msg === 'webhooks: attempt failed, will retry' && (l.obj as { delivery?: string }).delivery === d.id);
+    const next = (retry!.obj as { nextAttemptAt: Date }).nextAttemptAt;
+    expect(next.getTime() - d.attempts[0]!.at.getTime()).toBeGreaterThanOrEqual(2 * timeoutMs - 50);
+    // Every copy carries the same id, in the body and the header, and the receiver acted once.
+    expect(receiver.requests.map(idOf)).toEqual([d.id, d.id]);
+    expect(receiver.requests.map((r) => r.headers['x-rampart-delivery'])).toEqual([d.id, d.id]);
+    expect(receiver.requests[1]!.body).toBe(receiver.requests[0]!.body);
+    expect(actions).toBe(1);
   });
 });

@@ -4,6 +4,12 @@
  * send the same one twice), POSTs them signed, and records every attempt, retrying with
  * exponential backoff and jitter until a 2xx or the attempt limit. All state lives in the
  * database, so a restarted instance picks up where another stopped.
+ *
+ * Delivery is at least once, and only a failed attempt makes a second copy: an attempt starts only
+ * if its whole timeout fits in its lease (so no other instance can take the delivery over while it
+ * runs), this instance never claims a delivery it is still sending, an answer whose recording
+ * failed is recorded again while the lease lasts, and after a timeout the retry waits at least the
+ * timeout (a slow receiver has then finished with the first copy and can recognise the second).
  */
 import { performance } from 'node:perf_hooks';
 import { sha256Hex, uuid } from '../crypto';
@@ -66,6 +72,11 @@ export interface DeliveryListOptions {
 }
 
 const HOUR_MS = 3_600_000;
+/** First and longest wait between two tries of recording an attempt the database refused. */
+const RECORD_RETRY_MS = 100;
+const RECORD_RETRY_MAX_MS = 2000;
+/** Why an attempt's request was aborted (the reason given to its AbortController). */
+const TIMED_OUT = new Error('timed out');
 /** Dedupe slots this instance remembers (the database's unique id is the authority). */
 const RECENT_SLOTS = 10_000;
 
@@ -97,6 +108,15 @@ function describeError(err: unknown, timeoutMs: number): string {
   return e.message;
 }
 
+/** An attempt under way in this process. */
+interface InFlight {
+  delivery: WebhookDelivery;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class WebhookService implements WebhookSink {
   private readonly windowMs: number;
   private readonly pollMs: number;
@@ -109,6 +129,8 @@ export class WebhookService implements WebhookSink {
   private readonly retentionMs: number;
   private readonly sweepMs: number;
   private readonly random: () => number;
+  /** Lease time an attempt leaves for recording its outcome: it starts only with timeout + this left. */
+  private readonly recordMarginMs: number;
 
   private running = false;
   private timer: NodeJS.Timeout | null = null;
@@ -116,7 +138,8 @@ export class WebhookService implements WebhookSink {
   private rerun = false;
   private saturated = false;
   private lastSweep = 0;
-  private readonly inflight = new Set<Promise<void>>();
+  /** Attempts under way in this process, by delivery id: never claimed again while they run. */
+  private readonly inflight = new Map<string, InFlight>();
   private readonly recentSlots = new Set<string>();
 
   constructor(private readonly d: WebhookServiceDeps) {
@@ -134,6 +157,7 @@ export class WebhookService implements WebhookSink {
     if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
     if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
     if (this.leaseMs <= this.timeoutMs) throw new Error('leaseMs must exceed requestTimeoutMs, or a slow attempt could be sent twice');
+    this.recordMarginMs = Math.min(10_000, Math.floor((this.leaseMs - this.timeoutMs) / 2));
   }
 
   /**
@@ -191,7 +215,7 @@ export class WebhookService implements WebhookSink {
       test: true,
     };
     await this.d.store.insert(delivery);
-    await this.deliver(delivery);
+    await this.launch(delivery);
     return (await this.d.store.get(env.id, id)) ?? delivery;
   }
 
@@ -230,7 +254,7 @@ export class WebhookService implements WebhookSink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.ticking) await this.ticking;
-    await Promise.allSettled([...this.inflight]);
+    await Promise.allSettled([...this.inflight.values()].map((f) => f.done));
   }
 
   /**
@@ -241,18 +265,33 @@ export class WebhookService implements WebhookSink {
     const seen = new Set<string>();
     let attempted = 0;
     for (;;) {
-      const now = this.d.clock.now();
-      const due = (await this.d.store.due(now, 500)).filter((x) => !seen.has(x.id));
-      if (due.length === 0) return attempted;
-      const work: Promise<void>[] = [];
-      for (const candidate of due) {
-        seen.add(candidate.id);
-        const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
-        if (claimed) work.push(this.deliver(claimed));
-      }
+      const work = await this.fill(500, seen);
+      if (work.length === 0) return attempted;
       await Promise.all(work);
       attempted += work.length;
     }
+  }
+
+  /**
+   * Claim up to `slots` due deliveries and start sending them; `seen` (runOnce) names deliveries
+   * not to take again and receives those taken. Deliveries this process is sending are never
+   * claimed again, even when their lease has run out. Returns the attempts started.
+   */
+  private async fill(slots: number, seen?: Set<string>): Promise<Promise<void>[]> {
+    const started: Promise<void>[] = [];
+    if (slots <= 0) return started;
+    const skipIds = [...this.inflight.keys(), ...(seen ?? [])];
+    const due = await this.d.store.due(this.d.clock.now(), { limit: slots, skipIds });
+    for (const candidate of due) {
+      if (seen) seen.add(candidate.id);
+      if (this.inflight.has(candidate.id)) continue;
+      // The lease runs from the claim itself, not from when the candidates were read.
+      const now = this.d.clock.now();
+      const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+      if (claimed) started.push(this.launch(claimed));
+    }
+    this.saturated = due.length >= slots;
+    return started;
   }
 
   private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {
@@ -304,17 +343,7 @@ export class WebhookService implements WebhookSink {
 
   private async tick(): Promise<void> {
     try {
-      const free = this.concurrency - this.inflight.size;
-      if (free > 0) {
-        const now = this.d.clock.now();
-        const due = await this.d.store.due(now, free);
-        this.saturated = due.length >= free;
-        for (const candidate of due) {
-          if (!this.running) break;
-          const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
-          if (claimed) this.track(this.deliver(claimed));
-        }
-      }
+      await this.fill(this.concurrency - this.inflight.size);
       const now = this.d.clock.now();
       if (now.getTime() - this.lastSweep >= this.sweepMs) {
         this.lastSweep = now.getTime();
@@ -326,22 +355,36 @@ export class WebhookService implements WebhookSink {
     }
   }
 
-  private track(p: Promise<void>): void {
-    this.inflight.add(p);
-    void p.finally(() => {
-      this.inflight.delete(p);
+  /** Start the attempt of a delivery this instance has just claimed. The promise never rejects. */
+  private launch(delivery: WebhookDelivery): Promise<void> {
+    const abort = new AbortController();
+    const done = this.deliver(delivery, abort).finally(() => {
+      this.inflight.delete(delivery.id);
       if (this.saturated) this.wake();
     });
+    this.inflight.set(delivery.id, { delivery, abort, done });
+    return done;
+  }
+
+  /**
+   * How long the request of an attempt may take, or null when it must not start: its whole timeout
+   * and the time to record it must fit in the lease, or another instance could take the delivery
+   * over and send it while this attempt is still under way.
+   */
+  private attemptBudget(delivery: WebhookDelivery): number | null {
+    const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
+    return leaseLeft >= this.timeoutMs + this.recordMarginMs ? this.timeoutMs : null;
   }
 
   /** One attempt of a delivery this instance holds the lease of. Never throws. */
-  private async deliver(delivery: WebhookDelivery): Promise<void> {
+  private async deliver(delivery: WebhookDelivery, abort: AbortController): Promise<void> {
     const at = this.d.clock.now();
     const t0 = performance.now();
     let url = delivery.url;
     let statusCode: number | null = null;
     let error: string | null = null;
     let permanent = false;
+    let timedOut = false;
     try {
       const env = await this.d.environments.byId(delivery.envId);
       if (!env) {
@@ -355,7 +398,21 @@ export class WebhookService implements WebhookSink {
         if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
         const secret = await this.d.signingSecret(env.id);
         if (!secret) error = 'no live API secret to sign the webhook with';
-        else statusCode = await this.post(url, delivery, secret);
+        else {
+          const budget = this.attemptBudget(delivery);
+          if (budget === null) {
+            await this.giveBack(delivery, 'webhooks: lease too short for an attempt; given back without sending');
+            return;
+          }
+          try {
+            statusCode = await this.post(url, delivery, secret, budget, abort);
+          } catch (err) {
+            if (abort.signal.reason === TIMED_OUT) {
+              timedOut = true;
+              error = `timed out after ${budget} ms`;
+            } else throw err;
+          }
+        }
       }
     } catch (err) {
       error = describeError(err, this.timeoutMs);
@@ -369,13 +426,16 @@ export class WebhookService implements WebhookSink {
     if (ok) outcome = { status: 'delivered', nextAttemptAt: null, deliveredAt: now, lastError: null };
     else if (permanent || attemptNo >= delivery.maxAttempts) outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
     else {
-      const delay = backoffDelay(attemptNo, this.baseMs, this.maxDelayMs, this.random);
+      // After a timeout the receiver may still be working on this copy: give it at least as long
+      // again before the next one, so that it has recorded data.id and can drop the repeat.
+      const backoff = backoffDelay(attemptNo, this.baseMs, this.maxDelayMs, this.random);
+      const delay = timedOut ? Math.max(backoff, this.timeoutMs) : backoff;
       outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + delay), deliveredAt: null, lastError };
     }
     const attempt: DeliveryAttempt = { at, statusCode, error, durationMs, instance: this.d.instanceId, url };
     const meta = { delivery: delivery.id, env: delivery.envId, type: delivery.type, attempt: attemptNo, statusCode, error, durationMs };
     try {
-      const recorded = await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
+      const recorded = await this.record(delivery, attempt, outcome);
       if (!recorded) this.d.log.warn(meta, 'webhooks: lease lost before the attempt was recorded');
     } catch (err) {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
@@ -387,9 +447,48 @@ export class WebhookService implements WebhookSink {
     else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
   }
 
-  private async post(url: string, delivery: WebhookDelivery, secret: string): Promise<number> {
+  /**
+   * Record an attempt; a failure to write is retried while the lease lasts, since a lease that
+   * runs out with the outcome unrecorded makes another claim send the delivery again.
+   */
+  private async record(delivery: WebhookDelivery, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean> {
+    let wait = RECORD_RETRY_MS;
+    for (;;) {
+      try {
+        return await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
+      } catch (err) {
+        const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
+        if (leaseLeft <= wait) throw err;
+        this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs), retryInMs: wait }, 'webhooks: could not record the attempt yet; retrying');
+        await sleep(wait);
+        wait = Math.min(RECORD_RETRY_MAX_MS, wait * 2);
+      }
+    }
+  }
+
+  /** Hand a claimed delivery back without attempting it (it is due again at once). */
+  private async giveBack(delivery: WebhookDelivery, why: string): Promise<void> {
+    try {
+      await this.d.store.release(delivery, this.d.instanceId, this.d.clock.now());
+      this.d.log.warn({ delivery: delivery.id, env: delivery.envId }, why);
+    } catch (err) {
+      // Its lease runs out and it is claimed again later.
+      this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, why);
+    }
+  }
+
+  private async post(url: string, delivery: WebhookDelivery, secret: string, budgetMs: number, abort: AbortController): Promise<number> {
     // Receivers check the timestamp against their own wall clock, so it is real time, not the injected Clock.
     const t = Math.floor(Date.now() / 1000);
+    const timer = setTimeout(() => abort.abort(TIMED_OUT), budgetMs);
+    try {
+      return await this.send(url, delivery, secret, t, abort.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async send(url: string, delivery: WebhookDelivery, secret: string, t: number, signal: AbortSignal): Promise<number> {
     const res = await fetch(url, {
       method: 'POST',
       headers: {
@@ -401,7 +500,7 @@ export class WebhookService implements WebhookSink {
       },
       body: delivery.body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal,
     });
     await res.body?.cancel().catch(() => undefined);
     return res.status;
