@@ -50,6 +50,7 @@ export const webhookIndexes: IndexSpec[] = [
       { key: { envId: 1, createdAt: -1 }, name: 'env_time' },
       { key: { envId: 1, status: 1, createdAt: -1 }, name: 'env_status_time' },
       { key: { envId: 1, userId: 1, createdAt: -1 }, name: 'env_user_time' },
+      { key: { envId: 1, userId: 1, status: 1, createdAt: 1, seq: 1 }, name: 'env_user_open' },
     ],
   },
   {
@@ -77,8 +78,11 @@ const toDoc = ({ id, ...rest }: WebhookDelivery): DeliveryDoc => ({ _id: id, ...
 const fromDoc = ({ _id, ...rest }: DeliveryDoc): WebhookDelivery => ({
   id: _id,
   ...rest,
+  // Deliveries recorded before `seq` existed order by creation time alone.
+  seq: rest.seq ?? 0,
   attempts: (rest.attempts ?? []).map((a: DeliveryAttempt) => ({ ...a })),
 });
+const OPEN: DeliveryStatus[] = ['pending', 'delivering'];
 
 
 export class MongoWebhookStore implements WebhookDeliveryStore {
@@ -121,9 +125,19 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return docs.map(fromDoc);
   }
 
+  async firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null> {
+    const [d] = await this.col.find({ envId: env, userId, status: { $in: OPEN } }).sort({ createdAt: 1, seq: 1, _id: 1 }).limit(1).toArray();
+    return d ? fromDoc(d) : null;
+  }
+
   async due(now: Date, q: DueQuery): Promise<WebhookDelivery[]> {
     const skip: Filter<DeliveryDoc> = {};
     if (q.skipIds?.length) skip._id = { $nin: [...q.skipIds] };
+    if (q.skipUsers?.length) skip.$nor = q.skipUsers.map((u) => ({ envId: u.env, userId: u.userId }));
+    if (q.user) {
+      skip.envId = q.user.env;
+      skip.userId = q.user.userId;
+    }
     // Two simple queries rather than one $or, so each can use its index.
     const [pending, expired] = await Promise.all([
       this.col.find({ status: 'pending' as DeliveryStatus, nextAttemptAt: { $lte: now }, ...skip }).sort({ nextAttemptAt: 1 }).limit(q.limit).toArray(),

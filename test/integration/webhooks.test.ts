@@ -572,3 +572,91 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     expect(actions).toBe(1);
   });
 });
+
+/** What a request was about: user, device and type (tells apart the deliveries of one user). */
+const keyOf = (r: Received): string => {
+  const b = JSON.parse(r.body) as { type: string; data: { user_id: string | null; device_token: string | null } };
+  return `${b.data.user_id}|${b.data.device_token}|${b.type}`;
+};
+const keyOfNotice = (n: WebhookNotice): string => `${n.userId}|${n.device?.token ?? null}|${n.type}`;
+
+describe('ordered per user', () => {
+  it('after an outage, each user\'s backlog arrives in the order it was created, with two instances sending', async () => {
+    const env = newEnv();
+    let down = true;
+    receiver.respond = () => (down ? 503 : 200);
+    const opts = { backoffBaseMs: 30, backoffMaxMs: 120, maxAttempts: 1000, pollMs: 10 };
+    const a = service('a', opts);
+    const b = service('b', opts);
+    a.start();
+    b.start();
+    // Three users, interleaved; a challenge verdict makes two notices in the same turn
+    // (`$incident.confirmed` then `$review.opened`), usually within the same millisecond.
+    const users = ['u0', 'u1', 'u2'];
+    const created = new Map<string, string[]>(users.map((u) => [u, []]));
+    for (let k = 0; k < 3; k++) {
+      for (const u of users) {
+        const dev = device(env, u);
+        const first = notice(env, u, dev, '$incident.confirmed');
+        created.get(u)!.push(keyOfNotice(first));
+        if (k < 2) {
+          await (k % 2 ? b : a).emit(first);
+          continue;
+        }
+        const second = notice(env, u, dev, '$review.opened');
+        created.get(u)!.push(keyOfNotice(second));
+        await Promise.all([a.emit(first), a.emit(second)]);
+      }
+    }
+    // The receiver stays down until every user's first delivery has been retried.
+    await until(async () => {
+      const all = await deliveries(env);
+      return users.every((u) => all.some((d) => d.userId === u && d.attempts.length >= 2));
+    });
+    down = false;
+    await until(async () => {
+      const all = await deliveries(env);
+      return all.length === 12 && all.every((d) => d.status === 'delivered');
+    }, 20_000);
+    for (const u of users) {
+      const order = created.get(u)!;
+      const seen = receiver.requests.map(keyOf).filter((k) => k.startsWith(`${u}|`));
+      // Every attempt of a delivery comes before the first attempt of the user's next one.
+      const positions = seen.map((k) => order.indexOf(k));
+      expect(positions).toEqual([...positions].sort((x, y) => x - y));
+      expect([...new Set(seen)]).toEqual(order);
+    }
+  });
+
+  it('a later delivery waits while an earlier one of its user is retried, other users do not wait, and it goes once the earlier one failed for good', async () => {
+    const env = newEnv();
+    const alice = [device(env, 'alice'), ...Array.from({ length: 20 }, () => device(env, 'alice'))];
+    const headKey = keyOfNotice(notice(env, 'alice', alice[0]!));
+    let bobArrived: () => void = () => undefined;
+    const bob = new Promise<void>((resolve) => (bobArrived = resolve));
+    let headRequestsWhenBobArrived = -1;
+    receiver.respond = (_n, req) => (keyOf(req) === headKey ? 503 : 200);
+    receiver.before = async (_n, req) => {
+      if (keyOf(req).startsWith('bob|')) {
+        headRequestsWhenBobArrived = receiver.requests.filter((r) => keyOf(r) === headKey).length;
+        bobArrived();
+      }
+      // Alice's first delivery is stuck on the receiver until Bob's arrived (or the attempt times out).
+      if (keyOf(req) === headKey) await Promise.race([bob, sleep(2500)]);
+    };
+    const svc = service('a', { maxAttempts: 4, backoffBaseMs: 30, backoffMaxMs: 30, pollMs: 10, concurrency: 2, requestTimeoutMs: 3000, leaseMs: 8000 });
+    for (const dev of alice) await svc.emit(notice(env, 'alice', dev));
+    await svc.emit(notice(env, 'bob', device(env, 'bob')));
+    svc.start();
+    await until(async () => {
+      const all = await deliveries(env);
+      return all.length === 22 && all.every((d) => d.status === 'delivered' || d.status === 'failed');
+    }, 20_000);
+    // Bob was neither held up by Alice's failing delivery nor by her twenty waiting ones.
+    expect(headRequestsWhenBobArrived).toBe(1);
+    const aliceSeen = receiver.requests.map(keyOf).filter((k) => k.startsWith('alice|'));
+    expect(aliceSeen).toEqual([headKey, headKey, headKey, headKey, ...alice.slice(1).map((dev) => keyOfNotice(notice(env, 'alice', dev)))]);
+    const all = await deliveries(env);
+    expect(all.filter((d) => d.status === 'failed').map((d) => d.deviceToken)).toEqual([alice[0]!.token]);
+  });
+});

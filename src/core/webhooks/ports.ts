@@ -16,6 +16,10 @@ export interface DueQuery {
   limit: number;
   /** Leave these deliveries out (e.g. the caller's own attempts in flight). */
   skipIds?: readonly string[];
+  /** Leave out every delivery about these users (whose turn it is not). */
+  skipUsers?: readonly { env: EnvId; userId: string }[];
+  /** Only deliveries about this user. */
+  user?: { env: EnvId; userId: string };
 }
 
 /** The state a delivery moves to after an attempt. */
@@ -36,6 +40,11 @@ export interface WebhookDeliveryStore {
   get(env: EnvId, id: string): Promise<WebhookDelivery | null>;
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
   listForUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * The user's first unfinished (`pending` or `delivering`) delivery in creation order
+   * (createdAt, seq): the only one of theirs that may be sent now.
+   */
+  firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null>;
   /**
    * Deliveries that may be claimed now (all tenants): due pending ones and expired leases, minus
    * those the caller names in `skip`.

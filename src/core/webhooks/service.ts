@@ -108,6 +108,20 @@ function describeError(err: unknown, timeoutMs: number): string {
   return e.message;
 }
 
+/** Rounds of candidates one pass of the worker reads before it waits for the next poll. */
+const FILL_ROUNDS = 4;
+/** Most deliveries of one user parked at once behind its first one. */
+const PARK_BATCH = 100;
+
+/**
+ * The ordering key of a delivery: deliveries about one user (environment + user id) are sent one
+ * at a time, in creation order. Test webhooks, which are about no user, are not ordered.
+ */
+function laneOf(d: WebhookDelivery): { key: string; env: EnvId; userId: string } | null {
+  if (d.test || d.userId === null) return null;
+  return { key: JSON.stringify([d.envId, d.userId]), env: d.envId, userId: d.userId };
+}
+
 /** An attempt under way in this process. */
 interface InFlight {
   delivery: WebhookDelivery;
@@ -141,6 +155,8 @@ export class WebhookService implements WebhookSink {
   /** Attempts under way in this process, by delivery id: never claimed again while they run. */
   private readonly inflight = new Map<string, InFlight>();
   private readonly recentSlots = new Set<string>();
+  /** Creation order within one millisecond (see WebhookDelivery.seq). */
+  private seq = 0;
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
@@ -274,24 +290,91 @@ export class WebhookService implements WebhookSink {
 
   /**
    * Claim up to `slots` due deliveries and start sending them; `seen` (runOnce) names deliveries
-   * not to take again and receives those taken. Deliveries this process is sending are never
-   * claimed again, even when their lease has run out. Returns the attempts started.
+   * not to take again and receives those taken. Returns the attempts started.
+   *
+   * Deliveries this process is sending are never claimed again, even when their lease has run
+   * out. A user's deliveries go one at a time in creation order: a due delivery is sent only if
+   * it is its user's first unfinished one; otherwise that first one is sent instead when it is
+   * due, and when it waits for a retry the later one is parked (due again at the same time), so
+   * that a user's backlog never crowds other users out of the due list. Users already served in
+   * this pass are left out of the next round's query, so one user cannot use up a pass either.
    */
   private async fill(slots: number, seen?: Set<string>): Promise<Promise<void>[]> {
     const started: Promise<void>[] = [];
     if (slots <= 0) return started;
-    const skipIds = [...this.inflight.keys(), ...(seen ?? [])];
-    const due = await this.d.store.due(this.d.clock.now(), { limit: slots, skipIds });
-    for (const candidate of due) {
-      if (seen) seen.add(candidate.id);
-      if (this.inflight.has(candidate.id)) continue;
-      // The lease runs from the claim itself, not from when the candidates were read.
-      const now = this.d.clock.now();
-      const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
-      if (claimed) started.push(this.launch(claimed));
+    const skipIds = new Set<string>([...this.inflight.keys(), ...(seen ?? [])]);
+    const skipUsers = new Map<string, { env: EnvId; userId: string }>();
+    for (const f of this.inflight.values()) {
+      const lane = laneOf(f.delivery);
+      if (lane) skipUsers.set(lane.key, lane);
     }
-    this.saturated = due.length >= slots;
+    let more = false;
+    for (let round = 0; round < FILL_ROUNDS && started.length < slots; round++) {
+      const limit = slots - started.length;
+      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()] });
+      more = due.length >= limit;
+      if (due.length === 0) break;
+      for (const candidate of due) {
+        if (started.length >= slots) break;
+        skipIds.add(candidate.id);
+        const lane = laneOf(candidate);
+        if (lane && skipUsers.has(lane.key)) continue;
+        if (lane) skipUsers.set(lane.key, lane);
+        const target = lane ? await this.turnOf(candidate, seen) : candidate;
+        if (!target || this.inflight.has(target.id)) continue;
+        skipIds.add(target.id);
+        // The lease runs from the claim itself, not from when the candidates were read.
+        const now = this.d.clock.now();
+        const claimed = await this.d.store.claim(target, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+        if (!claimed) continue;
+        seen?.add(claimed.id);
+        started.push(this.launch(claimed));
+      }
+    }
+    this.saturated = more || started.length >= slots;
     return started;
+  }
+
+  /**
+   * Whose turn it is among the deliveries of `candidate`'s user: the candidate itself when it is
+   * the user's first unfinished delivery, that first one when it is due now, or null (the first
+   * one is being sent, or waits for a retry: then the candidate is parked until that retry).
+   */
+  private async turnOf(candidate: WebhookDelivery, seen?: Set<string>): Promise<WebhookDelivery | null> {
+    if (candidate.userId === null) return candidate;
+    const first = await this.d.store.firstOpen(candidate.envId, candidate.userId);
+    if (!first || first.id === candidate.id) return candidate;
+    if (this.inflight.has(first.id)) return null; // its outcome wakes the worker
+    const now = this.d.clock.now().getTime();
+    if (first.status === 'pending' && first.nextAttemptAt && first.nextAttemptAt.getTime() > now) {
+      // Every due delivery of this user waits for that retry, out of everyone else's way.
+      const waiting = await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } });
+      for (const d of waiting.some((w) => w.id === candidate.id) ? waiting : [candidate, ...waiting]) {
+        if (d.id !== first.id && !this.inflight.has(d.id)) await this.park(d, first.nextAttemptAt);
+      }
+      return null;
+    }
+    if (seen?.has(first.id)) return null;
+    // Being sent by another instance: looked at again at the next poll.
+    if (first.status === 'delivering' && first.leaseUntil && first.leaseUntil.getTime() >= now) return null;
+    return first;
+  }
+
+  /**
+   * Move a delivery that must wait for its user's earlier one out of the due list until `until`,
+   * without an attempt. Done under a claim, like every write of a delivery, so it never races
+   * with another instance's claim (FerretDB's updates are a read and then a write).
+   */
+  private async park(delivery: WebhookDelivery, until: Date): Promise<void> {
+    const now = this.d.clock.now();
+    const claimed = await this.d.store.claim(delivery, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+    if (!claimed) return;
+    try {
+      await this.d.store.release(claimed, this.d.instanceId, until);
+    } catch (err) {
+      // The lease runs out and the delivery is looked at again then.
+      this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, 'webhooks: could not park a delivery behind its user\'s earlier one');
+    }
   }
 
   private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {
@@ -312,6 +395,7 @@ export class WebhookService implements WebhookSink {
       leaseUntil: null,
       leaseVersion: 0,
       createdAt: now,
+      seq: this.seq++,
       deliveredAt: null,
       lastError: null,
       test: false,
@@ -360,7 +444,8 @@ export class WebhookService implements WebhookSink {
     const abort = new AbortController();
     const done = this.deliver(delivery, abort).finally(() => {
       this.inflight.delete(delivery.id);
-      if (this.saturated) this.wake();
+      // Its user's next delivery (or, when saturated, anything due) may go now.
+      if (this.saturated || laneOf(delivery)) this.wake();
     });
     this.inflight.set(delivery.id, { delivery, abort, done });
     return done;
