@@ -134,6 +134,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     const skip: Filter<DeliveryDoc> = {};
     if (q.skipIds?.length) skip._id = { $nin: [...q.skipIds] };
     if (q.skipUsers?.length) skip.$nor = q.skipUsers.map((u) => ({ envId: u.env, userId: u.userId }));
+    if (q.skipEnvs?.length) skip.envId = { $nin: [...q.skipEnvs] };
     if (q.user) {
       skip.envId = q.user.env;
       skip.userId = q.user.userId;

@@ -68,6 +68,8 @@ class Receiver {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A wait that does not keep the test process alive (for races against events that may never come). */
+const atMost = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -642,7 +644,7 @@ describe('ordered per user', () => {
         bobArrived();
       }
       // Alice's first delivery is stuck on the receiver until Bob's arrived (or the attempt times out).
-      if (keyOf(req) === headKey) await Promise.race([bob, sleep(2500)]);
+      if (keyOf(req) === headKey) await Promise.race([bob, atMost(2500)]);
     };
     const svc = service('a', { maxAttempts: 4, backoffBaseMs: 30, backoffMaxMs: 30, pollMs: 10, concurrency: 2, requestTimeoutMs: 3000, leaseMs: 8000 });
     for (const dev of alice) await svc.emit(notice(env, 'alice', dev));
@@ -658,5 +660,63 @@ describe('ordered per user', () => {
     expect(aliceSeen).toEqual([headKey, headKey, headKey, headKey, ...alice.slice(1).map((dev) => keyOfNotice(notice(env, 'alice', dev)))]);
     const all = await deliveries(env);
     expect(all.filter((d) => d.status === 'failed').map((d) => d.deviceToken)).toEqual([alice[0]!.token]);
+  });
+});
+
+describe('shutdown', () => {
+  const extra: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(extra.splice(0).map((r) => r.close()));
+  });
+  async function another(): Promise<Receiver> {
+    const r = new Receiver();
+    await r.start();
+    extra.push(r);
+    return r;
+  }
+
+  it('stop() sends what is due to every receiver at once, within the grace, and cuts short what is left', async () => {
+    const slow = await another();
+    const dead = await another();
+    const envA = newEnv(slow.url);
+    const envB = newEnv(receiver.url);
+    const envC = newEnv(dead.url);
+    let bArrived: () => void = () => undefined;
+    const bHere = new Promise<void>((resolve) => (bArrived = resolve));
+    receiver.before = () => bArrived();
+    // A's receiver is slow: it answers 200 once B's receiver got its delivery, 503 if that never happens.
+    slow.before = async () => {
+      slow.respond = () => 200;
+      const inTime = await Promise.race([bHere.then(() => true), atMost(3500).then(() => false)]);
+      if (!inTime) slow.respond = () => 503;
+    };
+    // C's receiver never answers.
+    const hang = new Promise<void>(() => undefined);
+    dead.before = () => hang;
+
+    const opts = { concurrency: 2, requestTimeoutMs: 8000, leaseMs: 30_000, shutdownGraceMs: 4000 };
+    const svc = service('a', { ...opts, pollMs: 60_000 });
+    svc.start();
+    await sleep(50);
+    // Recorded by another instance, so this one's worker is not woken: all of it is due at stop().
+    const seeder = service('seed', opts);
+    for (let i = 0; i < 4; i++) await seeder.emit(notice(envA, `a-${i}`, null));
+    await seeder.emit(notice(envC, 'c-0', null));
+    await seeder.emit(notice(envB, 'b-0', null));
+    // And one notice still being written when stop() is called (as track's drain makes them).
+    void svc.emit(notice(envB, 'b-1', null));
+    await svc.stop();
+
+    const a = await deliveries(envA);
+    const b = await deliveries(envB);
+    const [c] = await deliveries(envC);
+    expect(b.map((d) => [d.userId, d.status]).sort()).toEqual([['b-0', 'delivered'], ['b-1', 'delivered']]);
+    // A's slow receiver did not hold B up: its first attempts were answered only after B arrived.
+    expect(a.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect(a.every((d) => d.attempts.length === 1 && d.attempts[0]!.statusCode === 200)).toBe(true);
+    // C's attempt was cut short at the end of the grace; it stays due for the next instance.
+    expect(c).toMatchObject({ status: 'pending', leaseOwner: null });
+    expect(c!.attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') })]);
+    expect(dead.requests).toHaveLength(1);
   });
 });

@@ -18,6 +18,8 @@ export interface DueQuery {
   skipIds?: readonly string[];
   /** Leave out every delivery about these users (whose turn it is not). */
   skipUsers?: readonly { env: EnvId; userId: string }[];
+  /** Leave out every delivery of these environments (receivers with enough attempts in flight). */
+  skipEnvs?: readonly EnvId[];
   /** Only deliveries about this user. */
   user?: { env: EnvId; userId: string };
 }

@@ -56,6 +56,15 @@ export interface WebhookServiceDeps {
   backoffMaxMs?: number;
   /** Deliveries sent in parallel by one instance. Default 8. */
   concurrency?: number;
+  /** Deliveries sent in parallel to one environment's URL (one receiver). Default: `concurrency`. */
+  receiverConcurrency?: number;
+  /**
+   * How long `stop()` keeps sending what is due before it cuts short what is still under way.
+   * Default 10 s.
+   */
+  shutdownGraceMs?: number;
+  /** Deliveries sent in parallel by `stop()`, every receiver at once. Default 64. */
+  shutdownConcurrency?: number;
   /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
   retentionMs?: number;
   /** How often the worker sweeps expired dedupe slots and old deliveries. Default 10 min. */
@@ -77,6 +86,9 @@ const RECORD_RETRY_MS = 100;
 const RECORD_RETRY_MAX_MS = 2000;
 /** Why an attempt's request was aborted (the reason given to its AbortController). */
 const TIMED_OUT = new Error('timed out');
+const SHUT_DOWN = new Error('shut down');
+/** No attempt starts in the last moments of the shutdown grace: it would only be cut short. */
+const SHUTDOWN_LAST_START_MS = 500;
 /** Dedupe slots this instance remembers (the database's unique id is the authority). */
 const RECENT_SLOTS = 10_000;
 
@@ -140,6 +152,9 @@ export class WebhookService implements WebhookSink {
   private readonly baseMs: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
+  private readonly receiverConcurrency: number;
+  private readonly graceMs: number;
+  private readonly shutdownConcurrency: number;
   private readonly retentionMs: number;
   private readonly sweepMs: number;
   private readonly random: () => number;
@@ -157,6 +172,13 @@ export class WebhookService implements WebhookSink {
   private readonly recentSlots = new Set<string>();
   /** Creation order within one millisecond (see WebhookDelivery.seq). */
   private seq = 0;
+  /** Notices being written (stop() sends them too). */
+  private readonly writing = new Set<Promise<void>>();
+  /** While stopping: when the grace ends (performance.now()), after which no attempt starts. */
+  private graceEnd: number | null = null;
+  private stopping: Promise<void> | null = null;
+  /** Called when the next attempt ends. */
+  private readonly onAttemptEnd: (() => void)[] = [];
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
@@ -167,6 +189,9 @@ export class WebhookService implements WebhookSink {
     this.baseMs = d.backoffBaseMs ?? 1000;
     this.maxDelayMs = d.backoffMaxMs ?? HOUR_MS;
     this.concurrency = d.concurrency ?? 8;
+    this.receiverConcurrency = d.receiverConcurrency ?? this.concurrency;
+    this.graceMs = d.shutdownGraceMs ?? 10_000;
+    this.shutdownConcurrency = d.shutdownConcurrency ?? 64;
     this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
     this.sweepMs = d.sweepMs ?? 10 * 60_000;
     this.random = d.random ?? Math.random;
@@ -195,7 +220,10 @@ export class WebhookService implements WebhookSink {
     if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
     const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
-    return this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
+    const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
+    this.writing.add(written);
+    void written.finally(() => this.writing.delete(written));
+    return written;
   }
 
   /**
@@ -261,16 +289,70 @@ export class WebhookService implements WebhookSink {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = null;
     this.schedule(0);
   }
 
-  /** Stop claiming, and wait for the deliveries in flight to finish and be recorded. */
-  async stop(): Promise<void> {
+  /**
+   * Stop the worker, delivering first. For up to the shutdown grace, everything due is sent
+   * (notices still being written included), every receiver at once: each environment's URL has
+   * its own share of attempts (`receiverConcurrency`), so a slow or dead receiver only spends its
+   * own. A user's deliveries keep their order. When the grace ends, attempts still under way are
+   * cut short and recorded (the delivery stays due, for the next instance); deliveries not
+   * attempted stay as they are. Resolves once every attempt is recorded. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const wasRunning = this.running;
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.ticking) await this.ticking;
-    await Promise.allSettled([...this.inflight.values()].map((f) => f.done));
+    this.graceEnd = performance.now() + this.graceMs;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.graceMs)));
+    try {
+      if (this.ticking) await Promise.race([this.ticking, graceOver]);
+      if (wasRunning) await this.drain(graceOver);
+      if (this.inflight.size > 0) {
+        await Promise.race([Promise.allSettled(this.attempts()), graceOver]);
+        for (const f of this.inflight.values()) f.abort.abort(SHUT_DOWN);
+        await Promise.allSettled(this.attempts());
+      }
+    } finally {
+      clearTimeout(timer);
+      this.graceEnd = null;
+    }
+  }
+
+  /** Send what is due until nothing is left to start, or the grace is over. */
+  private async drain(graceOver: Promise<void>): Promise<void> {
+    try {
+      // Notices recorded just before the stop (track's drain makes some) are sent too.
+      await Promise.race([Promise.allSettled([...this.writing]), graceOver]);
+      while (this.mayStart()) {
+        // An attempt that ends may free its user's next delivery or its receiver's share: look
+        // again then (at once if one ended while this look was under way).
+        const ended = new Promise<void>((resolve) => this.onAttemptEnd.push(resolve));
+        const started = await this.fill(this.shutdownConcurrency - this.inflight.size);
+        if (started.length === 0 && this.inflight.size === 0) return;
+        await Promise.race([graceOver, ended]);
+      }
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err, this.timeoutMs) }, 'webhooks: delivering at shutdown stopped early');
+    }
+  }
+
+  private attempts(): Promise<void>[] {
+    return [...this.inflight.values()].map((f) => f.done);
+  }
+
+  /** Whether a new attempt may start: always, except in the last moments of a shutdown grace. */
+  private mayStart(): boolean {
+    return this.graceEnd === null || this.graceEnd - performance.now() >= SHUTDOWN_LAST_START_MS;
   }
 
   /**
@@ -304,19 +386,28 @@ export class WebhookService implements WebhookSink {
     if (slots <= 0) return started;
     const skipIds = new Set<string>([...this.inflight.keys(), ...(seen ?? [])]);
     const skipUsers = new Map<string, { env: EnvId; userId: string }>();
+    const perReceiver = new Map<EnvId, number>();
     for (const f of this.inflight.values()) {
       const lane = laneOf(f.delivery);
       if (lane) skipUsers.set(lane.key, lane);
+      perReceiver.set(f.delivery.envId, (perReceiver.get(f.delivery.envId) ?? 0) + 1);
     }
+    const full = (env: EnvId) => (perReceiver.get(env) ?? 0) >= this.receiverConcurrency;
+    const skipEnvs = new Set<EnvId>([...perReceiver.keys()].filter(full));
     let more = false;
-    for (let round = 0; round < FILL_ROUNDS && started.length < slots; round++) {
+    for (let round = 0; round < FILL_ROUNDS && started.length < slots && this.mayStart(); round++) {
       const limit = slots - started.length;
-      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()] });
+      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs] });
       more = due.length >= limit;
       if (due.length === 0) break;
       for (const candidate of due) {
         if (started.length >= slots) break;
         skipIds.add(candidate.id);
+        // A receiver with its share of attempts in flight waits, and so do its users.
+        if (full(candidate.envId)) {
+          skipEnvs.add(candidate.envId);
+          continue;
+        }
         const lane = laneOf(candidate);
         if (lane && skipUsers.has(lane.key)) continue;
         if (lane) skipUsers.set(lane.key, lane);
@@ -329,6 +420,8 @@ export class WebhookService implements WebhookSink {
         if (!claimed) continue;
         seen?.add(claimed.id);
         started.push(this.launch(claimed));
+        perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
+        if (full(claimed.envId)) skipEnvs.add(claimed.envId);
       }
     }
     this.saturated = more || started.length >= slots;
@@ -444,6 +537,7 @@ export class WebhookService implements WebhookSink {
     const abort = new AbortController();
     const done = this.deliver(delivery, abort).finally(() => {
       this.inflight.delete(delivery.id);
+      for (const resolve of this.onAttemptEnd.splice(0)) resolve();
       // Its user's next delivery (or, when saturated, anything due) may go now.
       if (this.saturated || laneOf(delivery)) this.wake();
     });
@@ -470,6 +564,7 @@ export class WebhookService implements WebhookSink {
     let error: string | null = null;
     let permanent = false;
     let timedOut = false;
+    let cut = false;
     try {
       const env = await this.d.environments.byId(delivery.envId);
       if (!env) {
@@ -485,8 +580,8 @@ export class WebhookService implements WebhookSink {
         if (!secret) error = 'no live API secret to sign the webhook with';
         else {
           const budget = this.attemptBudget(delivery);
-          if (budget === null) {
-            await this.giveBack(delivery, 'webhooks: lease too short for an attempt; given back without sending');
+          if (budget === null || !this.mayStart() || abort.signal.aborted) {
+            await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
             return;
           }
           try {
@@ -495,6 +590,9 @@ export class WebhookService implements WebhookSink {
             if (abort.signal.reason === TIMED_OUT) {
               timedOut = true;
               error = `timed out after ${budget} ms`;
+            } else if (abort.signal.reason === SHUT_DOWN) {
+              cut = true;
+              error = `cut short at shutdown after ${Math.round(performance.now() - t0)} ms`;
             } else throw err;
           }
         }
@@ -509,6 +607,8 @@ export class WebhookService implements WebhookSink {
     const now = this.d.clock.now();
     let outcome: DeliveryOutcome;
     if (ok) outcome = { status: 'delivered', nextAttemptAt: null, deliveredAt: now, lastError: null };
+    // Our own shutdown is not the receiver's failure: due again at once, the attempt limit untouched.
+    else if (cut) outcome = { status: 'pending', nextAttemptAt: now, deliveredAt: null, lastError };
     else if (permanent || attemptNo >= delivery.maxAttempts) outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
     else {
       // After a timeout the receiver may still be working on this copy: give it at least as long
@@ -543,7 +643,8 @@ export class WebhookService implements WebhookSink {
         return await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
       } catch (err) {
         const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
-        if (leaseLeft <= wait) throw err;
+        const graceLeft = this.graceEnd === null ? Infinity : this.graceEnd - performance.now();
+        if (Math.min(leaseLeft, graceLeft) <= wait) throw err;
         this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs), retryInMs: wait }, 'webhooks: could not record the attempt yet; retrying');
         await sleep(wait);
         wait = Math.min(RECORD_RETRY_MAX_MS, wait * 2);
