@@ -7,7 +7,9 @@
  * Why claims: FerretDB 1.x runs findAndModify as a query followed by a replace, so two instances
  * can both "win" the same findOneAndUpdate. A claim is an insert of `<delivery>:<leaseVersion>:<n>`,
  * which the unique `_id` makes atomic on every server; only its winner then moves the delivery
- * to `delivering` (with a findOneAndUpdate guarded by the same leaseVersion).
+ * to `delivering` (with a findOneAndUpdate guarded by the same leaseVersion). Every later write of
+ * a delivery (`complete`, `release`) is made by its lease holder and guarded by owner and
+ * leaseVersion, so no two writers ever race on one delivery document.
  */
 import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';

@@ -10,6 +10,11 @@
  * runs), this instance never claims a delivery it is still sending, an answer whose recording
  * failed is recorded again while the lease lasts, and after a timeout the retry waits at least the
  * timeout (a slow receiver has then finished with the first copy and can recognise the second).
+ * Every copy carries the same `data.id`, which receivers de-duplicate on.
+ *
+ * A user's deliveries (environment + user id) are sent one at a time in creation order; users are
+ * independent of each other, and a delivery that fails for good lets the user's next one go.
+ * `stop()` sends what is due for a grace period, every receiver at once (see stop()).
  */
 import { performance } from 'node:perf_hooks';
 import { sha256Hex, uuid } from '../crypto';
