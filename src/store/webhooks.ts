@@ -7,12 +7,14 @@
  * Why claims: FerretDB 1.x runs findAndModify as a query followed by a replace, so two instances
  * can both "win" the same findOneAndUpdate. A claim is an insert of `<delivery>:<leaseVersion>:<n>`,
  * which the unique `_id` makes atomic on every server; only its winner then moves the delivery
- * to `delivering` (with a findOneAndUpdate guarded by the same leaseVersion).
+ * to `delivering` (with a findOneAndUpdate guarded by the same leaseVersion). Every later write of
+ * a delivery (`complete`, `release`) is made by its lease holder and guarded by owner and
+ * leaseVersion, so no two writers ever race on one delivery document.
  */
 import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
-import type { DeliveryListQuery, DeliveryOutcome, WebhookDeliveryStore } from '../core/webhooks/ports';
+import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../core/webhooks/ports';
 import { isDuplicateKey, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
 
@@ -50,6 +52,7 @@ export const webhookIndexes: IndexSpec[] = [
       { key: { envId: 1, createdAt: -1 }, name: 'env_time' },
       { key: { envId: 1, status: 1, createdAt: -1 }, name: 'env_status_time' },
       { key: { envId: 1, userId: 1, createdAt: -1 }, name: 'env_user_time' },
+      { key: { envId: 1, userId: 1, status: 1, createdAt: 1, seq: 1 }, name: 'env_user_open' },
     ],
   },
   {
@@ -77,8 +80,11 @@ const toDoc = ({ id, ...rest }: WebhookDelivery): DeliveryDoc => ({ _id: id, ...
 const fromDoc = ({ _id, ...rest }: DeliveryDoc): WebhookDelivery => ({
   id: _id,
   ...rest,
+  // Deliveries recorded before `seq` existed order by creation time alone.
+  seq: rest.seq ?? 0,
   attempts: (rest.attempts ?? []).map((a: DeliveryAttempt) => ({ ...a })),
 });
+const OPEN: DeliveryStatus[] = ['pending', 'delivering'];
 
 
 export class MongoWebhookStore implements WebhookDeliveryStore {
@@ -121,13 +127,26 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return docs.map(fromDoc);
   }
 
-  async due(now: Date, limit: number): Promise<WebhookDelivery[]> {
+  async firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null> {
+    const [d] = await this.col.find({ envId: env, userId, status: { $in: OPEN } }).sort({ createdAt: 1, seq: 1, _id: 1 }).limit(1).toArray();
+    return d ? fromDoc(d) : null;
+  }
+
+  async due(now: Date, q: DueQuery): Promise<WebhookDelivery[]> {
+    const skip: Filter<DeliveryDoc> = {};
+    if (q.skipIds?.length) skip._id = { $nin: [...q.skipIds] };
+    if (q.skipUsers?.length) skip.$nor = q.skipUsers.map((u) => ({ envId: u.env, userId: u.userId }));
+    if (q.skipEnvs?.length) skip.envId = { $nin: [...q.skipEnvs] };
+    if (q.user) {
+      skip.envId = q.user.env;
+      skip.userId = q.user.userId;
+    }
     // Two simple queries rather than one $or, so each can use its index.
     const [pending, expired] = await Promise.all([
-      this.col.find({ status: 'pending' as DeliveryStatus, nextAttemptAt: { $lte: now } }).sort({ nextAttemptAt: 1 }).limit(limit).toArray(),
-      this.col.find({ status: 'delivering' as DeliveryStatus, leaseUntil: { $lt: now } }).sort({ leaseUntil: 1 }).limit(limit).toArray(),
+      this.col.find({ status: 'pending' as DeliveryStatus, nextAttemptAt: { $lte: now }, ...skip }).sort({ nextAttemptAt: 1 }).limit(q.limit).toArray(),
+      this.col.find({ status: 'delivering' as DeliveryStatus, leaseUntil: { $lt: now }, ...skip }).sort({ leaseUntil: 1 }).limit(q.limit).toArray(),
     ]);
-    return [...expired, ...pending].slice(0, limit).map(fromDoc);
+    return [...expired, ...pending].slice(0, q.limit).map(fromDoc);
   }
 
   async claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null> {
@@ -179,6 +198,14 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     if (r.matchedCount === 1 && outcome.status !== 'pending') {
       await this.claims.deleteMany({ deliveryId: delivery.id });
     }
+    return r.matchedCount === 1;
+  }
+
+  async release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean> {
+    const r = await this.col.updateOne(
+      { _id: delivery.id, leaseOwner: owner, leaseVersion: delivery.leaseVersion, status: 'delivering' },
+      { $set: { status: 'pending', nextAttemptAt, leaseOwner: null, leaseUntil: null } },
+    );
     return r.matchedCount === 1;
   }
 

@@ -13,6 +13,7 @@ import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src
 import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
 import type { WebhookNotice } from '../../src/core/webhooks/port';
 import type { WebhookDelivery } from '../../src/core/webhooks/model';
+import type { WebhookDeliveryStore } from '../../src/core/webhooks/ports';
 import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';
 import { InvalidParameters } from '../../src/core/errors';
 import { testDatabase, type TestDatabase } from '../support/db';
@@ -30,17 +31,22 @@ interface Received {
 /** A webhook receiver that records every request and answers what `respond` says. */
 class Receiver {
   readonly requests: Received[] = [];
-  respond: (n: number) => number = () => 200;
+  respond: (n: number, req: Received) => number = () => 200;
   delayMs = 0;
+  /** Runs before the answer (after `delayMs`): a receiver that is busy with the request. */
+  before: ((n: number, req: Received) => Promise<void> | void) | null = null;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const n = this.requests.length;
-      this.requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      this.requests.push(received);
       setTimeout(() => {
-        res.statusCode = this.respond(n);
-        res.end('ok');
+        void Promise.resolve(this.before?.(n, received)).then(() => {
+          res.statusCode = this.respond(n, received);
+          res.end('ok');
+        });
       }, this.delayMs);
     });
   });
@@ -53,6 +59,7 @@ class Receiver {
     this.requests.length = 0;
     this.respond = () => 200;
     this.delayMs = 0;
+    this.before = null;
   }
   async close(): Promise<void> {
     this.server.closeAllConnections();
@@ -61,6 +68,8 @@ class Receiver {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A wait that does not keep the test process alive (for races against events that may never come). */
+const atMost = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -390,7 +399,7 @@ describe('delivery', () => {
     await first.emit(notice(env, 'user-1', null));
     await first.emit(notice(env, 'user-2', null));
     // "first" claims user-2's delivery and dies before sending it.
-    const [pending] = (await store.due(clock.now(), 10)).filter((d) => d.userId === 'user-2' && d.envId === env.id);
+    const [pending] = (await store.due(clock.now(), { limit: 10 })).filter((d) => d.userId === 'user-2' && d.envId === env.id);
     const now = clock.now();
     const claimed = await store.claim(pending!, 'first', now, new Date(now.getTime() + 300));
     expect(claimed?.status).toBe('delivering');
@@ -455,5 +464,259 @@ describe('delivery', () => {
     const [d] = await deliveries(env);
     expect(d).toMatchObject({ status: 'failed', lastError: 'the environment no longer has a webhook URL' });
     expect(receiver.requests).toHaveLength(0);
+  });
+});
+
+/** The delivery id a request carried, from the body (what receivers de-duplicate on). */
+const idOf = (r: Received): string => (JSON.parse(r.body) as { data: { id: string } }).data.id;
+
+describe('a slow receiver gets a delivery again only when an attempt failed', () => {
+  it('an attempt that outlives its lease is not sent again by the instance making it', async () => {
+    const env = newEnv();
+    // The first request holds the attempt while the (injected) clock passes the end of its lease,
+    // as a stalled database or a paused process would; the worker keeps polling meanwhile.
+    receiver.before = async (n) => {
+      if (n > 0) return;
+      skewMs += 6000;
+      await sleep(400);
+    };
+    const svc = service('a', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    await svc.stop();
+    expect(receiver.requests.map(idOf)).toEqual([d.id]);
+    expect(d.attempts.map((a) => a.statusCode)).toEqual([200]);
+  });
+
+  it('an attempt starts only if its whole timeout fits in its lease, so no other instance can send it meanwhile', async () => {
+    const env = newEnv();
+    receiver.delayMs = 1500;
+    // Instance "a" is slow between its claim and its request (a stalled look-up): most of its lease is gone.
+    let stalls = 1;
+    const slow = service('a', {
+      leaseMs: 5000,
+      requestTimeoutMs: 2000,
+      environments: {
+        byId: async (id: EnvId) => {
+          if (stalls-- > 0) skewMs += 4000;
+          return envs.get(id) ?? null;
+        },
+      },
+    });
+    const other = service('b', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
+    await slow.emit(notice(env, 'user-1', null));
+    const first = slow.runOnce();
+    other.start();
+    await first;
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    await other.stop();
+    expect(receiver.requests.map(idOf)).toEqual([d.id]);
+    expect(d.attempts.map((a) => [a.instance, a.statusCode])).toEqual([['b', 200]]);
+  });
+
+  it('a 2xx whose recording failed once is recorded, not sent again', async () => {
+    const env = newEnv();
+    let failures = 1;
+    // The real store, with one failed write of the outcome (a database hiccup after the answer).
+    const flaky = new Proxy(store, {
+      get(target, prop, recv) {
+        if (prop === 'complete') {
+          return async (...args: Parameters<WebhookDeliveryStore['complete']>) => {
+            if (failures-- > 0) throw new Error('connection reset');
+            return target.complete(...args);
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, recv);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const svc = service('a', { store: flaky, leaseMs: 5000, requestTimeoutMs: 2000 });
+    await svc.emit(notice(env, 'user-1', null));
+    expect(await svc.runOnce()).toBe(1);
+    // Long after the lease: nothing is left to send.
+    skewMs += 60_000;
+    await svc.runOnce();
+    const [d] = await deliveries(env);
+    expect(receiver.requests.map(idOf)).toEqual([d!.id]);
+    expect(d).toMatchObject({ status: 'delivered' });
+    expect(d!.attempts.map((a) => a.statusCode)).toEqual([200]);
+  });
+
+  it('after a timeout the retry waits at least the timeout, so the first copy is answered and de-duplicated first', async () => {
+    const env = newEnv();
+    const timeoutMs = 1000;
+    // A receiver that checks the id, works (longer than the timeout on the first copy), then
+    // records the id: a second copy arriving while it works would be acted on twice.
+    const done = new Set<string>();
+    let actions = 0;
+    receiver.before = async (n, req) => {
+      const id = idOf(req);
+      if (done.has(id)) return;
+      actions++;
+      if (n === 0) await sleep(timeoutMs + 300);
+      done.add(id);
+    };
+    const svc = service('a', { requestTimeoutMs: timeoutMs, leaseMs: 5000, backoffBaseMs: 20, pollMs: 20, random: () => 0.5 });
+    svc.start();
+    await svc.emit(notice(env, 'user-1', null));
+    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    expect(d.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
+    expect(d.attempts[0]!.error).toBe(`timed out after ${timeoutMs} ms`);
+    // The retry was scheduled a full timeout after the attempt ended (injected clock).
+    const retry = logs.find((l) => l.msg === 'webhooks: attempt failed, will retry' && (l.obj as { delivery?: string }).delivery === d.id);
+    const next = (retry!.obj as { nextAttemptAt: Date }).nextAttemptAt;
+    expect(next.getTime() - d.attempts[0]!.at.getTime()).toBeGreaterThanOrEqual(2 * timeoutMs - 50);
+    // Every copy carries the same id, in the body and the header, and the receiver acted once.
+    expect(receiver.requests.map(idOf)).toEqual([d.id, d.id]);
+    expect(receiver.requests.map((r) => r.headers['x-rampart-delivery'])).toEqual([d.id, d.id]);
+    expect(receiver.requests[1]!.body).toBe(receiver.requests[0]!.body);
+    expect(actions).toBe(1);
+  });
+});
+
+/** What a request was about: user, device and type (tells apart the deliveries of one user). */
+const keyOf = (r: Received): string => {
+  const b = JSON.parse(r.body) as { type: string; data: { user_id: string | null; device_token: string | null } };
+  return `${b.data.user_id}|${b.data.device_token}|${b.type}`;
+};
+const keyOfNotice = (n: WebhookNotice): string => `${n.userId}|${n.device?.token ?? null}|${n.type}`;
+
+describe('ordered per user', () => {
+  it('after an outage, each user\'s backlog arrives in the order it was created, with two instances sending', async () => {
+    const env = newEnv();
+    let down = true;
+    receiver.respond = () => (down ? 503 : 200);
+    const opts = { backoffBaseMs: 30, backoffMaxMs: 120, maxAttempts: 1000, pollMs: 10 };
+    const a = service('a', opts);
+    const b = service('b', opts);
+    a.start();
+    b.start();
+    // Three users, interleaved; a challenge verdict makes two notices in the same turn
+    // (`$incident.confirmed` then `$review.opened`), usually within the same millisecond.
+    const users = ['u0', 'u1', 'u2'];
+    const created = new Map<string, string[]>(users.map((u) => [u, []]));
+    for (let k = 0; k < 3; k++) {
+      for (const u of users) {
+        const dev = device(env, u);
+        const first = notice(env, u, dev, '$incident.confirmed');
+        created.get(u)!.push(keyOfNotice(first));
+        if (k < 2) {
+          await (k % 2 ? b : a).emit(first);
+          continue;
+        }
+        const second = notice(env, u, dev, '$review.opened');
+        created.get(u)!.push(keyOfNotice(second));
+        await Promise.all([a.emit(first), a.emit(second)]);
+      }
+    }
+    // The receiver stays down until every user's first delivery has been retried.
+    await until(async () => {
+      const all = await deliveries(env);
+      return users.every((u) => all.some((d) => d.userId === u && d.attempts.length >= 2));
+    });
+    down = false;
+    await until(async () => {
+      const all = await deliveries(env);
+      return all.length === 12 && all.every((d) => d.status === 'delivered');
+    }, 20_000);
+    for (const u of users) {
+      const order = created.get(u)!;
+      const seen = receiver.requests.map(keyOf).filter((k) => k.startsWith(`${u}|`));
+      // Every attempt of a delivery comes before the first attempt of the user's next one.
+      const positions = seen.map((k) => order.indexOf(k));
+      expect(positions).toEqual([...positions].sort((x, y) => x - y));
+      expect([...new Set(seen)]).toEqual(order);
+    }
+  });
+
+  it('a later delivery waits while an earlier one of its user is retried, other users do not wait, and it goes once the earlier one failed for good', async () => {
+    const env = newEnv();
+    const alice = [device(env, 'alice'), ...Array.from({ length: 20 }, () => device(env, 'alice'))];
+    const headKey = keyOfNotice(notice(env, 'alice', alice[0]!));
+    let bobArrived: () => void = () => undefined;
+    const bob = new Promise<void>((resolve) => (bobArrived = resolve));
+    let headRequestsWhenBobArrived = -1;
+    receiver.respond = (_n, req) => (keyOf(req) === headKey ? 503 : 200);
+    receiver.before = async (_n, req) => {
+      if (keyOf(req).startsWith('bob|')) {
+        headRequestsWhenBobArrived = receiver.requests.filter((r) => keyOf(r) === headKey).length;
+        bobArrived();
+      }
+      // Alice's first delivery is stuck on the receiver until Bob's arrived (or the attempt times out).
+      if (keyOf(req) === headKey) await Promise.race([bob, atMost(2500)]);
+    };
+    const svc = service('a', { maxAttempts: 4, backoffBaseMs: 30, backoffMaxMs: 30, pollMs: 10, concurrency: 2, requestTimeoutMs: 3000, leaseMs: 8000 });
+    for (const dev of alice) await svc.emit(notice(env, 'alice', dev));
+    await svc.emit(notice(env, 'bob', device(env, 'bob')));
+    svc.start();
+    await until(async () => {
+      const all = await deliveries(env);
+      return all.length === 22 && all.every((d) => d.status === 'delivered' || d.status === 'failed');
+    }, 20_000);
+    // Bob was neither held up by Alice's failing delivery nor by her twenty waiting ones.
+    expect(headRequestsWhenBobArrived).toBe(1);
+    const aliceSeen = receiver.requests.map(keyOf).filter((k) => k.startsWith('alice|'));
+    expect(aliceSeen).toEqual([headKey, headKey, headKey, headKey, ...alice.slice(1).map((dev) => keyOfNotice(notice(env, 'alice', dev)))]);
+    const all = await deliveries(env);
+    expect(all.filter((d) => d.status === 'failed').map((d) => d.deviceToken)).toEqual([alice[0]!.token]);
+  });
+});
+
+describe('shutdown', () => {
+  const extra: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(extra.splice(0).map((r) => r.close()));
+  });
+  async function another(): Promise<Receiver> {
+    const r = new Receiver();
+    await r.start();
+    extra.push(r);
+    return r;
+  }
+
+  it('stop() sends what is due to every receiver at once, within the grace, and cuts short what is left', async () => {
+    const slow = await another();
+    const dead = await another();
+    const envA = newEnv(slow.url);
+    const envB = newEnv(receiver.url);
+    const envC = newEnv(dead.url);
+    let bArrived: () => void = () => undefined;
+    const bHere = new Promise<void>((resolve) => (bArrived = resolve));
+    receiver.before = () => bArrived();
+    // A's receiver is slow: it answers 200 once B's receiver got its delivery, 503 if that never happens.
+    slow.before = async () => {
+      slow.respond = () => 200;
+      const inTime = await Promise.race([bHere.then(() => true), atMost(3500).then(() => false)]);
+      if (!inTime) slow.respond = () => 503;
+    };
+    // C's receiver never answers.
+    const hang = new Promise<void>(() => undefined);
+    dead.before = () => hang;
+
+    const opts = { concurrency: 2, requestTimeoutMs: 8000, leaseMs: 30_000, shutdownGraceMs: 4000 };
+    const svc = service('a', { ...opts, pollMs: 60_000 });
+    svc.start();
+    await sleep(50);
+    // Recorded by another instance, so this one's worker is not woken: all of it is due at stop().
+    const seeder = service('seed', opts);
+    for (let i = 0; i < 4; i++) await seeder.emit(notice(envA, `a-${i}`, null));
+    await seeder.emit(notice(envC, 'c-0', null));
+    await seeder.emit(notice(envB, 'b-0', null));
+    // And one notice still being written when stop() is called (as track's drain makes them).
+    void svc.emit(notice(envB, 'b-1', null));
+    await svc.stop();
+
+    const a = await deliveries(envA);
+    const b = await deliveries(envB);
+    const [c] = await deliveries(envC);
+    expect(b.map((d) => [d.userId, d.status]).sort()).toEqual([['b-0', 'delivered'], ['b-1', 'delivered']]);
+    // A's slow receiver did not hold B up: its first attempts were answered only after B arrived.
+    expect(a.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect(a.every((d) => d.attempts.length === 1 && d.attempts[0]!.statusCode === 200)).toBe(true);
+    // C's attempt was cut short at the end of the grace; it stays due for the next instance.
+    expect(c).toMatchObject({ status: 'pending', leaseOwner: null });
+    expect(c!.attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') })]);
+    expect(dead.requests).toHaveLength(1);
   });
 });

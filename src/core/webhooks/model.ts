@@ -43,6 +43,11 @@ export interface WebhookDelivery {
   /** Incremented by every claim; a claim is exclusive per (delivery, leaseVersion). */
   leaseVersion: number;
   createdAt: Date;
+  /**
+   * Creation order among deliveries created in the same millisecond by one process (a challenge
+   * makes two). A user's deliveries are sent in (createdAt, seq) order.
+   */
+  seq: number;
   deliveredAt: Date | null;
   lastError: string | null;
   /** Sent by `sendTest`: attempted once, never deduplicated. */

@@ -12,6 +12,18 @@ export interface DeliveryListQuery {
   before?: { createdAt: Date; id: string };
 }
 
+export interface DueQuery {
+  limit: number;
+  /** Leave these deliveries out (e.g. the caller's own attempts in flight). */
+  skipIds?: readonly string[];
+  /** Leave out every delivery about these users (whose turn it is not). */
+  skipUsers?: readonly { env: EnvId; userId: string }[];
+  /** Leave out every delivery of these environments (receivers with enough attempts in flight). */
+  skipEnvs?: readonly EnvId[];
+  /** Only deliveries about this user. */
+  user?: { env: EnvId; userId: string };
+}
+
 /** The state a delivery moves to after an attempt. */
 export interface DeliveryOutcome {
   status: Exclude<DeliveryStatus, 'delivering'>;
@@ -30,8 +42,16 @@ export interface WebhookDeliveryStore {
   get(env: EnvId, id: string): Promise<WebhookDelivery | null>;
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
   listForUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
-  /** Deliveries that may be claimed now (all tenants): due pending ones and expired leases. */
-  due(now: Date, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * The user's first unfinished (`pending` or `delivering`) delivery in creation order
+   * (createdAt, seq): the only one of theirs that may be sent now.
+   */
+  firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null>;
+  /**
+   * Deliveries that may be claimed now (all tenants): due pending ones and expired leases, minus
+   * those the caller names in `skip`.
+   */
+  due(now: Date, query: DueQuery): Promise<WebhookDelivery[]>;
   /**
    * Claim a delivery read by `due` for `owner` until `leaseUntil`. At most one caller wins per
    * (delivery, leaseVersion), even on servers whose findAndModify is not atomic. Returns the
@@ -43,6 +63,11 @@ export interface WebhookDeliveryStore {
    * False when the lease was lost (expired and taken over) or the delivery was purged.
    */
   complete(delivery: WebhookDelivery, owner: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean>;
+  /**
+   * Give a claimed delivery back without an attempt: `pending` again, due at `nextAttemptAt`, if
+   * `owner` still holds lease `leaseVersion`. False when the lease was lost.
+   */
+  release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean>;
   /** Delete expired dedupe slots and stale claims, and finished deliveries older than `finishedBefore`. */
   sweep(now: Date, finishedBefore: Date): Promise<{ dedupe: number; deliveries: number }>;
 }

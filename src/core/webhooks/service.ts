@@ -4,6 +4,17 @@
  * send the same one twice), POSTs them signed, and records every attempt, retrying with
  * exponential backoff and jitter until a 2xx or the attempt limit. All state lives in the
  * database, so a restarted instance picks up where another stopped.
+ *
+ * Delivery is at least once, and only a failed attempt makes a second copy: an attempt starts only
+ * if its whole timeout fits in its lease (so no other instance can take the delivery over while it
+ * runs), this instance never claims a delivery it is still sending, an answer whose recording
+ * failed is recorded again while the lease lasts, and after a timeout the retry waits at least the
+ * timeout (a slow receiver has then finished with the first copy and can recognise the second).
+ * Every copy carries the same `data.id`, which receivers de-duplicate on.
+ *
+ * A user's deliveries (environment + user id) are sent one at a time in creation order; users are
+ * independent of each other, and a delivery that fails for good lets the user's next one go.
+ * `stop()` sends what is due for a grace period, every receiver at once (see stop()).
  */
 import { performance } from 'node:perf_hooks';
 import { sha256Hex, uuid } from '../crypto';
@@ -50,6 +61,15 @@ export interface WebhookServiceDeps {
   backoffMaxMs?: number;
   /** Deliveries sent in parallel by one instance. Default 8. */
   concurrency?: number;
+  /** Deliveries sent in parallel to one environment's URL (one receiver). Default: `concurrency`. */
+  receiverConcurrency?: number;
+  /**
+   * How long `stop()` keeps sending what is due before it cuts short what is still under way.
+   * Default 10 s.
+   */
+  shutdownGraceMs?: number;
+  /** Deliveries sent in parallel by `stop()`, every receiver at once. Default 64. */
+  shutdownConcurrency?: number;
   /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
   retentionMs?: number;
   /** How often the worker sweeps expired dedupe slots and old deliveries. Default 10 min. */
@@ -66,6 +86,14 @@ export interface DeliveryListOptions {
 }
 
 const HOUR_MS = 3_600_000;
+/** First and longest wait between two tries of recording an attempt the database refused. */
+const RECORD_RETRY_MS = 100;
+const RECORD_RETRY_MAX_MS = 2000;
+/** Why an attempt's request was aborted (the reason given to its AbortController). */
+const TIMED_OUT = new Error('timed out');
+const SHUT_DOWN = new Error('shut down');
+/** No attempt starts in the last moments of the shutdown grace: it would only be cut short. */
+const SHUTDOWN_LAST_START_MS = 500;
 /** Dedupe slots this instance remembers (the database's unique id is the authority). */
 const RECENT_SLOTS = 10_000;
 
@@ -97,6 +125,29 @@ function describeError(err: unknown, timeoutMs: number): string {
   return e.message;
 }
 
+/** Rounds of candidates one pass of the worker reads before it waits for the next poll. */
+const FILL_ROUNDS = 4;
+/** Most deliveries of one user parked at once behind its first one. */
+const PARK_BATCH = 100;
+
+/**
+ * The ordering key of a delivery: deliveries about one user (environment + user id) are sent one
+ * at a time, in creation order. Test webhooks, which are about no user, are not ordered.
+ */
+function laneOf(d: WebhookDelivery): { key: string; env: EnvId; userId: string } | null {
+  if (d.test || d.userId === null) return null;
+  return { key: JSON.stringify([d.envId, d.userId]), env: d.envId, userId: d.userId };
+}
+
+/** An attempt under way in this process. */
+interface InFlight {
+  delivery: WebhookDelivery;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class WebhookService implements WebhookSink {
   private readonly windowMs: number;
   private readonly pollMs: number;
@@ -106,9 +157,14 @@ export class WebhookService implements WebhookSink {
   private readonly baseMs: number;
   private readonly maxDelayMs: number;
   private readonly concurrency: number;
+  private readonly receiverConcurrency: number;
+  private readonly graceMs: number;
+  private readonly shutdownConcurrency: number;
   private readonly retentionMs: number;
   private readonly sweepMs: number;
   private readonly random: () => number;
+  /** Lease time an attempt leaves for recording its outcome: it starts only with timeout + this left. */
+  private readonly recordMarginMs: number;
 
   private running = false;
   private timer: NodeJS.Timeout | null = null;
@@ -116,8 +172,18 @@ export class WebhookService implements WebhookSink {
   private rerun = false;
   private saturated = false;
   private lastSweep = 0;
-  private readonly inflight = new Set<Promise<void>>();
+  /** Attempts under way in this process, by delivery id: never claimed again while they run. */
+  private readonly inflight = new Map<string, InFlight>();
   private readonly recentSlots = new Set<string>();
+  /** Creation order within one millisecond (see WebhookDelivery.seq). */
+  private seq = 0;
+  /** Notices being written (stop() sends them too). */
+  private readonly writing = new Set<Promise<void>>();
+  /** While stopping: when the grace ends (performance.now()), after which no attempt starts. */
+  private graceEnd: number | null = null;
+  private stopping: Promise<void> | null = null;
+  /** Called when the next attempt ends. */
+  private readonly onAttemptEnd: (() => void)[] = [];
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
@@ -128,12 +194,16 @@ export class WebhookService implements WebhookSink {
     this.baseMs = d.backoffBaseMs ?? 1000;
     this.maxDelayMs = d.backoffMaxMs ?? HOUR_MS;
     this.concurrency = d.concurrency ?? 8;
+    this.receiverConcurrency = d.receiverConcurrency ?? this.concurrency;
+    this.graceMs = d.shutdownGraceMs ?? 10_000;
+    this.shutdownConcurrency = d.shutdownConcurrency ?? 64;
     this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
     this.sweepMs = d.sweepMs ?? 10 * 60_000;
     this.random = d.random ?? Math.random;
     if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
     if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
     if (this.leaseMs <= this.timeoutMs) throw new Error('leaseMs must exceed requestTimeoutMs, or a slow attempt could be sent twice');
+    this.recordMarginMs = Math.min(10_000, Math.floor((this.leaseMs - this.timeoutMs) / 2));
   }
 
   /**
@@ -155,7 +225,10 @@ export class WebhookService implements WebhookSink {
     if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
     const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
-    return this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
+    const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
+    this.writing.add(written);
+    void written.finally(() => this.writing.delete(written));
+    return written;
   }
 
   /**
@@ -191,7 +264,7 @@ export class WebhookService implements WebhookSink {
       test: true,
     };
     await this.d.store.insert(delivery);
-    await this.deliver(delivery);
+    await this.launch(delivery);
     return (await this.d.store.get(env.id, id)) ?? delivery;
   }
 
@@ -221,16 +294,70 @@ export class WebhookService implements WebhookSink {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = null;
     this.schedule(0);
   }
 
-  /** Stop claiming, and wait for the deliveries in flight to finish and be recorded. */
-  async stop(): Promise<void> {
+  /**
+   * Stop the worker, delivering first. For up to the shutdown grace, everything due is sent
+   * (notices still being written included), every receiver at once: each environment's URL has
+   * its own share of attempts (`receiverConcurrency`), so a slow or dead receiver only spends its
+   * own. A user's deliveries keep their order. When the grace ends, attempts still under way are
+   * cut short and recorded (the delivery stays due, for the next instance); deliveries not
+   * attempted stay as they are. Resolves once every attempt is recorded. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const wasRunning = this.running;
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.ticking) await this.ticking;
-    await Promise.allSettled([...this.inflight]);
+    this.graceEnd = performance.now() + this.graceMs;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.graceMs)));
+    try {
+      if (this.ticking) await Promise.race([this.ticking, graceOver]);
+      if (wasRunning) await this.drain(graceOver);
+      if (this.inflight.size > 0) {
+        await Promise.race([Promise.allSettled(this.attempts()), graceOver]);
+        for (const f of this.inflight.values()) f.abort.abort(SHUT_DOWN);
+        await Promise.allSettled(this.attempts());
+      }
+    } finally {
+      clearTimeout(timer);
+      this.graceEnd = null;
+    }
+  }
+
+  /** Send what is due until nothing is left to start, or the grace is over. */
+  private async drain(graceOver: Promise<void>): Promise<void> {
+    try {
+      // Notices recorded just before the stop (track's drain makes some) are sent too.
+      await Promise.race([Promise.allSettled([...this.writing]), graceOver]);
+      while (this.mayStart()) {
+        // An attempt that ends may free its user's next delivery or its receiver's share: look
+        // again then (at once if one ended while this look was under way).
+        const ended = new Promise<void>((resolve) => this.onAttemptEnd.push(resolve));
+        const started = await this.fill(this.shutdownConcurrency - this.inflight.size);
+        if (started.length === 0 && this.inflight.size === 0) return;
+        await Promise.race([graceOver, ended]);
+      }
+    } catch (err) {
+      this.d.log.warn({ err: describeError(err, this.timeoutMs) }, 'webhooks: delivering at shutdown stopped early');
+    }
+  }
+
+  private attempts(): Promise<void>[] {
+    return [...this.inflight.values()].map((f) => f.done);
+  }
+
+  /** Whether a new attempt may start: always, except in the last moments of a shutdown grace. */
+  private mayStart(): boolean {
+    return this.graceEnd === null || this.graceEnd - performance.now() >= SHUTDOWN_LAST_START_MS;
   }
 
   /**
@@ -241,17 +368,110 @@ export class WebhookService implements WebhookSink {
     const seen = new Set<string>();
     let attempted = 0;
     for (;;) {
-      const now = this.d.clock.now();
-      const due = (await this.d.store.due(now, 500)).filter((x) => !seen.has(x.id));
-      if (due.length === 0) return attempted;
-      const work: Promise<void>[] = [];
-      for (const candidate of due) {
-        seen.add(candidate.id);
-        const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
-        if (claimed) work.push(this.deliver(claimed));
-      }
+      const work = await this.fill(500, seen);
+      if (work.length === 0) return attempted;
       await Promise.all(work);
       attempted += work.length;
+    }
+  }
+
+  /**
+   * Claim up to `slots` due deliveries and start sending them; `seen` (runOnce) names deliveries
+   * not to take again and receives those taken. Returns the attempts started.
+   *
+   * Deliveries this process is sending are never claimed again, even when their lease has run
+   * out. A user's deliveries go one at a time in creation order: a due delivery is sent only if
+   * it is its user's first unfinished one; otherwise that first one is sent instead when it is
+   * due, and when it waits for a retry the later one is parked (due again at the same time), so
+   * that a user's backlog never crowds other users out of the due list. Users already served in
+   * this pass are left out of the next round's query, so one user cannot use up a pass either.
+   */
+  private async fill(slots: number, seen?: Set<string>): Promise<Promise<void>[]> {
+    const started: Promise<void>[] = [];
+    if (slots <= 0) return started;
+    const skipIds = new Set<string>([...this.inflight.keys(), ...(seen ?? [])]);
+    const skipUsers = new Map<string, { env: EnvId; userId: string }>();
+    const perReceiver = new Map<EnvId, number>();
+    for (const f of this.inflight.values()) {
+      const lane = laneOf(f.delivery);
+      if (lane) skipUsers.set(lane.key, lane);
+      perReceiver.set(f.delivery.envId, (perReceiver.get(f.delivery.envId) ?? 0) + 1);
+    }
+    const full = (env: EnvId) => (perReceiver.get(env) ?? 0) >= this.receiverConcurrency;
+    const skipEnvs = new Set<EnvId>([...perReceiver.keys()].filter(full));
+    let more = false;
+    for (let round = 0; round < FILL_ROUNDS && started.length < slots && this.mayStart(); round++) {
+      const limit = slots - started.length;
+      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs] });
+      more = due.length >= limit;
+      if (due.length === 0) break;
+      for (const candidate of due) {
+        if (started.length >= slots) break;
+        skipIds.add(candidate.id);
+        // A receiver with its share of attempts in flight waits, and so do its users.
+        if (full(candidate.envId)) {
+          skipEnvs.add(candidate.envId);
+          continue;
+        }
+        const lane = laneOf(candidate);
+        if (lane && skipUsers.has(lane.key)) continue;
+        if (lane) skipUsers.set(lane.key, lane);
+        const target = lane ? await this.turnOf(candidate, seen) : candidate;
+        if (!target || this.inflight.has(target.id)) continue;
+        skipIds.add(target.id);
+        // The lease runs from the claim itself, not from when the candidates were read.
+        const now = this.d.clock.now();
+        const claimed = await this.d.store.claim(target, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+        if (!claimed) continue;
+        seen?.add(claimed.id);
+        started.push(this.launch(claimed));
+        perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
+        if (full(claimed.envId)) skipEnvs.add(claimed.envId);
+      }
+    }
+    this.saturated = more || started.length >= slots;
+    return started;
+  }
+
+  /**
+   * Whose turn it is among the deliveries of `candidate`'s user: the candidate itself when it is
+   * the user's first unfinished delivery, that first one when it is due now, or null (the first
+   * one is being sent, or waits for a retry: then the candidate is parked until that retry).
+   */
+  private async turnOf(candidate: WebhookDelivery, seen?: Set<string>): Promise<WebhookDelivery | null> {
+    if (candidate.userId === null) return candidate;
+    const first = await this.d.store.firstOpen(candidate.envId, candidate.userId);
+    if (!first || first.id === candidate.id) return candidate;
+    if (this.inflight.has(first.id)) return null; // its outcome wakes the worker
+    const now = this.d.clock.now().getTime();
+    if (first.status === 'pending' && first.nextAttemptAt && first.nextAttemptAt.getTime() > now) {
+      // Every due delivery of this user waits for that retry, out of everyone else's way.
+      const waiting = await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } });
+      for (const d of waiting.some((w) => w.id === candidate.id) ? waiting : [candidate, ...waiting]) {
+        if (d.id !== first.id && !this.inflight.has(d.id)) await this.park(d, first.nextAttemptAt);
+      }
+      return null;
+    }
+    if (seen?.has(first.id)) return null;
+    // Being sent by another instance: looked at again at the next poll.
+    if (first.status === 'delivering' && first.leaseUntil && first.leaseUntil.getTime() >= now) return null;
+    return first;
+  }
+
+  /**
+   * Move a delivery that must wait for its user's earlier one out of the due list until `until`,
+   * without an attempt. Done under a claim, like every write of a delivery, so it never races
+   * with another instance's claim (FerretDB's updates are a read and then a write).
+   */
+  private async park(delivery: WebhookDelivery, until: Date): Promise<void> {
+    const now = this.d.clock.now();
+    const claimed = await this.d.store.claim(delivery, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
+    if (!claimed) return;
+    try {
+      await this.d.store.release(claimed, this.d.instanceId, until);
+    } catch (err) {
+      // The lease runs out and the delivery is looked at again then.
+      this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, 'webhooks: could not park a delivery behind its user\'s earlier one');
     }
   }
 
@@ -273,6 +493,7 @@ export class WebhookService implements WebhookSink {
       leaseUntil: null,
       leaseVersion: 0,
       createdAt: now,
+      seq: this.seq++,
       deliveredAt: null,
       lastError: null,
       test: false,
@@ -304,17 +525,7 @@ export class WebhookService implements WebhookSink {
 
   private async tick(): Promise<void> {
     try {
-      const free = this.concurrency - this.inflight.size;
-      if (free > 0) {
-        const now = this.d.clock.now();
-        const due = await this.d.store.due(now, free);
-        this.saturated = due.length >= free;
-        for (const candidate of due) {
-          if (!this.running) break;
-          const claimed = await this.d.store.claim(candidate, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
-          if (claimed) this.track(this.deliver(claimed));
-        }
-      }
+      await this.fill(this.concurrency - this.inflight.size);
       const now = this.d.clock.now();
       if (now.getTime() - this.lastSweep >= this.sweepMs) {
         this.lastSweep = now.getTime();
@@ -326,22 +537,39 @@ export class WebhookService implements WebhookSink {
     }
   }
 
-  private track(p: Promise<void>): void {
-    this.inflight.add(p);
-    void p.finally(() => {
-      this.inflight.delete(p);
-      if (this.saturated) this.wake();
+  /** Start the attempt of a delivery this instance has just claimed. The promise never rejects. */
+  private launch(delivery: WebhookDelivery): Promise<void> {
+    const abort = new AbortController();
+    const done = this.deliver(delivery, abort).finally(() => {
+      this.inflight.delete(delivery.id);
+      for (const resolve of this.onAttemptEnd.splice(0)) resolve();
+      // Its user's next delivery (or, when saturated, anything due) may go now.
+      if (this.saturated || laneOf(delivery)) this.wake();
     });
+    this.inflight.set(delivery.id, { delivery, abort, done });
+    return done;
+  }
+
+  /**
+   * How long the request of an attempt may take, or null when it must not start: its whole timeout
+   * and the time to record it must fit in the lease, or another instance could take the delivery
+   * over and send it while this attempt is still under way.
+   */
+  private attemptBudget(delivery: WebhookDelivery): number | null {
+    const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
+    return leaseLeft >= this.timeoutMs + this.recordMarginMs ? this.timeoutMs : null;
   }
 
   /** One attempt of a delivery this instance holds the lease of. Never throws. */
-  private async deliver(delivery: WebhookDelivery): Promise<void> {
+  private async deliver(delivery: WebhookDelivery, abort: AbortController): Promise<void> {
     const at = this.d.clock.now();
     const t0 = performance.now();
     let url = delivery.url;
     let statusCode: number | null = null;
     let error: string | null = null;
     let permanent = false;
+    let timedOut = false;
+    let cut = false;
     try {
       const env = await this.d.environments.byId(delivery.envId);
       if (!env) {
@@ -355,7 +583,24 @@ export class WebhookService implements WebhookSink {
         if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
         const secret = await this.d.signingSecret(env.id);
         if (!secret) error = 'no live API secret to sign the webhook with';
-        else statusCode = await this.post(url, delivery, secret);
+        else {
+          const budget = this.attemptBudget(delivery);
+          if (budget === null || !this.mayStart() || abort.signal.aborted) {
+            await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
+            return;
+          }
+          try {
+            statusCode = await this.post(url, delivery, secret, budget, abort);
+          } catch (err) {
+            if (abort.signal.reason === TIMED_OUT) {
+              timedOut = true;
+              error = `timed out after ${budget} ms`;
+            } else if (abort.signal.reason === SHUT_DOWN) {
+              cut = true;
+              error = `cut short at shutdown after ${Math.round(performance.now() - t0)} ms`;
+            } else throw err;
+          }
+        }
       }
     } catch (err) {
       error = describeError(err, this.timeoutMs);
@@ -367,15 +612,20 @@ export class WebhookService implements WebhookSink {
     const now = this.d.clock.now();
     let outcome: DeliveryOutcome;
     if (ok) outcome = { status: 'delivered', nextAttemptAt: null, deliveredAt: now, lastError: null };
+    // Our own shutdown is not the receiver's failure: due again at once, the attempt limit untouched.
+    else if (cut) outcome = { status: 'pending', nextAttemptAt: now, deliveredAt: null, lastError };
     else if (permanent || attemptNo >= delivery.maxAttempts) outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
     else {
-      const delay = backoffDelay(attemptNo, this.baseMs, this.maxDelayMs, this.random);
+      // After a timeout the receiver may still be working on this copy: give it at least as long
+      // again before the next one, so that it has recorded data.id and can drop the repeat.
+      const backoff = backoffDelay(attemptNo, this.baseMs, this.maxDelayMs, this.random);
+      const delay = timedOut ? Math.max(backoff, this.timeoutMs) : backoff;
       outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + delay), deliveredAt: null, lastError };
     }
     const attempt: DeliveryAttempt = { at, statusCode, error, durationMs, instance: this.d.instanceId, url };
     const meta = { delivery: delivery.id, env: delivery.envId, type: delivery.type, attempt: attemptNo, statusCode, error, durationMs };
     try {
-      const recorded = await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
+      const recorded = await this.record(delivery, attempt, outcome);
       if (!recorded) this.d.log.warn(meta, 'webhooks: lease lost before the attempt was recorded');
     } catch (err) {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
@@ -387,9 +637,49 @@ export class WebhookService implements WebhookSink {
     else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
   }
 
-  private async post(url: string, delivery: WebhookDelivery, secret: string): Promise<number> {
+  /**
+   * Record an attempt; a failure to write is retried while the lease lasts, since a lease that
+   * runs out with the outcome unrecorded makes another claim send the delivery again.
+   */
+  private async record(delivery: WebhookDelivery, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean> {
+    let wait = RECORD_RETRY_MS;
+    for (;;) {
+      try {
+        return await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
+      } catch (err) {
+        const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
+        const graceLeft = this.graceEnd === null ? Infinity : this.graceEnd - performance.now();
+        if (Math.min(leaseLeft, graceLeft) <= wait) throw err;
+        this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs), retryInMs: wait }, 'webhooks: could not record the attempt yet; retrying');
+        await sleep(wait);
+        wait = Math.min(RECORD_RETRY_MAX_MS, wait * 2);
+      }
+    }
+  }
+
+  /** Hand a claimed delivery back without attempting it (it is due again at once). */
+  private async giveBack(delivery: WebhookDelivery, why: string): Promise<void> {
+    try {
+      await this.d.store.release(delivery, this.d.instanceId, this.d.clock.now());
+      this.d.log.warn({ delivery: delivery.id, env: delivery.envId }, why);
+    } catch (err) {
+      // Its lease runs out and it is claimed again later.
+      this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, why);
+    }
+  }
+
+  private async post(url: string, delivery: WebhookDelivery, secret: string, budgetMs: number, abort: AbortController): Promise<number> {
     // Receivers check the timestamp against their own wall clock, so it is real time, not the injected Clock.
     const t = Math.floor(Date.now() / 1000);
+    const timer = setTimeout(() => abort.abort(TIMED_OUT), budgetMs);
+    try {
+      return await this.send(url, delivery, secret, t, abort.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async send(url: string, delivery: WebhookDelivery, secret: string, t: number, signal: AbortSignal): Promise<number> {
     const res = await fetch(url, {
       method: 'POST',
       headers: {
@@ -401,7 +691,7 @@ export class WebhookService implements WebhookSink {
       },
       body: delivery.body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal,
     });
     await res.body?.cancel().catch(() => undefined);
     return res.status;
