@@ -4,7 +4,7 @@
  * streams; hot look-ups go by _id.
  */
 import { Db, IndexDescription, MongoClient } from 'mongodb';
-import type { CommandStartedEvent, ServerDescriptionChangedEvent } from 'mongodb';
+import type { CommandStartedEvent, TopologyDescriptionChangedEvent } from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
@@ -41,15 +41,20 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
 
 /**
  * Whether the database is known to be unreachable right now, from the driver's own monitoring:
- * the server turns `Unknown` when an operation meets a network error or a heartbeat fails, and
- * known again when a heartbeat succeeds. Returns why it is down, or null. Requests that need the
- * database answer 503 at once while it is down, instead of waiting for server selection (5 s).
+ * a server turns `Unknown` when an operation meets a network error or a heartbeat fails, and
+ * known again when a heartbeat succeeds; the database is down when no server is known (a
+ * replica set, when it has no primary: every read and write here goes to the primary). Returns
+ * why it is down, or null. Requests that need the database answer 503 at once while it is down,
+ * instead of waiting for server selection (5 s).
  */
 export function watchDatabase(client: MongoClient): () => string | null {
   let down: string | null = null;
-  client.on('serverDescriptionChanged', (e: ServerDescriptionChangedEvent) => {
-    const d = e.newDescription;
-    down = d.type === 'Unknown' ? `the database is unreachable${d.error ? ` (${d.error.message})` : ''}` : null;
+  client.on('topologyDescriptionChanged', (e: TopologyDescriptionChangedEvent) => {
+    const t = e.newDescription;
+    const servers = [...t.servers.values()];
+    const usable = t.type !== 'ReplicaSetNoPrimary' && t.type !== 'Unknown' && servers.some((s) => s.type !== 'Unknown');
+    const cause = servers.find((s) => s.error)?.error?.message;
+    down = usable ? null : `the database is unreachable${cause ? ` (${cause})` : ''}`;
   });
   return () => down;
 }
