@@ -87,10 +87,10 @@ describe('GET /v1/openapi.json', () => {
 });
 
 /** Runs schemathesis against the running service; resolves with its exit code and output. */
-function schemathesis(args: string[]): Promise<{ code: number | null; out: string }> {
+function schemathesis(cwd: string, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    // Asynchronous: the service answers from this same process.
-    const child = spawn(ST, args, { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' } });
+    // Asynchronous: the service answers from this same process. Its caches go to `cwd`, not the repo.
+    const child = spawn(ST, args, { cwd, env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -104,7 +104,7 @@ describe('schemathesis against the running service', () => {
     expect(existsSync(ST)).toBe(true);
     const reports = mkdtempSync(path.join(tmpdir(), 'rampart-schemathesis-'));
     try {
-      const { code, out } = await schemathesis([
+      const { code, out } = await schemathesis(reports, [
         'run',
         `${app.baseUrl}/v1/openapi.json`,
         '--url',
