@@ -15,7 +15,7 @@ import { startTestApp, basic, call, type TestApp } from '../support/app';
 const ROOT = path.resolve(__dirname, '..', '..');
 const ST = path.join(process.env.COMPAT_VENV_DIR ?? path.join(ROOT, '.venv'), 'schemathesis', 'bin', 'st');
 /** Generated cases per operation in the fuzzing phase (the examples and coverage phases add theirs). */
-const MAX_EXAMPLES = Number(process.env.RAMPART_FUZZ_EXAMPLES ?? 150);
+const MAX_EXAMPLES = Number(process.env.RAMPART_FUZZ_EXAMPLES ?? 180);
 /** The run must reach at least this many cases in all. */
 const MIN_CASES = Number(process.env.RAMPART_FUZZ_MIN_CASES ?? 5000);
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance'];
