@@ -104,9 +104,13 @@ describe('schemathesis against the running service', () => {
     expect(existsSync(ST)).toBe(true);
     const reports = mkdtempSync(path.join(tmpdir(), 'rampart-schemathesis-'));
     try {
+      // The served document, from a file: from its own URL, schemathesis would leave out the
+      // operation that serves it.
+      const doc = (await call(app, 'GET', '/v1/openapi.json', undefined, { secret: null })).body as Doc;
+      writeFileSync(path.join(reports, 'openapi.json'), JSON.stringify(doc));
       const { code, out } = await schemathesis(reports, [
         'run',
-        `${app.baseUrl}/v1/openapi.json`,
+        path.join(reports, 'openapi.json'),
         '--url',
         app.baseUrl,
         // Castle's form: an empty user name (which --auth refuses) and the secret as the password.
@@ -145,9 +149,8 @@ describe('schemathesis against the running service', () => {
       expect(out).not.toMatch(/Failures:|FAILURES|Server error/);
       expect(code).toBe(0);
       expect(cases).toBeGreaterThanOrEqual(MIN_CASES);
-      const doc = (await call(app, 'GET', '/v1/openapi.json', undefined, { secret: null })).body as Doc;
-      const documented = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
-      expect(operations.size).toBe(documented);
+      const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+      expect(documented.filter((op) => !operations.has(op))).toEqual([]);
     } finally {
       rmSync(reports, { recursive: true, force: true });
     }
