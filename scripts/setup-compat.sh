@@ -6,6 +6,8 @@
 #                     (the pin is in test/compat/java/pom.xml); Maven's local repository is
 #                     <repo>/.m2, so nothing lands in the user's ~/.m2. A JDK and Maven come from
 #                     Debian's packages when missing (scripts/ensure-java.sh).
+#   .venv/schemathesis -> schemathesis (PyPI) 4.32.5, which fuzzes the REST API from its OpenAPI
+#                     document (test/e2e/openapi.test.ts)
 # Only the SDKs and their own dependencies are installed. Idempotent: a venv whose SDK is already
 # at the pinned version is left alone, and the Java driver is rebuilt only when its pom or sources
 # changed. The Node SDK (@castleio/sdk 0.4.x) comes from package.json and needs nothing here; the
@@ -25,42 +27,45 @@ command -v "$PYTHON" >/dev/null || { echo "setup-compat: $PYTHON not found" >&2;
 "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)' \
   || { echo "setup-compat: Python >= 3.9 is required (castle 7.x needs it)" >&2; exit 1; }
 
+SCHEMATHESIS_VERSION="4.32.5"
+
 installed_version() {
-  # Prints the installed castle version in the venv, or nothing.
-  local py="$1"
+  # Prints the installed version of a package (default castle) in the venv, or nothing.
+  local py="$1" package="${2:-castle}"
   [ -x "$py" ] || return 0
-  "$py" - <<'EOF' 2>/dev/null || true
+  "$py" - "$package" <<'EOF' 2>/dev/null || true
+import sys
 try:
     from importlib.metadata import version
-    print(version("castle"))
+    print(version(sys.argv[1]))
 except Exception:
     pass
 EOF
 }
 
 setup_venv() {
-  local name="$1" want="$2"
+  local name="$1" want="$2" package="${3:-castle}" python="${4:-$PYTHON}"
   local dir="$VENV_DIR/$name"
   local py="$dir/bin/python"
 
-  if [ "$(installed_version "$py")" = "$want" ]; then
-    echo "setup-compat: $name already has castle==$want"
+  if [ "$(installed_version "$py" "$package")" = "$want" ]; then
+    echo "setup-compat: $name already has $package==$want"
     return 0
   fi
 
   if [ ! -x "$py" ]; then
     echo "setup-compat: creating $dir"
     mkdir -p "$VENV_DIR"
-    "$PYTHON" -m venv "$dir"
+    "$python" -m venv "$dir"
   fi
 
-  echo "setup-compat: installing castle==$want into $name"
-  "$py" -m pip install --quiet --disable-pip-version-check "castle==$want"
+  echo "setup-compat: installing $package==$want into $name"
+  "$py" -m pip install --quiet --disable-pip-version-check "$package==$want"
 
   local got
-  got="$(installed_version "$py")"
+  got="$(installed_version "$py" "$package")"
   if [ "$got" != "$want" ]; then
-    echo "setup-compat: $name has castle '$got', expected $want" >&2
+    echo "setup-compat: $name has $package '$got', expected $want" >&2
     exit 1
   fi
 }
@@ -86,5 +91,22 @@ MAVEN_REPO="${COMPAT_MAVEN_REPO:-$ROOT/.m2/repository}"
 
 setup_venv castle6 "$CASTLE6_VERSION"
 setup_venv castle7 "$CASTLE7_VERSION"
+# CPython 3.11 before 3.11.9 can fail inside `ast.parse` under hypothesis ("AST constructor recursion
+# depth mismatch"); schemathesis gets the newest interpreter at hand (SCHEMATHESIS_PYTHON to choose).
+SCHEMATHESIS_PYTHON="${SCHEMATHESIS_PYTHON:-}"
+if [ -z "$SCHEMATHESIS_PYTHON" ]; then
+  candidates=(python3.13 python3.12 "$PYTHON")
+  if command -v pyenv >/dev/null; then
+    for v in $(pyenv versions --bare 2>/dev/null | sort -rV); do candidates+=("$(pyenv root)/versions/$v/bin/python3"); done
+  fi
+  for candidate in "${candidates[@]}"; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11, 9) else 1)' 2>/dev/null; then
+      SCHEMATHESIS_PYTHON="$candidate"
+      break
+    fi
+  done
+  SCHEMATHESIS_PYTHON="${SCHEMATHESIS_PYTHON:-$PYTHON}"
+fi
+setup_venv schemathesis "$SCHEMATHESIS_VERSION" schemathesis "$SCHEMATHESIS_PYTHON"
 build_java_driver
-echo "setup-compat: ok ($VENV_DIR/castle6: castle==$CASTLE6_VERSION, $VENV_DIR/castle7: castle==$CASTLE7_VERSION, test/compat/java: castle-java 2.3.2)"
+echo "setup-compat: ok ($VENV_DIR/castle6: castle==$CASTLE6_VERSION, $VENV_DIR/castle7: castle==$CASTLE7_VERSION, $VENV_DIR/schemathesis: schemathesis==$SCHEMATHESIS_VERSION, test/compat/java: castle-java 2.3.2)"

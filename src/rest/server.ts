@@ -17,6 +17,7 @@ import type { Logger } from '../app/logger';
 import { HTTP_STATUS, HTTP_TYPE } from './errors';
 import { authenticateJson, deviceJson, filterJson, riskJson } from './mappers';
 import { registerClientPages } from './client-pages';
+import { openApiDocument } from './openapi';
 
 export interface RestOptions {
   services: Services;
@@ -51,9 +52,16 @@ const NEEDS_DATABASE = /^\/v1\/(users|devices|privacy)\//;
 /** Longest the readiness probe waits for the database's ping. */
 const READY_TIMEOUT_MS = 500;
 
+/** Longest path parameter the router matches; a longer one answers 404 route_not_found. */
+const MAX_PARAM_LENGTH = 512;
+
 declare module 'fastify' {
   interface FastifyRequest {
     rawBody?: Buffer;
+  }
+  interface FastifyInstance {
+    /** Every route registered (method and URL pattern), for the OpenAPI document's test. */
+    routeList?: { method: string; url: string }[];
   }
 }
 
@@ -77,11 +85,16 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     bodyLimit: o.bodyLimit,
     trustProxy: o.trustProxy,
     genReqId: () => randomUUID(),
-    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 512 },
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     ...(o.tls ? { https: { cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
   };
   // With `https` fastify types the instance for an HTTPS server; the routes are the same.
   const app = Fastify(options) as unknown as FastifyInstance;
+  const routeList: { method: string; url: string }[] = [];
+  app.routeList = routeList;
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routeList.push({ method, url: r.url });
+  });
 
   // Bodies are read raw: authentication comes before parsing, and track must see malformed bodies.
   app.removeAllContentTypeParsers();
@@ -309,6 +322,15 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       return reply.code(200).header('content-type', contentType).send(body);
     });
   }
+
+  // The OpenAPI document of the routes above, generated once from the schemas that validate them.
+  let openapi: string | null = null;
+  app.get('/v1/openapi.json', async (_req, reply) => {
+    openapi ??= JSON.stringify(
+      openApiDocument({ bodyLimit: o.bodyLimit, maxParamLength: MAX_PARAM_LENGTH, demo: o.demo ?? false, metrics: metrics ? { token: metrics.token !== undefined } : null }),
+    );
+    return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(openapi);
+  });
 
   app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

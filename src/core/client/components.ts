@@ -9,6 +9,7 @@
  * Pure: no I/O.
  */
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { InvalidParameters, type FieldProblem } from '../errors';
 import type { Components } from './wire';
 
@@ -28,90 +29,82 @@ export const AUTOMATION: Readonly<Record<string, 'bot' | 'headless' | 'tampered'
 const MAX_STRING = 512;
 const MAX_LIST = 64;
 
+const str = z.string({ invalid_type_error: `must be a string of at most ${MAX_STRING} characters` }).max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`);
+const NUM = 'must be a number between 0 and 1000000';
+const num = z.number({ invalid_type_error: NUM }).finite(NUM).min(0, NUM).max(1e6, NUM).nullish();
+const LIST = `must be a list of at most ${MAX_LIST} short strings`;
+const list = (item: z.ZodTypeAny) => z.array(item, { invalid_type_error: LIST }).max(MAX_LIST, LIST).nullish();
+const shortString = z.string({ invalid_type_error: LIST }).max(128, LIST);
+const automationNames = Object.keys(AUTOMATION) as [string, ...string[]];
+const WEBGL = 'must be {vendor, renderer} strings';
+
+/**
+ * The collector's `components` object, as readComponents validates it (and as the OpenAPI
+ * document describes it). Members it does not know are ignored.
+ */
+export const componentsSchema = z
+  .object(
+    {
+      userAgent: z.string({ required_error: 'is required', invalid_type_error: `must be a string of at most ${MAX_STRING} characters` }).max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`),
+      languages: list(shortString),
+      timezone: str.nullish(),
+      timezoneOffset: z
+        .number({ invalid_type_error: 'must be a whole number of minutes between -900 and 900' })
+        .int('must be a whole number of minutes between -900 and 900')
+        .min(-900, 'must be a whole number of minutes between -900 and 900')
+        .max(900, 'must be a whole number of minutes between -900 and 900')
+        .nullish(),
+      platform: str.nullish(),
+      screen: z.object({ width: num, height: num, depth: num, pixelRatio: num }, { invalid_type_error: 'must be an object' }).passthrough().nullish(),
+      cores: num,
+      memory: num,
+      touchPoints: num,
+      canvas: str.nullish(),
+      audio: str.nullish(),
+      webgl: z
+        .object({ vendor: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL), renderer: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL) }, { invalid_type_error: WEBGL })
+        .passthrough()
+        .nullish(),
+      fonts: list(shortString),
+      profile: str.regex(/^[A-Za-z0-9_-]{16,64}$/, 'must be 16 to 64 letters, digits, - or _').nullish(),
+      automation: list(z.enum(automationNames, { errorMap: () => ({ message: `unknown values (known: ${automationNames.join(', ')})` }) })),
+    },
+    { invalid_type_error: 'must be an object' },
+  )
+  .passthrough();
+
 /** Validate the collector's `components` object; throws InvalidParameters naming each problem. */
 export function readComponents(value: unknown): Components {
-  const p: FieldProblem[] = [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidParameters([{ field: 'components', message: 'must be an object' }]);
-  const c = value as Record<string, unknown>;
-  const str = (name: string, required = false): string | null => {
-    const v = c[name];
-    if (v === undefined || v === null) {
-      if (required) p.push({ field: `components.${name}`, message: 'is required' });
-      return null;
+  const r = componentsSchema.safeParse(value);
+  if (!r.success) {
+    const p: FieldProblem[] = [];
+    for (const issue of r.error.issues) {
+      // A problem is named by its component (`components.fonts`), a screen's by its dimension.
+      const path = issue.path.slice(0, issue.path[0] === 'screen' && typeof issue.path[1] === 'string' ? 2 : 1).join('.');
+      const field = path ? `components.${path}` : 'components';
+      if (!p.some((x) => x.field === field)) p.push({ field, message: issue.message });
     }
-    if (typeof v !== 'string' || v.length > MAX_STRING) {
-      p.push({ field: `components.${name}`, message: `must be a string of at most ${MAX_STRING} characters` });
-      return null;
-    }
-    return v;
-  };
-  const num = (name: string, v: unknown = c[name]): number | null => {
-    if (v === undefined || v === null) return null;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1e6) {
-      p.push({ field: `components.${name}`, message: 'must be a number between 0 and 1000000' });
-      return null;
-    }
-    return v;
-  };
-  const list = (name: string, allowed?: ReadonlySet<string>): string[] => {
-    const v = c[name];
-    if (v === undefined || v === null) return [];
-    if (!Array.isArray(v) || v.length > MAX_LIST || !v.every((x) => typeof x === 'string' && x.length <= 128)) {
-      p.push({ field: `components.${name}`, message: `must be a list of at most ${MAX_LIST} short strings` });
-      return [];
-    }
-    const out = v as string[];
-    const unknown = allowed ? out.filter((x) => !allowed.has(x)) : [];
-    if (unknown.length) p.push({ field: `components.${name}`, message: `unknown values: ${unknown.slice(0, 5).join(', ')}` });
-    return out;
-  };
-  const offset = (v: unknown): number | null => {
-    if (v === undefined || v === null) return null;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < -900 || v > 900) {
-      p.push({ field: 'components.timezoneOffset', message: 'must be a whole number of minutes between -900 and 900' });
-      return null;
-    }
-    return v;
-  };
-  const userAgent = str('userAgent', true) ?? '';
-  const timezone = str('timezone');
-  const platform = str('platform');
-  const canvas = str('canvas');
-  const profile = str('profile');
-  if (profile !== null && !/^[A-Za-z0-9_-]{16,64}$/.test(profile)) p.push({ field: 'components.profile', message: 'must be 16 to 64 letters, digits, - or _' });
-  const audio = str('audio');
-  let screen: Components['screen'] = null;
-  if (c.screen !== undefined && c.screen !== null) {
-    const s = c.screen as Record<string, unknown>;
-    if (typeof s !== 'object' || Array.isArray(s)) p.push({ field: 'components.screen', message: 'must be an object' });
-    else screen = { width: num('screen.width', s.width) ?? 0, height: num('screen.height', s.height) ?? 0, depth: num('screen.depth', s.depth) ?? 0, pixelRatio: num('screen.pixelRatio', s.pixelRatio) ?? 0 };
+    throw new InvalidParameters(p);
   }
-  let webgl: Components['webgl'] = null;
-  if (c.webgl !== undefined && c.webgl !== null) {
-    const w = c.webgl as Record<string, unknown>;
-    if (typeof w !== 'object' || Array.isArray(w) || typeof w.vendor !== 'string' || typeof w.renderer !== 'string' || w.vendor.length > MAX_STRING || w.renderer.length > MAX_STRING) {
-      p.push({ field: 'components.webgl', message: 'must be {vendor, renderer} strings' });
-    } else webgl = { vendor: w.vendor, renderer: w.renderer };
-  }
-  const out: Components = {
-    userAgent,
-    languages: list('languages'),
-    timezone,
-    timezoneOffset: offset(c.timezoneOffset),
-    platform,
-    screen,
-    cores: num('cores'),
-    memory: num('memory'),
-    touchPoints: num('touchPoints'),
-    canvas,
-    audio,
-    webgl,
-    fonts: list('fonts'),
-    profile,
-    automation: list('automation', new Set(Object.keys(AUTOMATION))),
+  const c = r.data;
+  const s = c.screen;
+  return {
+    userAgent: c.userAgent,
+    languages: c.languages ?? [],
+    timezone: c.timezone ?? null,
+    timezoneOffset: c.timezoneOffset ?? null,
+    platform: c.platform ?? null,
+    screen: s ? { width: s.width ?? 0, height: s.height ?? 0, depth: s.depth ?? 0, pixelRatio: s.pixelRatio ?? 0 } : null,
+    cores: c.cores ?? null,
+    memory: c.memory ?? null,
+    touchPoints: c.touchPoints ?? null,
+    canvas: c.canvas ?? null,
+    audio: c.audio ?? null,
+    webgl: c.webgl ? { vendor: c.webgl.vendor, renderer: c.webgl.renderer } : null,
+    fonts: c.fonts ?? [],
+    profile: c.profile ?? null,
+    automation: c.automation ?? [],
   };
-  if (p.length) throw new InvalidParameters(p);
-  return out;
 }
 
 /**

@@ -25,6 +25,9 @@ export interface ClientObservation {
   components: Record<string, unknown>;
 }
 
+/** What a publishable key looks like (anything else is unknown without a look-up). */
+export const PUBLISHABLE_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{8,64}$/;
+
 export interface ClientObservationSink {
   record(o: ClientObservation): void;
 }
@@ -68,7 +71,7 @@ export class ClientService {
 
   async collect(input: CollectInput): Promise<Collected> {
     const pk = typeof input.publishableKey === 'string' ? input.publishableKey : '';
-    const env = /^pk_[A-Za-z0-9_-]{8,64}$/.test(pk) ? await this.environment(pk) : null;
+    const env = PUBLISHABLE_KEY_PATTERN.test(pk) ? await this.environment(pk) : null;
     if (!env || !env.enabled) throw new Unauthorized('unknown publishable key');
     if (!ClientService.originAllowed(env, input.origin)) {
       throw new Forbidden(env.clientOrigins?.length ? `origin ${input.origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');

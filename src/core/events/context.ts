@@ -13,7 +13,7 @@ export const MAX_TOKEN_LENGTH = 4096;
 const FINGERPRINT_HEADERS = ['x-castle-client-id', 'x-castle-request-token', 'x-service-client-id'];
 const NO_FINGERPRINT = new Set(['', '?', '_', 'false', 'null', 'undefined']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const TOKEN_CHARS = /^[\x21-\x7e]+$/;
+export const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
 /** Normalise headers (object or [name, value] pairs) to lower-cased names; collect problems. */
 export function normaliseHeaders(raw: unknown, field: string, problems: FieldProblem[]): Record<string, string | true> {

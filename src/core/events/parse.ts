@@ -3,15 +3,15 @@
  * `type`+`status`, `params`) into one validated EventInput, or throws with every offending field.
  * Only what makes an event impossible to process is an offending field; recommended fields that
  * were not sent are listed on the event (`missing`) for the verdict to name.
+ * Each field is checked with its schema in schema.ts (which the OpenAPI document is generated from).
  */
 import { normaliseIp } from '../../intel';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
 import { eventSpec, nameFromTypeStatus, type Recommendation, type Requirement } from './catalog';
 import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
+import { ENDPOINT_REQUIRES, EVENT_FIELDS, type EventField } from './schema';
 
-const MAX_STRING = 1024;
-const MAX_ID = 256;
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 const CUSTOM_EVENT = '$custom';
 const TOP_LEVEL_KNOWN = new Set([
@@ -23,41 +23,33 @@ const CONTEXT_KNOWN = new Set(['ip', 'headers', 'client_id', 'user_agent']);
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Reads one field at a time with its schema (schema.ts), collecting every problem. */
 class Reader {
   readonly problems: FieldProblem[] = [];
   constructor(private readonly body: Obj) {}
 
-  obj(path: string, value: unknown): Obj | null {
+  /** The field's value when present and valid; null when absent (undefined or null) or invalid. */
+  valid(path: EventField, value: unknown): unknown {
     if (value === undefined || value === null) return null;
-    if (!isObj(value)) {
-      this.problems.push({ field: path, message: 'must be an object' });
-      return null;
-    }
-    return value;
+    const r = EVENT_FIELDS[path].safeParse(value);
+    if (r.success) return r.data;
+    this.problems.push({ field: path, message: r.error.issues[0]?.message ?? 'is invalid' });
+    return null;
   }
 
-  str(path: string, value: unknown, max = MAX_STRING): string | null {
-    if (value === undefined || value === null) return null;
-    if (typeof value !== 'string') {
-      this.problems.push({ field: path, message: 'must be a string' });
-      return null;
-    }
-    if (value.length > max) {
-      this.problems.push({ field: path, message: `must be at most ${max} characters` });
-      return null;
-    }
-    return value;
+  obj(path: EventField, value: unknown): Obj | null {
+    const v = this.valid(path, value);
+    return isObj(v) ? value as Obj : null;
   }
 
-  date(path: string, value: unknown): Date | null {
-    const s = this.str(path, value, 64);
-    if (s === null) return null;
-    const ms = Date.parse(s);
-    if (!/^\d{4}-\d{2}-\d{2}/.test(s) || Number.isNaN(ms)) {
-      this.problems.push({ field: path, message: 'must be an ISO 8601 timestamp' });
-      return null;
-    }
-    return new Date(ms);
+  str(path: EventField, value: unknown): string | null {
+    const v = this.valid(path, value);
+    return typeof v === 'string' ? v : null;
+  }
+
+  date(path: EventField, value: unknown): Date | null {
+    const s = this.str(path, value);
+    return s === null ? null : new Date(Date.parse(s));
   }
 
   get raw(): Obj {
@@ -77,9 +69,9 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
   const p = r.problems;
 
   // Event name: `event`, or newer `type` + `status`.
-  const event = r.str('event', body.event, 100);
-  const type = r.str('type', body.type, 100);
-  const status = r.str('status', body.status, 100);
+  const event = r.str('event', body.event);
+  const type = r.str('type', body.type);
+  const status = r.str('status', body.status);
   // `event` + `status` (as some SDK versions send) and `type` + `status` both name a dotted event.
   let name: string | null = event && status && !event.includes('.') ? nameFromTypeStatus(event, status) : event;
   if (!name && type) name = nameFromTypeStatus(type, status ?? undefined);
@@ -108,42 +100,32 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
   const properties = r.obj('properties', body.properties) ?? {};
   const context = r.obj('context', body.context);
 
-  const userId = r.str('user_id', body.user_id, MAX_ID) ?? (user ? r.str('user.id', user.id, MAX_ID) : null);
+  const userId = r.str('user_id', body.user_id) ?? (user ? r.str('user.id', user.id) : null);
   const email =
-    r.str('user_traits.email', traits.email, 320) ??
-    (user ? r.str('user.email', user.email, 320) : null) ??
-    r.str('params.email', params.email, 320) ??
-    r.str('properties.email', properties.email, 320);
-  const username = r.str('user_traits.username', traits.username, MAX_ID) ?? r.str('params.username', params.username, MAX_ID) ?? r.str('properties.username', properties.username, MAX_ID);
-  const phone = r.str('user_traits.phone', traits.phone, 64) ?? (user ? r.str('user.phone', user.phone, 64) : null) ?? r.str('params.phone', params.phone, 64) ?? r.str('properties.phone', properties.phone, 64);
+    r.str('user_traits.email', traits.email) ??
+    (user ? r.str('user.email', user.email) : null) ??
+    r.str('params.email', params.email) ??
+    r.str('properties.email', properties.email);
+  const username = r.str('user_traits.username', traits.username) ?? r.str('params.username', params.username) ?? r.str('properties.username', properties.username);
+  const phone = r.str('user_traits.phone', traits.phone) ?? (user ? r.str('user.phone', user.phone) : null) ?? r.str('params.phone', params.phone) ?? r.str('properties.phone', properties.phone);
   const registeredAt =
     r.date('user_traits.registered_at', traits.registered_at) ??
     (user ? r.date('user.registered_at', user.registered_at) : null) ??
     r.date('user_traits.created_at', traits.created_at);
-  const deviceToken = r.str('device_token', body.device_token, 256);
-  const customName = ownName ?? r.str('name', body.name, 200);
+  const deviceToken = r.str('device_token', body.device_token);
+  const customName = ownName ?? r.str('name', body.name);
 
   // Context.
-  const ipRaw = context ? r.str('context.ip', context.ip, 64) : null;
-  let ip: string | null = null;
-  if (ipRaw !== null) {
-    ip = normaliseIp(ipRaw);
-    if (!ip) p.push({ field: 'context.ip', message: 'is not a valid IP address' });
-  }
+  const ipRaw = context ? r.str('context.ip', context.ip) : null;
+  const ip = ipRaw === null ? null : normaliseIp(ipRaw);
   const headers = normaliseHeaders(context?.headers, 'context.headers', p);
   const uaFromHeader = headers['user-agent'];
   // Older SDKs send `context.user_agent` as `false` when the request had none (castle-java).
-  const contextUa = context && typeof context.user_agent !== 'boolean' ? r.str('context.user_agent', context.user_agent, 4096) : null;
+  const contextUa = context && typeof context.user_agent !== 'boolean' ? r.str('context.user_agent', context.user_agent) : null;
   const userAgent = (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? contextUa ?? '';
-  let requestToken: string | null = null;
-  if (body.request_token !== undefined && body.request_token !== null) {
-    if (typeof body.request_token !== 'string') p.push({ field: 'request_token', message: 'must be a string' });
-    else requestToken = body.request_token;
-  }
-  const clientId = context?.client_id ?? body.client_id;
-  if (clientId !== undefined && clientId !== null && clientId !== false && typeof clientId !== 'string') {
-    p.push({ field: 'context.client_id', message: 'must be a string or false' });
-  }
+  const requestToken = r.str('request_token', body.request_token);
+  const clientIdSent = context?.client_id ?? body.client_id;
+  const clientId = r.valid('context.client_id', clientIdSent) === null ? null : clientIdSent;
   const fingerprint = pickFingerprint([requestToken, clientId], headers);
 
   // Event time.
@@ -152,29 +134,26 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     p.push({ field: body.timestamp !== undefined ? 'timestamp' : 'created_at', message: 'is more than 5 minutes in the future' });
   }
 
-  // Endpoint requirements.
-  if (endpoint === 'risk' || endpoint === 'filter') {
-    if (!context) p.push({ field: 'context', message: 'is required' });
-    else {
-      if (ipRaw === null && !p.some((x) => x.field === 'context.ip')) p.push({ field: 'context.ip', message: 'is required' });
-      if (context.headers === undefined || context.headers === null) p.push({ field: 'context.headers', message: 'is required' });
-      else if (typeof uaFromHeader !== 'string' && !p.some((x) => x.field.startsWith('context.headers'))) {
-        p.push({ field: 'context.headers.User-Agent', message: 'is required' });
-      }
+  // Endpoint requirements (schema.ts): a field is required once its parent object was sent.
+  const sent: Partial<Record<EventField, boolean>> = {
+    context: context !== null,
+    'context.ip': ipRaw !== null,
+    'context.headers': context?.headers !== undefined && context?.headers !== null,
+    user: user !== null,
+    'user.id': userId !== null,
+  };
+  for (const field of ENDPOINT_REQUIRES[endpoint]) {
+    const dot = field.indexOf('.');
+    if (dot > 0 && !sent[field.slice(0, dot) as EventField]) continue;
+    if (!sent[field]) {
+      if (!p.some((x) => x.field === field)) p.push({ field, message: 'is required' });
+    } else if (field === 'context.headers' && typeof uaFromHeader !== 'string' && !p.some((x) => x.field.startsWith('context.headers'))) {
+      p.push({ field: 'context.headers.User-Agent', message: 'is required' });
     }
   }
-  if (endpoint === 'risk') {
-    if (!user) {
-      if (body.user === undefined || body.user === null) p.push({ field: 'user', message: 'is required' });
-    } else if (!userId && !p.some((x) => x.field === 'user.id')) p.push({ field: 'user.id', message: 'is required' });
-  }
-  if (endpoint === 'authenticate') {
-    if (!context) p.push({ field: 'context', message: 'is required' });
-    else if (ipRaw === null && !p.some((x) => x.field === 'context.ip')) p.push({ field: 'context.ip', message: 'is required' });
-  }
-  const sent: Sent = { email, username, phone, submitted: submittedIdentifier(properties, params) };
-  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, deviceToken, customName, sent }, p);
-  const missing = (spec.recommends[endpoint] ?? []).filter((rec) => !recommendationSent(rec, sent));
+  const identifiers: Sent = { email, username, phone, submitted: submittedIdentifier(properties, params) };
+  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, deviceToken, customName, sent: identifiers }, p);
+  const missing = (spec.recommends[endpoint] ?? []).filter((rec) => !recommendationSent(rec, identifiers));
 
   // Tokens: shape, sandbox test tokens.
   let testToken: EventInput['testToken'] = null;

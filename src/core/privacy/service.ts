@@ -12,6 +12,7 @@ import type { Clock, UserStateStore, WriteQueue } from '../ports';
 import type { WebhookDelivery } from '../webhooks/model';
 import { buildExport } from './export';
 import type { PrivacyJob } from './model';
+import { privacyIdentifierSchema } from './schema';
 import type { Mailer, PrivacyStore } from './ports';
 
 export const EXPORT_LINK_TTL_MS = 48 * 3_600_000;
@@ -118,16 +119,15 @@ export class PrivacyService {
    * An e-mail that matches nobody yields an empty list.
    */
   async resolveIdentifier(env: EnvId, identifier: unknown, identifierType: unknown): Promise<string[]> {
-    if (typeof identifier !== 'string' || identifier.length === 0 || identifier.length > 1024) {
-      throw new InvalidParameters([{ field: 'identifier', message: 'must be a non-empty string of at most 1024 characters' }]);
-    }
-    if (identifierType === undefined || identifierType === null || identifierType === '$id') return [identifier];
-    if (identifierType === '$email') {
+    const r = privacyIdentifierSchema.safeParse({ identifier, identifier_type: identifierType });
+    if (!r.success) throw new InvalidParameters(r.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })));
+    const { identifier: id, identifier_type: type } = r.data;
+    if (type === '$email') {
       // Profiles are written behind: a user seen a moment ago must be found by its e-mail too.
       await this.d.writes.flush();
-      return this.d.store.userIdsByEmail(env, identifier, 100);
+      return this.d.store.userIdsByEmail(env, id, 100);
     }
-    throw new InvalidParameters([{ field: 'identifier_type', message: 'must be "$id" or "$email"' }]);
+    return [id];
   }
 
   /** Wait until a job started by this instance is done (sent or failed), and return it. */
