@@ -38,11 +38,13 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   let database: Database;
   let analyst: Database;
   try {
-    database = await connect(uri, config.dbName);
+    // On loopback (the embedded database) a heartbeat that takes a second means it hangs.
+    const connectTimeoutMS = embedded ? 1000 : undefined;
+    database = await connect(uri, config.dbName, { connectTimeoutMS });
     // A bulkhead: dashboards read through their own few connections (each read time-limited: see
     // buildServices), so the heaviest analyst query can neither take scoring's connections nor
     // run for minutes.
-    analyst = await connect(uri, config.dbName, { maxPoolSize: config.analyst.pool }).catch(async (err: unknown) => {
+    analyst = await connect(uri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS }).catch(async (err: unknown) => {
       await database.close();
       throw err;
     });

@@ -21,12 +21,17 @@ export interface ConnectOptions {
   monitorCommands?: (e: CommandStartedEvent) => void;
   /** Most connections, hence most operations at once (default 50). */
   maxPoolSize?: number;
+  /**
+   * How long connecting, and a heartbeat of the driver's monitor, may take (default 5 s). The
+   * embedded database is on loopback: a second is plenty, and a hung one is noticed sooner.
+   */
+  connectTimeoutMS?: number;
 }
 
 export async function connect(uri: string, dbName: string, opts: ConnectOptions = {}): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: 5000,
-    connectTimeoutMS: 5000,
+    connectTimeoutMS: opts.connectTimeoutMS ?? 5000,
     maxPoolSize: opts.maxPoolSize ?? 50,
     // The driver checks the server every second (default 10 s), so that an outage is noticed and
     // the end of one is too (see watchDatabase) within about a second.

@@ -35,7 +35,8 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'fault-'));
     port = await freePort();
     ferret = await startEmbedded(dir, { port, restartDelaysMs: [2000] });
-    database = await connect(ferret.uri, 'rampart_test_fault');
+    // As the runtime connects to its embedded database (a hung one is noticed within about 2 s).
+    database = await connect(ferret.uri, 'rampart_test_fault', { connectTimeoutMS: 1000 });
     built = await buildServices({
       db: database.db,
       log: createLogger(process.env.RAMPART_TEST_LOG ?? 'silent'),
@@ -161,5 +162,34 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     }
     const lost = [...acknowledged].filter((id) => !stored.has(id));
     expect(lost).toEqual([]);
+  });
+
+  it('answers verdicts and 503 (never a hang or a 500) while the database hangs, and recovers when it resumes', async () => {
+    const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
+    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status).toBe(201);
+    expect((await call(app, 'GET', '/v1/users/hang-1/devices')).status).toBe(200);
+    const pid = ferret!.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    const seen: number[] = [];
+    try {
+      // Verdicts answer from memory, within their budget.
+      expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status).toBe(201);
+      // Reads that need the database: 503 once the driver has seen the hang (the first may wait
+      // for that), then at once.
+      for (let i = 0; i < 100 && seen.filter((s) => s === 503).length < 3; i++) {
+        seen.push((await call(app, 'GET', '/v1/users/hang-1/devices')).status);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(seen.filter((s) => s === 503).length).toBe(3);
+    expect(seen.every((s) => s === 200 || s === 503)).toBe(true);
+    let back = 0;
+    for (let i = 0; i < 100 && back !== 200; i++) {
+      back = (await call(app, 'GET', '/v1/users/hang-1/devices')).status;
+      if (back !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(back).toBe(200);
   });
 });
