@@ -68,7 +68,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
       this.events
         .find(eventMatch(env, filter), { projection: { _id: 0, occurredAt: 1, action: 1, signals: 1 } })
         .limit(cap + 1)
-        .batchSize(10_000)
+        .batchSize(1000)
         .maxTimeMS(this.maxTimeMS)
         .toArray(),
     );
