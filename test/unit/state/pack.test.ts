@@ -27,6 +27,17 @@ describe('pack / unpack', () => {
     expect((unpack(pack(doc, [])).d as typeof doc.d)['f%3Aabc']?.createdAt).toBeInstanceOf(Date);
   });
 
+  it('round-trips dates inside arrays, and never changes the document it packs', () => {
+    const at = new Date('2026-11-23T12:00:00.000Z');
+    const withArrays = { list: [at, { when: at, tags: ['x'] }, [at]], plain: [1, 'two', null], empty: {} };
+    const before = JSON.stringify(withArrays);
+    const back = unpack(pack(withArrays, []));
+    expect(back).toEqual(withArrays);
+    expect((back.list as unknown[])[0]).toBeInstanceOf(Date);
+    expect(JSON.stringify(withArrays)).toBe(before);
+    expect(withArrays.list[0]).toBeInstanceOf(Date);
+  });
+
   it('leaves text that looks like a packed date as text', () => {
     const tricky = { note: '{"$date": 5}', obj: { $date: 'not a number' } };
     expect(unpack(pack(tricky, []))).toEqual(tricky);
