@@ -4,6 +4,7 @@
  * verdict as `request_token`, and Rampart reads the device and the evidence from it, once.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { LAPTOP_UA, laptopComponents } from '../support/components';
 import { runCommand } from '../../src/cli/main';
 
 let app: TestApp;
@@ -14,24 +15,9 @@ afterAll(async () => {
   await app?.close();
 });
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const UA = LAPTOP_UA;
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
-const laptop = (over: Record<string, unknown> = {}) => ({
-  userAgent: UA,
-  languages: ['en-GB'],
-  timezone: 'Europe/London',
-  platform: 'MacIntel',
-  screen: { width: 1512, height: 982, depth: 30, pixelRatio: 2 },
-  cores: 10,
-  memory: 8,
-  touchPoints: 0,
-  canvas: 'c1a2b3',
-  audio: '124.04347527516074',
-  webgl: { vendor: 'Google Inc. (Apple)', renderer: 'ANGLE (Apple, ANGLE Metal Renderer: Apple M1 Pro)' },
-  fonts: ['Arial', 'Menlo'],
-  automation: [],
-  ...over,
-});
+const laptop = laptopComponents;
 
 /** What the browser script does: post its components with the publishable key, as text/plain. */
 async function collect(components: Record<string, unknown>, opts: { pk?: string; origin?: string } = {}) {

@@ -7,6 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { CLIENT_TOKEN_TTL_MS, openClientToken, signClientToken, type ClientClaims } from '../../../src/core/client/token';
 import { automationOf, deviceKeyOf, readComponents, type Components } from '../../../src/core/client/components';
 import { InvalidParameters } from '../../../src/core/errors';
+import { laptopComponents } from '../../support/components';
 
 const KEY = randomBytes(32);
 const NOW = Date.parse('2026-11-23T12:00:00Z');
@@ -42,21 +43,7 @@ describe('client token', () => {
   });
 });
 
-const laptop = (): Record<string, unknown> => ({
-  userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  languages: ['en-GB', 'en'],
-  timezone: 'Europe/London',
-  platform: 'MacIntel',
-  screen: { width: 1512, height: 982, depth: 30, pixelRatio: 2 },
-  cores: 10,
-  memory: 8,
-  touchPoints: 0,
-  canvas: 'c1a2b3',
-  audio: '124.04347527516074',
-  webgl: { vendor: 'Google Inc. (Apple)', renderer: 'ANGLE (Apple, ANGLE Metal Renderer: Apple M1 Pro, Unspecified Version)' },
-  fonts: ['Arial', 'Helvetica Neue', 'Menlo'],
-  automation: [],
-});
+const laptop = (): Record<string, unknown> => laptopComponents();
 const key = (over: Record<string, unknown> = {}) => deviceKeyOf(readComponents({ ...laptop(), ...over }));
 
 describe('device key', () => {
