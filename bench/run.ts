@@ -14,7 +14,10 @@
  *      the accepted events are in the database once the queues are written (all of them);
  *   4. latency of a verdict (and of listing devices) for a user with --history events against a
  *      user with 10;
- *   5. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
+ *   5. scoring beside the heaviest analysis dashboards may run (the analysts' bulkhead);
+ *   6. a hung embedded database (SIGSTOP, then SIGCONT): how long requests that need it take to
+ *      answer 503, already waiting or new, how long /readyz takes, and how soon they answer again;
+ *   7. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
  *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it.
  *
  *   npm run bench
@@ -30,7 +33,7 @@ import { entry, megabytes, type Endpoints, type FromServer, type ToServer } from
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage'] as const;
 type Section = (typeof SECTIONS)[number];
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
@@ -51,7 +54,7 @@ interface Options {
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
 
 function options(argv: string[]): Options {
   const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null };
@@ -188,6 +191,17 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
       );
       return accepted;
     },
+    /** GET `path` with the secret: its status and how long it took (ms). */
+    get: (path: string) =>
+      new Promise<{ status: number; ms: number }>((resolve, reject) => {
+        const url = new URL(path, e.rest);
+        const started = performance.now();
+        const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+        });
+        req.on('error', reject);
+      }),
     devicesOf: (userId: string) =>
       new Promise<boolean>((resolve, reject) => {
         const url = new URL(`/v1/users/${encodeURIComponent(userId)}/devices`, e.rest);
@@ -209,6 +223,59 @@ const timestampOf = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (m
 /** Node's flags for Rampart, as `npm start` passes them (RAMPART_BENCH_NODE_FLAGS overrides, for experiments). */
 const SERVER_NODE_FLAGS = (process.env.RAMPART_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
+
+/**
+ * The embedded database hangs (SIGSTOP) for two seconds. Measured: a device read already waiting
+ * when it hung, the first new device read that answers 503, the slowest /readyz meanwhile, and
+ * after SIGCONT how soon device reads are answered again.
+ */
+async function hungDatabase(dbPid: number, get: (path: string) => Promise<{ status: number; ms: number }>): Promise<string> {
+  const cold = (name: string) => `/v1/users/${name}-${Math.random().toString(36).slice(2)}/devices`;
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await get(cold('warm'));
+  process.kill(dbPid, 'SIGSTOP');
+  const stoppedAt = performance.now();
+  let waiting: { status: number; ms: number };
+  let firstNew = { status: 0, sinceHang: 0 };
+  let readyzWorst = 0;
+  try {
+    const inFlight = get(cold('waiting'));
+    const probing = (async () => {
+      while (performance.now() - stoppedAt < 2000) {
+        readyzWorst = Math.max(readyzWorst, (await get('/readyz')).ms);
+        await pause(20);
+      }
+    })();
+    while (performance.now() - stoppedAt < 10_000) {
+      if ((await get(cold('new'))).status === 503) {
+        firstNew = { status: 503, sinceHang: performance.now() - stoppedAt };
+        break;
+      }
+      await pause(20);
+    }
+    waiting = await inFlight;
+    await probing;
+  } finally {
+    process.kill(dbPid, 'SIGCONT');
+  }
+  const resumedAt = performance.now();
+  let back = -1;
+  let last = 0;
+  while (back < 0 && performance.now() - resumedAt < 30_000) {
+    // An unseen user's devices: 404 is the full answer (the user was looked up).
+    last = (await get(cold('back'))).status;
+    if (last === 404) back = performance.now() - resumedAt;
+    else await pause(20);
+  }
+  const ms = (v: number) => (v < 0 ? 'never' : `${v.toFixed(0)} ms`);
+  return (
+    `\nA hung embedded database (SIGSTOP for 2 s, then SIGCONT; GET /v1/users/{id}/devices of unseen users)\n` +
+    `  a read already waiting when it hung: ${waiting.status} after ${ms(waiting.ms)}\n` +
+    `  the first new read answered 503: ${firstNew.status === 503 ? `${ms(firstNew.sinceHang)} after the hang` : 'never'}\n` +
+    `  /readyz meanwhile: slowest ${ms(readyzWorst)}\n` +
+    `  after SIGCONT: reads answer (404, looked up) again after ${ms(back)}${back < 0 ? ` (still ${last})` : ''}\n`
+  );
+}
 
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
@@ -333,6 +400,11 @@ async function main(): Promise<void> {
       await Promise.all(dashboards);
       out(table('Scoring beside the heaviest allowed analysis (REST /v1/risk, concurrency 4, 3,000 calls each)', [['alone', alone], ['beside two dashboards', beside]]));
       out(`  beside ÷ alone: p50 ${x(beside.p50, alone.p50)}, p99 ${x(beside.p99, alone.p99)}; analyses meanwhile: ${analyses.answered} answered (with their data, or stopped at their time limit), ${analyses.refusedOrStopped} refused\n`);
+    }
+
+    if (o.only.includes('outage')) {
+      if (ready.dbPid === null) out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
+      else out(await hungDatabase(ready.dbPid, closed.get));
     }
 
     const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');

@@ -51,6 +51,8 @@ const schema = z.object({
   RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
   RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
+  RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
@@ -96,6 +98,8 @@ export interface Config {
   maxEventAgeMs: number;
   /** Dashboards' reads (GraphQL searches and analytics): their own connections, at most this many at once, each stopped after `timeoutMs`. */
   analyst: { pool: number; timeoutMs: number; share: number };
+  /** The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered after `stallMs`, the database is taken as hung. */
+  databaseHealth: { probeEveryMs: number; stallMs: number };
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
   state: StateConfig;
   /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
@@ -180,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,
     maxEventAgeMs: c.RAMPART_MAX_EVENT_AGE_DAYS * 86_400_000,
     analyst: { pool: c.RAMPART_ANALYST_POOL, timeoutMs: c.RAMPART_ANALYST_TIMEOUT_MS, share: c.RAMPART_ANALYST_SHARE },
+    databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,

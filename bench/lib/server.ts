@@ -35,6 +35,8 @@ export interface Endpoints {
   envId: string;
   /** The environment's publishable key (the browser client's collector). */
   publishableKey: string;
+  /** The embedded database's process (null on MONGODB_URI). */
+  dbPid: number | null;
 }
 
 export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
@@ -184,6 +186,7 @@ export async function serve(): Promise<void> {
     database: config.mongoUri ? 'MONGODB_URI' : 'the embedded FerretDB (SQLite)',
     envId: principal.env.id,
     publishableKey: principal.env.publishableKey,
+    dbPid,
   });
 }
 

@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
 import { initIntel } from '../intel';
-import { connect, watchDatabase, type Database } from '../store/database';
+import { connect, type Database } from '../store/database';
+import { watchDatabase } from '../store/health';
 import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
@@ -82,7 +83,10 @@ export async function run(config: Config, log: Logger): Promise<Running> {
 
   if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
 
-  const databaseDown = watchDatabase(database.client);
+  const health = await watchDatabase(database.client, uri, config.dbName, {
+    ...config.databaseHealth,
+    onChange: (why) => (why ? log.warn({ why }, 'database down: requests that need it answer 503') : log.info('database answers again')),
+  });
   const http: FastifyInstance = await buildRestServer({
     services: built.services,
     log,
@@ -95,14 +99,14 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       await database.db.command({ ping: 1 });
       return true;
     },
-    databaseDown,
-    register: (app) => registerGraphql(app, { services: built.services, log, databaseDown }),
+    database: health,
+    register: (app) => registerGraphql(app, { services: built.services, log, database: health }),
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();
   const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
-  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls, maxMessageBytes: config.bodyLimit });
+  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls, maxMessageBytes: config.bodyLimit, database: health });
   built.start();
   const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;
   log.info({ http: httpUrl, grpc: grpc.address }, 'rampart listening');
@@ -116,7 +120,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       (stopping ??= (async () => {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
-        await Promise.allSettled([database.close(), analyst.close()]);
+        await Promise.allSettled([health.close(), database.close(), analyst.close()]);
         await embedded?.stop();
       })()),
   };

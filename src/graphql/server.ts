@@ -8,7 +8,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, PayloadTooLarge, Unavailable, type DomainError } from '../core/errors';
+import { BadRequest, PayloadTooLarge, type DomainError } from '../core/errors';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
 import { normaliseError } from '../app/errors';
@@ -18,14 +18,15 @@ import { extensionsOf, formatError, GRAPHQL_ERRORS, requestError } from './error
 import { typeDefs } from './generated/typedefs';
 import { LIMITS, limitsPlugin } from './limits';
 import { createLoaders } from './loaders';
+import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 
 import { resolvers } from './resolvers';
 
 export interface GraphqlOptions {
   services: Services;
   log: Logger;
-  /** Why the database is known to be unreachable now, or null: every query needs it, so it answers 503 at once. */
-  databaseDown?: () => string | null;
+  /** Whether the database answers: every query needs it, so GraphQL answers 503 while it is down (see rest/server.ts `cutOnOutage`). */
+  database?: DatabaseStatus;
 }
 
 const isJson = (contentType: string | undefined): boolean => /^application\/(graphql-response\+)?json\b/i.test(contentType ?? '');
@@ -56,8 +57,6 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
 
   const context = async (req: FastifyRequest): Promise<GraphqlContext> => {
     try {
-      const down = o.databaseDown?.();
-      if (down) throw new Unavailable(down);
       const secret = secretFromAuthorization(req.headers.authorization);
       const principal = await services.access.caller(secret, 'read', { source: req.ip ?? null });
       return { principal, services, loaders: createLoaders(principal.env.id, services) };
@@ -91,5 +90,6 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
     return sendError(reply, normaliseError(err, log));
   };
 
+  if (o.database) cutOnOutage(app, o.database, (req) => req.routeOptions.url === '/graphql', sendError);
   app.route({ method: 'POST', url: '/graphql', preValidation: parseBody, errorHandler, handler: fastifyApolloHandler(apollo, { context }) });
 }

@@ -5,7 +5,7 @@
  */
 import type { Metadata, handleUnaryCall } from '@grpc/grpc-js';
 import { isIP } from 'node:net';
-import { DeadlineExceeded, Unauthorized } from '../core/errors';
+import { DeadlineExceeded, Unauthorized, Unavailable } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../app/credentials';
@@ -13,6 +13,7 @@ import { normaliseError } from '../app/errors';
 import type { Logger } from '../app/logger';
 import { toStatus, type FieldPathMapper } from './errors';
 import { rejection } from './guard';
+import type { DatabaseStatus } from '../doors/outage';
 
 /** What the handlers of the gRPC door receive. */
 export interface Door {
@@ -26,6 +27,8 @@ export interface Door {
   authentications?: Map<string, Promise<Principal>>;
   /** The request size limit (startGrpcServer's maxMessageBytes), advertised to VerdictStream clients. */
   maxMessageBytes?: number;
+  /** Whether the database answers: calls that need it answer UNAVAILABLE while it is down. */
+  database?: DatabaseStatus;
 }
 
 /** A stream that serves calls and can be told to take no new ones (server.ts, on stop). */
@@ -229,4 +232,36 @@ export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext)
       (err: unknown) => answerError(door, err, fieldPath, (status) => callback(status)),
     );
   };
+}
+
+/**
+ * The unary handlers of a service that cannot answer without the database (devices, privacy):
+ * each answers UNAVAILABLE at once while the database is down, and when it goes down while the
+ * call waits on it; the late answer of the handler is dropped. (The REST door does the same:
+ * doors/outage.ts.)
+ */
+export function needingDatabase<H extends object>(door: Door, handlers: H): H {
+  const database = door.database;
+  if (!database) return handlers;
+  const unavailable = (why: string, callback: (status: ReturnType<typeof toStatus>) => void) => answerError(door, new Unavailable(why), undefined, callback);
+  const wrapped = Object.entries(handlers).map(([name, handler]) => {
+    const guarded: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      const down = database.down();
+      if (down) return unavailable(down, (status) => callback(status));
+      let answered = false;
+      const off = database.onDown((why) => {
+        if (answered) return;
+        answered = true;
+        unavailable(why, (status) => callback(status));
+      });
+      (handler as handleUnaryCall<unknown, unknown>)(call, (err, value) => {
+        off();
+        if (answered) return;
+        answered = true;
+        callback(err, value);
+      });
+    };
+    return [name, guarded];
+  });
+  return Object.fromEntries(wrapped) as H;
 }

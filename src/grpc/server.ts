@@ -10,7 +10,8 @@ import { HealthImplementation, protoPath as healthProtoPath, type ServingStatusM
 import { ReflectionService } from '@grpc/reflection';
 import type { Services } from '../core/services';
 import type { Logger } from '../app/logger';
-import type { Door } from './call';
+import { needingDatabase, type Door } from './call';
+import type { DatabaseStatus } from '../doors/outage';
 import { devicesHandlers } from './devices';
 import { guardService } from './guard';
 import { loadRampartProto, SERVICE_NAMES } from './loader';
@@ -28,6 +29,8 @@ export interface GrpcServerOptions {
   maxMessageBytes?: number;
   /** How long stop() lets calls in flight finish before cutting them (default 10 s). */
   drainTimeoutMs?: number;
+  /** Whether the database answers: Devices and Privacy answer UNAVAILABLE at once while it is down. */
+  database?: DatabaseStatus;
 }
 
 export interface GrpcServerHandle {
@@ -69,12 +72,12 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const { proto } = loadRampartProto();
   const v1 = proto.rampart.v1;
-  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes };
+  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes, database: o.database };
 
   const server = new grpc.Server(serverChannelOptions(maxMessageBytes));
   server.addService(guardService(v1.Scoring.service, maxMessageBytes), scoringHandlers(door));
-  server.addService(guardService(v1.Devices.service, maxMessageBytes), devicesHandlers(door));
-  server.addService(guardService(v1.Privacy.service, maxMessageBytes), privacyHandlers(door));
+  server.addService(guardService(v1.Devices.service, maxMessageBytes), needingDatabase(door, devicesHandlers(door)));
+  server.addService(guardService(v1.Privacy.service, maxMessageBytes), needingDatabase(door, privacyHandlers(door)));
 
   // '' is the whole server, as grpc_health_probe asks by default.
   const statuses: ServingStatusMap = { '': 'SERVING' };

@@ -5,7 +5,7 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
+import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
@@ -18,6 +18,7 @@ import { HTTP_STATUS, HTTP_TYPE } from './errors';
 import { authenticateJson, deviceJson, filterJson, riskJson } from './mappers';
 import { registerClientPages } from './client-pages';
 import { openApiDocument } from './openapi';
+import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 
 export interface RestOptions {
   services: Services;
@@ -31,8 +32,11 @@ export interface RestOptions {
   register?: (app: FastifyInstance) => Promise<void>;
   /** Readiness probe (database ping). */
   ready?: () => Promise<boolean>;
-  /** Why the database is known to be unreachable now, or null (see watchDatabase): routes that need it answer 503 at once. */
-  databaseDown?: () => string | null;
+  /**
+   * Whether the database answers (store/health.ts): routes that need it answer 503 at once while
+   * it is down, and those waiting on it when it goes down answer 503 then.
+   */
+  database?: DatabaseStatus;
   /** Prometheus metrics: GET /metrics, and one observation per answered request. */
   metrics?: RestMetrics;
   /** Serve the browser client's demo page (development). */
@@ -47,10 +51,10 @@ export interface RestMetrics {
 }
 
 const MAX_JSON_DEPTH = 32;
-/** The routes that need the database to answer (see `databaseDown`). */
+/** The routes that need the database to answer (see `RestOptions.database`). */
 const NEEDS_DATABASE = /^\/v1\/(users|devices|privacy)\//;
-/** Longest the readiness probe waits for the database's ping. */
-const READY_TIMEOUT_MS = 500;
+/** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
+const READY_TIMEOUT_MS = 400;
 
 /** Longest path parameter the router matches; a longer one answers 404 route_not_found. */
 const MAX_PARAM_LENGTH = 512;
@@ -138,16 +142,10 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   }
 
   // Routes that cannot answer without the database (device and user reads and changes, privacy)
-  // answer 503 at once while it is known to be down, rather than after the driver's server
-  // selection gives up (5 s, past every SDK's timeout). Verdicts answer from memory and track
-  // queues (both bounded), so they are not among them; GraphQL checks in its own context.
-  const databaseDown = o.databaseDown;
-  if (databaseDown) {
-    app.addHook('preHandler', async (req, reply) => {
-      const down = NEEDS_DATABASE.test(req.routeOptions.url ?? '') ? databaseDown() : null;
-      if (down) return sendError(reply, new Unavailable(down));
-    });
-  }
+  // answer 503 while it is known to be down, rather than after the driver gives up (seconds, past
+  // every SDK's timeout). Verdicts answer from memory and track queues (both bounded), so they are
+  // not among them; GraphQL does the same on its own route.
+  if (o.database) cutOnOutage(app, o.database, (req) => NEEDS_DATABASE.test(req.routeOptions.url ?? ''), (reply, e) => sendError(reply, e));
 
   const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', { source: req.ip ?? null });
 
@@ -334,7 +332,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
-    // A database that stopped answering must not make the probe hang: not ready after 500 ms.
+    // A database known to be down answers at once; one that stopped answering must not make the
+    // probe hang: not ready after READY_TIMEOUT_MS.
+    if (o.database?.down()) return reply.code(503).send({ status: 'unavailable' });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
@@ -364,3 +364,4 @@ export function depthExceeds(value: unknown, max: number): boolean {
   }
   return false;
 }
+

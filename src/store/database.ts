@@ -4,7 +4,7 @@
  * streams; hot look-ups go by _id.
  */
 import { Db, IndexDescription, MongoClient } from 'mongodb';
-import type { CommandStartedEvent, TopologyDescriptionChangedEvent } from 'mongodb';
+import type { CommandStartedEvent } from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
@@ -34,7 +34,7 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
     connectTimeoutMS: opts.connectTimeoutMS ?? 5000,
     maxPoolSize: opts.maxPoolSize ?? 50,
     // The driver checks the server every second (default 10 s), so that an outage is noticed and
-    // the end of one is too (see watchDatabase) within about a second.
+    // the end of one is too (see health.ts) within about a second.
     heartbeatFrequencyMS: 1000,
     monitorCommands: Boolean(opts.monitorCommands),
   });
@@ -42,26 +42,6 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
   await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };
-}
-
-/**
- * Whether the database is known to be unreachable right now, from the driver's own monitoring:
- * a server turns `Unknown` when an operation meets a network error or a heartbeat fails, and
- * known again when a heartbeat succeeds; the database is down when no server is known (a
- * replica set, when it has no primary: every read and write here goes to the primary). Returns
- * why it is down, or null. Requests that need the database answer 503 at once while it is down,
- * instead of waiting for server selection (5 s).
- */
-export function watchDatabase(client: MongoClient): () => string | null {
-  let down: string | null = null;
-  client.on('topologyDescriptionChanged', (e: TopologyDescriptionChangedEvent) => {
-    const t = e.newDescription;
-    const servers = [...t.servers.values()];
-    const usable = t.type !== 'ReplicaSetNoPrimary' && t.type !== 'Unknown' && servers.some((s) => s.type !== 'Unknown');
-    const cause = servers.find((s) => s.error)?.error?.message;
-    down = usable ? null : `the database is unreachable${cause ? ` (${cause})` : ''}`;
-  });
-  return () => down;
 }
 
 /**

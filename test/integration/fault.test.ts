@@ -14,10 +14,14 @@ import type { FastifyInstance } from 'fastify';
 import { buildServices, type Built } from '../../src/app/build';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
-import { connect, watchDatabase, type Database } from '../../src/store/database';
+import { connect, type Database } from '../../src/store/database';
+import { watchDatabase, type DatabaseHealth } from '../../src/store/health';
 import { registerGraphql } from '../../src/graphql/server';
 import { freePort, startEmbedded, type EmbeddedDatabase } from '../../src/store/embedded';
 import { call } from '../support/app';
+import { failure } from '../support/grpc';
+import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
+import { createRampartClient, type RampartClient } from '../../src/client';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
@@ -27,8 +31,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
   let port: number;
   let ferret: EmbeddedDatabase | null = null;
   let database: Database;
+  let health: DatabaseHealth;
   let built: Built;
   let http: FastifyInstance;
+  let grpcServer: GrpcServerHandle;
+  let grpcClient: RampartClient;
   const app = { baseUrl: '', secret: `sk_fault_${randomBytes(12).toString('hex')}` };
 
   beforeAll(async () => {
@@ -54,7 +61,8 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       drainTimeoutMs: 5_000,
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
-    const databaseDown = watchDatabase(database.client);
+    // As the runtime watches it: a ping every 100 ms, a hang taken as such after 300 ms.
+    health = await watchDatabase(database.client, ferret.uri, 'rampart_test_fault', { probeEveryMs: 100, stallMs: 300 });
     const log = createLogger('silent');
     http = await buildRestServer({
       services: built.services,
@@ -62,18 +70,23 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       bodyLimit: 100 * 1024,
       trustProxy: false,
       requireHttps: false,
-      databaseDown,
-      register: (app) => registerGraphql(app, { services: built.services, log, databaseDown }),
+      database: health,
+      register: (app) => registerGraphql(app, { services: built.services, log, database: health }),
     });
     await http.listen({ host: '127.0.0.1', port: 0 });
     const addr = http.server.address();
     app.baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    grpcServer = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, database: health });
+    grpcClient = createRampartClient({ address: grpcServer.address, secret: app.secret, deadlineMs: 30_000 });
     built.start();
   });
 
   afterAll(async () => {
+    grpcClient?.close();
+    await grpcServer?.stop();
     await http?.close();
     await built?.stop();
+    await health?.close();
     await database?.db.dropDatabase().catch(() => undefined);
     await database?.close();
     await ferret?.stop();
@@ -168,21 +181,39 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
     expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status).toBe(201);
     expect((await call(app, 'GET', '/v1/users/hang-1/devices')).status).toBe(200);
+    // When the driver's own monitoring sees the hang (a heartbeat timing out: about 2 s here).
+    let driverNoticed = false;
+    const noticed = () => {
+      driverNoticed = true;
+    };
+    database.client.once('serverHeartbeatFailed', noticed);
     const pid = ferret!.pid as number;
     process.kill(pid, 'SIGSTOP');
     const seen: number[] = [];
+    let inFlight: { devices: number; graphql: number; grpc: string; driverNoticed: boolean; why: string } | null = null;
     try {
+      // Requests that were already waiting on the database when it hung answer 503 once the probe
+      // has seen the hang, before the driver has: they are not left waiting for it. (A user never
+      // seen, so that nothing is answered from memory.)
+      const [devices, graphql, grpcDevices] = await Promise.all([
+        call(app, 'GET', '/v1/users/hang-cold/devices'),
+        call(app, 'POST', '/graphql', { query: '{ user(id: "hang-cold") { id } }' }),
+        failure(grpcClient.listUserDevices({ userId: 'hang-cold' })),
+      ]);
+      inFlight = { devices: devices.status, graphql: graphql.status, grpc: `${grpcDevices.codeName}: ${grpcDevices.message}`, driverNoticed, why: String(devices.body.message) };
       // Verdicts answer from memory, within their budget.
       expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status).toBe(201);
-      // Reads that need the database: 503 once the driver has seen the hang (the first may wait
-      // for that), then at once.
+      // Reads that need the database: 503 at once while it hangs.
       for (let i = 0; i < 100 && seen.filter((s) => s === 503).length < 3; i++) {
         seen.push((await call(app, 'GET', '/v1/users/hang-1/devices')).status);
         await new Promise((r) => setTimeout(r, 50));
       }
+      expect(health.down()).toMatch(/has not answered|unreachable/);
     } finally {
       process.kill(pid, 'SIGCONT');
+      database.client.off('serverHeartbeatFailed', noticed);
     }
+    expect(inFlight).toEqual({ devices: 503, graphql: 503, grpc: expect.stringMatching(/^UNAVAILABLE: .*has not answered for \d+ ms/), driverNoticed: false, why: expect.stringMatching(/has not answered for \d+ ms/) });
     expect(seen.filter((s) => s === 503).length).toBe(3);
     expect(seen.every((s) => s === 200 || s === 503)).toBe(true);
     let back = 0;
