@@ -51,6 +51,9 @@ const schema = z.object({
   RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
   RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  RAMPART_ANALYST_READER: z.enum(['separate', 'shared']).default('separate'),
+  RAMPART_ANALYST_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  RAMPART_ANALYST_MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI').optional(),
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
@@ -96,8 +99,13 @@ export interface Config {
   verdictBudgetMs: number;
   /** Oldest event time (`timestamp`) a verdict takes as such; older ones are scored as now. */
   maxEventAgeMs: number;
-  /** Dashboards' reads (GraphQL searches and analytics): their own connections, at most this many at once, each stopped after `timeoutMs`. */
-  analyst: { pool: number; timeoutMs: number; share: number };
+  /**
+   * Dashboards' reads (GraphQL searches and analytics): their own connections, at most `pool` at
+   * once, each stopped after `timeoutMs`; on the embedded database through a second FerretDB at a
+   * lower CPU priority (`reader` 'separate', niceness `nice`); on MONGODB_URI through `uri` when
+   * given (e.g. a secondary).
+   */
+  analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; uri: string | undefined };
   /** The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered after `stallMs`, the database is taken as hung. */
   databaseHealth: { probeEveryMs: number; stallMs: number };
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
@@ -183,7 +191,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: c.RAMPART_LOG_LEVEL,
     verdictBudgetMs: c.RAMPART_VERDICT_BUDGET_MS,
     maxEventAgeMs: c.RAMPART_MAX_EVENT_AGE_DAYS * 86_400_000,
-    analyst: { pool: c.RAMPART_ANALYST_POOL, timeoutMs: c.RAMPART_ANALYST_TIMEOUT_MS, share: c.RAMPART_ANALYST_SHARE },
+    analyst: {
+      pool: c.RAMPART_ANALYST_POOL,
+      timeoutMs: c.RAMPART_ANALYST_TIMEOUT_MS,
+      share: c.RAMPART_ANALYST_SHARE,
+      reader: c.RAMPART_ANALYST_READER,
+      nice: c.RAMPART_ANALYST_NICE,
+      uri: c.RAMPART_ANALYST_MONGODB_URI,
+    },
     databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,

@@ -8,7 +8,7 @@ import type { Config } from '../config';
 import { initIntel } from '../intel';
 import { connect, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
-import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
+import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
 import { restMetrics } from './metrics';
@@ -25,12 +25,13 @@ export interface Running {
 
 export async function run(config: Config, log: Logger): Promise<Running> {
   let embedded: EmbeddedDatabase | null = null;
+  let reader: EmbeddedDatabase | null = null;
   let uri = config.mongoUri;
   if (!uri) {
     embedded = await startEmbedded(config.dataDir, {
       log,
       // The CLI finds the running database (and an orphan is stopped) through this record.
-      onRestart: () => embedded && recordEmbedded(config.dataDir, embedded),
+      onRestart: () => embedded && recordEmbedded(config.dataDir, embedded, reader),
     });
     uri = embedded.uri;
     recordEmbedded(config.dataDir, embedded);
@@ -38,14 +39,19 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   }
   let database: Database;
   let analyst: Database;
+  let readerPort: number | null;
   try {
     // On loopback (the embedded database) a heartbeat that takes a second means it hangs.
     const connectTimeoutMS = embedded ? 1000 : undefined;
     database = await connect(uri, config.dbName, { connectTimeoutMS });
     // A bulkhead: dashboards read through their own few connections (each read time-limited: see
     // buildServices), so the heaviest analyst query can neither take scoring's connections nor
-    // run for minutes.
-    analyst = await connect(uri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS }).catch(async (err: unknown) => {
+    // run for minutes; on the embedded database through their own FerretDB at a lower CPU
+    // priority (started once the database exists, below), so that their scans take only the CPU
+    // scoring leaves; on MONGODB_URI through RAMPART_ANALYST_MONGODB_URI when given.
+    readerPort = embedded && config.analyst.reader === 'separate' && !config.analyst.uri ? await freePort() : null;
+    const analystUri = config.analyst.uri ?? (readerPort !== null ? `mongodb://127.0.0.1:${readerPort}/` : uri);
+    analyst = await connect(analystUri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS, lazy: readerPort !== null }).catch(async (err: unknown) => {
       await database.close();
       throw err;
     });
@@ -80,6 +86,12 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     process.stdout.write(`\nRampart created the "sandbox" environment. Its API secret (shown only now):\n\n  ${generatedSecret}\n\n`);
   }
   log.info({ environment: env.name }, 'default environment ready');
+  if (embedded && readerPort !== null) {
+    const primary = embedded;
+    reader = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    recordEmbedded(config.dataDir, primary, reader);
+    log.info({ nice: config.analyst.nice }, "started the analysts' FerretDB reader on the same files");
+  }
 
   if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
 
@@ -121,6 +133,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
         await Promise.allSettled([health.close(), database.close(), analyst.close()]);
+        await reader?.stop();
         await embedded?.stop();
       })()),
   };

@@ -26,6 +26,8 @@ export interface ConnectOptions {
    * embedded database is on loopback: a second is plenty, and a hung one is noticed sooner.
    */
   connectTimeoutMS?: number;
+  /** Connect on the first operation rather than now (a server that is not started yet). */
+  lazy?: boolean;
 }
 
 export async function connect(uri: string, dbName: string, opts: ConnectOptions = {}): Promise<Database> {
@@ -39,7 +41,7 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
     monitorCommands: Boolean(opts.monitorCommands),
   });
   if (opts.monitorCommands) client.on('commandStarted', opts.monitorCommands);
-  await client.connect();
+  if (!opts.lazy) await client.connect();
   const db = client.db(dbName);
   return { client, db, close: () => client.close() };
 }

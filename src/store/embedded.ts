@@ -6,6 +6,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths';
 
@@ -119,27 +120,72 @@ const STABLE_MS = 30_000;
  */
 export async function startEmbedded(dataDir: string, portOrOptions: number | EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   const opts: EmbeddedOptions = typeof portOrOptions === 'number' ? { port: portOrOptions } : portOrOptions;
-  const bin = ensureFerretdb();
   const sqliteDir = path.join(dataDir, 'ferretdb');
   await stopOrphan(dataDir, sqliteDir);
   ownerOnly(dataDir, sqliteDir);
+  return supervised({ dataDir, sqliteDir, stateDir: sqliteDir, logName: 'ferretdb.log', name: 'the embedded FerretDB' }, opts);
+}
+
+export interface ReaderOptions extends EmbeddedOptions {
+  /** Niceness of the reader process (0–19): how much it yields the CPU to everything else. */
+  nice: number;
+}
+
+/**
+ * A second FerretDB on the same SQLite files, for the analysts' reads only, at a lower CPU
+ * priority (`nice`): a scan for a dashboard then takes only CPU that scoring leaves idle (SQLite
+ * in WAL mode lets readers in other processes read while the primary writes). It is started
+ * after the primary has created the database, and it reloads the list of collections when it
+ * meets one it does not know (patch 0006), so collections created later are read too. Supervised
+ * like the primary.
+ */
+export async function startEmbeddedReader(dataDir: string, opts: ReaderOptions): Promise<EmbeddedDatabase> {
+  const sqliteDir = path.join(dataDir, 'ferretdb');
+  const stateDir = path.join(dataDir, 'ferretdb-reader');
+  ownerOnly(stateDir);
+  return supervised(
+    { dataDir, sqliteDir, stateDir, logName: 'ferretdb-reader.log', name: "the analysts' FerretDB reader", env: { FERRETDB_RELOAD_METADATA_ON_MISS: '1' }, nice: opts.nice },
+    opts,
+  );
+}
+
+interface Instance {
+  dataDir: string;
+  sqliteDir: string;
+  stateDir: string;
+  logName: string;
+  /** How the supervisor's log lines name it. */
+  name: string;
+  env?: Record<string, string>;
+  nice?: number;
+}
+
+async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const bin = ensureFerretdb();
   const listenPort = opts.port ?? (await freePort());
-  const log = createWriteStream(path.join(dataDir, 'ferretdb.log'), { flags: 'a', mode: 0o600 });
+  const log = createWriteStream(path.join(instance.dataDir, instance.logName), { flags: 'a', mode: 0o600 });
   const args = [
     '--handler=sqlite',
     // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
     // crash or power loss can lose the last moments. It makes writes several times cheaper.
-    `--sqlite-url=file:${sqliteDir}/?_pragma=synchronous(normal)`,
-    `--state-dir=${sqliteDir}`,
+    `--sqlite-url=file:${instance.sqliteDir}/?_pragma=synchronous(normal)`,
+    `--state-dir=${instance.stateDir}`,
     `--listen-addr=127.0.0.1:${listenPort}`,
     '--telemetry=disable',
     '--debug-addr=-',
     '--log-level=warn',
   ];
   const launch = (): ChildProcess => {
-    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: instance.env ? { ...process.env, ...instance.env } : process.env });
     c.stdout?.pipe(log, { end: false });
     c.stderr?.pipe(log, { end: false });
+    if (instance.nice !== undefined && c.pid !== undefined) {
+      try {
+        setPriority(c.pid, instance.nice);
+      } catch (err) {
+        opts.log?.warn({ err: err instanceof Error ? err.message : String(err) }, `${instance.name}: could not lower its priority`);
+      }
+    }
     return c;
   };
   let child = launch();
@@ -156,7 +202,7 @@ export async function startEmbedded(dataDir: string, portOrOptions: number | Emb
       const delays = opts.restartDelaysMs?.length ? opts.restartDelaysMs : RESTART_DELAYS_MS;
       const delay = delays[Math.min(restarts, delays.length - 1)] as number;
       restarts++;
-      opts.log?.error({ code, signal, restartInMs: delay }, 'the embedded FerretDB exited; restarting it');
+      opts.log?.error({ code, signal, restartInMs: delay }, `${instance.name} exited; restarting it`);
       timer = setTimeout(() => {
         timer = null;
         if (stopping) return;
@@ -165,10 +211,10 @@ export async function startEmbedded(dataDir: string, portOrOptions: number | Emb
         supervise(child);
         waitForPort(listenPort, child, 20_000).then(
           () => {
-            opts.log?.warn({ pid: child.pid, restarts }, 'the embedded FerretDB is running again');
+            opts.log?.warn({ pid: child.pid, restarts }, `${instance.name} is running again`);
             opts.onRestart?.(child.pid ?? null);
           },
-          (err: unknown) => opts.log?.error({ err: err instanceof Error ? err.message : String(err) }, 'the embedded FerretDB did not come back; trying again'),
+          (err: unknown) => opts.log?.error({ err: err instanceof Error ? err.message : String(err) }, `${instance.name} did not come back; trying again`),
         );
       }, delay);
     });
@@ -207,10 +253,12 @@ interface EmbeddedInfo {
   /** The Rampart process that owns the database. */
   pid?: unknown;
   ferretdbPid?: unknown;
+  /** The analysts' reader (startEmbeddedReader), if one runs. */
+  readerPid?: unknown;
 }
 
-export function recordEmbedded(dataDir: string, db: EmbeddedDatabase): void {
-  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid }), { mode: 0o600 });
+export function recordEmbedded(dataDir: string, db: EmbeddedDatabase, reader: EmbeddedDatabase | null = null): void {
+  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid, readerPid: reader?.pid ?? null }), { mode: 0o600 });
 }
 
 /**
@@ -253,18 +301,20 @@ function alive(pid: unknown): pid is number {
  */
 async function stopOrphan(dataDir: string, sqliteDir: string): Promise<void> {
   const info = readInfo(dataDir);
-  const pid = info?.ferretdbPid;
-  if (!info || alive(info.pid) || !alive(pid)) return;
-  // Make sure the pid still is that FerretDB (pids are reused): its command line names our files.
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return;
+  if (!info || alive(info.pid)) return;
+  for (const pid of [info.ferretdbPid, info.readerPid]) {
+    if (!alive(pid)) continue;
+    // Make sure the pid still is that FerretDB (pids are reused): its command line names our files.
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes('ferretdb') || !cmdline.includes(sqliteDir)) continue;
+    process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
   }
-  if (!cmdline.includes('ferretdb') || !cmdline.includes(sqliteDir)) return;
-  process.kill(pid, 'SIGTERM');
-  for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 /** Use the embedded database of a running Rampart, or start one for the duration of a command. */

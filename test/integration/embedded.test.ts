@@ -1,12 +1,14 @@
 /**
  * The embedded FerretDB: it starts on loopback with its files in the data directory, stops on
  * request, and a FerretDB left running by a killed Rampart is stopped before a new one starts.
+ * The analysts' reader: a second FerretDB on the same files, at a lower priority, that reads what
+ * the primary writes, also in collections created after it started.
  */
 import { chmodSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { embeddedInfoFile, startEmbedded } from '../../src/store/embedded';
+import { embeddedInfoFile, startEmbedded, startEmbeddedReader } from '../../src/store/embedded';
 
 const alive = (pid: number) => {
   try {
@@ -56,5 +58,33 @@ it('keeps its files readable by this user only', async () => {
     expect(others(path.join(dir, 'ferretdb.log'))).toBe(0);
   } finally {
     await db.stop();
+  }
+});
+
+it("runs the analysts' reader on the same files at a lower priority, reading collections created after it started", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));
+  const primary = await startEmbedded(dir, { supervise: false });
+  const writer = new MongoClient(primary.uri, { serverSelectionTimeoutMS: 5000 });
+  let reading: MongoClient | null = null;
+  let reader: Awaited<ReturnType<typeof startEmbeddedReader>> | null = null;
+  try {
+    const db = writer.db('rampart_test_reader');
+    // The database exists before the reader starts (the runtime starts it once the indexes are applied).
+    await db.collection('events').insertOne({ _id: 'e1', n: 1 } as never);
+    reader = await startEmbeddedReader(dir, { supervise: false, nice: 7 });
+    expect(getPriority(reader.pid as number)).toBe(7);
+    reading = new MongoClient(reader.uri, { serverSelectionTimeoutMS: 5000 });
+    const seen = reading.db('rampart_test_reader');
+    expect(await seen.collection('events').find({}).toArray()).toEqual([{ _id: 'e1', n: 1 }]);
+    // Written by the primary after the reader started: a new document, and a new collection.
+    await db.collection('events').insertOne({ _id: 'e2', n: 2 } as never);
+    await db.collection('privacy_jobs').insertOne({ _id: 'j1', status: 'pending' } as never);
+    expect(await seen.collection('events').countDocuments({})).toBe(2);
+    expect(await seen.collection('privacy_jobs').find({}).toArray()).toEqual([{ _id: 'j1', status: 'pending' }]);
+  } finally {
+    await reading?.close();
+    await writer.close();
+    await reader?.stop();
+    await primary.stop();
   }
 });

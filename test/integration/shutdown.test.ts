@@ -5,17 +5,25 @@
  * afterwards; what arrives once the stop began is refused (503 or a closed connection), never
  * acknowledged and dropped.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/app/logger';
 import { run } from '../../src/app/runtime';
-import { startEmbedded } from '../../src/store/embedded';
+import { embeddedInfoFile, startEmbedded } from '../../src/store/embedded';
 import { call } from '../support/app';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
@@ -78,8 +86,19 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
 
     // Let the stream run, then stop while requests are in flight.
     while (acknowledged.size < 400) await new Promise((r) => setTimeout(r, 20));
+    // Dashboards read through the analysts' FerretDB reader (a second process on the same files):
+    // it sees what the primary wrote, and it stops with Rampart.
+    const info = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number; readerPid: number };
+    expect(info.readerPid).toEqual(expect.any(Number));
+    expect(info.readerPid).not.toBe(info.ferretdbPid);
+    await running.built.state.flush();
+    const seen = await call(app, 'POST', '/graphql', { query: '{ analytics { total } events(first: 1) { edges { node { name } } } }' });
+    expect(seen.status).toBe(200);
+    expect(seen.body.data.analytics.total).toBeGreaterThan(0);
+    expect(seen.body.data.events.edges).toHaveLength(1);
     stopping = true;
     await running.stop();
+    expect(alive(info.readerPid)).toBe(false);
     await stream;
     process.stdout.write(`shutdown drill: acknowledged ${acknowledged.size}, refused ${JSON.stringify([...refused])}\n`);
     expect(refused.get('500') ?? 0).toBe(0);
