@@ -24,41 +24,47 @@ export interface Running {
 }
 
 export async function run(config: Config, log: Logger): Promise<Running> {
+  // What has started so far, stopped in reverse order if a later step fails (a port in use, a
+  // database that refuses us): a failed start leaves no FerretDB or listener behind.
+  const started: (() => Promise<unknown>)[] = [];
+  try {
+    return await start(config, log, started);
+  } catch (err) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(config: Config, log: Logger, started: (() => Promise<unknown>)[]): Promise<Running> {
   let embedded: EmbeddedDatabase | null = null;
   let reader: EmbeddedDatabase | null = null;
   let uri = config.mongoUri;
   if (!uri) {
-    embedded = await startEmbedded(config.dataDir, {
+    const primary = await startEmbedded(config.dataDir, {
       log,
       // The CLI finds the running database (and an orphan is stopped) through this record.
-      onRestart: () => embedded && recordEmbedded(config.dataDir, embedded, reader),
+      onRestart: () => recordEmbedded(config.dataDir, primary, reader),
     });
-    uri = embedded.uri;
-    recordEmbedded(config.dataDir, embedded);
+    embedded = primary;
+    started.push(() => primary.stop());
+    uri = primary.uri;
+    recordEmbedded(config.dataDir, primary);
     log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
   }
-  let database: Database;
-  let analyst: Database;
-  let readerPort: number | null;
-  try {
-    // On loopback (the embedded database) a heartbeat that takes a second means it hangs.
-    const connectTimeoutMS = embedded ? 1000 : undefined;
-    database = await connect(uri, config.dbName, { connectTimeoutMS });
-    // A bulkhead: dashboards read through their own few connections (each read time-limited: see
-    // buildServices), so the heaviest analyst query can neither take scoring's connections nor
-    // run for minutes; on the embedded database through their own FerretDB at a lower CPU
-    // priority (started once the database exists, below), so that their scans take only the CPU
-    // scoring leaves; on MONGODB_URI through RAMPART_ANALYST_MONGODB_URI when given.
-    readerPort = embedded && config.analyst.reader === 'separate' && !config.analyst.uri ? await freePort() : null;
-    const analystUri = config.analyst.uri ?? (readerPort !== null ? `mongodb://127.0.0.1:${readerPort}/` : uri);
-    analyst = await connect(analystUri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS, lazy: readerPort !== null }).catch(async (err: unknown) => {
-      await database.close();
-      throw err;
-    });
-  } catch (err) {
-    await embedded?.stop();
-    throw err;
-  }
+  // On loopback (the embedded database) a heartbeat that takes a second means it hangs.
+  const connectTimeoutMS = embedded ? 1000 : undefined;
+  const database: Database = await connect(uri, config.dbName, { connectTimeoutMS });
+  started.push(() => database.close());
+  // A bulkhead: dashboards read through their own few connections (each read time-limited: see
+  // buildServices), so the heaviest analyst query can neither take scoring's connections nor
+  // run for minutes; on the embedded database through their own FerretDB at a lower CPU
+  // priority (started once the database exists, below), so that their scans take only the CPU
+  // scoring leaves; on MONGODB_URI through RAMPART_ANALYST_MONGODB_URI when given.
+  const readerPort = embedded && config.analyst.reader === 'separate' && !config.analyst.uri ? await freePort() : null;
+  const analystUri = config.analyst.uri ?? (readerPort !== null ? `mongodb://127.0.0.1:${readerPort}/` : uri);
+  const analyst: Database = await connect(analystUri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS, lazy: readerPort !== null });
+  started.push(() => analyst.close());
+
   initIntel();
   const built = await buildServices({
     db: database.db,
@@ -80,6 +86,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     state: config.state,
     privateDatabase: embedded !== null,
   });
+  started.push(() => built.stop());
   const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
   if (generatedSecret) {
     // Printed once, on the terminal only; never logged.
@@ -88,7 +95,9 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   log.info({ environment: env.name }, 'default environment ready');
   if (embedded && readerPort !== null) {
     const primary = embedded;
-    reader = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    reader = analysts;
+    started.push(() => analysts.stop());
     recordEmbedded(config.dataDir, primary, reader);
     log.info({ nice: config.analyst.nice }, "started the analysts' FerretDB reader on the same files");
   }
@@ -99,6 +108,7 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     ...config.databaseHealth,
     onChange: (why) => (why ? log.warn({ why }, 'database down: requests that need it answer 503') : log.info('database answers again')),
   });
+  started.push(() => health.close());
   const http: FastifyInstance = await buildRestServer({
     services: built.services,
     log,
@@ -115,10 +125,12 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     register: (app) => registerGraphql(app, { services: built.services, log, database: health }),
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
+  started.push(() => http.close());
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();
   const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
   const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls, maxMessageBytes: config.bodyLimit, database: health });
+  started.push(() => grpc.stop());
   built.start();
   const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;
   log.info({ http: httpUrl, grpc: grpc.address }, 'rampart listening');

@@ -6,6 +6,7 @@
  * acknowledged and dropped.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
@@ -120,6 +121,24 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
     } finally {
       await client.close();
       await db.stop();
+    }
+  });
+
+  it('leaves no database process behind when it cannot start (its HTTP port is taken)', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const own = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'taken-'));
+    try {
+      const config = loadConfig({ RAMPART_DATA_DIR: own, RAMPART_DB_NAME: 'rampart_taken', RAMPART_HOST: '127.0.0.1', RAMPART_HTTP_PORT: String(port), RAMPART_GRPC_PORT: '0', RAMPART_LOG_LEVEL: 'silent' });
+      await expect(run(config, createLogger('silent'))).rejects.toThrow(/EADDRINUSE|address already in use/i);
+      const info = JSON.parse(readFileSync(embeddedInfoFile(own), 'utf8')) as { ferretdbPid: number; readerPid: number | null };
+      expect(info.ferretdbPid).toEqual(expect.any(Number));
+      expect(alive(info.ferretdbPid)).toBe(false);
+      if (info.readerPid !== null) expect(alive(info.readerPid)).toBe(false);
+    } finally {
+      taken.close();
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });
