@@ -39,6 +39,7 @@ import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
+import { translatingErrors as core } from '../store/errors';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -146,16 +147,18 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
   };
   const sealer = new Sealer(o.masterKey);
-  const environmentsStore = new MongoEnvironmentStore(db);
-  const credentials = new MongoCredentialStore(db);
-  const users = new StateUserStore(db, state);
-  const events = new MongoEventStore(db, state);
-  const debuggerLog = new MongoDebuggerStore(db, state);
-  const counters = new StateCounterStore(db, state, () => clock.now());
-  const policies = new PolicyService(new MongoPolicyStore(db), clock);
+  // Every repository the core is given speaks the core's errors, never the driver's (`core`).
+  const writes = core(state);
+  const environmentsStore = core(new MongoEnvironmentStore(db));
+  const credentials = core(new MongoCredentialStore(db));
+  const users = core(new StateUserStore(db, state));
+  const events = core(new MongoEventStore(db, state));
+  const debuggerLog = core(new MongoDebuggerStore(db, state));
+  const counters = core(new StateCounterStore(db, state, () => clock.now()));
+  const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs });
   const webhooks = new WebhookService({
-    store: new MongoWebhookStore(db, state),
+    store: core(new MongoWebhookStore(db, state)),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
@@ -164,16 +167,16 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...o.webhooks,
   });
   const devices = new DeviceService(users, webhooks, clock);
-  const observations = new StateClientObservationStore(db, state);
+  const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log, clientTokens: client });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
-    store: new MongoPrivacyStore(db, state),
+    store: core(new MongoPrivacyStore(db, state)),
     users,
-    writes: state,
+    writes,
     webhooks,
     mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : null,
     sealer,
@@ -191,8 +194,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     privacy,
     client,
     access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
-    queries: new QueryService(new MongoQueryStore(o.analystDb ?? db, analyst), users),
-    analytics: new AnalyticsService(new MongoAnalyticsStore(o.analystDb ?? db, analyst), clock),
+    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst)), users),
+    analytics: new AnalyticsService(core(new MongoAnalyticsStore(o.analystDb ?? db, analyst)), clock),
     read: { events, debuggerLog, users },
   };
   let sweeper: NodeJS.Timeout | null = null;

@@ -8,9 +8,9 @@ import { isIP } from 'node:net';
 import { DeadlineExceeded, Unauthorized } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
-import { secretFromAuthorization } from '../app/credentials';
-import { normaliseError } from '../app/errors';
-import type { Logger } from '../app/logger';
+import { secretFromAuthorization } from '../doors/credentials';
+import { normaliseError } from '../doors/errors';
+import type { Logger } from '../doors/logger';
 import { toStatus, type FieldPathMapper } from './errors';
 import { rejection } from './guard';
 

@@ -8,7 +8,7 @@ import { Metadata, type handleBidiStreamingCall, type handleClientStreamingCall,
 import { DeadlineExceeded, DomainError, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
-import { normaliseError } from '../app/errors';
+import { normaliseError } from '../doors/errors';
 import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
 import { callError, toStatus, type FieldPathMapper } from './errors';
 import { callIds, rejection, RejectedMessage } from './guard';
