@@ -144,12 +144,14 @@ export interface CounterSnapshot {
   sets: Record<string, string[]>;
 }
 
-/** One change to one counter document: counts to add, set members to add. */
 /** Reads Rampart's client tokens in an event (core/client/service.ts). */
 export interface ClientTokens {
   attach(env: Environment, event: EventInput): EventInput;
+  /** The fingerprint a client id names (a token: the device it carries; null when it does not verify). */
+  fingerprintOf(env: Environment, clientId: string): string | null;
 }
 
+/** One change to one counter document: counts to add, set members to add. */
 export interface CounterBump {
   key: string;
   inc?: Record<string, number>;

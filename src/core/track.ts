@@ -121,6 +121,25 @@ export class TrackService {
     this.pump();
   }
 
+  /**
+   * Take one track payload as a door received it (POST /v1/track and /v1/log, Scoring.Track and
+   * TrackStream). `decode` turns the wire format into Castle's body; one it cannot decode (it
+   * throws a DomainError) is kept in the debugger with its reason, as is one that does not parse,
+   * and the door answers success all the same. `raw` is the payload as received (REST's body
+   * text), else `received` (the decoded message) is what the debugger keeps.
+   */
+  receive(principal: Principal, payload: { decode(): unknown; raw?: string; received?: unknown }): void {
+    let body: unknown;
+    try {
+      body = payload.decode();
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      this.reject(principal, payload.received ?? null, payload.raw, err);
+      return;
+    }
+    this.accept(principal, body, payload.raw);
+  }
+
   /** Keep a rejected payload, with its reason, in the debugger (written behind). */
   reject(principal: Principal, body: unknown, rawText: string | undefined, err: DomainError): void {
     const text = scrubPayloadText(rawText ?? safeStringify(body));

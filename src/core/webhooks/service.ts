@@ -26,6 +26,8 @@ import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
 import { webhookBody } from './payload';
 import type { WebhookNotice, WebhookSink } from './port';
 import { signCastle, signRampart } from './signature';
+import type { Page } from '../queries/model';
+import { pageSize, toPage } from '../queries/pagination';
 
 export const WEBHOOK_USER_AGENT = 'Rampart-Webhooks/1';
 /** Trigger of the deliveries `sendTest` makes; receivers can recognise and ignore them. */
@@ -278,6 +280,13 @@ export class WebhookService implements WebhookSink {
       before = { createdAt: ref.createdAt, id: ref.id };
     }
     return this.d.store.list(env, { status: opts.status, limit, before });
+  }
+
+  /** A page of an environment's deliveries, newest first, optionally by status. */
+  async page(env: EnvId, page: { status?: DeliveryStatus | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
+    const n = pageSize(page.first, 20);
+    const rows = await this.list(env, { status: page.status ?? undefined, limit: n + 1, after: page.after ?? undefined });
+    return toPage(rows, n, (d) => d.id);
   }
 
   /** One delivery with its attempt history, or null. */
