@@ -237,7 +237,7 @@ describe('delivery', () => {
     expect(req.headers['x-castle-signature']).toBe(castle);
     expect(verifyCastle(SECRET, req.body, String(req.headers['x-castle-signature']))).toBe(true);
     const rampart = String(req.headers['x-rampart-signature']);
-    expect(verifyRampart(SECRET, req.body, rampart)).toBe(true);
+    expect(verifyRampart(SECRET, req.body, rampart, 300, new Date())).toBe(true);
     const t = Number(/t=(\d+)/.exec(rampart)?.[1]);
     expect(rampart).toContain(`v1=${createHmac('sha256', SECRET).update(`${t}.${req.body}`).digest('hex')}`);
 
@@ -436,7 +436,7 @@ describe('delivery', () => {
     expect(one.test).toBe(true);
     const body = JSON.parse(receiver.requests[0]!.body);
     expect(body).toMatchObject({ type: '$incident.confirmed', app_id: env.id, data: { user_id: null, device_token: null, trigger: 'test', policy: null } });
-    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']))).toBe(true);
+    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']), 300, new Date())).toBe(true);
 
     receiver.respond = () => 500;
     const failed = await svc.sendTest(env);

@@ -678,8 +678,8 @@ export class WebhookService implements WebhookSink {
   }
 
   private async post(url: string, delivery: WebhookDelivery, secret: string, budgetMs: number, abort: AbortController): Promise<number> {
-    // Receivers check the timestamp against their own wall clock, so it is real time, not the injected Clock.
-    const t = Math.floor(Date.now() / 1000);
+    // Receivers check the timestamp against their own wall clock: the Clock is the wall clock in production.
+    const t = Math.floor(this.d.clock.now().getTime() / 1000);
     const timer = setTimeout(() => abort.abort(TIMED_OUT), budgetMs);
     try {
       return await this.send(url, delivery, secret, t, abort.signal);
