@@ -6,7 +6,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/core imports no fastify, grpc, graphql, apollo, mongodb, nodemailer or other layers',
       from: { path: '^src/core' },
-      to: { path: ['node_modules/(fastify|@grpc|graphql|@apollo|mongodb|nodemailer|pino)', '^src/(store|rest|grpc|graphql|doors|app|cli|mail)'] },
+      to: { path: ['node_modules/(fastify|@grpc|graphql|@apollo|mongodb|nodemailer|pino)', '^src/(store|rest|grpc|graphql|doors|workers|app|cli|mail)'] },
     },
     {
       name: 'doors-are-separate',
@@ -34,6 +34,13 @@ module.exports = {
       comment: 'src/doors is what every door shares: it knows none of them',
       from: { path: '^src/doors/' },
       to: { path: '^src/(rest|grpc|graphql)/' },
+    },
+    {
+      name: 'workers-are-adapters',
+      severity: 'error',
+      comment: 'src/workers run the core\'s ports (timers, HTTP posting, sweeps): they use the core and nothing else of Rampart',
+      from: { path: '^src/workers/' },
+      to: { path: '^src/(store|rest|grpc|graphql|doors|app|cli|mail)' },
     },
     {
       name: 'store-not-to-doors',

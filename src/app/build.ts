@@ -33,7 +33,12 @@ import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
-import { createSmtpMailer } from '../mail/smtp';
+import { createSmtpMailer, noMailer } from '../mail/smtp';
+import { restExportLinks } from '../rest/privacy-links';
+import { fetchPoster } from '../workers/http';
+import { timerScheduler } from '../workers/scheduler';
+import { Sweeps } from '../workers/sweeps';
+import { WebhookWorker } from '../workers/webhooks';
 import { QueryService } from '../core/queries/service';
 import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
@@ -58,6 +63,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
+const PRIVACY_SWEEP_MS = 10 * 60_000;
 
 export interface BuildOptions {
   db: Db;
@@ -121,7 +127,6 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // server is Rampart's FerretDB build (see StateOptions.writeMode).
   const writeMode = o.state?.writeMode ?? (o.privateDatabase && kind.upsertInsert ? 'snapshots' : 'deltas');
   if (o.privateDatabase && !kind.upsertInsert) o.log.warn('the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower');
-  const onBackgroundError = (err: unknown) => o.log.error({ err }, 'background write failed');
 
   // The metrics read from the services built below; their hooks are called only once requests flow.
   const stateObserver: StateObserver = { read: (c, outcome) => metrics.stateObserver.read(c, outcome), flushed: (stats) => metrics.stateObserver.flushed(stats) };
@@ -157,14 +162,17 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs });
+  const { pollMs, ...webhookTuning } = o.webhooks ?? {};
   const webhooks = new WebhookService({
     store: core(new MongoWebhookStore(db, state)),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
+    http: fetchPoster,
+    scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,
-    ...o.webhooks,
+    ...webhookTuning,
   });
   const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
@@ -178,10 +186,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     users,
     writes,
     webhooks,
-    mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : null,
+    mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : noMailer,
     sealer,
     clock,
-    publicUrl: o.publicUrl,
+    links: restExportLinks(o.publicUrl),
     log: o.log,
   });
   const services: Services = {
@@ -198,25 +206,29 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     analytics: new AnalyticsService(core(new MongoAnalyticsStore(o.analystDb ?? db, analyst)), clock),
     read: { events, debuggerLog, users },
   };
-  let sweeper: NodeJS.Timeout | null = null;
+  // The workers: when webhooks are delivered, and when expired data is swept.
+  const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs });
+  const sweeps = new Sweeps(
+    [
+      { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
+      { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
+      { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
+    ],
+    { scheduler: timerScheduler, log: o.log },
+  );
   return {
     services,
     state,
     metrics,
     start() {
-      webhooks.start();
-      privacy.start();
-      sweeper = setInterval(() => {
-        counters.sweep(clock.now()).catch(onBackgroundError);
-        observations.sweep(clock.now()).catch(onBackgroundError);
-      }, COUNTER_SWEEP_MS);
-      sweeper.unref();
+      webhookWorker.start();
+      sweeps.start();
     },
     async stop() {
-      if (sweeper) clearInterval(sweeper);
+      await sweeps.stop();
       // Track's queue first (it produces writes), then everything queued for the database.
       await track.drain(true, o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err }, 'track queue not drained'));
-      await webhooks.stop();
+      await webhookWorker.stop();
       await privacy.stop();
       await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },

@@ -189,7 +189,41 @@ export interface PolicyStore {
   revision(env: EnvId, revisionId: string): Promise<PolicyRevision | null>;
 }
 
+/** Every time read of the core: the wall clock in production, a fake one in tests. */
 export interface Clock {
   now(): Date;
 }
 export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * When the core's work runs: the core says what to do and after how long, the scheduler
+ * (src/workers/scheduler.ts) runs it. Nothing it schedules keeps the process alive.
+ */
+export interface Scheduler {
+  /** Run `task` once after `ms` milliseconds; the returned function cancels it if it has not run. */
+  after(ms: number, task: () => void): () => void;
+}
+
+/** A promise that resolves after `ms` on `scheduler`. */
+export const wait = (scheduler: Scheduler, ms: number): Promise<void> => new Promise((resolve) => scheduler.after(ms, resolve));
+
+/** One HTTP request the core sends (a webhook attempt): how it is sent is the poster's. */
+export interface HttpPost {
+  headers: Record<string, string>;
+  body: string;
+  /** Longest the request may take, answer included. */
+  timeoutMs: number;
+  /** Aborts the request (the core's shutdown). */
+  signal: AbortSignal;
+}
+
+/** What became of a request: the response's status, or no answer within its timeout. */
+export type HttpPostResult = { status: number } | { timedOut: true };
+
+/**
+ * Sends the core's HTTP requests (src/workers/http.ts). Redirects are never followed (a 3xx is
+ * the answer). Rejects on a network error, and when `signal` aborts.
+ */
+export interface HttpPoster {
+  post(url: string, request: HttpPost): Promise<HttpPostResult>;
+}

@@ -17,6 +17,7 @@ import { authenticateJson, deviceJson, filterJson, privacyAccessJson, riskJson }
 import { subjectOfIdentifier, type PrivacySubject } from '../core/privacy/service';
 import { registerClientPages } from './client-pages';
 import { openApiDocument } from './openapi';
+import { EXPORT_ROUTE } from './privacy-links';
 
 export interface RestOptions {
   services: Services;
@@ -282,7 +283,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     );
   }
   app.get(
-    '/v1/privacy/exports/:jobId',
+    EXPORT_ROUTE,
     route(async (req, reply) => {
       const { jobId } = req.params as { jobId: string };
       const q = req.query as Record<string, unknown>;

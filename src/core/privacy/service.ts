@@ -2,7 +2,9 @@
  * Privacy use cases (POST/DELETE /v1/privacy/users/{id} and their gRPC/GraphQL twins).
  * Access: a job compiles every record of the user into an export, stores it, and e-mails a
  * signed link to the environment's privacy address; the link and the export end 48 hours after
- * the request, checked on every download and swept periodically (no reliance on TTL indexes).
+ * the request, checked on every download and swept by `sweep`, which a worker runs periodically
+ * (src/workers/sweeps.ts; no reliance on TTL indexes). Where the link points is the door's
+ * (`links`): the core signs it.
  * Purge: permanently deletes the user and every associated record in every collection.
  */
 import { safeEqual, hmacSha256, uuid } from '../crypto';
@@ -35,18 +37,16 @@ export interface PrivacyServiceDeps {
   writes: WriteQueue;
   /** WebhookService (or anything listing a user's deliveries). */
   webhooks: { listForUser(env: EnvId, userId: string): Promise<WebhookDelivery[]> };
-  /** Null when SMTP is not configured: access requests are then recorded as failed. */
-  mailer: Mailer | null;
+  /** Sends the e-mails (one that cannot, e.g. SMTP not configured, rejects: the job is recorded as failed). */
+  mailer: Mailer;
   /** The Sealer: `macKey('privacy-export')` signs the links. */
   sealer: { macKey(purpose: string): Buffer };
   clock: Clock;
-  /** Base URL the links point at (RAMPART_PUBLIC_URL), e.g. `https://rampart.example.com`. */
-  publicUrl: string;
+  /** Where a signed download link points (the REST door's download route). */
+  links: ExportLinks;
   log: PrivacyLog;
   /** Link and export lifetime. Default 48 h; the interface fixes it, tests may not need to. */
   linkTtlMs?: number;
-  /** Sweep period. Default 10 min. */
-  sweepMs?: number;
   /** A job still pending after this long was interrupted (its instance stopped). Default 1 h. */
   staleJobMs?: number;
 }
@@ -90,6 +90,12 @@ export function subjectOfIdentifier(identifier: unknown, identifierType: unknown
   return r.data.identifier_type === '$email' ? { email: r.data.identifier } : { userId: r.data.identifier };
 }
 
+/** The download link of an export: the door that serves it says where. */
+export interface ExportLinks {
+  /** An absolute URL that downloads the export of `jobId` with these query values. */
+  downloadUrl(jobId: string, query: { expires: number; signature: string }): string;
+}
+
 interface RunningJob {
   envId: EnvId;
   userId: string;
@@ -120,14 +126,11 @@ export class PrivacyService {
   private readonly macKey: Buffer;
   private readonly ttlMs: number;
   private readonly running = new Map<string, RunningJob>();
-  private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<unknown> | null = null;
   private stopped = false;
 
   constructor(private readonly d: PrivacyServiceDeps) {
     this.macKey = d.sealer.macKey(EXPORT_MAC_PURPOSE);
     this.ttlMs = d.linkTtlMs ?? EXPORT_LINK_TTL_MS;
-    if (!/^https?:\/\//.test(d.publicUrl)) throw new Error('publicUrl must be an absolute http(s) URL');
   }
 
   /**
@@ -274,35 +277,13 @@ export class PrivacyService {
       await this.d.store.deleteExport(job.envId, job.id);
       await this.d.store.updateJob(job.envId, job.id, { status: 'failed', error: 'interrupted: the instance compiling the export stopped' });
     }
+    if (expired > 0) this.d.log.info({ expired }, 'privacy: expired exports deleted');
     return expired;
   }
 
-  /** Sweep now and then every `sweepMs` (default 10 minutes). */
-  start(): void {
-    if (this.timer) return;
-    this.stopped = false;
-    const tick = () => {
-      if (this.sweeping) return;
-      this.sweeping = this.sweep()
-        .then((n) => {
-          if (n > 0) this.d.log.info({ expired: n }, 'privacy: expired exports deleted');
-        })
-        .catch((err) => this.d.log.warn({ err: message(err) }, 'privacy: sweep failed'))
-        .finally(() => {
-          this.sweeping = null;
-        });
-    };
-    this.timer = setInterval(tick, this.d.sweepMs ?? 10 * 60_000);
-    this.timer.unref();
-    tick();
-  }
-
-  /** Stop sweeping and wait for running sweeps and access jobs. */
+  /** Refuse new access requests, and wait for the ones running here. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.sweeping;
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
   }
 
@@ -331,15 +312,13 @@ export class PrivacyService {
 
   private link(job: PrivacyJob): string {
     const expires = Math.floor(job.expiresAt.getTime() / 1000);
-    const base = this.d.publicUrl.replace(/\/+$/, '');
-    return `${base}/v1/privacy/exports/${encodeURIComponent(job.id)}?expires=${expires}&signature=${this.sign(job.id, expires)}`;
+    return this.d.links.downloadUrl(job.id, { expires, signature: this.sign(job.id, expires) });
   }
 
   /** Compile, store and mail one export. Never rejects: failures are recorded on the job. */
   private async run(env: Environment, job: PrivacyJob): Promise<void> {
     try {
       const mailer = this.d.mailer;
-      if (!mailer) throw new Error('SMTP is not configured (set RAMPART_SMTP_URL)');
       await this.d.writes.flush();
       const [state, events, rejected, webhooks] = await Promise.all([
         this.d.users.load(env.id, job.userId),
