@@ -14,7 +14,8 @@ import { VerdictService } from '../core/verdicts/evaluate';
 import { TrackService } from '../core/track';
 import { RateLimiter } from '../core/ratelimit';
 import { AccessService, DEFAULT_FAILED_AUTHENTICATION_LIMIT } from '../core/access';
-import type { Clock } from '../core/ports';
+import type { Clock, Intel } from '../core/ports';
+import { offlineIntel } from '../intel';
 import type { EnvId } from '../core/model';
 import { systemClock } from '../core/ports';
 import type { Services } from '../core/services';
@@ -79,6 +80,8 @@ export interface BuildOptions {
   smtpUrl: string | undefined;
   mailFrom: string;
   clock?: Clock;
+  /** Reference data events are enriched with (default: the offline databases of src/intel). */
+  intel?: Intel;
   /** Webhook worker tuning (tests shorten these). */
   webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
   /** How long a verdict may wait for its state (default 150 ms). */
@@ -120,6 +123,7 @@ export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
 
 export async function buildServices(o: BuildOptions): Promise<Built> {
   const clock = o.clock ?? systemClock;
+  const intel = o.intel ?? offlineIntel;
   const db = o.db;
   const kind = await serverKind(db);
   await applyIndexes(db, indexesFor(kind, ALL_INDEXES));
@@ -178,9 +182,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // Collections per environment and source address: a page asks once per form submission.
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
   const devices = new DeviceService(users, webhooks, clock, client);
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, log: o.log, clientTokens: client });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, intel, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state)),
     users,

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
-import { initIntel } from '../intel';
+import { offlineIntel } from '../intel';
 import { connect, watchDatabase, type Database } from '../store/database';
 import { recordEmbedded, startEmbedded, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
@@ -52,7 +52,8 @@ export async function run(config: Config, log: Logger): Promise<Running> {
     await embedded?.stop();
     throw err;
   }
-  initIntel();
+  // Loaded before the listeners open, so that no verdict waits for the databases.
+  offlineIntel.load();
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,

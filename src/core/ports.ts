@@ -15,6 +15,7 @@ import type {
   UserProfile,
 } from './model';
 import type { PolicyRevision, PolicySet } from './policies/model';
+import type { IpIntel, ParsedUserAgent } from '../intel';
 
 export interface EnvironmentStore {
   create(env: Environment): Promise<void>;
@@ -187,6 +188,17 @@ export interface PolicyStore {
   addRevisions(revisions: PolicyRevision[]): Promise<void>;
   revisions(env: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]>;
   revision(env: EnvId, revisionId: string): Promise<PolicyRevision | null>;
+}
+
+/**
+ * Offline reference data an event is enriched with (src/intel: IP geolocation, networks and
+ * hosting ranges, user-agent parsing). Its tables are large (~130 MB) and loaded once by whoever
+ * builds the services; the core only asks.
+ */
+export interface Intel {
+  /** What is known of an IP address (a bogon result, with no data, for an invalid one). */
+  lookupIp(ip: string): IpIntel;
+  parseUserAgent(raw: string): ParsedUserAgent;
 }
 
 /** Every time read of the core: the wall clock in production, a fake one in tests. */

@@ -9,7 +9,7 @@
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
-import type { ClientTokens, Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
+import type { ClientTokens, Clock, CounterStore, Intel, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
@@ -36,6 +36,8 @@ export interface TrackDeps {
   webhooks: WebhookSink;
   writes: WriteQueue;
   clock: Clock;
+  /** Reference data events are enriched with. */
+  intel: Intel;
   log: TrackLog;
   /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
   clientTokens?: ClientTokens;
@@ -220,7 +222,7 @@ export class TrackService {
     job.attempts++;
     if (job.attempts >= MAX_ATTEMPTS) {
       this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
-      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
+      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
       return;
     }
     // One line per second at most while the database is down, however many events wait.
@@ -255,7 +257,7 @@ export class TrackService {
       // A device token names its user.
       if (!received.userId) event = { ...received, userId: device.userId };
     }
-    const x = enrich(event);
+    const x = enrich(event, this.d.intel);
     const read = await readEventState(this.d, env.id, x);
     // From here on nothing awaits (see VerdictService).
     const userId = read.userId;

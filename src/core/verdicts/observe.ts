@@ -4,10 +4,9 @@
  * (awaited); everything learnt is then recorded as changes written behind.
  */
 import type { IpIntel, ParsedUserAgent } from '../../intel';
-import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
-import type { CounterStore, ProfileChange, UserState, UserStateStore } from '../ports';
+import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
 import { sha256Hex, shortHash } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { ClientEvidence, EventKind } from '../scoring/evidence';
@@ -42,8 +41,9 @@ export interface Enriched {
   kind: EventKind;
 }
 
-export function enrich(event: EventInput): Enriched {
-  let ip = event.context.ip ? lookupIp(event.context.ip) : null;
+/** Everything derived from an event before any database read, with the reference data of `intel`. */
+export function enrich(event: EventInput, intel: Intel): Enriched {
+  let ip = event.context.ip ? intel.lookupIp(event.context.ip) : null;
   const forced = event.testToken?.ip;
   if (forced) {
     const [cc, region] = forced.split('-');
@@ -68,7 +68,7 @@ export function enrich(event: EventInput): Enriched {
       },
     };
   }
-  const ua = parseUserAgent(event.context.userAgent);
+  const ua = intel.parseUserAgent(event.context.userAgent);
   const key = deviceKey(event);
   const email = eventEmail(event);
   return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name) };
