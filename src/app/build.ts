@@ -182,7 +182,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // Collections per environment and source address: a page asks once per form submission.
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
   const devices = new DeviceService(users, webhooks, clock, client);
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, intel, log: o.log, clientTokens: client });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
   const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({

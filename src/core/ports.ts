@@ -209,11 +209,15 @@ export const systemClock: Clock = { now: () => new Date() };
 
 /**
  * When the core's work runs: the core says what to do and after how long, the scheduler
- * (src/workers/scheduler.ts) runs it. Nothing it schedules keeps the process alive.
+ * (src/workers/scheduler.ts) runs it.
  */
 export interface Scheduler {
-  /** Run `task` once after `ms` milliseconds; the returned function cancels it if it has not run. */
-  after(ms: number, task: () => void): () => void;
+  /**
+   * Run `task` once after `ms` milliseconds; the returned function cancels it if it has not run.
+   * A pending task keeps the process alive (work that must finish, such as a retry a drain waits
+   * for) unless it is `background` work (a periodic poll or sweep).
+   */
+  after(ms: number, task: () => void, opts?: { background?: boolean }): () => void;
 }
 
 /** A promise that resolves after `ms` on `scheduler`. */

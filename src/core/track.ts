@@ -9,7 +9,7 @@
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
-import type { ClientTokens, Clock, CounterStore, Intel, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
+import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
@@ -36,6 +36,8 @@ export interface TrackDeps {
   webhooks: WebhookSink;
   writes: WriteQueue;
   clock: Clock;
+  /** Runs the waits: admission while track is behind, and the pause before a retry. */
+  scheduler: Scheduler;
   /** Reference data events are enriched with. */
   intel: Intel;
   log: TrackLog;
@@ -63,7 +65,8 @@ export class TrackService {
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
-  private paused: NodeJS.Timeout | null = null;
+  /** Set while the worker waits before retrying events whose reads failed. */
+  private paused = false;
   private lastRetryLog = 0;
   private retriesSinceLog = 0;
   /** The last job of each user (or device) still running: its next job waits for it. */
@@ -90,9 +93,9 @@ export class TrackService {
     const until = this.d.clock.now().getTime() + (this.d.admissionMs ?? 1_000);
     while (this.queue.length >= (this.d.backpressureAt ?? 2_000) && this.d.clock.now().getTime() < until) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => done(), Math.max(1, until - this.d.clock.now().getTime()));
+        const cancel = this.d.scheduler.after(Math.max(1, until - this.d.clock.now().getTime()), () => done());
         const done = () => {
-          clearTimeout(timer);
+          cancel();
           this.progress.delete(done);
           resolve();
         };
@@ -236,10 +239,11 @@ export class TrackService {
     this.queue.unshift(job);
     if (!this.paused) {
       const delay = Math.min(1000, (this.d.retryBaseMs ?? 50) * 2 ** (job.attempts - 1));
-      this.paused = setTimeout(() => {
-        this.paused = null;
+      this.paused = true;
+      this.d.scheduler.after(delay, () => {
+        this.paused = false;
         this.pump();
-      }, delay);
+      });
     }
   }
 

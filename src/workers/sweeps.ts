@@ -48,7 +48,7 @@ export class Sweeps {
             if (this.started) this.plan(task, task.everyMs);
           });
         this.running.add(run);
-      }),
+      }, { background: true }),
     );
   }
 }

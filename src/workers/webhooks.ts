@@ -71,7 +71,7 @@ export class WebhookWorker {
         this.again = false;
         this.schedule(again ? 0 : this.pollMs);
       });
-    });
+    }, { background: true });
   }
 
   private async run(): Promise<void> {
