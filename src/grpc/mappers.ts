@@ -82,7 +82,7 @@ export function deviceMessage(d: Device, current = false): DeviceMessage {
     approvedAt: optionalTimestamp(d.approvedAt),
     escalatedAt: optionalTimestamp(d.escalatedAt),
     mitigatedAt: optionalTimestamp(d.mitigatedAt),
-    risk: d.risk,
+    risk: d.riskScore,
     context: {
       ip: d.context.ip ?? '',
       location: loc

@@ -20,7 +20,7 @@ export function deviceJson(d: Device, current = false): DeviceBody {
     approved_at: iso(d.approvedAt),
     escalated_at: iso(d.escalatedAt),
     mitigated_at: iso(d.mitigatedAt),
-    risk: d.risk,
+    risk: d.riskScore,
     context: {
       ip: d.context.ip,
       location: d.context.location,

@@ -149,7 +149,7 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
     escalatedAt: new Date(),
     mitigatedAt: null,
     removedAt: null,
-    risk: 100,
+    riskScore: 100,
     feedback: 'reported',
     sightings: 1,
     context: {
