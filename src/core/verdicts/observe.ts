@@ -13,6 +13,7 @@ import type { ClientEvidence, EventKind } from '../scoring/evidence';
 import { assess, eventKind, type AssessInput, type Assessment } from '../scoring/model';
 import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, tokenBump, tokenReplayed, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
+import { completesRegistration } from '../events/catalog';
 
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
@@ -206,7 +207,7 @@ export function profileChange(x: Enriched, legit: boolean): ProfileChange {
   if (e.username) change.username = e.username;
   if (e.phone) change.phone = e.phone;
   if (e.registeredAt) change.registeredAt = e.registeredAt;
-  else if (e.name === '$registration' || e.name === '$registration.succeeded') change.registeredAt = at;
+  else if (completesRegistration(e.name)) change.registeredAt = at;
   if (Object.keys(e.userTraits).length > 0) change.traits = e.userTraits;
   const loc = x.ip?.location;
   if (legit && loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
