@@ -187,7 +187,6 @@ export interface PolicyStore {
   putSet(set: PolicySet, expectedVersion: number): Promise<boolean>;
   addRevisions(revisions: PolicyRevision[]): Promise<void>;
   revisions(env: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]>;
-  revision(env: EnvId, revisionId: string): Promise<PolicyRevision | null>;
 }
 
 /**

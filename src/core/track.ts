@@ -13,7 +13,7 @@ import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore
 import { parseEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
-import type { WebhookSink } from './webhooks/port';
+import type { WebhookSink } from './webhooks/ports';
 import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
 import { missingFields } from './scoring/evidence';

@@ -14,7 +14,7 @@ import { WebhookWorker, type WebhookWorkerOptions } from '../../src/workers/webh
 import { fetchPoster } from '../../src/workers/http';
 import { timerScheduler } from '../../src/workers/scheduler';
 import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
-import type { WebhookNotice } from '../../src/core/webhooks/port';
+import type { WebhookNotice } from '../../src/core/webhooks/ports';
 import type { WebhookDelivery } from '../../src/core/webhooks/model';
 import type { WebhookDeliveryStore } from '../../src/core/webhooks/ports';
 import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';

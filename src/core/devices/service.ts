@@ -10,7 +10,7 @@ import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../m
 import type { ClientTokens, Clock, DeviceChange, UserState, UserStateStore } from '../ports';
 import { fingerprintValue } from '../events/context';
 import type { IpIntel, ParsedUserAgent } from '../../intel';
-import type { WebhookSink } from '../webhooks/port';
+import type { WebhookSink } from '../webhooks/ports';
 import type { DeviceReviewState } from '../policies/model';
 
 export const REGISTRATION_APPROVAL_WINDOW_MS = 60 * 60 * 1000;

@@ -20,7 +20,7 @@ import { lesson } from '../scoring/model';
 import { environmentStats } from '../scoring/population';
 import { uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
-import type { WebhookSink } from '../webhooks/port';
+import type { WebhookSink } from '../webhooks/ports';
 import { assessEvent, enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './observe';
 import type { Policy } from '../policies/model';
 
