@@ -72,11 +72,11 @@ export interface WebhookServiceDeps {
   /** Deliveries sent in parallel to one environment's URL (one receiver). Default: `concurrency`. */
   receiverConcurrency?: number;
   /**
-   * How long `stop()` keeps sending what is due before it cuts short what is still under way.
+   * How long `shutdown()` keeps sending what is due before it cuts short what is still under way.
    * Default 10 s.
    */
   shutdownGraceMs?: number;
-  /** Deliveries sent in parallel by `stop()`, every receiver at once. Default 64. */
+  /** Deliveries sent in parallel by `shutdown()`, every receiver at once. Default 64. */
   shutdownConcurrency?: number;
   /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
   retentionMs?: number;
@@ -175,7 +175,7 @@ export class WebhookService implements WebhookSink {
   private readonly recentSlots = new Set<string>();
   /** Creation order within one millisecond (see WebhookDelivery.seq). */
   private seq = 0;
-  /** Notices being written (stop() sends them too). */
+  /** Notices being written (shutdown() sends them too). */
   private readonly writing = new Set<Promise<void>>();
   /** While stopping: when the grace ends (performance.now()), after which no attempt starts. */
   private graceEnd: number | null = null;
