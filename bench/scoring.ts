@@ -9,6 +9,7 @@ import { parseEvent } from '../src/core/events/parse';
 import { enrich, assessEvent, type Enriched, type EventState } from '../src/core/verdicts/observe';
 import { emptyBehaviour, epochWeight, type Behaviour } from '../src/core/scoring/behaviour';
 import { counterBumps, type Snapshots } from '../src/core/scoring/population';
+import { offlineIntel } from '../src/intel';
 import { riskBody, Traffic } from './lib/traffic';
 
 const DAY = 86_400_000;
@@ -53,7 +54,7 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   // Thirty days of history for every user, and the environment's population from it.
   for (let i = 0; i < users * 30; i++) {
     const login = traffic.next();
-    const x = enrich(parse(riskBody(login), now - 30 * DAY + (i / (users * 30)) * 30 * DAY));
+    const x = enrich(parse(riskBody(login), now - 30 * DAY + (i / (users * 30)) * 30 * DAY), offlineIntel);
     let b = behaviours.get(login.userId);
     if (!b) behaviours.set(login.userId, (b = emptyBehaviour()));
     learn(b, x);
@@ -68,7 +69,7 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   let t0 = performance.now();
   for (let i = 0; i < events; i++) {
     const input = inputs[i % inputs.length]!;
-    const x = enrich(parse(input.body, now));
+    const x = enrich(parse(input.body, now), offlineIntel);
     if (i < inputs.length) enriched.push(x);
   }
   const enrichMicros = ((performance.now() - t0) * 1000) / events;

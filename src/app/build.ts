@@ -14,7 +14,8 @@ import { VerdictService } from '../core/verdicts/evaluate';
 import { TrackService } from '../core/track';
 import { RateLimiter } from '../core/ratelimit';
 import { AccessService, DEFAULT_FAILED_AUTHENTICATION_LIMIT } from '../core/access';
-import type { Clock } from '../core/ports';
+import type { Clock, Intel } from '../core/ports';
+import { offlineIntel } from '../intel';
 import type { EnvId } from '../core/model';
 import { systemClock } from '../core/ports';
 import type { Services } from '../core/services';
@@ -33,12 +34,18 @@ import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
-import { createSmtpMailer } from '../mail/smtp';
+import { createSmtpMailer, noMailer } from '../mail/smtp';
+import { restExportLinks } from '../rest/privacy-links';
+import { fetchPoster } from '../workers/http';
+import { timerScheduler } from '../workers/scheduler';
+import { Sweeps } from '../workers/sweeps';
+import { WebhookWorker } from '../workers/webhooks';
 import { QueryService } from '../core/queries/service';
 import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
+import { translatingErrors as core } from '../store/errors';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -57,6 +64,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
+const PRIVACY_SWEEP_MS = 10 * 60_000;
 
 export interface BuildOptions {
   db: Db;
@@ -72,6 +80,8 @@ export interface BuildOptions {
   smtpUrl: string | undefined;
   mailFrom: string;
   clock?: Clock;
+  /** Reference data events are enriched with (default: the offline databases of src/intel). */
+  intel?: Intel;
   /** Webhook worker tuning (tests shorten these). */
   webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
   /** How long a verdict may wait for its state (default 150 ms). */
@@ -113,6 +123,7 @@ export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
 
 export async function buildServices(o: BuildOptions): Promise<Built> {
   const clock = o.clock ?? systemClock;
+  const intel = o.intel ?? offlineIntel;
   const db = o.db;
   const kind = await serverKind(db);
   await applyIndexes(db, indexesFor(kind, ALL_INDEXES));
@@ -120,7 +131,6 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // server is Rampart's FerretDB build (see StateOptions.writeMode).
   const writeMode = o.state?.writeMode ?? (o.privateDatabase && kind.upsertInsert ? 'snapshots' : 'deltas');
   if (o.privateDatabase && !kind.upsertInsert) o.log.warn('the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower');
-  const onBackgroundError = (err: unknown) => o.log.error({ err }, 'background write failed');
 
   // The metrics read from the services built below; their hooks are called only once requests flow.
   const stateObserver: StateObserver = { read: (c, outcome) => metrics.stateObserver.read(c, outcome), flushed: (stats) => metrics.stateObserver.flushed(stats) };
@@ -146,39 +156,44 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
   };
   const sealer = new Sealer(o.masterKey);
-  const environmentsStore = new MongoEnvironmentStore(db);
-  const credentials = new MongoCredentialStore(db);
-  const users = new StateUserStore(db, state);
-  const events = new MongoEventStore(db, state);
-  const debuggerLog = new MongoDebuggerStore(db, state);
-  const counters = new StateCounterStore(db, state, () => clock.now());
-  const policies = new PolicyService(new MongoPolicyStore(db), clock);
+  // Every repository the core is given speaks the core's errors, never the driver's (`core`).
+  const writes = core(state);
+  const environmentsStore = core(new MongoEnvironmentStore(db));
+  const credentials = core(new MongoCredentialStore(db));
+  const users = core(new StateUserStore(db, state));
+  const events = core(new MongoEventStore(db, state));
+  const debuggerLog = core(new MongoDebuggerStore(db, state));
+  const counters = core(new StateCounterStore(db, state, () => clock.now()));
+  const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs });
+  const { pollMs, ...webhookTuning } = o.webhooks ?? {};
   const webhooks = new WebhookService({
-    store: new MongoWebhookStore(db, state),
+    store: core(new MongoWebhookStore(db, state)),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
+    http: fetchPoster,
+    scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,
-    ...o.webhooks,
+    ...webhookTuning,
   });
-  const devices = new DeviceService(users, webhooks, clock);
-  const observations = new StateClientObservationStore(db, state);
+  const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, log: o.log, clientTokens: client });
+  const devices = new DeviceService(users, webhooks, clock, client);
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
-    store: new MongoPrivacyStore(db, state),
+    store: core(new MongoPrivacyStore(db, state)),
     users,
-    writes: state,
+    writes,
     webhooks,
-    mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : null,
+    mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : noMailer,
     sealer,
     clock,
-    publicUrl: o.publicUrl,
+    links: restExportLinks(o.publicUrl),
     log: o.log,
   });
   const services: Services = {
@@ -191,29 +206,33 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     privacy,
     client,
     access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
-    queries: new QueryService(new MongoQueryStore(o.analystDb ?? db, analyst), users),
-    analytics: new AnalyticsService(new MongoAnalyticsStore(o.analystDb ?? db, analyst), clock),
+    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst)), users),
+    analytics: new AnalyticsService(core(new MongoAnalyticsStore(o.analystDb ?? db, analyst)), clock),
     read: { events, debuggerLog, users },
   };
-  let sweeper: NodeJS.Timeout | null = null;
+  // The workers: when webhooks are delivered, and when expired data is swept.
+  const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs });
+  const sweeps = new Sweeps(
+    [
+      { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
+      { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
+      { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
+    ],
+    { scheduler: timerScheduler, log: o.log },
+  );
   return {
     services,
     state,
     metrics,
     start() {
-      webhooks.start();
-      privacy.start();
-      sweeper = setInterval(() => {
-        counters.sweep(clock.now()).catch(onBackgroundError);
-        observations.sweep(clock.now()).catch(onBackgroundError);
-      }, COUNTER_SWEEP_MS);
-      sweeper.unref();
+      webhookWorker.start();
+      sweeps.start();
     },
     async stop() {
-      if (sweeper) clearInterval(sweeper);
+      await sweeps.stop();
       // Track's queue first (it produces writes), then everything queued for the database.
       await track.drain(true, o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err }, 'track queue not drained'));
-      await webhooks.stop();
+      await webhookWorker.stop();
       await privacy.stop();
       await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },

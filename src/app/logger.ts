@@ -1,7 +1,8 @@
 /** The process logger (pino). Credentials are redacted wherever they could appear. */
 import pino from 'pino';
+import type { Logger } from '../doors/logger';
 
-export type Logger = pino.Logger;
+export type { Logger } from '../doors/logger';
 
 export const REDACT = [
   'req.headers.authorization',

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
-import { initIntel } from '../intel';
+import { offlineIntel } from '../intel';
 import { connect, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
 import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
@@ -65,7 +65,8 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   const analyst: Database = await connect(analystUri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS, lazy: readerPort !== null });
   started.push(() => analyst.close());
 
-  initIntel();
+  // Loaded before the listeners open, so that no verdict waits for the databases.
+  offlineIntel.load();
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,

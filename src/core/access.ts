@@ -49,8 +49,9 @@ export class AccessService {
   constructor(
     private readonly environments: EnvironmentService,
     private readonly limiter: RateLimiter,
-    failedLimit: FailedAuthenticationLimit = DEFAULT_FAILED_AUTHENTICATION_LIMIT,
-    private readonly now: () => number = Date.now,
+    failedLimit: FailedAuthenticationLimit,
+    /** Epoch ms, from the injected Clock. */
+    private readonly now: () => number,
   ) {
     this.failures = new FailedAuthentications(failedLimit);
   }
@@ -96,7 +97,7 @@ export class AccessService {
 
   /** Count one more request (e.g. each message of a stream) against the environment's rate. */
   take(principal: Principal): void {
-    this.limiter.take(principal.env.id);
+    this.limiter.take(principal.env.id, this.now());
   }
 
   /** Changes need an API secret: analyst keys are read-only. */

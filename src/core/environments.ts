@@ -129,7 +129,7 @@ export class EnvironmentService {
   async authenticate(secret: string | null | undefined): Promise<Principal> {
     if (!secret || secret.length > 512) throw new Unauthorized();
     const hash = sha256Hex(secret);
-    const now = Date.now();
+    const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(hash);
     let principal: Principal;
     if (hit && hit.until > now) {

@@ -86,16 +86,17 @@ export class RateLimited extends DomainError {
     super('rate limit exceeded, retry later');
   }
 }
+/** `cause`: what the store saw (a driver error), for the log only; never shown to callers. */
 export class Unavailable extends DomainError {
   readonly kind = 'unavailable';
-  constructor(message = 'the database is unreachable') {
-    super(message);
+  constructor(message = 'the database is unreachable', options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 export class DeadlineExceeded extends DomainError {
   readonly kind = 'deadline_exceeded';
-  constructor(message = 'deadline exceeded') {
-    super(message);
+  constructor(message = 'deadline exceeded', options?: { cause?: unknown }) {
+    super(message, options);
   }
 }
 export class InternalError extends DomainError {

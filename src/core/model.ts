@@ -155,8 +155,11 @@ export interface Device {
   mitigatedAt: Date | null;
   /** Removed from the user's account after an incident was mitigated. */
   removedAt: Date | null;
-  /** 0-100. Exactly 0 or 100 once feedback was given. */
-  risk: number;
+  /**
+   * The device's own risk score, 0-100 (Castle's device `risk`): exactly 0 or 100 once feedback
+   * was given. Not an event's `risk`, which is 0-1 everywhere in the core.
+   */
+  riskScore: number;
   feedback: 'approved' | 'reported' | null;
   context: DeviceContext;
   lastEventRisk: number | null;

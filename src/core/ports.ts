@@ -15,6 +15,7 @@ import type {
   UserProfile,
 } from './model';
 import type { PolicyRevision, PolicySet } from './policies/model';
+import type { IpIntel, ParsedUserAgent } from '../intel';
 
 export interface EnvironmentStore {
   create(env: Environment): Promise<void>;
@@ -144,12 +145,14 @@ export interface CounterSnapshot {
   sets: Record<string, string[]>;
 }
 
-/** One change to one counter document: counts to add, set members to add. */
 /** Reads Rampart's client tokens in an event (core/client/service.ts). */
 export interface ClientTokens {
   attach(env: Environment, event: EventInput): EventInput;
+  /** The fingerprint a client id names (a token: the device it carries; null when it does not verify). */
+  fingerprintOf(env: Environment, clientId: string): string | null;
 }
 
+/** One change to one counter document: counts to add, set members to add. */
 export interface CounterBump {
   key: string;
   inc?: Record<string, number>;
@@ -184,10 +187,58 @@ export interface PolicyStore {
   putSet(set: PolicySet, expectedVersion: number): Promise<boolean>;
   addRevisions(revisions: PolicyRevision[]): Promise<void>;
   revisions(env: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]>;
-  revision(env: EnvId, revisionId: string): Promise<PolicyRevision | null>;
 }
 
+/**
+ * Offline reference data an event is enriched with (src/intel: IP geolocation, networks and
+ * hosting ranges, user-agent parsing). Its tables are large (~130 MB) and loaded once by whoever
+ * builds the services; the core only asks.
+ */
+export interface Intel {
+  /** What is known of an IP address (a bogon result, with no data, for an invalid one). */
+  lookupIp(ip: string): IpIntel;
+  parseUserAgent(raw: string): ParsedUserAgent;
+}
+
+/** Every time read of the core: the wall clock in production, a fake one in tests. */
 export interface Clock {
   now(): Date;
 }
 export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * When the core's work runs: the core says what to do and after how long, the scheduler
+ * (src/workers/scheduler.ts) runs it.
+ */
+export interface Scheduler {
+  /**
+   * Run `task` once after `ms` milliseconds; the returned function cancels it if it has not run.
+   * A pending task keeps the process alive (work that must finish, such as a retry a drain waits
+   * for) unless it is `background` work (a periodic poll or sweep).
+   */
+  after(ms: number, task: () => void, opts?: { background?: boolean }): () => void;
+}
+
+/** A promise that resolves after `ms` on `scheduler`. */
+export const wait = (scheduler: Scheduler, ms: number): Promise<void> => new Promise((resolve) => scheduler.after(ms, resolve));
+
+/** One HTTP request the core sends (a webhook attempt): how it is sent is the poster's. */
+export interface HttpPost {
+  headers: Record<string, string>;
+  body: string;
+  /** Longest the request may take, answer included. */
+  timeoutMs: number;
+  /** Aborts the request (the core's shutdown). */
+  signal: AbortSignal;
+}
+
+/** What became of a request: the response's status, or no answer within its timeout. */
+export type HttpPostResult = { status: number } | { timedOut: true };
+
+/**
+ * Sends the core's HTTP requests (src/workers/http.ts). Redirects are never followed (a 3xx is
+ * the answer). Rejects on a network error, and when `signal` aborts.
+ */
+export interface HttpPoster {
+  post(url: string, request: HttpPost): Promise<HttpPostResult>;
+}

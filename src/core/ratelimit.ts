@@ -6,8 +6,11 @@ export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   constructor(private readonly perSecond: number, private readonly burst = perSecond * 2) {}
 
-  /** Take one token for `env` (or any other key), or throw RateLimited with the seconds to wait. */
-  take(env: EnvId | string, now = Date.now()): void {
+  /**
+   * Take one token for `env` (or any other key) at `now` (epoch ms, from the caller's Clock), or
+   * throw RateLimited with the seconds to wait.
+   */
+  take(env: EnvId | string, now: number): void {
     let b = this.buckets.get(env);
     if (!b) {
       b = { tokens: this.burst, at: now };

@@ -9,11 +9,11 @@
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
-import type { ClientTokens, Clock, CounterStore, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
+import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import { parseEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
-import type { WebhookSink } from './webhooks/port';
+import type { WebhookSink } from './webhooks/ports';
 import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
 import { missingFields } from './scoring/evidence';
@@ -36,6 +36,10 @@ export interface TrackDeps {
   webhooks: WebhookSink;
   writes: WriteQueue;
   clock: Clock;
+  /** Runs the waits: admission while track is behind, and the pause before a retry. */
+  scheduler: Scheduler;
+  /** Reference data events are enriched with. */
+  intel: Intel;
   log: TrackLog;
   /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
   clientTokens?: ClientTokens;
@@ -61,7 +65,8 @@ export class TrackService {
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
-  private paused: NodeJS.Timeout | null = null;
+  /** Set while the worker waits before retrying events whose reads failed. */
+  private paused = false;
   private lastRetryLog = 0;
   private retriesSinceLog = 0;
   /** The last job of each user (or device) still running: its next job waits for it. */
@@ -88,9 +93,9 @@ export class TrackService {
     const until = this.d.clock.now().getTime() + (this.d.admissionMs ?? 1_000);
     while (this.queue.length >= (this.d.backpressureAt ?? 2_000) && this.d.clock.now().getTime() < until) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => done(), Math.max(1, until - this.d.clock.now().getTime()));
+        const cancel = this.d.scheduler.after(Math.max(1, until - this.d.clock.now().getTime()), () => done());
         const done = () => {
-          clearTimeout(timer);
+          cancel();
           this.progress.delete(done);
           resolve();
         };
@@ -119,6 +124,25 @@ export class TrackService {
     if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
     this.queue.push({ principal, event, attempts: 0 });
     this.pump();
+  }
+
+  /**
+   * Take one track payload as a door received it (POST /v1/track and /v1/log, Scoring.Track and
+   * TrackStream). `decode` turns the wire format into Castle's body; one it cannot decode (it
+   * throws a DomainError) is kept in the debugger with its reason, as is one that does not parse,
+   * and the door answers success all the same. `raw` is the payload as received (REST's body
+   * text), else `received` (the decoded message) is what the debugger keeps.
+   */
+  receive(principal: Principal, payload: { decode(): unknown; raw?: string; received?: unknown }): void {
+    let body: unknown;
+    try {
+      body = payload.decode();
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      this.reject(principal, payload.received ?? null, payload.raw, err);
+      return;
+    }
+    this.accept(principal, body, payload.raw);
   }
 
   /** Keep a rejected payload, with its reason, in the debugger (written behind). */
@@ -201,7 +225,7 @@ export class TrackService {
     job.attempts++;
     if (job.attempts >= MAX_ATTEMPTS) {
       this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
-      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
+      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
       return;
     }
     // One line per second at most while the database is down, however many events wait.
@@ -215,10 +239,11 @@ export class TrackService {
     this.queue.unshift(job);
     if (!this.paused) {
       const delay = Math.min(1000, (this.d.retryBaseMs ?? 50) * 2 ** (job.attempts - 1));
-      this.paused = setTimeout(() => {
-        this.paused = null;
+      this.paused = true;
+      this.d.scheduler.after(delay, () => {
+        this.paused = false;
         this.pump();
-      }, delay);
+      });
     }
   }
 
@@ -236,7 +261,7 @@ export class TrackService {
       // A device token names its user.
       if (!received.userId) event = { ...received, userId: device.userId };
     }
-    const x = enrich(event);
+    const x = enrich(event, this.d.intel);
     const read = await readEventState(this.d, env.id, x);
     // From here on nothing awaits (see VerdictService).
     const userId = read.userId;

@@ -7,8 +7,8 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { HeaderMap } from '@apollo/server';
 import { DomainError, InternalError, InvalidParameters, RateLimited, type ErrorKind } from '../core/errors';
-import { normaliseError } from '../app/errors';
-import type { Logger } from '../app/logger';
+import { normaliseError } from '../doors/errors';
+import type { Logger } from '../doors/logger';
 
 export const GRAPHQL_ERRORS: Readonly<Record<ErrorKind, { code: string; status: number }>> = {
   bad_request: { code: 'BAD_REQUEST', status: 400 },

@@ -1,6 +1,4 @@
 /** rampart.v1.Devices: the device registry, through DeviceService as the REST device routes. */
-import { fingerprintKeyOf } from '../core/devices/service';
-import { fingerprintValue } from '../core/events/context';
 import { unary, type Door } from './call';
 import { deviceMessage } from './mappers';
 import { required } from './translate';
@@ -10,10 +8,8 @@ export function devicesHandlers(door: Door): DevicesHandlers {
   const devices = door.services.devices;
   return {
     ListUserDevices: unary(door, async (req, { principal }) => {
-      const list = await devices.listForUser(principal.env.id, required('user_id', req.userId));
-      const cid = fingerprintValue(req.clientId);
-      const key = cid ? fingerprintKeyOf(cid) : null;
-      return { totalCount: list.length, devices: list.map((d) => deviceMessage(d, key)) };
+      const list = await devices.listForUser(principal.env, required('user_id', req.userId), [req.clientId]);
+      return { totalCount: list.length, devices: list.map((d) => deviceMessage(d.device, d.current)) };
     }),
     GetDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.get(principal.env.id, required('device_token', req.deviceToken)))),
     ApproveDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.approve(principal.env.id, required('device_token', req.deviceToken)))),

@@ -70,7 +70,8 @@ export const riskMessage = (v: Verdict): RiskResponse => ({
 
 export const filterMessage = (v: Verdict): FilterResponse => ({ risk: v.risk, policy: policyMessage(v), signals: signalsMessage(v.signals), degraded: v.degraded });
 
-export function deviceMessage(d: Device, currentKey: string | null = null): DeviceMessage {
+/** A device; `current`: it is the one the `client_id` of ListUserDevices names. */
+export function deviceMessage(d: Device, current = false): DeviceMessage {
   const ua = d.context.userAgent;
   const loc = d.context.location;
   return {
@@ -81,7 +82,7 @@ export function deviceMessage(d: Device, currentKey: string | null = null): Devi
     approvedAt: optionalTimestamp(d.approvedAt),
     escalatedAt: optionalTimestamp(d.escalatedAt),
     mitigatedAt: optionalTimestamp(d.mitigatedAt),
-    risk: d.risk,
+    risk: d.riskScore,
     context: {
       ip: d.context.ip ?? '',
       location: loc
@@ -99,7 +100,7 @@ export function deviceMessage(d: Device, currentKey: string | null = null): Devi
       properties: toStruct(d.context.properties),
       type: DEVICE_TYPE[d.context.type] ?? 'DEVICE_TYPE_OTHER',
     },
-    isCurrentDevice: currentKey !== null && d.fingerprintKey === currentKey,
+    isCurrentDevice: current,
   };
 }
 

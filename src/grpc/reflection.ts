@@ -83,8 +83,6 @@ function fileOf(o: protobuf.ReflectionObject, sources: readonly Source[]): strin
   throw new Error(`reflection: cannot tell which file declares ${o.fullName}`);
 }
 
-export type { Source as ProtoSource };
-
 interface FileParts {
   name: string;
   package: string;

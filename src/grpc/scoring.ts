@@ -5,10 +5,10 @@
  * handled by the same code as its unary RPC.
  */
 import { Metadata, type handleBidiStreamingCall, type handleClientStreamingCall, type ServerDuplexStream } from '@grpc/grpc-js';
-import { DeadlineExceeded, DomainError, InvalidParameters } from '../core/errors';
+import { DeadlineExceeded, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
-import { normaliseError } from '../app/errors';
+import { normaliseError } from '../doors/errors';
 import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
 import { callError, toStatus, type FieldPathMapper } from './errors';
 import { callIds, rejection, RejectedMessage } from './guard';
@@ -36,16 +36,8 @@ export const MAX_MESSAGE_BYTES_KEY = 'rampart-max-message-bytes';
 
 /** Queue one feedback event. A message the core cannot take goes to the debugger, as on REST. */
 function track(door: Door, principal: Principal, m: TrackRequest__Output): void {
-  let body: Record<string, unknown>;
-  try {
-    body = eventBody('track', m);
-  } catch (err) {
-    if (!(err instanceof DomainError)) throw err;
-    // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
-    door.services.track.reject(principal, { ...m, user_id: m.user?.id || null }, undefined, err);
-    return;
-  }
-  door.services.track.accept(principal, body);
+  // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
+  door.services.track.receive(principal, { decode: () => eventBody('track', m), received: { ...m, user_id: m.user?.id || null } });
 }
 
 function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output, TrackStreamResponse> {

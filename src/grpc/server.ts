@@ -9,7 +9,7 @@ import path from 'node:path';
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatusMap } from 'grpc-health-check';
 import { ReflectionService } from '@grpc/reflection';
 import type { Services } from '../core/services';
-import type { Logger } from '../app/logger';
+import type { Logger } from '../doors/logger';
 import { needingDatabase, type Door } from './call';
 import type { DatabaseStatus } from '../doors/outage';
 import { devicesHandlers } from './devices';

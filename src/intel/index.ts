@@ -11,3 +11,4 @@ export { parseUserAgent, castleUserAgent } from './user-agent';
 export { isDisposableEmail } from './disposable-email';
 export { countryName } from './country';
 export { distanceKm } from './distance';
+export { offlineIntel } from './offline';

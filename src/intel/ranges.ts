@@ -6,7 +6,7 @@
  *  - MISP warning lists (BSD-3-Clause; X4BNet lists_vpn): `vpn-ipv{4,6}.json`, CIDRs of VPN
  *    providers and data centres together.
  * Loaded once into sorted, merged typed arrays and searched in O(log n). When the files are not
- * installed every look-up answers "nothing known" (and `rangesLoaded()` says so).
+ * installed every look-up answers "nothing known".
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -165,8 +165,6 @@ export function loadRanges(dir = defaultListsDir()): boolean {
   loadedFrom = dir;
   return true;
 }
-
-export const rangesLoaded = (): boolean => tables !== null;
 
 /** Index of the last range starting at or before `x`, by binary search. */
 function lastAtOrBefore<T extends number | bigint>(starts: ArrayLike<T>, x: T): number {

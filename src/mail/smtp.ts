@@ -53,3 +53,8 @@ export function createSmtpMailer(opts: SmtpMailerOptions): SmtpMailer {
     },
   };
 }
+
+/** The Mailer when no SMTP server is configured: every send fails, saying what to set. */
+export const noMailer: Mailer = {
+  send: () => Promise.reject(new Error('SMTP is not configured (set RAMPART_SMTP_URL)')),
+};

@@ -70,7 +70,14 @@ export const riskBody = z.object({ risk, policy, signals, device: z.object({ tok
 export const filterBody = z.object({ risk, policy, signals, degraded });
 
 export const clientTokenBody = z.object({ token: z.string(), expires_in: z.number().int().describe('seconds') });
-export const privacyAccessBody = z.object({ id: z.string(), status: z.enum(['pending', 'sent', 'failed', 'expired']), expires_at: timestamp });
+const privacyJobStatus = z.enum(['pending', 'sent', 'failed', 'expired']);
+export const privacyJobBody = z.object({ id: z.string(), status: privacyJobStatus, expires_at: timestamp, user_id: z.string() });
+export const privacyAccessBody = z.object({
+  id: z.string().describe('The first job (of the first user found)'),
+  status: privacyJobStatus,
+  expires_at: timestamp,
+  jobs: z.array(privacyJobBody).min(1).describe('One job per user the request names (an e-mail address may name several)'),
+});
 export const privacyPurgeBody = z.object({ status: z.literal('purged') });
 export const healthBody = z.object({ status: z.literal('ok') });
 export const readyBody = z.object({ status: z.enum(['ready', 'unavailable']) });
@@ -79,3 +86,5 @@ export type DeviceBody = z.infer<typeof deviceBody>;
 export type AuthenticateBody = z.infer<typeof authenticateBody>;
 export type RiskBody = z.infer<typeof riskBody>;
 export type FilterBody = z.infer<typeof filterBody>;
+export type PrivacyJobBody = z.infer<typeof privacyJobBody>;
+export type PrivacyAccessBody = z.infer<typeof privacyAccessBody>;

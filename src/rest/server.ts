@@ -5,20 +5,20 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, DomainError, NotFound, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { BadRequest, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
-import { fingerprintKeyOf } from '../core/devices/service';
-import { fingerprintValue } from '../core/events/context';
-import { secretFromAuthorization } from '../app/credentials';
-import { normaliseError } from '../app/errors';
-import type { Logger } from '../app/logger';
+import { secretFromAuthorization } from '../doors/credentials';
+import { normaliseError } from '../doors/errors';
+import type { Logger } from '../doors/logger';
 import { HTTP_STATUS, HTTP_TYPE } from './errors';
-import { authenticateJson, deviceJson, filterJson, riskJson } from './mappers';
+import { authenticateJson, deviceJson, filterJson, privacyAccessJson, riskJson } from './mappers';
+import { subjectOfIdentifier, type PrivacySubject } from '../core/privacy/service';
 import { registerClientPages } from './client-pages';
 import { openApiDocument } from './openapi';
 import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
+import { EXPORT_ROUTE } from './privacy-links';
 
 export interface RestOptions {
   services: Services;
@@ -188,17 +188,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       path,
       route(async (req, reply) => {
         const p = await principal(req);
-        let body: unknown;
-        try {
-          body = jsonBody(req);
-        } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-          services.track.reject(p, null, raw, err);
-          return reply.code(204).send();
-        }
         await services.track.ready();
-        services.track.accept(p, body, Buffer.isBuffer(req.body) ? req.body.toString('utf8') : undefined);
+        services.track.receive(p, { decode: () => jsonBody(req), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' });
         return reply.code(204).send();
       }),
     );
@@ -234,10 +225,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       const p = await principal(req);
       const { userId } = req.params as { userId: string };
       const q = req.query as Record<string, unknown>;
-      const cid = fingerprintValue(q.cid) ?? fingerprintValue(q.client_id);
-      const devices = await services.devices.listForUser(p.env.id, userId);
-      const key = cid ? fingerprintKeyOf(cid) : null;
-      return reply.code(200).send({ total_count: devices.length, data: devices.map((d) => deviceJson(d, key)) });
+      const devices = await services.devices.listForUser(p.env, userId, [q.cid, q.client_id]);
+      return reply.code(200).send({ total_count: devices.length, data: devices.map((d) => deviceJson(d.device, d.current)) });
     }),
   );
 
@@ -267,36 +256,32 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   );
 
   // Privacy: by path (`/v1/privacy/users/{id}`) or by body (`{identifier, identifier_type}`).
-  const privacyTarget = async (req: FastifyRequest): Promise<{ p: Principal; userIds: string[] }> => {
-    const p = await principal(req);
+  const privacySubject = (req: FastifyRequest): PrivacySubject => {
     const { userId } = (req.params ?? {}) as { userId?: string };
-    if (userId !== undefined) return { p, userIds: [userId] };
+    if (userId !== undefined) return subjectOfIdentifier(userId, '$id', 'user_id');
     const body = jsonBody(req) as Record<string, unknown>;
-    return { p, userIds: await services.privacy.resolveIdentifier(p.env.id, body.identifier, body.identifier_type) };
+    return subjectOfIdentifier(body.identifier, body.identifier_type);
   };
   for (const path of ['/v1/privacy/users/:userId', '/v1/privacy/users']) {
     app.post(
       path,
       route(async (req, reply) => {
-        const { p, userIds } = await privacyTarget(req);
-        if (userIds.length === 0) throw new NotFound('no user matches this identifier');
-        const jobs = [];
-        for (const id of userIds) jobs.push(await services.privacy.requestAccess(p.env, id));
-        const first = jobs[0];
-        return reply.code(202).send(first ? { id: first.id, status: first.status, expires_at: first.expiresAt.toISOString() } : {});
+        const p = await principal(req);
+        const jobs = await services.privacy.requestAccessFor(p.env, privacySubject(req));
+        return reply.code(202).send(privacyAccessJson(jobs));
       }),
     );
     app.delete(
       path,
       route(async (req, reply) => {
-        const { p, userIds } = await privacyTarget(req);
-        for (const id of userIds) await services.privacy.purge(p.env, id);
+        const p = await principal(req);
+        await services.privacy.purgeFor(p.env, privacySubject(req));
         return reply.code(202).send({ status: 'purged' });
       }),
     );
   }
   app.get(
-    '/v1/privacy/exports/:jobId',
+    EXPORT_ROUTE,
     route(async (req, reply) => {
       const { jobId } = req.params as { jobId: string };
       const q = req.query as Record<string, unknown>;

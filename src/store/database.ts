@@ -64,20 +64,6 @@ export async function applyIndexes(db: Db, specs: readonly IndexSpec[]): Promise
   }
 }
 
-/** Errors that mean the database cannot be reached (mapped to `unavailable`). */
-export function isUnavailableError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
-  // a pool closed, a server closed or a wait for a connection that timed out are outages too.
-  return /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name);
-}
-
-/** An operation stopped at its time limit (the server's `maxTimeMS`, or the driver's own timeout). */
-export function isTimeLimitError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  return err.name === 'MongoOperationTimeoutError' || (err as { code?: unknown }).code === 50;
-}
-
 export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
 /** Delete the documents of a collection whose `expiresAt` has passed (FerretDB 1.24 has no TTL indexes). */

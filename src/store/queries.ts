@@ -83,8 +83,8 @@ function deviceMatch(env: EnvId, f: DeviceFilter): Filter<DeviceDoc> {
   if (f.userId !== undefined) q.userId = f.userId;
   if (f.reviewState !== undefined) q.feedback = f.reviewState === 'unreviewed' ? null : f.reviewState;
   if (f.country !== undefined) q['context.location.country_code'] = f.country;
-  if (f.minRisk !== undefined || f.maxRisk !== undefined) {
-    q.risk = { ...(f.minRisk !== undefined ? { $gte: f.minRisk } : {}), ...(f.maxRisk !== undefined ? { $lte: f.maxRisk } : {}) };
+  if (f.minRiskScore !== undefined || f.maxRiskScore !== undefined) {
+    q.risk = { ...(f.minRiskScore !== undefined ? { $gte: f.minRiskScore } : {}), ...(f.maxRiskScore !== undefined ? { $lte: f.maxRiskScore } : {}) };
   }
   const t = timeRange(f.lastSeenFrom, f.lastSeenTo);
   if (t) q.lastSeenAt = t;

@@ -128,9 +128,11 @@ interface BehaviourDoc {
 }
 
 /** A device as stored in the dashboard copy (`devices`), as earlier versions stored devices. */
-export interface DeviceDoc extends Omit<Device, 'context'> {
+/** A device's dashboard copy (the `devices` collection): its score is stored as `risk` (0-100). */
+export interface DeviceDoc extends Omit<Device, 'context' | 'riskScore'> {
   _id: string;
   context: ContextDoc;
+  risk: number;
 }
 
 const toContextDoc = (c: DeviceContext): ContextDoc => ({ ...c, properties: toJson(c.properties) });
@@ -145,8 +147,8 @@ const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
         properties: {},
       };
 
-export const deviceToDoc = (d: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, context: toContextDoc(d.context) });
-export const deviceFromDoc = ({ _id, ...d }: DeviceDoc): Device => ({ ...d, context: fromContextDoc(d.context) });
+export const deviceToDoc = ({ riskScore, ...d }: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, risk: riskScore, context: toContextDoc(d.context) });
+export const deviceFromDoc = ({ _id, risk, ...d }: DeviceDoc): Device => ({ ...d, riskScore: risk, context: fromContextDoc(d.context) });
 
 /** A device's own risk, 0–100: set by feedback once given, else the latest event's risk. */
 function deviceRisk(s: DeviceSub): number {
@@ -168,7 +170,7 @@ function deviceOf(env: EnvId, userId: string, s: DeviceSub): Device {
     escalatedAt: s.escalatedAt ?? null,
     mitigatedAt: s.mitigatedAt ?? null,
     removedAt: s.removedAt ?? null,
-    risk: deviceRisk(s),
+    riskScore: deviceRisk(s),
     feedback: s.feedback ?? null,
     context: fromContextDoc(s.context),
     lastEventRisk: s.lastEventRisk ?? null,

@@ -101,6 +101,16 @@ describe('device review state table', () => {
     expect(await device(r.body.device.token)).toMatchObject({ approved_at: expect.any(String), risk: 0 });
   });
 
+  it('a failed registration is no registration: its device is not approved, and the user has not registered', async () => {
+    const u = uid();
+    const r = await call(app, 'POST', '/v1/risk', { type: '$registration', status: '$failed', user: { id: u, email: `${u}@example.com` }, request_token: 'test|device:firefox_on_linux', context });
+    expect(r.status).toBe(201);
+    expect(await device(r.body.device.token)).toMatchObject({ approved_at: null });
+    // A login from another device soon after is not within 60 minutes of a registration.
+    const next = await login(u, 'chrome_on_windows');
+    expect((await device(next.device.token)).approved_at).toBeNull();
+  });
+
   it('user registered less than 60 minutes ago: automatic approval; 2 hours ago: none', async () => {
     const recent = uid();
     const r1 = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: recent, registered_at: new Date(Date.now() - 30 * 60_000).toISOString() }, request_token: 'test|device:safari_on_iphone', context });

@@ -18,7 +18,7 @@ import { registerGraphql } from '../../src/graphql/server';
 import { createLogger } from '../../src/app/logger';
 import type { EnvironmentService } from '../../src/core/environments';
 import {
-  BadRequest, DeadlineExceeded, Forbidden, InvalidParameters, InvalidRequestToken, NotFound, PayloadTooLarge, RateLimited, Unauthorized, type ErrorKind,
+  BadRequest, DeadlineExceeded, Forbidden, InvalidParameters, InvalidRequestToken, NotFound, PayloadTooLarge, RateLimited, Unauthorized, Unavailable, type ErrorKind,
 } from '../../src/core/errors';
 
 let app: TestApp;
@@ -802,7 +802,8 @@ describe('error contract: every error kind answers its code', () => {
     invalid_parameters: () => new InvalidParameters([{ field: 'f', message: 'm' }]),
     invalid_request_token: () => new InvalidRequestToken('request_token', 'is forged'),
     rate_limited: () => new RateLimited(3),
-    unavailable: () => dbDown,
+    // As the store hands it over: its driver's error translated, and kept only as the cause.
+    unavailable: () => new Unavailable(undefined, { cause: dbDown }),
     deadline_exceeded: () => new DeadlineExceeded(),
     internal: () => new Error('secret internals'),
   };

@@ -62,7 +62,7 @@ describe('upgrading from devices in their own documents', () => {
     const users = app.built.services.read.users;
     const state = await users.load(asEnvId(envId), 'legacy-user');
     expect(state?.profile).toMatchObject({ email: 'legacy@example.com', traits: { plan: 'pro' }, countries: ['GB'], lastLocation: { lat: 51.5, lon: -0.12, country: 'GB', at } });
-    expect(state?.devices.map((d) => [d.token, d.feedback, d.risk]).sort()).toEqual([
+    expect(state?.devices.map((d) => [d.token, d.feedback, d.riskScore]).sort()).toEqual([
       ['tok-legacy-1', 'approved', 0],
       ['tok-legacy-2', 'reported', 100],
     ]);

@@ -15,7 +15,10 @@ import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } fro
 import { serverKind } from '../../src/store/server-kind';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { chunkText, MongoPrivacyStore, privacyIndexes } from '../../src/store/privacy';
-import { createSmtpMailer, type SmtpMailer } from '../../src/mail/smtp';
+import { createSmtpMailer, noMailer, type SmtpMailer } from '../../src/mail/smtp';
+import { restExportLinks } from '../../src/rest/privacy-links';
+import { fetchPoster } from '../../src/workers/http';
+import { timerScheduler } from '../../src/workers/scheduler';
 import { PrivacyService, type PrivacyServiceDeps } from '../../src/core/privacy/service';
 import { WebhookService } from '../../src/core/webhooks/service';
 import { Sealer, sha256Hex } from '../../src/core/crypto';
@@ -107,7 +110,7 @@ function newEnv(privacyEmail: string | null = 'dpo@example.com'): Environment {
 }
 
 function privacy(opts: Partial<PrivacyServiceDeps> = {}): PrivacyService {
-  return new PrivacyService({ store, users, writes: state, webhooks, mailer, sealer, clock, publicUrl: 'https://rampart.test/', log, ...opts });
+  return new PrivacyService({ store, users, writes: state, webhooks, mailer, sealer, clock, links: restExportLinks('https://rampart.test/'), log, ...opts });
 }
 
 /** Seed a user with a profile, devices, events (and an anonymous one naming the e-mail), a debugger entry, counters and a webhook. */
@@ -236,6 +239,8 @@ function useStores(writeMode: 'deltas' | 'snapshots'): void {
     signingSecret: async () => 'sk_unused',
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
+    http: fetchPoster,
+    scheduler: timerScheduler,
     instanceId: 'privacy-test',
     log,
   });
@@ -334,7 +339,7 @@ describe('access request', () => {
     expect(done?.error).toMatch(/ECONNREFUSED|connect/i);
     expect(await chunksOf(job.id)).toBe(0);
 
-    const noSmtp = privacy({ mailer: null });
+    const noSmtp = privacy({ mailer: noMailer });
     const j2 = await noSmtp.requestAccess(env, 'mailfail');
     expect(await noSmtp.waitForJob(env.id, j2.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('RAMPART_SMTP_URL') });
   });

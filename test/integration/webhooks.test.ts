@@ -10,8 +10,11 @@ import { applyIndexes } from '../../src/store/database';
 import { StateLayer } from '../../src/store/state/layer';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src/core/webhooks/service';
+import { WebhookWorker, type WebhookWorkerOptions } from '../../src/workers/webhooks';
+import { fetchPoster } from '../../src/workers/http';
+import { timerScheduler } from '../../src/workers/scheduler';
 import { signRampart, verifyCastle, verifyRampart } from '../../src/core/webhooks/signature';
-import type { WebhookNotice } from '../../src/core/webhooks/port';
+import type { WebhookNotice } from '../../src/core/webhooks/ports';
 import type { WebhookDelivery } from '../../src/core/webhooks/model';
 import type { WebhookDeliveryStore } from '../../src/core/webhooks/ports';
 import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';
@@ -92,7 +95,9 @@ const log = {
   warn: (obj: object, msg: string) => logs.push({ level: 'warn', msg, obj }),
   info: (obj: object, msg: string) => logs.push({ level: 'info', msg, obj }),
 };
-const services: WebhookService[] = [];
+/** A WebhookService with its delivery worker, as the composition root runs them. */
+type Running = WebhookService & { start(): void; stop(): Promise<void> };
+const services: Running[] = [];
 
 function newEnv(webhookUrl: string | null = receiver.url): Environment {
   const env: Environment = {
@@ -109,22 +114,26 @@ function newEnv(webhookUrl: string | null = receiver.url): Environment {
   return env;
 }
 
-function service(instanceId: string, opts: Partial<WebhookServiceDeps> = {}): WebhookService {
+function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<WebhookWorkerOptions, 'pollMs'> = {}): Running {
+  const { pollMs = 50, ...deps } = opts;
   const s = new WebhookService({
     store,
     signingSecret: async () => SECRET,
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
+    http: fetchPoster,
+    scheduler: timerScheduler,
     instanceId,
     log,
     backoffBaseMs: 20,
     requestTimeoutMs: 2000,
     leaseMs: 5000,
-    pollMs: 50,
-    ...opts,
+    ...deps,
   });
-  services.push(s);
-  return s;
+  const worker = new WebhookWorker(s, { scheduler: timerScheduler, log, pollMs });
+  const running = Object.assign(s, { start: () => worker.start(), stop: () => worker.stop() });
+  services.push(running);
+  return running;
 }
 
 function device(env: Environment, userId: string, token = `dev_${randomUUID()}`): Device {
@@ -140,7 +149,7 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
     escalatedAt: new Date(),
     mitigatedAt: null,
     removedAt: null,
-    risk: 100,
+    riskScore: 100,
     feedback: 'reported',
     sightings: 1,
     context: {
@@ -237,7 +246,7 @@ describe('delivery', () => {
     expect(req.headers['x-castle-signature']).toBe(castle);
     expect(verifyCastle(SECRET, req.body, String(req.headers['x-castle-signature']))).toBe(true);
     const rampart = String(req.headers['x-rampart-signature']);
-    expect(verifyRampart(SECRET, req.body, rampart)).toBe(true);
+    expect(verifyRampart(SECRET, req.body, rampart, 300, new Date())).toBe(true);
     const t = Number(/t=(\d+)/.exec(rampart)?.[1]);
     expect(rampart).toContain(`v1=${createHmac('sha256', SECRET).update(`${t}.${req.body}`).digest('hex')}`);
 
@@ -436,7 +445,7 @@ describe('delivery', () => {
     expect(one.test).toBe(true);
     const body = JSON.parse(receiver.requests[0]!.body);
     expect(body).toMatchObject({ type: '$incident.confirmed', app_id: env.id, data: { user_id: null, device_token: null, trigger: 'test', policy: null } });
-    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']))).toBe(true);
+    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']), 300, new Date())).toBe(true);
 
     receiver.respond = () => 500;
     const failed = await svc.sendTest(env);

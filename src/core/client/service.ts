@@ -25,6 +25,9 @@ export interface ClientObservation {
   components: Record<string, unknown>;
 }
 
+/** The fingerprint of an event whose client token verified: the device key the token carries. */
+const tokenFingerprint = (deviceKey: string): string => `rp:${deviceKey}`;
+
 /** What a publishable key looks like (anything else is unknown without a look-up). */
 export const PUBLISHABLE_KEY_PATTERN = /^pk_[A-Za-z0-9_-]{8,64}$/;
 
@@ -99,7 +102,18 @@ export class ClientService {
     const client: ClientTokenUse = opened.ok
       ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua, language: opened.claims.lang ?? null, timezoneOffset: opened.claims.tzo ?? null }
       : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
-    return { ...event, context: { ...event.context, fingerprint: opened.ok ? `rp:${opened.claims.dk}` : null }, client };
+    return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
+  }
+
+  /**
+   * The fingerprint a client id names, as an event carrying it would be recognised by (see
+   * attach): one of Rampart's tokens by the device key it carries (null when it does not verify),
+   * anything else as it is.
+   */
+  fingerprintOf(env: Environment, clientId: string): string | null {
+    if (!isClientToken(clientId)) return clientId;
+    const opened = openClientToken(this.d.key, clientId, env.id, this.d.clock.now().getTime());
+    return opened.ok ? tokenFingerprint(opened.claims.dk) : null;
   }
 
   private async environment(pk: string): Promise<Environment | null> {

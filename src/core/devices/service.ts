@@ -7,9 +7,10 @@
 import { randomToken, sha256Hex } from '../crypto';
 import { NotFound } from '../errors';
 import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../model';
-import type { Clock, DeviceChange, UserState, UserStateStore } from '../ports';
+import type { ClientTokens, Clock, DeviceChange, UserState, UserStateStore } from '../ports';
+import { fingerprintValue } from '../events/context';
 import type { IpIntel, ParsedUserAgent } from '../../intel';
-import type { WebhookSink } from '../webhooks/port';
+import type { WebhookSink } from '../webhooks/ports';
 import type { DeviceReviewState } from '../policies/model';
 
 export const REGISTRATION_APPROVAL_WINDOW_MS = 60 * 60 * 1000;
@@ -17,15 +18,21 @@ export const REGISTRATION_APPROVAL_WINDOW_MS = 60 * 60 * 1000;
 /** The key a device is known by for a user: the fingerprint, or a weaker identity from stable headers. */
 export function deviceKey(event: Pick<EventInput, 'context'>): { key: string; identity: Device['identity'] } {
   const fp = event.context.fingerprint;
-  if (fp) return { key: `f:${sha256Hex(fp).slice(0, 40)}`, identity: 'fingerprint' };
+  if (fp) return { key: fingerprintKeyOf(fp), identity: 'fingerprint' };
   const h = event.context.headers;
   const stable = [event.context.userAgent, h['accept-language'], h['sec-ch-ua-platform'], h['sec-ch-ua']].map((v) => (typeof v === 'string' ? v : '')).join('\n');
   return { key: `d:${sha256Hex(stable).slice(0, 40)}`, identity: 'derived' };
 }
 
-/** Key that a `cid`/`client_id` query value maps to, to mark the current device. */
-export function fingerprintKeyOf(clientId: string): string {
-  return `f:${sha256Hex(clientId).slice(0, 40)}`;
+/** The key of the device a fingerprint names (as deviceKey gives it for an event carrying it). */
+export function fingerprintKeyOf(fingerprint: string): string {
+  return `f:${sha256Hex(fingerprint).slice(0, 40)}`;
+}
+
+/** A device of a user's list, and whether it is the one the caller is on now. */
+export interface ListedDevice {
+  device: Device;
+  current: boolean;
 }
 
 export function reviewState(device: Device | null): DeviceReviewState {
@@ -102,7 +109,7 @@ export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, 
     escalatedAt: null,
     mitigatedAt: null,
     removedAt: null,
-    risk: approved ? 0 : Math.round((change.eventRisk ?? 0) * 100),
+    riskScore: approved ? 0 : Math.round((change.eventRisk ?? 0) * 100),
     feedback: approved ? 'approved' : null,
     context: change.seen?.context ?? { ip: null, location: null, userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false }, type: 'other', properties: {} },
     lastEventRisk: change.eventRisk ?? null,
@@ -115,6 +122,8 @@ export class DeviceService {
     private readonly users: UserStateStore,
     private readonly webhooks: WebhookSink,
     private readonly clock: Clock,
+    /** Reads Rampart's client tokens (absent: every client id is an opaque fingerprint). */
+    private readonly clientTokens?: Pick<ClientTokens, 'fingerprintOf'>,
   ) {}
 
   async get(env: EnvId, token: string): Promise<Device> {
@@ -123,11 +132,20 @@ export class DeviceService {
     return d;
   }
 
-  /** The user's devices (flagged-and-removed ones excluded). The user must be known. */
-  async listForUser(env: EnvId, userId: string): Promise<Device[]> {
-    const state = await this.users.load(env, userId);
+  /**
+   * The user's devices (flagged-and-removed ones excluded), for GET /v1/users/{id}/devices and its
+   * twins. The user must be known. The client id (`cid`: the first of `clientIds` that is one)
+   * marks the device it names as current: the device an event carrying it is recognised as, so a
+   * Rampart client token names the device its key identifies. Values that mean "no fingerprint"
+   * (`""`, `"?"`, …) mark none.
+   */
+  async listForUser(env: Environment, userId: string, clientIds: readonly unknown[] = []): Promise<ListedDevice[]> {
+    const state = await this.users.load(env.id, userId);
     if (!state) throw new NotFound('user not found');
-    return state.devices.filter((d) => !d.removedAt);
+    const cid = clientIds.map(fingerprintValue).find((v) => v !== null) ?? null;
+    const fingerprint = cid && this.clientTokens ? this.clientTokens.fingerprintOf(env, cid) : cid;
+    const currentKey = fingerprint ? fingerprintKeyOf(fingerprint) : null;
+    return state.devices.filter((d) => !d.removedAt).map((device) => ({ device, current: device.fingerprintKey === currentKey }));
   }
 
   /** Record feedback on a device and answer it as it now is. */

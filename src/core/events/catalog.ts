@@ -113,8 +113,17 @@ export function nameFromTypeStatus(type: string, status: string | undefined): st
 
 /** Event families whose default policies (decisions.md) apply. */
 export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
-export const REGISTRATION_EVENTS = ['$registration', '$registration.attempted', '$registration.succeeded'];
+/**
+ * A registration: the events in which a user registers (an attempt, or the registration itself).
+ * Their device is the one used to register (approved, see sightingChange), their default policies
+ * are the registration ones, and the engine scores them as registrations. A failed registration is
+ * none of these: it is a failure.
+ */
+export const REGISTRATION_EVENTS: readonly string[] = ['$registration', '$registration.attempted', '$registration.succeeded'];
 /** The pre-auth check: a login attempt before the password is checked. */
 export const PREAUTH_EVENTS = ['$login.attempted'];
 
-export const isRegistration = (name: string): boolean => name === '$registration' || name.startsWith('$registration.');
+export const isRegistration = (name: string): boolean => REGISTRATION_EVENTS.includes(name);
+
+/** The registrations after which the user has registered (an attempt has not yet): they set `registered_at`. */
+export const completesRegistration = (name: string): boolean => name === '$registration' || name === '$registration.succeeded';

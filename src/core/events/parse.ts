@@ -26,7 +26,6 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** Reads one field at a time with its schema (schema.ts), collecting every problem. */
 class Reader {
   readonly problems: FieldProblem[] = [];
-  constructor(private readonly body: Obj) {}
 
   /** The field's value when present and valid; null when absent (undefined or null) or invalid. */
   valid(path: EventField, value: unknown): unknown {
@@ -51,10 +50,6 @@ class Reader {
     const s = this.str(path, value);
     return s === null ? null : new Date(Date.parse(s));
   }
-
-  get raw(): Obj {
-    return this.body;
-  }
 }
 
 export interface ParseOptions {
@@ -65,7 +60,7 @@ export interface ParseOptions {
 /** Validate a body for `endpoint`. Throws InvalidParameters or InvalidRequestToken. */
 export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions): EventInput {
   if (!isObj(body)) throw new InvalidParameters([{ field: '(body)', message: 'must be a JSON object' }]);
-  const r = new Reader(body);
+  const r = new Reader();
   const p = r.problems;
 
   // Event name: `event`, or newer `type` + `status`.

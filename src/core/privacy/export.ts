@@ -38,7 +38,8 @@ export function buildExport(s: ExportSources): string {
     environment: { id: s.env.id, name: s.env.name },
     user_id: s.userId,
     profile: s.profile,
-    devices: s.devices,
+    // A device's own 0-100 score is its `risk` here, as on every door.
+    devices: s.devices.map(({ riskScore, ...d }) => ({ ...d, risk: riskScore })),
     events: s.events,
     rejected_payloads: s.rejected,
     webhooks: s.webhooks.map(({ body, ...rest }) => ({ ...rest, payload: parsedBody(body) })),

@@ -2,7 +2,9 @@
  * Privacy use cases (POST/DELETE /v1/privacy/users/{id} and their gRPC/GraphQL twins).
  * Access: a job compiles every record of the user into an export, stores it, and e-mails a
  * signed link to the environment's privacy address; the link and the export end 48 hours after
- * the request, checked on every download and swept periodically (no reliance on TTL indexes).
+ * the request, checked on every download and swept by `sweep`, which a worker runs periodically
+ * (src/workers/sweeps.ts; no reliance on TTL indexes). Where the link points is the door's
+ * (`links`): the core signs it.
  * Purge: permanently deletes the user and every associated record in every collection.
  */
 import { safeEqual, hmacSha256, uuid } from '../crypto';
@@ -13,6 +15,8 @@ import type { WebhookDelivery } from '../webhooks/model';
 import { buildExport } from './export';
 import type { PrivacyJob } from './model';
 import { privacyIdentifierSchema } from './schema';
+import type { Page } from '../queries/model';
+import { pageOfList, pageSize } from '../queries/pagination';
 import type { Mailer, PrivacyStore } from './ports';
 
 export const EXPORT_LINK_TTL_MS = 48 * 3_600_000;
@@ -33,20 +37,63 @@ export interface PrivacyServiceDeps {
   writes: WriteQueue;
   /** WebhookService (or anything listing a user's deliveries). */
   webhooks: { listForUser(env: EnvId, userId: string): Promise<WebhookDelivery[]> };
-  /** Null when SMTP is not configured: access requests are then recorded as failed. */
-  mailer: Mailer | null;
+  /** Sends the e-mails (one that cannot, e.g. SMTP not configured, rejects: the job is recorded as failed). */
+  mailer: Mailer;
   /** The Sealer: `macKey('privacy-export')` signs the links. */
   sealer: { macKey(purpose: string): Buffer };
   clock: Clock;
-  /** Base URL the links point at (RAMPART_PUBLIC_URL), e.g. `https://rampart.example.com`. */
-  publicUrl: string;
+  /** Where a signed download link points (the REST door's download route). */
+  links: ExportLinks;
   log: PrivacyLog;
   /** Link and export lifetime. Default 48 h; the interface fixes it, tests may not need to. */
   linkTtlMs?: number;
-  /** Sweep period. Default 10 min. */
-  sweepMs?: number;
   /** A job still pending after this long was interrupted (its instance stopped). Default 1 h. */
   staleJobMs?: number;
+}
+
+/**
+ * Whom a privacy request names: one user by id, or every user whose profile e-mail is the
+ * address (case-insensitively). Build one with `privacySubject` or `subjectOfIdentifier`.
+ */
+export type PrivacySubject = { userId: string } | { email: string };
+
+/** What a purge deleted for one user. */
+export interface UserPurge {
+  userId: string;
+  /** Records deleted (or modified) per collection. */
+  deleted: Record<string, number>;
+}
+
+/** Lets a door abandon a request whose caller went away: no further user is started. */
+export interface Cancellation {
+  readonly aborted: boolean;
+}
+
+/**
+ * The subject of a request that names its user by `userId` or `email` (gRPC's oneof, GraphQL's
+ * arguments): exactly one of the two. Absent values are undefined or null.
+ */
+export function privacySubject(input: { userId?: string | null; email?: string | null }): PrivacySubject {
+  const given = [input.userId, input.email].filter((v) => v !== undefined && v !== null);
+  if (given.length !== 1) throw new InvalidParameters([{ field: 'user_id', message: 'give the user_id or the email of the user, not both' }]);
+  if (input.email !== undefined && input.email !== null) return subjectOfIdentifier(input.email, '$email', 'email');
+  return subjectOfIdentifier(input.userId, '$id', 'user_id');
+}
+
+/**
+ * The subject of a newer SDK's body `{identifier, identifier_type}`: type `$id` (the default) or
+ * `$email`. `field` names the identifier in errors.
+ */
+export function subjectOfIdentifier(identifier: unknown, identifierType: unknown, field = 'identifier'): PrivacySubject {
+  const r = privacyIdentifierSchema.safeParse({ identifier, identifier_type: identifierType });
+  if (!r.success) throw new InvalidParameters(r.error.issues.map((i) => ({ field: i.path[0] === 'identifier' ? field : i.path.join('.'), message: i.message })));
+  return r.data.identifier_type === '$email' ? { email: r.data.identifier } : { userId: r.data.identifier };
+}
+
+/** The download link of an export: the door that serves it says where. */
+export interface ExportLinks {
+  /** An absolute URL that downloads the export of `jobId` with these query values. */
+  downloadUrl(jobId: string, query: { expires: number; signature: string }): string;
 }
 
 interface RunningJob {
@@ -56,11 +103,21 @@ interface RunningJob {
 }
 
 const NOT_FOUND = 'export not found, or the link has expired';
+/** The store lists jobs newest first by limit only: pages are cut from this many. */
+const REACHABLE_JOBS = 500;
 
 function checkUserId(userId: string): void {
   if (typeof userId !== 'string' || userId.length === 0 || userId.length > 1024) {
     throw new InvalidParameters([{ field: 'user_id', message: 'must be a non-empty string of at most 1024 characters' }]);
   }
+}
+
+/** The environment's privacy address, which an access request needs. */
+function requirePrivacyEmail(env: Environment): string {
+  if (!env.privacyEmail) {
+    throw new InvalidParameters([{ field: 'privacy_email', message: 'this environment has no privacy e-mail address; set one with `npx rampart env set-privacy-email <env> <address>`' }]);
+  }
+  return env.privacyEmail;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -69,14 +126,11 @@ export class PrivacyService {
   private readonly macKey: Buffer;
   private readonly ttlMs: number;
   private readonly running = new Map<string, RunningJob>();
-  private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<unknown> | null = null;
   private stopped = false;
 
   constructor(private readonly d: PrivacyServiceDeps) {
     this.macKey = d.sealer.macKey(EXPORT_MAC_PURPOSE);
     this.ttlMs = d.linkTtlMs ?? EXPORT_LINK_TTL_MS;
-    if (!/^https?:\/\//.test(d.publicUrl)) throw new Error('publicUrl must be an absolute http(s) URL');
   }
 
   /**
@@ -88,11 +142,7 @@ export class PrivacyService {
   async requestAccess(env: Environment, userId: string): Promise<PrivacyJob> {
     checkUserId(userId);
     if (this.stopped) throw new Unavailable('shutting down');
-    if (!env.privacyEmail) {
-      throw new InvalidParameters([
-        { field: 'privacy_email', message: 'this environment has no privacy e-mail address; set one with `npx rampart env set-privacy-email <env> <address>`' },
-      ]);
-    }
+    const recipient = requirePrivacyEmail(env);
     if (!(await this.d.users.load(env.id, userId))) throw new NotFound('user not found');
     const now = this.d.clock.now();
     const job: PrivacyJob = {
@@ -100,7 +150,7 @@ export class PrivacyService {
       envId: env.id,
       userId,
       status: 'pending',
-      recipient: env.privacyEmail,
+      recipient,
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.ttlMs),
       sentAt: null,
@@ -114,20 +164,53 @@ export class PrivacyService {
   }
 
   /**
+   * The data access request every door makes (POST /v1/privacy/users[/{id}], Privacy.RequestAccess,
+   * requestPrivacyExports): one pending job per user the subject names, in the order found. A
+   * user id that is unknown, or an e-mail address no user has, is NotFound; an environment without
+   * a privacy address is InvalidParameters (`privacy_email`). With `signal`, users not started
+   * when it aborts are left out.
+   */
+  async requestAccessFor(env: Environment, subject: PrivacySubject, signal?: Cancellation): Promise<PrivacyJob[]> {
+    requirePrivacyEmail(env);
+    const userIds = await this.usersOf(env.id, subject);
+    if (userIds.length === 0) throw new NotFound('no user has this e-mail address');
+    const jobs: PrivacyJob[] = [];
+    for (const userId of userIds) {
+      if (signal?.aborted) break;
+      jobs.push(await this.requestAccess(env, userId));
+    }
+    return jobs;
+  }
+
+  /**
+   * The purge every door makes (DELETE /v1/privacy/users[/{id}], Privacy.Purge, purgeUsers): every
+   * user the subject names is purged (see purge). Naming nobody is not an error: nothing is
+   * purged. With `signal`, users not started when it aborts are left out.
+   */
+  async purgeFor(env: Environment, subject: PrivacySubject, signal?: Cancellation): Promise<UserPurge[]> {
+    const done: UserPurge[] = [];
+    for (const userId of await this.usersOf(env.id, subject)) {
+      if (signal?.aborted) break;
+      done.push({ userId, ...(await this.purge(env, userId)) });
+    }
+    return done;
+  }
+
+  /**
    * The users a newer-SDK privacy body names: `{identifier, identifier_type}` with type `$id`
    * (the default) or `$email` (every user whose profile e-mail matches, case-insensitively).
    * An e-mail that matches nobody yields an empty list.
    */
   async resolveIdentifier(env: EnvId, identifier: unknown, identifierType: unknown): Promise<string[]> {
-    const r = privacyIdentifierSchema.safeParse({ identifier, identifier_type: identifierType });
-    if (!r.success) throw new InvalidParameters(r.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })));
-    const { identifier: id, identifier_type: type } = r.data;
-    if (type === '$email') {
-      // Profiles are written behind: a user seen a moment ago must be found by its e-mail too.
-      await this.d.writes.flush();
-      return this.d.store.userIdsByEmail(env, id, 100);
-    }
-    return [id];
+    return this.usersOf(env, subjectOfIdentifier(identifier, identifierType));
+  }
+
+  /** The user ids a subject names (an id names itself, known or not). */
+  private async usersOf(env: EnvId, subject: PrivacySubject): Promise<string[]> {
+    if ('userId' in subject) return [subject.userId];
+    // Profiles are written behind: a user seen a moment ago must be found by its e-mail too.
+    await this.d.writes.flush();
+    return this.d.store.userIdsByEmail(env, subject.email, 100);
   }
 
   /** Wait until a job started by this instance is done (sent or failed), and return it. */
@@ -141,6 +224,11 @@ export class PrivacyService {
   /** One job of the environment, or null. */
   job(env: EnvId, id: string): Promise<PrivacyJob | null> {
     return this.d.store.getJob(env, id);
+  }
+
+  /** A page of the environment's jobs, newest first (pages are cut from the newest 500). */
+  async jobsPage(env: EnvId, page: { first?: number | null; after?: string | null }): Promise<Page<PrivacyJob>> {
+    return pageOfList(await this.jobs(env, REACHABLE_JOBS), pageSize(page.first, 20), page.after, (j) => j.id);
   }
 
   /** The environment's jobs, newest first. */
@@ -189,35 +277,13 @@ export class PrivacyService {
       await this.d.store.deleteExport(job.envId, job.id);
       await this.d.store.updateJob(job.envId, job.id, { status: 'failed', error: 'interrupted: the instance compiling the export stopped' });
     }
+    if (expired > 0) this.d.log.info({ expired }, 'privacy: expired exports deleted');
     return expired;
   }
 
-  /** Sweep now and then every `sweepMs` (default 10 minutes). */
-  start(): void {
-    if (this.timer) return;
-    this.stopped = false;
-    const tick = () => {
-      if (this.sweeping) return;
-      this.sweeping = this.sweep()
-        .then((n) => {
-          if (n > 0) this.d.log.info({ expired: n }, 'privacy: expired exports deleted');
-        })
-        .catch((err) => this.d.log.warn({ err: message(err) }, 'privacy: sweep failed'))
-        .finally(() => {
-          this.sweeping = null;
-        });
-    };
-    this.timer = setInterval(tick, this.d.sweepMs ?? 10 * 60_000);
-    this.timer.unref();
-    tick();
-  }
-
-  /** Stop sweeping and wait for running sweeps and access jobs. */
+  /** Refuse new access requests, and wait for the ones running here. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.sweeping;
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
   }
 
@@ -246,15 +312,13 @@ export class PrivacyService {
 
   private link(job: PrivacyJob): string {
     const expires = Math.floor(job.expiresAt.getTime() / 1000);
-    const base = this.d.publicUrl.replace(/\/+$/, '');
-    return `${base}/v1/privacy/exports/${encodeURIComponent(job.id)}?expires=${expires}&signature=${this.sign(job.id, expires)}`;
+    return this.d.links.downloadUrl(job.id, { expires, signature: this.sign(job.id, expires) });
   }
 
   /** Compile, store and mail one export. Never rejects: failures are recorded on the job. */
   private async run(env: Environment, job: PrivacyJob): Promise<void> {
     try {
       const mailer = this.d.mailer;
-      if (!mailer) throw new Error('SMTP is not configured (set RAMPART_SMTP_URL)');
       await this.d.writes.flush();
       const [state, events, rejected, webhooks] = await Promise.all([
         this.d.users.load(env.id, job.userId),

@@ -39,13 +39,14 @@ export interface EventFilter {
   to?: Date;
 }
 
-/** Every condition present must hold. Risk is the device's own 0-100 risk. */
+/** Every condition present must hold. */
 export interface DeviceFilter {
   userId?: string;
   reviewState?: DeviceReviewState;
   country?: string;
-  minRisk?: number;
-  maxRisk?: number;
+  /** Bounds of the device's own risk score, 0-100 (Device.riskScore; `minRisk`/`maxRisk` on the wire). */
+  minRiskScore?: number;
+  maxRiskScore?: number;
   lastSeenFrom?: Date;
   lastSeenTo?: Date;
   includeRemoved?: boolean;

@@ -37,7 +37,7 @@ export const rejectedCursor = (r: RejectedPayload): string => encodeCursor('reje
 /** Summarise a user's risk from their devices and event counts (pure). */
 export function summariseRisk(devices: readonly Device[], activity: UserActivity | undefined): UserRiskSummary {
   const states = devices.map(reviewState);
-  const highest = devices.reduce((m, d) => Math.max(m, d.risk), 0);
+  const highest = devices.reduce((m, d) => Math.max(m, d.riskScore), 0);
   return {
     deviceCount: devices.length,
     approvedDevices: states.filter((s) => s === 'approved').length,

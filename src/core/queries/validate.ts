@@ -33,11 +33,12 @@ export function validateDeviceFilter(f: DeviceFilter, field = 'filter'): void {
   const p: FieldProblem[] = [];
   text(p, `${field}.userId`, f.userId);
   if (f.country !== undefined && !COUNTRY.test(f.country)) p.push({ field: `${field}.country`, message: 'must be an ISO country code (two capital letters)' });
-  for (const k of ['minRisk', 'maxRisk'] as const) {
+  // Named as the filter's input names them (minRisk/maxRisk).
+  for (const [k, name] of [['minRiskScore', 'minRisk'], ['maxRiskScore', 'maxRisk']] as const) {
     const v = f[k];
-    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 100)) p.push({ field: `${field}.${k}`, message: 'must be an integer from 0 to 100' });
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 100)) p.push({ field: `${field}.${name}`, message: 'must be an integer from 0 to 100' });
   }
-  if (f.minRisk !== undefined && f.maxRisk !== undefined && f.minRisk > f.maxRisk) p.push({ field: `${field}.maxRisk`, message: 'must not be below minRisk' });
+  if (f.minRiskScore !== undefined && f.maxRiskScore !== undefined && f.minRiskScore > f.maxRiskScore) p.push({ field: `${field}.maxRisk`, message: 'must not be below minRisk' });
   range(p, `${field}.lastSeenFrom`, `${field}.lastSeenTo`, f.lastSeenFrom, f.lastSeenTo);
   if (p.length) throw new InvalidParameters(p);
 }

@@ -20,6 +20,7 @@ import type { Action, Device, EventInput, SignalDetail, Signals } from '../model
 import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import type { Features } from './features';
+import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
 
 /** The logit of an event with nothing for or against it: risk 0.1. */
@@ -30,7 +31,7 @@ export const UNFAMILIARITY_CAP = 2.0;
 export const TENTATIVE_WEIGHT = 0.3;
 
 const LOGIN_SUCCESS = new Set(['$login', '$login.succeeded']);
-const REGISTRATION = new Set(['$registration', '$registration.attempted', '$registration.succeeded']);
+const REGISTRATION = new Set(REGISTRATION_EVENTS);
 const RESET = new Set(['$password_reset_request', '$password_reset_request.attempted', '$password_reset_request.succeeded']);
 const FAILURE = new Set(['$login.failed', '$password_reset_request.failed', '$registration.failed']);
 

@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Action, Device, EventInput, PolicyRef, Principal, Signals } from '../model';
-import type { ClientTokens, Clock, CounterStore, EventStore, UserStateStore, WriteQueue } from '../ports';
+import type { ClientTokens, Clock, CounterStore, EventStore, Intel, UserStateStore, WriteQueue } from '../ports';
 import { parseEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
@@ -20,7 +20,7 @@ import { lesson } from '../scoring/model';
 import { environmentStats } from '../scoring/population';
 import { uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
-import type { WebhookSink } from '../webhooks/port';
+import type { WebhookSink } from '../webhooks/ports';
 import { assessEvent, enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './observe';
 import type { Policy } from '../policies/model';
 
@@ -59,6 +59,8 @@ export interface VerdictDeps {
   policies: PolicyService;
   webhooks: WebhookSink;
   clock: Clock;
+  /** Reference data events are enriched with. */
+  intel: Intel;
   log: VerdictLog;
   /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
   clientTokens?: ClientTokens;
@@ -110,7 +112,7 @@ export class VerdictService {
     const deadline = now.getTime() + this.budgetMs;
     // While the database is behind, wait (within the budget) rather than pile up unwritten state.
     await this.d.writes.admit(deadline);
-    const x = enrich(event);
+    const x = enrich(event, this.d.intel);
     const [set, read] = await Promise.all([this.d.policies.forVerdicts(envId), readEventState(this.d, envId, x, deadline)]);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
     // another request's.

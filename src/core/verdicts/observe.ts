@@ -4,16 +4,16 @@
  * (awaited); everything learnt is then recorded as changes written behind.
  */
 import type { IpIntel, ParsedUserAgent } from '../../intel';
-import { lookupIp, parseUserAgent } from '../../intel';
 import { uuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
-import type { CounterStore, ProfileChange, UserState, UserStateStore } from '../ports';
+import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
 import { sha256Hex, shortHash } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { ClientEvidence, EventKind } from '../scoring/evidence';
 import { assess, eventKind, type AssessInput, type Assessment } from '../scoring/model';
 import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, tokenBump, tokenReplayed, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
+import { completesRegistration } from '../events/catalog';
 
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
@@ -42,8 +42,9 @@ export interface Enriched {
   kind: EventKind;
 }
 
-export function enrich(event: EventInput): Enriched {
-  let ip = event.context.ip ? lookupIp(event.context.ip) : null;
+/** Everything derived from an event before any database read, with the reference data of `intel`. */
+export function enrich(event: EventInput, intel: Intel): Enriched {
+  let ip = event.context.ip ? intel.lookupIp(event.context.ip) : null;
   const forced = event.testToken?.ip;
   if (forced) {
     const [cc, region] = forced.split('-');
@@ -68,7 +69,7 @@ export function enrich(event: EventInput): Enriched {
       },
     };
   }
-  const ua = parseUserAgent(event.context.userAgent);
+  const ua = intel.parseUserAgent(event.context.userAgent);
   const key = deviceKey(event);
   const email = eventEmail(event);
   return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name) };
@@ -206,7 +207,7 @@ export function profileChange(x: Enriched, legit: boolean): ProfileChange {
   if (e.username) change.username = e.username;
   if (e.phone) change.phone = e.phone;
   if (e.registeredAt) change.registeredAt = e.registeredAt;
-  else if (e.name === '$registration' || e.name === '$registration.succeeded') change.registeredAt = at;
+  else if (completesRegistration(e.name)) change.registeredAt = at;
   if (Object.keys(e.userTraits).length > 0) change.traits = e.userTraits;
   const loc = x.ip?.location;
   if (legit && loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };

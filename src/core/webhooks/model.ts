@@ -9,7 +9,6 @@ import type { EnvId } from '../model';
  * `delivered`: a 2xx answer was received; `failed`: attempts exhausted or permanently undeliverable.
  */
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivering', 'delivered', 'failed'];
 
 /** One HTTP attempt: the status code answered, or the error that prevented an answer. */
 export interface DeliveryAttempt {

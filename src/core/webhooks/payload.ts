@@ -5,7 +5,7 @@
 import type { PolicyRef } from '../model';
 import type { CastleUserAgent, GeoLocation, ParsedUserAgent } from '../../intel';
 import { castleUserAgent } from '../../intel';
-import type { WebhookNotice } from './port';
+import type { WebhookNotice } from './ports';
 
 export interface WebhookBody {
   api_version: 'v1';

@@ -1,9 +1,39 @@
 /**
- * The storage port of webhook delivery. Tenant-scoped reads take the EnvId first; the worker's
- * claim and completion calls act on a delivery it already read, across tenants, by design.
+ * The ports of webhooks. What the core asks of delivery (WebhookSink: emit a notification about
+ * a user and device, which the webhooks module turns into a durable, deduplicated, signed
+ * delivery), and the storage of delivery (WebhookDeliveryStore: tenant-scoped reads take the
+ * EnvId first; the worker's claim and completion calls act on a delivery it already read, across
+ * tenants, by design).
  */
-import type { EnvId } from '../model';
+import type { Device, EnvId, Environment, PolicyRef } from '../model';
+import type { GeoLocation, ParsedUserAgent } from '../../intel';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+
+export type WebhookType = '$incident.confirmed' | '$review.opened';
+
+export interface WebhookNotice {
+  type: WebhookType;
+  env: Environment;
+  userId: string;
+  device: Device | null;
+  /** Why it was sent: `device_reported`, `review_escalated`, `verdict_deny`, `verdict_challenge`, `test`. */
+  trigger: string;
+  context: { ip: string | null; userAgent: ParsedUserAgent | null; location: GeoLocation | null };
+  policy: PolicyRef | null;
+  userTraits: Record<string, unknown>;
+  properties: Record<string, unknown>;
+  at: Date;
+}
+
+export interface WebhookSink {
+  /**
+   * Queue a notification for durable delivery, without making the caller wait: the promise
+   * resolves once it is recorded and never rejects. Deduplicated per (user, device, type)
+   * within a window.
+   */
+  emit(notice: WebhookNotice): Promise<void>;
+}
+
 
 export interface DeliveryListQuery {
   status?: DeliveryStatus;

@@ -14,18 +14,24 @@
  *
  * A user's deliveries (environment + user id) are sent one at a time in creation order; users are
  * independent of each other, and a delivery that fails for good lets the user's next one go.
- * `stop()` sends what is due for a grace period, every receiver at once (see stop()).
+ * `shutdown()` sends what is due for a grace period, every receiver at once (see shutdown()).
+ *
+ * The core decides what to send; when and how are its ports': the worker (src/workers/webhooks.ts)
+ * calls `deliverDue` and `sweep` on its schedule and when told there is work (`onWork`), the
+ * HttpPoster sends each request, and the Scheduler runs the waits (a retry of a recording, the
+ * shutdown grace).
  */
 import { performance } from 'node:perf_hooks';
 import { sha256Hex, uuid } from '../crypto';
 import { InvalidParameters } from '../errors';
 import type { EnvId, Environment } from '../model';
-import type { Clock } from '../ports';
+import { wait, type Clock, type HttpPoster, type HttpPostResult, type Scheduler } from '../ports';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
-import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
+import type { DeliveryOutcome, WebhookDeliveryStore, WebhookNotice, WebhookSink } from './ports';
 import { webhookBody } from './payload';
-import type { WebhookNotice, WebhookSink } from './port';
 import { signCastle, signRampart } from './signature';
+import type { Page } from '../queries/model';
+import { pageSize, toPage } from '../queries/pagination';
 
 export const WEBHOOK_USER_AGENT = 'Rampart-Webhooks/1';
 /** Trigger of the deliveries `sendTest` makes; receivers can recognise and ignore them. */
@@ -42,13 +48,15 @@ export interface WebhookServiceDeps {
   signingSecret: (env: EnvId) => Promise<string | null>;
   environments: { byId(id: EnvId): Promise<Environment | null> };
   clock: Clock;
+  /** Sends each attempt's request. */
+  http: HttpPoster;
+  /** Runs the waits: between tries of recording an attempt, and the shutdown grace. */
+  scheduler: Scheduler;
   /** Unique per running process: the lease owner. */
   instanceId: string;
   log: WebhookLog;
   /** One delivery per (user, device, type) per window. Default 1 h. */
   dedupeWindowMs?: number;
-  /** How often the worker looks for due deliveries when not woken. Default 1 s. */
-  pollMs?: number;
   /** Attempts before a delivery is `failed`. Default 10. */
   maxAttempts?: number;
   /** How long a claim is exclusive. Must exceed the request timeout. Default 60 s. */
@@ -64,16 +72,14 @@ export interface WebhookServiceDeps {
   /** Deliveries sent in parallel to one environment's URL (one receiver). Default: `concurrency`. */
   receiverConcurrency?: number;
   /**
-   * How long `stop()` keeps sending what is due before it cuts short what is still under way.
+   * How long `shutdown()` keeps sending what is due before it cuts short what is still under way.
    * Default 10 s.
    */
   shutdownGraceMs?: number;
-  /** Deliveries sent in parallel by `stop()`, every receiver at once. Default 64. */
+  /** Deliveries sent in parallel by `shutdown()`, every receiver at once. Default 64. */
   shutdownConcurrency?: number;
   /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
   retentionMs?: number;
-  /** How often the worker sweeps expired dedupe slots and old deliveries. Default 10 min. */
-  sweepMs?: number;
   /** Source of jitter, in [0, 1). Default Math.random. */
   random?: () => number;
 }
@@ -90,7 +96,6 @@ const HOUR_MS = 3_600_000;
 const RECORD_RETRY_MS = 100;
 const RECORD_RETRY_MAX_MS = 2000;
 /** Why an attempt's request was aborted (the reason given to its AbortController). */
-const TIMED_OUT = new Error('timed out');
 const SHUT_DOWN = new Error('shut down');
 /** No attempt starts in the last moments of the shutdown grace: it would only be cut short. */
 const SHUTDOWN_LAST_START_MS = 500;
@@ -146,11 +151,8 @@ interface InFlight {
   done: Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 export class WebhookService implements WebhookSink {
   private readonly windowMs: number;
-  private readonly pollMs: number;
   private readonly maxAttempts: number;
   private readonly leaseMs: number;
   private readonly timeoutMs: number;
@@ -161,33 +163,27 @@ export class WebhookService implements WebhookSink {
   private readonly graceMs: number;
   private readonly shutdownConcurrency: number;
   private readonly retentionMs: number;
-  private readonly sweepMs: number;
   private readonly random: () => number;
   /** Lease time an attempt leaves for recording its outcome: it starts only with timeout + this left. */
   private readonly recordMarginMs: number;
 
-  private running = false;
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
-  private rerun = false;
   private saturated = false;
-  private lastSweep = 0;
+  /** Told when there may be work to do now (a recorded notice, a user's next delivery). */
+  private readonly workListeners: (() => void)[] = [];
   /** Attempts under way in this process, by delivery id: never claimed again while they run. */
   private readonly inflight = new Map<string, InFlight>();
   private readonly recentSlots = new Set<string>();
   /** Creation order within one millisecond (see WebhookDelivery.seq). */
   private seq = 0;
-  /** Notices being written (stop() sends them too). */
+  /** Notices being written (shutdown() sends them too). */
   private readonly writing = new Set<Promise<void>>();
   /** While stopping: when the grace ends (performance.now()), after which no attempt starts. */
   private graceEnd: number | null = null;
-  private stopping: Promise<void> | null = null;
   /** Called when the next attempt ends. */
   private readonly onAttemptEnd: (() => void)[] = [];
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
-    this.pollMs = d.pollMs ?? 1000;
     this.maxAttempts = d.maxAttempts ?? 10;
     this.leaseMs = d.leaseMs ?? 60_000;
     this.timeoutMs = d.requestTimeoutMs ?? 10_000;
@@ -198,7 +194,6 @@ export class WebhookService implements WebhookSink {
     this.graceMs = d.shutdownGraceMs ?? 10_000;
     this.shutdownConcurrency = d.shutdownConcurrency ?? 64;
     this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
-    this.sweepMs = d.sweepMs ?? 10 * 60_000;
     this.random = d.random ?? Math.random;
     if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
     if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
@@ -280,6 +275,13 @@ export class WebhookService implements WebhookSink {
     return this.d.store.list(env, { status: opts.status, limit, before });
   }
 
+  /** A page of an environment's deliveries, newest first, optionally by status. */
+  async page(env: EnvId, page: { status?: DeliveryStatus | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
+    const n = pageSize(page.first, 20);
+    const rows = await this.list(env, { status: page.status ?? undefined, limit: n + 1, after: page.after ?? undefined });
+    return toPage(rows, n, (d) => d.id);
+  }
+
   /** One delivery with its attempt history, or null. */
   get(env: EnvId, id: string): Promise<WebhookDelivery | null> {
     return this.d.store.get(env, id);
@@ -290,45 +292,55 @@ export class WebhookService implements WebhookSink {
     return this.d.store.listForUser(env, userId, 10_000);
   }
 
-  /** Start the worker. Idempotent. */
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopping = null;
-    this.schedule(0);
+  /**
+   * Be told whenever there may be deliveries to send now: a notice was recorded, or an attempt
+   * ended (its user's next delivery, or anything due when this instance was saturated).
+   */
+  onWork(listener: () => void): void {
+    this.workListeners.push(listener);
   }
 
   /**
-   * Stop the worker, delivering first. For up to the shutdown grace, everything due is sent
-   * (notices still being written included), every receiver at once: each environment's URL has
-   * its own share of attempts (`receiverConcurrency`), so a slow or dead receiver only spends its
-   * own. A user's deliveries keep their order. When the grace ends, attempts still under way are
-   * cut short and recorded (the delivery stays due, for the next instance); deliveries not
-   * attempted stay as they are. Resolves once every attempt is recorded. Idempotent.
+   * One pass of delivery: claim what is due (as many as this instance may send at once) and
+   * start sending it. Resolves once the attempts are started, not finished; `more` says that more
+   * was due than could be started, so another pass should follow soon.
    */
-  stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
-    return this.stopping;
+  async deliverDue(): Promise<{ started: number; more: boolean }> {
+    const started = await this.fill(this.concurrency - this.inflight.size);
+    return { started: started.length, more: this.saturated };
   }
 
-  private async shutdown(): Promise<void> {
-    const wasRunning = this.running;
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+  /** Delete expired dedupe slots and stale claims, and finished deliveries past their retention. */
+  async sweep(): Promise<void> {
+    const now = this.d.clock.now();
+    const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.retentionMs));
+    if (swept.dedupe + swept.deliveries > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe slots and old deliveries');
+  }
+
+  /**
+   * Stop delivering, after delivering what is due (when `deliver`: the worker was running). For up
+   * to the shutdown grace, everything due is sent (notices still being written included), every
+   * receiver at once: each environment's URL has its own share of attempts
+   * (`receiverConcurrency`), so a slow or dead receiver only spends its own. A user's deliveries
+   * keep their order. When the grace ends, attempts still under way are cut short and recorded
+   * (the delivery stays due, for the next instance); deliveries not attempted stay as they are.
+   * `passUnderWay` (the worker's pass still running) is waited for within the grace. Resolves
+   * once every attempt is recorded.
+   */
+  async shutdown(opts: { deliver: boolean; passUnderWay?: Promise<unknown> | null }): Promise<void> {
     this.graceEnd = performance.now() + this.graceMs;
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.graceMs)));
+    let cancel: () => void = () => undefined;
+    const graceOver = new Promise<void>((resolve) => (cancel = this.d.scheduler.after(this.graceMs, resolve)));
     try {
-      if (this.ticking) await Promise.race([this.ticking, graceOver]);
-      if (wasRunning) await this.drain(graceOver);
+      if (opts.passUnderWay) await Promise.race([opts.passUnderWay, graceOver]);
+      if (opts.deliver) await this.drain(graceOver);
       if (this.inflight.size > 0) {
         await Promise.race([Promise.allSettled(this.attempts()), graceOver]);
         for (const f of this.inflight.values()) f.abort.abort(SHUT_DOWN);
         await Promise.allSettled(this.attempts());
       }
     } finally {
-      clearTimeout(timer);
+      cancel();
       this.graceEnd = null;
     }
   }
@@ -501,40 +513,7 @@ export class WebhookService implements WebhookSink {
   }
 
   private wake(): void {
-    this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    if (!this.running) return;
-    if (this.ticking) {
-      if (ms === 0) this.rerun = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.ticking = this.tick().finally(() => {
-        this.ticking = null;
-        const again = this.rerun;
-        this.rerun = false;
-        this.schedule(again ? 0 : this.pollMs);
-      });
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    try {
-      await this.fill(this.concurrency - this.inflight.size);
-      const now = this.d.clock.now();
-      if (now.getTime() - this.lastSweep >= this.sweepMs) {
-        this.lastSweep = now.getTime();
-        const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.retentionMs));
-        if (swept.dedupe + swept.deliveries > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe slots and old deliveries');
-      }
-    } catch (err) {
-      this.d.log.warn({ err: describeError(err, this.timeoutMs) }, 'webhooks: worker poll failed');
-    }
+    for (const listener of this.workListeners) listener();
   }
 
   /** Start the attempt of a delivery this instance has just claimed. The promise never rejects. */
@@ -590,12 +569,14 @@ export class WebhookService implements WebhookSink {
             return;
           }
           try {
-            statusCode = await this.post(url, delivery, secret, budget, abort);
-          } catch (err) {
-            if (abort.signal.reason === TIMED_OUT) {
+            const answer = await this.post(url, delivery, secret, budget, abort.signal);
+            if ('status' in answer) statusCode = answer.status;
+            else {
               timedOut = true;
               error = `timed out after ${budget} ms`;
-            } else if (abort.signal.reason === SHUT_DOWN) {
+            }
+          } catch (err) {
+            if (abort.signal.reason === SHUT_DOWN) {
               cut = true;
               error = `cut short at shutdown after ${Math.round(performance.now() - t0)} ms`;
             } else throw err;
@@ -642,17 +623,17 @@ export class WebhookService implements WebhookSink {
    * runs out with the outcome unrecorded makes another claim send the delivery again.
    */
   private async record(delivery: WebhookDelivery, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean> {
-    let wait = RECORD_RETRY_MS;
+    let delay = RECORD_RETRY_MS;
     for (;;) {
       try {
         return await this.d.store.complete(delivery, this.d.instanceId, attempt, outcome);
       } catch (err) {
         const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
         const graceLeft = this.graceEnd === null ? Infinity : this.graceEnd - performance.now();
-        if (Math.min(leaseLeft, graceLeft) <= wait) throw err;
-        this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs), retryInMs: wait }, 'webhooks: could not record the attempt yet; retrying');
-        await sleep(wait);
-        wait = Math.min(RECORD_RETRY_MAX_MS, wait * 2);
+        if (Math.min(leaseLeft, graceLeft) <= delay) throw err;
+        this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs), retryInMs: delay }, 'webhooks: could not record the attempt yet; retrying');
+        await wait(this.d.scheduler, delay);
+        delay = Math.min(RECORD_RETRY_MAX_MS, delay * 2);
       }
     }
   }
@@ -668,32 +649,16 @@ export class WebhookService implements WebhookSink {
     }
   }
 
-  private async post(url: string, delivery: WebhookDelivery, secret: string, budgetMs: number, abort: AbortController): Promise<number> {
-    // Receivers check the timestamp against their own wall clock, so it is real time, not the injected Clock.
-    const t = Math.floor(Date.now() / 1000);
-    const timer = setTimeout(() => abort.abort(TIMED_OUT), budgetMs);
-    try {
-      return await this.send(url, delivery, secret, t, abort.signal);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private async send(url: string, delivery: WebhookDelivery, secret: string, t: number, signal: AbortSignal): Promise<number> {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        'User-Agent': WEBHOOK_USER_AGENT,
-        'X-Castle-Signature': signCastle(secret, delivery.body),
-        'X-Rampart-Signature': signRampart(secret, delivery.body, t),
-        'X-Rampart-Delivery': delivery.id,
-      },
-      body: delivery.body,
-      redirect: 'manual',
-      signal,
-    });
-    await res.body?.cancel().catch(() => undefined);
-    return res.status;
+  private post(url: string, delivery: WebhookDelivery, secret: string, timeoutMs: number, signal: AbortSignal): Promise<HttpPostResult> {
+    // Receivers check the timestamp against their own wall clock: the Clock is the wall clock in production.
+    const t = Math.floor(this.d.clock.now().getTime() / 1000);
+    const headers = {
+      'Content-Type': 'application/json',
+      'User-Agent': WEBHOOK_USER_AGENT,
+      'X-Castle-Signature': signCastle(secret, delivery.body),
+      'X-Rampart-Signature': signRampart(secret, delivery.body, t),
+      'X-Rampart-Delivery': delivery.id,
+    };
+    return this.d.http.post(url, { headers, body: delivery.body, timeoutMs, signal });
   }
 }

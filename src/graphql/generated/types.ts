@@ -368,6 +368,12 @@ export type Mutation = {
   readonly createPolicy: Policy;
   /** Permanently delete the user and every associated record. Idempotent. */
   readonly purgeUser: PurgeResult;
+  /**
+   * The same for the user named by `userId`, or every user whose e-mail address is `email` (give
+   * exactly one of the two), as `DELETE /v1/privacy/users` and `Privacy.Purge`. Idempotent: naming
+   * nobody purges nothing (an empty list).
+   */
+  readonly purgeUsers: ReadonlyArray<PurgeResult>;
   /** Set the order of a group: `ids` lists every active policy of the group (catch-all excluded), first to last. */
   readonly reorderPolicies: ReadonlyArray<Policy>;
   /**
@@ -380,6 +386,12 @@ export type Mutation = {
    * hours) to the environment's privacy address. Returns the pending job; poll `privacyJob`.
    */
   readonly requestPrivacyExport: PrivacyJob;
+  /**
+   * The same for the user named by `userId`, or every user whose e-mail address is `email` (give
+   * exactly one of the two): one pending job per user, as `POST /v1/privacy/users` and
+   * `Privacy.RequestAccess`. `NOT_FOUND` when no user matches.
+   */
+  readonly requestPrivacyExports: ReadonlyArray<PrivacyJob>;
   /**
    * Send a test webhook (`$incident.confirmed` with trigger `test`) to the environment's URL now,
    * once, and return the delivery with its attempt.
@@ -432,6 +444,16 @@ export type MutationPurgeUserArgs = {
  * The entry points for changing things. Only an environment's API secret may call them; analyst keys
  * are refused with `FORBIDDEN`.
  */
+export type MutationPurgeUsersArgs = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
 export type MutationReorderPoliciesArgs = {
   group: PolicyGroup;
   ids: ReadonlyArray<Scalars['ID']['input']>;
@@ -453,6 +475,16 @@ export type MutationReportDeviceArgs = {
  */
 export type MutationRequestPrivacyExportArgs = {
   userId: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationRequestPrivacyExportsArgs = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -1464,9 +1496,11 @@ export type MutationResolvers<ContextType = GraphqlContext, ParentType extends R
   archivePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationArchivePolicyArgs, 'id'>>;
   createPolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationCreatePolicyArgs, 'input'>>;
   purgeUser?: Resolver<ResolversTypes['PurgeResult'], ParentType, ContextType, RequireFields<MutationPurgeUserArgs, 'userId'>>;
+  purgeUsers?: Resolver<ReadonlyArray<ResolversTypes['PurgeResult']>, ParentType, ContextType, Partial<MutationPurgeUsersArgs>>;
   reorderPolicies?: Resolver<ReadonlyArray<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<MutationReorderPoliciesArgs, 'group' | 'ids'>>;
   reportDevice?: Resolver<ResolversTypes['Device'], ParentType, ContextType, RequireFields<MutationReportDeviceArgs, 'token'>>;
   requestPrivacyExport?: Resolver<ResolversTypes['PrivacyJob'], ParentType, ContextType, RequireFields<MutationRequestPrivacyExportArgs, 'userId'>>;
+  requestPrivacyExports?: Resolver<ReadonlyArray<ResolversTypes['PrivacyJob']>, ParentType, ContextType, Partial<MutationRequestPrivacyExportsArgs>>;
   sendTestWebhook?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType>;
   setWebhookUrl?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, Partial<MutationSetWebhookUrlArgs>>;
   updatePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationUpdatePolicyArgs, 'id' | 'input'>>;

@@ -5,7 +5,10 @@ import { compact, connection, envOf, freshEnv } from './common';
 
 export const query: QueryResolvers = {
   device: (_p, { token }, ctx) => ctx.loaders.device.load(token),
-  devices: (_p, { filter, first, after }, ctx) => ctx.services.queries.devices(envOf(ctx), compact(filter), { first, after }),
+  devices: (_p, { filter, first, after }, ctx) => {
+    const { minRisk, maxRisk, ...rest } = compact(filter);
+    return ctx.services.queries.devices(envOf(ctx), { ...rest, minRiskScore: minRisk, maxRiskScore: maxRisk }, { first, after });
+  },
 };
 
 export const mutation: MutationResolvers = {
@@ -16,6 +19,7 @@ export const mutation: MutationResolvers = {
 export const types: Resolvers = {
   Device: {
     user: (d, _a, ctx) => ctx.loaders.user.load(d.userId),
+    risk: (d) => d.riskScore,
     reviewState: (d) => reviewState(d),
     type: (d) => d.context.type,
     ip: (d) => d.context.ip,

@@ -1,23 +1,27 @@
-/** Privacy jobs, data-access exports and purges, through the core's PrivacyService. */
-import { pageOfList, pageSize } from '../../core/queries/pagination';
+/** Privacy jobs, data-access exports and purges, through the same core calls as REST and gRPC. */
+import { privacySubject } from '../../core/privacy/service';
 import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
 import { connection, envOf, freshEnv } from './common';
 
-/** The service lists jobs newest first by limit only; pages are cut from its newest 500. */
-const REACHABLE_JOBS = 500;
+const purgeResult = (p: { userId: string; deleted: Record<string, number> }) => ({ ...p, total: Object.values(p.deleted).reduce((a, b) => a + b, 0) });
 
 export const query: QueryResolvers = {
-  privacyJobs: async (_p, { first, after }, ctx) =>
-    pageOfList(await ctx.services.privacy.jobs(envOf(ctx), REACHABLE_JOBS), pageSize(first, 20), after, (j) => j.id),
+  privacyJobs: (_p, { first, after }, ctx) => ctx.services.privacy.jobsPage(envOf(ctx), { first, after }),
   privacyJob: (_p, { id }, ctx) => ctx.services.privacy.job(envOf(ctx), id),
 };
 
 export const mutation: MutationResolvers = {
-  requestPrivacyExport: async (_p, { userId }, ctx) => ctx.services.privacy.requestAccess(await freshEnv(ctx), userId),
-  purgeUser: async (_p, { userId }, ctx) => {
-    const { deleted } = await ctx.services.privacy.purge(await freshEnv(ctx), userId);
-    return { userId, deleted, total: Object.values(deleted).reduce((a, b) => a + b, 0) };
+  requestPrivacyExport: async (_p, { userId }, ctx) => {
+    const [job] = await ctx.services.privacy.requestAccessFor(await freshEnv(ctx), privacySubject({ userId }));
+    if (!job) throw new Error('an access request answers at least one job');
+    return job;
   },
+  requestPrivacyExports: async (_p, args, ctx) => ctx.services.privacy.requestAccessFor(await freshEnv(ctx), privacySubject(args)),
+  purgeUser: async (_p, { userId }, ctx) => {
+    const [purged] = await ctx.services.privacy.purgeFor(await freshEnv(ctx), privacySubject({ userId }));
+    return purgeResult(purged ?? { userId, deleted: {} });
+  },
+  purgeUsers: async (_p, args, ctx) => (await ctx.services.privacy.purgeFor(await freshEnv(ctx), privacySubject(args))).map(purgeResult),
 };
 
 export const types: Resolvers = {

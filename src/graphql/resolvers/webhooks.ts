@@ -1,14 +1,9 @@
 /** Webhook deliveries with their attempts, and the test webhook, through the core's WebhookService. */
-import { pageSize, toPage } from '../../core/queries/pagination';
 import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
 import { connection, envOf, freshEnv } from './common';
 
 export const query: QueryResolvers = {
-  webhookDeliveries: async (_p, { status, first, after }, ctx) => {
-    const n = pageSize(first, 20);
-    const rows = await ctx.services.webhooks.list(envOf(ctx), { status: status ?? undefined, limit: n + 1, after: after ?? undefined });
-    return toPage(rows, n, (d) => d.id);
-  },
+  webhookDeliveries: (_p, { status, first, after }, ctx) => ctx.services.webhooks.page(envOf(ctx), { status, first, after }),
   webhookDelivery: (_p, { id }, ctx) => ctx.services.webhooks.get(envOf(ctx), id),
 };
 

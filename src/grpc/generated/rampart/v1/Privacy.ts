@@ -12,16 +12,18 @@ import type { RequestAccessResponse as _rampart_v1_RequestAccessResponse, Reques
  */
 export interface PrivacyClient extends grpc.Client {
   /**
-   * Permanently delete the user and every associated record. Afterwards ListUserDevices answers
-   * NOT_FOUND for the user. Idempotent: purging an unknown user is not an error.
+   * Permanently delete the user (or every user with the e-mail address) and every associated
+   * record. Afterwards ListUserDevices answers NOT_FOUND for the user. Idempotent: purging an
+   * unknown user, or an address no user has, is not an error (`purged_users` 0).
    */
   Purge(argument: _rampart_v1_PurgeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
   Purge(argument: _rampart_v1_PurgeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
   Purge(argument: _rampart_v1_PurgeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
   Purge(argument: _rampart_v1_PurgeRequest, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Permanently delete the user and every associated record. Afterwards ListUserDevices answers
-   * NOT_FOUND for the user. Idempotent: purging an unknown user is not an error.
+   * Permanently delete the user (or every user with the e-mail address) and every associated
+   * record. Afterwards ListUserDevices answers NOT_FOUND for the user. Idempotent: purging an
+   * unknown user, or an address no user has, is not an error (`purged_users` 0).
    */
   purge(argument: _rampart_v1_PurgeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
   purge(argument: _rampart_v1_PurgeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_PurgeResponse__Output>): grpc.ClientUnaryCall;
@@ -31,8 +33,8 @@ export interface PrivacyClient extends grpc.Client {
   /**
    * Compile every record of the user into an export and e-mail a signed download link (valid
    * 48 hours) to the environment's verified privacy address. Answers at once with the pending
-   * jobs. NOT_FOUND for an unknown user id; INVALID_ARGUMENT (field `privacy_email`) when the
-   * environment has no privacy address.
+   * jobs, one per user. NOT_FOUND for an unknown user id, or an e-mail address no user has;
+   * INVALID_ARGUMENT (field `privacy_email`) when the environment has no privacy address.
    */
   RequestAccess(argument: _rampart_v1_RequestAccessRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RequestAccessResponse__Output>): grpc.ClientUnaryCall;
   RequestAccess(argument: _rampart_v1_RequestAccessRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_RequestAccessResponse__Output>): grpc.ClientUnaryCall;
@@ -41,8 +43,8 @@ export interface PrivacyClient extends grpc.Client {
   /**
    * Compile every record of the user into an export and e-mail a signed download link (valid
    * 48 hours) to the environment's verified privacy address. Answers at once with the pending
-   * jobs. NOT_FOUND for an unknown user id; INVALID_ARGUMENT (field `privacy_email`) when the
-   * environment has no privacy address.
+   * jobs, one per user. NOT_FOUND for an unknown user id, or an e-mail address no user has;
+   * INVALID_ARGUMENT (field `privacy_email`) when the environment has no privacy address.
    */
   requestAccess(argument: _rampart_v1_RequestAccessRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_RequestAccessResponse__Output>): grpc.ClientUnaryCall;
   requestAccess(argument: _rampart_v1_RequestAccessRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_RequestAccessResponse__Output>): grpc.ClientUnaryCall;
@@ -56,16 +58,17 @@ export interface PrivacyClient extends grpc.Client {
  */
 export interface PrivacyHandlers extends grpc.UntypedServiceImplementation {
   /**
-   * Permanently delete the user and every associated record. Afterwards ListUserDevices answers
-   * NOT_FOUND for the user. Idempotent: purging an unknown user is not an error.
+   * Permanently delete the user (or every user with the e-mail address) and every associated
+   * record. Afterwards ListUserDevices answers NOT_FOUND for the user. Idempotent: purging an
+   * unknown user, or an address no user has, is not an error (`purged_users` 0).
    */
   Purge: grpc.handleUnaryCall<_rampart_v1_PurgeRequest__Output, _rampart_v1_PurgeResponse>;
   
   /**
    * Compile every record of the user into an export and e-mail a signed download link (valid
    * 48 hours) to the environment's verified privacy address. Answers at once with the pending
-   * jobs. NOT_FOUND for an unknown user id; INVALID_ARGUMENT (field `privacy_email`) when the
-   * environment has no privacy address.
+   * jobs, one per user. NOT_FOUND for an unknown user id, or an e-mail address no user has;
+   * INVALID_ARGUMENT (field `privacy_email`) when the environment has no privacy address.
    */
   RequestAccess: grpc.handleUnaryCall<_rampart_v1_RequestAccessRequest__Output, _rampart_v1_RequestAccessResponse>;
   

@@ -7,7 +7,8 @@ import type { AccessJob as _rampart_v1_AccessJob, AccessJob__Output as _rampart_
  */
 export interface RequestAccessResponse {
   /**
-   * One job per user (a user id names one user; an e-mail address may name several, or none).
+   * One job per user (a user id names one user; an e-mail address may name several).
+   * Never empty: a request that names nobody answers NOT_FOUND.
    */
   'jobs'?: (_rampart_v1_AccessJob)[];
 }
@@ -17,7 +18,8 @@ export interface RequestAccessResponse {
  */
 export interface RequestAccessResponse__Output {
   /**
-   * One job per user (a user id names one user; an e-mail address may name several, or none).
+   * One job per user (a user id names one user; an e-mail address may name several).
+   * Never empty: a request that names nobody answers NOT_FOUND.
    */
   'jobs': (_rampart_v1_AccessJob__Output)[];
 }
