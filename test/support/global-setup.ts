@@ -1,6 +1,7 @@
 /**
  * Starts the test database once for the whole run: MONGODB_URI when given, otherwise a local
  * FerretDB on a free loopback port with its files under .data/test-db (removed afterwards).
+ * The unit tier alone (`npm run test:unit`, `jest --selectProjects unit`) needs none.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -10,8 +11,10 @@ declare global {
   var __RAMPART_TEST_DB_STOP__: (() => Promise<void>) | undefined;
 }
 
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(config: { selectProjects?: string[] | null }): Promise<void> {
   if (process.env.MONGODB_URI) return;
+  const projects = config.selectProjects ?? [];
+  if (projects.length > 0 && projects.every((p) => p === 'unit')) return;
   const dir = path.resolve(__dirname, '..', '..', '.data', `test-db-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   const embedded = await startEmbedded(dir);

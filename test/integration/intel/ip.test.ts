@@ -1,3 +1,4 @@
+/* Integration tier: reads the real reference databases (DB-IP, ASN lists) from disk. */
 import { initIntel, lookupIp, normaliseIp } from '../../../src/intel';
 import { isHostingNetwork, HOSTING_ASNS } from '../../../src/intel/hosting-asns';
 
