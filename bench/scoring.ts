@@ -5,12 +5,18 @@
  * event (IP and user-agent look-ups, features). Part of `npm run bench` (`--only scoring`).
  */
 import { performance } from 'node:perf_hooks';
-import { parseEvent } from '../src/core/events/parse';
-import { enrich, assessEvent, type Enriched, type EventState } from '../src/core/verdicts/observe';
+import { validateEvent, type ParseOptions } from '../src/core/events/parse';
+import type { Endpoint } from '../src/core/model';
+import { eventCommand } from '../src/rest/event-command';
+import { enrich, type Enriched, type EventState } from '../src/core/verdicts/observe';
+import { assessEvent } from '../src/core/verdicts/evaluate';
 import { emptyBehaviour, epochWeight, type Behaviour } from '../src/core/scoring/behaviour';
 import { counterBumps, type Snapshots } from '../src/core/scoring/population';
 import { offlineIntel } from '../src/intel';
 import { riskBody, Traffic } from './lib/traffic';
+
+/** A Castle JSON body validated as the REST door validates it. */
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
 
 const DAY = 86_400_000;
 

@@ -21,7 +21,8 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/app/logger';
 import { run, type Running } from '../../src/app/runtime';
 import { buildRestServer } from '../../src/rest/server';
-import { parseEvent } from '../../src/core/events/parse';
+import { validateEvent } from '../../src/core/events/parse';
+import { eventCommand } from '../../src/rest/event-command';
 import { embeddedInfoFile } from '../../src/store/embedded';
 import type { Services } from '../../src/core/services';
 
@@ -123,10 +124,10 @@ export async function serve(): Promise<void> {
 
   // Door only: validation as usual, then a verdict the real core computed once.
   const sample = { event: '$login', user: { id: 'bench-door', email: 'door@example.com' }, request_token: 'bench-door-fp', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh) Chrome/124.0' } } };
-  const canned = await services.verdicts.evaluate(principal, 'risk', sample);
+  const canned = await services.verdicts.evaluate(principal, 'risk', eventCommand(sample));
   const verdicts = Object.create(services.verdicts) as Services['verdicts'];
-  verdicts.evaluate = async (p, endpoint, body) => {
-    parseEvent(endpoint, body, { sandbox: p.env.sandbox, now: new Date() });
+  verdicts.evaluate = async (p, endpoint, command) => {
+    validateEvent(endpoint, command, { sandbox: p.env.sandbox, now: new Date() });
     return canned;
   };
   const door = await buildRestServer({ services: { ...services, verdicts }, log, bodyLimit: config.bodyLimit, trustProxy: false, requireHttps: false });

@@ -10,7 +10,8 @@ import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
 import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
-import { parseEvent } from './events/parse';
+import type { EventCommand } from './events/command';
+import { validateEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/ports';
@@ -106,19 +107,20 @@ export class TrackService {
   }
 
   /**
-   * Accept a track body. Never throws for a malformed body: it is kept in the debugger with its
-   * reason. Throws Unavailable only when the queue is full or the service is shutting down.
+   * Accept a track event. Never throws for an invalid one: it is kept in the debugger with its
+   * reason (the payload as received: `rawText`, else `received`, else the command). Throws
+   * Unavailable only when the queue is full or the service is shutting down.
    */
-  accept(principal: Principal, body: unknown, rawText?: string): void {
+  accept(principal: Principal, command: EventCommand, rawText?: string, received?: unknown): void {
     if (this.closed) throw new Unavailable('shutting down');
     if (this.queue.length >= (this.d.maxQueue ?? 50_000)) throw new Unavailable('track queue is full');
     if (this.d.writes.pressure === 'full') throw new Unavailable('the write queue is full');
     let event: EventInput;
     try {
-      event = parseEvent('track', body, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
+      event = validateEvent('track', command, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      this.reject(principal, body, rawText, err);
+      this.reject(principal, received ?? command, rawText, err);
       return;
     }
     if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
@@ -128,27 +130,27 @@ export class TrackService {
 
   /**
    * Take one track payload as a door received it (POST /v1/track and /v1/log, Scoring.Track and
-   * TrackStream). `decode` turns the wire format into Castle's body; one it cannot decode (it
-   * throws a DomainError) is kept in the debugger with its reason, as is one that does not parse,
-   * and the door answers success all the same. `raw` is the payload as received (REST's body
-   * text), else `received` (the decoded message) is what the debugger keeps.
+   * TrackStream). `decode` builds the event's command from the wire format; a payload it cannot
+   * decode (it throws a DomainError) is kept in the debugger with its reason, as is one that
+   * does not validate, and the door answers success all the same. `raw` is the payload as
+   * received (REST's body text), else `received` (the decoded message) is what the debugger keeps.
    */
-  receive(principal: Principal, payload: { decode(): unknown; raw?: string; received?: unknown }): void {
-    let body: unknown;
+  receive(principal: Principal, payload: { decode(): EventCommand; raw?: string; received?: unknown }): void {
+    let command: EventCommand;
     try {
-      body = payload.decode();
+      command = payload.decode();
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       this.reject(principal, payload.received ?? null, payload.raw, err);
       return;
     }
-    this.accept(principal, body, payload.raw);
+    this.accept(principal, command, payload.raw, payload.received);
   }
 
   /** Keep a rejected payload, with its reason, in the debugger (written behind). */
   reject(principal: Principal, body: unknown, rawText: string | undefined, err: DomainError): void {
     const text = scrubPayloadText(rawText ?? safeStringify(body));
-    // A raw body names its user as `user_id` or `user.id`; an event already parsed, as `userId`.
+    // A raw body names its user as `user_id` or `user.id`; a command or an event, as `userId` or `user.id`.
     const b = (typeof body === 'object' && body !== null ? body : {}) as { user_id?: unknown; userId?: unknown; user?: { id?: unknown } | null };
     const named = [b.user_id, b.userId, b.user?.id].find((v): v is string => typeof v === 'string' && v.length > 0);
     // A body that is not JSON at all may still say whose it is (a purge must find it).

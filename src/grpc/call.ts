@@ -11,7 +11,7 @@ import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../doors/credentials';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
-import { toStatus, type FieldPathMapper } from './errors';
+import { toStatus } from './errors';
 import { rejection } from './guard';
 import type { DatabaseStatus } from '../doors/outage';
 
@@ -202,12 +202,12 @@ export function bounded<T>(call: SurfaceCall, work: (signal: CallSignal) => Prom
 }
 
 /** Answer an error: a cancelled call gets nothing, anything else goes through the table. */
-export function answerError(door: Door, err: unknown, fieldPath: FieldPathMapper | undefined, send: (status: ReturnType<typeof toStatus>) => void): void {
+export function answerError(door: Door, err: unknown, send: (status: ReturnType<typeof toStatus>) => void): void {
   if (err instanceof CallCancelled) {
     door.log.debug('grpc call abandoned: cancelled by the client or past its deadline');
     return;
   }
-  send(toStatus(normaliseError(err, door.log), fieldPath));
+  send(toStatus(normaliseError(err, door.log)));
 }
 
 /**
@@ -225,11 +225,11 @@ export async function authorised<Req, Res>(door: Door, call: { metadata: Metadat
 }
 
 /** A unary handler: guard, authenticate, run `handle` within the deadline, answer. */
-export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext) => Promise<Res>, fieldPath?: FieldPathMapper): handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     bounded(call, (signal) => authorised(door, call, call.request, signal, handle)).then(
       (res) => callback(null, res),
-      (err: unknown) => answerError(door, err, fieldPath, (status) => callback(status)),
+      (err: unknown) => answerError(door, err, (status) => callback(status)),
     );
   };
 }
@@ -243,7 +243,7 @@ export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext)
 export function needingDatabase<H extends object>(door: Door, handlers: H): H {
   const database = door.database;
   if (!database) return handlers;
-  const unavailable = (why: string, callback: (status: ReturnType<typeof toStatus>) => void) => answerError(door, new Unavailable(why), undefined, callback);
+  const unavailable = (why: string, callback: (status: ReturnType<typeof toStatus>) => void) => answerError(door, new Unavailable(why), callback);
   const wrapped = Object.entries(handlers).map(([name, handler]) => {
     const guarded: handleUnaryCall<unknown, unknown> = (call, callback) => {
       const down = database.down();

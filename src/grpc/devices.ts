@@ -1,7 +1,7 @@
 /** rampart.v1.Devices: the device registry, through DeviceService as the REST device routes. */
 import { unary, type Door } from './call';
 import { deviceMessage } from './mappers';
-import { required } from './translate';
+import { required } from './errors';
 import type { DevicesHandlers } from './generated/rampart/v1/Devices';
 
 export function devicesHandlers(door: Door): DevicesHandlers {

@@ -28,19 +28,16 @@ export const ERROR_TYPE_KEY = 'rampart-error-type';
 export const CORRELATION_ID_KEY = 'rampart-correlation-id';
 export const RETRY_AFTER_KEY = 'retry-after';
 
-/** Maps a field path of the Castle-shaped body the core validated to the request message's field path. */
-export type FieldPathMapper = (bodyPath: string) => string;
-
-/** The offending fields of an error, as request-message paths. */
-function violations(e: DomainError, fieldPath: FieldPathMapper): FieldViolation[] {
-  if (e instanceof InvalidParameters) return e.fields.map((f) => ({ field: fieldPath(f.field), description: f.message }));
-  if (e instanceof InvalidRequestToken) return [{ field: fieldPath(e.field), description: e.message }];
+/** The offending fields of an error (request-message paths: the event command names them so). */
+function violations(e: DomainError): FieldViolation[] {
+  if (e instanceof InvalidParameters) return e.fields.map((f) => ({ field: f.field, description: f.message }));
+  if (e instanceof InvalidRequestToken) return [{ field: e.field, description: e.message }];
   if (e.kind === 'payload_too_large') return [{ field: '(message)', description: e.message }];
   return [];
 }
 
 /** The status (code, message, trailers) to answer for a domain error. */
-export function toStatus(e: DomainError, fieldPath: FieldPathMapper = (f) => f): Partial<StatusObject> & { code: Status; details: string; metadata: Metadata } {
+export function toStatus(e: DomainError): Partial<StatusObject> & { code: Status; details: string; metadata: Metadata } {
   const code = GRPC_STATUS[e.kind];
   const metadata = new Metadata();
   metadata.set(ERROR_TYPE_KEY, e.type);
@@ -54,7 +51,7 @@ export function toStatus(e: DomainError, fieldPath: FieldPathMapper = (f) => f):
     retryDelaySeconds = e.retryAfterSeconds;
     metadata.set(RETRY_AFTER_KEY, String(e.retryAfterSeconds));
   }
-  const fieldViolations = violations(e, fieldPath);
+  const fieldViolations = violations(e);
   const details = fieldViolations.length > 0 && e instanceof InvalidParameters ? fieldViolations.map((f) => `${f.field}: ${f.description}`).join('; ') : e.message;
   metadata.set(
     STATUS_DETAILS_KEY,
@@ -72,4 +69,10 @@ export function callError(status: ReturnType<typeof toStatus>): CallError {
     else if (typeof value === 'string') metadata[key] = value;
   }
   return { code: status.code, message: status.details, details: details ?? Buffer.alloc(0), metadata };
+}
+
+/** A field that proto3 cannot mark required (the path parameters of the REST routes). */
+export function required(field: string, value: string): string {
+  if (!value) throw new InvalidParameters([{ field, message: 'is required' }]);
+  return value;
 }

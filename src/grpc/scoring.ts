@@ -1,6 +1,7 @@
 /**
- * rampart.v1.Scoring: Authenticate, Risk and Filter call VerdictService.evaluate; Track and
- * TrackStream call TrackService.accept, as POST /v1/authenticate, /v1/risk, /v1/filter and
+ * rampart.v1.Scoring: Authenticate, Risk and Filter build the event's command from the message
+ * (event-command.ts) and call VerdictService.evaluate; Track and TrackStream call
+ * TrackService.receive, as POST /v1/authenticate, /v1/risk, /v1/filter and
  * /v1/track do. VerdictStream carries Authenticate, Risk and Filter calls on one stream, each
  * handled by the same code as its unary RPC.
  */
@@ -10,10 +11,10 @@ import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
 import { normaliseError } from '../doors/errors';
 import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
-import { callError, toStatus, type FieldPathMapper } from './errors';
+import { callError, toStatus } from './errors';
 import { callIds, rejection, RejectedMessage } from './guard';
 import { authenticateMessage, filterMessage, riskMessage } from './mappers';
-import { eventBody, eventFieldPath, type EventMessage } from './translate';
+import { eventCommand, type EventMessage } from './event-command';
 import type { ScoringHandlers } from './generated/rampart/v1/Scoring';
 import type { TrackRequest__Output } from './generated/rampart/v1/TrackRequest';
 import type { TrackStreamResponse } from './generated/rampart/v1/TrackStreamResponse';
@@ -37,7 +38,7 @@ export const MAX_MESSAGE_BYTES_KEY = 'rampart-max-message-bytes';
 /** Queue one feedback event. A message the core cannot take goes to the debugger, as on REST. */
 function track(door: Door, principal: Principal, m: TrackRequest__Output): void {
   // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
-  door.services.track.receive(principal, { decode: () => eventBody('track', m), received: { ...m, user_id: m.user?.id || null } });
+  door.services.track.receive(principal, { decode: () => eventCommand('track', m), received: { ...m, user_id: m.user?.id || null } });
 }
 
 function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output, TrackStreamResponse> {
@@ -105,7 +106,7 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
     }).then(
       (res) => callback(null, res),
       (err: unknown) =>
-        answerError(door, err, eventFieldPath('track'), (status) => {
+        answerError(door, err, (status) => {
           status.metadata.set(ACCEPTED_KEY, String(accepted));
           callback(status);
         }),
@@ -121,15 +122,9 @@ function verdictHandlers(door: Door) {
   const handler =
     <Res extends VerdictResult>(endpoint: VerdictEndpoint, encode: (v: Verdict) => Res) =>
     async (req: EventMessage, { principal }: CallContext): Promise<Res> =>
-      encode(await door.services.verdicts.evaluate(principal, endpoint, eventBody(endpoint, req)));
+      encode(await door.services.verdicts.evaluate(principal, endpoint, eventCommand(endpoint, req)));
   return { authenticate: handler('authenticate', authenticateMessage), risk: handler('risk', riskMessage), filter: handler('filter', filterMessage) };
 }
-
-const FIELD_PATHS: Readonly<Record<VerdictEndpoint, FieldPathMapper>> = {
-  authenticate: eventFieldPath('authenticate'),
-  risk: eventFieldPath('risk'),
-  filter: eventFieldPath('filter'),
-};
 
 /**
  * Calls in flight at once on one VerdictStream, and answers waiting for the client to take
@@ -195,8 +190,7 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
         queueMicrotask(flush);
       }
     };
-    const answerFailure = (id: number, endpoint: VerdictEndpoint | null, err: unknown) =>
-      answer({ id, error: callError(toStatus(normaliseError(err, door.log), endpoint ? FIELD_PATHS[endpoint] : undefined)) });
+    const answerFailure = (id: number, err: unknown) => answer({ id, error: callError(toStatus(normaliseError(err, door.log))) });
 
     const stream: DrainableStream = {
       drain: () => {
@@ -226,19 +220,19 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       }
       const endpoint = c.call;
       const req = endpoint ? c[endpoint] : null;
-      if (!endpoint || !req) return answerFailure(id, null, new InvalidParameters([{ field: 'call', message: 'is required: authenticate, risk, filter or cancel' }]));
-      if (inflight.has(id)) return answerFailure(id, null, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
+      if (!endpoint || !req) return answerFailure(id, new InvalidParameters([{ field: 'call', message: 'is required: authenticate, risk, filter or cancel' }]));
+      if (inflight.has(id)) return answerFailure(id, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
       const signal = new CallSignal(c.timeoutMs > 0 ? Date.now() + c.timeoutMs : deadlineOf(call));
       inflight.set(id, signal);
       authorised(door, call, req, signal, handlers[endpoint])
         .then(
           (res) => {
             if (signal.cancelled) return;
-            if (signal.expired) answerFailure(id, endpoint, new DeadlineExceeded());
+            if (signal.expired) answerFailure(id, new DeadlineExceeded());
             else answer({ id, [endpoint]: res });
           },
           (err: unknown) => {
-            if (!signal.cancelled && !(err instanceof CallCancelled)) answerFailure(id, endpoint, err);
+            if (!signal.cancelled && !(err instanceof CallCancelled)) answerFailure(id, err);
           },
         )
         .finally(() => settle(id, signal));
@@ -248,7 +242,7 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       if (closing) return; // Not read: not started, not answered; the client may send it again.
       if (m instanceof RejectedMessage) {
         const ids = callIds(m.bytes);
-        if (ids) for (const id of ids) answerFailure(id, null, m.error);
+        if (ids) for (const id of ids) answerFailure(id, m.error);
         else {
           // Not even call ids: the stream is not usable.
           abandon();
@@ -273,11 +267,10 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
 
 export function scoringHandlers(door: Door): ScoringHandlers {
   const handlers = verdictHandlers(door);
-  const verdict = <Req extends EventMessage, Res>(endpoint: VerdictEndpoint, handle: (req: Req, ctx: CallContext) => Promise<Res>) => unary<Req, Res>(door, handle, FIELD_PATHS[endpoint]);
   return {
-    Authenticate: verdict('authenticate', handlers.authenticate),
-    Risk: verdict('risk', handlers.risk),
-    Filter: verdict('filter', handlers.filter),
+    Authenticate: unary(door, handlers.authenticate),
+    Risk: unary(door, handlers.risk),
+    Filter: unary(door, handlers.filter),
     VerdictStream: verdictStream(door, handlers),
     Track: unary(door, async (req: TrackRequest__Output, { principal }) => {
       await door.services.track.ready();

@@ -61,7 +61,7 @@ export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions)
         event: '$login',
         status: '$succeeded',
         user: { id: email, email },
-        ...(token ? { request_token: token } : {}),
+        ...(token ? { requestToken: token } : {}),
         context: { ip: req.ip, headers },
       });
       const answer = { action: verdict.action, risk: verdict.risk, device_token: verdict.device?.token ?? null, signals: verdict.signals, token_received: token !== '' };

@@ -19,6 +19,7 @@ import { registerClientPages } from './client-pages';
 import { openApiDocument } from './openapi';
 import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 import { EXPORT_ROUTE } from './privacy-links';
+import { eventCommand } from './event-command';
 
 export interface RestOptions {
   services: Services;
@@ -177,7 +178,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       `/v1/${endpoint}`,
       route(async (req, reply) => {
         const p = await principal(req);
-        const verdict = await services.verdicts.evaluate(p, endpoint, jsonBody(req));
+        const verdict = await services.verdicts.evaluate(p, endpoint, eventCommand(jsonBody(req)));
         return reply.code(201).send(encode(verdict));
       }),
     );
@@ -189,7 +190,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       route(async (req, reply) => {
         const p = await principal(req);
         await services.track.ready();
-        services.track.receive(p, { decode: () => jsonBody(req), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' });
+        services.track.receive(p, { decode: () => eventCommand(jsonBody(req)), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' });
         return reply.code(204).send();
       }),
     );

@@ -12,9 +12,14 @@ import { asEnvId } from '../../src/core/model';
 import { atTime, TABLE_CAPS, PENDING_CAP } from '../../src/core/scoring/behaviour';
 import { readWindow, counterBumps, type Outcome } from '../../src/core/scoring/population';
 import { extractFeatures } from '../../src/core/scoring/features';
-import { parseEvent } from '../../src/core/events/parse';
+import { validateEvent, type ParseOptions } from '../../src/core/events/parse';
+import type { Endpoint } from '../../src/core/model';
+import { eventCommand } from '../../src/rest/event-command';
 import { deviceKey } from '../../src/core/devices/service';
 import { lookupIp, parseUserAgent } from '../../src/intel';
+
+/** A Castle JSON body validated as the REST door validates it. */
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-11-01T10:00:00Z');

@@ -1,23 +1,21 @@
 /**
- * Turns a request body of any accepted form (older authenticate/track, newer risk/filter/log with
- * `type`+`status`, `params`) into one validated EventInput, or throws with every offending field.
- * Only what makes an event impossible to process is an offending field; recommended fields that
- * were not sent are listed on the event (`missing`) for the verdict to name.
+ * Validates an EventCommand (command.ts) of any accepted form (older authenticate/track, newer
+ * risk/filter/log with `type`+`status`, `params`), whichever door built it, into one EventInput,
+ * or throws with every offending field, named as the door names it. Only what makes an event
+ * impossible to process is an offending field; recommended fields that were not sent are listed
+ * on the event (`missing`) for the verdict to name.
  * Each field is checked with its schema in schema.ts (which the OpenAPI document is generated from).
  */
 import { normaliseIp } from '../../intel';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
+import type { EventCommand, FieldNames } from './command';
 import { eventSpec, nameFromTypeStatus, type Recommendation, type Requirement } from './catalog';
 import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
-import { ENDPOINT_REQUIRES, EVENT_FIELDS, type EventField } from './schema';
+import { ENDPOINT_REQUIRES, EVENT_FIELDS, TIMESTAMP_MESSAGE, type EventField } from './schema';
 
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 const CUSTOM_EVENT = '$custom';
-const TOP_LEVEL_KNOWN = new Set([
-  'event', 'type', 'status', 'name', 'user_id', 'user_traits', 'user', 'params', 'properties', 'context',
-  'device_token', 'request_token', 'client_id', 'timestamp', 'created_at', 'sent_at', 'matching_user_id',
-]);
 const CONTEXT_KNOWN = new Set(['ip', 'headers', 'client_id', 'user_agent']);
 
 type Obj = Record<string, unknown>;
@@ -46,7 +44,14 @@ class Reader {
     return typeof v === 'string' ? v : null;
   }
 
+  /** A time: ISO 8601 text, or a Date a typed wire format sent (within the years ISO 8601 text can say). */
   date(path: EventField, value: unknown): Date | null {
+    if (value instanceof Date) {
+      const year = value.getUTCFullYear();
+      if (year >= 0 && year <= 9999) return value;
+      this.problems.push({ field: path, message: Number.isNaN(year) ? 'is out of range' : TIMESTAMP_MESSAGE });
+      return null;
+    }
     const s = this.str(path, value);
     return s === null ? null : new Date(Date.parse(s));
   }
@@ -57,21 +62,39 @@ export interface ParseOptions {
   now: Date;
 }
 
-/** Validate a body for `endpoint`. Throws InvalidParameters or InvalidRequestToken. */
-export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions): EventInput {
-  if (!isObj(body)) throw new InvalidParameters([{ field: '(body)', message: 'must be a JSON object' }]);
+/** The problems, each field named as the door that sent it names it. */
+function named(problems: FieldProblem[], names: FieldNames | undefined): FieldProblem[] {
+  return names ? problems.map((q) => ({ field: names[q.field as EventField] ?? q.field, message: q.message })) : problems;
+}
+
+/**
+ * Validate an event command for `endpoint`. Throws InvalidParameters or InvalidRequestToken,
+ * naming each field as `command.names` says (Castle's JSON paths by default).
+ */
+export function validateEvent(endpoint: Endpoint, command: EventCommand, opts: ParseOptions): EventInput {
+  try {
+    return validate(endpoint, command, opts);
+  } catch (err) {
+    const names = command.names;
+    if (names && err instanceof InvalidParameters) throw new InvalidParameters(named(err.fields, names));
+    if (names && err instanceof InvalidRequestToken) throw new InvalidRequestToken(names[err.field as EventField] ?? err.field, err.message);
+    throw err;
+  }
+}
+
+function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions): EventInput {
   const r = new Reader();
   const p = r.problems;
 
   // Event name: `event`, or newer `type` + `status`.
-  const event = r.str('event', body.event);
-  const type = r.str('type', body.type);
-  const status = r.str('status', body.status);
+  const event = r.str('event', command.event);
+  const type = r.str('type', command.type);
+  const status = r.str('status', command.status);
   // `event` + `status` (as some SDK versions send) and `type` + `status` both name a dotted event.
   let name: string | null = event && status && !event.includes('.') ? nameFromTypeStatus(event, status) : event;
   if (!name && type) name = nameFromTypeStatus(type, status ?? undefined);
   if (!name) {
-    if (body.event === undefined && body.type === undefined) p.push({ field: 'event', message: 'is required' });
+    if (command.event === undefined && command.type === undefined) p.push({ field: 'event', message: 'is required' });
     throw new InvalidParameters(p);
   }
   // A name without `$` is the application's own event (Castle's v1 track took any name; Castle's
@@ -89,13 +112,13 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     throw new InvalidParameters([...p, { field: 'event', message: `${name} is not accepted by /v1/${endpoint};${where}`.replace(/;$/, '') }]);
   }
 
-  const user = r.obj('user', body.user);
-  const traits = r.obj('user_traits', body.user_traits) ?? {};
-  const params = r.obj('params', body.params) ?? {};
-  const properties = r.obj('properties', body.properties) ?? {};
-  const context = r.obj('context', body.context);
+  const user = r.obj('user', command.user);
+  const traits = r.obj('user_traits', command.userTraits) ?? {};
+  const params = r.obj('params', command.params) ?? {};
+  const properties = r.obj('properties', command.properties) ?? {};
+  const context = r.obj('context', command.context);
 
-  const userId = r.str('user_id', body.user_id) ?? (user ? r.str('user.id', user.id) : null);
+  const userId = r.str('user_id', command.userId) ?? (user ? r.str('user.id', user.id) : null);
   const email =
     r.str('user_traits.email', traits.email) ??
     (user ? r.str('user.email', user.email) : null) ??
@@ -107,8 +130,8 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
     r.date('user_traits.registered_at', traits.registered_at) ??
     (user ? r.date('user.registered_at', user.registered_at) : null) ??
     r.date('user_traits.created_at', traits.created_at);
-  const deviceToken = r.str('device_token', body.device_token);
-  const customName = ownName ?? r.str('name', body.name);
+  const deviceToken = r.str('device_token', command.deviceToken);
+  const customName = ownName ?? r.str('name', command.name);
 
   // Context.
   const ipRaw = context ? r.str('context.ip', context.ip) : null;
@@ -118,15 +141,15 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
   // Older SDKs send `context.user_agent` as `false` when the request had none (castle-java).
   const contextUa = context && typeof context.user_agent !== 'boolean' ? r.str('context.user_agent', context.user_agent) : null;
   const userAgent = (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? contextUa ?? '';
-  const requestToken = r.str('request_token', body.request_token);
-  const clientIdSent = context?.client_id ?? body.client_id;
+  const requestToken = r.str('request_token', command.requestToken);
+  const clientIdSent = context?.client_id ?? command.clientId;
   const clientId = r.valid('context.client_id', clientIdSent) === null ? null : clientIdSent;
   const fingerprint = pickFingerprint([requestToken, clientId], headers);
 
   // Event time.
-  const occurred = r.date('timestamp', body.timestamp) ?? r.date('created_at', body.created_at);
+  const occurred = r.date('timestamp', command.timestamp) ?? r.date('created_at', command.createdAt);
   if (occurred && occurred.getTime() > opts.now.getTime() + FUTURE_TOLERANCE_MS) {
-    p.push({ field: body.timestamp !== undefined ? 'timestamp' : 'created_at', message: 'is more than 5 minutes in the future' });
+    p.push({ field: command.timestamp !== undefined ? 'timestamp' : 'created_at', message: 'is more than 5 minutes in the future' });
   }
 
   // Endpoint requirements (schema.ts): a field is required once its parent object was sent.
@@ -169,9 +192,8 @@ export function parseEvent(endpoint: Endpoint, body: unknown, opts: ParseOptions
 
   if (p.length > 0) throw new InvalidParameters(p);
 
-  const extra: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!TOP_LEVEL_KNOWN.has(k)) extra[k] = v;
-  if (body.sent_at !== undefined) extra.sent_at = body.sent_at;
+  const extra: Record<string, unknown> = { ...command.extra };
+  if (command.sentAt !== undefined) extra.sent_at = command.sentAt;
   const contextExtra: Record<string, unknown> = {};
   if (context) for (const [k, v] of Object.entries(context)) if (!CONTEXT_KNOWN.has(k)) contextExtra[k] = v;
 

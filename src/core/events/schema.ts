@@ -18,7 +18,7 @@ const MAX_PHONE = 64;
 /** A string of at most `max` characters, with the messages parse.ts answers. */
 const str = (max: number) => z.string({ invalid_type_error: 'must be a string' }).max(max, `must be at most ${max} characters`);
 
-const TIMESTAMP_MESSAGE = 'must be an ISO 8601 timestamp';
+export const TIMESTAMP_MESSAGE = 'must be an ISO 8601 timestamp';
 /** An ISO 8601 timestamp: a date first, and something `Date.parse` reads. */
 const timestamp = str(64)
   .regex(/^\d{4}-\d{2}-\d{2}/, TIMESTAMP_MESSAGE)

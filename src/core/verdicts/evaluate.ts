@@ -1,8 +1,10 @@
 /**
- * The verdict use case behind POST /v1/authenticate, /v1/risk and /v1/filter (and the gRPC
- * door): validate, enrich, read the state it needs, score, match a policy, and record what the
- * event taught (device registry, profile, velocity counters, the stored event and, for
- * challenge/deny on a known user, a webhook) as changes written behind the answer.
+ * The verdict use case behind POST /v1/authenticate, /v1/risk and /v1/filter and their gRPC
+ * twins, in the order it runs: validate the command, enrich the event, read the state it needs,
+ * score, decide (the first matching policy), and record what the event taught (device registry,
+ * profile, velocity counters, the stored event and, for challenge/deny on a known user, a
+ * webhook) as changes written behind the answer. The helpers it shares with track (enrich, the
+ * state read, what an event teaches) are in observe.ts; the engine is scoring/model.ts.
  *
  * The answer waits only for the reads (cache hits in the common case), and never longer than the
  * verdict budget: state that is not read in time is treated as unknown, and the answer says so
@@ -10,19 +12,21 @@
  * one user never interleave there.
  */
 import { performance } from 'node:perf_hooks';
-import type { Action, Device, EventInput, PolicyRef, Principal, Signals } from '../model';
+import type { Action, Device, Environment, EventInput, PolicyRef, Principal, Signals } from '../model';
 import type { ClientTokens, Clock, CounterStore, EventStore, Intel, UserStateStore, WriteQueue } from '../ports';
-import { parseEvent } from '../events/parse';
+import type { EventCommand } from '../events/command';
+import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
-import { lesson } from '../scoring/model';
-import { environmentStats } from '../scoring/population';
-import { uuid } from '../crypto';
+import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
+import type { ClientEvidence } from '../scoring/evidence';
+import { emailAccount, environmentStats, headerHabits, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import { shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
-import { assessEvent, enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './observe';
-import type { Policy } from '../policies/model';
+import { enrich, eventEmail, profileChange, readEventState, recordCounters, toStoredEvent, type Enriched, type EventState } from './observe';
+import type { Policy, PolicySet } from '../policies/model';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -100,47 +104,98 @@ export class VerdictService {
     this.maxEventAgeMs = d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   }
 
-  /** Evaluate one event body for a verdict endpoint. */
-  async evaluate(principal: Principal, endpoint: VerdictEndpoint, body: unknown): Promise<Verdict> {
+  /** The verdict on one event, from the command a door built. */
+  async evaluate(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand): Promise<Verdict> {
     const started = performance.now();
-    const envId = principal.env.id;
+    const env = principal.env;
     const now = this.d.clock.now();
-    const parsed = parseEvent(endpoint, body, { sandbox: principal.env.sandbox, now });
-    const sentAt = staleAt(parsed, this.maxEventAgeMs);
-    const timed = sentAt ? { ...parsed, occurredAt: parsed.receivedAt } : parsed;
-    const event = this.d.clientTokens ? this.d.clientTokens.attach(principal.env, timed) : timed;
+
+    // 1. Validate: the command becomes an event, or the call fails with every offending field.
+    const { event, sentAt } = this.validate(env, endpoint, command, now);
     const deadline = now.getTime() + this.budgetMs;
     // While the database is behind, wait (within the budget) rather than pile up unwritten state.
     await this.d.writes.admit(deadline);
+
+    // 2. Enrich: everything known before any read (IP, user agent, device key, features).
     const x = enrich(event, this.d.intel);
-    const [set, read] = await Promise.all([this.d.policies.forVerdicts(envId), readEventState(this.d, envId, x, deadline)]);
+
+    // 3. State: the policies in force, the user and the counters, what is not read in time unknown.
+    const [set, read] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, x, deadline)]);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
     // another request's.
-    const state = read.state;
-    const missing = [...(state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : [])];
-    const degraded = missing.length > 0;
-    if (degraded) this.d.log.warn({ env: envId, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
-    const user = state?.profile ?? null;
-    const existing = recognise(state, x.key.key);
+    const degraded = this.degraded(env, read);
+
+    // 4. Score: the engine's risk and signals (a sandbox test token may force the risk).
+    const existing = recognise(read.state, x.key.key);
+    const { risk, signals } = this.score(x, read, existing, sentAt);
+
+    // 5. Decide: the first matching policy (a sandbox test token may force the action).
+    const { action, policy } = this.decide(set, x, risk, signals, existing);
+
+    // 6. Record what the event taught, written behind the answer, and notify.
+    const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null });
+    if (event.userId && action !== 'allow') this.notify(env, event.userId, x, device, action, policy);
+
+    this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
+    return { action, risk, signals, policy, userId: event.userId, device, event, degraded };
+  }
+
+  /**
+   * The validated event, its client token read; an event too old for a verdict (staleAt) is
+   * scored as happening now, with when it was sent.
+   */
+  private validate(env: Environment, endpoint: VerdictEndpoint, command: EventCommand, now: Date): { event: EventInput; sentAt: Date | null } {
+    const parsed = validateEvent(endpoint, command, { sandbox: env.sandbox, now });
+    const sentAt = staleAt(parsed, this.maxEventAgeMs);
+    const timed = sentAt ? { ...parsed, occurredAt: parsed.receivedAt } : parsed;
+    return { event: this.d.clientTokens ? this.d.clientTokens.attach(env, timed) : timed, sentAt };
+  }
+
+  /** Whether state the verdict needs was not read within the budget (logged when so). */
+  private degraded(env: Environment, read: EventState): boolean {
+    if (read.state !== undefined && read.counters !== undefined) return false;
+    const missing = [...(read.state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : [])];
+    this.d.log.warn({ env: env.id, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
+    return true;
+  }
+
+  private score(x: Enriched, read: EventState, existing: Device | null, sentAt: Date | null): { risk: number; signals: Signals } {
     const assessed = assessEvent(x, read, existing);
     const signals = sentAt
       ? { ...assessed.signals, stale_timestamp: { score: 0, timestamp: sentAt.toISOString(), max_age_days: Math.round(this.maxEventAgeMs / 86_400_000) } }
       : assessed.signals;
-    let risk = assessed.risk;
-    if (event.testToken?.risk !== null && event.testToken?.risk !== undefined) risk = event.testToken.risk;
+    const forced = x.event.testToken?.risk;
+    return { risk: forced !== null && forced !== undefined ? forced : assessed.risk, signals };
+  }
 
+  private decide(set: PolicySet, x: Enriched, risk: number, signals: Signals, existing: Device | null): { action: Action; policy: PolicyRef } {
     const matched = this.d.policies.match(set, {
-      event: event.name,
+      event: x.event.name,
       risk,
       level: riskLevel(risk),
       signals: Object.keys(signals),
       country: x.ip?.location?.country_code ?? null,
       deviceState: reviewState(existing),
     });
-    const forced = event.testToken?.action ?? null;
-    const action = forced ?? matched.action;
-    const policy = forced ? policyRef(matched, forced, `Sandbox test token (${forced})`) : policyRef(matched, action);
+    const forced = x.event.testToken?.action ?? null;
+    if (forced) return { action: forced, policy: policyRef(matched, forced, `Sandbox test token (${forced})`) };
+    return { action: matched.action, policy: policyRef(matched, matched.action) };
+  }
 
+  /**
+   * Record what the event taught (device sighting, profile, behaviour, counters, the stored
+   * event) as changes written behind; answer the event's device as it now is.
+   */
+  private record(
+    env: Environment,
+    endpoint: VerdictEndpoint,
+    x: Enriched,
+    read: EventState,
+    existing: Device | null,
+    v: { action: Action; risk: number; signals: Signals; policy: PolicyRef; degraded: boolean; stale: boolean },
+  ): Device | null {
+    const event = x.event;
+    const state = read.state;
     const eventId = uuid();
     const learnt = lesson({
       event,
@@ -148,14 +203,14 @@ export class VerdictService {
       kind: x.kind,
       features: x.features,
       behaviour: state?.behaviour ?? null,
-      action,
+      action: v.action,
       unknownAccount: read.unknownAccount,
       feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= 3 : false,
       ip: x.ip,
       eventId,
     });
     // A stale event still counts in the windows of now; its behaviour is not the user's of now.
-    const taught = sentAt ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } } : learnt;
+    const taught = v.stale ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } } : learnt;
     let device: Device | null = null;
     if (event.userId) {
       const change = sightingChange({
@@ -163,37 +218,98 @@ export class VerdictService {
         existing,
         context: buildContext(event, x.ip, x.ua, x.key.identity),
         at: event.occurredAt,
-        risk,
-        registeredAt: event.registeredAt ?? user?.registeredAt ?? null,
+        risk: v.risk,
+        registeredAt: event.registeredAt ?? state?.profile.registeredAt ?? null,
         registration: isRegistration(event.name) && endpoint !== 'filter',
-        denied: action === 'deny',
+        denied: v.action === 'deny',
         stateKnown: state !== undefined,
       });
-      this.d.users.record(envId, event.userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
-      device = sightedDevice(envId, event.userId, change, this.d.users.cachedDevice(envId, event.userId, x.key.key));
+      this.d.users.record(env.id, event.userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
+      device = sightedDevice(env.id, event.userId, change, this.d.users.cachedDevice(env.id, event.userId, x.key.key));
     } else if (read.userId && taught.behaviour) {
       // An event naming the account only by its e-mail still teaches that account.
-      this.d.users.record(envId, read.userId, { behaviour: taught.behaviour });
+      this.d.users.record(env.id, read.userId, { behaviour: taught.behaviour });
     }
-    recordCounters(this.d.counters, envId, x, read, taught.outcome);
-    void this.d.events.append(toStoredEvent(envId, x, { id: eventId, action, risk, signals, policy, deviceToken: device?.token ?? null, degraded }));
-
-    const userId = event.userId;
-    if (userId && action !== 'allow') {
-      const notice = {
-        env: principal.env,
-        userId,
-        device,
-        context: { ip: event.context.ip, userAgent: x.ua, location: x.ip?.location ?? null },
-        policy,
-        userTraits: event.userTraits,
-        properties: event.properties,
-        at: event.occurredAt,
-      };
-      void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
-      if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
-    }
-    this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
-    return { action, risk, signals, policy, userId: event.userId, device, event, degraded };
+    recordCounters(this.d.counters, env.id, x, read, taught.outcome);
+    void this.d.events.append(toStoredEvent(env.id, x, { id: eventId, action: v.action, risk: v.risk, signals: v.signals, policy: v.policy, deviceToken: device?.token ?? null, degraded: v.degraded }));
+    return device;
   }
+
+  /** A challenge or a denial of a known user: `$incident.confirmed` (and `$review.opened` for a challenge). */
+  private notify(env: Environment, userId: string, x: Enriched, device: Device | null, action: Action, policy: PolicyRef): void {
+    const event = x.event;
+    const notice = {
+      env,
+      userId,
+      device,
+      context: { ip: event.context.ip, userAgent: x.ua, location: x.ip?.location ?? null },
+      policy,
+      userTraits: event.userTraits,
+      properties: event.properties,
+      at: event.occurredAt,
+    };
+    void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
+    if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
+  }
+}
+
+/** Score an event from what was read (pure): the engine's input assembled from the counters. */
+export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
+  const at = x.event.occurredAt.getTime();
+  const s = read.counters ?? {};
+  const pop = populationCounts(s, at);
+  const windows: AssessInput['windows'] = {};
+  const account = read.userId ?? (x.emailHash ? emailAccount(eventEmail(x.event) ?? '') : null);
+  for (const kind of WINDOW_KINDS) windows[kind] = readWindow(s, x.features, kind, account);
+  const total = Math.max(pop.total, 1);
+  return assess(
+    {
+      event: x.event,
+      ip: x.ip,
+      ua: x.ua,
+      features: x.features,
+      env: environmentStats(s, at),
+      headers: headerHabits(s, x.features.values.bf, at),
+      windows,
+      shapeShare: pop.shape(x.features.shape) / total,
+      fingerprints: fingerprintShare(pop),
+      client: clientEvidence(x, s),
+      domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
+      unknownAccount: read.unknownAccount,
+      behaviour: read.state?.behaviour ?? null,
+      population: pop,
+      device,
+    },
+    x.kind,
+    at,
+  );
+}
+
+/** Legitimate events, and the share of them with a client fingerprint (population level `fp`). */
+function fingerprintShare(pop: { count(level: 'fp', value: string): number }): { events: number; share: number } {
+  const withFp = pop.count('fp', 'y');
+  const events = withFp + pop.count('fp', 'n');
+  return { events, share: events > 0 ? withFp / events : 0 };
+}
+
+/** A Rampart client token as the engine weighs it: its problem (a replay seen in its uses), its evidence. */
+function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
+  const c = x.event.client;
+  if (!c) return null;
+  const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
+  const headerLanguage = x.features.values.lang;
+  const lon = x.ip?.location?.lon;
+  let timezoneGapHours: number | null = null;
+  if (c.timezoneOffset !== null && typeof lon === 'number') {
+    // Local time is about longitude / 15 hours from UTC; getTimezoneOffset() is UTC minus local.
+    const gap = Math.abs(-c.timezoneOffset / 60 - lon / 15) % 24;
+    timezoneGapHours = Math.min(gap, 24 - gap);
+  }
+  return {
+    problem: replayed ? 'replayed' : c.problem,
+    automation: c.automation,
+    userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
+    languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
+    timezoneGapHours,
+  };
 }

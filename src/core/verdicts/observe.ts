@@ -1,17 +1,18 @@
 /**
- * What every event, verdict or feedback, teaches Rampart: the enriched context, the user profile
- * (last location, countries), velocity counters, and the stored event itself. Reads come first
- * (awaited); everything learnt is then recorded as changes written behind.
+ * What the verdict and track use cases share: enriching an event (enrich), reading the state
+ * it needs (readEventState), and what every event, verdict or feedback, teaches Rampart: the
+ * user profile (last location, countries), velocity counters, and the stored event itself.
+ * Reads come first (awaited); everything learnt is then recorded as changes written behind.
  */
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { uuid } from '../crypto';
-import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
+import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
-import { sha256Hex, shortHash } from '../crypto';
+import { sha256Hex } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
-import type { ClientEvidence, EventKind } from '../scoring/evidence';
-import { assess, eventKind, type AssessInput, type Assessment } from '../scoring/model';
-import { accountOfEmail, counterBumps, emailAccount, emailBump, environmentStats, headerHabits, keysToRead, populationCounts, readWindow, tokenBump, tokenReplayed, WINDOW_KINDS, type Outcome, type Snapshots } from '../scoring/population';
+import type { EventKind } from '../scoring/evidence';
+import { eventKind } from '../scoring/model';
+import { accountOfEmail, counterBumps, emailBump, keysToRead, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
 
@@ -119,67 +120,6 @@ export const headerFacts = (x: Enriched) => {
   const h = x.event.context.headers;
   return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined };
 };
-
-/** Legitimate events, and the share of them with a client fingerprint (population level `fp`). */
-function fingerprintShare(pop: { count(level: 'fp', value: string): number }): { events: number; share: number } {
-  const withFp = pop.count('fp', 'y');
-  const events = withFp + pop.count('fp', 'n');
-  return { events, share: events > 0 ? withFp / events : 0 };
-}
-
-/** A Rampart client token as the engine weighs it: its problem (a replay seen in its uses), its evidence. */
-function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
-  const c = x.event.client;
-  if (!c) return null;
-  const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
-  const headerLanguage = x.features.values.lang;
-  const lon = x.ip?.location?.lon;
-  let timezoneGapHours: number | null = null;
-  if (c.timezoneOffset !== null && typeof lon === 'number') {
-    // Local time is about longitude / 15 hours from UTC; getTimezoneOffset() is UTC minus local.
-    const gap = Math.abs(-c.timezoneOffset / 60 - lon / 15) % 24;
-    timezoneGapHours = Math.min(gap, 24 - gap);
-  }
-  return {
-    problem: replayed ? 'replayed' : c.problem,
-    automation: c.automation,
-    userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
-    languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
-    timezoneGapHours,
-  };
-}
-
-/** Score an event from what was read (pure). */
-export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
-  const at = x.event.occurredAt.getTime();
-  const s = read.counters ?? {};
-  const pop = populationCounts(s, at);
-  const windows: AssessInput['windows'] = {};
-  const account = read.userId ?? (x.emailHash ? emailAccount(eventEmail(x.event) ?? '') : null);
-  for (const kind of WINDOW_KINDS) windows[kind] = readWindow(s, x.features, kind, account);
-  const total = Math.max(pop.total, 1);
-  return assess(
-    {
-      event: x.event,
-      ip: x.ip,
-      ua: x.ua,
-      features: x.features,
-      env: environmentStats(s, at),
-      headers: headerHabits(s, x.features.values.bf, at),
-      windows,
-      shapeShare: pop.shape(x.features.shape) / total,
-      fingerprints: fingerprintShare(pop),
-      client: clientEvidence(x, s),
-      domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
-      unknownAccount: read.unknownAccount,
-      behaviour: read.state?.behaviour ?? null,
-      population: pop,
-      device,
-    },
-    x.kind,
-    at,
-  );
-}
 
 /** Record what the event taught in the counters (and which account its e-mail belongs to). */
 export function recordCounters(counters: CounterStore, env: EnvId, x: Enriched, read: EventState, outcome: Outcome): void {

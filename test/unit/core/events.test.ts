@@ -3,11 +3,15 @@
  * an event, a complete body, the fields without which it cannot be processed (reported as
  * offending fields), and the recommended fields whose absence is only named on the event.
  */
-import { parseEvent } from '../../../src/core/events/parse';
+import { validateEvent, type ParseOptions } from '../../../src/core/events/parse';
+import { eventCommand } from '../../../src/rest/event-command';
 import { EVENTS } from '../../../src/core/events/catalog';
 import { InvalidParameters, InvalidRequestToken } from '../../../src/core/errors';
 import type { Endpoint } from '../../../src/core/model';
 import { isSensitiveHeader, scrubHeaders, scrubPayloadText } from '../../../src/core/events/context';
+
+/** A Castle JSON body validated as the REST door validates it. */
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
 
 const now = new Date('2026-11-22T10:00:00.000Z');
 const opts = { sandbox: true, now };

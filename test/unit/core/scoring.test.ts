@@ -3,7 +3,9 @@
  * attack evidence, velocity across accounts, the combination into one risk, and what each event
  * teaches. No I/O: address facts are given by hand, user agents parsed offline.
  */
-import { parseEvent } from '../../../src/core/events/parse';
+import { validateEvent, type ParseOptions } from '../../../src/core/events/parse';
+import type { Endpoint } from '../../../src/core/model';
+import { eventCommand } from '../../../src/rest/event-command';
 import { parseUserAgent, type IpIntel } from '../../../src/intel';
 import { deviceKey } from '../../../src/core/devices/service';
 import { extractFeatures, networkOf, primaryLanguage, requestShape, type Features, type Level } from '../../../src/core/scoring/features';
@@ -25,6 +27,9 @@ import { assess, eventKind, lesson, BASE_LOGIT, TENTATIVE_WEIGHT, type AssessInp
 import { counterBumps, keysToRead, readWindow, environmentStats, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
+
+/** A Castle JSON body validated as the REST door validates it. */
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
