@@ -1,0 +1,142 @@
+/**
+ * createFakeServices(): the core's use cases wired to in-memory fakes of every port (fake time,
+ * the state layer in memory, fake stores, intel, HTTP and mail), as app/build.ts wires them to
+ * MongoDB and the platform. No database, no network, no timer: a unit test runs in milliseconds
+ * and waits only on `time.advance()`.
+ */
+import { randomBytes } from 'node:crypto';
+import { asEnvId, type Environment, type Principal } from '../../../src/core/model';
+import { VerdictService } from '../../../src/core/verdicts/evaluate';
+import { TrackService } from '../../../src/core/track';
+import { DeviceService } from '../../../src/core/devices/service';
+import { PolicyService } from '../../../src/core/policies/service';
+import { WebhookService } from '../../../src/core/webhooks/service';
+import { PrivacyService } from '../../../src/core/privacy/service';
+import { createFakeTime, type FakeTime } from './time';
+import { createFakeHttpPoster, createFakeIntel, createFakeMailer, type FakeHttpPoster, type FakeIntel, type FakeMailer } from './outside';
+import { createFakeCounterStore, createFakeStateLayer, createFakeUserStateStore, type FakeStateLayer } from './state';
+import {
+  createFakeDebuggerStore,
+  createFakeEnvironmentStore,
+  createFakeEventStore,
+  createFakePolicyStore,
+  createFakePrivacyStore,
+  createFakeWebhookStore,
+  type FakeDebuggerStore,
+  type FakeEventStore,
+  type FakePrivacyStore,
+} from './stores';
+
+export * from './time';
+export * from './outside';
+export * from './state';
+export * from './stores';
+
+/** Logs nothing, keeps every line (a test may assert what was logged). */
+export function createFakeLog() {
+  const lines: { level: string; obj: object; msg: string }[] = [];
+  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj, msg });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export interface FakeServices {
+  time: FakeTime;
+  state: FakeStateLayer;
+  intel: FakeIntel;
+  http: FakeHttpPoster;
+  mailer: FakeMailer;
+  events: FakeEventStore;
+  debuggerLog: FakeDebuggerStore;
+  privacyStore: FakePrivacyStore;
+  webhookStore: ReturnType<typeof createFakeWebhookStore>;
+  log: ReturnType<typeof createFakeLog>;
+  users: ReturnType<typeof createFakeUserStateStore>;
+  counters: ReturnType<typeof createFakeCounterStore>;
+  policies: PolicyService;
+  devices: DeviceService;
+  webhooks: WebhookService;
+  verdicts: VerdictService;
+  track: TrackService;
+  privacy: PrivacyService;
+  /** A sandbox environment with its default policies, and a caller of it. */
+  environment(opts?: Partial<Environment>): Promise<{ env: Environment; principal: Principal }>;
+}
+
+export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: number } = {}): FakeServices {
+  const time = createFakeTime();
+  const clock = time.clock;
+  const state = createFakeStateLayer();
+  const intel = createFakeIntel();
+  const http = opts.http ?? createFakeHttpPoster();
+  const mailer = createFakeMailer();
+  const log = createFakeLog();
+  const events = createFakeEventStore();
+  const debuggerLog = createFakeDebuggerStore();
+  const environments = createFakeEnvironmentStore();
+  const webhookStore = createFakeWebhookStore();
+  const privacyStore = createFakePrivacyStore({ events, debuggerLog });
+  const users = createFakeUserStateStore(state);
+  const counters = createFakeCounterStore(state, () => clock.now());
+  const policies = new PolicyService(createFakePolicyStore(), clock);
+  const webhooks = new WebhookService({
+    store: webhookStore,
+    signingSecret: async () => 'sk_test_fake_signing_secret',
+    environments,
+    clock,
+    http,
+    scheduler: time.scheduler,
+    instanceId: 'unit',
+    log,
+    random: () => 0.5,
+  });
+  const devices = new DeviceService(users, webhooks, clock);
+  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, scheduler: time.scheduler, intel, log });
+  const privacy = new PrivacyService({
+    store: privacyStore,
+    users,
+    writes: state,
+    webhooks,
+    mailer,
+    sealer: { macKey: (purpose) => Buffer.from(`fake-mac-key-${purpose}`) },
+    clock,
+    links: { downloadUrl: (jobId, q) => `https://rampart.test/v1/privacy/exports/${jobId}?expires=${q.expires}&signature=${q.signature}` },
+    log,
+  });
+  return {
+    time,
+    state,
+    intel,
+    http,
+    mailer,
+    events,
+    debuggerLog,
+    privacyStore,
+    webhookStore,
+    log,
+    users,
+    counters,
+    policies,
+    devices,
+    webhooks,
+    verdicts,
+    track,
+    privacy,
+    async environment(o = {}) {
+      const env: Environment = {
+        id: asEnvId(randomBytes(8).toString('hex')),
+        name: 'sandbox',
+        enabled: true,
+        sandbox: true,
+        publishableKey: `pk_${randomBytes(8).toString('hex')}`,
+        webhookUrl: null,
+        privacyEmail: null,
+        createdAt: clock.now(),
+        ...o,
+      };
+      await environments.create(env);
+      await policies.createDefaults(env.id);
+      return { env, principal: { env, kind: 'secret', credentialHash: 'unit' } };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The state layer in memory: the cache and write-behind queue the repositories of users, devices
+ * and counters sit on (src/store/state/layer.ts), with the same delta semantics (applyDelta) and
+ * nothing behind it. The real repositories (StateUserStore, StateCounterStore) run on it, so a
+ * unit test sees exactly what a verdict would record, without a database.
+ */
+import { Unavailable } from '../../../src/core/errors';
+import type { CounterStore, UserStateStore, WriteQueue } from '../../../src/core/ports';
+import { applyDelta, clone, replacement, type Delta, type Doc, type OpEntry } from '../../../src/store/state/delta';
+import type { StateLayer } from '../../../src/store/state/layer';
+import { StateUserStore } from '../../../src/store/user-state';
+import { StateCounterStore } from '../../../src/store/counters';
+import type { Db } from 'mongodb';
+
+interface Entry {
+  value: Doc | null;
+  version: number;
+  memo?: { version: number; view: unknown };
+}
+
+export interface FakeStateLayer extends WriteQueue {
+  /** While true, reads with a deadline answer "not in time" (undefined) and others fail Unavailable. */
+  unreachable: boolean;
+  /** Changes applied so far (each one a delta or a whole document). */
+  readonly changes: number;
+  read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined>;
+  readMany(collection: string, ids: readonly string[]): Promise<Map<string, Doc | null>>;
+  cached(collection: string, id: string): Doc | null | undefined;
+  peek(collection: string, id: string): Doc | null | undefined;
+  view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined;
+  apply(collection: string, id: string, d: Delta | readonly OpEntry[]): void;
+  put(collection: string, id: string, doc: Doc): void;
+  /** A stored document, as a copy (null: none). */
+  document(collection: string, id: string): Doc | null;
+}
+
+export function createFakeStateLayer(): FakeStateLayer {
+  const entries = new Map<string, Entry>();
+  const key = (collection: string, id: string) => `${collection}\u0000${id}`;
+  const entry = (collection: string, id: string): Entry => {
+    let e = entries.get(key(collection, id));
+    if (!e) {
+      e = { value: null, version: 0 };
+      entries.set(key(collection, id), e);
+    }
+    return e;
+  };
+  let changes = 0;
+  const layer: FakeStateLayer = {
+    unreachable: false,
+    get changes() {
+      return changes;
+    },
+    pressure: 'ok',
+    async admit() {},
+    async flush() {},
+    async read(collection, id, deadline) {
+      if (layer.unreachable) {
+        if (deadline !== undefined) return undefined;
+        throw new Unavailable('the fake database is unreachable');
+      }
+      return entry(collection, id).value;
+    },
+    async readMany(collection, ids) {
+      if (layer.unreachable) throw new Unavailable('the fake database is unreachable');
+      return new Map(ids.map((id) => [id, entry(collection, id).value]));
+    },
+    cached: (collection, id) => (layer.unreachable ? undefined : entry(collection, id).value),
+    peek: (collection, id) => entries.get(key(collection, id))?.value,
+    view(collection, id, make) {
+      const e = entries.get(key(collection, id));
+      if (!e) return undefined;
+      if (e.memo && e.memo.version === e.version) return e.memo.view as ReturnType<typeof make>;
+      const view = make(e.value);
+      e.memo = { version: e.version, view };
+      return view;
+    },
+    apply(collection, id, d) {
+      const ops = 'ops' in d ? d.ops : d;
+      if (ops.length === 0) return;
+      const e = entry(collection, id);
+      e.value = applyDelta(e.value, ops);
+      e.version++;
+      changes++;
+    },
+    put: (collection, id, doc) => layer.apply(collection, id, replacement(doc)),
+    document: (collection, id) => clone(entries.get(key(collection, id))?.value ?? null),
+  };
+  return layer;
+}
+
+/** No database behind the repositories: what would reach one (sweeps, purges) fails loudly. */
+const noDatabase = new Proxy({}, { get: () => { throw new Error('a unit test reached for the database'); } }) as Db;
+
+/** The users-and-devices repository on a fake state layer. */
+export function createFakeUserStateStore(state: FakeStateLayer): UserStateStore {
+  return new StateUserStore(noDatabase, state as unknown as StateLayer);
+}
+
+/** The counters repository on a fake state layer. */
+export function createFakeCounterStore(state: FakeStateLayer, now: () => Date): CounterStore {
+  return new StateCounterStore(noDatabase, state as unknown as StateLayer, now);
+}
+

@@ -1,0 +1,219 @@
+/**
+ * In-memory fakes of the core's storage ports (core/ports.ts, core/webhooks/ports.ts,
+ * core/privacy/ports.ts): what each method promises, kept in maps and arrays, every query scoped
+ * to its environment as the MongoDB repositories scope theirs.
+ */
+import type { CredentialStore, DebuggerStore, EnvironmentStore, EventStore, PolicyStore } from '../../../src/core/ports';
+import type { Credential, EnvId, Environment, RejectedPayload, StoredEvent } from '../../../src/core/model';
+import type { PolicyRevision, PolicySet } from '../../../src/core/policies/model';
+import type { DeliveryAttempt, WebhookDelivery } from '../../../src/core/webhooks/model';
+import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../../../src/core/webhooks/ports';
+import type { PrivacyJob } from '../../../src/core/privacy/model';
+import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
+
+const copy = <T>(v: T): T => structuredClone(v);
+
+export function createFakeEnvironmentStore(): EnvironmentStore & { readonly all: Environment[] } {
+  const all: Environment[] = [];
+  return {
+    all,
+    create: async (env) => void all.push(copy(env)),
+    byId: async (id) => copy(all.find((e) => e.id === id) ?? null),
+    byName: async (name) => copy(all.find((e) => e.name === name) ?? null),
+    byPublishableKey: async (key) => copy(all.find((e) => e.publishableKey === key) ?? null),
+    list: async () => copy(all),
+    async update(id, patch) {
+      const e = all.find((x) => x.id === id);
+      if (!e) return null;
+      Object.assign(e, patch);
+      return copy(e);
+    },
+  };
+}
+
+export function createFakeCredentialStore(): CredentialStore {
+  const all: Credential[] = [];
+  return {
+    insert: async (c) => void all.push(copy(c)),
+    byHash: async (hash) => copy(all.find((c) => c.hash === hash) ?? null),
+    list: async (env) => copy(all.filter((c) => c.envId === env)),
+    async revoke(env, hash, at) {
+      const c = all.find((x) => x.envId === env && x.hash === hash && !x.revokedAt);
+      if (!c) return false;
+      c.revokedAt = at;
+      return true;
+    },
+  };
+}
+
+export interface FakeEventStore extends EventStore {
+  readonly all: StoredEvent[];
+}
+
+export function createFakeEventStore(): FakeEventStore {
+  const all: StoredEvent[] = [];
+  return {
+    all,
+    append: async (e) => void all.push(e),
+    listForUser: async (env, userId, limit) => all.filter((e) => e.envId === env && e.userId === userId).reverse().slice(0, limit),
+    flush: async () => {},
+  };
+}
+
+export interface FakeDebuggerStore extends DebuggerStore {
+  readonly all: RejectedPayload[];
+}
+
+export function createFakeDebuggerStore(): FakeDebuggerStore {
+  const all: RejectedPayload[] = [];
+  return {
+    all,
+    append: async (e) => void all.push(e),
+    list: async (env, limit) => all.filter((e) => e.envId === env).reverse().slice(0, limit),
+  };
+}
+
+/** Policy sets with their optimistic version check, as the MongoDB repository does it. */
+export function createFakePolicyStore(): PolicyStore {
+  const sets = new Map<EnvId, PolicySet>();
+  const revisions: PolicyRevision[] = [];
+  return {
+    getSet: async (env) => copy(sets.get(env) ?? null),
+    async putSet(set, expectedVersion) {
+      if ((sets.get(set.envId)?.version ?? 0) !== expectedVersion) return false;
+      sets.set(set.envId, copy(set));
+      return true;
+    },
+    addRevisions: async (rs) => void revisions.push(...copy(rs)),
+    revisions: async (env, ids) => copy(revisions.filter((r) => r.envId === env && ids.includes(r.policyId))),
+  };
+}
+
+/** Deliveries with their leases: a claim holds a delivery for one owner and lease version. */
+export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all: WebhookDelivery[] } {
+  const all: WebhookDelivery[] = [];
+  const find = (d: WebhookDelivery) => all.find((x) => x.id === d.id);
+  const held = (d: WebhookDelivery, owner: string) => {
+    const x = find(d);
+    return x && x.leaseOwner === owner && x.leaseVersion === d.leaseVersion && x.status === 'delivering' ? x : null;
+  };
+  const order = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq || a.id.localeCompare(b.id);
+  return {
+    all,
+    async enqueue(d) {
+      if (!all.some((x) => x.id === d.id)) all.push(copy(d));
+    },
+    async insert(d) {
+      if (all.some((x) => x.id === d.id)) throw new Error(`duplicate delivery ${d.id}`);
+      all.push(copy(d));
+    },
+    get: async (env, id) => copy(all.find((x) => x.id === id && x.envId === env) ?? null),
+    async list(env, q: DeliveryListQuery) {
+      const newest = all.filter((x) => x.envId === env && (!q.status || x.status === q.status)).sort((a, b) => -order(a, b));
+      const before = q.before;
+      const page = before ? newest.filter((x) => x.createdAt < before.createdAt || (x.createdAt.getTime() === before.createdAt.getTime() && x.id < before.id)) : newest;
+      return copy(page.slice(0, q.limit));
+    },
+    listForUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId).sort((a, b) => -order(a, b)).slice(0, limit)),
+    firstOpen: async (env, userId) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order)[0] ?? null),
+    async due(now, q: DueQuery) {
+      const skipped = (x: WebhookDelivery) =>
+        q.skipIds?.includes(x.id) ||
+        q.skipUsers?.some((u) => u.env === x.envId && u.userId === x.userId) ||
+        q.skipEnvs?.includes(x.envId) ||
+        (q.user && (q.user.env !== x.envId || q.user.userId !== x.userId));
+      const expired = all.filter((x) => x.status === 'delivering' && x.leaseUntil && x.leaseUntil < now && !skipped(x));
+      const pending = all.filter((x) => x.status === 'pending' && x.nextAttemptAt && x.nextAttemptAt <= now && !skipped(x)).sort((a, b) => (a.nextAttemptAt as Date).getTime() - (b.nextAttemptAt as Date).getTime());
+      return copy([...expired, ...pending].slice(0, q.limit));
+    },
+    async claim(d, owner, now, leaseUntil) {
+      const x = find(d);
+      if (!x || x.leaseVersion !== d.leaseVersion) return null;
+      const free = x.status === 'pending' || (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now);
+      if (!free) return null;
+      Object.assign(x, { status: 'delivering', leaseOwner: owner, leaseUntil, leaseVersion: x.leaseVersion + 1 });
+      return copy(x);
+    },
+    async complete(d, owner, attempt: DeliveryAttempt, outcome: DeliveryOutcome) {
+      const x = held(d, owner);
+      if (!x) return false;
+      Object.assign(x, { ...outcome, url: attempt.url, leaseOwner: null, leaseUntil: null });
+      x.attempts.push(copy(attempt));
+      return true;
+    },
+    async release(d, owner, nextAttemptAt) {
+      const x = held(d, owner);
+      if (!x) return false;
+      Object.assign(x, { status: 'pending', nextAttemptAt, leaseOwner: null, leaseUntil: null });
+      return true;
+    },
+    async sweep(_now, finishedBefore) {
+      const old = all.filter((x) => (x.status === 'delivered' || x.status === 'failed') && x.createdAt < finishedBefore);
+      for (const x of old) all.splice(all.indexOf(x), 1);
+      return { dedupe: 0, deliveries: old.length };
+    },
+  };
+}
+
+export interface FakePrivacyStore extends PrivacyStore {
+  readonly jobs: PrivacyJob[];
+  readonly exports: Map<string, { envId: EnvId; expiresAt: Date; json: string }>;
+  /** What purgeUser was asked to delete. */
+  readonly purged: { env: EnvId; subject: PurgeSubject }[];
+}
+
+/**
+ * Jobs and exports in memory; a user's data is read from the fake event and debugger stores
+ * (and e-mail look-ups from `emails`), and a purge deletes what those hold of the user.
+ */
+export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerLog: FakeDebuggerStore; emails?: Map<string, string[]> }): FakePrivacyStore {
+  const jobs: PrivacyJob[] = [];
+  const exports = new Map<string, { envId: EnvId; expiresAt: Date; json: string }>();
+  const purged: { env: EnvId; subject: PurgeSubject }[] = [];
+  const job = (env: EnvId, id: string) => jobs.find((j) => j.envId === env && j.id === id);
+  const remove = <T>(list: T[], drop: (x: T) => boolean) => {
+    const gone = list.filter(drop);
+    for (const x of gone) list.splice(list.indexOf(x), 1);
+    return gone.length;
+  };
+  return {
+    jobs,
+    exports,
+    purged,
+    insertJob: async (j) => void jobs.push(copy(j)),
+    getJob: async (env, id) => copy(job(env, id) ?? null),
+    jobBySignedId: async (id) => copy(jobs.find((j) => j.id === id) ?? null),
+    async updateJob(env, id, patch: PrivacyJobPatch) {
+      const j = job(env, id);
+      if (j) Object.assign(j, patch);
+    },
+    listJobs: async (env, limit) => copy(jobs.filter((j) => j.envId === env).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit)),
+    expiredJobs: async (now, limit) => copy(jobs.filter((j) => j.expiresAt <= now && j.status !== 'expired').slice(0, limit)),
+    stalePendingJobs: async (before, limit) => copy(jobs.filter((j) => j.status === 'pending' && j.createdAt < before).slice(0, limit)),
+    async putExport(env, j, json) {
+      exports.set(j.id, { envId: env, expiresAt: j.expiresAt, json });
+      return Buffer.byteLength(json);
+    },
+    readExport: async (env, jobId) => {
+      const e = exports.get(jobId);
+      return e && e.envId === env ? e.json : null;
+    },
+    deleteExport: async (env, jobId) => (exports.get(jobId)?.envId === env && exports.delete(jobId) ? 1 : 0),
+    async deleteExpiredExports(now) {
+      let n = 0;
+      for (const [id, e] of exports) if (e.expiresAt <= now && exports.delete(id)) n++;
+      return n;
+    },
+    eventsForUser: async (env, userId) => copy(data.events.all.filter((e) => e.envId === env && e.userId === userId)),
+    rejectedForUser: async (env, userId) => copy(data.debuggerLog.all.filter((e) => e.envId === env && e.userId === userId)),
+    userIdsByEmail: async (env, email, limit) => (data.emails?.get(`${env}:${email}`) ?? []).slice(0, limit),
+    async purgeUser(env, subject) {
+      purged.push({ env, subject: copy(subject) });
+      return {
+        events: remove(data.events.all, (e) => e.envId === env && e.userId === subject.userId),
+        rejected_payloads: remove(data.debuggerLog.all, (e) => e.envId === env && e.userId === subject.userId),
+        privacy_jobs: remove(jobs, (j) => j.envId === env && j.userId === subject.userId),
+      };
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The verdict use case (VerdictService.evaluate) on in-memory fakes of every port: what it
+ * answers and what it records, without a database or a timer.
+ */
+import type { EventCommand } from '../../../src/core/events/command';
+import { InvalidParameters } from '../../../src/core/errors';
+import { createFakeServices, type FakeServices } from '../../support/fakes';
+
+const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
+
+/** A newer SDK's login, as any door's command carries it. */
+const login = (userId: string, more: EventCommand = {}): EventCommand => ({
+  event: '$login',
+  status: '$succeeded',
+  user: { id: userId, email: `${userId}@example.com` },
+  context: { ip: '81.2.69.142', headers: { 'User-Agent': UA, 'Accept-Language': 'en-GB' } },
+  requestToken: 'laptop-fingerprint-0001',
+  ...more,
+});
+
+let s: FakeServices;
+beforeEach(() => {
+  s = createFakeServices();
+});
+
+describe('a verdict', () => {
+  it("on a new user's first login allows it, and records the user, the device, the counters and the event", async () => {
+    const { principal, env } = await s.environment();
+    const v = await s.verdicts.evaluate(principal, 'risk', login('u1'));
+    expect(v.action).toBe('allow');
+    expect(v.degraded).toBe(false);
+    expect(v.device?.token).toEqual(expect.any(String));
+    const user = await s.users.load(env.id, 'u1');
+    expect(user?.profile.email).toBe('u1@example.com');
+    expect(user?.devices.map((d) => d.token)).toEqual([v.device?.token]);
+    expect(s.events.all).toEqual([expect.objectContaining({ userId: 'u1', action: 'allow', deviceToken: v.device?.token, endpoint: 'risk' })]);
+    const counters = await s.counters.read(env.id, ['env']);
+    expect(counters).toBeDefined();
+  });
+
+  it('recognises the device on the next event from it', async () => {
+    const { principal } = await s.environment();
+    const first = await s.verdicts.evaluate(principal, 'risk', login('u1'));
+    await s.time.advance(60_000);
+    const second = await s.verdicts.evaluate(principal, 'risk', login('u1'));
+    expect(second.device?.token).toBe(first.device?.token);
+    expect(second.device?.sightings).toBe(2);
+    const other = await s.verdicts.evaluate(principal, 'risk', login('u1', { requestToken: 'phone-fingerprint-0002' }));
+    expect(other.device?.token).not.toBe(first.device?.token);
+  });
+
+  it('denies a login from a reported device, and notifies the webhook once per device and hour', async () => {
+    const { principal, env } = await s.environment({ webhookUrl: 'https://hooks.example/rampart' });
+    const first = await s.verdicts.evaluate(principal, 'risk', login('u1'));
+    await s.devices.report(env, first.device?.token ?? '');
+    const v = await s.verdicts.evaluate(principal, 'risk', login('u1'));
+    expect(v.action).toBe('deny');
+    expect(v.device?.feedback).toBe('reported');
+    await s.time.settle();
+    // The report's notice covers the denial within the hour (the dedupe slot).
+    expect(s.webhookStore.all.map((d) => d.trigger)).toEqual(['device_reported']);
+    await s.time.advance(61 * 60_000);
+    expect((await s.verdicts.evaluate(principal, 'risk', login('u1'))).action).toBe('deny');
+    await s.time.settle();
+    expect(s.webhookStore.all.map((d) => d.trigger)).toEqual(['device_reported', 'verdict_deny']);
+  });
+
+  it("takes a sandbox test token's action and risk; a challenge also opens a review", async () => {
+    const { principal } = await s.environment({ webhookUrl: 'https://hooks.example/rampart' });
+    const v = await s.verdicts.evaluate(principal, 'risk', login('u2', { requestToken: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.75' }));
+    expect(v.action).toBe('challenge');
+    expect(v.risk).toBe(0.75);
+    expect(v.policy.name).toBe('Sandbox test token (challenge)');
+    await s.time.settle();
+    expect(s.webhookStore.all.map((d) => d.type).sort()).toEqual(['$incident.confirmed', '$review.opened']);
+  });
+
+  it('answers from what is at hand, marked degraded, when the state cannot be read in time', async () => {
+    const { principal } = await s.environment();
+    await s.verdicts.evaluate(principal, 'risk', login('u3'));
+    s.state.unreachable = true;
+    const v = await s.verdicts.evaluate(principal, 'risk', login('u3'));
+    expect(v.degraded).toBe(true);
+    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['verdict degraded: state not read within the verdict budget']);
+    expect(s.events.all.at(-1)?.degraded).toBe(true);
+  });
+
+  it('scores an event older than the verdict window as now, naming when it was sent', async () => {
+    const { principal } = await s.environment();
+    const sent = new Date(s.time.clock.now().getTime() - 40 * 86_400_000);
+    const v = await s.verdicts.evaluate(principal, 'risk', login('u4', { timestamp: sent.toISOString() }));
+    expect(v.signals.stale_timestamp).toEqual({ score: 0, timestamp: sent.toISOString(), max_age_days: 30 });
+    expect(v.event.occurredAt).toEqual(s.time.clock.now());
+  });
+
+  it.each([
+    ['no event', { ...login('u5'), event: undefined, status: undefined }, ['event']],
+    ['no user', { ...login('u5'), user: undefined }, ['user']],
+    ['a wrong-typed e-mail and IP', login('u5', { user: { id: 'u5', email: 42 }, context: { ip: 'not-an-ip', headers: { 'User-Agent': UA } } }), ['context.ip', 'user.email']],
+    ['a time as an out-of-range Date', login('u5', { timestamp: new Date(Number.NaN) }), ['timestamp']],
+  ])('refuses %s, naming each field, and records nothing', async (_what, command, fields) => {
+    const { principal } = await s.environment();
+    const err = await s.verdicts.evaluate(principal, 'risk', command).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidParameters);
+    expect((err as InvalidParameters).fields.map((f) => f.field).sort()).toEqual(fields);
+    expect(s.events.all).toEqual([]);
+    expect(s.state.changes).toBe(0);
+  });
+
+  it("names fields as the door's wire does (the command's names)", async () => {
+    const { principal } = await s.environment();
+    const command: EventCommand = { event: '$login.succeeded', userTraits: { email: 7 }, context: { ip: '81.2.69.142' }, names: { user_id: 'user.id', 'user_traits.email': 'user.email' } };
+    const err = (await s.verdicts.evaluate(principal, 'authenticate', command).catch((e: unknown) => e)) as InvalidParameters;
+    expect(err.fields.map((f) => f.field).sort()).toEqual(['user.email', 'user.id']);
+  });
+});
