@@ -27,6 +27,23 @@ const tracked = <T>(p: Promise<T>): Promise<T> => {
   running.add(p);
   return p.finally(() => running.delete(p));
 };
+/**
+ * Resolves once every core call started has finished and what follows it has run: the moment a
+ * call past its deadline (or cancelled) would have started its next core call. Proves that
+ * something did not happen without sleeping.
+ */
+async function idle(): Promise<void> {
+  while (running.size > 0) await Promise.allSettled([...running]);
+  await new Promise((r) => setImmediate(r));
+}
+/** Resolves once `cond` holds (checked every few ms; fails after 5 s). */
+async function until(cond: () => boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 function slowServices(real: Services): Services {
   const access = Object.create(real.access) as Services['access'];
@@ -94,7 +111,7 @@ describe('deadlines', () => {
     const before = slow.evaluateCalls;
     const e = await failure(client.risk(risk('dl-2'), { deadlineMs: 150 }));
     expect(e.codeName).toBe('DEADLINE_EXCEEDED');
-    await sleep(600);
+    await idle();
     expect(slow.evaluateCalls).toBe(before);
   });
 
@@ -112,19 +129,21 @@ describe('cancellation', () => {
     setTimeout(() => controller.abort(), 50);
     const e = await failure(client.risk(risk('cx-1'), { signal: controller.signal }));
     expect(e.codeName).toBe('CANCELLED');
-    await sleep(500);
+    await idle();
     expect(slow.evaluateCalls).toBe(before);
   });
 
   it('a cancelled TrackStream stops accepting events', async () => {
     const before = slow.trackAccepts;
-    const stream = client.stubs.scoring.trackStream(authMetadata(), () => undefined);
+    let ended: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => (ended = resolve));
+    const stream = client.stubs.scoring.trackStream(authMetadata(), () => ended());
     stream.on('error', () => undefined);
     stream.write({ event: '$login.failed', user: { id: 'cx-stream' } });
-    await sleep(150);
-    expect(slow.trackAccepts).toBe(before + 1);
+    await until(() => slow.trackAccepts === before + 1);
     stream.cancel();
-    await sleep(150);
+    await finished;
+    await idle();
     expect(slow.trackAccepts).toBe(before + 1);
   });
 });
@@ -152,8 +171,9 @@ describe('graceful drain', () => {
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
     expect(await c.health()).toBe('SERVING');
     slow.evaluateMs = 400;
+    const evaluating = slow.evaluateCalls;
     const inFlight = c.risk(risk('drain-1'));
-    await sleep(100);
+    await until(() => slow.evaluateCalls === evaluating + 1);
     const stopped = own.stop();
     await expect(inFlight).resolves.toHaveProperty('policy');
     await stopped;
@@ -166,8 +186,9 @@ describe('graceful drain', () => {
     const own = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined, drainTimeoutMs: 100 });
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
     slow.evaluateMs = 3000;
+    const evaluating = slow.evaluateCalls;
     const inFlight = failure(c.risk(risk('drain-3')));
-    await sleep(100);
+    await until(() => slow.evaluateCalls === evaluating + 1);
     const started = Date.now();
     await own.stop();
     expect(Date.now() - started).toBeLessThan(1000);

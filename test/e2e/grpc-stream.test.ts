@@ -205,6 +205,19 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     running.add(p);
     return p.finally(() => running.delete(p));
   };
+  /** Every core call started has finished, and what follows it has run (proves a call did not start, without sleeping). */
+  const idle = async () => {
+    while (running.size > 0) await Promise.allSettled([...running]);
+    await new Promise((r) => setImmediate(r));
+  };
+  /** Resolves once `cond` holds (checked every few ms; fails after 5 s). */
+  const until = async (cond: () => boolean) => {
+    const end = Date.now() + 5000;
+    while (!cond()) {
+      if (Date.now() > end) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
   let server: GrpcServerHandle;
   let slowServices: Services;
   beforeAll(async () => {
@@ -246,7 +259,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const e = toRampartError(callErrorAsServiceError((await s.answer(1)).error!));
     expect(e.codeName).toBe('DEADLINE_EXCEEDED');
     expect(e.type).toBe('deadline_exceeded');
-    await sleep(100);
+    await idle();
     expect(slow.evaluateCalls).toBe(before);
     s.call.end();
     await s.status;
@@ -261,7 +274,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     await sleep(50);
     s.send({ id: 1, cancel: true });
     expect((await s.answer(2)).result).toBe('risk');
-    await sleep(200);
+    await idle();
     expect(s.order).toEqual([2]);
     expect(slow.evaluateCalls).toBe(before + 1);
     s.call.end();
@@ -294,7 +307,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     expect((await failure(c.risk(risk('vs-ccx'), { signal: controller.signal }))).codeName).toBe('CANCELLED');
-    await sleep(400);
+    await idle();
     expect(slow.evaluateCalls).toBe(before);
     // Still usable afterwards.
     slow.authMs = 0;
@@ -308,9 +321,10 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 3000 });
     await c.risk(risk('vs-drain-warm'));
     slow.evaluateMs = 300;
+    const evaluating = slow.evaluateCalls;
     s.send({ id: 1, timeoutMs: 5000, risk: risk('vs-drain-1') });
     const inFlight = c.risk(risk('vs-drain-2'));
-    await sleep(100);
+    await until(() => slow.evaluateCalls === evaluating + 2);
     const stopped = own.stop();
     expect((await s.answer(1)).result).toBe('risk');
     await expect(inFlight).resolves.toHaveProperty('policy');

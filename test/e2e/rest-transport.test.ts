@@ -93,7 +93,6 @@ describe('rate limit', () => {
 
 describe('database unreachable', () => {
   it('answers 503 service_unavailable without internals', async () => {
-    await new Promise((r) => setTimeout(r, 1500));
     const other = await startTestApp({ grpc: false });
     try {
       await other.database.connection.client.close(true);
