@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
 import { buildServices, type Built, type BuildOptions } from '../../src/app/build';
+import { offlineIntel } from '../../src/intel/offline';
 import { restMetrics } from '../../src/app/metrics';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
@@ -68,6 +69,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     register: (app) => registerGraphql(app, { services: built.services, log }),
     metrics: restMetrics(built.metrics, opts.metricsToken),
   });
+  // As the runtime does: the reference data is loaded before the listeners open, not by the
+  // first verdict (which an SDK's 5 s timeout would then measure on a loaded machine).
+  if (!opts.intel) offlineIntel.load();
   await http.listen({ host: '127.0.0.1', port: 0 });
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
