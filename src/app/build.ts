@@ -39,6 +39,9 @@ import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
+import { SessionService, type SessionOptions } from '../core/sessions/service';
+import { PolicyDryRunService } from '../core/policies/dry-run';
+import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -54,6 +57,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...privacyIndexes,
   ...queryIndexes,
   ...analyticsIndexes,
+  ...sessionIndexes,
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
@@ -94,6 +98,8 @@ export interface BuildOptions {
   privateDatabase?: boolean;
   /** How long shutdown keeps trying to write what is queued when the database is down. Default 30 s. */
   drainTimeoutMs?: number;
+  /** Console sessions' idle and absolute lifetimes (defaults 30 min, 12 h). */
+  sessions?: SessionOptions;
 }
 
 export interface Built {
@@ -181,6 +187,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     publicUrl: o.publicUrl,
     log: o.log,
   });
+  const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
+  const sessions = new SessionService({ store: new MongoSessionStore(db), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
+  const analyticsStore = new MongoAnalyticsStore(o.analystDb ?? db, analyst);
   const services: Services = {
     environments,
     verdicts,
@@ -190,9 +199,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     client,
-    access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
+    access,
     queries: new QueryService(new MongoQueryStore(o.analystDb ?? db, analyst), users),
-    analytics: new AnalyticsService(new MongoAnalyticsStore(o.analystDb ?? db, analyst), clock),
+    analytics: new AnalyticsService(analyticsStore, clock),
+    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, users, clock }),
+    sessions,
     read: { events, debuggerLog, users },
   };
   let sweeper: NodeJS.Timeout | null = null;
@@ -206,6 +217,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       sweeper = setInterval(() => {
         counters.sweep(clock.now()).catch(onBackgroundError);
         observations.sweep(clock.now()).catch(onBackgroundError);
+        sessions.sweep().catch(onBackgroundError);
       }, COUNTER_SWEEP_MS);
       sweeper.unref();
     },

@@ -7,6 +7,8 @@ import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
 
 export interface DeliveryListQuery {
   status?: DeliveryStatus;
+  /** Only deliveries about this user. */
+  userId?: string;
   limit: number;
   /** Return only deliveries older than this one (newest first order). */
   before?: { createdAt: Date; id: string };

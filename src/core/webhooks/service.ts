@@ -80,6 +80,8 @@ export interface WebhookServiceDeps {
 
 export interface DeliveryListOptions {
   status?: DeliveryStatus;
+  /** Only deliveries about this user. */
+  userId?: string;
   limit: number;
   /** Cursor: the id of the last delivery of the previous page. */
   after?: string;
@@ -277,7 +279,7 @@ export class WebhookService implements WebhookSink {
       if (!ref) throw new InvalidParameters([{ field: 'after', message: 'unknown cursor' }]);
       before = { createdAt: ref.createdAt, id: ref.id };
     }
-    return this.d.store.list(env, { status: opts.status, limit, before });
+    return this.d.store.list(env, { status: opts.status, userId: opts.userId, limit, before });
   }
 
   /** One delivery with its attempt history, or null. */

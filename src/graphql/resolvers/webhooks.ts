@@ -4,9 +4,9 @@ import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/
 import { connection, envOf, freshEnv } from './common';
 
 export const query: QueryResolvers = {
-  webhookDeliveries: async (_p, { status, first, after }, ctx) => {
+  webhookDeliveries: async (_p, { status, userId, first, after }, ctx) => {
     const n = pageSize(first, 20);
-    const rows = await ctx.services.webhooks.list(envOf(ctx), { status: status ?? undefined, limit: n + 1, after: after ?? undefined });
+    const rows = await ctx.services.webhooks.list(envOf(ctx), { status: status ?? undefined, userId: userId ?? undefined, limit: n + 1, after: after ?? undefined });
     return toPage(rows, n, (d) => d.id);
   },
   webhookDelivery: (_p, { id }, ctx) => ctx.services.webhooks.get(envOf(ctx), id),
