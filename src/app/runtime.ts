@@ -14,6 +14,7 @@ import { restMetrics } from './metrics';
 import type { Logger } from './logger';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
 import { registerGraphql } from '../graphql/server';
+import { registerConsole } from '../console/server';
 
 export interface Running {
   httpUrl: string;
@@ -96,7 +97,10 @@ export async function run(config: Config, log: Logger): Promise<Running> {
       return true;
     },
     databaseDown,
-    register: (app) => registerGraphql(app, { services: built.services, log, databaseDown }),
+    register: async (app) => {
+      await registerGraphql(app, { services: built.services, log, databaseDown });
+      registerConsole(app, { services: built.services, log });
+    },
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
   await http.listen({ host: config.host, port: config.httpPort });

@@ -83,6 +83,11 @@ export class SessionService {
     return hmacSha256(this.deps.csrfKey, token).toString('base64url');
   }
 
+  /** Whether `csrf` is the CSRF token of session token `token` (constant time). */
+  csrfMatches(token: string, csrf: string): boolean {
+    return safeEqual(csrf, this.csrfOf(token));
+  }
+
   /**
    * Sign in with a credential: checked exactly as on the GraphQL API (constant-time comparison,
    * the failed-authentication throttle of `source`, the environment's rate limit).
