@@ -207,7 +207,15 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
           )}
         </div>
       </Card>
-      <Card title="Webhooks about this user" id="user-webhooks">
+      <Card
+        title="Webhooks about this user"
+        id="user-webhooks"
+        actions={
+          <button type="button" onClick={q.reload} disabled={q.loading} data-testid="refresh-user">
+            {q.loading ? 'Refreshing…' : 'Refresh'}
+          </button>
+        }
+      >
         {deliveries.length === 0 ? <Empty>No webhook was sent about this user.</Empty> : <DeliveryTable rows={deliveries} />}
       </Card>
       <Card title="Privacy" id="user-privacy">
