@@ -202,7 +202,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     access,
     queries: new QueryService(new MongoQueryStore(o.analystDb ?? db, analyst), users),
     analytics: new AnalyticsService(analyticsStore, clock),
-    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, users, clock }),
+    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock }),
     sessions,
     read: { events, debuggerLog, users },
   };

@@ -122,9 +122,8 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
       .header('referrer-policy', 'no-referrer')
       .send(html);
   };
+  // One page: its views are routed in the URL's fragment (#/events?ip=…), which never reaches the server.
   app.get('/console', page);
-  // The application's own routes (#/… is the router, but a deep link by path also works).
-  app.get('/console/app/*', page);
 
   app.get('/console/assets/:file', async (req, reply) => {
     const name = (req.params as { file: string }).file;

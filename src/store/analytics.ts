@@ -106,4 +106,18 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     }
     return { points, truncated: docs.length > cap };
   }
+
+  async reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]> {
+    const docs = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; envId: string; token: string; feedback: string | null; lastSeenAt: Date }>('devices')
+        .find({ envId: env, feedback: { $in: ['approved', 'reported'] } }, { projection: { _id: 0, token: 1, feedback: 1 } })
+        .sort({ lastSeenAt: -1 })
+        .limit(cap)
+        .batchSize(1000)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
+    return docs.map((d) => ({ token: d.token, state: d.feedback === 'reported' ? 'reported' : 'approved' }));
+  }
 }

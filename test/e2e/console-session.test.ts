@@ -335,6 +335,24 @@ describe('GraphQL for the console', () => {
     expect(capped.policyDryRun).toEqual({ scanned: 2, truncated: true });
   });
 
+  it("decides with each device's review state: archiving 'Deny reported devices' frees a reported device's verdicts", async () => {
+    const a = await login(app.secret, 'dry-reported', 'fp-dry-reported');
+    await login(app.secret, 'dry-reported', 'fp-dry-reported');
+    await app.built.services.read.events.flush();
+    await gqlSecret(app.secret, `mutation { reportDevice(token: "${a.device.token}") { token } }`);
+    const policies = (await gqlSecret(app.secret, '{ policies { id name } }')).policies;
+    const denyReported = policies.find((p: any) => p.name === 'Deny reported devices').id;
+    const r = (
+      await gqlSecret(app.secret, `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 1) { changed samples(first: 100) { before beforePolicy after event { userId } } } }`, {
+        d: [{ id: denyReported, archive: true }],
+      })
+    ).policyDryRun;
+    const mine = r.samples.filter((s: any) => s.event.userId === 'dry-reported');
+    expect(mine.length).toBe(2);
+    for (const s of mine) expect(s).toMatchObject({ before: 'DENY', beforePolicy: 'Deny reported devices' });
+    expect(r.samples.every((s: any) => s.event.userId === 'dry-reported')).toBe(true);
+  });
+
   it.each([
     ['0 days', { days: 0 }, 'BAD_USER_INPUT'],
     ['31 days', { days: 31 }, 'BAD_USER_INPUT'],

@@ -45,6 +45,11 @@ export interface AnalyticsStore {
   countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }>;
   /** Points of the matching events, at most `cap` of them; `truncated` when there were more. */
   points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }>;
+  /**
+   * Devices that have feedback (approved or reported), most recently seen first, at most `cap`:
+   * every other device is unreviewed.
+   */
+  reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]>;
   /** Stored verdicts (events with an action) matching `filter`, newest first, at most `cap`; `truncated` when there were more. */
   decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }>;
 }

@@ -2,21 +2,23 @@
  * Policy dry run: what a draft would have decided. The stored verdicts of the last days are read
  * through the analysts' bulkhead (bounded in days and in number, newest first) and decided again,
  * once by the policies as they are now and once with the draft applied, with the evidence each
- * verdict recorded (event, risk, signals, country) and the device's review state as it is now.
+ * verdict recorded (event, risk, signals, country) and the device's review state as it is now
+ * (devices with feedback are read through the same bulkhead; every other device is unreviewed).
  * Nothing is written.
  */
 import { InvalidParameters } from '../errors';
 import type { Action, EnvId } from '../model';
 import { ACTIONS } from '../model';
-import type { Clock, UserStateStore } from '../ports';
+import type { Clock } from '../ports';
 import type { AnalyticsStore, DecisionPoint } from '../analytics/ports';
-import { reviewState } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
 import type { PolicyDraftChange, PolicyService } from './service';
 import type { DeviceReviewState, PolicySet } from './model';
 
 export const DRY_RUN_MAX_DAYS = 30;
 export const DRY_RUN_MAX_EVENTS = 20_000;
+/** Devices with feedback read at most (the rest count as unreviewed). */
+export const DRY_RUN_MAX_REVIEWED_DEVICES = 50_000;
 /** Changed verdicts kept as samples. */
 export const DRY_RUN_SAMPLES = 100;
 const DAY_MS = 86_400_000;
@@ -51,7 +53,7 @@ export interface DryRunRequest {
 }
 
 export class PolicyDryRunService {
-  constructor(private readonly d: { policies: PolicyService; events: AnalyticsStore; users: UserStateStore; clock: Clock }) {}
+  constructor(private readonly d: { policies: PolicyService; events: AnalyticsStore; clock: Clock }) {}
 
   async run(env: EnvId, req: DryRunRequest): Promise<DryRunResult> {
     const days = req.days ?? 7;
@@ -66,7 +68,8 @@ export class PolicyDryRunService {
     const to = this.d.clock.now();
     const from = new Date(to.getTime() - days * DAY_MS);
     const { points, truncated } = await this.d.events.decisions(env, { from, to }, maxEvents);
-    const states = await this.deviceStates(env, points);
+    const states = new Map<string, DeviceReviewState>();
+    if (points.some((p) => p.deviceToken)) for (const r of await this.d.events.reviewedDevices(env, DRY_RUN_MAX_REVIEWED_DEVICES)) states.set(r.token, r.state);
 
     const before = new Map<Action, number>();
     const after = new Map<Action, number>();
@@ -108,18 +111,8 @@ export class PolicyDryRunService {
       level: riskLevel(p.risk),
       signals: p.signals,
       country: p.country,
-      deviceState: (p.userId && p.deviceToken && states.get(`${p.userId}\u0000${p.deviceToken}`)) || 'unreviewed',
+      deviceState: (p.deviceToken && states.get(p.deviceToken)) || 'unreviewed',
     });
     return { action: matched.action, policy: matched.name };
-  }
-
-  /** The review state, now, of each device the verdicts came from (one batched read of their users). */
-  private async deviceStates(env: EnvId, points: readonly DecisionPoint[]): Promise<Map<string, DeviceReviewState>> {
-    const userIds = [...new Set(points.filter((p) => p.userId && p.deviceToken).map((p) => p.userId as string))];
-    const out = new Map<string, DeviceReviewState>();
-    if (userIds.length === 0) return out;
-    const users = await this.d.users.loadMany(env, userIds);
-    for (const [userId, state] of users) for (const device of state.devices) out.set(`${userId}\u0000${device.token}`, reviewState(device));
-    return out;
   }
 }
