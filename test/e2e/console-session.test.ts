@@ -5,7 +5,17 @@
  * sessions that cannot mutate, tenant isolation, the failed-key throttle; and the GraphQL the
  * console's pages added: policyDryRun, rollbackPolicy and webhookDeliveries(userId).
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildRestServer } from '../../src/rest/server';
+import { registerConsole } from '../../src/console/server';
+import { createLogger } from '../../src/app/logger';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
 
 let app: TestApp;
@@ -412,6 +422,54 @@ describe('GraphQL for the console', () => {
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((d) => d.userId === 'hook-user-a')).toBe(true);
     expect(await read('hook-user-b')).toEqual([]);
+  });
+});
+
+describe('over TLS', () => {
+  /** Sign in on a listener of the same service, over HTTPS or behind a TLS-terminating proxy; the Set-Cookie answered. */
+  async function signInOn(tls: boolean): Promise<string> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'rampart-console-tls-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      const cert = readFileSync(path.join(dir, 'cert.pem'));
+      const log = createLogger('silent');
+      const server = await buildRestServer({
+        services: app.built.services,
+        log,
+        bodyLimit: 100 * 1024,
+        tls: tls ? { cert, key: readFileSync(path.join(dir, 'key.pem')) } : undefined,
+        trustProxy: !tls,
+        requireHttps: !tls,
+        register: async (a) => registerConsole(a, { services: app.built.services, log }),
+      });
+      await server.listen({ host: '127.0.0.1', port: 0 });
+      try {
+        const port = (server.server.address() as AddressInfo).port;
+        const body = JSON.stringify({ key: app.secret });
+        return await new Promise<string>((resolve, reject) => {
+          const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+          if (!tls) headers['x-forwarded-proto'] = 'https';
+          const req = (tls ? https : http).request({ host: '127.0.0.1', port, path: '/console/session', method: 'POST', headers, ...(tls ? { ca: cert } : {}) }, (res) => {
+            res.resume();
+            res.on('end', () => (res.statusCode === 201 ? resolve(String(res.headers['set-cookie'] ?? '')) : reject(new Error(`status ${res.statusCode}`))));
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('marks the cookie Secure when served over HTTPS', async () => {
+    expect(await signInOn(true)).toMatch(/; HttpOnly; SameSite=Strict; .*Secure/);
+  });
+
+  it('marks the cookie Secure behind a trusted TLS-terminating proxy', async () => {
+    expect(await signInOn(false)).toMatch(/Secure/);
   });
 });
 
