@@ -408,6 +408,18 @@ describe('GraphQL for the console', () => {
     expect(((await wrongPolicy.json()) as any).errors[0].extensions.code).toBe('NOT_FOUND');
   });
 
+  it('lists the privacy jobs of one user', async () => {
+    await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
+    await login(app.secret, 'job-user-a', 'fp-job-a');
+    await login(app.secret, 'job-user-b', 'fp-job-b');
+    await gqlSecret(app.secret, 'mutation { a: requestPrivacyExport(userId: "job-user-a") { id } b: requestPrivacyExport(userId: "job-user-b") { id } }');
+    const of = async (u: string) => (await gqlSecret(app.secret, `{ privacyJobs(userId: "${u}") { edges { node { userId } } } }`)).privacyJobs.edges.map((e: any) => e.node.userId);
+    expect(await of('job-user-a')).toEqual(['job-user-a']);
+    expect(await of('job-user-b')).toEqual(['job-user-b']);
+    expect(await of('nobody')).toEqual([]);
+    expect((await gqlSecret(app.secret, '{ privacyJobs { edges { node { userId } } } }')).privacyJobs.edges.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('lists the webhook deliveries about one user', async () => {
     await gqlSecret(app.secret, 'mutation { setWebhookUrl(url: "http://127.0.0.1:9/hook") { id } }');
     const a = await login(app.secret, 'hook-user-a', 'fp-hook-a');

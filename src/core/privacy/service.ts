@@ -143,9 +143,9 @@ export class PrivacyService {
     return this.d.store.getJob(env, id);
   }
 
-  /** The environment's jobs, newest first. */
-  jobs(env: EnvId, limit: number): Promise<PrivacyJob[]> {
-    return this.d.store.listJobs(env, Math.max(1, Math.min(500, Math.floor(limit) || 1)));
+  /** The environment's jobs (only user `userId`'s, when given), newest first. */
+  jobs(env: EnvId, limit: number, userId?: string): Promise<PrivacyJob[]> {
+    return this.d.store.listJobs(env, Math.max(1, Math.min(500, Math.floor(limit) || 1)), userId);
   }
 
   /**

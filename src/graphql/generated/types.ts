@@ -767,7 +767,7 @@ export type Query = {
   readonly policyDryRun: PolicyDryRun;
   /** One privacy job, or null. */
   readonly privacyJob?: Maybe<PrivacyJob>;
-  /** Privacy data-access jobs, newest first (the newest 500 are reachable). */
+  /** Privacy data-access jobs, newest first, optionally only those of user `userId` (the newest 500 are reachable). */
   readonly privacyJobs: PrivacyJobConnection;
   /**
    * The debugger: track and log payloads that were rejected (answered 204 all the same), with the
@@ -879,6 +879,7 @@ export type QueryPrivacyJobArgs = {
 export type QueryPrivacyJobsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 

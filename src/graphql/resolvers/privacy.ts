@@ -7,8 +7,8 @@ import { connection, envOf, freshEnv } from './common';
 const REACHABLE_JOBS = 500;
 
 export const query: QueryResolvers = {
-  privacyJobs: async (_p, { first, after }, ctx) =>
-    pageOfList(await ctx.services.privacy.jobs(envOf(ctx), REACHABLE_JOBS), pageSize(first, 20), after, (j) => j.id),
+  privacyJobs: async (_p, { userId, first, after }, ctx) =>
+    pageOfList(await ctx.services.privacy.jobs(envOf(ctx), REACHABLE_JOBS, userId ?? undefined), pageSize(first, 20), after, (j) => j.id),
   privacyJob: (_p, { id }, ctx) => ctx.services.privacy.job(envOf(ctx), id),
 };
 

@@ -4,6 +4,7 @@ import { gql, type ApiError } from '../api';
 import { ActionBadge, Card, Empty, ErrorBox, Facts, Json, Loading, StateBadge } from '../components';
 import { fromLocalInput, risk, time, toLocalInput } from '../format';
 import { useQuery } from '../hooks';
+import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
 
 export const EVENT_ROW = `id occurredAt name action risk riskLevel userId ip country asn deviceToken signals { name }`;
@@ -232,7 +233,7 @@ interface EventData {
       revision: string;
       name: string;
       action: string;
-      revisionDetails: { id: string; createdAt: string; name: string; action: string; conditions: Record<string, unknown> } | null;
+      revisionDetails: { id: string; createdAt: string; name: string; action: string; conditions: Conditions } | null;
       current: { id: string; revision: string; name: string; archived: boolean } | null;
     } | null;
     headers: unknown;
@@ -292,7 +293,9 @@ export function EventDetail({ id }: { id: string }) {
               {e.policy.revisionDetails && (
                 <>
                   <h3>Conditions at that revision</h3>
-                  <Json value={Object.fromEntries(Object.entries(e.policy.revisionDetails.conditions).filter(([, v]) => v !== null))} />
+                  <p data-testid="event-conditions">
+                    {e.policy.action.toLowerCase()} when {conditionText(e.policy.revisionDetails.conditions)}
+                  </p>
                 </>
               )}
             </>

@@ -1,5 +1,5 @@
 /** Overview: verdicts by action over time, the signals that fire most, where denials and challenges come from. */
-import { useMemo } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { Bars, Card, Empty, ErrorBox, Loading, TimeChart } from '../components';
 import { count } from '../format';
 import { useQuery, type QueryState } from '../hooks';
@@ -54,8 +54,9 @@ const COLORS: Record<string, string> = { ALLOW: '#2f855a', CHALLENGE: '#b7791f',
 export function Overview({ route }: { route: Route }) {
   const rangeKey = RANGES[route.params.get('range') ?? ''] ? (route.params.get('range') as string) : '24h';
   const range = RANGES[rangeKey];
-  // Aligned to the minute so that re-rendering does not make a new query.
-  const to = useMemo(() => new Date(Math.ceil(Date.now() / 60_000) * 60_000).toISOString(), [rangeKey]);
+  // Aligned to the minute so that re-rendering does not make a new query; Refresh moves it to now.
+  const [tick, setTick] = useState(0);
+  const to = useMemo(() => (tick ? new Date() : new Date(Math.ceil(Date.now() / 60_000) * 60_000)).toISOString(), [rangeKey, tick]);
   const from = new Date(Date.parse(to) - range.ms).toISOString();
   const series = useQuery<SeriesData>(SERIES, { filter: { from, to }, bucket: range.bucket });
   const denied = useQuery<SourcesData>(SOURCES, { filter: { from, to, action: 'DENY' } });
@@ -74,6 +75,14 @@ export function Overview({ route }: { route: Route }) {
     <div class="page">
       <div class="page-head">
         <h1>Overview</h1>
+        <div class="row">
+        <button
+          type="button"
+          onClick={() => setTick((t) => t + 1)}
+          disabled={series.loading}
+        >
+          Refresh
+        </button>
         <label class="inline">
           Range{' '}
           <select value={rangeKey} onChange={(e) => navigate(href(['overview'], { range: (e.target as HTMLSelectElement).value }))} data-testid="range">
@@ -84,6 +93,7 @@ export function Overview({ route }: { route: Route }) {
             ))}
           </select>
         </label>
+        </div>
       </div>
       {series.loading && !a && <Loading what="Counting verdicts" />}
       {series.error && <ErrorBox error={series.error} retry={series.reload} />}

@@ -9,6 +9,7 @@ import { ActionBadge, Card, Confirm, Empty, ErrorBox, Loading, ReadOnlyNote } fr
 import { count, listOf, risk, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
+import { conditionText, type Conditions } from '../conditions';
 
 const CONDITIONS = `conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates }`;
 
@@ -16,16 +17,6 @@ const POLICIES = `query Policies { policies(includeArchived: true) { id revision
 const POLICY = `query Policy($id: ID!) { policy(id: $id) { id revision name group position action archived catchAll createdAt updatedAt ${CONDITIONS}
   revisions { id name group action archived createdAt ${CONDITIONS} } } }`;
 
-interface Conditions {
-  events: string[] | null;
-  riskLevels: string[] | null;
-  minRisk: number | null;
-  maxRisk: number | null;
-  signalsAny: string[] | null;
-  signalsAll: string[] | null;
-  countries: string[] | null;
-  deviceStates: string[] | null;
-}
 interface PolicyRow {
   id: string;
   revision: string;
@@ -105,18 +96,6 @@ function conditionsInput(d: Draft): Record<string, unknown> {
   };
 }
 
-function conditionText(c: Conditions): string {
-  const parts: string[] = [];
-  if (c.events?.length) parts.push(`event ∈ {${c.events.join(', ')}}`);
-  if (c.riskLevels?.length) parts.push(`risk level ∈ {${c.riskLevels.map((l) => l.toLowerCase()).join(', ')}}`);
-  if (c.minRisk !== null) parts.push(`risk ≥ ${c.minRisk}`);
-  if (c.maxRisk !== null) parts.push(`risk ≤ ${c.maxRisk}`);
-  if (c.signalsAny?.length) parts.push(`any of {${c.signalsAny.join(', ')}}`);
-  if (c.signalsAll?.length) parts.push(`all of {${c.signalsAll.join(', ')}}`);
-  if (c.countries?.length) parts.push(`country ∈ {${c.countries.join(', ')}}`);
-  if (c.deviceStates?.length) parts.push(`device ${c.deviceStates.map((s) => s.toLowerCase()).join(' or ')}`);
-  return parts.length ? parts.join(' and ') : 'every event';
-}
 
 export function Policies({ id, session }: { id: string | null; session: SessionInfo }) {
   const list = useQuery<{ policies: PolicyRow[] }>(POLICIES);

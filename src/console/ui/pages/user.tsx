@@ -21,7 +21,7 @@ const USER = `query User($id: ID!, $after: String) {
     events(first: 25, after: $after) { edges { node { ${EVENT_ROW} } } pageInfo { hasNextPage endCursor } }
   }
   webhookDeliveries(userId: $id, first: 20) { edges { node { ${DELIVERY_FIELDS} } } }
-  privacyJobs(first: 100) { edges { node { ${JOB_FIELDS} } } }
+  privacyJobs(userId: $id, first: 20) { edges { node { ${JOB_FIELDS} } } }
 }`;
 
 interface Device {
@@ -99,7 +99,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
   const u = q.data?.user;
   if (!u) return <Empty>Rampart has never seen user {id} in this environment (or the user was purged).</Empty>;
   const rs = u.riskSummary;
-  const jobs = (q.data?.privacyJobs.edges ?? []).map((e) => e.node).filter((j) => j.userId === u.id);
+  const jobs = (q.data?.privacyJobs.edges ?? []).map((e) => e.node);
   const deliveries = (q.data?.webhookDeliveries.edges ?? []).map((e) => e.node);
   return (
     <div class="page">
