@@ -172,6 +172,11 @@ describe('the console as an administrator (API secret)', () => {
     await go(page, '#/events');
     await page.waitForSelector('[data-testid=event-link]');
     expect(await text(page)).not.toContain('tenant-b-only-user');
+    // A page holds 25 events; the next ones come with "Load more".
+    expect(await page.$$eval('[data-testid=event-link]', (a) => a.length)).toBe(25);
+    const more = await page.$$('button');
+    for (const b of more) if ((await b.evaluate((el) => el.textContent)) === 'Load more') await b.click();
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length > 25);
     await page.type('input[name=ip]', '8.8.8.8');
     await page.select('select[name=action]', 'DENY');
     await page.click('form.filters button[type=submit]');
@@ -241,6 +246,16 @@ describe('the console as an administrator (API secret)', () => {
     await page.select('form.policy-form select[name=action]', 'DENY');
     await page.type('form.policy-form input[name=events]', '$login');
     await page.select('form.policy-form select[name=days]', '1');
+    // A draft the API refuses shows why, field by field, and cannot be published.
+    await page.type('form.policy-form input[name=signalsAny]', 'no_such_signal');
+    await page.click('[data-testid=dry-run]');
+    await page.waitForSelector('.state.error');
+    expect(await page.$eval('.state.error', (el) => (el as any).innerText)).toMatch(/conditions\.signalsAny.*unknown signal no_such_signal/s);
+    expect(await page.$eval('[data-testid=publish]', (b) => (b as any).disabled)).toBe(true);
+    await page.$eval('form.policy-form input[name=signalsAny]', (el) => {
+      (el as any).value = '';
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    });
     await page.click('[data-testid=dry-run]');
     await page.waitForSelector('[data-testid=dry-run-changed]');
     const changed = Number((await page.$eval('[data-testid=dry-run-changed] strong', (el) => el.textContent))?.replace(/,/g, ''));
@@ -340,6 +355,11 @@ describe('the console with an analyst key', () => {
     expect(forced.body.errors[0].extensions.code).toBe('FORBIDDEN');
     const devices = await gql(app.secret, '{ user(id: "user-2") { devices { reviewState } } }');
     expect(devices.user.devices.map((d: { reviewState: string }) => d.reviewState)).toEqual(['UNREVIEWED']);
+    // A session that ends (here: deleted) sends the page back to sign-in at its next request, saying why.
+    await app.database.db.collection('console_sessions').deleteMany({});
+    await go(page, '#/events');
+    await page.waitForSelector('input[name=key]');
+    expect(await text(page)).toMatch(/Signed out: not signed in/);
   });
 });
 
