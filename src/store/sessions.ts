@@ -13,7 +13,8 @@ interface SessionDoc extends Omit<Session, 'id'> {
 
 export const SESSIONS = 'console_sessions';
 
-export const sessionIndexes: IndexSpec[] = [{ collection: SESSIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }, { key: { envId: 1 }, name: 'env' }] }];
+/** Sessions are read by `_id` only; the sweep finds expired ones by idle expiry (never later than the absolute one). */
+export const sessionIndexes: IndexSpec[] = [{ collection: SESSIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
 
 const toSession = ({ _id, ...rest }: SessionDoc): Session => ({ id: _id, ...rest, envId: rest.envId as EnvId });
 
@@ -37,7 +38,8 @@ export class MongoSessionStore implements SessionStore {
     return (await this.col.deleteOne({ _id: id })).deletedCount === 1;
   }
   async deleteExpired(now: Date): Promise<number> {
-    const r = await this.col.deleteMany({ $or: [{ expiresAt: { $lte: now } }, { absoluteExpiresAt: { $lte: now } }] });
+    // expiresAt is never past absoluteExpiresAt (SessionService keeps it so).
+    const r = await this.col.deleteMany({ expiresAt: { $lte: now } });
     return r.deletedCount;
   }
 }

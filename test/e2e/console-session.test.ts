@@ -282,6 +282,17 @@ describe('session end', () => {
     expect(await sessions().countDocuments({})).toBe(0);
   });
 
+  it("ends the sessions of a disabled environment (403), and they stay ended once it is enabled again", async () => {
+    const env = await app.newEnvironment('console-disabled');
+    const s = await session(env.secret);
+    await app.built.services.environments.setEnabled(env.env.id, false);
+    const r = await gqlAs(s, '{ environment { id } }');
+    expect(r.status).toBe(403);
+    expect(r.codes).toEqual(['FORBIDDEN']);
+    await app.built.services.environments.setEnabled(env.env.id, true);
+    expect((await gqlAs(s, '{ environment { id } }')).status).toBe(401);
+  });
+
   it('ends the sessions of a revoked key at their next request', async () => {
     const { secret } = await app.built.services.environments.addCredential(app.env.id, 'secret', 'to revoke');
     const s = await session(secret);

@@ -139,8 +139,9 @@ export class SessionService {
     try {
       principal = await this.deps.environments.authenticateHash(session.credentialHash);
     } catch (err) {
-      // The credential was revoked (or the environment disabled): the session ends with it.
-      await this.deps.store.delete(id);
+      // The credential was revoked, or the environment disabled: the session ends with it. (Any
+      // other failure, e.g. the database, leaves the session alone.)
+      if (err instanceof Unauthorized || err instanceof Forbidden) await this.deps.store.delete(id);
       if (err instanceof Unauthorized) return refuse('the key this session was opened with is no longer valid: sign in again');
       throw err;
     }
