@@ -208,7 +208,10 @@ describe('the console as an administrator (API secret)', () => {
     expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe('allow when every event');
   });
 
-  it("shows a user's page and reports a device from it, after a confirmation", async () => {
+  it("lists devices to review, shows a user's page and reports a device from it, after a confirmation", async () => {
+    await go(page, '#/users');
+    await page.waitForSelector('#reported-devices');
+    expect(await page.$eval('#reported-devices', (el) => (el as any).innerText)).toContain('No device has been reported');
     await go(page, '#/users/ada');
     await page.waitForSelector('[data-testid=device-row]');
     expect(await page.$$eval('[data-testid=device-row]', (r) => r.length)).toBe(2);
@@ -222,6 +225,12 @@ describe('the console as an administrator (API secret)', () => {
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('dialog[open]') && (globalThis as any).document.body.innerText.includes('reported'));
     const devices = await gql(app.secret, '{ user(id: "ada") { devices { reviewState } } }');
     expect(devices.user.devices.map((d: { reviewState: string }) => d.reviewState).sort()).toEqual(['REPORTED', 'UNREVIEWED']);
+    await go(page, '#/users');
+    await page.waitForSelector('#reported-devices [data-testid=review-row]');
+    expect(await page.$eval('#reported-devices', (el) => (el as any).innerText)).toContain('ada');
+    await shot(page, 'users');
+    await go(page, '#/users/ada');
+    await page.waitForSelector('[data-testid=device-row]');
     // The report sent $incident.confirmed: it shows among the webhooks about the user (refreshed until it is written).
     await page.waitForFunction(
       async () => {

@@ -256,9 +256,66 @@ function PendingDialog({ pending, userId, busy, error, onConfirm, onCancel }: { 
   );
 }
 
-/** Jump to a user by id. */
+const DEVICE_ROW = `token userId reviewState risk lastSeenAt ip location { country city } userAgent { browser os }`;
+const REVIEW = `query Review($risky: DeviceFilter, $reported: DeviceFilter) {
+  risky: devices(filter: $risky, first: 20) { edges { node { ${DEVICE_ROW} } } }
+  reported: devices(filter: $reported, first: 20) { edges { node { ${DEVICE_ROW} } } }
+}`;
+
+interface ReviewDevice {
+  token: string;
+  userId: string;
+  reviewState: string;
+  risk: number;
+  lastSeenAt: string;
+  ip: string | null;
+  location: { country: string | null; city: string | null } | null;
+  userAgent: { browser: string; os: string };
+}
+
+function ReviewList({ rows, empty }: { rows: ReviewDevice[]; empty: string }) {
+  if (rows.length === 0) return <Empty>{empty}</Empty>;
+  return (
+    <div class="table-wrap">
+      <table class="data">
+        <thead>
+          <tr>
+            <th scope="col">User</th>
+            <th scope="col">Device</th>
+            <th scope="col">Risk</th>
+            <th scope="col">State</th>
+            <th scope="col">Last seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={d.token} data-testid="review-row">
+              <td>
+                <a href={href(['users', d.userId])}>{d.userId}</a>
+              </td>
+              <td>
+                {d.userAgent.browser} on {d.userAgent.os} <span class="muted">{[d.ip, d.location?.country].filter(Boolean).join(' ')}</span>
+              </td>
+              <td>{d.risk}</td>
+              <td>
+                <StateBadge state={d.reviewState} />
+              </td>
+              <td>{time(d.lastSeenAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Users: jump to one by id, or start from the devices that need a look. */
 export function UserSearch() {
   const [id, setId] = useState('');
+  const q = useQuery<{ risky: { edges: { node: ReviewDevice }[] }; reported: { edges: { node: ReviewDevice }[] } }>(REVIEW, {
+    risky: { minRisk: 60, reviewState: 'UNREVIEWED' },
+    reported: { reviewState: 'REPORTED' },
+  });
   return (
     <div class="page">
       <h1>Users</h1>
@@ -277,7 +334,18 @@ export function UserSearch() {
           Open
         </button>
       </form>
-      <p class="muted">Or open a user from an event, the overview, or a webhook.</p>
+      {q.loading && <Loading what="Finding devices to review" />}
+      {q.error && <ErrorBox error={q.error} retry={q.reload} />}
+      {q.data && (
+        <div class="grid2">
+          <Card title="Risky devices not reviewed yet" id="risky-devices">
+            <ReviewList rows={q.data.risky.edges.map((e) => e.node)} empty="No unreviewed device with a risk of 60 or more." />
+          </Card>
+          <Card title="Reported devices" id="reported-devices">
+            <ReviewList rows={q.data.reported.edges.map((e) => e.node)} empty="No device has been reported." />
+          </Card>
+        </div>
+      )}
     </div>
   );
 }
