@@ -44,6 +44,8 @@ const config: CodegenConfig = {
           Policy: '../../core/policies/model#Policy',
           PolicyRevision: '../../core/policies/model#PolicyRevision',
           PolicyConditions: '../../core/policies/model#PolicyConditions',
+          PolicyDryRun: '../../core/policies/dry-run#DryRunResult',
+          DryRunChange: '../../core/policies/dry-run#DryRunChange',
           TimeSeries: '../../core/analytics/service#TimeSeries',
           TimeSeriesBucket: '../../core/analytics/service#SeriesBucket',
           TopList: '../../core/analytics/service#TopList',

@@ -46,6 +46,9 @@ import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
 import { translatingErrors as core } from '../store/errors';
+import { SessionService, type SessionOptions } from '../core/sessions/service';
+import { PolicyDryRunService } from '../core/policies/dry-run';
+import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -61,6 +64,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...privacyIndexes,
   ...queryIndexes,
   ...analyticsIndexes,
+  ...sessionIndexes,
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
@@ -104,6 +108,8 @@ export interface BuildOptions {
   privateDatabase?: boolean;
   /** How long shutdown keeps trying to write what is queued when the database is down. Default 30 s. */
   drainTimeoutMs?: number;
+  /** Console sessions' idle and absolute lifetimes (defaults 30 min, 12 h). */
+  sessions?: SessionOptions;
 }
 
 export interface Built {
@@ -196,6 +202,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     links: restExportLinks(o.publicUrl),
     log: o.log,
   });
+  const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
+  const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
+  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst));
   const services: Services = {
     environments,
     verdicts,
@@ -205,9 +214,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     client,
-    access: new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime()),
+    access,
     queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst)), users),
-    analytics: new AnalyticsService(core(new MongoAnalyticsStore(o.analystDb ?? db, analyst)), clock),
+    analytics: new AnalyticsService(analyticsStore, clock),
+    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock }),
+    sessions,
     read: { events, debuggerLog, users },
   };
   // The workers: when webhooks are delivered, and when expired data is swept.
@@ -217,6 +228,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
       { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
       { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
+      { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
     ],
     { scheduler: timerScheduler, log: o.log },
   );

@@ -15,6 +15,7 @@ import { restMetrics } from './metrics';
 import type { Logger } from './logger';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
 import { registerGraphql } from '../graphql/server';
+import { registerConsole } from '../console/server';
 
 export interface Running {
   httpUrl: string;
@@ -123,7 +124,10 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       return true;
     },
     database: health,
-    register: (app) => registerGraphql(app, { services: built.services, log, database: health }),
+    register: async (app) => {
+      await registerGraphql(app, { services: built.services, log, database: health });
+      registerConsole(app, { services: built.services, log });
+    },
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
   started.push(() => http.close());

@@ -128,7 +128,15 @@ export class EnvironmentService {
    */
   async authenticate(secret: string | null | undefined): Promise<Principal> {
     if (!secret || secret.length > 512) throw new Unauthorized();
-    const hash = sha256Hex(secret);
+    return this.authenticateHash(sha256Hex(secret));
+  }
+
+  /**
+   * The same by the credential's hash: for a console session, which keeps only the hash of the
+   * credential it was opened with and checks on every use that it is still live.
+   */
+  async authenticateHash(hash: string): Promise<Principal> {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Unauthorized();
     const now = this.deps.clock.now().getTime();
     const hit = this.cache.get(hash);
     let principal: Principal;

@@ -187,6 +187,8 @@ export interface PolicyStore {
   putSet(set: PolicySet, expectedVersion: number): Promise<boolean>;
   addRevisions(revisions: PolicyRevision[]): Promise<void>;
   revisions(env: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]>;
+  /** One revision by its id, or null (another environment's: null). */
+  revision(env: EnvId, revisionId: string): Promise<PolicyRevision | null>;
 }
 
 /**

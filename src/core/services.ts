@@ -14,6 +14,8 @@ import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
 import type { ClientService } from './client/service';
+import type { SessionService } from './sessions/service';
+import type { PolicyDryRunService } from './policies/dry-run';
 
 export interface Services {
   environments: EnvironmentService;
@@ -31,6 +33,10 @@ export interface Services {
   queries: QueryService;
   /** Signal analytics: counts over time buckets and top-N. */
   analytics: AnalyticsService;
+  /** What a policy draft would have decided on stored verdicts. */
+  dryRun: PolicyDryRunService;
+  /** The web console's sign-in sessions. */
+  sessions: SessionService;
   /** Read-side stores for dashboards (GraphQL). */
   read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStateStore };
 }

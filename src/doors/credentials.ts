@@ -21,3 +21,28 @@ export function secretFromAuthorization(value: string | string[] | undefined): s
   if (colon < 0) return null;
   return decoded.slice(colon + 1) || null;
 }
+
+/** The console's session cookie (see src/console/server.ts). */
+export const SESSION_COOKIE = 'rampart_session';
+/** The header a console page echoes its session's CSRF token in. */
+export const CSRF_HEADER = 'x-rampart-csrf';
+
+/** The console session token of a Cookie header, or null. */
+export function sessionFromCookie(value: string | string[] | undefined): string | null {
+  const header = Array.isArray(value) ? value.join('; ') : value;
+  if (!header || header.length > 8192) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    const v = part.slice(eq + 1).trim();
+    return /^[A-Za-z0-9_-]{1,128}$/.test(v) ? v : null;
+  }
+  return null;
+}
+
+/** A single-valued request header, or null. */
+export function headerValue(value: string | string[] | undefined): string | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v && v.length <= 512 ? v : null;
+}

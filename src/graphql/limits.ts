@@ -43,6 +43,9 @@ const LIST_SIZE: Readonly<Record<string, number>> = {
   'Policy.revisions': 10,
   'WebhookDelivery.attempts': 10,
   'Mutation.reorderPolicies': 20,
+  'PolicyDryRun.before': 3,
+  'PolicyDryRun.after': 3,
+  'PolicyDryRun.transitions': 6,
 };
 
 /**
@@ -67,10 +70,16 @@ export function scanDays(filter: unknown, now = Date.now()): number {
   return Math.min(MAX_SCAN_DAYS, Math.max(1, Math.ceil((to - from) / DAY_MS)));
 }
 
+/** What a policy dry run costs per day it reads (at 30 days: 1,500, well under the limit, but not many at once). */
+const DRY_RUN_COST_PER_DAY = 50;
+const dryRunDays = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.min(MAX_SCAN_DAYS, Math.max(1, Math.ceil(v))) : 7);
+
 /** Cost of a field: its own, plus its children times the page size it asks for (an analysis: times the days it may scan). */
 const pageEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const name = `${type.name}.${field.name}`;
   if (name === 'Query.analytics') return 1 + childComplexity * scanDays(args.filter);
+  // A dry run reads (and decides again) up to its days of verdicts, like an analysis of them.
+  if (name === 'Query.policyDryRun') return 1 + DRY_RUN_COST_PER_DAY * dryRunDays(args.days) + childComplexity;
   const own = FIELD_COST[name] ?? 1;
   // Inside an analysis the database work is the scan, whatever the number of entries or buckets
   // returned (ranked and bucketed in memory): no page multiplier there.

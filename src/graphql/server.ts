@@ -1,7 +1,7 @@
 /**
  * The GraphQL door: Apollo Server at POST /graphql on the REST listener. The request body is
  * parsed here (the REST server reads every body raw, under the same size limit); the context
- * factory authenticates the API secret or analyst key, applies the environment's rate limit and
+ * factory authenticates the API secret or analyst key (or a console session's cookie and CSRF token), applies the environment's rate limit and
  * creates this request's DataLoaders. Resolvers only translate to and from the core.
  */
 import { ApolloServer } from '@apollo/server';
@@ -10,7 +10,7 @@ import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequest, PayloadTooLarge, type DomainError } from '../core/errors';
 import type { Services } from '../core/services';
-import { secretFromAuthorization } from '../doors/credentials';
+import { CSRF_HEADER, headerValue, secretFromAuthorization, sessionFromCookie } from '../doors/credentials';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
 import type { GraphqlContext } from './context';
@@ -57,8 +57,12 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
 
   const context = async (req: FastifyRequest): Promise<GraphqlContext> => {
     try {
-      const secret = secretFromAuthorization(req.headers.authorization);
-      const principal = await services.access.caller(secret, 'read', { source: req.ip ?? null });
+      // A credential in Authorization, else a console session's cookie, which must come with the
+      // session's CSRF token in a header (a page of another site cannot read or send it).
+      const session = req.headers.authorization === undefined ? sessionFromCookie(req.headers.cookie) : null;
+      const principal = session
+        ? (await services.sessions.resolve(session, headerValue(req.headers[CSRF_HEADER]), { source: req.ip ?? null, requireCsrf: true })).principal
+        : await services.access.caller(secretFromAuthorization(req.headers.authorization), 'read', { source: req.ip ?? null });
       return { principal, services, loaders: createLoaders(principal.env.id, services) };
     } catch (err) {
       throw requestError(normaliseError(err, log));

@@ -7,7 +7,7 @@
 import type { Db, Document } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { EventFilter } from '../core/queries/model';
-import type { AnalyticsStore, CountField, EventPoint, GroupCount } from '../core/analytics/ports';
+import type { AnalyticsStore, CountField, DecisionPoint, EventPoint, GroupCount } from '../core/analytics/ports';
 import type { IndexSpec } from './database';
 import type { EventDoc } from './events';
 import { eventMatch } from './queries';
@@ -74,5 +74,50 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     );
     const points = docs.slice(0, cap).map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] }));
     return { points, truncated: docs.length > cap };
+  }
+
+  async decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }> {
+    const match: Document = { ...eventMatch(env, filter), action: filter.action ?? { $in: ['allow', 'challenge', 'deny'] } };
+    const projection = { _id: 1, name: 1, occurredAt: 1, action: 1, risk: 1, signals: 1, country: 1, userId: 1, deviceToken: 1, 'policy.name': 1 };
+    const docs = await this.gate.run(() =>
+      this.events
+        .find(match, { projection })
+        .sort({ occurredAt: -1, _id: -1 })
+        .limit(cap + 1)
+        .batchSize(1000)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
+    const points: DecisionPoint[] = [];
+    for (const d of docs.slice(0, cap)) {
+      if (!d.action) continue;
+      points.push({
+        id: d._id,
+        name: d.name,
+        at: d.occurredAt,
+        action: d.action,
+        risk: d.risk ?? 0,
+        signals: d.signals ?? [],
+        country: d.country ?? null,
+        userId: d.userId ?? null,
+        deviceToken: d.deviceToken ?? null,
+        policyName: d.policy?.name ?? null,
+      });
+    }
+    return { points, truncated: docs.length > cap };
+  }
+
+  async reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]> {
+    const docs = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; envId: string; token: string; feedback: string | null; lastSeenAt: Date }>('devices')
+        .find({ envId: env, feedback: { $in: ['approved', 'reported'] } }, { projection: { _id: 0, token: 1, feedback: 1 } })
+        .sort({ lastSeenAt: -1 })
+        .limit(cap)
+        .batchSize(1000)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
+    return docs.map((d) => ({ token: d.token, state: d.feedback === 'reported' ? 'reported' : 'approved' }));
   }
 }

@@ -64,4 +64,9 @@ export class MongoPolicyStore implements PolicyStore {
     const docs = await this.revs.find({ envId: env, policyId: { $in: [...policyIds] } }).sort({ createdAt: 1 }).toArray();
     return docs.map(fromRevision);
   }
+
+  async revision(env: EnvId, id: string): Promise<PolicyRevision | null> {
+    const d = await this.revs.findOne({ _id: id });
+    return d && d.envId === env ? fromRevision(d) : null;
+  }
 }

@@ -107,8 +107,8 @@ export class MongoPrivacyStore implements PrivacyStore {
   async updateJob(env: EnvId, id: string, patch: PrivacyJobPatch): Promise<void> {
     await this.jobs.updateOne({ _id: id, envId: env }, { $set: patch });
   }
-  async listJobs(env: EnvId, limit: number): Promise<PrivacyJob[]> {
-    return (await this.jobs.find({ envId: env }).sort({ createdAt: -1 }).limit(limit).toArray()).map(toJob);
+  async listJobs(env: EnvId, limit: number, userId?: string): Promise<PrivacyJob[]> {
+    return (await this.jobs.find({ envId: env, ...(userId !== undefined ? { userId } : {}) }).sort({ createdAt: -1 }).limit(limit).toArray()).map(toJob);
   }
   async expiredJobs(now: Date, limit: number): Promise<PrivacyJob[]> {
     const live: PrivacyJobStatus[] = ['pending', 'sent'];

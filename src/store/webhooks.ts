@@ -115,6 +115,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
   async list(env: EnvId, q: DeliveryListQuery): Promise<WebhookDelivery[]> {
     const filter: Filter<DeliveryDoc> = { envId: env };
     if (q.status) filter.status = q.status;
+    if (q.userId !== undefined) filter.userId = q.userId;
     if (q.before) {
       filter.$or = [{ createdAt: { $lt: q.before.createdAt } }, { createdAt: q.before.createdAt, _id: { $lt: q.before.id } }];
     }

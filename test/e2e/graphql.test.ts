@@ -183,6 +183,7 @@ describe('analyst keys', () => {
       'mutation { sendTestWebhook { id } }',
       `mutation { requestPrivacyExport(userId: "${A.bob}") { id } }`,
       `mutation { purgeUser(userId: "${A.bob}") { total } }`,
+      `mutation { rollbackPolicy(id: "${before.policies[0].id}", revision: "${before.policies[0].revision}") { id } }`,
     ];
     for (const m of mutations) {
       const r = await gql(m, {}, { secret: analyst });

@@ -11,6 +11,7 @@ import { restMetrics } from '../../src/app/metrics';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
 import { registerGraphql } from '../../src/graphql/server';
+import { registerConsole } from '../../src/console/server';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import type { Environment } from '../../src/core/model';
 import { testDatabase, type TestDatabase } from './db';
@@ -66,7 +67,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     trustProxy: false,
     requireHttps: false,
     demo: true,
-    register: (app) => registerGraphql(app, { services: built.services, log }),
+    register: async (app) => {
+      await registerGraphql(app, { services: built.services, log });
+      registerConsole(app, { services: built.services, log });
+    },
     metrics: restMetrics(built.metrics, opts.metricsToken),
   });
   // As the runtime does: the reference data is loaded before the listeners open, not by the

@@ -21,6 +21,21 @@ export interface EventPoint {
   signals: string[];
 }
 
+/** The part of a stored verdict a policy dry run decides again. */
+export interface DecisionPoint {
+  id: string;
+  name: string;
+  at: Date;
+  action: Action;
+  risk: number;
+  signals: string[];
+  country: string | null;
+  userId: string | null;
+  deviceToken: string | null;
+  /** Name of the policy that decided it (a sandbox test token names itself). */
+  policyName: string | null;
+}
+
 export interface AnalyticsStore {
   count(env: EnvId, filter: EventFilter): Promise<number>;
   /**
@@ -30,4 +45,11 @@ export interface AnalyticsStore {
   countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }>;
   /** Points of the matching events, at most `cap` of them; `truncated` when there were more. */
   points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }>;
+  /**
+   * Devices that have feedback (approved or reported), most recently seen first, at most `cap`:
+   * every other device is unreviewed.
+   */
+  reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]>;
+  /** Stored verdicts (events with an action) matching `filter`, newest first, at most `cap`; `truncated` when there were more. */
+  decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }>;
 }

@@ -118,8 +118,7 @@ export class PolicyService {
   async create(envId: EnvId, draft: PolicyDraft): Promise<Policy> {
     validateDraft(draft);
     return this.mutate(envId, (set, now) => {
-      const position = Math.max(-1, ...set.policies.filter((p) => p.group === draft.group && !p.catchAll).map((p) => p.position)) + 1;
-      const policy = this.newPolicy(envId, draft, position, now, false);
+      const policy = this.newPolicy(envId, draft, nextPosition(set, draft.group), now, false);
       set.policies.push(policy);
       return { result: policy, changed: [policy] };
     });
@@ -129,14 +128,59 @@ export class PolicyService {
     return this.mutate(envId, (set, now) => {
       const p = set.policies.find((x) => x.id === id);
       if (!p) throw new NotFound('no such policy');
-      if (p.catchAll && (patch.action !== undefined || patch.conditions !== undefined || patch.group !== undefined)) {
-        throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy can only be renamed' }]);
-      }
-      const draft: PolicyDraft = { name: patch.name ?? p.name, group: patch.group ?? p.group, conditions: patch.conditions ?? p.conditions, action: patch.action ?? p.action };
-      validateDraft(draft);
-      Object.assign(p, draft, { revision: uuid(), updatedAt: now });
+      applyUpdate(p, patch, now);
       return { result: p, changed: [p] };
     });
+  }
+
+  /**
+   * Make a policy as it was at one of its revisions: a new revision with that revision's name,
+   * group, action, conditions and archived state (the catch-all: its name).
+   */
+  async rollback(envId: EnvId, id: string, revisionId: string): Promise<Policy> {
+    const r = await this.store.revision(envId, revisionId);
+    if (!r || r.policyId !== id || r.envId !== envId) throw new NotFound('no such revision of this policy');
+    return this.mutate(envId, (set, now) => {
+      const p = set.policies.find((x) => x.id === id);
+      if (!p) throw new NotFound('no such policy');
+      if (p.catchAll) applyUpdate(p, { name: r.name }, now);
+      else {
+        if (p.group !== r.group) p.position = nextPosition(set, r.group);
+        applyUpdate(p, { name: r.name, group: r.group, action: r.action, conditions: r.conditions }, now);
+        p.archived = r.archived;
+      }
+      return { result: p, changed: [p] };
+    });
+  }
+
+  /**
+   * The environment's policy set with `drafts` applied, in memory only (for a dry run): each
+   * draft is validated as createPolicy, updatePolicy or archivePolicy would validate it.
+   */
+  async draftSet(envId: EnvId, drafts: readonly PolicyDraftChange[]): Promise<{ current: PolicySet; draft: PolicySet }> {
+    const current = await this.requireSet(envId);
+    const copy: PolicySet = { ...current, policies: current.policies.map((p) => ({ ...p, conditions: { ...p.conditions } })) };
+    const now = this.clock.now();
+    drafts.forEach((d, i) => {
+      try {
+        if ('create' in d) {
+          validateDraft(d.create);
+          copy.policies.push(this.newPolicy(envId, d.create, nextPosition(copy, d.create.group), now, false));
+          return;
+        }
+        const p = copy.policies.find((x) => x.id === d.id);
+        if (!p) throw new NotFound(`no such policy: ${d.id}`);
+        if (d.update) applyUpdate(p, d.update, now);
+        if (d.archive) {
+          if (p.catchAll) throw new InvalidParameters([{ field: 'archive', message: 'the catch-all policy cannot be archived' }]);
+          p.archived = true;
+        }
+      } catch (err) {
+        if (err instanceof InvalidParameters) throw new InvalidParameters(err.fields.map((f) => ({ field: `drafts[${i}].${f.field}`, message: f.message })));
+        throw err;
+      }
+    });
+    return { current, draft: copy };
   }
 
   async archive(envId: EnvId, id: string): Promise<Policy> {
@@ -200,6 +244,24 @@ export class PolicyService {
     }
     throw new Error('policy set changed concurrently too many times');
   }
+}
+
+/** One change of a dry run's draft set: a new policy, or a change to an existing one. */
+export type PolicyDraftChange = { create: PolicyDraft } | { id: string; update?: Partial<PolicyDraft>; archive?: boolean };
+
+/** Position after the last of a group. */
+function nextPosition(set: PolicySet, group: PolicyGroup): number {
+  return Math.max(-1, ...set.policies.filter((p) => p.group === group && !p.catchAll).map((p) => p.position)) + 1;
+}
+
+/** Apply an updatePolicy patch to a policy (a new revision id); the catch-all can only be renamed. */
+function applyUpdate(p: Policy, patch: Partial<PolicyDraft>, now: Date): void {
+  if (p.catchAll && (patch.action !== undefined || patch.conditions !== undefined || patch.group !== undefined)) {
+    throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy can only be renamed' }]);
+  }
+  const draft: PolicyDraft = { name: patch.name ?? p.name, group: patch.group ?? p.group, conditions: patch.conditions ?? p.conditions, action: patch.action ?? p.action };
+  validateDraft(draft);
+  Object.assign(p, draft, { revision: uuid(), updatedAt: now });
 }
 
 function toRevision(p: Policy, at: Date): PolicyRevision {

@@ -17,7 +17,8 @@ export interface PrivacyJobStore {
    */
   jobBySignedId(id: string): Promise<PrivacyJob | null>;
   updateJob(env: EnvId, id: string, patch: PrivacyJobPatch): Promise<void>;
-  listJobs(env: EnvId, limit: number): Promise<PrivacyJob[]>;
+  /** Newest first; only user `userId`'s when given. */
+  listJobs(env: EnvId, limit: number, userId?: string): Promise<PrivacyJob[]>;
   /** Jobs (all tenants) past `expiresAt` that are still `pending` or `sent`. */
   expiredJobs(now: Date, limit: number): Promise<PrivacyJob[]>;
   /** Jobs (all tenants) still `pending` although created before `before`. */

@@ -226,14 +226,14 @@ export class PrivacyService {
     return this.d.store.getJob(env, id);
   }
 
-  /** A page of the environment's jobs, newest first (pages are cut from the newest 500). */
-  async jobsPage(env: EnvId, page: { first?: number | null; after?: string | null }): Promise<Page<PrivacyJob>> {
-    return pageOfList(await this.jobs(env, REACHABLE_JOBS), pageSize(page.first, 20), page.after, (j) => j.id);
+  /** A page of the environment's jobs (only user `userId`'s, when given), newest first (pages are cut from the newest 500). */
+  async jobsPage(env: EnvId, page: { userId?: string | null; first?: number | null; after?: string | null }): Promise<Page<PrivacyJob>> {
+    return pageOfList(await this.jobs(env, REACHABLE_JOBS, page.userId ?? undefined), pageSize(page.first, 20), page.after, (j) => j.id);
   }
 
-  /** The environment's jobs, newest first. */
-  jobs(env: EnvId, limit: number): Promise<PrivacyJob[]> {
-    return this.d.store.listJobs(env, Math.max(1, Math.min(500, Math.floor(limit) || 1)));
+  /** The environment's jobs (only user `userId`'s, when given), newest first. */
+  jobs(env: EnvId, limit: number, userId?: string): Promise<PrivacyJob[]> {
+    return this.d.store.listJobs(env, Math.max(1, Math.min(500, Math.floor(limit) || 1)), userId);
   }
 
   /**

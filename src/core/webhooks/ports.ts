@@ -37,6 +37,8 @@ export interface WebhookSink {
 
 export interface DeliveryListQuery {
   status?: DeliveryStatus;
+  /** Only deliveries about this user. */
+  userId?: string;
   limit: number;
   /** Return only deliveries older than this one (newest first order). */
   before?: { createdAt: Date; id: string };

@@ -86,6 +86,8 @@ export interface WebhookServiceDeps {
 
 export interface DeliveryListOptions {
   status?: DeliveryStatus;
+  /** Only deliveries about this user. */
+  userId?: string;
   limit: number;
   /** Cursor: the id of the last delivery of the previous page. */
   after?: string;
@@ -272,13 +274,13 @@ export class WebhookService implements WebhookSink {
       if (!ref) throw new InvalidParameters([{ field: 'after', message: 'unknown cursor' }]);
       before = { createdAt: ref.createdAt, id: ref.id };
     }
-    return this.d.store.list(env, { status: opts.status, limit, before });
+    return this.d.store.list(env, { status: opts.status, userId: opts.userId, limit, before });
   }
 
   /** A page of an environment's deliveries, newest first, optionally by status. */
-  async page(env: EnvId, page: { status?: DeliveryStatus | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
+  async page(env: EnvId, page: { status?: DeliveryStatus | null; userId?: string | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
     const n = pageSize(page.first, 20);
-    const rows = await this.list(env, { status: page.status ?? undefined, limit: n + 1, after: page.after ?? undefined });
+    const rows = await this.list(env, { status: page.status ?? undefined, userId: page.userId ?? undefined, limit: n + 1, after: page.after ?? undefined });
     return toPage(rows, n, (d) => d.id);
   }
 

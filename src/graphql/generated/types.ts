@@ -6,6 +6,7 @@ import type { Environment as EnvironmentModel, Principal as PrincipalModel, User
 import type { UserRiskSummary as UserRiskSummaryModel } from '../../core/queries/service';
 import type { GeoLocation as GeoLocationModel, ParsedUserAgent as ParsedUserAgentModel } from '../../intel';
 import type { Policy as PolicyModel, PolicyRevision as PolicyRevisionModel, PolicyConditions as PolicyConditionsModel, DeviceReviewState as DeviceReviewStateModel, PolicyGroup as PolicyGroupModel } from '../../core/policies/model';
+import type { DryRunResult as DryRunResultModel, DryRunChange as DryRunChangeModel } from '../../core/policies/dry-run';
 import type { TimeSeries as TimeSeriesModel, SeriesBucket as SeriesBucketModel, TopList as TopListModel, BucketSize as BucketSizeModel, Dimension as DimensionModel } from '../../core/analytics/service';
 import type { WebhookDelivery as WebhookDeliveryModel, DeliveryAttempt as DeliveryAttemptModel, DeliveryStatus as DeliveryStatusModel } from '../../core/webhooks/model';
 import type { PrivacyJob as PrivacyJobModel, PrivacyJobStatus as PrivacyJobStatusModel } from '../../core/privacy/model';
@@ -48,6 +49,14 @@ export type ActionCount = {
   /** The verdict; null for feedback events, which have none. */
   readonly action?: Maybe<Action>;
   readonly count: Scalars['Int']['output'];
+};
+
+/** A number of verdicts the drafts move from one action to another. */
+export type ActionTransition = {
+  readonly __typename?: 'ActionTransition';
+  readonly count: Scalars['Int']['output'];
+  readonly from: Action;
+  readonly to: Action;
 };
 
 /** Analyses of the events of one filter. */
@@ -201,6 +210,18 @@ export type DeviceType =
   | 'mobile'
   | 'other'
   | 'tablet';
+
+/** One stored verdict the drafts would decide otherwise. */
+export type DryRunChange = {
+  readonly __typename?: 'DryRunChange';
+  readonly after: Action;
+  /** Name of the policy that would decide it with the drafts. */
+  readonly afterPolicy: Scalars['String']['output'];
+  readonly before: Action;
+  /** Name of the policy that decides it now. */
+  readonly beforePolicy: Scalars['String']['output'];
+  readonly event: Event;
+};
 
 /** The API endpoint an event arrived on. */
 export type Endpoint =
@@ -393,6 +414,11 @@ export type Mutation = {
    */
   readonly requestPrivacyExports: ReadonlyArray<PrivacyJob>;
   /**
+   * Make a policy as it was at one of its revisions (name, group, action, conditions, archived):
+   * a new revision equal to that one, in force from the very next verdict.
+   */
+  readonly rollbackPolicy: Policy;
+  /**
    * Send a test webhook (`$incident.confirmed` with trigger `test`) to the environment's URL now,
    * once, and return the delivery with its attempt.
    */
@@ -492,6 +518,16 @@ export type MutationRequestPrivacyExportsArgs = {
  * The entry points for changing things. Only an environment's API secret may call them; analyst keys
  * are refused with `FORBIDDEN`.
  */
+export type MutationRollbackPolicyArgs = {
+  id: Scalars['ID']['input'];
+  revision: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
 export type MutationSetWebhookUrlArgs = {
   url?: InputMaybe<Scalars['String']['input']>;
 };
@@ -582,6 +618,50 @@ export type PolicyCreateInput = {
   readonly conditions?: InputMaybe<PolicyConditionsInput>;
   readonly group: PolicyGroup;
   readonly name: Scalars['String']['input'];
+};
+
+/**
+ * One change of a dry run: a new policy (`create`), or a change to an existing one (`id` with
+ * `update` and/or `archive`).
+ */
+export type PolicyDraftInput = {
+  /** True: policy `id` archived (it stops applying). */
+  readonly archive?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A new policy, added at the end of its group. */
+  readonly create?: InputMaybe<PolicyCreateInput>;
+  /** The policy to change; null with `create`. */
+  readonly id?: InputMaybe<Scalars['ID']['input']>;
+  /** Changes to policy `id`, as updatePolicy takes them. */
+  readonly update?: InputMaybe<PolicyUpdateInput>;
+};
+
+/** What a draft would have decided on stored events. */
+export type PolicyDryRun = {
+  readonly __typename?: 'PolicyDryRun';
+  /** Verdicts by action with the drafts applied. */
+  readonly after: ReadonlyArray<ActionCount>;
+  /** Verdicts by action with the policies as they are now. */
+  readonly before: ReadonlyArray<ActionCount>;
+  /** Verdicts whose action the drafts change. */
+  readonly changed: Scalars['Int']['output'];
+  /** Oldest event time read. */
+  readonly from: Scalars['DateTime']['output'];
+  /** Changed verdicts, newest first (at most `first`, 1-100). */
+  readonly samples: ReadonlyArray<DryRunChange>;
+  /** Verdicts read and decided again. */
+  readonly scanned: Scalars['Int']['output'];
+  /** Newest event time read (now). */
+  readonly to: Scalars['DateTime']['output'];
+  /** Verdicts moved from one action to another, most frequent first. */
+  readonly transitions: ReadonlyArray<ActionTransition>;
+  /** True when the range held more than `maxEvents` verdicts: only the newest were read. */
+  readonly truncated: Scalars['Boolean']['output'];
+};
+
+
+/** What a draft would have decided on stored events. */
+export type PolicyDryRunSamplesArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** Policies are evaluated group by group, in this order, each group in its own order. */
@@ -710,9 +790,16 @@ export type Query = {
   readonly policies: ReadonlyArray<Policy>;
   /** One policy by id, or null. */
   readonly policy?: Maybe<Policy>;
+  /**
+   * What a draft would have decided: the stored verdicts of the last `days` days (1-30, newest
+   * first, at most `maxEvents`, 1-20000) decided again by the environment's policies with `drafts`
+   * applied, against the policies as they are now. Nothing is changed. Events decided by a sandbox
+   * test token keep their forced action. A device's review state is taken as it is now.
+   */
+  readonly policyDryRun: PolicyDryRun;
   /** One privacy job, or null. */
   readonly privacyJob?: Maybe<PrivacyJob>;
-  /** Privacy data-access jobs, newest first (the newest 500 are reachable). */
+  /** Privacy data-access jobs, newest first, optionally only those of user `userId` (the newest 500 are reachable). */
   readonly privacyJobs: PrivacyJobConnection;
   /**
    * The debugger: track and log payloads that were rejected (answered 204 all the same), with the
@@ -723,7 +810,7 @@ export type Query = {
   readonly user?: Maybe<User>;
   /** Who is calling: the environment and the kind of credential. */
   readonly viewer: Viewer;
-  /** Webhook deliveries, newest first, optionally only those in `status`. */
+  /** Webhook deliveries, newest first, optionally only those in `status` and those about user `userId`. */
   readonly webhookDeliveries: WebhookDeliveryConnection;
   /** One webhook delivery with its attempts, or null. */
   readonly webhookDelivery?: Maybe<WebhookDelivery>;
@@ -801,6 +888,17 @@ export type QueryPolicyArgs = {
  * The entry points for reading. Every field is scoped to the environment of the credential the
  * request carries: nothing of another environment is reachable through any field.
  */
+export type QueryPolicyDryRunArgs = {
+  days?: InputMaybe<Scalars['Int']['input']>;
+  drafts: ReadonlyArray<PolicyDraftInput>;
+  maxEvents?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * The entry points for reading. Every field is scoped to the environment of the credential the
+ * request carries: nothing of another environment is reachable through any field.
+ */
 export type QueryPrivacyJobArgs = {
   id: Scalars['ID']['input'];
 };
@@ -813,6 +911,7 @@ export type QueryPrivacyJobArgs = {
 export type QueryPrivacyJobsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -844,6 +943,7 @@ export type QueryWebhookDeliveriesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   status?: InputMaybe<DeliveryStatus>;
+  userId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -1223,6 +1323,7 @@ export type DirectiveResolverFn<TResult = {}, TParent = {}, TContext = {}, TArgs
 export type ResolversTypes = {
   Action: ResolverTypeWrapper<ActionModel>;
   ActionCount: ResolverTypeWrapper<Omit<ActionCount, 'action'> & { action?: Maybe<ResolversTypes['Action']> }>;
+  ActionTransition: ResolverTypeWrapper<Omit<ActionTransition, 'from' | 'to'> & { from: ResolversTypes['Action'], to: ResolversTypes['Action'] }>;
   Analytics: ResolverTypeWrapper<AnalyticsParentModel>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   CredentialKind: ResolverTypeWrapper<CredentialKindModel>;
@@ -1234,6 +1335,7 @@ export type ResolversTypes = {
   DeviceFilter: DeviceFilter;
   DeviceIdentity: ResolverTypeWrapper<DeviceIdentityValueModel>;
   DeviceType: ResolverTypeWrapper<DeviceTypeValueModel>;
+  DryRunChange: ResolverTypeWrapper<DryRunChangeModel>;
   Endpoint: ResolverTypeWrapper<EndpointModel>;
   Environment: ResolverTypeWrapper<EnvironmentModel>;
   Event: ResolverTypeWrapper<StoredEventModel>;
@@ -1253,6 +1355,8 @@ export type ResolversTypes = {
   PolicyConditions: ResolverTypeWrapper<PolicyConditionsModel>;
   PolicyConditionsInput: PolicyConditionsInput;
   PolicyCreateInput: PolicyCreateInput;
+  PolicyDraftInput: PolicyDraftInput;
+  PolicyDryRun: ResolverTypeWrapper<DryRunResultModel>;
   PolicyGroup: ResolverTypeWrapper<PolicyGroupModel>;
   PolicyRef: ResolverTypeWrapper<PolicyRefModel>;
   PolicyRevision: ResolverTypeWrapper<PolicyRevisionModel>;
@@ -1291,6 +1395,7 @@ export type ResolversTypes = {
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   ActionCount: ActionCount;
+  ActionTransition: ActionTransition;
   Analytics: AnalyticsParentModel;
   Boolean: Scalars['Boolean']['output'];
   DateTime: Scalars['DateTime']['output'];
@@ -1298,6 +1403,7 @@ export type ResolversParentTypes = {
   DeviceConnection: DevicePageModel;
   DeviceEdge: DeviceEdgeModel;
   DeviceFilter: DeviceFilter;
+  DryRunChange: DryRunChangeModel;
   Environment: EnvironmentModel;
   Event: StoredEventModel;
   EventConnection: EventPageModel;
@@ -1316,6 +1422,8 @@ export type ResolversParentTypes = {
   PolicyConditions: PolicyConditionsModel;
   PolicyConditionsInput: PolicyConditionsInput;
   PolicyCreateInput: PolicyCreateInput;
+  PolicyDraftInput: PolicyDraftInput;
+  PolicyDryRun: DryRunResultModel;
   PolicyRef: PolicyRefModel;
   PolicyRevision: PolicyRevisionModel;
   PolicyUpdateInput: PolicyUpdateInput;
@@ -1350,6 +1458,13 @@ export type ActionResolvers = { ALLOW: 'allow', CHALLENGE: 'challenge', DENY: 'd
 export type ActionCountResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['ActionCount'] = ResolversParentTypes['ActionCount']> = {
   action?: Resolver<Maybe<ResolversTypes['Action']>, ParentType, ContextType>;
   count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ActionTransitionResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['ActionTransition'] = ResolversParentTypes['ActionTransition']> = {
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  from?: Resolver<ResolversTypes['Action'], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes['Action'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1408,6 +1523,15 @@ export type DeviceEdgeResolvers<ContextType = GraphqlContext, ParentType extends
 export type DeviceIdentityResolvers = { DERIVED: 'derived', FINGERPRINT: 'fingerprint' };
 
 export type DeviceTypeResolvers = { DESKTOP: 'desktop', MOBILE: 'mobile', OTHER: 'other', TABLET: 'tablet' };
+
+export type DryRunChangeResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['DryRunChange'] = ResolversParentTypes['DryRunChange']> = {
+  after?: Resolver<ResolversTypes['Action'], ParentType, ContextType>;
+  afterPolicy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  before?: Resolver<ResolversTypes['Action'], ParentType, ContextType>;
+  beforePolicy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  event?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
 
 export type EndpointResolvers = { AUTHENTICATE: 'authenticate', FILTER: 'filter', RISK: 'risk', TRACK: 'track' };
 
@@ -1501,6 +1625,7 @@ export type MutationResolvers<ContextType = GraphqlContext, ParentType extends R
   reportDevice?: Resolver<ResolversTypes['Device'], ParentType, ContextType, RequireFields<MutationReportDeviceArgs, 'token'>>;
   requestPrivacyExport?: Resolver<ResolversTypes['PrivacyJob'], ParentType, ContextType, RequireFields<MutationRequestPrivacyExportArgs, 'userId'>>;
   requestPrivacyExports?: Resolver<ReadonlyArray<ResolversTypes['PrivacyJob']>, ParentType, ContextType, Partial<MutationRequestPrivacyExportsArgs>>;
+  rollbackPolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationRollbackPolicyArgs, 'id' | 'revision'>>;
   sendTestWebhook?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType>;
   setWebhookUrl?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, Partial<MutationSetWebhookUrlArgs>>;
   updatePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationUpdatePolicyArgs, 'id' | 'input'>>;
@@ -1539,6 +1664,19 @@ export type PolicyConditionsResolvers<ContextType = GraphqlContext, ParentType e
   riskLevels?: Resolver<Maybe<ReadonlyArray<ResolversTypes['RiskLevel']>>, ParentType, ContextType>;
   signalsAll?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
   signalsAny?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type PolicyDryRunResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['PolicyDryRun'] = ResolversParentTypes['PolicyDryRun']> = {
+  after?: Resolver<ReadonlyArray<ResolversTypes['ActionCount']>, ParentType, ContextType>;
+  before?: Resolver<ReadonlyArray<ResolversTypes['ActionCount']>, ParentType, ContextType>;
+  changed?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  from?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  samples?: Resolver<ReadonlyArray<ResolversTypes['DryRunChange']>, ParentType, ContextType, RequireFields<PolicyDryRunSamplesArgs, 'first'>>;
+  scanned?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  to?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  transitions?: Resolver<ReadonlyArray<ResolversTypes['ActionTransition']>, ParentType, ContextType>;
+  truncated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1609,6 +1747,7 @@ export type QueryResolvers<ContextType = GraphqlContext, ParentType extends Reso
   events?: Resolver<ResolversTypes['EventConnection'], ParentType, ContextType, RequireFields<QueryEventsArgs, 'first'>>;
   policies?: Resolver<ReadonlyArray<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<QueryPoliciesArgs, 'includeArchived'>>;
   policy?: Resolver<Maybe<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<QueryPolicyArgs, 'id'>>;
+  policyDryRun?: Resolver<ResolversTypes['PolicyDryRun'], ParentType, ContextType, RequireFields<QueryPolicyDryRunArgs, 'days' | 'drafts' | 'maxEvents'>>;
   privacyJob?: Resolver<Maybe<ResolversTypes['PrivacyJob']>, ParentType, ContextType, RequireFields<QueryPrivacyJobArgs, 'id'>>;
   privacyJobs?: Resolver<ResolversTypes['PrivacyJobConnection'], ParentType, ContextType, RequireFields<QueryPrivacyJobsArgs, 'first'>>;
   rejectedPayloads?: Resolver<ResolversTypes['RejectedPayloadConnection'], ParentType, ContextType, RequireFields<QueryRejectedPayloadsArgs, 'first'>>;
@@ -1790,6 +1929,7 @@ export type WebhookDeliveryEdgeResolvers<ContextType = GraphqlContext, ParentTyp
 export type Resolvers<ContextType = GraphqlContext> = {
   Action?: ActionResolvers;
   ActionCount?: ActionCountResolvers<ContextType>;
+  ActionTransition?: ActionTransitionResolvers<ContextType>;
   Analytics?: AnalyticsResolvers<ContextType>;
   CredentialKind?: CredentialKindResolvers;
   DateTime?: GraphQLScalarType;
@@ -1799,6 +1939,7 @@ export type Resolvers<ContextType = GraphqlContext> = {
   DeviceEdge?: DeviceEdgeResolvers<ContextType>;
   DeviceIdentity?: DeviceIdentityResolvers;
   DeviceType?: DeviceTypeResolvers;
+  DryRunChange?: DryRunChangeResolvers<ContextType>;
   Endpoint?: EndpointResolvers;
   Environment?: EnvironmentResolvers<ContextType>;
   Event?: EventResolvers<ContextType>;
@@ -1812,6 +1953,7 @@ export type Resolvers<ContextType = GraphqlContext> = {
   PageInfo?: PageInfoResolvers<ContextType>;
   Policy?: PolicyResolvers<ContextType>;
   PolicyConditions?: PolicyConditionsResolvers<ContextType>;
+  PolicyDryRun?: PolicyDryRunResolvers<ContextType>;
   PolicyGroup?: PolicyGroupResolvers;
   PolicyRef?: PolicyRefResolvers<ContextType>;
   PolicyRevision?: PolicyRevisionResolvers<ContextType>;

@@ -6,7 +6,7 @@ import { connection, envOf, freshEnv } from './common';
 const purgeResult = (p: { userId: string; deleted: Record<string, number> }) => ({ ...p, total: Object.values(p.deleted).reduce((a, b) => a + b, 0) });
 
 export const query: QueryResolvers = {
-  privacyJobs: (_p, { first, after }, ctx) => ctx.services.privacy.jobsPage(envOf(ctx), { first, after }),
+  privacyJobs: (_p, { userId, first, after }, ctx) => ctx.services.privacy.jobsPage(envOf(ctx), { userId, first, after }),
   privacyJob: (_p, { id }, ctx) => ctx.services.privacy.job(envOf(ctx), id),
 };
 

@@ -10,6 +10,7 @@ import type { DeliveryAttempt, WebhookDelivery } from '../../../src/core/webhook
 import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../../../src/core/webhooks/ports';
 import type { PrivacyJob } from '../../../src/core/privacy/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
+import type { Session, SessionStore } from '../../../src/core/sessions/service';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -86,6 +87,7 @@ export function createFakePolicyStore(): PolicyStore {
     },
     addRevisions: async (rs) => void revisions.push(...copy(rs)),
     revisions: async (env, ids) => copy(revisions.filter((r) => r.envId === env && ids.includes(r.policyId))),
+    revision: async (env, id) => copy(revisions.find((r) => r.envId === env && r.id === id) ?? null),
   };
 }
 
@@ -109,7 +111,7 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
     },
     get: async (env, id) => copy(all.find((x) => x.id === id && x.envId === env) ?? null),
     async list(env, q: DeliveryListQuery) {
-      const newest = all.filter((x) => x.envId === env && (!q.status || x.status === q.status)).sort((a, b) => -order(a, b));
+      const newest = all.filter((x) => x.envId === env && (!q.status || x.status === q.status) && (!q.userId || x.userId === q.userId)).sort((a, b) => -order(a, b));
       const before = q.before;
       const page = before ? newest.filter((x) => x.createdAt < before.createdAt || (x.createdAt.getTime() === before.createdAt.getTime() && x.id < before.id)) : newest;
       return copy(page.slice(0, q.limit));
@@ -187,7 +189,7 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
       const j = job(env, id);
       if (j) Object.assign(j, patch);
     },
-    listJobs: async (env, limit) => copy(jobs.filter((j) => j.envId === env).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit)),
+    listJobs: async (env, limit, userId) => copy(jobs.filter((j) => j.envId === env && (!userId || j.userId === userId)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit)),
     expiredJobs: async (now, limit) => copy(jobs.filter((j) => j.expiresAt <= now && j.status !== 'expired').slice(0, limit)),
     stalePendingJobs: async (before, limit) => copy(jobs.filter((j) => j.status === 'pending' && j.createdAt < before).slice(0, limit)),
     async putExport(env, j, json) {
@@ -214,6 +216,26 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
         rejected_payloads: remove(data.debuggerLog.all, (e) => e.envId === env && e.userId === subject.userId),
         privacy_jobs: remove(jobs, (j) => j.envId === env && j.userId === subject.userId),
       };
+    },
+  };
+}
+
+/** The console's sign-in sessions, by id. */
+export function createFakeSessionStore(): SessionStore & { readonly all: Map<string, Session> } {
+  const all = new Map<string, Session>();
+  return {
+    all,
+    insert: async (s) => void all.set(s.id, copy(s)),
+    byId: async (id) => copy(all.get(id) ?? null),
+    async touch(id, lastSeenAt, expiresAt) {
+      const s = all.get(id);
+      if (s) Object.assign(s, { lastSeenAt, expiresAt });
+    },
+    delete: async (id) => all.delete(id),
+    async deleteExpired(now) {
+      let n = 0;
+      for (const [id, s] of all) if (s.expiresAt <= now && all.delete(id)) n++;
+      return n;
     },
   };
 }
