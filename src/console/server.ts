@@ -14,13 +14,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { BadRequest, type ErrorKind, Forbidden } from '../core/errors';
+import { BadRequest, Forbidden } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import type { Session } from '../core/sessions/service';
 import { CSRF_HEADER, SESSION_COOKIE, headerValue, sessionFromCookie } from '../doors/credentials';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
+import { HTTP_STATUS } from '../doors/http-status';
 import { PROJECT_ROOT } from '../paths';
 
 export interface ConsoleOptions {
@@ -29,20 +30,6 @@ export interface ConsoleOptions {
   /** Where the built console is (default dist/console under the project). */
   dir?: string;
 }
-
-const STATUS: Readonly<Record<ErrorKind, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  payload_too_large: 413,
-  invalid_parameters: 422,
-  invalid_request_token: 422,
-  rate_limited: 429,
-  unavailable: 503,
-  deadline_exceeded: 504,
-  internal: 500,
-};
 
 /** The built files the console serves, with their content types. */
 const ASSETS: Readonly<Record<string, string>> = {
@@ -106,7 +93,7 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
     const body: Record<string, unknown> = { type: e.type, message: e.message };
     if ('fields' in e) body.fields = (e as { fields?: unknown }).fields;
     if ('retryAfterSeconds' in e) reply.header('Retry-After', String((e as { retryAfterSeconds: number }).retryAfterSeconds));
-    return reply.code(STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(body);
+    return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(body);
   };
 
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {

@@ -1,19 +1,8 @@
-/** The REST door's one table from error kind to HTTP status and Castle error `type`. */
+/** The REST door's one table from error kind to Castle error `type`; the HTTP status is the one every HTTP door shares. */
 import type { ErrorKind } from '../core/errors';
+import { HTTP_STATUS } from '../doors/http-status';
 
-export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  payload_too_large: 413,
-  invalid_parameters: 422,
-  invalid_request_token: 422,
-  rate_limited: 429,
-  unavailable: 503,
-  deadline_exceeded: 504,
-  internal: 500,
-};
+export { HTTP_STATUS };
 
 /** Castle's `type` for each kind (server_error and service_unavailable follow decisions.md). */
 export const HTTP_TYPE: Readonly<Record<ErrorKind, string>> = {

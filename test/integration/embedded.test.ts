@@ -9,15 +9,8 @@ import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { embeddedInfoFile, startEmbedded, startEmbeddedReader } from '../../src/store/embedded';
+import { alive } from '../support/process';
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 it('starts, serves, and replaces an orphan left by a killed owner', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));

@@ -15,16 +15,9 @@ import { createLogger } from '../../src/app/logger';
 import { run } from '../../src/app/runtime';
 import { embeddedInfoFile, startEmbedded } from '../../src/store/embedded';
 import { call } from '../support/app';
+import { alive } from '../support/process';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
