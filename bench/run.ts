@@ -178,6 +178,17 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
     unary: () => grpcOk(unary.risk(toRisk(traffic.next()))),
     stream: () => grpcOk(streams.risk(toRisk(traffic.next()))),
   };
+  /** GET `path` with the secret: its status and how long it took (ms). */
+  const get = (path: string) =>
+    new Promise<{ status: number; ms: number }>((resolve, reject) => {
+      const url = new URL(path, e.rest);
+      const started = performance.now();
+      const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+      });
+      req.on('error', reject);
+    });
   return {
     doors,
     riskFor: (l: Login) => post(risk, riskBody(l), 201),
@@ -191,26 +202,8 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
       );
       return accepted;
     },
-    /** GET `path` with the secret: its status and how long it took (ms). */
-    get: (path: string) =>
-      new Promise<{ status: number; ms: number }>((resolve, reject) => {
-        const url = new URL(path, e.rest);
-        const started = performance.now();
-        const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
-        });
-        req.on('error', reject);
-      }),
-    devicesOf: (userId: string) =>
-      new Promise<boolean>((resolve, reject) => {
-        const url = new URL(`/v1/users/${encodeURIComponent(userId)}/devices`, e.rest);
-        const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode === 200));
-        });
-        req.on('error', reject);
-      }),
+    get,
+    devicesOf: (userId: string) => get(`/v1/users/${encodeURIComponent(userId)}/devices`).then((r) => r.status === 200),
     close: () => {
       unary.close();
       streams.close();

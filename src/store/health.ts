@@ -78,7 +78,7 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
       // so that the next one opens a new connection.
       socketTimeoutMS: Math.max(o.stallMs * 10, 5000),
     });
-    const admin = probe.db(dbName);
+    const target = probe.db(dbName);
     const ping = () => {
       timer = null;
       if (closed) return;
@@ -95,7 +95,7 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
           }
         });
       }, o.stallMs);
-      admin
+      target
         .command({ ping: 1 })
         .catch(() => undefined)
         .finally(() => {
