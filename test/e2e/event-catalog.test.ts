@@ -210,11 +210,13 @@ describe.each(cases)('%s on /v1/%s', (event, endpoint, row) => {
 });
 
 describe('the forms Castle SDKs send without the recommended fields', () => {
+  // The headers are those the rest of this environment sends: a Chrome without the language its
+  // logins here always carry would be `missing_headers` (a challenge), which is not the point here.
   it("Go SDK AuthenticateSimple($login.succeeded, user-123): empty traits and properties get a verdict", async () => {
     const r = await call(app, 'POST', '/v1/authenticate', {
       event: '$login.succeeded',
       user_id: 'cat-go-user-123',
-      context: { client_id: '', ip: '81.2.69.250', headers: { 'User-Agent': UA, Accept: 'text/html' } },
+      context: { client_id: '', ip: '81.2.69.250', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
       properties: {},
       user_traits: {},
     });
@@ -232,7 +234,7 @@ describe('the forms Castle SDKs send without the recommended fields', () => {
   it('a missing field is no gate for a policy either: a policy can match missing_fields', async () => {
     const policy = await app.built.services.policies.create(app.env.id, { name: 'Challenge logins without an e-mail', group: 'event', action: 'challenge', conditions: { events: ['$login.succeeded'], signalsAny: ['missing_fields'] } });
     try {
-      const ctx = { ip: '81.2.69.252', headers: { 'User-Agent': UA } };
+      const ctx = { ip: '81.2.69.252', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
       const bare = await call(app, 'POST', '/v1/authenticate', { event: '$login.succeeded', user_id: 'cat-policy-1', user_traits: {}, context: ctx });
       expect(bare.body).toMatchObject({ action: 'challenge', policy: { id: policy.id } });
       const full = await call(app, 'POST', '/v1/authenticate', { event: '$login.succeeded', user_id: 'cat-policy-2', user_traits: { email: 'cat-policy-2@example.com' }, context: ctx });

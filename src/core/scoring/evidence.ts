@@ -62,6 +62,16 @@ export interface ClientEvidence {
 }
 
 const TOR = 4;
+/**
+ * `missing_headers`: a group counts where at least MISSING_HEADERS_FROM of this browser's logins
+ * here carry it, by its likelihood ratio: a tool claiming this browser lacks it about
+ * MISSING_IN_ATTACKS of the time, the browser itself (1 − share) of the time; the weight stays
+ * between MISSING_HEADER_MIN and MISSING_HEADER_MAX.
+ */
+const MISSING_HEADERS_FROM = 0.9;
+const MISSING_IN_ATTACKS = 0.5;
+const MISSING_HEADER_MIN = 1.6;
+const MISSING_HEADER_MAX = 3;
 const HOSTING = 2.4;
 const VPN = 1.6;
 
@@ -95,13 +105,20 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     // What this application forwards for this browser most of the time, and this request lacks.
     const habits = x.headers;
     const missing: string[] = [];
-    const usual = (share: number | undefined) => habits !== null && habits.events >= 30 && (share ?? 0) >= 0.9;
-    if (h['accept-language'] === undefined && usual(habits?.acceptLanguage)) missing.push('accept-language');
+    let weight = 0;
+    // Each missing group counts by how reliably this browser's logins carry it here (a browser the
+    // application nearly always forwards it for, arriving without it, is rarely that browser).
+    const lacks = (name: string, share: number | undefined) => {
+      if (habits === null || habits.events < 30 || share === undefined || share < MISSING_HEADERS_FROM) return;
+      missing.push(name);
+      weight += clampTo(Math.log(MISSING_IN_ATTACKS / Math.max(1e-9, 1 - share)), MISSING_HEADER_MIN, MISSING_HEADER_MAX);
+    };
+    if (h['accept-language'] === undefined) lacks('accept-language', habits?.acceptLanguage);
     const secFetch = SEC_FETCH_SINCE[x.ua.browser];
-    if (secFetch !== undefined && major(x.ua) >= secFetch && h['sec-fetch-mode'] === undefined && usual(habits?.secFetch)) missing.push('sec-fetch-*');
+    if (secFetch !== undefined && major(x.ua) >= secFetch && h['sec-fetch-mode'] === undefined) lacks('sec-fetch-*', habits?.secFetch);
     const hints = CLIENT_HINTS_SINCE[x.ua.browser];
-    if (hints !== undefined && major(x.ua) >= hints && h['sec-ch-ua'] === undefined && usual(habits?.clientHints)) missing.push('sec-ch-ua');
-    if (missing.length) out.push({ signal: 'missing_headers', weight: Math.min(3, 1.6 * missing.length), detail: { missing: missing.join(', ') } });
+    if (hints !== undefined && major(x.ua) >= hints && h['sec-ch-ua'] === undefined) lacks('sec-ch-ua', habits?.clientHints);
+    if (missing.length) out.push({ signal: 'missing_headers', weight: Math.min(MISSING_HEADER_MAX, weight), detail: { missing: missing.join(', ') } });
 
     const spoof = spoofReason(x);
     if (spoof) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: spoof } });
@@ -182,6 +199,8 @@ function spoofReason(x: EvidenceInput): string | null {
 }
 
 /** A smooth step: 0 below `from`, `weight` at `to` and above. */
+const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+
 function ramp(value: number, from: number, to: number, weight: number): number {
   if (value <= from) return 0;
   if (value >= to) return weight;

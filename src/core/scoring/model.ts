@@ -68,23 +68,27 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   if (f.history < 0.5) return [];
   const out: Contribution[] = [];
   const v = x.features.values;
+  // Without a client fingerprint the copyable features are all there is, and a long history makes
+  // them reliable; with one, the device term tells the user's browser from a copy, and the rest
+  // only corroborates (amplified, it would challenge users travelling with their own device).
+  const gain = x.features.fingerprinted ? 1 : historyGain(f.history);
   // A fingerprint the user has never shown, where the user has shown theirs several times, is a
   // device someone else holds or a new one of theirs: what can be copied (user agent, language)
   // or shared (the home network's operator) no longer vouches for it. Only an address the user
   // really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
-  const net = 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : -4, 7);
+  const net = gain * 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : -4, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
   else out.push({ signal: 'network', weight: net, detail: netDetail });
   // This software somewhere it has not been (a laptop on a network only the phone used).
-  const where = 0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4);
+  const where = gain * (0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4));
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
-  const sw = 0.5 * clamp(f.software.llr, strangeDevice ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
+  const sw = gain * 0.5 * clamp(f.software.llr, strangeDevice ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
   const dev = (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
   const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
@@ -92,12 +96,29 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   out.push({ signal: newDevice ? 'new_device' : 'device', weight: sw + dev, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
   if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
-  const lang = 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);
+  const lang = gain * 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);
   out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
-  const hour = 0.25 * clamp(f.hour, -1, 2);
+  const hour = gain * 0.25 * clamp(f.hour, -1, 2);
   out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
   return out;
 }
+
+/**
+ * How much the behavioural evidence counts, by the user's (decayed) number of legitimate events.
+ * The per-hierarchy weights above shrink each likelihood ratio to about half, because a short
+ * history makes them noisy and the hierarchies are correlated. Without a client fingerprint, a
+ * longer history earns them full weight, as in Freeman et al.: from 1× at HISTORY_GAIN_FROM
+ * events to HISTORY_GAIN× at HISTORY_GAIN_FULL. The device and fingerprint terms keep their
+ * weight: a client fingerprint is strong evidence from the first login, and a new one is what
+ * every new phone shows. The gain moves familiar events further down as much as strange ones up:
+ * measured with `npm run eval` (headers only), targeted takeover 37% → 57% stopped and very
+ * targeted 17% → 31%, for 1.5% → 2.1% of the logins of users with 10+ logins challenged.
+ */
+export const HISTORY_GAIN = 2;
+export const HISTORY_GAIN_FROM = 5;
+export const HISTORY_GAIN_FULL = 15;
+export const historyGain = (history: number): number =>
+  1 + (HISTORY_GAIN - 1) * clamp((history - HISTORY_GAIN_FROM) / (HISTORY_GAIN_FULL - HISTORY_GAIN_FROM), 0, 1);
 
 /** Values of the event an attacker already used against this account, and not the user. */
 function hostileEvidence(x: AssessInput, now: number): Contribution[] {

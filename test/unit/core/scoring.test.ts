@@ -23,7 +23,7 @@ import {
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
-import { assess, eventKind, lesson, BASE_LOGIT, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
+import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, readWindow, environmentStats, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
@@ -315,6 +315,28 @@ describe('attack-population evidence (one signal each)', () => {
     expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: null })))).toEqual([]);
   });
 
+  it.each([
+    // share of this browser's logins that carry Sec-Fetch-*, weight of a login without them
+    [0.89, null],
+    [0.9, Math.log(5)],
+    [0.95, Math.log(10)],
+    [0.96, Math.log(12.5)],
+    [0.98, 3],
+    [1, 3],
+  ])('Chrome without Sec-Fetch-*, where %s of its logins carry them, counts %s', (share, weight) => {
+    const noSecFetch = { headers: Object.fromEntries(Object.entries(browser()).filter(([name]) => !name.toLowerCase().startsWith('sec-fetch'))) };
+    const missing = requestEvidence(evidenceInput(noSecFetch, 'preauth', { headers: { events: 5000, acceptLanguage: 1, secFetch: share, clientHints: 1 } })).filter((c) => c.signal === 'missing_headers');
+    if (weight === null) expect(missing).toEqual([]);
+    else expect(missing.map((c) => c.weight)).toEqual([expect.closeTo(weight, 9)]);
+  });
+
+  it('several missing groups add up to at most 3', () => {
+    const bare = { headers: { 'User-Agent': CHROME, Accept: 'text/html' } };
+    const [missing] = requestEvidence(evidenceInput(bare, 'preauth', { headers: { events: 5000, acceptLanguage: 0.9, secFetch: 0.9, clientHints: 0.9 } })).filter((c) => c.signal === 'missing_headers');
+    expect(missing?.detail.missing).toBe('accept-language, sec-fetch-*, sec-ch-ua');
+    expect(missing?.weight).toBe(3);
+  });
+
   it('no client token where nearly every legitimate login of the environment carries one', () => {
     const bare = { user: null };
     const signals = (share: number, events = 5000, call: Call = bare) => fired(requestEvidence(evidenceInput(call, 'preauth', { fingerprints: { events, share } })));
@@ -470,6 +492,34 @@ describe('one calibrated risk', () => {
     ['a stranger\'s device from another country', { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'en-AU') }, 'medium'],
   ] as const)('%s: %s', (_name, call, level) => {
     expect(riskLevel(risk(call, { behaviour: habitual() }).risk)).toBe(level);
+  });
+
+  it.each([
+    [0, 1],
+    [HISTORY_GAIN_FROM, 1],
+    [(HISTORY_GAIN_FROM + HISTORY_GAIN_FULL) / 2, (1 + HISTORY_GAIN) / 2],
+    [HISTORY_GAIN_FULL, HISTORY_GAIN],
+    [500, HISTORY_GAIN],
+  ])('behavioural evidence after %s legitimate logins counts ×%s', (n, gain) => {
+    expect(historyGain(n)).toBeCloseTo(gain, 9);
+  });
+
+  it('a longer history makes the same stranger stranger and the user more familiar (headers only)', () => {
+    // Logins without a client token: only the network, the software, the language and the hour
+    // tell the user from someone who copied their browser.
+    const desktop = (n: number) => history(Array.from({ length: n }, (_, k) => ({ at: T0 - (n - k) * DAY })));
+    const stranger: Call = { net: OTHER_ISP };
+    const user: Call = {};
+    const at = (n: number, call: Call) => risk(call, { behaviour: desktop(n) }).risk;
+    expect(at(HISTORY_GAIN_FULL, stranger)).toBeGreaterThan(at(HISTORY_GAIN_FROM, stranger));
+    expect(at(HISTORY_GAIN_FULL, user)).toBeLessThan(at(HISTORY_GAIN_FROM, user));
+    // Someone on the user's own operator, from a network the user never used, at an hour the user
+    // never logs in: after five logins that is still little to go on; after thirty, close to a
+    // challenge (without the gain it stayed near 0.2).
+    const night: Call = { net: { ...HOME, ip: '81.2.90.7' }, at: T0 + 14 * 3_600_000 };
+    expect(at(5, night)).toBeLessThan(0.1);
+    expect(at(30, night)).toBeGreaterThan(0.5);
+    // The device term does not grow: 'the user at home on a new phone' above stays low.
   });
 
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
