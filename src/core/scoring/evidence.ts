@@ -72,6 +72,14 @@ const MISSING_HEADERS_FROM = 0.9;
 const MISSING_IN_ATTACKS = 0.5;
 const MISSING_HEADER_MIN = 1.6;
 const MISSING_HEADER_MAX = 3;
+/**
+ * `unknown_account`: a login list names an account that is not here about UNKNOWN_IN_ATTACKS of
+ * the time; counted once the environment has a week and UNKNOWN_ACCOUNT_MIN_ATTEMPTS attempts.
+ */
+const UNKNOWN_IN_ATTACKS = 0.5;
+const UNKNOWN_ACCOUNT_MAX = 1;
+const UNKNOWN_ACCOUNT_AGE_HOURS = 7 * 24;
+const UNKNOWN_ACCOUNT_MIN_ATTEMPTS = 500;
 const HOSTING = 2.4;
 const VPN = 1.6;
 
@@ -259,6 +267,17 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     if (wave >= 3 && x.unknownAccount) {
       out.push({ signal: 'attack_wave', weight: ramp(wave, 3, 8, 4.5), detail: { unknown_accounts_last_hour: count(envWindow.unknown), failures_last_hour: count(envWindow.failures), usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)) } });
     }
+  }
+
+  // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
+  // names mostly accounts that are not here, while a settled environment sees a new account in a
+  // few attempts of a hundred. Weighed by that likelihood ratio, at most UNKNOWN_ACCOUNT_MAX: alone
+  // it challenges nobody (a user's first login), it tips an anonymising address or missing headers.
+  // A young environment, where every account is new to Rampart, gives it no weight.
+  if (x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth') && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS && x.env.attemptsPerHour * x.env.ageHours >= UNKNOWN_ACCOUNT_MIN_ATTEMPTS) {
+    const share = Math.min(1, x.env.unknownPerHour / Math.max(x.env.attemptsPerHour, 1e-9));
+    const weight = Math.min(UNKNOWN_ACCOUNT_MAX, Math.log(UNKNOWN_IN_ATTACKS / Math.max(share, 1e-3)));
+    if (weight > 0) out.push({ signal: 'unknown_account', weight, detail: { usual_share: Math.round(share * 1000) / 1000 } });
   }
 
   // Registrations: several from one address, device or e-mail domain.

@@ -19,6 +19,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   high_activity_ip: 'many accounts tried from one address within the hour',
   request_shape_burst: 'the same client and header set across many accounts, far above its usual share',
   attack_wave: 'attempts on unknown accounts or failures across the environment far above their usual rate',
+  unknown_account: 'a login or pre-auth check for an account Rampart does not know, where nearly every attempt names one it knows',
   registration_velocity: 'several registrations from one address, device or e-mail domain, or across the environment far above their usual rate',
   hostile_context: 'an address, network or device already used in failed attempts on this account',
   impossible_travel: 'too far from where the user last really was, too soon',

@@ -396,13 +396,36 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('preauth', windows, { shapeShare: 0.5 })).toEqual([]);
   });
 
+  const envStats = (o: { unknownPerHour: number; attemptsPerHour?: number; ageHours?: number }) => ({ legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, registrationsPerHour: 1, feedback: 100, ageHours: 2000, ...o });
+  it.each([
+    // usual share of attempts on accounts Rampart does not know, environment age, weight
+    ['a settled environment (2% unknown)', envStats({ unknownPerHour: 1 }), 1],
+    ['a quarter of attempts unknown', envStats({ unknownPerHour: 12.5 }), Math.log(2)],
+    ['half of them unknown or more', envStats({ unknownPerHour: 25 }), null],
+    ['an environment younger than a week', envStats({ unknownPerHour: 1, ageHours: 100 }), null],
+    ['too few attempts yet', envStats({ unknownPerHour: 0.01, attemptsPerHour: 0.2 }), null],
+  ])('unknown_account: %s', (_name, env, weight) => {
+    const found = velocityEvidence(evidenceInput({}, 'preauth', { env, unknownAccount: true })).filter((c) => c.signal === 'unknown_account');
+    if (weight === null) expect(found).toEqual([]);
+    else expect(found.map((c) => c.weight)).toEqual([expect.closeTo(weight, 9)]);
+  });
+
+  it('unknown_account: only a login or pre-auth check, only for an account Rampart does not know', () => {
+    const env = envStats({ unknownPerHour: 1 });
+    expect(velocity('login', {}, { env, unknownAccount: true })).toEqual(['unknown_account']);
+    expect(velocity('preauth', {}, { env, unknownAccount: false })).toEqual([]);
+    expect(velocity('registration', {}, { env, unknownAccount: true })).toEqual([]);
+    // Alone it challenges nobody: a user's first login stays low.
+    expect(riskLevel(assess(assessInput({}, { env, unknownAccount: true }), 'preauth', T0).risk)).toBe('low');
+  });
+
   it('attack_wave: attempts on unknown accounts far above the usual rate, for an unknown account', () => {
     const windows = { env: window({ unknown: 80, attempts: 100 }) };
-    expect(velocity('preauth', windows, { unknownAccount: true })).toEqual(['attack_wave']);
+    expect(velocity('preauth', windows, { unknownAccount: true })).toEqual(['attack_wave', 'unknown_account']);
     expect(velocity('preauth', windows, { unknownAccount: false })).toEqual([]);
     // A sign-up's account is always new: a login wave says nothing about it.
     expect(velocity('registration', windows, { unknownAccount: true })).toEqual([]);
-    expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual([]);
+    expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual(['unknown_account']);
   });
 
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
