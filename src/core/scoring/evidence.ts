@@ -206,9 +206,9 @@ function spoofReason(x: EvidenceInput): string | null {
   return null;
 }
 
-/** A smooth step: 0 below `from`, `weight` at `to` and above. */
 const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
+/** A smooth step: 0 below `from`, `weight` at `to` and above. */
 function ramp(value: number, from: number, to: number, weight: number): number {
   if (value <= from) return 0;
   if (value >= to) return weight;
