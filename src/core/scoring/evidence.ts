@@ -119,7 +119,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     const lacks = (name: string, share: number | undefined) => {
       if (habits === null || habits.events < 30 || share === undefined || share < MISSING_HEADERS_FROM) return;
       missing.push(name);
-      weight += clampTo(Math.log(MISSING_IN_ATTACKS / Math.max(1e-9, 1 - share)), MISSING_HEADER_MIN, MISSING_HEADER_MAX);
+      weight += clamp(Math.log(MISSING_IN_ATTACKS / Math.max(1e-9, 1 - share)), MISSING_HEADER_MIN, MISSING_HEADER_MAX);
     };
     if (h['accept-language'] === undefined) lacks('accept-language', habits?.acceptLanguage);
     const secFetch = SEC_FETCH_SINCE[x.ua.browser];
@@ -206,7 +206,8 @@ function spoofReason(x: EvidenceInput): string | null {
   return null;
 }
 
-const clampTo = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+/** `v` within [lo, hi]. */
+export const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 /** A smooth step: 0 below `from`, `weight` at `to` and above. */
 function ramp(value: number, from: number, to: number, weight: number): number {

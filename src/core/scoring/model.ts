@@ -18,7 +18,7 @@ import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
-import { requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import { clamp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import type { Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
@@ -57,7 +57,6 @@ export interface Assessment {
   contributions: Contribution[];
 }
 
-const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
 /** The behavioural contributions: how unlike the user this event is. */

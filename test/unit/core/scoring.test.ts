@@ -139,6 +139,9 @@ const habitual = (): Behaviour => history(Array.from({ length: 30 }, (_, k) => (
 const noWindows = (): EvidenceInput['windows'] => ({});
 const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
 
+/** A settled environment: weeks old, 50 attempts an hour, 2 of them on accounts Rampart does not know. */
+const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, feedback: 100, ageHours: 2000 };
+
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
   return {
@@ -146,7 +149,7 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
     ip,
     ua: parseUserAgent(e.context.userAgent),
     features: f,
-    env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, feedback: 100, ageHours: 2000 },
+    env: ENV,
     headers: { events: 5000, acceptLanguage: 0.99, secFetch: 0.98, clientHints: 0.97 },
     windows: noWindows(),
     shapeShare: 0.01,
@@ -396,7 +399,7 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('preauth', windows, { shapeShare: 0.5 })).toEqual([]);
   });
 
-  const envStats = (o: { unknownPerHour: number; attemptsPerHour?: number; ageHours?: number }) => ({ legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, registrationsPerHour: 1, feedback: 100, ageHours: 2000, ...o });
+  const envStats = (o: Partial<EvidenceInput['env']>): EvidenceInput['env'] => ({ ...ENV, ...o });
   it.each([
     // usual share of attempts on accounts Rampart does not know, environment age, weight
     ['a settled environment (2% unknown)', envStats({ unknownPerHour: 1 }), 1],
