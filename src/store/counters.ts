@@ -27,7 +27,7 @@ interface CounterDoc {
 }
 
 const TTL_MS = 2 * 24 * 3_600_000;
-const NAME = /^[a-z_]{1,32}$/;
+const NAME = /^[a-z_][a-z0-9_]{0,31}$/;
 
 /** The fields of a counter document that queries filter on (kept as they are when packed). */
 export const COUNTER_QUERY_FIELDS = ['envId', 'expiresAt'] as const;

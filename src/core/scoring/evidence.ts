@@ -80,6 +80,8 @@ const UNKNOWN_IN_ATTACKS = 0.5;
 const UNKNOWN_ACCOUNT_MAX = 1;
 const UNKNOWN_ACCOUNT_AGE_HOURS = 7 * 24;
 const UNKNOWN_ACCOUNT_MIN_ATTEMPTS = 500;
+/** `attack_wave` over the last few minutes: at least this many attempts on unknown accounts (twice as many failures). */
+const WAVE_RECENT_MIN = 4;
 const HOSTING = 2.4;
 const VPN = 1.6;
 
@@ -260,13 +262,42 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // The environment is under a wave: attempts on accounts that do not exist, or failures, far
   // above their usual hourly rate. What is unfamiliar during a wave is more likely part of it.
   // (Not a sign-up: its account is new by definition; sign-up waves are registration_velocity.)
+  // Seen over the last hour, and over the last 5–10 minutes so that a burst counts from its first
+  // few attempts (at least WAVE_RECENT_MIN of them) rather than once an hour's worth has gathered.
   const envWindow = w.env;
-  if (envWindow && (x.kind === 'login' || x.kind === 'preauth')) {
-    const unknownLift = envWindow.unknown / Math.max(x.env.unknownPerHour, 2);
-    const failureLift = envWindow.failures / Math.max(x.env.failuresPerHour, 3);
-    const wave = Math.max(envWindow.unknown >= 15 ? unknownLift : 0, envWindow.failures >= 20 ? failureLift : 0);
-    if (wave >= 3 && x.unknownAccount) {
-      out.push({ signal: 'attack_wave', weight: ramp(wave, 3, 8, 4.5), detail: { unknown_accounts_last_hour: count(envWindow.unknown), failures_last_hour: count(envWindow.failures), usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)) } });
+  if (envWindow && x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth')) {
+    const usualUnknown = Math.max(x.env.unknownPerHour, 2);
+    const usualFailures = Math.max(x.env.failuresPerHour, 3);
+    const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
+    // Recently: both the rate and the share of attempts must stand out. A young environment or a
+    // busy hour brings more attempts on accounts Rampart has not seen yet, but not a larger share.
+    const r = envWindow.recent;
+    const lift = (n: number, usual: number, usualShare: number, min: number) => {
+      if (!r || n < min) return 0;
+      const rate = (n * 60) / r.minutes / usual;
+      const share = n / Math.max(r.attempts, n) / Math.max(usualShare, 0.01);
+      return Math.min(rate, share);
+    };
+    const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
+    const recent = Math.max(
+      lift(r?.unknown ?? 0, usualUnknown, x.env.unknownPerHour / attemptsPerHour, WAVE_RECENT_MIN),
+      lift(r?.failures ?? 0, usualFailures, x.env.failuresPerHour / attemptsPerHour, WAVE_RECENT_MIN * 2),
+    );
+    const wave = Math.max(hourly, recent);
+    if (wave >= 3) {
+      out.push({
+        signal: 'attack_wave',
+        weight: ramp(wave, 3, 8, 4.5),
+        detail: {
+          unknown_accounts_last_hour: count(envWindow.unknown),
+          failures_last_hour: count(envWindow.failures),
+          attempts_recently: r ? count(r.attempts) : 0,
+          unknown_accounts_recently: r ? count(r.unknown) : 0,
+          failures_recently: r ? count(r.failures) : 0,
+          recent_minutes: r ? Math.round(r.minutes) : 0,
+          usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)),
+        },
+      });
     }
   }
 

@@ -158,6 +158,33 @@ export interface Window {
   /** Distinct accounts attempted, and those that failed. */
   accounts: number;
   failedAccounts: number;
+  /** The environment-wide window only: the same counts over its last RECENT_SLOT_MINUTES slots. */
+  recent?: RecentCounts;
+}
+
+/**
+ * The environment-wide window also counts attempts, attempts on unknown accounts and failures per
+ * slot of RECENT_SLOT_MINUTES (fields `a<slot>`, `x<slot>`, `f<slot>` of the hour's document), so
+ * that a wave is seen in its first minutes rather than once an hour's worth has gathered.
+ */
+export const RECENT_SLOT_MINUTES = 5;
+const SLOTS_PER_HOUR = 60 / RECENT_SLOT_MINUTES;
+export interface RecentCounts {
+  attempts: number;
+  unknown: number;
+  failures: number;
+  /** Minutes covered: the previous slot whole and the current one so far (5–10). */
+  minutes: number;
+}
+
+const slotOf = (f: Features) => Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
+
+function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features): RecentCounts {
+  const slot = slotOf(f);
+  const [before, beforeDoc] = slot > 0 ? [slot - 1, cur] : [SLOTS_PER_HOUR - 1, prev];
+  const n = (name: string) => (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
+  const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
+  return { attempts: n('a'), unknown: n('x'), failures: n('f'), minutes };
 }
 
 /**
@@ -174,7 +201,9 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const withPrevious = w > 0.25;
   const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
-  return { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
+  const window: Window = { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
+  if (kind === 'env') window.recent = recentCounts(cur, prev, f);
+  return window;
 }
 
 /** How many distinct members two sets and one more member make (without building a set when one is empty: every verdict reads seven windows). */
@@ -250,6 +279,11 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (o.success) inc.s = 1;
     if (o.registration) inc.r = 1;
     if (o.unknownAccount) inc.x = 1;
+    if (kind === 'env') {
+      if (o.attempt) inc[`a${slotOf(f)}`] = 1;
+      if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
+      if (o.failure) inc[`f${slotOf(f)}`] = 1;
+    }
     const add: Record<string, string> = {};
     const sets = snap(s, key).sets;
     // The environment-wide window counts; its sets would only hold everyone.

@@ -431,6 +431,24 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual(['unknown_account']);
   });
 
+  // The last 5–10 minutes see a burst from its first few attempts. The settled environment (ENV)
+  // sees 2 attempts an hour on unknown accounts (4% of its 50) and 5 failures (10%); a rate and a
+  // share of attempts both 3× usual make a wave.
+  it.each([
+    ['4 unknown accounts of 8 attempts in 10 minutes (12× the rate, 12× the share)', { attempts: 8, unknown: 4, failures: 0, minutes: 10 }, true],
+    ['3 unknown accounts in 5 minutes: too few to tell from chance', { attempts: 3, unknown: 3, failures: 0, minutes: 5 }, false],
+    ['4 unknown accounts in 10 minutes where 10 an hour are usual (2.4× the rate)', { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 10 }, false],
+    ['4 unknown accounts of 40 attempts (a busy hour: the share is 2.5× usual)', { attempts: 40, unknown: 4, failures: 0, minutes: 10 }, false],
+    ['8 failures of 10 attempts in 10 minutes (9.6× the rate, 8× the share)', { attempts: 10, unknown: 0, failures: 8, minutes: 10 }, true],
+    ['6 failures in 10 minutes: fewer than twice the minimum', { attempts: 6, unknown: 0, failures: 6, minutes: 10 }, false],
+  ])('attack_wave over the last minutes: %s', (_name, r, fires) => {
+    const windows = { env: window({ unknown: r.unknown, failures: r.failures, attempts: 50, recent: { attempts: r.attempts, unknown: r.unknown, failures: r.failures, minutes: r.minutes } }) };
+    const env = envStats({ unknownPerHour: r.usual ?? 2 });
+    expect(velocity('preauth', windows, { env, unknownAccount: true }).includes('attack_wave')).toBe(fires);
+    // Only for an account Rampart does not know.
+    expect(velocity('preauth', windows, { env, unknownAccount: false })).toEqual([]);
+  });
+
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
     expect(velocity('registration', { ip: window({ registrations: 8 }) })).toEqual(['registration_velocity']);
     expect(velocity('registration', { ip: window({ registrations: 1 }) })).toEqual([]);
@@ -482,6 +500,27 @@ describe('windows and counters', () => {
     expect(w.failures).toBeCloseTo(2 + 0.75 * 4, 9);
     expect(w.accounts).toBe(4);
     expect(w.failedAccounts).toBe(2);
+  });
+
+  it('the environment window counts unknown accounts and failures per five minutes, and reads the last 5–10', () => {
+    const at = Date.parse('2026-10-01T12:02:30Z'); // slot 0 of its hour, 2.5 minutes in
+    const { f } = features({ at });
+    const hour = f.hourBucket;
+    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, challengeFeedback: false, account: null };
+    const env = counterBumps(f, outcome, {}, at, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === `w:env:*:${hour}`);
+    expect(env?.inc).toEqual({ a: 1, f: 1, x: 1, a0: 1, x0: 1, f0: 1 });
+    const s: Snapshots = {
+      [`w:env:*:${hour}`]: { counts: { x: 3, a0: 6, x0: 3, f0: 1 }, sets: {} },
+      // The previous hour's last slot (55–60) counts; its earlier slots do not.
+      [`w:env:*:${hour - 1}`]: { counts: { x: 9, x10: 5, a11: 3, x11: 2, f11: 4 }, sets: {} },
+    };
+    const recent = readWindow(s, f, 'env')!.recent!;
+    expect(recent.attempts).toBe(9);
+    expect(recent.unknown).toBe(5);
+    expect(recent.failures).toBe(5);
+    expect(recent.minutes).toBeCloseTo(7.5, 9);
+    // Other windows have no slots.
+    expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
   });
 
   it('an event bumps its windows, and only legitimate evidence the population', () => {
