@@ -218,6 +218,50 @@ function ramp(value: number, from: number, to: number, weight: number): number {
   return (weight * (value - from)) / (to - from);
 }
 
+/**
+ * The environment is under a wave: attempts on accounts that do not exist, or failures, far above
+ * their usual rate. Seen over the last hour, and over the last 5–10 minutes so that a burst counts
+ * from its first few attempts (at least WAVE_RECENT_MIN of them) rather than once an hour's worth
+ * has gathered. Only for logins and pre-auth checks (a sign-up's account is new by definition;
+ * sign-up waves are registration_velocity). Null when there is none (a lift under 3).
+ */
+export function attackWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
+  const envWindow = x.windows.env;
+  if (!envWindow || (x.kind !== 'login' && x.kind !== 'preauth')) return null;
+  const count = (n: number) => Math.round(n * 10) / 10;
+  const usualUnknown = Math.max(x.env.unknownPerHour, 2);
+  const usualFailures = Math.max(x.env.failuresPerHour, 3);
+  const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
+  // Recently: both the rate and the share of attempts must stand out. A young environment or a
+  // busy hour brings more attempts on accounts Rampart has not seen yet, but not a larger share.
+  const r = envWindow.recent;
+  const lift = (n: number, usual: number, usualShare: number, min: number) => {
+    if (!r || n < min) return 0;
+    const rate = (n * 60) / r.minutes / usual;
+    const share = n / Math.max(r.attempts, n) / Math.max(usualShare, 0.01);
+    return Math.min(rate, share);
+  };
+  const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
+  const recent = Math.max(
+    lift(r?.unknown ?? 0, usualUnknown, x.env.unknownPerHour / attemptsPerHour, WAVE_RECENT_MIN),
+    lift(r?.failures ?? 0, usualFailures, x.env.failuresPerHour / attemptsPerHour, WAVE_RECENT_MIN * 2),
+  );
+  const wave = Math.max(hourly, recent);
+  if (wave < 3) return null;
+  return {
+    lift: wave,
+    detail: {
+      unknown_accounts_last_hour: count(envWindow.unknown),
+      failures_last_hour: count(envWindow.failures),
+      attempts_recently: r ? count(r.attempts) : 0,
+      unknown_accounts_recently: r ? count(r.unknown) : 0,
+      failures_recently: r ? count(r.failures) : 0,
+      recent_minutes: r ? Math.round(r.minutes) : 0,
+      usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)),
+    },
+  };
+}
+
 /** Evidence from velocity across accounts, in the last sixty minutes of event time. */
 export function velocityEvidence(x: EvidenceInput): Contribution[] {
   const out: Contribution[] = [];
@@ -259,47 +303,10 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     if (weight > 0) out.push({ signal: 'request_shape_burst', weight, detail: { accounts_last_hour: shape.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
   }
 
-  // The environment is under a wave: attempts on accounts that do not exist, or failures, far
-  // above their usual hourly rate. What is unfamiliar during a wave is more likely part of it.
-  // (Not a sign-up: its account is new by definition; sign-up waves are registration_velocity.)
-  // Seen over the last hour, and over the last 5–10 minutes so that a burst counts from its first
-  // few attempts (at least WAVE_RECENT_MIN of them) rather than once an hour's worth has gathered.
-  const envWindow = w.env;
-  if (envWindow && x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth')) {
-    const usualUnknown = Math.max(x.env.unknownPerHour, 2);
-    const usualFailures = Math.max(x.env.failuresPerHour, 3);
-    const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
-    // Recently: both the rate and the share of attempts must stand out. A young environment or a
-    // busy hour brings more attempts on accounts Rampart has not seen yet, but not a larger share.
-    const r = envWindow.recent;
-    const lift = (n: number, usual: number, usualShare: number, min: number) => {
-      if (!r || n < min) return 0;
-      const rate = (n * 60) / r.minutes / usual;
-      const share = n / Math.max(r.attempts, n) / Math.max(usualShare, 0.01);
-      return Math.min(rate, share);
-    };
-    const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
-    const recent = Math.max(
-      lift(r?.unknown ?? 0, usualUnknown, x.env.unknownPerHour / attemptsPerHour, WAVE_RECENT_MIN),
-      lift(r?.failures ?? 0, usualFailures, x.env.failuresPerHour / attemptsPerHour, WAVE_RECENT_MIN * 2),
-    );
-    const wave = Math.max(hourly, recent);
-    if (wave >= 3) {
-      out.push({
-        signal: 'attack_wave',
-        weight: ramp(wave, 3, 8, 4.5),
-        detail: {
-          unknown_accounts_last_hour: count(envWindow.unknown),
-          failures_last_hour: count(envWindow.failures),
-          attempts_recently: r ? count(r.attempts) : 0,
-          unknown_accounts_recently: r ? count(r.unknown) : 0,
-          failures_recently: r ? count(r.failures) : 0,
-          recent_minutes: r ? Math.round(r.minutes) : 0,
-          usual_per_hour: count(Math.max(x.env.unknownPerHour, x.env.failuresPerHour)),
-        },
-      });
-    }
-  }
+  // The environment is under a wave (see attackWave): what names an account that is not here is
+  // more likely part of it. (Unfamiliar logins to accounts that are here: see the model.)
+  const wave = x.unknownAccount ? attackWave(x) : null;
+  if (wave) out.push({ signal: 'attack_wave', weight: ramp(wave.lift, 3, 8, 4.5), detail: wave.detail });
 
   // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
   // names mostly accounts that are not here, while a settled environment sees a new account in a

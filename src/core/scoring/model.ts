@@ -18,7 +18,7 @@ import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
-import { clamp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import { attackWave, clamp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import type { Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
@@ -27,6 +27,15 @@ import { emailAccount, type Outcome } from './population';
 export const BASE_LOGIT = -2.2;
 /** Highest logit without evidence of an attack (risk 0.88: challenge, never deny). */
 export const UNFAMILIARITY_CAP = 2.0;
+/**
+ * During an attack wave, an unfamiliar login to an account that is here (evidence already at
+ * least WAVE_UNFAMILIAR against it) weighs up to WAVE_KNOWN_MAX more: the share of attackers
+ * among such logins is what rises during a wave. Familiar logins stay as they are, and this never
+ * lifts the unfamiliarity cap (it is not evidence of an attack by itself). A device of the user's
+ * that a client token identifies is left alone.
+ */
+const WAVE_UNFAMILIAR = 1;
+const WAVE_KNOWN_MAX = 1.5;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
 export const TENTATIVE_WEIGHT = 0.3;
 
@@ -192,6 +201,14 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
     z += c.weight;
     if (HARD_SIGNALS.has(c.signal)) hard += c.weight;
     else if (SOFT_SIGNALS.has(c.signal)) soft += c.weight;
+  }
+  // (Not on a device of the user's that a client token identifies: a stolen password does not bring it.)
+  const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
+  const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
+  if (wave) {
+    const weight = clamp((WAVE_KNOWN_MAX * (wave.lift - 3)) / 5, 0, WAVE_KNOWN_MAX);
+    contributions.push({ signal: 'attack_wave', weight, detail: { ...wave.detail, known_account: true } });
+    z += weight;
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
   if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);

@@ -587,6 +587,28 @@ describe('one calibrated risk', () => {
     // The device term does not grow: 'the user at home on a new phone' above stays low.
   });
 
+  it('during an attack wave an unfamiliar login to a known account weighs more; a familiar one does not, and neither reaches deny', () => {
+    const wave = { env: window({ unknown: 80, attempts: 100 }) };
+    // A user without a client token, twenty logins from home.
+    const user = history(Array.from({ length: 20 }, (_, k) => ({ at: T0 - (20 - k) * DAY })));
+    // Their browser on a network of their operator they never used, at an hour they never log in:
+    // unfamiliar, under a challenge alone.
+    const unfamiliar: Call = { net: { ...HOME, ip: '81.2.90.7' }, at: T0 + 14 * 3_600_000 };
+    const at = (call: Call, over: Partial<AssessInput> = {}) => risk(call, { behaviour: user, ...over });
+    expect(at(unfamiliar).risk).toBeLessThan(0.6);
+    expect(Object.keys(at(unfamiliar, { windows: wave }).signals)).toContain('attack_wave');
+    expect(at(unfamiliar, { windows: wave }).risk).toBeGreaterThan(at(unfamiliar).risk);
+    expect(Object.keys(at(unfamiliar).signals)).not.toContain('attack_wave');
+    // At home: left alone.
+    expect(at({}, { windows: wave }).risk).toBe(at({}).risk);
+    // A stranger on the far side of the world is challenged, never denied, for it.
+    expect(at({ token: 'stranger', net: SYDNEY }, { windows: wave }).risk).toBeLessThan(0.9);
+    // A device of the user's that its client token identifies is left alone.
+    const laptop = habitual();
+    const away: Call = { token: 'alice-laptop', net: OTHER_ISP };
+    expect(risk(away, { behaviour: laptop, windows: wave }).risk).toBe(risk(away, { behaviour: laptop }).risk);
+  });
+
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
     const stranger = { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'ja-JP') };
     expect(risk(stranger, { behaviour: habitual() }).risk).toBeLessThan(0.9);
