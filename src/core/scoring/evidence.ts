@@ -329,9 +329,14 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many
     // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
+    // Over the last hour, and over the last 5–10 minutes (at least WAVE_RECENT_MIN of them), so
+    // that a wave counts from its first sign-ups.
     const envRegs = w.env?.registrations ?? 0;
-    const regLift = envRegs / Math.max(x.env.registrationsPerHour, 2);
-    if (envRegs >= 10) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
+    const usualRegs = Math.max(x.env.registrationsPerHour, 2);
+    const recentRegs = w.env?.recent?.registrations ?? 0;
+    const recentLift = recentRegs >= WAVE_RECENT_MIN && w.env?.recent ? (recentRegs * 60) / w.env.recent.minutes / usualRegs : 0;
+    const regLift = Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
+    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     if (top && top.weight > 0) {
       const detail: SignalDetail = { by: top.by, registrations_last_hour: count(top.n) };

@@ -163,9 +163,10 @@ export interface Window {
 }
 
 /**
- * The environment-wide window also counts attempts, attempts on unknown accounts and failures per
- * slot of RECENT_SLOT_MINUTES (fields `a<slot>`, `x<slot>`, `f<slot>` of the hour's document), so
- * that a wave is seen in its first minutes rather than once an hour's worth has gathered.
+ * The environment-wide window also counts attempts, attempts on unknown accounts, failures and
+ * registrations per slot of RECENT_SLOT_MINUTES (fields `a<slot>`, `x<slot>`, `f<slot>`, `r<slot>`
+ * of the hour's document), so that a wave is seen in its first minutes rather than once an hour's
+ * worth has gathered.
  */
 export const RECENT_SLOT_MINUTES = 5;
 const SLOTS_PER_HOUR = 60 / RECENT_SLOT_MINUTES;
@@ -173,6 +174,7 @@ export interface RecentCounts {
   attempts: number;
   unknown: number;
   failures: number;
+  registrations: number;
   /** Minutes covered: the previous slot whole and the current one so far (5–10). */
   minutes: number;
 }
@@ -184,7 +186,7 @@ function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features):
   const [before, beforeDoc] = slot > 0 ? [slot - 1, cur] : [SLOTS_PER_HOUR - 1, prev];
   const n = (name: string) => (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
   const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
-  return { attempts: n('a'), unknown: n('x'), failures: n('f'), minutes };
+  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r'), minutes };
 }
 
 /**
@@ -283,6 +285,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
       if (o.attempt) inc[`a${slotOf(f)}`] = 1;
       if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
       if (o.failure) inc[`f${slotOf(f)}`] = 1;
+      if (o.registration) inc[`r${slotOf(f)}`] = 1;
     }
     const add: Record<string, string> = {};
     const sets = snap(s, key).sets;

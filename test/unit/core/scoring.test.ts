@@ -435,15 +435,15 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   // sees 2 attempts an hour on unknown accounts (4% of its 50) and 5 failures (10%); a rate and a
   // share of attempts both 3× usual make a wave.
   it.each([
-    ['4 unknown accounts of 8 attempts in 10 minutes (12× the rate, 12× the share)', { attempts: 8, unknown: 4, failures: 0, minutes: 10 }, true],
-    ['3 unknown accounts in 5 minutes: too few to tell from chance', { attempts: 3, unknown: 3, failures: 0, minutes: 5 }, false],
+    ['4 unknown accounts of 8 attempts in 10 minutes (12× the rate, 12× the share)', { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 2 }, true],
+    ['3 unknown accounts in 5 minutes: too few to tell from chance', { attempts: 3, unknown: 3, failures: 0, minutes: 5, usual: 2 }, false],
     ['4 unknown accounts in 10 minutes where 10 an hour are usual (2.4× the rate)', { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 10 }, false],
-    ['4 unknown accounts of 40 attempts (a busy hour: the share is 2.5× usual)', { attempts: 40, unknown: 4, failures: 0, minutes: 10 }, false],
-    ['8 failures of 10 attempts in 10 minutes (9.6× the rate, 8× the share)', { attempts: 10, unknown: 0, failures: 8, minutes: 10 }, true],
-    ['6 failures in 10 minutes: fewer than twice the minimum', { attempts: 6, unknown: 0, failures: 6, minutes: 10 }, false],
+    ['4 unknown accounts of 40 attempts (a busy hour: the share is 2.5× usual)', { attempts: 40, unknown: 4, failures: 0, minutes: 10, usual: 2 }, false],
+    ['8 failures of 10 attempts in 10 minutes (9.6× the rate, 8× the share)', { attempts: 10, unknown: 0, failures: 8, minutes: 10, usual: 2 }, true],
+    ['6 failures in 10 minutes: fewer than twice the minimum', { attempts: 6, unknown: 0, failures: 6, minutes: 10, usual: 2 }, false],
   ])('attack_wave over the last minutes: %s', (_name, r, fires) => {
-    const windows = { env: window({ unknown: r.unknown, failures: r.failures, attempts: 50, recent: { attempts: r.attempts, unknown: r.unknown, failures: r.failures, minutes: r.minutes } }) };
-    const env = envStats({ unknownPerHour: r.usual ?? 2 });
+    const windows = { env: window({ unknown: r.unknown, failures: r.failures, attempts: 50, recent: { attempts: r.attempts, unknown: r.unknown, failures: r.failures, registrations: 0, minutes: r.minutes } }) };
+    const env = envStats({ unknownPerHour: r.usual });
     expect(velocity('preauth', windows, { env, unknownAccount: true }).includes('attack_wave')).toBe(fires);
     // Only for an account Rampart does not know.
     expect(velocity('preauth', windows, { env, unknownAccount: false })).toEqual([]);
@@ -465,6 +465,16 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('registration', wave, usual(20))).toEqual([]);
     expect(velocity('registration', { env: window({ registrations: 6 }) }, usual(0.1))).toEqual([]);
     expect(velocity('login', wave, usual(1))).toEqual([]);
+  });
+
+  it.each([
+    ['5 sign-ups in the last 10 minutes where 1 an hour is usual', 5, 10, 1, true],
+    ['3 sign-ups in the last 5 minutes: too few to tell from chance', 3, 5, 0.1, false],
+    ['5 sign-ups in the last 10 minutes where 10 an hour are usual', 5, 10, 10, false],
+  ])('registration_velocity across the environment over the last minutes: %s', (_name, registrations, minutes, perHour, fires) => {
+    const recent = { env: window({ registrations, recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes } }) };
+    const env = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: perHour, feedback: 100, ageHours: 2000 };
+    expect(velocity('registration', recent, { env })).toEqual(fires ? ['registration_velocity'] : []);
   });
 });
 
@@ -516,6 +526,7 @@ describe('windows and counters', () => {
     };
     const recent = readWindow(s, f, 'env')!.recent!;
     expect(recent.attempts).toBe(9);
+    expect(recent.registrations).toBe(0);
     expect(recent.unknown).toBe(5);
     expect(recent.failures).toBe(5);
     expect(recent.minutes).toBeCloseTo(7.5, 9);
