@@ -262,6 +262,21 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
   };
 }
 
+/**
+ * How surely this address is shared by real users (0–1): a carrier's or an office's NAT sends many
+ * accounts' logins, most of them successful, while a stuffing source's nearly all fail. Counted
+ * when successful logins are at least SHARED_FROM of the address's attempts, fully at SHARED_FULL
+ * (an honest login is one or two attempts: the pre-auth check and the login). Not for sign-ups,
+ * which count as successes when allowed: several from one address are registration_velocity's.
+ */
+const SHARED_FROM = 0.15;
+const SHARED_FULL = 0.4;
+function sharedAddress(x: EvidenceInput): number {
+  const ip = x.windows.ip;
+  if (!ip || x.kind === 'registration' || ip.attempts <= 0) return 0;
+  return clamp((ip.successes / ip.attempts - SHARED_FROM) / (SHARED_FULL - SHARED_FROM), 0, 1);
+}
+
 /** Evidence from velocity across accounts, in the last sixty minutes of event time. */
 export function velocityEvidence(x: EvidenceInput): Contribution[] {
   const out: Contribution[] = [];
@@ -272,8 +287,9 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // a single address, only where failures far outnumber successes (a big network or a common
   // browser has its share of typos).
   const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - 1) / 3)) : 0);
+  const shared = sharedAddress(x);
   const failed = [
-    { window: w.ip, kind: 'ip', weight: ramp(w.ip?.failedAccounts ?? 0, 2, 6, 4) },
+    { window: w.ip, kind: 'ip', weight: ramp(w.ip?.failedAccounts ?? 0, 2, 6, 4) * (1 - shared) },
     { window: w.net, kind: 'network', weight: ramp(w.net?.failedAccounts ?? 0, 4, 12, 3.5) * ratio(w.net) },
     { window: w.asn, kind: 'operator', weight: ramp(w.asn?.failedAccounts ?? 0, 10, 40, 3) * ratio(w.asn) },
     { window: w.shape, kind: 'request_shape', weight: ramp(w.shape?.failedAccounts ?? 0, 5, 15, 4) * ratio(w.shape) },
@@ -284,7 +300,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
 
   // Many accounts tried from one address (beyond what a shared household or office shows).
   const ipAccounts = w.ip?.accounts ?? 0;
-  const ipWeight = ramp(ipAccounts, 4, 15, 2.5);
+  const ipWeight = ramp(ipAccounts, 4, 15, 2.5) * (1 - shared);
   if (ipWeight > 0) out.push({ signal: 'high_activity_ip', weight: ipWeight, detail: { accounts_last_hour: ipAccounts, attempts_last_hour: count(w.ip?.attempts ?? 0) } });
 
   // One fingerprinted device, many accounts: a device farm, or one phone opening accounts.

@@ -385,7 +385,16 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['failures across a network, far above successes', { net: window({ failedAccounts: 12, failures: 40, successes: 2 }) }, ['credential_stuffing']],
     ['four accounts from one address', { ip: window({ accounts: 4 }) }, []],
     ['fifteen accounts from one address', { ip: window({ accounts: 15 }) }, ['high_activity_ip']],
+    // A carrier's or an office's NAT: many accounts, most of their logins successful.
+    ['six failed accounts from an address where half the attempts succeed', { ip: window({ failedAccounts: 6, failures: 6, attempts: 60, successes: 30 }) }, []],
+    ['fifteen accounts from an address where half the attempts succeed', { ip: window({ accounts: 15, attempts: 60, successes: 30 }) }, []],
+    ['fifteen accounts and six failed from an address where few succeed', { ip: window({ accounts: 15, failedAccounts: 6, failures: 20, attempts: 40, successes: 2 }) }, ['credential_stuffing', 'high_activity_ip']],
   ] as const)('%s', (_name, windows, expected) => expect(velocity('login', windows)).toEqual(expected));
+
+  it('a shared address still counts its sign-ups', () => {
+    const nat = { ip: window({ accounts: 15, attempts: 60, successes: 30 }) };
+    expect(velocity('registration', nat)).toContain('high_activity_ip');
+  });
 
   it('multiple_accounts_per_device only for a fingerprinted device', () => {
     const windows = { dev: window({ accounts: 6 }) };
