@@ -263,18 +263,18 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
 }
 
 /**
- * How surely this address is shared by real users (0–1): a carrier's or an office's NAT sends many
- * accounts' logins, most of them successful, while a stuffing source's nearly all fail. Counted
- * when successful logins are at least SHARED_FROM of the address's attempts, fully at SHARED_FULL
- * (an honest login is one or two attempts: the pre-auth check and the login). Not for sign-ups,
- * which count as successes when allowed: several from one address are registration_velocity's.
+ * How surely a window's traffic is real users' (0–1): a carrier's or an office's NAT sends many
+ * accounts' logins, and a new browser version many accounts' requests of one new shape, most of
+ * them successful, while a stuffing source's or an attack tool's nearly all fail. Counted when
+ * successful logins are at least HONEST_FROM of the window's attempts, fully at HONEST_FULL (an
+ * honest login is one or two attempts: the pre-auth check and the login). Not for sign-ups, which
+ * count as successes when allowed: several alike are registration_velocity's and a farm's.
  */
-const SHARED_FROM = 0.15;
-const SHARED_FULL = 0.4;
-function sharedAddress(x: EvidenceInput): number {
-  const ip = x.windows.ip;
-  if (!ip || x.kind === 'registration' || ip.attempts <= 0) return 0;
-  return clamp((ip.successes / ip.attempts - SHARED_FROM) / (SHARED_FULL - SHARED_FROM), 0, 1);
+const HONEST_FROM = 0.15;
+const HONEST_FULL = 0.4;
+function honest(window: Window | null | undefined, kind: EventKind): number {
+  if (!window || kind === 'registration' || window.attempts <= 0) return 0;
+  return clamp((window.successes / window.attempts - HONEST_FROM) / (HONEST_FULL - HONEST_FROM), 0, 1);
 }
 
 /** Evidence from velocity across accounts, in the last sixty minutes of event time. */
@@ -287,7 +287,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // a single address, only where failures far outnumber successes (a big network or a common
   // browser has its share of typos).
   const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - 1) / 3)) : 0);
-  const shared = sharedAddress(x);
+  const shared = honest(w.ip, x.kind);
   const failed = [
     { window: w.ip, kind: 'ip', weight: ramp(w.ip?.failedAccounts ?? 0, 2, 6, 4) * (1 - shared) },
     { window: w.net, kind: 'network', weight: ramp(w.net?.failedAccounts ?? 0, 4, 12, 3.5) * ratio(w.net) },
@@ -315,7 +315,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   if (shape && shape.accounts >= 8 && envAttempts > 0) {
     const share = shape.attempts / envAttempts;
     const lift = share / Math.max(x.shapeShare, 0.002);
-    const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) : 0;
+    const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) * (1 - honest(shape, x.kind)) : 0;
     if (weight > 0) out.push({ signal: 'request_shape_burst', weight, detail: { accounts_last_hour: shape.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
   }
 

@@ -406,6 +406,11 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     const windows = { shape: window({ accounts: 30, attempts: 60 }), env: window({ attempts: 100 }) };
     expect(velocity('preauth', windows, { shapeShare: 0.01 })).toEqual(['request_shape_burst']);
     expect(velocity('preauth', windows, { shapeShare: 0.5 })).toEqual([]);
+    // A new browser version reaching many users at once: a new shape, most of its logins successful.
+    const update = { shape: window({ accounts: 30, attempts: 60, successes: 28 }), env: window({ attempts: 100 }) };
+    expect(velocity('login', update, { shapeShare: 0 })).toEqual([]);
+    // A farm's sign-ups count as successes when allowed: sign-ups alike stay evidence.
+    expect(velocity('registration', update, { shapeShare: 0 })).toContain('request_shape_burst');
   });
 
   const envStats = (o: Partial<EvidenceInput['env']>): EvidenceInput['env'] => ({ ...ENV, ...o });
