@@ -110,5 +110,9 @@ describe('velocity windows', () => {
     const snaps = await fresh.read(env, [key]);
     const w = readWindow(snaps ?? {}, f, 'ip');
     expect(w).toMatchObject({ attempts: 40, failures: 40, unknown: 40, accounts: 8, failedAccounts: 8 });
+    // The environment-wide window's five-minute slots add up too, and read back as the last minutes.
+    const envKeys = [`w:env:*:${f.hourBucket}`, `w:env:*:${f.hourBucket - 1}`];
+    const envWindow = readWindow((await fresh.read(env, envKeys)) ?? {}, f, 'env');
+    expect(envWindow?.recent).toMatchObject({ attempts: 40, unknown: 40, failures: 40, registrations: 0 });
   });
 });
