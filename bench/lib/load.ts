@@ -132,9 +132,9 @@ const num = (n: number, w: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) 
 
 /** A table of summaries, one row per label. */
 export function table(title: string, rows: readonly [string, Summary][], extra?: (label: string, s: Summary) => string): string {
-  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db${extra ? '  ' : ''}\n`;
+  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client${extra ? '  ' : ''}\n`;
   for (const [label, s] of rows) {
-    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}`;
+    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}`;
     out += `${extra ? `  ${extra(label, s)}` : ''}\n`;
   }
   return out;
