@@ -11,7 +11,7 @@ import { eventCommand } from '../src/rest/event-command';
 import { enrich, type Enriched, type EventState } from '../src/core/verdicts/observe';
 import { assessEvent } from '../src/core/verdicts/evaluate';
 import { emptyBehaviour, epochWeight, type Behaviour } from '../src/core/scoring/behaviour';
-import { counterBumps, type Snapshots } from '../src/core/scoring/population';
+import { counterBumps, keysToRead, type Snapshots } from '../src/core/scoring/population';
 import { offlineIntel } from '../src/intel';
 import { riskBody, Traffic } from './lib/traffic';
 
@@ -80,7 +80,16 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   }
   const enrichMicros = ((performance.now() - t0) * 1000) / events;
 
-  const states: EventState[] = inputs.map((input) => ({ userId: input.userId, state: { profile: null as never, devices: [], behaviour: behaviours.get(input.userId) ?? emptyBehaviour() }, counters: snapshots, unknownAccount: false }));
+  // Each verdict scores from the counter documents it read (keysToRead), as the store returns them.
+  const read = (x: Enriched): Snapshots => {
+    const out: Snapshots = {};
+    for (const k of keysToRead(x.features, x.emailHash, x.event.client?.jti ?? null)) {
+      const doc = snapshots[k];
+      if (doc) out[k] = doc;
+    }
+    return out;
+  };
+  const states: EventState[] = inputs.map((input, i) => ({ userId: input.userId, state: { profile: null as never, devices: [], behaviour: behaviours.get(input.userId) ?? emptyBehaviour() }, counters: read(enriched[i]!), unknownAccount: false }));
   let sink = 0;
   // Warm the JIT, then measure.
   for (let i = 0; i < 2000; i++) sink += assessEvent(enriched[i % enriched.length]!, states[i % states.length]!, null).risk;

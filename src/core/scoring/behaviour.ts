@@ -28,8 +28,26 @@ import { networkOf, type FeatureValues, type Features, type Level } from './feat
 export const EPOCH_MS = Date.UTC(2025, 0, 1);
 export const USER_HALF_LIFE_MS = 120 * 86_400_000;
 
-/** `2^((t - T0)/H)`: what one event at `t` adds to a decayed count. */
-export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number => 2 ** ((t - EPOCH_MS) / halfLifeMs);
+/**
+ * `2^((t - T0)/H)`: what one event at `t` adds to a decayed count. Scoring one event asks for the
+ * same time and one of two half-lives dozens of times, so the last answer for each half-life is kept.
+ */
+const memo = { t1: NaN, h1: NaN, w1: 1, t2: NaN, h2: NaN, w2: 1 };
+export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number => {
+  if (t === memo.t1 && halfLifeMs === memo.h1) return memo.w1;
+  if (t === memo.t2 && halfLifeMs === memo.h2) return memo.w2;
+  const w = 2 ** ((t - EPOCH_MS) / halfLifeMs);
+  if (halfLifeMs === memo.h1 || Number.isNaN(memo.h1)) {
+    memo.t1 = t;
+    memo.h1 = halfLifeMs;
+    memo.w1 = w;
+  } else {
+    memo.t2 = t;
+    memo.h2 = halfLifeMs;
+    memo.w2 = w;
+  }
+  return w;
+};
 /** A stored decayed count as a count at time `t`. */
 export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
 
@@ -254,7 +272,9 @@ function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLe
   const ips = b.tables.ip;
   if (!net || !ips) return undefined;
   let distinct = 0;
-  for (const k of Object.keys(ips)) if (networkOf(k) === net) distinct++;
+  // An IPv4 network's addresses share its first three octets (no parse per address).
+  const v4 = net.endsWith('.0/24') ? net.slice(0, -4) : null;
+  for (const k of Object.keys(ips)) if (v4 !== null ? k.startsWith(v4) : networkOf(k) === net) distinct++;
   return { count: atTime(b.tables.net?.[net]?.c ?? 0, now), distinct };
 }
 

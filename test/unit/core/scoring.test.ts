@@ -212,6 +212,12 @@ describe('behavioural model', () => {
     expect(atTime(epochWeight(T0 - 120 * DAY), T0)).toBeCloseTo(0.5, 9);
   });
 
+  it('the decay weight is the same whatever was asked before it (it keeps the last answer per half-life)', () => {
+    const direct = (t: number, h: number) => 2 ** ((t - Date.UTC(2025, 0, 1)) / h);
+    const asks: [number, number][] = [[T0, 120 * DAY], [T0, 30 * DAY], [T0, 120 * DAY], [T0 + DAY, 30 * DAY], [T0, 30 * DAY], [T0 + DAY, 7 * DAY], [T0, 120 * DAY], [T0 + DAY, 120 * DAY]];
+    for (const [t, h] of asks) expect(epochWeight(t, h)).toBe(direct(t, h));
+  });
+
   it('a user without history has the population distribution: neither familiar nor strange', () => {
     const { f } = features({ net: OTHER_ISP });
     const r = familiarity(emptyBehaviour(), population(), f, T0);
