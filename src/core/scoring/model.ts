@@ -144,10 +144,17 @@ function hostileEvidence(x: AssessInput, now: number): Contribution[] {
 }
 
 /** Too fast from where the user last really was. */
+/**
+ * A commercial VPN's, Tor's or a data centre's address is where its exit is, not where the user
+ * is: it neither moves the user's last place nor makes travel impossible (`proxy_ip` weighs the
+ * address itself). Apple's Private Relay egresses near its users, so it counts as a place.
+ */
+const placeless = (ip: IpIntel | null) => Boolean(ip && (ip.vpn || ip.tor || ip.hosting));
+
 function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Contribution[] {
   const last = b?.lastLegit;
   const loc = ip?.location;
-  if (!last || !loc || loc.lat === null || loc.lon === null) return [];
+  if (!last || !loc || loc.lat === null || loc.lon === null || placeless(ip)) return [];
   const km = distanceKm(last, { lat: loc.lat, lon: loc.lon });
   const hours = Math.max((at - last.at) / 3_600_000, 1 / 60);
   if (km < 500 || km / hours <= 900) return [];
@@ -269,7 +276,7 @@ export function lesson(x: LessonInput): Lesson {
   };
   const values = learnedValues(x.features);
   const loc = x.ip?.location;
-  const location = loc && loc.lat !== null && loc.lon !== null ? { at, lat: loc.lat, lon: loc.lon, cc: loc.country_code } : null;
+  const location = loc && loc.lat !== null && loc.lon !== null && !placeless(x.ip) ? { at, lat: loc.lat, lon: loc.lon, cc: loc.country_code } : null;
   let behaviour: BehaviourChange | null = null;
   if (!x.userId) return { behaviour, outcome };
 

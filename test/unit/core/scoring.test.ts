@@ -687,6 +687,15 @@ describe('one calibrated risk', () => {
     expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
   });
 
+  it('a VPN exit, Tor or a data centre is not a place: no impossible travel from it, and it does not move the last place', () => {
+    const b = habitual();
+    b.lastLegit = { at: T0 - 3_600_000, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
+    const farVpn: Net = { ...SYDNEY, ip: '185.159.157.20', asn: 9009, vpn: true };
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty('impossible_travel');
+    expect(risk({ net: farVpn, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+    expect(risk({ net: { ...CLOUD, lat: -33.8, lon: 151.2 }, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+  });
+
   it('a replayed or forged client token is denied even on the user\'s own device (a stolen token names it)', () => {
     const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
     const level = (client: NonNullable<AssessInput['client']>) => riskLevel(risk({ token: 'alice-laptop' }, { behaviour: habitual(), client }).risk);
@@ -730,6 +739,12 @@ describe('what each event teaches', () => {
     if (what === 'legit') expect(b?.legit?.weight).toBe(1);
     if (what === 'hostile') expect(b?.hostile?.weight).toBe(1);
     if (what === 'nothing') expect(b).toBeNull();
+  });
+
+  it('an allowed login teaches where the user was, unless it came through a VPN, Tor or a data centre', () => {
+    expect(teach({}, 'allow').behaviour?.legit?.location).toMatchObject({ lat: HOME.lat, lon: HOME.lon });
+    expect(teach({ net: VPN }, 'allow').behaviour?.legit?.location).toBeNull();
+    expect(teach({ net: CLOUD }, 'allow').behaviour?.legit?.location).toBeNull();
   });
 
   it('a challenge waits for its answer; passed, it teaches the legitimate profile; failed, the hostile record', () => {
