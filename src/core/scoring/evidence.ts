@@ -12,7 +12,7 @@ import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
-import type { EnvironmentStats, HeaderHabits, Window } from './population';
+import type { EnvironmentStats, HeaderHabits, RecentCounts, Window } from './population';
 import { AUTOMATION } from '../client/components';
 
 export interface Contribution {
@@ -211,8 +211,14 @@ function spoofReason(x: EvidenceInput): string | null {
 /** `v` within [lo, hi]. */
 export const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
+/** A count as a signal's detail shows it (one decimal: windows weigh the previous hour in part). */
+const count = (n: number) => Math.round(n * 10) / 10;
+
+/** How many an hour `n` events over the last slots' minutes make. */
+const perHour = (n: number, recent: RecentCounts) => (n * 60) / recent.minutes;
+
 /** A smooth step: 0 below `from`, `weight` at `to` and above. */
-function ramp(value: number, from: number, to: number, weight: number): number {
+export function ramp(value: number, from: number, to: number, weight: number): number {
   if (value <= from) return 0;
   if (value >= to) return weight;
   return (weight * (value - from)) / (to - from);
@@ -228,7 +234,6 @@ function ramp(value: number, from: number, to: number, weight: number): number {
 export function attackWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
   const envWindow = x.windows.env;
   if (!envWindow || (x.kind !== 'login' && x.kind !== 'preauth')) return null;
-  const count = (n: number) => Math.round(n * 10) / 10;
   const usualUnknown = Math.max(x.env.unknownPerHour, 2);
   const usualFailures = Math.max(x.env.failuresPerHour, 3);
   const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
@@ -237,7 +242,7 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
   const r = envWindow.recent;
   const lift = (n: number, usual: number, usualShare: number, min: number) => {
     if (!r || n < min) return 0;
-    const rate = (n * 60) / r.minutes / usual;
+    const rate = perHour(n, r) / usual;
     const share = n / Math.max(r.attempts, n) / Math.max(usualShare, 0.01);
     return Math.min(rate, share);
   };
@@ -281,7 +286,6 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
 export function velocityEvidence(x: EvidenceInput): Contribution[] {
   const out: Contribution[] = [];
   const w = x.windows;
-  const count = (n: number) => Math.round(n * 10) / 10;
 
   // Failed logins across accounts from one address, network, operator or request shape. Beyond
   // a single address, only where failures far outnumber successes (a big network or a common
@@ -349,8 +353,8 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // that a wave counts from its first sign-ups.
     const envRegs = w.env?.registrations ?? 0;
     const usualRegs = Math.max(x.env.registrationsPerHour, 2);
-    const recentRegs = w.env?.recent?.registrations ?? 0;
-    const recentLift = recentRegs >= WAVE_RECENT_MIN && w.env?.recent ? (recentRegs * 60) / w.env.recent.minutes / usualRegs : 0;
+    const recent = w.env?.recent;
+    const recentLift = recent && recent.registrations >= WAVE_RECENT_MIN ? perHour(recent.registrations, recent) / usualRegs : 0;
     const regLift = Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
     if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];

@@ -18,7 +18,7 @@ import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
-import { attackWave, clamp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import type { Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
@@ -143,7 +143,6 @@ function hostileEvidence(x: AssessInput, now: number): Contribution[] {
   return [{ signal: 'hostile_context', weight: Math.min(3, 1.2 * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
 }
 
-/** Too fast from where the user last really was. */
 /**
  * A commercial VPN's, Tor's or a data centre's address is where its exit is, not where the user
  * is: it neither moves the user's last place nor makes travel impossible (`proxy_ip` weighs the
@@ -151,6 +150,7 @@ function hostileEvidence(x: AssessInput, now: number): Contribution[] {
  */
 const placeless = (ip: IpIntel | null) => Boolean(ip && (ip.vpn || ip.tor || ip.hosting));
 
+/** Too fast from where the user last really was. */
 function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Contribution[] {
   const last = b?.lastLegit;
   const loc = ip?.location;
@@ -213,7 +213,7 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
   const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
   if (wave) {
-    const weight = clamp((WAVE_KNOWN_MAX * (wave.lift - 3)) / 5, 0, WAVE_KNOWN_MAX);
+    const weight = ramp(wave.lift, 3, 8, WAVE_KNOWN_MAX);
     contributions.push({ signal: 'attack_wave', weight, detail: { ...wave.detail, known_account: true } });
     z += weight;
   }
