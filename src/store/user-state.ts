@@ -123,7 +123,7 @@ interface BehaviourDoc {
   t?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
   hn?: number;
   h?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
-  pd?: Record<string, { at?: number; v?: Record<string, string>; tw?: number }>;
+  pd?: Record<string, { at?: number; v?: Record<string, string>; tw?: number; to?: boolean }>;
   ll?: string;
 }
 
@@ -243,7 +243,7 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
     if (typeof pd?.at !== 'number') continue;
     const values: Partial<FeatureValues> = {};
     for (const [k, v] of Object.entries(pd.v ?? {})) if ((LEVELS as readonly string[]).includes(k) && typeof v === 'string') values[k as Level] = v;
-    b.pending[fromFieldName(id)] = { at: pd.at, values, tentative: typeof pd.tw === 'number' ? pd.tw : 0 };
+    b.pending[fromFieldName(id)] = { at: pd.at, values, tentative: typeof pd.tw === 'number' ? pd.tw : 0, ...(pd.to === true ? { operator: true } : {}) };
   }
   if (p.ll) {
     const [at, lat, lon, cc] = p.ll.split('|');
@@ -287,7 +287,7 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
     const p: PendingChallenge = c.pend.challenge;
     const v: Record<string, string> = {};
     for (const [k, value] of Object.entries(p.values)) if (typeof value === 'string') v[k] = value;
-    d.set(['p', 'pd', fieldName(c.pend.id)], { at: p.at, v, tw: p.tentative });
+    d.set(['p', 'pd', fieldName(c.pend.id)], { at: p.at, v, tw: p.tentative, ...(p.operator === true ? { to: true } : {}) });
   }
   if (c.resolve) d.unset(['p', 'pd', fieldName(c.resolve)]);
 }

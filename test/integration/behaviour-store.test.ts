@@ -74,13 +74,16 @@ describe('behavioural profile', () => {
     const users = new StateUserStore(database.db, l);
     await users.load(env, 'carol');
     for (let k = 0; k < PENDING_CAP + 2; k++) {
-      users.record(env, 'carol', { behaviour: { pend: { id: `ev.${k}`, challenge: { at: T0 + k * 60_000, values: { ip: '81.2.69.9', asn: 'AS2856' }, tentative: 0 } } } });
+      users.record(env, 'carol', { behaviour: { pend: { id: `ev.${k}`, challenge: { at: T0 + k * 60_000, values: { ip: '81.2.69.9', asn: 'AS2856' }, tentative: 0.3, operator: k === PENDING_CAP + 1 } } } });
       await l.flush();
     }
     let b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;
     expect(Object.keys(b.pending)).toHaveLength(PENDING_CAP);
     expect(b.pending['ev.0']).toBeUndefined();
-    expect(b.pending[`ev.${PENDING_CAP + 1}`]).toMatchObject({ values: { ip: '81.2.69.9', asn: 'AS2856' } });
+    expect(b.pending[`ev.${PENDING_CAP + 1}`]).toMatchObject({ values: { ip: '81.2.69.9', asn: 'AS2856' }, tentative: 0.3 });
+    // Whether the operator was taught tentatively comes back, so that a failed answer takes it back.
+    expect(b.pending[`ev.${PENDING_CAP + 1}`]?.operator).toBe(true);
+    expect(b.pending[`ev.${PENDING_CAP}`]?.operator).toBeUndefined();
     users.record(env, 'carol', { behaviour: { resolve: `ev.${PENDING_CAP + 1}`, legit: { values: { ip: '81.2.69.9' }, weight: 1, at: T0, location: null } } });
     await l.flush();
     b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;

@@ -82,6 +82,8 @@ export interface PendingChallenge {
   values: Partial<FeatureValues>;
   /** What was added to the legitimate tables at once (0 when nothing was). */
   tentative: number;
+  /** The operator (`asn`) was among what was added at once (see recurringOperator). */
+  operator?: boolean;
 }
 
 /** A user's behavioural history, as the store decodes it. */
@@ -376,6 +378,39 @@ export function answeredChallenge(b: Behaviour, at: number): [string, PendingCha
     if (!best || p.at > best[1].at) best = entry;
   }
   return best;
+}
+
+/**
+ * How long before an unanswered challenge from the same operator must lie for the operator to be
+ * learnt tentatively: a person challenged at the office on Monday is there again on Tuesday; an
+ * attacker retrying from another address of the same network within hours gains nothing.
+ */
+export const RECURRING_AFTER_MS = 6 * 3_600_000;
+/** Older unanswered challenges do not count as the operator recurring. */
+export const RECURRING_WITHIN_MS = 30 * 86_400_000;
+
+/**
+ * Where the application does not report challenge answers: whether the event's operator was
+ * already met at an unanswered challenge of this user between RECURRING_WITHIN_MS and
+ * RECURRING_AFTER_MS before it (the user keeps coming back from it).
+ */
+export function recurringOperator(b: Behaviour, asn: string | null | undefined, at: number): boolean {
+  if (!asn) return false;
+  for (const p of Object.values(b.pending)) {
+    const age = at - p.at;
+    if (p.values.asn === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
+  }
+  return false;
+}
+
+/** The levels that name the event's operator (alone, with the software, with the network). */
+const OPERATOR_LEVELS = ['asn', 'sa', 'an'] as const;
+
+/** The values without the operator's: what an unanswered challenge teaches at first. */
+export function withoutOperator(values: Partial<FeatureValues>): Partial<FeatureValues> {
+  const out = { ...values };
+  for (const level of OPERATOR_LEVELS) out[level] = null;
+  return out;
 }
 
 /** Pending challenges beyond this many are forgotten, oldest first. */

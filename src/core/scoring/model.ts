@@ -17,7 +17,7 @@
 import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
-import { answeredChallenge, familiarity, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
+import { answeredChallenge, familiarity, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import type { Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
@@ -287,10 +287,13 @@ export function lesson(x: LessonInput): Lesson {
     outcome.success = true;
   } else if (learnable && x.action === 'challenge') {
     const tentative = x.feedbackReported ? 0 : TENTATIVE_WEIGHT;
-    // Tentatively, the device and the address, not the operator: an attacker trying again from
-    // another address of the same network must still look new.
-    const device = { ...values, asn: null };
-    behaviour = { pend: { id: x.eventId, challenge: { at, values, tentative } }, ...(tentative > 0 ? { legit: { values: device, weight: tentative, at, location: null } } : {}) };
+    // Tentatively, the device and the address; the operator only when the user was already
+    // challenged from it hours or days before: an attacker trying again from another address of
+    // the same network must still look new, and a user's new office or carrier must not be
+    // challenged for ever where the application does not say that the challenges were passed.
+    const operator = tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values.asn, at);
+    const taught = operator ? values : withoutOperator(values);
+    behaviour = { pend: { id: x.eventId, challenge: { at, values, tentative, operator } }, ...(tentative > 0 ? { legit: { values: taught, weight: tentative, at, location: null } } : {}) };
   } else if (learnable && x.action === 'deny') {
     behaviour = { hostile: { values, weight: 1, at } };
   } else if (x.kind === 'failure' && x.event.name === '$login.failed') {
@@ -302,7 +305,7 @@ export function lesson(x: LessonInput): Lesson {
       behaviour =
         x.event.name === '$challenge.succeeded'
           ? { resolve: id, legit: { values: p.values, weight: 1 - p.tentative, at: p.at, location: null } }
-          : { resolve: id, hostile: { values: p.values, weight: 1, at: p.at }, ...(p.tentative > 0 ? { legit: { values: { ...p.values, asn: null }, weight: -p.tentative, at: p.at, location: null } } : {}) };
+          : { resolve: id, hostile: { values: p.values, weight: 1, at: p.at }, ...(p.tentative > 0 ? { legit: { values: p.operator === true ? p.values : withoutOperator(p.values), weight: -p.tentative, at: p.at, location: null } } : {}) };
     } else if (x.event.name === '$challenge.failed') {
       behaviour = { hostile: { values, weight: 1, at } };
     }

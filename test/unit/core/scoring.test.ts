@@ -763,6 +763,41 @@ describe('what each event teaches', () => {
     const b = teach({}, 'challenge', { feedbackReported: false }).behaviour;
     expect(b?.legit?.weight).toBe(TENTATIVE_WEIGHT);
     expect(b?.legit?.values.asn).toBeNull();
+    // Nor the operator joined with the software or the network.
+    expect(b?.legit?.values.sa).toBeNull();
+    expect(b?.legit?.values.an).toBeNull();
+    expect(b?.legit?.values.ip).toBe(HOME.ip);
+    expect(b?.pend?.challenge.operator).toBe(false);
+  });
+
+  // An earlier unanswered challenge of the user's, from the operator (PARIS: AS3215) or another one.
+  it.each([
+    ['the same operator a day before', PARIS, DAY, true],
+    ['the same operator 7 hours before', PARIS, 7 * 3_600_000, true],
+    ['the same operator 10 minutes before (an attacker retrying)', PARIS, 10 * 60_000, false],
+    ['the same operator 40 days before', PARIS, 40 * DAY, false],
+    ['another operator a day before', SYDNEY, DAY, false],
+  ] as const)('without reported answers, a challenge from an operator met at a challenge %s teaches the operator (%#)', (_what, earlier, ago, operator) => {
+    const b = emptyBehaviour();
+    b.pending['ev-0'] = { at: T0 - ago, values: { asn: `AS${earlier.asn}` }, tentative: TENTATIVE_WEIGHT };
+    const taught = teach({ net: PARIS }, 'challenge', { feedbackReported: false, behaviour: b }).behaviour;
+    expect(taught?.legit?.weight).toBe(TENTATIVE_WEIGHT);
+    expect(taught?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
+    expect(taught?.legit?.values.sa ?? null).toEqual(operator ? expect.stringContaining('|AS3215') : null);
+    expect(taught?.pend?.challenge.operator).toBe(operator);
+    // Where answers are reported, nothing is taught before the answer.
+    expect(teach({ net: PARIS }, 'challenge', { behaviour: b }).behaviour?.legit).toBeUndefined();
+  });
+
+  it.each([true, false])('a failed challenge takes back what it taught tentatively, the operator only if it was taught (%s)', (operator) => {
+    const b = emptyBehaviour();
+    b.pending['ev-1'] = { at: T0, values: { ip: PARIS.ip, asn: 'AS3215', sa: 'Windows|Chrome|AS3215' }, tentative: TENTATIVE_WEIGHT, operator };
+    const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, { behaviour: b, feedbackReported: false }).behaviour;
+    expect(failed?.legit?.weight).toBe(-TENTATIVE_WEIGHT);
+    expect(failed?.legit?.values.ip).toBe(PARIS.ip);
+    expect(failed?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
+    expect(failed?.legit?.values.sa ?? null).toBe(operator ? 'Windows|Chrome|AS3215' : null);
+    expect(failed?.hostile?.values.asn).toBe('AS3215');
   });
 
   it('a failed attempt never moves where the user is', () => {
