@@ -7,7 +7,17 @@ import type { EnvId } from '../core/model';
  */
 const wellFormed = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
-export const idOf = (env: EnvId, ...parts: string[]): string => [env, ...parts.map((p) => encodeURIComponent(wellFormed(p)))].join(':');
+/** Text that encodeURIComponent leaves as it is, but for colons (the hot path's counter keys). */
+const PLAIN_OR_COLON = /^[\w.!~*'():-]*$/;
+
+/** One part of an id: as encodeURIComponent writes it, without its cost for the common plain text. */
+const encodePart = (p: string): string => (PLAIN_OR_COLON.test(p) ? (p.includes(':') ? p.replaceAll(':', '%3A') : p) : encodeURIComponent(wellFormed(p)));
+
+export function idOf(env: EnvId, ...parts: string[]): string {
+  let id: string = env;
+  for (const p of parts) id += `:${encodePart(p)}`;
+  return id;
+}
 
 /** A string matched literally inside a `$regex`. */
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
