@@ -137,16 +137,27 @@ export class PagedMmdb {
 
   /** The record (`bit` 0: left, 1: right) of a tree node. */
   private record(node: number, bit: number): number {
-    const b = this.bytes(node * this.nodeBytes, this.nodeBytes);
+    const offset = node * this.nodeBytes;
+    const within = offset % this.pageSize;
+    // The common case, a node within one page, reads the page itself (no view or copy per node).
+    const inPage = within + this.nodeBytes <= this.pageSize;
+    const b = inPage ? this.page((offset - within) / this.pageSize) : this.bytes(offset, this.nodeBytes);
+    const at = inPage ? within : 0;
+    return this.recordAt(b, at, bit);
+  }
+
+  private recordAt(b: Buffer, i: number, bit: number): number {
     switch (this.metadata.recordSize) {
       case 24:
-        return bit === 0 ? ((b[0] as number) << 16) | ((b[1] as number) << 8) | (b[2] as number) : ((b[3] as number) << 16) | ((b[4] as number) << 8) | (b[5] as number);
+        return bit === 0
+          ? ((b[i] as number) << 16) | ((b[i + 1] as number) << 8) | (b[i + 2] as number)
+          : ((b[i + 3] as number) << 16) | ((b[i + 4] as number) << 8) | (b[i + 5] as number);
       case 28:
         return bit === 0
-          ? (((b[3] as number) & 0xf0) << 20) | ((b[0] as number) << 16) | ((b[1] as number) << 8) | (b[2] as number)
-          : (((b[3] as number) & 0x0f) << 24) | ((b[4] as number) << 16) | ((b[5] as number) << 8) | (b[6] as number);
+          ? (((b[i + 3] as number) & 0xf0) << 20) | ((b[i] as number) << 16) | ((b[i + 1] as number) << 8) | (b[i + 2] as number)
+          : (((b[i + 3] as number) & 0x0f) << 24) | ((b[i + 4] as number) << 16) | ((b[i + 5] as number) << 8) | (b[i + 6] as number);
       default:
-        return (bit === 0 ? b.readUInt32BE(0) : b.readUInt32BE(4)) >>> 0;
+        return (bit === 0 ? b.readUInt32BE(i) : b.readUInt32BE(i + 4)) >>> 0;
     }
   }
 

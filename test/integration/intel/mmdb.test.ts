@@ -32,6 +32,7 @@ describe.each([
 
   it.each([
     ['a roomy cache', 4096, 4096],
+    ['the shipped pages (1 KiB, 16 MiB)', 16384, 1024],
     ['a tiny cache (constant eviction, values across pages)', 8, 64],
   ])('matches mmdb-lib on 3,000 random addresses with %s', (_what, maxPages, pageSize) => {
     const paged = new PagedMmdb(join(dir, file), { maxPages, pageSize });
