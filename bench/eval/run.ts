@@ -26,15 +26,18 @@ interface Options {
   feedback: boolean;
   concurrency: number;
   attackScale: number;
+  /** See GenerateOptions: IPv6 homes and carriers, home IPv4 addresses that change. */
+  ipv6: boolean;
+  dynamicHome: boolean;
   json: string | null;
   /** Write every outcome (one JSON line each), to study what fired. */
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -45,6 +48,8 @@ function options(argv: string[]): Options {
     if (a === '--tokens') o.tokens = 'opaque';
     else if (a === '--client') o.tokens = 'client';
     else if (a === '--no-feedback') o.feedback = false;
+    else if (a === '--ipv6') o.ipv6 = true;
+    else if (a === '--dynamic-home') o.dynamicHome = true;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
     else if (a === '--attack-scale') o.attackScale = Number(next());
@@ -75,10 +80,10 @@ async function main(): Promise<void> {
     const nets = new Networks(r);
     // The traffic ends at the start of today (UTC): the same seed gives the same steps all day.
     const end = Math.floor(Date.now() / 86_400_000) * 86_400_000;
-    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale }, nets, r, end);
+    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {

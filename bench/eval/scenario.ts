@@ -24,6 +24,7 @@ import {
   type Country,
   type Rand,
 } from './world';
+import { rng } from '../lib/traffic';
 
 export const SCENARIOS = ['legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -73,6 +74,15 @@ export interface GenerateOptions {
   tokens: 'none' | 'opaque' | 'client';
   /** Scale of every attack (1: the default sizes). */
   attackScale: number;
+  /**
+   * Addresses as many users really have them: with `ipv6`, dual-stack homes and mobile networks
+   * (where the operator announces IPv6) reach the application over IPv6 most of the time, from a
+   * new privacy address of the home's /64, or a new /64 of the carrier per session; with
+   * `dynamicHome`, half of the homes get a new IPv4 address from their operator every 1-14 days.
+   * Decided by a second random sequence, so the rest of the traffic stays the same step for step.
+   */
+  ipv6?: boolean;
+  dynamicHome?: boolean;
 }
 
 interface Device {
@@ -90,6 +100,10 @@ interface Person {
   language: string;
   homeIp: string;
   homeAsn: number;
+  /** `--ipv6`: the home's /64 (null: IPv4 only). */
+  home64?: bigint | null;
+  /** `--dynamic-home`: days between new home IPv4 addresses (null: static). */
+  leaseDays?: number | null;
   mobileAsn: number;
   workAsn: number | null;
   devices: Device[];
@@ -170,6 +184,28 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     b.homeAsn = a.homeAsn;
   }
 
+  // The second sequence (see GenerateOptions.ipv6): the home networks' addresses.
+  const r6 = rng(o.seed * 7919 + 17);
+  const mobileV6 = (asn: number) => o.ipv6 === true && nets.hasV6(asn) && r6() < 0.6;
+  if (o.ipv6 || o.dynamicHome) {
+    for (const p of people) {
+      if (o.ipv6) p.home64 = nets.hasV6(p.homeAsn) && r6() < 0.6 ? nets.prefix64(r6, p.homeAsn) : null;
+      if (o.dynamicHome) p.leaseDays = r6() < 0.5 ? 1 + Math.floor(r6() * 14) : null;
+    }
+    for (let i = 0; i + 1 < people.length; i += 25) (people[i + 1] as Person).home64 = (people[i] as Person).home64 ?? null;
+  }
+  /** A home's IPv4 address on a day: the same for the length of its lease. */
+  const leases = new Map<string, { until: number; ip: string }>();
+  const homeAddress = (p: Person, day: number): string => {
+    if (!p.leaseDays) return p.homeIp;
+    const key = p.shared ? `${p.homeAsn}:${p.homeIp}` : p.id;
+    const lease = leases.get(key);
+    if (lease && day < lease.until) return lease.ip;
+    const ip = lease ? nets.address(r6, p.homeAsn) : p.homeIp;
+    leases.set(key, { until: day + p.leaseDays, ip });
+    return ip;
+  };
+
   const contextOf = (p: Person, day: number, at: number): Context => {
     // Which device: the desktop most days, the phone often, another one sometimes.
     let device = weighted(r, p.devices.map((d, k) => [d, k === 0 ? 5 : k === 1 ? 4 : 1] as [Device, number]));
@@ -179,12 +215,24 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     }
     const traveling = p.trip && day >= p.trip.from && day <= p.trip.to;
     let ip: string;
-    if (traveling && p.trip) ip = r() < 0.6 ? nets.address(r, pick(r, p.trip.country.home)) : nets.address(r, p.mobileAsn);
-    else if (p.vpn && r() < 0.35) ip = nets.vpnIn(r, p.country.cc);
-    else if (device.mobile && r() < 0.55) ip = nets.address(r, p.mobileAsn);
-    else if (p.workAsn && r() < 0.25 && new Date(at).getUTCDay() % 6 !== 0) ip = nets.address(r, p.workAsn);
+    let mobile = false;
+    if (traveling && p.trip) {
+      if (r() < 0.6) ip = nets.address(r, pick(r, p.trip.country.home));
+      else {
+        ip = nets.address(r, p.mobileAsn);
+        mobile = true;
+      }
+    } else if (p.vpn && r() < 0.35) ip = nets.vpnIn(r, p.country.cc);
+    else if (device.mobile && r() < 0.55) {
+      ip = nets.address(r, p.mobileAsn);
+      mobile = true;
+    } else if (p.workAsn && r() < 0.25 && new Date(at).getUTCDay() % 6 !== 0) ip = nets.address(r, p.workAsn);
     else if (r() < 0.03) ip = nets.address(r, pick(r, p.country.home)); // a café, a friend's
-    else ip = p.homeIp;
+    else {
+      ip = homeAddress(p, day);
+      if (p.home64 && r6() < 0.7) ip = nets.inPrefix(r6, p.home64);
+    }
+    if (mobile && mobileV6(p.mobileAsn)) ip = nets.inPrefix(r6, nets.prefix64(r6, p.mobileAsn) as bigint);
     const headers = browserHeaders(browserOf(device, day), p.language, device.model);
     return { ip, headers, token: o.tokens !== 'none' ? device.token : null };
   };

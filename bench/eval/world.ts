@@ -52,9 +52,26 @@ interface Range {
   end: number;
 }
 
+interface Range6 {
+  start: bigint;
+  end: bigint;
+}
+
+/** A random non-negative bigint below `n` (n > 0). */
+function below(r: Rand, n: bigint): bigint {
+  let x = 0n;
+  for (let i = 0; i < 4; i++) x = (x << 32n) | BigInt(Math.floor(r() * 2 ** 32));
+  return x % n;
+}
+
+/** The eight groups of a 128-bit address, in full. */
+const v6Text = (n: bigint): string => Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
+
 /** IPv4 ranges of the ASNs the evaluation uses, read once from the bundled ASN data. */
 export class Networks {
   private readonly ranges = new Map<number, Range[]>();
+  /** IPv6 ranges of the same ASNs (at least a /48 each), for `--ipv6`. */
+  private readonly ranges6 = new Map<number, Range6[]>();
   /** VPN egress addresses by the country they geolocate to. */
   private readonly vpnByCountry = new Map<string, string[]>();
 
@@ -71,6 +88,18 @@ export class Networks {
       if (!(end >= start) || end - start < 255) continue;
       let list = this.ranges.get(asn);
       if (!list) this.ranges.set(asn, (list = []));
+      list.push({ start, end });
+    }
+    const file6 = join(dirname(file), 'asn-ipv6-num.csv');
+    for (const line of readFileSync(file6, 'utf8').split('\n')) {
+      const [s, e, a] = line.split(',');
+      const asn = Number(a);
+      if (!wanted.has(asn) || !s || !e) continue;
+      const start = BigInt(s);
+      const end = BigInt(e);
+      if (end - start < (1n << 80n) - 1n) continue;
+      let list = this.ranges6.get(asn);
+      if (!list) this.ranges6.set(asn, (list = []));
       list.push({ start, end });
     }
     // Country-matched VPN exits: sample VPN providers' addresses and keep them by country.
@@ -91,6 +120,25 @@ export class Networks {
     const range = pick(r, list);
     const n = range.start + 1 + Math.floor(r() * Math.max(1, range.end - range.start - 1));
     return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  }
+
+  /** Whether the ASN announces IPv6 (at least a /48). */
+  hasV6(asn: number): boolean {
+    return (this.ranges6.get(asn)?.length ?? 0) > 0;
+  }
+
+  /** A random /64 of an ASN's IPv6 ranges, as its first address (null: none announced). */
+  prefix64(r: Rand, asn: number): bigint | null {
+    const list = this.ranges6.get(asn);
+    if (!list || list.length === 0) return null;
+    const range = pick(r, list);
+    const count = ((range.end - range.start) >> 64n) + 1n;
+    return range.start + (below(r, count) << 64n);
+  }
+
+  /** An address in a /64 with a random interface identifier (privacy extensions: a new one every day or so). */
+  inPrefix(r: Rand, prefix: bigint): string {
+    return v6Text(prefix | below(r, 1n << 64n));
   }
 
   /** A VPN exit in `cc` when one was sampled, else anywhere. */

@@ -52,7 +52,7 @@ export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number =
 export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
 
 /** Most values kept per level; beyond it the least used value is forgotten. */
-export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24, an: 16 };
+export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 };
 /** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
 export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
 export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
@@ -238,6 +238,8 @@ export function conditionalRatio(b: Behaviour, level: 'sa' | 'sn', parent: 'asn'
 export interface Familiarity {
   /** Operator and network given the software (conditionalRatio). */
   softwareOperator: number;
+  /** The place within a familiar operator (placeRatio). */
+  place: number;
   softwareNetwork: number;
   network: ChainResult;
   software: ChainResult;
@@ -311,6 +313,7 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
   const language = chainRatio(b, pop, [{ level: 'lang', value: v.lang }], now);
   return {
     softwareOperator: conditionalRatio(b, 'sa', 'asn', f, now),
+    place: placeRatio(b, v.asn, v.ap, now),
     softwareNetwork: conditionalRatio(b, 'sn', 'net', f, now),
     network,
     software,
@@ -320,6 +323,36 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
     hour: hourRatio(b, v.hr, now),
     history: atTime(b.n, now),
   };
+}
+
+/** Share of an operator's logins an attacker on that operator would show from any one place. */
+const Q_PLACE_IN_ASN = 1 / 8;
+
+/**
+ * ln(q / p_user(place | operator)), for an operator the user has shown at least 3 times: where
+ * the operator placed this address, against where it placed the user's. A home's address changes
+ * now and then, but its operator keeps it in the same city; someone else on the same operator is
+ * usually somewhere else. Smoothed by how many places the user showed on that operator (a phone's
+ * carrier shows several). 0 when the address has no place (see features) or the operator is new.
+ */
+export function placeRatio(b: Behaviour, asn: string | null, place: string | null, now: number): number {
+  if (!asn || !place) return 0;
+  const nAsn = atTime(b.tables.asn?.[asn]?.c ?? 0, now);
+  const joint = b.tables.ap;
+  if (nAsn < 3 || !joint) return 0;
+  const prefix = `${asn}|`;
+  let distinct = 0;
+  let inAsn = 0;
+  for (const [k, e] of Object.entries(joint)) {
+    if (!k.startsWith(prefix)) continue;
+    distinct++;
+    inAsn += atTime(e.c, now);
+  }
+  // A profile from before places were kept, or addresses without one: nothing to compare.
+  if (inAsn < 3) return 0;
+  const novelty = Math.max(1, distinct);
+  const pUser = (atTime(joint[place]?.c ?? 0, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
+  return Math.log(Q_PLACE_IN_ASN / pUser);
 }
 
 /** ln(p_uniform / p_user) of the hour of day, smoothed over the neighbouring hours. */
@@ -404,7 +437,7 @@ export function recurringOperator(b: Behaviour, asn: string | null | undefined, 
 }
 
 /** The levels that name the event's operator (alone, with the software, with the network). */
-const OPERATOR_LEVELS = ['asn', 'sa', 'an'] as const;
+const OPERATOR_LEVELS = ['asn', 'sa', 'an', 'ap'] as const;
 
 /** The values without the operator's: what an unanswered challenge teaches at first. */
 export function withoutOperator(values: Partial<FeatureValues>): Partial<FeatureValues> {

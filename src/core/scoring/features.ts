@@ -15,9 +15,10 @@ export const SOFTWARE_LEVELS = ['ua', 'br', 'bf', 'os', 'dt'] as const;
 export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr'] as const;
 /**
  * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
- * from; and the network within its operator (how many networks the user shows per operator).
+ * from; the network within its operator (how many networks the user shows per operator); and the
+ * place (city, else region) within its operator.
  */
-export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an'] as const;
+export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
 export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
 export type Level = NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
@@ -42,17 +43,29 @@ export interface Features {
 
 export const HOUR_MS = 3_600_000;
 
-/** The /24 of an IPv4 address or the /48 of an IPv6 one. */
+/** The /24 of an IPv4 address or the /48 of an IPv6 one (or of an IPv6 /64, as hostOf writes it). */
 export function networkOf(ip: string): string | null {
   if (ip.includes('.')) {
     const parts = ip.split('.');
     return parts.length === 4 ? `${parts[0]}.${parts[1]}.${parts[2]}.0/24` : null;
   }
   if (ip.includes(':')) {
-    const groups = expandV6(ip);
+    const groups = expandV6(ip.endsWith('::/64') ? ip.slice(0, -3) : ip);
     return groups ? `${groups.slice(0, 3).join(':')}::/48` : null;
   }
   return null;
+}
+
+/**
+ * The address that stands for one host or home: an IPv4 address as it is, an IPv6 address as its
+ * /64. A device on IPv6 takes a new privacy address from its network's /64 every day or so (RFC
+ * 8981), and anyone holding a /64 has 2^64 addresses to rotate through: counted per address,
+ * every login from home would look new and an attacker's velocity would spread out of sight.
+ */
+export function hostOf(ip: string): string | null {
+  if (!ip.includes(':')) return ip;
+  const groups = expandV6(ip);
+  return groups ? `${groups.slice(0, 4).join(':')}::/64` : null;
 }
 
 function expandV6(ip: string): string[] | null {
@@ -93,7 +106,7 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   const known = (s: string) => (s && s !== 'Other' && s !== 'Unknown' ? s : null);
   const browser = known(ua.browser);
   const values: FeatureValues = {
-    ip: ip && !ip.bogon ? ip.ip : null,
+    ip: ip && !ip.bogon ? hostOf(ip.ip) : null,
     net: ip && !ip.bogon ? networkOf(ip.ip) : null,
     asn: ip?.asn ? `AS${ip.asn.number}` : null,
     cc: ip?.location?.country_code ?? null,
@@ -112,8 +125,12 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     sa: null,
     sn: null,
     an: null,
+    ap: null,
   };
   if (values.asn && values.net) values.an = `${values.asn}|${values.net}`;
+  // Where the operator placed this address: an exit of a VPN, Tor or a data centre is no place.
+  const place = ip && !ip.vpn && !ip.tor && !ip.hosting ? (ip.location?.city ?? ip.location?.region ?? null) : null;
+  if (values.asn && values.cc && place) values.ap = `${values.asn}|${values.cc}|${place}`;
   // Where this software usually comes from: a user's laptop sits at home, their phone moves.
   const software = values.os || values.bf ? `${values.os ?? '?'}|${values.bf ?? '?'}` : null;
   if (software) {

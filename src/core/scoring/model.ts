@@ -36,6 +36,8 @@ export const UNFAMILIARITY_CAP = 2.0;
  */
 const WAVE_UNFAMILIAR = 1;
 const WAVE_KNOWN_MAX = 1.5;
+/** Weight of the place within a familiar operator (see placeRatio). */
+export const PLACE_WEIGHT = 0.4;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
 export const TENTATIVE_WEIGHT = 0.3;
 
@@ -95,6 +97,11 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const where = gain * (0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4));
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
+  // Somewhere else on a familiar operator (another city): what a targeted attacker on the
+  // victim's own ISP looks like, and a reassigned home address does not.
+  const place = gain * PLACE_WEIGHT * clamp(f.place, -1, 3);
+  if (place > 0.35) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
+  else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
   const sw = gain * 0.5 * clamp(f.software.llr, strangeDevice ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
   const dev = (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);

@@ -28,6 +28,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   new_device: 'a device or software the user has not used',
   unusual_network_for_device: 'this device (OS and browser) on an operator or network it has not used, though the user has',
   missing_fingerprint: 'no device fingerprint where the user always had one, or where nearly every legitimate login of the environment has one',
+  unusual_place: 'an address its operator places in a city (else region) where it has not placed the user, on an operator the user uses',
   unusual_language: 'a browser language the user does not use',
   unusual_hour: 'an hour of the day the user is not usually active',
   replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',

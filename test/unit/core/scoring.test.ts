@@ -8,9 +8,10 @@ import type { Endpoint } from '../../../src/core/model';
 import { eventCommand } from '../../../src/rest/event-command';
 import { parseUserAgent, type IpIntel } from '../../../src/intel';
 import { deviceKey } from '../../../src/core/devices/service';
-import { extractFeatures, networkOf, primaryLanguage, requestShape, type Features, type Level } from '../../../src/core/scoring/features';
+import { extractFeatures, hostOf, networkOf, primaryLanguage, requestShape, type Features, type Level } from '../../../src/core/scoring/features';
 import {
   answeredChallenge,
+  placeRatio,
   atTime,
   chainRatio,
   emptyBehaviour,
@@ -56,10 +57,14 @@ interface Net {
   hosting?: boolean;
   vpn?: boolean;
   tor?: boolean;
+  city?: string;
 }
-const HOME: Net = { ip: '81.2.69.142', asn: 2856, cc: 'GB', lat: 51.5, lon: -0.1 };
+const HOME: Net = { ip: '81.2.69.142', asn: 2856, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
 const HOME_OTHER_IP: Net = { ...HOME, ip: '81.2.69.201' };
-const OTHER_ISP: Net = { ip: '86.128.0.20', asn: 5089, cc: 'GB', lat: 53.4, lon: -2.2 };
+const OTHER_ISP: Net = { ip: '86.128.0.20', asn: 5089, cc: 'GB', lat: 53.4, lon: -2.2, city: 'Manchester' };
+/** The home operator, another of its networks in the user's city, and one in another city. */
+const HOME_OPERATOR_SAME_CITY: Net = { ...HOME, ip: '81.2.88.20' };
+const HOME_OPERATOR_ELSEWHERE: Net = { ...HOME, ip: '81.2.90.20', lat: 53.4, lon: -2.2, city: 'Manchester' };
 const PARIS: Net = { ip: '90.84.0.10', asn: 3215, cc: 'FR', lat: 48.8, lon: 2.3 };
 const SYDNEY: Net = { ip: '1.120.0.1', asn: 1221, cc: 'AU', lat: -33.8, lon: 151.2 };
 const CLOUD: Net = { ip: '52.95.110.1', asn: 16509, cc: 'US', lat: 39, lon: -77, hosting: true };
@@ -69,7 +74,7 @@ const TOR: Net = { ip: '185.220.101.1', asn: 208294, cc: 'DE', lat: 52.5, lon: 1
 const intel = (n: Net): IpIntel => ({
   ip: n.ip,
   version: 4,
-  location: { country_code: n.cc, country: n.cc, region: null, region_code: null, city: null, lat: n.lat, lon: n.lon },
+  location: { country_code: n.cc, country: n.cc, region: null, region_code: null, city: n.city ?? null, lat: n.lat, lon: n.lon },
   asn: { number: n.asn, organization: `AS${n.asn}` },
   hosting: n.hosting ?? false,
   vpn: n.vpn ?? false,
@@ -174,6 +179,30 @@ describe('features', () => {
     ['2001:db8::1', '2001:db8:0::/48'],
     ['nonsense', null],
   ])('the network of %s is %s', (ip, net) => expect(networkOf(ip)).toBe(net));
+
+  it.each([
+    ['81.2.69.142', '81.2.69.142', '81.2.69.0/24'],
+    ['2001:db8:1234:5678:a1b2:c3d4:e5f6:1', '2001:db8:1234:5678::/64', '2001:db8:1234::/48'],
+    ['2001:db8:1234:5678::1', '2001:db8:1234:5678::/64', '2001:db8:1234::/48'],
+    ['2001:db8::1', '2001:db8:0:0::/64', '2001:db8:0::/48'],
+    ['nonsense:', null, null],
+  ])('the host of %s is %s, within %s', (ip, host, net) => {
+    expect(hostOf(ip)).toBe(host);
+    if (host) expect(networkOf(host)).toBe(net);
+  });
+
+  it("an IPv6 host is its /64: a device's privacy addresses are one address, another /64 is another", () => {
+    const v6 = (ip: string): Net => ({ ...HOME, ip });
+    const today = features({ net: v6('2a01:4cb:389:ccf5:e584:495d:49c1:f657') }).f;
+    const tomorrow = features({ net: v6('2a01:4cb:389:ccf5:1c2:33a1:9e0:4') }).f;
+    const neighbour = features({ net: v6('2a01:4cb:389:ccf6:e584:495d:49c1:f657') }).f;
+    expect(today.values.ip).toBe('2a01:4cb:389:ccf5::/64');
+    expect(tomorrow.values.ip).toBe(today.values.ip);
+    expect(neighbour.values.ip).not.toBe(today.values.ip);
+    expect(neighbour.values.net).toBe(today.values.net);
+    // The address's velocity window is the /64's: rotating through it does not spread an attack.
+    expect(keysToRead(tomorrow, null)).toEqual(keysToRead(today, null));
+  });
 
   it.each([
     ['en-GB,en;q=0.9', 'en-gb'],
@@ -609,12 +638,15 @@ describe('one calibrated risk', () => {
     const at = (n: number, call: Call) => risk(call, { behaviour: desktop(n) }).risk;
     expect(at(HISTORY_GAIN_FULL, stranger)).toBeGreaterThan(at(HISTORY_GAIN_FROM, stranger));
     expect(at(HISTORY_GAIN_FULL, user)).toBeLessThan(at(HISTORY_GAIN_FROM, user));
-    // Someone on the user's own operator, from a network the user never used, at an hour the user
-    // never logs in: after five logins that is still little to go on; after thirty, close to a
-    // challenge (without the gain it stayed near 0.2).
-    const night: Call = { net: { ...HOME, ip: '81.2.90.7' }, at: T0 + 14 * 3_600_000 };
-    expect(at(5, night)).toBeLessThan(0.1);
-    expect(at(30, night)).toBeGreaterThan(0.5);
+    // Someone on the user's own operator, from a network the user never used in another city, at
+    // an hour the user never logs in: after five logins that is still little to go on; after
+    // thirty, a challenge (without the gain it stayed near 0.2). In the user's own city, that
+    // network could be the user's home address reassigned: less.
+    const night: Call = { net: { ...HOME_OPERATOR_ELSEWHERE, ip: '81.2.90.7' }, at: T0 + 14 * 3_600_000 };
+    const nightInTown: Call = { net: { ...HOME, ip: '81.2.90.7' }, at: T0 + 14 * 3_600_000 };
+    expect(at(5, night)).toBeLessThan(0.2);
+    expect(at(30, night)).toBeGreaterThan(0.6);
+    expect(at(30, nightInTown)).toBeLessThan(at(30, night));
     // The device term does not grow: 'the user at home on a new phone' above stays low.
   });
 
@@ -677,6 +709,45 @@ describe('one calibrated risk', () => {
     expect(typeof r.signals.new_country!.score).toBe('number');
     expect(r.signals).toHaveProperty('new_device');
     for (const name of Object.keys(r.signals)) expect(SIGNAL_NAMES).toContain(name);
+  });
+
+  it('another city on the home operator weighs against the user; another network in the same city does not', () => {
+    const elsewhere = risk({ net: HOME_OPERATOR_ELSEWHERE }, { behaviour: habitual() });
+    const sameCity = risk({ net: HOME_OPERATOR_SAME_CITY }, { behaviour: habitual() });
+    expect(elsewhere.signals).toHaveProperty('unusual_place');
+    expect(sameCity.signals).not.toHaveProperty('unusual_place');
+    expect(elsewhere.risk).toBeGreaterThan(sameCity.risk);
+  });
+
+  /** A user placed by AS2856 only in `places`, 24 logins spread evenly over them. */
+  const placedIn = (places: readonly string[]) => {
+    const b = emptyBehaviour();
+    const w = epochWeight(T0);
+    b.n = 24 * w;
+    b.tables.asn = { AS2856: { c: 24 * w, l: T0 } };
+    b.tables.ap = Object.fromEntries(places.map((p) => [p, { c: (24 * w) / places.length, l: T0 }]));
+    return b;
+  };
+  const CARRIER_CITIES = ['London', 'Bristol', 'York', 'Bath', 'Hull', 'Derby'].map((c) => `AS2856|GB|${c}`);
+
+  it.each([
+    ['a city the user was never placed in, on an operator that always placed them in one', ['AS2856|GB|London'], 'AS2856|GB|Manchester', 3, 3.5],
+    ['the city the operator always placed the user in', ['AS2856|GB|London'], 'AS2856|GB|London', -Infinity, -1.5],
+    ['a new city, on a carrier that placed the user in six', CARRIER_CITIES, 'AS2856|GB|Leeds', 1, 2],
+    ['one of those six', CARRIER_CITIES, 'AS2856|GB|York', -Infinity, 0],
+  ] as const)('the place ratio of %s is within bounds', (_what, places, place, low, high) => {
+    const ratio = placeRatio(placedIn(places), 'AS2856', place, T0);
+    expect(ratio).toBeGreaterThan(low);
+    expect(ratio).toBeLessThan(high);
+  });
+
+  it('the place says nothing on an operator new to the user, without a place, or through a VPN', () => {
+    const b = habitual();
+    expect(placeRatio(b, 'AS5089', 'AS5089|GB|Manchester', T0)).toBe(0);
+    expect(placeRatio(b, 'AS2856', null, T0)).toBe(0);
+    expect(features({ net: VPN }).f.values.ap).toBeNull();
+    expect(features({ net: { ...HOME, city: undefined } }).f.values.ap).toBeNull();
+    expect(features({ net: HOME }).f.values.ap).toBe('AS2856|GB|London');
   });
 
   it('impossible travel from where the user last really was', () => {
