@@ -98,8 +98,9 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Somewhere else on a familiar operator (another city): what a targeted attacker on the
-  // victim's own ISP looks like, and a reassigned home address does not.
-  const place = gain * PLACE_WEIGHT * clamp(f.place, -1, 3);
+  // victim's own ISP looks like, and a reassigned home address does not. A familiar place is no
+  // credit to a device the user never showed (like the operator above).
+  const place = gain * PLACE_WEIGHT * clamp(f.place, strangeDevice && !knownAddress ? 0 : -1, 3);
   if (place > 0.35) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
   else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.

@@ -719,6 +719,14 @@ describe('one calibrated risk', () => {
     expect(elsewhere.risk).toBeGreaterThan(sameCity.risk);
   });
 
+  it("the user's city is no credit to a device the user never showed, at an address the user never used", () => {
+    // habitual(): thirty logins on the laptop's fingerprint, all from HOME (London).
+    const place = (c: Call) => assess(assessInput(c, { behaviour: habitual() }), 'login', T0).contributions.find((x) => x.signal === 'place' || x.signal === 'unusual_place')?.weight;
+    expect(place({ token: 'alice-laptop', net: HOME_OPERATOR_SAME_CITY })).toBeLessThan(0);
+    expect(place({ token: 'stranger', net: HOME_OPERATOR_SAME_CITY })).toBe(0);
+    expect(place({ token: 'stranger', net: HOME })).toBeLessThan(0);
+  });
+
   /** A user placed by AS2856 only in `places`, 24 logins spread evenly over them. */
   const placedIn = (places: readonly string[]) => {
     const b = emptyBehaviour();
