@@ -62,13 +62,19 @@ function options(argv: string[]): Options {
   return o;
 }
 
+/** Monday 00:00 UTC of the week `now` falls in (1970-01-01 was a Thursday). */
+function weekStart(now: number): number {
+  const day = Math.floor(now / 86_400_000);
+  return (day - ((day + 3) % 7)) * 86_400_000;
+}
+
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   const started = performance.now();
   // The evaluation simulates live traffic over its days (each verdict's `timestamp` is "now" in
   // the simulation), so the service takes event times that old as such; a real import of history
   // goes through track or log (docs/detection.md, "Event time").
-  const env = { ...process.env, RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 2) };
+  const env = { ...process.env, RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 9) };
   const child = fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
   const ready = await new Promise<FromServer>((resolve, reject) => {
     child.once('message', (m: FromServer) => resolve(m));
@@ -78,8 +84,10 @@ async function main(): Promise<void> {
   try {
     const r = rng(o.seed);
     const nets = new Networks(r);
-    // The traffic ends at the start of today (UTC): the same seed gives the same steps all day.
-    const end = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+    // The traffic ends at the start of this week (Monday 00:00 UTC): the same seed gives the same
+    // steps all week, and the same ones, a whole number of weeks later, every week (the
+    // generator's weekdays and hours stay where they were), so figures can be compared across days.
+    const end = weekStart(Date.now());
     const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +

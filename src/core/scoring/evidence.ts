@@ -217,6 +217,9 @@ const count = (n: number) => Math.round(n * 10) / 10;
 /** How many an hour `n` events over the last slots' minutes make. */
 const perHour = (n: number, recent: RecentCounts) => (n * 60) / recent.minutes;
 
+/** Hours of history before an environment's sign-ups have a usual rate to stand out from. */
+export const ENV_USUAL_AFTER_HOURS = 24;
+
 /** A smooth step: 0 below `from`, `weight` at `to` and above. */
 export function ramp(value: number, from: number, to: number, weight: number): number {
   if (value <= from) return 0;
@@ -355,7 +358,9 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const usualRegs = Math.max(x.env.registrationsPerHour, 2);
     const recent = w.env?.recent;
     const recentLift = recent && recent.registrations >= WAVE_RECENT_MIN ? perHour(recent.registrations, recent) / usualRegs : 0;
-    const regLift = Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
+    // An environment younger than a day has no usual rate yet: its first users signing up
+    // minutes apart are how every deployment starts, not a wave.
+    const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
     if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     if (top && top.weight > 0) {

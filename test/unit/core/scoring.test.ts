@@ -520,9 +520,13 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['5 sign-ups in the last 10 minutes where 1 an hour is usual', 5, 10, 1, true],
     ['3 sign-ups in the last 5 minutes: too few to tell from chance', 3, 5, 0.1, false],
     ['5 sign-ups in the last 10 minutes where 10 an hour are usual', 5, 10, 10, false],
-  ])('registration_velocity across the environment over the last minutes: %s', (_name, registrations, minutes, perHour, fires) => {
+    // An environment minutes old (its per-hour rate capped at its first hour) has no usual rate:
+    // its first users signing up minutes apart are how every deployment starts.
+    ['5 sign-ups in the first 10 minutes of a new environment', 5, 10, 5, false, 0.2],
+    ['12 sign-ups in the first hour of a new environment', 12, 10, 12, false, 1],
+  ])('registration_velocity across the environment over the last minutes: %s', (_name, registrations, minutes, perHour, fires, ageHours = 2000) => {
     const recent = { env: window({ registrations, recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes } }) };
-    const env = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: perHour, feedback: 100, ageHours: 2000 };
+    const env = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: perHour, feedback: 100, ageHours };
     expect(velocity('registration', recent, { env })).toEqual(fires ? ['registration_velocity'] : []);
   });
 });
