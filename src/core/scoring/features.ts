@@ -43,6 +43,14 @@ export interface Features {
 
 export const HOUR_MS = 3_600_000;
 
+/**
+ * A commercial VPN's, Tor's or a data centre's address is where its exit is, not where the user
+ * is: it has no place within its operator, neither moves the user's last place nor makes travel
+ * impossible (`proxy_ip` weighs the address itself). Apple's Private Relay egresses near its
+ * users, so it counts as a place.
+ */
+export const placeless = (ip: IpIntel | null): boolean => Boolean(ip && (ip.vpn || ip.tor || ip.hosting));
+
 /** The /24 of an IPv4 address or the /48 of an IPv6 one (or of an IPv6 /64, as hostOf writes it). */
 export function networkOf(ip: string): string | null {
   if (ip.includes('.')) {
@@ -128,8 +136,8 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     ap: null,
   };
   if (values.asn && values.net) values.an = `${values.asn}|${values.net}`;
-  // Where the operator placed this address: an exit of a VPN, Tor or a data centre is no place.
-  const place = ip && !ip.vpn && !ip.tor && !ip.hosting ? (ip.location?.city ?? ip.location?.region ?? null) : null;
+  // Where the operator placed this address (see placeless).
+  const place = ip && !placeless(ip) ? (ip.location?.city ?? ip.location?.region ?? null) : null;
   if (values.asn && values.cc && place) values.ap = `${values.asn}|${values.cc}|${place}`;
   // Where this software usually comes from: a user's laptop sits at home, their phone moves.
   const software = values.os || values.bf ? `${values.os ?? '?'}|${values.bf ?? '?'}` : null;

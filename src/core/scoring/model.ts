@@ -19,7 +19,7 @@ import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, familiarity, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
-import type { Features } from './features';
+import { placeless, type Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
 
@@ -150,13 +150,6 @@ function hostileEvidence(x: AssessInput, now: number): Contribution[] {
   if (foreign.length === 0) return [];
   return [{ signal: 'hostile_context', weight: Math.min(3, 1.2 * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
 }
-
-/**
- * A commercial VPN's, Tor's or a data centre's address is where its exit is, not where the user
- * is: it neither moves the user's last place nor makes travel impossible (`proxy_ip` weighs the
- * address itself). Apple's Private Relay egresses near its users, so it counts as a place.
- */
-const placeless = (ip: IpIntel | null) => Boolean(ip && (ip.vpn || ip.tor || ip.hosting));
 
 /** Too fast from where the user last really was. */
 function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Contribution[] {
