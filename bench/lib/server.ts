@@ -11,7 +11,8 @@
  * event counts) and samples its own and its database's resident memory all along.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -115,6 +116,7 @@ export async function serve(): Promise<void> {
   });
   const log = createLogger(config.logLevel);
   const running: Running = await run(config, log);
+  const allocations = await startAllocationSampling(process.env.RAMPART_BENCH_ALLOC_PROF);
   const services = running.built.services;
   const principal = await services.environments.authenticate(secret);
 
@@ -165,13 +167,15 @@ export async function serve(): Promise<void> {
         send({ type: 'count', stored: await db.collection('events').countDocuments({ envId: principal.env.id, name: m.event }) });
       } else if (m.type === 'stop') {
         clearInterval(sampler);
+        await allocations?.();
         await ceiling.close();
         await door.close();
         await running.stop();
         // On MONGODB_URI the bench database is dropped; the embedded one goes with its directory.
         if (config.mongoUri) await db.dropDatabase().catch(() => undefined);
         await client.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        // RAMPART_BENCH_KEEP_DATA=1 keeps the embedded database's files, to inspect what was stored.
+        if (process.env.RAMPART_BENCH_KEEP_DATA !== '1') rmSync(dataDir, { recursive: true, force: true });
         process.exit(0);
       }
     })().catch((err: unknown) => send({ type: 'failed', error: err instanceof Error ? err.message : String(err) }));
@@ -209,4 +213,23 @@ export function entry(name: string, main: () => Promise<void>): void {
       process.exit(1);
     });
   }
+}
+
+/**
+ * With RAMPART_BENCH_ALLOC_PROF=<file>, samples every allocation of the server, collected ones
+ * included (where the garbage comes from), and writes a .heapprofile (Chrome DevTools) at the end.
+ */
+async function startAllocationSampling(file: string | undefined): Promise<(() => Promise<void>) | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return async () => {
+    const { profile } = await post<{ profile: unknown }>('HeapProfiler.stopSampling');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }

@@ -223,7 +223,8 @@ function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null 
 
 function tableOf(raw: Record<string, { c?: number; l?: number; f?: number }> | undefined): Table {
   const t: Table = {};
-  for (const [k, e] of Object.entries(raw ?? {})) {
+  for (const k in raw) {
+    const e = raw[k];
     if (!e || typeof e.c !== 'number' || e.c <= 0) continue;
     const entry: TableEntry = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
     if (typeof e.f === 'number') entry.f = e.f;

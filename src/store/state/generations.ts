@@ -1,22 +1,51 @@
 /**
  * A bounded cache that keeps recently used entries, in two generations: entries go into the young
- * map; when it holds half the bound, the old map is dropped, the young one becomes old, and a new
- * young map starts. A hit in the old map moves the entry to the young one.
+ * generation; when it holds half the bound, the old one is dropped, the young one becomes old, and
+ * a new young one starts. A hit in the old generation moves the entry to the young one.
  *
  * Why not one Map in recency order (delete and set on every hit): V8's ordered hash tables leave a
  * hole for each deletion until they are rehashed, and an eviction that walks from the oldest entry
  * steps over every hole, so at a full cache with a busy hot set eviction cost grows with the
- * traffic. Here nothing is deleted on the hot path and a rotation costs one pass over the old map
- * per `bound / 2` new entries.
+ * traffic. Here nothing is deleted on the hot path and a rotation costs one pass over the old
+ * generation per `bound / 2` new entries.
+ *
+ * Keys live in spaces (the state layer's collections), one map per space, so that a look-up hashes
+ * the key it was given rather than a new string joining space and key: a verdict makes dozens.
  *
  * Entries that `pinned` says must stay (unwritten changes, a look-up under way) are carried into
- * the new young map when their generation is dropped, so the cache may briefly hold more than
+ * the new young generation when theirs is dropped, so the cache may briefly hold more than
  * `bound` entries while many are pinned (a long database outage).
  */
+class Generation<V> {
+  readonly spaces = new Map<string, Map<string, V>>();
+  size = 0;
+
+  get(space: string, key: string): V | undefined {
+    return this.spaces.get(space)?.get(key);
+  }
+
+  set(space: string, key: string, value: V): void {
+    let m = this.spaces.get(space);
+    if (!m) {
+      m = new Map();
+      this.spaces.set(space, m);
+    }
+    const before = m.size;
+    m.set(key, value);
+    this.size += m.size - before;
+  }
+
+  delete(space: string, key: string): boolean {
+    if (!this.spaces.get(space)?.delete(key)) return false;
+    this.size--;
+    return true;
+  }
+}
+
 export class Generations<V> {
-  private young = new Map<string, V>();
-  private old = new Map<string, V>();
-  /** Pinned entries carried into the young map at the last rotation (they do not count toward it). */
+  private young = new Generation<V>();
+  private old = new Generation<V>();
+  /** Pinned entries carried into the young generation at the last rotation (they do not count toward it). */
   private carried = 0;
 
   constructor(
@@ -29,41 +58,49 @@ export class Generations<V> {
   }
 
   /** The entry, marked as recently used. */
-  get(key: string): V | undefined {
-    const v = this.young.get(key);
+  get(space: string, key: string): V | undefined {
+    const v = this.young.get(space, key);
     if (v !== undefined) return v;
-    const o = this.old.get(key);
+    const o = this.old.get(space, key);
     if (o === undefined) return undefined;
-    this.old.delete(key);
-    this.young.set(key, o);
+    this.old.delete(space, key);
+    this.young.set(space, key, o);
     this.rotateIfFull();
     return o;
   }
 
   /** The entry, without marking it as used. */
-  peek(key: string): V | undefined {
-    return this.young.get(key) ?? this.old.get(key);
+  peek(space: string, key: string): V | undefined {
+    return this.young.get(space, key) ?? this.old.get(space, key);
   }
 
   /** Add an entry that is not in the cache. */
-  add(key: string, value: V): void {
-    this.young.set(key, value);
+  add(space: string, key: string, value: V): void {
+    this.young.set(space, key, value);
     this.rotateIfFull();
   }
 
-  delete(key: string): void {
-    if (!this.young.delete(key)) this.old.delete(key);
+  delete(space: string, key: string): void {
+    if (!this.young.delete(space, key)) this.old.delete(space, key);
   }
 
-  *pairs(): IterableIterator<[string, V]> {
-    yield* this.young;
-    yield* this.old;
+  /** Every entry as [space, key, value], the young generation first. */
+  *entries(): IterableIterator<[string, string, V]> {
+    for (const g of [this.young, this.old]) for (const [space, m] of g.spaces) for (const [key, v] of m) yield [space, key, v];
+  }
+
+  /** The entries of one space as [key, value]. */
+  *space(space: string): IterableIterator<[string, V]> {
+    for (const g of [this.young, this.old]) {
+      const m = g.spaces.get(space);
+      if (m) yield* m;
+    }
   }
 
   private rotateIfFull(): void {
     if (this.young.size - this.carried < Math.max(1, this.bound >> 1)) return;
-    const next = new Map<string, V>();
-    for (const [k, v] of this.old) if (this.pinned(v)) next.set(k, v);
+    const next = new Generation<V>();
+    for (const [space, m] of this.old.spaces) for (const [k, v] of m) if (this.pinned(v)) next.set(space, k, v);
     this.old = this.young;
     this.young = next;
     this.carried = next.size;

@@ -190,7 +190,7 @@ export class StateLayer implements WriteQueue {
   /** The ids of a collection's cached documents (or documents with queued changes) that start with `prefix`. */
   cachedIds(collection: string, prefix: string): string[] {
     const ids: string[] = [];
-    for (const [, e] of this.entries.pairs()) if (e.collection === collection && e.id.startsWith(prefix)) ids.push(e.id);
+    for (const [id] of this.entries.space(collection)) if (id.startsWith(prefix)) ids.push(id);
     return ids;
   }
 
@@ -231,19 +231,14 @@ export class StateLayer implements WriteQueue {
     for (const w of [...this.held]) this.release(w);
   }
 
-  private key(collection: string, id: string): string {
-    return `${collection}\u0000${id}`;
-  }
-
   private entry(collection: string, id: string, create: true): Entry;
   private entry(collection: string, id: string, create: false): Entry | undefined;
   private entry(collection: string, id: string, create: boolean): Entry | undefined {
-    const k = this.key(collection, id);
-    let e = this.entries.get(k);
+    let e = this.entries.get(collection, id);
     if (e) return e;
     if (!create) return undefined;
     e = { collection, id, value: undefined, pending: [], inflight: null, loading: null, readAt: 0, version: 0 };
-    this.entries.add(k, e);
+    this.entries.add(collection, id, e);
     return e;
   }
 
@@ -285,7 +280,7 @@ export class StateLayer implements WriteQueue {
    * promise; undefined when it must be read (see read()). The hot path's common case.
    */
   cached(collection: string, id: string): Doc | null | undefined {
-    const e = this.entries.get(this.key(collection, id));
+    const e = this.entries.get(collection, id);
     if (!e || !this.fresh(e)) return undefined;
     this.o.observer?.read(collection, 'hit');
     return e.value;
@@ -396,7 +391,7 @@ export class StateLayer implements WriteQueue {
 
   /** The cached document without any I/O: undefined when not cached (or never read). */
   peek(collection: string, id: string): Doc | null | undefined {
-    return this.entries.peek(this.key(collection, id))?.value;
+    return this.entries.peek(collection, id)?.value;
   }
 
   /**
@@ -404,7 +399,7 @@ export class StateLayer implements WriteQueue {
    * gets the document (null: does not exist).
    */
   view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined {
-    const e = this.entries.peek(this.key(collection, id));
+    const e = this.entries.peek(collection, id);
     if (!e || e.value === undefined) return undefined;
     if (e.memo && e.memo.version === e.version) return e.memo.view as T;
     const view = make(e.value);
@@ -451,12 +446,12 @@ export class StateLayer implements WriteQueue {
 
   /** Forget cached documents (after a purge deleted them in the database). Unwritten changes stay. */
   invalidate(match: (collection: string, id: string) => boolean): void {
-    for (const [k, e] of [...this.entries.pairs()]) {
-      if (!match(e.collection, e.id)) continue;
+    for (const [collection, id, e] of [...this.entries.entries()]) {
+      if (!match(collection, id)) continue;
       if (busy(e)) {
         e.value = undefined;
         e.version++;
-      } else this.entries.delete(k);
+      } else this.entries.delete(collection, id);
     }
   }
 

@@ -34,7 +34,7 @@ function dated(v: unknown): unknown {
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
     let out: Record<string, unknown> | null = null;
-    for (const k of Object.keys(o)) {
+    for (const k in o) {
       const x = o[k];
       if (x === null || typeof x !== 'object') continue;
       const y = dated(x);
@@ -57,9 +57,9 @@ function reviver(_key: string, value: unknown): unknown {
 export function pack(doc: Doc, keep: readonly string[]): Doc {
   const out: Doc = {};
   const rest: Doc = {};
-  for (const [k, v] of Object.entries(doc)) {
-    if (keep.includes(k)) out[k] = v;
-    else rest[k] = v;
+  for (const k in doc) {
+    if (keep.includes(k)) out[k] = doc[k];
+    else rest[k] = doc[k];
   }
   out[PACKED] = JSON.stringify(dated(rest));
   return out;

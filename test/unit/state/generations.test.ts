@@ -16,67 +16,80 @@ describe('Generations', () => {
   it('never holds more than its bound of unpinned entries', () => {
     const c = cache(100);
     for (let i = 0; i < 10_000; i++) {
-      c.add(`k${i}`, item(i));
+      c.add('s', `k${i}`, item(i));
       expect(c.size).toBeLessThanOrEqual(100);
     }
-    expect(c.get('k9999')?.n).toBe(9999);
-    expect(c.get('k0')).toBeUndefined();
+    expect(c.get('s', 'k9999')?.n).toBe(9999);
+    expect(c.get('s', 'k0')).toBeUndefined();
   });
 
   it('keeps an entry that keeps being used, however much else passes through', () => {
     const c = cache(100);
-    c.add('hot', item(-1));
+    c.add('s', 'hot', item(-1));
     for (let i = 0; i < 5_000; i++) {
-      c.add(`k${i}`, item(i));
-      if (i % 40 === 0) expect(c.get('hot')?.n).toBe(-1);
+      c.add('s', `k${i}`, item(i));
+      if (i % 40 === 0) expect(c.get('s', 'hot')?.n).toBe(-1);
     }
-    expect(c.get('hot')?.n).toBe(-1);
+    expect(c.get('s', 'hot')?.n).toBe(-1);
   });
 
   it('drops an entry nobody used within a bound of newer ones', () => {
     const c = cache(10);
-    c.add('old', item(0));
-    for (let i = 0; i < 10; i++) c.add(`k${i}`, item(i));
-    expect(c.peek('old')).toBeUndefined();
+    c.add('s', 'old', item(0));
+    for (let i = 0; i < 10; i++) c.add('s', `k${i}`, item(i));
+    expect(c.peek('s', 'old')).toBeUndefined();
   });
 
   it('peek does not count as a use', () => {
     const c = cache(10);
-    c.add('a', item(0));
-    for (let i = 0; i < 5; i++) c.add(`k${i}`, item(i)); // rotation: 'a' is old now
-    expect(c.peek('a')?.n).toBe(0);
-    for (let i = 5; i < 10; i++) c.add(`k${i}`, item(i)); // next rotation drops the old generation
-    expect(c.peek('a')).toBeUndefined();
+    c.add('s', 'a', item(0));
+    for (let i = 0; i < 5; i++) c.add('s', `k${i}`, item(i)); // rotation: 'a' is old now
+    expect(c.peek('s', 'a')?.n).toBe(0);
+    for (let i = 5; i < 10; i++) c.add('s', `k${i}`, item(i)); // next rotation drops the old generation
+    expect(c.peek('s', 'a')).toBeUndefined();
   });
 
   it('never drops a pinned entry, and unpinned ones still go once it is released', () => {
     const c = cache(10);
     const pinned = item(0, true);
-    c.add('p', pinned);
-    for (let i = 0; i < 1_000; i++) c.add(`k${i}`, item(i));
-    expect(c.peek('p')).toBe(pinned);
+    c.add('s', 'p', pinned);
+    for (let i = 0; i < 1_000; i++) c.add('s', `k${i}`, item(i));
+    expect(c.peek('s', 'p')).toBe(pinned);
     pinned.pinned = false;
-    for (let i = 1_000; i < 1_020; i++) c.add(`k${i}`, item(i));
-    expect(c.peek('p')).toBeUndefined();
+    for (let i = 1_000; i < 1_020; i++) c.add('s', `k${i}`, item(i));
+    expect(c.peek('s', 'p')).toBeUndefined();
   });
 
   it('with many pinned entries, unpinned ones stay bounded (a long outage)', () => {
     const c = cache(10);
-    for (let i = 0; i < 500; i++) c.add(`p${i}`, item(i, true));
-    for (let i = 0; i < 1_000; i++) c.add(`k${i}`, item(i));
-    const unpinned = [...c.pairs()].filter(([, v]) => !v.pinned).length;
-    expect([...c.pairs()].filter(([, v]) => v.pinned)).toHaveLength(500);
+    for (let i = 0; i < 500; i++) c.add('s', `p${i}`, item(i, true));
+    for (let i = 0; i < 1_000; i++) c.add('s', `k${i}`, item(i));
+    const unpinned = [...c.entries()].map(([, k, v]) => [k, v] as const).filter(([, v]) => !v.pinned).length;
+    expect([...c.entries()].map(([, k, v]) => [k, v] as const).filter(([, v]) => v.pinned)).toHaveLength(500);
     expect(unpinned).toBeLessThanOrEqual(10);
+  });
+
+  it('keeps the same key in two spaces apart, and lists a space alone', () => {
+    const c = cache(10);
+    c.add('s', 'k', item(1));
+    c.add('t', 'k', item(2));
+    expect(c.get('s', 'k')?.n).toBe(1);
+    expect(c.get('t', 'k')?.n).toBe(2);
+    expect(c.size).toBe(2);
+    expect([...c.space('t')].map(([k, v]) => [k, v.n])).toEqual([['k', 2]]);
+    c.delete('s', 'k');
+    expect(c.peek('s', 'k')).toBeUndefined();
+    expect(c.peek('t', 'k')?.n).toBe(2);
   });
 
   it('delete removes from either generation', () => {
     const c = cache(10);
-    c.add('a', item(1));
-    for (let i = 0; i < 5; i++) c.add(`k${i}`, item(i));
-    c.add('b', item(2));
-    c.delete('a');
-    c.delete('b');
-    expect(c.peek('a')).toBeUndefined();
-    expect(c.peek('b')).toBeUndefined();
+    c.add('s', 'a', item(1));
+    for (let i = 0; i < 5; i++) c.add('s', `k${i}`, item(i));
+    c.add('s', 'b', item(2));
+    c.delete('s', 'a');
+    c.delete('s', 'b');
+    expect(c.peek('s', 'a')).toBeUndefined();
+    expect(c.peek('s', 'b')).toBeUndefined();
   });
 });
