@@ -57,6 +57,26 @@ export function ensureFerretdb(): string {
   return bin;
 }
 
+/**
+ * The SQLite pragmas every connection of the embedded FerretDB opens with (FerretDB itself adds
+ * journal_mode(wal), busy_timeout and auto_vacuum(none)). See docs/embedded-database.md for the
+ * measured effect of each.
+ */
+export const SQLITE_PRAGMAS: readonly string[] = [
+  // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
+  // crash or power loss can lose the last moments. It makes writes several times cheaper.
+  'synchronous(normal)',
+];
+
+/** The environment FerretDB starts with, under the caller's own variables. */
+export const FERRETDB_ENV: Readonly<Record<string, string>> = {};
+
+/** FerretDB's `--sqlite-url` for SQLite files in `dir`, with these pragmas (modernc's `_pragma=` parameters). */
+export function sqliteUrl(dir: string, pragmas: readonly string[] = SQLITE_PRAGMAS): string {
+  const query = pragmas.map((p) => `_pragma=${p}`).join('&');
+  return `file:${dir.endsWith('/') ? dir : `${dir}/`}${query ? `?${query}` : ''}`;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -166,9 +186,7 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
   const log = createWriteStream(path.join(instance.dataDir, instance.logName), { flags: 'a', mode: 0o600 });
   const args = [
     '--handler=sqlite',
-    // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
-    // crash or power loss can lose the last moments. It makes writes several times cheaper.
-    `--sqlite-url=file:${instance.sqliteDir}/?_pragma=synchronous(normal)`,
+    `--sqlite-url=${sqliteUrl(instance.sqliteDir)}`,
     `--state-dir=${instance.stateDir}`,
     `--listen-addr=127.0.0.1:${listenPort}`,
     '--telemetry=disable',
@@ -176,7 +194,7 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
     '--log-level=warn',
   ];
   const launch = (): ChildProcess => {
-    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: instance.env ? { ...process.env, ...instance.env } : process.env });
+    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_ENV, ...process.env, ...instance.env } });
     c.stdout?.pipe(log, { end: false });
     c.stderr?.pipe(log, { end: false });
     if (instance.nice !== undefined && c.pid !== undefined) {
