@@ -66,10 +66,21 @@ export const SQLITE_PRAGMAS: readonly string[] = [
   // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
   // crash or power loss can lose the last moments. It makes writes several times cheaper.
   'synchronous(normal)',
+  // Checkpoint the WAL into the database every ~16 MB of frames (4,000 pages) instead of SQLite's
+  // ~4 MB: a page rewritten many times between checkpoints is copied once, and the checkpoint's
+  // fsyncs come a quarter as often (~3% less FerretDB CPU per document written). Durability is
+  // the same: a commit is in the WAL either way. The WAL file is cut back to 64 MB when it is
+  // reset after growing past that (a long read holding a checkpoint back).
+  'wal_autocheckpoint(4000)',
+  'journal_size_limit(67108864)',
 ];
 
-/** The environment FerretDB starts with, under the caller's own variables. */
-export const FERRETDB_ENV: Readonly<Record<string, string>> = {};
+/**
+ * The environment FerretDB starts with (the caller's own variables win): its Go garbage collector
+ * runs half as often (GOGC=200): ~9% less CPU per document written, for ~7 MB more resident
+ * memory (see docs/embedded-database.md).
+ */
+export const FERRETDB_ENV: Readonly<Record<string, string>> = { GOGC: '200' };
 
 /** FerretDB's `--sqlite-url` for SQLite files in `dir`, with these pragmas (modernc's `_pragma=` parameters). */
 export function sqliteUrl(dir: string, pragmas: readonly string[] = SQLITE_PRAGMAS): string {
