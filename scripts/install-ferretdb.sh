@@ -6,7 +6,9 @@
 #   0002  update and findAndModify are atomic per document (concurrent $inc lost increments);
 #   0003  an insert with comment "rampart:upsert" replaces documents (bulk whole-document upsert);
 #   0004  no leak-hunting resource tracking (a stack trace and a finalizer per iterator);
-#   0005  `_id: {$in: [...]}` look-ups use the _id index (they scanned the table).
+#   0005  `_id: {$in: [...]}` look-ups use the _id index (they scanned the table);
+#   0006  with FERRETDB_RELOAD_METADATA_ON_MISS=1, an unknown collection re-reads the list of them;
+#   0007  an insert of one statement runs in autocommit, without BEGIN…COMMIT and its statement journal.
 # `go install ...@v1.24.2` alone is not enough: the module zip lacks build/version/version.txt,
 # so such a binary panics at start, and some proxies refuse the version list that
 # `go install pkg@version` asks for. We therefore download the module, patch it and build it.

@@ -57,6 +57,37 @@ export function ensureFerretdb(): string {
   return bin;
 }
 
+/**
+ * The SQLite pragmas every connection of the embedded FerretDB opens with (FerretDB itself adds
+ * journal_mode(wal), busy_timeout and auto_vacuum(none)). See docs/embedded-database.md for the
+ * measured effect of each.
+ */
+export const SQLITE_PRAGMAS: readonly string[] = [
+  // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
+  // crash or power loss can lose the last moments. It makes writes several times cheaper.
+  'synchronous(normal)',
+  // Checkpoint the WAL into the database every ~16 MB of frames (4,000 pages) instead of SQLite's
+  // ~4 MB: a page rewritten many times between checkpoints is copied once, and the checkpoint's
+  // fsyncs come a quarter as often (~3% less FerretDB CPU per document written). Durability is
+  // the same: a commit is in the WAL either way. The WAL file is cut back to 64 MB when it is
+  // reset after growing past that (a long read holding a checkpoint back).
+  'wal_autocheckpoint(4000)',
+  'journal_size_limit(67108864)',
+];
+
+/**
+ * The environment FerretDB starts with (the caller's own variables win): its Go garbage collector
+ * runs half as often (GOGC=200): ~9% less CPU per document written, for ~7 MB more resident
+ * memory (see docs/embedded-database.md).
+ */
+export const FERRETDB_ENV: Readonly<Record<string, string>> = { GOGC: '200' };
+
+/** FerretDB's `--sqlite-url` for SQLite files in `dir`, with these pragmas (modernc's `_pragma=` parameters). */
+export function sqliteUrl(dir: string, pragmas: readonly string[] = SQLITE_PRAGMAS): string {
+  const query = pragmas.map((p) => `_pragma=${p}`).join('&');
+  return `file:${dir.endsWith('/') ? dir : `${dir}/`}${query ? `?${query}` : ''}`;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -183,9 +214,7 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
   const args = [
     ...(socket ? [`--listen-unix=${socket}`] : []),
     '--handler=sqlite',
-    // WAL with synchronous=NORMAL: commits survive a crash of Rampart or FerretDB; only an OS
-    // crash or power loss can lose the last moments. It makes writes several times cheaper.
-    `--sqlite-url=file:${instance.sqliteDir}/?_pragma=synchronous(normal)`,
+    `--sqlite-url=${sqliteUrl(instance.sqliteDir)}`,
     `--state-dir=${instance.stateDir}`,
     `--listen-addr=127.0.0.1:${listenPort}`,
     '--telemetry=disable',
@@ -196,7 +225,7 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
     // A FerretDB that was killed leaves its socket file behind, and a new one cannot bind over it
     // (this instance owns the directory; an orphan on the same files was stopped before).
     if (socket) rmSync(socket, { force: true });
-    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: instance.env ? { ...process.env, ...instance.env } : process.env });
+    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_ENV, ...process.env, ...instance.env } });
     c.stdout?.pipe(log, { end: false });
     c.stderr?.pipe(log, { end: false });
     if (instance.nice !== undefined && c.pid !== undefined) {
