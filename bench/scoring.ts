@@ -11,7 +11,8 @@ import { eventCommand } from '../src/rest/event-command';
 import { enrich, type Enriched, type EventState } from '../src/core/verdicts/observe';
 import { assessEvent } from '../src/core/verdicts/evaluate';
 import { emptyBehaviour, epochWeight, type Behaviour } from '../src/core/scoring/behaviour';
-import { counterBumps, keysToRead, type Snapshots } from '../src/core/scoring/population';
+import { counterBumps, keysToRead } from '../src/core/scoring/population';
+import type { CounterSnapshot } from '../src/core/ports';
 import { offlineIntel } from '../src/intel';
 import { riskBody, Traffic } from './lib/traffic';
 
@@ -35,10 +36,11 @@ function learn(b: Behaviour, x: Enriched): void {
 }
 
 /** Fold counter bumps into snapshots (increments and set-adds). */
-function count(s: Snapshots, x: Enriched, account: string): void {
+function count(s: Map<string, CounterSnapshot>, x: Enriched, account: string): void {
   const outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, challengeFeedback: false, account };
   for (const b of counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), { acceptLanguage: true, secFetch: false, clientHints: false })) {
-    const doc = (s[b.key] ??= { counts: {}, sets: {} });
+    let doc = s.get(b.key);
+    if (!doc) s.set(b.key, (doc = { counts: {}, sets: {} }));
     for (const [k, v] of Object.entries(b.inc ?? {})) doc.counts[k] = (doc.counts[k] ?? 0) + v;
     for (const [k, v] of Object.entries(b.min ?? {})) doc.counts[k] = Math.min(doc.counts[k] ?? Infinity, v);
     for (const [k, v] of Object.entries(b.add ?? {})) (doc.sets[k] ??= []).push(v);
@@ -55,7 +57,7 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   const traffic = new Traffic(users, 7, 'score');
   const now = Date.now();
   const behaviours = new Map<string, Behaviour>();
-  const snapshots: Snapshots = {};
+  const snapshots = new Map<string, CounterSnapshot>();
   const parse = (body: Record<string, unknown>, at: number) => parseEvent('risk', { ...body, timestamp: new Date(at).toISOString() }, { sandbox: false, now: new Date(at + 1000) });
   // Thirty days of history for every user, and the environment's population from it.
   for (let i = 0; i < users * 30; i++) {
@@ -81,11 +83,11 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   const enrichMicros = ((performance.now() - t0) * 1000) / events;
 
   // Each verdict scores from the counter documents it read (keysToRead), as the store returns them.
-  const read = (x: Enriched): Snapshots => {
-    const out: Snapshots = {};
+  const read = (x: Enriched): Map<string, CounterSnapshot> => {
+    const out = new Map<string, CounterSnapshot>();
     for (const k of keysToRead(x.features, x.emailHash, x.event.client?.jti ?? null)) {
-      const doc = snapshots[k];
-      if (doc) out[k] = doc;
+      const doc = snapshots.get(k);
+      if (doc) out.set(k, doc);
     }
     return out;
   };

@@ -174,7 +174,7 @@ export interface CounterStore {
    * Read several counter documents (missing ones are empty). With `deadline` (epoch ms),
    * resolves undefined when they could not all be read by then.
    */
-  read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Record<string, CounterSnapshot> | undefined>;
+  read(env: EnvId, keys: readonly string[], deadline?: number): Promise<ReadonlyMap<string, CounterSnapshot> | undefined>;
   /** Apply changes now and write them behind. Never waits. */
   bump(env: EnvId, bumps: readonly CounterBump[]): void;
   /** Delete expired counters of every tenant; returns how many. */

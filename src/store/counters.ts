@@ -91,23 +91,25 @@ export class StateCounterStore implements CounterStore {
     return ids;
   }
 
-  async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Record<string, CounterSnapshot> | undefined> {
-    const out: Record<string, CounterSnapshot> = {};
+  async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Map<string, CounterSnapshot> | undefined> {
+    const out = new Map<string, CounterSnapshot>();
     const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
-    // Most documents are cached: those are answered without a promise each.
-    const missed: string[] = [];
+    // Most documents are cached: those are answered without a promise each; the others in one read.
+    let missed: string[] | undefined;
     const ids = this.idsOf(env);
     for (const k of keys) {
       const d = this.state.cached(COUNTERS, ids.of(k));
-      if (d === undefined) missed.push(k);
-      else out[k] = snapshot(d as CounterDoc | null);
+      if (d === undefined) (missed ??= []).push(k);
+      else out.set(k, snapshot(d as CounterDoc | null));
     }
-    if (missed.length === 0) return out;
-    const docs = await Promise.all(missed.map((k) => this.state.read(COUNTERS, ids.of(k), deadline)));
-    if (docs.some((d) => d === undefined)) return undefined;
-    missed.forEach((k, i) => {
-      out[k] = snapshot(docs[i] as CounterDoc | null);
-    });
+    if (!missed) return out;
+    const docs = await this.state.readAll(
+      COUNTERS,
+      missed.map((k) => ids.of(k)),
+      deadline,
+    );
+    if (!docs) return undefined;
+    missed.forEach((k, i) => out.set(k, snapshot(docs[i] as CounterDoc | null)));
     return out;
   }
 

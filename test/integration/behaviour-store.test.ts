@@ -10,7 +10,7 @@ import { StateUserStore } from '../../src/store/user-state';
 import { StateCounterStore } from '../../src/store/counters';
 import { asEnvId } from '../../src/core/model';
 import { atTime, TABLE_CAPS, PENDING_CAP } from '../../src/core/scoring/behaviour';
-import { readWindow, counterBumps, type Outcome } from '../../src/core/scoring/population';
+import { readWindow, counterBumps, NO_SNAPSHOTS, type Outcome } from '../../src/core/scoring/population';
 import { extractFeatures } from '../../src/core/scoring/features';
 import { validateEvent, type ParseOptions } from '../../src/core/events/parse';
 import type { Endpoint } from '../../src/core/model';
@@ -103,7 +103,7 @@ describe('velocity windows', () => {
       const user = `victim-${k % 8}`;
       const e = event(user);
       const f = extractFeatures(e, lookupIp('81.2.69.200'), parseUserAgent(e.context.userAgent), deviceKey(e));
-      (k % 2 === 0 ? a : b).bump(env, counterBumps(f, outcome(user), {}, T0, { acceptLanguage: false, secFetch: false, clientHints: false }));
+      (k % 2 === 0 ? a : b).bump(env, counterBumps(f, outcome(user), NO_SNAPSHOTS, T0, { acceptLanguage: false, secFetch: false, clientHints: false }));
     }
     await Promise.all(layers.map((l) => l.flush()));
     const e = event('victim-x');
@@ -111,11 +111,11 @@ describe('velocity windows', () => {
     const fresh = new StateCounterStore(database.db, layer(), () => new Date(T0));
     const key = `w:ip:81.2.69.200:${f.hourBucket}`;
     const snaps = await fresh.read(env, [key]);
-    const w = readWindow(snaps ?? {}, f, 'ip');
+    const w = readWindow(snaps ?? NO_SNAPSHOTS, f, 'ip');
     expect(w).toMatchObject({ attempts: 40, failures: 40, unknown: 40, accounts: 8, failedAccounts: 8 });
     // The environment-wide window's five-minute slots add up too, and read back as the last minutes.
     const envKeys = [`w:env:*:${f.hourBucket}`, `w:env:*:${f.hourBucket - 1}`];
-    const envWindow = readWindow((await fresh.read(env, envKeys)) ?? {}, f, 'env');
+    const envWindow = readWindow((await fresh.read(env, envKeys)) ?? NO_SNAPSHOTS, f, 'env');
     expect(envWindow?.recent).toMatchObject({ attempts: 40, unknown: 40, failures: 40, registrations: 0 });
   });
 });

@@ -421,7 +421,7 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     expect((await users.load(env.id, bob))?.devices).toHaveLength(2);
     expect(await events.listForUser(env.id, bob, 10)).toHaveLength(3);
     expect(await webhooks.listForUser(env.id, bob)).toHaveLength(1);
-    expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.['w:dev:f:shared:1']?.sets.u).toEqual([bob]);
+    expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.get('w:dev:f:shared:1')?.sets.u).toEqual([bob]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');
 
     // Idempotent: purging again, or an unknown user, deletes nothing and does not fail.

@@ -116,6 +116,36 @@ describe('look-ups', () => {
   });
 });
 
+describe('readAll', () => {
+  it('reads cached, stored and missing documents in one look-up, in the order asked, or answers undefined past its deadline', async () => {
+    const finds: string[][] = [];
+    const watched = await testDatabase({
+      monitorCommands: (e) => {
+        const filter = (e.command as { filter?: { _id?: { $in?: string[] } } }).filter;
+        if (e.commandName === 'find' && e.command.find === 'many') finds.push(filter?._id?.$in ?? []);
+      },
+    });
+    try {
+      await watched.db.collection('many').insertMany([{ _id: 'a' as never, n: 1 }, { _id: 'b' as never, n: 2 }]);
+      const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
+      a.put('many', 'c', { n: 3 });
+      await a.flush();
+      expect(await a.readAll('many', ['b', 'c', 'none', 'a'])).toEqual([{ n: 2 }, { n: 3 }, null, { n: 1 }]);
+      // 'c' was known (written by this layer): one look-up for the three others.
+      expect(finds).toEqual([['b', 'none', 'a']]);
+      // All cached now: no look-up at all.
+      expect(await a.readAll('many', ['a', 'none'], Date.now() + 1000)).toEqual([{ n: 1 }, null]);
+      expect(finds).toHaveLength(1);
+      // A deadline already past: not read in time (the look-up still fills the cache).
+      expect(await a.readAll('many', ['a', 'late'], Date.now() - 1)).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(a.cached('many', 'late')).toBeNull();
+    } finally {
+      await watched.drop();
+    }
+  });
+});
+
 describe('admission', () => {
   it('holds new work back while writes are behind, lets it in once they are written, and refuses it when the queue is full', async () => {
     // Nothing is written until flush() is called.

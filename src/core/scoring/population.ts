@@ -91,9 +91,15 @@ export function tokenBump(tokenId: string, now: number, ip: string | null): Coun
   return { key: tokenKey(tokenId), inc: { n: 1 }, min: { first: now }, ...(ip ? { add: { ip } } : {}), keepMs: TOKEN_USES_KEEP_MS };
 }
 
-export type Snapshots = Record<string, CounterSnapshot>;
+/**
+ * The counter documents read for an event, by key. A Map, not an object: each event names keys
+ * never seen before (its address's windows), and an object would take a new hidden class for each.
+ */
+export type Snapshots = ReadonlyMap<string, CounterSnapshot>;
+/** No counter documents (nothing read). */
+export const NO_SNAPSHOTS: Snapshots = new Map();
 const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
-const snap = (s: Snapshots, key: string) => s[key] ?? EMPTY;
+const snap = (s: Snapshots, key: string) => s.get(key) ?? EMPTY;
 
 /** The population as the behavioural model reads it, at `now`. */
 export function populationCounts(s: Snapshots, now: number): PopulationCounts & { shape(shape: string): number; domain(domain: string): number } {

@@ -21,7 +21,7 @@ import { buildContext, recognise, reviewState, sightedDevice, sightingChange } f
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence } from '../scoring/evidence';
-import { emailAccount, environmentStats, headerHabits, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import { emailAccount, environmentStats, headerHabits, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
@@ -256,7 +256,7 @@ export class VerdictService {
 /** Score an event from what was read (pure): the engine's input assembled from the counters. */
 export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
   const at = x.event.occurredAt.getTime();
-  const s = read.counters ?? {};
+  const s = read.counters ?? NO_SNAPSHOTS;
   const pop = populationCounts(s, at);
   const windows: AssessInput['windows'] = {};
   const account = read.userId ?? (x.emailHash ? emailAccount(eventEmail(x.event) ?? '') : null);

@@ -12,7 +12,7 @@ import { sha256Hex } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { EventKind } from '../scoring/evidence';
 import { eventKind } from '../scoring/model';
-import { accountOfEmail, counterBumps, emailBump, keysToRead, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
+import { accountOfEmail, counterBumps, emailBump, keysToRead, NO_SNAPSHOTS, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
 
@@ -123,7 +123,7 @@ export const headerFacts = (x: Enriched) => {
 
 /** Record what the event taught in the counters (and which account its e-mail belongs to). */
 export function recordCounters(counters: CounterStore, env: EnvId, x: Enriched, read: EventState, outcome: Outcome): void {
-  const s = read.counters ?? {};
+  const s = read.counters ?? NO_SNAPSHOTS;
   const bumps = counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), headerFacts(x));
   const token = x.event.client?.jti;
   if (token) bumps.push(tokenBump(token, x.event.receivedAt.getTime(), x.event.context.ip));

@@ -307,6 +307,41 @@ export class StateLayer implements WriteQueue {
   }
 
   /**
+   * Several documents of one collection, as read() reads one (null: does not exist), with one
+   * promise for all of them rather than one each: a verdict for a new address misses a dozen
+   * counter documents. With `deadline`, resolves `undefined` unless every one is read by then (the
+   * look-ups go on and fill the cache). Rejects when the database fails.
+   */
+  async readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined> {
+    const entries = ids.map((id) => this.entry(collection, id, true));
+    const loads: Promise<void>[] = [];
+    for (const e of entries) {
+      if (this.fresh(e)) {
+        this.o.observer?.read(collection, 'hit');
+        continue;
+      }
+      this.o.observer?.read(collection, e.value === undefined ? 'miss' : 'stale');
+      loads.push((e.loading ??= this.load(e)));
+    }
+    if (loads.length > 0) {
+      const loaded = Promise.all(loads);
+      if (deadline === undefined) await loaded;
+      else {
+        const expiry = this.expiry(deadline);
+        const outcome = expiry === null ? TIMED_OUT : await Promise.race([loaded.then(() => null), expiry]);
+        if (outcome === TIMED_OUT) {
+          // The look-ups go on; a failure after the deadline must not be an unhandled rejection.
+          loaded.catch(() => undefined);
+          return undefined;
+        }
+      }
+    }
+    // A look-up that ended sets its document; one that could not answer leaves it unknown.
+    const docs = entries.map((e) => e.value);
+    return docs.some((d) => d === undefined) ? undefined : (docs as (Doc | null)[]);
+  }
+
+  /**
    * Several documents of one collection (dashboards' batched look-ups): cached ones at once, the
    * others in the same batched look-up as every other miss. Missing documents are null.
    */

@@ -25,6 +25,7 @@ export interface FakeStateLayer extends WriteQueue {
   readonly changes: number;
   read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined>;
   readMany(collection: string, ids: readonly string[]): Promise<Map<string, Doc | null>>;
+  readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined>;
   cached(collection: string, id: string): Doc | null | undefined;
   peek(collection: string, id: string): Doc | null | undefined;
   view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined;
@@ -64,6 +65,13 @@ export function createFakeStateLayer(): FakeStateLayer {
     async readMany(collection, ids) {
       if (layer.unreachable) throw new Unavailable('the fake database is unreachable');
       return new Map(ids.map((id) => [id, entry(collection, id).value]));
+    },
+    async readAll(collection, ids, deadline) {
+      if (layer.unreachable) {
+        if (deadline !== undefined) return undefined;
+        throw new Unavailable('the fake database is unreachable');
+      }
+      return ids.map((id) => entry(collection, id).value);
     },
     cached: (collection, id) => (layer.unreachable ? undefined : entry(collection, id).value),
     peek: (collection, id) => entries.get(key(collection, id))?.value,

@@ -25,7 +25,8 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, readWindow, environmentStats, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, readWindow, environmentStats, NO_SNAPSHOTS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
 
@@ -531,11 +532,14 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   });
 });
 
+/** Counter documents as the store reads them, from an object literal. */
+const snaps = (docs: Record<string, CounterSnapshot>): Snapshots => new Map(Object.entries(docs));
+
 describe('windows and counters', () => {
   it('a client token serves one login flow: three calls within a minute, from one address', () => {
     const A = '81.2.69.142';
-    const used = (n: number, ips = [A]): Snapshots => ({ 't:tok': { counts: { n, first: T0 }, sets: { ip: ips } } });
-    expect(tokenReplayed({}, 'tok', T0, A)).toBe(false);
+    const used = (n: number, ips = [A]): Snapshots => snaps({ 't:tok': { counts: { n, first: T0 }, sets: { ip: ips } } });
+    expect(tokenReplayed(NO_SNAPSHOTS, 'tok', T0, A)).toBe(false);
     expect(tokenReplayed(used(1), 'tok', T0 + 5_000, A)).toBe(false);
     expect(tokenReplayed(used(2), 'tok', T0 + 5_000, A)).toBe(false);
     expect(tokenReplayed(used(3), 'tok', T0 + 5_000, A)).toBe(true);
@@ -554,10 +558,10 @@ describe('windows and counters', () => {
   it('a window adds the previous hour in proportion to what is left of it, and counts this account', () => {
     const { f } = features({ at: Date.parse('2026-10-01T12:15:00Z') });
     const hour = f.hourBucket;
-    const s: Snapshots = {
+    const s = snaps({
       [`w:ip:${HOME.ip}:${hour}`]: { counts: { a: 4, f: 2 }, sets: { u: ['a', 'b'], uf: ['a'] } },
       [`w:ip:${HOME.ip}:${hour - 1}`]: { counts: { a: 8, f: 4 }, sets: { u: ['c'], uf: ['c'] } },
-    };
+    });
     const w = readWindow(s, f, 'ip', 'd')!;
     expect(w.attempts).toBeCloseTo(4 + 0.75 * 8, 9);
     expect(w.failures).toBeCloseTo(2 + 0.75 * 4, 9);
@@ -570,13 +574,13 @@ describe('windows and counters', () => {
     const { f } = features({ at });
     const hour = f.hourBucket;
     const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, challengeFeedback: false, account: null };
-    const env = counterBumps(f, outcome, {}, at, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === `w:env:*:${hour}`);
+    const env = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === `w:env:*:${hour}`);
     expect(env?.inc).toEqual({ a: 1, f: 1, x: 1, a0: 1, x0: 1, f0: 1 });
-    const s: Snapshots = {
+    const s = snaps({
       [`w:env:*:${hour}`]: { counts: { x: 3, a0: 6, x0: 3, f0: 1 }, sets: {} },
       // The previous hour's last slot (55–60) counts; its earlier slots do not.
       [`w:env:*:${hour - 1}`]: { counts: { x: 9, x10: 5, a11: 3, x11: 2, f11: 4 }, sets: {} },
-    };
+    });
     const recent = readWindow(s, f, 'env')!.recent!;
     expect(recent.attempts).toBe(9);
     expect(recent.registrations).toBe(0);
@@ -590,7 +594,7 @@ describe('windows and counters', () => {
   it('an event bumps its windows, and only legitimate evidence the population', () => {
     const { f } = features({});
     const outcome = (o: Partial<Outcome>): Outcome => ({ attempt: true, failure: false, success: false, registration: false, unknownAccount: false, challengeFeedback: false, account: 'alice', ...o });
-    const keys = (o: Outcome) => counterBumps(f, o, {}, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key);
+    const keys = (o: Outcome) => counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key);
     const failed = keys(outcome({ failure: true }));
     expect(failed).toEqual(expect.arrayContaining([`w:ip:${HOME.ip}:${f.hourBucket}`, `w:net:81.2.69.0/24:${f.hourBucket}`, `w:env:*:${f.hourBucket}`]));
     expect(failed.some((k) => k.startsWith('p:cc:'))).toBe(false);
@@ -599,7 +603,7 @@ describe('windows and counters', () => {
 
   it('the environment\'s hourly rates are averages over its age', () => {
     const w = epochWeight(T0, 30 * DAY);
-    const s: Snapshots = { 'p:*': { counts: { a: 200 * w, f: 20 * w, first: T0 - 10 * 3_600_000 }, sets: {} } };
+    const s = snaps({ 'p:*': { counts: { a: 200 * w, f: 20 * w, first: T0 - 10 * 3_600_000 }, sets: {} } });
     const e = environmentStats(s, T0);
     expect(e.ageHours).toBeCloseTo(10, 6);
     expect(e.attemptsPerHour).toBeCloseTo(20, 6);
