@@ -361,6 +361,8 @@ describe('GraphQL for the console', () => {
     await login(app.secret, 'dry-reported', 'fp-dry-reported');
     await app.built.services.read.events.flush();
     await gqlSecret(app.secret, `mutation { reportDevice(token: "${a.device.token}") { token } }`);
+    // The report reaches the dashboards' copy of the device behind the answer (one flush later).
+    await app.built.state.flush();
     const policies = (await gqlSecret(app.secret, '{ policies { id name } }')).policies;
     const denyReported = policies.find((p: any) => p.name === 'Deny reported devices').id;
     const r = (
