@@ -49,63 +49,23 @@ function fieldPath(section: 'c' | 's', name: string): readonly string[] | null {
   return path;
 }
 
-/** Most counter ids remembered per generation (two generations: see CounterIds). */
-const ID_MEMO = 20_000;
-
-/**
- * Counter ids by key, per environment. A verdict names ~28 counter keys, most of them the same as
- * recent verdicts' (the environment's, its countries', browsers' and networks' entries): the id
- * remembered is the same string as before, whose hash V8 has kept, so the cache look-up behind it
- * costs one hash of the key instead of escaping it, joining it to the tenant and hashing that.
- */
-class CounterIds {
-  private young = new Map<string, string>();
-  private old = new Map<string, string>();
-
-  constructor(private readonly env: EnvId) {}
-
-  of(key: string): string {
-    let id = this.young.get(key);
-    if (id !== undefined) return id;
-    id = this.old.get(key) ?? idOf(this.env, key);
-    if (this.young.size >= ID_MEMO) {
-      this.old = this.young;
-      this.young = new Map();
-    }
-    this.young.set(key, id);
-    return id;
-  }
-}
-
 export class StateCounterStore implements CounterStore {
-  private readonly ids = new Map<EnvId, CounterIds>();
-
   constructor(private readonly db: Db, private readonly state: StateLayer, private readonly now: () => Date) {}
-
-  private idsOf(env: EnvId): CounterIds {
-    let ids = this.ids.get(env);
-    if (!ids) {
-      ids = new CounterIds(env);
-      this.ids.set(env, ids);
-    }
-    return ids;
-  }
 
   async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Map<string, CounterSnapshot> | undefined> {
     const out = new Map<string, CounterSnapshot>();
     const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
     // Most documents are cached: those are answered without a promise each; the others in one read.
     let missed: string[] | undefined;
-    const ids = this.idsOf(env);
     for (const k of keys) {
-      const d = this.state.cached(COUNTERS, ids.of(k));
+      const d = this.state.cached(COUNTERS, idOf(env, k));
       if (d === undefined) (missed ??= []).push(k);
       else out.set(k, snapshot(d as CounterDoc | null));
     }
     if (!missed) return out;
     const docs = await this.state.readAll(
       COUNTERS,
-      missed.map((k) => ids.of(k)),
+      missed.map((k) => idOf(env, k)),
       deadline,
     );
     if (!docs) return undefined;
@@ -115,7 +75,6 @@ export class StateCounterStore implements CounterStore {
 
   bump(env: EnvId, bumps: readonly CounterBump[]): void {
     const now = this.now().getTime();
-    const ids = this.idsOf(env);
     // A verdict bumps ~19 documents: the operations are built directly, with shared paths (they
     // are read-only) and one expiry per lifetime, instead of a delta builder and entry arrays each.
     let expiries: Map<number, Date> | undefined;
@@ -147,7 +106,7 @@ export class StateCounterStore implements CounterStore {
         const path = fieldPath('s', name);
         if (path) ops.push({ op: 'set', path, value: [...(b.replaceSet[name] as string[])] });
       }
-      this.state.apply(COUNTERS, ids.of(b.key), ops);
+      this.state.apply(COUNTERS, idOf(env, b.key), ops);
     }
   }
 

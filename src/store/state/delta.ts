@@ -40,6 +40,8 @@ export function fieldName(text: string): string {
 /** The text a `fieldName` was made from. */
 export function fromFieldName(name: string): string {
   if (name === '%') return '';
+  // Most names escape nothing (a browser, a country): no regular expression for them.
+  if (!name.includes('%')) return name;
   return name.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 

@@ -45,12 +45,27 @@ function dated(v: unknown): unknown {
   return v;
 }
 
-function reviver(_key: string, value: unknown): unknown {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const v = value as Record<string, unknown>;
-    if (typeof v.$date === 'number' && Object.keys(v).length === 1) return new Date(v.$date);
+/**
+ * Turn every `{$date: <ms>}` in freshly parsed JSON back into a Date, in place. A walk after the
+ * native JSON.parse costs a fraction of a reviver, which JSON.parse calls back for every value.
+ */
+function undate(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (x !== null && typeof x === 'object') v[i] = undate(x);
+    }
+    return v;
   }
-  return value;
+  const o = v as Record<string, unknown>;
+  let keys = 0;
+  for (const k in o) {
+    keys++;
+    const x = o[k];
+    if (x !== null && typeof x === 'object') o[k] = undate(x);
+  }
+  return keys === 1 && typeof o.$date === 'number' ? new Date(o.$date) : o;
 }
 
 /** The stored form: the `keep` fields as they are, everything else in one JSON string. */
@@ -70,5 +85,7 @@ export function unpack(stored: Doc): Doc {
   const packed = stored[PACKED];
   if (typeof packed !== 'string') return stored;
   const { [PACKED]: _p, ...kept } = stored;
-  return { ...(JSON.parse(packed, reviver) as Doc), ...kept };
+  const parsed = JSON.parse(packed) as Doc;
+  // Most packed documents (counters) hold no date: no walk for them.
+  return { ...(packed.includes('"$date"') ? (undate(parsed) as Doc) : parsed), ...kept };
 }
