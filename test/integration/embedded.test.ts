@@ -16,8 +16,11 @@ it('starts, serves, and replaces an orphan left by a killed owner', async () => 
   const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));
   // Unsupervised: the Rampart that started it is about to be "killed", so nothing may restart it.
   const first = await startEmbedded(dir, { supervise: false });
-  // Rampart reaches it through a Unix domain socket in its owner-only directory.
-  expect(first.uri).toBe(`mongodb://${encodeURIComponent(path.join(dir, 'ferretdb', 'ferretdb.sock'))}/`);
+  // Rampart reaches it through a Unix domain socket in its owner-only directory (loopback TCP
+  // where the path is too long for a socket address, as a long temporary directory can make it).
+  const socket = path.join(dir, 'ferretdb', 'ferretdb.sock');
+  if (Buffer.byteLength(socket) < 100) expect(first.uri).toBe(`mongodb://${encodeURIComponent(socket)}/`);
+  else expect(first.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
   const orphanPid = first.pid as number;
   expect(orphanPid).toEqual(expect.any(Number));
   // As if the Rampart that started it had been killed: its pid is gone, FerretDB is not.
