@@ -213,7 +213,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       process.kill(pid, 'SIGCONT');
       database.client.off('serverHeartbeatFailed', noticed);
     }
-    expect(inFlight).toEqual({ devices: 503, graphql: 503, grpc: expect.stringMatching(/^UNAVAILABLE: .*has not answered for \d+ ms/), driverNoticed: false, why: expect.stringMatching(/has not answered for \d+ ms/) });
+    // Answered by the probe, before the driver's heartbeat noticed. On a loaded machine a pool
+    // connection whose handshake was already slow when the database stopped can time out first
+    // (the test's connectTimeoutMS is 1 s): then the driver's own error says so, just as soon.
+    const hung = /has not answered for \d+ ms|the database is unreachable \(connection \d+ .* timed out\)/;
+    expect(inFlight).toEqual({ devices: 503, graphql: 503, grpc: expect.stringMatching(new RegExp(`^UNAVAILABLE: .*(${hung.source})`)), driverNoticed: false, why: expect.stringMatching(hung) });
     expect(seen.filter((s) => s === 503).length).toBe(3);
     expect(seen.every((s) => s === 200 || s === 503)).toBe(true);
     let back = 0;
