@@ -28,6 +28,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { ensureFerretdb, FERRETDB_ENV, freePort, SQLITE_PRAGMAS, sqliteUrl } from '../src/store/embedded';
+import { rng } from './lib/traffic';
 
 const UPSERT = 'rampart:upsert';
 
@@ -36,19 +37,8 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-/** A small seeded PRNG (mulberry32), so every run writes the same documents. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rnd = prng(42);
+// Seeded, so every run writes the same documents.
+const rnd = rng(42);
 const int = (n: number) => Math.floor(rnd() * n);
 const hex = (n: number) => {
   let s = '';

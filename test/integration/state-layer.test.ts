@@ -85,15 +85,21 @@ embeddedOnly('packed documents (embedded database)', () => {
   });
 });
 
+/** A test database that records the `_id` list of every find on `collection`. */
+async function watchingFinds(collection: string): Promise<{ watched: TestDatabase; finds: string[][] }> {
+  const finds: string[][] = [];
+  const watched = await testDatabase({
+    monitorCommands: (e) => {
+      const filter = (e.command as { filter?: { _id?: { $in?: string[] } } }).filter;
+      if (e.commandName === 'find' && e.command.find === collection) finds.push(filter?._id?.$in ?? []);
+    },
+  });
+  return { watched, finds };
+}
+
 describe('look-ups', () => {
   it('go one at a time per collection: misses that arrive meanwhile share the next one, and each read gets its document', async () => {
-    const finds: string[][] = [];
-    const watched = await testDatabase({
-      monitorCommands: (e) => {
-        const filter = (e.command as { filter?: { _id?: { $in?: string[] } } }).filter;
-        if (e.commandName === 'find' && e.command.find === 'lookups') finds.push(filter?._id?.$in ?? []);
-      },
-    });
+    const { watched, finds } = await watchingFinds('lookups');
     try {
       await watched.db.collection('lookups').insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
       const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
@@ -118,13 +124,7 @@ describe('look-ups', () => {
 
 describe('readAll', () => {
   it('reads cached, stored and missing documents in one look-up, in the order asked, or answers undefined past its deadline', async () => {
-    const finds: string[][] = [];
-    const watched = await testDatabase({
-      monitorCommands: (e) => {
-        const filter = (e.command as { filter?: { _id?: { $in?: string[] } } }).filter;
-        if (e.commandName === 'find' && e.command.find === 'many') finds.push(filter?._id?.$in ?? []);
-      },
-    });
+    const { watched, finds } = await watchingFinds('many');
     try {
       await watched.db.collection('many').insertMany([{ _id: 'a' as never, n: 1 }, { _id: 'b' as never, n: 2 }]);
       const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
