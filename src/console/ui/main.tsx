@@ -5,7 +5,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, currentSession, onSignedOut, signIn, signOut, type SessionInfo } from './api';
 import { ErrorBox, Loading } from './components';
 import { time } from './format';
@@ -30,6 +30,10 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
+  // Focused as it is inserted (autofocus on an element added after load waits for the browser's
+  // next autofocus pass, and the first keys typed before it went nowhere).
+  const input = useRef<HTMLInputElement>(null);
+  useLayoutEffect(() => input.current?.focus(), []);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -56,7 +60,7 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
         )}
         <label>
           Key
-          <input type="password" name="key" autoComplete="off" spellcheck={false} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required autoFocus />
+          <input ref={input} type="password" name="key" autoComplete="off" spellcheck={false} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required autoFocus />
         </label>
         {error && <ErrorBox error={error} />}
         <button class="primary" type="submit" disabled={busy || !key.trim()}>
@@ -72,9 +76,13 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
   const route = useRoute();
   const [page, ...rest] = route.parts.length ? route.parts : ['overview'];
   const [menu, setMenu] = useState(false);
-  useEffect(() => {
+  // A new page takes the focus (for keyboard and screen-reader users) as it is shown, never later:
+  // by then the user may be typing in one of its fields, whose keys would be lost.
+  useLayoutEffect(() => {
     setMenu(false);
-    document.getElementById('main')?.focus();
+    const main = document.getElementById('main');
+    const active = document.activeElement;
+    if (main && !(active && main.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) main.focus();
   }, [route.parts.join('/')]);
   let body;
   switch (page) {
