@@ -20,14 +20,14 @@
  * --tick the ms between batches (default 20); --find-ids the ids per look-up (default 8; 0: no
  * look-ups, writes only); --debug-addr FerretDB's pprof address.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { ensureFerretdb, FERRETDB_ENV, freePort, SQLITE_PRAGMAS, sqliteUrl } from '../src/store/embedded';
+import { ensureFerretdb, FERRETDB_ENV, freePort, SQLITE_PRAGMAS, sqliteUrl, waitForPort } from '../src/store/embedded';
+import { cpuOf } from './lib/proc';
 import { rng } from './lib/traffic';
 
 const UPSERT = 'rampart:upsert';
@@ -102,27 +102,6 @@ function tokenDoc(): Document {
   return { _id: `tok_${hex(24)}`, envId: 'env_bench', userId: `u${int(5000)}`, deviceKey: hex(32), createdAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000), nonce: hex(64) };
 }
 
-/** CPU time of a process in µs, from /proc (clock ticks of 10 ms: use over seconds). */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-async function waitForPort(port: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`FerretDB exited (${child.exitCode})`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error('FerretDB did not listen');
-    await sleep(50);
-  }
-}
-
 async function upsert(db: Db, collection: string, docs: Document[]): Promise<void> {
   if (docs.length > 0) await db.collection(collection).insertMany(docs, { ordered: false, comment: UPSERT });
 }
@@ -155,7 +134,7 @@ async function main(): Promise<void> {
   const child = spawn(bin, args, { stdio: 'ignore', env: { ...FERRETDB_ENV, ...process.env } });
   const client = new MongoClient(`mongodb://127.0.0.1:${port}/`, { maxPoolSize: 16 });
   try {
-    await waitForPort(port, child);
+    await waitForPort(port, child, 20_000);
     await client.connect();
     const db = client.db('bench');
     const pid = child.pid!;
@@ -174,7 +153,8 @@ async function main(): Promise<void> {
     const pick = <T>(xs: T[]) => xs[int(xs.length)];
     let docs = 0;
     let finds = 0;
-    const before = cpuOf(pid);
+    const cpuNow = () => cpuOf(pid) ?? Number.NaN;
+    const before = cpuNow();
     const t0 = Date.now();
     for (let b = 0; b < batches; b++) {
       const next = Date.now() + tick;
@@ -211,7 +191,7 @@ async function main(): Promise<void> {
       const wait = next - Date.now();
       if (wait > 0) await sleep(wait);
     }
-    const cpu = cpuOf(pid) - before;
+    const cpu = cpuNow() - before;
     const peakRss = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     const wall = Date.now() - t0;
     let walBytes = 0;

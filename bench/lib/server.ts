@@ -25,6 +25,7 @@ import { buildRestServer } from '../../src/rest/server';
 import { validateEvent } from '../../src/core/events/parse';
 import { eventCommand } from '../../src/rest/event-command';
 import { embeddedInfoFile } from '../../src/store/embedded';
+import { cpuOf, rssOf } from './proc';
 import type { Services } from '../../src/core/services';
 
 export interface Endpoints {
@@ -57,26 +58,6 @@ function liveHeap(): number {
   const gc = runInNewContext('gc') as () => void;
   gc();
   return process.memoryUsage().heapUsed;
-}
-
-/** Resident memory of a process in bytes, from /proc (null where there is none). */
-function rssOf(pid: number): number | null {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU time of a process in µs, from /proc (clock ticks of 10 ms: use over seconds, not calls). */
-function cpuOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return null;
-  }
 }
 
 /** The embedded FerretDB this process started (its child named ferretdb), if any. */

@@ -100,7 +100,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** Resolves once `child` (a FerretDB) accepts connections on loopback `port`; rejects if it exits or times out. */
+export function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = () => {

@@ -254,25 +254,36 @@ export class StateLayer implements WriteQueue {
    */
   async read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined> {
     const e = this.entry(collection, id, true);
+    const loading = this.lookUp(e);
+    if (loading && !(await this.inTime(loading, deadline))) return undefined;
+    return e.value;
+  }
+
+  /** Count a read of `e`, and start its look-up unless the cached copy is fresh: the look-up to wait for, or null. */
+  private lookUp(e: Entry): Promise<void> | null {
     if (this.fresh(e)) {
-      this.o.observer?.read(collection, 'hit');
-      return e.value;
+      this.o.observer?.read(e.collection, 'hit');
+      return null;
     }
-    this.o.observer?.read(collection, e.value === undefined ? 'miss' : 'stale');
-    const loading = (e.loading ??= this.load(e));
+    this.o.observer?.read(e.collection, e.value === undefined ? 'miss' : 'stale');
+    return (e.loading ??= this.load(e));
+  }
+
+  /**
+   * Whether `loading` ended by `deadline` (always, without one; it rejects when the database fails
+   * before then). Past the deadline the look-up goes on and fills the cache.
+   */
+  private async inTime(loading: Promise<unknown>, deadline?: number): Promise<boolean> {
     if (deadline === undefined) {
       await loading;
-      return e.value;
+      return true;
     }
     const expiry = this.expiry(deadline);
-    if (expiry === null) return undefined;
-    const outcome = await Promise.race([loading.then(() => null), expiry]);
-    // The look-up goes on; a failure after the deadline must not be an unhandled rejection.
-    if (outcome === TIMED_OUT) {
-      loading.catch(() => undefined);
-      return undefined;
-    }
-    return e.value;
+    const outcome = expiry === null ? TIMED_OUT : await Promise.race([loading.then(() => null), expiry]);
+    if (outcome !== TIMED_OUT) return true;
+    // A failure after the deadline must not be an unhandled rejection.
+    loading.catch(() => undefined);
+    return false;
   }
 
   /**
@@ -314,28 +325,8 @@ export class StateLayer implements WriteQueue {
    */
   async readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined> {
     const entries = ids.map((id) => this.entry(collection, id, true));
-    const loads: Promise<void>[] = [];
-    for (const e of entries) {
-      if (this.fresh(e)) {
-        this.o.observer?.read(collection, 'hit');
-        continue;
-      }
-      this.o.observer?.read(collection, e.value === undefined ? 'miss' : 'stale');
-      loads.push((e.loading ??= this.load(e)));
-    }
-    if (loads.length > 0) {
-      const loaded = Promise.all(loads);
-      if (deadline === undefined) await loaded;
-      else {
-        const expiry = this.expiry(deadline);
-        const outcome = expiry === null ? TIMED_OUT : await Promise.race([loaded.then(() => null), expiry]);
-        if (outcome === TIMED_OUT) {
-          // The look-ups go on; a failure after the deadline must not be an unhandled rejection.
-          loaded.catch(() => undefined);
-          return undefined;
-        }
-      }
-    }
+    const loads = entries.map((e) => this.lookUp(e)).filter((l): l is Promise<void> => l !== null);
+    if (loads.length > 0 && !(await this.inTime(Promise.all(loads), deadline))) return undefined;
     // A look-up that ended sets its document; one that could not answer leaves it unknown.
     const docs = entries.map((e) => e.value);
     return docs.some((d) => d === undefined) ? undefined : (docs as (Doc | null)[]);
@@ -346,13 +337,9 @@ export class StateLayer implements WriteQueue {
    * others in the same batched look-up as every other miss. Missing documents are null.
    */
   async readMany(collection: string, ids: readonly string[]): Promise<Map<string, Doc | null>> {
-    const entries = [...new Set(ids)].map((id) => this.entry(collection, id, true));
-    for (const e of entries) {
-      this.o.observer?.read(collection, this.fresh(e) ? 'hit' : e.value === undefined ? 'miss' : 'stale');
-      if (!this.fresh(e)) e.loading ??= this.load(e);
-    }
-    await Promise.all(entries.map((e) => e.loading));
-    return new Map(entries.map((e) => [e.id, e.value ?? null]));
+    const unique = [...new Set(ids)];
+    const docs = await this.readAll(collection, unique);
+    return new Map(unique.map((id, i) => [id, docs?.[i] ?? null]));
   }
 
   private async loadMany(collection: string, entries: Entry[]): Promise<void> {
