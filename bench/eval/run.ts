@@ -29,15 +29,17 @@ interface Options {
   /** See GenerateOptions: IPv6 homes and carriers, home IPv4 addresses that change. */
   ipv6: boolean;
   dynamicHome: boolean;
+  /** The application forwards only the User-Agent header (a minimal integration). */
+  uaOnly: boolean;
   json: string | null;
   /** Write every outcome (one JSON line each), to study what fired. */
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, uaOnly: false, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -50,6 +52,7 @@ function options(argv: string[]): Options {
     else if (a === '--no-feedback') o.feedback = false;
     else if (a === '--ipv6') o.ipv6 = true;
     else if (a === '--dynamic-home') o.dynamicHome = true;
+    else if (a === '--ua-only') o.uaOnly = true;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
     else if (a === '--attack-scale') o.attackScale = Number(next());
@@ -89,9 +92,11 @@ async function main(): Promise<void> {
     // generator's weekdays and hours stay where they were), so figures can be compared across days.
     const end = weekStart(Date.now());
     const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
+    // An application that forwards only the User-Agent (and the address): the same steps, fewer headers.
+    if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {

@@ -36,6 +36,11 @@ export const UNFAMILIARITY_CAP = 2.0;
  */
 const WAVE_UNFAMILIAR = 1;
 const WAVE_KNOWN_MAX = 1.5;
+/**
+ * Least network log-likelihood ratio on an anonymising network (VPN, hosting, Tor): however often
+ * the user came through it, it counts at most as much as this (−4 elsewhere).
+ */
+const SHARED_NETWORK_FLOOR = -1;
 /** Weight of the place within a familiar operator (see placeRatio). */
 export const PLACE_WEIGHT = 0.4;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
@@ -88,7 +93,11 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
-  const net = gain * 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : -4, 7);
+  // A VPN, hosting or Tor network is shared with strangers, attackers first among them: the user's
+  // habit of it vouches for little (an attacker choosing a VPN in the victim's country often
+  // lands on the user's own provider), so the software and device must do the vouching there.
+  const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
+  const net = gain * 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : -4, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });

@@ -680,6 +680,22 @@ describe('one calibrated risk', () => {
     expect(risk(away, { behaviour: laptop, windows: wave }).risk).toBe(risk(away, { behaviour: laptop }).risk);
   });
 
+  it('a VPN the user always comes through vouches for the user, not for another browser on it', () => {
+    // Thirty logins through the same VPN, from a Windows laptop, headers only.
+    const vpnUser = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, net: { ...VPN, ip: `185.159.157.${10 + k}` } })));
+    const throughVpn = (headers: Record<string, string>) => risk({ net: { ...VPN, ip: '185.159.157.200' }, headers }, { behaviour: vpnUser }, 'preauth');
+    // The user's own browser on another exit of it: low.
+    expect(riskLevel(throughVpn(browser()).risk)).toBe('low');
+    // Someone else's browser on the same VPN: its familiarity no longer hides the stranger.
+    const stranger = throughVpn(browser(IPHONE, 'en-US,en;q=0.9'));
+    expect(riskLevel(stranger.risk)).toBe('medium');
+    // The same stranger's browser on the user's home operator, which the user owns alone, counts as familiar as before.
+    const homeUser = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, net: { ...HOME, ip: `81.2.69.${10 + k}` } })));
+    const atHome = risk({ net: { ...HOME, ip: '81.2.69.200' }, headers: browser(IPHONE, 'en-US,en;q=0.9') }, { behaviour: homeUser }, 'preauth');
+    const network = (a: { contributions: { signal: string; weight: number }[] }) => a.contributions.find((c) => c.signal === 'network')?.weight ?? 0;
+    expect(network(atHome)).toBeLessThan(network(stranger));
+  });
+
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
     const stranger = { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'ja-JP') };
     expect(risk(stranger, { behaviour: habitual() }).risk).toBeLessThan(0.9);
