@@ -45,6 +45,18 @@ export interface EvidenceInput {
   familiarAsn: boolean;
   /** What a Rampart client token showed (null: the event carried none). */
   client: ClientEvidence | null;
+  /**
+   * The event's browser language among the environment's legitimate events (decayed counts):
+   * those from the address's country, those of them with this language, and this language's
+   * share of all events. Null where the event has no language or no country.
+   */
+  language: LanguageCounts | null;
+}
+
+export interface LanguageCounts {
+  country: number;
+  inCountry: number;
+  overall: number;
 }
 
 /** A Rampart client token, as the engine weighs it. */
@@ -62,6 +74,21 @@ export interface ClientEvidence {
 }
 
 const TOR = 4;
+/**
+ * `language_country_mismatch`, for an account without history (a sign-up, an unknown account):
+ * a tool picks its language whatever address it goes through, about as often as the environment
+ * sees that language overall (at least LANGUAGE_IN_ATTACKS_MIN of the time), while people mostly
+ * ask for their country's. Weighed by that likelihood ratio against the language's share among
+ * the country's legitimate events (smoothed toward its overall share by LANGUAGE_PRIOR events),
+ * from LANGUAGE_MISMATCH_FROM up to LANGUAGE_MISMATCH_MAX, once the country has
+ * LANGUAGE_COUNTRY_MIN_EVENTS legitimate events. A known user's own language is the behavioural
+ * model's (a traveller asks for theirs anywhere).
+ */
+const LANGUAGE_IN_ATTACKS_MIN = 0.05;
+const LANGUAGE_PRIOR = 20;
+const LANGUAGE_MISMATCH_FROM = 0.5;
+const LANGUAGE_MISMATCH_MAX = 1.5;
+const LANGUAGE_COUNTRY_MIN_EVENTS = 200;
 /**
  * `missing_headers`: a group counts where at least MISSING_HEADERS_FROM of this browser's logins
  * here carry it, by its likelihood ratio: a tool claiming this browser lacks it about
@@ -146,11 +173,28 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   const missing = missingFields(x.event);
   if (missing) out.push({ signal: 'missing_fields', weight: 0, detail: missing });
 
+  const mismatch = languageMismatch(x);
+  if (mismatch) out.push(mismatch);
+
   const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
   if (email && isDisposableEmail(email)) {
     out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
   }
   return out;
+}
+
+/** A browser language rare among the legitimate events of the address's country, for an account without history. */
+function languageMismatch(x: EvidenceInput): Contribution | null {
+  const l = x.language;
+  if (!l || l.country < LANGUAGE_COUNTRY_MIN_EVENTS || !(x.unknownAccount || x.kind === 'registration')) return null;
+  const inCountry = (Math.min(l.inCountry, l.country) + LANGUAGE_PRIOR * l.overall) / (l.country + LANGUAGE_PRIOR);
+  const weight = Math.min(LANGUAGE_MISMATCH_MAX, Math.log(Math.max(l.overall, LANGUAGE_IN_ATTACKS_MIN) / Math.max(inCountry, 1e-6)));
+  if (weight < LANGUAGE_MISMATCH_FROM) return null;
+  return {
+    signal: 'language_country_mismatch',
+    weight,
+    detail: { language: x.features.values.lang, country: x.features.values.cc, share_in_country: Math.round(inCountry * 1000) / 1000 },
+  };
 }
 
 /**

@@ -180,7 +180,7 @@ const HARD_SIGNALS = new Set([
   'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
   'multiple_accounts_per_device', 'request_shape_burst', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
 ]);
-const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context']);
+const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch']);
 
 /** Evidence that alone settles it: a replayed or forged client token (risk at least 0.95). */
 const CERTAIN_LOGIT = 3;

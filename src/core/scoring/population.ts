@@ -14,6 +14,7 @@
  */
 import type { CounterBump, CounterSnapshot } from '../ports';
 import { atTime, epochWeight, type PopulationCounts } from './behaviour';
+import type { LanguageCounts } from './evidence';
 import type { Features, Level } from './features';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
@@ -34,6 +35,8 @@ export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env'] a
 export type WindowKind = (typeof WINDOW_KINDS)[number];
 
 const popKey = (level: Level, value: string) => `p:${level}:${value}`;
+/** Legitimate events per country and browser language (how a country's browsers ask for pages). */
+const languageKey = (cc: string, lang: string) => `p:cl:${cc}|${lang}`;
 const ENV_KEY = 'p:*';
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
@@ -63,6 +66,7 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (f.values.bf) keys.push(headersKey(f.values.bf));
   keys.push(popKey('shape' as Level, f.shape));
   if (f.emailDomain) keys.push(popKey('dom' as Level, f.emailDomain));
+  if (f.values.cc && f.values.lang) keys.push(languageKey(f.values.cc, f.values.lang));
   for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
     if (value === null) continue;
     keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
@@ -110,6 +114,15 @@ export function populationCounts(s: Snapshots, now: number): PopulationCounts & 
     shape: (shape) => at(popKey('shape' as Level, shape)),
     domain: (domain) => at(popKey('dom' as Level, domain)),
   };
+}
+
+/** The event's browser language among the environment's legitimate events, at `now` (null: no language or no country). */
+export function languageCounts(s: Snapshots, f: Features, now: number): LanguageCounts | null {
+  const { cc, lang } = f.values;
+  if (!cc || !lang) return null;
+  const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const total = at(ENV_KEY);
+  return { country: at(popKey('cc', cc)), inCountry: at(languageKey(cc, lang)), overall: total > 0 ? at(popKey('lang', lang)) / total : 0 };
 }
 
 /** The environment's long-run habits, decayed to `now`. */
@@ -269,6 +282,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     }
     bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
   }
   if (o.attempt && f.values.bf) {
     const inc: Record<string, number> = { n: popW };

@@ -30,6 +30,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   missing_fingerprint: 'no device fingerprint where the user always had one, or where nearly every legitimate login of the environment has one',
   unusual_place: 'an address its operator places in a city (else region) where it has not placed the user, on an operator the user uses',
   unusual_language: 'a browser language the user does not use',
+  language_country_mismatch: "for an account without history, a browser language rare among the environment's legitimate logins from the address's country",
   unusual_hour: 'an hour of the day the user is not usually active',
   replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',
   invalid_token: 'a client token that does not verify: forged, altered, expired or issued for another environment',

@@ -21,7 +21,7 @@ import { buildContext, recognise, reviewState, sightedDevice, sightingChange } f
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence } from '../scoring/evidence';
-import { emailAccount, environmentStats, headerHabits, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import { emailAccount, environmentStats, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
@@ -275,6 +275,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       fingerprints: fingerprintShare(pop),
       client: clientEvidence(x, s),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
+      language: languageCounts(s, x.features, at),
       unknownAccount: read.unknownAccount,
       behaviour: read.state?.behaviour ?? null,
       population: pop,

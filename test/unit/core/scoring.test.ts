@@ -25,7 +25,7 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, readWindow, environmentStats, NO_SNAPSHOTS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, languageCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
@@ -163,6 +163,7 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
     client: null,
     domainCount: 500,
     unknownAccount: false,
+    language: null,
     behaviour: null,
     population: population(),
     device: null,
@@ -402,6 +403,46 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals({ timezoneGapHours: 2 })).toEqual([]);
     // A clock far from the address is evidence, never alone a deny (a traveller's laptop).
     expect(riskLevel(assess(assessInput({}, { client: { ...clean, timezoneGapHours: 9 } }), 'login', T0).risk)).not.toBe('high');
+  });
+
+  describe('language_country_mismatch: a browser language rare in the address\'s country, for an account without history', () => {
+    // 10,000 legitimate events; 2,000 from Britain. English (en-us) is 30% of all events and 4 of
+    // Britain's 2,000 (Britain asks for en-gb); Japanese is 0.5% of all and 1% of Britain's.
+    const counts = (inCountry: number, overall: number, country = 2000) => ({ country, inCountry, overall });
+    const mismatch = (kind: EventKind, language: EvidenceInput['language'], over: Partial<EvidenceInput> = {}) =>
+      requestEvidence(evidenceInput({ headers: browser(CHROME, 'en-US,en;q=0.9') }, kind, { language, ...over })).find((c) => c.signal === 'language_country_mismatch');
+    it.each([
+      ['a sign-up asking for a language Britain rarely asks for', 'registration', counts(4, 0.3), {}, true],
+      ['a pre-auth check for an account Rampart does not know', 'preauth', counts(4, 0.3), { unknownAccount: true }, true],
+      ['a known account (its own language is the behavioural model\'s: a traveller asks for theirs)', 'preauth', counts(4, 0.3), {}, false],
+      ["the country's own language", 'registration', counts(1800, 0.3), {}, false],
+      ['a language rare everywhere and as common here: 1% of Britain, 0.5% overall, at least 5% for a tool', 'registration', counts(20, 0.005), {}, true],
+      ['a language a third of the country asks for (as often as overall)', 'registration', counts(700, 0.3), {}, false],
+      ['a country with too few legitimate events to tell', 'registration', counts(0, 0.3, 150), {}, false],
+      ['no language or no country', 'registration', null, {}, false],
+    ] as const)('%s', (_name, kind, language, over, fires) => {
+      const c = mismatch(kind, language, over);
+      if (!fires) return expect(c).toBeUndefined();
+      expect(c!.weight).toBeGreaterThanOrEqual(0.5);
+      // Soft evidence: alone it challenges no one.
+      expect(c!.weight).toBeLessThanOrEqual(1.5);
+      expect(c!.detail).toMatchObject({ language: 'en-us', country: 'GB' });
+    });
+
+    it('is counted per country and language from legitimate events, and read with the other population entries', () => {
+      const { f } = features({ headers: browser(CHROME, 'en-US,en;q=0.9') });
+      expect(keysToRead(f, null)).toContain('p:cl:GB|en-us');
+      const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, challengeFeedback: false, account: 'alice' };
+      expect(counterBumps(f, success, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).toContain('p:cl:GB|en-us');
+      expect(counterBumps(f, { ...success, success: false, failure: true }, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).not.toContain('p:cl:GB|en-us');
+      // Read back as the evidence needs it.
+      const epoch = epochWeight(T0, POPULATION_HALF_LIFE_MS);
+      const s = snaps({ 'p:*': { counts: { c: 10_000 * epoch }, sets: {} }, 'p:cc:GB': { counts: { c: 2000 * epoch }, sets: {} }, 'p:cl:GB|en-us': { counts: { c: 4 * epoch }, sets: {} }, 'p:lang:en-us': { counts: { c: 3000 * epoch }, sets: {} } });
+      const l = languageCounts(s, f, T0)!;
+      expect(l.country).toBeCloseTo(2000, 6);
+      expect(l.inCountry).toBeCloseTo(4, 6);
+      expect(l.overall).toBeCloseTo(0.3, 6);
+    });
   });
 
   it('a VPN the user habitually uses counts for less', () => {
