@@ -12,7 +12,7 @@ import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
-import type { EnvironmentStats, HeaderHabits, RecentCounts, Window } from './population';
+import type { EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
 import { AUTOMATION } from '../client/components';
 
 export interface Contribution {
@@ -53,11 +53,6 @@ export interface EvidenceInput {
   language: LanguageCounts | null;
 }
 
-export interface LanguageCounts {
-  country: number;
-  inCountry: number;
-  overall: number;
-}
 
 /** A Rampart client token, as the engine weighs it. */
 export interface ClientEvidence {

@@ -14,7 +14,6 @@
  */
 import type { CounterBump, CounterSnapshot } from '../ports';
 import { atTime, epochWeight, type PopulationCounts } from './behaviour';
-import type { LanguageCounts } from './evidence';
 import type { Features, Level } from './features';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
@@ -114,6 +113,13 @@ export function populationCounts(s: Snapshots, now: number): PopulationCounts & 
     shape: (shape) => at(popKey('shape' as Level, shape)),
     domain: (domain) => at(popKey('dom' as Level, domain)),
   };
+}
+
+/** Legitimate events from a country, those of them with one browser language, and that language's share of all events. */
+export interface LanguageCounts {
+  country: number;
+  inCountry: number;
+  overall: number;
 }
 
 /** The event's browser language among the environment's legitimate events, at `now` (null: no language or no country). */
