@@ -11,6 +11,7 @@ import { delta, replacement } from '../../src/store/state/delta';
 import { PACKED } from '../../src/store/state/pack';
 import { unpackStored } from '../../src/store/migrations';
 import { Unavailable } from '../../src/core/errors';
+import { MongoClient } from 'mongodb';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const at = new Date('2026-11-23T10:00:00.000Z');
@@ -168,6 +169,34 @@ describe('admission', () => {
     await expect(a.admit(Date.now() + 60_000)).rejects.toBeInstanceOf(Unavailable);
     await a.flush();
     expect(await database.db.collection('admission').countDocuments({})).toBe(6);
+  });
+
+  it('refuses held work at its deadline while the database is writing but stays far behind (a crash would lose the backlog); lets it in while the database is down', async () => {
+    // More work arriving than the database writes: past twice the mark at the deadline, 503.
+    const a = layer({ flushIntervalMs: 60_000, backpressureAt: 2, queueLimit: 100 });
+    for (let i = 0; i < 4; i++) a.apply('overload', `k${i}`, delta().inc(['n'], 1));
+    await expect(a.admit(Date.now() + 20)).rejects.toThrow(/database is behind \(4 writes waiting\)/);
+    await expect(a.admit(Date.now() - 1)).rejects.toBeInstanceOf(Unavailable);
+    // Between the mark and twice it, held work still goes in at its deadline.
+    await a.flush();
+    for (let i = 0; i < 3; i++) a.apply('overload', `k${i}`, delta().inc(['n'], 1));
+    await expect(a.admit(Date.now() + 20)).resolves.toBeUndefined();
+    await a.flush();
+    expect(await database.db.collection('overload').countDocuments({ n: { $gte: 1 } })).toBe(4);
+
+    // A database that cannot be reached: its flush fails, and work goes in (up to queueLimit) so
+    // that the outage is ridden out; nothing is dropped.
+    const unreachable = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100&connectTimeoutMS=100&directConnection=true');
+    const down = new StateLayer(unreachable.db('down'), { flushIntervalMs: 60_000, backpressureAt: 2, queueLimit: 100, retryBaseMs: 60_000, retryMaxMs: 60_000, onError: () => undefined });
+    try {
+      for (let i = 0; i < 4; i++) down.apply('overload', `k${i}`, delta().inc(['n'], 1));
+      await expect(down.flush(1_000)).rejects.toThrow();
+      await expect(down.admit(Date.now() + 20)).resolves.toBeUndefined();
+      expect(down.pressure).toBe('behind');
+    } finally {
+      await down.close(10).catch(() => undefined);
+      await unreachable.close();
+    }
   });
 
   it('lets held work in at its deadline even if the writes are still behind', async () => {

@@ -26,9 +26,22 @@
  * nothing queued is dropped unless the database refuses the write itself (logged). The queue is
  * bounded twice: past `backpressureAt` writes, `admit()` holds new work back until the database
  * has caught up (or the caller's deadline), which bounds what a crash can lose to about a second
- * of traffic; past `queueLimit` (the database is down) it refuses new work (→ 503).
+ * of traffic; past `queueLimit` (the database is down) it refuses new work (→ 503). Work still
+ * held at its deadline goes in, unless the database is reachable and writing (its last flush
+ * succeeded) and the backlog is past OVERLOAD × `backpressureAt`: then more work than the database
+ * can write is arriving for good, and letting it in would only grow what a crash loses, so it is
+ * refused (→ 503) and the backlog stays near the mark.
  */
 import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
+
+/** Backlog, in multiples of `backpressureAt`, past which held work is refused at its deadline while the database is writing. */
+const OVERLOAD = 2;
+
+/** Work held back by admit(), until the backlog goes down or its deadline. */
+interface Held {
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
 
 /** Every state document is keyed by a string `_id` (`<env>:<key>`). */
 interface StateDocument extends Document {
@@ -149,7 +162,7 @@ export class StateLayer implements WriteQueue {
   private readonly dirty = new Set<Entry>();
   private readonly queues = new Map<string, CollectionQueue>();
   /** Work held back by admit() until the backlog goes down. */
-  private readonly held = new Set<{ resolve: () => void; timer: NodeJS.Timeout }>();
+  private readonly held = new Set<Held>();
   /** Documents missed this turn, per collection, waiting for their batched look-up. */
   private readonly misses = new Map<string, { entry: Entry; resolve: () => void; reject: (err: unknown) => void }[]>();
   /** Collections with a batched look-up under way (the next misses wait for it: see load()). */
@@ -212,14 +225,29 @@ export class StateLayer implements WriteQueue {
     }
     if (this.queued < this.o.backpressureAt || waitUntil === undefined) return Promise.resolve();
     const wait = waitUntil - this.now();
-    if (wait <= 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const waiter = { resolve, timer: setTimeout(() => this.release(waiter), wait) };
+    if (wait <= 0) return this.overloaded() ? Promise.reject(this.overload()) : Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Held = { resolve, timer: setTimeout(() => (this.overloaded() ? this.refuse(waiter, reject) : this.release(waiter)), wait) };
       this.held.add(waiter);
     });
   }
 
-  private release(waiter: { resolve: () => void; timer: NodeJS.Timeout }): void {
+  /** The database is writing (its last flush succeeded) and still far behind: see OVERLOAD. */
+  private overloaded(): boolean {
+    return this.failures === 0 && this.queued >= OVERLOAD * this.o.backpressureAt;
+  }
+
+  private overload(): Unavailable {
+    return new Unavailable(`the database is behind (${this.queued} writes waiting): more work is arriving than it can write`);
+  }
+
+  private refuse(waiter: Held, reject: (err: unknown) => void): void {
+    clearTimeout(waiter.timer);
+    this.held.delete(waiter);
+    reject(this.overload());
+  }
+
+  private release(waiter: Held): void {
     clearTimeout(waiter.timer);
     this.held.delete(waiter);
     waiter.resolve();
