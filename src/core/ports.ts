@@ -115,7 +115,9 @@ export interface WriteQueue {
    * backing up it waits (at most until `waitUntil`, epoch ms) for them to go down, so that load
    * the database cannot absorb slows callers rather than piling up in memory, where a crash would
    * lose it. Rejects with Unavailable when no more work can be queued at all (the queue is full,
-   * or shutting down).
+   * or shutting down), and at `waitUntil` when the database is writing but the backlog is still
+   * far past the mark (more work arrives than it can write: letting it in would only grow what a
+   * crash loses).
    */
   admit(waitUntil?: number): Promise<void>;
   /** The same, without waiting: `behind` where admit() would wait, `full` where it would refuse. */

@@ -53,7 +53,6 @@ export interface EvidenceInput {
   language: LanguageCounts | null;
 }
 
-
 /** A Rampart client token, as the engine weighs it. */
 export interface ClientEvidence {
   /** Why it does not count (null: it verified and was not replayed). */
