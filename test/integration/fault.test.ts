@@ -7,7 +7,7 @@
  * (device reads, GraphQL) answer 503 while it is down, before it is back: at once, not after the
  * driver's 5 s server selection.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -25,6 +25,15 @@ import { createRampartClient, type RampartClient } from '../../src/client';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+
+/** Resolves once the process is in the stopped state (every thread stopped by SIGSTOP), or after 2 s. */
+async function stopped(pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const threads = readdirSync(`/proc/${pid}/task`);
+    if (threads.every((t) => /^State:\s+T/m.test(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8')))) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 embeddedOnly('killing the embedded database mid-stream', () => {
   let dir: string;
@@ -189,6 +198,8 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     database.client.once('serverHeartbeatFailed', noticed);
     const pid = ferret!.pid as number;
     process.kill(pid, 'SIGSTOP');
+    // Stopped only once every thread of it is (one in a system call stops when the call returns).
+    await stopped(pid);
     const seen: number[] = [];
     let inFlight: { devices: number; graphql: number; grpc: string; driverNoticed: boolean; why: string } | null = null;
     try {
