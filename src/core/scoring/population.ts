@@ -104,14 +104,22 @@ export const NO_SNAPSHOTS: Snapshots = new Map();
 const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
 const snap = (s: Snapshots, key: string) => s.get(key) ?? EMPTY;
 
-/** The population as the behavioural model reads it, at `now`. */
-export function populationCounts(s: Snapshots, now: number): PopulationCounts & { shape(shape: string): number; domain(domain: string): number } {
+/** The population as the behavioural model and the evidence read it, at `now`. */
+export interface Population extends PopulationCounts {
+  shape(shape: string): number;
+  domain(domain: string): number;
+  /** Legitimate events from this country with this browser language. */
+  languageIn(cc: string, lang: string): number;
+}
+
+export function populationCounts(s: Snapshots, now: number): Population {
   const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
   return {
     total: at(ENV_KEY),
     count: (level, value) => at(popKey(level, value)),
     shape: (shape) => at(popKey('shape' as Level, shape)),
     domain: (domain) => at(popKey('dom' as Level, domain)),
+    languageIn: (cc, lang) => at(languageKey(cc, lang)),
   };
 }
 
@@ -122,13 +130,11 @@ export interface LanguageCounts {
   overall: number;
 }
 
-/** The event's browser language among the environment's legitimate events, at `now` (null: no language or no country). */
-export function languageCounts(s: Snapshots, f: Features, now: number): LanguageCounts | null {
+/** The event's browser language among the environment's legitimate events (null: no language or no country). */
+export function languageCounts(pop: Population, f: Features): LanguageCounts | null {
   const { cc, lang } = f.values;
   if (!cc || !lang) return null;
-  const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
-  const total = at(ENV_KEY);
-  return { country: at(popKey('cc', cc)), inCountry: at(languageKey(cc, lang)), overall: total > 0 ? at(popKey('lang', lang)) / total : 0 };
+  return { country: pop.count('cc', cc), inCountry: pop.languageIn(cc, lang), overall: pop.total > 0 ? pop.count('lang', lang) / pop.total : 0 };
 }
 
 /** The environment's long-run habits, decayed to `now`. */

@@ -275,7 +275,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       fingerprints: fingerprintShare(pop),
       client: clientEvidence(x, s),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
-      language: languageCounts(s, x.features, at),
+      language: languageCounts(pop, x.features),
       unknownAccount: read.unknownAccount,
       behaviour: read.state?.behaviour ?? null,
       population: pop,

@@ -40,6 +40,7 @@ const OVERLOAD = 2;
 /** Work held back by admit(), until the backlog goes down or its deadline. */
 interface Held {
   resolve: () => void;
+  reject: (err: unknown) => void;
   timer: NodeJS.Timeout;
 }
 
@@ -227,7 +228,7 @@ export class StateLayer implements WriteQueue {
     const wait = waitUntil - this.now();
     if (wait <= 0) return this.overloaded() ? Promise.reject(this.overload()) : Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const waiter: Held = { resolve, timer: setTimeout(() => (this.overloaded() ? this.refuse(waiter, reject) : this.release(waiter)), wait) };
+      const waiter: Held = { resolve, reject, timer: setTimeout(() => this.release(waiter, this.overloaded() ? this.overload() : null), wait) };
       this.held.add(waiter);
     });
   }
@@ -241,16 +242,12 @@ export class StateLayer implements WriteQueue {
     return new Unavailable(`the database is behind (${this.queued} writes waiting): more work is arriving than it can write`);
   }
 
-  private refuse(waiter: Held, reject: (err: unknown) => void): void {
+  /** Stop holding `waiter`: let it in, or refuse it with `refusal`. */
+  private release(waiter: Held, refusal: Unavailable | null = null): void {
     clearTimeout(waiter.timer);
     this.held.delete(waiter);
-    reject(this.overload());
-  }
-
-  private release(waiter: Held): void {
-    clearTimeout(waiter.timer);
-    this.held.delete(waiter);
-    waiter.resolve();
+    if (refusal) waiter.reject(refusal);
+    else waiter.resolve();
   }
 
   /** Let held work in once the backlog is below the backpressure mark (called after each flush). */

@@ -25,7 +25,7 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, languageCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
@@ -438,7 +438,7 @@ describe('attack-population evidence (one signal each)', () => {
       // Read back as the evidence needs it.
       const epoch = epochWeight(T0, POPULATION_HALF_LIFE_MS);
       const s = snaps({ 'p:*': { counts: { c: 10_000 * epoch }, sets: {} }, 'p:cc:GB': { counts: { c: 2000 * epoch }, sets: {} }, 'p:cl:GB|en-us': { counts: { c: 4 * epoch }, sets: {} }, 'p:lang:en-us': { counts: { c: 3000 * epoch }, sets: {} } });
-      const l = languageCounts(s, f, T0)!;
+      const l = languageCounts(populationCounts(s, T0), f)!;
       expect(l.country).toBeCloseTo(2000, 6);
       expect(l.inCountry).toBeCloseTo(4, 6);
       expect(l.overall).toBeCloseTo(0.3, 6);
