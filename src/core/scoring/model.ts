@@ -43,6 +43,8 @@ const WAVE_KNOWN_MAX = 1.5;
 const SHARED_NETWORK_FLOOR = -1;
 /** Weight of the place within a familiar operator (see placeRatio). */
 export const PLACE_WEIGHT = 0.4;
+/** How much an approved device lowers the risk, in log-odds. */
+export const APPROVED_CREDIT = 2.5;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
 export const TENTATIVE_WEIGHT = 0.3;
 
@@ -222,17 +224,20 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   // (Not on a device of the user's that a client token identifies: a stolen password does not bring it.)
   const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
   const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
+  const waveWeight = wave ? ramp(wave.lift, 3, 8, WAVE_KNOWN_MAX) : 0;
   if (wave) {
-    const weight = ramp(wave.lift, 3, 8, WAVE_KNOWN_MAX);
-    contributions.push({ signal: 'attack_wave', weight, detail: { ...wave.detail, known_account: true } });
-    z += weight;
+    contributions.push({ signal: 'attack_wave', weight: waveWeight, detail: { ...wave.detail, known_account: true } });
+    z += waveWeight;
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
   if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);
-  if (x.device?.feedback === 'approved') z -= 2.5;
+  // An approved device vouches for the user (risk −2.5 in log-odds). Identified only by copyable
+  // headers, it vouches for them less where the request itself carries evidence of an attack:
+  // an attacker sending the victim's browser's headers is the same "device" by that identity.
+  if (x.device?.feedback === 'approved') z -= x.features.fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - (Math.max(0, hard) + Math.max(0, soft) + waveWeight) / 2);
   let risk = 1 / (1 + Math.exp(-z));
   if (x.device?.feedback === 'reported') risk = 1;
   risk = Math.round(Math.min(1, Math.max(0, risk)) * 10000) / 10000;

@@ -24,7 +24,7 @@ import {
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
-import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, type AssessInput } from '../../../src/core/scoring/model';
+import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
@@ -855,6 +855,26 @@ describe('one calibrated risk', () => {
     const plain = risk(call, { behaviour: habitual() }).risk;
     expect(risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device }).risk).toBeLessThan(plain);
     expect(risk(call, { behaviour: habitual(), device: { feedback: 'reported' } as Device }).risk).toBe(1);
+  });
+
+  // The approval's credit, in log-odds: in full for a device a client token identifies, or where
+  // nothing in the request points to an attack; less, by half the attack evidence, for a device
+  // known only by its copyable headers through a VPN.
+  it.each([
+    ['a device known by its headers, from a new country', { net: PARIS }, APPROVED_CREDIT],
+    ['a device known by its headers, through a VPN (proxy_ip)', { net: VPN }, APPROVED_CREDIT - 0.5],
+    ['a device a client token identifies, through the same VPN', { net: VPN, token: 'alice-laptop' }, APPROVED_CREDIT],
+  ] as const)('how much an approval lowers the risk: %s', (_what, call, credit) => {
+    const logit = (r: number) => Math.log(r / (1 - r));
+    const plain = risk(call, { behaviour: habitual() });
+    const approved = risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device });
+    const lowered = logit(plain.risk) - logit(approved.risk);
+    if (credit === APPROVED_CREDIT) expect(lowered).toBeCloseTo(APPROVED_CREDIT, 2);
+    else {
+      expect(plain.signals).toHaveProperty('proxy_ip');
+      expect(lowered).toBeLessThan(credit);
+      expect(lowered).toBeGreaterThan(0);
+    }
   });
 
   it('needs nothing but its input (its speed is measured by npm run bench, not here)', () => {
