@@ -13,6 +13,7 @@ import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
 import type { EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
+import { NEW_DOMAIN_BELOW } from './population';
 import { AUTOMATION } from '../client/components';
 
 export interface Contribution {
@@ -101,6 +102,16 @@ const UNKNOWN_IN_ATTACKS = 0.5;
 const UNKNOWN_ACCOUNT_MAX = 1;
 const UNKNOWN_ACCOUNT_AGE_HOURS = 7 * 24;
 const UNKNOWN_ACCOUNT_MIN_ATTEMPTS = 500;
+/**
+ * `new_email_domain`: a sign-up wave on invented domains names a domain no legitimate user has
+ * about NEW_DOMAIN_IN_ATTACKS of the time; legitimate sign-ups do as often as the environment has
+ * seen (its own rate, learned once it has NEW_DOMAIN_MIN_SIGNUPS legitimate sign-ups). Weighed by
+ * that likelihood ratio, from NEW_DOMAIN_MIN to NEW_DOMAIN_MAX: alone it challenges no one.
+ */
+const NEW_DOMAIN_IN_ATTACKS = 0.5;
+const NEW_DOMAIN_MIN_SIGNUPS = 30;
+const NEW_DOMAIN_MIN = 0.6;
+const NEW_DOMAIN_MAX = 2;
 /** `attack_wave` over the last few minutes: at least this many attempts on unknown accounts (twice as many failures). */
 const WAVE_RECENT_MIN = 4;
 const HOSTING = 2.4;
@@ -323,6 +334,21 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
   return clamp((window.successes / window.attempts - HONEST_FROM) / (HONEST_FULL - HONEST_FROM), 0, 1);
 }
 
+/**
+ * A sign-up's domain that no legitimate user of the environment has: by how rarely legitimate
+ * sign-ups bring one (a consumer service's users share a few big providers; a business tool's
+ * bring their companies' domains, and this weighs little there).
+ */
+function newEmailDomain(domain: string, env: EvidenceInput['env']): Contribution {
+  const learned = env.signups >= NEW_DOMAIN_MIN_SIGNUPS;
+  // Smoothed: one sign-up in two with a new domain, before the first.
+  const share = (env.newDomainSignups + 1) / (env.signups + 2);
+  const weight = learned ? clamp(Math.log(NEW_DOMAIN_IN_ATTACKS / share), NEW_DOMAIN_MIN, NEW_DOMAIN_MAX) : NEW_DOMAIN_MIN;
+  const detail: SignalDetail = { domain };
+  if (learned) detail.usual_share = Math.round(share * 1000) / 1000;
+  return { signal: 'new_email_domain', weight, detail };
+}
+
 /** Evidence from velocity across accounts, in the last sixty minutes of event time. */
 export function velocityEvidence(x: EvidenceInput): Contribution[] {
   const out: Contribution[] = [];
@@ -407,8 +433,8 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       out.push({ signal: 'registration_velocity', weight: top.weight, detail });
     }
     // A domain no legitimate user of this environment has, while the environment has many.
-    if (x.features.emailDomain && x.domainCount < 0.5 && x.env.legit >= 200 && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
-      out.push({ signal: 'new_email_domain', weight: 0.6, detail: { domain: x.features.emailDomain } });
+    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= 200 && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
+      out.push(newEmailDomain(x.features.emailDomain, x.env));
     }
   }
   return out;

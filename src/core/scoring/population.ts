@@ -37,6 +37,8 @@ const popKey = (level: Level, value: string) => `p:${level}:${value}`;
 /** Legitimate events per country and browser language (how a country's browsers ask for pages). */
 const languageKey = (cc: string, lang: string) => `p:cl:${cc}|${lang}`;
 const ENV_KEY = 'p:*';
+/** A domain whose decayed count of legitimate users is below this is one no legitimate user has. */
+export const NEW_DOMAIN_BELOW = 0.5;
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
@@ -146,6 +148,9 @@ export interface EnvironmentStats {
   failuresPerHour: number;
   unknownPerHour: number;
   registrationsPerHour: number;
+  /** Legitimate (allowed) sign-ups with an e-mail address, and those of them whose domain no legitimate user had before. */
+  signups: number;
+  newDomainSignups: number;
   /** Answered challenges ($challenge.succeeded/failed): the application reports them. */
   feedback: number;
   /** Hours of history the environment has (caps the per-hour averages while it is young). */
@@ -159,7 +164,7 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, registrationsPerHour: d('r') / span, feedback: d('fb'), ageHours };
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -286,6 +291,10 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
   if (o.challengeFeedback) env.fb = popW;
   if (o.registration) env.r = popW;
   if (o.success) env.c = popW;
+  if (o.success && o.registration && f.emailDomain) {
+    env.rs = popW;
+    if (populationCounts(s, at).domain(f.emailDomain) < NEW_DOMAIN_BELOW) env.rn = popW;
+  }
   if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS });
   if (o.success) {
     for (const level of POPULATION_LEVELS) {

@@ -146,7 +146,7 @@ const noWindows = (): EvidenceInput['windows'] => ({});
 const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
 
 /** A settled environment: weeks old, 50 attempts an hour, 2 of them on accounts Rampart does not know. */
-const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, feedback: 100, ageHours: 2000 };
+const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
 
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
@@ -547,9 +547,23 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('login', { ip: window({ registrations: 8 }) })).toEqual([]);
   });
 
+  // The weight of a domain no legitimate user has: by how often the environment's legitimate
+  // sign-ups bring one (one sign-up wave in two names an invented or unseen domain).
+  it.each([
+    ['an environment with too few sign-ups to tell', 10, 0, 0.6, 0.6],
+    ['a consumer service: 2 of 400 legitimate sign-ups brought a new domain', 400, 2, 2, 2],
+    ['1 in 8 did', 400, 50, 1.3, 1.45],
+    ['a business tool: most sign-ups bring their company\'s domain', 400, 300, 0.6, 0.6],
+  ])('new_email_domain, %s', (_what, signups, newDomainSignups, low, high) => {
+    const env = { ...ENV, signups, newDomainSignups };
+    const c = velocityEvidence(evidenceInput({ email: 'x@qzkmail.top', name: '$registration' }, 'registration', { domainCount: 0, env })).find((x) => x.signal === 'new_email_domain');
+    expect(c?.weight).toBeGreaterThanOrEqual(low);
+    expect(c?.weight).toBeLessThanOrEqual(high);
+  });
+
   it('registration_velocity across the environment: sign-ups far above their usual hourly rate', () => {
     const wave = { env: window({ registrations: 30, attempts: 100 }) };
-    const usual = (registrationsPerHour: number) => ({ env: { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour, feedback: 100, ageHours: 2000 } });
+    const usual = (registrationsPerHour: number) => ({ env: { ...ENV, registrationsPerHour } });
     expect(velocity('registration', wave, usual(1))).toEqual(['registration_velocity']);
     expect(velocityEvidence(evidenceInput({}, 'registration', { windows: wave, ...usual(1) }))[0]!.detail).toMatchObject({ by: 'environment', registrations_last_hour: 30 });
     // A busy application signs up this many every hour; a quiet one saw only a few.
@@ -568,7 +582,7 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['12 sign-ups in the first hour of a new environment', 12, 10, 12, false, 1],
   ])('registration_velocity across the environment over the last minutes: %s', (_name, registrations, minutes, perHour, fires, ageHours = 2000) => {
     const recent = { env: window({ registrations, recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes } }) };
-    const env = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: perHour, feedback: 100, ageHours };
+    const env = { ...ENV, registrationsPerHour: perHour, ageHours };
     expect(velocity('registration', recent, { env })).toEqual(fires ? ['registration_velocity'] : []);
   });
 });
@@ -630,6 +644,23 @@ describe('windows and counters', () => {
     expect(recent.minutes).toBeCloseTo(7.5, 9);
     // Other windows have no slots.
     expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
+  });
+
+  it('a legitimate sign-up counts, and counts whether its domain was new to the environment', () => {
+    const { f } = features({ email: 'bob@qzkmail.top', name: '$registration' });
+    const signup: Outcome = { attempt: true, failure: false, success: true, registration: true, unknownAccount: false, challengeFeedback: false, account: 'bob' };
+    const env = (o: Outcome, s: Snapshots) => counterBumps(f, o, s, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === 'p:*')?.inc ?? {};
+    const w = epochWeight(T0, 30 * DAY);
+    expect(env(signup, NO_SNAPSHOTS)).toMatchObject({ rs: w, rn: w });
+    const known = snaps({ 'p:dom:qzkmail.top': { counts: { c: 3 * w }, sets: {} } });
+    expect(env(signup, known)).toMatchObject({ rs: w });
+    expect(env(signup, known)).not.toHaveProperty('rn');
+    // A sign-up that was stopped, or a login, is no legitimate sign-up.
+    expect(env({ ...signup, success: false }, NO_SNAPSHOTS)).not.toHaveProperty('rs');
+    expect(env({ ...signup, registration: false }, NO_SNAPSHOTS)).not.toHaveProperty('rs');
+    const stats = environmentStats(snaps({ 'p:*': { counts: { c: 100 * w, rs: 40 * w, rn: 4 * w, first: T0 - 30 * DAY }, sets: {} } }), T0);
+    expect(stats.signups).toBeCloseTo(40, 6);
+    expect(stats.newDomainSignups).toBeCloseTo(4, 6);
   });
 
   it('an event bumps its windows, and only legitimate evidence the population', () => {
