@@ -40,6 +40,12 @@ export interface DriveOptions {
   /** The application reports challenge outcomes ($challenge.succeeded/failed). */
   feedback: boolean;
   /**
+   * The application calls the pre-auth check (`$login.attempted` on /v1/authenticate) and tracks
+   * failed logins. Without it, as many integrations of Castle's SDKs do, it sends each failed
+   * login to /v1/filter (`$login` + `$failed`) and acts on that verdict (a bot stops at it).
+   */
+  preauth?: boolean;
+  /**
    * Rampart's browser client: each login or sign-up collects a fresh token with this publishable
    * key from the device's components (null: `context.token` is sent as it is).
    */
@@ -139,10 +145,25 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       return out;
     }
 
+    const withPreauth = o.preauth ?? true;
+    // A failed login: tracked, or (without the pre-auth check) filtered, its verdict acted on.
+    const failed = async (offset: number): Promise<Verdict | null> => {
+      const body = { ...(s.userId ? { user: { id: s.userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) };
+      if (withPreauth) {
+        await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(offset) });
+        return null;
+      }
+      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...body });
+      const v = verdictOf(r.json);
+      note(v, r.status);
+      return v;
+    };
     if (s.typo && s.userId) {
-      await post('/v1/track', { event: '$login.failed', user_id: s.userId, properties: { email: s.email }, context, timestamp: ts(-20_000) });
+      const v = await failed(-20_000);
+      // A person asked to prove themselves after a typo does (a CAPTCHA, a code); a denial stops them.
+      if (v?.action === 'deny') return out;
     }
-    if (s.preauth) {
+    if (s.preauth && withPreauth) {
       const pre = await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ...context, ...(token ? { client_id: token } : {}) }, timestamp: ts() });
       out.preauth = verdictOf(pre.json);
       note(out.preauth, pre.status);
@@ -150,7 +171,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
     }
     if (!s.userId || !s.passwordCorrect) {
-      await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(2000) });
+      out.preauth = await failed(2000);
       return out;
     }
     const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });

@@ -31,15 +31,17 @@ interface Options {
   dynamicHome: boolean;
   /** The application forwards only the User-Agent header (a minimal integration). */
   uaOnly: boolean;
+  /** The application skips the pre-auth check and filters failed logins instead (see DriveOptions.preauth). */
+  preauth: boolean;
   json: string | null;
   /** Write every outcome (one JSON line each), to study what fired. */
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--no-preauth] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, uaOnly: false, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, uaOnly: false, preauth: true, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -53,6 +55,7 @@ function options(argv: string[]): Options {
     else if (a === '--ipv6') o.ipv6 = true;
     else if (a === '--dynamic-home') o.dynamicHome = true;
     else if (a === '--ua-only') o.uaOnly = true;
+    else if (a === '--no-preauth') o.preauth = false;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
     else if (a === '--attack-scale') o.attackScale = Number(next());
@@ -96,7 +99,7 @@ async function main(): Promise<void> {
     if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {
@@ -105,6 +108,7 @@ async function main(): Promise<void> {
       publishableKey: o.tokens === 'client' ? ready.publishableKey : null,
       concurrency: o.concurrency,
       feedback: o.feedback,
+      preauth: o.preauth,
       onProgress: (done, total) => {
         if (done - lastShown >= total / 10 || done === total) {
           lastShown = done;

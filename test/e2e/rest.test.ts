@@ -51,6 +51,16 @@ describe('verdict endpoints', () => {
     expect(r.body.signals).toHaveProperty('disposable_email');
   });
 
+  it('a failed login on filter gets a verdict by the default policies: a script is denied, a browser let through', async () => {
+    const failed = (headers: Record<string, string>, email: string) => call(app, 'POST', '/v1/filter', { type: '$login', status: '$failed', params: { email }, context: { ip: '81.2.69.142', headers } });
+    const script = await failed({ 'User-Agent': 'python-requests/2.31.0', Accept: '*/*' }, 'ff-1@example.com');
+    expect(script.status).toBe(201);
+    expect(script.body.policy).toMatchObject({ action: 'deny', name: 'Deny high-risk failed logins' });
+    expect(script.body.signals).toHaveProperty('bot_behavior');
+    const person = await failed(ctx().headers, 'ff-2@example.com');
+    expect(person.body.policy).toMatchObject({ action: 'allow', name: 'Allow everything else' });
+  });
+
   it('returns the same device token for the same user and fingerprint, another for another fingerprint', async () => {
     const body = (cid: string) => ({ event: '$login', user: { id: 'same-1' }, request_token: cid, context: ctx() });
     const a = await call(app, 'POST', '/v1/risk', body('fp-a'));

@@ -122,6 +122,8 @@ export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
 export const REGISTRATION_EVENTS: readonly string[] = ['$registration', '$registration.attempted', '$registration.succeeded'];
 /** The pre-auth check: a login attempt before the password is checked. */
 export const PREAUTH_EVENTS = ['$login.attempted'];
+/** A failed login (the password was wrong, or the account is not there). */
+export const FAILED_LOGIN_EVENTS = ['$login.failed'];
 
 export const isRegistration = (name: string): boolean => REGISTRATION_EVENTS.includes(name);
 

@@ -7,7 +7,7 @@ import { InvalidParameters, NotFound } from '../errors';
 import type { Action, EnvId, RiskLevel } from '../model';
 import { ACTIONS } from '../model';
 import type { Clock, PolicyStore } from '../ports';
-import { LOGIN_EVENTS, PREAUTH_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
+import { FAILED_LOGIN_EVENTS, LOGIN_EVENTS, PREAUTH_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
 import type { DeviceReviewState, Policy, PolicyConditions, PolicyDraft, PolicyGroup, PolicyRevision, PolicySet } from './model';
 import { POLICY_GROUPS } from './model';
 import { SIGNAL_NAMES } from '../scoring/signals';
@@ -34,6 +34,10 @@ export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
   // Pre-auth: before the password is checked, so a challenge here is a CAPTCHA or a delay.
   { name: 'Deny high-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['high'] }, action: 'deny' },
   { name: 'Challenge medium-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
+  // A failed login's verdict (/v1/filter) says what to do before the next attempt: an integration
+  // without the pre-auth check stops a stuffing source here (a CAPTCHA, a block), not a person.
+  { name: 'Deny high-risk failed logins', group: 'event', conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+  { name: 'Challenge medium-risk failed logins', group: 'event', conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
   { name: 'Deny high-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['high'] }, action: 'deny' },
   { name: 'Challenge medium-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
 ];

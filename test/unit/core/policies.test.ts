@@ -72,6 +72,9 @@ describe('default policies', () => {
     ['$login.attempted', 0.95, 'unreviewed', 'deny'],
     ['$login.attempted', 0.7, 'unreviewed', 'challenge'],
     ['$login.attempted', 0.5, 'unreviewed', 'allow'],
+    ['$login.failed', 0.95, 'unreviewed', 'deny'],
+    ['$login.failed', 0.7, 'unreviewed', 'challenge'],
+    ['$login.failed', 0.5, 'unreviewed', 'allow'],
     ['$password_reset_request.succeeded', 0.99, 'unreviewed', 'allow'],
   ] as const)('%s at %d on a %s device: %s', (event, risk, state, action) => {
     expect(m(event, risk, state).action).toBe(action);

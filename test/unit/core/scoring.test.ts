@@ -504,9 +504,10 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     else expect(found.map((c) => c.weight)).toEqual([expect.closeTo(weight, 9)]);
   });
 
-  it('unknown_account: only a login or pre-auth check, only for an account Rampart does not know', () => {
+  it('unknown_account: only a login, pre-auth check or failed login, only for an account Rampart does not know', () => {
     const env = envStats({ unknownPerHour: 1 });
     expect(velocity('login', {}, { env, unknownAccount: true })).toEqual(['unknown_account']);
+    expect(velocity('failure', {}, { env, unknownAccount: true })).toEqual(['unknown_account']);
     expect(velocity('preauth', {}, { env, unknownAccount: false })).toEqual([]);
     expect(velocity('registration', {}, { env, unknownAccount: true })).toEqual([]);
     // Alone it challenges nobody: a user's first login stays low.
@@ -536,6 +537,8 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     const windows = { env: window({ unknown: r.unknown, failures: r.failures, attempts: 50, recent: { attempts: r.attempts, unknown: r.unknown, failures: r.failures, registrations: 0, minutes: r.minutes } }) };
     const env = envStats({ unknownPerHour: r.usual });
     expect(velocity('preauth', windows, { env, unknownAccount: true }).includes('attack_wave')).toBe(fires);
+    // And on the failed login of such an account (filtered where there is no pre-auth check).
+    expect(velocity('failure', windows, { env, unknownAccount: true }).includes('attack_wave')).toBe(fires);
     // Only for an account Rampart does not know.
     expect(velocity('preauth', windows, { env, unknownAccount: false })).toEqual([]);
   });
