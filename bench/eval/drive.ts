@@ -171,7 +171,9 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
     }
     if (!s.userId || !s.passwordCorrect) {
-      out.preauth = await failed(2000);
+      const v = await failed(2000);
+      // Without the pre-auth check, the failed login's verdict stands in its place.
+      if (!withPreauth) out.preauth = v;
       return out;
     }
     const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });
