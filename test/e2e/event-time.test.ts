@@ -1,6 +1,6 @@
 /**
  * Event time on the verdict endpoints, and the import path (docs/detection.md, "Event time"):
- * a verdict takes a `timestamp` up to 30 days old as the event's time; an older one is scored as
+ * a verdict takes a `timestamp` up to 365 days old as the event's time; an older one is scored as
  * happening now, named in the `stale_timestamp` signal, stored at now, and teaches the user's
  * profile nothing (its velocity evidence lands in the windows of now, where it is looked for).
  * History of any age goes in through track and log, which teach as the live events would.
@@ -33,24 +33,32 @@ const storedEvents = async (user: string) => {
 };
 
 describe.each(endpoints)('%s', (path, body) => {
-  it('takes a timestamp 29 days old as the event time', async () => {
+  it.each([1, 45, 364])('takes a timestamp %d days old as the event time', async (days) => {
     const user = `time-recent-${++n}`;
-    const sent = new Date(Date.now() - 29 * DAY);
+    const sent = new Date(Date.now() - days * DAY);
     const r = await call(app, 'POST', path, body(user, sent.toISOString()));
     expect(r.status).toBe(201);
     expect(r.body.signals).not.toHaveProperty('stale_timestamp');
     const [stored] = await storedEvents(user);
     expect(stored?.occurredAt.toISOString()).toBe(sent.toISOString());
+    // A successful login weeks old teaches the profile as it happened: replaying history through
+    // the verdict endpoints builds the same profile as living through it.
+    if (path !== '/v1/filter') {
+      await app.built.services.track.drain(false);
+      const state = await app.built.services.read.users.load(app.env.id, user);
+      expect(state?.behaviour.n).toBeGreaterThan(0);
+      expect(state?.profile.lastSeenAt.toISOString()).toBe(sent.toISOString());
+    }
   });
 
-  it('scores a timestamp 31 days old as now, names it, and teaches the profile nothing', async () => {
+  it('scores a timestamp 366 days old as now, names it, and teaches the profile nothing', async () => {
     const user = `time-stale-${++n}`;
-    const sent = new Date(Date.now() - 31 * DAY);
+    const sent = new Date(Date.now() - 366 * DAY);
     const before = Date.now();
     const r = await call(app, 'POST', path, body(user, sent.toISOString()));
     const after = Date.now();
     expect(r.status).toBe(201);
-    expect(r.body.signals.stale_timestamp).toEqual({ score: 0, timestamp: sent.toISOString(), max_age_days: 30 });
+    expect(r.body.signals.stale_timestamp).toEqual({ score: 0, timestamp: sent.toISOString(), max_age_days: 365 });
     const [stored] = await storedEvents(user);
     expect(stored?.signals).toContain('stale_timestamp');
     expect(stored?.occurredAt.getTime()).toBeGreaterThanOrEqual(before);

@@ -34,7 +34,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   unusual_hour: 'an hour of the day the user is not usually active',
   replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',
   invalid_token: 'a client token that does not verify: forged, altered, expired or issued for another environment',
-  stale_timestamp: 'a verdict asked about an event older than the bound for verdicts (default 30 days): scored as happening now, teaching the profile nothing',
+  stale_timestamp: 'a verdict asked about an event older than the bound for verdicts (default 365 days): scored as happening now, teaching the profile nothing',
   missing_fields: 'fields the event should carry were not sent (named in `missing`): it was scored on less evidence; raises nothing by itself',
 };
 export const SIGNAL_NAMES = Object.keys(SIGNAL_DESCRIPTIONS);

@@ -71,7 +71,7 @@ export interface VerdictDeps {
   /** How long a verdict may wait for its state (default 150 ms). */
   budgetMs?: number;
   /**
-   * Oldest event time a verdict accepts (default 30 days): an older `timestamp` is scored as now
+   * Oldest event time a verdict accepts (default 365 days): an older `timestamp` is scored as now
    * and named in the `stale_timestamp` signal (see staleAt). History goes through track and log.
    */
   maxEventAgeMs?: number;
@@ -79,7 +79,11 @@ export interface VerdictDeps {
 }
 
 export const DEFAULT_VERDICT_BUDGET_MS = 150;
-export const DEFAULT_MAX_EVENT_AGE_MS = 30 * 86_400_000;
+/**
+ * A year: a `timestamp` is the event's time (decisions.md), so an application replaying or
+ * importing weeks of history through the verdict endpoints teaches the profile as it happened.
+ */
+export const DEFAULT_MAX_EVENT_AGE_MS = 365 * 86_400_000;
 
 /**
  * The sent time of an event too old for a verdict, or null. A verdict is about something
