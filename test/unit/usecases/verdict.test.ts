@@ -87,9 +87,9 @@ describe('a verdict', () => {
 
   it('scores an event older than the verdict window as now, naming when it was sent', async () => {
     const { principal } = await s.environment();
-    const sent = new Date(s.time.clock.now().getTime() - 40 * 86_400_000);
+    const sent = new Date(s.time.clock.now().getTime() - 400 * 86_400_000);
     const v = await s.verdicts.evaluate(principal, 'risk', login('u4', { timestamp: sent.toISOString() }));
-    expect(v.signals.stale_timestamp).toEqual({ score: 0, timestamp: sent.toISOString(), max_age_days: 30 });
+    expect(v.signals.stale_timestamp).toEqual({ score: 0, timestamp: sent.toISOString(), max_age_days: 365 });
     expect(v.event.occurredAt).toEqual(s.time.clock.now());
   });
 
