@@ -41,7 +41,7 @@ const schema = z.object({
   RAMPART_SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
   RAMPART_MAIL_FROM: z.string().regex(/^[^\s@<>]+@[^\s@<>]+$/, 'must be an e-mail address').default('rampart@localhost'),
   RAMPART_BODY_LIMIT: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(100 * 1024),
-  RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(1000),
+  RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(5000),
   RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
   RAMPART_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(30),
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),

@@ -16,6 +16,8 @@ export interface Verdict {
   risk: number;
   /** Signal name → its weight (`score`), as the answer gave it. */
   signals: Record<string, number>;
+  /** Answered without all the state it needed (read past the verdict budget). */
+  degraded?: boolean;
 }
 
 /** What happened to one step. */
@@ -31,6 +33,8 @@ export interface Outcome {
   /** The highest risk any of its verdicts gave. */
   risk: number;
   errors: number;
+  /** Verdicts answered without the state they needed (read past the verdict budget). */
+  degraded: number;
 }
 
 export interface DriveOptions {
@@ -84,7 +88,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     if (!action) return null;
     const signals: Record<string, number> = {};
     for (const [name, detail] of Object.entries((json.signals as Record<string, { score?: unknown }> | undefined) ?? {})) signals[name] = typeof detail?.score === 'number' ? detail.score : 0;
-    return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals };
+    return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals, degraded: json.degraded === true };
   };
   const successes = new Map<string, number>();
 
@@ -117,9 +121,10 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
-    const out: Outcome = { scenario: s.scenario, kind: s.kind, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0 };
+    const out: Outcome = { scenario: s.scenario, kind: s.kind, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
     const legit = s.scenario === 'legit';
     const note = (v: Verdict | null, status: number) => {
+      if (v?.degraded) out.degraded++;
       if (!v) {
         out.errors += status >= 400 || status === 0 ? 1 : 0;
         return;

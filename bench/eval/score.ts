@@ -31,6 +31,7 @@ export interface Figures {
   tprAt1: number;
   tprAt5: number;
   errors: number;
+  degraded: number;
 }
 
 const BUCKETS: [string, number, number][] = [
@@ -99,6 +100,7 @@ export function score(outcomes: readonly Outcome[]): Figures {
     tprAt1: tprAt(legitScores, attackScores, 0.01),
     tprAt5: tprAt(legitScores, attackScores, 0.05),
     errors: outcomes.reduce((n, o) => n + o.errors, 0),
+    degraded: outcomes.reduce((n, o) => n + o.degraded, 0),
   };
 }
 
@@ -112,6 +114,6 @@ export function report(f: Figures): string {
   out += `\nLegitimate logins: ${l.logins}; challenged ${pct(l.challenged, l.logins)}, denied ${pct(l.denied, l.logins)} (pre-auth challenged ${pct(l.preauthChallenged, l.logins)}); sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}\n`;
   out += '  friction by history (successful logins before):';
   for (const b of l.byHistory) out += `  ${b.bucket}: ${pct(b.friction, b.logins)} of ${b.logins}`;
-  out += `\n\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}\n`;
+  out += `\n\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}, degraded verdicts ${f.degraded}\n`;
   return out;
 }
