@@ -20,6 +20,8 @@ export interface Figures {
   scenarios: ScenarioFigures[];
   legit: {
     logins: number;
+    /** Challenged or denied by any of its verdicts (what the person met). */
+    stopped: number;
     challenged: number;
     denied: number;
     preauthChallenged: number;
@@ -77,18 +79,22 @@ export function score(outcomes: readonly Outcome[]): Figures {
       errors: list.reduce((n, o) => n + o.errors, 0),
     };
   });
-  const logins = outcomes.filter((o) => o.scenario === 'legit' && o.kind === 'login' && o.main);
+  // Every legitimate login, whichever verdict stopped it: a person challenged at the pre-auth
+  // check (or after a typo) met friction even when the login verdict let them in, and one denied
+  // there never reached it.
+  const logins = outcomes.filter((o) => o.scenario === 'legit' && o.kind === 'login');
   const signups = outcomes.filter((o) => o.scenario === 'legit' && o.kind === 'register');
-  const friction = (o: Outcome) => o.main !== null && o.main.action !== 'allow';
+  const friction = (o: Outcome) => o.stopped;
   const legitScores = outcomes.filter((o) => o.scenario === 'legit').map((o) => o.risk);
   const attackScores = outcomes.filter((o) => o.scenario !== 'legit').map((o) => o.risk);
   return {
     scenarios,
     legit: {
       logins: logins.length,
+      stopped: logins.filter(friction).length,
       challenged: logins.filter((o) => o.main?.action === 'challenge').length,
-      denied: outcomes.filter((o) => o.scenario === 'legit' && (o.main?.action === 'deny' || o.preauth?.action === 'deny')).length,
-      preauthChallenged: outcomes.filter((o) => o.scenario === 'legit' && o.preauth?.action === 'challenge').length,
+      denied: logins.filter((o) => o.main?.action === 'deny' || o.preauth?.action === 'deny').length,
+      preauthChallenged: logins.filter((o) => o.preauth?.action === 'challenge').length,
       byHistory: BUCKETS.map(([bucket, lo, hi]) => {
         const inBucket = logins.filter((o) => o.history >= lo && o.history <= hi);
         return { bucket, logins: inBucket.length, friction: inBucket.filter(friction).length };
@@ -111,7 +117,7 @@ export function report(f: Figures): string {
   out += `  ${'scenario'.padEnd(22)}${'attempts'.padStart(9)}${'pre-auth'.padStart(10)}${'stopped'.padStart(10)}${'denied'.padStart(10)}\n`;
   for (const s of f.scenarios.filter((x) => x.attempts > 0)) out += `  ${s.scenario.padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
   const l = f.legit;
-  out += `\nLegitimate logins: ${l.logins}; challenged ${pct(l.challenged, l.logins)}, denied ${pct(l.denied, l.logins)} (pre-auth challenged ${pct(l.preauthChallenged, l.logins)}); sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}\n`;
+  out += `\nLegitimate logins: ${l.logins}; stopped anywhere ${pct(l.stopped, l.logins)} (the login verdict challenged ${pct(l.challenged, l.logins)}, the pre-auth check ${pct(l.preauthChallenged, l.logins)}), denied ${pct(l.denied, l.logins)}; sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}\n`;
   out += '  friction by history (successful logins before):';
   for (const b of l.byHistory) out += `  ${b.bucket}: ${pct(b.friction, b.logins)} of ${b.logins}`;
   out += `\n\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}, degraded verdicts ${f.degraded}\n`;
