@@ -112,6 +112,8 @@ const NEW_DOMAIN_IN_ATTACKS = 0.5;
 const NEW_DOMAIN_MIN_SIGNUPS = 30;
 const NEW_DOMAIN_MIN = 0.6;
 const NEW_DOMAIN_MAX = 2;
+/** Login attempts: a login, a pre-auth check, a failed login (what an attack on accounts sends). */
+const ATTEMPT_KINDS: ReadonlySet<EventKind> = new Set(['login', 'preauth', 'failure']);
 /** `attack_wave` over the last few minutes: at least this many attempts on unknown accounts (twice as many failures). */
 const WAVE_RECENT_MIN = 4;
 const HOSTING = 2.4;
@@ -280,12 +282,12 @@ export function ramp(value: number, from: number, to: number, weight: number): n
  * The environment is under a wave: attempts on accounts that do not exist, or failures, far above
  * their usual rate. Seen over the last hour, and over the last 5–10 minutes so that a burst counts
  * from its first few attempts (at least WAVE_RECENT_MIN of them) rather than once an hour's worth
- * has gathered. Only for logins, pre-auth checks and failed logins (a sign-up's account is new by definition;
- * sign-up waves are registration_velocity). Null when there is none (a lift under 3).
+ * has gathered. Only for login attempts (ATTEMPT_KINDS: a sign-up's account is new by
+ * definition; sign-up waves are registration_velocity). Null when there is none (a lift under 3).
  */
 export function attackWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
   const envWindow = x.windows.env;
-  if (!envWindow || (x.kind !== 'login' && x.kind !== 'preauth' && x.kind !== 'failure')) return null;
+  if (!envWindow || !ATTEMPT_KINDS.has(x.kind)) return null;
   const usualUnknown = Math.max(x.env.unknownPerHour, 2);
   const usualFailures = Math.max(x.env.failuresPerHour, 3);
   const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
@@ -400,7 +402,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // few attempts of a hundred. Weighed by that likelihood ratio, at most UNKNOWN_ACCOUNT_MAX: alone
   // it challenges nobody (a user's first login), it tips an anonymising address or missing headers.
   // A young environment, where every account is new to Rampart, gives it no weight.
-  if (x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'failure') && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS && x.env.attemptsPerHour * x.env.ageHours >= UNKNOWN_ACCOUNT_MIN_ATTEMPTS) {
+  if (x.unknownAccount && ATTEMPT_KINDS.has(x.kind) && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS && x.env.attemptsPerHour * x.env.ageHours >= UNKNOWN_ACCOUNT_MIN_ATTEMPTS) {
     const share = Math.min(1, x.env.unknownPerHour / Math.max(x.env.attemptsPerHour, 1e-9));
     const weight = Math.min(UNKNOWN_ACCOUNT_MAX, Math.log(UNKNOWN_IN_ATTACKS / Math.max(share, 1e-3)));
     if (weight > 0) out.push({ signal: 'unknown_account', weight, detail: { usual_share: Math.round(share * 1000) / 1000 } });

@@ -207,6 +207,15 @@ function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Co
   return contributions.filter((c) => !names.has(c.signal) || strongest.get(c.signal) === c);
 }
 
+/**
+ * How much an approved device lowers the logit. A device a client token identifies: in full. One
+ * identified only by copyable headers: less half the request's evidence of an attack, since an
+ * attacker sending the victim's browser's headers is that same "device" by its identity.
+ */
+function approvalCredit(fingerprinted: boolean, attackEvidence: number): number {
+  return fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - attackEvidence / 2);
+}
+
 /** Score one event. `kind` says what it is; `now` is its event time. */
 export function assess(x: AssessInput, kind: EventKind, now: number): Assessment {
   const b = x.behaviour;
@@ -234,10 +243,7 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);
-  // An approved device vouches for the user (risk −2.5 in log-odds). Identified only by copyable
-  // headers, it vouches for them less where the request itself carries evidence of an attack:
-  // an attacker sending the victim's browser's headers is the same "device" by that identity.
-  if (x.device?.feedback === 'approved') z -= x.features.fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - (Math.max(0, hard) + Math.max(0, soft) + waveWeight) / 2);
+  if (x.device?.feedback === 'approved') z -= approvalCredit(x.features.fingerprinted, Math.max(0, hard) + Math.max(0, soft) + waveWeight);
   let risk = 1 / (1 + Math.exp(-z));
   if (x.device?.feedback === 'reported') risk = 1;
   risk = Math.round(Math.min(1, Math.max(0, risk)) * 10000) / 10000;
