@@ -43,6 +43,8 @@ const WAVE_KNOWN_MAX = 1.5;
 const SHARED_NETWORK_FLOOR = -1;
 /** Weight of the place within a familiar operator (see placeRatio). */
 export const PLACE_WEIGHT = 0.4;
+/** Share of a new device's weight when it arrives on a new operator (see behaviourEvidence). */
+export const JOINT_NOVELTY = 0.5;
 /** How much an approved device lowers the risk, in log-odds. */
 export const APPROVED_CREDIT = 2.5;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
@@ -120,7 +122,13 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
   const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
-  out.push({ signal: newDevice ? 'new_device' : 'device', weight: sw + dev, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
+  // A new kind of device usually arrives on a network of its own (a phone on its carrier, a work
+  // laptop on the office's): the two hierarchies see one change, which their sum would count
+  // twice. Without a fingerprint, on an operator new to the user in a country the user has shown,
+  // the device's novelty counts JOINT_NOVELTY of its weight. (A fingerprint is the device itself,
+  // and a new country stays the stronger evidence it is.)
+  const joint = newDevice && !x.features.fingerprinted && f.network.firstUnseen === 'asn' && sw + dev > 0 ? JOINT_NOVELTY : 1;
+  out.push({ signal: newDevice ? 'new_device' : 'device', weight: (sw + dev) * joint, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
   if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
   const lang = gain * 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);

@@ -24,7 +24,7 @@ import {
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
-import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, type AssessInput } from '../../../src/core/scoring/model';
+import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
@@ -889,6 +889,21 @@ describe('one calibrated risk', () => {
     const plain = risk(call, { behaviour: habitual() }).risk;
     expect(risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device }).risk).toBeLessThan(plain);
     expect(risk(call, { behaviour: habitual(), device: { feedback: 'reported' } as Device }).risk).toBe(1);
+  });
+
+  it('a new kind of device on an operator new to the user counts its novelty once and a half, not twice', () => {
+    // Ten logins from the laptop at home, headers only; then a phone.
+    const b = history(Array.from({ length: 10 }, (_, i) => ({ at: T0 - (10 - i) * DAY })));
+    const device = (net: Net) => assess(assessInput({ net, headers: browser(IPHONE) }, { behaviour: b }), 'login', T0).contributions.find((c) => c.signal === 'new_device')?.weight ?? 0;
+    const atHome = device(HOME);
+    expect(atHome).toBeGreaterThan(0.5);
+    // On a new operator (its carrier) in the user's country: one change, counted once and a half.
+    expect(device(OTHER_ISP)).toBeCloseTo(JOINT_NOVELTY * atHome, 6);
+    // In a new country: both count in full.
+    expect(device(PARIS)).toBeCloseTo(atHome, 6);
+    // A fingerprint is the device itself: in full whatever the network.
+    const fingerprinted = (net: Net) => assess(assessInput({ net, headers: browser(IPHONE), token: 'new-phone' }, { behaviour: habitual() }), 'login', T0).contributions.find((c) => c.signal === 'new_device')?.weight;
+    expect(fingerprinted(OTHER_ISP)).toBeCloseTo(fingerprinted(HOME) ?? NaN, 6);
   });
 
   // The approval's credit, in log-odds: in full for a device a client token identifies, or where
