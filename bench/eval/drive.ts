@@ -91,6 +91,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals, degraded: json.degraded === true };
   };
   const successes = new Map<string, number>();
+  const withPreauth = o.preauth ?? true;
 
   /** What the page's script would send for a device (its id stands for the profile and the machine). */
   const components = (device: string, headers: Record<string, string>, automation: string[]) => {
@@ -150,15 +151,13 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       return out;
     }
 
-    const withPreauth = o.preauth ?? true;
     // A failed login: tracked, or (without the pre-auth check) filtered, its verdict acted on.
     const failed = async (offset: number): Promise<Verdict | null> => {
-      const body = { ...(s.userId ? { user: { id: s.userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) };
       if (withPreauth) {
         await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(offset) });
         return null;
       }
-      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...body });
+      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...(s.userId ? { user: { id: s.userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) });
       const v = verdictOf(r.json);
       note(v, r.status);
       return v;
