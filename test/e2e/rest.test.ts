@@ -61,6 +61,28 @@ describe('verdict endpoints', () => {
     expect(person.body.policy).toMatchObject({ action: 'allow', name: 'Allow everything else' });
   });
 
+  it('pre-auth checks for many accounts through one operator raise high_activity_network, though no password was ever tried', async () => {
+    // A login list pushed through one provider's addresses, each attempt from another address and
+    // with another browser version (so neither the address nor the request shape repeats), and
+    // stopped before the password: nothing failed, only the operator's accounts pile up.
+    const attempt = (k: number) =>
+      call(app, 'POST', '/v1/filter', {
+        type: '$login',
+        status: '$attempted',
+        params: { email: `list-${k}@example.com` },
+        context: { ip: `149.33.44.${k + 1}`, headers: { 'User-Agent': UA_CHROME_MAC.replace('Chrome/120', `Chrome/${90 + k}`), Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+      });
+    const first = await attempt(0);
+    expect(first.status).toBe(201);
+    expect(first.body.signals).not.toHaveProperty('high_activity_network');
+    let last = first;
+    for (let k = 1; k < 32; k++) last = await attempt(k);
+    expect(last.body.signals.high_activity_network).toMatchObject({ by: 'operator', asn: 'AS9009', accounts_last_hour: expect.any(Number), score: 3 });
+    expect(last.body.signals).not.toHaveProperty('high_activity_ip');
+    expect(last.body.signals).not.toHaveProperty('request_shape_burst');
+    expect(last.body.policy.action).toBe('deny');
+  });
+
   it('returns the same device token for the same user and fingerprint, another for another fingerprint', async () => {
     const body = (cid: string) => ({ event: '$login', user: { id: 'same-1' }, request_token: cid, context: ctx() });
     const a = await call(app, 'POST', '/v1/risk', body('fp-a'));

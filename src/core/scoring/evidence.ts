@@ -37,6 +37,8 @@ export interface EvidenceInput {
   windows: Partial<Record<'ip' | 'net' | 'asn' | 'dev' | 'shape' | 'dom' | 'env', Window | null>>;
   /** How common the request's shape and e-mail domain are among legitimate events (shares). */
   shapeShare: number;
+  /** The share of the environment's legitimate events that came through this operator (autonomous system). */
+  operatorShare: number;
   /** Legitimate events of the environment (decayed) and the share of them that carried a client fingerprint. */
   fingerprints: { events: number; share: number };
   domainCount: number;
@@ -336,6 +338,30 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
   return clamp((window.successes / window.attempts - HONEST_FROM) / (HONEST_FULL - HONEST_FROM), 0, 1);
 }
 
+/** `high_activity_network`: at least this many accounts through one operator within the hour, fully at the second. */
+const OPERATOR_ACCOUNTS_FROM = 8;
+const OPERATOR_ACCOUNTS_FULL = 30;
+const OPERATOR_BURST_MAX = 3;
+/** Its share of the hour's attempts at least this many times its usual share of legitimate events. */
+const OPERATOR_LIFT = 4;
+
+function operatorBurst(x: EvidenceInput): Contribution | null {
+  const w = x.windows.asn;
+  const envAttempts = x.windows.env?.attempts ?? 0;
+  if (!w || !ATTEMPT_KINDS.has(x.kind) || w.accounts < OPERATOR_ACCOUNTS_FROM || envAttempts <= 0) return null;
+  const share = Math.min(1, w.attempts / envAttempts);
+  // An operator the environment has (nearly) never seen counts as a small one, not as none.
+  const lift = share / Math.max(x.operatorShare, 0.002);
+  if (lift < OPERATOR_LIFT) return null;
+  const weight = ramp(w.accounts, OPERATOR_ACCOUNTS_FROM, OPERATOR_ACCOUNTS_FULL, OPERATOR_BURST_MAX) * (1 - honest(w, x.kind));
+  if (weight <= 0.05) return null;
+  return {
+    signal: 'high_activity_network',
+    weight,
+    detail: { by: 'operator', asn: x.features.values.asn ?? '', accounts_last_hour: w.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
+  };
+}
+
 /**
  * A sign-up's domain that no legitimate user of the environment has: by how rarely legitimate
  * sign-ups bring one (a consumer service's users share a few big providers; a business tool's
@@ -391,6 +417,14 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) * (1 - honest(shape, x.kind)) : 0;
     if (weight > 0) out.push({ signal: 'request_shape_burst', weight, detail: { accounts_last_hour: shape.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
   }
+
+  // Many accounts through one operator at once, far beyond its usual share of the traffic: a VPN
+  // provider or a hosting network that a login list is pushed through. Attempts Rampart stops
+  // at the pre-auth check never reach the password, so failures alone miss it. Not where most of
+  // the operator's attempts succeed (an office or a carrier in its busy hour), and not a
+  // residential proxy network, whose addresses follow the users' own operators.
+  const operator = operatorBurst(x);
+  if (operator) out.push(operator);
 
   // The environment is under a wave (see attackWave): what names an account that is not here is
   // more likely part of it. (Unfamiliar logins to accounts that are here: see the model.)

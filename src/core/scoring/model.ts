@@ -188,7 +188,7 @@ function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Co
  */
 const HARD_SIGNALS = new Set([
   'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
-  'multiple_accounts_per_device', 'request_shape_burst', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
+  'multiple_accounts_per_device', 'request_shape_burst', 'high_activity_network', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
 ]);
 const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch']);
 

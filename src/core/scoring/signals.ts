@@ -18,6 +18,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   credential_stuffing: 'failed logins across accounts from one address, network or request shape',
   high_activity_ip: 'many accounts tried from one address within the hour',
   request_shape_burst: 'the same client and header set across many accounts, far above its usual share',
+  high_activity_network: "many accounts tried through one network operator within the hour, far above its usual share of the traffic, most of them unsuccessful",
   attack_wave: 'attempts on unknown accounts or failures across the environment far above their usual rate',
   unknown_account: 'a login or pre-auth check for an account Rampart does not know, where nearly every attempt names one it knows',
   registration_velocity: 'several registrations from one address, device or e-mail domain, or across the environment far above their usual rate',

@@ -276,6 +276,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       headers: headerHabits(s, x.features.values.bf, at),
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
+      operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
       fingerprints: fingerprintShare(pop),
       client: clientEvidence(x, s),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,

@@ -159,6 +159,7 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
     headers: { events: 5000, acceptLanguage: 0.99, secFetch: 0.98, clientHints: 0.97 },
     windows: noWindows(),
     shapeShare: 0.01,
+    operatorShare: 0.01,
     fingerprints: { events: 0, share: 0 },
     client: null,
     domainCount: 500,
@@ -488,6 +489,28 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('login', update, { shapeShare: 0 })).toEqual([]);
     // A farm's sign-ups count as successes when allowed: sign-ups alike stay evidence.
     expect(velocity('registration', update, { shapeShare: 0 })).toContain('request_shape_burst');
+  });
+
+  // Many accounts through one operator: a VPN provider a login list is pushed through. The env
+  // window holds the hour's 200 attempts; the operator's usual share of legitimate events is 1%.
+  it.each([
+    // operator window, usual share, kind, expected
+    ['30 accounts, 60% of the attempts, usually 1%', window({ accounts: 30, attempts: 120 }), 0.01, 'preauth', ['high_activity_network']],
+    ['the same as failed logins sent for a verdict', window({ accounts: 30, attempts: 120 }), 0.01, 'failure', ['high_activity_network']],
+    ['an operator the environment has never seen', window({ accounts: 30, attempts: 120 }), 0, 'login', ['high_activity_network']],
+    ['eight accounts: a household and friends', window({ accounts: 8, attempts: 16 }), 0.01, 'preauth', []],
+    ['its usual share: the country’s big operator', window({ accounts: 30, attempts: 120 }), 0.4, 'preauth', []],
+    ['most attempts succeed: an office in its busy hour', window({ accounts: 30, attempts: 120, successes: 55 }), 0.01, 'login', []],
+    ['sign-ups: registration_velocity’s', window({ accounts: 30, attempts: 120 }), 0.01, 'registration', []],
+  ] as const)('high_activity_network: %s', (_name, asn, operatorShare, kind, expected) => {
+    expect(velocity(kind, { asn, env: window({ attempts: 200 }) }, { operatorShare })).toEqual(expected);
+  });
+
+  it('high_activity_network weighs more the more accounts, and names the operator', () => {
+    const weight = (accounts: number) => velocityEvidence(evidenceInput({}, 'preauth', { windows: { asn: window({ accounts, attempts: 120 }), env: window({ attempts: 200 }) }, operatorShare: 0.01 })).find((c) => c.signal === 'high_activity_network');
+    expect(weight(15)?.weight).toBeCloseTo(3 * (7 / 22), 5);
+    expect(weight(40)?.weight).toBe(3);
+    expect(weight(40)?.detail).toMatchObject({ by: 'operator', asn: 'AS2856', accounts_last_hour: 40, share_of_attempts: 0.6, usual_share: 0.01 });
   });
 
   const envStats = (o: Partial<EvidenceInput['env']>): EvidenceInput['env'] => ({ ...ENV, ...o });
