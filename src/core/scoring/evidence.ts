@@ -338,6 +338,14 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
   return clamp((window.successes / window.attempts - HONEST_FROM) / (HONEST_FULL - HONEST_FROM), 0, 1);
 }
 
+/**
+ * Legitimate events an environment has counted before its population's shares mean anything: a
+ * share of nothing is not a rare value. Until then the burst signals, which weigh a value's share
+ * of the hour's attempts against its usual share, and `new_email_domain` stay silent. An
+ * integration that never reports a successful login (filters only) stays there.
+ */
+const POPULATION_KNOWN = 200;
+
 /** `high_activity_network`: at least this many accounts through one operator within the hour, fully at the second. */
 const OPERATOR_ACCOUNTS_FROM = 8;
 const OPERATOR_ACCOUNTS_FULL = 30;
@@ -348,7 +356,7 @@ const OPERATOR_LIFT = 4;
 function operatorBurst(x: EvidenceInput): Contribution | null {
   const w = x.windows.asn;
   const envAttempts = x.windows.env?.attempts ?? 0;
-  if (!w || !ATTEMPT_KINDS.has(x.kind) || w.accounts < OPERATOR_ACCOUNTS_FROM || envAttempts <= 0) return null;
+  if (!w || !ATTEMPT_KINDS.has(x.kind) || w.accounts < OPERATOR_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN) return null;
   const share = Math.min(1, w.attempts / envAttempts);
   // An operator the environment has (nearly) never seen counts as a small one, not as none.
   const lift = share / Math.max(x.operatorShare, 0.002);
@@ -411,7 +419,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // beyond its usual share of this environment's traffic.
   const shape = w.shape;
   const envAttempts = w.env?.attempts ?? 0;
-  if (shape && shape.accounts >= 8 && envAttempts > 0) {
+  if (shape && shape.accounts >= 8 && envAttempts > 0 && x.env.legit >= POPULATION_KNOWN) {
     const share = shape.attempts / envAttempts;
     const lift = share / Math.max(x.shapeShare, 0.002);
     const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) * (1 - honest(shape, x.kind)) : 0;
@@ -469,7 +477,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       out.push({ signal: 'registration_velocity', weight: top.weight, detail });
     }
     // A domain no legitimate user of this environment has, while the environment has many.
-    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= 200 && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
+    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
       out.push(newEmailDomain(x.features.emailDomain, x.env));
     }
   }

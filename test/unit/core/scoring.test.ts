@@ -506,6 +506,13 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity(kind, { asn, env: window({ attempts: 200 }) }, { operatorShare })).toEqual(expected);
   });
 
+  it('high_activity_network and request_shape_burst wait for the environment to know its usual shares', () => {
+    const windows = { asn: window({ accounts: 30, attempts: 120 }), shape: window({ accounts: 30, attempts: 120 }), env: window({ attempts: 200 }) };
+    expect(velocity('preauth', windows, { operatorShare: 0, shapeShare: 0 })).toEqual(['request_shape_burst', 'high_activity_network']);
+    // An integration that never reports a successful login (filters only) has no usual share of anything.
+    expect(velocity('preauth', windows, { operatorShare: 0, shapeShare: 0, env: { ...ENV, legit: 150 } })).toEqual([]);
+  });
+
   it('high_activity_network weighs more the more accounts, and names the operator', () => {
     const weight = (accounts: number) => velocityEvidence(evidenceInput({}, 'preauth', { windows: { asn: window({ accounts, attempts: 120 }), env: window({ attempts: 200 }) }, operatorShare: 0.01 })).find((c) => c.signal === 'high_activity_network');
     expect(weight(15)?.weight).toBeCloseTo(3 * (7 / 22), 5);
