@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_MAX_EVENT_AGE_MS, DEFAULT_VERDICT_BUDGET_MS } from './core/verdicts/evaluate';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const boolish = z
@@ -46,8 +47,8 @@ const schema = z.object({
   RAMPART_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(30),
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(150),
-  RAMPART_MAX_EVENT_AGE_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(DEFAULT_VERDICT_BUDGET_MS),
+  RAMPART_MAX_EVENT_AGE_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_MAX_EVENT_AGE_MS / 86_400_000),
   RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
   RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),

@@ -12,6 +12,7 @@ import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/traffic';
+import { DEFAULT_MAX_EVENT_AGE_MS } from '../../src/core/verdicts/evaluate';
 import { entry, type FromServer, type ToServer } from '../lib/server';
 import { Networks } from './world';
 import { generate } from './scenario';
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
   // The evaluation replays its days through the verdict endpoints, each verdict's `timestamp` the
   // event's time; the service's default bound (a year) takes them all as such. Only a longer
   // simulation raises it (docs/detection.md, "Event time").
-  const bound = o.days + 9 > 365 ? { RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 9) } : {};
+  const bound = (o.days + 9) * 86_400_000 > DEFAULT_MAX_EVENT_AGE_MS ? { RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 9) } : {};
   const env = { ...process.env, ...bound };
   const child = fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
   const ready = await new Promise<FromServer>((resolve, reject) => {
