@@ -37,7 +37,7 @@ function learn(b: Behaviour, x: Enriched): void {
 
 /** Fold counter bumps into snapshots (increments and set-adds). */
 function count(s: Map<string, CounterSnapshot>, x: Enriched, account: string): void {
-  const outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, challengeFeedback: false, account };
+  const outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account };
   for (const b of counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), { acceptLanguage: true, secFetch: false, clientHints: false })) {
     let doc = s.get(b.key);
     if (!doc) s.set(b.key, (doc = { counts: {}, sets: {} }));

@@ -27,6 +27,8 @@ interface Options {
   feedback: boolean;
   concurrency: number;
   attackScale: number;
+  /** See GenerateOptions.attackHours (null: each campaign's own). */
+  attackHours: number | null;
   /** See GenerateOptions: IPv6 homes and carriers, home IPv4 addresses that change. */
   ipv6: boolean;
   dynamicHome: boolean;
@@ -39,10 +41,10 @@ interface Options {
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--no-preauth] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--no-preauth] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, ipv6: false, dynamicHome: false, uaOnly: false, preauth: true, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, preauth: true, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -60,6 +62,11 @@ function options(argv: string[]): Options {
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
     else if (a === '--attack-scale') o.attackScale = Number(next());
+    else if (a === '--attack-hours') {
+      const v = Number(next());
+      if (!(v > 0)) throw new Error(USAGE);
+      o.attackHours = v;
+    }
     else if (a === '--users' || a === '--days' || a === '--seed' || a === '--concurrency') {
       const v = Number(next());
       if (!Number.isInteger(v) || v <= 0) throw new Error(USAGE);
@@ -96,12 +103,12 @@ async function main(): Promise<void> {
     // steps all week, and the same ones, a whole number of weeks later, every week (the
     // generator's weekdays and hours stay where they were), so figures can be compared across days.
     const end = weekStart(Date.now());
-    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
+    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
     // An application that forwards only the User-Agent (and the address): the same steps, fewer headers.
     if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each login campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {

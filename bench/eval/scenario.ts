@@ -75,6 +75,12 @@ export interface GenerateOptions {
   /** Scale of every attack (1: the default sizes). */
   attackScale: number;
   /**
+   * Hours each login campaign (stuffing, bots) is spread over, instead of its own 1-3: "low and
+   * slow", the same attempts at a rate no hour's counters stand out at (at most the attack period,
+   * the last third of the days).
+   */
+  attackHours?: number;
+  /**
    * Addresses as many users really have them: with `ipv6`, dual-stack homes and mobile networks
    * (where the operator announces IPv6) reach the application over IPv6 most of the time, from a
    * new privacy address of the home's /64, or a new /64 of the carrier per session; with
@@ -264,7 +270,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       return { email: existing ? existing.email : `${pick(r, ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris'])}.${Math.floor(r() * 1e6)}@${weighted(r, MAIL_DOMAINS)}`, userId: existing?.id ?? null, correct: r() < 0.02 && existing !== null, k };
     });
   const scale = (n: number) => Math.max(1, Math.round(n * o.attackScale));
-  const campaign = (scenario: Scenario, n: number, hours: number, context: (k: number, victim: { email: string; userId: string | null }) => Context) => {
+  const campaign = (scenario: Scenario, n: number, ownHours: number, context: (k: number, victim: { email: string; userId: string | null }) => Context) => {
+    const hours = Math.min(o.attackHours ?? ownHours, (end - attackStart) / HOUR);
     const from = attackStart + r() * (end - attackStart - hours * HOUR);
     for (const t of stuffingEmails(scale(n))) {
       steps.push({ scenario, kind: 'login', at: inWindow(from, hours), email: t.email, userId: t.userId, context: context(t.k, t), preauth: true, passwordCorrect: t.correct, history: 0, typo: false });

@@ -98,3 +98,33 @@ it('imports history of any age through log and track, which teach the profile at
   expect(stored.map((e) => e.occurredAt.toISOString()).sort()).toEqual([first.toISOString(), later.toISOString()]);
   expect(stored.every((e) => !e.signals.includes('stale_timestamp'))).toBe(true);
 });
+
+it('a login list spread over a day, which no hour shows, raises attack_wave from the day’s share of unknown accounts', async () => {
+  // A fresh environment with nine days of history: 30 users logging in a few times a day (their
+  // first logins the only attempts on accounts Rampart did not know).
+  const { secret } = await app.newEnvironment(`slow-wave-${Date.now()}`);
+  const as = { secret };
+  const start = Date.now() - 10 * DAY;
+  const history: Promise<unknown>[] = [];
+  for (let d = 0; d < 9; d++) {
+    for (let k = 0; k < 72; k++) {
+      const at = new Date(start + d * DAY + k * 20 * 60_000).toISOString();
+      history.push(call(app, 'POST', '/v1/track', { event: '$login.succeeded', user_id: `settled-${k % 30}`, context: { ...context, ip: `81.2.69.${10 + (k % 30)}` }, timestamp: at }, as));
+    }
+  }
+  expect((await Promise.all(history)).every((r) => (r as { status: number }).status === 204)).toBe(true);
+  await app.built.services.track.drain(false);
+  // Then, over the last twelve hours, two pre-auth checks an hour for addresses nobody has:
+  // never 15 in an hour, never 4 in five minutes.
+  const preauth = (k: number, at: number) =>
+    call(app, 'POST', '/v1/filter', { type: '$login', status: '$attempted', params: { email: `list-${k}@example.com` }, context: { ...context, ip: `81.2.69.${100 + k}` }, timestamp: new Date(at).toISOString() }, as);
+  const from = Date.now() - 12 * 3_600_000;
+  const first = await preauth(0, from);
+  expect(first.body.signals).not.toHaveProperty('attack_wave');
+  let last = first;
+  for (let k = 1; k < 24; k++) last = await preauth(k, from + k * 30 * 60_000);
+  expect(last.status).toBe(201);
+  expect(last.body.signals.attack_wave).toMatchObject({ window_hours: 24, unknown_accounts_last_day: expect.any(Number), score: 2.5 });
+  expect(last.body.signals).toHaveProperty('unknown_account');
+  expect(last.body.policy.action).toBe('challenge');
+});

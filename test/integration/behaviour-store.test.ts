@@ -98,7 +98,7 @@ describe('velocity windows', () => {
       parseEvent('risk', { event: '$login', user: { id: user }, context: { ip: '81.2.69.200', headers: { 'User-Agent': 'curl/8.4.0' } }, timestamp: new Date(T0).toISOString() }, { sandbox: false, now: new Date(T0 + 1000) });
     const a = new StateCounterStore(database.db, layer(), () => new Date(T0));
     const b = new StateCounterStore(database.db, layer(), () => new Date(T0));
-    const outcome = (account: string): Outcome => ({ attempt: true, failure: true, success: false, registration: false, unknownAccount: true, challengeFeedback: false, account });
+    const outcome = (account: string): Outcome => ({ attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account });
     for (let k = 0; k < 40; k++) {
       const user = `victim-${k % 8}`;
       const e = event(user);

@@ -324,6 +324,42 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
 }
 
 /**
+ * `attack_wave` over the last 24 hours: a campaign spread over days ("low and slow") keeps every
+ * hour, and every five minutes, near their usual counts, but not the day's share of attempts on
+ * accounts Rampart does not know (or of failures). At least SLOW_WAVE_MIN such attempts in the
+ * day (twice as many failures), in an environment a week old (before that every account is new,
+ * and the share falls day by day), at 3× their usual share of attempts (the environment's
+ * decayed counts, half-life 30 days) or more, fully at 8×. Up to SLOW_WAVE_MAX: with
+ * unknown_account enough to challenge, never alone to deny, since a day's rise can also be real
+ * users returning after a mailing.
+ */
+const SLOW_WAVE_MIN = 10;
+const SLOW_WAVE_FROM = 2;
+const SLOW_WAVE_FULL = 4;
+const SLOW_WAVE_MAX = 2.5;
+const WAVE_MAX = 4.5;
+
+export function slowWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
+  const d = x.windows.env?.day;
+  if (!d || !ATTEMPT_KINDS.has(x.kind) || x.env.ageHours < UNKNOWN_ACCOUNT_AGE_HOURS || d.attempts <= 0) return null;
+  const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
+  const lift = (n: number, usualPerHour: number, floor: number, min: number) => (n < min ? 0 : n / Math.max(d.attempts, n) / Math.max(usualPerHour / attemptsPerHour, floor));
+  const wave = Math.max(lift(d.unknown, x.env.usualUnknownShare * attemptsPerHour, 0.01, SLOW_WAVE_MIN), lift(d.failures, x.env.failuresPerHour, 0.02, SLOW_WAVE_MIN * 2));
+  if (wave <= SLOW_WAVE_FROM) return null;
+  return {
+    lift: wave,
+    detail: {
+      window_hours: 24,
+      attempts_last_day: count(d.attempts),
+      unknown_accounts_last_day: count(d.unknown),
+      failures_last_day: count(d.failures),
+      usual_unknown_share: Math.round(x.env.usualUnknownShare * 1000) / 1000,
+      usual_failure_share: Math.round((x.env.failuresPerHour / attemptsPerHour) * 1000) / 1000,
+    },
+  };
+}
+
+/**
  * How surely a window's traffic is real users' (0–1): a carrier's or an office's NAT sends many
  * accounts' logins, and a new browser version many accounts' requests of one new shape, most of
  * them successful, while a stuffing source's or an attack tool's nearly all fail. Counted when
@@ -436,8 +472,14 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
 
   // The environment is under a wave (see attackWave): what names an account that is not here is
   // more likely part of it. (Unfamiliar logins to accounts that are here: see the model.)
-  const wave = x.unknownAccount ? attackWave(x) : null;
-  if (wave) out.push({ signal: 'attack_wave', weight: ramp(wave.lift, 3, 8, 4.5), detail: wave.detail });
+  if (x.unknownAccount) {
+    const fast = attackWave(x);
+    const slow = slowWave(x);
+    const fastWeight = fast ? ramp(fast.lift, 3, 8, WAVE_MAX) : 0;
+    const slowWeight = slow ? ramp(slow.lift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX) : 0;
+    if (fast && fastWeight >= slowWeight) out.push({ signal: 'attack_wave', weight: fastWeight, detail: fast.detail });
+    else if (slow && slowWeight > 0) out.push({ signal: 'attack_wave', weight: slowWeight, detail: slow.detail });
+  }
 
   // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
   // names mostly accounts that are not here, while a settled environment sees a new account in a

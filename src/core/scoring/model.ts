@@ -300,6 +300,7 @@ export function lesson(x: LessonInput): Lesson {
     success: false,
     registration: x.kind === 'registration',
     unknownAccount: x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'failure'),
+    stopped: x.action === 'challenge' || x.action === 'deny',
     challengeFeedback: x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed',
     account,
   };

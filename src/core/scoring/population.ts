@@ -17,6 +17,8 @@ import { atTime, epochWeight, type PopulationCounts } from './behaviour';
 import type { Features, Level } from './features';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
+/** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
+export const USUAL_SHARE_HALF_LIFE_MS = 7 * 86_400_000;
 /** Population levels with counts (finer ones are too many to count: see behaviour.ts). */
 export const POPULATION_LEVELS: readonly Level[] = ['cc', 'asn', 'dt', 'os', 'bf', 'br', 'ua', 'lang', 'fp'];
 /** How long documents live: windows a day past their hour, population a year past its last use. */
@@ -41,6 +43,11 @@ const ENV_KEY = 'p:*';
 export const NEW_DOMAIN_BELOW = 0.5;
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
+/** The environment's attempts, unknown accounts and failures of one day of event time (UTC days). */
+const dayKey = (day: number) => `w:day:*:${day}`;
+const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
+/** Day documents live two days past their day. */
+const DAY_KEEP_MS = 72 * 3_600_000;
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
 /** The uses of one client token (single use, see tokenReplayed). */
 const tokenKey = (jti: string) => `t:${jti}`;
@@ -72,6 +79,7 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
     if (value === null) continue;
     keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
   }
+  keys.push(dayKey(dayOf(f)), dayKey(dayOf(f) - 1));
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   return keys;
@@ -147,6 +155,14 @@ export interface EnvironmentStats {
   attemptsPerHour: number;
   failuresPerHour: number;
   unknownPerHour: number;
+  /**
+   * The share of attempts that named an unknown account and that Rampart let through, over the
+   * last week or so (half-life USUAL_SHARE_HALF_LIFE_MS): what a day of attempts is held to
+   * (slowWave). Those Rampart stopped are left out, so that a campaign it stops does not become
+   * what is usual; a short memory, so that the weeks after the environment started, when every
+   * account was new, stop counting by the time they are over.
+   */
+  usualUnknownShare: number;
   registrationsPerHour: number;
   /** Legitimate (allowed) sign-ups with an e-mail address, and those of them whose domain no legitimate user had before. */
   signups: number;
@@ -164,7 +180,7 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: e.aw ? (e.xw ?? 0) / e.aw : 0, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -196,6 +212,27 @@ export interface Window {
   failedAccounts: number;
   /** The environment-wide window only: the same counts over its last RECENT_SLOT_MINUTES slots. */
   recent?: RecentCounts;
+  /** The environment-wide window only: attempts, unknown accounts and failures over the last 24 hours. */
+  day?: DayCounts;
+}
+
+/**
+ * The environment's last 24 hours of event time: today's document and yesterday's in proportion
+ * to what is left of it. A campaign spread over days ("low and slow") keeps every hour, and every
+ * five minutes, near their usual counts, but not the day's share of attempts on unknown accounts.
+ */
+export interface DayCounts {
+  attempts: number;
+  unknown: number;
+  failures: number;
+}
+
+function dayCounts(s: Snapshots, f: Features): DayCounts {
+  const cur = snap(s, dayKey(dayOf(f))).counts;
+  const prev = snap(s, dayKey(dayOf(f) - 1)).counts;
+  const w = 1 - ((f.hourBucket % 24) + f.hourFraction) / 24;
+  const n = (name: string) => (cur[name] ?? 0) + w * (prev[name] ?? 0);
+  return { attempts: n('a'), unknown: n('x'), failures: n('f') };
 }
 
 /**
@@ -240,7 +277,10 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
   const window: Window = { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
-  if (kind === 'env') window.recent = recentCounts(cur, prev, f);
+  if (kind === 'env') {
+    window.recent = recentCounts(cur, prev, f);
+    window.day = dayCounts(s, f);
+  }
   return window;
 }
 
@@ -274,6 +314,8 @@ export interface Outcome {
   registration: boolean;
   /** It named an account Rampart has never seen. */
   unknownAccount: boolean;
+  /** Its verdict challenged or denied it (Rampart stopped it). */
+  stopped: boolean;
   /** A `$challenge.succeeded/failed` (the application reports challenge outcomes). */
   challengeFeedback: boolean;
   /** The account, for the distinct sets. */
@@ -288,6 +330,12 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
   if (o.attempt) env.a = popW;
   if (o.failure) env.f = popW;
   if (o.unknownAccount) env.x = popW;
+  // The usual share that a day's attempts on unknown accounts are held to (slowWave).
+  if (o.attempt) {
+    const shortW = epochWeight(at, USUAL_SHARE_HALF_LIFE_MS);
+    env.aw = shortW;
+    if (o.unknownAccount && !o.stopped) env.xw = shortW;
+  }
   if (o.challengeFeedback) env.fb = popW;
   if (o.registration) env.r = popW;
   if (o.success) env.c = popW;
@@ -337,6 +385,11 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     }
     bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS });
   }
+  const day: Record<string, number> = {};
+  if (o.attempt) day.a = 1;
+  if (o.unknownAccount) day.x = 1;
+  if (o.failure) day.f = 1;
+  if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS });
   return bumps;
 }
 

@@ -146,7 +146,7 @@ const noWindows = (): EvidenceInput['windows'] => ({});
 const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
 
 /** A settled environment: weeks old, 50 attempts an hour, 2 of them on accounts Rampart does not know. */
-const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
+const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, usualUnknownShare: 0.04, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
 
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
@@ -433,7 +433,7 @@ describe('attack-population evidence (one signal each)', () => {
     it('is counted per country and language from legitimate events, and read with the other population entries', () => {
       const { f } = features({ headers: browser(CHROME, 'en-US,en;q=0.9') });
       expect(keysToRead(f, null)).toContain('p:cl:GB|en-us');
-      const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, challengeFeedback: false, account: 'alice' };
+      const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice' };
       expect(counterBumps(f, success, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).toContain('p:cl:GB|en-us');
       expect(counterBumps(f, { ...success, success: false, failure: true }, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).not.toContain('p:cl:GB|en-us');
       // Read back as the evidence needs it.
@@ -573,6 +573,37 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('preauth', windows, { env, unknownAccount: false })).toEqual([]);
   });
 
+  // Low and slow: no hour stands out, the day's share of attempts on unknown accounts does. The
+  // settled environment (ENV) usually sees 4% of its attempts name an unknown account (those it
+  // let through, over the last week or so) and 10% fail.
+  it.each([
+    // day window, kind, unknown account, env, expected weight (null: no attack_wave)
+    ['20% of 1,000 attempts named an unknown account (5× usual)', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', true, ENV, 2.5],
+    ['12% of them (3×)', { attempts: 1000, unknown: 120, failures: 0 }, 'preauth', true, ENV, 1.25],
+    ['8% (2×): a day with more new users than usual', { attempts: 1000, unknown: 80, failures: 0 }, 'preauth', true, ENV, null],
+    ['9 of 30 (7.5×), but too few to tell', { attempts: 30, unknown: 9, failures: 0 }, 'preauth', true, ENV, null],
+    ['the same day, on the failed login of such an account', { attempts: 1000, unknown: 200, failures: 0 }, 'failure', true, ENV, 2.5],
+    ['a third of attempts failed (3.3× the usual 10%)', { attempts: 1000, unknown: 0, failures: 330 }, 'preauth', true, ENV, 1.625],
+    ['an account Rampart knows: the model weighs the hour', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', false, ENV, null],
+    ['an environment younger than a week, when every account is new', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', true, { ...ENV, ageHours: 100 }, null],
+    ['a usual share under 1% counts as 1%', { attempts: 1000, unknown: 40, failures: 0 }, 'preauth', true, { ...ENV, usualUnknownShare: 0.001 }, 2.5],
+  ] as const)('attack_wave over the last day: %s', (_name, day, kind, unknownAccount, env, weight) => {
+    const windows = { env: window({ attempts: 40, day }) };
+    const wave = velocityEvidence(evidenceInput({}, kind, { windows, env, unknownAccount })).find((c) => c.signal === 'attack_wave');
+    if (weight === null) expect(wave).toBeUndefined();
+    else {
+      expect(wave?.weight).toBeCloseTo(weight, 5);
+      expect(wave?.detail).toMatchObject({ window_hours: 24, attempts_last_day: day.attempts, unknown_accounts_last_day: day.unknown });
+    }
+  });
+
+  it('a wave within the hour outweighs the day’s', () => {
+    const windows = { env: window({ attempts: 50, unknown: 30, day: { attempts: 1000, unknown: 200, failures: 0 } }) };
+    const wave = velocityEvidence(evidenceInput({}, 'preauth', { windows, unknownAccount: true })).find((c) => c.signal === 'attack_wave');
+    expect(wave?.weight).toBe(4.5);
+    expect(wave?.detail).not.toHaveProperty('window_hours');
+  });
+
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
     expect(velocity('registration', { ip: window({ registrations: 8 }) })).toEqual(['registration_velocity']);
     expect(velocity('registration', { ip: window({ registrations: 1 }) })).toEqual([]);
@@ -661,7 +692,7 @@ describe('windows and counters', () => {
     const at = Date.parse('2026-10-01T12:02:30Z'); // slot 0 of its hour, 2.5 minutes in
     const { f } = features({ at });
     const hour = f.hourBucket;
-    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, challengeFeedback: false, account: null };
+    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null };
     const env = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === `w:env:*:${hour}`);
     expect(env?.inc).toEqual({ a: 1, f: 1, x: 1, a0: 1, x0: 1, f0: 1 });
     const s = snaps({
@@ -679,9 +710,37 @@ describe('windows and counters', () => {
     expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
   });
 
+  it('the environment counts attempts, unknown accounts and failures per day, and reads the last 24 hours', () => {
+    const at = Date.parse('2026-10-01T18:00:00Z'); // three quarters into its day
+    const { f } = features({ at });
+    const day = Math.floor(f.hourBucket / 24);
+    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null };
+    const bumps = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true });
+    expect(bumps.find((b) => b.key === `w:day:*:${day}`)?.inc).toEqual({ a: 1, x: 1, f: 1 });
+    expect(keysToRead(f, null)).toEqual(expect.arrayContaining([`w:day:*:${day}`, `w:day:*:${day - 1}`]));
+    const s = snaps({ [`w:day:*:${day}`]: { counts: { a: 300, x: 30, f: 6 }, sets: {} }, [`w:day:*:${day - 1}`]: { counts: { a: 400, x: 8, f: 40 }, sets: {} } });
+    expect(readWindow(s, f, 'env')!.day).toEqual({ attempts: 300 + 0.25 * 400, unknown: 30 + 0.25 * 8, failures: 6 + 0.25 * 40 });
+    expect(readWindow(s, f, 'ip')!.day).toBeUndefined();
+  });
+
+  it('the usual share of attempts on unknown accounts leaves out those Rampart stopped', () => {
+    const { f } = features({ at: T0 });
+    const env = (o: Partial<Outcome>) => {
+      const outcome: Outcome = { attempt: true, failure: false, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null, ...o };
+      return counterBumps(f, outcome, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === 'p:*')?.inc ?? {};
+    };
+    expect(env({})).toHaveProperty('xw');
+    expect(env({})).toHaveProperty('aw');
+    expect(env({ stopped: true })).not.toHaveProperty('xw');
+    expect(env({ stopped: true })).toHaveProperty('aw');
+    expect(env({ unknownAccount: false })).not.toHaveProperty('xw');
+    const stats = environmentStats(snaps({ 'p:*': { counts: { aw: 200, xw: 6, first: T0 - 30 * DAY }, sets: {} } }), T0);
+    expect(stats.usualUnknownShare).toBeCloseTo(0.03, 9);
+  });
+
   it('a legitimate sign-up counts, and counts whether its domain was new to the environment', () => {
     const { f } = features({ email: 'bob@qzkmail.top', name: '$registration' });
-    const signup: Outcome = { attempt: true, failure: false, success: true, registration: true, unknownAccount: false, challengeFeedback: false, account: 'bob' };
+    const signup: Outcome = { attempt: true, failure: false, success: true, registration: true, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'bob' };
     const env = (o: Outcome, s: Snapshots) => counterBumps(f, o, s, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === 'p:*')?.inc ?? {};
     const w = epochWeight(T0, 30 * DAY);
     expect(env(signup, NO_SNAPSHOTS)).toMatchObject({ rs: w, rn: w });
@@ -698,7 +757,7 @@ describe('windows and counters', () => {
 
   it('an event bumps its windows, and only legitimate evidence the population', () => {
     const { f } = features({});
-    const outcome = (o: Partial<Outcome>): Outcome => ({ attempt: true, failure: false, success: false, registration: false, unknownAccount: false, challengeFeedback: false, account: 'alice', ...o });
+    const outcome = (o: Partial<Outcome>): Outcome => ({ attempt: true, failure: false, success: false, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice', ...o });
     const keys = (o: Outcome) => counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key);
     const failed = keys(outcome({ failure: true }));
     expect(failed).toEqual(expect.arrayContaining([`w:ip:${HOME.ip}:${f.hourBucket}`, `w:net:81.2.69.0/24:${f.hourBucket}`, `w:env:*:${f.hourBucket}`]));
