@@ -328,10 +328,12 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
  * hour, and every five minutes, near their usual counts, but not the day's share of attempts on
  * accounts Rampart does not know (or of failures). At least SLOW_WAVE_MIN such attempts in the
  * day (twice as many failures), in an environment a week old (before that every account is new,
- * and the share falls day by day), at 3× their usual share of attempts (the environment's
- * decayed counts, half-life 30 days) or more, fully at 8×. Up to SLOW_WAVE_MAX: with
- * unknown_account enough to challenge, never alone to deny, since a day's rise can also be real
- * users returning after a mailing.
+ * and the share falls day by day). The lift is the day's share over the usual one: for unknown
+ * accounts, the share Rampart let through over the last week or so (usualUnknownShare), at least
+ * 1%; for failures, the environment's long-run share, at least 2%. Weighed from SLOW_WAVE_FROM×
+ * up to SLOW_WAVE_MAX at SLOW_WAVE_FULL×: with unknown_account a challenge from about 3.3×, when
+ * seven in ten of the day's attempts on unknown accounts are beyond the usual; never alone a
+ * deny, since a day's rise can also be real users returning after a mailing.
  */
 const SLOW_WAVE_MIN = 10;
 const SLOW_WAVE_FROM = 2;
