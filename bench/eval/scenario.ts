@@ -75,9 +75,9 @@ export interface GenerateOptions {
   /** Scale of every attack (1: the default sizes). */
   attackScale: number;
   /**
-   * Hours each login campaign (stuffing, bots) is spread over, instead of its own 1-3: "low and
-   * slow", the same attempts at a rate no hour's counters stand out at (at most the attack period,
-   * the last third of the days).
+   * Hours each campaign (stuffing, bots, the device farm, the sign-up wave) is spread over, instead
+   * of its own 1-8: "low and slow", the same attempts at a rate no hour's counters stand out at (at
+   * most the attack period, the last third of the days).
    */
   attackHours?: number;
   /**
@@ -270,8 +270,9 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       return { email: existing ? existing.email : `${pick(r, ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris'])}.${Math.floor(r() * 1e6)}@${weighted(r, MAIL_DOMAINS)}`, userId: existing?.id ?? null, correct: r() < 0.02 && existing !== null, k };
     });
   const scale = (n: number) => Math.max(1, Math.round(n * o.attackScale));
+  const spread = (ownHours: number) => Math.min(o.attackHours ?? ownHours, (end - attackStart) / HOUR);
   const campaign = (scenario: Scenario, n: number, ownHours: number, context: (k: number, victim: { email: string; userId: string | null }) => Context) => {
-    const hours = Math.min(o.attackHours ?? ownHours, (end - attackStart) / HOUR);
+    const hours = spread(ownHours);
     const from = attackStart + r() * (end - attackStart - hours * HOUR);
     for (const t of stuffingEmails(scale(n))) {
       steps.push({ scenario, kind: 'login', at: inWindow(from, hours), email: t.email, userId: t.userId, context: context(t.k, t), preauth: true, passwordCorrect: t.correct, history: 0, typo: false });
@@ -350,25 +351,27 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
 
   // A device farm: a few phones opening and using many accounts, each from changing addresses.
   const farm = Array.from({ length: 5 }, (_, k) => makeDevice(r, true, `farm${k}`));
-  const farmFrom = attackStart + r() * (end - attackStart - 8 * HOUR);
+  const farmHours = spread(8);
+  const farmFrom = attackStart + r() * (end - attackStart - farmHours * HOUR);
   for (let k = 0; k < scale(250); k++) {
     const d = pick(r, farm);
     const c = pick(r, COUNTRIES);
     const id = `farm-account-${k}`;
     const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), token: o.tokens !== 'none' ? d.token : null };
-    steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, 8), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false });
+    steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, farmHours), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false });
   }
 
   // Sign-up waves on throw-away and freshly invented domains.
   const invented = Array.from({ length: 6 }, () => `${Math.floor(r() * 1e6).toString(36)}mail.${pick(r, ['com', 'net', 'xyz', 'top'])}`);
   const throwaway = ['mailinator.com', 'guerrillamail.com', 'yopmail.com', '10minutemail.com', 'trashmail.com', 'sharklasers.com'];
-  const waveFrom = attackStart + r() * (end - attackStart - 3 * HOUR);
+  const waveHours = spread(3);
+  const waveFrom = attackStart + r() * (end - attackStart - waveHours * HOUR);
   const waveIps = Array.from({ length: 8 }, () => (r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home))));
   for (let k = 0; k < scale(300); k++) {
     const c = pick(r, COUNTRIES);
     const id = `wave-account-${k}`;
     const b = pick(r, proxyBrowsers);
-    steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, 3), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false });
+    steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false });
   }
 
   steps.sort((a, b) => a.at - b.at);

@@ -21,6 +21,12 @@ export interface Contribution {
   /** Log-odds added to the risk. */
   weight: number;
   detail: SignalDetail;
+  /**
+   * Evidence about the day rather than the request (a campaign spread over days): it raises the
+   * risk, but neither it nor anything with it lifts the unfamiliarity cap, so it can bring a
+   * challenge and never a deny.
+   */
+  dayLevel?: true;
 }
 
 /** The kind of event, as the model distinguishes them. */
@@ -339,6 +345,8 @@ const SLOW_WAVE_MIN = 10;
 const SLOW_WAVE_FROM = 2;
 const SLOW_WAVE_FULL = 4;
 const SLOW_WAVE_MAX = 2.5;
+/** Sign-ups are a few in a thousand attempts: their usual share counts as at least this. */
+const SIGNUP_SHARE_FLOOR = 0.001;
 const WAVE_MAX = 4.5;
 
 export function slowWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
@@ -480,7 +488,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const fastWeight = fast ? ramp(fast.lift, 3, 8, WAVE_MAX) : 0;
     const slowWeight = slow ? ramp(slow.lift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX) : 0;
     if (fast && fastWeight >= slowWeight) out.push({ signal: 'attack_wave', weight: fastWeight, detail: fast.detail });
-    else if (slow && slowWeight > 0) out.push({ signal: 'attack_wave', weight: slowWeight, detail: slow.detail });
+    else if (slow && slowWeight > 0) out.push({ signal: 'attack_wave', weight: slowWeight, detail: slow.detail, dayLevel: true });
   }
 
   // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
@@ -501,7 +509,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
       { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
     ]
-      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
+      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null, day: null as number | null }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many
     // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
     // Over the last hour, and over the last 5–10 minutes (at least WAVE_RECENT_MIN of them), so
@@ -513,12 +521,20 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.
     const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
-    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
+    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour, day: null });
+    // And spread over days (a farm opening an account an hour): the day's share of attempts that
+    // were sign-ups against their usual share (those Rampart let through, over the last week or
+    // so), as for attempts on unknown accounts (slowWave). Alone it challenges no sign-up.
+    const day = w.env?.day;
+    if (day && day.registrations >= SLOW_WAVE_MIN && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS) {
+      const dayLift = day.registrations / Math.max(day.attempts, day.registrations) / Math.max(x.env.usualSignupShare, SIGNUP_SHARE_FLOOR);
+      if (dayLift > SLOW_WAVE_FROM) regs.push({ by: 'environment', n: day.registrations, weight: ramp(dayLift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX), usual: null, day: x.env.usualSignupShare });
+    }
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     if (top && top.weight > 0) {
-      const detail: SignalDetail = { by: top.by, registrations_last_hour: count(top.n) };
+      const detail: SignalDetail = top.day !== null ? { by: top.by, window_hours: 24, registrations_last_day: count(top.n), usual_share: Math.round(top.day * 10000) / 10000 } : { by: top.by, registrations_last_hour: count(top.n) };
       if (top.usual !== null) detail.usual_per_hour = count(top.usual);
-      out.push({ signal: 'registration_velocity', weight: top.weight, detail });
+      out.push({ signal: 'registration_velocity', weight: top.weight, detail, ...(top.day !== null ? { dayLevel: true as const } : {}) });
     }
     // A domain no legitimate user of this environment has, while the environment has many.
     if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !isDisposableEmail(`x@${x.features.emailDomain}`)) {

@@ -233,7 +233,13 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   let z = BASE_LOGIT;
   let hard = 0;
   let soft = 0;
+  // What the day says (a campaign spread over days), apart: see below.
+  let day = 0;
   for (const c of contributions) {
+    if (c.dayLevel) {
+      day += c.weight;
+      continue;
+    }
     z += c.weight;
     if (HARD_SIGNALS.has(c.signal)) hard += c.weight;
     else if (SOFT_SIGNALS.has(c.signal)) soft += c.weight;
@@ -248,6 +254,10 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
   if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);
+  // A day that stands out is not evidence about this request: it raises the risk as far as the
+  // unfamiliarity cap (a challenge), never to a deny. A VPN user signing up on a farm's day is
+  // challenged, not refused; what the request itself shows decides beyond that.
+  if (day > 0) z = Math.max(z, Math.min(z + day, UNFAMILIARITY_CAP));
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);

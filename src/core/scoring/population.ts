@@ -43,7 +43,7 @@ const ENV_KEY = 'p:*';
 export const NEW_DOMAIN_BELOW = 0.5;
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
-/** The environment's attempts, unknown accounts and failures of one day of event time (UTC days). */
+/** The environment's attempts, unknown accounts, failures and sign-ups of one day of event time (UTC days). */
 const dayKey = (day: number) => `w:day:*:${day}`;
 const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
 /** Day documents live two days past their day. */
@@ -163,6 +163,8 @@ export interface EnvironmentStats {
    * account was new, stop counting by the time they are over.
    */
   usualUnknownShare: number;
+  /** The same for sign-ups: their share of attempts, those Rampart let through, over the last week or so. */
+  usualSignupShare: number;
   registrationsPerHour: number;
   /** Legitimate (allowed) sign-ups with an e-mail address, and those of them whose domain no legitimate user had before. */
   signups: number;
@@ -180,7 +182,7 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: e.aw ? (e.xw ?? 0) / e.aw : 0, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: e.aw ? (e.xw ?? 0) / e.aw : 0, usualSignupShare: e.aw ? (e.rw ?? 0) / e.aw : 0, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -212,7 +214,7 @@ export interface Window {
   failedAccounts: number;
   /** The environment-wide window only: the same counts over its last RECENT_SLOT_MINUTES slots. */
   recent?: RecentCounts;
-  /** The environment-wide window only: attempts, unknown accounts and failures over the last 24 hours. */
+  /** The environment-wide window only: attempts, unknown accounts, failures and sign-ups over the last 24 hours. */
   day?: DayCounts;
 }
 
@@ -225,6 +227,7 @@ export interface DayCounts {
   attempts: number;
   unknown: number;
   failures: number;
+  registrations: number;
 }
 
 function dayCounts(s: Snapshots, f: Features): DayCounts {
@@ -232,7 +235,7 @@ function dayCounts(s: Snapshots, f: Features): DayCounts {
   const prev = snap(s, dayKey(dayOf(f) - 1)).counts;
   const w = 1 - ((f.hourBucket % 24) + f.hourFraction) / 24;
   const n = (name: string) => (cur[name] ?? 0) + w * (prev[name] ?? 0);
-  return { attempts: n('a'), unknown: n('x'), failures: n('f') };
+  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r') };
 }
 
 /**
@@ -335,6 +338,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     const shortW = epochWeight(at, USUAL_SHARE_HALF_LIFE_MS);
     env.aw = shortW;
     if (o.unknownAccount && !o.stopped) env.xw = shortW;
+    if (o.registration && !o.stopped) env.rw = shortW;
   }
   if (o.challengeFeedback) env.fb = popW;
   if (o.registration) env.r = popW;
@@ -389,6 +393,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
   if (o.attempt) day.a = 1;
   if (o.unknownAccount) day.x = 1;
   if (o.failure) day.f = 1;
+  if (o.registration) day.r = 1;
   if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS });
   return bumps;
 }

@@ -24,7 +24,7 @@ import {
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
-import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, type AssessInput } from '../../../src/core/scoring/model';
+import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, UNFAMILIARITY_CAP, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
@@ -146,7 +146,7 @@ const noWindows = (): EvidenceInput['windows'] => ({});
 const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
 
 /** A settled environment: weeks old, 50 attempts an hour, 2 of them on accounts Rampart does not know. */
-const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, usualUnknownShare: 0.04, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
+const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, usualUnknownShare: 0.04, usualSignupShare: 0.02, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
 
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
@@ -588,7 +588,7 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['an environment younger than a week, when every account is new', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', true, { ...ENV, ageHours: 100 }, null],
     ['a usual share under 1% counts as 1%', { attempts: 1000, unknown: 40, failures: 0 }, 'preauth', true, { ...ENV, usualUnknownShare: 0.001 }, 2.5],
   ] as const)('attack_wave over the last day: %s', (_name, day, kind, unknownAccount, env, weight) => {
-    const windows = { env: window({ attempts: 40, day }) };
+    const windows = { env: window({ attempts: 40, day: { ...day, registrations: 0 } }) };
     const wave = velocityEvidence(evidenceInput({}, kind, { windows, env, unknownAccount })).find((c) => c.signal === 'attack_wave');
     if (weight === null) expect(wave).toBeUndefined();
     else {
@@ -598,10 +598,26 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   });
 
   it('a wave within the hour outweighs the day’s', () => {
-    const windows = { env: window({ attempts: 50, unknown: 30, day: { attempts: 1000, unknown: 200, failures: 0 } }) };
+    const windows = { env: window({ attempts: 50, unknown: 30, day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 } }) };
     const wave = velocityEvidence(evidenceInput({}, 'preauth', { windows, unknownAccount: true })).find((c) => c.signal === 'attack_wave');
     expect(wave?.weight).toBe(4.5);
     expect(wave?.detail).not.toHaveProperty('window_hours');
+  });
+
+  // A farm opening an account an hour: no hour stands out, the day's share of sign-ups does. The
+  // settled environment (ENV) usually sees 2% of its attempts be sign-ups.
+  it.each([
+    ['8% of the day’s 1,000 attempts (4×)', 80, 1000, ENV, 2.5],
+    ['6% (3×)', 60, 1000, ENV, 1.25],
+    ['4% (2×): a good day', 40, 1000, ENV, null],
+    ['9 of 20 (22×), but too few to tell', 9, 20, ENV, null],
+    ['an environment younger than a week', 80, 1000, { ...ENV, ageHours: 100 }, null],
+    ['a usual share under 0.1% counts as 0.1%', 10, 1000, { ...ENV, usualSignupShare: 0 }, 2.5],
+  ] as const)('registration_velocity over the last day: %s', (_name, registrations, attempts, env, weight) => {
+    const windows = { env: window({ attempts: 40, day: { attempts, unknown: 0, failures: 0, registrations } }) };
+    const reg = velocityEvidence(evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows, env })).find((c) => c.signal === 'registration_velocity');
+    if (weight === null) expect(reg).toBeUndefined();
+    else expect(reg).toMatchObject({ weight: expect.closeTo(weight, 5), dayLevel: true, detail: { by: 'environment', window_hours: 24, registrations_last_day: registrations } });
   });
 
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
@@ -710,16 +726,18 @@ describe('windows and counters', () => {
     expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
   });
 
-  it('the environment counts attempts, unknown accounts and failures per day, and reads the last 24 hours', () => {
+  it('the environment counts attempts, unknown accounts, failures and sign-ups per day, and reads the last 24 hours', () => {
     const at = Date.parse('2026-10-01T18:00:00Z'); // three quarters into its day
     const { f } = features({ at });
     const day = Math.floor(f.hourBucket / 24);
     const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null };
     const bumps = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true });
     expect(bumps.find((b) => b.key === `w:day:*:${day}`)?.inc).toEqual({ a: 1, x: 1, f: 1 });
+    const signup = counterBumps(f, { ...outcome, failure: false, unknownAccount: false, registration: true }, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true });
+    expect(signup.find((b) => b.key === `w:day:*:${day}`)?.inc).toEqual({ a: 1, r: 1 });
     expect(keysToRead(f, null)).toEqual(expect.arrayContaining([`w:day:*:${day}`, `w:day:*:${day - 1}`]));
-    const s = snaps({ [`w:day:*:${day}`]: { counts: { a: 300, x: 30, f: 6 }, sets: {} }, [`w:day:*:${day - 1}`]: { counts: { a: 400, x: 8, f: 40 }, sets: {} } });
-    expect(readWindow(s, f, 'env')!.day).toEqual({ attempts: 300 + 0.25 * 400, unknown: 30 + 0.25 * 8, failures: 6 + 0.25 * 40 });
+    const s = snaps({ [`w:day:*:${day}`]: { counts: { a: 300, x: 30, f: 6, r: 4 }, sets: {} }, [`w:day:*:${day - 1}`]: { counts: { a: 400, x: 8, f: 40, r: 8 }, sets: {} } });
+    expect(readWindow(s, f, 'env')!.day).toEqual({ attempts: 300 + 0.25 * 400, unknown: 30 + 0.25 * 8, failures: 6 + 0.25 * 40, registrations: 4 + 0.25 * 8 });
     expect(readWindow(s, f, 'ip')!.day).toBeUndefined();
   });
 
@@ -781,6 +799,20 @@ describe('one calibrated risk', () => {
   it('an event with nothing for or against it sits at the base rate', () => {
     expect(risk({}).risk).toBeCloseTo(1 / (1 + Math.exp(-BASE_LOGIT)), 3);
     expect(riskLevel(risk({}).risk)).toBe('low');
+  });
+
+  it('a day that stands out raises the risk to a challenge, never to a deny', () => {
+    const slowDay = { env: window({ attempts: 40, day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 } }) };
+    // An account Rampart does not know, on a day when a fifth of attempts named one.
+    const plain = risk({ user: null }, { windows: slowDay, unknownAccount: true }, 'preauth');
+    expect(plain.contributions.find((c) => c.signal === 'attack_wave')).toMatchObject({ weight: 2.5, dayLevel: true });
+    expect(riskLevel(plain.risk)).toBe('medium');
+    // Through a VPN too: enough soft evidence with the day to deny, were the day evidence about the request.
+    const vpn = risk({ user: null, net: VPN }, { windows: slowDay, unknownAccount: true }, 'preauth');
+    expect(vpn.risk).toBeCloseTo(1 / (1 + Math.exp(-UNFAMILIARITY_CAP)), 3);
+    // What the request itself shows still decides beyond the cap: a script is denied that day as any other.
+    const script = risk({ user: null, headers: { 'User-Agent': 'python-requests/2.31.0' } }, { windows: slowDay, unknownAccount: true }, 'preauth');
+    expect(riskLevel(script.risk)).toBe('high');
   });
 
   it.each([
