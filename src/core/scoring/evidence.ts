@@ -23,8 +23,8 @@ export interface Contribution {
   detail: SignalDetail;
   /**
    * Evidence about the day rather than the request (a campaign spread over days): it raises the
-   * risk, but neither it nor anything with it lifts the unfamiliarity cap, so it can bring a
-   * challenge and never a deny.
+   * risk at most to the unfamiliarity cap, so by itself it brings a challenge and never a deny;
+   * what the request itself shows decides beyond that (see model.ts).
    */
   dayLevel?: true;
 }
@@ -370,6 +370,20 @@ export function slowWave(x: EvidenceInput): { lift: number; detail: Record<strin
 }
 
 /**
+ * One signal from the request's (or the hour's) evidence and from the day's, counted as the
+ * stronger of the two: the first in full, as it is; the day's only for what it adds beyond it, and
+ * marked dayLevel (it raises the risk no further than the unfamiliarity cap). Adding them would
+ * count one campaign twice; keeping only the day's would lose what the request itself shows.
+ */
+function strongerOf(signal: string, now: { weight: number; detail: SignalDetail } | null, day: { weight: number; detail: SignalDetail } | null): Contribution[] {
+  const out: Contribution[] = [];
+  const first = now && now.weight > 0 ? now.weight : 0;
+  if (now && first > 0) out.push({ signal, weight: first, detail: now.detail });
+  if (day && day.weight > first) out.push({ signal, weight: day.weight - first, detail: day.detail, dayLevel: true });
+  return out;
+}
+
+/**
  * How surely a window's traffic is real users' (0–1): a carrier's or an office's NAT sends many
  * accounts' logins, and a new browser version many accounts' requests of one new shape, most of
  * them successful, while a stuffing source's or an attack tool's nearly all fail. Counted when
@@ -487,8 +501,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const slow = slowWave(x);
     const fastWeight = fast ? ramp(fast.lift, 3, 8, WAVE_MAX) : 0;
     const slowWeight = slow ? ramp(slow.lift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX) : 0;
-    if (fast && fastWeight >= slowWeight) out.push({ signal: 'attack_wave', weight: fastWeight, detail: fast.detail });
-    else if (slow && slowWeight > 0) out.push({ signal: 'attack_wave', weight: slowWeight, detail: slow.detail, dayLevel: true });
+    out.push(...strongerOf('attack_wave', fast ? { weight: fastWeight, detail: fast.detail } : null, slow ? { weight: slowWeight, detail: slow.detail } : null));
   }
 
   // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
@@ -509,7 +522,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
       { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
     ]
-      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null, day: null as number | null }));
+      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many
     // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
     // Over the last hour, and over the last 5–10 minutes (at least WAVE_RECENT_MIN of them), so
@@ -521,21 +534,29 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.
     const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
-    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour, day: null });
+    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
+    const top = regs.sort((a, b) => b.weight - a.weight)[0];
+    let hour: { weight: number; detail: SignalDetail } | null = null;
+    if (top && top.weight > 0) {
+      const detail: SignalDetail = { by: top.by, registrations_last_hour: count(top.n) };
+      if (top.usual !== null) detail.usual_per_hour = count(top.usual);
+      hour = { weight: top.weight, detail };
+    }
     // And spread over days (a farm opening an account an hour): the day's share of attempts that
     // were sign-ups against their usual share (those Rampart let through, over the last week or
     // so), as for attempts on unknown accounts (slowWave). Alone it challenges no sign-up.
     const day = w.env?.day;
+    let daily: { weight: number; detail: SignalDetail } | null = null;
     if (day && day.registrations >= SLOW_WAVE_MIN && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS) {
       const dayLift = day.registrations / Math.max(day.attempts, day.registrations) / Math.max(x.env.usualSignupShare, SIGNUP_SHARE_FLOOR);
-      if (dayLift > SLOW_WAVE_FROM) regs.push({ by: 'environment', n: day.registrations, weight: ramp(dayLift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX), usual: null, day: x.env.usualSignupShare });
+      if (dayLift > SLOW_WAVE_FROM) {
+        daily = {
+          weight: ramp(dayLift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX),
+          detail: { by: 'environment', window_hours: 24, registrations_last_day: count(day.registrations), usual_share: Math.round(x.env.usualSignupShare * 10000) / 10000 },
+        };
+      }
     }
-    const top = regs.sort((a, b) => b.weight - a.weight)[0];
-    if (top && top.weight > 0) {
-      const detail: SignalDetail = top.day !== null ? { by: top.by, window_hours: 24, registrations_last_day: count(top.n), usual_share: Math.round(top.day * 10000) / 10000 } : { by: top.by, registrations_last_hour: count(top.n) };
-      if (top.usual !== null) detail.usual_per_hour = count(top.usual);
-      out.push({ signal: 'registration_velocity', weight: top.weight, detail, ...(top.day !== null ? { dayLevel: true as const } : {}) });
-    }
+    out.push(...strongerOf('registration_velocity', hour, daily));
     // A domain no legitimate user of this environment has, while the environment has many.
     if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
       out.push(newEmailDomain(x.features.emailDomain, x.env));

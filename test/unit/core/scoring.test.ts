@@ -620,6 +620,21 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     else expect(reg).toMatchObject({ weight: expect.closeTo(weight, 5), dayLevel: true, detail: { by: 'environment', window_hours: 24, registrations_last_day: registrations } });
   });
 
+  it('sign-ups from one address on a farm’s day: the address counts in full, the day only for what it adds', () => {
+    const windows = { ip: window({ registrations: 5 }), env: window({ attempts: 40, day: { attempts: 1000, unknown: 0, failures: 0, registrations: 80 } }) };
+    const regs = velocityEvidence(evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows })).filter((c) => c.signal === 'registration_velocity');
+    expect(regs).toEqual([
+      { signal: 'registration_velocity', weight: 1.5, detail: { by: 'ip', registrations_last_hour: 5 } },
+      expect.objectContaining({ weight: 1, dayLevel: true, detail: expect.objectContaining({ window_hours: 24 }) }),
+    ]);
+    // The address's evidence is about the request: six sign-ups from one data-centre address deny,
+    // on the farm's day as on any other (the day's part does not take the address's away).
+    const busy = { ip: window({ registrations: 6 }) };
+    const signup = (w: EvidenceInput['windows']) => assess(assessInput({ net: CLOUD, email: 'x@gmail.com', name: '$registration' }, { windows: w }), 'registration', T0).risk;
+    expect(riskLevel(signup(busy))).toBe('high');
+    expect(riskLevel(signup({ ...busy, env: windows.env }))).toBe('high');
+  });
+
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
     expect(velocity('registration', { ip: window({ registrations: 8 }) })).toEqual(['registration_velocity']);
     expect(velocity('registration', { ip: window({ registrations: 1 }) })).toEqual([]);
