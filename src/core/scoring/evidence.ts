@@ -12,7 +12,7 @@ import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
-import type { EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
+import type { DayCounts, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
 import { NEW_DOMAIN_BELOW } from './population';
 import { AUTOMATION } from '../client/components';
 
@@ -349,12 +349,20 @@ const SLOW_WAVE_MAX = 2.5;
 const SIGNUP_SHARE_FLOOR = 0.001;
 const WAVE_MAX = 4.5;
 
+/**
+ * How many times its usual share of attempts `n` of the day's are (0 under `min` of them, or in an
+ * environment younger than a week). The usual share counts as at least `floor`.
+ */
+function dayLift(x: EvidenceInput, d: DayCounts, n: number, usualShare: number, floor: number, min: number): number {
+  if (n < min || x.env.ageHours < UNKNOWN_ACCOUNT_AGE_HOURS) return 0;
+  return n / Math.max(d.attempts, n) / Math.max(usualShare, floor);
+}
+
 export function slowWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
   const d = x.windows.env?.day;
-  if (!d || !ATTEMPT_KINDS.has(x.kind) || x.env.ageHours < UNKNOWN_ACCOUNT_AGE_HOURS || d.attempts <= 0) return null;
+  if (!d || !ATTEMPT_KINDS.has(x.kind)) return null;
   const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
-  const lift = (n: number, usualPerHour: number, floor: number, min: number) => (n < min ? 0 : n / Math.max(d.attempts, n) / Math.max(usualPerHour / attemptsPerHour, floor));
-  const wave = Math.max(lift(d.unknown, x.env.usualUnknownShare * attemptsPerHour, 0.01, SLOW_WAVE_MIN), lift(d.failures, x.env.failuresPerHour, 0.02, SLOW_WAVE_MIN * 2));
+  const wave = Math.max(dayLift(x, d, d.unknown, x.env.usualUnknownShare, 0.01, SLOW_WAVE_MIN), dayLift(x, d, d.failures, x.env.failuresPerHour / attemptsPerHour, 0.02, SLOW_WAVE_MIN * 2));
   if (wave <= SLOW_WAVE_FROM) return null;
   return {
     lift: wave,
@@ -406,27 +414,34 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
  */
 const POPULATION_KNOWN = 200;
 
-/** `high_activity_network`: at least this many accounts through one operator within the hour, fully at the second. */
-const OPERATOR_ACCOUNTS_FROM = 8;
-const OPERATOR_ACCOUNTS_FULL = 30;
+/**
+ * A burst (request_shape_burst, high_activity_network): one value (a request shape, an operator)
+ * across at least BURST_ACCOUNTS_FROM accounts within the hour, its share of the hour's attempts
+ * at least BURST_LIFT times its usual share of legitimate events (a value the environment has
+ * nearly never seen counts as a small one, not as none). Weighed by the accounts, fully at
+ * BURST_ACCOUNTS_FULL, less where most of its attempts succeed (honest). Null: no burst.
+ */
+const BURST_ACCOUNTS_FROM = 8;
+const BURST_ACCOUNTS_FULL = 30;
+const BURST_LIFT = 4;
+function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: number, max: number): { weight: number; share: number } | null {
+  const envAttempts = x.windows.env?.attempts ?? 0;
+  if (!w || w.accounts < BURST_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN) return null;
+  const share = Math.min(1, w.attempts / envAttempts);
+  if (share / Math.max(usualShare, 0.002) < BURST_LIFT) return null;
+  return { weight: ramp(w.accounts, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, max) * (1 - honest(w, x.kind)), share };
+}
+
+/** `high_activity_network`'s most, for many accounts through one operator. */
 const OPERATOR_BURST_MAX = 3;
-/** Its share of the hour's attempts at least this many times its usual share of legitimate events. */
-const OPERATOR_LIFT = 4;
 
 function operatorBurst(x: EvidenceInput): Contribution | null {
-  const w = x.windows.asn;
-  const envAttempts = x.windows.env?.attempts ?? 0;
-  if (!w || !ATTEMPT_KINDS.has(x.kind) || w.accounts < OPERATOR_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN) return null;
-  const share = Math.min(1, w.attempts / envAttempts);
-  // An operator the environment has (nearly) never seen counts as a small one, not as none.
-  const lift = share / Math.max(x.operatorShare, 0.002);
-  if (lift < OPERATOR_LIFT) return null;
-  const weight = ramp(w.accounts, OPERATOR_ACCOUNTS_FROM, OPERATOR_ACCOUNTS_FULL, OPERATOR_BURST_MAX) * (1 - honest(w, x.kind));
-  if (weight <= 0.05) return null;
+  const b = ATTEMPT_KINDS.has(x.kind) ? burst(x, x.windows.asn, x.operatorShare, OPERATOR_BURST_MAX) : null;
+  if (!b || b.weight <= 0.05) return null;
   return {
     signal: 'high_activity_network',
-    weight,
-    detail: { by: 'operator', asn: x.features.values.asn ?? '', accounts_last_hour: w.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
+    weight: b.weight,
+    detail: { by: 'operator', asn: x.features.values.asn ?? '', accounts_last_hour: x.windows.asn?.accounts ?? 0, share_of_attempts: Math.round(b.share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
   };
 }
 
@@ -477,14 +492,8 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
 
   // The same request shape (client, header set, language) across many accounts at once, far
   // beyond its usual share of this environment's traffic.
-  const shape = w.shape;
-  const envAttempts = w.env?.attempts ?? 0;
-  if (shape && shape.accounts >= 8 && envAttempts > 0 && x.env.legit >= POPULATION_KNOWN) {
-    const share = shape.attempts / envAttempts;
-    const lift = share / Math.max(x.shapeShare, 0.002);
-    const weight = lift >= 4 ? ramp(shape.accounts, 8, 30, 3.5) * (1 - honest(shape, x.kind)) : 0;
-    if (weight > 0) out.push({ signal: 'request_shape_burst', weight, detail: { accounts_last_hour: shape.accounts, share_of_attempts: Math.round(share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
-  }
+  const shape = burst(x, w.shape, x.shapeShare, 3.5);
+  if (shape && shape.weight > 0) out.push({ signal: 'request_shape_burst', weight: shape.weight, detail: { accounts_last_hour: w.shape?.accounts ?? 0, share_of_attempts: Math.round(shape.share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
 
   // Many accounts through one operator at once, far beyond its usual share of the traffic: a VPN
   // provider or a hosting network that a login list is pushed through. Attempts Rampart stops
@@ -546,16 +555,14 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // were sign-ups against their usual share (those Rampart let through, over the last week or
     // so), as for attempts on unknown accounts (slowWave). Alone it challenges no sign-up.
     const day = w.env?.day;
-    let daily: { weight: number; detail: SignalDetail } | null = null;
-    if (day && day.registrations >= SLOW_WAVE_MIN && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS) {
-      const dayLift = day.registrations / Math.max(day.attempts, day.registrations) / Math.max(x.env.usualSignupShare, SIGNUP_SHARE_FLOOR);
-      if (dayLift > SLOW_WAVE_FROM) {
-        daily = {
-          weight: ramp(dayLift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX),
-          detail: { by: 'environment', window_hours: 24, registrations_last_day: count(day.registrations), usual_share: Math.round(x.env.usualSignupShare * 10000) / 10000 },
-        };
-      }
-    }
+    const signups = day ? dayLift(x, day, day.registrations, x.env.usualSignupShare, SIGNUP_SHARE_FLOOR, SLOW_WAVE_MIN) : 0;
+    const daily =
+      day && signups > SLOW_WAVE_FROM
+        ? {
+            weight: ramp(signups, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX),
+            detail: { by: 'environment', window_hours: 24, registrations_last_day: count(day.registrations), usual_share: Math.round(x.env.usualSignupShare * 10000) / 10000 },
+          }
+        : null;
     out.push(...strongerOf('registration_velocity', hour, daily));
     // A domain no legitimate user of this environment has, while the environment has many.
     if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !isDisposableEmail(`x@${x.features.emailDomain}`)) {

@@ -182,7 +182,9 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: e.aw ? (e.xw ?? 0) / e.aw : 0, usualSignupShare: e.aw ? (e.rw ?? 0) / e.aw : 0, registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
+  // Shares of the attempts counted with the short half-life (the same decay on both sides).
+  const ofRecentAttempts = (name: string) => (e.aw ? (e[name] ?? 0) / e.aw : 0);
+  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: ofRecentAttempts('xw'), usualSignupShare: ofRecentAttempts('rw'), registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -230,11 +232,11 @@ export interface DayCounts {
   registrations: number;
 }
 
+/** A sliding window's count: the current period's and the previous one's in proportion `w` (what is left of it). */
+const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number) => (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
+
 function dayCounts(s: Snapshots, f: Features): DayCounts {
-  const cur = snap(s, dayKey(dayOf(f))).counts;
-  const prev = snap(s, dayKey(dayOf(f) - 1)).counts;
-  const w = 1 - ((f.hourBucket % 24) + f.hourFraction) / 24;
-  const n = (name: string) => (cur[name] ?? 0) + w * (prev[name] ?? 0);
+  const n = sliding(snap(s, dayKey(dayOf(f))), snap(s, dayKey(dayOf(f) - 1)), 1 - ((f.hourBucket % 24) + f.hourFraction) / 24);
   return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r') };
 }
 
@@ -275,7 +277,7 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const cur = snap(s, windowKey(kind, value, f.hourBucket));
   const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
   const w = 1 - f.hourFraction;
-  const n = (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
+  const n = sliding(cur, prev, w);
   const withPrevious = w > 0.25;
   const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
