@@ -27,6 +27,23 @@ import { emailAccount, type Outcome } from './population';
 export const BASE_LOGIT = -2.2;
 /** Highest logit without evidence of an attack (risk 0.88: challenge, never deny). */
 export const UNFAMILIARITY_CAP = 2.0;
+/** Where unfamiliarity starts to bend towards the cap (risk 0.82); below it the sum is the logit. */
+export const CAP_KNEE = 1.5;
+
+/**
+ * Unfamiliarity without evidence of an attack, kept below UNFAMILIARITY_CAP and still in order:
+ * the sum up to CAP_KNEE, then bending towards the cap without reaching it (smoothly: at the knee
+ * it still rises one for one). With a hard min(), every strongly unfamiliar event had the same
+ * risk (0.8808): a new browser in a new city, and a new country, a new operator and an odd hour
+ * together, could not be told apart by a policy's threshold, an analyst's sort, or a ranking. No
+ * default policy's action changes: everything above the knee is a challenge either way.
+ */
+export function belowCap(z: number): number {
+  if (z <= CAP_KNEE) return z;
+  // A hyperbola, not an exponential: sums of 10 and 20 still differ in the risk's fourth decimal.
+  const room = UNFAMILIARITY_CAP - CAP_KNEE;
+  return UNFAMILIARITY_CAP - (room * room) / (room + z - CAP_KNEE);
+}
 /**
  * During an attack wave, an unfamiliar login to an account that is here (evidence already at
  * least WAVE_UNFAMILIAR against it) weighs up to WAVE_KNOWN_MAX more: the share of attackers
@@ -253,11 +270,12 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
     z += waveWeight;
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
-  if (hard < 1.5 && soft < 3.5) z = Math.min(z, UNFAMILIARITY_CAP);
+  const summed = z;
+  if (hard < 1.5 && soft < 3.5) z = belowCap(z);
   // A day that stands out is not evidence about this request: it raises the risk as far as the
   // unfamiliarity cap (a challenge), never to a deny. A VPN user signing up on a farm's day is
   // challenged, not refused; what the request itself shows decides beyond that.
-  if (day > 0) z = Math.max(z, Math.min(z + day, UNFAMILIARITY_CAP));
+  if (day > 0) z = Math.max(z, belowCap(summed + day));
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);

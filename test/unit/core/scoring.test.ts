@@ -24,7 +24,7 @@ import {
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
 import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
-import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, UNFAMILIARITY_CAP, type AssessInput } from '../../../src/core/scoring/model';
+import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, UNFAMILIARITY_CAP, CAP_KNEE, belowCap, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
@@ -824,7 +824,9 @@ describe('one calibrated risk', () => {
     expect(riskLevel(plain.risk)).toBe('medium');
     // Through a VPN too: enough soft evidence with the day to deny, were the day evidence about the request.
     const vpn = risk({ user: null, net: VPN }, { windows: slowDay, unknownAccount: true }, 'preauth');
-    expect(vpn.risk).toBeCloseTo(1 / (1 + Math.exp(-UNFAMILIARITY_CAP)), 3);
+    expect(vpn.risk).toBeLessThan(1 / (1 + Math.exp(-UNFAMILIARITY_CAP)));
+    expect(vpn.risk).toBeGreaterThan(plain.risk);
+    expect(riskLevel(vpn.risk)).toBe('medium');
     // What the request itself shows still decides beyond the cap: a script is denied that day as any other.
     const script = risk({ user: null, headers: { 'User-Agent': 'python-requests/2.31.0' } }, { windows: slowDay, unknownAccount: true }, 'preauth');
     expect(riskLevel(script.risk)).toBe('high');
@@ -905,6 +907,30 @@ describe('one calibrated risk', () => {
     const atHome = risk({ net: { ...HOME, ip: '81.2.69.200' }, headers: browser(IPHONE, 'en-US,en;q=0.9') }, { behaviour: homeUser }, 'preauth');
     const network = (a: { contributions: { signal: string; weight: number }[] }) => a.contributions.find((c) => c.signal === 'network')?.weight ?? 0;
     expect(network(atHome)).toBeLessThan(network(stranger));
+  });
+
+  it('unfamiliarity bends towards the cap without reaching it, and keeps its order', () => {
+    expect(belowCap(CAP_KNEE - 1)).toBe(CAP_KNEE - 1);
+    expect(belowCap(CAP_KNEE)).toBe(CAP_KNEE);
+    // Continuous at the knee, rising all the way, never at the cap.
+    expect(belowCap(CAP_KNEE + 1e-6)).toBeCloseTo(CAP_KNEE, 5);
+    const sums = [1.6, 2, 2.5, 3, 4, 6, 8];
+    const bent = sums.map(belowCap);
+    for (let k = 1; k < bent.length; k++) expect(bent[k]!).toBeGreaterThan(bent[k - 1]!);
+    for (const z of bent) expect(z).toBeLessThan(UNFAMILIARITY_CAP);
+    // Still apart at the precision a risk is answered with (four decimals).
+    const answered = (z: number) => Math.round(10000 / (1 + Math.exp(-belowCap(z))));
+    expect(answered(3)).toBeGreaterThan(answered(2.5));
+    expect(answered(12)).toBeGreaterThan(answered(10));
+    expect(answered(20)).toBeGreaterThan(answered(18));
+    // A stranger's device from another country, and the same at an hour the user never logs in:
+    // both challenged, the second above the first.
+    // A stranger's device on another operator of the user's country, and from another country:
+    // both challenged, the second above the first.
+    const [otherIsp, abroad] = [OTHER_ISP, SYDNEY].map((net) => risk({ token: 'stranger', net, headers: browser(FIREFOX) }, { behaviour: habitual() }));
+    expect(riskLevel(otherIsp!.risk)).toBe('medium');
+    expect(riskLevel(abroad!.risk)).toBe('medium');
+    expect(abroad!.risk).toBeGreaterThan(otherIsp!.risk);
   });
 
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
