@@ -58,6 +58,14 @@ const WAVE_KNOWN_MAX = 1.5;
  * the user came through it, it counts at most as much as this (−4 elsewhere).
  */
 const SHARED_NETWORK_FLOOR = -1;
+/**
+ * Least network log-likelihood ratio in a country the user never showed. The user's share of an
+ * operator counts every country it was seen in, the population's only this one, so a familiar
+ * operator placed abroad by the address data (a carrier's range, a reassigned block) came out as
+ * the strongest familiarity there is (−4, the rarer the country the more): a new country vouches
+ * for little, whatever the operator.
+ */
+const NEW_COUNTRY_FLOOR = -1;
 /** Weight of the place within a familiar operator (see placeRatio). */
 export const PLACE_WEIGHT = 0.4;
 /** Share of a new device's weight when it arrives on a new operator (see behaviourEvidence). */
@@ -118,7 +126,8 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // habit of it vouches for little (an attacker choosing a VPN in the victim's country often
   // lands on the user's own provider), so the software and device must do the vouching there.
   const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
-  const net = gain * 0.8 * clamp(f.network.llr, strangeDevice && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : -4, 7);
+  const floor = strangeDevice && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
+  const net = gain * 0.8 * clamp(f.network.llr, floor, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });

@@ -909,6 +909,20 @@ describe('one calibrated risk', () => {
     expect(network(atHome)).toBeLessThan(network(stranger));
   });
 
+  it('a country the user never showed vouches for little, even on the user\'s own operator', () => {
+    // The home operator's address, placed in another country by the address data; the population
+    // has seen that country in 1% of its events.
+    const placedAbroad: Net = { ...HOME, ip: '81.2.70.9', cc: 'NO', lat: 59.9, lon: 10.7, city: 'Oslo' };
+    const pop: PopulationCounts = { total: 10_000, count: (level, value) => (level === 'cc' && value === 'NO' ? 100 : 500) };
+    const network = (net: Net) => risk({ net }, { behaviour: habitual(), population: pop }).contributions.find((c) => ['network', 'new_isp', 'new_country'].includes(c.signal))!;
+    const abroad = network(placedAbroad);
+    expect(abroad.signal).toBe('new_country');
+    // At most −1 of log-likelihood, times 0.8 and the history gain (×2 for thirty logins).
+    expect(abroad.weight).toBeGreaterThanOrEqual(-0.8 * HISTORY_GAIN * 1 - 1e-9);
+    // The same operator at home is as familiar as ever.
+    expect(network({ ...HOME, ip: '81.2.69.9' }).weight).toBeLessThan(abroad.weight - 1);
+  });
+
   it('unfamiliarity bends towards the cap without reaching it, and keeps its order', () => {
     expect(belowCap(CAP_KNEE - 1)).toBe(CAP_KNEE - 1);
     expect(belowCap(CAP_KNEE)).toBe(CAP_KNEE);
