@@ -117,9 +117,9 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // only corroborates (amplified, it would challenge users travelling with their own device).
   const gain = x.features.fingerprinted ? 1 : historyGain(f.history);
   // A fingerprint the user has never shown, where the user has shown theirs several times, is a
-  // device someone else holds or a new one of theirs: what can be copied (user agent, language)
-  // or shared (the home network's operator) no longer vouches for it. Only an address the user
-  // really logged in from still does.
+  // device someone else holds or a new one of theirs: what can be copied (user agent, language,
+  // the hour) or shared (the home network's operator) no longer vouches for it. Only an address
+  // the user really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
   // A VPN, hosting or Tor network is shared with strangers, attackers first among them: the user's
@@ -159,7 +159,7 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
   const lang = gain * 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);
   out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
-  const hour = gain * 0.25 * clamp(f.hour, -1, 2);
+  const hour = gain * 0.25 * clamp(f.hour, strangeDevice ? 0 : -1, 2);
   out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
   return out;
 }

@@ -937,14 +937,21 @@ describe('one calibrated risk', () => {
     expect(answered(3)).toBeGreaterThan(answered(2.5));
     expect(answered(12)).toBeGreaterThan(answered(10));
     expect(answered(20)).toBeGreaterThan(answered(18));
-    // A stranger's device from another country, and the same at an hour the user never logs in:
-    // both challenged, the second above the first.
     // A stranger's device on another operator of the user's country, and from another country:
     // both challenged, the second above the first.
     const [otherIsp, abroad] = [OTHER_ISP, SYDNEY].map((net) => risk({ token: 'stranger', net, headers: browser(FIREFOX) }, { behaviour: habitual() }));
     expect(riskLevel(otherIsp!.risk)).toBe('medium');
     expect(riskLevel(abroad!.risk)).toBe('medium');
     expect(abroad!.risk).toBeGreaterThan(otherIsp!.risk);
+  });
+
+  it('what anyone can copy vouches for nothing for a device the user never showed: the language, the hour', () => {
+    // The user's own browser and a stranger's, with the same headers, at the hour the user always logs in.
+    const weight = (token: string, signal: string) => risk({ token, net: OTHER_ISP }, { behaviour: habitual() }).contributions.find((c) => c.signal === signal || c.signal === `unusual_${signal}`)!.weight;
+    expect(weight('alice-laptop', 'hour')).toBeLessThan(0);
+    expect(weight('alice-laptop', 'language')).toBeLessThan(0);
+    expect(weight('stranger', 'hour')).toBe(0);
+    expect(weight('stranger', 'language')).toBe(0);
   });
 
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
