@@ -246,14 +246,17 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   const history = new Map<string, number>();
   for (const p of people) {
     let day = p.firstDay + r() * p.every;
+    let registeredAt = -Infinity;
     if (p.registers) {
       const at = start + p.firstDay * DAY + (p.habitHour - p.country.tz) * HOUR + r() * HOUR;
+      registeredAt = at;
       steps.push({ scenario: 'legit', kind: 'register', at, email: p.email, userId: p.id, context: contextOf(p, p.firstDay, at), preauth: false, passwordCorrect: true, history: 0, typo: false });
       day = p.firstDay + 0.2 + r() * p.every;
     }
     while (day < o.days) {
       const hour = p.habitHour + (r() - 0.5) * 6 - p.country.tz;
-      const at = start + Math.floor(day) * DAY + hour * HOUR + r() * HOUR;
+      // Nobody logs in before signing up: a login drawn earlier on the day of the sign-up comes two hours after it.
+      const at = Math.max(start + Math.floor(day) * DAY + hour * HOUR + r() * HOUR, registeredAt + 2 * HOUR);
       if (at >= end) break;
       steps.push({ scenario: 'legit', kind: 'login', at, email: p.email, userId: p.id, context: contextOf(p, Math.floor(day), at), preauth: true, passwordCorrect: true, history: 0, typo: r() < 0.05 });
       day += p.every * (0.3 + r() * 1.4);
