@@ -173,12 +173,19 @@ export interface ChainResult {
  * The log-likelihood ratio of one hierarchy, coarsest level first. `floor` gives the smallest
  * novelty mass at a level as a share of the user's events (addresses and browser versions change
  * by themselves).
+ *
+ * Each level the user never showed multiplies the surprise by its novelty, so a value new at
+ * several levels counts as new several times: a new kind of device is a new OS, browser, version
+ * and user agent at once. With `backOff`, the levels below the first one the user never showed
+ * take the population's share within it instead (the user's record says nothing about them), and
+ * the surprise is that level's alone.
  */
 export function chainRatio(
   b: Behaviour,
   pop: PopulationCounts,
   chain: readonly ChainLevel[],
   now: number,
+  backOff = false,
 ): ChainResult {
   const n = atTime(b.n, now);
   let pUser = 1;
@@ -196,6 +203,10 @@ export function chainRatio(
       continue;
     }
     const v = levelView(b, level, value, now);
+    if (backOff && firstUnseen !== null) {
+      pUser = prior;
+      continue;
+    }
     if (within && within.count > 1e-9) {
       // Within a parent the user has shown: the value's share of the parent's events, smoothed
       // by how many values of this level the user has shown under that parent.
@@ -296,6 +307,10 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
     ],
     now,
   );
+  // With a client fingerprint the device term says whether the device is new; the software then
+  // only corroborates, and a new kind of device counts as new once (its coarsest new level).
+  // Without one, the software stands in for the device, and a device new at every level is that
+  // much stranger than a new browser version.
   const software = chainRatio(
     b,
     pop,
@@ -307,6 +322,7 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
       { level: 'ua', value: v.ua, floor: 1 / 4 },
     ],
     now,
+    f.fingerprinted,
   );
   const device = chainRatio(b, pop, [{ level: 'dev', value: v.dev, fixedShare: Q_DEVICE }], now);
   const fingerprint = chainRatio(b, pop, [{ level: 'fp', value: v.fp }], now);

@@ -297,6 +297,17 @@ describe('behavioural model', () => {
     expect(familiarity(early, population(), f, T0).device.llr).toBeGreaterThan(familiarity(recent, population(), f, T0).device.llr + 0.5);
   });
 
+  it('with a client fingerprint, a new kind of device counts as new once in the software levels; without one, at every level', () => {
+    const b = habitual();
+    const phone = familiarity(b, population(), features({ token: 'alice-phone', headers: browser(IPHONE) }).f, T0).software;
+    const headersOnly = familiarity(b, population(), features({ headers: browser(IPHONE) }).f, T0).software;
+    expect(phone.firstUnseen).toBe('dt');
+    expect(headersOnly.firstUnseen).toBe('dt');
+    // The device type's own surprise (one kind shown so far: a novelty of one), and nothing below it.
+    expect(phone.llr).toBeCloseTo(Math.log(atTime(b.n, T0) + 1), 6);
+    expect(headersOnly.llr).toBeGreaterThan(phone.llr + 3);
+  });
+
   it('names the coarsest level the user had never shown', () => {
     const b = habitual();
     const at = (call: Call) => chainRatio(b, population(), [
