@@ -17,7 +17,7 @@
 import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
-import { answeredChallenge, familiarity, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
+import { answeredChallenge, atTime, familiarity, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import { placeless, type Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
@@ -104,6 +104,17 @@ export interface Assessment {
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
+/** Share of a user's legitimate events carrying a client fingerprint beyond which its absence is not the user's habit. */
+const TOKEN_HABIT = 0.9;
+
+/** Whether nearly all of the user's legitimate events carried a client fingerprint. */
+function tokenHabit(b: Behaviour, now: number): boolean {
+  const fp = b.tables.fp;
+  const carried = atTime(fp?.y?.c ?? 0, now);
+  const without = atTime(fp?.n?.c ?? 0, now);
+  return carried > 0 && carried >= TOKEN_HABIT * (carried + without);
+}
+
 /** The behavioural contributions: how unlike the user this event is. */
 function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const b = x.behaviour;
@@ -121,12 +132,16 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // the hour) or shared (the home network's operator) no longer vouches for it. Only an address
   // the user really logged in from still does.
   const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
+  // So is no fingerprint at all from a user whose logins nearly always carried one: a script
+  // posting to the login form, or a browser whose page never ran the application's script.
+  const noDevice = !x.features.fingerprinted && f.history >= 3 && tokenHabit(b, now);
+  const unproven = strangeDevice || noDevice;
   const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
   // A VPN, hosting or Tor network is shared with strangers, attackers first among them: the user's
   // habit of it vouches for little (an attacker choosing a VPN in the victim's country often
   // lands on the user's own provider), so the software and device must do the vouching there.
   const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
-  const floor = strangeDevice && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
+  const floor = unproven && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
   const net = gain * 0.8 * clamp(f.network.llr, floor, 7);
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
@@ -139,11 +154,11 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // Somewhere else on a familiar operator (another city): what a targeted attacker on the
   // victim's own ISP looks like, and a reassigned home address does not. A familiar place is no
   // credit to a device the user never showed (like the operator above).
-  const place = gain * PLACE_WEIGHT * clamp(f.place, strangeDevice && !knownAddress ? 0 : -1, 3);
+  const place = gain * PLACE_WEIGHT * clamp(f.place, unproven && !knownAddress ? 0 : -1, 3);
   if (place > 0.35) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
   else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
-  const sw = gain * 0.5 * clamp(f.software.llr, strangeDevice ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
+  const sw = gain * 0.5 * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
   const dev = (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
   const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
@@ -157,9 +172,9 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   out.push({ signal: newDevice ? 'new_device' : 'device', weight: (sw + dev) * joint, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
   if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
-  const lang = gain * 0.4 * clamp(f.language.llr, strangeDevice ? 0 : -1.5, 3);
+  const lang = gain * 0.4 * clamp(f.language.llr, unproven ? 0 : -1.5, 3);
   out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
-  const hour = gain * 0.25 * clamp(f.hour, strangeDevice ? 0 : -1, 2);
+  const hour = gain * 0.25 * clamp(f.hour, unproven ? 0 : -1, 2);
   out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
   return out;
 }

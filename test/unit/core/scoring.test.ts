@@ -925,11 +925,11 @@ describe('one calibrated risk', () => {
     // has seen that country in 1% of its events.
     const placedAbroad: Net = { ...HOME, ip: '81.2.70.9', cc: 'NO', lat: 59.9, lon: 10.7, city: 'Oslo' };
     const pop: PopulationCounts = { total: 10_000, count: (level, value) => (level === 'cc' && value === 'NO' ? 100 : 500) };
-    const network = (net: Net) => risk({ net }, { behaviour: habitual(), population: pop }).contributions.find((c) => ['network', 'new_isp', 'new_country'].includes(c.signal))!;
+    const network = (net: Net) => risk({ net, token: 'alice-laptop' }, { behaviour: habitual(), population: pop }).contributions.find((c) => ['network', 'new_isp', 'new_country'].includes(c.signal))!;
     const abroad = network(placedAbroad);
     expect(abroad.signal).toBe('new_country');
-    // At most −1 of log-likelihood, times 0.8 and the history gain (×2 for thirty logins).
-    expect(abroad.weight).toBeGreaterThanOrEqual(-0.8 * HISTORY_GAIN * 1 - 1e-9);
+    // At most −1 of log-likelihood, times 0.8 (the user's own fingerprinted laptop: no history gain).
+    expect(abroad.weight).toBeGreaterThanOrEqual(-0.8 * 1 - 1e-9);
     // The same operator at home is as familiar as ever.
     expect(network({ ...HOME, ip: '81.2.69.9' }).weight).toBeLessThan(abroad.weight - 1);
   });
@@ -963,6 +963,23 @@ describe('one calibrated risk', () => {
     expect(weight('alice-laptop', 'language')).toBeLessThan(0);
     expect(weight('stranger', 'hour')).toBe(0);
     expect(weight('stranger', 'language')).toBe(0);
+  });
+
+  it('no fingerprint from a user whose logins always carried one: only an address the user used still vouches', () => {
+    // The user's browser and language, on the home operator at another address: a script posting the form.
+    const at = (net: Net) => risk({ net }, { behaviour: habitual() }).contributions;
+    const weight = (list: { signal: string; weight: number }[], ...names: string[]) => list.find((c) => names.includes(c.signal))!.weight;
+    const script = at(HOME_OPERATOR_SAME_CITY);
+    expect(weight(script, 'network')).toBeGreaterThanOrEqual(0);
+    expect(weight(script, 'language', 'unusual_language')).toBe(0);
+    expect(weight(script, 'hour', 'unusual_hour')).toBe(0);
+    expect(weight(script, 'device', 'new_device')).toBeGreaterThanOrEqual(0);
+    // From the user's own address the network still vouches; a user who never sent a token is unchanged.
+    expect(weight(at(HOME), 'network')).toBeLessThan(0);
+    const headersOnly = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY })));
+    const plain = risk({ net: HOME_OPERATOR_SAME_CITY }, { behaviour: headersOnly }).contributions;
+    expect(weight(plain, 'language', 'unusual_language')).toBeLessThan(0);
+    expect(weight(plain, 'hour', 'unusual_hour')).toBeLessThan(0);
   });
 
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
