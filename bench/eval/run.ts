@@ -34,6 +34,8 @@ interface Options {
   dynamicHome: boolean;
   /** The application forwards only the User-Agent header (a minimal integration). */
   uaOnly: boolean;
+  /** See GenerateOptions.rotateAgents. */
+  rotateAgents: boolean;
   /** The application skips the pre-auth check and filters failed logins instead (see DriveOptions.preauth). */
   preauth: boolean;
   json: string | null;
@@ -41,10 +43,10 @@ interface Options {
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--no-preauth] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--rotate-agents] [--no-preauth] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, preauth: true, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, rotateAgents: false, preauth: true, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -58,6 +60,7 @@ function options(argv: string[]): Options {
     else if (a === '--ipv6') o.ipv6 = true;
     else if (a === '--dynamic-home') o.dynamicHome = true;
     else if (a === '--ua-only') o.uaOnly = true;
+    else if (a === '--rotate-agents') o.rotateAgents = true;
     else if (a === '--no-preauth') o.preauth = false;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
@@ -103,12 +106,12 @@ async function main(): Promise<void> {
     // steps all week, and the same ones, a whole number of weeks later, every week (the
     // generator's weekdays and hours stay where they were), so figures can be compared across days.
     const end = weekStart(Date.now());
-    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome }, nets, r, end);
+    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome, rotateAgents: o.rotateAgents }, nets, r, end);
     // An application that forwards only the User-Agent (and the address): the same steps, fewer headers.
     if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
+        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.rotateAgents ? '; stuffing rotates user agents' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {

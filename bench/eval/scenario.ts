@@ -89,6 +89,12 @@ export interface GenerateOptions {
    */
   ipv6?: boolean;
   dynamicHome?: boolean;
+  /**
+   * Stuffing tools rotate user agents: every residential, VPN and sign-up-wave attempt takes a
+   * browser of the legitimate mix (mobile ones too) at a version up to five months old, instead
+   * of one of five current desktop browsers.
+   */
+  rotateAgents?: boolean;
 }
 
 interface Device {
@@ -287,16 +293,26 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   const toolBrowser: Browser = { kind: 'chrome-win', version: 120, mobile: false };
   campaign('stuffing_hosting', 1200, 2, () => ({ ip: pick(r, hostingIps), headers: r() < 0.5 ? browserHeaders(toolBrowser, 'en-US,en;q=0.9') : { 'User-Agent': userAgent(toolBrowser), Accept: '*/*' }, token: null }));
   // Through residential proxies: every attempt from another home address, real browser headers.
-  const proxyBrowsers: Browser[] = (['chrome-win', 'chrome-mac', 'edge-win', 'safari-mac', 'firefox-win'] as BrowserKind[]).map((kind) => ({ kind, version: versionAt(kind, o.days, 0), mobile: false }));
+  // The tool's browsers: five current desktop ones, or (`rotateAgents`) a new one every attempt.
+  const toolBrowsers: Browser[] = (['chrome-win', 'chrome-mac', 'edge-win', 'safari-mac', 'firefox-win'] as BrowserKind[]).map((kind) => ({ kind, version: versionAt(kind, o.days, 0), mobile: false }));
+  // The rotation draws from a sequence of its own, so that every other step stays the same.
+  const rr = rng(o.seed * 104729 + 3);
+  const proxyBrowser = (): Browser => {
+    const fixed = pick(r, toolBrowsers);
+    if (!o.rotateAgents) return fixed;
+    const mobile = rr() < 0.4;
+    const kind = weighted(rr, mobile ? MOBILE_BROWSERS : DESKTOP_BROWSERS);
+    return { kind, version: versionAt(kind, o.days, Math.floor(rr() * 150)), mobile };
+  };
   campaign('stuffing_residential', 1500, 3, () => {
     const c = weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(pick(r, proxyBrowsers), pick(r, c.languages)), token: null };
+    return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null };
   });
   // Through VPN exits in the victim's country.
   campaign('stuffing_vpn', 800, 2, (_k, victim) => {
     const p = victims.find((v) => v.email === victim.email);
     const c = p?.country ?? weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.vpnIn(r, c.cc), headers: browserHeaders(pick(r, proxyBrowsers), pick(r, c.languages)), token: null };
+    return { ip: nets.vpnIn(r, c.cc), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null };
   });
   // Scripts that do not pretend: HTTP libraries.
   campaign('library_bots', 400, 1, () => ({ ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: { 'User-Agent': pick(r, LIBRARY_AGENTS), Accept: '*/*' }, token: null }));
@@ -373,7 +389,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   for (let k = 0; k < scale(300); k++) {
     const c = pick(r, COUNTRIES);
     const id = `wave-account-${k}`;
-    const b = pick(r, proxyBrowsers);
+    const b = proxyBrowser();
     steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false });
   }
 
