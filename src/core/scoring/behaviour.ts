@@ -198,15 +198,12 @@ export function chainRatio(
     if (fixedShare === undefined) parentPopCount = Math.min(pop.count(level, value), parentPopCount);
     const prior = pUser * share;
     pPop *= share;
-    if (n <= 1e-9) {
+    // No history, or (backing off) below a level the user never showed: the population's share.
+    if (n <= 1e-9 || (backOff && firstUnseen !== null)) {
       pUser = prior;
       continue;
     }
     const v = levelView(b, level, value, now);
-    if (backOff && firstUnseen !== null) {
-      pUser = prior;
-      continue;
-    }
     if (within && within.count > 1e-9) {
       // Within a parent the user has shown: the value's share of the parent's events, smoothed
       // by how many values of this level the user has shown under that parent.
