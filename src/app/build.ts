@@ -30,6 +30,8 @@ import { indexesFor, serverKind } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } from '../store/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
+import { clientEventIndexes, StateClientEventStore } from '../store/client-events';
+import { ClientEventsService } from '../core/client/events';
 import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
@@ -59,6 +61,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...eventIndexes,
   ...counterIndexes,
   ...clientObservationIndexes,
+  ...clientEventIndexes,
   ...policyIndexes,
   ...webhookIndexes,
   ...privacyIndexes,
@@ -187,6 +190,18 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
   const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
+  const appEvents = core(new StateClientEventStore(db, state));
+  // App events per environment and source address: an install flushes on each open, close and
+  // identify, and every 20 events.
+  const clientEvents = new ClientEventsService({
+    keys: client.keys,
+    key: sealer.macKey('client-token'),
+    clock,
+    limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)),
+    sink: appEvents,
+    counters,
+    secrets: (env: EnvId) => environments.liveSecrets(env),
+  });
   const devices = new DeviceService(users, webhooks, clock, client);
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
@@ -214,6 +229,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     webhooks,
     privacy,
     client,
+    clientEvents,
     access,
     queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst)), users),
     analytics: new AnalyticsService(analyticsStore, clock),
@@ -228,6 +244,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
       { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
       { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
+      { name: 'app events', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => appEvents.sweep(clock.now()) },
       { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
     ],
     { scheduler: timerScheduler, log: o.log },

@@ -19,6 +19,7 @@ const USAGE = `usage: rampart <command> [arguments]
   env set-privacy-email <name> <email|none>
                                          set the verified address that receives privacy exports
   env set-origins <name> <origin...|none>
+  env set-apps <name> <app-id...|none>
                                          origins whose pages may get client tokens with the
                                          environment's publishable key (https://shop.example)
   secret add <env> [--label <label>]     add an API secret (printed once)
@@ -45,7 +46,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
   switch (`${group ?? ''} ${cmd ?? ''}`) {
     case 'env list': {
       for (const e of await envs.list()) {
-        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}`);
+        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}`);
       }
       return 0;
     }
@@ -79,6 +80,14 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const origins = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientOrigins(env.id, origins);
       out(`${env.name} client origins: ${updated.clientOrigins?.length ? updated.clientOrigins.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
+      return 0;
+    }
+    case 'env set-apps': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      const apps = positional[1] === 'none' ? [] : positional.slice(1);
+      const updated = await envs.setClientApps(env.id, apps);
+      out(`${env.name} apps: ${updated.clientApps?.length ? updated.clientApps.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
       return 0;
     }
     case 'env set-privacy-email': {

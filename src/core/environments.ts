@@ -8,6 +8,7 @@ import type { Credential, CredentialKind, EnvId, Environment, Principal } from '
 import { asEnvId } from './model';
 import { randomToken, safeEqual, Sealer, sha256Hex, uuid } from './crypto';
 import { Forbidden, InvalidParameters, NotFound, Unauthorized } from './errors';
+import { APP_ID } from './client/mobile';
 import type { PolicyService } from './policies/service';
 
 export interface EnvironmentDeps {
@@ -204,6 +205,27 @@ export class EnvironmentService {
     }
     if (clean.length > 50) throw new InvalidParameters([{ field: 'clientOrigins', message: 'at most 50 origins' }]);
     return this.patch(id, { clientOrigins: clean });
+  }
+
+  /**
+   * The native apps (Android package names, iOS bundle ids) that may register mobile sessions
+   * with this environment's publishable key (docs/mobile.md); an empty list allows none in
+   * production and any in a sandbox.
+   */
+  async setClientApps(id: EnvId, apps: readonly string[]): Promise<Environment> {
+    const clean: string[] = [];
+    for (const a of apps) {
+      if (!APP_ID.test(a)) throw new InvalidParameters([{ field: 'clientApps', message: `${a} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")` }]);
+      if (!clean.includes(a)) clean.push(a);
+    }
+    if (clean.length > 50) throw new InvalidParameters([{ field: 'clientApps', message: 'at most 50 apps' }]);
+    return this.patch(id, { clientApps: clean });
+  }
+
+  /** Every live API secret of an environment in clear (to verify the user signatures apps send). */
+  async liveSecrets(envId: EnvId): Promise<string[]> {
+    const live = (await this.deps.credentials.list(envId)).filter((c) => c.kind === 'secret' && !c.revokedAt && c.sealed);
+    return live.map((c) => this.deps.sealer.open(c.sealed as string));
   }
 
   private async patch(id: EnvId, patch: Parameters<EnvironmentStore['update']>[1]): Promise<Environment> {

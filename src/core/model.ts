@@ -23,6 +23,11 @@ export interface Environment {
    * key. Empty or absent: none in production, any in a sandbox.
    */
   clientOrigins?: string[];
+  /**
+   * Native apps (Android package names, iOS bundle ids) that may register mobile sessions with the
+   * publishable key (docs/mobile.md). Empty or absent: none in production, any in a sandbox.
+   */
+  clientApps?: string[];
   webhookUrl: string | null;
   privacyEmail: string | null;
   createdAt: Date;
@@ -119,6 +124,28 @@ export interface ClientTokenUse {
   /** The browser's first language (primary tag) and timezone offset (minutes to UTC), as it reported them. */
   language: string | null;
   timezoneOffset: number | null;
+  /** A token a native app minted from its session: what the session says of the device and the app (absent: a browser's). */
+  mobile?: MobileClient | null;
+}
+
+/** A native app's device, as its session describes it (core/client/session.ts). */
+export interface MobileClient {
+  platform: 'android' | 'ios';
+  /** `Android 14`, `iOS 17.5`. */
+  os: string;
+  model: string;
+  manufacturer: string | null;
+  app: { id: string; version: string; build: string | null };
+  /** What the device's own integrity checks found (core/client/mobile.ts INTEGRITY). */
+  integrity: string[];
+  /** The kind of platform attestation the app carried (not verified), if any. */
+  attestation: string | null;
+  /** The vendor id itself, when the app forwards it. */
+  deviceId: string | null;
+  /** The session the token was minted from, and the device's key and machine key. */
+  sessionId: string;
+  deviceKey: string;
+  machineKey: string;
 }
 
 export interface SignalDetail {

@@ -14,6 +14,7 @@ import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
 import type { ClientService } from './client/service';
+import type { ClientEventsService } from './client/events';
 import type { SessionService } from './sessions/service';
 import type { PolicyDryRunService } from './policies/dry-run';
 
@@ -25,8 +26,10 @@ export interface Services {
   policies: PolicyService;
   webhooks: WebhookService;
   privacy: PrivacyService;
-  /** The browser client's collector and token reader. */
+  /** The clients' collector (browsers and native apps) and token reader. */
   client: ClientService;
+  /** Native apps' events (installs, opens, screens, identifies). */
+  clientEvents: ClientEventsService;
   /** Resolves and rate-limits the caller of every door. */
   access: AccessService;
   /** Dashboard searches (events, devices, users, debugger) with cursor pagination. */

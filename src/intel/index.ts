@@ -5,7 +5,7 @@
  * Data attribution (CC-BY-4.0): IP geolocation and ASN names by DB-IP.com, ASN data by
  * routeviews.org and nro.net.
  */
-export type { GeoLocation, AsnInfo, IpIntel, ParsedUserAgent, CastleUserAgent } from './types';
+export type { GeoLocation, AsnInfo, IpIntel, ParsedUserAgent, CastleUserAgent, AppClient } from './types';
 export { normaliseIp, lookupIp, initIntel } from './ip';
 export { parseUserAgent, castleUserAgent } from './user-agent';
 export { isDisposableEmail } from './disposable-email';

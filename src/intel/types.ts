@@ -62,6 +62,22 @@ export interface ParsedUserAgent {
   headless: boolean;
   /** Search engine, SEO or link-preview crawler (Googlebot, bingbot, AhrefsBot, ...). */
   crawler: boolean;
+  /**
+   * A native app's HTTP stack (OkHttp, Dalvik, CFNetwork, Alamofire, Ktor, Dart, or an app's own
+   * `Name/1.2 (…; iOS 17.5)`): what an Android or iOS app sends, neither a browser nor, by itself,
+   * a bot. Absent or null for everything else.
+   */
+  app?: AppClient | null;
+}
+
+/** What a native app's user agent says about the app and the HTTP stack it uses. */
+export interface AppClient {
+  /** The HTTP stack (`okhttp`, `Dalvik`, `CFNetwork`, `Alamofire`, `Ktor`, `Dart`), or `native` for an app's own user agent. */
+  library: string;
+  /** The app's own product token (`ShopApp`), where the user agent names it. */
+  name: string | null;
+  /** The app's version (or build, as CFNetwork user agents carry it), where named. */
+  version: string | null;
 }
 
 /** The `user_agent` object of Castle's API: the keys of a parsed user agent that leave Rampart. */

@@ -1,10 +1,13 @@
 /**
  * User-Agent parsing into Castle's `user_agent` keys (browser, version, os, platform, device,
- * family, mobile) via ua-parser-js v1 (MIT), plus the device-type classification and automation
- * flags (bot / headless / crawler) from well-known User-Agent markers.
+ * family, mobile) via ua-parser-js v1 (MIT), plus the device-type classification, automation
+ * flags (bot / headless / crawler) from well-known User-Agent markers, and native apps' HTTP
+ * stacks (OkHttp, Dalvik, CFNetwork, Alamofire, Ktor, Dart, an app's own `Name/1.2 (…; iOS 17)`),
+ * which are what Android and iOS apps send: neither browsers nor, by themselves, bots (the engine
+ * learns which of them an application's own users send, see core/scoring/evidence.ts).
  */
 import UAParser from 'ua-parser-js';
-import type { CastleUserAgent, ParsedUserAgent } from './types';
+import type { AppClient, CastleUserAgent, ParsedUserAgent } from './types';
 
 /** Longest prefix inspected by the marker regexes (real UAs are far shorter). */
 const MAX_SCAN = 2048;
@@ -39,10 +42,10 @@ const SCRIPTED_PREFIX_RE = new RegExp(
     [
       'curl/', 'libcurl', 'wget/', 'python-requests', 'python-urllib', 'python-httpx', 'python/', 'aiohttp',
       'httpx/', 'urllib3', 'go-http-client', 'go-resty', 'java/', 'java-http-client', 'apache-httpclient',
-      'apache-httpasyncclient', 'jakarta commons-httpclient', 'okhttp/[\\d.]+(?:-\\w+)?\\s*$', 'libwww-perl',
+      'apache-httpasyncclient', 'jakarta commons-httpclient', 'libwww-perl',
       'lwp::', 'php/', 'guzzlehttp', 'node-fetch', 'node\\.js', 'node/', 'axios/', 'undici', 'got ', 'got/',
       'superagent', 'request/', 'ruby', 'faraday', 'http\\.rb', 'rest-client', 'httpie', 'postmanruntime',
-      'insomnia', 'scrapy', 'mechanize', 'colly', 'reqwest', 'deno/', 'bun/', 'dart:io', 'dart/', 'winhttp',
+      'insomnia', 'scrapy', 'mechanize', 'colly', 'reqwest', 'deno/', 'bun/', 'winhttp',
       'aria2', 'httrack', 'nutch', 'nmap', 'masscan', 'zgrab', 'nikto', 'sqlmap', 'wpscan', 'fasthttp',
       'hackney', 'mint/', 'req/', 'restsharp', 'unirest', 'k6/', 'jmeter', 'locust', 'gatling', 'headlesschrome',
     ].join('|') +
@@ -58,6 +61,69 @@ const DESKTOP_OS_RE = /^(?:windows(?! (?:phone|mobile|ce))|mac os|macos|chrom(?:
 
 /** Handset operating systems, used when the parser found the OS but no device type. */
 const MOBILE_OS_RE = /^(?:android|ios|ipados|harmonyos|kaios|windows (?:phone|mobile)|blackberry|symbian)\b/i;
+
+/**
+ * Native apps' HTTP stacks, by the product token each writes. OkHttp (Android, React Native on
+ * Android), Dalvik (Android's HttpURLConnection), CFNetwork (iOS's URLSession, React Native on
+ * iOS), Alamofire (iOS), Ktor (Kotlin Multiplatform), Dart (Flutter).
+ */
+const APP_LIBRARIES: readonly [RegExp, string][] = [
+  [/\bokhttp\/v?([\w.+-]+)/i, 'okhttp'],
+  [/^Dalvik\/([\w.]+)/i, 'Dalvik'],
+  [/\bAlamofire\/([\w.]+)/i, 'Alamofire'],
+  [/\bCFNetwork\/([\w.]+)/i, 'CFNetwork'],
+  [/^Ktor(?:[ -]?client)?(?:\/([\w.]+))?(?:\s|$)/i, 'Ktor'],
+  [/^Dart\/([\w.]+)/i, 'Dart'],
+];
+/** An app's own user agent: `Name/1.2 (…)` whose comment names a handset OS (`iOS 17.5`, `Android 14`, `iPhone`). */
+const NATIVE_APP_RE = /^([A-Za-z][\w.+%-]*)\/v?([\w.+-]+)\s*\(([^)]*)\)/;
+const HANDSET_COMMENT_RE = /\b(?:i(?:Pad)?OS|Android)\s*\d|\biPhone\b|\biPad\b/i;
+/** Product tokens that are never an app's name. */
+const NOT_APP_NAMES = /^(?:mozilla|okhttp|dalvik|cfnetwork|alamofire|ktor|dart|darwin)$/i;
+/** iOS major version by Darwin major version (Apple's kernel numbering; iOS 26 follows iOS 18). */
+const IOS_BY_DARWIN: Readonly<Record<number, number>> = { 19: 13, 20: 14, 21: 15, 22: 16, 23: 17, 24: 18, 25: 26 };
+
+/** The native app client a user agent names, with what it says of the OS (null: not an app's HTTP stack). */
+function appClientOf(ua: string): { app: AppClient; os: string | null; osVersion: string | null } | null {
+  let library: string | null = null;
+  let libraryVersion: string | null = null;
+  for (const [re, name] of APP_LIBRARIES) {
+    const m = re.exec(ua);
+    if (m) {
+      library = name;
+      libraryVersion = m[1] ?? null;
+      break;
+    }
+  }
+  const own = NATIVE_APP_RE.exec(ua);
+  const ownIsApp = own !== null && !NOT_APP_NAMES.test(own[1] ?? '') && HANDSET_COMMENT_RE.test(own[3] ?? '');
+  if (library === null && !ownIsApp) return null;
+  // The app's own product token, first in the string (`ShopApp/321 CFNetwork/…`), where there is one.
+  const first = /^([A-Za-z][\w.+%-]*)\/v?([\w.+-]+)/.exec(ua);
+  const named = first && !NOT_APP_NAMES.test(first[1] ?? '') ? { name: decodeName(first[1] ?? ''), version: first[2] ?? null } : null;
+  let os: string | null = null;
+  let osVersion: string | null = null;
+  const darwin = /\bDarwin\/(\d+)/.exec(ua);
+  if (darwin) {
+    os = /Macintosh|Mac OS X|macOS/i.test(ua) ? 'Mac OS' : 'iOS';
+    const ios = IOS_BY_DARWIN[Number(darwin[1])];
+    if (os === 'iOS' && ios !== undefined) osVersion = String(ios);
+  }
+  const comment = /\b(iOS|iPadOS|Android)\s*([\d.]+)/i.exec(ua);
+  if (comment) {
+    os = /android/i.test(comment[1] ?? '') ? 'Android' : 'iOS';
+    osVersion = comment[2] ?? null;
+  }
+  return { app: { library: library ?? 'native', name: named?.name ?? null, version: named?.version ?? libraryVersion }, os, osVersion };
+}
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name).slice(0, 64);
+  } catch {
+    return name.slice(0, 64);
+  }
+}
 
 const UNKNOWN_BROWSER = 'Other';
 const UNKNOWN_OS = 'Other';
@@ -138,11 +204,16 @@ function parseUncached(input: string): ParsedUserAgent {
   if (ua.length === 0) return emptyResult(input);
   try {
     const r = new UAParser(ua).getResult();
-    const osName = (r.os.name ?? '').trim();
-    const os = `${osName} ${r.os.version ?? ''}`.trim();
+    const app = r.browser.name ? null : appClientOf(ua);
+    const osName = (r.os.name ?? app?.os ?? '').trim();
+    const osVersion = r.os.version ?? (app && (!r.os.name || r.os.name === app.os) ? (app.osVersion ?? undefined) : undefined);
+    const os = `${osName} ${osVersion ?? ''}`.trim();
     let browser = (r.browser.name ?? '').trim();
     let version = (r.browser.version ?? '').trim();
-    if (browser.length === 0) {
+    if (app) {
+      browser = app.app.name ?? app.app.library;
+      version = app.app.version ?? '';
+    } else if (browser.length === 0) {
       const client = fallbackClient(ua);
       if (client) ({ name: browser, version } = client);
     }
@@ -150,7 +221,9 @@ function parseUncached(input: string): ParsedUserAgent {
     const type = deviceType(r.device.type, osName);
     const crawler = CRAWLER_RE.test(ua.replace(/cubot/gi, ''));
     const headless = HEADLESS_RE.test(ua);
-    const bot = crawler || headless || SCRIPTED_PREFIX_RE.test(ua) || SCRIPTED_ANYWHERE_RE.test(ua);
+    // A native app's HTTP stack is not a script by its user agent alone (the engine decides, from
+    // what this application's own users send).
+    const bot = crawler || headless || (!app && (SCRIPTED_PREFIX_RE.test(ua) || SCRIPTED_ANYWHERE_RE.test(ua)));
     return {
       raw: input,
       browser: browser || UNKNOWN_BROWSER,
@@ -164,6 +237,7 @@ function parseUncached(input: string): ParsedUserAgent {
       bot,
       headless,
       crawler,
+      ...(app ? { app: app.app } : {}),
     };
   } catch {
     return emptyResult(input);

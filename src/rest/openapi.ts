@@ -11,6 +11,8 @@ import { ENDPOINT_REQUIRES, eventBodySchema, eventNames, eventRequirements, HEAD
 import { MAX_TOKEN_LENGTH, TOKEN_CHARS } from '../core/events/context';
 import { PUBLISHABLE_KEY_PATTERN } from '../core/client/service';
 import { componentsSchema } from '../core/client/components';
+import { mobileSchema } from '../core/client/mobile';
+import { clientEventsSchema } from '../core/client/events';
 import { privacyIdentifierSchema } from '../core/privacy/schema';
 import * as body from './responses';
 
@@ -236,21 +238,41 @@ export function openApiDocument(o: OpenApiOptions): object {
     path: '/v1/client/token',
     operationId: 'collectClientToken',
     tags: ['browser client'],
-    description: "Called by the browser client from the application's pages with the environment's publishable key (not a secret); answers a signed, single-use request token.",
+    description:
+      "Called by the browser client from the application's pages, or by a native app (docs/mobile.md), with the environment's publishable key (not a secret). A browser sends `components` and gets a signed, single-use request token; an app sends `mobile` and also gets a session and its key, to mint a fresh token for each of its requests.",
     security: open,
     request: {
       body: {
         required: true,
         content: {
           'application/json': {
-            schema: z.object({ publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }), components: componentsSchema }).passthrough(),
+            schema: z
+              .object({
+                publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }),
+                components: componentsSchema.optional().openapi({ description: "A browser's components (docs/client.md)" }),
+                mobile: mobileSchema.optional().openapi({ description: "A native app's device and app (docs/mobile.md); instead of components" }),
+              })
+              .passthrough(),
           },
         },
       },
     },
     responses: {
-      '201': { description: 'A request token for the next verdict', headers: corsHeaders, content: { 'application/json': { schema: body.clientTokenBody } } },
+      '201': { description: 'A request token for the next verdict (and, to an app, its session)', headers: corsHeaders, content: { 'application/json': { schema: body.clientTokenBody } } },
       ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
+    },
+  });
+  route({
+    method: 'post',
+    path: '/v1/client/events',
+    operationId: 'clientEvents',
+    tags: ['mobile client'],
+    description: "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, identifies), kept 7 days.",
+    security: open,
+    request: { body: { required: true, content: { 'application/json': { schema: clientEventsSchema } } } },
+    responses: {
+      '202': { description: 'Events kept (older than a week: dropped)', content: { 'application/json': { schema: body.clientEventsBody } } },
+      ...errors([...ANY, ...WITH_BODY, 401, 422, 429, 500, 503]),
     },
   });
   route({

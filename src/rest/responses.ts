@@ -69,7 +69,15 @@ export const authenticateBody = z.object({ action, user_id: z.string().nullable(
 export const riskBody = z.object({ risk, policy, signals, device: z.object({ token: z.string().nullable() }), degraded });
 export const filterBody = z.object({ risk, policy, signals, degraded });
 
-export const clientTokenBody = z.object({ token: z.string(), expires_in: z.number().int().describe('seconds') });
+export const clientTokenBody = z.object({
+  token: z.string(),
+  expires_in: z.number().int().describe('seconds'),
+  session: z.string().optional().describe("A native app's session (docs/mobile.md)"),
+  session_key: z.string().optional().describe('The key the app signs its tokens with'),
+  session_expires_in: z.number().int().optional().describe('seconds'),
+  server_time: z.number().int().optional().describe("Rampart's clock, ms since the epoch"),
+});
+export const clientEventsBody = z.object({ accepted: z.number().int().min(0) });
 const privacyJobStatus = z.enum(['pending', 'sent', 'failed', 'expired']);
 export const privacyJobBody = z.object({ id: z.string(), status: privacyJobStatus, expires_at: timestamp, user_id: z.string() });
 export const privacyAccessBody = z.object({

@@ -213,8 +213,20 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       cors(req, reply);
       const body = jsonBody(req) as Record<string, unknown>;
       const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
-      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components });
-      return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds });
+      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components, mobile: body.mobile });
+      const session = collected.session ? { session: collected.session.session, session_key: collected.session.key, session_expires_in: collected.session.expiresInSeconds, server_time: collected.session.serverTime } : {};
+      return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
+    }),
+  );
+
+  // Native apps' events (docs/mobile.md): batches from an install, with the publishable key and
+  // the session the collector gave it. Apps send no Origin and need no CORS.
+  app.post(
+    '/v1/client/events',
+    route(async (req, reply) => {
+      const body = jsonBody(req) as Record<string, unknown>;
+      const { accepted } = await services.clientEvents.receive({ body, ip: req.ip ?? null });
+      return reply.code(202).send({ accepted });
     }),
   );
 

@@ -10,6 +10,8 @@ import { DEVICE_TOKENS, DEVICES, USERS } from './user-state';
 import { COUNTER_SETS, emailAccount, emailKey } from '../core/scoring/population';
 import { sha256Hex } from '../core/crypto';
 import type { Db } from 'mongodb';
+import type { ClientEvent } from '../core/client/events';
+import { CLIENT_EVENTS, type ClientEventDoc } from './client-events';
 import type { EnvId, RejectedPayload, StoredEvent } from '../core/model';
 import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../core/privacy/ports';
@@ -166,6 +168,10 @@ export class MongoPrivacyStore implements PrivacyStore {
     const docs = await this.db.collection<DebugDoc>('debugger').find({ envId: env, userId }).sort({ receivedAt: 1 }).toArray();
     return docs.map(({ _id, fields, ...rest }) => ({ id: _id, ...rest, fields: fromJson(fields, []) }));
   }
+  async appEventsForUser(env: EnvId, userId: string): Promise<ClientEvent[]> {
+    const docs = await this.db.collection<ClientEventDoc>(CLIENT_EVENTS).find({ envId: env, userId }).sort({ at: 1 }).toArray();
+    return docs.map(({ _id, expiresAt: _expires, ...rest }) => ({ id: _id, ...rest }));
+  }
   async userIdsByEmail(env: EnvId, email: string, limit: number): Promise<string[]> {
     const docs = await this.db
       .collection<{ _id: string; envId: EnvId; userId: string; email: string | null }>('users')
@@ -191,6 +197,7 @@ export class MongoPrivacyStore implements PrivacyStore {
     if (s.email) events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: s.email })).deletedCount;
     deleted.events = events;
     deleted.debugger = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
+    deleted[CLIENT_EVENTS] = (await db.collection(CLIENT_EVENTS).deleteMany(byUser)).deletedCount;
 
     let counters = 0;
     const members = [...s.identifiers, ...(s.email ? [emailAccount(s.email)] : [])];

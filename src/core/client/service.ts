@@ -1,22 +1,27 @@
 /**
- * The browser client's server side: the collector (publishable key and origin checked, the
- * browser's components turned into a device key and automation evidence, a signed single-use
- * token answered), and the reading of such a token when an application forwards it to a verdict
- * or to track.
+ * The clients' server side: the collector (publishable key checked, with the page's origin for a
+ * browser or the app's id for a native app; the browser's components, or the phone's, turned into
+ * a device key and evidence; a signed single-use token answered, and to an app a session it mints
+ * its own tokens from), and the reading of such a token when an application forwards it to a
+ * verdict or to track.
  */
 import { randomToken, shortHash } from '../crypto';
-import { Forbidden, Unauthorized } from '../errors';
-import type { ClientTokenUse, Environment, EventInput } from '../model';
+import { Forbidden, InvalidParameters, Unauthorized } from '../errors';
+import type { ClientTokenUse, Environment, EventInput, MobileClient } from '../model';
 import type { Clock, EnvironmentStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { automationOf, deviceKeyOf, primaryLanguageOf, readComponents } from './components';
+import { localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
+import { isMobileToken, mintMobileToken, openMobileToken, SESSION_TTL_MS, sessionKey, signSession, type SessionClaims } from './session';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
 
-/** One collection, kept for investigation (what the browser showed, and what it was given). */
+/** One collection, kept for investigation (what the browser or the phone showed, and what it was given). */
 export interface ClientObservation {
   id: string;
   envId: string;
   at: Date;
+  /** A browser's collection, or a native app's session. */
+  kind: 'browser' | 'mobile';
   deviceKey: string;
   automation: string[];
   origin: string | null;
@@ -52,18 +57,55 @@ export interface CollectInput {
   /** The page's `Origin` header (null when the browser sent none). */
   origin: string | null;
   ip: string | null;
-  components: unknown;
+  /** A browser's components (undefined: none sent). */
+  components?: unknown;
+  /** A native app's `mobile` object (undefined: none sent). */
+  mobile?: unknown;
 }
 
 export interface Collected {
   token: string;
   expiresInSeconds: number;
+  /** For a native app: the session it mints its own tokens from (docs/mobile.md). */
+  session?: { session: string; key: string; expiresInSeconds: number; serverTime: number };
+}
+
+/**
+ * Environments by publishable key, each look-up reused for a few seconds (the collector and the
+ * app events endpoint are called by every page and app, never with a secret).
+ */
+export class PublishableKeys {
+  private readonly envs = new Map<string, { env: Environment | null; until: number }>();
+
+  constructor(
+    private readonly d: { environments: Pick<EnvironmentStore, 'byPublishableKey'>; clock: Clock; cacheMs?: number },
+  ) {}
+
+  /** The enabled environment a publishable key belongs to; Unauthorized otherwise. */
+  async resolve(publishableKey: unknown): Promise<Environment> {
+    const pk = typeof publishableKey === 'string' ? publishableKey : '';
+    const env = PUBLISHABLE_KEY_PATTERN.test(pk) ? await this.lookup(pk) : null;
+    if (!env || !env.enabled) throw new Unauthorized('unknown publishable key');
+    return env;
+  }
+
+  private async lookup(pk: string): Promise<Environment | null> {
+    const now = this.d.clock.now().getTime();
+    const hit = this.envs.get(pk);
+    if (hit && hit.until > now) return hit.env;
+    const env = await this.d.environments.byPublishableKey(pk);
+    if (this.envs.size > 10_000) this.envs.clear();
+    this.envs.set(pk, { env, until: now + (this.d.cacheMs ?? 5000) });
+    return env;
+  }
 }
 
 export class ClientService {
-  private readonly envs = new Map<string, { env: Environment | null; until: number }>();
+  readonly keys: PublishableKeys;
 
-  constructor(private readonly d: ClientDeps) {}
+  constructor(private readonly d: ClientDeps) {
+    this.keys = new PublishableKeys(d);
+  }
 
   /** The origins a page may collect from: the environment's list; in a sandbox, any when the list is empty. */
   static originAllowed(env: Environment, origin: string | null): boolean {
@@ -72,10 +114,19 @@ export class ClientService {
     return origin !== null && allowed.includes(origin);
   }
 
+  /** The apps that may register sessions: the environment's list; in a sandbox, any when the list is empty. */
+  static appAllowed(env: Environment, appId: string): boolean {
+    const allowed = env.clientApps ?? [];
+    if (allowed.length === 0) return env.sandbox;
+    return allowed.includes(appId);
+  }
+
   async collect(input: CollectInput): Promise<Collected> {
-    const pk = typeof input.publishableKey === 'string' ? input.publishableKey : '';
-    const env = PUBLISHABLE_KEY_PATTERN.test(pk) ? await this.environment(pk) : null;
-    if (!env || !env.enabled) throw new Unauthorized('unknown publishable key');
+    const env = await this.keys.resolve(input.publishableKey);
+    if (input.mobile !== undefined && input.mobile !== null) {
+      if (input.components !== undefined && input.components !== null) throw new InvalidParameters([{ field: 'mobile', message: 'send components (a browser) or mobile (an app), not both' }]);
+      return this.collectMobile(env, input);
+    }
     if (!ClientService.originAllowed(env, input.origin)) {
       throw new Forbidden(env.clientOrigins?.length ? `origin ${input.origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
     }
@@ -86,8 +137,43 @@ export class ClientService {
     const deviceKey = deviceKeyOf(components);
     const automation = automationOf(components);
     const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent), lang: primaryLanguageOf(components), tzo: components.timezoneOffset });
-    this.d.observations.record({ id: jti, envId: env.id, at: now, deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components } });
+    this.d.observations.record({ id: jti, envId: env.id, at: now, kind: 'browser', deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components } });
     return { token, expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000 };
+  }
+
+  /**
+   * A native app registers a session: its components validated, its app allowed, a session signed
+   * (the device key and evidence in its claims) and its key answered, with a first token minted.
+   */
+  private collectMobile(env: Environment, input: CollectInput): Collected {
+    const now = this.d.clock.now();
+    this.d.limiter.take(`${env.id}|${input.ip ?? '-'}`, now.getTime());
+    const m = readMobileComponents(input.mobile);
+    if (!ClientService.appAllowed(env, m.app.id)) {
+      throw new Forbidden(env.clientApps?.length ? `app ${m.app.id} is not allowed for this publishable key` : 'this environment allows no apps yet (rampart env set-apps)');
+    }
+    const claims = sessionClaims(env, m, randomToken(12), now.getTime());
+    const session = signSession(this.d.key, claims);
+    const key = sessionKey(this.d.key, claims.sid);
+    const { attestation, ...described } = m;
+    this.d.observations.record({
+      id: claims.sid,
+      envId: env.id,
+      at: now,
+      kind: 'mobile',
+      deviceKey: claims.dk,
+      automation: m.integrity,
+      origin: null,
+      ip: input.ip,
+      userAgent: m.userAgent ?? '',
+      // The attestation is carried as evidence for investigation, as the app sent it.
+      components: { ...described, machineKey: claims.mk, ...(attestation ? { attestation: { kind: attestation.kind, token: attestation.token } } : {}) },
+    });
+    return {
+      token: mintMobileToken(session, key, now.getTime(), randomToken(12)),
+      expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000,
+      session: { session, key, expiresInSeconds: SESSION_TTL_MS / 1000, serverTime: now.getTime() },
+    };
   }
 
   /**
@@ -97,6 +183,13 @@ export class ClientService {
    */
   attach(env: Environment, event: EventInput): EventInput {
     const raw = event.context.fingerprint;
+    if (raw && isMobileToken(raw)) {
+      const opened = openMobileToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
+      const client: ClientTokenUse = opened.ok
+        ? { problem: null, jti: opened.jti, automation: [], userAgentHash: null, language: opened.claims.lang, timezoneOffset: opened.claims.tzo, mobile: mobileClient(opened.claims) }
+        : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null, mobile: null };
+      return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
+    }
     if (!raw || !isClientToken(raw)) return event;
     const opened = openClientToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
     const client: ClientTokenUse = opened.ok
@@ -111,18 +204,54 @@ export class ClientService {
    * anything else as it is.
    */
   fingerprintOf(env: Environment, clientId: string): string | null {
+    if (isMobileToken(clientId)) {
+      const opened = openMobileToken(this.d.key, clientId, env.id, this.d.clock.now().getTime());
+      return opened.ok ? tokenFingerprint(opened.claims.dk) : null;
+    }
     if (!isClientToken(clientId)) return clientId;
     const opened = openClientToken(this.d.key, clientId, env.id, this.d.clock.now().getTime());
     return opened.ok ? tokenFingerprint(opened.claims.dk) : null;
   }
 
-  private async environment(pk: string): Promise<Environment | null> {
-    const now = this.d.clock.now().getTime();
-    const hit = this.envs.get(pk);
-    if (hit && hit.until > now) return hit.env;
-    const env = await this.d.environments.byPublishableKey(pk);
-    if (this.envs.size > 10_000) this.envs.clear();
-    this.envs.set(pk, { env, until: now + (this.d.cacheMs ?? 5000) });
-    return env;
-  }
+}
+
+/** A session's claims for a phone's components. */
+function sessionClaims(env: Environment, m: MobileComponents, sid: string, now: number): SessionClaims {
+  return {
+    env: env.id,
+    sid,
+    iat: now,
+    exp: now + SESSION_TTL_MS,
+    dk: mobileDeviceKey(m),
+    mk: mobileMachineKey(m),
+    p: m.platform,
+    os: m.osVersion,
+    mo: m.model,
+    mf: m.manufacturer,
+    app: m.app.id,
+    av: m.app.version,
+    ab: m.app.build,
+    int: m.integrity,
+    att: m.attestation?.kind ?? null,
+    lang: localeLanguage(m.locale),
+    tzo: m.timezoneOffset,
+    did: m.deviceId,
+  };
+}
+
+/** The device a verified mobile token describes, as a verdict sees it. */
+export function mobileClient(c: SessionClaims): MobileClient {
+  return {
+    platform: c.p,
+    os: mobileOs(c.p, c.os),
+    model: c.mo,
+    manufacturer: c.mf,
+    app: { id: c.app, version: c.av, build: c.ab },
+    integrity: c.int,
+    attestation: c.att,
+    deviceId: c.did,
+    sessionId: c.sid,
+    deviceKey: c.dk,
+    machineKey: c.mk,
+  };
 }

@@ -12,6 +12,7 @@ import { fingerprintValue } from '../events/context';
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import type { WebhookSink } from '../webhooks/ports';
 import type { DeviceReviewState } from '../policies/model';
+import { mobileProperties } from '../client/mobile';
 
 export const REGISTRATION_APPROVAL_WINDOW_MS = 60 * 60 * 1000;
 
@@ -47,7 +48,7 @@ export function buildContext(event: EventInput, ip: IpIntel | null, ua: ParsedUs
     location: ip?.location ?? null,
     userAgent: ua,
     type: ua.type,
-    properties: { identity, ...(event.context.extra.locale !== undefined ? { locale: event.context.extra.locale } : {}) },
+    properties: { identity, ...(event.context.extra.locale !== undefined ? { locale: event.context.extra.locale } : {}), ...(event.client?.mobile ? mobileProperties(event.client.mobile) : {}) },
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Device, Environment, RejectedPayload, StoredEvent, UserProfile } from '../model';
 import type { WebhookDelivery } from '../webhooks/model';
+import type { ClientEvent } from '../client/events';
 
 export const EXPORT_FORMAT = 'rampart.privacy-export.v1';
 
@@ -18,6 +19,8 @@ export interface ExportSources {
   events: StoredEvent[];
   rejected: RejectedPayload[];
   webhooks: WebhookDelivery[];
+  /** What the user's installs of the application's app reported (core/client/events.ts). */
+  appEvents?: ClientEvent[];
 }
 
 function parsedBody(body: string): unknown {
@@ -43,7 +46,8 @@ export function buildExport(s: ExportSources): string {
     events: s.events,
     rejected_payloads: s.rejected,
     webhooks: s.webhooks.map(({ body, ...rest }) => ({ ...rest, payload: parsedBody(body) })),
-    counts: { devices: s.devices.length, events: s.events.length, rejected_payloads: s.rejected.length, webhooks: s.webhooks.length },
+    app_events: s.appEvents ?? [],
+    counts: { devices: s.devices.length, events: s.events.length, rejected_payloads: s.rejected.length, webhooks: s.webhooks.length, app_events: s.appEvents?.length ?? 0 },
   };
   return JSON.stringify(doc, null, 2);
 }

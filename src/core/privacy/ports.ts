@@ -5,6 +5,7 @@
  */
 import type { EnvId, RejectedPayload, StoredEvent } from '../model';
 import type { PrivacyJob } from './model';
+import type { ClientEvent } from '../client/events';
 
 export type PrivacyJobPatch = Partial<Pick<PrivacyJob, 'status' | 'sentAt' | 'exportBytes' | 'error'>>;
 
@@ -42,6 +43,8 @@ export interface PrivacyDataStore {
   eventsForUser(env: EnvId, userId: string): Promise<StoredEvent[]>;
   /** Every rejected track payload (debugger entry) attributed to the user. */
   rejectedForUser(env: EnvId, userId: string): Promise<RejectedPayload[]>;
+  /** Every app event (core/client/events.ts) of the user's installs that named the user, oldest first. */
+  appEventsForUser(env: EnvId, userId: string): Promise<ClientEvent[]>;
   /** Ids of the users whose profile e-mail is `email` (case-insensitive), for `identifier_type: "$email"`. */
   userIdsByEmail(env: EnvId, email: string, limit: number): Promise<string[]>;
 }

@@ -320,15 +320,16 @@ export class PrivacyService {
     try {
       const mailer = this.d.mailer;
       await this.d.writes.flush();
-      const [state, events, rejected, webhooks] = await Promise.all([
+      const [state, events, rejected, webhooks, appEvents] = await Promise.all([
         this.d.users.load(env.id, job.userId),
         this.d.store.eventsForUser(env.id, job.userId),
         this.d.store.rejectedForUser(env.id, job.userId),
         this.d.webhooks.listForUser(env.id, job.userId),
+        this.d.store.appEventsForUser(env.id, job.userId),
       ]);
       if (!state) throw new Error('the user no longer exists');
       const { profile, devices } = state;
-      const json = buildExport({ env, userId: job.userId, jobId: job.id, generatedAt: this.d.clock.now(), expiresAt: job.expiresAt, profile, devices, events, rejected, webhooks });
+      const json = buildExport({ env, userId: job.userId, jobId: job.id, generatedAt: this.d.clock.now(), expiresAt: job.expiresAt, profile, devices, events, rejected, webhooks, appEvents });
       const bytes = await this.d.store.putExport(env.id, job, json);
       await this.d.store.updateJob(env.id, job.id, { exportBytes: bytes });
       const link = this.link(job);

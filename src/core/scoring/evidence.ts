@@ -12,9 +12,10 @@ import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { isDisposableEmail } from '../../intel';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
-import type { DayCounts, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
+import type { AppActivity, DayCounts, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
 import { NEW_DOMAIN_BELOW } from './population';
 import { AUTOMATION } from '../client/components';
+import { INTEGRITY } from '../client/mobile';
 
 export interface Contribution {
   signal: string;
@@ -45,8 +46,14 @@ export interface EvidenceInput {
   shapeShare: number;
   /** The share of the environment's legitimate events that came through this operator (autonomous system). */
   operatorShare: number;
-  /** Legitimate events of the environment (decayed) and the share of them that carried a client fingerprint. */
+  /**
+   * Legitimate events of the environment (decayed) and the share of them that carried a client
+   * fingerprint, among events of the same class as this one: browsers', or native apps' HTTP
+   * stacks' (an application's web pages and its app integrate the client separately).
+   */
   fingerprints: { events: number; share: number };
+  /** The environment lists its native apps (it expects them: their first users are arriving). */
+  appsDeclared?: boolean;
   domainCount: number;
   /** The account is unknown to Rampart (no history at all). */
   unknownAccount: boolean;
@@ -74,6 +81,26 @@ export interface ClientEvidence {
   languageMismatch: boolean;
   /** Hours between the browser's timezone and the one the address's longitude suggests (null: unknown). */
   timezoneGapHours: number | null;
+  /** A native app's token (minted from its session): what it says of the device and the install (absent: a browser's). */
+  mobile?: MobileEvidence | null;
+}
+
+/** What a native app's token and its install's events say (core/client). */
+export interface MobileEvidence {
+  /** The device's own integrity findings (core/client/mobile.ts INTEGRITY). */
+  integrity: string[];
+  /** What the install reported of itself (null: no app event within the week). */
+  activity: AppActivity | null;
+  /** Distinct accounts that used this install over the week, this event's included. */
+  accounts: number;
+  /**
+   * Among the environment's legitimate logins with a mobile token: how many (decayed), the share
+   * whose install had announced itself (an install or an open), and the share whose install had
+   * shown a screen.
+   */
+  habit: { events: number; announced: number; screens: number };
+  /** The user agent names another platform than the token (a desktop browser, or iOS for an Android token). */
+  platformMismatch: boolean;
 }
 
 const TOR = 4;
@@ -147,9 +174,15 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     out.push({ signal: 'proxy_ip', weight, detail: { kind: vpn ? 'vpn' : 'hosting', asn: ip.asn?.number ?? null, organization: ip.asn?.organization ?? null, familiar: x.familiarAsn } });
   }
 
-  if (x.ua.headless) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser } });
-  else if (x.ua.bot && !x.ua.crawler) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'automation_user_agent', client: x.ua.browser || x.ua.family } });
-  if (x.ua.crawler) out.push({ signal: 'web_crawler', weight: 4, detail: { user_agent: x.ua.family } });
+  // A native app's verified token says what the client is: no user-agent rule calls it automated
+  // (an app's HTTP stack names no browser, and its version is the app's business).
+  const mobileToken = Boolean(x.client?.mobile && x.client.problem === null);
+  if (!mobileToken) {
+    if (x.ua.headless) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser } });
+    else if (x.ua.bot && !x.ua.crawler) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'automation_user_agent', client: x.ua.browser || x.ua.family } });
+    else if (x.ua.app) out.push(...appClientEvidence(x));
+    if (x.ua.crawler) out.push({ signal: 'web_crawler', weight: 4, detail: { user_agent: x.ua.family } });
+  }
   if (x.event.context.userAgent === '') out.push({ signal: 'missing_headers', weight: 2, detail: { missing: 'user-agent' } });
 
   const claimsBrowser = !x.ua.bot && !x.ua.crawler && x.ua.browser !== '' && x.ua.browser !== 'Other';
@@ -177,13 +210,14 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   }
 
   // Where the application's legitimate logins nearly all carry a client token, one without it did
-  // not come through the application's page: a script, or a client whose SDK did not load.
+  // not come through the application's page (or app): a script, or a client whose SDK did not load.
   const fp = x.fingerprints;
   if (!x.features.fingerprinted && x.kind !== 'other' && fp.events >= 50 && fp.share >= 0.9) {
     out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, 0.9, 0.99, 2.8), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
   }
 
   out.push(...clientEvidence(x));
+  out.push(...mobileEvidence(x));
 
   const missing = missingFields(x.event);
   if (missing) out.push({ signal: 'missing_fields', weight: 0, detail: missing });
@@ -239,6 +273,85 @@ function clientEvidence(x: EvidenceInput): Contribution[] {
   // A browser whose clock is set half a world away from its address: a proxy or a remote
   // machine, or a traveller whose laptop kept home time; evidence, never alone a deny.
   if (c.timezoneGapHours !== null && c.timezoneGapHours > 4) out.push({ signal: 'spoofed_device', weight: 1, detail: { reason: 'token_timezone_far_from_ip', hours: Math.round(c.timezoneGapHours) } });
+  return out;
+}
+
+/**
+ * A native app's HTTP stack (okhttp/…, CFNetwork/…, a Dart or Ktor client), without a mobile
+ * token: the application's own app where its users log in with it, a script borrowing the library
+ * where they do not. Learned per environment (as missing_headers learns which headers it
+ * forwards): a stack counts as the application's once at least APP_CLIENT_LEARNED of its logins
+ * had the right password, and they are at least APP_CLIENT_SUCCESS_SHARE of its logins and failed
+ * logins (a stuffing tool borrowing it fails nearly every time). Until then it weighs
+ * APP_CLIENT_COLD (no challenge alone) where app users are expected: a young environment (fewer
+ * than POPULATION_KNOWN legitimate events), or one that lists its apps, so that the first app
+ * users of a new environment or a new app are let in and teach it; APP_CLIENT_UNSEEN elsewhere (a
+ * settled environment whose users never logged in with this library: a challenge alone).
+ */
+const APP_CLIENT_LEARNED = 10;
+const APP_CLIENT_SUCCESS_SHARE = 0.25;
+const APP_CLIENT_COLD = 1;
+const APP_CLIENT_UNSEEN = 3;
+
+function appClientEvidence(x: EvidenceInput): Contribution[] {
+  const app = x.ua.app;
+  if (!app) return [];
+  const ok = x.headers?.credentialed ?? 0;
+  const failed = x.headers?.failed ?? 0;
+  if (ok >= APP_CLIENT_LEARNED && ok >= APP_CLIENT_SUCCESS_SHARE * (ok + failed)) return [];
+  const expected = x.env.legit < POPULATION_KNOWN || x.appsDeclared === true;
+  return [
+    {
+      signal: 'bot_behavior',
+      weight: expected ? APP_CLIENT_COLD : APP_CLIENT_UNSEEN,
+      detail: { reason: 'unfamiliar_app_client', client: app.library, app: app.name, logins_with_password: count(ok), failed_logins: count(failed), expected },
+    },
+  ];
+}
+
+/**
+ * `no_app_activity`: a login whose install never announced itself (no install or open event
+ * within the week: a script minting tokens from the app's public key, not the app), where the
+ * environment's legitimate logins with mobile tokens nearly always come from installs that did:
+ * up to 2.8 as that share goes from 90% to 99% of at least 30 such logins (as missing_fingerprint,
+ * learned: an app whose events never arrive, say through a proxy that drops them, is not
+ * penalised). The same, up to 1.5, for an install that announced itself but never showed a
+ * screen, where nearly all legitimate ones had (an application that does not track screens never
+ * learns that habit).
+ */
+const ACTIVITY_HABIT_FROM = 0.9;
+const ACTIVITY_HABIT_FULL = 0.99;
+const ACTIVITY_MIN_EVENTS = 30;
+const NO_ACTIVITY_MAX = 2.8;
+const NO_SCREENS_MAX = 1.5;
+/** What each integrity finding weighs (emulator: hard; tampering: hard; a rooted or debugged phone: soft). */
+const EMULATOR = 3.5;
+const TAMPERED_APP = 3;
+const COMPROMISED = 1;
+
+/** What a native app's token and its install say: the device's integrity, its activity, a platform swapped. */
+function mobileEvidence(x: EvidenceInput): Contribution[] {
+  const m = x.client?.mobile;
+  if (!m || x.client?.problem !== null) return [];
+  const out: Contribution[] = [];
+  const of = (kind: string) => m.integrity.filter((i) => INTEGRITY[i] === kind);
+  if (of('emulator').length) out.push({ signal: 'emulator', weight: EMULATOR, detail: { evidence: of('emulator').join(', ') } });
+  if (of('tampered').length) out.push({ signal: 'spoofed_device', weight: TAMPERED_APP, detail: { reason: 'tampered_app', evidence: of('tampered').join(', ') } });
+  if (of('compromised').length) out.push({ signal: 'compromised_device', weight: COMPROMISED * Math.min(2, of('compromised').length), detail: { evidence: of('compromised').join(', ') } });
+  if (m.platformMismatch) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'token_platform_mismatch' } });
+  const h = m.habit;
+  const a = m.activity;
+  if (h.events >= ACTIVITY_MIN_EVENTS && x.kind !== 'other') {
+    if ((a === null || a.installs + a.opens === 0) && h.announced >= ACTIVITY_HABIT_FROM) {
+      out.push({ signal: 'no_app_activity', weight: ramp(h.announced, ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, NO_ACTIVITY_MAX), detail: { opened: false, screens: 0, usual_share_opened: Math.round(h.announced * 1000) / 1000 } });
+    } else if (a !== null && a.screens === 0 && h.screens >= ACTIVITY_HABIT_FROM) {
+      out.push({ signal: 'no_app_activity', weight: ramp(h.screens, ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, NO_SCREENS_MAX), detail: { opened: true, screens: 0, usual_share_with_screens: Math.round(h.screens * 1000) / 1000 } });
+    }
+  }
+  // One install, many accounts over the week (identified in the app or named by verdicts): a farm,
+  // or one phone opening account after account whatever it wipes in between.
+  const accounts = ramp(m.accounts, 2, 6, 3.5);
+  if (accounts > 0) out.push({ signal: 'multiple_accounts_per_device', weight: accounts, detail: { by: 'install', accounts: m.accounts, window_days: 7 } });
   return out;
 }
 

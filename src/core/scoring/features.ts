@@ -39,6 +39,10 @@ export interface Features {
   hourBucket: number;
   /** Fraction of that hour already past, for sliding windows. */
   hourFraction: number;
+  /** The user agent is a native app's HTTP stack (OkHttp, CFNetwork, …), not a browser. */
+  app: boolean;
+  /** A verified mobile token's device: its key and machine key (null: none). */
+  mobile: { deviceKey: string; machineKey: string } | null;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -155,5 +159,7 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     emailDomain: domain || null,
     hourBucket: Math.floor(at / HOUR_MS),
     hourFraction: (at % HOUR_MS) / HOUR_MS,
+    app: Boolean(ua.app),
+    mobile: event.client?.mobile ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey } : null,
   };
 }

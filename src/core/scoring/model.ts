@@ -230,8 +230,9 @@ function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Co
 const HARD_SIGNALS = new Set([
   'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
   'multiple_accounts_per_device', 'request_shape_burst', 'high_activity_network', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
+  'emulator',
 ]);
-const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch']);
+const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch', 'compromised_device']);
 
 /** Evidence that alone settles it: a replayed or forged client token (risk at least 0.95). */
 const CERTAIN_LOGIT = 3;
@@ -244,7 +245,7 @@ const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossibl
  * Signals that two parts of the model can raise for one fact (a missing fingerprint, against the
  * user's habit and against the environment's): only the strongest counts.
  */
-const COUNTED_ONCE = new Set(['missing_fingerprint']);
+const COUNTED_ONCE = new Set(['missing_fingerprint', 'multiple_accounts_per_device']);
 
 function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Contribution[] {
   const strongest = new Map<string, Contribution>();
@@ -352,6 +353,7 @@ export function lesson(x: LessonInput): Lesson {
     success: false,
     registration: x.kind === 'registration',
     unknownAccount: x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'failure'),
+    credentialed: x.kind === 'login' && x.event.endpoint !== 'track',
     stopped: x.action === 'challenge' || x.action === 'deny',
     challengeFeedback: x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed',
     account,

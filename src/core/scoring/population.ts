@@ -49,6 +49,20 @@ const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
 /** Day documents live two days past their day. */
 const DAY_KEEP_MS = 72 * 3_600_000;
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
+/**
+ * What a native app's install reported of itself (core/client/events.ts), per device key: installs
+ * (`n`), opens (`o`), screens (`s`), closes (`c`), all events (`e`), its first event (`first`), and
+ * the accounts that used it (set `u`: identified in the app, or named by a verdict that carried
+ * its token). Kept a week past its last change, as the app events themselves.
+ */
+export const activityKey = (deviceKey: string) => `i:${deviceKey}`;
+export const ACTIVITY_KEEP_MS = 7 * 86_400_000;
+/** Legitimate logins with a mobile token whose install had, or had not, announced itself (`p:ma:y`, `p:ma:n`). */
+const activityHabitKey = (announced: boolean) => `p:ma:${announced ? 'y' : 'n'}`;
+/** The same for installs that had shown a screen (`p:ms:y`, `p:ms:n`). */
+const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
+/** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
+const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
 /** The uses of one client token (single use, see tokenReplayed). */
 const tokenKey = (jti: string) => `t:${jti}`;
 /** How long a token's uses are remembered (longer than a token is accepted). */
@@ -82,7 +96,82 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   keys.push(dayKey(dayOf(f)), dayKey(dayOf(f) - 1));
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
+  if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
+  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
   return keys;
+}
+
+/** What an install reported of itself (null: nothing: it never sent an app event, or not within a week). */
+export interface AppActivity {
+  installs: number;
+  opens: number;
+  screens: number;
+  events: number;
+  /** Distinct accounts that used it (identified in the app, or named by a verdict with its token). */
+  accounts: number;
+  /** Its first event (epoch ms). */
+  first: number | null;
+}
+
+export function appActivity(s: Snapshots, deviceKey: string): AppActivity | null {
+  const a = s.get(activityKey(deviceKey));
+  if (!a) return null;
+  const c = a.counts;
+  return { installs: c.n ?? 0, opens: c.o ?? 0, screens: c.s ?? 0, events: c.e ?? 0, accounts: a.sets.u?.length ?? 0, first: c.first ?? null };
+}
+
+/** Whether an install's activity shows it announced itself (an install or an open). */
+const announced = (a: AppActivity | null) => a !== null && a.installs + a.opens > 0;
+
+/**
+ * How many legitimate logins with a mobile token the environment had (decayed), the share of them
+ * whose install had announced itself, and the share whose install had shown a screen.
+ */
+export function activityHabit(s: Snapshots, now: number): { events: number; share: number; screens: number } {
+  const c = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const y = c(activityHabitKey(true));
+  const n = c(activityHabitKey(false));
+  const shown = c(screenHabitKey(true));
+  const none = c(screenHabitKey(false));
+  return { events: y + n, share: y + n > 0 ? y / (y + n) : 0, screens: shown + none > 0 ? shown / (shown + none) : 0 };
+}
+
+/** The share of the environment's legitimate events from native apps' HTTP stacks that carried a client token. */
+export function appFingerprintShare(s: Snapshots, now: number): { events: number; share: number } {
+  const y = atTime(snap(s, appFingerprintKey(true)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const n = atTime(snap(s, appFingerprintKey(false)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  return { events: y + n, share: y + n > 0 ? y / (y + n) : 0 };
+}
+
+/** An app event, as the activity counts it. */
+export interface ActivityEvent {
+  type: string;
+  at: number;
+  /** The user an identify named. */
+  userId: string | null;
+}
+
+/** The counter changes a batch of an install's events makes (`snapshot`: its document as read, for the set's cap). */
+export function activityBump(deviceKey: string, snapshot: CounterSnapshot | undefined, events: readonly ActivityEvent[]): CounterBump[] {
+  const key = activityKey(deviceKey);
+  const inc: Record<string, number> = { e: events.length };
+  const count = (field: string) => (inc[field] = (inc[field] ?? 0) + 1);
+  let first = Infinity;
+  for (const e of events) {
+    first = Math.min(first, e.at);
+    if (e.type === 'app_installed') count('n');
+    else if (e.type === 'app_opened') count('o');
+    else if (e.type === 'screen') count('s');
+    else if (e.type === 'app_closed') count('c');
+  }
+  const bumps: CounterBump[] = [{ key, inc, min: { first }, keepMs: ACTIVITY_KEEP_MS }];
+  const members = new Set(snapshot?.sets.u ?? []);
+  for (const e of events) {
+    if (!e.userId || members.has(e.userId) || members.size >= SET_CAP) continue;
+    members.add(e.userId);
+    bumps.push({ key, add: { u: e.userId }, keepMs: ACTIVITY_KEEP_MS });
+  }
+  return bumps;
 }
 
 /**
@@ -193,6 +282,9 @@ export interface HeaderHabits {
   acceptLanguage: number;
   secFetch: number;
   clientHints: number;
+  /** For a native app's HTTP stack: logins whose password was right, and failed logins (decayed). */
+  credentialed?: number;
+  failed?: number;
 }
 
 export function headerHabits(s: Snapshots, browser: string | null, now: number): HeaderHabits | null {
@@ -200,8 +292,8 @@ export function headerHabits(s: Snapshots, browser: string | null, now: number):
   const c = snap(s, headersKey(browser)).counts;
   const d = (name: string) => atTime(c[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
   const events = d('n');
-  if (events <= 0) return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0 };
-  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events };
+  if (events <= 0) return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed: 0, failed: 0 };
+  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events, credentialed: d('ok'), failed: d('fl') };
 }
 
 /** One sliding window (the last sixty minutes of event time). */
@@ -319,6 +411,8 @@ export interface Outcome {
   registration: boolean;
   /** It named an account Rampart has never seen. */
   unknownAccount: boolean;
+  /** A login the application asked about after checking the password (whatever the verdict). */
+  credentialed?: boolean;
   /** Its verdict challenged or denied it (Rampart stopped it). */
   stopped: boolean;
   /** A `$challenge.succeeded/failed` (the application reports challenge outcomes). */
@@ -358,13 +452,29 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.mobile) {
+      const activity = appActivity(s, f.mobile.deviceKey);
+      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
   }
   if (o.attempt && f.values.bf) {
     const inc: Record<string, number> = { n: popW };
     if (headers.acceptLanguage) inc.al = popW;
     if (headers.secFetch) inc.sf = popW;
     if (headers.clientHints) inc.ch = popW;
+    // For a native app's HTTP stack: logins whose password was right (the application asks for a
+    // verdict after checking it), and failed logins: what tells the application's own app from a
+    // script that borrows its library (see evidence.ts, appClientEvidence).
+    if (f.app && o.credentialed) inc.ok = popW;
+    if (f.app && o.failure) inc.fl = popW;
     bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS });
+  }
+  // The accounts an install was used for (a phone opening account after account, wiped or not).
+  if (f.mobile && o.account && (o.attempt || o.failure)) {
+    const sets = snap(s, activityKey(f.mobile.deviceKey)).sets;
+    if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
   for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {

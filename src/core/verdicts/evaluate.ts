@@ -12,7 +12,7 @@
  * one user never interleave there.
  */
 import { performance } from 'node:perf_hooks';
-import type { Action, Device, Environment, EventInput, PolicyRef, Principal, Signals } from '../model';
+import type { Action, Device, Environment, EventInput, MobileClient, PolicyRef, Principal, Signals } from '../model';
 import type { ClientTokens, Clock, CounterStore, EventStore, Intel, UserStateStore, WriteQueue } from '../ports';
 import type { EventCommand } from '../events/command';
 import { validateEvent } from '../events/parse';
@@ -20,8 +20,8 @@ import { isRegistration } from '../events/catalog';
 import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
-import type { ClientEvidence } from '../scoring/evidence';
-import { emailAccount, environmentStats, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
+import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
@@ -131,7 +131,7 @@ export class VerdictService {
 
     // 4. Score: the engine's risk and signals (a sandbox test token may force the risk).
     const existing = recognise(read.state, x.key.key);
-    const { risk, signals } = this.score(x, read, existing, sentAt);
+    const { risk, signals } = this.score(env, x, read, existing, sentAt);
 
     // 5. Decide: the first matching policy (a sandbox test token may force the action).
     const { action, policy } = this.decide(set, x, risk, signals, existing);
@@ -163,8 +163,8 @@ export class VerdictService {
     return true;
   }
 
-  private score(x: Enriched, read: EventState, existing: Device | null, sentAt: Date | null): { risk: number; signals: Signals } {
-    const assessed = assessEvent(x, read, existing);
+  private score(env: Environment, x: Enriched, read: EventState, existing: Device | null, sentAt: Date | null): { risk: number; signals: Signals } {
+    const assessed = assessEvent(x, read, existing, { appsDeclared: (env.clientApps?.length ?? 0) > 0 });
     const signals = sentAt
       ? { ...assessed.signals, stale_timestamp: { score: 0, timestamp: sentAt.toISOString(), max_age_days: Math.round(this.maxEventAgeMs / 86_400_000) } }
       : assessed.signals;
@@ -258,7 +258,7 @@ export class VerdictService {
 }
 
 /** Score an event from what was read (pure): the engine's input assembled from the counters. */
-export function assessEvent(x: Enriched, read: EventState, device: Device | null): Assessment {
+export function assessEvent(x: Enriched, read: EventState, device: Device | null, env: { appsDeclared: boolean } = { appsDeclared: false }): Assessment {
   const at = x.event.occurredAt.getTime();
   const s = read.counters ?? NO_SNAPSHOTS;
   const pop = populationCounts(s, at);
@@ -277,8 +277,9 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
       operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
-      fingerprints: fingerprintShare(pop),
-      client: clientEvidence(x, s),
+      fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values.bf !== null ? appFingerprintShare(s, at) : null),
+      appsDeclared: env.appsDeclared,
+      client: clientEvidence(x, s, account),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
       language: languageCounts(pop, x.features),
       unknownAccount: read.unknownAccount,
@@ -291,15 +292,21 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
   );
 }
 
-/** Legitimate events, and the share of them with a client fingerprint (population level `fp`). */
-function fingerprintShare(pop: { count(level: 'fp', value: string): number }): { events: number; share: number } {
-  const withFp = pop.count('fp', 'y');
-  const events = withFp + pop.count('fp', 'n');
-  return { events, share: events > 0 ? withFp / events : 0 };
+/**
+ * Legitimate events of the event's class, and the share of them with a client fingerprint: for a
+ * native app's HTTP stack, the apps' own (`app`); for a browser, the environment's (population
+ * level `fp`) less the apps' (`others`), since an application's pages and its app integrate the
+ * client separately.
+ */
+function fingerprintShare(pop: { count(level: 'fp', value: string): number }, app: { events: number; share: number } | null, others: { events: number; share: number } | null): { events: number; share: number } {
+  if (app) return app;
+  const withFp = pop.count('fp', 'y') - (others ? others.events * others.share : 0);
+  const events = pop.count('fp', 'y') + pop.count('fp', 'n') - (others ? others.events : 0);
+  return { events: Math.max(0, events), share: events > 0 ? Math.max(0, withFp) / events : 0 };
 }
 
 /** A Rampart client token as the engine weighs it: its problem (a replay seen in its uses), its evidence. */
-function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
+function clientEvidence(x: Enriched, s: Snapshots, account: string | null): ClientEvidence | null {
   const c = x.event.client;
   if (!c) return null;
   const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
@@ -317,5 +324,19 @@ function clientEvidence(x: Enriched, s: Snapshots): ClientEvidence | null {
     userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
     languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
     timezoneGapHours,
+    mobile: c.mobile && c.problem === null ? mobileEvidence(x, s, account, c.mobile) : null,
   };
+}
+
+/** A native app's token as the engine weighs it: its device's integrity, its install's activity and accounts, the platform the user agent names. */
+function mobileEvidence(x: Enriched, s: Snapshots, account: string | null, m: MobileClient): MobileEvidence {
+  const activity = appActivity(s, m.deviceKey);
+  const members = s.get(activityKey(m.deviceKey))?.sets.u ?? [];
+  const accounts = members.length + (account !== null && !members.includes(account) ? 1 : 0);
+  const at = x.event.occurredAt.getTime();
+  const habit = activityHabit(s, at);
+  // The user agent's platform, where it names one: a desktop browser, or the other handset OS.
+  const named = x.ua.platform.toLowerCase();
+  const platformMismatch = x.ua.type === 'desktop' || (m.platform === 'android' && /ios|mac/.test(named)) || (m.platform === 'ios' && named.includes('android'));
+  return { integrity: m.integrity, activity, accounts, habit: { events: habit.events, announced: habit.share, screens: habit.screens }, platformMismatch };
 }

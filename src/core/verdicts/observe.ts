@@ -15,6 +15,7 @@ import { eventKind } from '../scoring/model';
 import { accountOfEmail, counterBumps, emailBump, keysToRead, NO_SNAPSHOTS, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
+import { withMobileDevice } from '../client/mobile';
 
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
@@ -70,7 +71,8 @@ export function enrich(event: EventInput, intel: Intel): Enriched {
       },
     };
   }
-  const ua = intel.parseUserAgent(event.context.userAgent);
+  const parsed = intel.parseUserAgent(event.context.userAgent);
+  const ua = event.client?.mobile ? withMobileDevice(parsed, event.client.mobile) : parsed;
   const key = deviceKey(event);
   const email = eventEmail(event);
   return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name) };

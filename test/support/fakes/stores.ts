@@ -192,6 +192,8 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
     listJobs: async (env, limit, userId) => copy(jobs.filter((j) => j.envId === env && (!userId || j.userId === userId)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit)),
     expiredJobs: async (now, limit) => copy(jobs.filter((j) => j.expiresAt <= now && j.status !== 'expired').slice(0, limit)),
     stalePendingJobs: async (before, limit) => copy(jobs.filter((j) => j.status === 'pending' && j.createdAt < before).slice(0, limit)),
+    // The unit tier has no app events (they are an integration concern: client_events).
+    appEventsForUser: async () => [],
     async putExport(env, j, json) {
       exports.set(j.id, { envId: env, expiresAt: j.expiresAt, json });
       return Buffer.byteLength(json);

@@ -463,6 +463,105 @@ describe('attack-population evidence (one signal each)', () => {
   });
 });
 
+describe('native apps', () => {
+  const OKHTTP = { 'User-Agent': 'okhttp/4.12.0', Accept: 'application/json', 'Accept-Encoding': 'gzip' };
+  const habits = (credentialed: number, failed: number) => ({ events: credentialed + failed, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed, failed });
+  const appSignals = (over: Partial<EvidenceInput>, headers: Record<string, string> = OKHTTP) => requestEvidence(evidenceInput({ headers }, 'login', over)).filter((c) => c.weight > 0);
+
+  it.each([
+    // the application's users' logins with this stack (right password, failed), the environment, what counts
+    ['learned: its logins mostly had the right password', habits(40, 3), ENV, undefined, null],
+    ['a young environment: its first app users are arriving', habits(2, 0), { ...ENV, legit: 30 }, undefined, 1],
+    ['a settled environment that lists its apps (a new app launching)', habits(0, 0), ENV, true, 1],
+    ['a settled environment whose users never logged in with it', habits(0, 0), ENV, undefined, 3],
+    ['a stuffing tool borrowing the stack: a few right passwords among hundreds of failures', habits(12, 400), ENV, undefined, 3],
+  ] as const)('an HTTP stack of native apps without a token: %s', (_name, h, env, appsDeclared, weight) => {
+    const bot = appSignals({ headers: h, env, ...(appsDeclared ? { appsDeclared } : {}) }).filter((c) => c.signal === 'bot_behavior');
+    if (weight === null) expect(bot).toEqual([]);
+    else expect(bot).toEqual([expect.objectContaining({ weight, detail: expect.objectContaining({ reason: 'unfamiliar_app_client', client: 'okhttp' }) })]);
+  });
+
+  it('a script stays a bot whatever the environment learnt', () => {
+    const bot = appSignals({ headers: habits(500, 0) }, { 'User-Agent': 'python-requests/2.31.0' }).find((c) => c.signal === 'bot_behavior');
+    expect(bot).toMatchObject({ weight: 6, detail: { reason: 'automation_user_agent' } });
+  });
+
+  const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
+  const mobile = (over: Partial<NonNullable<NonNullable<EvidenceInput['client']>['mobile']>> = {}) => ({
+    client: { ...clean, mobile: { integrity: [], activity: { installs: 1, opens: 12, screens: 40, events: 80, accounts: 1, first: T0 - 30 * DAY }, accounts: 1, habit: { events: 500, announced: 0.995, screens: 0.97 }, platformMismatch: false, ...over } },
+  });
+
+  it('with a valid mobile token no user-agent rule calls the request automated', () => {
+    expect(fired(appSignals({ ...mobile(), headers: habits(0, 0) }))).toEqual([]);
+    expect(fired(appSignals({ ...mobile(), headers: habits(0, 0) }, { 'User-Agent': 'python-requests/2.31.0' }))).toEqual([]);
+    // A token that does not verify vouches for nothing.
+    expect(fired(appSignals({ client: { ...mobile().client, problem: 'forged' }, headers: habits(0, 0) }))).toEqual(['bot_behavior', 'invalid_token']);
+  });
+
+  it.each([
+    ['an emulator', { integrity: ['emulator'] }, ['emulator']],
+    ['a hooking framework in the app', { integrity: ['hooking_framework'] }, ['spoofed_device']],
+    ['a rooted phone', { integrity: ['rooted'] }, ['compromised_device']],
+    ['a token for another platform than the user agent names', { platformMismatch: true }, ['spoofed_device']],
+    ['an install that never announced itself, where nearly all do', { activity: null }, ['no_app_activity']],
+    ['an install that never announced itself, before the environment knows the habit', { activity: null, habit: { events: 10, announced: 1, screens: 1 } }, []],
+    ['an install that never announced itself, where many do not (events dropped on the way)', { activity: null, habit: { events: 500, announced: 0.7, screens: 0.6 } }, []],
+    ['an install that opened but never showed a screen, where nearly all did', { activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 } }, ['no_app_activity']],
+    ['an install that never showed a screen, in an application that does not track screens', { activity: { installs: 1, opens: 3, screens: 0, events: 4, accounts: 0, first: T0 }, habit: { events: 500, announced: 0.99, screens: 0 } }, []],
+    ['one install, six accounts this week', { accounts: 6 }, ['multiple_accounts_per_device']],
+    ['one install shared by two people', { accounts: 2 }, []],
+  ] as const)('a mobile token: %s', (_name, over, expected) => {
+    expect(fired(appSignals({ ...mobile(over as never), headers: habits(50, 1) }))).toEqual(expected);
+  });
+
+  it('weighs an install that never opened the app by how surely the application\'s own installs do, up to 2.8; no screens less', () => {
+    const weight = (announced: number) => appSignals(mobile({ activity: null, habit: { events: 500, announced, screens: 0.5 } })).find((c) => c.signal === 'no_app_activity')?.weight ?? 0;
+    expect(weight(0.89)).toBe(0);
+    expect(weight(0.95)).toBeGreaterThan(0);
+    expect(weight(0.999)).toBeCloseTo(2.8, 6);
+    const screens = appSignals(mobile({ activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 }, habit: { events: 500, announced: 1, screens: 1 } })).find((c) => c.signal === 'no_app_activity');
+    expect(screens?.weight).toBeCloseTo(1.5, 6);
+  });
+
+  it('the first app user of a new environment is let in; a settled one challenges a stack its users never used, and denies it with evidence of an attack', () => {
+    const level = (over: Partial<AssessInput>, call: Call = { headers: OKHTTP }) => riskLevel(assess(assessInput(call, over), 'login', T0).risk);
+    expect(level({ env: { ...ENV, legit: 5 }, headers: habits(0, 0) })).toBe('low');
+    expect(level({ headers: habits(0, 0) })).toBe('medium');
+    expect(level({ headers: habits(0, 0) }, { headers: OKHTTP, net: CLOUD })).toBe('high');
+    expect(level({ headers: habits(40, 2) })).toBe('low');
+  });
+
+  it('one install used for many accounts counts once, the week\'s or the hour\'s', () => {
+    const w = { dev: window({ accounts: 6, attempts: 6 }) };
+    const c = assess(assessInput({ headers: OKHTTP, token: 'some-device' }, { ...mobile({ accounts: 6 }), windows: w, headers: habits(50, 1) }), 'login', T0).contributions;
+    expect(c.filter((x) => x.signal === 'multiple_accounts_per_device')).toHaveLength(1);
+  });
+
+  it('counts what tells an app from a script and an install from a farm', () => {
+    const { f } = features({ headers: OKHTTP });
+    expect(f.app).toBe(true);
+    const withMobile = { ...f, fingerprinted: true, mobile: { deviceKey: 'mdev', machineKey: 'mm' } };
+    expect(keysToRead(withMobile, null)).toEqual(expect.arrayContaining(['i:mdev', 'p:ma:y', 'p:ma:n', 'p:ms:y', 'p:ms:n', 'p:fpa:y', 'p:fpa:n', 'h:okhttp']));
+    expect(keysToRead(features().f, null).filter((k) => /^(i:|p:ma|p:ms|p:fpa)/.test(k))).toEqual([]);
+    const login: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, credentialed: true, stopped: false, challengeFeedback: false, account: 'alice' };
+    const flags = { acceptLanguage: false, secFetch: false, clientHints: false };
+    const byKey = (bumps: ReturnType<typeof counterBumps>) => Object.fromEntries(bumps.map((b) => [b.key + (b.add ? '+' : ''), b]));
+    const bumps = byKey(counterBumps(withMobile, login, NO_SNAPSHOTS, T0, flags));
+    expect(bumps['h:okhttp']?.inc).toHaveProperty('ok');
+    expect(bumps['p:fpa:y']).toBeDefined();
+    // The install never announced itself (nothing read): counted as such in the habit.
+    expect(bumps['p:ma:n']).toBeDefined();
+    expect(bumps['p:ms:n']).toBeDefined();
+    expect(bumps['i:mdev+']?.add).toEqual({ u: 'alice' });
+    const failed = byKey(counterBumps(withMobile, { ...login, success: false, credentialed: false, failure: true }, NO_SNAPSHOTS, T0, flags));
+    expect(failed['h:okhttp']?.inc).toHaveProperty('fl');
+    expect(failed['h:okhttp']?.inc).not.toHaveProperty('ok');
+    expect(failed['p:ma:n']).toBeUndefined();
+    // A browser's counts are left as they were.
+    expect(byKey(counterBumps(features().f, login, NO_SNAPSHOTS, T0, flags))['h:Chrome']?.inc).not.toHaveProperty('ok');
+  });
+});
+
 describe('velocity across accounts (one signal each, at its threshold)', () => {
   const velocity = (kind: EventKind, windows: EvidenceInput['windows'], over: Partial<EvidenceInput> = {}, call: Call = {}) =>
     fired(velocityEvidence(evidenceInput(call, kind, { windows, ...over })));

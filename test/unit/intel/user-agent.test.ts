@@ -36,7 +36,6 @@ describe('parseUserAgent', () => {
   it.each([
     'Go-http-client/2.0',
     'Java/17.0.2',
-    'okhttp/4.9.2',
     'Wget/1.21.4',
     'Apache-HttpClient/4.5.13 (Java/11.0.20)',
     'Scrapy/2.11.0 (+https://scrapy.org)',
@@ -61,6 +60,34 @@ describe('parseUserAgent', () => {
   it('detects PhantomJS as headless', () => {
     const ua = 'Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 Safari/538.1';
     expect(parseUserAgent(ua)).toMatchObject({ browser: 'PhantomJS', headless: true, bot: true });
+  });
+
+  // What native apps send: their HTTP stack, parsed into the app, its version and the OS where
+  // the string says them; never a bot by the user agent alone (the engine learns which are the
+  // application's own).
+  it.each([
+    ['okhttp/4.12.0', { browser: 'okhttp', version: '4.12.0', os: 'Other', type: 'other', app: { library: 'okhttp', name: null, version: '4.12.0' } }],
+    ['ShopApp/3.2.1 (Android 14; Pixel 8) okhttp/4.12.0', { browser: 'ShopApp', version: '3.2.1', os: 'Android 14', device: 'Google Pixel 8', type: 'mobile', app: { library: 'okhttp', name: 'ShopApp', version: '3.2.1' } }],
+    ['Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/UQ1A.240205.004)', { browser: 'Dalvik', os: 'Android 14', device: 'Google Pixel 8', type: 'mobile', app: { library: 'Dalvik', name: null, version: '2.1.0' } }],
+    ['ShopApp/321 CFNetwork/1494.0.7 Darwin/23.4.0', { browser: 'ShopApp', version: '321', os: 'iOS 17', platform: 'iOS', type: 'mobile', app: { library: 'CFNetwork', name: 'ShopApp', version: '321' } }],
+    ['Shop%20App/98 CFNetwork/1568.100.1 Darwin/24.0.0', { browser: 'Shop App', os: 'iOS 18', app: { library: 'CFNetwork', name: 'Shop App', version: '98' } }],
+    ['ShopApp/3.2.1 (com.example.shop; build:321; iOS 17.5.0) Alamofire/5.8.0', { browser: 'ShopApp', os: 'iOS 17.5.0', type: 'mobile', app: { library: 'Alamofire', name: 'ShopApp', version: '3.2.1' } }],
+    ['ShopApp/1.2 (iPhone; iOS 17.5; Scale/3.00)', { browser: 'ShopApp', os: 'iOS 17.5', type: 'mobile', app: { library: 'native', name: 'ShopApp', version: '1.2' } }],
+    ['Ktor client', { browser: 'Ktor', type: 'other', app: { library: 'Ktor', name: null, version: null } }],
+    ['Dart/3.3 (dart:io)', { browser: 'Dart', version: '3.3', app: { library: 'Dart', name: null, version: '3.3' } }],
+  ])('reads %j as a native app client, not a bot', (ua, expected) => {
+    expect(parseUserAgent(ua)).toMatchObject({ ...expected, bot: false, headless: false, crawler: false });
+  });
+
+  it('keeps browsers, in-app web views and scripts out of the app clients', () => {
+    const webview = 'Mozilla/5.0 (Linux; Android 14; Pixel 8 Build/UQ1A; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/120.0.0.0 Mobile Safari/537.36';
+    expect(parseUserAgent(webview)).toMatchObject({ browser: 'Chrome WebView', bot: false });
+    expect(parseUserAgent(webview).app).toBeUndefined();
+    expect(parseUserAgent(SAFARI_IPHONE).app).toBeUndefined();
+    for (const script of ['python-requests/2.31.0', 'curl/8.4.0', 'Java/17.0.9', 'Go-http-client/1.1', 'axios/1.6.7']) {
+      expect(parseUserAgent(script).bot).toBe(true);
+      expect(parseUserAgent(script).app).toBeUndefined();
+    }
   });
 
   it('does not mistake a Cubot phone or an app using okhttp for a bot', () => {
