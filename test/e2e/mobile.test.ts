@@ -149,6 +149,15 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     expect(d.context.user_agent).toMatchObject({ raw: OKHTTP, os: 'Android 14', device: 'Google Pixel 8' });
     expect(d.context.properties).toMatchObject({ identity: 'fingerprint', platform: 'android', model: 'Pixel 8', manufacturer: 'Google', os: 'Android 14', app_id: 'com.example.shop', app_version: '3.2.1', app_build: '321' });
     expect(d.context.properties).not.toHaveProperty('device_id');
+    // Dashboards see the app and the phone as typed fields.
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`:${app.secret}`).toString('base64')}` },
+      body: JSON.stringify({ query: 'query($t: ID!) { device(token: $t) { type app { platform id version build model manufacturer os } userAgent { os device } } }', variables: { t: r.device.token } }),
+    });
+    expect(await res.json()).toEqual({
+      data: { device: { type: 'MOBILE', app: { platform: 'android', id: 'com.example.shop', version: '3.2.1', build: '321', model: 'Pixel 8', manufacturer: 'Google', os: 'Android 14' }, userAgent: { os: 'Android 14', device: 'Google Pixel 8' } } },
+    });
   });
 
   it('a reinstall is one device: Android keeps its vendor id, iOS its Keychain install id', async () => {

@@ -117,6 +117,8 @@ export type DeliveryStatus =
 /** A device of a user: one (user, fingerprint) pair. */
 export type Device = {
   readonly __typename?: 'Device';
+  /** The native app and the phone, for a device a mobile client token named (docs/mobile.md); null for a browser. */
+  readonly app?: Maybe<DeviceApp>;
   /** When the device was approved, if it is. */
   readonly approvedAt?: Maybe<Scalars['DateTime']['output']>;
   /** When the device was first seen. */
@@ -137,7 +139,7 @@ export type Device = {
   readonly location?: Maybe<Location>;
   /** When the threat of a reported device was mitigated (password reset). */
   readonly mitigatedAt?: Maybe<Scalars['DateTime']['output']>;
-  /** Extra properties (e.g. `identity`, `locale`). */
+  /** Extra properties (e.g. `identity`, `locale`; a phone's `model`, `os`, `app_version`). */
   readonly properties: Scalars['JSON']['output'];
   /** When the device was removed from the user's account after a mitigated incident. */
   readonly removedAt?: Maybe<Scalars['DateTime']['output']>;
@@ -161,6 +163,23 @@ export type Device = {
 /** A device of a user: one (user, fingerprint) pair. */
 export type DeviceEventsArgs = {
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A native app on a phone, as its mobile client session described it. */
+export type DeviceApp = {
+  readonly __typename?: 'DeviceApp';
+  readonly build?: Maybe<Scalars['String']['output']>;
+  /** The app's package name or bundle id. */
+  readonly id: Scalars['String']['output'];
+  readonly manufacturer?: Maybe<Scalars['String']['output']>;
+  /** The phone's model (`Pixel 8`, `iPhone15,3`) and maker. */
+  readonly model: Scalars['String']['output'];
+  /** The phone's OS (`Android 14`, `iOS 17.5`). */
+  readonly os: Scalars['String']['output'];
+  /** `android` or `ios`. */
+  readonly platform: Scalars['String']['output'];
+  /** The app's version and build. */
+  readonly version: Scalars['String']['output'];
 };
 
 /** A page of devices. */
@@ -1330,6 +1349,7 @@ export type ResolversTypes = {
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeliveryStatus: ResolverTypeWrapper<DeliveryStatusModel>;
   Device: ResolverTypeWrapper<DeviceModel>;
+  DeviceApp: ResolverTypeWrapper<DeviceApp>;
   DeviceConnection: ResolverTypeWrapper<DevicePageModel>;
   DeviceEdge: ResolverTypeWrapper<DeviceEdgeModel>;
   DeviceFilter: DeviceFilter;
@@ -1400,6 +1420,7 @@ export type ResolversParentTypes = {
   Boolean: Scalars['Boolean']['output'];
   DateTime: Scalars['DateTime']['output'];
   Device: DeviceModel;
+  DeviceApp: DeviceApp;
   DeviceConnection: DevicePageModel;
   DeviceEdge: DeviceEdgeModel;
   DeviceFilter: DeviceFilter;
@@ -1486,6 +1507,7 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export type DeliveryStatusResolvers = { DELIVERED: 'delivered', DELIVERING: 'delivering', FAILED: 'failed', PENDING: 'pending' };
 
 export type DeviceResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['Device'] = ResolversParentTypes['Device']> = {
+  app?: Resolver<Maybe<ResolversTypes['DeviceApp']>, ParentType, ContextType>;
   approvedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   escalatedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -1505,6 +1527,17 @@ export type DeviceResolvers<ContextType = GraphqlContext, ParentType extends Res
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
   userAgent?: Resolver<ResolversTypes['UserAgent'], ParentType, ContextType>;
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type DeviceAppResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['DeviceApp'] = ResolversParentTypes['DeviceApp']> = {
+  build?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  manufacturer?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  model?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  os?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1935,6 +1968,7 @@ export type Resolvers<ContextType = GraphqlContext> = {
   DateTime?: GraphQLScalarType;
   DeliveryStatus?: DeliveryStatusResolvers;
   Device?: DeviceResolvers<ContextType>;
+  DeviceApp?: DeviceAppResolvers<ContextType>;
   DeviceConnection?: DeviceConnectionResolvers<ContextType>;
   DeviceEdge?: DeviceEdgeResolvers<ContextType>;
   DeviceIdentity?: DeviceIdentityResolvers;

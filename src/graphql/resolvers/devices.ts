@@ -26,6 +26,7 @@ export const types: Resolvers = {
     location: (d) => d.context.location,
     userAgent: (d) => d.context.userAgent,
     properties: (d) => d.context.properties,
+    app: (d) => deviceApp(d.context.properties),
     events: (d, { first }, ctx) => ctx.loaders.deviceEvents(first).load(d.token),
   },
   Location: {
@@ -34,3 +35,15 @@ export const types: Resolvers = {
   },
   DeviceConnection: connection,
 };
+
+/** The app and phone a mobile client session described (core/client/mobile.ts mobileProperties), or null. */
+function deviceApp(p: Record<string, unknown>) {
+  const text = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : null);
+  const platform = text('platform');
+  const id = text('app_id');
+  const version = text('app_version');
+  const model = text('model');
+  const os = text('os');
+  if (!platform || !id || !version || !model || !os) return null;
+  return { platform, id, version, build: text('app_build'), model, manufacturer: text('manufacturer'), os };
+}

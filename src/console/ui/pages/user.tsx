@@ -16,7 +16,7 @@ const USER = `query User($id: ID!, $after: String) {
     riskSummary { level deviceCount approvedDevices reportedDevices unreviewedDevices highestDeviceRisk eventCount actions { action count } topSignals { signal count } }
     devices(includeRemoved: true, first: 100) {
       token reviewState risk type lastSeenAt createdAt approvedAt escalatedAt removedAt ip
-      location { country city } userAgent { browser version os mobile }
+      location { country city } userAgent { browser version os mobile } app { id version model os }
     }
     events(first: 25, after: $after) { edges { node { ${EVENT_ROW} } } pageInfo { hasNextPage endCursor } }
   }
@@ -37,6 +37,8 @@ interface Device {
   ip: string | null;
   location: { country: string | null; city: string | null } | null;
   userAgent: { browser: string; version: string; os: string; mobile: boolean };
+  /** A phone a mobile client token named: the app and the phone. */
+  app: { id: string; version: string; model: string; os: string } | null;
 }
 
 interface UserData {
@@ -162,7 +164,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
                   <tr key={d.token} data-testid="device-row">
                     <td>
                       <strong>
-                        {d.userAgent.browser} {d.userAgent.version.split('.')[0]} on {d.userAgent.os}
+                        {d.app ? `${d.app.id} ${d.app.version} on ${d.app.model} (${d.app.os})` : `${d.userAgent.browser} ${d.userAgent.version.split('.')[0]} on ${d.userAgent.os}`}
                       </strong>
                       <br />
                       <a href={href(['events'], { deviceToken: d.token })}>
