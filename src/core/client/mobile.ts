@@ -148,9 +148,12 @@ const key = (text: string) => createHash('sha256').update(text).digest('base64ur
 /**
  * The device key of a phone (see the module comment): Android's hashed vendor id, which a
  * reinstall or a wipe of the app's data keeps; else the install id (iOS's survives a reinstall in
- * the Keychain). Prefixed so that it never equals a browser's.
+ * the Keychain); for an emulator, its machine. Prefixed so that it never equals a browser's.
  */
-export function mobileDeviceKey(m: Pick<MobileComponents, 'platform' | 'vendorId' | 'installId'>): string {
+export function mobileDeviceKey(m: Pick<MobileComponents, 'platform' | 'vendorId' | 'installId' | 'osVersion' | 'model' | 'manufacturer' | 'screen' | 'integrity'>): string {
+  // An emulator has no hardware of its own: its vendor and install ids are whatever the farm's
+  // tool sets for each account. Every instance of one image is one device, its machine.
+  if (m.integrity.includes('emulator')) return `m${key(`emulator:${mobileMachineKey(m)}`)}`;
   if (m.platform === 'android' && m.vendorId) return `m${key(`android:vendor:${m.vendorId}`)}`;
   return `m${key(`${m.platform}:install:${m.installId}`)}`;
 }

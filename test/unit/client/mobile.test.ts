@@ -127,6 +127,12 @@ describe("a phone's components", () => {
     expect(mobileDeviceKey(android)).toMatch(/^m/);
   });
 
+  it('a farm of emulators of one image is one device, whatever ids its tool sets for each account', () => {
+    const emulator = (n: number) => readMobileComponents(pixel({ model: 'sdk_gphone64_x86_64', integrity: ['emulator'], installId: `install-farm-00000000${n}`, vendorId: String(n).repeat(64) }));
+    expect(mobileDeviceKey(emulator(1))).toBe(mobileDeviceKey(emulator(2)));
+    expect(mobileDeviceKey(emulator(1))).not.toBe(mobileDeviceKey(readMobileComponents(pixel({ model: 'sdk_gphone64_arm64', integrity: ['emulator'] }))));
+  });
+
   it('the machine key is the hardware as reported: identical phones share it, a patch release does not change it', () => {
     const a = readMobileComponents(pixel());
     expect(mobileMachineKey({ ...a, osVersion: '14.1' })).toBe(mobileMachineKey(a));
