@@ -360,7 +360,13 @@ export class RampartClient {
   /** Resolves when the work started so far (registration, flushes, storage) is done. For tests and for a clean shutdown. */
   async idle(): Promise<void> {
     if (this.ready) await this.ready.catch(() => undefined);
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    for (;;) {
+      const work: Promise<unknown>[] = [...this.pending];
+      const flush = this.flusher?.current;
+      if (flush) work.push(flush);
+      if (work.length === 0) break;
+      await Promise.all(work.map((p) => p.catch(() => undefined)));
+    }
     await this.queue?.persist();
   }
 

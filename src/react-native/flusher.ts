@@ -69,9 +69,9 @@ export class Flusher {
     return this.running;
   }
 
-  /** Whether a flush is under way (for tests and `idle()`). */
-  get busy(): boolean {
-    return this.running !== null;
+  /** The flush under way, if any (including one a Retry-After timer started), for `idle()`. */
+  get current(): Promise<void> | null {
+    return this.running;
   }
 
   stop(): void {

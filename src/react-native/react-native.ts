@@ -85,15 +85,21 @@ export interface ReactNativePlatformOptions {
   integrityChecks?: boolean;
 }
 
-/** A default export, whether the module system handed us the namespace or the export itself. */
-function load<T>(id: string): T {
-  const m = require(id) as { default?: T } & T;
-  return (m && m.default) || m;
+/**
+ * The module's API, whether the module system handed over the namespace or a default export:
+ * whichever of the two has `member` (the packages differ, and have changed across versions).
+ */
+function moduleWith<T>(m: unknown, member: string): T {
+  const ns = m as Record<string, unknown> & { default?: Record<string, unknown> };
+  if (ns && ns[member] !== undefined) return ns as unknown as T;
+  if (ns && ns.default && ns.default[member] !== undefined) return ns.default as unknown as T;
+  throw new Error(`Rampart: the installed module has no ${member}`);
 }
 
-function optional<T>(id: string): T | null {
+/** jail-monkey is optional. Metro treats a require inside try/catch as optional: it bundles without it. */
+function loadJailMonkey(): JailMonkeyModule | null {
   try {
-    return load<T>(id);
+    return moduleWith<JailMonkeyModule>(require('jail-monkey'), 'isJailBroken');
   } catch {
     return null;
   }
@@ -146,13 +152,14 @@ export function createReactNativePlatform(options: ReactNativePlatformOptions = 
   if (typeof getRandomValues !== 'function') {
     throw new Error('Rampart: crypto.getRandomValues is missing; add react-native-get-random-values and import it first in index.js');
   }
-  const rn = load<RNModule>('react-native');
+  // Literal require calls, one per module: Metro follows only those.
+  const rn = moduleWith<RNModule>(require('react-native'), 'AppState');
   if (rn.Platform.OS !== 'ios' && rn.Platform.OS !== 'android') throw new Error(`Rampart: @rampart/react-native runs on iOS and Android, not ${rn.Platform.OS}`);
   const platform = rn.Platform.OS;
-  const storage = load<AsyncStorageModule>('@react-native-async-storage/async-storage');
-  const keychain = load<KeychainModule>('react-native-keychain');
-  const device = load<DeviceInfoModule>('react-native-device-info');
-  const jail = options.integrityChecks === false ? null : optional<JailMonkeyModule>('jail-monkey');
+  const storage = moduleWith<AsyncStorageModule>(require('@react-native-async-storage/async-storage'), 'getItem');
+  const keychain = moduleWith<KeychainModule>(require('react-native-keychain'), 'getGenericPassword');
+  const device = moduleWith<DeviceInfoModule>(require('react-native-device-info'), 'getUniqueId');
+  const jail = options.integrityChecks === false ? null : loadJailMonkey();
   const fetchImpl = g.fetch;
   if (typeof fetchImpl !== 'function') throw new Error('Rampart: fetch is missing');
 
