@@ -7,6 +7,8 @@
 import { BASE, launch, PK, types, world, type World } from './fakes';
 import { RampartClient } from '../../../src/react-native/client';
 
+/** Lets every pending promise run (one turn of the event loop; no timer, no sleep). */
+const settle = () => new Promise((r) => setImmediate(r));
 const storedApp = (w: World, version: string, build = '300') => w.storage.data.set('rampart.app', JSON.stringify({ version, build }));
 
 describe('flush triggers', () => {
@@ -216,12 +218,11 @@ describe('the queue', () => {
     w.server.answer('/v1/client/events', 'hold');
     const client = new RampartClient(w.platform);
     await client.configure({ publishableKey: PK, baseUrl: BASE });
-    for (let i = 0; i < 20 && w.server.heldCount === 0; i++) await Promise.resolve();
-    await new Promise((r) => setImmediate(r));
+    await settle();
     expect(w.server.heldCount).toBe(1);
     const flushes = [client.flush(), client.identify('42'), client.flush()];
     w.appState.emit('background');
-    await new Promise((r) => setImmediate(r));
+    await settle();
     expect(w.server.eventPosts).toHaveLength(1);
     w.server.release();
     await Promise.all(flushes);
