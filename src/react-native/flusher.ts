@@ -4,7 +4,7 @@
  * answer means for the batch:
  *
  * - 202: the events leave the queue;
- * - no answer (offline, timeout) or 5xx: they stay, for the next trigger;
+ * - no answer (offline, or none within 30 s) or 5xx: they stay, for the next trigger;
  * - 429: they stay, and nothing is sent before `Retry-After` (a timer flushes then);
  * - 422 `invalid_request_token` (the session expired or does not verify): one new session and
  *   one retry; if that is refused too, they stay;
@@ -13,6 +13,7 @@
  *
  * The flusher decides nothing about when to flush: client.ts calls `flush()` on its triggers.
  */
+import { postJson } from './http';
 import type { Platform, TimerHandle } from './platform';
 import type { EventQueue, QueuedEvent } from './queue';
 import { describeError, readJson, type Session, type SessionKeeper } from './session';
@@ -139,9 +140,9 @@ export class Flusher {
     const body: EventsRequest = { publishable_key: publishableKey, session: session.session, events: batch.map((e) => toWire(e, session.offset)) };
     let res;
     try {
-      res = await platform.fetch(`${endpoint}/v1/client/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      res = await postJson(platform, `${endpoint}/v1/client/events`, body);
     } catch {
-      log(`network error: ${batch.length} event(s) kept for the next flush`);
+      log(`network error or no answer: ${batch.length} event(s) kept for the next flush`);
       return 'retry_later';
     }
     if (res.status === 202 || res.status === 200) return 'accepted';

@@ -35,6 +35,8 @@ export class EventQueue {
   private events: QueuedEvent[] = [];
   private nextId = 1;
   private writing: Promise<void> = Promise.resolve();
+  /** A write queued but not started yet. */
+  private waiting: Promise<void> | null = null;
 
   constructor(
     private readonly storage: KeyValueStorage,
@@ -83,16 +85,24 @@ export class EventQueue {
     if (this.events.length !== before) void this.persist();
   }
 
-  /** Resolves once storage holds the queue as it is now. Writes run one at a time, each writing the latest state. */
+  /**
+   * Resolves once storage holds the queue as it is now. Writes run one at a time, and each
+   * writes the state of the moment it starts, so changes made while one write is waiting to
+   * start share it: a burst of events costs one or two writes, not one per event.
+   */
   persist(): Promise<void> {
-    this.writing = this.writing.then(async () => {
+    if (this.waiting) return this.waiting;
+    const write = this.writing.then(async () => {
+      this.waiting = null;
       try {
         await this.storage.setItem(this.key, JSON.stringify(this.events));
       } catch {
         this.log('the queue could not be stored');
       }
     });
-    return this.writing;
+    this.waiting = write;
+    this.writing = write;
+    return write;
   }
 
   private trim(): void {

@@ -9,6 +9,7 @@
  * One registration at a time: every caller waiting for a session shares the one in flight.
  */
 import { base64url, hmacSha256Base64url } from './crypto';
+import { postJson } from './http';
 import type { Platform } from './platform';
 import { MOBILE_TOKEN_PREFIX, SESSION_PREFIX, type ErrorResponse, type MobileComponents, type RegisterRequest } from './wire';
 
@@ -161,7 +162,7 @@ export class SessionKeeper {
     const { platform, endpoint, publishableKey, log } = this.deps;
     const body: RegisterRequest = { publishable_key: publishableKey, mobile: await this.deps.components() };
     log('registering a session');
-    const res = await platform.fetch(`${endpoint}/v1/client/token`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await postJson(platform, `${endpoint}/v1/client/token`, body);
     const answer = await readJson(res);
     if (res.status !== 201 && res.status !== 200) {
       const { type, message } = describeError(res.status, answer);

@@ -172,6 +172,22 @@ describe('createReactNativePlatform', () => {
   });
 });
 
+describe('the Rampart singleton before configure', () => {
+  it('passes requests through unchanged, answers null, and asks for configure', async () => {
+    const { Rampart } = await import('../../../src/react-native/index');
+    const calls: unknown[][] = [];
+    const api = Rampart.wrapFetch(async (...args: unknown[]) => calls.push(args));
+    await api('https://api.example.com/v1/login', { headers: { A: 'b' } });
+    expect(calls).toEqual([['https://api.example.com/v1/login', { headers: { A: 'b' } }]]);
+    const config = { url: 'https://api.example.com/v1/login', headers: {} };
+    expect(await Rampart.axiosRequestInterceptor(config)).toEqual({ url: 'https://api.example.com/v1/login', headers: {} });
+    expect(Rampart.clientId()).toBeNull();
+    expect(Rampart.queueSize()).toBe(0);
+    expect(Rampart.clientIdHeaderName()).toBe('X-Service-Client-Id');
+    await expect(Rampart.identify('42')).rejects.toThrow(/configure/);
+  });
+});
+
 it('the library version is the root package.json version', () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   expect(SDK_VERSION).toBe(require('../../../package.json').version);

@@ -19,8 +19,10 @@ export class MemoryStorage implements KeyValueStorage {
     if (this.failing) throw new Error('storage down');
     return this.data.get(key) ?? null;
   }
+  readonly writes = new Map<string, number>();
   async setItem(key: string, value: string): Promise<void> {
     if (this.failing) throw new Error('storage down');
+    this.writes.set(key, (this.writes.get(key) ?? 0) + 1);
     this.data.set(key, value);
   }
   async removeItem(key: string): Promise<void> {

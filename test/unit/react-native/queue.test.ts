@@ -6,6 +6,7 @@
  */
 import { BASE, launch, PK, types, world, type World } from './fakes';
 import { RampartClient } from '../../../src/react-native/client';
+import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
 
 /** Lets every pending promise run (one turn of the event loop; no timer, no sleep). */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -209,6 +210,35 @@ describe('the queue', () => {
     await client.idle();
     expect(w.server.eventPosts).toHaveLength(2);
     expect(types(w.server.eventPosts[1].body.events)).toEqual(['app_installed', 'app_opened', 'identify']);
+    client.destroy();
+  });
+
+  it('a request that never answers fails after 30 s: the flush ends, the events stay for the next trigger', async () => {
+    const w = world();
+    storedApp(w, '3.2.1', '321');
+    w.server.answer('/v1/client/events', 'hold');
+    const client = new RampartClient(w.platform);
+    await client.configure({ publishableKey: PK, baseUrl: BASE });
+    await settle();
+    expect(w.server.heldCount).toBe(1);
+    w.clock.advance(REQUEST_TIMEOUT_MS);
+    await client.idle();
+    expect(client.queueSize()).toBe(1);
+    await client.identify('42');
+    expect(types(w.server.eventPosts[1].body.events)).toEqual(['app_opened', 'identify']);
+    expect(client.queueSize()).toBe(0);
+    client.destroy();
+  });
+
+  it('stores a burst of events in a few writes, not one per event', async () => {
+    const w = world();
+    w.server.down = true;
+    const client = await launch(w, { flushLimit: 1000, lifecycleTrackingEnabled: false });
+    const before = w.storage.writes.get('rampart.queue') ?? 0;
+    await Promise.all(Array.from({ length: 200 }, (_, i) => client.screen(`S${i}`)));
+    await client.idle();
+    expect((w.storage.writes.get('rampart.queue') ?? 0) - before).toBeLessThanOrEqual(3);
+    expect(JSON.parse(w.storage.data.get('rampart.queue')!)).toHaveLength(200);
     client.destroy();
   });
 
