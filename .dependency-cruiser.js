@@ -48,6 +48,20 @@ module.exports = {
       from: { path: '^src/store' },
       to: { path: '^src/(rest|grpc|graphql|console|doors|app|cli)' },
     },
+    {
+      name: 'react-native-ships-alone',
+      severity: 'error',
+      comment: 'src/react-native is published on its own as @rampart/react-native and runs on Hermes: it imports nothing of Rampart outside itself (no core, nothing server-side), no Node built-in, and of packages only @noble/hashes and its React Native peers',
+      from: { path: '^src/react-native/' },
+      to: { pathNot: ['^src/react-native/', '^node_modules/@noble/hashes/', '^(react-native|@react-native-async-storage/async-storage|react-native-keychain|react-native-device-info|jail-monkey)$'] },
+    },
+    {
+      name: 'server-not-to-react-native',
+      severity: 'error',
+      comment: 'the React Native client is a separate package: the server never loads it',
+      from: { path: '^src/', pathNot: '^src/react-native/' },
+      to: { path: '^src/react-native/' },
+    },
     { name: 'no-circular', severity: 'warn', from: { pathNot: '^src/grpc/generated' }, to: { circular: true } },
   ],
   options: {
