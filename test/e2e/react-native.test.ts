@@ -1,0 +1,207 @@
+/**
+ * @rampart/react-native against the real service, end to end, over loopback: the library runs
+ * over a platform with in-memory storage, an app state the test moves and a scripted phone, but
+ * the real network, clock and randomness. An app installs and opens (events flushed), shows
+ * screens, logs in to its own backend through the library's fetch (the header only on the app's
+ * API), the backend forwards the header to Rampart and gets the verdict, the app identifies the
+ * user, the phone appears in the registry with its model, OS and app version, and the app closes
+ * and flushes. Then it restarts: no second install, the same device.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, call, type TestApp } from '../support/app';
+import { createRampart } from '../../src/react-native';
+import type { RampartClient } from '../../src/react-native';
+import type { AppStateStatus, DeviceInfo, KeyValueStorage, Platform } from '../../src/react-native/platform';
+
+let app: TestApp;
+let backend: http.Server;
+let backendUrl = '';
+let other: http.Server;
+let otherUrl = '';
+/** What the app's backend and another site received, and what Rampart answered the backend. */
+const received: { path: string; clientId: string | undefined }[] = [];
+const verdicts: Record<string, unknown>[] = [];
+
+const PHONE_IP = '81.2.69.142';
+const OKHTTP = 'okhttp/4.12.0';
+
+/** The application's backend: checks the password, then asks Rampart, forwarding the app's header as Castle's SDKs forward a client id. */
+function startBackend(): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const clientId = req.headers['x-service-client-id'] as string | undefined;
+      received.push({ path: req.url ?? '', clientId });
+      if (req.url !== '/api/login') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { user: string; password: string };
+      if (body.password !== 'right') return res.writeHead(401).end();
+      const r = await call(app, 'POST', '/v1/risk', {
+        type: '$login',
+        status: '$succeeded',
+        user: { id: body.user, email: `${body.user}@example.com` },
+        request_token: clientId,
+        context: { ip: PHONE_IP, headers: { 'User-Agent': req.headers['user-agent'] ?? '', Accept: 'application/json', 'Accept-Encoding': 'gzip' } },
+      });
+      verdicts.push(r.body as Record<string, unknown>);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+class Storage implements KeyValueStorage {
+  readonly data = new Map<string, string>();
+  getItem = async (k: string) => this.data.get(k) ?? null;
+  setItem = async (k: string, v: string) => void this.data.set(k, v);
+  removeItem = async (k: string) => void this.data.delete(k);
+}
+
+class AppState {
+  state: AppStateStatus = 'active';
+  private listeners = new Set<(s: AppStateStatus) => void>();
+  current = () => this.state;
+  subscribe = (l: (s: AppStateStatus) => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  move(s: AppStateStatus) {
+    this.state = s;
+    for (const l of this.listeners) l(s);
+  }
+}
+
+const PHONE: DeviceInfo = {
+  platform: 'android',
+  osVersion: '14',
+  model: 'Pixel 8',
+  manufacturer: 'Google',
+  app: { id: 'com.example.shop', name: 'ShopApp', version: '3.2.1', build: '321' },
+  locale: 'en-GB',
+  timezone: 'Europe/London',
+  timezoneOffset: 0,
+  screen: { width: 1080, height: 2400, scale: 2.625 },
+  vendorId: randomBytes(8).toString('hex'),
+  integrity: [],
+};
+
+/** A phone: its storage survives the app's restarts, as the app's private storage and the Keystore do. */
+const phone = { storage: new Storage(), secure: new Storage(), appState: new AppState() };
+function platform(): Platform {
+  return {
+    storage: phone.storage,
+    secureStorage: phone.secure,
+    appState: phone.appState,
+    deviceInfo: async () => PHONE,
+    fetch: (url, init) => fetch(url, init),
+    clock: { now: () => Date.now(), setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
+    randomBytes: (n) => new Uint8Array(randomBytes(n)),
+    logger: { debug: () => undefined },
+  };
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ grpc: false });
+  backend = await startBackend();
+  backendUrl = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
+  other = await startBackend();
+  otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => backend?.close(r));
+  await new Promise((r) => other?.close(r));
+  await app?.close();
+});
+
+const appEvents = async (filter: Record<string, unknown> = {}) => {
+  await app.built.state.flush();
+  return app.database.db.collection('client_events').find({ envId: app.env.id, ...filter }).sort({ at: 1 }).toArray();
+};
+
+async function open(): Promise<RampartClient> {
+  const client = createRampart(platform());
+  await client.configure({ publishableKey: app.env.publishableKey, baseUrl: app.baseUrl, baseURLAllowList: [`${backendUrl}/api/`] });
+  await client.idle();
+  return client;
+}
+
+describe('@rampart/react-native against the real service', () => {
+  const user = `rn-user-${Date.now()}`;
+  let client: RampartClient;
+  let deviceToken = '';
+
+  it('install and open: the lifecycle events reach Rampart at once', async () => {
+    client = await open();
+    const events = await appEvents({ appId: 'com.example.shop' });
+    expect(events.map((e) => e.type)).toEqual(['app_installed', 'app_opened']);
+    expect(events[0]).toMatchObject({ platform: 'android', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
+    expect(client.queueSize()).toBe(0);
+  });
+
+  it('screens wait in the queue; a login carries a fresh token to the app\'s API only, and the backend gets an allow', async () => {
+    await client.screen('Welcome');
+    await client.screen('Login');
+    expect(client.queueSize()).toBe(2);
+    const appFetch = client.wrapFetch(fetch);
+    const headers = { 'content-type': 'application/json', 'user-agent': OKHTTP };
+    const login = await appFetch(`${backendUrl}/api/login`, { method: 'POST', headers, body: JSON.stringify({ user, password: 'right' }) });
+    const verdict = (await login.json()) as { policy: { action: string }; signals: Record<string, unknown>; device: { token: string } };
+    expect(verdict.policy.action).toBe('allow');
+    expect(verdict.signals).not.toHaveProperty('bot_behavior');
+    expect(verdict.signals).not.toHaveProperty('invalid_token');
+    expect(verdict.signals).not.toHaveProperty('no_app_activity');
+    deviceToken = verdict.device.token;
+    await appFetch(`${backendUrl}/api/profile`, { method: 'POST', headers, body: '{}' });
+    await appFetch(`${otherUrl}/api/profile`, { method: 'POST', headers, body: '{}' });
+    const tokens = received.filter((r) => r.path !== '/' && r.clientId).map((r) => r.clientId as string);
+    expect(received.find((r) => r.path === '/api/login')?.clientId).toMatch(/^rpm1\./);
+    // A fresh token per request; none to a site outside the allow list.
+    expect(new Set(tokens).size).toBe(tokens.length);
+    expect(received.filter((r) => r.clientId === undefined)).toHaveLength(1);
+  });
+
+  it('identify flushes the screens and the identify, with the user on them', async () => {
+    await client.identify(user);
+    await client.idle();
+    expect(client.queueSize()).toBe(0);
+    const events = await appEvents({ appId: 'com.example.shop', type: { $in: ['screen', 'identify'] } });
+    expect(events.map((e) => [e.type, e.name, e.userId])).toEqual([
+      ['screen', 'Welcome', null],
+      ['screen', 'Login', null],
+      ['identify', null, user],
+    ]);
+  });
+
+  it('the phone is in the registry with its model, OS and app version', async () => {
+    const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
+    expect(devices.body.total_count).toBe(1);
+    expect(devices.body.data[0]).toMatchObject({
+      token: deviceToken,
+      context: { type: 'mobile', user_agent: { raw: OKHTTP, os: 'Android 14', device: 'Google Pixel 8' }, properties: { platform: 'android', model: 'Pixel 8', os: 'Android 14', app_id: 'com.example.shop', app_version: '3.2.1', app_build: '321' } },
+    });
+  });
+
+  it('close flushes; a restart is no new install, and the same device', async () => {
+    await client.screen('Home');
+    phone.appState.move('background');
+    await client.idle();
+    const closed = await appEvents({ appId: 'com.example.shop', type: { $in: ['screen', 'app_closed'] }, userId: user });
+    expect(closed.map((e) => e.type)).toEqual(['screen', 'app_closed']);
+    client.destroy();
+
+    phone.appState.state = 'active';
+    const again = await open();
+    const all = await appEvents({ appId: 'com.example.shop' });
+    expect(all.filter((e) => e.type === 'app_installed')).toHaveLength(1);
+    expect(all.filter((e) => e.type === 'app_opened')).toHaveLength(2);
+    // The identified user is remembered across the restart.
+    expect(all[all.length - 1]).toMatchObject({ type: 'app_opened', userId: user });
+    const login = await again.wrapFetch(fetch)(`${backendUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': OKHTTP }, body: JSON.stringify({ user, password: 'right' }) });
+    const verdict = (await login.json()) as { policy: { action: string }; device: { token: string } };
+    expect(verdict.device.token).toBe(deviceToken);
+    expect(verdict.policy.action).toBe('allow');
+    again.destroy();
+  });
+});
