@@ -158,9 +158,9 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     const offset = typeof j.server_time === 'number' ? j.server_time - Date.now() : 0;
     return { session: j.session, key: j.session_key, offset, since: s.at };
   };
-  /** At an open: the install's session, registered again when it is older than an hour (or has expired after 24). */
   /** Where the app keeps its session: its private storage, which a reinstall wipes (a new install id, or on iOS a new vendor id). */
   const storageOf = (app: AppContext) => `${app.mobile.installId}:${app.mobile.vendorId}`;
+  /** At an open: the install's session, registered again when it is older than an hour (or has expired after 24), or the app was just installed. */
   const openApp = async (s: Step, app: AppContext): Promise<{ x: Session | null; how: 'registered' | 'kept' | 'refused' }> => {
     const id = storageOf(app);
     const kept = app.installed ? undefined : sessions.get(id);
@@ -178,8 +178,10 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     return `${body}.${createHmac('sha256', Buffer.from(x.key, 'utf8')).update(body).digest('base64url')}`;
   };
   type AppEvent = { type: string; name?: string; user_id?: string; user_signature?: string; properties?: Record<string, string | number | boolean> };
-  /** Posts a batch of app events, stamped in order; a session Rampart no longer takes is registered again and the batch resent. */
-  /** Whether Rampart accepted the batch (202). */
+  /**
+   * Posts a batch of app events, stamped in order; a session Rampart no longer takes is registered
+   * again and the batch resent. Whether Rampart accepted it (202).
+   */
   const sendEvents = async (s: Step, app: AppContext, x: Session, events: AppEvent[]): Promise<boolean> => {
     const batch = (y: Session) => ({ publishable_key: o.publishableKey, session: y.session, events: events.map((e, k) => ({ ...e, timestamp: new Date(Date.now() + y.offset + k).toISOString() })) });
     const r = await post('/v1/client/events', batch(x), appHeadersOf(s));

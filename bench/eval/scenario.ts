@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import {
   ANDROID_PHONES,
   APP_ID,
+  APP_RELEASES,
   APP_SDK,
   appHeaders,
   browserHeaders,
@@ -35,7 +36,6 @@ import {
   userAgent,
   versionAt,
   weighted,
-  APP_RELEASES,
   type AppDevice,
   type AppRelease,
   type Browser,
@@ -99,6 +99,7 @@ export interface Context {
   /**
    * The device's identity in the page: with opaque tokens, the token itself; with Rampart's
    * browser client, the browser profile the driver collects a fresh token for (null: no script ran).
+   * From the app: the install's opaque token (with `--client` the app mints its own from `app`).
    */
   token: string | null;
   /** Browser client: automation evidence the page shows (a driven or tampered browser). */
