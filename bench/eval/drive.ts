@@ -5,11 +5,14 @@
  * /v1/risk), the challenge and its answer (`$challenge.succeeded` from a real user,
  * `$challenge.failed` from an attacker), and sign-ups (/v1/filter, then /v1/risk). Steps of one
  * account run in order; steps of different accounts run concurrently. Every event carries its
- * event time (`timestamp`), so history is replayed as it happened.
+ * event time (`timestamp`), so history is replayed as it happened. With Rampart's clients, the
+ * browser's page collects a token per login, and the company's app speaks the mobile protocol
+ * (docs/mobile.md): a session registered when the app opens, app events, and a request token
+ * minted on the phone for every login request.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { Scenario, Step } from './scenario';
+import type { AppContext, Channel, Scenario, Step } from './scenario';
 
 export interface Verdict {
   action: 'allow' | 'challenge' | 'deny';
@@ -24,6 +27,8 @@ export interface Verdict {
 export interface Outcome {
   scenario: Scenario;
   kind: Step['kind'];
+  /** A browser, or the app on Android or iOS. */
+  channel: Channel;
   /** Legitimate: successful logins before this one (as Rampart let them happen). */
   history: number;
   preauth: Verdict | null;
@@ -35,6 +40,12 @@ export interface Outcome {
   errors: number;
   /** Verdicts answered without the state they needed (read past the verdict budget). */
   degraded: number;
+  /**
+   * The app's mobile client (`--client`): its session for this step was registered now, kept
+   * from an earlier open, or refused by the collector (the app went on without a token); and
+   * app-event batches Rampart did not accept.
+   */
+  app?: { session: 'registered' | 'kept' | 'refused'; eventsRejected: number };
 }
 
 export interface DriveOptions {
@@ -50,8 +61,9 @@ export interface DriveOptions {
    */
   preauth?: boolean;
   /**
-   * Rampart's browser client: each login or sign-up collects a fresh token with this publishable
-   * key from the device's components (null: `context.token` is sent as it is).
+   * Rampart's clients: each browser login or sign-up collects a fresh token with this publishable
+   * key from the device's components, and the app registers sessions, posts its events and mints
+   * request tokens with it (null: `context.token` is sent as it is).
    */
   publishableKey?: string | null;
   onProgress?: (done: number, total: number) => void;
@@ -61,10 +73,12 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const agent = new http.Agent({ keepAlive: true, maxSockets: o.concurrency });
   const url = new URL(o.baseUrl);
   const auth = `Basic ${Buffer.from(`:${o.secret}`).toString('base64')}`;
-  const post = (path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> | null }> =>
+  /** A call of the application's backend (with the API secret), or with `from`, one the app makes from the phone (no secret, its own headers). */
+  const post = (path: string, body: unknown, from?: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> | null }> =>
     new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
-      const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+      const headers = from ? { ...from, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) } : { authorization: auth, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
+      const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -114,15 +128,119 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     return typeof r.json?.token === 'string' ? r.json.token : null;
   };
 
+  // The app's side of the mobile protocol (docs/mobile.md). The phone's clock is this machine's:
+  // the replay runs the app now, as the browser's page collects its tokens now, and only the
+  // backend's calls carry the step's event time. So the app's tokens and events are stamped with
+  // its time plus the offset to Rampart's clock (`server_time`), as the protocol says; when the app
+  // opens, and whether its session is older than an hour, is decided in the step's own time.
+  interface Session {
+    session: string;
+    key: string;
+    /** Rampart's clock minus the phone's, ms. */
+    offset: number;
+    /** When it was registered, in the step's time. */
+    since: number;
+  }
+  const sessions = new Map<string, Session>();
+  const HOUR = 3_600_000;
+  /** The app's own request headers, for its calls to the collector: no secret, no Origin. */
+  const appHeadersOf = (s: Step): Record<string, string> => {
+    const h: Record<string, string> = {};
+    for (const [k, v] of Object.entries(s.context.headers)) if (k.toLowerCase() !== 'content-type') h[k] = v;
+    return h;
+  };
+  const register = async (s: Step, app: AppContext): Promise<Session | null> => {
+    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, mobile: app.mobile }, appHeadersOf(s));
+    const j = r.json;
+    // A server without the mobile protocol answers 422 (`mobile` is not a component it knows):
+    // the app goes on without a token, as the client library does when the collector fails.
+    if (r.status !== 201 || typeof j?.session !== 'string' || typeof j.session_key !== 'string') return null;
+    const offset = typeof j.server_time === 'number' ? j.server_time - Date.now() : 0;
+    return { session: j.session, key: j.session_key, offset, since: s.at };
+  };
+  /** Where the app keeps its session: its private storage, which a reinstall wipes (a new install id, or on iOS a new vendor id). */
+  const storageOf = (app: AppContext) => `${app.mobile.installId}:${app.mobile.vendorId}`;
+  /** At an open: the install's session, registered again when it is older than an hour (or has expired after 24), or the app was just installed. */
+  const openApp = async (s: Step, app: AppContext): Promise<{ x: Session | null; how: 'registered' | 'kept' | 'refused' }> => {
+    const id = storageOf(app);
+    const kept = app.installed ? undefined : sessions.get(id);
+    if (kept && s.at - kept.since <= HOUR) return { x: kept, how: 'kept' };
+    const fresh = await register(s, app);
+    if (fresh) sessions.set(id, fresh);
+    else sessions.delete(id);
+    return { x: fresh, how: fresh ? 'registered' : 'refused' };
+  };
+  /** A request token minted on the phone: `rpm1.<session claims>.<t>.<nonce>.<mac>`, HMAC-SHA256 under the session key. */
+  const mint = (x: Session): string => {
+    const t = Math.round(Date.now() + x.offset);
+    const nonce = randomBytes(18).toString('base64url');
+    const body = `rpm1.${x.session.replace(/^rps1\./, '')}.${t}.${nonce}`;
+    return `${body}.${createHmac('sha256', Buffer.from(x.key, 'utf8')).update(body).digest('base64url')}`;
+  };
+  type AppEvent = { type: string; name?: string; user_id?: string; user_signature?: string; properties?: Record<string, string | number | boolean> };
+  /**
+   * Posts a batch of app events, stamped in order; a session Rampart no longer takes is registered
+   * again and the batch resent. Whether Rampart accepted it (202).
+   */
+  const sendEvents = async (s: Step, app: AppContext, x: Session, events: AppEvent[]): Promise<boolean> => {
+    const batch = (y: Session) => ({ publishable_key: o.publishableKey, session: y.session, events: events.map((e, k) => ({ ...e, timestamp: new Date(Date.now() + y.offset + k).toISOString() })) });
+    const r = await post('/v1/client/events', batch(x), appHeadersOf(s));
+    if (r.status !== 422) return r.status === 202;
+    const again = await register(s, app);
+    if (!again) return false;
+    sessions.set(storageOf(app), again);
+    return (await post('/v1/client/events', batch(again), appHeadersOf(s))).status === 202;
+  };
+  /** The app's backend signs the user id for `identify` (`secure`). */
+  const signature = (userId: string) => createHmac('sha256', o.secret).update(userId).digest('hex');
+
+  /** The app around a login or sign-up: open it (register, events), mint the request's token; afterwards, its events. */
+  const appOpens = async (s: Step, app: AppContext): Promise<{ token: string | null; after: (succeeded: boolean) => Promise<void>; stats: NonNullable<Outcome['app']> }> => {
+    const { x, how } = await openApp(s, app);
+    const stats: NonNullable<Outcome['app']> = { session: how, eventsRejected: 0 };
+    if (!x) return { token: null, after: async () => {}, stats };
+    if (app.events) {
+      const opening: AppEvent[] = [];
+      if (app.installed) opening.push({ type: 'app_installed', properties: { version: app.mobile.app.version, build: app.mobile.app.build } });
+      else if (app.updatedFrom) opening.push({ type: 'app_updated', properties: { version: app.mobile.app.version, build: app.mobile.app.build, previous_version: app.updatedFrom.version } });
+      opening.push({ type: 'app_opened' }, { type: 'screen', name: s.kind === 'register' ? 'SignUp' : 'Login' });
+      if (!(await sendEvents(s, app, x, opening))) stats.eventsRejected++;
+    }
+    return {
+      token: mint(x),
+      after: async (succeeded) => {
+        if (!app.events) return;
+        const closing: AppEvent[] = [];
+        if (succeeded && s.userId) closing.push({ type: 'identify', user_id: s.userId, user_signature: signature(s.userId) }, ...app.screens.map((name) => ({ type: 'screen', name })));
+        closing.push({ type: 'app_closed' });
+        if (!(await sendEvents(s, app, sessions.get(storageOf(app)) ?? x, closing))) stats.eventsRejected++;
+      },
+      stats,
+    };
+  };
+
   const run = async (s: Step): Promise<Outcome> => {
-    const token = await collect(s);
+    const opened = o.publishableKey && s.context.app ? await appOpens(s, s.context.app) : null;
+    const token = opened ? opened.token : await collect(s);
+    const out = await verdicts(s, token);
+    if (opened) {
+      // Logged in: the app identifies the user and goes on (a challenge is answered by the user, never by an attacker).
+      const v = out.main;
+      const succeeded = v !== null && (v.action === 'allow' || (s.scenario === 'legit' && v.action === 'challenge'));
+      await opened.after(succeeded);
+      out.app = opened.stats;
+    }
+    return out;
+  };
+
+  const verdicts = async (s: Step, token: string | null): Promise<Outcome> => {
     if (token && s.context.replayedFrom) {
       // The victim's own session used the token first (the phishing proxy forwarded it).
       await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ip: s.context.replayedFrom, headers: s.context.headers, client_id: token }, timestamp: new Date(s.at - 5000).toISOString() });
     }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
-    const out: Outcome = { scenario: s.scenario, kind: s.kind, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
+    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
     const legit = s.scenario === 'legit';
     const note = (v: Verdict | null, status: number) => {
       if (v?.degraded) out.degraded++;
@@ -197,8 +315,11 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     while (i < steps.length && batch.length < o.concurrency) {
       const s = steps[i] as Step;
       const key = s.userId ?? s.email;
-      if (keys.has(key)) break;
+      // One install's session serves its steps in order too (an attacker's phone, many accounts).
+      const install = s.context.app ? `install:${s.context.app.mobile.installId}` : null;
+      if (keys.has(key) || (install && keys.has(install))) break;
       keys.add(key);
+      if (install) keys.add(install);
       batch.push(s);
       i++;
     }

@@ -3,10 +3,12 @@
  * embedded database, or MONGODB_URI), generates seeded, labelled traffic (scenario.ts) from real
  * network and browser data (world.ts), plays it over REST by event time (drive.ts) and prints the
  * figures (score.ts): per attack scenario the share stopped, legitimate friction by history
- * length, denies, AUC and the catch rate at 1% and 5% legitimate challenges.
+ * length, denies, AUC and the catch rate at 1% and 5% legitimate challenges, for web and app
+ * users (and the attacks on each) apart and together.
  *
  *   npm run eval
  *   node dist/bench/eval/run.js --users 600 --days 45 --seed 7 --tokens --no-feedback --json out.json
+ *   node dist/bench/eval/run.js --no-apps      # the web traffic alone, as before the app users
  */
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -38,15 +40,17 @@ interface Options {
   rotateAgents: boolean;
   /** The application skips the pre-auth check and filters failed logins instead (see DriveOptions.preauth). */
   preauth: boolean;
+  /** See GenerateOptions.apps: app users and the attacks on the app's API (`--no-apps`: none). */
+  apps: boolean;
   json: string | null;
   /** Write every outcome (one JSON line each), to study what fired. */
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--rotate-agents] [--no-preauth] [--json FILE] [--dump FILE]';
+const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--rotate-agents] [--no-preauth] [--no-apps] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, rotateAgents: false, preauth: true, json: null, dump: null };
+  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, rotateAgents: false, preauth: true, apps: true, json: null, dump: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -62,6 +66,7 @@ function options(argv: string[]): Options {
     else if (a === '--ua-only') o.uaOnly = true;
     else if (a === '--rotate-agents') o.rotateAgents = true;
     else if (a === '--no-preauth') o.preauth = false;
+    else if (a === '--no-apps') o.apps = false;
     else if (a === '--json') o.json = next();
     else if (a === '--dump') o.dump = next();
     else if (a === '--attack-scale') o.attackScale = Number(next());
@@ -106,12 +111,15 @@ async function main(): Promise<void> {
     // steps all week, and the same ones, a whole number of weeks later, every week (the
     // generator's weekdays and hours stay where they were), so figures can be compared across days.
     const end = weekStart(Date.now());
-    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome, rotateAgents: o.rotateAgents }, nets, r, end);
+    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome, rotateAgents: o.rotateAgents, apps: o.apps }, nets, r, end);
     // An application that forwards only the User-Agent (and the address): the same steps, fewer headers.
     if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
+    const appUsers = new Set(steps.filter((s) => s.scenario === 'legit' && s.channel !== 'web').map((s) => s.userId)).size;
+    const appSteps = steps.filter((s) => s.channel !== 'web');
     process.stdout.write(
-      `rampart eval: seed ${o.seed}, ${o.users} users over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate); ` +
-        `${o.tokens === 'client' ? "Rampart's browser client" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.rotateAgents ? '; stuffing rotates user agents' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
+      `rampart eval: seed ${o.seed}, ${o.users} ${o.apps ? `web users and ${appUsers} users of the app` : 'users (no app users)'} over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate` +
+        (o.apps ? `; from the app ${appSteps.filter((s) => s.scenario === 'legit').length} legitimate and ${appSteps.filter((s) => s.scenario !== 'legit').length} attacks on its API` : '') +
+        `); ${o.tokens === 'client' ? "Rampart's browser and mobile clients" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.rotateAgents ? '; stuffing rotates user agents' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
     const outcomes = await drive(steps, {

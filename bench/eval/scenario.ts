@@ -4,30 +4,94 @@
  * family computers, mistyped passwords, new sign-ups) and the attacks Rampart must stop
  * (credential stuffing from hosting ranges, residential proxies and country-matched VPNs;
  * library bots; stealth headless browsers; targeted and very targeted takeover with the right
- * password; device farms; disposable-address sign-up waves). Everything comes from one seed.
+ * password; device farms; disposable-address sign-up waves). Beside the web users, users of the
+ * company's own app (Android and iOS) with the same life, and the attacks on the app's API
+ * (stuffing with the app's headers, takeover from the attacker's own phone, emulator farms,
+ * sign-ups from phones wiped every time). Everything comes from one seed.
  */
+import { createHash } from 'node:crypto';
 import {
+  ANDROID_PHONES,
+  APP_ID,
+  APP_RELEASES,
+  APP_SDK,
+  appHeaders,
   browserHeaders,
   COUNTRIES,
   DESKTOP_BROWSERS,
+  EMULATOR,
   HOSTING_ASNS,
+  IOS_RELEASES,
+  IPHONES,
   LIBRARY_AGENTS,
   MAIL_DOMAINS,
   MOBILE_BROWSERS,
   Networks,
+  osVersionOf,
   pick,
+  releaseDay,
+  releaseOn,
+  sdkUserAgent,
+  timezoneOffset,
   userAgent,
   versionAt,
   weighted,
+  type AppDevice,
+  type AppRelease,
   type Browser,
   type BrowserKind,
   type Country,
+  type PhoneModel,
+  type Platform,
   type Rand,
 } from './world';
 import { rng } from '../lib/traffic';
 
-export const SCENARIOS = ['legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay'] as const;
+export const SCENARIOS = [
+  'legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay',
+  'app_stuffing', 'app_takeover', 'emulator_farm', 'wiped_signups',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
+/** The attacks on the app's API (the rest are on the web login). */
+export const APP_SCENARIOS: readonly Scenario[] = ['app_stuffing', 'app_takeover', 'emulator_farm', 'wiped_signups'];
+/** Where a step comes from: a browser, or the company's app on Android or iOS. */
+export type Channel = 'web' | Platform;
+
+/** What the app registers its session with: docs/mobile.md's `mobile` object. */
+export interface MobileInfo {
+  platform: Platform;
+  osVersion: string;
+  model: string;
+  manufacturer: string;
+  app: { id: string; version: string; build: string };
+  sdk: string;
+  locale: string;
+  timezone: string;
+  timezoneOffset: number;
+  screen: { width: number; height: number; scale: number };
+  installId: string;
+  /** SHA-256 of `<app id>:<vendor id>` (ANDROID_ID, identifierForVendor), hex. */
+  vendorId: string;
+  deviceId: null;
+  userAgent: string;
+  integrity: string[];
+}
+
+/** The app around one login or sign-up, for Rampart's mobile client (`--client`). */
+export interface AppContext {
+  mobile: MobileInfo;
+  /**
+   * The app's own events (app_installed, app_opened, screens, identify, app_closed): the real app
+   * posts them; a script that only mints request tokens posts none.
+   */
+  events: boolean;
+  /** The first launch of this install (app_installed). */
+  installed: boolean;
+  /** The release this install ran at its last open, when it has been updated since (app_updated). */
+  updatedFrom: AppRelease | null;
+  /** Screens the user goes through after logging in. */
+  screens: string[];
+}
 
 export interface Context {
   ip: string;
@@ -35,12 +99,15 @@ export interface Context {
   /**
    * The device's identity in the page: with opaque tokens, the token itself; with Rampart's
    * browser client, the browser profile the driver collects a fresh token for (null: no script ran).
+   * From the app: the install's opaque token (with `--client` the app mints its own from `app`).
    */
   token: string | null;
   /** Browser client: automation evidence the page shows (a driven or tampered browser). */
   automation?: string[];
   /** Browser client: the token was captured from this address's session, used there first, and is replayed here. */
   replayedFrom?: string;
+  /** The company's app: what its mobile client registers and posts (steps from a browser have none). */
+  app?: AppContext;
 }
 
 /** One login or sign-up, as the application would see it. */
@@ -60,6 +127,8 @@ export interface Step {
   history: number;
   /** A legitimate user mistyped first (a failed login, then this one). */
   typo: boolean;
+  /** A browser, or the app on Android or iOS (attacks included: what the request claims to be). */
+  channel: Channel;
 }
 
 export interface GenerateOptions {
@@ -95,6 +164,12 @@ export interface GenerateOptions {
    * of one of five current desktop browsers.
    */
   rotateAgents?: boolean;
+  /**
+   * Users of the company's app and the attacks on its API (default on). Everything of theirs is
+   * drawn from sequences of their own, so the web steps are the same with and without them, and
+   * without them the traffic is the old one step for step.
+   */
+  apps?: boolean;
 }
 
 interface Device {
@@ -105,7 +180,8 @@ interface Device {
   model: string;
 }
 
-interface Person {
+/** A user's life: where they live and go, when they log in (web and app users alike). */
+interface Life {
   id: string;
   email: string;
   country: Country;
@@ -118,7 +194,6 @@ interface Person {
   leaseDays?: number | null;
   mobileAsn: number;
   workAsn: number | null;
-  devices: Device[];
   /** Local hour the user usually logs in around. */
   habitHour: number;
   vpn: boolean;
@@ -131,6 +206,10 @@ interface Person {
   newPhoneDay: number | null;
   /** Another user's computer this user also logs in from (a family computer). */
   shared: Device | null;
+}
+
+interface Person extends Life {
+  devices: Device[];
 }
 
 const HOUR = 3_600_000;
@@ -150,6 +229,86 @@ const browserOf = (d: Device, day: number): Browser => ({ kind: d.browser, versi
 
 function emailFor(r: Rand, name: string): string {
   return `${name}@${weighted(r, MAIL_DOMAINS)}`;
+}
+
+/** A phone of an app user or an attacker: its model, its OS (and an update), its vendor id. */
+interface Phone {
+  model: PhoneModel;
+  /** See AppDevice.os: the OS on the first day, and the one installed overnight on `osUpdate.day`. */
+  os: number;
+  osUpdate: { day: number; os: number } | null;
+  /** The OS's vendor id: Android's ANDROID_ID (per device and app signing key), iOS's identifierForVendor. */
+  vendorRaw: string;
+  /** What the client library's own checks find on it (a few real users root or jailbreak their phone). */
+  integrity: string[];
+}
+
+const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** An install id as the client library makes one at first launch: 16 random bytes, base64url. */
+const newInstallId = (r: Rand): string => Array.from({ length: 22 }, () => ID_CHARS[Math.floor(r() * 64)]).join('');
+/** ANDROID_ID is 16 hex digits; identifierForVendor a random UUID. */
+function newVendorRaw(r: Rand, platform: Platform): string {
+  const hex = (n: number) => Array.from({ length: n }, () => Math.floor(r() * 16).toString(16)).join('');
+  return platform === 'android' ? hex(16) : `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[Math.floor(r() * 4)] ?? '8'}${hex(3)}-${hex(12)}`.toUpperCase();
+}
+/** What the client library sends for the vendor id: SHA-256 of `<app id>:<vendor id>`, computed on the device. */
+const vendorHash = (raw: string): string => createHash('sha256').update(`${APP_ID}:${raw}`).digest('hex');
+
+function makePhone(r: Rand, platform: Platform, days: number, model?: PhoneModel): Phone {
+  if (platform === 'android') {
+    const m = model ?? weighted(r, ANDROID_PHONES);
+    // A model runs the majors since it shipped; the newer ones more often (one major a year).
+    const majors = Array.from({ length: m.osMax - m.osMin + 1 }, (_, k) => [m.osMin + k, k + 1] as [number, number]);
+    const os = weighted(r, majors);
+    const osUpdate = os < m.osMax && r() < 0.1 ? { day: Math.floor(r() * days), os: os + 1 } : null;
+    return { model: m, os, osUpdate, vendorRaw: newVendorRaw(r, 'android'), integrity: r() < 0.02 ? ['rooted'] : [] };
+  }
+  const m = model ?? weighted(r, IPHONES);
+  const os = weighted(r, IOS_RELEASES.map(([rel, w], k) => [k, w, Number(rel.version.split('.')[0])] as const).filter(([, , major]) => major >= m.osMin).map(([k, w]) => [k, w] as [number, number]));
+  // The next release (a point release, or the next major) installed one night during the period.
+  const osUpdate = os + 1 < IOS_RELEASES.length && r() < 0.4 ? { day: Math.floor(r() * days), os: os + 1 } : null;
+  return { model: m, os, osUpdate, vendorRaw: newVendorRaw(r, 'ios'), integrity: r() < 0.007 ? ['jailbroken'] : [] };
+}
+
+const osOn = (p: Phone, day: number): number => (p.osUpdate && day >= p.osUpdate.day ? p.osUpdate.os : p.os);
+
+/** The `mobile` object the app registers its session with, for a phone at a moment. */
+function mobileInfo(d: AppDevice, installId: string, vendorRaw: string, locale: string, zone: string, at: number, integrity: string[]): MobileInfo {
+  return {
+    platform: d.phone.platform,
+    osVersion: osVersionOf(d),
+    model: d.phone.model,
+    manufacturer: d.phone.manufacturer,
+    app: { id: APP_ID, version: d.release.version, build: d.release.build },
+    sdk: APP_SDK,
+    locale,
+    timezone: zone,
+    timezoneOffset: timezoneOffset(zone, at),
+    screen: { ...d.phone.screen },
+    installId,
+    vendorId: vendorHash(vendorRaw),
+    deviceId: null,
+    userAgent: sdkUserAgent(d),
+    integrity: [...integrity],
+  };
+}
+
+/** The first language tag of an Accept-Language list (the phone's locale). */
+const localeOf = (language: string): string => language.split(',')[0] ?? 'en-US';
+
+/** Screens a shopper goes through after logging in. */
+const screensAfterLogin = (r: Rand): string[] => ['Home', ...Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(r, ['Search', 'Product', 'Product', 'Cart', 'Orders', 'Account', 'Wishlist']))];
+
+/** A user of the company's app: the same life as a web user's, on one phone at a time. */
+interface AppUser extends Life {
+  phone: Phone;
+  /** Days after a release the phone installs it (Infinity: not during the period). */
+  updateLag: number;
+  /** The phone after `newPhoneDay`, and whether the old install id comes with it (an iPhone restored from a backup brings its Keychain). */
+  nextPhone: Phone;
+  keepsInstall: boolean;
+  /** The day the user deletes and reinstalls the app (null: never). */
+  reinstallDay: number | null;
 }
 
 /** Generate every step, in time order. `end` is the last moment (ms). */
@@ -198,7 +357,6 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
 
   // The second sequence (see GenerateOptions.ipv6): the home networks' addresses.
   const r6 = rng(o.seed * 7919 + 17);
-  const mobileV6 = (asn: number) => o.ipv6 === true && nets.hasV6(asn) && r6() < 0.6;
   if (o.ipv6 || o.dynamicHome) {
     for (const p of people) {
       if (o.ipv6) p.home64 = nets.hasV6(p.homeAsn) && r6() < 0.6 ? nets.prefix64(r6, p.homeAsn) : null;
@@ -206,16 +364,45 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     }
     for (let i = 0; i + 1 < people.length; i += 25) (people[i + 1] as Person).home64 = (people[i] as Person).home64 ?? null;
   }
-  /** A home's IPv4 address on a day: the same for the length of its lease. */
+  /** A home's IPv4 address on a day: the same for the length of its lease (new ones drawn from `rand6`). */
   const leases = new Map<string, { until: number; ip: string }>();
-  const homeAddress = (p: Person, day: number): string => {
+  const homeAddress = (p: Life, day: number, rand6: Rand): string => {
     if (!p.leaseDays) return p.homeIp;
     const key = p.shared ? `${p.homeAsn}:${p.homeIp}` : p.id;
     const lease = leases.get(key);
     if (lease && day < lease.until) return lease.ip;
-    const ip = lease ? nets.address(r6, p.homeAsn) : p.homeIp;
+    const ip = lease ? nets.address(rand6, p.homeAsn) : p.homeIp;
     leases.set(key, { until: day + p.leaseDays, ip });
     return ip;
+  };
+
+  /**
+   * Where a user is on a day: abroad (a hotel's or friend's network, or the own carrier roaming),
+   * on their VPN, on mobile data (on a phone, `mobileShare` of the time), at work, in a café or
+   * at home. `rand` draws the place, `rand6` the address within an IPv6 network or a new lease.
+   */
+  const whereIs = (p: Life, day: number, at: number, onPhone: boolean, mobileShare: number, rand: Rand, rand6: Rand): { ip: string; abroad: Country | null } => {
+    const traveling = p.trip && day >= p.trip.from && day <= p.trip.to;
+    let ip: string;
+    let mobile = false;
+    if (traveling && p.trip) {
+      if (rand() < 0.6) ip = nets.address(rand, pick(rand, p.trip.country.home));
+      else {
+        ip = nets.address(rand, p.mobileAsn);
+        mobile = true;
+      }
+    } else if (p.vpn && rand() < 0.35) ip = nets.vpnIn(rand, p.country.cc);
+    else if (onPhone && rand() < mobileShare) {
+      ip = nets.address(rand, p.mobileAsn);
+      mobile = true;
+    } else if (p.workAsn && rand() < 0.25 && new Date(at).getUTCDay() % 6 !== 0) ip = nets.address(rand, p.workAsn);
+    else if (rand() < 0.03) ip = nets.address(rand, pick(rand, p.country.home)); // a café, a friend's
+    else {
+      ip = homeAddress(p, day, rand6);
+      if (p.home64 && rand6() < 0.7) ip = nets.inPrefix(rand6, p.home64);
+    }
+    if (mobile && o.ipv6 === true && nets.hasV6(p.mobileAsn) && rand6() < 0.6) ip = nets.inPrefix(rand6, nets.prefix64(rand6, p.mobileAsn) as bigint);
+    return { ip, abroad: traveling && p.trip ? p.trip.country : null };
   };
 
   const contextOf = (p: Person, day: number, at: number): Context => {
@@ -225,26 +412,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     if (p.newPhoneDay !== null && day >= p.newPhoneDay && device === p.devices[1]) {
       device = { ...device, browser: device.browser === 'safari-iphone' ? 'chrome-android' : 'safari-iphone', token: `${device.token}-new`, lag: 0 };
     }
-    const traveling = p.trip && day >= p.trip.from && day <= p.trip.to;
-    let ip: string;
-    let mobile = false;
-    if (traveling && p.trip) {
-      if (r() < 0.6) ip = nets.address(r, pick(r, p.trip.country.home));
-      else {
-        ip = nets.address(r, p.mobileAsn);
-        mobile = true;
-      }
-    } else if (p.vpn && r() < 0.35) ip = nets.vpnIn(r, p.country.cc);
-    else if (device.mobile && r() < 0.55) {
-      ip = nets.address(r, p.mobileAsn);
-      mobile = true;
-    } else if (p.workAsn && r() < 0.25 && new Date(at).getUTCDay() % 6 !== 0) ip = nets.address(r, p.workAsn);
-    else if (r() < 0.03) ip = nets.address(r, pick(r, p.country.home)); // a café, a friend's
-    else {
-      ip = homeAddress(p, day);
-      if (p.home64 && r6() < 0.7) ip = nets.inPrefix(r6, p.home64);
-    }
-    if (mobile && mobileV6(p.mobileAsn)) ip = nets.inPrefix(r6, nets.prefix64(r6, p.mobileAsn) as bigint);
+    const { ip } = whereIs(p, day, at, device.mobile, 0.55, r, r6);
     const headers = browserHeaders(browserOf(device, day), p.language, device.model);
     return { ip, headers, token: o.tokens !== 'none' ? device.token : null };
   };
@@ -256,7 +424,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     if (p.registers) {
       const at = start + p.firstDay * DAY + (p.habitHour - p.country.tz) * HOUR + r() * HOUR;
       registeredAt = at;
-      steps.push({ scenario: 'legit', kind: 'register', at, email: p.email, userId: p.id, context: contextOf(p, p.firstDay, at), preauth: false, passwordCorrect: true, history: 0, typo: false });
+      steps.push({ scenario: 'legit', kind: 'register', at, email: p.email, userId: p.id, context: contextOf(p, p.firstDay, at), preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
       day = p.firstDay + 0.2 + r() * p.every;
     }
     while (day < o.days) {
@@ -264,7 +432,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       // Nobody logs in before signing up: a login drawn earlier on the day of the sign-up comes two hours after it.
       const at = Math.max(start + Math.floor(day) * DAY + hour * HOUR + r() * HOUR, registeredAt + 2 * HOUR);
       if (at >= end) break;
-      steps.push({ scenario: 'legit', kind: 'login', at, email: p.email, userId: p.id, context: contextOf(p, Math.floor(day), at), preauth: true, passwordCorrect: true, history: 0, typo: r() < 0.05 });
+      steps.push({ scenario: 'legit', kind: 'login', at, email: p.email, userId: p.id, context: contextOf(p, Math.floor(day), at), preauth: true, passwordCorrect: true, history: 0, typo: r() < 0.05, channel: 'web' });
       day += p.every * (0.3 + r() * 1.4);
     }
   }
@@ -284,7 +452,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const hours = spread(ownHours);
     const from = attackStart + r() * (end - attackStart - hours * HOUR);
     for (const t of stuffingEmails(scale(n))) {
-      steps.push({ scenario, kind: 'login', at: inWindow(from, hours), email: t.email, userId: t.userId, context: context(t.k, t), preauth: true, passwordCorrect: t.correct, history: 0, typo: false });
+      steps.push({ scenario, kind: 'login', at: inWindow(from, hours), email: t.email, userId: t.userId, context: context(t.k, t), preauth: true, passwordCorrect: t.correct, history: 0, typo: false, channel: 'web' });
     }
   };
 
@@ -351,7 +519,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
           ? browserHeaders(b, p.language, d.model)
           : browserHeaders({ kind: d.browser, version: versionAt(d.browser, day, 0), mobile: false }, pick(r, p.country.languages).split(',')[0] ?? 'en', d.model);
       const asn = scenario === 'very_targeted' && r() < 0.3 ? p.homeAsn : pick(r, [...p.country.home, ...p.country.mobile]);
-      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null }, preauth: true, passwordCorrect: true, history: 0, typo: false });
+      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
     }
   }
 
@@ -364,7 +532,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const at = attackStart + r() * (end - attackStart);
       const d = p.devices[0] as Device;
       const headers = browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), p.language, d.model);
-      steps.push({ scenario: 'token_replay', kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, pick(r, [...p.country.home, ...p.country.mobile])), headers, token: d.token, replayedFrom: p.homeIp }, preauth: true, passwordCorrect: true, history: 0, typo: false });
+      steps.push({ scenario: 'token_replay', kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, pick(r, [...p.country.home, ...p.country.mobile])), headers, token: d.token, replayedFrom: p.homeIp }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
     }
   }
 
@@ -377,7 +545,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const c = pick(r, COUNTRIES);
     const id = `farm-account-${k}`;
     const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), token: o.tokens !== 'none' ? d.token : null };
-    steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, farmHours), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false });
+    steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, farmHours), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
   }
 
   // Sign-up waves on throw-away and freshly invented domains.
@@ -390,7 +558,264 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const c = pick(r, COUNTRIES);
     const id = `wave-account-${k}`;
     const b = proxyBrowser();
-    steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false });
+    steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+  }
+
+  if (o.apps !== false) appTraffic();
+
+  /**
+   * The company's app, ShopApp: its users (about 30% of all, as many again as 3/7 of the web
+   * users, half on Android, half on iOS) and the attacks on its API. Everything here draws from
+   * sequences of its own (`ra`; `ra6` for what `--ipv6` and `--dynamic-home` change), so every
+   * web step above is the same with and without it.
+   */
+  function appTraffic(): void {
+    const ra = rng(o.seed * 15485863 + 29);
+    const ra6 = rng(o.seed * 32452843 + 31);
+    const byWeight = COUNTRIES.map((c) => [c, c.weight] as [Country, number]);
+    const users: AppUser[] = [];
+    for (let i = 0, n = Math.round((o.users * 3) / 7); i < n; i++) {
+      const country = weighted(ra, byWeight);
+      const homeAsn = pick(ra, country.home);
+      const registers = ra() < 0.12;
+      const platform: Platform = ra() < 0.5 ? 'android' : 'ios';
+      const phone = makePhone(ra, platform, o.days);
+      // Most phones update apps overnight within a day or two; some users get to it in a week or
+      // a month; a few never during the period (auto-updates off).
+      const updateLag = weighted(ra, [[ra() * 2, 55], [2 + ra() * 8, 30], [10 + ra() * 30, 10], [Infinity, 5]] as [number, number][]);
+      // A new phone: mostly the same platform again.
+      const nextPlatform: Platform = ra() < 0.85 ? platform : platform === 'android' ? 'ios' : 'android';
+      const nextPhone = makePhone(ra, nextPlatform, o.days);
+      users.push({
+        id: `app-user-${i}`,
+        email: emailFor(ra, `member${i}`),
+        country,
+        language: pick(ra, country.languages),
+        homeIp: nets.address(ra, homeAsn),
+        homeAsn,
+        mobileAsn: pick(ra, country.mobile),
+        workAsn: ra() < 0.3 ? pick(ra, country.home) : null,
+        habitHour: 7 + Math.floor(ra() * 15),
+        vpn: ra() < 0.08,
+        every: 0.7 + ra() * 3,
+        firstDay: registers ? Math.floor(ra() * (o.days - 5)) : 0,
+        registers,
+        trip: ra() < 0.2 ? (() => {
+          const from = 10 + Math.floor(ra() * (o.days - 20));
+          return { from, to: from + 3 + Math.floor(ra() * 6), country: pick(ra, COUNTRIES.filter((c) => c !== country)) };
+        })() : null,
+        newPhoneDay: ra() < 0.12 ? 15 + Math.floor(ra() * (o.days - 20)) : null,
+        shared: null,
+        phone,
+        updateLag,
+        nextPhone,
+        keepsInstall: platform === 'ios' && nextPlatform === 'ios' && ra() < 0.5,
+        reinstallDay: ra() < 0.1 ? 5 + Math.floor(ra() * (o.days - 10)) : null,
+      });
+    }
+    for (const u of users) {
+      if (o.ipv6) u.home64 = nets.hasV6(u.homeAsn) && ra6() < 0.6 ? nets.prefix64(ra6, u.homeAsn) : null;
+      if (o.dynamicHome) u.leaseDays = ra6() < 0.5 ? 1 + Math.floor(ra6() * 14) : null;
+    }
+
+    /** The release an install runs on a day: the one it was installed with, then each one `lag` days after it ships. */
+    const releaseFor = (since: number, lag: number, day: number): AppRelease => {
+      let out = releaseOn(since, o.days);
+      for (const a of APP_RELEASES) if (releaseDay(a, o.days) > since && releaseDay(a, o.days) + lag <= day) out = a;
+      return out;
+    };
+
+    for (const u of users) {
+      // The install on the user's phone: from before the period, or from the sign-up.
+      let phone = u.phone;
+      let installId = newInstallId(ra);
+      let vendorRaw = phone.vendorRaw;
+      let since = u.registers ? u.firstDay : -(10 + Math.floor(ra() * 300));
+      let fresh = u.registers;
+      let last: AppRelease | null = null;
+      let reinstalled = false;
+      const contextOf = (day: number, at: number): Context => {
+        if (u.newPhoneDay !== null && day >= u.newPhoneDay && phone !== u.nextPhone) {
+          phone = u.nextPhone;
+          vendorRaw = phone.vendorRaw;
+          if (!u.keepsInstall) installId = newInstallId(ra);
+          since = day;
+          fresh = true;
+        }
+        if (u.reinstallDay !== null && day >= u.reinstallDay && !reinstalled) {
+          // Deleting the app: Android forgets the install id but keeps ANDROID_ID; iOS keeps the
+          // install id in the Keychain but gives a new identifierForVendor (no other app of the vendor).
+          reinstalled = true;
+          if (phone.model.platform === 'android') installId = newInstallId(ra);
+          else vendorRaw = newVendorRaw(ra, 'ios');
+          since = day;
+          fresh = true;
+        }
+        const release = releaseFor(since, u.updateLag, day);
+        const device: AppDevice = { phone: phone.model, os: osOn(phone, day), release };
+        const { ip, abroad } = whereIs(u, day, at, true, 0.6, ra, ra6);
+        // The phone sets its time zone from the network it is on, abroad too.
+        const zone = (abroad ?? u.country).zone;
+        const app: AppContext = {
+          mobile: mobileInfo(device, installId, vendorRaw, localeOf(u.language), zone, at, phone.integrity),
+          events: true,
+          installed: fresh,
+          updatedFrom: !fresh && last !== null && last !== release ? last : null,
+          screens: screensAfterLogin(ra),
+        };
+        fresh = false;
+        last = release;
+        return { ip, headers: appHeaders(device, u.language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app };
+      };
+      const channelOf = (c: Context): Channel => c.app?.mobile.platform ?? 'web';
+
+      let day = u.firstDay + ra() * u.every;
+      let registeredAt = -Infinity;
+      if (u.registers) {
+        const at = start + u.firstDay * DAY + (u.habitHour - u.country.tz) * HOUR + ra() * HOUR;
+        registeredAt = at;
+        const context = contextOf(u.firstDay, at);
+        steps.push({ scenario: 'legit', kind: 'register', at, email: u.email, userId: u.id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: channelOf(context) });
+        day = u.firstDay + 0.2 + ra() * u.every;
+      }
+      while (day < o.days) {
+        const hour = u.habitHour + (ra() - 0.5) * 6 - u.country.tz;
+        const at = Math.max(start + Math.floor(day) * DAY + hour * HOUR + ra() * HOUR, registeredAt + 2 * HOUR);
+        if (at >= end) break;
+        const context = contextOf(Math.floor(day), at);
+        steps.push({ scenario: 'legit', kind: 'login', at, email: u.email, userId: u.id, context, preauth: true, passwordCorrect: true, history: 0, typo: ra() < 0.05, channel: channelOf(context) });
+        day += u.every * (0.3 + ra() * 1.4);
+      }
+    }
+
+    // The attacks on the app's API, in the last third of the period like the others.
+    const dayOf = (at: number) => Math.floor((at - start) / DAY);
+    const windowFor = (hours: number) => attackStart + ra() * (end - attackStart - hours * HOUR);
+    const appVictims = users.filter((u) => !u.registers);
+    const lists: Life[] = [...victims, ...appVictims];
+    const first = ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris', 'anna', 'david', 'laura', 'lucas', 'emma'];
+    const surnames = ['smith', 'garcia', 'miller', 'jones', 'brown', 'martin', 'silva', 'khan', 'lopez', 'rossi', 'weber', 'tanaka'];
+    const realLooking = (domains: readonly string[]) => `${pick(ra, first)}.${pick(ra, surnames)}${Math.floor(ra() * 1e4)}@${pick(ra, domains)}`;
+    const freeMail = MAIL_DOMAINS.slice(0, 5).map(([d]) => d);
+
+    // Credential stuffing on the app's login API, scripted with OkHttp and exactly the headers
+    // the Android app sends (read off the app's traffic through a proxy): from rented servers and
+    // through residential proxies (a new home address every attempt). Most tools were written
+    // against the current app (OkHttp's own User-Agent); some replay a capture of the 3.2 line's
+    // (the app's name, an Android version and a real model). Combo lists hold web and app users
+    // alike. With `--client`, half the attempts first register a session through the collector
+    // with made-up components (random install and vendor ids, a real phone) to mint a request
+    // token, and post no app events; the other half send no token. With `--tokens`, half send a
+    // made-up token of the app's kind.
+    const rented = Array.from({ length: 30 }, () => nets.address(ra, pick(ra, HOSTING_ASNS)));
+    const stuffingHours = spread(3);
+    const stuffingFrom = windowFor(stuffingHours);
+    const capture = APP_RELEASES.find((a) => a.namesItself && a.version === '3.2.1') as AppRelease;
+    for (let k = 0; k < scale(1500); k++) {
+      const at = stuffingFrom + ra() * stuffingHours * HOUR;
+      const victim = ra() < 0.3 ? pick(ra, lists) : null;
+      const email = victim ? victim.email : `${pick(ra, first)}.${Math.floor(ra() * 1e6)}@${weighted(ra, MAIL_DOMAINS)}`;
+      const correct = victim !== null && ra() < 0.02;
+      const c = weighted(ra, byWeight);
+      const residential = ra() < 0.6;
+      const ip = residential ? nets.address(ra, pick(ra, c.home)) : pick(ra, rented);
+      const model = weighted(ra, ANDROID_PHONES);
+      const device: AppDevice = { phone: model, os: model.osMax, release: ra() < 0.3 ? capture : releaseOn(dayOf(at), o.days) };
+      const minted = ra() < 0.5;
+      const installId = newInstallId(ra);
+      const vendorRaw = newVendorRaw(ra, 'android');
+      const app: AppContext | undefined = minted
+        ? { mobile: mobileInfo(device, installId, vendorRaw, residential ? localeOf(c.languages[0] as string) : 'en-US', residential ? c.zone : 'America/New_York', at, []), events: false, installed: false, updatedFrom: null, screens: [] }
+        : undefined;
+      const context: Context = { ip, headers: appHeaders(device, ''), token: minted && o.tokens !== 'none' ? `tok-app-${installId}` : null, ...(app ? { app } : {}) };
+      steps.push({ scenario: 'app_stuffing', kind: 'login', at, email, userId: victim?.id ?? null, context, preauth: true, passwordCorrect: correct, history: 0, typo: false, channel: 'android' });
+    }
+
+    // Takeover from the attacker's own phone with the real app (a valid token, the app's events),
+    // with the right password, against app users with history: from a home or mobile address in
+    // the victim's country, sometimes on the victim's own carrier; the phone set to the
+    // country's language and time. A dozen attackers, each with a phone; half of them reinstall
+    // the app between victims (Android: a new install id, the same ANDROID_ID; iOS: the Keychain
+    // keeps the install id, the vendor id is new).
+    const attackers = Array.from({ length: 12 }, (_, k) => {
+      const phone = makePhone(ra, k % 2 === 0 ? 'android' : 'ios', o.days);
+      return { phone, installId: newInstallId(ra), vendorRaw: phone.vendorRaw, reinstalls: ra() < 0.5, used: false };
+    });
+    for (let k = 0; k < scale(150); k++) {
+      const v = pick(ra, appVictims);
+      const at = attackStart + ra() * (end - attackStart);
+      const a = pick(ra, attackers);
+      if (a.used && a.reinstalls) {
+        if (a.phone.model.platform === 'android') a.installId = newInstallId(ra);
+        else a.vendorRaw = newVendorRaw(ra, 'ios');
+      }
+      const installed = !a.used || a.reinstalls;
+      a.used = true;
+      const asn = ra() < 0.55 ? (ra() < 0.4 ? v.mobileAsn : pick(ra, v.country.mobile)) : pick(ra, v.country.home);
+      const language = pick(ra, v.country.languages);
+      const device: AppDevice = { phone: a.phone.model, os: a.phone.os, release: releaseOn(dayOf(at), o.days) };
+      const app: AppContext = { mobile: mobileInfo(device, a.installId, a.vendorRaw, localeOf(language), v.country.zone, at, a.phone.integrity), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra) };
+      steps.push({ scenario: 'app_takeover', kind: 'login', at, email: v.email, userId: v.id, context: { ip: nets.address(ra, asn), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${a.installId}` : null, app }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: device.phone.platform });
+    }
+
+    // An emulator farm opening accounts through the app: six emulator instances, each wiped
+    // between accounts (a new install id; the farm tool randomises ANDROID_ID too), through mobile
+    // and residential proxies of its market. Four run the stock image (Android Studio's
+    // `sdk_gphone64_x86_64`, the host's UTC clock) and the client library's checks see the
+    // emulator; two are hardened (the checks see nothing, a real model, the proxy's country's
+    // language and time zone). Two accounts in five are used later, once to three times: from the
+    // account's saved snapshot (its install) or from a new wipe.
+    const instances = Array.from({ length: 6 }, (_, k) => ({ hardened: k >= 4, spoof: weighted(ra, ANDROID_PHONES), os: 13 + Math.floor(ra() * 3), country: weighted(ra, byWeight) }));
+    const farmHours = spread(8);
+    const farmFrom = windowFor(farmHours);
+    const emulated = (inst: (typeof instances)[number], at: number, installId: string, vendorRaw: string, installed: boolean): Context => {
+      const phone = inst.hardened ? inst.spoof : EMULATOR;
+      const device: AppDevice = { phone, os: Math.min(Math.max(inst.os, phone.osMin), phone.osMax), release: releaseOn(dayOf(at), o.days) };
+      const c = inst.country;
+      const ip = nets.address(ra, ra() < 0.6 ? pick(ra, c.mobile) : pick(ra, c.home));
+      const language = inst.hardened ? (c.languages[0] as string) : 'en-US,en;q=0.9';
+      const app: AppContext = { mobile: mobileInfo(device, installId, vendorRaw, localeOf(language), inst.hardened ? c.zone : 'Etc/UTC', at, inst.hardened ? [] : ['emulator']), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra) };
+      return { ip, headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app };
+    };
+    for (let k = 0; k < scale(200); k++) {
+      const inst = pick(ra, instances);
+      const at = farmFrom + ra() * farmHours * HOUR;
+      const id = `emu-account-${k}`;
+      const email = realLooking(freeMail);
+      const installId = newInstallId(ra);
+      const vendorRaw = newVendorRaw(ra, 'android');
+      const context = emulated(inst, at, installId, vendorRaw, true);
+      steps.push({ scenario: 'emulator_farm', kind: 'register', at, email, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+      if (ra() < 0.4) {
+        let t = at;
+        for (let n = 1 + Math.floor(ra() * 3); n > 0; n--) {
+          t += (2 + ra() * 46) * HOUR;
+          if (t >= end) break;
+          const snapshot = ra() < 0.5;
+          const later = snapshot ? emulated(inst, t, installId, vendorRaw, false) : emulated(inst, t, newInstallId(ra), newVendorRaw(ra, 'android'), true);
+          steps.push({ scenario: 'emulator_farm', kind: 'login', at: t, email, userId: id, context: later, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+        }
+      }
+    }
+
+    // Sign-ups from one or two real Android phones whose app data is wiped before each (a new
+    // install id; ANDROID_ID, per device and signing key, stays), on the carrier's network with a
+    // new address after every airplane-mode toggle; throw-away and real-looking addresses.
+    const wc = weighted(ra, byWeight);
+    const wiped = Array.from({ length: ra() < 0.5 ? 1 : 2 }, () => ({ phone: makePhone(ra, 'android', o.days), carrier: pick(ra, wc.mobile) }));
+    const wipedHours = spread(6);
+    const wipedFrom = windowFor(wipedHours);
+    for (let k = 0; k < scale(120); k++) {
+      const w = pick(ra, wiped);
+      const at = wipedFrom + ra() * wipedHours * HOUR;
+      const id = `wiped-account-${k}`;
+      const email = ra() < 0.5 ? `${pick(ra, first)}${Math.floor(ra() * 1e5)}@${pick(ra, throwaway)}` : realLooking(freeMail);
+      const language = wc.languages[0] as string;
+      const device: AppDevice = { phone: w.phone.model, os: osOn(w.phone, dayOf(at)), release: releaseOn(dayOf(at), o.days) };
+      const installId = newInstallId(ra);
+      const app: AppContext = { mobile: mobileInfo(device, installId, w.phone.vendorRaw, localeOf(language), wc.zone, at, []), events: true, installed: true, updatedFrom: null, screens: screensAfterLogin(ra) };
+      steps.push({ scenario: 'wiped_signups', kind: 'register', at, email, userId: id, context: { ip: nets.address(ra, w.carrier), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+    }
   }
 
   steps.sort((a, b) => a.at - b.at);

@@ -26,21 +26,23 @@ export interface Country {
   languages: string[];
   /** Offset of local time from UTC, hours. */
   tz: number;
+  /** The IANA time zone a phone there sets itself to (the most populous one). */
+  zone: string;
 }
 
 export const COUNTRIES: readonly Country[] = [
-  { cc: 'US', weight: 30, home: [7922, 20115, 7018, 701], mobile: [21928, 22394, 20057], languages: ['en-US,en;q=0.9', 'en-US,en;q=0.9,es;q=0.8'], tz: -5 },
-  { cc: 'GB', weight: 12, home: [2856, 5089, 5607, 13285], mobile: [25135, 206067], languages: ['en-GB,en;q=0.9', 'en-GB,en-US;q=0.9,en;q=0.8'], tz: 0 },
-  { cc: 'DE', weight: 10, home: [3320, 3209], mobile: [6805, 3320], languages: ['de-DE,de;q=0.9,en;q=0.8', 'de-DE,de;q=0.9'], tz: 1 },
-  { cc: 'FR', weight: 8, home: [3215, 12322, 15557], mobile: [5410, 15557], languages: ['fr-FR,fr;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9'], tz: 1 },
-  { cc: 'ES', weight: 5, home: [3352], mobile: [12430, 3352], languages: ['es-ES,es;q=0.9,en;q=0.8'], tz: 1 },
-  { cc: 'IT', weight: 5, home: [3269], mobile: [3269], languages: ['it-IT,it;q=0.9,en;q=0.8'], tz: 1 },
-  { cc: 'NL', weight: 4, home: [1136, 33915], mobile: [1136, 33915], languages: ['nl-NL,nl;q=0.9,en;q=0.8'], tz: 1 },
-  { cc: 'BR', weight: 6, home: [28573, 26599], mobile: [26599, 28573], languages: ['pt-BR,pt;q=0.9,en;q=0.8'], tz: -3 },
-  { cc: 'IN', weight: 7, home: [24560, 55836], mobile: [55836, 24560], languages: ['en-IN,en;q=0.9,hi;q=0.8', 'en-US,en;q=0.9'], tz: 5.5 },
-  { cc: 'JP', weight: 4, home: [4713, 2516], mobile: [2516], languages: ['ja-JP,ja;q=0.9,en;q=0.8'], tz: 9 },
-  { cc: 'CA', weight: 5, home: [812, 577], mobile: [812, 577], languages: ['en-CA,en;q=0.9', 'fr-CA,fr;q=0.9,en;q=0.8'], tz: -5 },
-  { cc: 'AU', weight: 4, home: [1221], mobile: [1221], languages: ['en-AU,en;q=0.9'], tz: 10 },
+  { cc: 'US', weight: 30, home: [7922, 20115, 7018, 701], mobile: [21928, 22394, 20057], languages: ['en-US,en;q=0.9', 'en-US,en;q=0.9,es;q=0.8'], tz: -5, zone: 'America/New_York' },
+  { cc: 'GB', weight: 12, home: [2856, 5089, 5607, 13285], mobile: [25135, 206067], languages: ['en-GB,en;q=0.9', 'en-GB,en-US;q=0.9,en;q=0.8'], tz: 0, zone: 'Europe/London' },
+  { cc: 'DE', weight: 10, home: [3320, 3209], mobile: [6805, 3320], languages: ['de-DE,de;q=0.9,en;q=0.8', 'de-DE,de;q=0.9'], tz: 1, zone: 'Europe/Berlin' },
+  { cc: 'FR', weight: 8, home: [3215, 12322, 15557], mobile: [5410, 15557], languages: ['fr-FR,fr;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9'], tz: 1, zone: 'Europe/Paris' },
+  { cc: 'ES', weight: 5, home: [3352], mobile: [12430, 3352], languages: ['es-ES,es;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Madrid' },
+  { cc: 'IT', weight: 5, home: [3269], mobile: [3269], languages: ['it-IT,it;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Rome' },
+  { cc: 'NL', weight: 4, home: [1136, 33915], mobile: [1136, 33915], languages: ['nl-NL,nl;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Amsterdam' },
+  { cc: 'BR', weight: 6, home: [28573, 26599], mobile: [26599, 28573], languages: ['pt-BR,pt;q=0.9,en;q=0.8'], tz: -3, zone: 'America/Sao_Paulo' },
+  { cc: 'IN', weight: 7, home: [24560, 55836], mobile: [55836, 24560], languages: ['en-IN,en;q=0.9,hi;q=0.8', 'en-US,en;q=0.9'], tz: 5.5, zone: 'Asia/Kolkata' },
+  { cc: 'JP', weight: 4, home: [4713, 2516], mobile: [2516], languages: ['ja-JP,ja;q=0.9,en;q=0.8'], tz: 9, zone: 'Asia/Tokyo' },
+  { cc: 'CA', weight: 5, home: [812, 577], mobile: [812, 577], languages: ['en-CA,en;q=0.9', 'fr-CA,fr;q=0.9,en;q=0.8'], tz: -5, zone: 'America/Toronto' },
+  { cc: 'AU', weight: 4, home: [1221], mobile: [1221], languages: ['en-AU,en;q=0.9'], tz: 10, zone: 'Australia/Sydney' },
 ];
 
 /** Cloud and hosting providers attackers rent, and providers of commercial VPN egress. */
@@ -253,3 +255,170 @@ export const MAIL_DOMAINS: readonly [string, number][] = [
   ['acme-corp.com', 2],
   ['example.org', 2],
 ];
+
+/**
+ * The company's own app, ShopApp, as the stores ship it: one package name (Android) and bundle id
+ * (iOS), and its releases. The version code (Android) and bundle version (iOS) are the build.
+ * Releases before the period are what users who installed earlier and never update still run;
+ * the rest come out during the period (at these shares of it), and users take them as their
+ * phones update apps.
+ */
+export const APP_ID = 'com.example.shop';
+export const APP_NAME = 'ShopApp';
+/** The client library the app embeds (docs/mobile.md). */
+export const APP_SDK = 'rampart-react-native/0.1.0';
+export interface AppRelease {
+  version: string;
+  build: string;
+  /** Before the period: days (negative); during it: the share of the period at which it ships. */
+  at: number;
+  /**
+   * The Android app names itself in its User-Agent (`ShopApp/3.2.1 (Android 14; Pixel 8)
+   * okhttp/4.12.0`): the 3.2 line added an interceptor for it, and 3.3's new networking layer
+   * (a React Native upgrade) dropped it again, so most versions send OkHttp's own.
+   */
+  namesItself: boolean;
+}
+export const APP_RELEASES: readonly AppRelease[] = [
+  { version: '3.0.4', build: '304', at: -120, namesItself: false },
+  { version: '3.1.0', build: '310', at: -70, namesItself: false },
+  { version: '3.1.2', build: '312', at: -35, namesItself: false },
+  { version: '3.2.0', build: '320', at: 0.15, namesItself: true },
+  { version: '3.2.1', build: '321', at: 0.3, namesItself: true },
+  { version: '3.3.0', build: '330', at: 0.55, namesItself: false },
+  { version: '3.3.1', build: '331', at: 0.78, namesItself: false },
+];
+/** The day (of the period) a release ships. */
+export const releaseDay = (a: AppRelease, days: number): number => (a.at < 0 ? a.at : Math.round(a.at * days));
+/** The newest release out on a day. */
+export function releaseOn(day: number, days: number): AppRelease {
+  let out = APP_RELEASES[0] as AppRelease;
+  for (const a of APP_RELEASES) if (releaseDay(a, days) <= day) out = a;
+  return out;
+}
+
+export type Platform = 'android' | 'ios';
+
+/** A phone model as the OS reports it (`Build.MODEL` / `utsname.machine`), and its screen. */
+export interface PhoneModel {
+  platform: Platform;
+  model: string;
+  manufacturer: string;
+  /** Android: the OS majors it runs (12-15); iOS: the oldest iOS major it shipped with. */
+  osMin: number;
+  osMax: number;
+  screen: { width: number; height: number; scale: number };
+}
+
+const android = (model: string, manufacturer: string, osMin: number, osMax: number, width: number, height: number, scale: number): PhoneModel => ({ platform: 'android', model, manufacturer, osMin, osMax, screen: { width, height, scale } });
+const iphone = (model: string, osMin: number, width: number, height: number, scale: number): PhoneModel => ({ platform: 'ios', model, manufacturer: 'Apple', osMin, osMax: 18, screen: { width, height, scale } });
+
+/** Common Android phones of the last few years (Pixel, Samsung Galaxy, Xiaomi/Redmi, Motorola). */
+export const ANDROID_PHONES: readonly [PhoneModel, number][] = [
+  [android('Pixel 6', 'Google', 12, 15, 1080, 2400, 2.625), 3],
+  [android('Pixel 7', 'Google', 13, 15, 1080, 2400, 2.625), 5],
+  [android('Pixel 7a', 'Google', 13, 15, 1080, 2400, 2.625), 4],
+  [android('Pixel 8', 'Google', 14, 15, 1080, 2400, 2.625), 5],
+  [android('Pixel 9', 'Google', 14, 15, 1080, 2424, 2.625), 3],
+  [android('SM-S911B', 'samsung', 13, 15, 1080, 2340, 2.8125), 6],
+  [android('SM-S921B', 'samsung', 14, 15, 1080, 2340, 2.8125), 6],
+  [android('SM-A546B', 'samsung', 13, 15, 1080, 2340, 2.625), 8],
+  [android('SM-A155F', 'samsung', 14, 15, 1080, 2340, 2.625), 6],
+  [android('SM-A536B', 'samsung', 12, 14, 1080, 2400, 2.625), 5],
+  [android('SM-G991B', 'samsung', 12, 14, 1080, 2400, 2.8125), 4],
+  [android('23021RAAEG', 'Xiaomi', 13, 14, 1080, 2400, 2.75), 5],
+  [android('2201117TG', 'Xiaomi', 12, 13, 1080, 2400, 2.75), 4],
+  [android('2306EPN60G', 'Xiaomi', 13, 15, 1220, 2712, 3), 3],
+  [android('moto g84 5G', 'motorola', 13, 14, 1080, 2400, 2.625), 3],
+  [android('moto g54 5G', 'motorola', 13, 14, 1080, 2400, 2.625), 3],
+  [android('moto g power 5G - 2023', 'motorola', 13, 14, 1080, 2400, 2.625), 2],
+  [android('motorola edge 40', 'motorola', 13, 15, 1080, 2400, 2.625), 2],
+];
+
+/** iPhones by hardware identifier (iPhone 11 to 16, SE 3), with the iOS major each shipped with. */
+export const IPHONES: readonly [PhoneModel, number][] = [
+  [iphone('iPhone12,1', 16, 828, 1792, 2), 5],
+  [iphone('iPhone13,2', 16, 1170, 2532, 3), 7],
+  [iphone('iPhone14,5', 16, 1170, 2532, 3), 9],
+  [iphone('iPhone14,6', 16, 750, 1334, 2), 3],
+  [iphone('iPhone14,7', 16, 1170, 2532, 3), 8],
+  [iphone('iPhone15,2', 16, 1179, 2556, 3), 6],
+  [iphone('iPhone15,3', 16, 1290, 2796, 3), 5],
+  [iphone('iPhone15,4', 17, 1179, 2556, 3), 7],
+  [iphone('iPhone16,1', 17, 1179, 2556, 3), 6],
+  [iphone('iPhone16,2', 17, 1290, 2796, 3), 5],
+  [iphone('iPhone17,3', 18, 1179, 2556, 3), 6],
+];
+
+/** The stock Android emulator's phone image (Android Studio's x86_64 system images). */
+export const EMULATOR: PhoneModel = android('sdk_gphone64_x86_64', 'Google', 13, 15, 1080, 2400, 2.625);
+
+/**
+ * iOS releases in use, with the CFNetwork and Darwin versions they put in every app's default
+ * User-Agent (`<bundle name>/<bundle version> CFNetwork/<v> Darwin/<v>`), as apps send them:
+ * Darwin 22.x is iOS 16, 23.x iOS 17, 24.x iOS 18. Weighted by how many iPhones run each.
+ */
+export interface IosRelease {
+  version: string;
+  cfnetwork: string;
+  darwin: string;
+}
+export const IOS_RELEASES: readonly [IosRelease, number][] = [
+  [{ version: '16.7.10', cfnetwork: '1410.1', darwin: '22.6.0' }, 4],
+  [{ version: '17.5.1', cfnetwork: '1496.0.7', darwin: '23.5.0' }, 4],
+  [{ version: '17.6.1', cfnetwork: '1498.700.2', darwin: '23.6.0' }, 10],
+  [{ version: '18.1.1', cfnetwork: '1568.200.51', darwin: '24.1.0' }, 5],
+  [{ version: '18.2.1', cfnetwork: '1568.300.101', darwin: '24.2.0' }, 8],
+  [{ version: '18.3.2', cfnetwork: '3826.400.120', darwin: '24.3.0' }, 12],
+  [{ version: '18.4.1', cfnetwork: '3826.500.111.2.2', darwin: '24.4.0' }, 15],
+  [{ version: '18.5', cfnetwork: '3826.500.131', darwin: '24.5.0' }, 25],
+  [{ version: '18.6.2', cfnetwork: '3826.600.41', darwin: '24.6.0' }, 17],
+];
+
+/** What a phone runs on a day: the model, its OS version, and the app's release. */
+export interface AppDevice {
+  phone: PhoneModel;
+  /** Android: the major (`Build.VERSION.RELEASE`); iOS: an index into IOS_RELEASES. */
+  os: number;
+  release: AppRelease;
+}
+
+export const osVersionOf = (d: AppDevice): string => (d.phone.platform === 'android' ? String(d.os) : (IOS_RELEASES[d.os] as [IosRelease, number])[0].version);
+
+/**
+ * The headers the app's requests to its own API carry, as its backend forwards them: no `Sec-*`,
+ * no `Origin`, JSON. Android (React Native on OkHttp): OkHttp's own User-Agent (or the 3.2 line's
+ * own one), `Accept-Encoding: gzip` added by OkHttp, no `Accept-Language`. iOS (NSURLSession):
+ * the bundle's name and version with CFNetwork's and Darwin's, and the phone's languages.
+ */
+export function appHeaders(d: AppDevice, language: string): Record<string, string> {
+  if (d.phone.platform === 'android') {
+    return {
+      'User-Agent': d.release.namesItself ? `${APP_NAME}/${d.release.version} (Android ${d.os}; ${d.phone.model}) okhttp/4.12.0` : 'okhttp/4.12.0',
+      Accept: 'application/json',
+      'Content-Type': 'application/json',
+      'Accept-Encoding': 'gzip',
+    };
+  }
+  const ios = (IOS_RELEASES[d.os] as [IosRelease, number])[0];
+  return {
+    'User-Agent': `${APP_NAME}/${d.release.build} CFNetwork/${ios.cfnetwork} Darwin/${ios.darwin}`,
+    Accept: 'application/json',
+    'Accept-Language': language,
+    'Accept-Encoding': 'gzip, deflate, br',
+    'Content-Type': 'application/json',
+  };
+}
+
+/** The client library's description of the app (docs/mobile.md's `userAgent`). */
+export const sdkUserAgent = (d: AppDevice): string =>
+  `${APP_NAME}/${d.release.version} (${d.release.build}; ${d.phone.model}; ${d.phone.platform === 'android' ? 'Android' : 'iOS'} ${osVersionOf(d)}) ${APP_SDK}`;
+
+/** Minutes of UTC minus local time in a zone at a moment, as JavaScript's `getTimezoneOffset()` gives it. */
+export function timezoneOffset(zone: string, at: number): number {
+  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(new Date(at)).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
+  if (!m) return 0;
+  const minutes = Number(m[2]) * 60 + Number(m[3]);
+  return m[1] === '+' ? -minutes : minutes;
+}
