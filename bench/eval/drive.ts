@@ -46,6 +46,13 @@ export interface Outcome {
    * app-event batches Rampart did not accept.
    */
   app?: { session: 'registered' | 'kept' | 'refused'; eventsRejected: number };
+  /**
+   * A login to an account its own sign-up (in this run) was to create, which Rampart stopped: the
+   * account does not exist, so the application turns the login away whatever Rampart says. It is
+   * played (Rampart sees a failed login for an unknown account) but counted nowhere: the stopped
+   * sign-up already was.
+   */
+  moot?: boolean;
 }
 
 export interface DriveOptions {
@@ -105,6 +112,8 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals, degraded: json.degraded === true };
   };
   const successes = new Map<string, number>();
+  /** Accounts a sign-up step of this run was to create (their later logins need it to have succeeded). */
+  const signedUp = new Set<string>();
   const withPreauth = o.preauth ?? true;
 
   /** What the page's script would send for a device (its id stands for the profile and the machine). */
@@ -257,6 +266,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     };
 
     if (s.kind === 'register') {
+      if (s.userId) signedUp.add(s.userId);
       const filter = await post('/v1/filter', { type: '$registration', status: '$attempted', params: { email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts() });
       out.preauth = verdictOf(filter.json);
       note(out.preauth, filter.status);
@@ -269,13 +279,17 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       return out;
     }
 
+    // An attacker logging in to an account whose sign-up Rampart stopped: there is no such account.
+    const exists = !(s.userId && !legit && signedUp.has(s.userId) && !successes.has(s.userId));
+    if (!exists) out.moot = true;
+    const userId = exists ? s.userId : null;
     // A failed login: tracked, or (without the pre-auth check) filtered, its verdict acted on.
     const failed = async (offset: number): Promise<Verdict | null> => {
       if (withPreauth) {
-        await post('/v1/track', { event: '$login.failed', ...(s.userId ? { user_id: s.userId } : {}), properties: { email: s.email }, context, timestamp: ts(offset) });
+        await post('/v1/track', { event: '$login.failed', ...(userId ? { user_id: userId } : {}), properties: { email: s.email }, context, timestamp: ts(offset) });
         return null;
       }
-      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...(s.userId ? { user: { id: s.userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) });
+      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...(userId ? { user: { id: userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) });
       const v = verdictOf(r.json);
       note(v, r.status);
       return v;
@@ -292,17 +306,17 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       // A bot stops at a pre-auth challenge (a CAPTCHA); a person solves it.
       if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
     }
-    if (!s.userId || !s.passwordCorrect) {
+    if (!userId || !s.passwordCorrect) {
       const v = await failed(2000);
       // Without the pre-auth check, the failed login's verdict stands in its place.
       if (!withPreauth) out.preauth = v;
       return out;
     }
-    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: s.userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });
+    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });
     out.main = verdictOf(risk.json);
     note(out.main, risk.status);
     await answer(out.main, 60_000);
-    if (legit && out.main && out.main.action !== 'deny') successes.set(s.userId, out.history + 1);
+    if (legit && out.main && out.main.action !== 'deny') successes.set(userId, out.history + 1);
     return out;
   };
 

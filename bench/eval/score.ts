@@ -56,6 +56,8 @@ export interface Figures {
   surfaces: Record<Surface, Ranking>;
   errors: number;
   degraded: number;
+  /** Attack logins to accounts whose own sign-up was stopped (played, not counted). */
+  moot: number;
   /** The app's mobile client (`--client`): sessions registered, kept from an earlier open, refused by the collector; event batches not accepted. */
   appClient: { registered: number; kept: number; refused: number; eventsRejected: number };
 }
@@ -122,7 +124,10 @@ function ranking(legit: readonly Outcome[], attacks: readonly Outcome[]): Rankin
   return { auc: auc(l, a), tprAt1: tprAt(l, a, 0.01), tprAt5: tprAt(l, a, 0.05) };
 }
 
-export function score(outcomes: readonly Outcome[]): Figures {
+export function score(played: readonly Outcome[]): Figures {
+  // Logins to accounts whose sign-up was stopped were turned away by the application itself:
+  // counting them would count that sign-up twice (drive.ts, Outcome.moot).
+  const outcomes = played.filter((o) => !o.moot);
   const scenarios = SCENARIOS.filter((s) => s !== 'legit').map((scenario) => {
     const list = outcomes.filter((o) => o.scenario === scenario);
     return {
@@ -157,6 +162,7 @@ export function score(outcomes: readonly Outcome[]): Figures {
     },
     errors: outcomes.reduce((n, o) => n + o.errors, 0),
     degraded: outcomes.reduce((n, o) => n + o.degraded, 0),
+    moot: played.length - outcomes.length,
     appClient: {
       registered: outcomes.filter((o) => o.app?.session === 'registered').length,
       kept: outcomes.filter((o) => o.app?.session === 'kept').length,
@@ -195,7 +201,7 @@ export function report(f: Figures): string {
     out += `    Android: ${legitLine(c.android)}\n      by history:${historyLine(c.android)}\n`;
     out += `    iOS: ${legitLine(c.ios)}\n      by history:${historyLine(c.ios)}\n`;
   }
-  out += `\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}, degraded verdicts ${f.degraded}\n`;
+  out += `\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}, degraded verdicts ${f.degraded}${f.moot ? `; ${f.moot} attack logins to accounts whose sign-up was stopped, not counted` : ''}\n`;
   if (apps) out += `  web users against web attacks: ${rankingLine(f.surfaces.web)}\n  app users against app attacks: ${rankingLine(f.surfaces.app)}\n`;
   const a = f.appClient;
   if (a.registered + a.kept + a.refused > 0) {
