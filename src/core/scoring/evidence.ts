@@ -28,6 +28,8 @@ export interface Contribution {
    * what the request itself shows decides beyond that (see model.ts).
    */
   dayLevel?: true;
+  /** Weighed, but not evidence of an attack on this account: it never lifts the unfamiliarity cap (see model.ts). */
+  capped?: true;
 }
 
 /** The kind of event, as the model distinguishes them. */
@@ -41,7 +43,22 @@ export interface EvidenceInput {
   features: Features;
   env: EnvironmentStats;
   headers: HeaderHabits | null;
-  windows: Partial<Record<'ip' | 'net' | 'asn' | 'dev' | 'shape' | 'dom' | 'env', Window | null>>;
+  windows: Partial<Record<'ip' | 'net' | 'asn' | 'dev' | 'shape' | 'dom' | 'env' | 'mk', Window | null>>;
+  /** The share of the environment's legitimate events from phones of this event's machine key (mobile tokens only). */
+  machineShare?: number;
+  /**
+   * The event comes from a device of the user's that a client token identifies: a flood of
+   * requests shaped like it, or through its operator, is not this request's doing (a stolen
+   * password does not bring the user's phone; a replayed token is caught on its own).
+   */
+  ownDevice?: boolean;
+  /**
+   * The account is known and its user habitually sends this very user agent: a flood of requests
+   * shaped like it is also a flood of the user's own client (an app's, which every user of the app
+   * shares). It still weighs (an attacker copies the shape), but it does not make the request an
+   * attack: the user's own history decides between a challenge and letting them in.
+   */
+  habitualAgent?: boolean;
   /** How common the request's shape and e-mail domain are among legitimate events (shares). */
   shapeShare: number;
   /** The share of the environment's legitimate events that came through this operator (autonomous system). */
@@ -199,6 +216,8 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
       weight += clamp(Math.log(MISSING_IN_ATTACKS / Math.max(1e-9, 1 - share)), MISSING_HEADER_MIN, MISSING_HEADER_MAX);
     };
     if (h['accept-language'] === undefined) lacks('accept-language', habits?.acceptLanguage);
+    // Apps' HTTP stacks add Accept-Encoding on their own: one claiming to be the app's without it is another client.
+    if (x.ua.app && h['accept-encoding'] === undefined) lacks('accept-encoding', habits?.acceptEncoding);
     const secFetch = SEC_FETCH_SINCE[x.ua.browser];
     if (secFetch !== undefined && major(x.ua) >= secFetch && h['sec-fetch-mode'] === undefined) lacks('sec-fetch-*', habits?.secFetch);
     const hints = CLIENT_HINTS_SINCE[x.ua.browser];
@@ -545,6 +564,14 @@ function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: numbe
   return { weight: ramp(w.accounts, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, max) * (1 - honest(w, x.kind)), share };
 }
 
+/** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
+function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; from: number; to: number } {
+  const expected = x.env.registrationsPerHour * (x.machineShare ?? 0);
+  // Where the model brings next to none an hour, a second sign-up from it within the hour is
+  // already as unlikely as the fourth from one device: full weight.
+  return { by: 'machine', n: w.registrations, from: 3 * expected, to: 1 + 6 * expected };
+}
+
 /** `high_activity_network`'s most, for many accounts through one operator. */
 const OPERATOR_BURST_MAX = 3;
 
@@ -605,15 +632,18 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
 
   // The same request shape (client, header set, language) across many accounts at once, far
   // beyond its usual share of this environment's traffic.
-  const shape = burst(x, w.shape, x.shapeShare, 3.5);
-  if (shape && shape.weight > 0) out.push({ signal: 'request_shape_burst', weight: shape.weight, detail: { accounts_last_hour: w.shape?.accounts ?? 0, share_of_attempts: Math.round(shape.share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 } });
+  const shape = x.ownDevice ? null : burst(x, w.shape, x.shapeShare, 3.5);
+  if (shape && shape.weight > 0) {
+    const detail = { accounts_last_hour: w.shape?.accounts ?? 0, share_of_attempts: Math.round(shape.share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 };
+    out.push({ signal: 'request_shape_burst', weight: shape.weight, detail: x.habitualAgent ? { ...detail, users_own_client: true } : detail, ...(x.habitualAgent ? { capped: true as const } : {}) });
+  }
 
   // Many accounts through one operator at once, far beyond its usual share of the traffic: a VPN
   // provider or a hosting network that a login list is pushed through. Attempts Rampart stops
   // at the pre-auth check never reach the password, so failures alone miss it. Not where most of
   // the operator's attempts succeed (an office or a carrier in its busy hour), and not a
   // residential proxy network, whose addresses follow the users' own operators.
-  const operator = operatorBurst(x);
+  const operator = x.ownDevice ? null : operatorBurst(x);
   if (operator) out.push(operator);
 
   // The environment is under a wave (see attackWave): what names an account that is not here is
@@ -643,6 +673,10 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
       { by: 'ip', n: w.ip?.registrations ?? 0, from: 2, to: 8 },
       { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
       { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
+      // Phones of one model, OS and screen (a farm's emulator images, spoofed alike): as many
+      // sign-ups as from one device, beyond what the model's share of the environment's sign-ups
+      // brings in an hour (a popular phone in a busy environment signs up several an hour).
+      ...(w.mk ? [machineSignups(x, w.mk)] : []),
     ]
       .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many

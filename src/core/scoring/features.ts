@@ -116,14 +116,19 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   const at = event.occurredAt.getTime();
   const major = ua.version.split('.')[0] ?? '';
   const known = (s: string) => (s && s !== 'Other' && s !== 'Unknown' ? s : null);
-  const browser = known(ua.browser);
+  // An app's family is its HTTP stack (OkHttp, CFNetwork, …), its finer level the app itself: the
+  // headers a request carries are the stack's (OkHttp sends no Accept-Language, URLSession does),
+  // whatever app and release names itself in the user agent, and missing_headers and the app
+  // client's learning (evidence.ts) go by the family.
+  const app = ua.app && ua.app.library !== 'native' ? ua.app : null;
+  const browser = app ? app.library : known(ua.browser);
   const values: FeatureValues = {
     ip: ip && !ip.bogon ? hostOf(ip.ip) : null,
     net: ip && !ip.bogon ? networkOf(ip.ip) : null,
     asn: ip?.asn ? `AS${ip.asn.number}` : null,
     cc: ip?.location?.country_code ?? null,
     ua: event.context.userAgent ? shortHash(event.context.userAgent) : null,
-    br: browser ? `${browser} ${major}`.trim() : null,
+    br: app ? `${known(ua.browser) ?? app.library} ${major}`.trim() : browser ? `${browser} ${major}`.trim() : null,
     bf: browser,
     os: known(ua.os),
     dt: ua.type,

@@ -90,7 +90,10 @@ export function eventKind(name: string): EventKind {
   return 'other';
 }
 
-export interface AssessInput extends Omit<EvidenceInput, 'kind' | 'familiarAsn'> {
+/** Legitimate logins (decayed) with one user agent that make it the user's own client (see EvidenceInput.habitualAgent). */
+const HABITUAL_AGENT = 3;
+
+export interface AssessInput extends Omit<EvidenceInput, 'kind' | 'familiarAsn' | 'ownDevice' | 'habitualAgent'> {
   behaviour: Behaviour | null;
   population: PopulationCounts;
   device: Device | null;
@@ -270,11 +273,18 @@ function approvalCredit(fingerprinted: boolean, attackEvidence: number): number 
 export function assess(x: AssessInput, kind: EventKind, now: number): Assessment {
   const b = x.behaviour;
   const familiarAsn = Boolean(b && x.features.values.asn && b.tables.asn?.[x.features.values.asn]);
-  const evidence: EvidenceInput = { ...x, kind, familiarAsn };
+  // A device of the user's that a client token identifies (a stolen password does not bring it).
+  const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
+  // The user's own client: the exact user agent, seen in at least HABITUAL_AGENT of their legitimate logins.
+  const agent = x.features.values.ua;
+  const habitualAgent = !x.unknownAccount && Boolean(b && agent && atTime(b.tables.ua?.[agent]?.c ?? 0, now) >= HABITUAL_AGENT);
+  const evidence: EvidenceInput = { ...x, kind, familiarAsn, ownDevice, habitualAgent };
   const contributions = onceEach([...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)], COUNTED_ONCE);
   let z = BASE_LOGIT;
   let hard = 0;
   let soft = 0;
+  // Attack evidence that does not lift the cap (capped): it still says the headers were copied.
+  let capped = 0;
   // What the day says (a campaign spread over days), apart: see below.
   let day = 0;
   for (const c of contributions) {
@@ -283,11 +293,14 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
       continue;
     }
     z += c.weight;
+    if (c.capped) {
+      capped += c.weight;
+      continue;
+    }
     if (HARD_SIGNALS.has(c.signal)) hard += c.weight;
     else if (SOFT_SIGNALS.has(c.signal)) soft += c.weight;
   }
-  // (Not on a device of the user's that a client token identifies: a stolen password does not bring it.)
-  const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
+  // (Not on a device of the user's that a client token identifies.)
   const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
   const waveWeight = wave ? ramp(wave.lift, 3, 8, WAVE_KNOWN_MAX) : 0;
   if (wave) {
@@ -304,7 +317,7 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);
-  if (x.device?.feedback === 'approved') z -= approvalCredit(x.features.fingerprinted, Math.max(0, hard) + Math.max(0, soft) + waveWeight);
+  if (x.device?.feedback === 'approved') z -= approvalCredit(x.features.fingerprinted, Math.max(0, hard) + Math.max(0, soft) + waveWeight + capped);
   let risk = 1 / (1 + Math.exp(-z));
   if (x.device?.feedback === 'reported') risk = 1;
   risk = Math.round(Math.min(1, Math.max(0, risk)) * 10000) / 10000;

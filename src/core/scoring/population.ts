@@ -32,7 +32,8 @@ export const COUNTER_SETS = ['u', 'uf'] as const;
 /** How an account appears in the distinct sets when only its e-mail is known. */
 export const emailAccount = (email: string) => `email:${email.trim().toLowerCase()}`;
 
-export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env'] as const;
+/** `mk`: the machine key of a mobile token's phone (its model, OS and screen: one farm's emulator images share it). */
+export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env', 'mk'] as const;
 export type WindowKind = (typeof WINDOW_KINDS)[number];
 
 const popKey = (level: Level, value: string) => `p:${level}:${value}`;
@@ -63,6 +64,8 @@ const activityHabitKey = (announced: boolean) => `p:ma:${announced ? 'y' : 'n'}`
 const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
 /** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
 const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
+/** Legitimate events from phones of one machine key (how common the model is here). */
+const machineKey = (mk: string) => `p:mk:${mk}`;
 /** The uses of one client token (single use, see tokenReplayed). */
 const tokenKey = (jti: string) => `t:${jti}`;
 /** How long a token's uses are remembered (longer than a token is accepted). */
@@ -73,7 +76,7 @@ const TOKEN_FLOW_MS = 60_000;
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
-  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*' };
+  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*', mk: f.mobile?.machineKey ?? null };
 }
 
 /** Every counter document a verdict reads: population entries, header habits, windows, the e-mail's account and the client token's uses. */
@@ -97,7 +100,7 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
-  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
+  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false), machineKey(f.mobile.machineKey));
   return keys;
 }
 
@@ -206,6 +209,8 @@ const snap = (s: Snapshots, key: string) => s.get(key) ?? EMPTY;
 /** The population as the behavioural model and the evidence read it, at `now`. */
 export interface Population extends PopulationCounts {
   shape(shape: string): number;
+  /** Legitimate events from phones of this machine key. */
+  machine(mk: string): number;
   domain(domain: string): number;
   /** Legitimate events from this country with this browser language. */
   languageIn(cc: string, lang: string): number;
@@ -217,6 +222,7 @@ export function populationCounts(s: Snapshots, now: number): Population {
     total: at(ENV_KEY),
     count: (level, value) => at(popKey(level, value)),
     shape: (shape) => at(popKey('shape' as Level, shape)),
+    machine: (mk) => at(machineKey(mk)),
     domain: (domain) => at(popKey('dom' as Level, domain)),
     languageIn: (cc, lang) => at(languageKey(cc, lang)),
   };
@@ -285,6 +291,8 @@ export interface HeaderHabits {
   /** For a native app's HTTP stack: logins whose password was right, and failed logins (decayed). */
   credentialed?: number;
   failed?: number;
+  /** For a native app's HTTP stack: the share of its events with Accept-Encoding. */
+  acceptEncoding?: number;
 }
 
 export function headerHabits(s: Snapshots, browser: string | null, now: number): HeaderHabits | null {
@@ -293,7 +301,7 @@ export function headerHabits(s: Snapshots, browser: string | null, now: number):
   const d = (name: string) => atTime(c[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
   const events = d('n');
   if (events <= 0) return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed: 0, failed: 0 };
-  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events, credentialed: d('ok'), failed: d('fl') };
+  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events, credentialed: d('ok'), failed: d('fl'), acceptEncoding: d('ae') / events };
 }
 
 /** One sliding window (the last sixty minutes of event time). */
@@ -422,7 +430,7 @@ export interface Outcome {
 }
 
 /** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
-export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean }): CounterBump[] {
+export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean; acceptEncoding?: boolean }): CounterBump[] {
   const bumps: CounterBump[] = [];
   const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
   const env: Record<string, number> = {};
@@ -454,6 +462,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.mobile) {
+      bumps.push({ key: machineKey(f.mobile.machineKey), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
       bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
@@ -469,6 +478,8 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     // script that borrows its library (see evidence.ts, appClientEvidence).
     if (f.app && o.credentialed) inc.ok = popW;
     if (f.app && o.failure) inc.fl = popW;
+    // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.
+    if (f.app && headers.acceptEncoding) inc.ae = popW;
     bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS });
   }
   // The accounts an install was used for (a phone opening account after account, wiped or not).

@@ -277,6 +277,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
       operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
+      machineShare: x.features.mobile ? pop.machine(x.features.mobile.machineKey) / total : 0,
       fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values.bf !== null ? appFingerprintShare(s, at) : null),
       appsDeclared: env.appsDeclared,
       client: clientEvidence(x, s, account),

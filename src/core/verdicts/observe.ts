@@ -120,7 +120,7 @@ export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, d
 /** The header facts counted per browser (what the application forwards). */
 export const headerFacts = (x: Enriched) => {
   const h = x.event.context.headers;
-  return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined };
+  return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined, acceptEncoding: h['accept-encoding'] !== undefined };
 };
 
 /** Record what the event taught in the counters (and which account its e-mail belongs to). */

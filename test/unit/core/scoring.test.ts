@@ -537,6 +537,44 @@ describe('native apps', () => {
     expect(c.filter((x) => x.signal === 'multiple_accounts_per_device')).toHaveLength(1);
   });
 
+  it("an app's HTTP stack without the Accept-Encoding it always adds, where the application's logins with it carry one", () => {
+    const bare = { 'User-Agent': 'okhttp/4.12.0', Accept: '*/*' };
+    const missing = (share: number) => appSignals({ headers: { ...habits(50, 1), events: 1000, acceptEncoding: share } }, bare).filter((c) => c.signal === 'missing_headers');
+    expect(missing(0.99)).toEqual([expect.objectContaining({ detail: { missing: 'accept-encoding' } })]);
+    expect(missing(0.5)).toEqual([]);
+  });
+
+  it('sign-ups from phones of one model, OS and screen: as from one device, beyond what the model brings', () => {
+    const signup = (registrations: number, machineShare: number, perHour = 1) =>
+      velocityEvidence(evidenceInput({ name: '$registration', headers: OKHTTP }, 'registration', { env: { ...ENV, registrationsPerHour: perHour }, machineShare, windows: { mk: window({ registrations, attempts: registrations, accounts: registrations }) } })).find((c) => c.signal === 'registration_velocity');
+    expect(signup(0, 0.001)).toBeUndefined();
+    // A model that brings next to none an hour: a second sign-up within the hour weighs in full.
+    expect(signup(1, 0.001)).toMatchObject({ detail: { by: 'machine' } });
+    expect(signup(1, 0.001)?.weight).toBeCloseTo(3, 1);
+    // A phone a third of the environment's users have, in an environment of 30 sign-ups an hour.
+    expect(signup(3, 0.3, 30)).toBeUndefined();
+    expect(signup(40, 0.3, 30)).toMatchObject({ detail: { by: 'machine' } });
+  });
+
+  it("a flood shaped like the user's own phone's requests is not that phone's doing", () => {
+    const w = { shape: window({ accounts: 40, attempts: 400 }), env: window({ attempts: 500 }) };
+    const burst = (ownDevice: boolean) => fired(velocityEvidence(evidenceInput({ headers: OKHTTP }, 'login', { windows: w, shapeShare: 0.01, ownDevice })));
+    expect(burst(false)).toContain('request_shape_burst');
+    expect(burst(true)).not.toContain('request_shape_burst');
+  });
+
+  it("a flood shaped like the user's own app client weighs, but alone never makes the user's login a deny", () => {
+    const b = history(Array.from({ length: 20 }, (_, k) => ({ at: T0 - (20 - k) * DAY, headers: OKHTTP })));
+    const flood = { shape: window({ accounts: 40, attempts: 400 }), env: window({ attempts: 500 }) };
+    const input = assessInput({ headers: OKHTTP, net: OTHER_ISP }, { behaviour: b, windows: flood, shapeShare: 0.01, headers: habits(50, 1) });
+    const own = assess(input, 'login', T0);
+    expect(own.signals).toMatchObject({ request_shape_burst: { users_own_client: true } });
+    expect(riskLevel(own.risk)).not.toBe('high');
+    // Someone else's client in the same flood is evidence of an attack.
+    const stranger = assess({ ...input, behaviour: history([{ at: T0 - DAY }]) }, 'login', T0);
+    expect(stranger.signals.request_shape_burst).not.toHaveProperty('users_own_client');
+  });
+
   it('counts what tells an app from a script and an install from a farm', () => {
     const { f } = features({ headers: OKHTTP });
     expect(f.app).toBe(true);
