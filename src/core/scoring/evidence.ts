@@ -567,9 +567,10 @@ function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: numbe
 /** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
 function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; from: number; to: number } {
   const expected = x.env.registrationsPerHour * (x.machineShare ?? 0);
-  // Where the model brings next to none an hour, a second sign-up from it within the hour is
-  // already as unlikely as the fourth from one device: full weight.
-  return { by: 'machine', n: w.registrations, from: 3 * expected, to: 1 + 6 * expected };
+  // A sign-up is counted twice when the application asks before and after it (filter, then
+  // risk): one is never a wave. Where the model brings next to none an hour, a second sign-up
+  // from it within the hour is already as unlikely as the fourth from one device: full weight.
+  return { by: 'machine', n: w.registrations, from: 1 + 3 * expected, to: 2 + 6 * expected };
 }
 
 /** `high_activity_network`'s most, for many accounts through one operator. */
