@@ -174,7 +174,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const debuggerLog = core(new MongoDebuggerStore(db, state));
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
-  const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs });
+  const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
   const { pollMs, ...webhookTuning } = o.webhooks ?? {};
   const webhooks = new WebhookService({
     store: core(new MongoWebhookStore(db, state)),

@@ -3,11 +3,11 @@
  * (several live at once for rotation), read-only analyst keys, and authentication of a presented
  * secret. Only a SHA-256 hash of each secret is used for look-up, compared in constant time.
  */
-import type { Clock, CredentialStore, EnvironmentStore } from './ports';
+import type { Clock, CredentialStore, EnvironmentStore, Scheduler } from './ports';
 import type { Credential, CredentialKind, EnvId, Environment, Principal } from './model';
 import { asEnvId } from './model';
 import { randomToken, safeEqual, Sealer, sha256Hex, uuid } from './crypto';
-import { Forbidden, InvalidParameters, NotFound, Unauthorized } from './errors';
+import { Forbidden, InvalidParameters, NotFound, Unauthorized, Unavailable } from './errors';
 import { APP_ID } from './client/mobile';
 import type { PolicyService } from './policies/service';
 
@@ -17,7 +17,33 @@ export interface EnvironmentDeps {
   policies: PolicyService;
   sealer: Sealer;
   clock: Clock;
+  /** How long a verified credential is reused before it is checked again (revocation and disabling take effect within it). */
   authCacheMs: number;
+  /** Timers for the waits below (absent: a credential's check is awaited as long as the store takes). */
+  scheduler?: Scheduler;
+  /**
+   * How long a request waits for the re-check of a credential whose cached verification has
+   * expired (default 100 ms); past it, it is answered as the credential was last verified, and
+   * the re-check goes on behind. A database that answers answers well within it, so revocation
+   * still takes effect within `authCacheMs`; one that hangs does not hold every request.
+   */
+  authRefreshWaitMs?: number;
+  /** Longest a credential's last verification stands in while its re-check does not answer (default 10 minutes). */
+  authStaleMs?: number;
+  /** Longest a credential this process never verified waits for the store (default 2 s), then Unavailable. */
+  authLookupTimeoutMs?: number;
+}
+
+export const DEFAULT_AUTH_REFRESH_WAIT_MS = 100;
+export const DEFAULT_AUTH_STALE_MS = 10 * 60_000;
+export const DEFAULT_AUTH_LOOKUP_TIMEOUT_MS = 2_000;
+
+interface CachedPrincipal {
+  principal: Principal;
+  /** Verified until (epoch ms): reused as it is before, re-checked after. */
+  until: number;
+  /** A re-check under way (shared by every request that meets the expired entry). */
+  checking: Promise<Principal> | null;
 }
 
 export interface CreatedSecret {
@@ -40,7 +66,7 @@ function httpUrl(value: string): URL | null {
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export class EnvironmentService {
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  private readonly cache = new Map<string, CachedPrincipal>();
 
   constructor(private readonly deps: EnvironmentDeps) {}
 
@@ -143,19 +169,88 @@ export class EnvironmentService {
     let principal: Principal;
     if (hit && hit.until > now) {
       principal = hit.principal;
+    } else if (hit && now - hit.until <= (this.deps.authStaleMs ?? DEFAULT_AUTH_STALE_MS)) {
+      principal = await this.recheck(hash, hit);
     } else {
-      const cred = await this.deps.credentials.byHash(hash);
-      if (!cred || !safeEqual(cred.hash, hash) || cred.revokedAt) throw new Unauthorized();
-      const env = await this.deps.environments.byId(cred.envId);
-      if (!env) throw new Unauthorized();
-      principal = { env, kind: cred.kind, credentialHash: hash };
-      if (this.deps.authCacheMs > 0) {
-        if (this.cache.size > 10_000) this.cache.clear();
-        this.cache.set(hash, { principal, until: now + this.deps.authCacheMs });
-      }
+      principal = await this.within(this.verify(hash), this.deps.authLookupTimeoutMs ?? DEFAULT_AUTH_LOOKUP_TIMEOUT_MS, null);
     }
     if (!principal.env.enabled) throw new Forbidden('this environment is disabled');
     return principal;
+  }
+
+  /**
+   * A credential whose verification expired: checked again, waiting at most authRefreshWaitMs
+   * for the answer. A revoked or unknown credential fails as soon as the store says so; a store
+   * that does not answer in time (or fails) leaves the last verification standing while the check
+   * goes on behind, so that a hung database costs a request that wait, not its whole timeout.
+   */
+  private async recheck(hash: string, hit: CachedPrincipal): Promise<Principal> {
+    if (!hit.checking) {
+      const checking = this.verify(hash);
+      hit.checking = checking;
+      const done = () => {
+        if (hit.checking === checking) hit.checking = null;
+      };
+      checking.then(done, done);
+    }
+    try {
+      return await this.within(hit.checking, this.deps.authRefreshWaitMs ?? DEFAULT_AUTH_REFRESH_WAIT_MS, hit.principal);
+    } catch (e) {
+      if (e instanceof Unauthorized) throw e;
+      return hit.principal;
+    }
+  }
+
+  /** Look a credential up in the store and cache the principal (a revoked or unknown one is forgotten). */
+  private async verify(hash: string): Promise<Principal> {
+    const cred = await this.deps.credentials.byHash(hash);
+    if (!cred || !safeEqual(cred.hash, hash) || cred.revokedAt) {
+      this.cache.delete(hash);
+      throw new Unauthorized();
+    }
+    const env = await this.deps.environments.byId(cred.envId);
+    if (!env) {
+      this.cache.delete(hash);
+      throw new Unauthorized();
+    }
+    const principal: Principal = { env, kind: cred.kind, credentialHash: hash };
+    if (this.deps.authCacheMs > 0) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(hash, { principal, until: this.deps.clock.now().getTime() + this.deps.authCacheMs, checking: null });
+    }
+    return principal;
+  }
+
+  /**
+   * `work`'s answer if it comes within `ms`; else `fallback`, or Unavailable when there is none.
+   * The work goes on (a late answer still updates the cache); its late failure is not reported.
+   */
+  private within(work: Promise<Principal>, ms: number, fallback: Principal | null): Promise<Principal> {
+    const scheduler = this.deps.scheduler;
+    if (!scheduler) return work;
+    return new Promise<Principal>((resolve, reject) => {
+      let settled = false;
+      const cancel = scheduler.after(ms, () => {
+        if (settled) return;
+        settled = true;
+        if (fallback) resolve(fallback);
+        else reject(new Unavailable('the database does not answer: the credential could not be verified'));
+      });
+      work.then(
+        (p) => {
+          if (settled) return;
+          settled = true;
+          cancel();
+          resolve(p);
+        },
+        (e: unknown) => {
+          if (settled) return;
+          settled = true;
+          cancel();
+          reject(e);
+        },
+      );
+    });
   }
 
   async byName(name: string): Promise<Environment> {
