@@ -56,6 +56,8 @@ describe('collector', () => {
     ['components of the wrong type', {}, { components: 'chrome' }, 422],
     ['an oversized component', {}, { components: laptop({ canvas: 'x'.repeat(5000) }) }, 422],
     ['hostile automation names', {}, { components: laptop({ automation: ['$where', '<img src=x>'] }) }, 422],
+    ['an unknown component', {}, { components: laptop({ evil: '1' }) }, 422],
+    ['an unknown member of the screen', {}, { components: laptop({ screen: { width: 1, height: 1, depth: 24, pixelRatio: 1, refresh: 120 } }) }, 422],
   ])('refuses %s', async (_name, opts: { pk?: string }, body: Record<string, unknown>, status) => {
     const r = await call(app, 'POST', '/v1/client/token', { publishable_key: opts.pk ?? app.env.publishableKey, components: laptop(), ...body }, { secret: null, headers: { origin: 'https://shop.example' } });
     expect(r.status).toBe(status);

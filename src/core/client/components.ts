@@ -40,7 +40,8 @@ const WEBGL = 'must be {vendor, renderer} strings';
 
 /**
  * The collector's `components` object, as readComponents validates it (and as the OpenAPI
- * document describes it). Members it does not know are ignored.
+ * document describes it). A member it does not know is refused, named (the script sends only
+ * these: anything else is another client, or a mistake it should hear about).
  */
 export const componentsSchema = z
   .object(
@@ -55,7 +56,7 @@ export const componentsSchema = z
         .max(900, 'must be a whole number of minutes between -900 and 900')
         .nullish(),
       platform: str.nullish(),
-      screen: z.object({ width: num, height: num, depth: num, pixelRatio: num }, { invalid_type_error: 'must be an object' }).passthrough().nullish(),
+      screen: z.object({ width: num, height: num, depth: num, pixelRatio: num }, { invalid_type_error: 'must be an object' }).strict().nullish(),
       cores: num,
       memory: num,
       touchPoints: num,
@@ -63,7 +64,7 @@ export const componentsSchema = z
       audio: str.nullish(),
       webgl: z
         .object({ vendor: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL), renderer: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL) }, { invalid_type_error: WEBGL })
-        .passthrough()
+        .strict()
         .nullish(),
       fonts: list(shortString),
       profile: str.regex(/^[A-Za-z0-9_-]{16,64}$/, 'must be 16 to 64 letters, digits, - or _').nullish(),
@@ -71,7 +72,7 @@ export const componentsSchema = z
     },
     { invalid_type_error: 'must be an object' },
   )
-  .passthrough();
+  .strict();
 
 /** Validate the collector's `components` object; throws InvalidParameters naming each problem. */
 export function readComponents(value: unknown): Components {
@@ -79,10 +80,13 @@ export function readComponents(value: unknown): Components {
   if (!r.success) {
     const p: FieldProblem[] = [];
     for (const issue of r.error.issues) {
-      // A problem is named by its component (`components.fonts`), a screen's by its dimension.
-      const path = issue.path.slice(0, issue.path[0] === 'screen' && typeof issue.path[1] === 'string' ? 2 : 1).join('.');
+      // A problem is named by its component (`components.fonts`), a screen's by its dimension,
+      // an unknown member by its name.
+      const full = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
+      const path = full.slice(0, (full[0] === 'screen' || full[0] === 'webgl') && typeof full[1] === 'string' ? 2 : 1).join('.');
+      const message = issue.code === 'unrecognized_keys' ? `unknown member (${issue.keys.join(', ')})` : issue.message;
       const field = path ? `components.${path}` : 'components';
-      if (!p.some((x) => x.field === field)) p.push({ field, message: issue.message });
+      if (!p.some((x) => x.field === field)) p.push({ field, message });
     }
     throw new InvalidParameters(p);
   }

@@ -97,9 +97,12 @@ describe('components', () => {
     ['an oversized canvas hash', { ...laptop(), canvas: 'x'.repeat(10_000) }, ['components.canvas']],
     ['too many fonts', { ...laptop(), fonts: Array.from({ length: 500 }, (_, i) => `f${i}`) }, ['components.fonts']],
     ['a negative core count', { ...laptop(), cores: -1 }, ['components.cores']],
-    ['webgl without a renderer', { ...laptop(), webgl: { vendor: 'x' } }, ['components.webgl']],
+    ['webgl without a renderer', { ...laptop(), webgl: { vendor: 'x' } }, ['components.webgl.renderer']],
     ['automation evidence Rampart does not know', { ...laptop(), automation: ['<script>'] }, ['components.automation']],
     ['a profile id that is not one', { ...laptop(), profile: '../../etc' }, ['components.profile']],
+    ['a component Rampart does not know', { ...laptop(), evil: '1' }, ['components.evil']],
+    ['an unknown member of the screen', { ...laptop(), screen: { width: 1, height: 1, depth: 24, pixelRatio: 1, refresh: 120 } }, ['components.screen.refresh']],
+    ['an unknown member of webgl', { ...laptop(), webgl: { vendor: 'x', renderer: 'y', extensions: 'z' } }, ['components.webgl.extensions']],
   ])('refuses %s', (_name, value, fields) => {
     expect(problems(value)).toEqual(fields);
   });
