@@ -1,5 +1,5 @@
 /** rampart.v1.Privacy: access and purge requests, through the same core calls as the REST privacy routes. */
-import { privacySubject, type PrivacySubject } from '../core/privacy/service';
+import { privacySubject, purgedAnything, type PrivacySubject } from '../core/privacy/service';
 import { unary, type Door } from './call';
 import { accessJobMessage } from './mappers';
 import type { PrivacyHandlers } from './generated/rampart/v1/Privacy';
@@ -12,6 +12,6 @@ export function privacyHandlers(door: Door): PrivacyHandlers {
   const privacy = door.services.privacy;
   return {
     RequestAccess: unary(door, async (req, { principal, signal }) => ({ jobs: (await privacy.requestAccessFor(principal.env, subject(req), signal)).map(accessJobMessage) })),
-    Purge: unary(door, async (req, { principal, signal }) => ({ purgedUsers: (await privacy.purgeFor(principal.env, subject(req), signal)).length })),
+    Purge: unary(door, async (req, { principal, signal }) => ({ purgedUsers: (await privacy.purgeFor(principal.env, subject(req), signal)).filter(purgedAnything).length })),
   };
 }

@@ -174,6 +174,9 @@ describe('Privacy', () => {
 
     const purged = await client.purge({ userId: 'g-priv-1' });
     expect(purged.purgedUsers).toBe(1);
+    // Idempotent, and a user Rampart never saw is purged by nobody: 0, as the proto says.
+    expect((await client.purge({ userId: 'g-priv-1' })).purgedUsers).toBe(0);
+    expect((await client.purge({ userId: 'g-never-seen' })).purgedUsers).toBe(0);
     expect((await failure(client.listUserDevices({ userId: 'g-priv-1' }))).codeName).toBe('NOT_FOUND');
     expect((await failure(client.requestAccess({})) ).fields.map((f) => f.field)).toEqual(['user_id']);
   });

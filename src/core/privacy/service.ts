@@ -64,6 +64,9 @@ export interface UserPurge {
   deleted: Record<string, number>;
 }
 
+/** Whether a purge found anything of its user (an id Rampart never saw names a user, but purges none). */
+export const purgedAnything = (p: UserPurge): boolean => Object.values(p.deleted).some((n) => n > 0);
+
 /** Lets a door abandon a request whose caller went away: no further user is started. */
 export interface Cancellation {
   readonly aborted: boolean;
