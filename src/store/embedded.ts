@@ -226,7 +226,10 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
     // A FerretDB that was killed leaves its socket file behind, and a new one cannot bind over it
     // (this instance owns the directory; an orphan on the same files was stopped before).
     if (socket) rmSync(socket, { force: true });
-    const c = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_ENV, ...process.env, ...instance.env } });
+    // Through a shell that sets an owner-only umask and then becomes FerretDB (`exec`: the same
+    // process, signals and all): the SQLite files it creates while it runs (a new database, its
+    // WAL and shared memory) are 0600 from the start, not only the ones there at launch.
+    const c = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_ENV, ...process.env, ...instance.env } });
     c.stdout?.pipe(log, { end: false });
     c.stderr?.pipe(log, { end: false });
     if (instance.nice !== undefined && c.pid !== undefined) {
@@ -313,8 +316,8 @@ export function recordEmbedded(dataDir: string, db: EmbeddedDatabase, reader: Em
 
 /**
  * The data directory and the database's directory readable by this user only (the SQLite files
- * hold every event): created 0700, or made so, and the files already in them 0600 (FerretDB
- * creates its files with the process's umask; the directory keeps others out of them).
+ * hold every event): created 0700, or made so, and the files already in them 0600 (an older
+ * start's; FerretDB itself runs with an owner-only umask, see launch).
  */
 function ownerOnly(...dirs: string[]): void {
   for (const dir of dirs) {

@@ -4,7 +4,7 @@
  * The analysts' reader: a second FerretDB on the same files, at a lower priority, that reads what
  * the primary writes, also in collections created after it started.
  */
-import { chmodSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -47,13 +47,20 @@ it('keeps its files readable by this user only', async () => {
   mkdirSync(path.join(dir, 'ferretdb'), { mode: 0o755 });
   writeFileSync(path.join(dir, 'ferretdb', 'leftover.txt'), 'x', { mode: 0o644 });
   const db = await startEmbedded(dir, { supervise: false });
+  const client = new MongoClient(db.uri, { serverSelectionTimeoutMS: 5000 });
   try {
     const others = (p: string) => statSync(p).mode & 0o077;
     expect(others(dir)).toBe(0);
     expect(others(path.join(dir, 'ferretdb'))).toBe(0);
     expect(others(path.join(dir, 'ferretdb', 'leftover.txt'))).toBe(0);
     expect(others(path.join(dir, 'ferretdb.log'))).toBe(0);
+    // The SQLite files FerretDB creates while it runs (a database, its WAL and shared memory).
+    await client.db('rampart_test_modes').collection('events').insertOne({ _id: 'e1', email: 'ada@example.com' } as never);
+    const created = readdirSync(path.join(dir, 'ferretdb')).filter((f) => f !== 'leftover.txt');
+    expect(created.some((f) => f.endsWith('.sqlite'))).toBe(true);
+    expect(created.map((f) => [f, others(path.join(dir, 'ferretdb', f))])).toEqual(created.map((f) => [f, 0]));
   } finally {
+    await client.close();
     await db.stop();
   }
 });
