@@ -5,7 +5,7 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized } from '../core/errors';
+import { BadRequest, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
@@ -89,6 +89,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     },
     bodyLimit: o.bodyLimit,
     trustProxy: o.trustProxy,
+    // While the server closes, new requests answer 503 in Rampart's own body (the hook below),
+    // not Fastify's `{error, statusCode}`.
+    return503OnClosing: false,
     genReqId: () => randomUUID(),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     ...(o.tls ? { https: { cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
@@ -115,6 +118,18 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     if (e instanceof RateLimited) reply.header('Retry-After', String(e.retryAfterSeconds));
     return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').send(body);
   };
+
+  // Shutting down: what arrives once the close began (on a connection kept alive, or pipelined)
+  // is refused at once, with the connection closed so that the client goes elsewhere.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    return sendError(reply, new Unavailable('the service is shutting down'));
+  });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge(`request body is larger than ${o.bodyLimit} bytes`));

@@ -70,3 +70,35 @@ it('the readiness probe answers 503 when the database does not answer its ping, 
     await hung.close();
   }
 });
+
+it("a request that arrives on an open connection once the server is closing: 503 in Rampart's body, the connection closed", async () => {
+  const own = await startTestApp({ grpc: false });
+  try {
+    const u = new URL(own.baseUrl);
+    const auth = `Basic ${Buffer.from(`:${own.secret}`).toString('base64')}`;
+    const body = JSON.stringify({ event: '$login.failed', user_id: 'closing-1', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'x' } } });
+    const head = (contentLength: number) => `POST /v1/track HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\nConnection: keep-alive\r\n\r\n`;
+    let out = '';
+    const socket = net.connect(Number(u.port), u.hostname);
+    socket.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // A first request under way (its body not all sent) keeps the connection busy while the close begins.
+    socket.write(head(Buffer.byteLength(body)) + body.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    const closing = own.http.close();
+    await new Promise((r) => setTimeout(r, 50));
+    // The rest of the first body, and a second request pipelined behind it.
+    socket.write(body.slice(10) + head(Buffer.byteLength(body)) + body);
+    await closed;
+    await closing;
+    const answers = out.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
+    expect(answers.map((a) => Number(/^HTTP\/1\.1 (\d{3})/.exec(a)?.[1]))).toEqual([204, 503]);
+    const second = answers[1] as string;
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    expect(JSON.parse(second.split('\r\n\r\n')[1] ?? '')).toEqual({ type: 'service_unavailable', message: 'the service is shutting down' });
+  } finally {
+    await own.built.stop();
+    await own.database.drop();
+  }
+});

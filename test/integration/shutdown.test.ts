@@ -66,6 +66,8 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
                   ? await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `drill-${n % 50}` }, context, properties: { seq: id } })
                   : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `drill-${n % 50}`, context, properties: { seq: id } });
               if (r.status === 201 || r.status === 204) acknowledged.add(id);
+              // A refusal is in Rampart's error body, as every error is: {type, message}.
+              else if (r.status === 503 && r.body?.type !== 'service_unavailable') refused.set('503 without Rampart\'s body', (refused.get('503 without Rampart\'s body') ?? 0) + 1);
               else refused.set(String(r.status), (refused.get(String(r.status)) ?? 0) + 1);
             } catch {
               refused.set('closed', (refused.get('closed') ?? 0) + 1);
