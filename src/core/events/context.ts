@@ -59,26 +59,116 @@ export function normaliseHeaders(raw: unknown, field: string, problems: FieldPro
 }
 
 /**
- * Headers whose value is a credential, a session or a secret: Rampart keeps only that they were
- * sent (the value becomes `true`, as Castle's SDKs send a scrubbed header), never the value.
+ * Names whose value is a credential, a session or a secret, in a header or in any member of a
+ * payload kept as text: Rampart keeps only that they were sent (the value becomes `true`, as
+ * Castle's SDKs send a scrubbed header), never the value.
  */
-const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|passw|session|csrf|xsrf|api[-_]?key|auth/;
+const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|passw|session|csrf|xsrf|api[-_]?key|auth|jwt|bearer|signature/;
 
 export const isSensitiveHeader = (name: string): boolean => SENSITIVE_HEADER.test(name.toLowerCase());
 
-/** The headers as they may be stored: sensitive values replaced by `true`. */
+/**
+ * The headers whose values Rampart keeps: what the model reads (the user agent, the Accept
+ * family, Sec-Fetch-* and client hints), and what an analyst reads to tell a browser, an app and
+ * a proxy apart (the origin, the host, the forwarding chain, an Android web view's app). Every
+ * other header is kept as sent (`true`), never its value: an allow-list, because a deny-list
+ * cannot keep up with the names applications give their credentials (`X-Access-Key`, `X-Jwt`).
+ */
+const KEPT_HEADERS: ReadonlySet<string> = new Set([
+  'user-agent', 'accept', 'accept-language', 'accept-encoding', 'accept-charset', 'content-type', 'content-length',
+  'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user',
+  'sec-ch-ua', 'sec-ch-ua-mobile', 'sec-ch-ua-platform', 'sec-ch-ua-platform-version', 'sec-ch-ua-model', 'sec-ch-ua-arch', 'sec-ch-ua-bitness', 'sec-ch-ua-full-version-list', 'sec-ch-ua-wow64',
+  'dnt', 'sec-gpc', 'upgrade-insecure-requests', 'cache-control', 'pragma', 'priority', 'te', 'connection', 'keep-alive',
+  'origin', 'host', 'via', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'true-client-ip', 'cf-connecting-ip', 'cf-ipcountry',
+  'x-requested-with',
+]);
+
+/** Whether Rampart keeps this header's value (KEPT_HEADERS); every other header is kept as present. */
+export const keepsHeaderValue = (name: string): boolean => {
+  const n = name.toLowerCase();
+  return KEPT_HEADERS.has(n) && !isSensitiveHeader(n);
+};
+
+/** The headers as they may be stored and scored: values only of the kept headers, every other header `true`. */
 export function scrubHeaders(headers: Record<string, string | true>): Record<string, string | true> {
   const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
-  for (const [name, value] of Object.entries(headers)) out[name] = isSensitiveHeader(name) ? true : value;
+  for (const [name, value] of Object.entries(headers)) out[name] = keepsHeaderValue(name) ? value : true;
   return out;
 }
 
+/** A member name that looks like an HTTP header (`X-Access-Key`): words joined by hyphens. */
+const HEADER_LIKE = /^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+$/;
+
 /**
- * A payload kept as text (the debugger's copy of a rejected request), with the value of every
- * JSON member named like a sensitive header replaced by `true`; works on malformed JSON too.
+ * A payload kept as text (the debugger's copy of a rejected request). Well-formed JSON: its
+ * `context.headers` (an object, or `[name, value]` pairs) keep only the kept headers' values, as
+ * stored events do, and any other member named like a secret is `true`. Malformed JSON, scrubbed
+ * as text: every string member named like a secret, or like a header that is not kept, is `true`.
  */
 export function scrubPayloadText(text: string): string {
-  return text.replace(/"((?:[^"\\]|\\.){1,256})"(\s*):(\s*)"(?:[^"\\]|\\.)*"/g, (whole, name: string, a: string, b: string) => (isSensitiveHeader(name) ? `"${name}"${a}:${b}true` : whole));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed !== undefined && typeof parsed === 'object' && parsed !== null) return JSON.stringify(scrubValue(parsed, null));
+  // Malformed: within each `"headers": {…}` (or `[…]`) the allow-list, everywhere the deny-list
+  // and header-like names.
+  let out = '';
+  let at = 0;
+  for (const m of text.matchAll(/"headers"\s*:\s*[{[]/g)) {
+    const start = (m.index ?? 0) + m[0].length - 1;
+    if (start < at) continue;
+    const end = closingOf(text, start);
+    out += scrubMembers(text.slice(at, start), false) + scrubMembers(text.slice(start, end), true);
+    at = end;
+  }
+  return out + scrubMembers(text.slice(at), false);
+}
+
+/** Where the object or list opening at `start` ends (after its closing bracket; the text's end when it never closes). */
+function closingOf(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return text.length;
+}
+
+/** String members (`"name": "value"`, and `["name", "value"]` pairs in headers) scrubbed as text. */
+function scrubMembers(text: string, headers: boolean): string {
+  const hidden = (name: string) => isSensitiveHeader(name) || (headers ? !keepsHeaderValue(name) : HEADER_LIKE.test(name) && !keepsHeaderValue(name));
+  const members = text.replace(/"((?:[^"\\]|\\.){1,256})"(\s*):(\s*)"(?:[^"\\]|\\.)*"/g, (whole, name: string, a: string, b: string) => (hidden(name) ? `"${name}"${a}:${b}true` : whole));
+  if (!headers) return members;
+  return members.replace(/\[(\s*)"((?:[^"\\]|\\.){1,256})"(\s*),(\s*)"(?:[^"\\]|\\.)*"(\s*)\]/g, (whole, a: string, name: string, b: string, c: string, d: string) => (hidden(name) ? `[${a}"${name}"${b},${c}true${d}]` : whole));
+}
+
+/** A parsed payload with secrets scrubbed (see scrubPayloadText); `parent` is the member it is the value of. */
+function scrubValue(value: unknown, parent: string | null): unknown {
+  if (Array.isArray(value)) {
+    // Headers as [name, value] pairs.
+    if (parent === 'headers') return value.map((pair) => (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string' && !keepsHeaderValue(pair[0]) ? [pair[0], true] : scrubValue(pair, null)));
+    return value.map((v) => scrubValue(v, null));
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
+    if (parent === 'headers' && typeof v === 'string') out[name] = keepsHeaderValue(name) ? v : true;
+    else if (typeof v === 'string' && isSensitiveHeader(name)) out[name] = true;
+    else out[name] = scrubValue(v, name);
+  }
+  return out;
 }
 
 /** A value that means "a fingerprint token", as opposed to the SDKs' placeholders for none. */

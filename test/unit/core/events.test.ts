@@ -212,6 +212,19 @@ describe('headers kept without their secrets', () => {
     expect({ ...scrubHeaders({ authorization: 'Bearer x', 'user-agent': 'UA' }) }).toEqual({ authorization: true, 'user-agent': 'UA' });
   });
 
+  it('scrubHeaders keeps the values only of the headers the model and analysts read (an allow-list)', () => {
+    const kept = scrubHeaders({ 'user-agent': 'UA', 'accept-language': 'en', 'sec-ch-ua-platform': '"macOS"', origin: 'https://shop.example', 'x-access-key': 'k', 'x-jwt': 'j', referer: 'https://shop.example/reset?token=t', 'x-service-client-id': 'rpm1.x' });
+    expect({ ...kept }).toEqual({ 'user-agent': 'UA', 'accept-language': 'en', 'sec-ch-ua-platform': '"macOS"', origin: 'https://shop.example', 'x-access-key': true, 'x-jwt': true, referer: true, 'x-service-client-id': true });
+  });
+
+  it('scrubPayloadText keeps header values by the allow-list in well-formed and malformed payloads', () => {
+    expect(JSON.parse(scrubPayloadText('{"event":"$login.failed","context":{"headers":{"X-Access-Key":"k","Referer":"r","Accept":"*/*"}}}'))).toEqual({ event: '$login.failed', context: { headers: { 'X-Access-Key': true, Referer: true, Accept: '*/*' } } });
+    expect(JSON.parse(scrubPayloadText('{"context":{"headers":[["X-Jwt","j"],["User-Agent","UA"]]}}'))).toEqual({ context: { headers: [['X-Jwt', true], ['User-Agent', 'UA']] } });
+    // Malformed: the headers' region by the allow-list, the rest by the deny-list.
+    expect(scrubPayloadText('{"user_id":"u1","context":{"headers":{"Referer":"r","Accept":"*/*"}, "note":"hello", broken')).toBe('{"user_id":"u1","context":{"headers":{"Referer":true,"Accept":"*/*"}, "note":"hello", broken');
+    expect(scrubPayloadText('{"headers":[["Referer","r"],["Accept","a"]], "X-Access-Key":"k", oops')).toBe('{"headers":[["Referer",true],["Accept","a"]], "X-Access-Key":true, oops');
+  });
+
   it('scrubPayloadText works on JSON and on text that is not', () => {
     expect(scrubPayloadText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe('{"headers":{"Cookie":true,"Accept":"*/*"}}');
     expect(scrubPayloadText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe('{"Authorization" : true, broken');
