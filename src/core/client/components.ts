@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidParameters, type FieldProblem } from '../errors';
+import { invalidParameters } from './problems';
 import type { Components } from './wire';
 
 /** What the script sends (one definition for both sides: src/browser imports it too). */
@@ -78,17 +78,9 @@ export const componentsSchema = z
 export function readComponents(value: unknown): Components {
   const r = componentsSchema.safeParse(value);
   if (!r.success) {
-    const p: FieldProblem[] = [];
-    for (const issue of r.error.issues) {
-      // A problem is named by its component (`components.fonts`), a screen's by its dimension,
-      // an unknown member by its name.
-      const full = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
-      const path = full.slice(0, (full[0] === 'screen' || full[0] === 'webgl') && typeof full[1] === 'string' ? 2 : 1).join('.');
-      const message = issue.code === 'unrecognized_keys' ? `unknown member (${issue.keys.join(', ')})` : issue.message;
-      const field = path ? `components.${path}` : 'components';
-      if (!p.some((x) => x.field === field)) p.push({ field, message });
-    }
-    throw new InvalidParameters(p);
+    // A problem is named by its component (`components.fonts`), a screen's or WebGL's by its
+    // member, an unknown member by its name.
+    throw invalidParameters(r.error.issues, { prefix: 'components', depth: (path) => ((path[0] === 'screen' || path[0] === 'webgl') && typeof path[1] === 'string' ? 2 : 1) });
   }
   const c = r.data;
   const s = c.screen;

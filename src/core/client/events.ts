@@ -13,7 +13,8 @@
  */
 import { z } from 'zod';
 import { hmacSha256, safeEqual, uuid } from '../crypto';
-import { InvalidParameters, InvalidRequestToken, type FieldProblem } from '../errors';
+import { InvalidRequestToken } from '../errors';
+import { invalidParameters } from './problems';
 import type { EnvId } from '../model';
 import type { Clock, CounterStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
@@ -178,13 +179,6 @@ function verifies(secrets: readonly string[], userId: string, signature: string)
 function readBody(value: Record<string, unknown>): { session: string; events: ParsedEvent[] } {
   const r = clientEventsSchema.safeParse(value);
   if (r.success) return r.data;
-  const problems: FieldProblem[] = [];
-  for (const issue of r.error.issues) {
-    // Named by the event and its member (`events.3.name`).
-    const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
-    const field = path.slice(0, 3).join('.');
-    const message = issue.code === 'unrecognized_keys' ? `unknown member (${issue.keys.join(', ')})` : issue.message;
-    if (!problems.some((p) => p.field === field) && problems.length < 20) problems.push({ field, message });
-  }
-  throw new InvalidParameters(problems);
+  // Named by the event and its member (`events.3.name`), at most 20.
+  throw invalidParameters(r.error.issues, { prefix: null, depth: () => 3, limit: 20 });
 }

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidParameters, type FieldProblem } from '../errors';
+import { invalidParameters } from './problems';
 import type { ParsedUserAgent } from '../../intel';
 import type { MobileClient } from '../model';
 
@@ -111,17 +111,8 @@ export const mobileSchema = z
 /** Validate the collector's `mobile` object; throws InvalidParameters naming each problem. */
 export function readMobileComponents(value: unknown): MobileComponents {
   const r = mobileSchema.safeParse(value);
-  if (!r.success) {
-    const p: FieldProblem[] = [];
-    for (const issue of r.error.issues) {
-      // Named by its member (`mobile.app.id`), a list's problem by the list (`mobile.integrity`).
-      const path = (issue.code === 'unrecognized_keys' ? [...issue.path, ...issue.keys.slice(0, 1)] : issue.path).filter((p) => typeof p === 'string');
-      const field = ['mobile', ...path.slice(0, 2)].join('.');
-      const message = issue.code === 'unrecognized_keys' ? `unknown member (${issue.keys.join(', ')})` : issue.message;
-      if (!p.some((x) => x.field === field)) p.push({ field, message });
-    }
-    throw new InvalidParameters(p);
-  }
+  // Named by its member (`mobile.app.id`), a list's problem by the list (`mobile.integrity`).
+  if (!r.success) throw invalidParameters(r.error.issues, { prefix: 'mobile', depth: () => 2, indexes: false });
   const m = r.data;
   return {
     platform: m.platform,
@@ -164,8 +155,11 @@ export function mobileMachineKey(m: Pick<MobileComponents, 'platform' | 'osVersi
   return `mm${key(JSON.stringify([m.platform, m.manufacturer ?? '', m.model, m.osVersion.split('.')[0] ?? '', s?.width ?? 0, s?.height ?? 0, s?.scale ?? 0]))}`;
 }
 
+/** A platform as user agents name it. */
+const platformName = (platform: MobilePlatform): string => (platform === 'android' ? 'Android' : 'iOS');
+
 /** The OS as the registry shows it: `Android 14`, `iOS 17.5`. */
-export const mobileOs = (platform: MobilePlatform, version: string): string => `${platform === 'android' ? 'Android' : 'iOS'} ${version}`.trim();
+export const mobileOs = (platform: MobilePlatform, version: string): string => `${platformName(platform)} ${version}`.trim();
 
 /** The primary language of a locale (`en-GB` → `en`), or null. */
 export function localeLanguage(locale: string | null): string | null {
@@ -181,7 +175,7 @@ export function localeLanguage(locale: string | null): string | null {
  */
 export function withMobileDevice(ua: ParsedUserAgent, m: MobileClient): ParsedUserAgent {
   const os = ua.os === 'Other' || ua.os === '' ? m.os : ua.os;
-  const platform = ua.platform === 'Other' || ua.platform === '' ? (m.platform === 'android' ? 'Android' : 'iOS') : ua.platform;
+  const platform = ua.platform === 'Other' || ua.platform === '' ? platformName(m.platform) : ua.platform;
   const device = ua.device === 'Unknown' || ua.device === '' ? `${m.manufacturer ?? ''} ${m.model}`.trim() : ua.device;
   const type = ua.type === 'other' ? (/ipad|tablet/i.test(m.model) ? 'tablet' : 'mobile') : ua.type;
   return { ...ua, os, platform, device, type, mobile: type === 'mobile' || type === 'tablet' };

@@ -15,6 +15,7 @@
  */
 import { hmacSha256, safeEqual } from '../crypto';
 import type { MobilePlatform } from './mobile';
+import { decodeClaims, encodeClaims } from './token';
 
 export const SESSION_PREFIX = 'rps1.';
 export const MOBILE_TOKEN_PREFIX = 'rpm1.';
@@ -67,7 +68,7 @@ const sessionKeyRoot = (key: Buffer) => hmacSha256(key, 'rps1:session-key');
 export const sessionKey = (key: Buffer, sid: string): string => b64(hmacSha256(sessionKeyRoot(key), sid));
 
 export function signSession(key: Buffer, claims: SessionClaims): string {
-  const body = b64(Buffer.from(JSON.stringify(claims), 'utf8'));
+  const body = encodeClaims(claims);
   return `${SESSION_PREFIX}${body}.${b64(hmacSha256(sessionMacKey(key), `${SESSION_PREFIX}${body}`))}`;
 }
 
@@ -115,14 +116,8 @@ export function openMobileToken(key: Buffer, token: string, env: string, now: nu
 }
 
 function parseClaims(encoded: string): SessionClaims | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null) return null;
-  const c = v as Record<string, unknown>;
+  const c = decodeClaims(encoded);
+  if (!c) return null;
   const str = (x: unknown, max = 160): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
   const opt = (x: unknown, max = 160): string | null => (typeof x === 'string' && x.length <= max ? x : null);
   const num = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);

@@ -44,7 +44,7 @@ export const isClientToken = (token: string): boolean => token.startsWith(CLIENT
 const mac = (key: Buffer, signed: string) => hmacSha256(key, signed).toString('base64url');
 
 export function signClientToken(key: Buffer, claims: ClientClaims): string {
-  const signed = `${CLIENT_TOKEN_PREFIX}${Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url')}`;
+  const signed = `${CLIENT_TOKEN_PREFIX}${encodeClaims(claims)}`;
   return `${signed}.${mac(key, signed)}`;
 }
 
@@ -61,15 +61,22 @@ export function openClientToken(key: Buffer, token: string, env: string, now: nu
   return { ok: true, claims };
 }
 
-function parseClaims(encoded: string): ClientClaims | null {
-  let v: unknown;
+/** Claims as a token carries them: base64url JSON (session.ts's too). */
+export const encodeClaims = (claims: object): string => Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
+
+/** The object a token's claims encode, or null when they are not base64url JSON of an object (never throws). */
+export function decodeClaims(encoded: string): Record<string, unknown> | null {
   try {
-    v = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+    const v: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : null;
   } catch {
     return null;
   }
-  if (typeof v !== 'object' || v === null) return null;
-  const c = v as Record<string, unknown>;
+}
+
+function parseClaims(encoded: string): ClientClaims | null {
+  const c = decodeClaims(encoded);
+  if (!c) return null;
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 128;
   if (!str(c.env) || !str(c.jti) || !str(c.dk) || typeof c.ua !== 'string' || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return null;
   if (!Array.isArray(c.auto) || c.auto.length > 16 || !c.auto.every(str)) return null;
