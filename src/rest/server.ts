@@ -125,10 +125,11 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!closing) return;
+  // A callback hook, not an async one: every request passes it, and it has nothing to await.
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    return sendError(reply, new Unavailable('the service is shutting down'));
+    void sendError(reply, new Unavailable('the service is shutting down'));
   });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
