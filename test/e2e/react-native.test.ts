@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { createRampart } from '../../src/react-native';
 import type { RampartClient } from '../../src/react-native';
-import type { AppStateStatus, DeviceInfo, KeyValueStorage, Platform } from '../../src/react-native/platform';
+import type { DeviceInfo, Platform } from '../../src/react-native/platform';
+import { FakeAppState, MemoryStorage } from '../support/react-native';
 
 let app: TestApp;
 let backend: http.Server;
@@ -52,27 +53,6 @@ function startBackend(): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-class Storage implements KeyValueStorage {
-  readonly data = new Map<string, string>();
-  getItem = async (k: string) => this.data.get(k) ?? null;
-  setItem = async (k: string, v: string) => void this.data.set(k, v);
-  removeItem = async (k: string) => void this.data.delete(k);
-}
-
-class AppState {
-  state: AppStateStatus = 'active';
-  private listeners = new Set<(s: AppStateStatus) => void>();
-  current = () => this.state;
-  subscribe = (l: (s: AppStateStatus) => void) => {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
-  };
-  move(s: AppStateStatus) {
-    this.state = s;
-    for (const l of this.listeners) l(s);
-  }
-}
-
 const PHONE: DeviceInfo = {
   platform: 'android',
   osVersion: '14',
@@ -88,7 +68,7 @@ const PHONE: DeviceInfo = {
 };
 
 /** A phone: its storage survives the app's restarts, as the app's private storage and the Keystore do. */
-const phone = { storage: new Storage(), secure: new Storage(), appState: new AppState() };
+const phone = { storage: new MemoryStorage(), secure: new MemoryStorage(), appState: new FakeAppState() };
 function platform(): Platform {
   return {
     storage: phone.storage,
@@ -185,7 +165,7 @@ describe('@rampart/react-native against the real service', () => {
 
   it('close flushes; a restart is no new install, and the same device', async () => {
     await client.screen('Home');
-    phone.appState.move('background');
+    phone.appState.emit('background');
     await client.idle();
     const closed = await appEvents({ appId: 'com.example.shop', type: { $in: ['screen', 'app_closed'] }, userId: user });
     expect(closed.map((e) => e.type)).toEqual(['screen', 'app_closed']);

@@ -5,30 +5,15 @@
  * docs/mobile.md says (or as the test scripts it: failures, held answers, error bodies).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { AppStateStatus, DeviceInfo, HttpRequest, HttpResponse, KeyValueStorage, Platform } from '../../../src/react-native/platform';
+import type { DeviceInfo, HttpRequest, HttpResponse, Platform } from '../../../src/react-native/platform';
 import { RampartClient, type RampartConfig } from '../../../src/react-native/client';
+import { FakeAppState, MemoryStorage } from '../../support/react-native';
+
+export { FakeAppState, MemoryStorage };
 
 export const T0 = Date.parse('2026-11-25T20:00:00.000Z');
 export const BASE = 'https://rampart.example';
 export const PK = 'pk_test_123';
-
-export class MemoryStorage implements KeyValueStorage {
-  readonly data = new Map<string, string>();
-  failing = false;
-  async getItem(key: string): Promise<string | null> {
-    if (this.failing) throw new Error('storage down');
-    return this.data.get(key) ?? null;
-  }
-  readonly writes = new Map<string, number>();
-  async setItem(key: string, value: string): Promise<void> {
-    if (this.failing) throw new Error('storage down');
-    this.writes.set(key, (this.writes.get(key) ?? 0) + 1);
-    this.data.set(key, value);
-  }
-  async removeItem(key: string): Promise<void> {
-    this.data.delete(key);
-  }
-}
 
 export class FakeClock {
   private timers: { id: number; at: number; f: () => void }[] = [];
@@ -57,23 +42,6 @@ export class FakeClock {
       due.f();
     }
     this.time = end;
-  }
-}
-
-export class FakeAppState {
-  state: AppStateStatus = 'active';
-  private listeners = new Set<(s: AppStateStatus) => void>();
-  current = (): AppStateStatus => this.state;
-  subscribe = (l: (s: AppStateStatus) => void): (() => void) => {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
-  };
-  emit(s: AppStateStatus): void {
-    this.state = s;
-    for (const l of this.listeners) l(s);
-  }
-  get listenerCount(): number {
-    return this.listeners.size;
   }
 }
 

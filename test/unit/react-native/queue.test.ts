@@ -12,6 +12,17 @@ import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
 const settle = () => new Promise((r) => setImmediate(r));
 const storedApp = (w: World, version: string, build = '300') => w.storage.data.set('rampart.app', JSON.stringify({ version, build }));
 
+/** A launch of a known version whose opening flush (app_opened) the server holds unanswered. */
+async function launchHeld(w: World): Promise<RampartClient> {
+  storedApp(w, '3.2.1', '321');
+  w.server.answer('/v1/client/events', 'hold');
+  const client = new RampartClient(w.platform);
+  await client.configure({ publishableKey: PK, baseUrl: BASE });
+  await settle();
+  expect(w.server.heldCount).toBe(1);
+  return client;
+}
+
 describe('flush triggers', () => {
   it.each<[string, (w: World) => void, string[]]>([
     ['first launch ever: app_installed, then app_opened', () => undefined, ['app_installed', 'app_opened']],
@@ -215,12 +226,7 @@ describe('the queue', () => {
 
   it('a request that never answers fails after 30 s: the flush ends, the events stay for the next trigger', async () => {
     const w = world();
-    storedApp(w, '3.2.1', '321');
-    w.server.answer('/v1/client/events', 'hold');
-    const client = new RampartClient(w.platform);
-    await client.configure({ publishableKey: PK, baseUrl: BASE });
-    await settle();
-    expect(w.server.heldCount).toBe(1);
+    const client = await launchHeld(w);
     w.clock.advance(REQUEST_TIMEOUT_MS);
     await client.idle();
     expect(client.queueSize()).toBe(1);
@@ -244,12 +250,7 @@ describe('the queue', () => {
 
   it('runs one flush at a time: triggers during a flush join it, and what they queued goes next', async () => {
     const w = world();
-    storedApp(w, '3.2.1', '321');
-    w.server.answer('/v1/client/events', 'hold');
-    const client = new RampartClient(w.platform);
-    await client.configure({ publishableKey: PK, baseUrl: BASE });
-    await settle();
-    expect(w.server.heldCount).toBe(1);
+    const client = await launchHeld(w);
     const flushes = [client.flush(), client.identify('42'), client.flush()];
     w.appState.emit('background');
     await settle();
