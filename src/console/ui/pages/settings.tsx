@@ -42,7 +42,7 @@ export function Settings({ session }: { session: SessionInfo }) {
         {q.data && <Facts items={[['Kept for', <span data-testid="retention-days">{`${q.data.environment.retentionDays} days`}</span>]]} />}
         {q.data && !session.canMutate && <ReadOnlyNote />}
         {q.data && session.canMutate && (
-          <form class="row" onSubmit={submit} aria-label="Retention">
+          <form class="row settings-form" onSubmit={submit} aria-label="Retention">
             <label>
               Days to keep raw records (1 to 3650)
               <input type="number" name="retentionDays" min={1} max={3650} step={1} required value={days} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
