@@ -99,7 +99,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       // Only digits are a number of days ("30d", "1e2" or "" are not): the core checks the bounds.
       const given = positional[1] as string;
       const updated = await envs.setRetentionDays(env.id, /^\d{1,9}$/.test(given) ? Number(given) : Number.NaN);
-      out(`${env.name} retention: ${retentionDaysOf(updated)} days (the running service deletes older events, rejected payloads and ended privacy requests within the hour)`);
+      out(`${env.name} retention: ${retentionDaysOf(updated)} days (the running service deletes older events, rejected payloads and ended privacy requests within 6 hours)`);
       return 0;
     }
     case 'env set-privacy-email': {

@@ -450,7 +450,7 @@ export type Mutation = {
   /**
    * Set how many days the environment keeps its raw records (events, rejected payloads, ended
    * privacy requests): a whole number from 1 to 3650, else `BAD_USER_INPUT` naming `retentionDays`.
-   * Older records are deleted by the sweeper within the hour; learnt profiles and devices are kept.
+   * Older records are deleted by the sweeper within 6 hours; learnt profiles and devices are kept.
    * Returns the updated environment.
    */
   readonly setRetentionDays: Environment;

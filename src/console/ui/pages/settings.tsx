@@ -35,7 +35,7 @@ export function Settings({ session }: { session: SessionInfo }) {
       <h1>Settings</h1>
       <Card title="Retention" id="retention">
         <p class="muted">
-          Events, rejected track payloads and ended privacy requests older than this are deleted by the sweeper, which runs every hour. What the model learnt from them (each user's profile and devices) is kept, so known users stay known.
+          Events, rejected track payloads and ended privacy requests older than this are deleted by the sweeper, which runs every 6 hours. What the model learnt from them (each user's profile and devices) is kept, so known users stay known.
         </p>
         {q.loading && <Loading what="Loading the retention" />}
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}
