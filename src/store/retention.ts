@@ -65,7 +65,12 @@ export class MongoRetentionStore implements RetentionStore {
     return counts;
   }
 
-  /** Delete the records named, by `_id` alone (the one filter FerretDB finds through an index). */
+  /**
+   * Delete the records named, by `_id` alone: each was read with its environment and checked
+   * against that environment's own cutoff, and naming the environment here too would make
+   * FerretDB read the whole table for every delete (it uses its `_id` index only for a filter on
+   * `_id` and nothing else).
+   */
   private async deleteIds(r: Retained, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     return (await this.db.collection<Row>(r.collection).deleteMany({ _id: { $in: ids } })).deletedCount;
