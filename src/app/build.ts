@@ -51,6 +51,8 @@ import { translatingErrors as core } from '../store/errors';
 import { SessionService, type SessionOptions } from '../core/sessions/service';
 import { PolicyDryRunService } from '../core/policies/dry-run';
 import { MongoSessionStore, sessionIndexes } from '../store/sessions';
+import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
+import { RetentionService } from '../core/retention';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -72,6 +74,12 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
 const PRIVACY_SWEEP_MS = 10 * 60_000;
+/**
+ * Retention is counted in days: a pass every 6 hours deletes a record within 6 hours of its
+ * expiry. On FerretDB a pass reads the events once (~100 µs of its CPU per event, measured), so
+ * it is not run more often than that precision needs.
+ */
+const RETENTION_SWEEP_MS = 6 * 60 * 60_000;
 
 export interface BuildOptions {
   db: Db;
@@ -113,6 +121,12 @@ export interface BuildOptions {
   drainTimeoutMs?: number;
   /** Console sessions' idle and absolute lifetimes (defaults 30 min, 12 h). */
   sessions?: SessionOptions;
+  /**
+   * The retention sweep: how it finds old records (default: `scan` on FerretDB, `per-environment`
+   * on MongoDB, see store/retention.ts), how many one delete names (at most and by default
+   * 1,000), and the pause between two deletes (default 20 ms).
+   */
+  retention?: { strategy?: RetentionStrategy; batchSize?: number; pauseMs?: number };
 }
 
 export interface Built {
@@ -121,6 +135,8 @@ export interface Built {
   state: StateLayer;
   /** Prometheus metrics of this instance (GET /metrics). */
   metrics: Metrics;
+  /** The retention sweep (run every 6 hours once started; tests run a pass themselves). */
+  retention: RetentionService;
   /** Start background workers (webhook outbox, privacy sweeper). */
   start(): void;
   /** Drain track, flush events, stop workers. */
@@ -237,6 +253,17 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     sessions,
     read: { events, debuggerLog, users },
   };
+  // FerretDB finds old records by reading each collection once, through the analysts' reader
+  // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.
+  const retention = new RetentionService({
+    environments: environmentsStore,
+    store: core(new MongoRetentionStore(db, { strategy: o.retention?.strategy ?? (kind.ferretdb ? 'scan' : 'per-environment'), scanDb: o.analystDb ?? db })),
+    clock,
+    scheduler: timerScheduler,
+    log: o.log,
+    ...(o.retention?.batchSize !== undefined ? { batchSize: o.retention.batchSize } : {}),
+    ...(o.retention?.pauseMs !== undefined ? { pauseMs: o.retention.pauseMs } : {}),
+  });
   // The workers: when webhooks are delivered, and when expired data is swept.
   const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs });
   const sweeps = new Sweeps(
@@ -246,6 +273,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
       { name: 'app events', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => appEvents.sweep(clock.now()) },
       { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
+      // Not at start: an upgrade leaves 6 hours to set a longer retention than the default.
+      { name: 'retention', everyMs: RETENTION_SWEEP_MS, atStart: false, run: () => retention.sweep(), stop: () => retention.stop() },
     ],
     { scheduler: timerScheduler, log: o.log },
   );
@@ -253,6 +282,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     services,
     state,
     metrics,
+    retention,
     start() {
       webhookWorker.start();
       sweeps.start();

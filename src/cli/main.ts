@@ -9,6 +9,7 @@ import { connect } from '../store/database';
 import { attachOrStartEmbedded } from '../store/embedded';
 import type { Services } from '../core/services';
 import { DomainError } from '../core/errors';
+import { retentionDaysOf } from '../core/retention';
 
 const USAGE = `usage: rampart <command> [arguments]
 
@@ -22,6 +23,8 @@ const USAGE = `usage: rampart <command> [arguments]
   env set-apps <name> <app-id...|none>
                                          origins whose pages may get client tokens with the
                                          environment's publishable key (https://shop.example)
+  env set-retention <name> <days>        days events, rejected payloads and ended privacy
+                                         requests are kept (1-3650, default 90)
   secret add <env> [--label <label>]     add an API secret (printed once)
   secret list <env>                      list secrets and analyst keys (hints only)
   secret revoke <env> <secret|hash>      revoke a secret or analyst key
@@ -46,7 +49,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
   switch (`${group ?? ''} ${cmd ?? ''}`) {
     case 'env list': {
       for (const e of await envs.list()) {
-        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}`);
+        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tretention=${retentionDaysOf(e)}d`);
       }
       return 0;
     }
@@ -88,6 +91,15 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const apps = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientApps(env.id, apps);
       out(`${env.name} apps: ${updated.clientApps?.length ? updated.clientApps.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
+      return 0;
+    }
+    case 'env set-retention': {
+      need(2);
+      const env = await envs.byName(positional[0] as string);
+      // Only digits are a number of days ("30d", "1e2" or "" are not): the core checks the bounds.
+      const given = positional[1] as string;
+      const updated = await envs.setRetentionDays(env.id, /^\d{1,9}$/.test(given) ? Number(given) : Number.NaN);
+      out(`${env.name} retention: ${retentionDaysOf(updated)} days (the running service deletes older events, rejected payloads and ended privacy requests within 6 hours)`);
       return 0;
     }
     case 'env set-privacy-email': {

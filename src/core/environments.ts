@@ -10,6 +10,7 @@ import { randomToken, safeEqual, Sealer, sha256Hex, uuid } from './crypto';
 import { Forbidden, InvalidParameters, NotFound, Unauthorized, Unavailable } from './errors';
 import { APP_ID } from './client/mobile';
 import type { PolicyService } from './policies/service';
+import { checkRetentionDays } from './retention';
 
 export interface EnvironmentDeps {
   environments: EnvironmentStore;
@@ -315,6 +316,15 @@ export class EnvironmentService {
     }
     if (clean.length > 50) throw new InvalidParameters([{ field: 'clientApps', message: 'at most 50 apps' }]);
     return this.patch(id, { clientApps: clean });
+  }
+
+  /**
+   * How many days the environment keeps its raw records (events, rejected payloads, ended privacy
+   * requests): 1 to 3650. The sweeper deletes older ones at its next pass; a longer retention
+   * keeps what is still there.
+   */
+  async setRetentionDays(id: EnvId, days: number): Promise<Environment> {
+    return this.patch(id, { retentionDays: checkRetentionDays(days) });
   }
 
   /** Every live API secret of an environment in clear (to verify the user signatures apps send). */

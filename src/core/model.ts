@@ -30,6 +30,11 @@ export interface Environment {
   clientApps?: string[];
   webhookUrl: string | null;
   privacyEmail: string | null;
+  /**
+   * Days the raw records (events, rejected payloads, ended privacy requests) are kept
+   * (core/retention.ts). Absent: the default, 90.
+   */
+  retentionDays?: number;
   createdAt: Date;
 }
 

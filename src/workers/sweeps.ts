@@ -1,5 +1,5 @@
 /**
- * Periodic sweeps (expired privacy exports, counters, client observations): each task runs at
+ * Periodic sweeps (expired privacy exports, counters, client observations, retention): each task runs at
  * start and then every `everyMs`, never overlapping itself; a failure is logged and the next run
  * comes as planned. The core says what a sweep deletes; this says when.
  */
@@ -11,6 +11,8 @@ export interface SweepTask {
   /** Run at start too (default true). */
   atStart?: boolean;
   run(): Promise<unknown>;
+  /** Asks a run under way to end early (a long one: shutdown waits for it). */
+  stop?(): void;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -33,6 +35,7 @@ export class Sweeps {
     this.started = false;
     for (const cancel of this.cancels.values()) cancel();
     this.cancels.clear();
+    for (const task of this.tasks) task.stop?.();
     await Promise.allSettled([...this.running]);
   }
 

@@ -2,7 +2,7 @@
  * The web console end to end in real headless Chromium (Debian's `chromium`, driven by
  * puppeteer-core; nothing is downloaded), against the running service with seeded data: sign-in
  * by keyboard, every page, a policy created and edited with a dry run before each publish and
- * rolled back, a device reported from the user page; an analyst key that cannot change anything
+ * rolled back, a device reported from the user page, the retention set on the settings page; an analyst key that cannot change anything
  * even by calling the API from the page; another environment whose data never appears; a phone
  * screen. The screenshots it takes are the ones docs/console.md shows (docs/console/*.png).
  */
@@ -326,6 +326,27 @@ describe('the console as an administrator (API secret)', () => {
     await shot(page, 'privacy');
   });
 
+  it('sets the retention on the settings page: a value out of range is refused by the API, naming it', async () => {
+    await go(page, '#/settings');
+    await page.waitForSelector('input[name=retentionDays]');
+    expect(await page.$eval('[data-testid=retention-days]', (el) => el.textContent)).toBe('90 days');
+    // The browser's own check would stop 0 before it is sent: the API's answer is what is shown.
+    await page.$eval('input[name=retentionDays]', (el) => (el as any).removeAttribute('min'));
+    await page.click('input[name=retentionDays]', { count: 3 });
+    await page.keyboard.type('0');
+    await page.keyboard.press('Enter');
+    await waitText(page, 'must be a whole number of days from 1 to 3650');
+    expect(await text(page)).toContain('retentionDays');
+    await page.click('input[name=retentionDays]', { count: 3 });
+    await page.keyboard.type('30');
+    await page.keyboard.press('Enter');
+    await waitText(page, 'Raw records are now kept 30 days.');
+    await waitText(page, '30 days');
+    expect(await page.$eval('[data-testid=retention-days]', (el) => el.textContent)).toBe('30 days');
+    await shot(page, 'settings');
+    expect((await gql(app.secret, '{ environment { retentionDays } }')).environment.retentionDays).toBe(30);
+  });
+
   it('signs out; the old cookie no longer opens anything', async () => {
     const cookie = (await page.browserContext().cookies()).find((c) => c.name === 'rampart_session')!.value;
     await page.click('[data-testid=sign-out]');
@@ -364,6 +385,11 @@ describe('the console with an analyst key', () => {
     });
     expect(forced.status).toBe(403);
     expect(forced.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    // The settings page shows the retention without a form.
+    await go(page, '#/settings');
+    await page.waitForSelector('[data-testid=retention-days]');
+    expect(await page.$('input[name=retentionDays]')).toBeNull();
+    expect(await text(page)).toContain('read-only');
     const devices = await gql(app.secret, '{ user(id: "user-2") { devices { reviewState } } }');
     expect(devices.user.devices.map((d: { reviewState: string }) => d.reviewState)).toEqual(['UNREVIEWED']);
     // A session that ends (here: deleted) sends the page back to sign-in at its next request, saying why.

@@ -16,6 +16,7 @@ import { UserPage, UserSearch } from './pages/user';
 import { Policies } from './pages/policies';
 import { Webhooks } from './pages/webhooks';
 import { Privacy } from './pages/privacy';
+import { Settings } from './pages/settings';
 
 const NAV: [string, string][] = [
   ['overview', 'Overview'],
@@ -24,6 +25,7 @@ const NAV: [string, string][] = [
   ['policies', 'Policies'],
   ['webhooks', 'Webhooks'],
   ['privacy', 'Privacy'],
+  ['settings', 'Settings'],
 ];
 
 function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (s: SessionInfo) => void }) {
@@ -103,6 +105,9 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
       break;
     case 'privacy':
       body = <Privacy />;
+      break;
+    case 'settings':
+      body = <Settings session={session} />;
       break;
     default:
       body = <p class="state empty">No such page. <a href={href(['overview'])}>Go to the overview</a>.</p>;

@@ -264,6 +264,11 @@ export type Environment = {
   readonly privacyEmail?: Maybe<Scalars['String']['output']>;
   /** The key client libraries use. Not a secret; grants nothing on the server API. */
   readonly publishableKey: Scalars['String']['output'];
+  /**
+   * Days raw records (events, rejected payloads, ended privacy requests) are kept before the
+   * sweeper deletes them (default 90). What the model learnt from them is kept.
+   */
+  readonly retentionDays: Scalars['Int']['output'];
   /** Sandbox environments accept test tokens that force an outcome. */
   readonly sandbox: Scalars['Boolean']['output'];
   /** Where webhooks are POSTed, or null when none are sent. */
@@ -442,6 +447,13 @@ export type Mutation = {
    * once, and return the delivery with its attempt.
    */
   readonly sendTestWebhook: WebhookDelivery;
+  /**
+   * Set how many days the environment keeps its raw records (events, rejected payloads, ended
+   * privacy requests): a whole number from 1 to 3650, else `BAD_USER_INPUT` naming `retentionDays`.
+   * Older records are deleted by the sweeper within 6 hours; learnt profiles and devices are kept.
+   * Returns the updated environment.
+   */
+  readonly setRetentionDays: Environment;
   /** Set (or, with null, clear) the URL webhooks are POSTed to. Returns the updated environment. */
   readonly setWebhookUrl: Environment;
   /** Change a policy: a new revision, in force from the very next verdict. The catch-all can only be renamed. */
@@ -540,6 +552,15 @@ export type MutationRequestPrivacyExportsArgs = {
 export type MutationRollbackPolicyArgs = {
   id: Scalars['ID']['input'];
   revision: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationSetRetentionDaysArgs = {
+  days: Scalars['Int']['input'];
 };
 
 
@@ -1575,6 +1596,7 @@ export type EnvironmentResolvers<ContextType = GraphqlContext, ParentType extend
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   privacyEmail?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   publishableKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  retentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   sandbox?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   webhookUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
@@ -1660,6 +1682,7 @@ export type MutationResolvers<ContextType = GraphqlContext, ParentType extends R
   requestPrivacyExports?: Resolver<ReadonlyArray<ResolversTypes['PrivacyJob']>, ParentType, ContextType, Partial<MutationRequestPrivacyExportsArgs>>;
   rollbackPolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationRollbackPolicyArgs, 'id' | 'revision'>>;
   sendTestWebhook?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType>;
+  setRetentionDays?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, RequireFields<MutationSetRetentionDaysArgs, 'days'>>;
   setWebhookUrl?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, Partial<MutationSetWebhookUrlArgs>>;
   updatePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationUpdatePolicyArgs, 'id' | 'input'>>;
 };

@@ -1,4 +1,5 @@
-/** The caller and its environment; setting the webhook URL. */
+/** The caller and its environment; setting the webhook URL and the retention. */
+import { retentionDaysOf } from '../../core/retention';
 import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
 import { envOf, freshEnv } from './common';
 
@@ -9,6 +10,7 @@ export const query: QueryResolvers = {
 
 export const mutation: MutationResolvers = {
   setWebhookUrl: (_p, { url }, ctx) => ctx.services.environments.setWebhookUrl(envOf(ctx), url ?? null),
+  setRetentionDays: (_p, { days }, ctx) => ctx.services.environments.setRetentionDays(envOf(ctx), days),
 };
 
 export const types: Resolvers = {
@@ -16,5 +18,8 @@ export const types: Resolvers = {
     environment: (p) => p.env,
     credentialKind: (p) => p.kind,
     canMutate: (p) => p.kind === 'secret',
+  },
+  Environment: {
+    retentionDays: (e) => retentionDaysOf(e),
   },
 };
