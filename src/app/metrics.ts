@@ -113,7 +113,7 @@ export class Metrics {
     new Gauge({ name: 'rampart_webhook_outbox_depth', help: 'Webhook deliveries not yet delivered or given up (pending or being sent)', registers, collect() { this.set(sources.outbox().depth); } });
     new Gauge({ name: 'rampart_webhook_outbox_oldest_age_seconds', help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none)', registers, collect() { this.set(sources.outbox().oldestAgeSeconds); } });
     this.webhookAttempts = new Counter({ name: 'rampart_webhook_attempts_total', help: 'Webhook delivery attempts recorded', registers });
-    this.webhookFailures = new Counter({ name: 'rampart_webhook_delivery_failures_total', help: 'Webhook delivery attempts that failed, by status: the HTTP status the receiver answered, or the error class (timeout, connection_refused, dns, tls, connection_reset, network, no_signing_secret, environment_gone, no_webhook_url, shutdown, other)', labelNames: ['status'], registers });
+    this.webhookFailures = new Counter({ name: 'rampart_webhook_delivery_failures_total', help: 'Webhook delivery attempts that failed, by status: the HTTP status the receiver answered, or the error class (timeout, connection_refused, dns, tls, connection_reset, invalid_url, network, no_signing_secret, environment_gone, no_webhook_url, shutdown, other)', labelNames: ['status'], registers });
     this.webhooksGivenUp = new Counter({ name: 'rampart_webhook_deliveries_given_up_total', help: 'Webhook deliveries given up for good (attempts exhausted, or undeliverable): status failed', registers });
 
     this.databaseUp = new Gauge({
