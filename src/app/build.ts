@@ -97,8 +97,11 @@ export interface BuildOptions {
   clock?: Clock;
   /** Reference data events are enriched with (default: the offline databases of src/intel). */
   intel?: Intel;
-  /** Webhook worker tuning (tests shorten these). */
-  webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number };
+  /**
+   * Webhook worker tuning (tests shorten these). `outboxEveryMs`: how often the open deliveries
+   * are read again for the outbox metrics (default: 15 s on MongoDB, 10 min on FerretDB).
+   */
+  webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number; outboxEveryMs?: number };
   /** How long a verdict may wait for its state (default 150 ms). */
   verdictBudgetMs?: number;
   /** The database as dashboards read it (searches, analytics): its own bounded pool (default: `db`). */
@@ -158,7 +161,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   if (o.privateDatabase && !kind.upsertInsert) o.log.warn('the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower');
 
   // The metrics read from the services built below; their hooks are called only once requests flow.
-  const stateObserver: StateObserver = { read: (c, outcome) => metrics.stateObserver.read(c, outcome), flushed: (stats) => metrics.stateObserver.flushed(stats) };
+  const stateObserver: StateObserver = {
+    read: (c, outcome) => metrics.stateObserver.read(c, outcome),
+    flushed: (stats) => metrics.stateObserver.flushed(stats),
+    dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
+  };
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
@@ -191,7 +198,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
-  const { pollMs, ...webhookTuning } = o.webhooks ?? {};
+  const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
+  // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
+  // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
+  // instances share the outbox; on FerretDB a scan of the outbox, read every 10 minutes (the
+  // embedded database has no other writer).
+  const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
   const webhooks = new WebhookService({
     store: core(new MongoWebhookStore(db, state)),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
@@ -201,6 +213,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,
+    observer: { attempted: (outcome) => metrics.webhookObserver.attempted(outcome) },
     ...webhookTuning,
   });
   const observations = core(new StateClientObservationStore(db, state));
@@ -220,7 +233,13 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const devices = new DeviceService(users, webhooks, clock, client);
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
-  const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
+  const metrics = new Metrics({
+    writeBacklog: () => state.backlog,
+    writeLimits: () => state.limits,
+    cachedDocuments: () => state.cachedDocuments,
+    trackPending: () => track.pending,
+    outbox: () => webhooks.outbox(),
+  });
   const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state)),
@@ -265,7 +284,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.retention?.pauseMs !== undefined ? { pauseMs: o.retention.pauseMs } : {}),
   });
   // The workers: when webhooks are delivered, and when expired data is swept.
-  const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs });
+  const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs, outboxEveryMs: outboxReadMs });
   const sweeps = new Sweeps(
     [
       { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },

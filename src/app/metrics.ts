@@ -1,18 +1,33 @@
 /**
- * Prometheus metrics (prom-client): requests per door and route, verdicts and their latency,
- * the state layer's cache, write queue and flushes, and the track queue; plus the process's own
- * (memory, CPU, event-loop lag). Served at GET /metrics on the HTTP listener. No label carries a
- * tenant, a user or any request data, so the cardinality stays fixed.
+ * Prometheus metrics (prom-client): requests per door (REST, gRPC, GraphQL, the console) and
+ * route, authentication failures and rate limits per door, verdicts and their latency, the state
+ * layer's cache, write queue and flushes, the track queue, the webhook outbox and its deliveries,
+ * and the database's health probe; plus the process's own (memory, CPU, event-loop lag). Served
+ * at GET /metrics on the HTTP listener; docs/operations.md lists every metric.
+ *
+ * No label carries a tenant, a user, an address or any request data (routes are templates, gRPC
+ * methods their full names), so the number of series stays fixed. A scrape reads memory only:
+ * every gauge is computed from counters the services keep, never from the database, so a hung
+ * database never holds a scrape.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StateObserver } from '../store/state/layer';
 import type { VerdictObserver } from '../core/verdicts/evaluate';
+import type { WebhookObserver } from '../core/webhooks/service';
 
 /** Latency buckets from 0.5 ms to 10 s: verdicts are expected in single-digit milliseconds. */
 const LATENCY = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const READ_OUTCOMES = ['hit', 'miss', 'stale'] as const;
 type ReadOutcome = (typeof READ_OUTCOMES)[number];
+
+/** The doors requests come through: REST `/v1`, gRPC, GraphQL `/graphql`, the web console `/console`. */
+export const DOORS = ['rest', 'grpc', 'graphql', 'console'] as const;
+export type Door = (typeof DOORS)[number];
+
+/** Statuses that mean "authentication failed" and "rate-limited", over HTTP and gRPC. */
+const UNAUTHENTICATED = new Set<string | number>([401, 'UNAUTHENTICATED']);
+const RATE_LIMITED = new Set<string | number>([429, 'RESOURCE_EXHAUSTED']);
 
 export interface MetricsSources {
   /** Writes waiting in the state layer. */
@@ -21,11 +36,22 @@ export interface MetricsSources {
   cachedDocuments(): number;
   /** Track events accepted and not yet applied. */
   trackPending(): number;
+  /** The state layer's bounds (RAMPART_WRITE_BACKPRESSURE, RAMPART_WRITE_QUEUE_LIMIT). */
+  writeLimits(): { backpressureAt: number; queueLimit: number };
+  /** The webhook outbox as the dispatcher knows it (WebhookService.outbox: memory only). */
+  outbox(): { depth: number; oldestAgeSeconds: number };
+}
+
+/** What the up gauge reads: whether the database answers now (store/health.ts). */
+export interface DatabaseStatusSource {
+  down(): string | null;
 }
 
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Histogram<'door' | 'route' | 'status'>;
+  private readonly authFailures: Counter<'door'>;
+  private readonly rateLimited: Counter<'door'>;
   private readonly verdicts: Counter<'endpoint' | 'action' | 'degraded'>;
   private readonly verdictSeconds: Histogram<'endpoint'>;
   private readonly reads: Counter<'collection' | 'outcome'>;
@@ -33,11 +59,27 @@ export class Metrics {
   private readonly pendingReads = new Map<string, Record<ReadOutcome, number>>();
   private readonly flushSeconds: Histogram<'outcome'>;
   private readonly flushWrites: Counter<'kind'>;
+  private readonly flushErrors: Counter;
+  private readonly droppedWrites: Counter<'collection'>;
+  private readonly webhookAttempts: Counter;
+  private readonly webhookFailures: Counter<'status'>;
+  private readonly webhooksGivenUp: Counter;
+  /** Registered once a database status is attached (the runtime's health probe): see watchDatabase. */
+  private readonly databaseUp: Gauge;
+  private readonly probeSeconds: Histogram;
+  private databaseStatus: DatabaseStatusSource | null = null;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'rampart_' });
-    this.requests = new Histogram({ name: 'rampart_request_duration_seconds', help: 'Requests by door (rest, grpc, graphql), route and status', labelNames: ['door', 'route', 'status'], buckets: LATENCY, registers });
+    this.requests = new Histogram({ name: 'rampart_request_duration_seconds', help: 'Requests by door (rest, grpc, graphql, console), route (gRPC: the full method name) and status (HTTP status, or gRPC status code name)', labelNames: ['door', 'route', 'status'], buckets: LATENCY, registers });
+    this.authFailures = new Counter({ name: 'rampart_auth_failures_total', help: 'Requests refused because their credential was missing or wrong (HTTP 401, gRPC UNAUTHENTICATED), by door', labelNames: ['door'], registers });
+    this.rateLimited = new Counter({ name: 'rampart_rate_limited_total', help: 'Requests refused by a rate limit (HTTP 429, gRPC RESOURCE_EXHAUSTED), by door', labelNames: ['door'], registers });
+    // Every door's series exist from the start (at 0), so that rate() and alerts see them.
+    for (const door of DOORS) {
+      this.authFailures.inc({ door }, 0);
+      this.rateLimited.inc({ door }, 0);
+    }
     this.verdicts = new Counter({ name: 'rampart_verdicts_total', help: 'Verdicts by endpoint, action and whether they were degraded', labelNames: ['endpoint', 'action', 'degraded'], registers });
     this.verdictSeconds = new Histogram({ name: 'rampart_verdict_duration_seconds', help: 'Time the core took for a verdict (reads, scoring, recording), by endpoint', labelNames: ['endpoint'], buckets: LATENCY, registers });
     // A verdict makes ~30 state reads: they are counted in plain numbers and handed to the counter
@@ -59,14 +101,55 @@ export class Metrics {
     });
     this.flushSeconds = new Histogram({ name: 'rampart_state_flush_duration_seconds', help: 'Duration of write-behind flushes, by outcome', labelNames: ['outcome'], buckets: LATENCY, registers });
     this.flushWrites = new Counter({ name: 'rampart_state_flushed_writes_total', help: 'Writes sent by flushes: coalesced document updates and inserts', labelNames: ['kind'], registers });
+    this.flushErrors = new Counter({ name: 'rampart_state_flush_errors_total', help: 'Write-behind flushes that failed (the database unreachable or refusing); their writes stay queued and are retried', registers });
+    this.droppedWrites = new Counter({ name: 'rampart_state_dropped_writes_total', help: 'Queued writes the database refused for good (logged) and that were dropped, by collection', labelNames: ['collection'], registers });
     new Gauge({ name: 'rampart_state_write_backlog', help: 'Writes waiting to be flushed (the bound is RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeBacklog()); } });
+    new Gauge({ name: 'rampart_state_write_backpressure_threshold', help: 'Backlog past which new work waits for the database (RAMPART_WRITE_BACKPRESSURE)', registers, collect() { this.set(sources.writeLimits().backpressureAt); } });
+    new Gauge({ name: 'rampart_state_write_queue_limit', help: 'Backlog past which Rampart answers 503 (RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeLimits().queueLimit); } });
     new Gauge({ name: 'rampart_state_cached_documents', help: 'Documents in the state cache', registers, collect() { this.set(sources.cachedDocuments()); } });
     new Gauge({ name: 'rampart_track_queue_depth', help: 'Track events accepted and not yet applied', registers, collect() { this.set(sources.trackPending()); } });
+
+    // The outbox as the webhook dispatcher knows it (WebhookService.outbox): no database read here.
+    new Gauge({ name: 'rampart_webhook_outbox_depth', help: 'Webhook deliveries not yet delivered or given up (pending or being sent)', registers, collect() { this.set(sources.outbox().depth); } });
+    new Gauge({ name: 'rampart_webhook_outbox_oldest_age_seconds', help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none)', registers, collect() { this.set(sources.outbox().oldestAgeSeconds); } });
+    this.webhookAttempts = new Counter({ name: 'rampart_webhook_attempts_total', help: 'Webhook delivery attempts recorded', registers });
+    this.webhookFailures = new Counter({ name: 'rampart_webhook_delivery_failures_total', help: 'Webhook delivery attempts that failed, by status: the HTTP status the receiver answered, or the error class (timeout, connection_refused, dns, tls, connection_reset, invalid_url, network, no_signing_secret, environment_gone, no_webhook_url, shutdown, other)', labelNames: ['status'], registers });
+    this.webhooksGivenUp = new Counter({ name: 'rampart_webhook_deliveries_given_up_total', help: 'Webhook deliveries given up for good (attempts exhausted, or undeliverable): status failed', registers });
+
+    this.databaseUp = new Gauge({
+      name: 'rampart_database_up',
+      help: 'Whether the database answers (1) or is known to be down or hung (0), from the driver\'s monitoring and the health probe',
+      registers: [],
+      collect: () => this.databaseUp.set(this.databaseStatus?.down() === null ? 1 : 0),
+    });
+    this.probeSeconds = new Histogram({ name: 'rampart_database_probe_duration_seconds', help: 'Time the database took to answer the health probe\'s ping (RAMPART_DB_PROBE_MS); a hung database answers none (see rampart_database_up)', buckets: LATENCY, registers: [] });
   }
 
-  /** One request answered by a door. */
-  request(door: 'rest' | 'grpc' | 'graphql', route: string, status: string | number, seconds: number): void {
+  /**
+   * Follow the database's health (the runtime's probe, store/health.ts): `rampart_database_up`
+   * and the probe's latency appear from then on. Apps built without a probe (tests, tools) have
+   * neither, rather than a gauge that would say "down".
+   */
+  watchDatabase(status: DatabaseStatusSource): void {
+    if (this.databaseStatus) return;
+    this.databaseStatus = status;
+    this.registry.registerMetric(this.databaseUp);
+    this.registry.registerMetric(this.probeSeconds);
+  }
+
+  /** The health probe's hook: one ping answered, after `seconds`. */
+  readonly databaseProbed = (seconds: number): void => {
+    if (this.databaseStatus) this.probeSeconds.observe(seconds);
+  };
+
+  /**
+   * One request answered by a door: `status` is the HTTP status, or a gRPC status code's name.
+   * Refused credentials and rate limits are counted per door as well.
+   */
+  request(door: Door, route: string, status: string | number, seconds: number): void {
     this.requests.observe({ door, route, status: String(status) }, seconds);
+    if (UNAUTHENTICATED.has(status)) this.authFailures.inc({ door });
+    else if (RATE_LIMITED.has(status)) this.rateLimited.inc({ door });
   }
 
   readonly verdictObserver: VerdictObserver = {
@@ -87,8 +170,20 @@ export class Metrics {
     },
     flushed: ({ seconds, updates, inserts, ok }) => {
       this.flushSeconds.observe({ outcome: ok ? 'ok' : 'failed' }, seconds);
+      if (!ok) this.flushErrors.inc();
       if (updates) this.flushWrites.inc({ kind: 'update' }, updates);
       if (inserts) this.flushWrites.inc({ kind: 'insert' }, inserts);
+    },
+    dropped: (collection, count) => {
+      this.droppedWrites.inc({ collection }, count);
+    },
+  };
+
+  readonly webhookObserver: WebhookObserver = {
+    attempted: ({ failure, gaveUp }) => {
+      this.webhookAttempts.inc();
+      if (failure !== null) this.webhookFailures.inc({ status: failure });
+      if (gaveUp) this.webhooksGivenUp.inc();
     },
   };
 
@@ -102,7 +197,14 @@ export class Metrics {
 export function restMetrics(metrics: Metrics, token: string | undefined) {
   return {
     expose: () => metrics.expose(),
-    request: (door: 'rest' | 'graphql', route: string, status: number, seconds: number) => metrics.request(door, route, status, seconds),
+    request: (door: 'rest' | 'graphql' | 'console', route: string, status: number, seconds: number) => metrics.request(door, route, status, seconds),
     token,
+  };
+}
+
+/** The gRPC listener's view of the metrics: one observation per call (a VerdictStream's calls each). */
+export function grpcMetrics(metrics: Metrics) {
+  return {
+    call: (method: string, code: string, seconds: number) => metrics.request('grpc', method, code, seconds),
   };
 }

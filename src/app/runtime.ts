@@ -11,7 +11,7 @@ import { watchDatabase } from '../store/health';
 import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
-import { restMetrics } from './metrics';
+import { grpcMetrics, restMetrics } from './metrics';
 import type { Logger } from './logger';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
 import { registerGraphql } from '../graphql/server';
@@ -109,8 +109,11 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   const health = await watchDatabase(database.client, uri, config.dbName, {
     ...config.databaseHealth,
     onChange: (why) => (why ? log.warn({ why }, 'database down: requests that need it answer 503') : log.info('database answers again')),
+    onProbe: built.metrics.databaseProbed,
   });
   started.push(() => health.close());
+  // rampart_database_up reads the probe's verdict at each scrape: memory, never the database.
+  built.metrics.watchDatabase(health);
   const http: FastifyInstance = await buildRestServer({
     services: built.services,
     log,
@@ -134,7 +137,16 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();
   const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
-  const grpc: GrpcServerHandle = await startGrpcServer({ services: built.services, log, host: config.host, port: config.grpcPort, tls: config.tls, maxMessageBytes: config.bodyLimit, database: health });
+  const grpc: GrpcServerHandle = await startGrpcServer({
+    services: built.services,
+    log,
+    host: config.host,
+    port: config.grpcPort,
+    tls: config.tls,
+    maxMessageBytes: config.bodyLimit,
+    database: health,
+    metrics: grpcMetrics(built.metrics),
+  });
   started.push(() => grpc.stop());
   built.start();
   const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;

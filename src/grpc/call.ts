@@ -14,6 +14,7 @@ import type { Logger } from '../doors/logger';
 import { toStatus } from './errors';
 import { rejection } from './guard';
 import type { DatabaseStatus } from '../doors/outage';
+import type { GrpcMetrics } from './observe';
 
 /** What the handlers of the gRPC door receive. */
 export interface Door {
@@ -29,6 +30,8 @@ export interface Door {
   maxMessageBytes?: number;
   /** Whether the database answers: calls that need it answer UNAVAILABLE while it is down. */
   database?: DatabaseStatus;
+  /** Per-call metrics (observe.ts); VerdictStream reports each of its calls here. */
+  metrics?: GrpcMetrics;
 }
 
 /** A stream that serves calls and can be told to take no new ones (server.ts, on stop). */

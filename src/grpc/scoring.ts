@@ -5,7 +5,8 @@
  * /v1/track do. VerdictStream carries Authenticate, Risk and Filter calls on one stream, each
  * handled by the same code as its unary RPC.
  */
-import { Metadata, type handleBidiStreamingCall, type handleClientStreamingCall, type ServerDuplexStream } from '@grpc/grpc-js';
+import { Metadata, status as Status, type handleBidiStreamingCall, type handleClientStreamingCall, type ServerDuplexStream } from '@grpc/grpc-js';
+import { performance } from 'node:perf_hooks';
 import { DeadlineExceeded, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
@@ -13,6 +14,7 @@ import { normaliseError } from '../doors/errors';
 import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
 import { callError, toStatus } from './errors';
 import { callIds, rejection, RejectedMessage } from './guard';
+import { codeName } from './observe';
 import { authenticateMessage, filterMessage, riskMessage } from './mappers';
 import { eventCommand, type EventMessage } from './event-command';
 import type { ScoringHandlers } from './generated/rampart/v1/Scoring';
@@ -133,6 +135,9 @@ function verdictHandlers(door: Door) {
  */
 export const MAX_CALLS_IN_FLIGHT = 1000;
 
+/** The method the calls of a VerdictStream are counted under in the metrics (one observation per call). */
+export const VERDICT_STREAM_METHOD = '/rampart.v1.Scoring/VerdictStream';
+
 /**
  * VerdictStream: each call read is run as its unary RPC would be (guard, authentication with the
  * stream's metadata, rate limit, the call's own deadline, the same handler and error table) and
@@ -190,7 +195,13 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
         queueMicrotask(flush);
       }
     };
-    const answerFailure = (id: number, err: unknown) => answer({ id, error: callError(toStatus(normaliseError(err, door.log))) });
+    /** One call of the stream is over (answered, or cancelled): observed as a unary call would be. */
+    const observe = (started: number, code: Status) => door.metrics?.call(VERDICT_STREAM_METHOD, codeName(code), (performance.now() - started) / 1000);
+    const answerFailure = (id: number, err: unknown, started = performance.now()) => {
+      const status = toStatus(normaliseError(err, door.log));
+      observe(started, status.code);
+      answer({ id, error: callError(status) });
+    };
 
     const stream: DrainableStream = {
       drain: () => {
@@ -222,17 +233,22 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       const req = endpoint ? c[endpoint] : null;
       if (!endpoint || !req) return answerFailure(id, new InvalidParameters([{ field: 'call', message: 'is required: authenticate, risk, filter or cancel' }]));
       if (inflight.has(id)) return answerFailure(id, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
+      const started = performance.now();
       const signal = new CallSignal(c.timeoutMs > 0 ? Date.now() + c.timeoutMs : deadlineOf(call));
       inflight.set(id, signal);
       authorised(door, call, req, signal, handlers[endpoint])
         .then(
           (res) => {
-            if (signal.cancelled) return;
-            if (signal.expired) answerFailure(id, new DeadlineExceeded());
-            else answer({ id, [endpoint]: res });
+            if (signal.cancelled) return observe(started, Status.CANCELLED);
+            if (signal.expired) answerFailure(id, new DeadlineExceeded(), started);
+            else {
+              observe(started, Status.OK);
+              answer({ id, [endpoint]: res });
+            }
           },
           (err: unknown) => {
-            if (!signal.cancelled && !(err instanceof CallCancelled)) answerFailure(id, err);
+            if (!signal.cancelled && !(err instanceof CallCancelled)) answerFailure(id, err, started);
+            else observe(started, Status.CANCELLED);
           },
         )
         .finally(() => settle(id, signal));

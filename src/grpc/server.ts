@@ -15,6 +15,7 @@ import type { DatabaseStatus } from '../doors/outage';
 import { devicesHandlers } from './devices';
 import { guardService } from './guard';
 import { loadRampartProto, SERVICE_NAMES } from './loader';
+import { observed, type GrpcMetrics } from './observe';
 import { reflectionPackage } from './reflection';
 import { privacyHandlers } from './privacy';
 import { scoringHandlers } from './scoring';
@@ -31,6 +32,8 @@ export interface GrpcServerOptions {
   drainTimeoutMs?: number;
   /** Whether the database answers: Devices and Privacy answer UNAVAILABLE at once while it is down. */
   database?: DatabaseStatus;
+  /** Prometheus metrics: one observation per call (method, status code, duration). */
+  metrics?: GrpcMetrics;
 }
 
 export interface GrpcServerHandle {
@@ -72,12 +75,13 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const { proto } = loadRampartProto();
   const v1 = proto.rampart.v1;
-  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes, database: o.database };
+  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes, database: o.database, metrics: o.metrics };
 
   const server = new grpc.Server(serverChannelOptions(maxMessageBytes));
-  server.addService(guardService(v1.Scoring.service, maxMessageBytes), scoringHandlers(door));
-  server.addService(guardService(v1.Devices.service, maxMessageBytes), needingDatabase(door, devicesHandlers(door)));
-  server.addService(guardService(v1.Privacy.service, maxMessageBytes), needingDatabase(door, privacyHandlers(door)));
+  // Observed outermost, so that what the outage cut answers is counted too.
+  server.addService(guardService(v1.Scoring.service, maxMessageBytes), observed(v1.Scoring.service, scoringHandlers(door), o.metrics));
+  server.addService(guardService(v1.Devices.service, maxMessageBytes), observed(v1.Devices.service, needingDatabase(door, devicesHandlers(door)), o.metrics));
+  server.addService(guardService(v1.Privacy.service, maxMessageBytes), observed(v1.Privacy.service, needingDatabase(door, privacyHandlers(door)), o.metrics));
 
   // '' is the whole server, as grpc_health_probe asks by default.
   const statuses: ServingStatusMap = { '': 'SERVING' };

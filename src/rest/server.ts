@@ -46,7 +46,8 @@ export interface RestOptions {
 
 export interface RestMetrics {
   expose(): Promise<{ contentType: string; body: string }>;
-  request(door: 'rest' | 'graphql', route: string, status: number, seconds: number): void;
+  /** One answered request: its door (the console's routes and GraphQL share this listener), route template, status. */
+  request(door: 'rest' | 'graphql' | 'console', route: string, status: number, seconds: number): void;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   token?: string;
 }
@@ -146,7 +147,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     // Labelled by route pattern (never the raw path), so the number of series stays fixed.
     app.addHook('onResponse', async (req, reply) => {
       const route = req.routeOptions.url ?? 'unmatched';
-      metrics.request(route === '/graphql' ? 'graphql' : 'rest', route, reply.statusCode, reply.elapsedTime / 1000);
+      metrics.request(doorOf(route), route, reply.statusCode, reply.elapsedTime / 1000);
     });
   }
 
@@ -359,6 +360,12 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   if (o.register) await o.register(app);
   return app;
+}
+
+/** Which door a route of this listener belongs to. */
+function doorOf(route: string): 'rest' | 'graphql' | 'console' {
+  if (route === '/graphql') return 'graphql';
+  return route === '/console' || route.startsWith('/console/') ? 'console' : 'rest';
 }
 
 class BadRequestHttps extends BadRequest {

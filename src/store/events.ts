@@ -69,7 +69,7 @@ export class MongoEventStore implements EventStore {
   }
 
   append(event: StoredEvent): Promise<void> {
-    return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), resolve));
+    return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), () => resolve()));
   }
 
   /** Write everything queued so far (events and every other pending change). */
@@ -93,7 +93,7 @@ export class MongoDebuggerStore implements DebuggerStore {
   /** Queued behind the answer like events; resolves once written. */
   append(e: RejectedPayload): Promise<void> {
     const { id, fields, ...rest } = e;
-    return new Promise((resolve) => this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, resolve));
+    return new Promise((resolve) => this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, () => resolve()));
   }
   async list(env: EnvId, limit: number): Promise<RejectedPayload[]> {
     const docs = await this.col.find({ envId: env }).sort({ receivedAt: -1 }).limit(limit).toArray();

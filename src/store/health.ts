@@ -10,6 +10,7 @@
  * down, and requests already waiting on it when it goes down are told (`onDown`), so that a hang
  * costs a caller at most `stallMs` plus one probe interval, never a wait for the driver.
  */
+import { performance } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
 import type { TopologyDescriptionChangedEvent } from 'mongodb';
 
@@ -28,6 +29,8 @@ export interface HealthOptions {
   stallMs: number;
   /** Told each time the database goes down (why) or comes back (null). */
   onChange?: (why: string | null) => void;
+  /** Told how long each ping took to be answered (seconds), a failed one included (metrics). */
+  onProbe?: (seconds: number) => void;
 }
 
 /**
@@ -84,6 +87,7 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
       if (closed) return;
       let answered = false;
       const started = Date.now();
+      const startedAt = performance.now();
       const watchdog = setTimeout(() => {
         // Our own event loop may have been what held the answer up (a long GC, a long task): its
         // I/O is read after the timers, so look again once it has been.
@@ -101,6 +105,7 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
         .finally(() => {
           answered = true;
           clearTimeout(watchdog);
+          o.onProbe?.((performance.now() - startedAt) / 1000);
           update(() => {
             stalled = null;
           });

@@ -15,6 +15,7 @@ import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
 import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../core/webhooks/ports';
+import type { OpenDeliveries } from '../core/webhooks/outbox';
 import { isDuplicateKey, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
 
@@ -53,6 +54,8 @@ export const webhookIndexes: IndexSpec[] = [
       { key: { envId: 1, status: 1, createdAt: -1 }, name: 'env_status_time' },
       { key: { envId: 1, userId: 1, createdAt: -1 }, name: 'env_user_time' },
       { key: { envId: 1, userId: 1, status: 1, createdAt: 1, seq: 1 }, name: 'env_user_open' },
+      // The outbox metrics' read (openDeliveries): the oldest open deliveries of every tenant.
+      { key: { status: 1, createdAt: 1 }, name: 'status_created' },
     ],
   },
   {
@@ -99,7 +102,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return this.db.collection<ClaimDoc>(WEBHOOK_COLLECTIONS.claims);
   }
 
-  enqueue(delivery: WebhookDelivery): Promise<void> {
+  enqueue(delivery: WebhookDelivery): Promise<boolean> {
     return new Promise((resolve) => this.state.insert(WEBHOOK_COLLECTIONS.deliveries, toDoc(delivery), resolve));
   }
 
@@ -208,6 +211,18 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
       { $set: { status: 'pending', nextAttemptAt, leaseOwner: null, leaseUntil: null } },
     );
     return r.matchedCount === 1;
+  }
+
+  /**
+   * On MongoDB an index range (status_created); on FerretDB a scan of the outbox, as each of the
+   * dispatcher's polls is, which is why it is read only now and then (see core/webhooks/outbox.ts).
+   * The count is asked for only when there are more open deliveries than `limit`.
+   */
+  async openDeliveries(limit: number): Promise<OpenDeliveries> {
+    const open: Filter<DeliveryDoc> = { status: { $in: OPEN } };
+    const docs = await this.col.find(open, { projection: { _id: 1, createdAt: 1 } }).sort({ createdAt: 1 }).limit(limit).toArray();
+    const total = docs.length < limit ? docs.length : await this.col.countDocuments(open);
+    return { total, oldest: docs.map((d) => ({ id: d._id, createdAt: d.createdAt })) };
   }
 
   async sweep(now: Date, finishedBefore: Date): Promise<{ dedupe: number; deliveries: number }> {

@@ -1,9 +1,10 @@
 /**
  * The webhook delivery worker: when the core's WebhookService delivers. It runs a pass
  * (`deliverDue`) at once when told there is work, else every `pollMs`, never two at a time (a
- * pass asked for while one runs follows it at once); sweeps expired dedupe slots and old
- * deliveries every `sweepMs`; and on stop lets the service deliver what is due within its
- * shutdown grace.
+ * pass asked for while one runs follows it at once); reads the open deliveries for the outbox
+ * metrics at its first pass and then every `outboxEveryMs` (WebhookService.reconcileOutbox);
+ * sweeps expired dedupe slots and old deliveries every `sweepMs`; and on stop lets the service
+ * deliver what is due within its shutdown grace.
  */
 import type { Scheduler } from '../core/ports';
 import type { WebhookService } from '../core/webhooks/service';
@@ -15,6 +16,8 @@ export interface WebhookWorkerOptions {
   pollMs?: number;
   /** How often it sweeps expired dedupe slots and old deliveries. Default 10 min. */
   sweepMs?: number;
+  /** How often it reads the open deliveries again for the outbox metrics. Default 10 min. */
+  outboxEveryMs?: number;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -22,17 +25,21 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 export class WebhookWorker {
   private readonly pollMs: number;
   private readonly sweepMs: number;
+  private readonly outboxEveryMs: number;
   private running = false;
   private cancel: (() => void) | null = null;
   private pass: Promise<void> | null = null;
   private again = false;
   /** When the last sweep started (epoch ms, performance clock), or null before the first. */
   private lastSweep: number | null = null;
+  /** When the open deliveries were last read (performance clock), or null before the first read. */
+  private lastOutboxRead: number | null = null;
   private stopping: Promise<void> | null = null;
 
   constructor(private readonly webhooks: WebhookService, private readonly o: WebhookWorkerOptions) {
     this.pollMs = o.pollMs ?? 1000;
     this.sweepMs = o.sweepMs ?? 10 * 60_000;
+    this.outboxEveryMs = o.outboxEveryMs ?? 10 * 60_000;
     webhooks.onWork(() => this.schedule(0));
   }
 
@@ -78,6 +85,11 @@ export class WebhookWorker {
     try {
       await this.webhooks.deliverDue();
       const now = performance.now();
+      if (this.lastOutboxRead === null || now - this.lastOutboxRead >= this.outboxEveryMs) {
+        // Only a read that answered counts: a failed one is tried again at the next pass.
+        await this.webhooks.reconcileOutbox();
+        this.lastOutboxRead = now;
+      }
       if (this.lastSweep === null || now - this.lastSweep >= this.sweepMs) {
         this.lastSweep = now;
         await this.webhooks.sweep();

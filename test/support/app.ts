@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
 import { buildServices, type Built, type BuildOptions } from '../../src/app/build';
 import { offlineIntel } from '../../src/intel/offline';
-import { restMetrics } from '../../src/app/metrics';
+import { grpcMetrics, restMetrics } from '../../src/app/metrics';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
 import { registerGraphql } from '../../src/graphql/server';
@@ -80,7 +80,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   let grpc: GrpcServerHandle | null = null;
-  if (opts.grpc !== false) grpc = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined });
+  if (opts.grpc !== false) grpc = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, metrics: grpcMetrics(built.metrics) });
   built.start();
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -8,6 +8,7 @@
 import type { Device, EnvId, Environment, PolicyRef } from '../model';
 import type { GeoLocation, ParsedUserAgent } from '../../intel';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
+import type { OpenDeliveries } from './outbox';
 
 export type WebhookType = '$incident.confirmed' | '$review.opened';
 
@@ -67,9 +68,10 @@ export interface DeliveryOutcome {
 export interface WebhookDeliveryStore {
   /**
    * Queue a delivery for writing behind the caller, unless one with its id exists already (the
-   * id is derived from the dedupe slot, so this is the dedupe check). Resolves once written.
+   * id is derived from the dedupe slot, so this is the dedupe check). Resolves once written:
+   * true when it was inserted, false when one with its id was there already.
    */
-  enqueue(delivery: WebhookDelivery): Promise<void>;
+  enqueue(delivery: WebhookDelivery): Promise<boolean>;
   insert(delivery: WebhookDelivery): Promise<void>;
   get(env: EnvId, id: string): Promise<WebhookDelivery | null>;
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
@@ -100,6 +102,12 @@ export interface WebhookDeliveryStore {
    * `owner` still holds lease `leaseVersion`. False when the lease was lost.
    */
   release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean>;
+  /**
+   * The open (`pending` or `delivering`) deliveries of every tenant: how many, and the `limit`
+   * oldest by creation time (ids and times only). Read now and then for the outbox metrics
+   * (core/webhooks/outbox.ts), never on a scrape.
+   */
+  openDeliveries(limit: number): Promise<OpenDeliveries>;
   /** Delete expired dedupe slots and stale claims, and finished deliveries older than `finishedBefore`. */
   sweep(now: Date, finishedBefore: Date): Promise<{ dedupe: number; deliveries: number }>;
 }

@@ -29,6 +29,7 @@ import { wait, type Clock, type HttpPoster, type HttpPostResult, type Scheduler 
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
 import type { DeliveryOutcome, WebhookDeliveryStore, WebhookNotice, WebhookSink } from './ports';
 import { webhookBody } from './payload';
+import { OutboxLedger } from './outbox';
 import { signCastle, signRampart } from './signature';
 import type { Page } from '../queries/model';
 import { pageSize, toPage } from '../queries/pagination';
@@ -40,6 +41,16 @@ export const TEST_TRIGGER = 'test';
 export interface WebhookLog {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
+}
+
+/** What the metrics hear of each attempt (app/metrics.ts). */
+export interface WebhookObserver {
+  /**
+   * One attempt was made: `failure` is null when the receiver answered 2xx, else the HTTP status
+   * it answered (`"500"`) or the class of error that prevented an answer (see failureClass);
+   * `gaveUp` when the delivery is now failed for good.
+   */
+  attempted(outcome: { failure: string | null; gaveUp: boolean }): void;
 }
 
 export interface WebhookServiceDeps {
@@ -82,6 +93,8 @@ export interface WebhookServiceDeps {
   retentionMs?: number;
   /** Source of jitter, in [0, 1). Default Math.random. */
   random?: () => number;
+  /** Told of every attempt (metrics). */
+  observer?: WebhookObserver;
 }
 
 export interface DeliveryListOptions {
@@ -131,6 +144,27 @@ function describeError(err: unknown, timeoutMs: number): string {
   }
   return e.message;
 }
+
+/**
+ * The class of an error that kept an attempt from getting an answer, for the metrics: a small,
+ * fixed set of names (never a message, a host or an address), read from the error's `code` or
+ * its cause's (Node's and undici's codes).
+ */
+export function failureClass(err: unknown): string {
+  const e = typeof err === 'object' && err !== null ? (err as { name?: unknown; code?: unknown; cause?: unknown }) : null;
+  const cause = e && typeof e.cause === 'object' && e.cause !== null ? (e.cause as { code?: unknown }) : null;
+  const code = typeof cause?.code === 'string' ? cause.code : typeof e?.code === 'string' ? e.code : '';
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || /TIMEOUT|^ETIMEDOUT$/.test(code)) return 'timeout';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection_reset';
+  if (/^(ERR_TLS|ERR_SSL|ERR_OSSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)/.test(code)) return 'tls';
+  if (code === 'ERR_INVALID_URL') return 'invalid_url';
+  return code ? 'network' : 'other';
+}
+
+/** Open deliveries the outbox ledger holds by id (the others are only counted): see outbox.ts. */
+const OUTBOX_TRACKED = 10_000;
 
 /** Rounds of candidates one pass of the worker reads before it waits for the next poll. */
 const FILL_ROUNDS = 4;
@@ -183,6 +217,8 @@ export class WebhookService implements WebhookSink {
   private graceEnd: number | null = null;
   /** Called when the next attempt ends. */
   private readonly onAttemptEnd: (() => void)[] = [];
+  /** The open deliveries as this dispatcher knows them, for the metrics (outbox.ts). */
+  private readonly ledger = new OutboxLedger(OUTBOX_TRACKED);
 
   constructor(private readonly d: WebhookServiceDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
@@ -222,7 +258,11 @@ export class WebhookService implements WebhookSink {
     if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
     const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
-    const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then(() => this.wake());
+    const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then((inserted) => {
+      // Not inserted: a delivery of this slot was there already (a notice repeated after a restart).
+      if (inserted) this.ledger.added(id, now);
+      this.wake();
+    });
     this.writing.add(written);
     void written.finally(() => this.writing.delete(written));
     return written;
@@ -261,6 +301,7 @@ export class WebhookService implements WebhookSink {
       test: true,
     };
     await this.d.store.insert(delivery);
+    this.ledger.added(delivery.id, delivery.createdAt);
     await this.launch(delivery);
     return (await this.d.store.get(env.id, id)) ?? delivery;
   }
@@ -310,6 +351,21 @@ export class WebhookService implements WebhookSink {
   async deliverDue(): Promise<{ started: number; more: boolean }> {
     const started = await this.fill(this.concurrency - this.inflight.size);
     return { started: started.length, more: this.saturated };
+  }
+
+  /**
+   * The outbox as this dispatcher knows it, from memory (no database read): open deliveries, and
+   * the age of the oldest in seconds (0 when there is none). See outbox.ts.
+   */
+  outbox(): { depth: number; oldestAgeSeconds: number } {
+    const oldest = this.ledger.oldest;
+    const age = oldest === null ? 0 : Math.max(0, (this.d.clock.now().getTime() - oldest) / 1000);
+    return { depth: this.ledger.depth, oldestAgeSeconds: age };
+  }
+
+  /** Correct what `outbox()` knows with one bounded read of the open deliveries (the worker's schedule). */
+  reconcileOutbox(): Promise<void> {
+    return this.ledger.reconcile((limit) => this.d.store.openDeliveries(limit));
   }
 
   /** Delete expired dedupe slots and stale claims, and finished deliveries past their retention. */
@@ -437,6 +493,7 @@ export class WebhookService implements WebhookSink {
         const now = this.d.clock.now();
         const claimed = await this.d.store.claim(target, this.d.instanceId, now, new Date(now.getTime() + this.leaseMs));
         if (!claimed) continue;
+        this.ledger.claimed(claimed.id, claimed.createdAt);
         seen?.add(claimed.id);
         started.push(this.launch(claimed));
         perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
@@ -551,20 +608,26 @@ export class WebhookService implements WebhookSink {
     let permanent = false;
     let timedOut = false;
     let cut = false;
+    /** Why no 2xx came, for the metrics (failureClass); the HTTP status when one came. */
+    let failure: string | null = null;
     try {
       const env = await this.d.environments.byId(delivery.envId);
       if (!env) {
         error = 'the environment no longer exists';
+        failure = 'environment_gone';
         permanent = true;
       } else if (!delivery.test && !env.webhookUrl) {
         error = 'the environment no longer has a webhook URL';
+        failure = 'no_webhook_url';
         permanent = true;
       } else {
         // Retries follow the environment's current URL, so fixing a wrong URL rescues pending deliveries.
         if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
         const secret = await this.d.signingSecret(env.id);
-        if (!secret) error = 'no live API secret to sign the webhook with';
-        else {
+        if (!secret) {
+          error = 'no live API secret to sign the webhook with';
+          failure = 'no_signing_secret';
+        } else {
           const budget = this.attemptBudget(delivery);
           if (budget === null || !this.mayStart() || abort.signal.aborted) {
             await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
@@ -576,20 +639,25 @@ export class WebhookService implements WebhookSink {
             else {
               timedOut = true;
               error = `timed out after ${budget} ms`;
+              failure = 'timeout';
             }
           } catch (err) {
             if (abort.signal.reason === SHUT_DOWN) {
               cut = true;
               error = `cut short at shutdown after ${Math.round(performance.now() - t0)} ms`;
+              failure = 'shutdown';
             } else throw err;
           }
         }
       }
     } catch (err) {
       error = describeError(err, this.timeoutMs);
+      failure = failureClass(err);
     }
     const durationMs = Math.round(performance.now() - t0);
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    if (ok) failure = null;
+    else if (statusCode !== null) failure = String(statusCode);
     const attemptNo = delivery.attempts.length + 1;
     const lastError = ok ? null : (error ?? `HTTP ${statusCode}`);
     const now = this.d.clock.now();
@@ -607,14 +675,19 @@ export class WebhookService implements WebhookSink {
     }
     const attempt: DeliveryAttempt = { at, statusCode, error, durationMs, instance: this.d.instanceId, url };
     const meta = { delivery: delivery.id, env: delivery.envId, type: delivery.type, attempt: attemptNo, statusCode, error, durationMs };
+    let recorded: boolean;
     try {
-      const recorded = await this.record(delivery, attempt, outcome);
+      recorded = await this.record(delivery, attempt, outcome);
       if (!recorded) this.d.log.warn(meta, 'webhooks: lease lost before the attempt was recorded');
     } catch (err) {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
       this.d.log.warn({ ...meta, err: describeError(err, this.timeoutMs) }, 'webhooks: could not record the attempt');
+      this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: false });
       return;
     }
+    const over = recorded && outcome.status !== 'pending';
+    if (over) this.ledger.finished(delivery.id);
+    this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: over && outcome.status === 'failed' });
     if (outcome.status === 'delivered') this.d.log.info(meta, 'webhooks: delivered');
     else if (outcome.status === 'failed') this.d.log.warn(meta, 'webhooks: delivery failed for good');
     else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');

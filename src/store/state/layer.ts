@@ -102,6 +102,8 @@ export interface StateOptions {
 export interface StateObserver {
   read(collection: string, outcome: 'hit' | 'miss' | 'stale'): void;
   flushed(stats: { seconds: number; updates: number; inserts: number; ok: boolean }): void;
+  /** Queued writes of `collection` the database refused for good (logged through onError), and dropped. */
+  dropped?(collection: string, count: number): void;
 }
 
 export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
@@ -136,8 +138,11 @@ interface Entry {
 
 interface InsertItem {
   doc: Document;
-  /** Called once the document is written (or refused by the database, which is logged). */
-  done?: () => void;
+  /**
+   * Called once the document is written (`inserted`), or found already there (its `_id` existed)
+   * or refused by the database, which is logged (not `inserted`).
+   */
+  done?: (inserted: boolean) => void;
 }
 
 interface CollectionQueue {
@@ -194,6 +199,11 @@ export class StateLayer implements WriteQueue {
 
   get cachedDocuments(): number {
     return this.entries.size;
+  }
+
+  /** The backlog's two marks (see StateOptions): for the metrics. */
+  get limits(): { backpressureAt: number; queueLimit: number } {
+    return { backpressureAt: this.o.backpressureAt, queueLimit: this.o.queueLimit };
   }
 
   /** Whether this layer writes every changed document whole (`snapshots` mode: it is the database's only writer). */
@@ -478,9 +488,10 @@ export class StateLayer implements WriteQueue {
 
   /**
    * Queue a document for insertion; a document whose `_id` exists already is left as it is.
-   * `done` is called once it is written.
+   * `done` is called once it is written (true), or once it is known to be there already or was
+   * refused (false).
    */
-  insert(collection: string, doc: Document, done?: () => void): void {
+  insert(collection: string, doc: Document, done?: (inserted: boolean) => void): void {
     let q = this.queues.get(collection);
     if (!q) {
       q = { inserts: [] };
@@ -661,6 +672,7 @@ export class StateLayer implements WriteQueue {
           if (isDuplicateKey(at.error)) throw err; // two upserts raced (another instance): retry
           const bad = ops[done];
           this.o.onError(at.error, `write refused by the database (${collection} ${bad?.entry.id}); change dropped`);
+          this.o.observer?.dropped?.(collection, 1);
           done += 1;
         }
       }
@@ -724,6 +736,7 @@ export class StateLayer implements WriteQueue {
     try {
       for (let i = 0; i < items.length; i += this.o.maxBatch) {
         const chunk = items.slice(i, i + this.o.maxBatch);
+        const failed = new Set<number>();
         try {
           await this.db.collection(collection).insertMany(
             chunk.map((c) => c.doc),
@@ -735,11 +748,18 @@ export class StateLayer implements WriteQueue {
           const errors = writeErrors(err);
           if (errors === null || errors.length === 0) throw err;
           // Unordered: only the listed ones failed; a duplicate _id means it is there already.
-          for (const w of errors) if (!isDuplicateKey(w.error)) this.o.onError(w.error, `insert refused by the database (${collection}); document dropped`);
+          let refused = 0;
+          for (const w of errors) {
+            failed.add(w.index);
+            if (isDuplicateKey(w.error)) continue;
+            refused++;
+            this.o.onError(w.error, `insert refused by the database (${collection}); document dropped`);
+          }
+          if (refused > 0) this.o.observer?.dropped?.(collection, refused);
         }
         remaining = items.slice(i + chunk.length);
         this.queued -= chunk.length;
-        for (const c of chunk) c.done?.();
+        chunk.forEach((c, index) => c.done?.(!failed.has(index)));
       }
     } catch (err) {
       // Not written (or not known to be): back to the front of the queue, retried later.

@@ -55,6 +55,8 @@ export interface FakeServices {
   policies: PolicyService;
   devices: DeviceService;
   webhooks: WebhookService;
+  /** What the webhook service told its observer (the metrics) of each attempt. */
+  webhookAttempts: { failure: string | null; gaveUp: boolean }[];
   verdicts: VerdictService;
   track: TrackService;
   privacy: PrivacyService;
@@ -78,6 +80,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
   const users = createFakeUserStateStore(state);
   const counters = createFakeCounterStore(state, () => clock.now());
   const policies = new PolicyService(createFakePolicyStore(), clock);
+  const webhookAttempts: FakeServices['webhookAttempts'] = [];
   const webhooks = new WebhookService({
     store: webhookStore,
     signingSecret: async () => 'sk_test_fake_signing_secret',
@@ -88,6 +91,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     instanceId: 'unit',
     log,
     random: () => 0.5,
+    observer: { attempted: (outcome) => void webhookAttempts.push(outcome) },
   });
   const devices = new DeviceService(users, webhooks, clock);
   const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
@@ -119,6 +123,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     policies,
     devices,
     webhooks,
+    webhookAttempts,
     verdicts,
     track,
     privacy,

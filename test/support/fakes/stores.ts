@@ -103,7 +103,9 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
   return {
     all,
     async enqueue(d) {
-      if (!all.some((x) => x.id === d.id)) all.push(copy(d));
+      if (all.some((x) => x.id === d.id)) return false;
+      all.push(copy(d));
+      return true;
     },
     async insert(d) {
       if (all.some((x) => x.id === d.id)) throw new Error(`duplicate delivery ${d.id}`);
@@ -148,6 +150,10 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
       if (!x) return false;
       Object.assign(x, { status: 'pending', nextAttemptAt, leaseOwner: null, leaseUntil: null });
       return true;
+    },
+    async openDeliveries(limit) {
+      const open = all.filter((x) => x.status === 'pending' || x.status === 'delivering').sort(order);
+      return { total: open.length, oldest: open.slice(0, limit).map((x) => ({ id: x.id, createdAt: new Date(x.createdAt) })) };
     },
     async sweep(_now, finishedBefore) {
       const old = all.filter((x) => (x.status === 'delivered' || x.status === 'failed') && x.createdAt < finishedBefore);

@@ -1,0 +1,117 @@
+/**
+ * The database's metrics while it hangs, through the real runtime on its own embedded FerretDB
+ * (as `npm start` runs): the FerretDB process is stopped (SIGSTOP) with writes queued, and
+ * GET /metrics, scraped over HTTP all along, keeps answering from memory, says the database is
+ * down, the write queue holds what it could not write and the flush failed; once the process
+ * continues (SIGCONT), it says the database is up again and the queue drains.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/app/logger';
+import { run, type Running } from '../../src/app/runtime';
+import { embeddedInfoFile } from '../../src/store/embedded';
+import { call } from '../support/app';
+
+const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
+const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
+
+/** Resolves once the process is in the stopped state (every thread stopped by SIGSTOP), or after 2 s. */
+async function stopped(pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const threads = readdirSync(`/proc/${pid}/task`);
+    if (threads.every((t) => /^State:\s+T/m.test(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8')))) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The value of the sample `series` (name and labels exactly as exposed), NaN when absent. */
+function value(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : NaN;
+}
+
+embeddedOnly('GET /metrics while the embedded database hangs', () => {
+  let dir: string;
+  let running: Running;
+  let app: { baseUrl: string; secret: string };
+  /** Every scrape's status: each must be 200, answered while the database hangs too. */
+  const statuses: number[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'metrics-outage-'));
+    const secret = `sk_test_${randomBytes(16).toString('hex')}`;
+    const config = loadConfig({
+      RAMPART_DATA_DIR: dir,
+      RAMPART_DB_NAME: 'rampart_test_metrics_outage',
+      RAMPART_HTTP_PORT: '0',
+      RAMPART_GRPC_PORT: '0',
+      RAMPART_API_SECRET: secret,
+      // Dashboards read through the primary: no second FerretDB to start for this test.
+      RAMPART_ANALYST_READER: 'shared',
+      RAMPART_LOG_LEVEL: 'silent',
+    });
+    running = await run(config, createLogger('silent'));
+    app = { baseUrl: running.httpUrl, secret };
+  });
+
+  afterAll(async () => {
+    await running?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** One scrape over HTTP; a scrape that hung would fail here rather than hold the test. */
+  async function scrape(): Promise<string> {
+    const res = await fetch(`${app.baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    statuses.push(res.status);
+    return res.text();
+  }
+
+  /** Scrape until `done` holds (at most ~20 s), returning the last scrape. */
+  async function scrapeUntil(done: (text: string) => boolean): Promise<string> {
+    let text = await scrape();
+    for (let i = 0; i < 200 && !done(text); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await scrape();
+    }
+    return text;
+  }
+
+  it('says the database is down and holds the writes while it hangs, answering every scrape, and up again once it continues', async () => {
+    // A verified credential, so that calls during the hang are answered from memory.
+    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'outage-1' }, context })).status).toBe(201);
+    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0);
+    expect(value(up, 'rampart_database_up')).toBe(1);
+    expect(value(up, 'rampart_state_write_backlog')).toBe(0);
+    const probesBefore = value(up, 'rampart_database_probe_duration_seconds_count');
+
+    const { ferretdbPid: pid } = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number };
+    process.kill(pid, 'SIGSTOP');
+    let hung: string;
+    let failing: string;
+    try {
+      await stopped(pid);
+      // Accepted into memory: their writes wait for the database.
+      for (let i = 0; i < 5; i++) expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'outage-1', context })).status).toBe(204);
+      hung = await scrapeUntil((t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0);
+      // The flush under way fails once the driver's heartbeat gives the server up (its
+      // connectTimeoutMS, 1 s on the embedded database), and its writes stay queued.
+      failing = await scrapeUntil((t) => value(t, 'rampart_state_flush_errors_total') > 0);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(value(hung, 'rampart_database_up')).toBe(0);
+    expect(value(hung, 'rampart_state_write_backlog')).toBeGreaterThan(0);
+    expect(value(failing, 'rampart_state_flush_errors_total')).toBeGreaterThan(0);
+    expect(value(failing, 'rampart_state_write_backlog')).toBeGreaterThan(0);
+
+    const back = await scrapeUntil((t) => value(t, 'rampart_database_up') === 1 && value(t, 'rampart_state_write_backlog') === 0);
+    expect(value(back, 'rampart_database_up')).toBe(1);
+    expect(value(back, 'rampart_state_write_backlog')).toBe(0);
+    expect(value(back, 'rampart_database_probe_duration_seconds_count')).toBeGreaterThan(probesBefore);
+    expect(statuses.length).toBeGreaterThan(2);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+  });
+});
