@@ -139,7 +139,12 @@ describe('the console as an administrator (API secret)', () => {
     await page.keyboard.type('sk_not_a_real_key_000000');
     await page.keyboard.press('Enter');
     await page.waitForSelector('.state.error');
-    expect(await text(page)).toMatch(/invalid API secret|missing or invalid/i);
+    // It says the key was not accepted and how to get one, not that something went wrong.
+    const refused = await page.$eval('.state.error', (el) => el.textContent ?? '');
+    expect(refused).toContain('Key not accepted');
+    expect(refused).toContain('That API secret was not accepted');
+    expect(refused).toContain('npx rampart secret add');
+    expect(refused).not.toMatch(/something went wrong|missing or invalid/i);
     await page.$eval('input[name=key]', (el) => ((el as any).value = ''));
     await page.focus('input[name=key]');
     await page.keyboard.type(app.secret);
@@ -336,6 +341,42 @@ describe('the console as an administrator (API secret)', () => {
 });
 
 describe('the console with an analyst key', () => {
+  it('explains a key it does not accept by what it looks like, then signs in with an analyst key', async () => {
+    const page = await newPage();
+    await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
+    await page.waitForSelector('input[name=key]');
+    const typeKey = async (key: string) => {
+      await page.$eval('input[name=key]', (el) => ((el as unknown as { value: string }).value = ''));
+      await page.focus('input[name=key]');
+      await page.keyboard.type(key);
+    };
+    /** Submit a key the service refuses; the error box it then shows. */
+    const refusal = async (key: string) => {
+      await typeKey(key);
+      await Promise.all([page.waitForResponse((r) => r.url().endsWith('/console/session') && r.request().method() === 'POST'), page.keyboard.press('Enter')]);
+      await page.waitForSelector('.state.error');
+      return page.$eval('.state.error', (el) => el.textContent ?? '');
+    };
+    const analyst = await refusal(`ak_${'x'.repeat(32)}`);
+    expect(analyst).toContain('Key not accepted');
+    expect(analyst).toContain('That analyst key was not accepted');
+    expect(analyst).toContain('npx rampart analyst-key add');
+    expect(analyst).not.toContain('API secret was not accepted');
+    const publishable = await refusal(app.env.publishableKey);
+    expect(publishable).toContain('publishable key');
+    expect(publishable).toContain('npx rampart analyst-key add');
+    const other = await refusal('not a key at all');
+    expect(other).toContain('That key was not accepted');
+    expect(other).toContain('npx rampart analyst-key add');
+    expect(other).toContain('npx rampart secret add');
+    for (const t of [analyst, publishable, other]) expect(t).not.toMatch(/something went wrong|missing or invalid API secret/i);
+    // A live analyst key (as `npx rampart analyst-key add` prints it) signs in, read-only.
+    await typeKey(analystKey);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid=credential-kind]');
+    expect(await page.$eval('[data-testid=credential-kind]', (el) => el.textContent)).toBe('read-only');
+  });
+
   it('reads everything but offers no change, and the API refuses one forced from the page', async () => {
     const page = await newPage();
     await signIn(page, analystKey);
@@ -392,6 +433,21 @@ describe('another environment', () => {
     expect(await text(page)).not.toContain('8.8.8.8');
     await go(page, '#/webhooks');
     await waitText(page, 'No webhook');
+  });
+
+  it('says once, when an export is requested, that the environment has no privacy address', async () => {
+    const page = await newPage();
+    await signIn(page, other.secret);
+    await go(page, '#/users/tenant-b-only-user');
+    await page.waitForSelector('[data-testid=export]');
+    await page.click('[data-testid=export]');
+    await page.waitForSelector('dialog[open] [data-testid=confirm]');
+    await page.click('dialog[open] [data-testid=confirm]');
+    await page.waitForSelector('dialog[open] .state.error');
+    const box = await page.$eval('dialog[open] .state.error', (el) => el.textContent ?? '');
+    expect(box.split('has no privacy e-mail address').length - 1).toBe(1);
+    expect(box).toContain('npx rampart env set-privacy-email');
+    expect(box).not.toMatch(/something went wrong/i);
   });
 });
 
