@@ -28,6 +28,8 @@ let hook: http.Server;
 const pageErrors: string[] = [];
 
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+/** Where a wave of failed logins comes from (no other seeded event uses it). */
+const WAVE_IP = '185.220.101.7';
 const UA_PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1';
 
 /** A verdict over REST; `hoursAgo` dates the event in the past (the overview's chart spreads them out). */
@@ -41,6 +43,12 @@ async function risk(secret: string, userId: string, opts: { token?: string; ip?:
   });
   expect(r.status).toBe(201);
   return r.body as { device: { token: string }; policy: { action: string } };
+}
+
+/** A feedback or activity event over REST (/v1/track: no verdict). */
+async function track(secret: string, body: Record<string, unknown>, ip = '81.2.69.142') {
+  const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/track', { ...body, context: { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } } });
+  expect(r.status).toBe(204);
 }
 
 async function gql(secret: string, query: string, variables: Record<string, unknown> = {}) {
@@ -72,6 +80,21 @@ beforeAll(async () => {
   for (let i = 0; i < 4; i++) await risk(app.secret, `stuffed-${i}`, { token: 'test|device:chrome_on_mac|policy.action:deny|risk:0.95', ip: '8.8.8.8', hoursAgo: 6 + i * 0.2 });
   for (let i = 0; i < 3; i++) await risk(app.secret, `checked-${i}`, { token: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7', ip: '1.1.1.1', hoursAgo: 12 - i });
   await risk(app.secret, 'new-signup', { event: '$registration' });
+  // A wave of failed logins that name only the e-mail they tried (tracked, and one through filter).
+  for (let i = 0; i < 3; i++) await track(app.secret, { event: '$login.failed', user: { email: `wave-${i}@example.com` } }, WAVE_IP);
+  const filtered = await call({ baseUrl: app.baseUrl, secret: app.secret }, 'POST', '/v1/filter', {
+    type: '$login',
+    status: '$failed',
+    params: { email: 'wave-3@example.com' },
+    request_token: 'test|device:chrome_on_mac',
+    context: { ip: WAVE_IP, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+  });
+  expect(filtered.status).toBe(201);
+  // A user who answers a challenge, then logs out: feedback, then activity without a verdict.
+  await risk(app.secret, 'leaver');
+  await track(app.secret, { event: '$challenge.succeeded', user: { id: 'leaver' } });
+  await track(app.secret, { event: '$logout', user: { id: 'leaver' } });
+  await app.built.services.track.drain(false);
   await gql(app.secret, 'mutation { requestPrivacyExport(userId: "user-1") { id } }');
   analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'e2e analyst')).secret;
 
@@ -116,6 +139,9 @@ const go = async (page: Page, hash: string) => {
 async function waitText(page: Page, needle: string, timeout = 15_000) {
   await page.waitForFunction((n) => (globalThis as any).document.body.innerText.includes(n) && !(globalThis as any).document.querySelector('.state.loading'), { timeout }, needle);
 }
+
+/** The text of each row's cell in `column` (1-based) of the page's data table. */
+const cells = (page: Page, column: number) => page.$$eval(`table.data tbody tr td:nth-child(${column})`, (tds) => tds.map((td) => (td.textContent ?? '').trim()));
 
 /** Sign in by keyboard: the key field has focus, typing and Enter submit. */
 async function signIn(page: Page, key: string) {
@@ -213,6 +239,31 @@ describe('the console as an administrator (API secret)', () => {
     const stored = await gql(app.secret, '{ events(filter: { userId: "ada" }, first: 1) { edges { node { policy { revision } } } } }');
     expect(revision).toBe(stored.events.edges[0].node.policy.revision);
     expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe('allow when every event');
+  });
+
+  it('labels events without a verdict by what they are: a logout is no feedback', async () => {
+    await go(page, '#/events?userId=leaver');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 3;
+    });
+    const names = await cells(page, 2);
+    const verdicts = await cells(page, 3);
+    const label = Object.fromEntries(names.map((n, i) => [n, verdicts[i]]));
+    expect(label['$logout']).toBe('no verdict');
+    expect(label['$challenge.succeeded']).toBe('feedback');
+    expect(['allow', 'challenge', 'deny']).toContain(label['$login']);
+    // The event's own page says the same.
+    const links = await page.$$('[data-testid=event-link]');
+    await links[names.indexOf('$logout')].click();
+    await page.waitForSelector('.page-head h1 .badge');
+    expect(await page.$eval('.page-head h1 .badge', (el) => el.textContent)).toBe('no verdict');
+    expect(await text(page)).not.toMatch(/feedback/i);
+    // And the user's summary counts both as without a verdict.
+    await go(page, '#/users/leaver');
+    await waitText(page, 'Verdicts');
+    expect(await text(page)).toMatch(/no verdict 2/);
+    expect(await text(page)).not.toMatch(/feedback \d/);
   });
 
   it("lists devices to review, shows a user's page and reports a device from it, after a confirmation", async () => {

@@ -69,8 +69,22 @@ export function Card({ title, children, actions, id }: { title: string; children
   );
 }
 
-export function ActionBadge({ action }: { action: string | null | undefined }) {
-  if (!action) return <span class="badge muted">feedback</span>;
+/** What an event without a verdict is (the API's `Event.kind`), as its badge says it. */
+const NO_VERDICT: Readonly<Record<string, { label: string; title: string }>> = {
+  FEEDBACK: { label: 'feedback', title: 'Feedback: the application reported how a challenge, a review, an incident or a password reset ended (no verdict)' },
+  ACTIVITY: { label: 'no verdict', title: 'Activity sent to track or log, such as a logout or a failed login: recorded without a verdict' },
+};
+
+/** A verdict's action; for an event without one, what the event is (`kind`: FEEDBACK or ACTIVITY). */
+export function ActionBadge({ action, kind }: { action: string | null | undefined; kind?: string }) {
+  if (!action) {
+    const k = NO_VERDICT[kind ?? 'ACTIVITY'] ?? NO_VERDICT.ACTIVITY;
+    return (
+      <span class="badge muted" title={k.title}>
+        {k.label}
+      </span>
+    );
+  }
   const a = action.toLowerCase();
   return <span class={`badge action-${a}`}>{a}</span>;
 }

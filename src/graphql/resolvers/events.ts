@@ -1,4 +1,5 @@
 /** Events: look-up and search, their signals, device, user, and the policy revision behind a verdict. */
+import { eventRole } from '../../core/events/catalog';
 import { riskLevel } from '../../core/scoring/signals';
 import type { QueryResolvers, Resolvers } from '../generated/types';
 import { compact, connection, envOf } from './common';
@@ -12,6 +13,7 @@ export const types: Resolvers = {
   Event: {
     user: (e, _a, ctx) => (e.userId ? ctx.loaders.user.load(e.userId) : null),
     device: (e, _a, ctx) => (e.deviceToken ? ctx.loaders.device.load(e.deviceToken) : null),
+    kind: (e) => eventRole(e.name, e.action),
     riskLevel: (e) => (e.risk === null ? null : riskLevel(e.risk)),
     signals: (e) => e.signals.map((name) => ({ name, details: e.signalDetails[name] ?? {} })),
     headers: (e) => e.context.headers,

@@ -7,7 +7,7 @@ import { useQuery } from '../hooks';
 import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
 
-export const EVENT_ROW = `id occurredAt name action risk riskLevel userId ip country asn deviceToken signals { name }`;
+export const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId ip country asn deviceToken signals { name }`;
 
 const EVENTS = `query Events($filter: EventFilter, $after: String) {
   events(filter: $filter, first: 25, after: $after) {
@@ -20,6 +20,7 @@ export interface EventRow {
   id: string;
   occurredAt: string;
   name: string;
+  kind: EventKind;
   action: string | null;
   risk: number | null;
   riskLevel: string | null;
@@ -30,6 +31,9 @@ export interface EventRow {
   deviceToken: string | null;
   signals: { name: string }[];
 }
+
+/** The API's `EventKind`: decided by Rampart, or sent to track or log as feedback or activity. */
+export type EventKind = 'VERDICT' | 'FEEDBACK' | 'ACTIVITY';
 
 interface EventsData {
   events: { edges: { cursor: string; node: EventRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
@@ -84,7 +88,7 @@ export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUs
                 <code>{e.name}</code>
               </td>
               <td>
-                <ActionBadge action={e.action} />
+                <ActionBadge action={e.action} kind={e.kind} />
               </td>
               <td>{risk(e.risk)}</td>
               {showUser && <td>{e.userId ? <a href={href(['users', e.userId])}>{e.userId}</a> : '—'}</td>}
@@ -196,7 +200,7 @@ export function Events({ route }: { route: Route }) {
 
 const EVENT = `query Event($id: ID!) {
   event(id: $id) {
-    id name endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
+    id name kind endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
     device { token reviewState risk }
     signals { name details }
     policy {
@@ -212,6 +216,7 @@ interface EventData {
   event: {
     id: string;
     name: string;
+    kind: EventKind;
     endpoint: string;
     occurredAt: string;
     receivedAt: string;
@@ -252,7 +257,7 @@ export function EventDetail({ id }: { id: string }) {
     <div class="page">
       <div class="page-head">
         <h1>
-          <code>{e.name}</code> <ActionBadge action={e.action} />
+          <code>{e.name}</code> <ActionBadge action={e.action} kind={e.kind} />
         </h1>
         <a href={href(['events'])}>All events</a>
       </div>
@@ -278,7 +283,7 @@ export function EventDetail({ id }: { id: string }) {
           />
         </Card>
         <Card title="Policy that decided it">
-          {!e.policy && <Empty>Feedback events have no verdict.</Empty>}
+          {!e.policy && <Empty>{e.kind === 'FEEDBACK' ? 'No policy: feedback reports how something ended, and has no verdict.' : 'No policy: this event was sent to track or log, and has no verdict.'}</Empty>}
           {e.policy && (
             <>
               <Facts
