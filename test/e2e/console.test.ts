@@ -229,6 +229,9 @@ describe('the console as an administrator (API secret)', () => {
     await page.waitForSelector('[data-testid=event-revision]');
     await waitText(page, 'Signals (');
     expect(await text(page)).toContain('Sandbox test token (deny)');
+    // A forced verdict names the test policy, not the conditions of one of the environment's policies.
+    expect(await text(page)).toContain('forced by a sandbox test token');
+    expect(await page.$('[data-testid=event-conditions]')).toBeNull();
     expect(await page.$$eval('.signal-list li', (li) => li.length)).toBeGreaterThan(0);
     await shot(page, 'event');
     await go(page, '#/events?userId=ada');

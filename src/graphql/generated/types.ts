@@ -718,16 +718,22 @@ export type PolicyRef = {
   readonly __typename?: 'PolicyRef';
   /** Action the verdict took. */
   readonly action: Action;
-  /** The policy as it is now, or null when it no longer exists. */
+  /** The policy as it is now, or null when it no longer exists (always for a sandbox test token's). */
   readonly current?: Maybe<Policy>;
   /** Policy id. */
   readonly id: Scalars['ID']['output'];
-  /** Policy name at the time (sandbox test tokens name themselves here). */
+  /** Policy name at the time (a sandbox test token's policy: `Sandbox test token (deny)`). */
   readonly name: Scalars['String']['output'];
   /** Revision id in force at the time. */
   readonly revision: Scalars['ID']['output'];
-  /** That revision in full (conditions included), or null for the sandbox test token pseudo-policy. */
+  /** That revision in full (conditions included), or null for a sandbox test token's policy. */
   readonly revisionDetails?: Maybe<PolicyRevision>;
+  /**
+   * True when a sandbox test token forced the verdict (`policy.action:deny`): the policy is then
+   * Rampart's fixed test policy of that action (ids `00000000-0000-0000-0000-000000000001` allow,
+   * `…02` challenge, `…03` deny, each with one revision of the same id), not one of the environment's.
+   */
+  readonly testToken: Scalars['Boolean']['output'];
 };
 
 /** One revision of a policy, as it was when made. */
@@ -1747,6 +1753,7 @@ export type PolicyRefResolvers<ContextType = GraphqlContext, ParentType extends 
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   revision?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   revisionDetails?: Resolver<Maybe<ResolversTypes['PolicyRevision']>, ParentType, ContextType>;
+  testToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 

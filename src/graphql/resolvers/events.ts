@@ -1,5 +1,6 @@
 /** Events: look-up and search, their signals, device, user, and the policy revision behind a verdict. */
 import { eventRole } from '../../core/events/catalog';
+import { isTestTokenPolicy } from '../../core/policies/model';
 import { riskLevel } from '../../core/scoring/signals';
 import type { QueryResolvers, Resolvers } from '../generated/types';
 import { compact, connection, envOf } from './common';
@@ -19,8 +20,9 @@ export const types: Resolvers = {
     headers: (e) => e.context.headers,
   },
   PolicyRef: {
-    revisionDetails: async (ref, _a, ctx) => (await ctx.loaders.policyRevisions.load(ref.id)).find((r) => r.id === ref.revision) ?? null,
-    current: (ref, _a, ctx) => ctx.loaders.policy.load(ref.id),
+    testToken: (ref) => isTestTokenPolicy(ref.id),
+    revisionDetails: async (ref, _a, ctx) => (isTestTokenPolicy(ref.id) ? null : ((await ctx.loaders.policyRevisions.load(ref.id)).find((r) => r.id === ref.revision) ?? null)),
+    current: (ref, _a, ctx) => (isTestTokenPolicy(ref.id) ? null : ctx.loaders.policy.load(ref.id)),
   },
   EventConnection: connection,
 };

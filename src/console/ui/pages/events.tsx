@@ -204,7 +204,7 @@ const EVENT = `query Event($id: ID!) {
     device { token reviewState risk }
     signals { name details }
     policy {
-      id revision name action
+      id revision name action testToken
       revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates } }
       current { id revision name archived }
     }
@@ -238,6 +238,7 @@ interface EventData {
       revision: string;
       name: string;
       action: string;
+      testToken: boolean;
       revisionDetails: { id: string; createdAt: string; name: string; action: string; conditions: Conditions } | null;
       current: { id: string; revision: string; name: string; archived: boolean } | null;
     } | null;
@@ -284,7 +285,21 @@ export function EventDetail({ id }: { id: string }) {
         </Card>
         <Card title="Policy that decided it">
           {!e.policy && <Empty>{e.kind === 'FEEDBACK' ? 'No policy: feedback reports how something ended, and has no verdict.' : 'No policy: this event was sent to track or log, and has no verdict.'}</Empty>}
-          {e.policy && (
+          {e.policy?.testToken && (
+            <>
+              <Facts
+                items={[
+                  ['Policy', e.policy.name],
+                  ['Action', <ActionBadge action={e.policy.action} />],
+                  ['Revision', <code class="token" data-testid="event-revision">{e.policy.revision}</code>],
+                ]}
+              />
+              <p class="note">
+                This verdict was forced by a sandbox test token (<code>policy.action:{e.policy.action.toLowerCase()}</code> in the request token): none of this environment's policies decided it.
+              </p>
+            </>
+          )}
+          {e.policy && !e.policy.testToken && (
             <>
               <Facts
                 items={[
