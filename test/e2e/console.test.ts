@@ -244,6 +244,23 @@ describe('the console as an administrator (API secret)', () => {
     expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe('allow when every event');
   });
 
+  it('names the accounts a wave of failed logins targets, by e-mail when the event has no user id', async () => {
+    await go(page, '#/events?name=%24login.failed');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 4;
+    });
+    expect((await cells(page, 5)).sort()).toEqual(['wave-0@example.com', 'wave-1@example.com', 'wave-2@example.com', 'wave-3@example.com']);
+    // With a user id, the e-mail stands beside it.
+    await go(page, '#/events?userId=user-1');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 2;
+    });
+    const users = await cells(page, 5);
+    expect(users.map((u) => u.replace(/\s+/g, ' '))).toEqual(['user-1 user-1@example.com', 'user-1 user-1@example.com']);
+  });
+
   it('labels events without a verdict by what they are: a logout is no feedback', async () => {
     await go(page, '#/events?userId=leaver');
     await page.waitForFunction(() => {

@@ -7,7 +7,7 @@ import { useQuery } from '../hooks';
 import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
 
-export const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId ip country asn deviceToken signals { name }`;
+export const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId email ip country asn deviceToken signals { name }`;
 
 const EVENTS = `query Events($filter: EventFilter, $after: String) {
   events(filter: $filter, first: 25, after: $after) {
@@ -25,6 +25,7 @@ export interface EventRow {
   risk: number | null;
   riskLevel: string | null;
   userId: string | null;
+  email: string | null;
   ip: string | null;
   country: string | null;
   asn: number | null;
@@ -61,6 +62,20 @@ function filterOf(params: URLSearchParams): Record<string, unknown> {
   return f;
 }
 
+/**
+ * Whom an event is about: its user id, and the e-mail it carried beside it. An event with only an
+ * e-mail (a failed login for an address, as a credential-stuffing wave sends them) shows that.
+ */
+function EventAccount({ event: e }: { event: EventRow }) {
+  if (!e.userId) return <>{e.email ?? '—'}</>;
+  return (
+    <>
+      <a href={href(['users', e.userId])}>{e.userId}</a>
+      {e.email && e.email !== e.userId && <span class="muted"> {e.email}</span>}
+    </>
+  );
+}
+
 export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUser?: boolean }) {
   return (
     <div class="table-wrap">
@@ -91,7 +106,11 @@ export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUs
                 <ActionBadge action={e.action} kind={e.kind} />
               </td>
               <td>{risk(e.risk)}</td>
-              {showUser && <td>{e.userId ? <a href={href(['users', e.userId])}>{e.userId}</a> : '—'}</td>}
+              {showUser && (
+                <td>
+                  <EventAccount event={e} />
+                </td>
+              )}
               <td>
                 {e.ip ? <a href={href(['events'], { ip: e.ip })}>{e.ip}</a> : '—'} {e.country && <span class="muted">{e.country}</span>}
               </td>
