@@ -522,6 +522,31 @@ describe('another environment', () => {
   });
 });
 
+describe('the page', () => {
+  it('has a favicon, of the right type, that its content security policy lets it load', async () => {
+    const page = await newPage();
+    await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
+    const icon = await page.$eval('link[rel~=icon]', (el) => ({ href: (el as unknown as { href: string }).href, type: el.getAttribute('type') }));
+    expect(icon.type).toBe('image/svg+xml');
+    const res = await fetch(icon.href);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect((await res.text()).trimStart()).toMatch(/^<svg /);
+    // Loaded as an image by the page itself, under its CSP.
+    const decoded = await page.evaluate(async (href) => {
+      const image = new (globalThis as unknown as { Image: new () => { src: string; naturalWidth: number; decode(): Promise<void> } }).Image();
+      image.src = href;
+      try {
+        await image.decode();
+        return image.naturalWidth > 0;
+      } catch {
+        return false;
+      }
+    }, icon.href);
+    expect(decoded).toBe(true);
+  });
+});
+
 describe('on a phone', () => {
   it('fits a 390 px screen, with the navigation behind a menu button', async () => {
     const page = await newPage(390, 844);
