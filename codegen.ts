@@ -71,6 +71,7 @@ const config: CodegenConfig = {
           RiskLevel: '../../core/model#RiskLevel',
           CredentialKind: '../../core/model#CredentialKind',
           Endpoint: '../../core/model#Endpoint',
+          EventKind: '../../core/events/catalog#EventRole',
           ReviewState: '../../core/policies/model#DeviceReviewState',
           PolicyGroup: '../../core/policies/model#PolicyGroup',
           DeviceType: '../parents#DeviceTypeValue',

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Build the web console (src/console/ui, Preact + uPlot) into dist/console/: app.js and app.css
- * bundled and minified by esbuild, and index.html. Rampart serves them at /console
+ * bundled and minified by esbuild, favicon.svg, and index.html. Rampart serves them at /console
  * (src/console/server.ts). `--check` only type-checks (tsconfig.console.json).
  */
 'use strict';
@@ -33,6 +33,8 @@ esbuild.buildSync({
   logLevel: 'warning',
   define: { 'process.env.NODE_ENV': '"production"' },
 });
+// The page's icon: an SVG, served with its type (the page's CSP allows images from its own origin).
+fs.copyFileSync(path.join(root, 'src', 'console', 'ui', 'favicon.svg'), path.join(out, 'favicon.svg'));
 fs.writeFileSync(
   path.join(out, 'index.html'),
   `<!doctype html>
@@ -42,6 +44,7 @@ fs.writeFileSync(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Rampart console</title>
+<link rel="icon" type="image/svg+xml" href="/console/assets/favicon.svg">
 <link rel="stylesheet" href="/console/assets/app.css">
 <script defer src="/console/assets/app.js"></script>
 </head>
@@ -52,4 +55,4 @@ fs.writeFileSync(
 `,
 );
 const size = (f) => `${(fs.statSync(path.join(out, f)).size / 1024).toFixed(0)} KiB`;
-process.stdout.write(`build-console: dist/console/app.js (${size('app.js')}), app.css (${size('app.css')}), index.html\n`);
+process.stdout.write(`build-console: dist/console/app.js (${size('app.js')}), app.css (${size('app.css')}), favicon.svg, index.html\n`);

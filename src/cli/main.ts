@@ -29,7 +29,8 @@ const USAGE = `usage: rampart <command> [arguments]
   secret list <env>                      list secrets and analyst keys (hints only)
   secret revoke <env> <secret|hash>      revoke a secret or analyst key
   analyst-key add <env> [--label <label>]
-                                         add a read-only GraphQL key (printed once)
+                                         add a read-only key for GraphQL and the web
+                                         console (printed once)
 `;
 
 type Out = (line: string) => void;

@@ -35,6 +35,7 @@ export interface ConsoleOptions {
 const ASSETS: Readonly<Record<string, string>> = {
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 /** The page runs only its own script, talks only to its own origin, and is never framed. */

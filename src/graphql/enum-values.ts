@@ -10,6 +10,7 @@ export const ENUM_VALUES = {
   DeviceType: { DESKTOP: 'desktop', MOBILE: 'mobile', TABLET: 'tablet', OTHER: 'other' },
   DeviceIdentity: { FINGERPRINT: 'fingerprint', DERIVED: 'derived' },
   Endpoint: { AUTHENTICATE: 'authenticate', RISK: 'risk', FILTER: 'filter', TRACK: 'track' },
+  EventKind: { VERDICT: 'verdict', FEEDBACK: 'feedback', ACTIVITY: 'activity' },
   TimeBucket: { MINUTE: 'minute', HOUR: 'hour', DAY: 'day' },
   TopDimension: { IP: 'ip', ASN: 'asn', COUNTRY: 'country', DEVICE: 'device', USER: 'user' },
   PolicyGroup: { BEFORE: 'before', EVENT: 'event', AFTER: 'after' },

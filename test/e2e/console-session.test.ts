@@ -326,6 +326,8 @@ describe('GraphQL for the console', () => {
   it('dry-runs a draft on stored verdicts: counts before and after, transitions and samples, and changes nothing', async () => {
     for (let i = 0; i < 4; i++) await login(app.secret, `dry-user-${i}`, `fp-dry-${i}`);
     await login(app.secret, 'dry-reg', 'fp-dry-reg', '$registration');
+    // A login a sandbox test token forced to allow: the draft would deny it, but it keeps its action.
+    await login(app.secret, 'dry-forced', 'test|device:chrome_on_mac|policy.action:allow');
     await app.built.services.read.events.flush();
     const policiesBefore = await gqlSecret(app.secret, '{ policies(includeArchived: true) { id revision } }');
     const d = await gqlSecret(
@@ -335,8 +337,9 @@ describe('GraphQL for the console', () => {
       { d: [{ create: { name: 'Deny every login', group: 'BEFORE', action: 'DENY', conditions: { events: ['$login'] } } }] },
     );
     const r = d.policyDryRun;
-    const logins = await gqlSecret(app.secret, '{ events(filter: { name: "$login" }, first: 100) { edges { node { action } } } }');
-    const allowedLogins = logins.events.edges.filter((e: any) => e.node.action === 'ALLOW').length;
+    const logins = await gqlSecret(app.secret, '{ events(filter: { name: "$login" }, first: 100) { edges { node { action policy { testToken } } } } }');
+    expect(logins.events.edges.filter((e: any) => e.node.policy.testToken).length).toBe(1);
+    const allowedLogins = logins.events.edges.filter((e: any) => e.node.action === 'ALLOW' && !e.node.policy.testToken).length;
     expect(allowedLogins).toBeGreaterThanOrEqual(4);
     const count = (xs: any[], a: string) => xs.find((x) => x.action === a).count;
     expect(r.truncated).toBe(false);
@@ -350,6 +353,7 @@ describe('GraphQL for the console', () => {
     }
     expect(r.transitions.reduce((n: number, t: any) => n + t.count, 0)).toBe(r.changed);
     expect(r.samples.some((s: any) => s.event.userId === 'dry-reg')).toBe(false);
+    expect(r.samples.some((s: any) => s.event.userId === 'dry-forced')).toBe(false);
     expect(await gqlSecret(app.secret, '{ policies(includeArchived: true) { id revision } }')).toEqual(policiesBefore);
     // At most maxEvents verdicts are read.
     const capped = await gqlSecret(app.secret, `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 30, maxEvents: 2) { scanned truncated } }`, { d: [{ create: { name: 'x', group: 'EVENT', action: 'DENY' } }] });

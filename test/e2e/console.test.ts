@@ -28,6 +28,8 @@ let hook: http.Server;
 const pageErrors: string[] = [];
 
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+/** Where a wave of failed logins comes from (no other seeded event uses it). */
+const WAVE_IP = '185.220.101.7';
 const UA_PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1';
 
 /** A verdict over REST; `hoursAgo` dates the event in the past (the overview's chart spreads them out). */
@@ -41,6 +43,12 @@ async function risk(secret: string, userId: string, opts: { token?: string; ip?:
   });
   expect(r.status).toBe(201);
   return r.body as { device: { token: string }; policy: { action: string } };
+}
+
+/** A feedback or activity event over REST (/v1/track: no verdict). */
+async function track(secret: string, body: Record<string, unknown>, ip = '81.2.69.142') {
+  const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/track', { ...body, context: { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } } });
+  expect(r.status).toBe(204);
 }
 
 async function gql(secret: string, query: string, variables: Record<string, unknown> = {}) {
@@ -72,6 +80,21 @@ beforeAll(async () => {
   for (let i = 0; i < 4; i++) await risk(app.secret, `stuffed-${i}`, { token: 'test|device:chrome_on_mac|policy.action:deny|risk:0.95', ip: '8.8.8.8', hoursAgo: 6 + i * 0.2 });
   for (let i = 0; i < 3; i++) await risk(app.secret, `checked-${i}`, { token: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7', ip: '1.1.1.1', hoursAgo: 12 - i });
   await risk(app.secret, 'new-signup', { event: '$registration' });
+  // A wave of failed logins that name only the e-mail they tried (tracked, and one through filter).
+  for (let i = 0; i < 3; i++) await track(app.secret, { event: '$login.failed', user: { email: `wave-${i}@example.com` } }, WAVE_IP);
+  const filtered = await call({ baseUrl: app.baseUrl, secret: app.secret }, 'POST', '/v1/filter', {
+    type: '$login',
+    status: '$failed',
+    params: { email: 'wave-3@example.com' },
+    request_token: 'test|device:chrome_on_mac',
+    context: { ip: WAVE_IP, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+  });
+  expect(filtered.status).toBe(201);
+  // A user who answers a challenge, then logs out: feedback, then activity without a verdict.
+  await risk(app.secret, 'leaver');
+  await track(app.secret, { event: '$challenge.succeeded', user: { id: 'leaver' } });
+  await track(app.secret, { event: '$logout', user: { id: 'leaver' } });
+  await app.built.services.track.drain(false);
   await gql(app.secret, 'mutation { requestPrivacyExport(userId: "user-1") { id } }');
   analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'e2e analyst')).secret;
 
@@ -117,6 +140,9 @@ async function waitText(page: Page, needle: string, timeout = 15_000) {
   await page.waitForFunction((n) => (globalThis as any).document.body.innerText.includes(n) && !(globalThis as any).document.querySelector('.state.loading'), { timeout }, needle);
 }
 
+/** The text of each row's cell in `column` (1-based) of the page's data table. */
+const cells = (page: Page, column: number) => page.$$eval(`table.data tbody tr td:nth-child(${column})`, (tds) => tds.map((td) => (td.textContent ?? '').trim()));
+
 /** Sign in by keyboard: the key field has focus, typing and Enter submit. */
 async function signIn(page: Page, key: string) {
   await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
@@ -139,7 +165,12 @@ describe('the console as an administrator (API secret)', () => {
     await page.keyboard.type('sk_not_a_real_key_000000');
     await page.keyboard.press('Enter');
     await page.waitForSelector('.state.error');
-    expect(await text(page)).toMatch(/invalid API secret|missing or invalid/i);
+    // It says the key was not accepted and how to get one, not that something went wrong.
+    const refused = await page.$eval('.state.error', (el) => el.textContent ?? '');
+    expect(refused).toContain('Key not accepted');
+    expect(refused).toContain('That API secret was not accepted');
+    expect(refused).toContain('npx rampart secret add');
+    expect(refused).not.toMatch(/something went wrong|missing or invalid/i);
     await page.$eval('input[name=key]', (el) => ((el as any).value = ''));
     await page.focus('input[name=key]');
     await page.keyboard.type(app.secret);
@@ -198,6 +229,9 @@ describe('the console as an administrator (API secret)', () => {
     await page.waitForSelector('[data-testid=event-revision]');
     await waitText(page, 'Signals (');
     expect(await text(page)).toContain('Sandbox test token (deny)');
+    // A forced verdict names the test policy, not the conditions of one of the environment's policies.
+    expect(await text(page)).toContain('forced by a sandbox test token');
+    expect(await page.$('[data-testid=event-conditions]')).toBeNull();
     expect(await page.$$eval('.signal-list li', (li) => li.length)).toBeGreaterThan(0);
     await shot(page, 'event');
     await go(page, '#/events?userId=ada');
@@ -208,6 +242,48 @@ describe('the console as an administrator (API secret)', () => {
     const stored = await gql(app.secret, '{ events(filter: { userId: "ada" }, first: 1) { edges { node { policy { revision } } } } }');
     expect(revision).toBe(stored.events.edges[0].node.policy.revision);
     expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe('allow when every event');
+  });
+
+  it('names the accounts a wave of failed logins targets, by e-mail when the event has no user id', async () => {
+    await go(page, '#/events?name=%24login.failed');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 4;
+    });
+    expect((await cells(page, 5)).sort()).toEqual(['wave-0@example.com', 'wave-1@example.com', 'wave-2@example.com', 'wave-3@example.com']);
+    // With a user id, the e-mail stands beside it.
+    await go(page, '#/events?userId=user-1');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 2;
+    });
+    const users = await cells(page, 5);
+    expect(users.map((u) => u.replace(/\s+/g, ' '))).toEqual(['user-1 user-1@example.com', 'user-1 user-1@example.com']);
+  });
+
+  it('labels events without a verdict by what they are: a logout is no feedback', async () => {
+    await go(page, '#/events?userId=leaver');
+    await page.waitForFunction(() => {
+      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 3;
+    });
+    const names = await cells(page, 2);
+    const verdicts = await cells(page, 3);
+    const label = Object.fromEntries(names.map((n, i) => [n, verdicts[i]]));
+    expect(label['$logout']).toBe('no verdict');
+    expect(label['$challenge.succeeded']).toBe('feedback');
+    expect(['allow', 'challenge', 'deny']).toContain(label['$login']);
+    // The event's own page says the same.
+    const links = await page.$$('[data-testid=event-link]');
+    await links[names.indexOf('$logout')].click();
+    await page.waitForSelector('.page-head h1 .badge');
+    expect(await page.$eval('.page-head h1 .badge', (el) => el.textContent)).toBe('no verdict');
+    expect(await text(page)).not.toMatch(/feedback/i);
+    // And the user's summary counts both as without a verdict.
+    await go(page, '#/users/leaver');
+    await waitText(page, 'Verdicts');
+    expect(await text(page)).toMatch(/no verdict 2/);
+    expect(await text(page)).not.toMatch(/feedback \d/);
   });
 
   it("lists devices to review, shows a user's page and reports a device from it, after a confirmation", async () => {
@@ -357,6 +433,42 @@ describe('the console as an administrator (API secret)', () => {
 });
 
 describe('the console with an analyst key', () => {
+  it('explains a key it does not accept by what it looks like, then signs in with an analyst key', async () => {
+    const page = await newPage();
+    await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
+    await page.waitForSelector('input[name=key]');
+    const typeKey = async (key: string) => {
+      await page.$eval('input[name=key]', (el) => ((el as unknown as { value: string }).value = ''));
+      await page.focus('input[name=key]');
+      await page.keyboard.type(key);
+    };
+    /** Submit a key the service refuses; the error box it then shows. */
+    const refusal = async (key: string) => {
+      await typeKey(key);
+      await Promise.all([page.waitForResponse((r) => r.url().endsWith('/console/session') && r.request().method() === 'POST'), page.keyboard.press('Enter')]);
+      await page.waitForSelector('.state.error');
+      return page.$eval('.state.error', (el) => el.textContent ?? '');
+    };
+    const analyst = await refusal(`ak_${'x'.repeat(32)}`);
+    expect(analyst).toContain('Key not accepted');
+    expect(analyst).toContain('That analyst key was not accepted');
+    expect(analyst).toContain('npx rampart analyst-key add');
+    expect(analyst).not.toContain('API secret was not accepted');
+    const publishable = await refusal(app.env.publishableKey);
+    expect(publishable).toContain('publishable key');
+    expect(publishable).toContain('npx rampart analyst-key add');
+    const other = await refusal('not a key at all');
+    expect(other).toContain('That key was not accepted');
+    expect(other).toContain('npx rampart analyst-key add');
+    expect(other).toContain('npx rampart secret add');
+    for (const t of [analyst, publishable, other]) expect(t).not.toMatch(/something went wrong|missing or invalid API secret/i);
+    // A live analyst key (as `npx rampart analyst-key add` prints it) signs in, read-only.
+    await typeKey(analystKey);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid=credential-kind]');
+    expect(await page.$eval('[data-testid=credential-kind]', (el) => el.textContent)).toBe('read-only');
+  });
+
   it('reads everything but offers no change, and the API refuses one forced from the page', async () => {
     const page = await newPage();
     await signIn(page, analystKey);
@@ -418,6 +530,46 @@ describe('another environment', () => {
     expect(await text(page)).not.toContain('8.8.8.8');
     await go(page, '#/webhooks');
     await waitText(page, 'No webhook');
+  });
+
+  it('says once, when an export is requested, that the environment has no privacy address', async () => {
+    const page = await newPage();
+    await signIn(page, other.secret);
+    await go(page, '#/users/tenant-b-only-user');
+    await page.waitForSelector('[data-testid=export]');
+    await page.click('[data-testid=export]');
+    await page.waitForSelector('dialog[open] [data-testid=confirm]');
+    await page.click('dialog[open] [data-testid=confirm]');
+    await page.waitForSelector('dialog[open] .state.error');
+    const box = await page.$eval('dialog[open] .state.error', (el) => el.textContent ?? '');
+    expect(box.split('has no privacy e-mail address').length - 1).toBe(1);
+    expect(box).toContain('npx rampart env set-privacy-email');
+    expect(box).not.toMatch(/something went wrong/i);
+  });
+});
+
+describe('the page', () => {
+  it('has a favicon, of the right type, that its content security policy lets it load', async () => {
+    const page = await newPage();
+    await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
+    const icon = await page.$eval('link[rel~=icon]', (el) => ({ href: (el as unknown as { href: string }).href, type: el.getAttribute('type') }));
+    expect(icon.type).toBe('image/svg+xml');
+    const res = await fetch(icon.href);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect((await res.text()).trimStart()).toMatch(/^<svg /);
+    // Loaded as an image by the page itself, under its CSP.
+    const decoded = await page.evaluate(async (href) => {
+      const image = new (globalThis as unknown as { Image: new () => { src: string; naturalWidth: number; decode(): Promise<void> } }).Image();
+      image.src = href;
+      try {
+        await image.decode();
+        return image.naturalWidth > 0;
+      } catch {
+        return false;
+      }
+    }, icon.href);
+    expect(decoded).toBe(true);
   });
 });
 

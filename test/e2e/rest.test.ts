@@ -2,7 +2,7 @@
  * The REST /v1 surface over real HTTP on loopback, against a real database: every endpoint's
  * documented success answer, authentication, and the payload forms decisions.md adds.
  */
-import { startTestApp, call, type TestApp } from '../support/app';
+import { startTestApp, call, basic, type TestApp } from '../support/app';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -118,6 +118,32 @@ describe('verdict endpoints', () => {
     expect(r.status).toBe(201);
     expect(r.body.policy.action).toBe('deny');
     expect(r.body.risk).toBe(0.95);
+  });
+
+  it("answers a test token's forced action with a test policy of its own, never another policy's id or revision", async () => {
+    const forced = async (action: string) => {
+      const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `tt-${action}` }, request_token: `test|device:chrome_on_mac|policy.action:${action}`, context: ctx() });
+      expect(r.status).toBe(201);
+      return r.body.policy as { action: string; name: string; id: string; revision: string };
+    };
+    const deny = await forced('deny');
+    expect(deny).toEqual({ action: 'deny', name: 'Sandbox test token (deny)', id: '00000000-0000-0000-0000-000000000003', revision: '00000000-0000-0000-0000-000000000003' });
+    expect(await forced('challenge')).toEqual({ action: 'challenge', name: 'Sandbox test token (challenge)', id: '00000000-0000-0000-0000-000000000002', revision: '00000000-0000-0000-0000-000000000002' });
+    expect(await forced('allow')).toEqual({ action: 'allow', name: 'Sandbox test token (allow)', id: '00000000-0000-0000-0000-000000000001', revision: '00000000-0000-0000-0000-000000000001' });
+    await app.built.services.read.events.flush();
+    // None of the environment's policies (archived ones and every revision included) has these ids.
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic(app.secret) },
+      body: JSON.stringify({ query: '{ policies(includeArchived: true) { id revisions { id } } events(filter: { userId: "tt-deny" }) { edges { node { policy { id testToken revisionDetails { id } current { id } } } } } }' }),
+    });
+    const data = ((await res.json()) as { data: { policies: { id: string; revisions: { id: string }[] }[]; events: { edges: { node: { policy: unknown } }[] } } }).data;
+    const known = new Set(data.policies.flatMap((p) => [p.id, ...p.revisions.map((r) => r.id)]));
+    expect(known.size).toBeGreaterThan(5);
+    expect(known.has(deny.id)).toBe(false);
+    expect(known.has(deny.revision)).toBe(false);
+    // The stored event names the same test policy, with no revision or current policy to show.
+    expect(data.events.edges.map((e) => e.node.policy)).toEqual([{ id: deny.id, testToken: true, revisionDetails: null, current: null }]);
   });
 });
 

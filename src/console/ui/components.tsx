@@ -14,16 +14,32 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
   );
 }
 
-export function ErrorBox({ error, retry }: { error: ApiError; retry?: () => void }) {
+/** A message with its `commands` set as code. */
+export function Message({ text }: { text: string }) {
+  return <>{text.split('`').map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part))}</>;
+}
+
+const TITLES: Readonly<Record<string, string>> = {
+  FORBIDDEN: 'Not allowed',
+  BAD_USER_INPUT: 'Not accepted',
+};
+
+export function ErrorBox({ error, retry, title }: { error: ApiError; retry?: () => void; title?: string }) {
+  // The API's message for refused fields is those fields joined: the list says it once.
+  const onlyFields = error.fields.length > 0 && error.message === error.fields.map((f) => `${f.field}: ${f.message}`).join('; ');
   return (
     <div class="state error" role="alert">
-      <strong>{error.code === 'FORBIDDEN' ? 'Not allowed' : 'Something went wrong'}</strong>
-      <p>{error.message}</p>
+      <strong>{title ?? TITLES[error.code] ?? 'Something went wrong'}</strong>
+      {!onlyFields && (
+        <p>
+          <Message text={error.message} />
+        </p>
+      )}
       {error.fields.length > 0 && (
         <ul>
           {error.fields.map((f) => (
             <li key={f.field}>
-              <code>{f.field}</code>: {f.message}
+              <code>{f.field}</code>: <Message text={f.message} />
             </li>
           ))}
         </ul>
@@ -53,8 +69,22 @@ export function Card({ title, children, actions, id }: { title: string; children
   );
 }
 
-export function ActionBadge({ action }: { action: string | null | undefined }) {
-  if (!action) return <span class="badge muted">feedback</span>;
+/** What an event without a verdict is (the API's `Event.kind`), as its badge says it. */
+const NO_VERDICT: Readonly<Record<string, { label: string; title: string }>> = {
+  FEEDBACK: { label: 'feedback', title: 'Feedback: the application reported how a challenge, a review, an incident or a password reset ended (no verdict)' },
+  ACTIVITY: { label: 'no verdict', title: 'Activity sent to track or log, such as a logout or a failed login: recorded without a verdict' },
+};
+
+/** A verdict's action; for an event without one, what the event is (`kind`: FEEDBACK or ACTIVITY). */
+export function ActionBadge({ action, kind }: { action: string | null | undefined; kind?: string }) {
+  if (!action) {
+    const k = NO_VERDICT[kind ?? 'ACTIVITY'] ?? NO_VERDICT.ACTIVITY;
+    return (
+      <span class="badge muted" title={k.title}>
+        {k.label}
+      </span>
+    );
+  }
   const a = action.toLowerCase();
   return <span class={`badge action-${a}`}>{a}</span>;
 }

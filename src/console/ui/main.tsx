@@ -28,6 +28,13 @@ const NAV: [string, string][] = [
   ['settings', 'Settings'],
 ];
 
+/** What a refused sign-in is, by the answer's type (its message says why and what to do). */
+const SIGN_IN_TITLES: Readonly<Record<string, string>> = {
+  unauthorized: 'Key not accepted',
+  forbidden: 'Not allowed',
+  rate_limited: 'Too many attempts',
+};
+
 function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (s: SessionInfo) => void }) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -54,7 +61,9 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
     <main class="signin" id="main">
       <form onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">Rampart console</h1>
-        <p>Sign in with an environment's key: an analyst key (read-only) or the API secret (may edit policies and review devices). The key chooses the environment; to switch, sign out and sign in with another.</p>
+        <p>
+          Sign in with an environment's key: an analyst key (read-only; <code>npx rampart analyst-key add &lt;environment&gt;</code> prints one) or the API secret (may edit policies and review devices). The key chooses the environment; to switch, sign out and sign in with another.
+        </p>
         {message && (
           <p class="note" role="status">
             {message}
@@ -64,7 +73,7 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
           Key
           <input ref={input} type="password" name="key" autoComplete="off" spellcheck={false} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required autoFocus />
         </label>
-        {error && <ErrorBox error={error} />}
+        {error && <ErrorBox error={error} title={SIGN_IN_TITLES[error.code]} />}
         <button class="primary" type="submit" disabled={busy || !key.trim()}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

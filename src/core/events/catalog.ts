@@ -7,7 +7,7 @@
  * refused (422) only where it cannot be processed at all; a recommended field that is missing is
  * scored with less evidence and named in the verdict's `missing_fields` signal.
  */
-import type { Endpoint } from '../model';
+import type { Action, Endpoint } from '../model';
 
 /**
  * What an event cannot be processed without, beyond what its endpoint requires:
@@ -33,7 +33,18 @@ export interface EventSpec {
   /** What the event should carry, per endpoint (named in `missing_fields` when missing). */
   recommends: Partial<Record<Endpoint, readonly Recommendation[]>>;
   purpose: string;
+  /** What the event is when it has no verdict (sent to track or log): see EventRole. */
+  tracked: 'feedback' | 'activity';
 }
+
+/**
+ * What a stored event is to Rampart: `verdict`, Rampart decided it (it has an action);
+ * `feedback`, the application reported how something ended (a challenge, a review, an incident,
+ * a password reset), which may change a device's state; `activity`, a record of what the user did
+ * (a logout, a failed login, a profile update) without a verdict. Feedback and activity both come
+ * through track or log, so that is not what tells them apart: the event's name is.
+ */
+export type EventRole = 'verdict' | 'feedback' | 'activity';
 
 const VERDICT: readonly Endpoint[] = ['risk', 'filter', 'track'];
 const TRACK_ONLY: readonly Endpoint[] = ['track'];
@@ -41,6 +52,8 @@ const TRACK_ONLY: readonly Endpoint[] = ['track'];
 interface Fields {
   requires?: EventSpec['requires'];
   recommends?: EventSpec['recommends'];
+  /** Default `activity`. */
+  tracked?: EventSpec['tracked'];
 }
 
 const spec = (name: string, endpoints: readonly Endpoint[], purpose: string, fields: Fields = {}): EventSpec => ({
@@ -49,7 +62,9 @@ const spec = (name: string, endpoints: readonly Endpoint[], purpose: string, fie
   requires: fields.requires ?? {},
   recommends: fields.recommends ?? {},
   purpose,
+  tracked: fields.tracked ?? 'activity',
 });
+const FEEDBACK = 'feedback' as const;
 
 export const EVENTS: readonly EventSpec[] = [
   spec('$login', VERDICT, 'Login risk evaluation'),
@@ -77,22 +92,25 @@ export const EVENTS: readonly EventSpec[] = [
   spec('$password_reset_request.failed', VERDICT, 'Failed reset request', { recommends: { track: ['properties.email|username|phone'] } }),
   spec('$password_reset.succeeded', VERDICT, 'Completed reset; marks threats mitigated; approves the device', {
     requires: { track: ['device_or_user'] },
+    tracked: FEEDBACK,
   }),
-  spec('$password_reset.failed', VERDICT, 'Failed reset (feedback only)'),
-  spec('$challenge.requested', VERDICT, 'Challenge started', { requires: { track: ['device_or_user'] } }),
-  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', { requires: { track: ['device_or_user'] } }),
-  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', { requires: { track: ['device_or_user'] } }),
+  spec('$password_reset.failed', VERDICT, 'Failed reset (feedback only)', { tracked: FEEDBACK }),
+  spec('$challenge.requested', VERDICT, 'Challenge started', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
+  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
+  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
   spec('$profile_update', VERDICT, 'Profile update'),
   spec('$profile_update.attempted', VERDICT, 'Profile update attempt'),
   spec('$profile_update.succeeded', VERDICT, 'Profile update'),
   spec('$profile_update.failed', VERDICT, 'Failed profile update'),
   spec('$incident.mitigated', TRACK_ONLY, 'Password reset done after an incident; removes flagged devices', {
     requires: { track: ['device_or_user'] },
+    tracked: FEEDBACK,
   }),
   // Castle's Go SDK names it among its events; no device changes state on it.
-  spec('$review.resolved', TRACK_ONLY, 'End user resolved a review (the activity was theirs); kept as feedback'),
+  spec('$review.resolved', TRACK_ONLY, 'End user resolved a review (the activity was theirs); kept as feedback', { tracked: FEEDBACK }),
   spec('$review.escalated', TRACK_ONLY, 'End user reports a device; triggers $incident.confirmed', {
     requires: { track: ['device_or_user'] },
+    tracked: FEEDBACK,
   }),
   spec('$custom', VERDICT, "An application's own event, named by `name`", {
     requires: { risk: ['name'], filter: ['name'], track: ['name'] },
@@ -103,6 +121,15 @@ const BY_NAME = new Map(EVENTS.map((e) => [e.name, e]));
 
 export function eventSpec(name: string): EventSpec | undefined {
   return BY_NAME.get(name);
+}
+
+/**
+ * What a stored event is (see EventRole): a verdict when it has an action, else what its name
+ * says. A name the catalog does not know (a custom event, `$custom:<name>`) is activity.
+ */
+export function eventRole(name: string, action: Action | null): EventRole {
+  if (action !== null) return 'verdict';
+  return BY_NAME.get(name)?.tracked ?? 'activity';
 }
 
 /** Newer SDKs send `type` + `status` (e.g. `$login` + `$succeeded`); map to the dotted name. */

@@ -13,7 +13,7 @@ import type { Clock } from '../ports';
 import type { AnalyticsStore, DecisionPoint } from '../analytics/ports';
 import { riskLevel } from '../scoring/signals';
 import type { PolicyDraftChange, PolicyService } from './service';
-import type { DeviceReviewState, PolicySet } from './model';
+import { TEST_TOKEN_POLICIES, type DeviceReviewState, type PolicySet } from './model';
 
 export const DRY_RUN_MAX_DAYS = 30;
 export const DRY_RUN_MAX_EVENTS = 20_000;
@@ -22,8 +22,8 @@ export const DRY_RUN_MAX_REVIEWED_DEVICES = 50_000;
 /** Changed verdicts kept as samples. */
 export const DRY_RUN_SAMPLES = 100;
 const DAY_MS = 86_400_000;
-/** Sandbox test tokens force their action; policyRef names them so (see VerdictService). */
-const FORCED = /^Sandbox test token \(/;
+/** Sandbox test tokens force their action: a verdict their test policies decided keeps it. */
+const FORCED: ReadonlySet<string> = new Set(Object.values(TEST_TOKEN_POLICIES).map((p) => p.name));
 
 export interface DryRunChange {
   eventId: string;
@@ -104,7 +104,7 @@ export class PolicyDryRunService {
   }
 
   private decide(set: PolicySet, p: DecisionPoint, states: Map<string, DeviceReviewState>): { action: Action; policy: string } {
-    if (p.policyName && FORCED.test(p.policyName)) return { action: p.action, policy: p.policyName };
+    if (p.policyName && FORCED.has(p.policyName)) return { action: p.action, policy: p.policyName };
     const matched = this.d.policies.match(set, {
       event: p.name,
       risk: p.risk,

@@ -2,7 +2,29 @@
  * Policies: ordered rules that turn an evaluated event (risk, signals, device state, country)
  * into an action. Every edit makes a new revision; old revisions stay readable.
  */
-import type { Action, EnvId, RiskLevel } from '../model';
+import type { Action, EnvId, PolicyRef, RiskLevel } from '../model';
+
+/**
+ * The policies a sandbox test token's forced verdict names (`policy.action:deny`): one fixed test
+ * policy per action, with an id and a revision of its own, so that the answer never pairs the
+ * forced action with the id and revision of the environment's policy that would have decided. The
+ * ids are UUIDs like every policy's, but not random ones (those are version 4): no stored policy
+ * ever has one. A test policy has one revision, whose id is the policy's.
+ */
+export const TEST_TOKEN_POLICIES: Readonly<Record<Action, PolicyRef>> = {
+  allow: testTokenPolicy('allow', '00000000-0000-0000-0000-000000000001'),
+  challenge: testTokenPolicy('challenge', '00000000-0000-0000-0000-000000000002'),
+  deny: testTokenPolicy('deny', '00000000-0000-0000-0000-000000000003'),
+};
+
+function testTokenPolicy(action: Action, id: string): PolicyRef {
+  return { id, revision: id, name: `Sandbox test token (${action})`, action };
+}
+
+/** Whether a verdict's policy is a sandbox test token's (see TEST_TOKEN_POLICIES). */
+export function isTestTokenPolicy(id: string): boolean {
+  return Object.values(TEST_TOKEN_POLICIES).some((p) => p.id === id);
+}
 
 export type PolicyGroup = 'before' | 'event' | 'after';
 export const POLICY_GROUPS: readonly PolicyGroup[] = ['before', 'event', 'after'];

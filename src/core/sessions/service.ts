@@ -66,6 +66,20 @@ export interface ResolvedSession {
   csrf: string;
 }
 
+const ANALYST_KEY_ADD = 'npx rampart analyst-key add <environment>';
+const SECRET_ADD = 'npx rampart secret add <environment>';
+
+/**
+ * Why a key was not accepted at sign-in, in words a person can act on. It goes by the key's shape
+ * alone (the prefixes Rampart gives its keys), so it tells nothing about the keys that are stored.
+ */
+export function keyNotAccepted(key: string | null): string {
+  if (key?.startsWith('ak_')) return `That analyst key was not accepted: it is mistyped, or it was revoked. Create one with \`${ANALYST_KEY_ADD}\`.`;
+  if (key?.startsWith('sk_')) return `That API secret was not accepted: it is mistyped, or it was revoked. Create one with \`${SECRET_ADD}\`, or sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only).`;
+  if (key?.startsWith('pk_')) return `That is a publishable key: client libraries use it, and it opens nothing on the server. Sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only) or the environment's API secret.`;
+  return `That key was not accepted: sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only) or the environment's API secret (\`${SECRET_ADD}\`).`;
+}
+
 export class SessionService {
   private readonly idleMs: number;
   private readonly absoluteMs: number;
@@ -94,7 +108,13 @@ export class SessionService {
    */
   async signIn(credential: unknown, source: string | null): Promise<OpenedSession> {
     const secret = typeof credential === 'string' && credential.length > 0 && credential.length <= 512 ? credential : null;
-    const principal = await this.deps.access.caller(secret, 'read', { source });
+    let principal: Principal;
+    try {
+      principal = await this.deps.access.caller(secret, 'read', { source });
+    } catch (err) {
+      if (err instanceof Unauthorized) throw new Unauthorized(keyNotAccepted(secret));
+      throw err;
+    }
     const now = this.deps.clock.now();
     const token = randomToken(32);
     const absoluteExpiresAt = new Date(now.getTime() + this.absoluteMs);

@@ -26,7 +26,7 @@ import { shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
 import { enrich, eventEmail, profileChange, readEventState, recordCounters, toStoredEvent, type Enriched, type EventState } from './observe';
-import type { Policy, PolicySet } from '../policies/model';
+import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/model';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -97,7 +97,7 @@ export function staleAt(event: EventInput, maxAgeMs: number): Date | null {
   return event.receivedAt.getTime() - event.occurredAt.getTime() > maxAgeMs ? event.occurredAt : null;
 }
 
-const policyRef = (p: Policy, action: Action, name?: string): PolicyRef => ({ id: p.id, revision: p.revision, name: name ?? p.name, action });
+const policyRef = (p: Policy): PolicyRef => ({ id: p.id, revision: p.revision, name: p.name, action: p.action });
 
 export class VerdictService {
   private readonly budgetMs: number;
@@ -173,6 +173,9 @@ export class VerdictService {
   }
 
   private decide(set: PolicySet, x: Enriched, risk: number, signals: Signals, existing: Device | null): { action: Action; policy: PolicyRef } {
+    // A sandbox test token's action is decided by its own test policy, never by one of the environment's.
+    const forced = x.event.testToken?.action ?? null;
+    if (forced) return { action: forced, policy: TEST_TOKEN_POLICIES[forced] };
     const matched = this.d.policies.match(set, {
       event: x.event.name,
       risk,
@@ -181,9 +184,7 @@ export class VerdictService {
       country: x.ip?.location?.country_code ?? null,
       deviceState: reviewState(existing),
     });
-    const forced = x.event.testToken?.action ?? null;
-    if (forced) return { action: forced, policy: policyRef(matched, forced, `Sandbox test token (${forced})`) };
-    return { action: matched.action, policy: policyRef(matched, matched.action) };
+    return { action: matched.action, policy: policyRef(matched) };
   }
 
   /**

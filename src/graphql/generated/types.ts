@@ -11,6 +11,7 @@ import type { TimeSeries as TimeSeriesModel, SeriesBucket as SeriesBucketModel, 
 import type { WebhookDelivery as WebhookDeliveryModel, DeliveryAttempt as DeliveryAttemptModel, DeliveryStatus as DeliveryStatusModel } from '../../core/webhooks/model';
 import type { PrivacyJob as PrivacyJobModel, PrivacyJobStatus as PrivacyJobStatusModel } from '../../core/privacy/model';
 import type { AnalyticsParent as AnalyticsParentModel, TopEntryParent as TopEntryParentModel, DevicePage as DevicePageModel, DeviceEdge as DeviceEdgeModel, EventPage as EventPageModel, EventEdge as EventEdgeModel, RejectedPage as RejectedPageModel, RejectedEdge as RejectedEdgeModel, DeliveryPage as DeliveryPageModel, DeliveryEdge as DeliveryEdgeModel, PrivacyJobPage as PrivacyJobPageModel, PrivacyJobEdge as PrivacyJobEdgeModel, PageInfoParent as PageInfoParentModel, DeviceTypeValue as DeviceTypeValueModel, DeviceIdentityValue as DeviceIdentityValueModel } from '../parents';
+import type { EventRole as EventRoleModel } from '../../core/events/catalog';
 import type { GraphqlContext } from '../context';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -46,7 +47,7 @@ export type Action =
 /** A number of events with one verdict. */
 export type ActionCount = {
   readonly __typename?: 'ActionCount';
-  /** The verdict; null for feedback events, which have none. */
+  /** The verdict; null for events sent to track or log (feedback and activity), which have none. */
   readonly action?: Maybe<Action>;
   readonly count: Scalars['Int']['output'];
 };
@@ -62,7 +63,7 @@ export type ActionTransition = {
 /** Analyses of the events of one filter. */
 export type Analytics = {
   readonly __typename?: 'Analytics';
-  /** Matching events by verdict, most frequent first; `action` null counts feedback events. */
+  /** Matching events by verdict, most frequent first; `action` null counts the events without a verdict (feedback and activity). */
   readonly actions: ReadonlyArray<ActionCount>;
   /** Signals that fired on matching events, most frequent first (at most `first`, 1-100). */
   readonly signals: ReadonlyArray<SignalCount>;
@@ -275,10 +276,10 @@ export type Environment = {
   readonly webhookUrl?: Maybe<Scalars['String']['output']>;
 };
 
-/** An event an application sent (verdict or feedback), with what Rampart concluded. */
+/** An event an application sent (verdict, feedback or activity), with what Rampart concluded. */
 export type Event = {
   readonly __typename?: 'Event';
-  /** Verdict; null for feedback events (track/log). */
+  /** Verdict; null for events sent to track or log (feedback and activity, see `kind`). */
   readonly action?: Maybe<Action>;
   /** Autonomous system number of the IP. */
   readonly asn?: Maybe<Scalars['Int']['output']>;
@@ -287,7 +288,7 @@ export type Event = {
   /**
    * True when the verdict was computed without all of its state: the user or the velocity counters
    * could not be read within the verdict budget (`RAMPART_VERDICT_BUDGET_MS`), so the answer was
-   * given from what was at hand. Always false for feedback events.
+   * given from what was at hand. Always false for events without a verdict.
    */
   readonly degraded: Scalars['Boolean']['output'];
   /** The device the event came from. */
@@ -304,6 +305,8 @@ export type Event = {
   readonly id: Scalars['ID']['output'];
   /** IP address of the request. */
   readonly ip?: Maybe<Scalars['String']['output']>;
+  /** What the event is: a verdict, feedback, or activity without a verdict. */
+  readonly kind: EventKind;
   /** Canonical event name (custom events: `$custom:<name>`). */
   readonly name: Scalars['String']['output'];
   /** When the event happened (its `timestamp`, else when it was received). */
@@ -314,7 +317,7 @@ export type Event = {
   readonly properties: Scalars['JSON']['output'];
   /** When Rampart received it. */
   readonly receivedAt: Scalars['DateTime']['output'];
-  /** Risk, 0-1; null for feedback events. */
+  /** Risk, 0-1; null for events without a verdict. */
   readonly risk?: Maybe<Scalars['Float']['output']>;
   /** Risk level of `risk`. */
   readonly riskLevel?: Maybe<RiskLevel>;
@@ -367,6 +370,24 @@ export type EventFilter = {
   /** The event's user id. */
   readonly userId?: InputMaybe<Scalars['ID']['input']>;
 };
+
+/**
+ * What an event is to Rampart. Events sent to track or log have no verdict; their name says whether
+ * they are feedback or activity.
+ */
+export type EventKind =
+  /**
+   * A record of what the user did (`$logout`, `$login.failed`, `$profile_update`, custom events, ...)
+   * sent to track or log: no verdict.
+   */
+  | 'activity'
+  /**
+   * The application reported how something ended (`$challenge.*`, `$review.*`, `$incident.mitigated`,
+   * `$password_reset.succeeded` and `.failed`): no verdict; it may change a device's review state.
+   */
+  | 'feedback'
+  /** Rampart decided it: the event has a verdict (`action`), from risk, filter or authenticate. */
+  | 'verdict';
 
 /** One offending field of a payload, named by its JSON path. */
 export type FieldProblem = {
@@ -718,16 +739,22 @@ export type PolicyRef = {
   readonly __typename?: 'PolicyRef';
   /** Action the verdict took. */
   readonly action: Action;
-  /** The policy as it is now, or null when it no longer exists. */
+  /** The policy as it is now, or null when it no longer exists (always for a sandbox test token's). */
   readonly current?: Maybe<Policy>;
   /** Policy id. */
   readonly id: Scalars['ID']['output'];
-  /** Policy name at the time (sandbox test tokens name themselves here). */
+  /** Policy name at the time (a sandbox test token's policy: `Sandbox test token (deny)`). */
   readonly name: Scalars['String']['output'];
   /** Revision id in force at the time. */
   readonly revision: Scalars['ID']['output'];
-  /** That revision in full (conditions included), or null for the sandbox test token pseudo-policy. */
+  /** That revision in full (conditions included), or null for a sandbox test token's policy. */
   readonly revisionDetails?: Maybe<PolicyRevision>;
+  /**
+   * True when a sandbox test token forced the verdict (`policy.action:deny`): the policy is then
+   * Rampart's fixed test policy of that action (ids `00000000-0000-0000-0000-000000000001` allow,
+   * `…02` challenge, `…03` deny, each with one revision of the same id), not one of the environment's.
+   */
+  readonly testToken: Scalars['Boolean']['output'];
 };
 
 /** One revision of a policy, as it was when made. */
@@ -1201,7 +1228,7 @@ export type UserAgent = {
 /** How risky a user looks, from their devices and the verdicts of their events. */
 export type UserRiskSummary = {
   readonly __typename?: 'UserRiskSummary';
-  /** The user's events by verdict; `action` is null for feedback events (track), which have no verdict. */
+  /** The user's events by verdict; `action` is null for events sent to track or log (feedback and activity), which have no verdict. */
   readonly actions: ReadonlyArray<ActionCount>;
   /** Devices approved (by the user, a challenge, a registration or a dashboard). */
   readonly approvedDevices: Scalars['Int']['output'];
@@ -1383,6 +1410,7 @@ export type ResolversTypes = {
   EventConnection: ResolverTypeWrapper<EventPageModel>;
   EventEdge: ResolverTypeWrapper<EventEdgeModel>;
   EventFilter: EventFilter;
+  EventKind: ResolverTypeWrapper<EventRoleModel>;
   FieldProblem: ResolverTypeWrapper<FieldProblem>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
@@ -1614,6 +1642,7 @@ export type EventResolvers<ContextType = GraphqlContext, ParentType extends Reso
   headers?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   ip?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['EventKind'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   occurredAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   policy?: Resolver<Maybe<ResolversTypes['PolicyRef']>, ParentType, ContextType>;
@@ -1640,6 +1669,8 @@ export type EventEdgeResolvers<ContextType = GraphqlContext, ParentType extends 
   node?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
+
+export type EventKindResolvers = { ACTIVITY: 'activity', FEEDBACK: 'feedback', VERDICT: 'verdict' };
 
 export type FieldProblemResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['FieldProblem'] = ResolversParentTypes['FieldProblem']> = {
   field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1745,6 +1776,7 @@ export type PolicyRefResolvers<ContextType = GraphqlContext, ParentType extends 
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   revision?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   revisionDetails?: Resolver<Maybe<ResolversTypes['PolicyRevision']>, ParentType, ContextType>;
+  testToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -2002,6 +2034,7 @@ export type Resolvers<ContextType = GraphqlContext> = {
   Event?: EventResolvers<ContextType>;
   EventConnection?: EventConnectionResolvers<ContextType>;
   EventEdge?: EventEdgeResolvers<ContextType>;
+  EventKind?: EventKindResolvers;
   FieldProblem?: FieldProblemResolvers<ContextType>;
   JSON?: GraphQLScalarType;
   LastLocation?: LastLocationResolvers<ContextType>;

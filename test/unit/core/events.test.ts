@@ -5,7 +5,7 @@
  */
 import { validateEvent, type ParseOptions } from '../../../src/core/events/parse';
 import { eventCommand } from '../../../src/rest/event-command';
-import { EVENTS } from '../../../src/core/events/catalog';
+import { EVENTS, eventRole } from '../../../src/core/events/catalog';
 import { InvalidParameters, InvalidRequestToken } from '../../../src/core/errors';
 import type { Endpoint } from '../../../src/core/model';
 import { isSensitiveHeader, scrubHeaders, scrubPayloadText } from '../../../src/core/events/context';
@@ -66,6 +66,28 @@ describe.each(TABLE)('%s %j', (endpoint, body, removals, recommended) => {
     const stripped = paths.reduce(without, body);
     expect(problems(endpoint, stripped)).toEqual([]);
     expect(parseEvent(endpoint, stripped, opts).missing).toContain(field);
+  });
+});
+
+describe('what an event is: a verdict, feedback or activity', () => {
+  it('is a verdict whenever it has an action, whatever its name', () => {
+    for (const e of EVENTS) expect(eventRole(e.name, 'allow')).toBe('verdict');
+  });
+  it('without one, is feedback only for events that report how something ended', () => {
+    const feedback = EVENTS.filter((e) => eventRole(e.name, null) === 'feedback').map((e) => e.name);
+    expect(feedback.sort()).toEqual([
+      '$challenge.failed',
+      '$challenge.requested',
+      '$challenge.succeeded',
+      '$incident.mitigated',
+      '$password_reset.failed',
+      '$password_reset.succeeded',
+      '$review.escalated',
+      '$review.resolved',
+    ]);
+    for (const name of ['$logout', '$logout.succeeded', '$login.failed', '$registration.failed', '$profile_update', '$password_reset_request.failed', '$custom:checkout', '$never.heard.of']) {
+      expect(eventRole(name, null)).toBe('activity');
+    }
   });
 });
 

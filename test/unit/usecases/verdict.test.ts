@@ -70,7 +70,8 @@ describe('a verdict', () => {
     const v = await s.verdicts.evaluate(principal, 'risk', login('u2', { requestToken: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.75' }));
     expect(v.action).toBe('challenge');
     expect(v.risk).toBe(0.75);
-    expect(v.policy.name).toBe('Sandbox test token (challenge)');
+    // Its own test policy decided it: not the environment's policy that would have (its id, revision and name go together).
+    expect(v.policy).toEqual({ id: '00000000-0000-0000-0000-000000000002', revision: '00000000-0000-0000-0000-000000000002', name: 'Sandbox test token (challenge)', action: 'challenge' });
     await s.time.settle();
     expect(s.webhookStore.all.map((d) => d.type).sort()).toEqual(['$incident.confirmed', '$review.opened']);
   });

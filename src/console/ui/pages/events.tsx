@@ -7,7 +7,7 @@ import { useQuery } from '../hooks';
 import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
 
-export const EVENT_ROW = `id occurredAt name action risk riskLevel userId ip country asn deviceToken signals { name }`;
+export const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId email ip country asn deviceToken signals { name }`;
 
 const EVENTS = `query Events($filter: EventFilter, $after: String) {
   events(filter: $filter, first: 25, after: $after) {
@@ -20,16 +20,21 @@ export interface EventRow {
   id: string;
   occurredAt: string;
   name: string;
+  kind: EventKind;
   action: string | null;
   risk: number | null;
   riskLevel: string | null;
   userId: string | null;
+  email: string | null;
   ip: string | null;
   country: string | null;
   asn: number | null;
   deviceToken: string | null;
   signals: { name: string }[];
 }
+
+/** The API's `EventKind`: decided by Rampart, or sent to track or log as feedback or activity. */
+export type EventKind = 'VERDICT' | 'FEEDBACK' | 'ACTIVITY';
 
 interface EventsData {
   events: { edges: { cursor: string; node: EventRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
@@ -55,6 +60,20 @@ function filterOf(params: URLSearchParams): Record<string, unknown> {
     f[k] = k === 'asn' ? Number(v) : v;
   }
   return f;
+}
+
+/**
+ * Whom an event is about: its user id, and the e-mail it carried beside it. An event with only an
+ * e-mail (a failed login for an address, as a credential-stuffing wave sends them) shows that.
+ */
+function EventAccount({ event: e }: { event: EventRow }) {
+  if (!e.userId) return <>{e.email ?? '—'}</>;
+  return (
+    <>
+      <a href={href(['users', e.userId])}>{e.userId}</a>
+      {e.email && e.email !== e.userId && <span class="muted"> {e.email}</span>}
+    </>
+  );
 }
 
 export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUser?: boolean }) {
@@ -84,10 +103,14 @@ export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUs
                 <code>{e.name}</code>
               </td>
               <td>
-                <ActionBadge action={e.action} />
+                <ActionBadge action={e.action} kind={e.kind} />
               </td>
               <td>{risk(e.risk)}</td>
-              {showUser && <td>{e.userId ? <a href={href(['users', e.userId])}>{e.userId}</a> : '—'}</td>}
+              {showUser && (
+                <td>
+                  <EventAccount event={e} />
+                </td>
+              )}
               <td>
                 {e.ip ? <a href={href(['events'], { ip: e.ip })}>{e.ip}</a> : '—'} {e.country && <span class="muted">{e.country}</span>}
               </td>
@@ -196,11 +219,11 @@ export function Events({ route }: { route: Route }) {
 
 const EVENT = `query Event($id: ID!) {
   event(id: $id) {
-    id name endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
+    id name kind endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
     device { token reviewState risk }
     signals { name details }
     policy {
-      id revision name action
+      id revision name action testToken
       revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates } }
       current { id revision name archived }
     }
@@ -212,6 +235,7 @@ interface EventData {
   event: {
     id: string;
     name: string;
+    kind: EventKind;
     endpoint: string;
     occurredAt: string;
     receivedAt: string;
@@ -233,6 +257,7 @@ interface EventData {
       revision: string;
       name: string;
       action: string;
+      testToken: boolean;
       revisionDetails: { id: string; createdAt: string; name: string; action: string; conditions: Conditions } | null;
       current: { id: string; revision: string; name: string; archived: boolean } | null;
     } | null;
@@ -252,7 +277,7 @@ export function EventDetail({ id }: { id: string }) {
     <div class="page">
       <div class="page-head">
         <h1>
-          <code>{e.name}</code> <ActionBadge action={e.action} />
+          <code>{e.name}</code> <ActionBadge action={e.action} kind={e.kind} />
         </h1>
         <a href={href(['events'])}>All events</a>
       </div>
@@ -278,8 +303,22 @@ export function EventDetail({ id }: { id: string }) {
           />
         </Card>
         <Card title="Policy that decided it">
-          {!e.policy && <Empty>Feedback events have no verdict.</Empty>}
-          {e.policy && (
+          {!e.policy && <Empty>{e.kind === 'FEEDBACK' ? 'No policy: feedback reports how something ended, and has no verdict.' : 'No policy: this event was sent to track or log, and has no verdict.'}</Empty>}
+          {e.policy?.testToken && (
+            <>
+              <Facts
+                items={[
+                  ['Policy', e.policy.name],
+                  ['Action', <ActionBadge action={e.policy.action} />],
+                  ['Revision', <code class="token" data-testid="event-revision">{e.policy.revision}</code>],
+                ]}
+              />
+              <p class="note">
+                This verdict was forced by a sandbox test token (<code>policy.action:{e.policy.action.toLowerCase()}</code> in the request token): none of this environment's policies decided it.
+              </p>
+            </>
+          )}
+          {e.policy && !e.policy.testToken && (
             <>
               <Facts
                 items={[

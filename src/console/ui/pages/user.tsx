@@ -137,7 +137,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
               ['Devices', `${rs.deviceCount} (${rs.approvedDevices} approved, ${rs.reportedDevices} reported, ${rs.unreviewedDevices} unreviewed)`],
               ['Highest device risk', `${rs.highestDeviceRisk} / 100`],
               ['Events', count(rs.eventCount)],
-              ['Verdicts', rs.actions.map((a) => `${a.action ? a.action.toLowerCase() : 'feedback'} ${a.count}`).join(', ') || null],
+              ['Verdicts', rs.actions.map((a) => `${a.action ? a.action.toLowerCase() : 'no verdict'} ${a.count}`).join(', ') || null],
               ['Top signals', rs.topSignals.map((s) => `${s.signal} (${s.count})`).join(', ') || null],
             ]}
           />
