@@ -207,7 +207,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
   const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
   const privacy = new PrivacyService({
-    store: core(new MongoPrivacyStore(db, state)),
+    store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
     writes,
     webhooks,

@@ -73,6 +73,10 @@ export const SQLITE_PRAGMAS: readonly string[] = [
   // reset after growing past that (a long read holding a checkpoint back).
   'wal_autocheckpoint(4000)',
   'journal_size_limit(67108864)',
+  // A deleted or rewritten row is overwritten with zeros, and freed pages too: a purged user's
+  // old copies do not stay readable on free space (the purge then truncates the WAL, whose frames
+  // still hold the pages as they were: see MongoPrivacyStore.purgeUser and patch 0008).
+  'secure_delete(on)',
 ];
 
 /**
