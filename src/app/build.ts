@@ -205,7 +205,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const devices = new DeviceService(users, webhooks, clock, client);
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
   const metrics = new Metrics({ writeBacklog: () => state.backlog, cachedDocuments: () => state.cachedDocuments, trackPending: () => track.pending });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token') });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
