@@ -29,7 +29,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Result, type Summary } from './lib/load';
 import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
-import { entry, megabytes, type Endpoints, type FromServer, type ToServer } from './lib/server';
+import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, type ToServer } from './lib/server';
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 
@@ -51,13 +51,19 @@ interface Options {
   /** Closed and open loop: only these doors (default all). */
   doors: Door[];
   prof: string | null;
+  /** Minutes of the soak (`--soak N`, or `npm run bench --soak`: 30); 0: no soak. */
+  soak: number;
+  /** Calls per second the soak offers. */
+  'soak-rate': number;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage] [--doors ceiling,door,rest,unary,stream] [--prof DIR]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80 };
+  // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
+  if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
     const key = (argv[i] ?? '').replace(/^--/, '');
     const raw = argv[i + 1] ?? '';
@@ -76,7 +82,7 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count') {
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate') {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -194,6 +200,7 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
     riskFor: (l: Login) => post(risk, riskBody(l), 201),
     graphql: (query: string) => post(new URL('/graphql', e.rest), { query }, 200),
     track: () => post(track, trackBody(traffic.next()), 204),
+    filter: () => post(new URL('/v1/filter', e.rest), { ...riskBody(traffic.next()), event: '$login', status: '$attempted' }, 201),
     trackStream: async (n: number, make: () => TrackRequest) => {
       const { accepted } = await streams.trackStream(
         (function* () {
@@ -270,11 +277,78 @@ async function hungDatabase(dbPid: number, get: (path: string) => Promise<{ stat
   );
 }
 
+/**
+ * The soak: a moderate mixed load for `minutes` (REST risk, filter and track, gRPC Risk on
+ * VerdictStreams, device lists; a GraphQL query every 2 s as a dashboard left open sends), with
+ * Rampart's and both FerretDB processes' resident memory sampled every minute. It says whether
+ * each levelled off: what it grew over the last third of the run against the first two thirds.
+ */
+async function soak(minutes: number, rate: number, server: Server, c: ReturnType<typeof callers>, traffic: Traffic, out: (s: string) => void): Promise<void> {
+  const mixed: Call = (i) => {
+    const k = i % 20;
+    if (k < 8) return c.doors.rest(i);
+    if (k < 11) return c.doors.stream(i);
+    if (k < 16) return c.track();
+    if (k < 19) return c.filter();
+    // A user not seen yet answers 404 after its look-up: a full answer too.
+    return c.get(`/v1/users/${encodeURIComponent(traffic.next().userId)}/devices`).then((r) => r.status === 200 || r.status === 404);
+  };
+  const queries = [
+    '{ events(first: 50) { edges { node { id name } } } }',
+    '{ devices(first: 1) { edges { node { token } } } }',
+    '{ events(first: 1) { edges { node { id } } } }',
+    '{ analytics { total actions { count } } }',
+  ];
+  let dashboards = true;
+  const graphql = { answered: 0, failed: 0 };
+  const dashboard = (async () => {
+    for (let q = 0; dashboards; q++) {
+      const started = performance.now();
+      if (await c.graphql(queries[q % queries.length] as string).catch(() => false)) graphql.answered++;
+      else graphql.failed++;
+      await new Promise((r) => setTimeout(r, Math.max(0, 2000 - (performance.now() - started))));
+    }
+  })();
+  const mb = (v: number | null) => (v === null ? '-' : (v / 1024 / 1024).toFixed(0)).padStart(7);
+  out(`\nSoak: ${rate} mixed calls/s offered for ${minutes} min (REST risk 40%, gRPC stream risk 15%, track 25%, filter 15%, device lists 5%; a GraphQL query every 2 s); resident memory in MB each minute\n`);
+  out(`  ${'min'.padStart(4)} ${'calls'.padStart(8)} ${'errors'.padStart(7)} ${'p99 ms'.padStart(7)} ${'Rampart'.padStart(7)} ${'heap'.padStart(7)} ${'extern'.padStart(7)} ${'cached'.padStart(8)} ${'db'.padStart(7)} ${'reader'.padStart(7)} ${'graphql ok/failed'.padStart(18)}\n`);
+  const samples: MemorySample[] = [];
+  const first = await server.ask({ type: 'memory', liveHeap: true }, 'memory');
+  samples.push(first);
+  let sent = 0;
+  let errors = 0;
+  for (let minute = 1; minute <= minutes; minute++) {
+    const r = await openLoop(rate, 60, mixed, undefined, sent);
+    sent += r.count;
+    errors += r.errors;
+    const m = await server.ask({ type: 'memory', liveHeap: minute === minutes }, 'memory');
+    samples.push(m);
+    const p99 = summarize([r]).p99;
+    out(`  ${String(minute).padStart(4)} ${String(sent).padStart(8)} ${String(errors).padStart(7)} ${p99.toFixed(0).padStart(7)} ${mb(m.rss)} ${mb(m.heapUsed)} ${mb(m.external)} ${String(m.cachedDocuments).padStart(8)} ${mb(m.dbRss)} ${mb(m.readerRss)} ${`${graphql.answered}/${graphql.failed}`.padStart(18)}\n`);
+  }
+  dashboards = false;
+  await dashboard;
+  const last = samples[samples.length - 1] as MemorySample;
+  const cut = samples[Math.floor(((samples.length - 1) * 2) / 3)] as MemorySample;
+  const verdict = (name: string, pick: (s: MemorySample) => number | null) => {
+    const [a, b, z] = [pick(first), pick(cut), pick(last)];
+    if (a === null || b === null || z === null) return `${name} -`;
+    const early = b - a;
+    const late = z - b;
+    // Levelled off: the last third grew by less than a quarter of the first two thirds' growth (or < 16 MB).
+    const level = late < Math.max(16 * 1024 * 1024, early / 4);
+    return `${name} ${mb(a).trim()} -> ${mb(b).trim()} -> ${mb(z).trim()} MB (${level ? 'levelled off' : 'STILL GROWING'})`;
+  };
+  out(`  start -> two thirds -> end: ${[verdict('Rampart', (s) => s.rss), verdict('the database', (s) => s.dbRss), verdict("the analysts' reader", (s) => s.readerRss)].join('; ')}\n`);
+  out(`  Rampart's live heap after a full collection: ${megabytes(first.liveHeap)} at the start, ${megabytes(last.liveHeap)} at the end\n`);
+}
+
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
+  if (o.soak > 0) o.only = [];
   // The engine alone first, in this process, before anything else loads the machine.
   if (o.only.includes('scoring')) process.stdout.write(scoringReport(benchScoring()));
-  if (o.only.every((section) => section === 'scoring')) return;
+  if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return;
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
   const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];
   const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));
@@ -399,6 +473,8 @@ async function main(): Promise<void> {
       if (ready.dbPid === null) out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
       else out(await hungDatabase(ready.dbPid, closed.get));
     }
+
+    if (o.soak > 0) await soak(o.soak, o['soak-rate'], server, open, traffic, out);
 
     const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');
     out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now (live heap after a full collection ${megabytes(stats.liveHeap)}); the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);

@@ -54,6 +54,7 @@ const schema = z.object({
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   RAMPART_ANALYST_READER: z.enum(['separate', 'shared']).default('separate'),
   RAMPART_ANALYST_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  RAMPART_ANALYST_READER_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(256),
   RAMPART_ANALYST_MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI').optional(),
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
@@ -106,7 +107,7 @@ export interface Config {
    * lower CPU priority (`reader` 'separate', niceness `nice`); on MONGODB_URI through `uri` when
    * given (e.g. a secondary).
    */
-  analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; uri: string | undefined };
+  analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
   /** The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered after `stallMs`, the database is taken as hung. */
   databaseHealth: { probeEveryMs: number; stallMs: number };
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
@@ -198,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       share: c.RAMPART_ANALYST_SHARE,
       reader: c.RAMPART_ANALYST_READER,
       nice: c.RAMPART_ANALYST_NICE,
+      readerMemoryMb: c.RAMPART_ANALYST_READER_MEMORY_MB,
       uri: c.RAMPART_ANALYST_MONGODB_URI,
     },
     databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS },

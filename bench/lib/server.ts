@@ -42,10 +42,25 @@ export interface Endpoints {
   dbPid: number | null;
 }
 
-export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
+export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'memory'; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
+
+/** One memory sample of the server side (bytes; null where there is no such process). */
+export interface MemorySample {
+  rss: number;
+  heapUsed: number;
+  /** Buffers and other memory outside V8's heap. */
+  external: number;
+  liveHeap: number | null;
+  /** Documents the state layer holds in its cache. */
+  cachedDocuments: number;
+  backlog: number;
+  dbRss: number | null;
+  readerRss: number | null;
+}
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
   | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null }
+  | ({ type: 'memory' } & MemorySample)
   | { type: 'settled'; backlog: number }
   | { type: 'count'; stored: number }
   | { type: 'failed'; error: string };
@@ -60,18 +75,25 @@ function liveHeap(): number {
   return process.memoryUsage().heapUsed;
 }
 
-/** The embedded FerretDB this process started (its child named ferretdb), if any. */
-function databasePid(): number | null {
+/**
+ * The embedded FerretDB processes this process started (its children named ferretdb): the
+ * primary, and the analysts' reader (started with FERRETDB_RELOAD_METADATA_ON_MISS=1).
+ */
+function databasePids(): { primary: number | null; reader: number | null } {
+  const found = { primary: null as number | null, reader: null as number | null };
   try {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      if (/^Name:\s+ferretdb$/m.test(status) && new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status)) return Number(entry);
+      if (!/^Name:\s+ferretdb$/m.test(status) || !new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status)) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (environ.includes('FERRETDB_RELOAD_METADATA_ON_MISS=1')) found.reader = Number(entry);
+      else found.primary = Number(entry);
     }
   } catch {
     // no /proc: memory of the database is not reported
   }
-  return null;
+  return found;
 }
 
 export async function serve(): Promise<void> {
@@ -120,7 +142,8 @@ export async function serve(): Promise<void> {
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }).connect();
   const db = client.db(dbName);
 
-  const dbPid = config.mongoUri ? null : databasePid();
+  const pids = config.mongoUri ? { primary: null, reader: null } : databasePids();
+  const dbPid = pids.primary;
   let peak = 0;
   let peakDb = 0;
   const measure = () => {
@@ -140,6 +163,20 @@ export async function serve(): Promise<void> {
           peak = 0;
           peakDb = 0;
         }
+      } else if (m.type === 'memory') {
+        const u = process.memoryUsage();
+        send({
+          type: 'memory',
+          rss: u.rss,
+          heapUsed: u.heapUsed,
+          external: u.external,
+          liveHeap: m.liveHeap ? liveHeap() : null,
+          cachedDocuments: running.built.state.cachedDocuments,
+          backlog: running.built.state.backlog,
+          dbRss: pids.primary ? rssOf(pids.primary) : null,
+          // The reader starts with the first analyst query: look again until it is there.
+          readerRss: (pids.reader ??= config.mongoUri ? null : databasePids().reader) ? rssOf(pids.reader as number) : null,
+        });
       } else if (m.type === 'settle') {
         await services.track.drain(false);
         await running.built.state.flush();

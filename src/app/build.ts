@@ -240,9 +240,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     trackPending: () => track.pending,
     outbox: () => webhooks.outbox(),
   });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token') });
   const privacy = new PrivacyService({
-    store: core(new MongoPrivacyStore(db, state)),
+    store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
     writes,
     webhooks,

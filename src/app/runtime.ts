@@ -97,7 +97,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   log.info({ environment: env.name }, 'default environment ready');
   if (embedded && readerPort !== null) {
     const primary = embedded;
-    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, memoryMb: config.analyst.readerMemoryMb, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
     reader = analysts;
     started.push(() => analysts.stop());
     recordEmbedded(config.dataDir, primary, reader);

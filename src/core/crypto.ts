@@ -23,6 +23,8 @@ export function safeEqual(a: string, b: string): boolean {
 /** URL-safe random token with `bytes` bytes of entropy. */
 export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 export const uuid = (): string => randomUUID();
+/** A random 32-byte key (for MACs whose key need not outlive the process). */
+export const randomKey = (): Buffer => randomBytes(32);
 
 export const hmacSha256 = (key: string | Buffer, data: string | Buffer): Buffer => createHmac('sha256', key).update(data).digest();
 

@@ -73,6 +73,10 @@ export const SQLITE_PRAGMAS: readonly string[] = [
   // reset after growing past that (a long read holding a checkpoint back).
   'wal_autocheckpoint(4000)',
   'journal_size_limit(67108864)',
+  // A deleted or rewritten row is overwritten with zeros, and freed pages too: a purged user's
+  // old copies do not stay readable on free space (the purge then truncates the WAL, whose frames
+  // still hold the pages as they were: see MongoPrivacyStore.purgeUser and patch 0008).
+  'secure_delete(on)',
 ];
 
 /**
@@ -161,6 +165,20 @@ export async function startEmbedded(dataDir: string, portOrOptions: number | Emb
 export interface ReaderOptions extends EmbeddedOptions {
   /** Niceness of the reader process (0–19): how much it yields the CPU to everything else. */
   nice: number;
+  /** The reader's soft memory limit in MB (Go's GOMEMLIMIT; default 256). */
+  memoryMb?: number;
+}
+
+/**
+ * The reader's Go runtime: a soft memory limit, and the collector at its default pace (GOGC=100,
+ * not the primary's 200). A dashboard's scan decodes many documents at once; without a limit the
+ * heap grew to three times the largest scan and stayed there (28 → 739 MB over a 12-minute soak).
+ * With it, the collector works harder near the limit and returns freed memory to the system, at
+ * the cost of CPU the reader's low priority takes only when scoring leaves it idle. A scan that
+ * needs more than the limit still gets it (the limit is soft): see docs/operations.md.
+ */
+export function readerEnv(memoryMb: number): Record<string, string> {
+  return { FERRETDB_RELOAD_METADATA_ON_MISS: '1', GOGC: '100', GOMEMLIMIT: `${memoryMb}MiB` };
 }
 
 /**
@@ -176,7 +194,7 @@ export async function startEmbeddedReader(dataDir: string, opts: ReaderOptions):
   const stateDir = path.join(dataDir, 'ferretdb-reader');
   ownerOnly(stateDir);
   return supervised(
-    { dataDir, sqliteDir, stateDir, logName: 'ferretdb-reader.log', name: "the analysts' FerretDB reader", env: { FERRETDB_RELOAD_METADATA_ON_MISS: '1' }, nice: opts.nice },
+    { dataDir, sqliteDir, stateDir, logName: 'ferretdb-reader.log', name: "the analysts' FerretDB reader", env: readerEnv(opts.memoryMb ?? 256), nice: opts.nice },
     opts,
   );
 }

@@ -11,8 +11,11 @@ interface CredDoc extends Omit<Credential, 'hash'> {
   _id: string;
 }
 
+/** The collection of environments (one small document each). */
+export const ENVIRONMENTS = 'environments';
+
 export const environmentIndexes: IndexSpec[] = [
-  { collection: 'environments', indexes: [{ key: { name: 1 }, name: 'name_unique', unique: true }] },
+  { collection: ENVIRONMENTS, indexes: [{ key: { name: 1 }, name: 'name_unique', unique: true }] },
   { collection: 'credentials', indexes: [{ key: { envId: 1 }, name: 'env' }] },
 ];
 
@@ -22,7 +25,7 @@ const toCred = ({ _id, ...rest }: CredDoc): Credential => ({ hash: _id, ...rest 
 export class MongoEnvironmentStore implements EnvironmentStore {
   constructor(private readonly db: Db) {}
   private get col() {
-    return this.db.collection<EnvDoc>('environments');
+    return this.db.collection<EnvDoc>(ENVIRONMENTS);
   }
   async create(env: Environment): Promise<void> {
     const { id, ...rest } = env;

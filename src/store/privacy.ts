@@ -19,6 +19,24 @@ import type { IndexSpec } from './database';
 import { fromEventDoc, type EventDoc } from './events';
 import { escapeRegex, fromJson, idOf } from './ids';
 import { WEBHOOK_COLLECTIONS } from './webhooks';
+import { ENVIRONMENTS } from './environments';
+
+export interface PrivacyStoreOptions {
+  /** Export chunk size in characters (default CHUNK_CHARS). */
+  chunkChars?: number;
+  /**
+   * The database is FerretDB: after a purge, `compact` a small collection. On Rampart's FerretDB
+   * build on SQLite (patch 0008) that checkpoints the write-ahead log into the database file and
+   * truncates it, so the purged rows, zeroed in place by `secure_delete`, leave no older copy in
+   * the log's frames. Elsewhere in FerretDB it is a cheap no-op.
+   */
+  eraseAfterPurge?: boolean;
+  /** Logs a purge whose erasure could not finish. */
+  log?: { error(obj: object, msg: string): void };
+}
+
+/** How often, and after what pauses, the post-purge checkpoint is tried while readers hold old frames. */
+const ERASE_RETRY_MS = [250, 1_000, 4_000];
 
 interface JobDoc extends Omit<PrivacyJob, 'id'> {
   _id: string;
@@ -86,7 +104,14 @@ const toJob = ({ _id, ...rest }: JobDoc): PrivacyJob => ({ id: _id, ...rest });
  * integration test scans every collection for the user id after a purge).
  */
 export class MongoPrivacyStore implements PrivacyStore {
-  constructor(private readonly db: Db, private readonly state: StateLayer, private readonly chunkChars = CHUNK_CHARS) {}
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+    private readonly o: PrivacyStoreOptions = {},
+  ) {}
+  private get chunkChars(): number {
+    return this.o.chunkChars ?? CHUNK_CHARS;
+  }
   private get jobs() {
     return this.db.collection<JobDoc>(PRIVACY_COLLECTIONS.jobs);
   }
@@ -232,6 +257,24 @@ export class MongoPrivacyStore implements PrivacyStore {
         (collection === COUNTERS && id === emailDocId) ||
         ((collection === DEVICES || (collection === COUNTERS && counterCopies)) && id.startsWith(envPrefix)),
     );
+    if (this.o.eraseAfterPurge) await this.erase();
     return deleted;
+  }
+
+  /** Checkpoints and truncates the write-ahead log (see `eraseAfterPurge`), retrying while readers hold it. */
+  private async erase(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.db.command({ compact: ENVIRONMENTS });
+        return;
+      } catch (err) {
+        const pause = ERASE_RETRY_MS[attempt];
+        if (pause === undefined) {
+          this.o.log?.error({ err }, 'privacy: the purged rows are deleted, but older copies stay in the write-ahead log until its next checkpoint');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 }

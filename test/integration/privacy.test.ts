@@ -345,7 +345,7 @@ describe('access request', () => {
   });
 
   it('stores large exports in chunks and reads them back intact', async () => {
-    const small = new MongoPrivacyStore(database.db, state, 1000);
+    const small = new MongoPrivacyStore(database.db, state, { chunkChars: 1000 });
     const env = asEnvId(randomUUID());
     const text = `${'ab😀'.repeat(1500)}é${'x'.repeat(999)}😀`;
     const bytes = await small.putExport(env, { id: randomUUID(), userId: 'u', expiresAt: new Date(Date.now() + 1000) }, text);

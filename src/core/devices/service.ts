@@ -4,7 +4,7 @@
  * live in their user's state (one document per user); every transition is a change recorded on
  * it (commutative deltas written behind), never a read-modify-write.
  */
-import { randomToken, sha256Hex } from '../crypto';
+import { hmacSha256, sha256Hex } from '../crypto';
 import { NotFound } from '../errors';
 import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../model';
 import type { ClientTokens, Clock, DeviceChange, UserState, UserStateStore } from '../ports';
@@ -23,6 +23,17 @@ export function deviceKey(event: Pick<EventInput, 'context'>): { key: string; id
   const h = event.context.headers;
   const stable = [event.context.userAgent, h['accept-language'], h['sec-ch-ua-platform'], h['sec-ch-ua']].map((v) => (typeof v === 'string' ? v : '')).join('\n');
   return { key: `d:${sha256Hex(stable).slice(0, 40)}`, identity: 'derived' };
+}
+
+/**
+ * The token a new device gets: derived from the environment, the user and the device key under a
+ * server-side key, so that every request that sees the device before its first sighting is
+ * recorded (concurrent first requests, or a verdict that could not read the user within its
+ * budget) answers the same token, on every instance sharing the master key. Unguessable without
+ * the key, and as long as a random token (24 bytes, 32 characters).
+ */
+export function deviceTokenFor(tokenKey: Buffer, env: EnvId, userId: string, key: string): string {
+  return hmacSha256(tokenKey, `${env}\u0000${userId}\u0000${key}`).subarray(0, 24).toString('base64url');
 }
 
 /** The key of the device a fingerprint names (as deviceKey gives it for an event carrying it). */
@@ -72,10 +83,12 @@ export interface Sighting {
   denied: boolean;
   /** False when the user's state is unknown (degraded): no decision may depend on it. */
   stateKnown: boolean;
+  /** The token the device gets if it is new (deviceTokenFor). */
+  newToken: string;
 }
 
 /**
- * The change a sighting makes: a new device gets a fresh token (a device already known under
+ * The change a sighting makes: a new device gets its token (a device already known under
  * another token keeps it, this one becoming another name for it); devices used to register, or
  * within 60 minutes of registration, are approved unless they have feedback already.
  */
@@ -84,7 +97,7 @@ export function sightingChange(s: Sighting): DeviceChange {
   const sinceRegistration = registeredAt ? s.at.getTime() - registeredAt.getTime() : -1;
   const autoApprove = s.stateKnown && (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !s.denied;
   const change: DeviceChange = { key: s.key.key, seen: { at: s.at, context: s.context } };
-  if (!s.existing) change.create = { token: randomToken(24), identity: s.key.identity, at: s.at };
+  if (!s.existing) change.create = { token: s.newToken, identity: s.key.identity, at: s.at };
   if (s.risk !== null) change.eventRisk = s.risk;
   if (autoApprove && !s.existing?.feedback) change.review = { state: 'approved', at: s.at };
   return change;

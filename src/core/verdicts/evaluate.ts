@@ -17,12 +17,12 @@ import type { ClientTokens, Clock, CounterStore, EventStore, Intel, UserStateSto
 import type { EventCommand } from '../events/command';
 import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
-import { buildContext, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
+import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
 import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
-import { shortHash, uuid } from '../crypto';
+import { randomKey, shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
 import { enrich, eventEmail, profileChange, readEventState, recordCounters, toStoredEvent, type Enriched, type EventState } from './observe';
@@ -76,6 +76,11 @@ export interface VerdictDeps {
    */
   maxEventAgeMs?: number;
   observer?: VerdictObserver;
+  /**
+   * The key new devices' tokens are derived under (deviceTokenFor); instances that share a
+   * database must share it. Default: a random key of this process.
+   */
+  deviceTokenKey?: Buffer;
 }
 
 export const DEFAULT_VERDICT_BUDGET_MS = 150;
@@ -103,7 +108,9 @@ export class VerdictService {
   private readonly budgetMs: number;
   private readonly maxEventAgeMs: number;
 
+  private readonly deviceTokenKey: Buffer;
   constructor(private readonly d: VerdictDeps) {
+    this.deviceTokenKey = d.deviceTokenKey ?? randomKey();
     this.budgetMs = d.budgetMs ?? DEFAULT_VERDICT_BUDGET_MS;
     this.maxEventAgeMs = d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   }
@@ -228,6 +235,7 @@ export class VerdictService {
         registration: isRegistration(event.name) && endpoint !== 'filter',
         denied: v.action === 'deny',
         stateKnown: state !== undefined,
+        newToken: deviceTokenFor(this.deviceTokenKey, env.id, event.userId, x.key.key),
       });
       this.d.users.record(env.id, event.userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
       device = sightedDevice(env.id, event.userId, change, this.d.users.cachedDevice(env.id, event.userId, x.key.key));
