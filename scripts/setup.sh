@@ -13,6 +13,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+trap 'echo "setup: incomplete; fix what is named above, then run \`npm run setup\` (the packages are installed)" >&2' ERR
 
 if [ -n "${MONGODB_URI:-}" ]; then
   echo "setup: MONGODB_URI is set; the embedded database (FerretDB) is not built"

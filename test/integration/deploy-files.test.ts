@@ -76,7 +76,7 @@ function scriptCommands(text: string): string[] {
   return text
     .split('\n')
     .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter((l) => l && !l.startsWith('#') && !/^(set|cd|echo|if|else|fi|then)\b/.test(l) && !/^\w+=/.test(l));
+    .filter((l) => l && !l.startsWith('#') && !/^(set|cd|echo|if|else|fi|then|trap)\b/.test(l) && !/^\w+=/.test(l));
 }
 
 /** The section of .ci/run between `echo "== <title>…"` and the next such line. */
