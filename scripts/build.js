@@ -8,10 +8,13 @@
  *   node scripts/build.js             build
  *   node scripts/build.js --if-stale  build only when a source changed since the last build
  *
- * Output goes to stderr: under `npm start` stdout is the service's JSON log.
+ * One build at a time: two starts at once (or two test files) wait for each other's build rather
+ * than write dist/ together, and the second then finds it fresh. Output goes to stderr: under
+ * `npm start` stdout is the service's JSON log.
  */
 'use strict';
 const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const stamp = require('./build-stamp');
 
@@ -26,10 +29,53 @@ function build() {
   stamp.writeStamp(inputs, root);
 }
 
-if (require.main === module) {
-  if (process.argv.includes('--if-stale') && stamp.isFresh(root)) process.exit(0);
+const alive = (pid) => {
   try {
-    build();
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+};
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** Run `fn` holding dist/.build-lock (a directory naming its holder's pid; a dead holder's is taken over). */
+function locked(fn) {
+  const lock = path.join(root, 'dist', '.build-lock');
+  fs.mkdirSync(path.dirname(lock), { recursive: true });
+  for (let waited = false; ; waited = true) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      let holder = NaN;
+      try {
+        holder = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8'));
+      } catch {
+        // being created or removed right now
+      }
+      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) fs.rmSync(lock, { recursive: true, force: true });
+      else {
+        if (!waited) process.stderr.write('build: another build is running; waiting for it\n');
+        sleep(200);
+      }
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  const ifStale = process.argv.includes('--if-stale');
+  if (ifStale && stamp.isFresh(root)) process.exit(0);
+  try {
+    // Checked again once the lock is ours: the build we waited for may have been this one.
+    locked(() => (ifStale && stamp.isFresh(root) ? undefined : build()));
   } catch (err) {
     process.stderr.write(`build: failed${err && err.status ? ` (exit ${err.status})` : ''}\n`);
     process.exit(1);

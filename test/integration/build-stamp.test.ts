@@ -3,7 +3,7 @@
  * Driven as real processes on a project of one TypeScript file that has the repository's start
  * and build scripts, the real compiler, and stand-ins for the three bundlers that record each run.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,13 +32,17 @@ afterAll(() => {
   rmSync(project, { recursive: true, force: true });
 });
 
+/** How many times the stand-in bundlers ran so far. */
+function bundlerRuns(): number {
+  const log = path.join(project, 'bundlers.log');
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
 /** `npm start`'s script in the fixture: what it printed, and how many bundler runs it caused. */
 function start(): { status: number | null; stdout: string; stderr: string; bundled: number } {
-  const log = path.join(project, 'bundlers.log');
-  const before = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
+  const before = bundlerRuns();
   const r = spawnSync(process.execPath, [path.join(project, 'scripts', 'start.js')], { cwd: project, encoding: 'utf8' });
-  const after = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, bundled: after - before };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, bundled: bundlerRuns() - before };
 }
 
 it('builds before the first start, then runs what was built until a source changes', () => {
@@ -66,6 +70,25 @@ it('builds before the first start, then runs what was built until a source chang
   writeFileSync(config, readFileSync(config, 'utf8').replace('"strict":true', '"strict":true,"removeComments":true'));
   expect(start()).toMatchObject({ status: 0, stdout: 'running v2\n', bundled: 3 });
   expect(start()).toMatchObject({ status: 0, bundled: 0 });
+});
+
+it('builds once when two start at the same time: the second waits for the first build', async () => {
+  writeFileSync(path.join(project, 'src', 'main.ts'), MAIN('v4'));
+  const before = bundlerRuns();
+  const startOne = () =>
+    new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(project, 'scripts', 'start.js')], { cwd: project, stdio: ['ignore', 'pipe', 'ignore'] });
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout }));
+    });
+  const both = await Promise.all([startOne(), startOne()]);
+  expect(both).toEqual([
+    { code: 0, stdout: 'running v4\n' },
+    { code: 0, stdout: 'running v4\n' },
+  ]);
+  expect(bundlerRuns() - before).toBe(3);
+  expect(existsSync(path.join(project, 'dist', '.build-lock'))).toBe(false);
 });
 
 it('does not start after a failed build, and builds again at the next start', () => {

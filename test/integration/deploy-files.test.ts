@@ -364,7 +364,7 @@ embeddedOnly('a Rampart configured as the image configures it', () => {
       if (child.exitCode !== null) throw new Error(`Rampart exited:\n${stdout}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-  }, 60_000);
+  }, 240_000);
   afterAll(async () => {
     if (child?.pid && alive(child.pid)) {
       const exited = new Promise((r) => child.once('exit', r));

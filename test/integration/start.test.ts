@@ -6,7 +6,8 @@
  *  - the first start's generated secret goes to the terminal Rampart was started from, never into
  *    its JSON log (stdout, stderr); with no terminal, into an owner-only file in the data directory;
  *  - `GET /` sends a browser to the web console.
- * Each start has its own embedded database in a fresh data directory.
+ * Each start has its own embedded database in a fresh data directory. (Generous timeouts: after a
+ * source change, the first start builds, which takes most of a minute on a loaded 2-core machine.)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -179,7 +180,7 @@ embeddedOnly('the first start', () => {
     } finally {
       if (child.pid && alive(child.pid)) child.kill('SIGKILL');
     }
-  }, 120_000);
+  }, 240_000);
 
   const haveScript = spawnSync('script', ['--version']).status === 0;
   (haveScript ? it : it.skip)('on a terminal, shows the secret and the next steps there, with stdout (the log) redirected elsewhere', async () => {
@@ -222,5 +223,5 @@ embeddedOnly('the first start', () => {
       if (pid && alive(pid)) process.kill(pid, 'SIGKILL');
       term.stdin?.end();
     }
-  }, 120_000);
+  }, 240_000);
 });
