@@ -85,6 +85,12 @@ afterAll(() => {
 const problem = namespaceProblem();
 
 embeddedOnly('npm start after the install', () => {
+  // The install's build (npm ci runs it; `npm test` too, before the tests): after a source change
+  // without it, npm start would build first, offline as well.
+  beforeAll(() => {
+    expect(spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--if-stale'], { cwd: ROOT, stdio: 'ignore' }).status).toBe(0);
+  }, 240_000);
+
   const name = 'starts with no network at all and answers /healthz, a verdict and its root';
   (problem ? it.skip : it)(problem ? `${name} (SKIPPED: ${problem})` : name, async () => {
     const dir = dataDir('offline');
