@@ -68,6 +68,9 @@ const schema = z.object({
 
 export type RawConfig = z.infer<typeof schema>;
 
+/** Every environment variable Rampart reads. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 export interface TlsFiles {
   cert: Buffer;
   key: Buffer;

@@ -5,12 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
-import { offlineIntel } from '../intel';
+import { ipListsInstalled, offlineIntel } from '../intel';
 import { connect, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
 import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
+import { deliverGeneratedSecret } from './first-start';
 import { grpcMetrics, restMetrics } from './metrics';
 import type { Logger } from './logger';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
@@ -28,21 +29,27 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   // What has started so far, stopped in reverse order if a later step fails (a port in use, a
   // database that refuses us): a failed start leaves no FerretDB or listener behind.
   const started: (() => Promise<unknown>)[] = [];
+  // A secret generated for the sandbox is shown once the listeners are open (with their URL), or
+  // if a later step fails, then: it is stored only hashed, so it must never go unshown.
+  const secret: { generated: string | null } = { generated: null };
   try {
-    return await start(config, log, started);
+    return await start(config, log, started, secret);
   } catch (err) {
+    if (secret.generated) showSecret(secret.generated, null, config, log);
     for (const stop of started.reverse()) await stop().catch(() => undefined);
     throw err;
   }
 }
 
-async function start(config: Config, log: Logger, started: (() => Promise<unknown>)[]): Promise<Running> {
+async function start(config: Config, log: Logger, started: (() => Promise<unknown>)[], secret: { generated: string | null }): Promise<Running> {
   let embedded: EmbeddedDatabase | null = null;
   let reader: EmbeddedDatabase | null = null;
   let uri = config.mongoUri;
   if (!uri) {
     const primary = await startEmbedded(config.dataDir, {
       log,
+      // Start-up never downloads or builds: the install put FerretDB in place (scripts/setup.sh).
+      install: false,
       // The CLI finds the running database (and an orphan is stopped) through this record.
       onRestart: () => recordEmbedded(config.dataDir, primary, reader),
     });
@@ -68,6 +75,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
 
   // Loaded before the listeners open, so that no verdict waits for the databases.
   offlineIntel.load();
+  if (!ipListsInstalled()) log.warn('the address lists (VPN, Tor, hosting ranges) are not installed: run `npm run setup`; until then no address is recognised as one');
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,
@@ -90,14 +98,11 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   });
   started.push(() => built.stop());
   const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
-  if (generatedSecret) {
-    // Printed once, on the terminal only; never logged.
-    process.stdout.write(`\nRampart created the "sandbox" environment. Its API secret (shown only now):\n\n  ${generatedSecret}\n\n`);
-  }
+  secret.generated = generatedSecret;
   log.info({ environment: env.name }, 'default environment ready');
   if (embedded && readerPort !== null) {
     const primary = embedded;
-    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, memoryMb: config.analyst.readerMemoryMb, log, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, memoryMb: config.analyst.readerMemoryMb, log, install: false, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
     reader = analysts;
     started.push(() => analysts.stop());
     recordEmbedded(config.dataDir, primary, reader);
@@ -151,6 +156,10 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   built.start();
   const httpUrl = `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${httpPort}`;
   log.info({ http: httpUrl, grpc: grpc.address }, 'rampart listening');
+  if (secret.generated) {
+    showSecret(secret.generated, config.publicUrl ?? httpUrl, config, log);
+    secret.generated = null;
+  }
 
   let stopping: Promise<void> | null = null;
   return {
@@ -166,6 +175,15 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
         await embedded?.stop();
       })()),
   };
+}
+
+/** The generated secret, on the terminal or in an owner-only file: never in the log (first-start.ts). */
+function showSecret(generated: string, httpUrl: string | null, config: Config, log: Logger): void {
+  try {
+    deliverGeneratedSecret({ secret: generated, httpUrl, dataDir: config.dataDir }, log);
+  } catch (err) {
+    log.error({ err: err instanceof Error ? err.message : String(err) }, 'the generated API secret of the sandbox could not be shown: add one with `npx rampart secret add sandbox`');
+  }
 }
 
 const hostForUrl = (h: string) => (h.includes(':') ? `[${h}]` : h);

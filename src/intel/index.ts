@@ -12,3 +12,4 @@ export { isDisposableEmail } from './disposable-email';
 export { countryName } from './country';
 export { distanceKm } from './distance';
 export { offlineIntel } from './offline';
+export { ipListsInstalled } from './ranges';

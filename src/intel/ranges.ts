@@ -53,6 +53,9 @@ let loadedFrom: string | null = null;
 
 export const defaultListsDir = (): string => join(PROJECT_ROOT, '.tools', 'ip-lists');
 
+/** Whether scripts/install-ip-lists.sh installed the lists in `dir`. */
+export const ipListsInstalled = (dir = defaultListsDir()): boolean => existsSync(join(dir, 'ranges.bin'));
+
 function kindOf(provider: string, kind: string): Kind | null {
   if (kind === 'tor') return 'tor';
   if (kind === 'vpn') return /private relay/i.test(provider) ? 'relay' : 'vpn';

@@ -325,6 +325,15 @@ export function openApiDocument(o: OpenApiOptions): object {
   });
   route({
     method: 'get',
+    path: '/',
+    operationId: 'home',
+    tags: ['service'],
+    summary: 'The web console: a redirect to /console',
+    security: open,
+    responses: { '302': { description: 'To the web console', headers: { Location: { required: true, schema: { type: 'string', enum: ['/console'] } } } }, ...errors(ANY) },
+  });
+  route({
+    method: 'get',
     path: '/healthz',
     operationId: 'healthz',
     tags: ['service'],

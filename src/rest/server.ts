@@ -345,6 +345,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(openapi);
   });
 
+  // The listener's root is for people who typed the host name: the web console (on this listener).
+  app.get('/', async (_req, reply) => reply.redirect('/console', 302));
   app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     // A database known to be down answers at once; one that stopped answering must not make the

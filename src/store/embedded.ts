@@ -41,11 +41,13 @@ export function wantedStamp(): string {
 }
 
 /**
- * Install FerretDB through the project's script when the binary is missing, or is not the
- * current patched build (its stamp differs): an unpatched binary would scan on every _id look-up
- * and lose concurrent updates.
+ * The FerretDB binary, checked to be the current patched build (its stamp): an unpatched binary
+ * would scan on every _id look-up and lose concurrent updates. When it is missing or stale,
+ * `install` builds it through the project's script (the tests, the benchmark and the CLI);
+ * without it (the service: start-up never downloads or builds) it is an error naming the command
+ * that installs it.
  */
-export function ensureFerretdb(): string {
+export function ensureFerretdb(install = true): string {
   const bin = ferretdbBinary();
   let stamp = '';
   try {
@@ -53,7 +55,14 @@ export function ensureFerretdb(): string {
   } catch {
     // no stamp: not built by the script (or an older version of it)
   }
-  if (!existsSync(bin) || stamp !== wantedStamp()) execFileSync('bash', [INSTALL_SCRIPT], { stdio: 'inherit' });
+  if (!existsSync(bin) || stamp !== wantedStamp()) {
+    if (!install) {
+      throw new Error(
+        `the embedded database is ${existsSync(bin) ? 'not the current patched build' : 'not installed'} (${bin}): run \`npm run setup\` (it builds FerretDB with Go), or set MONGODB_URI`,
+      );
+    }
+    execFileSync('bash', [INSTALL_SCRIPT], { stdio: 'inherit' });
+  }
   return bin;
 }
 
@@ -141,6 +150,8 @@ export interface EmbeddedOptions {
   onRestart?: (pid: number | null) => void;
   /** Delays before successive restarts (default: at once, then 250 ms doubling to 2 s). */
   restartDelaysMs?: readonly number[];
+  /** Build FerretDB when it is missing or stale (default true); false: fail instead (the service never builds at start). */
+  install?: boolean;
 }
 
 /** Restart delays after FerretDB exits by itself: at once, then growing, at most 2 s. */
@@ -225,7 +236,7 @@ interface Instance {
 }
 
 async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const bin = ensureFerretdb();
+  const bin = ensureFerretdb(opts.install ?? true);
   const listenPort = opts.port ?? (await freePort());
   // Opened at once (a stream opens its file later): the log exists, owner-only, before FerretDB writes to it.
   const log = createWriteStream('', { fd: openSync(path.join(instance.dataDir, instance.logName), 'a', 0o600) });
