@@ -165,6 +165,8 @@ export async function serve(): Promise<void> {
         }
       } else if (m.type === 'memory') {
         const u = process.memoryUsage();
+        // The reader starts with the first analyst query: look again until it is there.
+        if (pids.reader === null && !config.mongoUri) pids.reader = databasePids().reader;
         send({
           type: 'memory',
           rss: u.rss,
@@ -174,8 +176,7 @@ export async function serve(): Promise<void> {
           cachedDocuments: running.built.state.cachedDocuments,
           backlog: running.built.state.backlog,
           dbRss: pids.primary ? rssOf(pids.primary) : null,
-          // The reader starts with the first analyst query: look again until it is there.
-          readerRss: (pids.reader ??= config.mongoUri ? null : databasePids().reader) ? rssOf(pids.reader as number) : null,
+          readerRss: pids.reader === null ? null : rssOf(pids.reader),
         });
       } else if (m.type === 'settle') {
         await services.track.drain(false);
