@@ -4,7 +4,7 @@
  * The analysts' reader: a second FerretDB on the same files, at a lower priority, that reads what
  * the primary writes, also in collections created after it started.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -75,8 +75,13 @@ it("runs the analysts' reader on the same files at a lower priority, reading col
     const db = writer.db('rampart_test_reader');
     // The database exists before the reader starts (the runtime starts it once the indexes are applied).
     await db.collection('events').insertOne({ _id: 'e1', n: 1 } as never);
-    reader = await startEmbeddedReader(dir, { supervise: false, nice: 7 });
+    reader = await startEmbeddedReader(dir, { supervise: false, nice: 7, memoryMb: 96 });
     expect(getPriority(reader.pid as number)).toBe(7);
+    // Its Go runtime is bounded: a soft memory limit and the default collector pace (the
+    // primary's GOGC=200 let a dashboard's scans grow it to 907 MB in a 12-minute soak).
+    const environ = readFileSync(`/proc/${reader.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toEqual(expect.arrayContaining(['GOMEMLIMIT=96MiB', 'GOGC=100']));
+    expect(readFileSync(`/proc/${primary.pid}/environ`, 'utf8').split('\0')).not.toContain('GOMEMLIMIT=96MiB');
     reading = new MongoClient(reader.uri, { serverSelectionTimeoutMS: 5000 });
     const seen = reading.db('rampart_test_reader');
     expect(await seen.collection('events').find({}).toArray()).toEqual([{ _id: 'e1', n: 1 }]);
