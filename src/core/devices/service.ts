@@ -83,8 +83,8 @@ export interface Sighting {
   denied: boolean;
   /** False when the user's state is unknown (degraded): no decision may depend on it. */
   stateKnown: boolean;
-  /** The token the device gets if it is new (deviceTokenFor). */
-  newToken: string;
+  /** The token the device gets if it is new (deviceTokenFor), asked only then. */
+  newToken: () => string;
 }
 
 /**
@@ -97,7 +97,7 @@ export function sightingChange(s: Sighting): DeviceChange {
   const sinceRegistration = registeredAt ? s.at.getTime() - registeredAt.getTime() : -1;
   const autoApprove = s.stateKnown && (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !s.denied;
   const change: DeviceChange = { key: s.key.key, seen: { at: s.at, context: s.context } };
-  if (!s.existing) change.create = { token: s.newToken, identity: s.key.identity, at: s.at };
+  if (!s.existing) change.create = { token: s.newToken(), identity: s.key.identity, at: s.at };
   if (s.risk !== null) change.eventRisk = s.risk;
   if (autoApprove && !s.existing?.feedback) change.review = { state: 'approved', at: s.at };
   return change;

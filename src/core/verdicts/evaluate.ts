@@ -224,7 +224,8 @@ export class VerdictService {
     // A stale event still counts in the windows of now; its behaviour is not the user's of now.
     const taught = v.stale ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } } : learnt;
     let device: Device | null = null;
-    if (event.userId) {
+    const userId = event.userId;
+    if (userId) {
       const change = sightingChange({
         key: x.key,
         existing,
@@ -235,10 +236,10 @@ export class VerdictService {
         registration: isRegistration(event.name) && endpoint !== 'filter',
         denied: v.action === 'deny',
         stateKnown: state !== undefined,
-        newToken: deviceTokenFor(this.deviceTokenKey, env.id, event.userId, x.key.key),
+        newToken: () => deviceTokenFor(this.deviceTokenKey, env.id, userId, x.key.key),
       });
-      this.d.users.record(env.id, event.userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
-      device = sightedDevice(env.id, event.userId, change, this.d.users.cachedDevice(env.id, event.userId, x.key.key));
+      this.d.users.record(env.id, userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
+      device = sightedDevice(env.id, userId, change, this.d.users.cachedDevice(env.id, userId, x.key.key));
     } else if (read.userId && taught.behaviour) {
       // An event naming the account only by its e-mail still teaches that account.
       this.d.users.record(env.id, read.userId, { behaviour: taught.behaviour });
