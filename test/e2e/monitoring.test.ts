@@ -20,6 +20,7 @@ import { run, type Running } from '../../src/app/runtime';
 import { createRampartClient, type RampartClient } from '../../src/client';
 import { call } from '../support/app';
 import { failure } from '../support/grpc';
+import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA } };
@@ -93,21 +94,8 @@ async function scrape(): Promise<string> {
   return res.text();
 }
 
-/** The value of the sample `series` (name and labels exactly as exposed), 0 when absent. */
-function value(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
-
-/** Scrape until `done` holds (at most ~20 s), returning the last scrape. */
-async function scrapeUntil(done: (text: string) => boolean): Promise<string> {
-  let text = await scrape();
-  for (let i = 0; i < 200 && !done(text); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    text = await scrape();
-  }
-  return text;
-}
+const value = (text: string, series: string): number => sampleValue(text, series);
+const scrapeUntil = (done: (text: string) => boolean): Promise<string> => pollScrape(scrape, done);
 
 const requests = (door: string, route: string, status: string | number) => `rampart_request_duration_seconds_count{door="${door}",route="${route}",status="${status}"}`;
 const authFailures = (door: string) => `rampart_auth_failures_total{door="${door}"}`;

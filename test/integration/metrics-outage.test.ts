@@ -13,6 +13,7 @@ import { createLogger } from '../../src/app/logger';
 import { run, type Running } from '../../src/app/runtime';
 import { embeddedInfoFile } from '../../src/store/embedded';
 import { call } from '../support/app';
+import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
@@ -28,10 +29,7 @@ async function stopped(pid: number): Promise<void> {
 }
 
 /** The value of the sample `series` (name and labels exactly as exposed), NaN when absent. */
-function value(text: string, series: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : NaN;
-}
+const value = (text: string, series: string): number => sampleValue(text, series, NaN);
 
 embeddedOnly('GET /metrics while the embedded database hangs', () => {
   let dir: string;
@@ -69,15 +67,7 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     return res.text();
   }
 
-  /** Scrape until `done` holds (at most ~20 s), returning the last scrape. */
-  async function scrapeUntil(done: (text: string) => boolean): Promise<string> {
-    let text = await scrape();
-    for (let i = 0; i < 200 && !done(text); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      text = await scrape();
-    }
-    return text;
-  }
+  const scrapeUntil = (done: (text: string) => boolean): Promise<string> => pollScrape(scrape, done);
 
   it('says the database is down and holds the writes while it hangs, answering every scrape, and up again once it continues', async () => {
     // A verified credential, so that calls during the hang are answered from memory.
