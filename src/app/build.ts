@@ -47,6 +47,7 @@ import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
+import { RollupReader, RollupWriter } from '../store/rollups';
 import { translatingErrors as core } from '../store/errors';
 import { SessionService, type SessionOptions } from '../core/sessions/service';
 import { PolicyDryRunService } from '../core/policies/dry-run';
@@ -95,6 +96,8 @@ export interface BuildOptions {
   smtpUrl: string | undefined;
   mailFrom: string;
   clock?: Clock;
+  /** How often the overview's rollups hand their counts to the state layer (default 5 s; see RollupWriter). */
+  rollupPushEveryMs?: number;
   /** Reference data events are enriched with (default: the offline databases of src/intel). */
   intel?: Intel;
   /**
@@ -193,7 +196,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const environmentsStore = core(new MongoEnvironmentStore(db));
   const credentials = core(new MongoCredentialStore(db));
   const users = core(new StateUserStore(db, state));
-  const events = core(new MongoEventStore(db, state));
+  const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
+  const events = core(new MongoEventStore(db, state, rollups));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
@@ -254,7 +258,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
   const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
-  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst));
+  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS)));
   const services: Services = {
     environments,
     verdicts,
@@ -312,6 +316,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       await track.drain(true, o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err }, 'track queue not drained'));
       await webhookWorker.stop();
       await privacy.stop();
+      rollups.drain();
       await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },
   };

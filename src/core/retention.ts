@@ -25,7 +25,7 @@ export function checkRetentionDays(days: number): number {
 }
 
 /** The kinds of raw record a retention applies to, each by its own time. */
-export type RetainedKind = 'events' | 'debugger' | 'privacyJobs';
+export type RetainedKind = 'events' | 'debugger' | 'privacyJobs' | 'rollups';
 export type RetentionCounts = Record<RetainedKind, number>;
 
 export interface RetentionSweepOptions {
@@ -82,7 +82,7 @@ export class RetentionService {
       pause: () => new Promise<void>((resolve) => this.d.scheduler.after(pauseMs, resolve, { background: true })),
       stopped: () => this.stopping,
     });
-    if (counts.events + counts.debugger + counts.privacyJobs > 0) this.d.log.info({ ...counts }, 'retention: records past their environment\'s retention deleted');
+    if (counts.events + counts.debugger + counts.privacyJobs + counts.rollups > 0) this.d.log.info({ ...counts }, 'retention: records past their environment\'s retention deleted');
     return counts;
   }
 

@@ -7,34 +7,73 @@
 import type { Db, Document } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { EventFilter } from '../core/queries/model';
-import type { AnalyticsStore, CountField, DecisionPoint, EventPoint, GroupCount } from '../core/analytics/ports';
+import type { AnalyticsStore, CountField, DecisionPoint, EventPoint, GroupCount, SeriesCounts } from '../core/analytics/ports';
 import type { IndexSpec } from './database';
 import type { EventDoc } from './events';
 import { eventMatch } from './queries';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
+import type { RollupReader, RollupDimension } from './rollups';
 
 /** Analytics reads the event collection through the query indexes; it declares none of its own. */
 export const analyticsIndexes: IndexSpec[] = [];
 
 const keyText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
+/** The fields rollups count by, and where they keep them. */
+const ROLLED_UP_FIELDS: Partial<Record<CountField, RollupDimension | 'action' | 'signal'>> = { action: 'action', signal: 'signal', ip: 'ip', asn: 'asn', country: 'country' };
+
+/** Whether a filter says nothing but a time range. */
+const rangeOnly = (f: EventFilter): boolean => Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to');
+
 export class MongoAnalyticsStore implements AnalyticsStore {
   private readonly maxTimeMS: number;
   private readonly gate: AnalystGate;
   /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
-  constructor(private readonly db: Db, limits: AnalystLimits) {
+  constructor(
+    private readonly db: Db,
+    limits: AnalystLimits,
+    /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone reads. */
+    private readonly rollups?: RollupReader,
+  ) {
     this.maxTimeMS = limits.maxTimeMS;
     this.gate = limits.gate;
+  }
+
+  /** The rollups' sums when `filter` is a time range alone and rollups cover it exactly; else null. */
+  private async rolledUp(env: EnvId, filter: EventFilter) {
+    if (!this.rollups || !filter.from || !filter.to || !rangeOnly(filter)) return null;
+    return this.rollups.totals(env, filter.from, filter.to);
+  }
+
+  async series(env: EnvId, filter: EventFilter, bucketMs: number): Promise<SeriesCounts[] | null> {
+    if (!this.rollups || !filter.from || !filter.to || !rangeOnly(filter)) return null;
+    const buckets = await this.rollups.series(env, filter.from, filter.to, bucketMs);
+    return buckets && buckets.map((b) => ({ start: b.start, total: b.total, actions: [...b.actions].map(([action, count]) => ({ action, count })), signals: [...b.signals].map(([signal, count]) => ({ signal, count })) }));
   }
   private get events() {
     return this.db.collection<EventDoc>('events');
   }
 
-  count(env: EnvId, filter: EventFilter): Promise<number> {
+  async count(env: EnvId, filter: EventFilter): Promise<number> {
+    const rolled = await this.rolledUp(env, filter);
+    if (rolled) return rolled.total;
     return this.gate.run(() => this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }));
   }
 
   async countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }> {
+    const dimension = ROLLED_UP_FIELDS[field];
+    if (dimension) {
+      const rolled = await this.rolledUp(env, filter);
+      if (rolled) {
+        const counts: Map<string | null, number> =
+          dimension === 'action' ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null))) : dimension === 'signal' ? rolled.signals : rolled.byDimension[dimension];
+        const groups = [...counts]
+          .sort((a, b) => b[1] - a[1] || (a[0] ?? '~').localeCompare(b[0] ?? '~'))
+          .slice(0, limit)
+          .map(([key, count]) => ({ key, count }));
+        return { groups, distinct: counts.size };
+      }
+    }
     const match: Document = eventMatch(env, filter);
     if (field === 'signal') return this.countSignals(match, limit);
     if (skipNull && match[field] === undefined) match[field] = { $ne: null };

@@ -9,6 +9,7 @@ import type { DebuggerStore, EventStore } from '../core/ports';
 import type { IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
 import type { StateLayer } from './state/layer';
+import type { RollupWriter } from './rollups';
 
 export interface EventDoc extends Omit<StoredEvent, 'id' | 'context' | 'userTraits' | 'properties' | 'signalDetails'> {
   _id: string;
@@ -62,13 +63,19 @@ export const DEBUGGER = 'debugger';
  * `insertMany`, retried until written); `append` resolves once the event is in the database.
  */
 export class MongoEventStore implements EventStore {
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  /** `rollups`: counts every event into the overview's rollups too (src/store/rollups.ts). */
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+    private readonly rollups?: RollupWriter,
+  ) {}
 
   private get col() {
     return this.db.collection<EventDoc>(EVENTS);
   }
 
   append(event: StoredEvent): Promise<void> {
+    this.rollups?.record(event);
     return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), () => resolve()));
   }
 

@@ -20,6 +20,7 @@ import type { Db, Document, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { RetainedKind, RetentionCounts, RetentionStore, RetentionSweepOptions } from '../core/retention';
 import { DEBUGGER, EVENTS } from './events';
+import { ROLLUPS } from './rollups';
 import { PRIVACY_COLLECTIONS } from './privacy';
 
 export type RetentionStrategy = 'per-environment' | 'scan';
@@ -40,6 +41,9 @@ export const RETAINED: readonly Retained[] = [
   // A request's export lives 48 hours whatever the retention; the job is its record, kept until
   // the retention once it has ended (its export is gone by then: PrivacyService.sweep).
   { kind: 'privacyJobs', collection: PRIVACY_COLLECTIONS.jobs, time: 'createdAt', only: { status: { $in: ['failed', 'expired'] } } },
+  // The overview's rollups count addresses: they go with the events they counted (not the
+  // record of when rollups began, which has no count).
+  { kind: 'rollups', collection: ROLLUPS, time: 'at', only: { n: { $exists: true } } },
 ];
 
 interface Row {
@@ -56,7 +60,7 @@ export class MongoRetentionStore implements RetentionStore {
   constructor(private readonly db: Db, private readonly o: { strategy: RetentionStrategy; scanDb?: Db }) {}
 
   async sweep(cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { events: 0, debugger: 0, privacyJobs: 0 };
+    const counts: RetentionCounts = { events: 0, debugger: 0, privacyJobs: 0, rollups: 0 };
     if (cutoffs.size === 0) return counts;
     for (const r of RETAINED) {
       if (o.stopped()) break;

@@ -111,7 +111,7 @@ describe.each<RetentionStrategy>(['scan', 'per-environment'])('the retention swe
     expect(await records(sandbox.env)).toEqual(day0.sandbox);
     // ... and the pass said what it deleted, in deletes of at most two `_id`s (the batch), which
     // name nothing but `_id`s where FerretDB would otherwise read the whole table for each.
-    expect(counts).toEqual({ events: day0.short.events.length, debugger: day0.short.debugger.length, privacyJobs: 1 });
+    expect(counts).toMatchObject({ events: day0.short.events.length, debugger: day0.short.debugger.length, privacyJobs: 1 });
     expect(deletes.length).toBeGreaterThanOrEqual(Math.ceil(day0.short.events.length / 2) + 2);
     for (const q of deletes) {
       expect((q._id as { $in: string[] }).$in.length).toBeLessThanOrEqual(2);

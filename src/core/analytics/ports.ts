@@ -36,7 +36,20 @@ export interface DecisionPoint {
   policyName: string | null;
 }
 
+/** One bucket of a time series counted by storage. */
+export interface SeriesCounts {
+  start: Date;
+  total: number;
+  actions: { action: Action | null; count: number }[];
+  signals: { signal: string; count: number }[];
+}
+
 export interface AnalyticsStore {
+  /**
+   * Buckets of `bucketMs` over the filter's range counted by storage (pre-aggregated), or null
+   * when it cannot for this filter: the series is then built from `points`.
+   */
+  series?(env: EnvId, filter: EventFilter, bucketMs: number): Promise<SeriesCounts[] | null>;
   count(env: EnvId, filter: EventFilter): Promise<number>;
   /**
    * The `limit` largest groups of `field` (ties by key), and how many distinct values there are.

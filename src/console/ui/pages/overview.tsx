@@ -54,9 +54,10 @@ const COLORS: Record<string, string> = { ALLOW: '#2f855a', CHALLENGE: '#b7791f',
 export function Overview({ route }: { route: Route }) {
   const rangeKey = RANGES[route.params.get('range') ?? ''] ? (route.params.get('range') as string) : '24h';
   const range = RANGES[rangeKey];
-  // Aligned to the minute so that re-rendering does not make a new query; Refresh moves it to now.
+  // Aligned to the next minute, so that re-rendering does not make a new query and the range is
+  // one the overview's rollups answer exactly (docs/state.md); Refresh moves it up to now.
   const [tick, setTick] = useState(0);
-  const to = useMemo(() => (tick ? new Date() : new Date(Math.ceil(Date.now() / 60_000) * 60_000)).toISOString(), [rangeKey, tick]);
+  const to = useMemo(() => new Date(Math.ceil(Date.now() / 60_000) * 60_000).toISOString(), [rangeKey, tick]);
   const from = new Date(Date.parse(to) - range.ms).toISOString();
   const series = useQuery<SeriesData>(SERIES, { filter: { from, to }, bucket: range.bucket });
   const denied = useQuery<SourcesData>(SOURCES, { filter: { from, to, action: 'DENY' } });

@@ -1,0 +1,265 @@
+/**
+ * The overview's rollups: every stored event is also counted, behind the answer like the velocity
+ * counters, in one document per environment and hour and one per environment and minute:
+ * events, verdicts by action, signals, and events per address, ASN and country. The overview's
+ * 24-hour and 7-day views then read 24 to 168 hour documents and at most 118 minute documents
+ * for the partial hours at the range's edges, all by `_id` (the one look-up FerretDB's SQLite
+ * backend serves from an index), instead of scanning the events.
+ *
+ * A rollup holds at most `cap` distinct addresses (and ASNs, countries) per instance: past it,
+ * further ones are counted under `o` (overflow), so a botnet's million addresses in an hour cannot
+ * grow a document past its bound; the top lists stay exact for the largest values, the distinct
+ * counts become lower bounds (`overflow` says so).
+ *
+ * Rollups start when this version first records an event of the environment (`since`, a minute
+ * boundary): a range that begins earlier is answered from the events, as before.
+ */
+import type { Db } from 'mongodb';
+import type { Action, EnvId, StoredEvent } from '../core/model';
+import type { IndexSpec } from './database';
+import { idOf } from './ids';
+import { delta, fieldName, fromFieldName } from './state/delta';
+import type { StateLayer } from './state/layer';
+import type { AnalystGate } from './analyst-gate';
+
+export const ROLLUPS = 'rollups';
+export const rollupIndexes: IndexSpec[] = [{ collection: ROLLUPS, indexes: [] }];
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+/** Distinct addresses (ASNs, countries) one instance records per rollup before counting the rest as overflow. */
+export const ROLLUP_KEY_CAP = 5_000;
+
+/** The dimensions a rollup counts events by, and their fields in the document. */
+export type RollupDimension = 'ip' | 'asn' | 'country';
+const DIMENSION_FIELD: Readonly<Record<RollupDimension, string>> = { ip: 'ip', asn: 'asn', country: 'cc' };
+
+interface RollupDoc {
+  _id: string;
+  envId: EnvId;
+  at: Date;
+  n?: number;
+  a?: Record<string, number>;
+  s?: Record<string, number>;
+  ip?: Record<string, number>;
+  asn?: Record<string, number>;
+  cc?: Record<string, number>;
+  /** Events whose value was past the cap, per dimension field. */
+  o?: Record<string, number>;
+}
+
+const NO_ACTION = 'none';
+const hourId = (env: EnvId, start: number) => idOf(env, 'h', String(start));
+const minuteId = (env: EnvId, start: number) => idOf(env, 'm', String(start));
+const sinceId = (env: EnvId) => idOf(env, 'since');
+
+/** A rollup's counts gathered in memory before they are handed to the state layer. */
+interface Pending {
+  envId: EnvId;
+  start: number;
+  counts: Map<string, number>;
+}
+
+/**
+ * Counts every stored event into its hour's and its minute's rollup. Counts gather in memory and
+ * go to the state layer every `pushEveryMs` (default 5 s) as one delta per rollup, so that a
+ * rollup is written a few times a minute, not on every flush (on the embedded database every
+ * write is of the whole document, and an hour's rollup holds thousands of addresses). The cost:
+ * a `kill -9` loses up to that long of the overview's counts (never an event); `drain()` at
+ * shutdown hands everything over first.
+ */
+export class RollupWriter {
+  /** The values recorded per rollup and dimension by this instance (bounded: the newest rollups only). */
+  private readonly seen = new Map<string, Set<string>>();
+  private readonly started = new Set<EnvId>();
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly state: StateLayer,
+    private readonly o: { cap?: number; pushEveryMs?: number } = {},
+  ) {}
+
+  record(e: StoredEvent): void {
+    if (!this.started.has(e.envId)) {
+      this.started.add(e.envId);
+      // The first minute this instance counts whole: rollups are complete from there on.
+      const since = new Date(Math.ceil(e.receivedAt.getTime() / MINUTE) * MINUTE);
+      this.state.apply(ROLLUPS, sinceId(e.envId), delta().setOnInsert(['envId'], e.envId).min(['at'], since));
+    }
+    const at = e.occurredAt.getTime();
+    const hour = Math.floor(at / HOUR) * HOUR;
+    const minute = Math.floor(at / MINUTE) * MINUTE;
+    for (const [id, start] of [
+      [hourId(e.envId, hour), hour],
+      [minuteId(e.envId, minute), minute],
+    ] as const) {
+      let p = this.pending.get(id);
+      if (!p) {
+        p = { envId: e.envId, start, counts: new Map() };
+        this.pending.set(id, p);
+      }
+      const inc = (path: string) => p.counts.set(path, (p.counts.get(path) ?? 0) + 1);
+      inc('n');
+      inc(`a.${e.action ?? NO_ACTION}`);
+      for (const s of new Set(e.signals)) inc(`s.${fieldName(s)}`);
+      for (const [field, value] of [
+        ['ip', e.ip],
+        ['asn', e.asn === null ? null : String(e.asn)],
+        ['cc', e.country],
+      ] as const) {
+        if (value !== null && value !== '') inc(this.admitted(id, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
+      }
+    }
+    this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
+  }
+
+  /** Hand every gathered count to the state layer now (shutdown, tests). */
+  drain(): void {
+    this.push();
+  }
+
+  private push(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const [id, p] of pending) {
+      const d = delta().setOnInsert(['envId'], p.envId).setOnInsert(['at'], new Date(p.start));
+      for (const [path, n] of p.counts) d.inc(path.split('.'), n);
+      this.state.apply(ROLLUPS, id, d);
+    }
+  }
+
+  /** Whether this instance records `value` by name in rollup `id` (else it is counted as overflow). */
+  private admitted(id: string, field: string, value: string): boolean {
+    const key = `${id}|${field}`;
+    let values = this.seen.get(key);
+    if (!values) {
+      // Keep the sets of the newest rollups only: events arrive in time order, near enough.
+      if (this.seen.size >= 600) this.seen.delete(this.seen.keys().next().value as string);
+      values = new Set();
+      this.seen.set(key, values);
+    }
+    if (values.has(value)) return true;
+    if (values.size >= (this.o.cap ?? ROLLUP_KEY_CAP)) return false;
+    values.add(value);
+    return true;
+  }
+}
+
+/** What a range of rollups adds up to. */
+export interface RollupTotals {
+  total: number;
+  actions: Map<Action | null, number>;
+  signals: Map<string, number>;
+  byDimension: Record<RollupDimension, Map<string, number>>;
+  /** Events past a rollup's cap, per dimension: their values are not in `byDimension`. */
+  overflow: Record<RollupDimension, number>;
+}
+
+/** One bucket of a series read from rollups. */
+export interface RollupBucket {
+  start: Date;
+  total: number;
+  actions: Map<Action | null, number>;
+  signals: Map<string, number>;
+}
+
+const emptyTotals = (): RollupTotals => ({
+  total: 0,
+  actions: new Map(),
+  signals: new Map(),
+  byDimension: { ip: new Map(), asn: new Map(), country: new Map() },
+  overflow: { ip: 0, asn: 0, country: 0 },
+});
+
+const add = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+
+/** Reads rollups by `_id` lists (the analysts' connection, through their gate). */
+export class RollupReader {
+  constructor(
+    private readonly db: Db,
+    private readonly gate: AnalystGate,
+    private readonly maxTimeMS: number,
+  ) {}
+
+  /**
+   * The rollup ids that cover [from, to) exactly: whole hours by their hour rollup, the minutes of
+   * partial hours (and of hours that began before `since`) by their minute rollups. Null when the
+   * range is not on minute boundaries, or begins before rollups did.
+   */
+  private plan(env: EnvId, from: Date, to: Date, since: Date): { id: string; start: number; ms: number }[] | null {
+    const f = from.getTime();
+    const t = to.getTime();
+    if (f % MINUTE !== 0 || t % MINUTE !== 0 || f < since.getTime() || f >= t) return null;
+    const parts: { id: string; start: number; ms: number }[] = [];
+    for (let m = f; m < t; ) {
+      const hour = Math.floor(m / HOUR) * HOUR;
+      if (m === hour && hour + HOUR <= t && hour >= since.getTime()) {
+        parts.push({ id: hourId(env, hour), start: hour, ms: HOUR });
+        m += HOUR;
+      } else {
+        parts.push({ id: minuteId(env, m), start: m, ms: MINUTE });
+        m += MINUTE;
+      }
+    }
+    return parts;
+  }
+
+  private async since(env: EnvId): Promise<Date | null> {
+    const doc = await this.gate.run(() => this.db.collection<{ _id: string; at?: Date }>(ROLLUPS).findOne({ _id: sinceId(env) }, { maxTimeMS: this.maxTimeMS }));
+    return doc?.at instanceof Date ? doc.at : null;
+  }
+
+  private async docs(ids: readonly string[]): Promise<Map<string, RollupDoc>> {
+    const found = new Map<string, RollupDoc>();
+    for (let i = 0; i < ids.length; i += 1000) {
+      const chunk = ids.slice(i, i + 1000);
+      const docs = await this.gate.run(() => this.db.collection<RollupDoc>(ROLLUPS).find({ _id: { $in: chunk } }, { maxTimeMS: this.maxTimeMS }).toArray());
+      for (const d of docs) found.set(d._id, d);
+    }
+    return found;
+  }
+
+  /** The sums over [from, to), or null when rollups cannot answer for that range exactly. */
+  async totals(env: EnvId, from: Date, to: Date): Promise<RollupTotals | null> {
+    const since = await this.since(env);
+    const plan = since && this.plan(env, from, to, since);
+    if (!plan) return null;
+    const docs = await this.docs(plan.map((p) => p.id));
+    const sum = emptyTotals();
+    for (const d of docs.values()) {
+      sum.total += d.n ?? 0;
+      for (const [k, n] of Object.entries(d.a ?? {})) add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
+      for (const [k, n] of Object.entries(d.s ?? {})) add(sum.signals, fromFieldName(k), n);
+      for (const dim of ['ip', 'asn', 'country'] as const) {
+        const values = (dim === 'ip' ? d.ip : dim === 'asn' ? d.asn : d.cc) ?? {};
+        for (const [k, n] of Object.entries(values)) add(sum.byDimension[dim], fromFieldName(k), n);
+        sum.overflow[dim] += d.o?.[DIMENSION_FIELD[dim]] ?? 0;
+      }
+    }
+    return sum;
+  }
+
+  /** Buckets of `bucketMs` (an hour or a day, UTC) over [from, to), or null as for `totals`. */
+  async series(env: EnvId, from: Date, to: Date, bucketMs: number): Promise<RollupBucket[] | null> {
+    const since = await this.since(env);
+    const plan = since && this.plan(env, from, to, since);
+    if (!plan) return null;
+    const docs = await this.docs(plan.map((p) => p.id));
+    const buckets = new Map<number, RollupBucket>();
+    for (let b = Math.floor(from.getTime() / bucketMs) * bucketMs; b < to.getTime(); b += bucketMs) {
+      buckets.set(b, { start: new Date(b), total: 0, actions: new Map(), signals: new Map() });
+    }
+    for (const p of plan) {
+      const d = docs.get(p.id);
+      const b = buckets.get(Math.floor(p.start / bucketMs) * bucketMs);
+      if (!d || !b) continue;
+      b.total += d.n ?? 0;
+      for (const [k, n] of Object.entries(d.a ?? {})) add(b.actions, k === NO_ACTION ? null : (k as Action), n);
+      for (const [k, n] of Object.entries(d.s ?? {})) add(b.signals, fromFieldName(k), n);
+    }
+    return [...buckets.values()];
+  }
+}
