@@ -63,7 +63,7 @@ const instant = (v: unknown): number | null => {
 };
 export function scanDays(filter: unknown, now = Date.now()): number {
   const f = (filter && typeof filter === 'object' ? filter : {}) as Record<string, unknown>;
-  if (f.userId != null || f.deviceToken != null || f.ip != null) return 1;
+  if (f.userId != null || f.deviceToken != null || f.ip != null || f.email != null) return 1;
   const from = instant(f.from);
   if (from === null) return MAX_SCAN_DAYS;
   const to = instant(f.to) ?? now;

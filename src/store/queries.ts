@@ -12,7 +12,8 @@ import type { QueryStore, UserActivity } from '../core/queries/ports';
 import type { IndexSpec } from './database';
 import { fromEventDoc, rejectedFromDoc, type DebugDoc, type EventDoc } from './events';
 import { deviceFromDoc, type DeviceDoc } from './user-state';
-import { idOf } from './ids';
+import { escapeRegex, idOf } from './ids';
+import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
 
 export const queryIndexes: IndexSpec[] = [
@@ -23,6 +24,8 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, userId: 1, occurredAt: -1, _id: -1 }, name: 'q_env_user_time' },
       { key: { envId: 1, deviceToken: 1, occurredAt: -1, _id: -1 }, name: 'q_env_device_time' },
       { key: { envId: 1, ip: 1, occurredAt: -1, _id: -1 }, name: 'q_env_ip_time' },
+      { key: { envId: 1, email: 1, occurredAt: -1, _id: -1 }, name: 'q_env_email_time' },
+      { key: { envId: 1, 'policy.id': 1, occurredAt: -1, _id: -1 }, name: 'q_env_policy_time' },
       { key: { envId: 1, action: 1, occurredAt: -1, _id: -1 }, name: 'q_env_action_time' },
       { key: { envId: 1, signals: 1, occurredAt: -1, _id: -1 }, name: 'q_env_signal_time' },
       { key: { envId: 1, country: 1, occurredAt: -1, _id: -1 }, name: 'q_env_country_time' },
@@ -71,6 +74,13 @@ export function eventMatch(env: EnvId, f: EventFilter): Filter<EventDoc> {
   if (f.userId !== undefined) q.userId = f.userId;
   if (f.deviceToken !== undefined) q.deviceToken = f.deviceToken;
   if (f.ip !== undefined) q.ip = f.ip;
+  else if (f.network !== undefined) {
+    const prefix = ipv4Network(f.network);
+    // A prefix match (anchored): on MongoDB it reads the address index's range for the prefix.
+    if (prefix) q.ip = { $regex: `^${escapeRegex(prefix)}` };
+  }
+  if (f.email !== undefined) q.email = { $in: [...new Set([f.email, f.email.toLowerCase()])] };
+  if (f.policyId !== undefined) q['policy.id'] = f.policyId;
   if (f.asn !== undefined) q.asn = f.asn;
   if (f.country !== undefined) q.country = f.country;
   const t = timeRange(f.from, f.to);

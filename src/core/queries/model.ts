@@ -33,6 +33,12 @@ export interface EventFilter {
   userId?: string;
   deviceToken?: string;
   ip?: string;
+  /** An IPv4 network (`a.b.c.0/24`, `/16` or `/8`) the address is in. */
+  network?: string;
+  /** The e-mail sent with the event (as sent, or in lower case). */
+  email?: string;
+  /** The policy that decided the verdict. */
+  policyId?: string;
   asn?: number;
   country?: string;
   from?: Date;

@@ -17,10 +17,25 @@ function range(p: FieldProblem[], fromField: string, toField: string, from: Date
   if (from && to && from.getTime() >= to.getTime()) p.push({ field: toField, message: `must be after ${fromField}` });
 }
 
+/**
+ * The leading octets of an IPv4 network of prefix /24, /16 or /8 (`81.2.69.0/24` → `81.2.69.`),
+ * or null when it is not one: what an address in it starts with.
+ */
+export function ipv4Network(network: string): string | null {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(8|16|24)$/.exec(network);
+  if (!m) return null;
+  const octets = m.slice(1, 5).map(Number);
+  if (octets.some((o) => o > 255)) return null;
+  const kept = Number(m[5]) / 8;
+  if (octets.slice(kept).some((o) => o !== 0)) return null;
+  return `${octets.slice(0, kept).join('.')}.`;
+}
+
 /** Throws InvalidParameters naming each bad field of an event filter. */
 export function validateEventFilter(f: EventFilter, field = 'filter'): void {
   const p: FieldProblem[] = [];
-  for (const k of ['name', 'signal', 'userId', 'deviceToken', 'ip'] as const) text(p, `${field}.${k}`, f[k]);
+  for (const k of ['name', 'signal', 'userId', 'deviceToken', 'ip', 'email', 'policyId'] as const) text(p, `${field}.${k}`, f[k]);
+  if (f.network !== undefined && ipv4Network(f.network) === null) p.push({ field: `${field}.network`, message: 'must be an IPv4 network of prefix /24, /16 or /8, e.g. 81.2.69.0/24' });
   if (f.action !== undefined && !ACTIONS.includes(f.action)) p.push({ field: `${field}.action`, message: 'must be allow, challenge or deny' });
   if (f.asn !== undefined && (!Number.isInteger(f.asn) || f.asn < 0 || f.asn > 4_294_967_295)) p.push({ field: `${field}.asn`, message: 'must be an AS number' });
   if (f.country !== undefined && !COUNTRY.test(f.country)) p.push({ field: `${field}.country`, message: 'must be an ISO country code (two capital letters)' });

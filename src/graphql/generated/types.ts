@@ -357,12 +357,18 @@ export type EventFilter = {
   readonly country?: InputMaybe<Scalars['String']['input']>;
   /** The device the event came from. */
   readonly deviceToken?: InputMaybe<Scalars['ID']['input']>;
+  /** The e-mail sent with the event, as sent or in lower case (failed logins of unknown accounts carry only this). */
+  readonly email?: InputMaybe<Scalars['String']['input']>;
   /** Event time at or after this instant. */
   readonly from?: InputMaybe<Scalars['DateTime']['input']>;
   /** The event's IP address. */
   readonly ip?: InputMaybe<Scalars['String']['input']>;
   /** Canonical event name, e.g. `$login.succeeded` (custom events: `$custom:<name>`). */
   readonly name?: InputMaybe<Scalars['String']['input']>;
+  /** An IPv4 network of the event's address: `81.2.69.0/24`, or a /16 or /8. */
+  readonly network?: InputMaybe<Scalars['String']['input']>;
+  /** Id of the policy that decided the verdict. */
+  readonly policyId?: InputMaybe<Scalars['ID']['input']>;
   /** A signal that fired on the event, e.g. `proxy_ip`. */
   readonly signal?: InputMaybe<Scalars['String']['input']>;
   /** Event time before this instant. */

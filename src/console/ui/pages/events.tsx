@@ -42,7 +42,9 @@ interface EventsData {
 
 const TEXT_FILTERS = [
   ['userId', 'User id'],
+  ['email', 'E-mail'],
   ['ip', 'IP address'],
+  ['network', 'Network (/24)'],
   ['deviceToken', 'Device token'],
   ['signal', 'Signal'],
   ['name', 'Event type'],
@@ -67,7 +69,7 @@ function filterOf(params: URLSearchParams): Record<string, unknown> {
  * e-mail (a failed login for an address, as a credential-stuffing wave sends them) shows that.
  */
 function EventAccount({ event: e }: { event: EventRow }) {
-  if (!e.userId) return <>{e.email ?? '—'}</>;
+  if (!e.userId) return e.email ? <a href={href(['events'], { email: e.email })}>{e.email}</a> : <>—</>;
   return (
     <>
       <a href={href(['users', e.userId])}>{e.userId}</a>
