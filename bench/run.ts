@@ -20,9 +20,16 @@
  *   7. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
  *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it.
  *
+ * Not by default (it loads millions of documents and takes tens of minutes): `--only dashboards`
+ * (bench/dashboards.ts) bulk-loads a large environment (--dash-events, default 5,000,000, of
+ * --dash-users, default 200,000) straight into the database, then times each console query through
+ * GraphQL (--dash-reps runs each), and scoring alone and beside a console user clicking through
+ * every page, with the memory of the embedded database and of the analysts' reader.
+ *
  *   npm run bench
  *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
  *   node dist/bench/run.js --prof .data/prof      # V8 CPU profile of the server
+ *   node dist/bench/run.js --only dashboards [--dash-events 1000000 --dash-users 200000 --dash-reps 3]
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -32,9 +39,12 @@ import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
 import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, type ToServer } from './lib/server';
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
+import { benchDashboards } from './dashboards';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards'] as const;
 type Section = (typeof SECTIONS)[number];
+/** What `npm run bench` runs without --only: every section but dashboards (tens of minutes). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards');
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
 
@@ -55,13 +65,17 @@ interface Options {
   soak: number;
   /** Calls per second the soak offers. */
   'soak-rate': number;
+  /** Dashboards: events and users bulk-loaded, and runs of each console query. */
+  'dash-events': number;
+  'dash-users': number;
+  'dash-reps': number;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--dash-events N] [--dash-users N] [--dash-reps N]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80 };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5 };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
   if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
@@ -82,7 +96,7 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate') {
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps') {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -472,6 +486,10 @@ async function main(): Promise<void> {
     if (o.only.includes('outage')) {
       if (ready.dbPid === null) out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
       else out(await hungDatabase(ready.dbPid, closed.get));
+    }
+
+    if (o.only.includes('dashboards')) {
+      await benchDashboards(ready, { events: o['dash-events'], users: o['dash-users'], reps: o['dash-reps'] }, { out, memory: () => server.ask({ type: 'memory' }, 'memory'), risk: closed.doors.rest, settle: server.settle });
     }
 
     if (o.soak > 0) await soak(o.soak, o['soak-rate'], server, open, traffic, out);

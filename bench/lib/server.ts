@@ -40,6 +40,9 @@ export interface Endpoints {
   publishableKey: string;
   /** The embedded database's process (null on MONGODB_URI). */
   dbPid: number | null;
+  /** Where Rampart's database is and its name (bench/dashboards.ts loads documents straight into it). */
+  dbUri: string;
+  dbName: string;
 }
 
 export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'memory'; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
@@ -211,6 +214,8 @@ export async function serve(): Promise<void> {
     envId: principal.env.id,
     publishableKey: principal.env.publishableKey,
     dbPid,
+    dbUri: uri,
+    dbName,
   });
 }
 

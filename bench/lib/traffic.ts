@@ -19,7 +19,7 @@ export function rng(seed: number): () => number {
 }
 
 /** Real user agents of common browsers. */
-const USER_AGENTS = [
+export const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
@@ -29,9 +29,9 @@ const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0',
   'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
 ];
-const LANGUAGES = ['en-US,en;q=0.9', 'en-GB,en;q=0.9', 'de-DE,de;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9', 'es-ES,es;q=0.9', 'pt-BR,pt;q=0.9', 'ja-JP,ja;q=0.9'];
+export const LANGUAGES = ['en-US,en;q=0.9', 'en-GB,en;q=0.9', 'de-DE,de;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9', 'es-ES,es;q=0.9', 'pt-BR,pt;q=0.9', 'ja-JP,ja;q=0.9'];
 /** First octets of networks of residential and mobile providers in several countries. */
-const NETWORKS = [2, 5, 24, 31, 37, 46, 62, 66, 73, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 98, 99, 108, 109, 151, 176, 178, 188, 212, 213, 217];
+export const NETWORKS = [2, 5, 24, 31, 37, 46, 62, 66, 73, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 98, 99, 108, 109, 151, 176, 178, 188, 212, 213, 217];
 
 /** Request headers as Castle's SDKs forward them (User-Agent first). */
 export type Headers = Record<string, string>;
