@@ -1,6 +1,6 @@
 /**
  * The embedded database is killed (SIGKILL) in the middle of a stream of track events and
- * verdicts; Rampart's supervisor starts it again on the same files and port (here after 2 s, so
+ * verdicts; Rampart's supervisor starts it again on the same files and port (here after 3 s, so
  * that the outage is long enough to fill the bounded queues). While it is down Rampart answers
  * from memory as long as its queues have room, then 503 (never 500); every event it acknowledged
  * is in the database once it is back; and it recovers by itself. Requests that need the database
@@ -50,7 +50,7 @@ embeddedOnly('killing the embedded database mid-stream', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'fault-'));
     port = await freePort();
-    ferret = await startEmbedded(dir, { port, restartDelaysMs: [2000] });
+    ferret = await startEmbedded(dir, { port, restartDelaysMs: [3000] });
     // As the runtime connects to its embedded database (a hung one is noticed within about 2 s).
     database = await connect(ferret.uri, 'rampart_test_fault', { connectTimeoutMS: 1000 });
     built = await buildServices({
@@ -65,8 +65,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       mailFrom: 'rampart@localhost',
       privateDatabase: true,
       verdictBudgetMs: 150,
-      // Small bounds, so that an outage under load reaches them and the 503s show.
-      state: { queueLimit: 5_000 },
+      // Small bounds, so that an outage reaches them and the 503s show even on a loaded machine
+      // (the hang test below paces its writes well inside them).
+      state: { queueLimit: 2_000 },
       drainTimeoutMs: 5_000,
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
@@ -131,7 +132,7 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     const before = acknowledged.size;
     const killed = ferret!.pid as number;
     process.kill(killed, 'SIGKILL');
-    // Reads that need the database: 503 while it is down (the supervisor waits 2 s to restart it,
+    // Reads that need the database: 503 while it is down (the supervisor waits 3 s to restart it,
     // the driver would wait 5 s for it), each answered before the database is back.
     const downAnswers = (async () => {
       const seen = { devices: 0, graphql: 0, beforeRestart: true };
@@ -148,7 +149,7 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       seen.beforeRestart = ferret!.pid === null || ferret!.pid === killed;
       return seen;
     })();
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 2500));
     const duringOutage = new Map(statuses);
     // The supervisor starts it again (a new process on the same port).
     while (ferret!.pid === null || ferret!.pid === killed) await new Promise((r) => setTimeout(r, 20));
