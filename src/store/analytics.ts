@@ -5,7 +5,7 @@
  * (src/store/queries.ts): every filter field leads an index after the environment.
  */
 import type { Db, Document } from 'mongodb';
-import type { EnvId } from '../core/model';
+import type { Action, EnvId } from '../core/model';
 import type { EventFilter } from '../core/queries/model';
 import type { AnalyticsStore, CountField, DecisionPoint, EventPoint, GroupCount, SeriesCounts } from '../core/analytics/ports';
 import type { IndexSpec } from './database';
@@ -25,6 +25,10 @@ const ROLLED_UP_FIELDS: Partial<Record<CountField, RollupDimension | 'action' | 
 /** Whether a filter says nothing but a time range. */
 const rangeOnly = (f: EventFilter): boolean => Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to');
 
+/** Whether a filter says nothing but a time range and a verdict (rollups count dimensions per verdict too). */
+const rangeAndAction = (f: EventFilter): f is EventFilter & { action: Action } =>
+  f.action !== undefined && Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to' || k === 'action');
+
 export class MongoAnalyticsStore implements AnalyticsStore {
   private readonly maxTimeMS: number;
   private readonly gate: AnalystGate;
@@ -32,7 +36,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   constructor(
     private readonly db: Db,
     limits: AnalystLimits,
-    /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone reads. */
+    /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone, or with an action, reads. */
     private readonly rollups?: RollupReader,
   ) {
     this.maxTimeMS = limits.maxTimeMS;
@@ -45,6 +49,13 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     return this.rollups.totals(env, filter.from, filter.to);
   }
 
+  /** The rollups' sums for one verdict when `filter` is a time range and an action and rollups cover it exactly; else null. */
+  private async rolledUpOf(env: EnvId, filter: EventFilter) {
+    if (!this.rollups || !filter.from || !filter.to || !rangeAndAction(filter)) return null;
+    return this.rollups.totalsOf(env, filter.action, filter.from, filter.to);
+  }
+
+  /** A series filtered by action is not read from rollups: they count no signals per verdict. */
   async series(env: EnvId, filter: EventFilter, bucketMs: number): Promise<SeriesCounts[] | null> {
     if (!this.rollups || !filter.from || !filter.to || !rangeOnly(filter)) return null;
     const buckets = await this.rollups.series(env, filter.from, filter.to, bucketMs);
@@ -55,7 +66,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   }
 
   async count(env: EnvId, filter: EventFilter): Promise<number> {
-    const rolled = await this.rolledUp(env, filter);
+    const rolled = (await this.rolledUp(env, filter)) ?? (await this.rolledUpOf(env, filter));
     if (rolled) return rolled.total;
     return this.gate.run(() => this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }));
   }
@@ -63,12 +74,20 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   async countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }> {
     const dimension = ROLLED_UP_FIELDS[field];
     if (dimension) {
+      let counts: Map<string | null, number> | null = null;
       const rolled = await this.rolledUp(env, filter);
       if (rolled) {
-        const counts: Map<string | null, number> =
-          dimension === 'action' ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null))) : dimension === 'signal' ? rolled.signals : rolled.byDimension[dimension];
+        counts = dimension === 'action' ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null))) : dimension === 'signal' ? rolled.signals : rolled.byDimension[dimension];
+      } else if (dimension !== 'signal' && rangeAndAction(filter)) {
+        // One verdict's events: by address, ASN or country from its own counts; by action, itself.
+        const of = await this.rolledUpOf(env, filter);
+        if (of) counts = dimension === 'action' ? new Map(of.total > 0 ? [[filter.action, of.total]] : []) : of.byDimension[dimension];
+      }
+      if (counts) {
+        // Ties in the order of the events' `$sort` on `_id`: ASNs are numbers there.
+        const byKey = field === 'asn' ? (x: string | null, y: string | null) => Number(x) - Number(y) : (x: string | null, y: string | null) => (x ?? '~').localeCompare(y ?? '~');
         const groups = [...counts]
-          .sort((a, b) => b[1] - a[1] || (a[0] ?? '~').localeCompare(b[0] ?? '~'))
+          .sort((a, b) => b[1] - a[1] || byKey(a[0], b[0]))
           .slice(0, limit)
           .map(([key, count]) => ({ key, count }));
         return { groups, distinct: counts.size };

@@ -11,8 +11,18 @@
  * grow a document past its bound; the top lists stay exact for the largest values, the distinct
  * counts become lower bounds (`overflow` says so).
  *
+ * The same three dimensions are also counted per verdict (`x.<action>.<ip|asn|cc>.<value>`, past
+ * the cap `xo.<action>.<ip|asn|cc>`, for allow, challenge and deny; the cap holds per action too),
+ * so that the overview's "denied from" and "challenged" panels (a time range and an `action`) read
+ * rollups as well. Signals are not counted per verdict: a series or a signal list filtered by
+ * action is answered from the events.
+ *
  * Rollups start when this version first records an event of the environment (`since`, a minute
- * boundary): a range that begins earlier is answered from the events, as before.
+ * boundary): a range that begins earlier is answered from the events, as before. Rollups written
+ * before the per-verdict counts existed lack them, so those have their own marker (`since2`, set
+ * the same way by the versions that count them): a range with an action that begins before it is
+ * answered from the events. (While instances of an older version still run beside newer ones, in
+ * a rolling upgrade, their events miss the per-verdict counts.)
  */
 import type { Db } from 'mongodb';
 import type { Action, EnvId, StoredEvent } from '../core/model';
@@ -46,12 +56,20 @@ interface RollupDoc {
   cc?: Record<string, number>;
   /** Events whose value was past the cap, per dimension field. */
   o?: Record<string, number>;
+  /** Per verdict (allow, challenge, deny): events per dimension field and value. */
+  x?: Partial<Record<Action, Record<string, Record<string, number>>>>;
+  /** Per verdict: events whose value was past the cap, per dimension field. */
+  xo?: Partial<Record<Action, Record<string, number>>>;
 }
 
 const NO_ACTION = 'none';
 const hourId = (env: EnvId, start: number) => idOf(env, 'h', String(start));
 const minuteId = (env: EnvId, start: number) => idOf(env, 'm', String(start));
 const sinceId = (env: EnvId) => idOf(env, 'since');
+/** When rollups began counting the dimensions per verdict (`x`, `xo`). */
+const sinceByActionId = (env: EnvId) => idOf(env, 'since2');
+/** Rollups whose sets of admitted values an instance keeps (the newest ones). */
+const SEEN_ROLLUPS = 200;
 
 /** A rollup's counts gathered in memory before they are handed to the state layer. */
 interface Pending {
@@ -69,8 +87,8 @@ interface Pending {
  * shutdown hands everything over first.
  */
 export class RollupWriter {
-  /** The values recorded per rollup and dimension by this instance (bounded: the newest rollups only). */
-  private readonly seen = new Map<string, Set<string>>();
+  /** The values recorded per rollup, and per dimension field (and verdict), by this instance (bounded: the newest rollups only). */
+  private readonly seen = new Map<string, Map<string, Set<string>>>();
   private readonly started = new Set<EnvId>();
   private pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | null = null;
@@ -85,7 +103,7 @@ export class RollupWriter {
       this.started.add(e.envId);
       // The first minute this instance counts whole: rollups are complete from there on.
       const since = new Date(Math.ceil(e.receivedAt.getTime() / MINUTE) * MINUTE);
-      this.state.apply(ROLLUPS, sinceId(e.envId), delta().setOnInsert(['envId'], e.envId).min(['at'], since));
+      for (const id of [sinceId(e.envId), sinceByActionId(e.envId)]) this.state.apply(ROLLUPS, id, delta().setOnInsert(['envId'], e.envId).min(['at'], since));
     }
     const at = e.occurredAt.getTime();
     const hour = Math.floor(at / HOUR) * HOUR;
@@ -108,7 +126,9 @@ export class RollupWriter {
         ['asn', e.asn === null ? null : String(e.asn)],
         ['cc', e.country],
       ] as const) {
-        if (value !== null && value !== '') inc(this.admitted(id, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
+        if (value === null || value === '') continue;
+        inc(this.admitted(id, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
+        if (e.action) inc(this.admitted(id, `${e.action}.${field}`, value) ? `x.${e.action}.${field}.${fieldName(value)}` : `xo.${e.action}.${field}`);
       }
     }
     this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
@@ -131,15 +151,22 @@ export class RollupWriter {
     }
   }
 
-  /** Whether this instance records `value` by name in rollup `id` (else it is counted as overflow). */
+  /**
+   * Whether this instance records `value` by name in rollup `id` under `field` (a dimension field,
+   * or `<action>.<field>` for the per-verdict counts), else it is counted as overflow.
+   */
   private admitted(id: string, field: string, value: string): boolean {
-    const key = `${id}|${field}`;
-    let values = this.seen.get(key);
-    if (!values) {
+    let fields = this.seen.get(id);
+    if (!fields) {
       // Keep the sets of the newest rollups only: events arrive in time order, near enough.
-      if (this.seen.size >= 600) this.seen.delete(this.seen.keys().next().value as string);
+      if (this.seen.size >= SEEN_ROLLUPS) this.seen.delete(this.seen.keys().next().value as string);
+      fields = new Map();
+      this.seen.set(id, fields);
+    }
+    let values = fields.get(field);
+    if (!values) {
       values = new Set();
-      this.seen.set(key, values);
+      fields.set(field, values);
     }
     if (values.has(value)) return true;
     if (values.size >= (this.o.cap ?? ROLLUP_KEY_CAP)) return false;
@@ -155,6 +182,14 @@ export interface RollupTotals {
   signals: Map<string, number>;
   byDimension: Record<RollupDimension, Map<string, number>>;
   /** Events past a rollup's cap, per dimension: their values are not in `byDimension`. */
+  overflow: Record<RollupDimension, number>;
+}
+
+/** What a range of rollups adds up to for the events of one verdict (no signals: those are not counted per verdict). */
+export interface RollupActionTotals {
+  total: number;
+  byDimension: Record<RollupDimension, Map<string, number>>;
+  /** Events past a rollup's per-verdict cap, per dimension: their values are not in `byDimension`. */
   overflow: Record<RollupDimension, number>;
 }
 
@@ -175,6 +210,14 @@ const emptyTotals = (): RollupTotals => ({
 });
 
 const add = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+
+/** Adds a rollup's counts per dimension (`values` by dimension field, `overflow` by dimension field) into `sum`. */
+function addDimensions(sum: Pick<RollupTotals, 'byDimension' | 'overflow'>, values: Partial<Record<string, Record<string, number>>>, overflow: Record<string, number> | undefined): void {
+  for (const dim of ['ip', 'asn', 'country'] as const) {
+    for (const [k, n] of Object.entries(values[DIMENSION_FIELD[dim]] ?? {})) add(sum.byDimension[dim], fromFieldName(k), n);
+    sum.overflow[dim] += overflow?.[DIMENSION_FIELD[dim]] ?? 0;
+  }
+}
 
 /** Reads rollups by `_id` lists (the analysts' connection, through their gate). */
 export class RollupReader {
@@ -207,8 +250,9 @@ export class RollupReader {
     return parts;
   }
 
-  private async since(env: EnvId): Promise<Date | null> {
-    const doc = await this.gate.run(() => this.db.collection<{ _id: string; at?: Date }>(ROLLUPS).findOne({ _id: sinceId(env) }, { maxTimeMS: this.maxTimeMS }));
+  /** When rollups began (`sinceId`), or began counting per verdict (`sinceByActionId`); null: not yet. */
+  private async since(id: string): Promise<Date | null> {
+    const doc = await this.gate.run(() => this.db.collection<{ _id: string; at?: Date }>(ROLLUPS).findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }));
     return doc?.at instanceof Date ? doc.at : null;
   }
 
@@ -224,7 +268,7 @@ export class RollupReader {
 
   /** The sums over [from, to), or null when rollups cannot answer for that range exactly. */
   async totals(env: EnvId, from: Date, to: Date): Promise<RollupTotals | null> {
-    const since = await this.since(env);
+    const since = await this.since(sinceId(env));
     const plan = since && this.plan(env, from, to, since);
     if (!plan) return null;
     const docs = await this.docs(plan.map((p) => p.id));
@@ -233,18 +277,31 @@ export class RollupReader {
       sum.total += d.n ?? 0;
       for (const [k, n] of Object.entries(d.a ?? {})) add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
       for (const [k, n] of Object.entries(d.s ?? {})) add(sum.signals, fromFieldName(k), n);
-      for (const dim of ['ip', 'asn', 'country'] as const) {
-        const values = (dim === 'ip' ? d.ip : dim === 'asn' ? d.asn : d.cc) ?? {};
-        for (const [k, n] of Object.entries(values)) add(sum.byDimension[dim], fromFieldName(k), n);
-        sum.overflow[dim] += d.o?.[DIMENSION_FIELD[dim]] ?? 0;
-      }
+      addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
+    }
+    return sum;
+  }
+
+  /**
+   * The sums over [from, to) of the events whose verdict was `action`, or null when rollups cannot
+   * answer for that range exactly (as for `totals`, but from when they began counting per verdict).
+   */
+  async totalsOf(env: EnvId, action: Action, from: Date, to: Date): Promise<RollupActionTotals | null> {
+    const since = await this.since(sinceByActionId(env));
+    const plan = since && this.plan(env, from, to, since);
+    if (!plan) return null;
+    const docs = await this.docs(plan.map((p) => p.id));
+    const sum: RollupActionTotals = { total: 0, byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } };
+    for (const d of docs.values()) {
+      sum.total += d.a?.[action] ?? 0;
+      addDimensions(sum, d.x?.[action] ?? {}, d.xo?.[action]);
     }
     return sum;
   }
 
   /** Buckets of `bucketMs` (an hour or a day, UTC) over [from, to), or null as for `totals`. */
   async series(env: EnvId, from: Date, to: Date, bucketMs: number): Promise<RollupBucket[] | null> {
-    const since = await this.since(env);
+    const since = await this.since(sinceId(env));
     const plan = since && this.plan(env, from, to, since);
     if (!plan) return null;
     const docs = await this.docs(plan.map((p) => p.id));
