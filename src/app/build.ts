@@ -53,6 +53,8 @@ import { SessionService, type SessionOptions } from '../core/sessions/service';
 import { PolicyDryRunService } from '../core/policies/dry-run';
 import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
+import { EventKeyReader, EventKeyWriter, eventKeyIndexes } from '../store/event-keys';
+import { EmbeddedEventSearch } from '../store/embedded-search';
 import { RetentionService } from '../core/retention';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
@@ -71,6 +73,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...queryIndexes,
   ...analyticsIndexes,
   ...sessionIndexes,
+  ...eventKeyIndexes,
 ];
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
@@ -98,6 +101,8 @@ export interface BuildOptions {
   clock?: Clock;
   /** How often the overview's rollups hand their counts to the state layer (default 5 s; see RollupWriter). */
   rollupPushEveryMs?: number;
+  /** Candidates one dashboard search reads at most on the embedded database (default 2,000). */
+  analystMaxExamined?: number;
   /** Reference data events are enriched with (default: the offline databases of src/intel). */
   intel?: Intel;
   /**
@@ -197,7 +202,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const credentials = core(new MongoCredentialStore(db));
   const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
-  const events = core(new MongoEventStore(db, state, rollups));
+  // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
+  // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
+  const eventKeys = kind.indexPushdown ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs }) : undefined;
+  const events = core(new MongoEventStore(db, state, rollups, eventKeys));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
@@ -270,7 +278,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     client,
     clientEvents,
     access,
-    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst)), users),
+    queries: new QueryService(
+      core(new MongoQueryStore(o.analystDb ?? db, analyst, kind.indexPushdown ? new EmbeddedEventSearch(o.analystDb ?? db, analyst, new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS), { maxExamined: o.analystMaxExamined }) : undefined)),
+      users,
+    ),
     analytics: new AnalyticsService(analyticsStore, clock),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock }),
     sessions,
@@ -317,6 +328,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       await webhookWorker.stop();
       await privacy.stop();
       rollups.drain();
+      eventKeys?.drain();
       await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },
   };

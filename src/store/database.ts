@@ -8,7 +8,15 @@ import type { CommandStartedEvent } from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
+  /** Created on MongoDB; on FerretDB only the unique ones, unless named in `servedOnEmbedded`. */
   indexes: IndexDescription[];
+  /**
+   * Non-unique indexes of `indexes` also created on Rampart's FerretDB build, whose patch 0009
+   * reads equality, range and keyset filters (with their sort and limit) through them.
+   */
+  servedOnEmbedded?: readonly string[];
+  /** Indexes created on Rampart's FerretDB build only (what MongoDB serves otherwise). */
+  embeddedOnly?: IndexDescription[];
 }
 
 export interface Database {

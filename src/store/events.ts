@@ -10,9 +10,19 @@ import type { IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
 import type { StateLayer } from './state/layer';
 import type { RollupWriter } from './rollups';
+import type { EventKeyWriter } from './event-keys';
+
+/** The /24 prefix of an IPv4 address ("81.2.69."), or null. */
+export function netOf(ip: string | null): string | null {
+  if (ip === null) return null;
+  const m = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.)\d{1,3}$/.exec(ip);
+  return m ? (m[1] as string) : null;
+}
 
 export interface EventDoc extends Omit<StoredEvent, 'id' | 'context' | 'userTraits' | 'properties' | 'signalDetails'> {
   _id: string;
+  /** The /24 of an IPv4 address ("81.2.69."), which the embedded database's network index reads. */
+  net?: string;
   context: string;
   userTraits: string;
   properties: string;
@@ -39,10 +49,11 @@ export const eventIndexes: IndexSpec[] = [
 export const toEventDoc = (e: StoredEvent): EventDoc => {
   const { id, context, userTraits, properties, signalDetails, ...rest } = e;
   const { ip: _ip, userAgent: _ua, ...ctx } = context;
-  return { _id: id, ...rest, context: toJson(ctx), userTraits: toJson(userTraits), properties: toJson(properties), signalDetails: toJson(signalDetails) };
+  const net = netOf(rest.ip);
+  return { _id: id, ...rest, ...(net !== null ? { net } : {}), context: toJson(ctx), userTraits: toJson(userTraits), properties: toJson(properties), signalDetails: toJson(signalDetails) };
 };
 export const fromEventDoc = (d: EventDoc): StoredEvent => {
-  const { _id, context, userTraits, properties, signalDetails, ...rest } = d;
+  const { _id, context, userTraits, properties, signalDetails, net: _net, ...rest } = d;
   const ctx = fromJson<Partial<EventContext>>(context, {});
   return {
     id: _id,
@@ -63,11 +74,15 @@ export const DEBUGGER = 'debugger';
  * `insertMany`, retried until written); `append` resolves once the event is in the database.
  */
 export class MongoEventStore implements EventStore {
-  /** `rollups`: counts every event into the overview's rollups too (src/store/rollups.ts). */
+  /**
+   * `rollups`: counts every event into the overview's rollups too (src/store/rollups.ts).
+   * `keys`: records its keys for the embedded database's searches (src/store/event-keys.ts).
+   */
   constructor(
     private readonly db: Db,
     private readonly state: StateLayer,
     private readonly rollups?: RollupWriter,
+    private readonly keys?: EventKeyWriter,
   ) {}
 
   private get col() {
@@ -76,6 +91,7 @@ export class MongoEventStore implements EventStore {
 
   append(event: StoredEvent): Promise<void> {
     this.rollups?.record(event);
+    this.keys?.record(event);
     return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), () => resolve()));
   }
 

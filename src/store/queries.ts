@@ -5,9 +5,9 @@
  * the indexes below serve them, each ending in `_id` so that the (time, _id) keyset order comes
  * straight from the index.
  */
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { Action, Device, EnvId, RejectedPayload, StoredEvent } from '../core/model';
-import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from '../core/queries/model';
+import type { DeviceFilter, EventFilter, Found, RejectedFilter, SortKey } from '../core/queries/model';
 import type { QueryStore, UserActivity } from '../core/queries/ports';
 import type { IndexSpec } from './database';
 import { fromEventDoc, rejectedFromDoc, type DebugDoc, type EventDoc } from './events';
@@ -15,6 +15,7 @@ import { deviceFromDoc, type DeviceDoc } from './user-state';
 import { escapeRegex, idOf } from './ids';
 import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
+import { afterKey, type EmbeddedEventSearch } from './embedded-search';
 
 export const queryIndexes: IndexSpec[] = [
   {
@@ -31,6 +32,11 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, country: 1, occurredAt: -1, _id: -1 }, name: 'q_env_country_time' },
       { key: { envId: 1, asn: 1, occurredAt: -1, _id: -1 }, name: 'q_env_asn_time' },
     ],
+    // Rampart's FerretDB build: the high-cardinality filters only; the others go through the
+    // event keys (event-keys.ts), which cost far less per event than an index each.
+    servedOnEmbedded: ['q_env_time', 'q_env_user_time', 'q_env_device_time', 'q_env_ip_time', 'q_env_email_time'],
+    // A /24 by equality (MongoDB reads the address index's range for the prefix instead).
+    embeddedOnly: [{ key: { envId: 1, net: 1, occurredAt: -1, _id: -1 }, name: 'q_env_net_time' }],
   },
   {
     collection: 'devices',
@@ -40,6 +46,7 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, feedback: 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_feedback_seen' },
       { key: { envId: 1, 'context.location.country_code': 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_country_seen' },
     ],
+    servedOnEmbedded: ['q_env_seen', 'q_env_user_seen', 'q_env_feedback_seen'],
   },
   {
     collection: 'debugger',
@@ -47,6 +54,7 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, receivedAt: -1, _id: -1 }, name: 'q_env_time' },
       { key: { envId: 1, userId: 1, receivedAt: -1, _id: -1 }, name: 'q_env_user_time' },
     ],
+    servedOnEmbedded: ['q_env_time', 'q_env_user_time'],
   },
 ];
 
@@ -54,11 +62,6 @@ export const queryIndexes: IndexSpec[] = [
 const MAX_BATCH = 5000;
 /** Rounds of a batched look-up before the few keys still short are read one by one. */
 const MAX_ROUNDS = 3;
-
-/** Documents strictly after `key` in (time desc, _id desc) order. */
-function afterKey(timeField: string, at: Date, id: string): Document {
-  return { $or: [{ [timeField]: { $lt: at } }, { [timeField]: at, _id: { $lt: id } }] };
-}
 
 function timeRange(from: Date | undefined, to: Date | undefined): { $gte?: Date; $lt?: Date } | undefined {
   if (!from && !to) return undefined;
@@ -86,6 +89,21 @@ export function eventMatch(env: EnvId, f: EventFilter): Filter<EventDoc> {
   const t = timeRange(f.from, f.to);
   if (t) q.occurredAt = t;
   return q;
+}
+
+/** Whether a device matches every condition of the filter (what the embedded access path left). */
+function deviceMatches(d: DeviceDoc, f: DeviceFilter): boolean {
+  const seen = d.lastSeenAt.getTime();
+  return (
+    (f.userId === undefined || d.userId === f.userId) &&
+    (f.reviewState === undefined || (d.feedback ?? null) === (f.reviewState === 'unreviewed' ? null : f.reviewState)) &&
+    (f.country === undefined || d.context?.location?.country_code === f.country) &&
+    (f.minRiskScore === undefined || d.risk >= f.minRiskScore) &&
+    (f.maxRiskScore === undefined || d.risk <= f.maxRiskScore) &&
+    (f.lastSeenFrom === undefined || seen >= f.lastSeenFrom.getTime()) &&
+    (f.lastSeenTo === undefined || seen < f.lastSeenTo.getTime()) &&
+    (f.includeRemoved === true || !d.removedAt)
+  );
 }
 
 function deviceMatch(env: EnvId, f: DeviceFilter): Filter<DeviceDoc> {
@@ -156,8 +174,16 @@ async function newestPerKey<D extends Keyed>(
 export class MongoQueryStore implements QueryStore {
   private readonly maxTimeMS: number;
   private readonly gate: AnalystGate;
-  /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
-  constructor(private readonly db: Db, limits: AnalystLimits) {
+  /**
+   * Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50).
+   * `embedded`: on Rampart's FerretDB build, the searches planned for its indexes and event keys
+   * (embedded-search.ts); without it, every filter is one query, which MongoDB's indexes serve.
+   */
+  constructor(
+    private readonly db: Db,
+    limits: AnalystLimits,
+    private readonly embedded?: EmbeddedEventSearch,
+  ) {
     this.maxTimeMS = limits.maxTimeMS;
     this.gate = limits.gate;
   }
@@ -171,10 +197,11 @@ export class MongoQueryStore implements QueryStore {
     return this.db.collection<DebugDoc>('debugger');
   }
 
-  async searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<StoredEvent[]> {
+  async searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<Found<StoredEvent>> {
+    if (this.embedded) return this.embedded.search(env, filter, limit, after);
     const q = { ...eventMatch(env, filter), ...(after ? afterKey('occurredAt', after.at, after.id) : {}) } as Filter<EventDoc>;
     const docs = await this.gate.run(() => this.events.find(q).sort({ occurredAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
-    return docs.map(fromEventDoc);
+    return { rows: docs.map(fromEventDoc) };
   }
 
   async eventById(env: EnvId, id: string): Promise<StoredEvent | null> {
@@ -182,10 +209,42 @@ export class MongoQueryStore implements QueryStore {
     return d && d.envId === env ? fromEventDoc(d) : null;
   }
 
-  async searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Device[]> {
+  async searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Found<Device>> {
+    if (this.embedded) return this.searchDevicesEmbedded(env, filter, limit, after, this.embedded.maxExamined);
     const q = { ...deviceMatch(env, filter), ...(after ? afterKey('lastSeenAt', after.at, idOf(env, after.id)) : {}) } as Filter<DeviceDoc>;
     const docs = await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
-    return docs.map(deviceFromDoc);
+    return { rows: docs.map(deviceFromDoc) };
+  }
+
+  /**
+   * On Rampart's FerretDB build: the user's, or the reported or approved, devices through their
+   * index (else every device, most recently seen first), the rest of the filter checked on each,
+   * at most `maxExamined` of them per page.
+   */
+  private async searchDevicesEmbedded(env: EnvId, f: DeviceFilter, limit: number, after: SortKey | null, maxExamined: number): Promise<Found<Device>> {
+    const eq: Record<string, string> = { envId: env };
+    if (f.userId !== undefined) eq.userId = f.userId;
+    else if (f.reviewState === 'approved' || f.reviewState === 'reported') eq.feedback = f.reviewState;
+    const seen = timeRange(f.lastSeenFrom, f.lastSeenTo);
+    const batch = Math.max(limit, 200);
+    const rows: Device[] = [];
+    let examined = 0;
+    let cursor = after ? { at: after.at, id: idOf(env, after.id) } : null;
+    for (;;) {
+      const q = { ...eq, ...(seen ? { lastSeenAt: seen } : {}), ...(cursor ? afterKey('lastSeenAt', cursor.at, cursor.id) : {}) } as Filter<DeviceDoc>;
+      const docs = await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(batch).batchSize(batch).maxTimeMS(this.maxTimeMS).toArray());
+      for (const d of docs) {
+        examined += 1;
+        if (deviceMatches(d, f)) {
+          rows.push(deviceFromDoc(d));
+          if (rows.length >= limit) return { rows };
+        }
+        if (examined >= maxExamined) return { rows, stoppedAt: { at: d.lastSeenAt, id: d.token } };
+      }
+      if (docs.length < batch) return { rows };
+      const last = docs[docs.length - 1] as DeviceDoc;
+      cursor = { at: last.lastSeenAt, id: last._id };
+    }
   }
 
   async searchRejected(env: EnvId, f: RejectedFilter, limit: number, after: SortKey | null): Promise<RejectedPayload[]> {
@@ -206,6 +265,10 @@ export class MongoQueryStore implements QueryStore {
   }
 
   async latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>> {
+    if (this.embedded) {
+      const docs = await this.embedded.latest(env, by, keys, perKey);
+      return new Map([...docs].map(([k, list]) => [k, list.map(fromEventDoc)]));
+    }
     const found = await this.gate.run(() => newestPerKey(this.events, { envId: env }, by, 'occurredAt', keys, perKey, (d) => d[by], (d) => d.occurredAt, this.maxTimeMS));
     return new Map([...found].map(([k, docs]) => [k, docs.map(fromEventDoc)]));
   }
@@ -215,6 +278,7 @@ export class MongoQueryStore implements QueryStore {
    * unwound field, so signal sets are exploded here rather than in the pipeline.
    */
   async activityOfUsers(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserActivity>> {
+    if (this.embedded) return this.embedded.activity(env, userIds);
     const out = new Map<string, { total: number; actions: Map<Action | null, number>; signals: Map<string, number> }>();
     for (const u of userIds) out.set(u, { total: 0, actions: new Map(), signals: new Map() });
     if (userIds.length > 0) {

@@ -21,6 +21,7 @@ import type { EnvId } from '../core/model';
 import type { RetainedKind, RetentionCounts, RetentionStore, RetentionSweepOptions } from '../core/retention';
 import { DEBUGGER, EVENTS } from './events';
 import { ROLLUPS } from './rollups';
+import { EVENT_KEYS } from './event-keys';
 import { PRIVACY_COLLECTIONS } from './privacy';
 
 export type RetentionStrategy = 'per-environment' | 'scan';
@@ -32,6 +33,8 @@ interface Retained {
   time: string;
   /** Only records that also match this (e.g. privacy requests that have ended). */
   only?: Document;
+  /** Deleted with `kind` but not counted as such (an index of its records). */
+  uncounted?: boolean;
 }
 
 /** What the sweep deletes, and by which time (docs/privacy.md#retention). */
@@ -44,6 +47,8 @@ export const RETAINED: readonly Retained[] = [
   // The overview's rollups count addresses: they go with the events they counted (not the
   // record of when rollups began, which has no count).
   { kind: 'rollups', collection: ROLLUPS, time: 'at', only: { n: { $exists: true } } },
+  // The embedded database's event keys go with the events they find (counted with neither).
+  { kind: 'events', collection: EVENT_KEYS, time: 't', only: { k: { $exists: true } }, uncounted: true },
 ];
 
 interface Row {
@@ -64,7 +69,8 @@ export class MongoRetentionStore implements RetentionStore {
     if (cutoffs.size === 0) return counts;
     for (const r of RETAINED) {
       if (o.stopped()) break;
-      counts[r.kind] = this.o.strategy === 'scan' ? await this.scan(r, cutoffs, o) : await this.perEnvironment(r, cutoffs, o);
+      const deleted = this.o.strategy === 'scan' ? await this.scan(r, cutoffs, o) : await this.perEnvironment(r, cutoffs, o);
+      if (!r.uncounted) counts[r.kind] += deleted;
     }
     return counts;
   }

@@ -10,6 +10,11 @@ export interface ServerKind {
   ferretdb: boolean;
   /** Inserts with `comment: "rampart:upsert"` replace documents with the same _id. */
   upsertInsert: boolean;
+  /**
+   * Rampart's FerretDB build with patch 0009: non-unique indexes on top-level fields serve
+   * equality, range and keyset filters, with their sort and limit (reported by `buildInfo`).
+   */
+  indexPushdown: boolean;
 }
 
 const PROBE = 'rampart_probe';
@@ -17,7 +22,8 @@ const PROBE = 'rampart_probe';
 export async function serverKind(db: Db): Promise<ServerKind> {
   const info = await db.admin().command({ buildInfo: 1 });
   const ferretdb = typeof info.ferretdbVersion === 'string';
-  if (!ferretdb) return { ferretdb, upsertInsert: false };
+  if (!ferretdb) return { ferretdb, upsertInsert: false, indexPushdown: false };
+  const indexPushdown = info.rampartIndexPushdown === true;
   const probe = db.collection<{ _id: string; v: number }>(PROBE);
   let upsertInsert = false;
   try {
@@ -29,15 +35,24 @@ export async function serverKind(db: Db): Promise<ServerKind> {
   } finally {
     await probe.drop().catch(() => undefined);
   }
-  return { ferretdb, upsertInsert };
+  return { ferretdb, upsertInsert, indexPushdown };
 }
 
 /**
- * The indexes worth creating on this server. FerretDB's SQLite backend filters and sorts in the
- * server, never through a secondary index (it pushes only `_id` equality down to SQLite), so there
- * secondary indexes only slow every write; unique indexes stay, for what they guarantee.
+ * The indexes worth creating on this server. A stock FerretDB's SQLite backend filters and sorts in
+ * the server, never through a secondary index (it pushes only `_id` equality down to SQLite), so
+ * there secondary indexes only slow every write; unique indexes stay, for what they guarantee.
+ * Rampart's build (patch 0009) reads through the non-unique indexes named `servedOnEmbedded`, and
+ * through `embeddedOnly` ones, so those are created too: each costs every insert of its
+ * collection, so only the dashboards' access paths are (docs/state.md).
  */
 export function indexesFor(kind: ServerKind, specs: readonly IndexSpec[]): IndexSpec[] {
-  if (!kind.ferretdb) return [...specs];
-  return specs.map((s) => ({ ...s, indexes: s.indexes.filter((i) => i.unique === true) }));
+  if (!kind.ferretdb) return specs.map(({ collection, indexes }) => ({ collection, indexes: [...indexes] }));
+  return specs.map((s) => ({
+    collection: s.collection,
+    indexes: [
+      ...s.indexes.filter((i) => i.unique === true || (kind.indexPushdown && i.name !== undefined && (s.servedOnEmbedded ?? []).includes(i.name))),
+      ...(kind.indexPushdown ? (s.embeddedOnly ?? []) : []),
+    ],
+  }));
 }

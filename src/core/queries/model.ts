@@ -20,9 +20,24 @@ export interface Edge<T> {
   cursor: string;
 }
 
+/**
+ * What a search read, at most the limit asked: the rows, and, when it stopped before the limit
+ * because it read as many candidates as one search may, the key of the last one it read.
+ */
+export interface Found<T> {
+  rows: T[];
+  stoppedAt?: SortKey;
+}
+
 export interface Page<T> {
   edges: Edge<T>[];
   hasNextPage: boolean;
+  /**
+   * Where the next page starts, when a search stopped early (it read as many candidates as one
+   * page may): the page may then hold fewer rows than asked, and more may follow. Else the last
+   * edge's cursor.
+   */
+  endCursor?: string;
 }
 
 /** Every condition present must hold. Time bounds are on event time: `from` inclusive, `to` exclusive. */

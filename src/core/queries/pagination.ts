@@ -4,7 +4,7 @@
  * to the caller's environment, so a forged one can reveal nothing of another environment.
  */
 import { InvalidParameters } from '../errors';
-import type { Page, SortKey } from './model';
+import type { Found, Page, SortKey } from './model';
 import { MAX_PAGE_SIZE } from './model';
 
 /** Validate a page size: 1..max, or refuse with the field named. */
@@ -44,6 +44,16 @@ export function decodeCursor(kind: string, cursor: string | null | undefined): S
 export function toPage<T>(rows: readonly T[], first: number, cursorOf: (row: T) => string): Page<T> {
   const items = rows.slice(0, first);
   return { edges: items.map((node) => ({ node, cursor: cursorOf(node) })), hasNextPage: rows.length > first };
+}
+
+/**
+ * The same for a search that may stop early (`stoppedAt`: the key of the last candidate it read):
+ * a short page then still has a next one, which starts after that key.
+ */
+export function toFoundPage<T>(found: Found<T>, first: number, kind: string, cursorOf: (row: T) => string): Page<T> {
+  const page = toPage(found.rows, first, cursorOf);
+  if (page.hasNextPage || !found.stoppedAt) return page;
+  return { ...page, hasNextPage: true, endCursor: encodeCursor(kind, found.stoppedAt) };
 }
 
 /** Page through an already ordered, bounded list by item id (for lists the stores only give by limit). */

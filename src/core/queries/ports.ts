@@ -5,7 +5,7 @@
  * No driver types; every method takes the EnvId first.
  */
 import type { Action, Device, EnvId, RejectedPayload, StoredEvent } from '../model';
-import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from './model';
+import type { DeviceFilter, EventFilter, Found, RejectedFilter, SortKey } from './model';
 
 /** Per-user counts of events by verdict and by signal. */
 export interface UserActivity {
@@ -15,11 +15,15 @@ export interface UserActivity {
 }
 
 export interface QueryStore {
-  /** Events matching `filter`, newest first, strictly after `after`, at most `limit`. */
-  searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<StoredEvent[]>;
+  /**
+   * Events matching `filter`, newest first, strictly after `after`, at most `limit`. A search may
+   * stop early (Found.stoppedAt) rather than read without bound; a filter no index of the store
+   * serves is refused (InvalidParameters naming the filters that are).
+   */
+  searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<Found<StoredEvent>>;
   eventById(env: EnvId, id: string): Promise<StoredEvent | null>;
   /** Devices matching `filter`, most recently seen first, strictly after `after`, at most `limit`. */
-  searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Device[]>;
+  searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Found<Device>>;
   /** Rejected payloads, newest first. */
   searchRejected(env: EnvId, filter: RejectedFilter, limit: number, after: SortKey | null): Promise<RejectedPayload[]>;
   /** The newest `perKey` events of each key (device token or user id), newest first. */

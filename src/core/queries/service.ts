@@ -7,7 +7,7 @@ import type { Device, EnvId, RejectedPayload, RiskLevel, StoredEvent, UserProfil
 import { riskLevel } from '../scoring/signals';
 import { reviewState } from '../devices/service';
 import type { DeviceFilter, EventFilter, Page, PageRequest, RejectedFilter } from './model';
-import { decodeCursor, encodeCursor, pageSize, toPage } from './pagination';
+import { decodeCursor, encodeCursor, pageSize, toFoundPage, toPage } from './pagination';
 import type { QueryStore, UserActivity } from './ports';
 import type { UserStateStore } from '../ports';
 import { validateDeviceFilter, validateEventFilter, validateRejectedFilter } from './validate';
@@ -58,8 +58,8 @@ export class QueryService {
   async events(env: EnvId, filter: EventFilter, req: PageRequest): Promise<Page<StoredEvent>> {
     validateEventFilter(filter);
     const first = pageSize(req.first, DEFAULT_PAGE_SIZE);
-    const rows = await this.store.searchEvents(env, filter, first + 1, decodeCursor('event', req.after));
-    return toPage(rows, first, eventCursor);
+    const found = await this.store.searchEvents(env, filter, first + 1, decodeCursor('event', req.after));
+    return toFoundPage(found, first, 'event', eventCursor);
   }
 
   event(env: EnvId, id: string): Promise<StoredEvent | null> {
@@ -70,11 +70,11 @@ export class QueryService {
   async devices(env: EnvId, filter: DeviceFilter, req: PageRequest): Promise<Page<Device>> {
     validateDeviceFilter(filter);
     const first = pageSize(req.first, DEFAULT_PAGE_SIZE);
-    const rows = await this.store.searchDevices(env, filter, first + 1, decodeCursor('device', req.after));
+    const found = await this.store.searchDevices(env, filter, first + 1, decodeCursor('device', req.after));
     // The search runs on the dashboard copy (refreshed behind the hot path, at least every ten
     // minutes); each device is shown as its user's state has it now.
     // Cursors stay those of the copy, so that paging follows the order searched.
-    const page = toPage(rows, first, deviceCursor);
+    const page = toFoundPage(found, first, 'device', deviceCursor);
     const states = await this.userStates.loadMany(env, [...new Set(page.edges.map((e) => e.node.userId))]);
     const live = (d: Device) => states.get(d.userId)?.devices.find((x) => x.fingerprintKey === d.fingerprintKey) ?? d;
     return { ...page, edges: page.edges.map((e) => ({ ...e, node: live(e.node) })) };

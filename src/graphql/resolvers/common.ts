@@ -21,7 +21,7 @@ export const pageInfoResolvers: PageInfoResolvers = {
   hasNextPage: (p) => p.hasNextPage,
   hasPreviousPage: () => false,
   startCursor: (p) => p.edges[0]?.cursor ?? null,
-  endCursor: (p) => p.edges[p.edges.length - 1]?.cursor ?? null,
+  endCursor: (p) => p.endCursor ?? p.edges[p.edges.length - 1]?.cursor ?? null,
 };
 
 /** A connection resolves its page info from the page itself. */

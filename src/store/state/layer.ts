@@ -544,11 +544,23 @@ export class StateLayer implements WriteQueue {
     return this.flushing;
   }
 
+  private readonly gatherers: (() => void)[] = [];
+
   /**
-   * Write everything queued so far. Resolves when it is written; rejects with the last error if
-   * it cannot be written before `timeoutMs` (default: keep retrying).
+   * `gather` hands over what a writer gathers in memory before it queues it (rollups, event keys):
+   * an explicit flush (shutdown, a purge, tests) calls it first, so that it writes those too.
+   */
+  addGatherer(gather: () => void): void {
+    this.gatherers.push(gather);
+  }
+
+  /**
+   * Write everything queued so far, and everything the gatherers hold. Resolves when it is
+   * written; rejects with the last error if it cannot be written before `timeoutMs` (default:
+   * keep retrying).
    */
   async flush(timeoutMs?: number): Promise<void> {
+    for (const gather of this.gatherers) gather();
     if (timeoutMs === undefined) return this.flushUntilEmpty();
     // A flush stuck on a database that stopped answering must not hold the caller past its time.
     let timer: NodeJS.Timeout | undefined;

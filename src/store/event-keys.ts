@@ -1,0 +1,233 @@
+/**
+ * Event keys: where the embedded database finds the events of a value shared by many events
+ * (a verdict, a signal, a policy, a country, an ASN, an event name).
+ *
+ * Rampart's FerretDB build serves a non-unique index on top-level fields (patch 0009), and every
+ * index costs every event insert: one per dashboard filter would make the hot path pay for ten.
+ * The high-cardinality filters (user, device, address, /24, e-mail) get such an index on the
+ * events themselves (src/store/queries.ts). The values above instead gather in memory, per value
+ * and minute of the event's time, and go to the database every `pushEveryMs` (5 s) as one
+ * document per value: a few hundred small inserts a minute at any event rate, on a collection
+ * with one index (k, t, _id). A search by such a value reads these documents newest minute first
+ * and fetches the events by `_id` lists.
+ *
+ * A document holds the event ids with their times (milliseconds), both in arrival order; a minute
+ * of a value may span several documents (pushes, instances), which a reader merges. Only ids: no
+ * personal data, and a purged or expired event is simply not found any more.
+ *
+ * Keys start when this version first records an event of the environment (`since`, a minute
+ * boundary): older events are searched by time instead (the planner in queries.ts).
+ *
+ * On MongoDB nothing is written here: its multikey and compound indexes serve these filters.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import type { EnvId, StoredEvent } from '../core/model';
+import type { SortKey } from '../core/queries/model';
+import type { IndexSpec } from './database';
+import { idOf } from './ids';
+import { delta } from './state/delta';
+import type { StateLayer } from './state/layer';
+import type { AnalystGate } from './analyst-gate';
+
+export const EVENT_KEYS = 'event_keys';
+export const eventKeyIndexes: IndexSpec[] = [{ collection: EVENT_KEYS, indexes: [], embeddedOnly: [{ key: { k: 1, t: -1, _id: -1 }, name: 'q_key_time' }] }];
+
+/** The event fields searched through keys. */
+export type KeyDimension = 'name' | 'action' | 'signal' | 'policy' | 'country' | 'asn';
+
+const MINUTE = 60_000;
+/** Most ids one document holds: a value past it in one push is split over several documents. */
+const MAX_IDS_PER_DOC = 10_000;
+/** Key documents read per round of a search (each up to MAX_IDS_PER_DOC ids). */
+const DOCS_PER_READ = 16;
+
+export interface EventKeyDoc {
+  _id: string;
+  envId: EnvId;
+  /** The environment, dimension and value (keyOf). */
+  k: string;
+  /** The minute of the events' times. */
+  t: Date;
+  /** Event times (ms) and ids, pairwise. */
+  at: number[];
+  ids: string[];
+}
+
+export const keyOf = (env: EnvId, dim: KeyDimension, value: string): string => idOf(env, dim, value);
+const sinceId = (env: EnvId) => idOf(env, 'keys-since');
+
+/** The keys an event is found by. */
+export function keysOfEvent(e: StoredEvent): [KeyDimension, string][] {
+  const keys: [KeyDimension, string][] = [['name', e.name]];
+  if (e.action) keys.push(['action', e.action]);
+  for (const s of new Set(e.signals)) keys.push(['signal', s]);
+  if (e.policy?.id) keys.push(['policy', e.policy.id]);
+  if (e.country) keys.push(['country', e.country]);
+  if (e.asn !== null && e.asn !== undefined) keys.push(['asn', String(e.asn)]);
+  return keys;
+}
+
+interface Pending {
+  envId: EnvId;
+  k: string;
+  t: number;
+  at: number[];
+  ids: string[];
+}
+
+/**
+ * Gathers the keys of a stream of events and turns them into documents: one per value and
+ * minute, split past MAX_IDS_PER_DOC. `tag` makes the ids unique per writer.
+ */
+export class EventKeyBatch {
+  private pending = new Map<string, Pending>();
+  private seq = 0;
+  constructor(private readonly tag: string = randomBytes(5).toString('hex')) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Adds the event; returns the documents that reached their bound. */
+  add(e: StoredEvent): EventKeyDoc[] {
+    const at = e.occurredAt.getTime();
+    const minute = Math.floor(at / MINUTE) * MINUTE;
+    const full: EventKeyDoc[] = [];
+    for (const [dim, value] of keysOfEvent(e)) {
+      const k = keyOf(e.envId, dim, value);
+      const slot = `${k}|${minute}`;
+      let p = this.pending.get(slot);
+      if (!p) {
+        p = { envId: e.envId, k, t: minute, at: [], ids: [] };
+        this.pending.set(slot, p);
+      }
+      p.at.push(at);
+      p.ids.push(e.id);
+      if (p.ids.length >= MAX_IDS_PER_DOC) {
+        full.push(this.doc(p));
+        this.pending.delete(slot);
+      }
+    }
+    return full;
+  }
+
+  /** Every document gathered so far (the batch is then empty). */
+  take(): EventKeyDoc[] {
+    const docs = [...this.pending.values()].map((p) => this.doc(p));
+    this.pending = new Map();
+    return docs;
+  }
+
+  private doc(p: Pending): EventKeyDoc {
+    this.seq += 1;
+    return { _id: `${p.k}:${p.t}:${this.tag}:${this.seq}`, envId: p.envId, k: p.k, t: new Date(p.t), at: p.at, ids: p.ids };
+  }
+}
+
+/**
+ * Records every stored event's keys, behind the answer: documents go to the state layer's insert
+ * queue every `pushEveryMs`. A `kill -9` loses up to that long of keys (never an event: those
+ * events are still found by time, user, device, address and e-mail); `drain()` at shutdown hands
+ * everything over first.
+ */
+export class EventKeyWriter {
+  private readonly batch = new EventKeyBatch();
+  private readonly started = new Set<EnvId>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly state: StateLayer,
+    private readonly o: { pushEveryMs?: number } = {},
+  ) {
+    state.addGatherer(() => this.drain());
+  }
+
+  record(e: StoredEvent): void {
+    if (!this.started.has(e.envId)) {
+      this.started.add(e.envId);
+      // The first whole minute this instance records: keys are complete from there on.
+      const since = new Date(Math.ceil(e.receivedAt.getTime() / MINUTE) * MINUTE);
+      this.state.apply(EVENT_KEYS, sinceId(e.envId), delta().setOnInsert(['envId'], e.envId).min(['since'], since));
+    }
+    for (const d of this.batch.add(e)) this.state.insert(EVENT_KEYS, d);
+    this.timer ??= setTimeout(() => this.drain(), this.o.pushEveryMs ?? 5_000).unref();
+  }
+
+  /** Hand every gathered key to the state layer now (also on every explicit flush of it). */
+  drain(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const d of this.batch.take()) this.state.insert(EVENT_KEYS, d);
+  }
+}
+
+/** Marks `since` for an environment whose events were loaded directly (the bench). */
+export async function markKeysSince(db: Db, env: EnvId, since: Date): Promise<void> {
+  await db.collection<{ _id: string; envId: EnvId; since: Date }>(EVENT_KEYS).updateOne({ _id: sinceId(env) }, { $setOnInsert: { envId: env }, $min: { since } }, { upsert: true });
+}
+
+/** One event found through its keys: its time and id. */
+export interface KeyedEvent {
+  at: number;
+  id: string;
+}
+
+/** Newest first: (time desc, id desc), the events' keyset order. */
+const newestFirst = (a: KeyedEvent, b: KeyedEvent): number => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/** Reads the key documents (the analysts' connection, through their gate). */
+export class EventKeyReader {
+  constructor(
+    private readonly db: Db,
+    private readonly gate: AnalystGate,
+    private readonly maxTimeMS: number,
+  ) {}
+
+  private get col() {
+    return this.db.collection<EventKeyDoc>(EVENT_KEYS);
+  }
+
+  /** When keys began for the environment, or null if they never did. */
+  async since(env: EnvId): Promise<Date | null> {
+    const d = await this.gate.run(() => this.db.collection<{ _id: string; since?: Date }>(EVENT_KEYS).findOne({ _id: sinceId(env) }, { maxTimeMS: this.maxTimeMS }));
+    return d?.since instanceof Date ? d.since : null;
+  }
+
+  /**
+   * The events of a value, newest first, strictly after `after` in keyset order and within
+   * [from, to), one minute at a time: each yield is a whole minute's events, sorted.
+   */
+  async *events(env: EnvId, dim: KeyDimension, value: string, range: { from?: Date; to?: Date }, after: SortKey | null): AsyncGenerator<KeyedEvent[]> {
+    const k = keyOf(env, dim, value);
+    const before = Math.min(after ? after.at.getTime() + 1 : Infinity, range.to ? range.to.getTime() : Infinity);
+    const from = range.from ? range.from.getTime() : -Infinity;
+    const t: { $lte?: Date; $gte?: Date } = {};
+    if (Number.isFinite(before)) t.$lte = new Date(Math.floor((before - 1) / MINUTE) * MINUTE);
+    if (Number.isFinite(from)) t.$gte = new Date(Math.floor(from / MINUTE) * MINUTE);
+    const keep = (e: KeyedEvent) => e.at >= from && (range.to === undefined || e.at < range.to.getTime()) && (!after || e.at < after.at.getTime() || (e.at === after.at.getTime() && e.id < after.id));
+    let minute: number | null = null;
+    let gathered: KeyedEvent[] = [];
+    let cursor: { t: Date; id: string } | null = null;
+    const finish = () => gathered.filter(keep).sort(newestFirst);
+    for (;;) {
+      const filter = { k, ...(Object.keys(t).length > 0 ? { t } : {}), ...(cursor ? { $or: [{ t: { $lt: cursor.t } }, { t: cursor.t, _id: { $lt: cursor.id } }] } : {}) };
+      const docs = await this.gate.run(() => this.col.find(filter).sort({ t: -1, _id: -1 }).limit(DOCS_PER_READ).maxTimeMS(this.maxTimeMS).toArray());
+      for (const d of docs) {
+        const m = d.t.getTime();
+        if (minute !== null && m !== minute) {
+          const done = finish();
+          gathered = [];
+          if (done.length > 0) yield done;
+        }
+        minute = m;
+        for (let i = 0; i < d.ids.length; i++) gathered.push({ at: d.at[i] as number, id: d.ids[i] as string });
+      }
+      if (docs.length < DOCS_PER_READ) break;
+      const last = docs[docs.length - 1] as EventKeyDoc;
+      cursor = { t: last.t, id: last._id };
+    }
+    const done = finish();
+    if (done.length > 0) yield done;
+  }
+}
