@@ -9,16 +9,24 @@
  *      several connections at once), and each user's state (user document, device token
  *      documents, the devices' dashboard copies) written by the store's own write path
  *      (StateUserStore.record on a StateLayer in `snapshots` mode with the users packed, as the
- *      embedded Rampart writes them). Events span the last 7 days (a denser last 24 h), users are
- *      picked with a Zipf-like skew, addresses are clustered in /24 networks (hence in ASNs and
- *      countries, from the offline intel), ~15% of events carry signals, verdicts are mostly
- *      allow with some challenge and deny, and ~3% of events are `$login.failed` for unknown
- *      accounts (no user id, an e-mail). What is left out: the users' behavioural models (the
+ *      embedded Rampart writes them). What the live path writes beside each event is written too,
+ *      by the store's own writers: the overview's rollups (RollupWriter) and the event keys
+ *      (EventKeyWriter). Events are generated user by user, not in time order: handed to the
+ *      writers as they come, every push of theirs would touch most of the 7 days' ~10,000 rollups
+ *      (each rewritten whole, again and again, all held in memory) and break the rollups' bound
+ *      on distinct addresses. So what the writers read of each event is kept compactly
+ *      (bench/lib/event-log.ts) and handed to them once the events are in, in time order, pushed
+ *      every 50,000 events at a minute's end; their "since" markers are then set to the earliest
+ *      event's minute. Events span the last 7 days (a denser last 24 h), users are picked with a
+ *      Zipf-like skew, addresses are clustered in /24 networks (hence in ASNs and countries, from
+ *      the offline intel), ~15% of events carry signals, verdicts are mostly allow with some
+ *      challenge and deny, and ~3% of events are `$login.failed` for unknown accounts (no user
+ *      id, an e-mail). What is left out: the users' behavioural models (the
  *      `p` field scoring learns), velocity counters, webhooks and policies (events of a verdict
  *      name a policy that does not exist).
- *   2. Time each console query through GraphQL over HTTP (the console's own query texts, copied
- *      from src/console/ui/pages/*.tsx), each `--dash-reps` times in a row: p50/p95/max, failures
- *      and the GraphQL error codes (DEADLINE_EXCEEDED is a failure).
+ *   2. Time each console query through GraphQL over HTTP (the console's own query texts,
+ *      src/console/ui/queries.ts), each `--dash-reps` times in a row: p50/p95/max, failures and
+ *      the GraphQL error codes (DEADLINE_EXCEEDED is a failure).
  *   3. REST /v1/risk in a closed loop alone, then while a simulated console user clicks through
  *      every page in a loop.
  *   4. The resident memory of the embedded database's primary and of the analysts' reader.
@@ -26,13 +34,19 @@
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
-import { asEnvId, type Action, type Endpoint, type EventContext, type PolicyRef, type Signals, type StoredEvent } from '../src/core/model';
+import { asEnvId, type Action, type EnvId, type Endpoint, type EventContext, type PolicyRef, type Signals, type StoredEvent } from '../src/core/model';
 import type { DeviceChange, UserChange } from '../src/core/ports';
 import { deviceTokenFor, fingerprintKeyOf } from '../src/core/devices/service';
 import { lookupIp, parseUserAgent, type GeoLocation } from '../src/intel';
 import { EVENTS, toEventDoc, type EventDoc } from '../src/store/events';
+import { EVENT_KEYS, EventKeyWriter, markKeysSince } from '../src/store/event-keys';
+import { idOf } from '../src/store/ids';
+import { ROLLUPS, RollupWriter } from '../src/store/rollups';
 import { StateLayer } from '../src/store/state/layer';
 import { StateUserStore, USERS, USER_QUERY_FIELDS } from '../src/store/user-state';
+import { EVENT, eventsQuery, REVIEW, SERIES, SOURCES, USER } from '../src/console/ui/queries';
+import { EventLog } from './lib/event-log';
+import { jsonPoster } from './lib/http';
 import { closedLoop, percentile, summarize, table, type Call, type Result } from './lib/load';
 import { LANGUAGES, NETWORKS, rng, USER_AGENTS } from './lib/traffic';
 import type { Endpoints, MemorySample } from './lib/server';
@@ -75,6 +89,14 @@ export interface Loaded {
   typical: { id: string; email: string; events: number; device: string; ip: string };
   eventId: string;
   signal: string;
+  /** The top user's home network (`a.b.c.0/24`), and a country and an ASN of the loaded addresses. */
+  network: string;
+  country: string | null;
+  asn: number | null;
+  /** A policy that decided loaded verdicts. */
+  policyId: string;
+  /** The newest loaded event's time (ms). */
+  newest: number;
 }
 
 /** Signals, most frequent first (names the engine uses: src/core/scoring/signals.ts). */
@@ -179,6 +201,75 @@ class Inserter {
   }
 }
 
+/** A state layer that counts what is handed to it per collection: changes, distinct documents changed, inserts. */
+class CountingStateLayer extends StateLayer {
+  readonly changed = new Map<string, Set<string>>();
+  readonly changes = new Map<string, number>();
+  readonly inserts = new Map<string, number>();
+  override apply(...args: Parameters<StateLayer['apply']>): void {
+    const [collection, id] = args;
+    let ids = this.changed.get(collection);
+    if (!ids) this.changed.set(collection, (ids = new Set()));
+    ids.add(id);
+    this.changes.set(collection, (this.changes.get(collection) ?? 0) + 1);
+    super.apply(...args);
+  }
+  override insert(...args: Parameters<StateLayer['insert']>): void {
+    this.inserts.set(args[0], (this.inserts.get(args[0]) ?? 0) + 1);
+    super.insert(...args);
+  }
+}
+
+/** Events handed to the rollup and key writers between two pushes (at the end of a minute). */
+const FEED_BATCH = 50_000;
+
+/**
+ * Hand the logged events to the store's rollup and key writers in time order, as the live path
+ * would have as they arrived, pushing every FEED_BATCH events at a minute's end; then set their
+ * "since" markers to the earliest event's minute (the writers set them from the first event they
+ * see, rounded up). Written through a state layer as the embedded Rampart's (`snapshots`), with a
+ * small cache: a rollup is not touched again once its minute (hour) is past.
+ */
+async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: string) => void) {
+  const state = new CountingStateLayer(db, {
+    writeMode: 'snapshots',
+    maxEntries: 2000,
+    maxBatch: 1000,
+    queueLimit: 100_000_000,
+    backpressureAt: 100_000_000,
+    flushIntervalMs: 1000,
+    onError: (err, what) => out(`  rollups and keys: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
+  });
+  const rollups = new RollupWriter(state, { pushEveryMs: 60_000 });
+  const keys = new EventKeyWriter(state, { pushEveryMs: 60_000 });
+  const order = log.byMinute();
+  let fed = 0;
+  let minute = -1;
+  for (const i of order) {
+    const ev = log.event(i);
+    const m = Math.floor(ev.occurredAt.getTime() / 60_000);
+    if (m !== minute && fed >= FEED_BATCH) {
+      // flush() drains the key writer too.
+      rollups.drain();
+      await state.flush();
+      fed = 0;
+    }
+    minute = m;
+    rollups.record(ev);
+    keys.record(ev);
+    fed++;
+  }
+  rollups.drain();
+  await state.flush();
+  await state.close(60_000);
+  const since = new Date(Math.floor(log.earliest / 60_000) * 60_000);
+  for (const id of [idOf(env, 'since'), idOf(env, 'since2')]) {
+    await db.collection<{ _id: string; envId: string; at: Date }>(ROLLUPS).updateOne({ _id: id }, { $setOnInsert: { envId: env }, $min: { at: since } }, { upsert: true });
+  }
+  await markKeysSince(db, env, since);
+  return { rollups: state.changed.get(ROLLUPS)?.size ?? 0, rollupWrites: state.changes.get(ROLLUPS) ?? 0, keys: state.inserts.get(EVENT_KEYS) ?? 0, since };
+}
+
 /**
  * Load the environment: events straight into `events` (batches of `batch`, `parallel` at once,
  * each connection its own client) and users through the store's write path.
@@ -228,6 +319,8 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
   const unknown = Math.round(o.events * UNKNOWN_SHARE);
   const counts = new Int32Array(o.users).fill(1);
   for (let k = o.users; k < o.events - unknown; k++) counts[skewed(r, o.users)]++;
+  // What the rollup and key writers read of every event, for after the load (writeRollupsAndKeys).
+  const log = new EventLog(counts.reduce((a, b) => a + b, 0) + unknown, env);
   const userIdOf = (i: number) => `dash-${i}`;
 
   const sample = (i: number) => {
@@ -238,6 +331,7 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
   let docs: EventDoc[] = [];
   const push = async (ev: StoredEvent) => {
     docs.push(toEventDoc(ev));
+    log.add(ev);
     if (docs.length >= BATCH) {
       const batch = docs;
       docs = [];
@@ -367,103 +461,37 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
   if (docs.length) await inserter.add(EVENTS, docs);
   await inserter.drain();
   await state.close(60_000);
+  const derivedStarted = performance.now();
+  const derived = await writeRollupsAndKeys(stateClient.db(e.dbName), env, log, out);
+  const derivedMs = performance.now() - derivedStarted;
   const ms = performance.now() - started;
   // No count of what is stored: on FerretDB a count decodes every document (still running after
   // 4 minutes on 5M events here).
   await Promise.all([...clients, stateClient].map((c) => c.close()));
   out(
-    `\nLoaded in ${seconds(ms)}: ${inserter.inserted} events (${(inserter.inserted / (ms / 1000)).toFixed(0)} events/s overall, users' state included; ${PARALLEL} connections, unordered insertMany of ${BATCH}), ${o.users} users\n`,
+    `\nLoaded in ${seconds(ms)}: ${inserter.inserted} events (${(inserter.inserted / (ms / 1000)).toFixed(0)} events/s overall, users' state, rollups and keys included; ${PARALLEL} connections, unordered insertMany of ${BATCH}), ${o.users} users\n` +
+      `  rollups and event keys, in time order after the events (${seconds(derivedMs)}): ${derived.rollups} rollup documents (${derived.rollupWrites} writes), ${derived.keys} event key documents, both since ${derived.since.toISOString()}\n`,
   );
-  return { envId: env, top: sample(0), typical: sample(Math.floor(o.users / 2)), eventId, signal: 'proxy_ip' };
+  const top = people[0] as Person;
+  const located = [top.home, ...homes];
+  return {
+    envId: env,
+    top: sample(0),
+    typical: sample(Math.floor(o.users / 2)),
+    eventId,
+    signal: 'proxy_ip',
+    network: `${top.home.prefix}.0/24`,
+    country: located.find((n) => n.country !== null)?.country ?? null,
+    asn: located.find((n) => n.asn !== null)?.asn ?? null,
+    policyId: POLICIES.deny.id,
+    newest: log.newest,
+  };
 }
-
-// The console's queries, as src/console/ui/pages/*.tsx send them (copied: the console is built apart).
-const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId email ip country asn deviceToken signals { name }`;
-const EVENTS_QUERY = (first: number) => `query Events($filter: EventFilter, $after: String) {
-  events(filter: $filter, first: ${first}, after: $after) { edges { cursor node { ${EVENT_ROW} } } pageInfo { hasNextPage endCursor } }
-}`;
-const DELIVERY_FIELDS = `id type trigger url status userId deviceToken test maxAttempts nextAttemptAt createdAt deliveredAt lastError body
-  attempts { at statusCode error durationMs url }`;
-const JOB_FIELDS = `id userId status recipient createdAt expiresAt sentAt exportBytes error`;
-const USER_QUERY = `query User($id: ID!, $after: String) {
-  user(id: $id) {
-    id email username phone registeredAt createdAt lastSeenAt countries lastPasswordResetAt
-    lastLocation { lat lon country at }
-    riskSummary { level deviceCount approvedDevices reportedDevices unreviewedDevices highestDeviceRisk eventCount actions { action count } topSignals { signal count } }
-    devices(includeRemoved: true, first: 100) {
-      token reviewState risk type lastSeenAt createdAt approvedAt escalatedAt removedAt ip
-      location { country city } userAgent { browser version os mobile } app { id version model os }
-    }
-    events(first: 25, after: $after) { edges { node { ${EVENT_ROW} } } pageInfo { hasNextPage endCursor } }
-  }
-  webhookDeliveries(userId: $id, first: 20) { edges { node { ${DELIVERY_FIELDS} } } }
-  privacyJobs(userId: $id, first: 20) { edges { node { ${JOB_FIELDS} } } }
-}`;
-const EVENT_QUERY = `query Event($id: ID!) {
-  event(id: $id) {
-    id name kind endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
-    device { token reviewState risk }
-    signals { name details }
-    policy {
-      id revision name action testToken
-      revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates } }
-      current { id revision name archived }
-    }
-    headers properties userTraits
-  }
-}`;
-const SERIES_QUERY = `query OverviewSeries($filter: EventFilter, $bucket: TimeBucket) {
-  analytics(filter: $filter) {
-    total
-    actions { action count }
-    signals(first: 12) { signal count }
-    timeSeries(bucket: $bucket) { truncated buckets { start total actions { action count } } }
-  }
-}`;
-const SOURCES_QUERY = `query OverviewSources($filter: EventFilter) {
-  analytics(filter: $filter) {
-    total
-    ips: top(dimension: IP, first: 8) { distinct entries { key count } }
-    asns: top(dimension: ASN, first: 8) { distinct entries { key count } }
-    countries: top(dimension: COUNTRY, first: 8) { distinct entries { key count } }
-  }
-}`;
-const DEVICE_ROW = `token userId reviewState risk lastSeenAt ip location { country city } userAgent { browser os }`;
-const REVIEW_QUERY = `query Review($risky: DeviceFilter, $reported: DeviceFilter) {
-  risky: devices(filter: $risky, first: 20) { edges { node { ${DEVICE_ROW} } } }
-  reported: devices(filter: $reported, first: 20) { edges { node { ${DEVICE_ROW} } } }
-}`;
 
 interface Page {
   label: string;
   query: string;
-  variables: () => Record<string, unknown>;
-}
-
-/** The console's pages as a user clicks through them, each one GraphQL request. */
-function pages(l: Loaded): Page[] {
-  const range = (ms: number) => {
-    const to = new Date(Math.ceil(Date.now() / 60_000) * 60_000);
-    return { from: new Date(to.getTime() - ms).toISOString(), to: to.toISOString() };
-  };
-  return [
-    { label: 'latest 50 events', query: EVENTS_QUERY(50), variables: () => ({ filter: {} }) },
-    { label: `user page (top user, ${l.top.events} ev)`, query: USER_QUERY, variables: () => ({ id: l.top.id }) },
-    { label: `user page (typical, ${l.typical.events} ev)`, query: USER_QUERY, variables: () => ({ id: l.typical.id }) },
-    { label: 'events by address', query: EVENTS_QUERY(25), variables: () => ({ filter: { ip: l.top.ip } }) },
-    // EventFilter has no e-mail: the closest is the events of the user whose e-mail it is.
-    { label: 'events by e-mail (≈ userId)', query: EVENTS_QUERY(25), variables: () => ({ filter: { userId: l.typical.id } }) },
-    { label: 'events by device', query: EVENTS_QUERY(25), variables: () => ({ filter: { deviceToken: l.typical.device } }) },
-    { label: `events by signal (${l.signal})`, query: EVENTS_QUERY(25), variables: () => ({ filter: { signal: l.signal } }) },
-    { label: 'one event by id', query: EVENT_QUERY, variables: () => ({ id: l.eventId }) },
-    { label: 'overview 24 h: series', query: SERIES_QUERY, variables: () => ({ filter: range(DAY), bucket: 'HOUR' }) },
-    { label: 'overview 24 h: denied from', query: SOURCES_QUERY, variables: () => ({ filter: { ...range(DAY), action: 'DENY' } }) },
-    { label: 'overview 24 h: challenged', query: SOURCES_QUERY, variables: () => ({ filter: { ...range(DAY), action: 'CHALLENGE' } }) },
-    { label: 'overview 7 d: series', query: SERIES_QUERY, variables: () => ({ filter: range(7 * DAY), bucket: 'HOUR' }) },
-    { label: 'overview 7 d: denied from', query: SOURCES_QUERY, variables: () => ({ filter: { ...range(7 * DAY), action: 'DENY' } }) },
-    { label: 'overview 7 d: challenged', query: SOURCES_QUERY, variables: () => ({ filter: { ...range(7 * DAY), action: 'CHALLENGE' } }) },
-    { label: 'device search (review)', query: REVIEW_QUERY, variables: () => ({ risky: { minRisk: 60, reviewState: 'UNREVIEWED' }, reported: { reviewState: 'REPORTED' } }) },
-  ];
+  variables: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 interface Answer {
@@ -471,43 +499,88 @@ interface Answer {
   status: number;
   /** GraphQL error codes (`extensions.code`), or the transport error. */
   codes: string[];
+  /** The answer's `data`, when it had one. */
+  data?: unknown;
 }
 
 interface GraphqlBody {
+  data?: unknown;
   errors?: { extensions?: { code?: unknown } }[];
 }
 
-/** POST a GraphQL request with the secret; the answer's status, time and error codes. */
+/** POST a GraphQL request with the secret; the answer's status, time, error codes and data. */
 function graphqlClient(e: Endpoints) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  const post = jsonPoster(agent, e.secret);
   const url = new URL('/graphql', e.rest);
-  const authorization = `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}`;
-  const ask = (query: string, variables: Record<string, unknown>): Promise<Answer> =>
-    new Promise((resolve) => {
-      const text = JSON.stringify({ query, variables });
-      const started = performance.now();
-      const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = performance.now() - started;
-            let codes: string[] = [];
-            try {
-              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as GraphqlBody;
-              codes = (body.errors ?? []).map((x) => (typeof x.extensions?.code === 'string' ? x.extensions.code : 'UNKNOWN'));
-            } catch {
-              codes = [`HTTP_${res.statusCode ?? 0}_UNPARSED`];
-            }
-            resolve({ ms, status: res.statusCode ?? 0, codes });
-          });
-        },
-      );
-      req.on('error', (err) => resolve({ ms: performance.now() - started, status: 0, codes: [`TRANSPORT_${err.message}`] }));
-      req.end(text);
-    });
+  const ask = async (query: string, variables: Record<string, unknown>): Promise<Answer> => {
+    const started = performance.now();
+    try {
+      const a = await post(url, { query, variables });
+      if (a.unparsed || typeof a.body !== 'object' || a.body === null) return { ms: a.ms, status: a.status, codes: [`HTTP_${a.status}_UNPARSED`] };
+      const body = a.body as GraphqlBody;
+      return { ms: a.ms, status: a.status, codes: (body.errors ?? []).map((x) => (typeof x.extensions?.code === 'string' ? x.extensions.code : 'UNKNOWN')), data: body.data };
+    } catch (err) {
+      return { ms: performance.now() - started, status: 0, codes: [`TRANSPORT_${err instanceof Error ? err.message : String(err)}`] };
+    }
+  };
   return { ask, close: () => agent.destroy() };
+}
+
+/** The console's pages as a user clicks through them, each one GraphQL request (the console's own texts). */
+function pages(l: Loaded, ask: ReturnType<typeof graphqlClient>['ask']): Page[] {
+  const EVENTS_50 = eventsQuery(50);
+  const EVENTS_25 = eventsQuery(25);
+  const range = (ms: number, end = Date.now()) => {
+    const to = new Date(Math.ceil(end / 60_000) * 60_000);
+    return { from: new Date(to.getTime() - ms).toISOString(), to: to.toISOString() };
+  };
+  // The second page of the latest 50: after the first page's end cursor, asked once.
+  let cursor: Promise<string> | null = null;
+  const secondPage = async () => {
+    cursor ??= ask(EVENTS_50, { filter: {} }).then((a) => {
+      const end = (a.data as { events?: { pageInfo?: { endCursor?: unknown } } } | undefined)?.events?.pageInfo?.endCursor;
+      if (typeof end !== 'string') throw new Error(`no end cursor on the first page (${a.codes.join(' ') || `HTTP ${a.status}`})`);
+      return end;
+    });
+    return { filter: {}, after: await cursor };
+  };
+  const events = (filter: Record<string, unknown>) => () => ({ filter });
+  return [
+    { label: 'latest 50 events', query: EVENTS_50, variables: () => ({ filter: {} }) },
+    { label: 'latest 50, next page', query: EVENTS_50, variables: secondPage },
+    { label: `user page (top user, ${l.top.events} ev)`, query: USER, variables: () => ({ id: l.top.id }) },
+    { label: `user page (typical, ${l.typical.events} ev)`, query: USER, variables: () => ({ id: l.typical.id }) },
+    { label: 'events by address', query: EVENTS_25, variables: events({ ip: l.top.ip }) },
+    { label: 'events by /24 network', query: EVENTS_25, variables: events({ network: l.network }) },
+    { label: 'events by e-mail', query: EVENTS_25, variables: events({ email: l.typical.email }) },
+    { label: 'events by device', query: EVENTS_25, variables: events({ deviceToken: l.typical.device }) },
+    { label: `events by signal (${l.signal})`, query: EVENTS_25, variables: events({ signal: l.signal }) },
+    { label: 'events by action (DENY)', query: EVENTS_25, variables: events({ action: 'DENY' }) },
+    { label: `events by country (${l.country})`, query: EVENTS_25, variables: events({ country: l.country }) },
+    { label: `events by ASN (${l.asn})`, query: EVENTS_25, variables: events({ asn: l.asn }) },
+    { label: 'events by policy (deny)', query: EVENTS_25, variables: events({ policyId: l.policyId }) },
+    { label: 'events, last 3 min loaded', query: EVENTS_25, variables: () => ({ filter: range(3 * 60_000, l.newest) }) },
+    { label: 'one event by id', query: EVENT, variables: () => ({ id: l.eventId }) },
+    { label: 'overview 24 h: series', query: SERIES, variables: () => ({ filter: range(DAY), bucket: 'HOUR' }) },
+    { label: 'overview 24 h: denied from', query: SOURCES, variables: () => ({ filter: { ...range(DAY), action: 'DENY' } }) },
+    { label: 'overview 24 h: challenged', query: SOURCES, variables: () => ({ filter: { ...range(DAY), action: 'CHALLENGE' } }) },
+    { label: 'overview 7 d: series', query: SERIES, variables: () => ({ filter: range(7 * DAY), bucket: 'HOUR' }) },
+    { label: 'overview 7 d: denied from', query: SOURCES, variables: () => ({ filter: { ...range(7 * DAY), action: 'DENY' } }) },
+    { label: 'overview 7 d: challenged', query: SOURCES, variables: () => ({ filter: { ...range(7 * DAY), action: 'CHALLENGE' } }) },
+    { label: 'device search (review)', query: REVIEW, variables: () => ({ risky: { minRisk: 60, reviewState: 'UNREVIEWED' }, reported: { reviewState: 'REPORTED' } }) },
+  ];
+}
+
+/** One run of a page: its answer, or a failure to make its variables (the next page's cursor). */
+async function run(gql: ReturnType<typeof graphqlClient>, page: Page): Promise<Answer> {
+  let variables: Record<string, unknown>;
+  try {
+    variables = await page.variables();
+  } catch (err) {
+    return { ms: 0, status: 0, codes: [`SETUP: ${err instanceof Error ? err.message : String(err)}`] };
+  }
+  return gql.ask(page.query, variables);
 }
 
 const failed = (a: Answer) => a.status !== 200 || a.codes.length > 0;
@@ -537,7 +610,7 @@ export async function benchDashboards(
   out(`  memory after loading: the database ${megabytes(afterLoad.dbRss)}, the analysts' reader ${afterLoad.readerRss === null ? 'not started yet' : megabytes(afterLoad.readerRss)}\n`);
 
   const gql = graphqlClient(e);
-  const list = pages(loaded);
+  const list = pages(loaded, gql.ask);
   const peak = { db: afterLoad.dbRss ?? 0, reader: afterLoad.readerRss ?? 0 };
   const note = (m: MemorySample) => {
     peak.db = Math.max(peak.db, m.dbRss ?? 0);
@@ -548,7 +621,7 @@ export async function benchDashboards(
   const queriesStarted = performance.now();
   for (const page of list) {
     const answers: Answer[] = [];
-    for (let i = 0; i < o.reps; i++) answers.push(await gql.ask(page.query, page.variables()));
+    for (let i = 0; i < o.reps; i++) answers.push(await run(gql, page));
     const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
     const codes = new Map<string, number>();
     for (const a of answers) for (const c of new Set(a.codes)) codes.set(c, (codes.get(c) ?? 0) + 1);
@@ -567,7 +640,7 @@ export async function benchDashboards(
   const user = (async () => {
     for (let i = 0; clicking; i++) {
       const page = list[i % list.length] as Page;
-      if (failed(await gql.ask(page.query, page.variables()))) clicks.failed++;
+      if (failed(await run(gql, page))) clicks.failed++;
       else clicks.ok++;
     }
   })();

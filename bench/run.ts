@@ -34,6 +34,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+import { jsonPoster } from './lib/http';
 import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Result, type Summary } from './lib/load';
 import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
 import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, type ToServer } from './lib/server';
@@ -145,26 +146,10 @@ class Server {
   };
 }
 
-/** A JSON POST over a keep-alive agent; true when the status is `expect` (the answer is read and parsed, as a caller would). */
+/** A JSON POST over a keep-alive agent; true when the status is `expect` and the answer parses (it is read and parsed, as a caller would). */
 function poster(agent: http.Agent, secret: string) {
-  const authorization = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
-  return (url: URL, body: unknown, expect: number): Promise<boolean> =>
-    new Promise((resolve, reject) => {
-      const text = JSON.stringify(body);
-      const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            if (chunks.length) JSON.parse(Buffer.concat(chunks).toString('utf8'));
-            resolve(res.statusCode === expect);
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(text);
-    });
+  const post = jsonPoster(agent, secret);
+  return (url: URL, body: unknown, expect: number): Promise<boolean> => post(url, body).then((a) => a.status === expect && !a.unparsed);
 }
 
 const toRisk = (l: Login): RiskRequest => ({ event: '$login', user: { id: l.userId, email: l.email }, requestToken: l.fingerprint, context: { ip: l.ip, headers: l.headers } });

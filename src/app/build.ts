@@ -101,6 +101,8 @@ export interface BuildOptions {
   clock?: Clock;
   /** How often the overview's rollups hand their counts to the state layer (default 5 s; see RollupWriter). */
   rollupPushEveryMs?: number;
+  /** How long the analysts' reader keeps settled rollups in memory (default 5 minutes; 0: never). */
+  rollupCacheMs?: number;
   /** Candidates one dashboard search reads at most on the embedded database (default 2,000). */
   analystMaxExamined?: number;
   /** Reference data events are enriched with (default: the offline databases of src/intel). */
@@ -266,7 +268,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
   const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
-  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS)));
+  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs })));
   const services: Services = {
     environments,
     verdicts,

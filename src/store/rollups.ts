@@ -219,12 +219,40 @@ function addDimensions(sum: Pick<RollupTotals, 'byDimension' | 'overflow'>, valu
   }
 }
 
-/** Reads rollups by `_id` lists (the analysts' connection, through their gate). */
+/** How long after its period ends a rollup is taken as settled (pushes every 5 s, late events). */
+const SETTLED_AFTER_MS = 2 * MINUTE;
+/** Most values (counts) of settled rollups the reader keeps in memory. */
+const CACHE_MAX_VALUES = 500_000;
+
+/** The number of counts a rollup holds: what it weighs in the reader's cache. */
+function weightOf(d: RollupDoc | null): number {
+  if (!d) return 1;
+  let n = 1;
+  const count = (o: unknown): void => {
+    if (o && typeof o === 'object') for (const v of Object.values(o)) typeof v === 'number' ? (n += 1) : count(v);
+  };
+  count(d);
+  return n;
+}
+
+/**
+ * Reads rollups by `_id` lists (the analysts' connection, through their gate). A settled rollup
+ * (its period ended SETTLED_AFTER_MS ago) is kept in memory for `cacheMs` (default 5 minutes), up
+ * to CACHE_MAX_VALUES counts, so that an overview re-reads only its last minutes: an hour's
+ * rollup holds thousands of addresses, and decoding 168 of them is most of a 7-day view. A count
+ * that changes in a settled rollup (an event timestamped hours back) shows within `cacheMs`.
+ * Reads of the same rollup at once (the fields of one GraphQL query) share one database read.
+ */
 export class RollupReader {
+  private readonly cache = new Map<string, { doc: RollupDoc | null; until: number; weight: number }>();
+  private cached = 0;
+  private readonly reading = new Map<string, Promise<RollupDoc | null>>();
+
   constructor(
     private readonly db: Db,
     private readonly gate: AnalystGate,
     private readonly maxTimeMS: number,
+    private readonly o: { now?: () => number; cacheMs?: number } = {},
   ) {}
 
   /**
@@ -256,14 +284,56 @@ export class RollupReader {
     return doc?.at instanceof Date ? doc.at : null;
   }
 
-  private async docs(ids: readonly string[]): Promise<Map<string, RollupDoc>> {
+  private async docs(parts: readonly { id: string; start: number; ms: number }[]): Promise<Map<string, RollupDoc>> {
+    const now = this.o.now?.() ?? Date.now();
+    const cacheMs = this.o.cacheMs ?? 5 * MINUTE;
     const found = new Map<string, RollupDoc>();
-    for (let i = 0; i < ids.length; i += 1000) {
-      const chunk = ids.slice(i, i + 1000);
-      const docs = await this.gate.run(() => this.db.collection<RollupDoc>(ROLLUPS).find({ _id: { $in: chunk } }, { maxTimeMS: this.maxTimeMS }).toArray());
-      for (const d of docs) found.set(d._id, d);
+    const waits: Promise<void>[] = [];
+    const missing: { id: string; start: number; ms: number }[] = [];
+    for (const p of parts) {
+      const hit = this.cache.get(p.id);
+      const pending = this.reading.get(p.id);
+      if (hit && hit.until > now) {
+        if (hit.doc) found.set(p.id, hit.doc);
+      } else if (pending) {
+        waits.push(pending.then((d) => void (d && found.set(p.id, d))));
+      } else missing.push(p);
     }
+    for (let i = 0; i < missing.length; i += 1000) {
+      const chunk = missing.slice(i, i + 1000);
+      const read = this.gate.run(() => this.db.collection<RollupDoc>(ROLLUPS).find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS }).toArray());
+      const byId = read.then((docs) => new Map(docs.map((d) => [d._id, d])));
+      for (const p of chunk) {
+        const one = byId.then((m) => m.get(p.id) ?? null);
+        this.reading.set(p.id, one);
+        void one.catch(() => undefined).finally(() => this.reading.get(p.id) === one && this.reading.delete(p.id));
+      }
+      const docs = await byId;
+      for (const p of chunk) {
+        const d = docs.get(p.id) ?? null;
+        if (d) found.set(p.id, d);
+        if (cacheMs > 0 && p.start + p.ms <= now - SETTLED_AFTER_MS) this.keep(p.id, d, now + cacheMs);
+      }
+    }
+    await Promise.all(waits);
     return found;
+  }
+
+  private keep(id: string, doc: RollupDoc | null, until: number): void {
+    const old = this.cache.get(id);
+    if (old) {
+      this.cached -= old.weight;
+      this.cache.delete(id);
+    }
+    const weight = weightOf(doc);
+    this.cache.set(id, { doc, until, weight });
+    this.cached += weight;
+    // The oldest kept first (a Map keeps insertion order).
+    for (const [k, v] of this.cache) {
+      if (this.cached <= CACHE_MAX_VALUES) break;
+      this.cache.delete(k);
+      this.cached -= v.weight;
+    }
   }
 
   /** The sums over [from, to), or null when rollups cannot answer for that range exactly. */
@@ -271,7 +341,7 @@ export class RollupReader {
     const since = await this.since(sinceId(env));
     const plan = since && this.plan(env, from, to, since);
     if (!plan) return null;
-    const docs = await this.docs(plan.map((p) => p.id));
+    const docs = await this.docs(plan);
     const sum = emptyTotals();
     for (const d of docs.values()) {
       sum.total += d.n ?? 0;
@@ -290,7 +360,7 @@ export class RollupReader {
     const since = await this.since(sinceByActionId(env));
     const plan = since && this.plan(env, from, to, since);
     if (!plan) return null;
-    const docs = await this.docs(plan.map((p) => p.id));
+    const docs = await this.docs(plan);
     const sum: RollupActionTotals = { total: 0, byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } };
     for (const d of docs.values()) {
       sum.total += d.a?.[action] ?? 0;
@@ -304,7 +374,7 @@ export class RollupReader {
     const since = await this.since(sinceId(env));
     const plan = since && this.plan(env, from, to, since);
     if (!plan) return null;
-    const docs = await this.docs(plan.map((p) => p.id));
+    const docs = await this.docs(plan);
     const buckets = new Map<number, RollupBucket>();
     for (let b = Math.floor(from.getTime() / bucketMs) * bucketMs; b < to.getTime(); b += bucketMs) {
       buckets.set(b, { start: new Date(b), total: 0, actions: new Map(), signals: new Map() });

@@ -54,6 +54,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     // A loaded CI machine must not turn verdicts degraded where a test expects the full answer;
     // the budget itself is tested with a budget of its own.
     verdictBudgetMs: 10_000,
+    // Tests rewrite past periods and read them again at once; the cache is tested on its own.
+    rollupCacheMs: 0,
     // The suite's own embedded FerretDB is written by this process only (one database per file).
     privateDatabase: process.env.RAMPART_TEST_EMBEDDED === '1',
     ...opts,

@@ -6,15 +6,9 @@ import { fromLocalInput, risk, time, toLocalInput } from '../format';
 import { useQuery } from '../hooks';
 import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
+import { EVENT, EVENTS } from '../queries';
 
-export const EVENT_ROW = `id occurredAt name kind action risk riskLevel userId email ip country asn deviceToken signals { name }`;
 
-const EVENTS = `query Events($filter: EventFilter, $after: String) {
-  events(filter: $filter, first: 25, after: $after) {
-    edges { cursor node { ${EVENT_ROW} } }
-    pageInfo { hasNextPage endCursor }
-  }
-}`;
 
 export interface EventRow {
   id: string;
@@ -219,19 +213,6 @@ export function Events({ route }: { route: Route }) {
   );
 }
 
-const EVENT = `query Event($id: ID!) {
-  event(id: $id) {
-    id name kind endpoint occurredAt receivedAt action risk riskLevel degraded userId email ip country asn userAgent deviceToken
-    device { token reviewState risk }
-    signals { name details }
-    policy {
-      id revision name action testToken
-      revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates } }
-      current { id revision name archived }
-    }
-    headers properties userTraits
-  }
-}`;
 
 interface EventData {
   event: {

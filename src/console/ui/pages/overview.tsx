@@ -4,6 +4,7 @@ import { Bars, Card, Empty, ErrorBox, Loading, TimeChart } from '../components';
 import { count } from '../format';
 import { useQuery, type QueryState } from '../hooks';
 import { href, navigate, type Route } from '../router';
+import { SERIES, SOURCES } from '../queries';
 
 const RANGES: Record<string, { label: string; ms: number; bucket: 'HOUR' | 'DAY' }> = {
   '24h': { label: 'Last 24 hours', ms: 86_400_000, bucket: 'HOUR' },
@@ -11,23 +12,7 @@ const RANGES: Record<string, { label: string; ms: number; bucket: 'HOUR' | 'DAY'
   '30d': { label: 'Last 30 days', ms: 30 * 86_400_000, bucket: 'DAY' },
 };
 
-const SERIES = `query OverviewSeries($filter: EventFilter, $bucket: TimeBucket) {
-  analytics(filter: $filter) {
-    total
-    actions { action count }
-    signals(first: 12) { signal count }
-    timeSeries(bucket: $bucket) { truncated buckets { start total actions { action count } } }
-  }
-}`;
 
-const SOURCES = `query OverviewSources($filter: EventFilter) {
-  analytics(filter: $filter) {
-    total
-    ips: top(dimension: IP, first: 8) { distinct entries { key count } }
-    asns: top(dimension: ASN, first: 8) { distinct entries { key count } }
-    countries: top(dimension: COUNTRY, first: 8) { distinct entries { key count } }
-  }
-}`;
 
 interface Counted {
   action: string | null;

@@ -4,8 +4,8 @@ import { Card, Empty, ErrorBox, Loading, StateBadge } from '../components';
 import { bytes, time } from '../format';
 import { useQuery } from '../hooks';
 import { href } from '../router';
+import { JOB_FIELDS } from '../queries';
 
-export const JOB_FIELDS = `id userId status recipient createdAt expiresAt sentAt exportBytes error`;
 
 export interface PrivacyJob {
   id: string;

@@ -5,24 +5,11 @@ import { Card, Confirm, Empty, ErrorBox, Facts, Loading, ReadOnlyNote, StateBadg
 import { count, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
-import { EVENT_ROW, EventTable, type EventRow } from './events';
-import { DeliveryTable, DELIVERY_FIELDS, type Delivery } from './webhooks';
-import { JOB_FIELDS, JobTable, type PrivacyJob } from './privacy';
+import { EventTable, type EventRow } from './events';
+import { DeliveryTable, type Delivery } from './webhooks';
+import { JobTable, type PrivacyJob } from './privacy';
+import { REVIEW, USER } from '../queries';
 
-const USER = `query User($id: ID!, $after: String) {
-  user(id: $id) {
-    id email username phone registeredAt createdAt lastSeenAt countries lastPasswordResetAt
-    lastLocation { lat lon country at }
-    riskSummary { level deviceCount approvedDevices reportedDevices unreviewedDevices highestDeviceRisk eventCount actions { action count } topSignals { signal count } }
-    devices(includeRemoved: true, first: 100) {
-      token reviewState risk type lastSeenAt createdAt approvedAt escalatedAt removedAt ip
-      location { country city } userAgent { browser version os mobile } app { id version model os }
-    }
-    events(first: 25, after: $after) { edges { node { ${EVENT_ROW} } } pageInfo { hasNextPage endCursor } }
-  }
-  webhookDeliveries(userId: $id, first: 20) { edges { node { ${DELIVERY_FIELDS} } } }
-  privacyJobs(userId: $id, first: 20) { edges { node { ${JOB_FIELDS} } } }
-}`;
 
 interface Device {
   token: string;
@@ -258,11 +245,6 @@ function PendingDialog({ pending, userId, busy, error, onConfirm, onCancel }: { 
   );
 }
 
-const DEVICE_ROW = `token userId reviewState risk lastSeenAt ip location { country city } userAgent { browser os }`;
-const REVIEW = `query Review($risky: DeviceFilter, $reported: DeviceFilter) {
-  risky: devices(filter: $risky, first: 20) { edges { node { ${DEVICE_ROW} } } }
-  reported: devices(filter: $reported, first: 20) { edges { node { ${DEVICE_ROW} } } }
-}`;
 
 interface ReviewDevice {
   token: string;

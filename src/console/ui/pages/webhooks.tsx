@@ -5,9 +5,8 @@ import { Card, Empty, ErrorBox, Facts, Json, Loading, StateBadge } from '../comp
 import { time } from '../format';
 import { useQuery } from '../hooks';
 import { href, navigate, type Route } from '../router';
+import { DELIVERY_FIELDS } from '../queries';
 
-export const DELIVERY_FIELDS = `id type trigger url status userId deviceToken test maxAttempts nextAttemptAt createdAt deliveredAt lastError body
-  attempts { at statusCode error durationMs url }`;
 
 export interface Delivery {
   id: string;
