@@ -30,8 +30,6 @@ import type { EventKeyReader, KeyDimension } from './event-keys';
 
 /** Candidates one search reads at most before it stops and says where. */
 export const MAX_EXAMINED = 2_000;
-/** Events of one user counted for a risk summary at most (the newest). */
-export const MAX_ACTIVITY_EVENTS = 20_000;
 /** Ids fetched per `_id: {$in}` read. */
 const IDS_PER_READ = 500;
 
@@ -226,7 +224,7 @@ export class EmbeddedEventSearch {
     return out;
   }
 
-  /** Counts of each user's events (the newest MAX_ACTIVITY_EVENTS) by verdict and signal, through the user index. */
+  /** Counts of each user's events by verdict and signal: of the newest `maxExamined`, through the user index. */
   async activity(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserActivity>> {
     const out = new Map<string, UserActivity>();
     const { gate, maxTimeMS } = this.limits;
@@ -234,12 +232,14 @@ export class EmbeddedEventSearch {
       const docs = await gate.run(() =>
         this.events
           .find({ envId: env, userId: u }, { projection: { _id: 0, action: 1, signals: 1 } })
-          .limit(MAX_ACTIVITY_EVENTS)
-          .batchSize(5000)
+          .sort({ occurredAt: -1, _id: -1 })
+          .limit(this.maxExamined + 1)
+          .batchSize(this.maxExamined + 1)
           .maxTimeMS(maxTimeMS)
           .toArray(),
       );
-      out.set(u, activityOf(docs));
+      const partial = docs.length > this.maxExamined;
+      out.set(u, { ...activityOf(docs.slice(0, this.maxExamined)), ...(partial ? { partial } : {}) });
     }
     return out;
   }

@@ -46,7 +46,7 @@ export const USER = `query User($id: ID!, $after: String) {
   user(id: $id) {
     id email username phone registeredAt createdAt lastSeenAt countries lastPasswordResetAt
     lastLocation { lat lon country at }
-    riskSummary { level deviceCount approvedDevices reportedDevices unreviewedDevices highestDeviceRisk eventCount actions { action count } topSignals { signal count } }
+    riskSummary { level deviceCount approvedDevices reportedDevices unreviewedDevices highestDeviceRisk eventCount countsPartial actions { action count } topSignals { signal count } }
     devices(includeRemoved: true, first: 100) {
       token reviewState risk type lastSeenAt createdAt approvedAt escalatedAt removedAt ip
       location { country city } userAgent { browser version os mobile } app { id version model os }

@@ -10,6 +10,8 @@ import type { DeviceFilter, EventFilter, Found, RejectedFilter, SortKey } from '
 /** Per-user counts of events by verdict and by signal. */
 export interface UserActivity {
   total: number;
+  /** The counts are of the newest events only (the store reads a bounded number). */
+  partial?: boolean;
   actions: { action: Action | null; count: number }[];
   signals: { signal: string; count: number }[];
 }

@@ -25,6 +25,8 @@ export interface UserRiskSummary {
   highestDeviceRisk: number;
   level: RiskLevel;
   eventCount: number;
+  /** The counts are of the user's newest events only. */
+  countsPartial: boolean;
   actions: UserActivity['actions'];
   /** Most frequent first, at most 10. */
   topSignals: UserActivity['signals'];
@@ -46,6 +48,7 @@ export function summariseRisk(devices: readonly Device[], activity: UserActivity
     highestDeviceRisk: highest,
     level: riskLevel(highest / 100),
     eventCount: activity?.total ?? 0,
+    countsPartial: activity?.partial === true,
     actions: activity?.actions ?? [],
     topSignals: (activity?.signals ?? []).slice(0, 10),
   };

@@ -1238,9 +1238,14 @@ export type UserRiskSummary = {
   readonly actions: ReadonlyArray<ActionCount>;
   /** Devices approved (by the user, a challenge, a registration or a dashboard). */
   readonly approvedDevices: Scalars['Int']['output'];
+  /**
+   * True when the counts (`eventCount`, `actions`, `topSignals`) are of the user's newest events
+   * only: on the embedded database a summary reads at most 2,000 of them (docs/state.md).
+   */
+  readonly countsPartial: Scalars['Boolean']['output'];
   /** Devices the user has (removed ones excluded). */
   readonly deviceCount: Scalars['Int']['output'];
-  /** Number of the user's stored events. */
+  /** Number of the user's stored events (with `countsPartial`, of the newest ones read). */
   readonly eventCount: Scalars['Int']['output'];
   /** Highest risk (0-100) among the user's devices; reported devices count as 100. */
   readonly highestDeviceRisk: Scalars['Int']['output'];
@@ -1961,6 +1966,7 @@ export type UserAgentResolvers<ContextType = GraphqlContext, ParentType extends 
 export type UserRiskSummaryResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['UserRiskSummary'] = ResolversParentTypes['UserRiskSummary']> = {
   actions?: Resolver<ReadonlyArray<ResolversTypes['ActionCount']>, ParentType, ContextType>;
   approvedDevices?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  countsPartial?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   deviceCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   eventCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   highestDeviceRisk?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;

@@ -48,6 +48,7 @@ interface UserData {
       unreviewedDevices: number;
       highestDeviceRisk: number;
       eventCount: number;
+      countsPartial: boolean;
       actions: { action: string | null; count: number }[];
       topSignals: { signal: string; count: number }[];
     };
@@ -123,7 +124,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
             items={[
               ['Devices', `${rs.deviceCount} (${rs.approvedDevices} approved, ${rs.reportedDevices} reported, ${rs.unreviewedDevices} unreviewed)`],
               ['Highest device risk', `${rs.highestDeviceRisk} / 100`],
-              ['Events', count(rs.eventCount)],
+              ['Events', rs.countsPartial ? `${count(rs.eventCount)}+ (counts of the newest)` : count(rs.eventCount)],
               ['Verdicts', rs.actions.map((a) => `${a.action ? a.action.toLowerCase() : 'no verdict'} ${a.count}`).join(', ') || null],
               ['Top signals', rs.topSignals.map((s) => `${s.signal} (${s.count})`).join(', ') || null],
             ]}
