@@ -229,7 +229,11 @@ function weightOf(d: RollupDoc | null): number {
   if (!d) return 1;
   let n = 1;
   const count = (o: unknown): void => {
-    if (o && typeof o === 'object') for (const v of Object.values(o)) typeof v === 'number' ? (n += 1) : count(v);
+    if (!o || typeof o !== 'object') return;
+    for (const v of Object.values(o)) {
+      if (typeof v === 'number') n += 1;
+      else count(v);
+    }
   };
   count(d);
   return n;
