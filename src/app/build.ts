@@ -204,8 +204,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const credentials = core(new MongoCredentialStore(db));
   const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
-  // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
-  // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
+  // On Rampart's FerretDB build the values shared by many events are found through event keys.
   const eventKeys = kind.indexPushdown ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs }) : undefined;
   const events = core(new MongoEventStore(db, state, rollups, eventKeys));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
@@ -268,7 +267,14 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
   const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
-  const analyticsStore = core(new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs })));
+  // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
+  // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
+  const embeddedSearch = kind.indexPushdown
+    ? new EmbeddedEventSearch(o.analystDb ?? db, analyst, new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS), { maxExamined: o.analystMaxExamined })
+    : undefined;
+  const analyticsStore = core(
+    new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs }), embeddedSearch),
+  );
   const services: Services = {
     environments,
     verdicts,
@@ -281,7 +287,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     clientEvents,
     access,
     queries: new QueryService(
-      core(new MongoQueryStore(o.analystDb ?? db, analyst, kind.indexPushdown ? new EmbeddedEventSearch(o.analystDb ?? db, analyst, new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS), { maxExamined: o.analystMaxExamined }) : undefined)),
+      core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)),
       users,
     ),
     analytics: new AnalyticsService(analyticsStore, clock),

@@ -13,6 +13,16 @@ import type { EventDoc } from './events';
 import { eventMatch } from './queries';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
 import type { RollupReader, RollupDimension } from './rollups';
+import type { EmbeddedEventSearch } from './embedded-search';
+import { InvalidParameters } from '../core/errors';
+
+/**
+ * Events one analysis reads at most on the embedded database (when rollups do not answer it),
+ * as a multiple of the candidates one search page reads (2,000 by default: 10,000 events),
+ * through the filter's access path, never the whole collection.
+ */
+export const ANALYSIS_PAGES = 5;
+const analysisMax = (e: EmbeddedEventSearch): number => e.maxExamined * ANALYSIS_PAGES;
 
 /** Analytics reads the event collection through the query indexes; it declares none of its own. */
 export const analyticsIndexes: IndexSpec[] = [];
@@ -29,6 +39,42 @@ const rangeOnly = (f: EventFilter): boolean => Object.entries(f).every(([k, v]) 
 const rangeAndAction = (f: EventFilter): f is EventFilter & { action: Action } =>
   f.action !== undefined && Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to' || k === 'action');
 
+/** A stored verdict as the dry run reads it. */
+function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' | 'risk' | 'signals' | 'country' | 'userId' | 'deviceToken'> & { policy?: { name?: string } | null }): DecisionPoint {
+  return {
+    id: d._id,
+    name: d.name,
+    at: d.occurredAt,
+    action: d.action as NonNullable<EventDoc['action']>,
+    risk: d.risk ?? 0,
+    signals: d.signals ?? [],
+    country: d.country ?? null,
+    userId: d.userId ?? null,
+    deviceToken: d.deviceToken ?? null,
+    policyName: d.policy?.name ?? null,
+  };
+}
+
+/** Counts by one field of events read whole, as the aggregation answers them. */
+function groupDocs(docs: readonly EventDoc[], field: CountField, limit: number, skipNull: boolean): { groups: GroupCount[]; distinct: number } {
+  const counts = new Map<string | null, number>();
+  const add = (k: string | null) => counts.set(k, (counts.get(k) ?? 0) + 1);
+  for (const d of docs) {
+    if (field === 'signal') for (const s of new Set(d.signals ?? [])) add(s);
+    else {
+      const k = keyText(d[field]);
+      if (!(skipNull && k === null)) add(k);
+    }
+  }
+  // Ties in the aggregation's order: ASNs as numbers, the rest as text, no value last.
+  const tie = field === 'asn' ? (a: string | null, b: string | null) => (a === null ? 1 : b === null ? -1 : Number(a) - Number(b)) : (a: string | null, b: string | null) => (a ?? '~').localeCompare(b ?? '~');
+  const groups = [...counts]
+    .sort((a, b) => b[1] - a[1] || tie(a[0], b[0]))
+    .slice(0, limit)
+    .map(([key, count]) => ({ key, count }));
+  return { groups, distinct: counts.size };
+}
+
 export class MongoAnalyticsStore implements AnalyticsStore {
   private readonly maxTimeMS: number;
   private readonly gate: AnalystGate;
@@ -38,6 +84,11 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     limits: AnalystLimits,
     /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone, or with an action, reads. */
     private readonly rollups?: RollupReader,
+    /**
+     * On Rampart's FerretDB build: other filters read their events through the searches' access
+     * paths, a bounded number of them (aggregations would read the whole collection).
+     */
+    private readonly embedded?: EmbeddedEventSearch,
   ) {
     this.maxTimeMS = limits.maxTimeMS;
     this.gate = limits.gate;
@@ -65,9 +116,23 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     return this.db.collection<EventDoc>('events');
   }
 
+  /** Every event of the filter through its access path, or a refusal past the bound. */
+  private async allEmbedded(embedded: EmbeddedEventSearch, env: EnvId, filter: EventFilter): Promise<EventDoc[]> {
+    const max = analysisMax(embedded);
+    const { docs, complete } = await embedded.collect(env, filter, max, max * 2);
+    if (complete) return docs;
+    throw new InvalidParameters([
+      {
+        field: 'filter',
+        message: `on the embedded database an analysis reads at most ${max} events, and this filter matches more: give a time range on whole minutes, alone or with an action (answered from rollups), or narrow the filter (docs/state.md)`,
+      },
+    ]);
+  }
+
   async count(env: EnvId, filter: EventFilter): Promise<number> {
     const rolled = (await this.rolledUp(env, filter)) ?? (await this.rolledUpOf(env, filter));
     if (rolled) return rolled.total;
+    if (this.embedded) return (await this.allEmbedded(this.embedded, env, filter)).length;
     return this.gate.run(() => this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }));
   }
 
@@ -93,6 +158,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
         return { groups, distinct: counts.size };
       }
     }
+    if (this.embedded) return groupDocs(await this.allEmbedded(this.embedded, env, filter), field, limit, skipNull);
     const match: Document = eventMatch(env, filter);
     if (field === 'signal') return this.countSignals(match, limit);
     if (skipNull && match[field] === undefined) match[field] = { $ne: null };
@@ -122,6 +188,11 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   }
 
   async points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }> {
+    if (this.embedded) {
+      const n = Math.min(cap, analysisMax(this.embedded));
+      const { docs, complete } = await this.embedded.collect(env, filter, n, n * 2);
+      return { points: docs.map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] })), truncated: !complete };
+    }
     const docs = await this.gate.run(() =>
       this.events
         .find(eventMatch(env, filter), { projection: { _id: 0, occurredAt: 1, action: 1, signals: 1 } })
@@ -135,6 +206,11 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   }
 
   async decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }> {
+    if (this.embedded) {
+      // Verdicts only: through the action's keys when it is given, else through time, the rest checked.
+      const { docs, complete } = await this.embedded.collect(env, filter, cap + 1, (cap + 1) * 2, (d) => d.action !== null);
+      return { points: docs.slice(0, cap).map(decisionOf), truncated: !complete || docs.length > cap };
+    }
     const match: Document = { ...eventMatch(env, filter), action: filter.action ?? { $in: ['allow', 'challenge', 'deny'] } };
     const projection = { _id: 1, name: 1, occurredAt: 1, action: 1, risk: 1, signals: 1, country: 1, userId: 1, deviceToken: 1, 'policy.name': 1 };
     const docs = await this.gate.run(() =>
@@ -146,23 +222,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
         .maxTimeMS(this.maxTimeMS)
         .toArray(),
     );
-    const points: DecisionPoint[] = [];
-    for (const d of docs.slice(0, cap)) {
-      if (!d.action) continue;
-      points.push({
-        id: d._id,
-        name: d.name,
-        at: d.occurredAt,
-        action: d.action,
-        risk: d.risk ?? 0,
-        signals: d.signals ?? [],
-        country: d.country ?? null,
-        userId: d.userId ?? null,
-        deviceToken: d.deviceToken ?? null,
-        policyName: d.policy?.name ?? null,
-      });
-    }
-    return { points, truncated: docs.length > cap };
+    return { points: docs.slice(0, cap).filter((d) => d.action).map(decisionOf), truncated: docs.length > cap };
   }
 
   async reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]> {

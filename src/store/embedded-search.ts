@@ -217,6 +217,27 @@ export class EmbeddedEventSearch {
     return { rows };
   }
 
+  /**
+   * The matching events (that pass `also` too), newest first, through the filter's access path:
+   * at most `maxMatches` of them, reading at most `maxRead` candidates; `complete` when none are
+   * left unread.
+   */
+  async collect(env: EnvId, f: EventFilter, maxMatches: number, maxRead: number, also: (d: EventDoc) => boolean = () => true): Promise<{ docs: EventDoc[]; complete: boolean }> {
+    const source = this.source(env, f, accessPath(f), null, 1000);
+    const docs: EventDoc[] = [];
+    let read = 0;
+    try {
+      for await (const d of source) {
+        if (read >= maxRead || docs.length >= maxMatches) return { docs, complete: false };
+        read += 1;
+        if (matchesEvent(d, f) && also(d)) docs.push(d);
+      }
+    } finally {
+      await source.return(undefined);
+    }
+    return { docs, complete: true };
+  }
+
   /** The newest `perKey` events of each key, one index read per key. */
   async latest(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, EventDoc[]>> {
     const out = new Map<string, EventDoc[]>();

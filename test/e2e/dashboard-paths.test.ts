@@ -205,6 +205,24 @@ it('creates the access paths the embedded database serves, and only those', asyn
   }
 });
 
+it('answers an analysis the rollups cannot through the same paths, and refuses one past its bound', async () => {
+  const query = `query($f: EventFilter) { analytics(filter: $f) { total actions { action count } signals(first: 5) { signal count }
+    top(dimension: COUNTRY, first: 3) { distinct entries { key count } } } }`;
+  const ask = async (f: Record<string, unknown>) => (await call(app, 'POST', '/graphql', { query, variables: { f } })).body as { data?: { analytics: { total: number; actions: { action: string | null; count: number }[]; top: { distinct: number } } }; errors?: { message: string; extensions?: { code?: string } }[] };
+  const mine = sent.filter((e) => e.userId === 'u3');
+  const a = await ask({ userId: 'u3' });
+  expect(a.errors).toBeUndefined();
+  expect(a.data?.analytics.total).toBe(mine.length);
+  expect(a.data?.analytics.top.distinct).toBe(new Set(mine.map((e) => e.country)).size);
+  expect(a.data?.analytics.actions.reduce((n, x) => n + x.count, 0)).toBe(mine.length);
+  if ((await serverKind(app.database.db)).indexPushdown) {
+    // Every event, with no range the rollups serve: more than 5 pages' worth of candidates.
+    const all = await ask({});
+    expect(all.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(all.errors?.[0]?.message).toContain('rollups');
+  }
+});
+
 it("counts a heavy user's newest events only, and says so", async () => {
   const track = (user: string) => call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: user, context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } } });
   for (let i = 0; i < MAX_EXAMINED + 5; i++) expect((await track('heavy')).status).toBe(204);
