@@ -40,8 +40,7 @@ import { deviceTokenFor, fingerprintKeyOf } from '../src/core/devices/service';
 import { lookupIp, parseUserAgent, type GeoLocation } from '../src/intel';
 import { EVENTS, toEventDoc, type EventDoc } from '../src/store/events';
 import { EVENT_KEYS, EventKeyWriter, markKeysSince } from '../src/store/event-keys';
-import { idOf } from '../src/store/ids';
-import { ROLLUPS, RollupWriter } from '../src/store/rollups';
+import { markRollupsSince, ROLLUPS, RollupWriter } from '../src/store/rollups';
 import { StateLayer } from '../src/store/state/layer';
 import { StateUserStore, USERS, USER_QUERY_FIELDS } from '../src/store/user-state';
 import { EVENT, eventsQuery, REVIEW, SERIES, SOURCES, USER } from '../src/console/ui/queries';
@@ -263,9 +262,7 @@ async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: s
   await state.flush();
   await state.close(60_000);
   const since = new Date(Math.floor(log.earliest / 60_000) * 60_000);
-  for (const id of [idOf(env, 'since'), idOf(env, 'since2')]) {
-    await db.collection<{ _id: string; envId: string; at: Date }>(ROLLUPS).updateOne({ _id: id }, { $setOnInsert: { envId: env }, $min: { at: since } }, { upsert: true });
-  }
+  await markRollupsSince(db, env, since);
   await markKeysSince(db, env, since);
   return { rollups: state.changed.get(ROLLUPS)?.size ?? 0, rollupWrites: state.changes.get(ROLLUPS) ?? 0, keys: state.inserts.get(EVENT_KEYS) ?? 0, since };
 }

@@ -10,7 +10,7 @@
 #   0006  with FERRETDB_RELOAD_METADATA_ON_MISS=1, an unknown collection re-reads the list of them;
 #   0007  an insert of one statement runs in autocommit, without BEGIN…COMMIT and its statement journal.
 #   0008  compact (without force) checkpoints the WAL and truncates it: a purge leaves no old frames.
-#   0009  non-unique indexes on top-level fields serve equality, range and keyset filters with their sort and limit.
+#   0009  non-unique indexes on top-level fields serve equality (or `$in`), range and keyset filters with their sort and limit.
 # `go install ...@v1.24.2` alone is not enough: the module zip lacks build/version/version.txt,
 # so such a binary panics at start, and some proxies refuse the version list that
 # `go install pkg@version` asks for. We therefore download the module, patch it and build it.

@@ -273,7 +273,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ? new EmbeddedEventSearch(o.analystDb ?? db, analyst, new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS), { maxExamined: o.analystMaxExamined })
     : undefined;
   const analyticsStore = core(
-    new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs }), embeddedSearch),
+    new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs, indexed: kind.indexPushdown || !kind.ferretdb }), embeddedSearch),
   );
   const services: Services = {
     environments,

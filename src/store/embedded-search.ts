@@ -14,6 +14,8 @@
  * | policy, signal, ASN, country, name, action | the event keys (event-keys.ts), events by `_id` lists |
  * | a time range, or nothing       | the events' (env, time, _id) index                  |
  *
+ * (Many users' or devices' newest events are one `$in` read on their index: queries.ts.)
+ *
  * A search reads at most MAX_EXAMINED candidates: when the rest of the filter rejects that many,
  * it stops and says where (Found.stoppedAt), and the next page continues from there. A filter no
  * access path serves (a /16 or /8 network alone) is refused with the filters that are.
@@ -236,13 +238,6 @@ export class EmbeddedEventSearch {
       await source.return(undefined);
     }
     return { docs, complete: true };
-  }
-
-  /** The newest `perKey` events of each key, one index read per key. */
-  async latest(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, EventDoc[]>> {
-    const out = new Map<string, EventDoc[]>();
-    for (const k of new Set(keys)) out.set(k, await this.read({ envId: env, [by]: k } as Filter<EventDoc>, perKey));
-    return out;
   }
 
   /** Counts of each user's events by verdict and signal: of the newest `maxExamined`, through the user index. */

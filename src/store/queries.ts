@@ -266,10 +266,6 @@ export class MongoQueryStore implements QueryStore {
   }
 
   async latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>> {
-    if (this.embedded) {
-      const docs = await this.embedded.latest(env, by, keys, perKey);
-      return new Map([...docs].map(([k, list]) => [k, list.map(fromEventDoc)]));
-    }
     const found = await this.gate.run(() => newestPerKey(this.events, { envId: env }, by, 'occurredAt', keys, perKey, (d) => d[by], (d) => d.occurredAt, this.maxTimeMS));
     return new Map([...found].map(([k, docs]) => [k, docs.map(fromEventDoc)]));
   }

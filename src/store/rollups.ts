@@ -175,6 +175,16 @@ export class RollupWriter {
   }
 }
 
+/**
+ * Marks an environment's rollups (and its per-verdict counts) as complete from `since` (kept if
+ * earlier): for events loaded through a RollupWriter out of time order (the bench, tests).
+ */
+export async function markRollupsSince(db: Db, env: EnvId, since: Date): Promise<void> {
+  for (const id of [sinceId(env), sinceByActionId(env)]) {
+    await db.collection<{ _id: string; envId: EnvId; at: Date }>(ROLLUPS).updateOne({ _id: id }, { $setOnInsert: { envId: env }, $min: { at: since } }, { upsert: true });
+  }
+}
+
 /** What a range of rollups adds up to. */
 export interface RollupTotals {
   total: number;
@@ -256,8 +266,43 @@ export class RollupReader {
     private readonly db: Db,
     private readonly gate: AnalystGate,
     private readonly maxTimeMS: number,
-    private readonly o: { now?: () => number; cacheMs?: number } = {},
+    /**
+     * `indexed`: the server finds an environment's events by time through an index (MongoDB,
+     * Rampart's FerretDB build), so a range that begins before rollups did can be checked for
+     * older events: with none, rollups answer it whole (a young environment's 30-day view).
+     */
+    private readonly o: { now?: () => number; cacheMs?: number; indexed?: boolean } = {},
   ) {}
+
+  private readonly emptyBefore = new Map<string, { empty: boolean; until: number }>();
+
+  /** Whether the environment has no event before `at` (checked through the time index, kept 10 minutes). */
+  private async noEventsBefore(env: EnvId, at: Date): Promise<boolean> {
+    const key = `${env}|${at.getTime()}`;
+    const now = this.o.now?.() ?? Date.now();
+    const hit = this.emptyBefore.get(key);
+    if (hit && hit.until > now) return hit.empty;
+    const older = await this.gate.run(() => this.db.collection<{ _id: string; envId: string; occurredAt: Date }>('events').findOne({ envId: env, occurredAt: { $lt: at } }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS }));
+    if (this.emptyBefore.size > 1000) this.emptyBefore.clear();
+    this.emptyBefore.set(key, { empty: older === null, until: now + 10 * MINUTE });
+    return older === null;
+  }
+
+  /**
+   * The plan of [from, to) from the marker `markerId` on. The marker is the minute after the one
+   * the first counted event arrived in; that minute was counted too, so when the environment has no
+   * event before it (a new environment: nothing else to count), a range that begins earlier is
+   * planned from there.
+   */
+  private async planFrom(env: EnvId, markerId: string, from: Date, to: Date): Promise<{ id: string; start: number; ms: number }[] | null> {
+    const since = await this.since(markerId);
+    if (!since) return null;
+    const first = new Date(since.getTime() - MINUTE);
+    if (from.getTime() < first.getTime() && from.getTime() % MINUTE === 0 && to.getTime() % MINUTE === 0 && this.o.indexed && (await this.noEventsBefore(env, first))) {
+      return to.getTime() <= first.getTime() ? [] : this.plan(env, first, to, first);
+    }
+    return this.plan(env, from, to, since);
+  }
 
   /**
    * The rollup ids that cover [from, to) exactly: whole hours by their hour rollup, the minutes of
@@ -342,8 +387,7 @@ export class RollupReader {
 
   /** The sums over [from, to), or null when rollups cannot answer for that range exactly. */
   async totals(env: EnvId, from: Date, to: Date): Promise<RollupTotals | null> {
-    const since = await this.since(sinceId(env));
-    const plan = since && this.plan(env, from, to, since);
+    const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
     const docs = await this.docs(plan);
     const sum = emptyTotals();
@@ -361,8 +405,7 @@ export class RollupReader {
    * answer for that range exactly (as for `totals`, but from when they began counting per verdict).
    */
   async totalsOf(env: EnvId, action: Action, from: Date, to: Date): Promise<RollupActionTotals | null> {
-    const since = await this.since(sinceByActionId(env));
-    const plan = since && this.plan(env, from, to, since);
+    const plan = await this.planFrom(env, sinceByActionId(env), from, to);
     if (!plan) return null;
     const docs = await this.docs(plan);
     const sum: RollupActionTotals = { total: 0, byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } };
@@ -375,8 +418,7 @@ export class RollupReader {
 
   /** Buckets of `bucketMs` (an hour or a day, UTC) over [from, to), or null as for `totals`. */
   async series(env: EnvId, from: Date, to: Date, bucketMs: number): Promise<RollupBucket[] | null> {
-    const since = await this.since(sinceId(env));
-    const plan = since && this.plan(env, from, to, since);
+    const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
     const docs = await this.docs(plan);
     const buckets = new Map<number, RollupBucket>();
