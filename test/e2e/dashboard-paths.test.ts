@@ -11,11 +11,11 @@ import type { EnvId, StoredEvent } from '../../src/core/model';
 import { EVENTS, toEventDoc } from '../../src/store/events';
 import { serverKind } from '../../src/store/server-kind';
 import { call, startTestApp, type TestApp } from '../support/app';
+import { storedEvent, TEST_UA as UA } from '../support/events';
 
 /** Small, so that sparse filters stop early and go on from where they stopped. */
 const MAX_EXAMINED = 60;
 const NOW = Date.parse('2026-11-26T12:00:00.000Z');
-const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 let app: TestApp;
 let env: EnvId;
@@ -33,7 +33,7 @@ function eventOf(r: () => number, i: number, at: number, envId: EnvId = env): St
   const ip = `${pick(['81.2.69', '81.2.70', '5.9.1'])}.${1 + Math.floor(r() * 3)}`;
   const action = pick(['allow', 'allow', 'challenge', 'deny', null] as const);
   const signals = ['new_device', 'proxy_ip', 'rare_signal'].filter((s) => r() < (s === 'rare_signal' ? 0.05 : 0.4));
-  return {
+  return storedEvent({
     id: `e-${String(i).padStart(4, '0')}-${randomUUID().slice(0, 8)}`,
     envId,
     name: action === null ? '$login.failed' : pick(['$login', '$registration']),
@@ -44,19 +44,12 @@ function eventOf(r: () => number, i: number, at: number, envId: EnvId = env): St
     ip,
     country: pick(['US', 'DE', 'FR']),
     asn: pick([3320, 24940, 7922]),
-    userAgent: UA,
     action,
     risk: action === null ? null : r(),
     signals,
-    signalDetails: {},
-    policy: action === 'deny' || action === 'challenge' ? { id: pick(['pol-a', 'pol-b']), revision: 'r1', name: 'P', action, testToken: false } : null,
-    context: { ip, userAgent: UA, headers: {}, fingerprint: null, extra: {} },
-    userTraits: {},
-    properties: {},
+    policy: action === 'deny' || action === 'challenge' ? { id: pick(['pol-a', 'pol-b']), revision: 'r1', name: 'P', action } : null,
     occurredAt: new Date(at),
-    receivedAt: new Date(at),
-    degraded: false,
-  } as StoredEvent;
+  });
 }
 
 beforeAll(async () => {

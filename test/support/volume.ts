@@ -5,12 +5,12 @@
  * through their writers). Addresses (100.64.0.0/10), users (`vol-…`) and times (before the last
  * 25 hours) are kept apart from what a test seeds itself.
  */
-import type { EnvId, StoredEvent } from '../../src/core/model';
+import type { EnvId } from '../../src/core/model';
+import { storedEvent } from './events';
 import { markKeysSince } from '../../src/store/event-keys';
 import { markRollupsSince } from '../../src/store/rollups';
 import type { TestApp } from './app';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const SIGNALS = ['new_device', 'new_country', 'proxy_ip', 'multiple_accounts_per_device', 'impossible_travel'];
 
 /** `busyUser` (optional) is the user of 3% of the events. */
@@ -30,30 +30,20 @@ export async function appendVolume(app: TestApp, env: EnvId, count: number, o: {
       const signals = SIGNALS.filter(() => r() < 0.08);
       const action = signals.length > 1 ? 'challenge' : r() < 0.02 ? 'deny' : 'allow';
       const user = o.busyUser && r() < 0.03 ? o.busyUser : `vol-${Math.floor(r() * users)}`;
-      const e: StoredEvent = {
+      const e = storedEvent({
         id: `vol-${i}`,
         envId: env,
-        name: '$login',
-        endpoint: 'risk',
         userId: user,
         email: `${user}@volume.example`,
         deviceToken: `vol-dev-${user}`,
         ip,
         country: ['US', 'DE', 'FR', 'GB', 'BR'][Math.floor(r() * 5)] as string,
         asn: 64500 + Math.floor(r() * 20),
-        userAgent: UA,
         action,
         risk: action === 'allow' ? 0.1 : 0.7,
         signals,
-        signalDetails: {},
-        policy: null,
-        context: { ip, userAgent: UA, headers: {}, fingerprint: null, extra: {} },
-        userTraits: {},
-        properties: {},
         occurredAt: new Date(at),
-        receivedAt: new Date(at),
-        degraded: false,
-      } as StoredEvent;
+      });
       written.push(app.built.services.read.events.append(e));
     }
     await app.built.state.flush();
