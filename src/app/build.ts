@@ -26,7 +26,7 @@ import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from 
 import { StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
 import { StateLayer, type StateObserver } from '../store/state/layer';
 import { migrateLegacyDevices, unpackStored } from '../store/migrations';
-import { indexesFor, serverKind } from '../store/server-kind';
+import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } from '../store/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
@@ -75,6 +75,9 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...sessionIndexes,
   ...eventKeyIndexes,
 ];
+
+/** Every index `specs` declares on one collection (several specs may name it). */
+const mergedSpec = (specs: readonly IndexSpec[], collection: string): IndexSpec => ({ collection, indexes: specs.filter((s) => s.collection === collection).flatMap((s) => s.indexes) });
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
 const PRIVACY_SWEEP_MS = 10 * 60_000;
@@ -164,7 +167,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const intel = o.intel ?? offlineIntel;
   const db = o.db;
   const kind = await serverKind(db);
-  await applyIndexes(db, indexesFor(kind, ALL_INDEXES));
+  const indexes = indexesFor(kind, ALL_INDEXES);
+  // On FerretDB a non-unique index serves no read unless it is one of this build's (and costs
+  // every write): those of an earlier version or build go.
+  await applyIndexes(db, indexes, kind.ferretdb ? (collection, existing) => staleIndexes(existing, mergedSpec(indexes, collection)) : undefined);
   // Whole-document writes only where this process is the database's only writer, and the
   // server is Rampart's FerretDB build (see StateOptions.writeMode).
   const writeMode = o.state?.writeMode ?? (o.privateDatabase && kind.upsertInsert ? 'snapshots' : 'deltas');

@@ -58,12 +58,16 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
  * Create every declared index that is missing, one at a time. (FerretDB 1.24 panics when one
  * `createIndexes` command names several indexes that already exist, so existing ones are skipped.)
  */
-export async function applyIndexes(db: Db, specs: readonly IndexSpec[]): Promise<void> {
+/**
+ * Create the indexes `specs` name that a collection lacks. `drop` names, per collection, indexes
+ * to drop first (on FerretDB: non-unique ones no read uses, see staleIndexes).
+ */
+export async function applyIndexes(db: Db, specs: readonly IndexSpec[], drop?: (collection: string, existing: { name?: unknown; unique?: unknown }[]) => string[]): Promise<void> {
   for (const spec of specs) {
     const col = db.collection(spec.collection);
-    const existing = new Set(
-      (await col.listIndexes().toArray().catch(() => [])).map((i: { name?: unknown }) => String(i.name)),
-    );
+    const listed: { name?: unknown; unique?: unknown }[] = await col.listIndexes().toArray().catch(() => []);
+    for (const name of drop?.(spec.collection, listed) ?? []) await col.dropIndex(name);
+    const existing = new Set(listed.map((i) => String(i.name)));
     for (const index of spec.indexes) {
       if (index.name && existing.has(index.name)) continue;
       const { key, ...options } = index;

@@ -51,8 +51,24 @@ export function indexesFor(kind: ServerKind, specs: readonly IndexSpec[]): Index
   return specs.map((s) => ({
     collection: s.collection,
     indexes: [
-      ...s.indexes.filter((i) => i.unique === true || (kind.indexPushdown && i.name !== undefined && (s.servedOnEmbedded ?? []).includes(i.name))),
-      ...(kind.indexPushdown ? (s.embeddedOnly ?? []) : []),
+      ...s.indexes.filter((i) => i.unique === true),
+      ...(kind.indexPushdown ? [...s.indexes.filter((i) => i.unique !== true && i.name !== undefined && (s.servedOnEmbedded ?? []).includes(i.name)), ...(s.embeddedOnly ?? [])].map((i) => ({ ...i, name: embeddedIndexName(i.name ?? '') })) : []),
     ],
   }));
+}
+
+/**
+ * The name of an index on Rampart's FerretDB build: patch 0009 indexes field values, which an
+ * index of the same key made by an earlier build (on its JSON text) does not; a name of their own
+ * keeps the two apart, and the earlier one is dropped (staleIndexes).
+ */
+export const embeddedIndexName = (name: string): string => `v_${name}`;
+
+/**
+ * On FerretDB, the non-unique indexes of `collection` that `wanted` does not name: made by an
+ * earlier build or version, they serve no read and cost every write.
+ */
+export function staleIndexes(existing: readonly { name?: unknown; unique?: unknown }[], wanted: IndexSpec | undefined): string[] {
+  const keep = new Set((wanted?.indexes ?? []).map((i) => i.name));
+  return existing.filter((i) => typeof i.name === 'string' && i.name !== '_id_' && i.unique !== true && !keep.has(i.name)).map((i) => i.name as string);
 }
