@@ -95,15 +95,15 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   }
 
   /** The rollups' sums when `filter` is a time range alone and rollups cover it exactly; else null. */
-  private async rolledUp(env: EnvId, filter: EventFilter) {
+  private async rolledUp(env: EnvId, filter: EventFilter, withDimensions = false) {
     if (!this.rollups || !filter.from || !filter.to || !rangeOnly(filter)) return null;
-    return this.rollups.totals(env, filter.from, filter.to);
+    return this.rollups.totals(env, filter.from, filter.to, withDimensions);
   }
 
   /** The rollups' sums for one verdict when `filter` is a time range and an action and rollups cover it exactly; else null. */
-  private async rolledUpOf(env: EnvId, filter: EventFilter) {
+  private async rolledUpOf(env: EnvId, filter: EventFilter, withDimensions = false) {
     if (!this.rollups || !filter.from || !filter.to || !rangeAndAction(filter)) return null;
-    return this.rollups.totalsOf(env, filter.action, filter.from, filter.to);
+    return this.rollups.totalsOf(env, filter.action, filter.from, filter.to, withDimensions);
   }
 
   /** A series filtered by action is not read from rollups: they count no signals per verdict. */
@@ -140,12 +140,13 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     const dimension = ROLLED_UP_FIELDS[field];
     if (dimension) {
       let counts: Map<string | null, number> | null = null;
-      const rolled = await this.rolledUp(env, filter);
+      const byDimension = dimension !== 'action' && dimension !== 'signal';
+      const rolled = await this.rolledUp(env, filter, byDimension);
       if (rolled) {
         counts = dimension === 'action' ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null))) : dimension === 'signal' ? rolled.signals : rolled.byDimension[dimension];
       } else if (dimension !== 'signal' && rangeAndAction(filter)) {
         // One verdict's events: by address, ASN or country from its own counts; by action, itself.
-        const of = await this.rolledUpOf(env, filter);
+        const of = await this.rolledUpOf(env, filter, byDimension);
         if (of) counts = dimension === 'action' ? new Map(of.total > 0 ? [[filter.action, of.total]] : []) : of.byDimension[dimension];
       }
       if (counts) {

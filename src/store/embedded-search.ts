@@ -120,6 +120,8 @@ export interface EmbeddedLimits {
 export class EmbeddedEventSearch {
   /** Candidates one search reads at most (default MAX_EXAMINED). */
   readonly maxExamined: number;
+  /** A user's newest events a risk summary counts at most: a quarter of `maxExamined` (500). */
+  readonly maxActivity: number;
   constructor(
     private readonly db: Db,
     private readonly limits: EmbeddedLimits,
@@ -127,6 +129,7 @@ export class EmbeddedEventSearch {
     o: { maxExamined?: number } = {},
   ) {
     this.maxExamined = o.maxExamined ?? MAX_EXAMINED;
+    this.maxActivity = Math.ceil(this.maxExamined / 4);
   }
 
   private get events(): Collection<EventDoc> {
@@ -240,7 +243,7 @@ export class EmbeddedEventSearch {
     return { docs, complete: true };
   }
 
-  /** Counts of each user's events by verdict and signal: of the newest `maxExamined`, through the user index. */
+  /** Counts of each user's events by verdict and signal: of the newest `maxActivity`, through the user index. */
   async activity(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserActivity>> {
     const out = new Map<string, UserActivity>();
     const { gate, maxTimeMS } = this.limits;
@@ -249,13 +252,13 @@ export class EmbeddedEventSearch {
         this.events
           .find({ envId: env, userId: u }, { projection: { _id: 0, action: 1, signals: 1 } })
           .sort({ occurredAt: -1, _id: -1 })
-          .limit(this.maxExamined + 1)
-          .batchSize(this.maxExamined + 1)
+          .limit(this.maxActivity + 1)
+          .batchSize(this.maxActivity + 1)
           .maxTimeMS(maxTimeMS)
           .toArray(),
       );
-      const partial = docs.length > this.maxExamined;
-      out.set(u, { ...activityOf(docs.slice(0, this.maxExamined)), ...(partial ? { partial } : {}) });
+      const partial = docs.length > this.maxActivity;
+      out.set(u, { ...activityOf(docs.slice(0, this.maxActivity)), ...(partial ? { partial } : {}) });
     }
     return out;
   }

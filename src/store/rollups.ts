@@ -63,13 +63,20 @@ interface RollupDoc {
 }
 
 const NO_ACTION = 'none';
+/** The part of a rollup's dimensions that counts every event (the others: one verdict each). */
+const ALL = 'all';
+/**
+ * The document of a rollup's dimensions, of all events or of one verdict: apart from the counts,
+ * which the series read alone (an hour's addresses are most of its bytes).
+ */
+const dimensionsId = (rollupId: string, part: Action | typeof ALL) => `${rollupId}:d:${part}`;
 const hourId = (env: EnvId, start: number) => idOf(env, 'h', String(start));
 const minuteId = (env: EnvId, start: number) => idOf(env, 'm', String(start));
 const sinceId = (env: EnvId) => idOf(env, 'since');
 /** When rollups began counting the dimensions per verdict (`x`, `xo`). */
 const sinceByActionId = (env: EnvId) => idOf(env, 'since2');
 /** Rollups whose sets of admitted values an instance keeps (the newest ones). */
-const SEEN_ROLLUPS = 200;
+const SEEN_ROLLUPS = 800;
 
 /** A rollup's counts gathered in memory before they are handed to the state layer. */
 interface Pending {
@@ -121,14 +128,23 @@ export class RollupWriter {
       inc('n');
       inc(`a.${e.action ?? NO_ACTION}`);
       for (const s of new Set(e.signals)) inc(`s.${fieldName(s)}`);
-      for (const [field, value] of [
-        ['ip', e.ip],
-        ['asn', e.asn === null ? null : String(e.asn)],
-        ['cc', e.country],
-      ] as const) {
-        if (value === null || value === '') continue;
-        inc(this.admitted(id, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
-        if (e.action) inc(this.admitted(id, `${e.action}.${field}`, value) ? `x.${e.action}.${field}.${fieldName(value)}` : `xo.${e.action}.${field}`);
+      // Where from: in documents of their own, of all events and of the event's verdict.
+      for (const part of e.action ? ([ALL, e.action] as const) : ([ALL] as const)) {
+        const partId = dimensionsId(id, part);
+        let d = this.pending.get(partId);
+        if (!d) {
+          d = { envId: e.envId, start, counts: new Map() };
+          this.pending.set(partId, d);
+        }
+        const incPart = (path: string) => d.counts.set(path, (d.counts.get(path) ?? 0) + 1);
+        incPart('n');
+        for (const [field, value] of [
+          ['ip', e.ip],
+          ['asn', e.asn === null ? null : String(e.asn)],
+          ['cc', e.country],
+        ] as const) {
+          if (value !== null && value !== '') incPart(this.admitted(partId, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
+        }
       }
     }
     this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
@@ -385,18 +401,31 @@ export class RollupReader {
     }
   }
 
-  /** The sums over [from, to), or null when rollups cannot answer for that range exactly. */
-  async totals(env: EnvId, from: Date, to: Date): Promise<RollupTotals | null> {
+  /**
+   * The dimensions' documents of `part` for the plan's rollups (a rollup written before they were
+   * kept apart holds them itself, under `ip`, `asn`, `cc`, `o`, or `x`/`xo` per verdict: both count).
+   */
+  private async dimensionDocs(plan: readonly { id: string; start: number; ms: number }[], part: Action | typeof ALL): Promise<RollupDoc[]> {
+    const docs = await this.docs(plan.map((p) => ({ ...p, id: dimensionsId(p.id, part) })));
+    return [...docs.values()];
+  }
+
+  /**
+   * The sums over [from, to), or null when rollups cannot answer for that range exactly. The
+   * counts per address, ASN and country only `withDimensions` (they are read apart).
+   */
+  async totals(env: EnvId, from: Date, to: Date, withDimensions = false): Promise<RollupTotals | null> {
     const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
-    const docs = await this.docs(plan);
+    const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, ALL) : Promise.resolve([])]);
     const sum = emptyTotals();
     for (const d of docs.values()) {
       sum.total += d.n ?? 0;
       for (const [k, n] of Object.entries(d.a ?? {})) add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
       for (const [k, n] of Object.entries(d.s ?? {})) add(sum.signals, fromFieldName(k), n);
-      addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
+      if (withDimensions) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
     }
+    for (const d of parts) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
     return sum;
   }
 
@@ -404,15 +433,16 @@ export class RollupReader {
    * The sums over [from, to) of the events whose verdict was `action`, or null when rollups cannot
    * answer for that range exactly (as for `totals`, but from when they began counting per verdict).
    */
-  async totalsOf(env: EnvId, action: Action, from: Date, to: Date): Promise<RollupActionTotals | null> {
+  async totalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions = false): Promise<RollupActionTotals | null> {
     const plan = await this.planFrom(env, sinceByActionId(env), from, to);
     if (!plan) return null;
-    const docs = await this.docs(plan);
+    const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, action) : Promise.resolve([])]);
     const sum: RollupActionTotals = { total: 0, byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } };
     for (const d of docs.values()) {
       sum.total += d.a?.[action] ?? 0;
-      addDimensions(sum, d.x?.[action] ?? {}, d.xo?.[action]);
+      if (withDimensions) addDimensions(sum, d.x?.[action] ?? {}, d.xo?.[action]);
     }
+    for (const d of parts) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
     return sum;
   }
 

@@ -57,6 +57,8 @@ export const webhookIndexes: IndexSpec[] = [
       // The outbox metrics' read (openDeliveries): the oldest open deliveries of every tenant.
       { key: { status: 1, createdAt: 1 }, name: 'status_created' },
     ],
+    // Rampart's FerretDB build: a user's deliveries (the console's user page) through an index.
+    servedOnEmbedded: ['env_user_time'],
   },
   {
     collection: WEBHOOK_COLLECTIONS.dedupe,

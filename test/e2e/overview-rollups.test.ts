@@ -171,12 +171,28 @@ describe('a time range and an action', () => {
     });
   });
 
+  it("reads rollups of the earlier shape, with a verdict's addresses inside the rollup itself", async () => {
+    const fromEvents = await panels(from + 1, to, 'deny');
+    const rollups = app.database.db.collection<{ _id: string; envId?: string; ip?: object; asn?: object; cc?: object; o?: object }>('rollups');
+    // As a version before the dimensions were kept apart wrote them: `x.deny`, `xo.deny` in the rollup.
+    const parts = (await rollups.find({ envId: app.env.id }).toArray()).filter((d) => d._id.endsWith(':d:deny'));
+    expect(parts.length).toBeGreaterThan(0);
+    for (const d of parts) {
+      const owner = d._id.slice(0, -':d:deny'.length);
+      await rollups.updateOne({ _id: owner }, { $set: { 'x.deny': { ...(d.ip ? { ip: d.ip } : {}), ...(d.asn ? { asn: d.asn } : {}), ...(d.cc ? { cc: d.cc } : {}) }, ...(d.o ? { 'xo.deny': d.o } : {}) } });
+      await rollups.deleteOne({ _id: d._id });
+    }
+    expect(await panels(from, to, 'deny')).toEqual(fromEvents);
+  });
+
   it('a range that begins before the rollups counted per verdict is answered from the events', async () => {
     // As an older version leaves them: rollups without per-verdict counts before 01:30, when
     // this version began counting them (the hour from 01:00 lacks them too, so it must not be read).
     const since2 = day('01:30:00');
     const rollups = app.database.db.collection<{ _id: string }>('rollups');
     await rollups.updateMany({ envId: app.env.id, at: { $lt: new Date(since2) }, n: { $exists: true } }, { $unset: { x: '', xo: '' } });
+    const early = (await rollups.find({ envId: app.env.id, at: { $lt: new Date(since2) } } as never).toArray()).filter((d) => /:d:(allow|challenge|deny)$/.test(d._id));
+    await rollups.deleteMany({ _id: { $in: early.map((d) => d._id) } });
     await rollups.updateOne({ _id: `${app.env.id}:since2` }, { $set: { at: new Date(since2) } });
 
     for (const action of ['allow', 'challenge', 'deny']) {

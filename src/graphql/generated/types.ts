@@ -1240,7 +1240,7 @@ export type UserRiskSummary = {
   readonly approvedDevices: Scalars['Int']['output'];
   /**
    * True when the counts (`eventCount`, `actions`, `topSignals`) are of the user's newest events
-   * only: on the embedded database a summary reads at most 2,000 of them (docs/state.md).
+   * only: on the embedded database a summary reads at most 500 of them (docs/state.md).
    */
   readonly countsPartial: Scalars['Boolean']['output'];
   /** Devices the user has (removed ones excluded). */
