@@ -103,7 +103,9 @@ export class RollupWriter {
   constructor(
     private readonly state: StateLayer,
     private readonly o: { cap?: number; pushEveryMs?: number } = {},
-  ) {}
+  ) {
+    state.addGatherer(() => this.drain());
+  }
 
   record(e: StoredEvent): void {
     if (!this.started.has(e.envId)) {
@@ -150,7 +152,7 @@ export class RollupWriter {
     this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
   }
 
-  /** Hand every gathered count to the state layer now (shutdown, tests). */
+  /** Hand every gathered count to the state layer now (also on every explicit flush of it). */
   drain(): void {
     this.push();
   }

@@ -119,7 +119,8 @@ beforeAll(async () => {
 
   profile = mkdtempSync(path.join(tmpdir(), 'rampart-console-'));
   browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: profile, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
-});
+  // Writing the volume takes most of this (tens of seconds; minutes on a busy CI machine).
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close().catch(() => undefined);
