@@ -249,6 +249,8 @@ function addDimensions(sum: Pick<RollupTotals, 'byDimension' | 'overflow'>, valu
 
 /** How long after its period ends a rollup is taken as settled (pushes every 5 s, late events). */
 const SETTLED_AFTER_MS = 2 * MINUTE;
+/** How long a sum over a range is reused by the queries that ask for it again (one GraphQL query's fields). */
+const SUM_REUSE_MS = 2_000;
 /** Most values (counts) of settled rollups the reader keeps in memory. */
 const CACHE_MAX_VALUES = 500_000;
 
@@ -416,7 +418,31 @@ export class RollupReader {
    * The sums over [from, to), or null when rollups cannot answer for that range exactly. The
    * counts per address, ASN and country only `withDimensions` (they are read apart).
    */
+  /**
+   * One sum per (range, part) at a time, kept a moment: the fields of one GraphQL query (`total`
+   * and each `top`) ask for the same sums, and adding up a day of addresses is most of the work.
+   */
+  private readonly sums = new Map<string, { at: number; sum: Promise<unknown> }>();
+
+  private shared<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const now = this.o.now?.() ?? Date.now();
+    const ttl = this.o.cacheMs === 0 ? 0 : SUM_REUSE_MS;
+    const hit = this.sums.get(key);
+    if (hit && now - hit.at < ttl) return hit.sum as Promise<T>;
+    const sum = compute();
+    if (ttl > 0) {
+      if (this.sums.size >= 64) this.sums.clear();
+      this.sums.set(key, { at: now, sum });
+      sum.catch(() => this.sums.delete(key));
+    }
+    return sum;
+  }
+
   async totals(env: EnvId, from: Date, to: Date, withDimensions = false): Promise<RollupTotals | null> {
+    return this.shared(`t|${env}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () => this.sumTotals(env, from, to, withDimensions));
+  }
+
+  private async sumTotals(env: EnvId, from: Date, to: Date, withDimensions: boolean): Promise<RollupTotals | null> {
     const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
     const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, ALL) : Promise.resolve([])]);
@@ -436,6 +462,10 @@ export class RollupReader {
    * answer for that range exactly (as for `totals`, but from when they began counting per verdict).
    */
   async totalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions = false): Promise<RollupActionTotals | null> {
+    return this.shared(`a|${env}|${action}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () => this.sumTotalsOf(env, action, from, to, withDimensions));
+  }
+
+  private async sumTotalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions: boolean): Promise<RollupActionTotals | null> {
     const plan = await this.planFrom(env, sinceByActionId(env), from, to);
     if (!plan) return null;
     const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, action) : Promise.resolve([])]);
