@@ -264,7 +264,17 @@ export class EmbeddedEventSearch {
   }
 }
 
-/** Counts by verdict and by signal, most frequent first. */
+/** A user's activity from its counts by verdict and by signal, each most frequent first. */
+export function userActivity(total: number, actions: ReadonlyMap<EventDoc['action'], number>, signals: ReadonlyMap<string, number>): UserActivity {
+  const byCount = <K>(m: ReadonlyMap<K, number>) => [...m].sort((x, y) => y[1] - x[1] || String(x[0]).localeCompare(String(y[0])));
+  return {
+    total,
+    actions: byCount(actions).map(([action, count]) => ({ action, count })),
+    signals: byCount(signals).map(([signal, count]) => ({ signal, count })),
+  };
+}
+
+/** Counts by verdict and by signal of events read whole. */
 export function activityOf(docs: readonly Pick<EventDoc, 'action' | 'signals'>[]): UserActivity {
   const actions = new Map<EventDoc['action'], number>();
   const signals = new Map<string, number>();
@@ -272,10 +282,5 @@ export function activityOf(docs: readonly Pick<EventDoc, 'action' | 'signals'>[]
     actions.set(d.action ?? null, (actions.get(d.action ?? null) ?? 0) + 1);
     for (const s of new Set(d.signals ?? [])) signals.set(s, (signals.get(s) ?? 0) + 1);
   }
-  const byCount = <K>(m: Map<K, number>) => [...m].sort((x, y) => y[1] - x[1] || String(x[0]).localeCompare(String(y[0])));
-  return {
-    total: docs.length,
-    actions: byCount(actions).map(([action, count]) => ({ action, count })),
-    signals: byCount(signals).map(([signal, count]) => ({ signal, count })),
-  };
+  return userActivity(docs.length, actions, signals);
 }

@@ -15,7 +15,7 @@ import { deviceFromDoc, type DeviceDoc } from './user-state';
 import { escapeRegex, idOf } from './ids';
 import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
-import { afterKey, type EmbeddedEventSearch } from './embedded-search';
+import { afterKey, userActivity, type EmbeddedEventSearch } from './embedded-search';
 
 export const queryIndexes: IndexSpec[] = [
   {
@@ -296,16 +296,6 @@ export class MongoQueryStore implements QueryStore {
         for (const s of r._id.s ?? []) acc.signals.set(s, (acc.signals.get(s) ?? 0) + r.n);
       }
     }
-    const byCount = <K>(m: Map<K, number>) => [...m].sort((x, y) => y[1] - x[1] || String(x[0]).localeCompare(String(y[0])));
-    return new Map(
-      [...out].map(([u, acc]) => [
-        u,
-        {
-          total: acc.total,
-          actions: byCount(acc.actions).map(([action, count]) => ({ action, count })),
-          signals: byCount(acc.signals).map(([signal, count]) => ({ signal, count })),
-        },
-      ]),
-    );
+    return new Map([...out].map(([u, acc]) => [u, userActivity(acc.total, acc.actions, acc.signals)]));
   }
 }

@@ -121,24 +121,14 @@ export class RollupWriter {
       [hourId(e.envId, hour), hour],
       [minuteId(e.envId, minute), minute],
     ] as const) {
-      let p = this.pending.get(id);
-      if (!p) {
-        p = { envId: e.envId, start, counts: new Map() };
-        this.pending.set(id, p);
-      }
-      const inc = (path: string) => p.counts.set(path, (p.counts.get(path) ?? 0) + 1);
+      const inc = this.counter(id, e.envId, start);
       inc('n');
       inc(`a.${e.action ?? NO_ACTION}`);
       for (const s of new Set(e.signals)) inc(`s.${fieldName(s)}`);
       // Where from: in documents of their own, of all events and of the event's verdict.
       for (const part of e.action ? ([ALL, e.action] as const) : ([ALL] as const)) {
         const partId = dimensionsId(id, part);
-        let d = this.pending.get(partId);
-        if (!d) {
-          d = { envId: e.envId, start, counts: new Map() };
-          this.pending.set(partId, d);
-        }
-        const incPart = (path: string) => d.counts.set(path, (d.counts.get(path) ?? 0) + 1);
+        const incPart = this.counter(partId, e.envId, start);
         incPart('n');
         for (const [field, value] of [
           ['ip', e.ip],
@@ -150,6 +140,17 @@ export class RollupWriter {
       }
     }
     this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
+  }
+
+  /** Adds one to a path of rollup document `id`'s gathered counts. */
+  private counter(id: string, envId: EnvId, start: number): (path: string) => void {
+    let p = this.pending.get(id);
+    if (!p) {
+      p = { envId, start, counts: new Map() };
+      this.pending.set(id, p);
+    }
+    const counts = p.counts;
+    return (path) => counts.set(path, (counts.get(path) ?? 0) + 1);
   }
 
   /** Hand every gathered count to the state layer now (also on every explicit flush of it). */
