@@ -66,7 +66,14 @@ function groupDocs(docs: readonly EventDoc[], field: CountField, limit: number, 
       if (!(skipNull && k === null)) add(k);
     }
   }
-  // Ties in the aggregation's order: ASNs as numbers, the rest as text, no value last.
+  return ranked(counts, field, limit);
+}
+
+/**
+ * The `limit` largest counts, ties in the aggregation's order (its `$sort` on `_id`): ASNs as
+ * numbers, the rest as text, no value last; `distinct`: how many values there were.
+ */
+function ranked(counts: ReadonlyMap<string | null, number>, field: CountField, limit: number): { groups: GroupCount[]; distinct: number } {
   const tie = field === 'asn' ? (a: string | null, b: string | null) => (a === null ? 1 : b === null ? -1 : Number(a) - Number(b)) : (a: string | null, b: string | null) => (a ?? '~').localeCompare(b ?? '~');
   const groups = [...counts]
     .sort((a, b) => b[1] - a[1] || tie(a[0], b[0]))
@@ -149,15 +156,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
         const of = await this.rolledUpOf(env, filter, byDimension);
         if (of) counts = dimension === 'action' ? new Map(of.total > 0 ? [[filter.action, of.total]] : []) : of.byDimension[dimension];
       }
-      if (counts) {
-        // Ties in the order of the events' `$sort` on `_id`: ASNs are numbers there.
-        const byKey = field === 'asn' ? (x: string | null, y: string | null) => Number(x) - Number(y) : (x: string | null, y: string | null) => (x ?? '~').localeCompare(y ?? '~');
-        const groups = [...counts]
-          .sort((a, b) => b[1] - a[1] || byKey(a[0], b[0]))
-          .slice(0, limit)
-          .map(([key, count]) => ({ key, count }));
-        return { groups, distinct: counts.size };
-      }
+      if (counts) return ranked(counts, field, limit);
     }
     if (this.embedded) return groupDocs(await this.allEmbedded(this.embedded, env, filter), field, limit, skipNull);
     const match: Document = eventMatch(env, filter);
@@ -179,13 +178,9 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     const rows = await this.gate.run(() =>
       this.events.aggregate<{ _id: string[] | null; n: number }>([{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }], { maxTimeMS: this.maxTimeMS }).toArray(),
     );
-    const counts = new Map<string, number>();
+    const counts = new Map<string | null, number>();
     for (const r of rows) for (const s of r._id ?? []) counts.set(s, (counts.get(s) ?? 0) + r.n);
-    const groups = [...counts]
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, limit)
-      .map(([key, count]) => ({ key, count }));
-    return { groups, distinct: counts.size };
+    return ranked(counts, 'signal', limit);
   }
 
   async points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }> {
