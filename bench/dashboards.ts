@@ -41,6 +41,7 @@ import { lookupIp, parseUserAgent, type GeoLocation } from '../src/intel';
 import { EVENTS, toEventDoc, type EventDoc } from '../src/store/events';
 import { EVENT_KEYS, EventKeyWriter, markKeysSince } from '../src/store/event-keys';
 import { markRollupsSince, ROLLUPS, RollupWriter } from '../src/store/rollups';
+import { RollupCompactor } from '../src/store/rollup-compactor';
 import { StateLayer } from '../src/store/state/layer';
 import { StateUserStore, USERS, USER_QUERY_FIELDS } from '../src/store/user-state';
 import { EVENT, eventsQuery, REVIEW, SERIES, SOURCES, USER } from '../src/console/ui/queries';
@@ -461,13 +462,18 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
   const derivedStarted = performance.now();
   const derived = await writeRollupsAndKeys(stateClient.db(e.dbName), env, log, out);
   const derivedMs = performance.now() - derivedStarted;
+  // Pack the settled hours and days, as the server's compactor would within 5 minutes.
+  const packStarted = performance.now();
+  const packing = await new RollupCompactor(stateClient.db(e.dbName), { environments: async () => [{ id: env, retentionDays: 31 }] }).run();
+  const packMs = performance.now() - packStarted;
   const ms = performance.now() - started;
   // No count of what is stored: on FerretDB a count decodes every document (still running after
   // 4 minutes on 5M events here).
   await Promise.all([...clients, stateClient].map((c) => c.close()));
   out(
     `\nLoaded in ${seconds(ms)}: ${inserter.inserted} events (${(inserter.inserted / (ms / 1000)).toFixed(0)} events/s overall, users' state, rollups and keys included; ${PARALLEL} connections, unordered insertMany of ${BATCH}), ${o.users} users\n` +
-      `  rollups and event keys, in time order after the events (${seconds(derivedMs)}): ${derived.rollups} rollup documents (${derived.rollupWrites} writes), ${derived.keys} event key documents, both since ${derived.since.toISOString()}\n`,
+      `  rollups and event keys, in time order after the events (${seconds(derivedMs)}): ${derived.rollups} rollup documents (${derived.rollupWrites} writes), ${derived.keys} event key documents, both since ${derived.since.toISOString()}\n` +
+      `  settled rollups packed (${seconds(packMs)}): ${packing.written} packed copies of hours and days\n`,
   );
   const top = people[0] as Person;
   const located = [top.home, ...homes];

@@ -55,7 +55,8 @@ import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
 import { EventKeyReader, EventKeyWriter, eventKeyIndexes } from '../store/event-keys';
 import { EmbeddedEventSearch } from '../store/embedded-search';
-import { RetentionService } from '../core/retention';
+import { RetentionService, retentionDaysOf } from '../core/retention';
+import { RollupCompactor } from '../store/rollup-compactor';
 import type { Logger } from './logger';
 import { Metrics } from './metrics';
 import type { StateConfig } from '../config';
@@ -87,6 +88,8 @@ const PRIVACY_SWEEP_MS = 10 * 60_000;
  * it is not run more often than that precision needs.
  */
 const RETENTION_SWEEP_MS = 6 * 60 * 60_000;
+/** How often settled rollups are packed (see store/rollup-compactor.ts): an hour is packed within minutes of settling. */
+const ROLLUP_PACK_MS = 5 * 60_000;
 
 export interface BuildOptions {
   db: Db;
@@ -153,6 +156,8 @@ export interface Built {
   metrics: Metrics;
   /** The retention sweep (run every 6 hours once started; tests run a pass themselves). */
   retention: RetentionService;
+  /** Packs settled rollups (every 5 minutes once started, and at start; tests run a pass themselves). */
+  rollupCompactor: RollupCompactor;
   /** Start background workers (webhook outbox, privacy sweeper). */
   start(): void;
   /** Drain track, flush events, stop workers. */
@@ -312,6 +317,10 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.retention?.batchSize !== undefined ? { batchSize: o.retention.batchSize } : {}),
     ...(o.retention?.pauseMs !== undefined ? { pauseMs: o.retention.pauseMs } : {}),
   });
+  const rollupCompactor = new RollupCompactor(db, {
+    environments: async () => (await environmentsStore.list()).map((e) => ({ id: e.id, retentionDays: retentionDaysOf(e) })),
+    now: () => clock.now().getTime(),
+  });
   // The workers: when webhooks are delivered, and when expired data is swept.
   const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs, outboxEveryMs: outboxReadMs });
   const sweeps = new Sweeps(
@@ -323,6 +332,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
       // Not at start: an upgrade leaves 6 hours to set a longer retention than the default.
       { name: 'retention', everyMs: RETENTION_SWEEP_MS, atStart: false, run: () => retention.sweep(), stop: () => retention.stop() },
+      { name: 'rollup packing', everyMs: ROLLUP_PACK_MS, run: () => rollupCompactor.run(), stop: () => rollupCompactor.stop() },
     ],
     { scheduler: timerScheduler, log: o.log },
   );
@@ -331,6 +341,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     state,
     metrics,
     retention,
+    rollupCompactor,
     start() {
       webhookWorker.start();
       sweeps.start();

@@ -4,7 +4,8 @@
  * events, verdicts by action, signals, and events per address, ASN and country. The overview's
  * 24-hour and 7-day views then read 24 to 168 hour documents and at most 118 minute documents
  * for the partial hours at the range's edges, all by `_id` (the one look-up FerretDB's SQLite
- * backend serves from an index), instead of scanning the events.
+ * backend serves from an index), instead of scanning the events. The counts per address, ASN and
+ * country of settled hours and whole days are read from packed copies (store/rollup-compactor.ts).
  *
  * A rollup holds at most `cap` distinct addresses (and ASNs, countries) per instance: past it,
  * further ones are counted under `o` (overflow), so a botnet's million addresses in an hour cannot
@@ -27,54 +28,40 @@
 import type { Db } from 'mongodb';
 import type { Action, EnvId, StoredEvent } from '../core/model';
 import type { IndexSpec } from './database';
-import { idOf } from './ids';
 import { delta, fieldName, fromFieldName } from './state/delta';
 import type { StateLayer } from './state/layer';
 import type { AnalystGate } from './analyst-gate';
+import {
+  ALL,
+  DAY,
+  HOUR,
+  MINUTE,
+  NO_ACTION,
+  ROLLUPS,
+  addPacked,
+  addPartDimensions,
+  dayId,
+  dimensionsId,
+  emptyDimensions,
+  hourId,
+  isPacked,
+  minuteId,
+  packedId,
+  partCount,
+  sinceByActionId,
+  sinceId,
+  type DimensionCounts,
+  type PackedDoc,
+  type RollupDoc,
+  type RollupPart,
+} from './rollup-docs';
 
-export const ROLLUPS = 'rollups';
+export { ROLLUPS, type RollupDimension } from './rollup-docs';
 export const rollupIndexes: IndexSpec[] = [{ collection: ROLLUPS, indexes: [] }];
 
-const MINUTE = 60_000;
-const HOUR = 3_600_000;
 /** Distinct addresses (ASNs, countries) one instance records per rollup before counting the rest as overflow. */
 export const ROLLUP_KEY_CAP = 5_000;
 
-/** The dimensions a rollup counts events by, and their fields in the document. */
-export type RollupDimension = 'ip' | 'asn' | 'country';
-const DIMENSION_FIELD: Readonly<Record<RollupDimension, string>> = { ip: 'ip', asn: 'asn', country: 'cc' };
-
-interface RollupDoc {
-  _id: string;
-  envId: EnvId;
-  at: Date;
-  n?: number;
-  a?: Record<string, number>;
-  s?: Record<string, number>;
-  ip?: Record<string, number>;
-  asn?: Record<string, number>;
-  cc?: Record<string, number>;
-  /** Events whose value was past the cap, per dimension field. */
-  o?: Record<string, number>;
-  /** Per verdict (allow, challenge, deny): events per dimension field and value. */
-  x?: Partial<Record<Action, Record<string, Record<string, number>>>>;
-  /** Per verdict: events whose value was past the cap, per dimension field. */
-  xo?: Partial<Record<Action, Record<string, number>>>;
-}
-
-const NO_ACTION = 'none';
-/** The part of a rollup's dimensions that counts every event (the others: one verdict each). */
-const ALL = 'all';
-/**
- * The document of a rollup's dimensions, of all events or of one verdict: apart from the counts,
- * which the series read alone (an hour's addresses are most of its bytes).
- */
-const dimensionsId = (rollupId: string, part: Action | typeof ALL) => `${rollupId}:d:${part}`;
-const hourId = (env: EnvId, start: number) => idOf(env, 'h', String(start));
-const minuteId = (env: EnvId, start: number) => idOf(env, 'm', String(start));
-const sinceId = (env: EnvId) => idOf(env, 'since');
-/** When rollups began counting the dimensions per verdict (`x`, `xo`). */
-const sinceByActionId = (env: EnvId) => idOf(env, 'since2');
 /** Rollups whose sets of admitted values an instance keeps (the newest ones). */
 const SEEN_ROLLUPS = 800;
 
@@ -205,21 +192,15 @@ export async function markRollupsSince(db: Db, env: EnvId, since: Date): Promise
 }
 
 /** What a range of rollups adds up to. */
-export interface RollupTotals {
+export interface RollupTotals extends DimensionCounts {
   total: number;
   actions: Map<Action | null, number>;
   signals: Map<string, number>;
-  byDimension: Record<RollupDimension, Map<string, number>>;
-  /** Events past a rollup's cap, per dimension: their values are not in `byDimension`. */
-  overflow: Record<RollupDimension, number>;
 }
 
 /** What a range of rollups adds up to for the events of one verdict (no signals: those are not counted per verdict). */
-export interface RollupActionTotals {
+export interface RollupActionTotals extends DimensionCounts {
   total: number;
-  byDimension: Record<RollupDimension, Map<string, number>>;
-  /** Events past a rollup's per-verdict cap, per dimension: their values are not in `byDimension`. */
-  overflow: Record<RollupDimension, number>;
 }
 
 /** One bucket of a series read from rollups. */
@@ -230,23 +211,7 @@ export interface RollupBucket {
   signals: Map<string, number>;
 }
 
-const emptyTotals = (): RollupTotals => ({
-  total: 0,
-  actions: new Map(),
-  signals: new Map(),
-  byDimension: { ip: new Map(), asn: new Map(), country: new Map() },
-  overflow: { ip: 0, asn: 0, country: 0 },
-});
-
 const add = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n);
-
-/** Adds a rollup's counts per dimension (`values` by dimension field, `overflow` by dimension field) into `sum`. */
-function addDimensions(sum: Pick<RollupTotals, 'byDimension' | 'overflow'>, values: Partial<Record<string, Record<string, number>>>, overflow: Record<string, number> | undefined): void {
-  for (const dim of ['ip', 'asn', 'country'] as const) {
-    for (const [k, n] of Object.entries(values[DIMENSION_FIELD[dim]] ?? {})) add(sum.byDimension[dim], fromFieldName(k), n);
-    sum.overflow[dim] += overflow?.[DIMENSION_FIELD[dim]] ?? 0;
-  }
-}
 
 /** How long after its period ends a rollup is taken as settled (pushes every 5 s, late events). */
 const SETTLED_AFTER_MS = 2 * MINUTE;
@@ -255,9 +220,19 @@ const SUM_REUSE_MS = 2_000;
 /** Most values (counts) of settled rollups the reader keeps in memory. */
 const CACHE_MAX_VALUES = 500_000;
 
+/** A stored rollup: of counts, of dimensions, or a packed copy. */
+type Stored = RollupDoc | PackedDoc;
+/** A period the reader reads, by the id of its document. */
+interface Period {
+  id: string;
+  start: number;
+  ms: number;
+}
+
 /** The number of counts a rollup holds: what it weighs in the reader's cache. */
-function weightOf(d: RollupDoc | null): number {
+function weightOf(d: RollupDoc | PackedDoc | null): number {
   if (!d) return 1;
+  if (isPacked(d)) return 1 + d.k;
   let n = 1;
   const count = (o: unknown): void => {
     if (!o || typeof o !== 'object') return;
@@ -279,9 +254,9 @@ function weightOf(d: RollupDoc | null): number {
  * Reads of the same rollup at once (the fields of one GraphQL query) share one database read.
  */
 export class RollupReader {
-  private readonly cache = new Map<string, { doc: RollupDoc | null; until: number; weight: number }>();
+  private readonly cache = new Map<string, { doc: Stored | null; until: number; weight: number }>();
   private cached = 0;
-  private readonly reading = new Map<string, Promise<RollupDoc | null>>();
+  private readonly reading = new Map<string, Promise<Stored | null>>();
 
   constructor(
     private readonly db: Db,
@@ -315,7 +290,7 @@ export class RollupReader {
    * event before it (a new environment: nothing else to count), a range that begins earlier is
    * planned from there.
    */
-  private async planFrom(env: EnvId, markerId: string, from: Date, to: Date): Promise<{ id: string; start: number; ms: number }[] | null> {
+  private async planFrom(env: EnvId, markerId: string, from: Date, to: Date): Promise<Period[] | null> {
     const since = await this.since(markerId);
     if (!since) return null;
     const first = new Date(since.getTime() - MINUTE);
@@ -330,11 +305,11 @@ export class RollupReader {
    * partial hours (and of hours that began before `since`) by their minute rollups. Null when the
    * range is not on minute boundaries, or begins before rollups did.
    */
-  private plan(env: EnvId, from: Date, to: Date, since: Date): { id: string; start: number; ms: number }[] | null {
+  private plan(env: EnvId, from: Date, to: Date, since: Date): Period[] | null {
     const f = from.getTime();
     const t = to.getTime();
     if (f % MINUTE !== 0 || t % MINUTE !== 0 || f < since.getTime() || f >= t) return null;
-    const parts: { id: string; start: number; ms: number }[] = [];
+    const parts: Period[] = [];
     for (let m = f; m < t; ) {
       const hour = Math.floor(m / HOUR) * HOUR;
       if (m === hour && hour + HOUR <= t && hour >= since.getTime()) {
@@ -354,24 +329,25 @@ export class RollupReader {
     return doc?.at instanceof Date ? doc.at : null;
   }
 
-  private async docs(parts: readonly { id: string; start: number; ms: number }[]): Promise<Map<string, RollupDoc>> {
+  /** The documents of `parts` by id (`T`: what those ids hold, rollups of counts unless told). */
+  private async docs<T extends Stored = RollupDoc>(parts: readonly Period[]): Promise<Map<string, T>> {
     const now = this.o.now?.() ?? Date.now();
     const cacheMs = this.o.cacheMs ?? 5 * MINUTE;
-    const found = new Map<string, RollupDoc>();
+    const found = new Map<string, T>();
     const waits: Promise<void>[] = [];
-    const missing: { id: string; start: number; ms: number }[] = [];
+    const missing: Period[] = [];
     for (const p of parts) {
       const hit = this.cache.get(p.id);
       const pending = this.reading.get(p.id);
       if (hit && hit.until > now) {
-        if (hit.doc) found.set(p.id, hit.doc);
+        if (hit.doc) found.set(p.id, hit.doc as T);
       } else if (pending) {
-        waits.push(pending.then((d) => void (d && found.set(p.id, d))));
+        waits.push(pending.then((d) => void (d && found.set(p.id, d as T))));
       } else missing.push(p);
     }
     for (let i = 0; i < missing.length; i += 1000) {
       const chunk = missing.slice(i, i + 1000);
-      const read = this.gate.run(() => this.db.collection<RollupDoc>(ROLLUPS).find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS }).toArray());
+      const read = this.gate.run(() => this.db.collection<Stored>(ROLLUPS).find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS }).toArray());
       const byId = read.then((docs) => new Map(docs.map((d) => [d._id, d])));
       for (const p of chunk) {
         const one = byId.then((m) => m.get(p.id) ?? null);
@@ -381,7 +357,7 @@ export class RollupReader {
       const docs = await byId;
       for (const p of chunk) {
         const d = docs.get(p.id) ?? null;
-        if (d) found.set(p.id, d);
+        if (d) found.set(p.id, d as T);
         if (cacheMs > 0 && p.start + p.ms <= now - SETTLED_AFTER_MS) this.keep(p.id, d, now + cacheMs);
       }
     }
@@ -389,7 +365,7 @@ export class RollupReader {
     return found;
   }
 
-  private keep(id: string, doc: RollupDoc | null, until: number): void {
+  private keep(id: string, doc: Stored | null, until: number): void {
     const old = this.cache.get(id);
     if (old) {
       this.cached -= old.weight;
@@ -407,12 +383,40 @@ export class RollupReader {
   }
 
   /**
-   * The dimensions' documents of `part` for the plan's rollups (a rollup written before they were
-   * kept apart holds them itself, under `ip`, `asn`, `cc`, `o`, or `x`/`xo` per verdict: both count).
+   * Adds the dimensions of `part` over the plan's periods into `sum` (`counts`: the plan's rollups
+   * of counts). A whole UTC day of the plan is read from its packed copy, a whole hour from its
+   * packed copy, when the copy still counts what the rollups of counts say (a late event makes it
+   * stale until the compactor packs it again); every other period from its dimensions' document.
+   * A period with no event of `part` is not read at all.
    */
-  private async dimensionDocs(plan: readonly { id: string; start: number; ms: number }[], part: Action | typeof ALL): Promise<RollupDoc[]> {
-    const docs = await this.docs(plan.map((p) => ({ ...p, id: dimensionsId(p.id, part) })));
-    return [...docs.values()];
+  private async addDimensionsOf(sum: DimensionCounts, env: EnvId, plan: readonly Period[], part: RollupPart, counts: ReadonlyMap<string, RollupDoc>): Promise<void> {
+    const countOf = (p: Period) => partCount(counts.get(p.id), part);
+    const hours = plan.filter((p) => p.ms === HOUR && countOf(p) > 0);
+    const byDay = new Map<number, Period[]>();
+    for (const h of plan.filter((p) => p.ms === HOUR)) {
+      const day = Math.floor(h.start / DAY) * DAY;
+      byDay.set(day, [...(byDay.get(day) ?? []), h]);
+    }
+    const days = [...byDay].filter(([, hs]) => hs.length === 24).map(([start, hs]) => ({ period: { id: packedId(dayId(env, start), part), start, ms: DAY }, hours: hs }));
+    const packs = await this.docs<PackedDoc>([...days.map((d) => d.period), ...hours.map((h) => ({ ...h, id: packedId(h.id, part) }))]);
+    const done = new Set<string>();
+    for (const d of days) {
+      const packed = packs.get(d.period.id);
+      if (packed && packed.n === d.hours.reduce((n, h) => n + countOf(h), 0)) {
+        addPacked(sum, packed);
+        for (const h of d.hours) done.add(h.id);
+      }
+    }
+    for (const h of hours) {
+      const packed = packs.get(packedId(h.id, part));
+      if (!done.has(h.id) && packed && packed.n === countOf(h)) {
+        addPacked(sum, packed);
+        done.add(h.id);
+      }
+    }
+    const rest = plan.filter((p) => !done.has(p.id) && countOf(p) > 0);
+    const dims = await this.docs(rest.map((p) => ({ ...p, id: dimensionsId(p.id, part) })));
+    for (const p of rest) addPartDimensions(sum, counts.get(p.id), part, dims.get(dimensionsId(p.id, part)));
   }
 
   /**
@@ -446,15 +450,14 @@ export class RollupReader {
   private async sumTotals(env: EnvId, from: Date, to: Date, withDimensions: boolean): Promise<RollupTotals | null> {
     const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
-    const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, ALL) : Promise.resolve([])]);
-    const sum = emptyTotals();
+    const docs = await this.docs(plan);
+    const sum: RollupTotals = { total: 0, actions: new Map(), signals: new Map(), ...emptyDimensions() };
     for (const d of docs.values()) {
       sum.total += d.n ?? 0;
       for (const [k, n] of Object.entries(d.a ?? {})) add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
       for (const [k, n] of Object.entries(d.s ?? {})) add(sum.signals, fromFieldName(k), n);
-      if (withDimensions) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
     }
-    for (const d of parts) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
+    if (withDimensions) await this.addDimensionsOf(sum, env, plan, ALL, docs);
     return sum;
   }
 
@@ -469,13 +472,10 @@ export class RollupReader {
   private async sumTotalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions: boolean): Promise<RollupActionTotals | null> {
     const plan = await this.planFrom(env, sinceByActionId(env), from, to);
     if (!plan) return null;
-    const [docs, parts] = await Promise.all([this.docs(plan), withDimensions ? this.dimensionDocs(plan, action) : Promise.resolve([])]);
-    const sum: RollupActionTotals = { total: 0, byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } };
-    for (const d of docs.values()) {
-      sum.total += d.a?.[action] ?? 0;
-      if (withDimensions) addDimensions(sum, d.x?.[action] ?? {}, d.xo?.[action]);
-    }
-    for (const d of parts) addDimensions(sum, { ip: d.ip, asn: d.asn, cc: d.cc }, d.o);
+    const docs = await this.docs(plan);
+    const sum: RollupActionTotals = { total: 0, ...emptyDimensions() };
+    for (const d of docs.values()) sum.total += d.a?.[action] ?? 0;
+    if (withDimensions) await this.addDimensionsOf(sum, env, plan, action, docs);
     return sum;
   }
 

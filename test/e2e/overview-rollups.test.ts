@@ -275,3 +275,96 @@ it("answers a range that begins before a new environment's first event from the 
   expect(await total(thirtyDays, at('06:00:00'))).toBe(2);
   expect(await total(thirtyDays, at('05:00:00'))).toBe(0);
 });
+
+/**
+ * Settled hours and whole days are packed (store/rollup-compactor.ts): the overview then reads
+ * one field per dimension instead of one per address, and answers exactly as before; a late event
+ * in a packed hour is counted at once (the copy no longer matches, so the hour is read from its
+ * own documents) and packed again on the next run; a day's copy keeps the top values only.
+ */
+describe('settled rollups are packed', () => {
+  let packed: TestApp;
+  let clock = Date.parse('2026-03-10T00:00:30Z');
+  const t = (iso: string) => Date.parse(`2026-03-${iso}Z`);
+  const ask = async (query: string, from: number, to: number, action?: string) => {
+    const filter = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), ...(action ? { action: action.toUpperCase() } : {}) };
+    const r = await call(packed, 'POST', '/graphql', { query, variables: { filter } });
+    expect(r.body.errors).toBeUndefined();
+    return r.body.data.analytics as { total: number; ips: { distinct: number; entries: { key: string; count: number }[] } };
+  };
+  const PANELS = `query Panels($filter: EventFilter) {
+    analytics(filter: $filter) {
+      total
+      ips: top(dimension: IP, first: 8) { distinct entries { key count } }
+      asns: top(dimension: ASN, first: 8) { distinct entries { key count } }
+      countries: top(dimension: COUNTRY, first: 8) { distinct entries { key count } }
+    }
+  }`;
+  const rollups = () => packed.database.db.collection<{ _id: string; n?: number; k?: number; p?: Record<string, string> }>('rollups');
+  const send = async (iso: string, ip: string, action: string, timestamp?: string) => {
+    clock = timestamp ? clock : t(iso);
+    const context = { ip, headers: { 'User-Agent': UA } };
+    const r = await call(packed, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: `p${ip}` }, context, request_token: `test|device:d${ip.replaceAll(".", "")}|policy.action:${action}`, ...(timestamp ? { timestamp } : {}) });
+    expect(r.status).toBe(201);
+  };
+  const settle = async () => {
+    await packed.built.services.track.drain(false);
+    await new Promise((r) => setTimeout(r, 20));
+    await packed.built.state.flush();
+  };
+  const from = t('10T00:02:00');
+  const to = t('12T11:00:00');
+
+  beforeAll(async () => {
+    packed = await startTestApp({ grpc: false, clock: { now: () => new Date(clock) }, rollupPushEveryMs: 1 });
+    await send('10T00:00:30', '81.2.69.1', 'allow'); // starts the rollups at 00:01
+    const ips = ['81.2.69.160', '175.16.199.1', '2.125.160.216', '89.160.20.112', '8.8.8.8', '1.1.1.1'];
+    const actions = ['allow', 'challenge', 'deny'];
+    let i = 0;
+    for (const day of ['10', '11', '12']) {
+      for (const hour of ['01', '05', '09', '13', '17', '21']) {
+        if (day === '12' && hour > '09') break;
+        for (const minute of ['07', '31']) {
+          await send(`${day}T${hour}:${minute}:00`, ips[i % ips.length], actions[i % 3]);
+          i += 1;
+        }
+      }
+    }
+    await settle();
+    clock = t('12T12:00:00');
+  });
+  afterAll(async () => {
+    await packed?.close();
+  });
+
+  const everyPart = [undefined, 'allow', 'challenge', 'deny'];
+
+  it('packs every settled hour and whole day once, and answers as the events do', async () => {
+    const before = await Promise.all(everyPart.map((a) => ask(PANELS, from + 1, to, a)));
+    expect(before[0].total).toBe(30);
+    const first = await packed.built.rollupCompactor.run();
+    expect(first.written).toBeGreaterThan(0);
+    expect(await packed.built.rollupCompactor.run()).toEqual({ written: 0, current: 0 });
+    const ids = (await rollups().find({}).toArray()).map((d) => d._id).filter((id) => id.startsWith(`${packed.env.id}:`) && id.includes(':p:'));
+    // Whole days: the 10th (from the hour of the event that started the rollups) and the 11th; the 12th is not over.
+    expect(ids.filter((id) => id.includes(':D:')).sort()).toEqual(['all', 'allow', 'challenge', 'deny'].flatMap((p) => [`${packed.env.id}:D:${t('10T00:00:00')}:p:${p}`, `${packed.env.id}:D:${t('11T00:00:00')}:p:${p}`]).sort());
+    for (const [k, action] of everyPart.entries()) expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
+  });
+
+  it('counts a late event in a packed hour at once, and packs that hour and its day again', async () => {
+    await send('', '9.9.9.9', 'deny', new Date(t('11T13:20:00')).toISOString());
+    await settle();
+    const deny = await ask(PANELS, from, to, 'deny');
+    expect(deny.ips.entries).toContainEqual({ key: '9.9.9.9', count: 1 });
+    expect(deny).toEqual(await ask(PANELS, from + 1, to, 'deny'));
+    // The hour and the day, of all events and of the deny verdict.
+    expect((await packed.built.rollupCompactor.run()).written).toBe(4);
+    expect(await ask(PANELS, from, to, 'deny')).toEqual(deny);
+  });
+
+  it("reads the packed copies: with every hour's own dimensions gone, the answers stay", async () => {
+    const before = await Promise.all(everyPart.map((a) => ask(PANELS, from + 1, to, a)));
+    await rollups().deleteMany({ _id: { $in: (await rollups().find({}).toArray()).map((d) => d._id).filter((id) => /:h:\d+:d:/.test(id)) } });
+    for (const [k, action] of everyPart.entries()) expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
+  });
+});
