@@ -31,6 +31,8 @@ export interface Outcome {
   channel: Channel;
   /** Legitimate: successful logins before this one (as Rampart let them happen). */
   history: number;
+  /** A legitimate sign-up during an attack's sign-up wave. */
+  duringWave?: boolean;
   preauth: Verdict | null;
   main: Verdict | null;
   /** The attempt met a challenge or a deny somewhere. */
@@ -117,12 +119,12 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const withPreauth = o.preauth ?? true;
 
   /** What the page's script would send for a device (its id stands for the profile and the machine). */
-  const components = (device: string, headers: Record<string, string>, automation: string[]) => {
-    const h = (salt: string) => createHash('sha256').update(`${salt}:${device}`).digest('hex');
+  const components = (profile: string, machine: string, headers: Record<string, string>, automation: string[]) => {
+    const h = (salt: string) => createHash('sha256').update(`${salt}:${machine}`).digest('hex');
     return {
       userAgent: headers['User-Agent'] ?? '',
       languages: (headers['Accept-Language'] ?? 'en').split(',').map((l) => l.split(';')[0] ?? l),
-      profile: h('profile').slice(0, 32),
+      profile: createHash('sha256').update(`profile:${profile}`).digest('hex').slice(0, 32),
       canvas: h('canvas').slice(0, 12),
       audio: String(124 + parseInt(h('audio').slice(0, 4), 16) / 1e5),
       webgl: { vendor: 'Google Inc.', renderer: `ANGLE (${['Intel', 'NVIDIA', 'AMD', 'Apple'][parseInt(h('gpu').slice(0, 2), 16) % 4]})` },
@@ -133,7 +135,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   };
   const collect = async (s: Step): Promise<string | null> => {
     if (!o.publishableKey || !s.context.token) return s.context.token;
-    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.headers, s.context.automation ?? []) });
+    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.machine ?? s.context.token, s.context.headers, s.context.automation ?? []) });
     return typeof r.json?.token === 'string' ? r.json.token : null;
   };
 
@@ -249,7 +251,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
-    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
+    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, ...(s.duringWave ? { duringWave: true } : {}), history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
     const legit = s.scenario === 'legit';
     const note = (v: Verdict | null, status: number) => {
       if (v?.degraded) out.degraded++;

@@ -48,7 +48,7 @@ import {
 import { rng } from '../lib/traffic';
 
 export const SCENARIOS = [
-  'legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay',
+  'legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay', 'scripted_tokens',
   'app_stuffing', 'app_takeover', 'emulator_farm', 'wiped_signups',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -102,6 +102,14 @@ export interface Context {
    * From the app: the install's opaque token (with `--client` the app mints its own from `app`).
    */
   token: string | null;
+  /**
+   * Browser client: the machine the page runs on, when it is not the one `token` stands for (the
+   * profile): a private window or cleared storage on the user's own computer, an anti-detect
+   * browser copying a victim's fingerprint, a farm wiping storage between sign-ups.
+   */
+  machine?: string;
+  /** Browser client: the token was minted by a script posting made-up components, not by the page. */
+  scripted?: boolean;
   /** Browser client: automation evidence the page shows (a driven or tampered browser). */
   automation?: string[];
   /** Browser client: the token was captured from this address's session, used there first, and is replayed here. */
@@ -129,6 +137,8 @@ export interface Step {
   typo: boolean;
   /** A browser, or the app on Android or iOS (attacks included: what the request claims to be). */
   channel: Channel;
+  /** A legitimate sign-up during an attack's sign-up wave (scored apart). */
+  duringWave?: boolean;
 }
 
 export interface GenerateOptions {
@@ -414,8 +424,18 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     }
     const { ip } = whereIs(p, day, at, device.mobile, 0.55, r, r6);
     const headers = browserHeaders(browserOf(device, day), p.language, device.model);
-    return { ip, headers, token: o.tokens !== 'none' ? device.token : null };
+    if (o.tokens === 'none') return { ip, headers, token: null };
+    // The browser's storage (where the page keeps its id): a private window starts empty, and a
+    // user who cleared the site's data once has a new id on that computer from then on.
+    const clearedOn = clearedStorage.get(p.id);
+    if (!device.mobile && rs() < PRIVATE_WINDOW_SHARE) return { ip, headers, token: `${device.token}-private-${Math.floor(rs() * 1e9).toString(36)}`, machine: device.token };
+    if (!device.mobile && device === p.devices[0] && clearedOn !== undefined && day >= clearedOn) return { ip, headers, token: `${device.token}-cleared`, machine: device.token };
+    return { ip, headers, token: device.token };
   };
+  // Drawn from a sequence of their own, so that every other step stays the same.
+  const rs = rng(o.seed * 6700417 + 41);
+  const PRIVATE_WINDOW_SHARE = 0.04;
+  const clearedStorage = new Map(people.filter(() => rs() < 0.25).map((p) => [p.id, Math.floor(rs() * o.days)] as const));
 
   const history = new Map<string, number>();
   for (const p of people) {
@@ -472,15 +492,19 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const kind = weighted(rr, mobile ? MOBILE_BROWSERS : DESKTOP_BROWSERS);
     return { kind, version: versionAt(kind, o.days, Math.floor(rr() * 150)), mobile };
   };
+  // With Rampart's browser client, a tool that sends no token meets `missing_fingerprint`; the
+  // adaptive ones run the page in an anti-detect browser that mints a fresh profile (and machine)
+  // for every attempt, or post made-up components to the collector from a script.
+  const fresh = (kind: 'antidetect' | 'script'): Partial<Context> => ({ token: `tok-${kind}-${Math.floor(rs() * 1e12).toString(36)}`, ...(kind === 'script' ? { scripted: true } : {}) });
   campaign('stuffing_residential', 1500, 3, () => {
     const c = weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null };
+    return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...(o.tokens === 'client' && rs() < 0.5 ? fresh('antidetect') : {}) };
   });
   // Through VPN exits in the victim's country.
   campaign('stuffing_vpn', 800, 2, (_k, victim) => {
     const p = victims.find((v) => v.email === victim.email);
     const c = p?.country ?? weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.vpnIn(r, c.cc), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null };
+    return { ip: nets.vpnIn(r, c.cc), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...(o.tokens === 'client' ? fresh('antidetect') : {}) };
   });
   // Scripts that do not pretend: HTTP libraries.
   campaign('library_bots', 400, 1, () => ({ ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: { 'User-Agent': pick(r, LIBRARY_AGENTS), Accept: '*/*' }, token: null }));
@@ -519,7 +543,10 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
           ? browserHeaders(b, p.language, d.model)
           : browserHeaders({ kind: d.browser, version: versionAt(d.browser, day, 0), mobile: false }, pick(r, p.country.languages).split(',')[0] ?? 'en', d.model);
       const asn = scenario === 'very_targeted' && r() < 0.3 ? p.homeAsn : pick(r, [...p.country.home, ...p.country.mobile]);
-      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+      // With the browser client, half the very targeted attackers run an anti-detect browser
+      // that copies the victim's fingerprint (its machine), but cannot read the victim's storage.
+      const copied = o.tokens === 'client' && scenario === 'very_targeted' && rs() < 0.5 ? { machine: d.token } : {};
+      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null, ...copied }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
     }
   }
 
@@ -544,7 +571,9 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const d = pick(r, farm);
     const c = pick(r, COUNTRIES);
     const id = `farm-account-${k}`;
-    const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), token: o.tokens !== 'none' ? d.token : null };
+    // With the browser client the farm wipes the browser's storage between sign-ups: the same machine, a new profile each time.
+    const wiped = o.tokens === 'client' ? { token: `${d.token}-wiped-${k}`, machine: d.token } : { token: o.tokens !== 'none' ? d.token : null };
+    const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), ...wiped };
     steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, farmHours), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
   }
 
@@ -559,6 +588,26 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const id = `wave-account-${k}`;
     const b = proxyBrowser();
     steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+  }
+
+  // (Last among the web attacks: its draws leave every step above the same.)
+  // Scripts that mint tokens: made-up components posted to the collector (the page never ran),
+  // then the login posted with a browser's headers through residential proxies.
+  if (o.tokens === 'client') {
+    campaign('scripted_tokens', 600, 2, () => {
+      const c = weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
+      return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...fresh('script') };
+    });
+  }
+
+  // Real people signing up while the farm and the disposable-domain wave run: their own homes,
+  // browsers and mailboxes (drawn from a sequence of their own).
+  for (const [k, [from, hours]] of [...Array.from({ length: 40 }, () => [waveFrom, waveHours]), ...Array.from({ length: 40 }, () => [farmFrom, farmHours])].entries()) {
+    const c = weighted(rs, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
+    const d = makeDevice(rs, rs() < 0.4, `wl${k}`);
+    const at = from + rs() * hours * HOUR;
+    const context = { ip: nets.address(rs, pick(rs, d.mobile && rs() < 0.6 ? c.mobile : c.home)), headers: browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), pick(rs, c.languages), d.model), token: o.tokens !== 'none' ? d.token : null };
+    steps.push({ scenario: 'legit', kind: 'register', at, email: emailFor(rs, `newcomer${k}`), userId: `wave-newcomer-${k}`, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web', duringWave: true });
   }
 
   if (o.apps !== false) appTraffic();

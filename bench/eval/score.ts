@@ -34,6 +34,9 @@ export interface LegitFigures {
   byHistory: { bucket: string; logins: number; friction: number }[];
   signups: number;
   signupFriction: number;
+  /** Of those, the sign-ups during an attack's sign-up wave. */
+  waveSignups: number;
+  waveSignupFriction: number;
 }
 
 /** How well the risk ranks attacks above legitimate attempts. */
@@ -115,6 +118,8 @@ function legitFigures(outcomes: readonly Outcome[]): LegitFigures {
     }),
     signups: signups.length,
     signupFriction: signups.filter((o) => o.stopped).length,
+    waveSignups: signups.filter((o) => o.duringWave).length,
+    waveSignupFriction: signups.filter((o) => o.duringWave && o.stopped).length,
   };
 }
 
@@ -181,7 +186,7 @@ function attackRows(list: readonly ScenarioFigures[]): string {
 }
 
 const legitLine = (l: LegitFigures) =>
-  `${l.logins}; stopped anywhere ${pct(l.stopped, l.logins)} (the login verdict challenged ${pct(l.challenged, l.logins)}, the pre-auth check ${pct(l.preauthChallenged, l.logins)}), denied ${pct(l.denied, l.logins)}; sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}`;
+  `${l.logins}; stopped anywhere ${pct(l.stopped, l.logins)} (the login verdict challenged ${pct(l.challenged, l.logins)}, the pre-auth check ${pct(l.preauthChallenged, l.logins)}), denied ${pct(l.denied, l.logins)}; sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}${l.waveSignups > 0 ? ` (during a sign-up wave ${l.waveSignups}, stopped ${pct(l.waveSignupFriction, l.waveSignups)})` : ''}`;
 const historyLine = (l: LegitFigures) => l.byHistory.map((b) => `  ${b.bucket}: ${pct(b.friction, b.logins)} of ${b.logins}`).join('');
 const rankingLine = (r: Ranking) => `AUC ${r.auc.toFixed(4)}; caught at 1%: ${pct(r.tprAt1, 1)}, at 5%: ${pct(r.tprAt5, 1)}`;
 

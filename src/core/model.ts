@@ -129,6 +129,8 @@ export interface ClientTokenUse {
   /** The browser's first language (primary tag) and timezone offset (minutes to UTC), as it reported them. */
   language: string | null;
   timezoneOffset: number | null;
+  /** The browser's machine vector (core/client/components.ts machineVectorOf; null: none). */
+  machine?: string | null;
   /** A token a native app minted from its session: what the session says of the device and the app (absent: a browser's). */
   mobile?: MobileClient | null;
 }
@@ -197,6 +199,10 @@ export interface Device {
   lastEventRisk: number | null;
   /** Events seen from this device. */
   sightings: number;
+  /** A browser's machine vector, as last seen (core/devices/machine.ts; null: none known). */
+  machine: string | null;
+  /** Other browser profiles on this machine that name this device (a private window, cleared storage). */
+  linkedKeys: string[];
 }
 
 export interface UserProfile {

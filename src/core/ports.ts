@@ -50,6 +50,10 @@ export interface DeviceChange {
   review?: { state: 'approved' | 'reported'; at: Date };
   mitigatedAt?: Date;
   removedAt?: Date;
+  /** The device's machine vector as now seen (a browser's; see core/devices/machine.ts). */
+  machine?: string;
+  /** A browser profile's key that names this device from now on (bounded: MAX_LINKED_PROFILES). */
+  link?: string;
 }
 
 /** A change to a user's profile: only commutative updates (latest, earliest, add). */

@@ -15,7 +15,7 @@ import { validateEvent } from './events/parse';
 import { scrubPayloadText } from './events/context';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/ports';
-import { enrich, profileChange, readEventState, recordCounters, toStoredEvent } from './verdicts/observe';
+import { enrich, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
 import { missingFields } from './scoring/evidence';
 
@@ -263,8 +263,10 @@ export class TrackService {
       // A device token names its user.
       if (!received.userId) event = { ...received, userId: device.userId };
     }
-    const x = enrich(event, this.d.intel);
-    const read = await readEventState(this.d, env.id, x);
+    const enriched = enrich(event, this.d.intel);
+    const read = await readEventState(this.d, env.id, enriched);
+    // A browser profile linked to one of the user's devices is that device (feedback links none).
+    const { x } = resolveDevice(enriched, read);
     // From here on nothing awaits (see VerdictService).
     const userId = read.userId;
     const user = read.state ?? null;

@@ -13,6 +13,7 @@
 import type { Db } from 'mongodb';
 import type { Device, DeviceContext, EnvId, UserProfile } from '../core/model';
 import type { DeviceChange, ProfileChange, UserChange, UserState, UserStateStore } from '../core/ports';
+import { MAX_LINKED_PROFILES } from '../core/devices/machine';
 import {
   emptyBehaviour,
   epochWeight,
@@ -89,6 +90,10 @@ interface DeviceSub {
   n?: number;
   /** When the dashboard copy was last refreshed (event time). */
   pj?: Date;
+  /** A browser's machine vector, as last seen. */
+  mk?: string;
+  /** Other browser profiles' keys that name this device. */
+  lk?: string[];
 }
 
 interface UserDocument {
@@ -175,6 +180,8 @@ function deviceOf(env: EnvId, userId: string, s: DeviceSub): Device {
     context: fromContextDoc(s.context),
     lastEventRisk: s.lastEventRisk ?? null,
     sightings: s.n ?? 0,
+    machine: s.mk ?? null,
+    linkedKeys: Array.isArray(s.lk) ? s.lk : [],
   };
 }
 
@@ -411,11 +418,13 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
   }
   if (c.mitigatedAt) d.set(at('mitigatedAt'), c.mitigatedAt);
   if (c.removedAt) d.set(at('removedAt'), c.removedAt);
+  if (c.machine) d.set(at('mk'), c.machine);
+  if (c.link && (sub?.lk?.length ?? 0) < MAX_LINKED_PROFILES) d.addToSet(at('lk'), c.link);
 }
 
 /** Whether a change is worth refreshing the dashboard copy for. */
 function needsProjection(c: DeviceChange, sub: DeviceSub | undefined): boolean {
-  if (c.create || c.review || c.mitigatedAt || c.removedAt || !sub) return true;
+  if (c.create || c.review || c.mitigatedAt || c.removedAt || c.link || !sub) return true;
   if (!c.seen) return false;
   if (c.seen.context && sub.context && (c.seen.context.location?.country_code ?? null) !== (sub.context.location?.country_code ?? null)) return true;
   return !sub.pj || c.seen.at.getTime() - sub.pj.getTime() >= PROJECTION_REFRESH_MS;

@@ -152,6 +152,8 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
     riskScore: 100,
     feedback: 'reported',
     sightings: 1,
+    machine: null,
+    linkedKeys: [],
     context: {
       ip: '203.0.113.7',
       location: null,

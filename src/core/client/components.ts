@@ -121,6 +121,22 @@ export function machineKeyOf(c: Components): string {
   return createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 22);
 }
 
+/**
+ * The machine under the browser profile, as a vector of short hashes: `<base>.<canvas>.<audio>.
+ * <webgl>.<fonts>`, the base being the platform and hardware (platform, CPU cores, memory, touch
+ * points, colour depth). A private window or cleared storage changes the profile id, not these;
+ * a browser update may change one rendering hash, which `sameMachine` (core/devices/machine.ts)
+ * tolerates. Null when the page reported no rendering at all (nothing tells machines apart).
+ */
+export function machineVectorOf(c: Components): string | null {
+  const h = (v: string) => createHash('sha256').update(v).digest('base64url').slice(0, 6);
+  const part = (v: string | null | undefined) => (v ? h(v) : '-');
+  if (!c.canvas && !c.audio && !c.webgl) return null;
+  const base = h(JSON.stringify([c.platform ?? '', c.cores ?? '', c.memory ?? '', c.touchPoints ?? '', c.screen?.depth ?? '']));
+  const webgl = c.webgl ? `${c.webgl.vendor}|${c.webgl.renderer}` : null;
+  return [base, part(c.canvas), part(c.audio), part(webgl), part(c.fonts.length ? [...c.fonts].sort().join(',') : null)].join('.');
+}
+
 /** The browser's first language, as a primary tag (`en`, `pt`), or null. */
 export function primaryLanguageOf(c: Components): string | null {
   const first = c.languages[0];

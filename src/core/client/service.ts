@@ -10,7 +10,7 @@ import { Forbidden, InvalidParameters, Unauthorized } from '../errors';
 import type { ClientTokenUse, Environment, EventInput, MobileClient } from '../model';
 import type { Clock, EnvironmentStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
-import { automationOf, deviceKeyOf, primaryLanguageOf, readComponents } from './components';
+import { automationOf, deviceKeyOf, machineVectorOf, primaryLanguageOf, readComponents } from './components';
 import { localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
 import { isMobileToken, mintMobileToken, openMobileToken, SESSION_TTL_MS, sessionKey, signSession, type SessionClaims } from './session';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
@@ -136,7 +136,7 @@ export class ClientService {
     const jti = randomToken(12);
     const deviceKey = deviceKeyOf(components);
     const automation = automationOf(components);
-    const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent), lang: primaryLanguageOf(components), tzo: components.timezoneOffset });
+    const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent), lang: primaryLanguageOf(components), tzo: components.timezoneOffset, mk: machineVectorOf(components) });
     this.d.observations.record({ id: jti, envId: env.id, at: now, kind: 'browser', deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components } });
     return { token, expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000 };
   }
@@ -193,7 +193,7 @@ export class ClientService {
     if (!raw || !isClientToken(raw)) return event;
     const opened = openClientToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
     const client: ClientTokenUse = opened.ok
-      ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua, language: opened.claims.lang ?? null, timezoneOffset: opened.claims.tzo ?? null }
+      ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua, language: opened.claims.lang ?? null, timezoneOffset: opened.claims.tzo ?? null, machine: opened.claims.mk ?? null }
       : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
     return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
   }

@@ -34,6 +34,8 @@ export interface ClientClaims {
   lang?: string | null;
   /** The browser's timezone offset (minutes to UTC, as `getTimezoneOffset()`), when it reported one. */
   tzo?: number | null;
+  /** The machine vector of the browser's stable components (components.ts machineVectorOf), when it reported any. */
+  mk?: string | null;
 }
 
 export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
@@ -82,5 +84,6 @@ function parseClaims(encoded: string): ClientClaims | null {
   if (!Array.isArray(c.auto) || c.auto.length > 16 || !c.auto.every(str)) return null;
   const lang = typeof c.lang === 'string' && c.lang.length <= 8 ? c.lang : null;
   const tzo = typeof c.tzo === 'number' && Number.isFinite(c.tzo) ? c.tzo : null;
-  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo };
+  const mk = typeof c.mk === 'string' && /^[\w-]{6}(\.(?:[\w-]{6}|-)){4}$/.test(c.mk) ? c.mk : null;
+  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo, mk };
 }

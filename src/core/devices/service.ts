@@ -64,7 +64,8 @@ export function buildContext(event: EventInput, ip: IpIntel | null, ua: ParsedUs
 }
 
 /** The user's device with this key, if the user has it. */
-export const recognise = (state: UserState | null | undefined, key: string): Device | null => state?.devices.find((d) => d.fingerprintKey === key) ?? null;
+export const recognise = (state: UserState | null | undefined, key: string): Device | null =>
+  state?.devices.find((d) => d.fingerprintKey === key) ?? state?.devices.find((d) => d.linkedKeys.includes(key)) ?? null;
 
 /** A sighting of a device by an event for a known user (pure): what to record. */
 export interface Sighting {
@@ -75,6 +76,10 @@ export interface Sighting {
   at: Date;
   /** Risk of the event, or null for feedback events. */
   risk: number | null;
+  /** A browser's machine vector (kept as the device's latest). */
+  machine?: string | null;
+  /** Another profile's key to link to the device (a new profile on its machine, core/devices/machine.ts). */
+  link?: string | null;
   /** When the user registered, as far as known (the event's own `registered_at` first). */
   registeredAt: Date | null;
   /** A registration event (devices used to register are approved). */
@@ -97,6 +102,8 @@ export function sightingChange(s: Sighting): DeviceChange {
   const sinceRegistration = registeredAt ? s.at.getTime() - registeredAt.getTime() : -1;
   const autoApprove = s.stateKnown && (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !s.denied;
   const change: DeviceChange = { key: s.key.key, seen: { at: s.at, context: s.context } };
+  if (s.machine && s.machine !== s.existing?.machine) change.machine = s.machine;
+  if (s.link && !s.existing?.linkedKeys.includes(s.link)) change.link = s.link;
   if (!s.existing) change.create = { token: s.newToken(), identity: s.key.identity, at: s.at };
   if (s.risk !== null) change.eventRisk = s.risk;
   if (autoApprove && !s.existing?.feedback) change.review = { state: 'approved', at: s.at };
@@ -128,6 +135,8 @@ export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, 
     context: change.seen?.context ?? { ip: null, location: null, userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false }, type: 'other', properties: {} },
     lastEventRisk: change.eventRisk ?? null,
     sightings: change.seen ? 1 : 0,
+    machine: change.machine ?? null,
+    linkedKeys: change.link ? [change.link] : [],
   };
 }
 

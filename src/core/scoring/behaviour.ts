@@ -52,7 +52,7 @@ export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number =
 export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
 
 /** Most values kept per level; beyond it the least used value is forgotten. */
-export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 };
+export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, mk: 8, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 };
 /** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
 export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
 export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
@@ -398,6 +398,12 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
     weight = Math.max(weight, w);
   }
   return { levels, weight };
+}
+
+/** Whether the event's network is one the user has logged in from (the address, or its /24 or /48). */
+export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
+  const { ip, net } = f.values;
+  return (ip !== null && atTime(b.tables.ip?.[ip]?.c ?? 0, now) >= 0.5) || (net !== null && atTime(b.tables.net?.[net]?.c ?? 0, now) >= 1);
 }
 
 /** A change to a user's behaviour, applied by the store as commutative deltas. */

@@ -565,6 +565,32 @@ function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: numbe
 }
 
 /** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
+/** Share of the environment-wide sign-up weight a sign-up that resembles nothing of the hour's others keeps. */
+const WAVE_UNLIKE = 0.2;
+/** Resemblance (share of the hour's sign-ups shared beyond the usual) from which a sign-up takes the whole weight. */
+const WAVE_LIKE_FULL = 0.15;
+
+/**
+ * How much a sign-up looks like the others of its hour: the largest share of the hour's sign-ups
+ * (before it) that came from its address, its /24, its machine, or its e-mail domain (not one of
+ * the environment's common ones), or from its operator, request shape or phone model beyond
+ * twice their usual share. A wave's members share a farm's machines, a few networks, a tool's
+ * shape, a list's domains; real people signing up in the same hour share none of these with it.
+ */
+function waveResemblance(x: EvidenceInput, envRegs: number): number {
+  const w = x.windows;
+  const share = (n: number | undefined) => (n ?? 0) / Math.max(envRegs, 1);
+  const beyond = (n: number | undefined, usual: number) => share(n) - 2 * usual;
+  return Math.max(
+    share(w.ip?.registrations),
+    share(w.net?.registrations),
+    x.domainCount < 20 ? share(w.dom?.registrations) : 0,
+    beyond(w.mk?.registrations, x.machineShare ?? 0),
+    beyond(w.shape?.registrations, x.shapeShare),
+    beyond(w.asn?.registrations, x.operatorShare),
+  );
+}
+
 function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; from: number; to: number } {
   const expected = x.env.registrationsPerHour * (x.machineShare ?? 0);
   // A sign-up is counted twice when the application asks before and after it (filter, then
@@ -691,7 +717,10 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.
     const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
-    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3), usual: x.env.registrationsPerHour });
+    // The wave is challenged, not everybody who signs up during it: the weight goes with how much
+    // this sign-up looks like the hour's others (see waveResemblance).
+    const like = regLift > 0 ? waveResemblance(x, envRegs) : 0;
+    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3) * (WAVE_UNLIKE + (1 - WAVE_UNLIKE) * clamp(like / WAVE_LIKE_FULL, 0, 1)), usual: x.env.registrationsPerHour });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     let hour: { weight: number; detail: SignalDetail } | null = null;
     if (top && top.weight > 0) {

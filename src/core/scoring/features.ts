@@ -12,7 +12,7 @@ import type { Device, EventInput } from '../model';
 /** The levels the profile and the population keep values for, finest first within each hierarchy. */
 export const NETWORK_LEVELS = ['ip', 'net', 'asn', 'cc'] as const;
 export const SOFTWARE_LEVELS = ['ua', 'br', 'bf', 'os', 'dt'] as const;
-export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr'] as const;
+export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr', 'mk'] as const;
 /**
  * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
  * from; the network within its operator (how many networks the user shows per operator); and the
@@ -43,6 +43,8 @@ export interface Features {
   app: boolean;
   /** A verified mobile token's device: its key and machine key (null: none). */
   mobile: { deviceKey: string; machineKey: string } | null;
+  /** A verified browser token's machine vector (core/devices/machine.ts; null: none). */
+  machine: string | null;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -122,6 +124,7 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   // client's learning (evidence.ts) go by the family.
   const app = ua.app && ua.app.library !== 'native' ? ua.app : null;
   const browser = app ? app.library : known(ua.browser);
+  const machine = device.identity === 'fingerprint' && !event.client?.mobile ? (event.client?.machine ?? null) : null;
   const values: FeatureValues = {
     ip: ip && !ip.bogon ? hostOf(ip.ip) : null,
     net: ip && !ip.bogon ? networkOf(ip.ip) : null,
@@ -138,6 +141,7 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     fp: device.identity === 'fingerprint' ? 'y' : 'n',
     lang: primaryLanguage(event.context.headers['accept-language']),
     hr: String(new Date(at).getUTCHours()),
+    mk: machine,
     sw: null,
     sa: null,
     sn: null,
@@ -166,5 +170,6 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     hourFraction: (at % HOUR_MS) / HOUR_MS,
     app: Boolean(ua.app),
     mobile: event.client?.mobile ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey } : null,
+    machine,
   };
 }

@@ -17,7 +17,7 @@
 import type { IpIntel } from '../../intel';
 import { distanceKm } from '../../intel';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
-import { answeredChallenge, atTime, familiarity, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
+import { answeredChallenge, atTime, familiarity, ownNetwork, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import { placeless, type Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
@@ -70,6 +70,35 @@ const NEW_COUNTRY_FLOOR = -1;
 export const PLACE_WEIGHT = 0.4;
 /** Share of a new device's weight when it arrives on a new operator (see behaviourEvidence). */
 export const JOINT_NOVELTY = 0.5;
+/** The most a trusted device's travel (network, operator, place, hour) counts (see behaviourEvidence). */
+export const TRUSTED_TRAVEL_MAX = 0.5;
+/** Legitimate logins (decayed) and days of use that make a client-token device trusted where it travels. */
+const TRUSTED_LOGINS = 3;
+const TRUSTED_AFTER_MS = 7 * 86_400_000;
+/** Share of a new device's weight on the user's own network, and on the usual operator in the usual place. */
+export const HOME_NEW_DEVICE = 0.5;
+export const CARRIER_NEW_DEVICE = 0.9;
+/** Legitimate logins (decayed) through an operator that make it the user's usual one. */
+const USUAL_OPERATOR_LOGINS = 3;
+
+/**
+ * A device of the user's that a client token identifies, approved, or used in at least
+ * TRUSTED_LOGINS legitimate logins over at least TRUSTED_AFTER_MS: what a stolen password does
+ * not bring along, wherever it logs in from.
+ */
+function trustedDevice(x: AssessInput, b: Behaviour, now: number): boolean {
+  const key = x.features.values.dev;
+  if (!x.features.fingerprinted || !key) return false;
+  if (x.device?.feedback === 'approved' && x.device.fingerprintKey === key) return true;
+  const e = b.tables.dev?.[key];
+  return Boolean(e && atTime(e.c, now) >= TRUSTED_LOGINS && e.f !== undefined && now - e.f >= TRUSTED_AFTER_MS);
+}
+
+/** The user's usual operator (at least USUAL_OPERATOR_LOGINS legitimate logins), placing the address where it places the user. */
+function usualOperatorAndPlace(b: Behaviour, asn: string | null, place: number, now: number): boolean {
+  return asn !== null && atTime(b.tables.asn?.[asn]?.c ?? 0, now) >= USUAL_OPERATOR_LOGINS && place <= 0;
+}
+
 /** How much an approved device lowers the risk, in log-odds. */
 export const APPROVED_CREDIT = 2.5;
 /** Tentative weight of an unanswered challenge, where the application does not report answers. */
@@ -139,30 +168,40 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // posting to the login form, or a browser whose page never ran the application's script.
   const noDevice = !x.features.fingerprinted && f.history >= 3 && tokenHabit(b, now);
   const unproven = strangeDevice || noDevice;
-  const knownAddress = v.ip !== null && (b.tables.ip?.[v.ip]?.c ?? 0) > 0;
   // A VPN, hosting or Tor network is shared with strangers, attackers first among them: the user's
   // habit of it vouches for little (an attacker choosing a VPN in the victim's country often
   // lands on the user's own provider), so the software and device must do the vouching there.
   const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
-  const floor = unproven && !knownAddress ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
-  const net = gain * 0.8 * clamp(f.network.llr, floor, 7);
+  // The user's own network: an address, or the /24 (/48) of addresses, of their legitimate logins.
+  const home = !shared && ownNetwork(b, x.features, now);
+  const floor = unproven && !home ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
+  // A device of the user's that a client token identifies and that the user has long used (or
+  // approved) is the strongest evidence there is: where it travels (a new country, a hotel's
+  // network, an odd hour), what the network says counts TRUSTED_TRAVEL_MAX at most.
+  const trusted = trustedDevice(x, b, now);
+  const travel = (w: number) => (trusted ? Math.min(w, TRUSTED_TRAVEL_MAX) : w);
+  const net = travel(gain * 0.8 * clamp(f.network.llr, floor, 7));
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
   else out.push({ signal: 'network', weight: net, detail: netDetail });
   // This software somewhere it has not been (a laptop on a network only the phone used).
-  const where = gain * (0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4));
+  const where = travel(gain * (0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4)));
   if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Somewhere else on a familiar operator (another city): what a targeted attacker on the
   // victim's own ISP looks like, and a reassigned home address does not. A familiar place is no
   // credit to a device the user never showed (like the operator above).
-  const place = gain * PLACE_WEIGHT * clamp(f.place, unproven && !knownAddress ? 0 : -1, 3);
+  const place = travel(gain * PLACE_WEIGHT * clamp(f.place, unproven && !home ? 0 : -1, 3));
   if (place > 0.35) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
   else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
-  const sw = gain * 0.5 * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
-  const dev = (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
+  // A new device on the user's own network (a new phone at home) counts HOME_NEW_DEVICE of what
+  // it would on a stranger's; on the user's usual operator in the user's usual place (a phone on
+  // its carrier), CARRIER_NEW_DEVICE.
+  const newHere = strangeDevice ? (home ? HOME_NEW_DEVICE : !shared && usualOperatorAndPlace(b, v.asn, f.place, now) ? CARRIER_NEW_DEVICE : 1) : 1;
+  const sw = newHere * gain * 0.5 * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
+  const dev = newHere * (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
   const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
   const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
@@ -177,7 +216,7 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
   const lang = gain * 0.4 * clamp(f.language.llr, unproven ? 0 : -1.5, 3);
   out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
-  const hour = gain * 0.25 * clamp(f.hour, unproven ? 0 : -1, 2);
+  const hour = travel(gain * 0.25 * clamp(f.hour, unproven ? 0 : -1, 2));
   out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
   return out;
 }

@@ -32,7 +32,7 @@ export const COUNTER_SETS = ['u', 'uf'] as const;
 /** How an account appears in the distinct sets when only its e-mail is known. */
 export const emailAccount = (email: string) => `email:${email.trim().toLowerCase()}`;
 
-/** `mk`: the machine key of a mobile token's phone (its model, OS and screen: one farm's emulator images share it). */
+/** `mk`: the machine of a mobile token's phone (its model, OS and screen: one farm's emulator images share it) or of a browser token (its machine vector: a farm wiping storage between sign-ups keeps it). */
 export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env', 'mk'] as const;
 export type WindowKind = (typeof WINDOW_KINDS)[number];
 
@@ -76,8 +76,11 @@ const TOKEN_FLOW_MS = 60_000;
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
-  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*', mk: f.mobile?.machineKey ?? null };
+  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*', mk: machineOf(f) };
 }
+
+/** The machine an event names: a mobile token's phone model, or a browser token's machine vector (null: none). */
+export const machineOf = (f: Features): string | null => f.mobile?.machineKey ?? f.machine;
 
 /** Every counter document a verdict reads: population entries, header habits, windows, the e-mail's account and the client token's uses. */
 export function keysToRead(f: Features, emailHash: string | null, tokenId: string | null = null): string[] {
@@ -100,7 +103,9 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
-  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false), machineKey(f.mobile.machineKey));
+  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
+  const machine = machineOf(f);
+  if (machine) keys.push(machineKey(machine));
   return keys;
 }
 
@@ -461,8 +466,9 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    const machine = machineOf(f);
+    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     if (f.mobile) {
-      bumps.push({ key: machineKey(f.mobile.machineKey), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
       bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });

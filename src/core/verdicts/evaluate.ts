@@ -21,11 +21,11 @@ import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, si
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
-import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, machineOf, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { randomKey, shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
-import { enrich, eventEmail, profileChange, readEventState, recordCounters, toStoredEvent, type Enriched, type EventState } from './observe';
+import { enrich, eventEmail, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent, type Enriched, type EventState } from './observe';
 import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/model';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
@@ -128,10 +128,12 @@ export class VerdictService {
     await this.d.writes.admit(deadline);
 
     // 2. Enrich: everything known before any read (IP, user agent, device key, features).
-    const x = enrich(event, this.d.intel);
+    const enriched = enrich(event, this.d.intel);
 
     // 3. State: the policies in force, the user and the counters, what is not read in time unknown.
-    const [set, read] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, x, deadline)]);
+    const [set, read] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, enriched, deadline)]);
+    // A browser profile on one of the user's own machines is that device (core/devices/machine.ts).
+    const { x, link } = resolveDevice(enriched, read);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
     // another request's.
     const degraded = this.degraded(env, read);
@@ -144,7 +146,7 @@ export class VerdictService {
     const { action, policy } = this.decide(set, x, risk, signals, existing);
 
     // 6. Record what the event taught, written behind the answer, and notify.
-    const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null });
+    const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null, link });
     if (event.userId && action !== 'allow') this.notify(env, event.userId, x, device, action, policy);
 
     this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
@@ -204,7 +206,7 @@ export class VerdictService {
     x: Enriched,
     read: EventState,
     existing: Device | null,
-    v: { action: Action; risk: number; signals: Signals; policy: PolicyRef; degraded: boolean; stale: boolean },
+    v: { action: Action; risk: number; signals: Signals; policy: PolicyRef; degraded: boolean; stale: boolean; link: string | null },
   ): Device | null {
     const event = x.event;
     const state = read.state;
@@ -232,6 +234,9 @@ export class VerdictService {
         context: buildContext(event, x.ip, x.ua, x.key.identity),
         at: event.occurredAt,
         risk: v.risk,
+        machine: x.features.machine,
+        // A new profile is linked to the device by a login let in (never by one challenged or denied).
+        link: v.action === 'allow' && !v.stale ? v.link : null,
         registeredAt: event.registeredAt ?? state?.profile.registeredAt ?? null,
         registration: isRegistration(event.name) && endpoint !== 'filter',
         denied: v.action === 'deny',
@@ -287,7 +292,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
       operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
-      machineShare: x.features.mobile ? pop.machine(x.features.mobile.machineKey) / total : 0,
+      machineShare: machineOf(x.features) ? pop.machine(machineOf(x.features) as string) / total : 0,
       fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values.bf !== null ? appFingerprintShare(s, at) : null),
       appsDeclared: env.appsDeclared,
       client: clientEvidence(x, s, account),

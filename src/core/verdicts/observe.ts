@@ -6,13 +6,14 @@
  */
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import { uuid } from '../crypto';
-import type { Action, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
+import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
 import { sha256Hex } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { EventKind } from '../scoring/evidence';
 import { eventKind } from '../scoring/model';
-import { accountOfEmail, counterBumps, emailBump, keysToRead, NO_SNAPSHOTS, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
+import { accountOfEmail, counterBumps, emailBump, keysToRead, NO_SNAPSHOTS, populationCounts, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
+import { deviceOfMachine } from '../devices/machine';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
 import { withMobileDevice } from '../client/mobile';
@@ -94,6 +95,25 @@ export interface EventState {
   counters: Snapshots | undefined;
   /** Neither the user nor the e-mail is known to Rampart. */
   unknownAccount: boolean;
+}
+
+/**
+ * The event's device as the user's registry knows it. A browser profile linked to one of the
+ * user's devices is that device; a new profile on one of the user's own machines, at home, is
+ * linked to it now (core/devices/machine.ts): the event then counts as that device's (the
+ * registry, the behavioural model, the velocity windows) and `link` names the profile to link.
+ */
+export function resolveDevice(x: Enriched, read: EventState): { x: Enriched; link: string | null } {
+  const state = read.state;
+  if (!state || x.key.identity !== 'fingerprint' || state.devices.some((d) => d.fingerprintKey === x.key.key)) return { x, link: null };
+  const as = (device: Device): Enriched => ({ ...x, key: { key: device.fingerprintKey, identity: 'fingerprint' }, features: { ...x.features, values: { ...x.features.values, dev: device.fingerprintKey } } });
+  const linked = state.devices.find((d) => d.linkedKeys.includes(x.key.key));
+  if (linked) return { x: as(linked), link: null };
+  const machine = x.features.machine;
+  if (!machine) return { x, link: null };
+  const at = x.event.occurredAt.getTime();
+  const device = deviceOfMachine(state, x.features, populationCounts(read.counters ?? NO_SNAPSHOTS, at).machine(machine), at);
+  return device ? { x: as(device), link: x.key.key } : { x, link: null };
 }
 
 export interface StateReaders {

@@ -11,7 +11,7 @@ import { laptopComponents } from '../../support/components';
 
 const KEY = randomBytes(32);
 const NOW = Date.parse('2026-11-23T12:00:00Z');
-const claims = (over: Partial<ClientClaims> = {}): ClientClaims => ({ env: 'env-1', jti: 'abc123', iat: NOW, dk: 'device-key', auto: [], ua: 'uahash', lang: 'en', tzo: -60, ...over });
+const claims = (over: Partial<ClientClaims> = {}): ClientClaims => ({ env: 'env-1', jti: 'abc123', iat: NOW, dk: 'device-key', auto: [], ua: 'uahash', lang: 'en', tzo: -60, mk: null, ...over });
 
 describe('client token', () => {
   it('opens what was signed, with its claims', () => {
