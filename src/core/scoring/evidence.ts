@@ -572,15 +572,17 @@ const WAVE_LIKE_FULL = 0.15;
 
 /**
  * How much a sign-up looks like the others of its hour: the largest share of the hour's sign-ups
- * (before it) that came from its address, its /24, its machine, or its e-mail domain (not one of
- * the environment's common ones), or from its operator, request shape or phone model beyond
- * twice their usual share. A wave's members share a farm's machines, a few networks, a tool's
- * shape, a list's domains; real people signing up in the same hour share none of these with it.
+ * (before it) that came from its address, its /24, or its e-mail domain (not one of the
+ * environment's common ones); or from its machine, operator or request shape, counted as that
+ * share only as far as it is many times their usual share (a popular browser's shape or a big
+ * operator brings a large share of any hour's real sign-ups; a farm's machines, a proxy network
+ * or a tool's rare configuration do not). A wave's members share these; real people signing up
+ * in the same hour do not.
  */
 function waveResemblance(x: EvidenceInput, envRegs: number): number {
   const w = x.windows;
   const share = (n: number | undefined) => (n ?? 0) / Math.max(envRegs, 1);
-  const beyond = (n: number | undefined, usual: number) => share(n) - 2 * usual;
+  const beyond = (n: number | undefined, usual: number) => share(n) * clamp((share(n) / Math.max(usual, 1e-4) - RESEMBLANCE_LIFT_FROM) / RESEMBLANCE_LIFT_SPAN, 0, 1);
   return Math.max(
     share(w.ip?.registrations),
     share(w.net?.registrations),
@@ -590,6 +592,9 @@ function waveResemblance(x: EvidenceInput, envRegs: number): number {
     beyond(w.asn?.registrations, x.operatorShare),
   );
 }
+/** A machine's, operator's or shape's share of an hour's sign-ups counts from this many times its usual share, fully from that plus the span. */
+const RESEMBLANCE_LIFT_FROM = 3;
+const RESEMBLANCE_LIFT_SPAN = 5;
 
 function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; from: number; to: number } {
   const expected = x.env.registrationsPerHour * (x.machineShare ?? 0);
