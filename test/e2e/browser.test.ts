@@ -3,13 +3,15 @@
  * downloaded): the demo page loads /client/v1/rampart.js, the script collects the device's
  * components and gets a token when the form is submitted, Rampart (playing the application's
  * backend) forwards it to a verdict. One profile is one device; another profile another; the
- * headless, driven browser is flagged; a replayed or altered token is caught.
+ * headless, driven browser is flagged; a replayed or altered token is caught; the headers it sends
+ * (its client hints) are a row of the real-browser table, which no user-agent rule calls spoofed.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { USER_AGENT_SIGNALS } from '../fixtures/real-browsers';
 
 const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
@@ -78,6 +80,28 @@ describe('the browser client in Chromium', () => {
     expect(v.signals.bot_behavior).toMatchObject({ reason: 'browser_automation' });
     expect(v.signals).toHaveProperty('headless_browser');
     expect(v.action).toBe('deny');
+  });
+
+  it('the headers this Chromium sent bring no client-hints signal (a row of the real-browser table)', async () => {
+    const email = 'client-hints@example.com';
+    const v = await demoLogin(first, email);
+    await app.built.services.read.events.flush();
+    const [event] = await app.built.services.read.events.listForUser(app.env.id, email, 10);
+    const sent = Object.fromEntries(Object.entries(event?.context.headers ?? {}).filter((h): h is [string, string] => typeof h[1] === 'string'));
+    // Chromium on Linux, on a secure origin (loopback is one): its user agent and its low-entropy client hints.
+    expect(sent['user-agent']).toMatch(/^Mozilla\/5\.0 \(X11; Linux x86_64\) AppleWebKit\/537\.36 \(KHTML, like Gecko\) HeadlessChrome\/\d+/);
+    expect(sent).toMatchObject({ 'sec-ch-ua': expect.stringMatching(/"Chromium";v="\d+"/), 'sec-ch-ua-mobile': '?0', 'sec-ch-ua-platform': '"Linux"', 'sec-fetch-mode': 'navigate' });
+    // Its own verdict: driven and headless (the user agent and the token say so), but not a spoofed device.
+    expect(v.signals).toHaveProperty('headless_browser');
+    expect(v.signals).not.toHaveProperty('spoofed_device');
+    // The same request from a person's Chromium (no "Headless" in its name), over REST: none of the rules fires.
+    const person = Object.fromEntries(Object.entries(sent).map(([name, value]) => [name, value.replace(/HeadlessChrome/g, 'Chrome')]));
+    const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'chromium-person' }, context: { ip: context.ip, headers: person } });
+    expect(r.status).toBe(201);
+    const signals = r.body.signals as Record<string, unknown>;
+    expect(Object.keys(signals).filter((name) => (USER_AGENT_SIGNALS as readonly string[]).includes(name))).toEqual([]);
+    const device = await call(app, 'GET', `/v1/devices/${(r.body as { device: { token: string } }).device.token}`);
+    expect(device.body).toMatchObject({ context: { type: 'desktop', user_agent: { browser: 'Chrome', platform: 'Linux' } } });
   });
 
   it('the same browser twice is the same device; another profile is another device', async () => {

@@ -171,12 +171,38 @@ const WAVE_RECENT_MIN = 4;
 const HOSTING = 2.4;
 const VPN = 1.6;
 
-/** Browsers that send `Sec-Fetch-*` on every navigation and form post, by family and first version. */
-const SEC_FETCH_SINCE: Readonly<Record<string, number>> = { Chrome: 80, Edge: 80, Opera: 67, Firefox: 90, Safari: 17, 'Mobile Safari': 17, 'Samsung Browser': 13, 'Chrome Mobile': 80, 'Chrome WebView': 80 };
-/** Chromium browsers send `Sec-CH-UA` (on secure origins) since version 89. */
-const CLIENT_HINTS_SINCE: Readonly<Record<string, number>> = { Chrome: 90, Edge: 90, Opera: 76, 'Chrome Mobile': 90, 'Samsung Browser': 15 };
+/**
+ * Browsers that send `Sec-Fetch-*` on every navigation and form post, by family (as the user-agent
+ * parser names it: Chrome on Android is `Chrome`, Samsung's is `Samsung Internet`) and first version.
+ */
+const SEC_FETCH_SINCE: Readonly<Record<string, number>> = { Chrome: 80, Edge: 80, Opera: 67, Firefox: 90, Safari: 17, 'Mobile Safari': 17, 'Samsung Internet': 13, 'Chrome WebView': 80 };
+/**
+ * Chromium browsers send `Sec-CH-UA` (on secure origins) since version 89; Samsung Internet only
+ * since 23 (earlier releases, though Chromium, sent none).
+ */
+const CLIENT_HINTS_SINCE: Readonly<Record<string, number>> = { Chrome: 90, Edge: 90, Opera: 76, 'Samsung Internet': 23 };
 
 const major = (ua: ParsedUserAgent) => Number(ua.version.split('.')[0]) || 0;
+/**
+ * On iOS and iPadOS every browser is Safari's WebKit under another name (Chrome's CriOS, Firefox's
+ * FxiOS, Edge's EdgiOS, Opera, Brave, DuckDuckGo): it sends the headers Safari of that iOS sends,
+ * and never client hints, whatever version of its own it names.
+ */
+const onIos = (ua: ParsedUserAgent) => ua.platform === 'iOS';
+const osMajor = (ua: ParsedUserAgent) => Number(/\d+/.exec(ua.os)?.[0] ?? 0);
+
+/** Whether this browser sends `Sec-Fetch-*` on a form post. */
+function sendsSecFetch(ua: ParsedUserAgent): boolean {
+  const since = SEC_FETCH_SINCE[ua.browser];
+  if (since === undefined) return false;
+  return onIos(ua) ? osMajor(ua) >= SEC_FETCH_SINCE['Mobile Safari'] : major(ua) >= since;
+}
+
+/** Whether this browser sends `Sec-CH-UA` (on a secure origin). */
+function sendsClientHints(ua: ParsedUserAgent): boolean {
+  const since = CLIENT_HINTS_SINCE[ua.browser];
+  return since !== undefined && !onIos(ua) && major(ua) >= since;
+}
 
 /** Evidence from the request itself (network, client, headers, e-mail). */
 export function requestEvidence(x: EvidenceInput): Contribution[] {
@@ -218,10 +244,8 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     if (h['accept-language'] === undefined) lacks('accept-language', habits?.acceptLanguage);
     // Apps' HTTP stacks add Accept-Encoding on their own: one claiming to be the app's without it is another client.
     if (x.ua.app && h['accept-encoding'] === undefined) lacks('accept-encoding', habits?.acceptEncoding);
-    const secFetch = SEC_FETCH_SINCE[x.ua.browser];
-    if (secFetch !== undefined && major(x.ua) >= secFetch && h['sec-fetch-mode'] === undefined) lacks('sec-fetch-*', habits?.secFetch);
-    const hints = CLIENT_HINTS_SINCE[x.ua.browser];
-    if (hints !== undefined && major(x.ua) >= hints && h['sec-ch-ua'] === undefined) lacks('sec-ch-ua', habits?.clientHints);
+    if (sendsSecFetch(x.ua) && h['sec-fetch-mode'] === undefined) lacks('sec-fetch-*', habits?.secFetch);
+    if (sendsClientHints(x.ua) && h['sec-ch-ua'] === undefined) lacks('sec-ch-ua', habits?.clientHints);
     if (missing.length) out.push({ signal: 'missing_headers', weight: Math.min(MISSING_HEADER_MAX, weight), detail: { missing: missing.join(', ') } });
 
     const spoof = spoofReason(x);
@@ -374,23 +398,42 @@ function mobileEvidence(x: EvidenceInput): Contribution[] {
   return out;
 }
 
+/**
+ * The operating system a `Sec-CH-UA-Platform` value or a parsed user agent names, as one family:
+ * Chrome on a Chromebook says "Chrome OS" (a Chromium OS build "Chromium OS") where the user agent
+ * says `CrOS`, which the parser names "Chromium OS"; Linux distributions are Linux. Null: a
+ * platform Chromium does not name ("Unknown", a BSD), which nothing contradicts.
+ */
+function platformFamily(name: string): string | null {
+  const p = name.replace(/"/g, '').trim().toLowerCase();
+  if (/^(?:chrom(?:e|ium) ?os|cros)$/.test(p)) return 'chromeos';
+  if (/^(?:mac ?os|macos|mac os x|macintosh)$/.test(p)) return 'mac';
+  if (/^windows(?! (?:phone|mobile))/.test(p)) return 'windows';
+  if (p === 'android') return 'android';
+  if (p === 'ios' || p === 'ipados') return 'ios';
+  if (/^(?:linux|[kxl]?ubuntu|debian|fedora|mint|arch|gentoo|suse|opensuse|centos|red ?hat|manjaro|raspbian|elementary os|deepin)$/.test(p)) return 'linux';
+  return null;
+}
+
 /** Client hints or the sandbox device that contradict the user agent. */
 function spoofReason(x: EvidenceInput): string | null {
   const h = x.event.context.headers;
   const chMobile = h['sec-ch-ua-mobile'];
   if (typeof chMobile === 'string') {
-    if (chMobile.trim() === '?0' && x.ua.mobile) return 'client_hints_mobile_mismatch';
+    // A phone's browser asks for the mobile experience; a tablet's (no `Mobile` in its user agent) does not.
+    if (chMobile.trim() === '?0' && x.ua.type === 'mobile') return 'client_hints_mobile_mismatch';
     if (chMobile.trim() === '?1' && x.ua.type === 'desktop') return 'client_hints_mobile_mismatch';
   }
   const chPlatform = h['sec-ch-ua-platform'];
-  if (typeof chPlatform === 'string' && x.ua.platform) {
-    const claimed = chPlatform.replace(/"/g, '').toLowerCase();
-    const family = (p: string) => (p.includes('mac') ? 'mac' : p.includes('win') ? 'windows' : p.includes('android') ? 'android' : p.includes('ios') ? 'ios' : p.includes('linux') || p.includes('ubuntu') ? 'linux' : p);
-    const os = x.ua.platform.toLowerCase();
-    if (claimed && family(claimed) !== family(os) && !(family(claimed) === 'linux' && family(os) === 'android')) return 'client_hints_platform_mismatch';
+  if (typeof chPlatform === 'string') {
+    const claimed = platformFamily(chPlatform);
+    const os = platformFamily(x.ua.platform);
+    // Android is Linux: a Linux hint with an Android user agent is no contradiction.
+    if (claimed && os && claimed !== os && !(claimed === 'linux' && os === 'android')) return 'client_hints_platform_mismatch';
   }
+  // Only Chromium sends client hints: not Firefox, not Safari, and no browser on iOS (all WebKit).
   const chUa = h['sec-ch-ua'];
-  if (typeof chUa === 'string' && /firefox|safari/i.test(x.ua.browser) && !/chrom/i.test(x.ua.browser)) return 'client_hints_from_non_chromium';
+  if (typeof chUa === 'string' && (onIos(x.ua) || (/firefox|safari/i.test(x.ua.browser) && !/chrom/i.test(x.ua.browser)))) return 'client_hints_from_non_chromium';
   const device = x.event.testToken?.device;
   if (device && x.ua.browser) {
     const [browser] = device.split('_on_');
