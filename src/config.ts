@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_EVENT_AGE_MS, DEFAULT_VERDICT_BUDGET_MS } from './core/verdicts/evaluate';
+import { DEFAULT_POW_BITS, MAX_POW_BITS } from './core/client/proof';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const boolish = z
@@ -44,6 +45,7 @@ const schema = z.object({
   RAMPART_BODY_LIMIT: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(100 * 1024),
   RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(5000),
   RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
+  RAMPART_CLIENT_POW_BITS: z.coerce.number().int().min(0).max(MAX_POW_BITS).default(DEFAULT_POW_BITS),
   RAMPART_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(30),
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -96,6 +98,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Browser-client collections per second per environment and source address. */
   clientRateLimitPerSecond: number;
+  /** The browser client's proof of work: leading zero bits of SHA-256 (docs/client.md). */
+  clientPowBits: number;
   /** Failed authentications per minute from one address before it gets 429. */
   authFailuresPerMinute: number;
   authCacheMs: number;
@@ -191,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     bodyLimit: c.RAMPART_BODY_LIMIT,
     rateLimitPerSecond: c.RAMPART_RATE_LIMIT,
     clientRateLimitPerSecond: c.RAMPART_CLIENT_RATE_LIMIT,
+    clientPowBits: c.RAMPART_CLIENT_POW_BITS,
     authFailuresPerMinute: c.RAMPART_AUTH_FAILURE_LIMIT,
     authCacheMs: c.RAMPART_AUTH_CACHE_MS,
     logLevel: c.RAMPART_LOG_LEVEL,

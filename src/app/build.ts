@@ -99,6 +99,8 @@ export interface BuildOptions {
   rateLimitPerSecond: number;
   /** Browser-client collections per second per environment and source address (default 10, bursts of three times that). */
   clientRateLimitPerSecond?: number;
+  /** The browser client's proof of work, in leading zero bits (default DEFAULT_POW_BITS; 0: trivial, for tests). */
+  clientPowBits?: number;
   /** Failed authentications per minute from one address before it gets 429 (default 30). */
   authFailuresPerMinute?: number;
   publicUrl: string;
@@ -242,7 +244,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
-  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)) });
+  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)), powBits: o.clientPowBits });
   const appEvents = core(new StateClientEventStore(db, state));
   // App events per environment and source address: an install flushes on each open, close and
   // identify, and every 20 events.

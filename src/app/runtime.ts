@@ -87,6 +87,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     authCacheMs: config.authCacheMs,
     rateLimitPerSecond: config.rateLimitPerSecond,
     clientRateLimitPerSecond: config.clientRateLimitPerSecond,
+    clientPowBits: config.clientPowBits,
     authFailuresPerMinute: config.authFailuresPerMinute,
     publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
     smtpUrl: config.smtpUrl,

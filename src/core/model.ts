@@ -3,6 +3,7 @@
  * Plain objects with Date fields; the store maps them to documents and the adapters to wire formats.
  */
 import type { GeoLocation, ParsedUserAgent } from '../intel';
+import type { Behaviour } from './client/wire';
 
 /** A tenant id. Branded so that a plain string cannot be passed where a tenant scope is due. */
 export type EnvId = string & { readonly __brand: 'EnvId' };
@@ -120,7 +121,11 @@ export interface EventInput {
 export interface ClientTokenUse {
   /** Why the token does not count (null: it verified). */
   problem: 'malformed' | 'forged' | 'expired' | 'other_environment' | null;
-  /** The token's id, for single use (null when it did not verify). */
+  /**
+   * The id single use is counted by (null when it did not verify): the token's own, or for a token
+   * minted with a proof of work the challenge's, so that tokens minted from one proof share one
+   * login flow's uses.
+   */
   jti: string | null;
   /** Automation and tampering evidence the browser showed. */
   automation: string[];
@@ -133,6 +138,10 @@ export interface ClientTokenUse {
   machine?: string | null;
   /** A token a native app minted from its session: what the session says of the device and the app (absent: a browser's). */
   mobile?: MobileClient | null;
+  /** A browser token minted with a proof of work: the difficulty proved, in bits (null or absent: none, the one-step flow). */
+  proof?: number | null;
+  /** What the page reported of itself before it asked for the token (null or absent: nothing). */
+  behaviour?: Behaviour | null;
 }
 
 /** A native app's device, as its session describes it (core/client/session.ts). */

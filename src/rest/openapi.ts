@@ -11,6 +11,7 @@ import { ENDPOINT_REQUIRES, eventBodySchema, eventNames, eventRequirements, HEAD
 import { MAX_TOKEN_LENGTH, TOKEN_CHARS } from '../core/events/context';
 import { PUBLISHABLE_KEY_PATTERN } from '../core/client/service';
 import { componentsSchema } from '../core/client/components';
+import { behaviourSchema, proofSchema } from '../core/client/proof';
 import { mobileSchema } from '../core/client/mobile';
 import { clientEventsSchema } from '../core/client/events';
 import { privacyIdentifierSchema } from '../core/privacy/schema';
@@ -251,6 +252,8 @@ export function openApiDocument(o: OpenApiOptions): object {
                 publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }),
                 components: componentsSchema.optional().openapi({ description: "A browser's components (docs/client.md)" }),
                 mobile: mobileSchema.optional().openapi({ description: "A native app's device and app (docs/mobile.md); instead of components" }),
+                proof: proofSchema.optional().openapi({ description: 'With components, optional: the answer to a challenge from POST /v1/client/challenge (docs/client.md, "What a token costs")' }),
+                behaviour: behaviourSchema.optional().openapi({ description: 'With components, optional: what the page saw before it asked (counts only)' }),
               })
               .passthrough(),
           },
@@ -274,6 +277,33 @@ export function openApiDocument(o: OpenApiOptions): object {
       '202': { description: 'Events kept (older than a week: dropped)', content: { 'application/json': { schema: body.clientEventsBody } } },
       ...errors([...ANY, ...WITH_BODY, 401, 422, 429, 500, 503]),
     },
+  });
+  route({
+    method: 'post',
+    path: '/v1/client/challenge',
+    operationId: 'clientChallenge',
+    tags: ['browser client'],
+    description:
+      "Optional first step of a browser's token (docs/client.md, \"What a token costs\"): a signed challenge, valid five minutes and for one token request, which the client answers with a nonce such that SHA-256(salt ‖ nonce) begins with `difficulty` zero bits. The publishable key and the page's origin are checked as for a token.",
+    security: open,
+    request: {
+      body: {
+        required: true,
+        content: { 'application/json': { schema: z.object({ publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }) }).passthrough() } },
+      },
+    },
+    responses: {
+      '201': { description: 'A challenge', headers: corsHeaders, content: { 'application/json': { schema: body.clientChallengeBody } } },
+      ...errors([...ANY, ...WITH_BODY, 401, 403, 429, 500, 503]),
+    },
+  });
+  route({
+    method: 'options',
+    path: '/v1/client/challenge',
+    operationId: 'clientChallengePreflight',
+    tags: ['browser client'],
+    security: open,
+    responses: { '204': { description: 'CORS preflight', headers: corsHeaders }, ...errors(ANY) },
   });
   route({
     method: 'options',

@@ -78,6 +78,12 @@ export const clientTokenBody = z.object({
   server_time: z.number().int().optional().describe("Rampart's clock, ms since the epoch"),
 });
 export const clientEventsBody = z.object({ accepted: z.number().int().min(0) });
+export const clientChallengeBody = z.object({
+  challenge: z.string().describe('The signed challenge, to send back unchanged in the token request\'s `proof.challenge`'),
+  salt: z.string().describe('What the nonce is appended to: SHA-256(salt ‖ nonce) must begin with `difficulty` zero bits'),
+  difficulty: z.number().int().min(0).describe('leading zero bits'),
+  expires_in: z.number().int().describe('seconds; the challenge answers one token request'),
+});
 const privacyJobStatus = z.enum(['pending', 'sent', 'failed', 'expired']);
 export const privacyJobBody = z.object({ id: z.string(), status: privacyJobStatus, expires_at: timestamp, user_id: z.string() });
 export const privacyAccessBody = z.object({

@@ -220,17 +220,31 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     const origin = req.headers.origin;
     if (typeof origin === 'string' && origin.length <= 512) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
   };
-  app.options('/v1/client/token', async (req, reply) => {
-    cors(req, reply);
-    return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
-  });
+  for (const path of ['/v1/client/token', '/v1/client/challenge']) {
+    app.options(path, async (req, reply) => {
+      cors(req, reply);
+      return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
+    });
+  }
+  // A challenge for the next token (docs/client.md, "What a token costs"): optional, a second step
+  // before /v1/client/token for clients that prove work.
+  app.post(
+    '/v1/client/challenge',
+    route(async (req, reply) => {
+      cors(req, reply);
+      const body = jsonBody(req) as Record<string, unknown>;
+      const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
+      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null });
+      return reply.code(201).header('cache-control', 'no-store').send({ challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expires_in: c.expiresInSeconds });
+    }),
+  );
   app.post(
     '/v1/client/token',
     route(async (req, reply) => {
       cors(req, reply);
       const body = jsonBody(req) as Record<string, unknown>;
       const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
-      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components, mobile: body.mobile });
+      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components, mobile: body.mobile, proof: body.proof, behaviour: body.behaviour });
       const session = collected.session ? { session: collected.session.session, session_key: collected.session.key, session_expires_in: collected.session.expiresInSeconds, server_time: collected.session.serverTime } : {};
       return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
     }),

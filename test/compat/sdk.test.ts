@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createHmac } from 'node:crypto';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { LAPTOP_UA, laptopComponents } from '../support/components';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -156,5 +157,83 @@ describe('Node SDK @castleio/sdk', () => {
     const r = await drive('node', 'invalid_ip_authenticate');
     expect(r.result?.failover).toBeUndefined();
     expect(r.error?.message).toMatch(/422/);
+  });
+});
+
+/**
+ * A page that used Castle's web client now loads Rampart's script with Castle's names: the
+ * `__cid` cookie holds a Rampart token. The backend is unchanged: an Express handler that gives
+ * the SDK `client_id: req.cookies['__cid']` (or a Castle SDK that reads the cookie itself).
+ */
+describe("Castle's SDKs forwarding the __cid cookie of Rampart's script", () => {
+  /**
+   * A token as the script gets one on the user's laptop (the collector, called as the page calls
+   * it): a laptop of each user's own (one laptop for several accounts within the hour is evidence
+   * of its own, multiple_accounts_per_device).
+   */
+  async function pageToken(user: string): Promise<string> {
+    const r = await call(app, 'POST', '/v1/client/token', { publishable_key: app.env.publishableKey, components: laptopComponents({ canvas: `canvas-of-${user}` }) }, { secret: null, headers: { 'content-type': 'text/plain', origin: 'https://shop.example' } });
+    expect(r.status).toBe(201);
+    return r.body.token as string;
+  }
+  /** The user's devices, the one a fresh token of the user's laptop names marked current. */
+  async function devicesSeenBy(user: string): Promise<{ token: string; is_current_device: boolean }[]> {
+    const r = await call(app, 'GET', `/v1/users/${user}/devices?cid=${encodeURIComponent(await pageToken(user))}`);
+    expect(r.status).toBe(200);
+    return r.body.data as { token: string; is_current_device: boolean }[];
+  }
+  // One address for all of a test's calls: a token used from a second address is a replay.
+  const laptop = { RAMPART_USER_AGENT: LAPTOP_UA, RAMPART_IP: '81.2.69.142' };
+
+  it('Node: authenticate from an Express request reads the device from the token in the cookie', async () => {
+    const user = 'compat-cid-node';
+    const r = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: await pageToken(user) });
+    expect(r.error).toBeUndefined();
+    expect(r.result?.action).toBe('allow');
+    expect(r.result?.signals).not.toHaveProperty('invalid_token');
+    expect(r.result?.signals).not.toHaveProperty('replayed_token');
+    // The device the verdict named is the laptop's: another token of the laptop names it too.
+    const devices = await devicesSeenBy(user);
+    expect(devices).toEqual([expect.objectContaining({ token: r.result?.device_token, is_current_device: true })]);
+  });
+
+  it('Node: without the cookie, or with an altered token in it, the laptop is not recognised', async () => {
+    const user = 'compat-cid-node-2';
+    const first = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: await pageToken(user) });
+    const none = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user });
+    expect(none.result?.device_token).not.toBe(first.result?.device_token);
+    const [prefix, claims, mac] = (await pageToken(user)).split('.') as [string, string, string];
+    const decoded = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const altered = `${prefix}.${Buffer.from(JSON.stringify({ ...decoded, dk: 'someone-elses-device' })).toString('base64url')}.${mac}`;
+    const forged = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: altered });
+    expect(forged.result?.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+    expect(forged.result?.action).not.toBe('allow');
+  });
+
+  it('Node: the X-Castle-Client-Id header an SPA sends, forwarded among the headers, is read too', async () => {
+    const user = 'compat-cid-node-3';
+    const r = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_HEADER: await pageToken(user) });
+    expect(r.result?.action).toBe('allow');
+    expect((await devicesSeenBy(user)).map((d) => d.is_current_device)).toEqual([true]);
+  });
+
+  it('Node: track from an Express request counts as a use of the token (one login flow)', async () => {
+    const user = 'compat-cid-node-4';
+    const t = await pageToken(user);
+    expect((await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: t })).result?.signals).not.toHaveProperty('replayed_token');
+    expect((await drive('node', 'track_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: t })).ok).toBe(true);
+    await app.built.services.track.drain(false);
+    // A use from another address is a replay.
+    const elsewhere = await drive('node', 'authenticate_from_request', { ...laptop, RAMPART_USER_ID: user, RAMPART_CID_COOKIE: t, RAMPART_IP: '203.0.113.99' });
+    expect(elsewhere.result?.signals).toHaveProperty('replayed_token');
+  });
+
+  it('Python castle 6: Client.from_request reads the cookie itself', async () => {
+    const user = 'compat-cid-py6';
+    const r = await drive('castle6', 'authenticate_login', { ...laptop, RAMPART_USER_ID: user, RAMPART_CLIENT_ID: await pageToken(user) });
+    expect(r.error).toBeUndefined();
+    expect(r.result?.action).toBe('allow');
+    expect(r.result?.signals).not.toHaveProperty('invalid_token');
+    expect(await devicesSeenBy(user)).toEqual([expect.objectContaining({ token: r.result?.device_token, is_current_device: true })]);
   });
 });

@@ -3,8 +3,9 @@
  * downloaded): the demo page loads /client/v1/rampart.js, the script collects the device's
  * components and gets a token when the form is submitted, Rampart (playing the application's
  * backend) forwards it to a verdict. One profile is one device; another profile another; the
- * headless, driven browser is flagged; a replayed or altered token is caught; the headers it sends
- * (its client hints) are a row of the real-browser table, which no user-agent rule calls spoofed.
+ * headless, driven browser is flagged; a replayed or altered token is caught; the page proves
+ * work with the script's own SHA-256 and reports what happened on it; the headers it sends (its
+ * client hints) are a row of the real-browser table, which no user-agent rule calls spoofed.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { USER_AGENT_SIGNALS } from '../fixtures/real-browsers';
+import { DEFAULT_POW_BITS } from '../../src/core/client/proof';
 
 const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
@@ -128,6 +130,28 @@ describe('the browser client in Chromium', () => {
     const altered = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
     const tampered = await risk(`${prefix}.${Buffer.from(JSON.stringify({ ...altered, auto: [] })).toString('base64url')}.${mac}`);
     expect(tampered.body.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+  });
+
+  it('proves work in the page and reports what happened on it (counts, how the password was entered)', async () => {
+    const page = await first.newPage();
+    try {
+      await page.goto(`${app.baseUrl}/client/demo`, { waitUntil: 'load' });
+      await page.click('#password', { count: 3 });
+      await page.type('#password', 'hunter2');
+      const token = await page.evaluate(() => (globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }).Rampart.createRequestToken());
+      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { pw?: number; pc?: string; bh?: Record<string, unknown> };
+      // The collector checked the proof with node:crypto: the script's own SHA-256 agrees with it.
+      expect(claims.pw).toBe(DEFAULT_POW_BITS);
+      expect(claims.pc).toEqual(expect.any(String));
+      expect(claims.bh).toMatchObject({ k: 7, pw: 'typed', v: 0 });
+      expect(claims.bh?.p).toBeGreaterThanOrEqual(1);
+      expect(claims.bh).not.toHaveProperty('a');
+      const verdict = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'proved-page' }, request_token: token, context });
+      expect(verdict.body.signals).not.toHaveProperty('unproven_client');
+      expect(verdict.body.signals).not.toHaveProperty('invalid_token');
+    } finally {
+      await page.close();
+    }
   });
 
   it('serves the script as a classic script and as an ES module', async () => {

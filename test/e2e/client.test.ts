@@ -9,7 +9,8 @@ import { runCommand } from '../../src/cli/main';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ grpc: false });
+  // Tokens by the dozen from one loopback address: the collector's limit is tested with an app of its own.
+  app = await startTestApp({ grpc: false, clientRateLimitPerSecond: 1000 });
 });
 afterAll(async () => {
   await app?.close();
@@ -187,5 +188,62 @@ describe('a token forwarded to a verdict', () => {
     await app.built.services.track.drain(false);
     const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
     expect(devices.body.data.map((d: { token: string }) => d.token)).toEqual([r.device.token]);
+  });
+});
+
+/**
+ * Where Castle's server SDKs put the client id (the `__cid` cookie or the `castle_client_id` field
+ * that Rampart's script fills with Castle's names): `context.client_id` (Node, Python 6.x, Java),
+ * a top-level `client_id`, or the `X-Castle-Client-Id` header among the forwarded headers (Go,
+ * and SDKs that pass an SPA's header along). Each is verified as `request_token` is.
+ */
+describe("a token where Castle's SDKs put the client id", () => {
+  const places: [string, (t: string) => Record<string, unknown>][] = [
+    ['context.client_id', (t) => ({ context: { ...context, client_id: t } })],
+    ['client_id', (t) => ({ client_id: t })],
+    ['context.headers X-Castle-Client-Id', (t) => ({ context: { ...context, headers: { ...context.headers, 'X-Castle-Client-Id': t } } })],
+    ['context.client_id beside a scrubbed Cookie header', (t) => ({ context: { ...context, client_id: t, headers: { ...context.headers, Cookie: true } } })],
+  ];
+  const alter = (t: string) => {
+    const [prefix, claims, mac] = t.split('.') as [string, string, string];
+    const decoded = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
+    return `${prefix}.${Buffer.from(JSON.stringify({ ...decoded, auto: [], dk: 'another-device' })).toString('base64url')}.${mac}`;
+  };
+  const post = async (path: string, body: Record<string, unknown>) => {
+    const r = await call(app, 'POST', path, body);
+    expect(r.status).toBe(201);
+    return r.body as { signals: Record<string, unknown>; device_token?: string; device?: { token: string } };
+  };
+
+  it.each(places)('%s: risk, filter and authenticate read the device, and catch an altered token', async (_place, put) => {
+    const user = uid();
+    const named = (await risk(user, await token())).device.token;
+    const viaRisk = await post('/v1/risk', { event: '$login', user: { id: user }, context, ...put(await token()) });
+    expect(viaRisk.device?.token).toBe(named);
+    expect(viaRisk.signals).not.toHaveProperty('invalid_token');
+    const viaAuthenticate = await post('/v1/authenticate', { event: '$login.succeeded', user_id: user, context, ...put(await token()) });
+    expect(viaAuthenticate.device_token).toBe(named);
+    const viaFilter = await post('/v1/filter', { event: '$login.attempted', user: { id: user }, context, ...put(await token(laptop({ automation: ['webdriver'] }))) });
+    expect(viaFilter.signals).toMatchObject({ bot_behavior: { reason: 'browser_automation' } });
+    const altered = await post('/v1/risk', { event: '$login', user: { id: user }, context, ...put(alter(await token())) });
+    expect(altered.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+  });
+
+  it.each(places)('%s: one login flow, then a replay', async (_place, put) => {
+    const user = uid();
+    const t = await token();
+    for (let i = 0; i < 2; i++) expect((await post('/v1/risk', { event: '$login', user: { id: user }, context, ...put(t) })).signals).not.toHaveProperty('replayed_token');
+    const elsewhere = await post('/v1/risk', { event: '$login', user: { id: user }, ...put(t), context: { ...((put(t).context as object | undefined) ?? context), ip: '203.0.113.78' } });
+    expect(elsewhere.signals).toHaveProperty('replayed_token');
+  });
+
+  it('track reads it from context.client_id (a failed login names the laptop)', async () => {
+    const user = uid();
+    const named = (await risk(user, await token())).device.token;
+    const tracked = await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: user, context: { ...context, client_id: await token() } });
+    expect(tracked.status).toBe(204);
+    await app.built.services.track.drain(false);
+    const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
+    expect(devices.body.data.map((d: { token: string }) => d.token)).toEqual([named]);
   });
 });

@@ -12,7 +12,8 @@ import { LAPTOP_UA, laptopComponents } from '../support/components';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ grpc: false });
+  // Every login mints a token from this one address: well above the collector's default rate limit.
+  app = await startTestApp({ grpc: false, clientRateLimitPerSecond: 1000 });
 });
 afterAll(async () => {
   await app?.close();

@@ -14,6 +14,7 @@ import { automationOf, deviceKeyOf, machineVectorOf, primaryLanguageOf, readComp
 import { localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
 import { isMobileToken, mintMobileToken, openMobileToken, SESSION_TTL_MS, sessionKey, signSession, type SessionClaims } from './session';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
+import { behaviourClaim, behaviourOfClaim, CHALLENGE_TTL_MS, challengeKey, DEFAULT_POW_BITS, issueChallenge, MAX_POW_BITS, openChallenge, proofHolds, readBehaviour, readProof, RedeemedChallenges, type Behaviour, type IssuedChallenge } from './proof';
 
 /** One collection, kept for investigation (what the browser or the phone showed, and what it was given). */
 export interface ClientObservation {
@@ -28,6 +29,9 @@ export interface ClientObservation {
   ip: string | null;
   userAgent: string;
   components: Record<string, unknown>;
+  /** A browser's proof of work (the difficulty proved; absent or null: none) and what its page reported of itself. */
+  proof?: { bits: number } | null;
+  behaviour?: Behaviour | null;
 }
 
 /** The fingerprint of an event whose client token verified: the device key the token carries. */
@@ -50,6 +54,8 @@ export interface ClientDeps {
   limiter: RateLimiter;
   /** How long an environment looked up by its publishable key is reused. */
   cacheMs?: number;
+  /** The proof of work's difficulty, in leading zero bits (default DEFAULT_POW_BITS; 0: trivial). */
+  powBits?: number;
 }
 
 export interface CollectInput {
@@ -61,6 +67,16 @@ export interface CollectInput {
   components?: unknown;
   /** A native app's `mobile` object (undefined: none sent). */
   mobile?: unknown;
+  /** A browser's answer to a challenge, `{challenge, nonce}` (undefined: none sent: the one-step flow). */
+  proof?: unknown;
+  /** What the browser's page reported of itself (undefined: nothing). */
+  behaviour?: unknown;
+}
+
+export interface ChallengeInput {
+  publishableKey: unknown;
+  origin: string | null;
+  ip: string | null;
 }
 
 export interface Collected {
@@ -102,9 +118,52 @@ export class PublishableKeys {
 
 export class ClientService {
   readonly keys: PublishableKeys;
+  private readonly challengeKey: Buffer;
+  private readonly redeemed = new RedeemedChallenges();
+  private readonly powBits: number;
 
   constructor(private readonly d: ClientDeps) {
     this.keys = new PublishableKeys(d);
+    this.challengeKey = challengeKey(d.key);
+    this.powBits = d.powBits ?? DEFAULT_POW_BITS;
+    if (!Number.isInteger(this.powBits) || this.powBits < 0 || this.powBits > MAX_POW_BITS) throw new Error(`the proof of work's difficulty must be a whole number of bits from 0 to ${MAX_POW_BITS}`);
+  }
+
+  /**
+   * A challenge for a browser's next token (docs/client.md, "What a token costs"): the publishable key
+   * and the page's origin checked as for a token, rate-limited apart from the tokens.
+   */
+  async challenge(input: ChallengeInput): Promise<IssuedChallenge> {
+    const env = await this.keys.resolve(input.publishableKey);
+    this.checkOrigin(env, input.origin);
+    const now = this.d.clock.now().getTime();
+    this.d.limiter.take(`${env.id}|${input.ip ?? '-'}|challenge`, now);
+    const c = issueChallenge(this.challengeKey, env.id, this.powBits, now);
+    return { challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expiresInSeconds: c.expiresInSeconds };
+  }
+
+  private checkOrigin(env: Environment, origin: string | null): void {
+    if (!ClientService.originAllowed(env, origin)) {
+      throw new Forbidden(env.clientOrigins?.length ? `origin ${origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
+    }
+  }
+
+  /**
+   * A proof checked (null when none was sent): its challenge signed for this environment and not
+   * expired, redeemed now (a challenge buys one token, whether its nonce is right or not: the
+   * collector is no oracle to search with), and its nonce answering it.
+   */
+  private checkProof(env: Environment, proof: { challenge: string; nonce: string } | null, now: number): { bits: number; challenge: string } | null {
+    if (!proof) return null;
+    const opened = openChallenge(this.challengeKey, proof.challenge, env.id, now);
+    if (!opened.ok) {
+      const why = { malformed: 'is not a challenge of this collector', forged: 'is not a challenge of this collector', expired: 'has expired: ask for another', other_environment: 'was issued for another environment' }[opened.reason];
+      throw new InvalidParameters([{ field: 'proof.challenge', message: why }]);
+    }
+    const c = opened.claims;
+    if (!this.redeemed.redeem(c.cid, c.iat + CHALLENGE_TTL_MS, now)) throw new InvalidParameters([{ field: 'proof.challenge', message: 'was already used: ask for another' }]);
+    if (!proofHolds(c.s, proof.nonce, c.d)) throw new InvalidParameters([{ field: 'proof.nonce', message: `does not answer the challenge (SHA-256 of the salt and the nonce must begin with ${c.d} zero bits)` }]);
+    return { bits: c.d, challenge: c.cid };
   }
 
   /** The origins a page may collect from: the environment's list; in a sandbox, any when the list is empty. */
@@ -125,19 +184,34 @@ export class ClientService {
     const env = await this.keys.resolve(input.publishableKey);
     if (input.mobile !== undefined && input.mobile !== null) {
       if (input.components !== undefined && input.components !== null) throw new InvalidParameters([{ field: 'mobile', message: 'send components (a browser) or mobile (an app), not both' }]);
+      for (const field of ['proof', 'behaviour'] as const) {
+        if (input[field] !== undefined && input[field] !== null) throw new InvalidParameters([{ field, message: "comes with a browser's components, not with mobile (an app's session proves itself)" }]);
+      }
       return this.collectMobile(env, input);
     }
-    if (!ClientService.originAllowed(env, input.origin)) {
-      throw new Forbidden(env.clientOrigins?.length ? `origin ${input.origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
-    }
+    this.checkOrigin(env, input.origin);
     const now = this.d.clock.now();
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}`, now.getTime());
     const components = readComponents(input.components);
+    const behaviour = readBehaviour(input.behaviour);
+    const proved = this.checkProof(env, readProof(input.proof), now.getTime());
     const jti = randomToken(12);
     const deviceKey = deviceKeyOf(components);
     const automation = automationOf(components);
-    const token = signClientToken(this.d.key, { env: env.id, jti, iat: now.getTime(), dk: deviceKey, auto: automation, ua: shortHash(components.userAgent), lang: primaryLanguageOf(components), tzo: components.timezoneOffset, mk: machineVectorOf(components) });
-    this.d.observations.record({ id: jti, envId: env.id, at: now, kind: 'browser', deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components } });
+    const token = signClientToken(this.d.key, {
+      env: env.id,
+      jti,
+      iat: now.getTime(),
+      dk: deviceKey,
+      auto: automation,
+      ua: shortHash(components.userAgent),
+      lang: primaryLanguageOf(components),
+      tzo: components.timezoneOffset,
+      mk: machineVectorOf(components),
+      ...(proved ? { pw: proved.bits, pc: proved.challenge } : {}),
+      ...(behaviour ? { bh: { ...behaviourClaim(behaviour) } } : {}),
+    });
+    this.d.observations.record({ id: jti, envId: env.id, at: now, kind: 'browser', deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components }, proof: proved ? { bits: proved.bits } : null, behaviour });
     return { token, expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000 };
   }
 
@@ -193,7 +267,18 @@ export class ClientService {
     if (!raw || !isClientToken(raw)) return event;
     const opened = openClientToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
     const client: ClientTokenUse = opened.ok
-      ? { problem: null, jti: opened.claims.jti, automation: opened.claims.auto, userAgentHash: opened.claims.ua, language: opened.claims.lang ?? null, timezoneOffset: opened.claims.tzo ?? null, machine: opened.claims.mk ?? null }
+      ? {
+          problem: null,
+          // Tokens minted from one proof share one flow's uses (a proof buys one login flow).
+          jti: opened.claims.pc ?? opened.claims.jti,
+          automation: opened.claims.auto,
+          userAgentHash: opened.claims.ua,
+          language: opened.claims.lang ?? null,
+          timezoneOffset: opened.claims.tzo ?? null,
+          proof: opened.claims.pw ?? null,
+          behaviour: behaviourOfClaim(opened.claims.bh),
+          machine: opened.claims.mk ?? null,
+        }
       : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
     return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
   }

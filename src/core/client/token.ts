@@ -36,6 +36,12 @@ export interface ClientClaims {
   tzo?: number | null;
   /** The machine vector of the browser's stable components (components.ts machineVectorOf), when it reported any. */
   mk?: string | null;
+  /** The difficulty (bits) of the proof of work the collection carried (proof.ts); absent: none. */
+  pw?: number;
+  /** The challenge that proof answered: tokens minted from one proof share one flow's uses. */
+  pc?: string;
+  /** What the page reported of itself (proof.ts BehaviourClaim), when it did. */
+  bh?: Record<string, unknown>;
 }
 
 export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
@@ -85,5 +91,14 @@ function parseClaims(encoded: string): ClientClaims | null {
   const lang = typeof c.lang === 'string' && c.lang.length <= 8 ? c.lang : null;
   const tzo = typeof c.tzo === 'number' && Number.isFinite(c.tzo) ? c.tzo : null;
   const mk = typeof c.mk === 'string' && /^[\w-]{6}(\.(?:[\w-]{6}|-)){4}$/.test(c.mk) ? c.mk : null;
-  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo, mk };
+  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo, mk, ...provenClaims(c) };
+}
+
+/** The proof claims a token carries (additive: absent when it carries none). */
+function provenClaims(c: Record<string, unknown>): Pick<ClientClaims, 'pw' | 'pc' | 'bh'> {
+  return {
+    ...(typeof c.pw === 'number' && Number.isInteger(c.pw) && c.pw >= 0 && c.pw <= 64 ? { pw: c.pw } : {}),
+    ...(typeof c.pc === 'string' && c.pc.length > 0 && c.pc.length <= 64 ? { pc: c.pc } : {}),
+    ...(typeof c.bh === 'object' && c.bh !== null && !Array.isArray(c.bh) ? { bh: c.bh as Record<string, unknown> } : {}),
+  };
 }

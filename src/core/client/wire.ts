@@ -25,3 +25,21 @@ export interface Components {
   /** Automation and tampering evidence (see AUTOMATION). */
   automation: string[];
 }
+
+/** How the page's password field came to hold its value, as far as the page saw. */
+export type PasswordEntry = 'typed' | 'pasted' | 'filled' | 'empty' | 'absent';
+
+/** What the page reports of itself before it asks for a token (the collector's `behaviour`: core/client/proof.ts). Counts only. */
+export interface Behaviour {
+  /** Milliseconds from the page's start (navigation) to the request for the token. */
+  elapsedMs: number;
+  /** Key presses, pointer presses (mouse, touch, pen), pastes and input events on the page (trusted events only). */
+  keys: number;
+  pointer: number;
+  pastes: number;
+  inputs: number;
+  /** typed (key input), pasted, filled (a value without either: a password manager, autofill, or a script), empty, absent (no password field). */
+  password: PasswordEntry;
+  /** The token was asked for ahead of any request (Castle's names keep one ready), not for a submit or a call. */
+  ahead: boolean;
+}

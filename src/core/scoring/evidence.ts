@@ -16,6 +16,7 @@ import type { AppActivity, DayCounts, EnvironmentStats, HeaderHabits, LanguageCo
 import { NEW_DOMAIN_BELOW } from './population';
 import { AUTOMATION } from '../client/components';
 import { INTEGRITY } from '../client/mobile';
+import { interacted, type Behaviour } from '../client/proof';
 
 export interface Contribution {
   signal: string;
@@ -100,6 +101,22 @@ export interface ClientEvidence {
   timezoneGapHours: number | null;
   /** A native app's token (minted from its session): what it says of the device and the install (absent: a browser's). */
   mobile?: MobileEvidence | null;
+  /** A browser's token: the proof of work its collection carried, its page's behaviour, and the environment's habit (absent: not weighed). */
+  proof?: ProofEvidence | null;
+}
+
+/** What a browser token proved (core/client/proof.ts), and what the environment's legitimate logins usually prove. */
+export interface ProofEvidence {
+  /** The difficulty proved, in bits (null: the token was minted without a proof: the one-step flow). */
+  bits: number | null;
+  /** What the page reported of itself before it asked (null: nothing). */
+  behaviour: Behaviour | null;
+  /**
+   * Among the environment's legitimate logins with a browser token: how many (decayed) and the
+   * share with a proof; among those whose page reported its behaviour for the request, how many
+   * and the share where a person did something on the page first.
+   */
+  habit: { events: number; proved: number; reported: number; interacted: number };
 }
 
 /** What a native app's token and its install's events say (core/client). */
@@ -261,6 +278,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 
   out.push(...clientEvidence(x));
   out.push(...mobileEvidence(x));
+  out.push(...proofEvidence(x));
 
   const missing = missingFields(x.event);
   if (missing) out.push({ signal: 'missing_fields', weight: 0, detail: missing });
@@ -414,6 +432,47 @@ function platformFamily(name: string): string | null {
   if (/^(?:linux|[kxl]?ubuntu|debian|fedora|mint|arch|gentoo|suse|opensuse|centos|red ?hat|manjaro|raspbian|elementary os|deepin)$/.test(p)) return 'linux';
   return null;
 }
+
+/**
+ * `unproven_client`: a browser token minted without the page's proof of work (`no_proof_of_work`:
+ * its components were posted by something other than the script, or by a script of an older
+ * version, a privacy tool's rewrite, another integration), or one asked for by a page on which no
+ * person did anything (`no_user_input`: no key, pointer press or paste, no password typed or
+ * pasted). Neither is proof of a script, so each counts only where the environment's legitimate
+ * logins with browser tokens nearly all show the contrary (learned, as missing_fingerprint is):
+ * from PROOF_HABIT_FROM of at least PROOF_MIN_EVENTS such logins, rising to NO_PROOF_MAX
+ * (NO_INPUT_MAX: password managers that fill and submit are people too) at PROOF_HABIT_FULL. An
+ * environment whose pages, apps or tools post components without a proof never learns the habit
+ * and never raises it. Neither hard nor soft evidence: alone it challenges, never denies.
+ */
+const PROOF_HABIT_FROM = 0.9;
+const PROOF_HABIT_FULL = 0.99;
+const PROOF_MIN_EVENTS = 50;
+const NO_PROOF_MAX = 2.5;
+const NO_INPUT_MAX = 1.5;
+
+function proofEvidence(x: EvidenceInput): Contribution[] {
+  const c = x.client;
+  const p = c?.proof;
+  if (!c || !p || c.problem !== null || c.mobile || x.kind === 'other') return [];
+  const h = p.habit;
+  const b = p.behaviour;
+  if (p.bits === null && h.events >= PROOF_MIN_EVENTS && h.proved >= PROOF_HABIT_FROM) {
+    return [{ signal: 'unproven_client', weight: ramp(h.proved, PROOF_HABIT_FROM, PROOF_HABIT_FULL, NO_PROOF_MAX), detail: { reason: 'no_proof_of_work', expected_by: 'environment', share_with_proof: round3(h.proved), behaviour: b ? 'reported' : 'absent' } }];
+  }
+  if (b && !b.ahead && !interacted(b) && h.reported >= PROOF_MIN_EVENTS && h.interacted >= PROOF_HABIT_FROM) {
+    return [
+      {
+        signal: 'unproven_client',
+        weight: ramp(h.interacted, PROOF_HABIT_FROM, PROOF_HABIT_FULL, NO_INPUT_MAX),
+        detail: { reason: 'no_user_input', expected_by: 'environment', share_with_input: round3(h.interacted), time_on_page_ms: b.elapsedMs, keys: b.keys, pointer: b.pointer, pastes: b.pastes, inputs: b.inputs, password: b.password },
+      },
+    ];
+  }
+  return [];
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** Client hints or the sandbox device that contradict the user agent. */
 function spoofReason(x: EvidenceInput): string | null {

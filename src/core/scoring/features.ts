@@ -8,6 +8,7 @@
 import { shortHash } from '../crypto';
 import type { IpIntel, ParsedUserAgent } from '../../intel';
 import type { Device, EventInput } from '../model';
+import { interacted } from '../client/proof';
 
 /** The levels the profile and the population keep values for, finest first within each hierarchy. */
 export const NETWORK_LEVELS = ['ip', 'net', 'asn', 'cc'] as const;
@@ -45,6 +46,12 @@ export interface Features {
   mobile: { deviceKey: string; machineKey: string } | null;
   /** A verified browser token's machine vector (core/devices/machine.ts; null: none). */
   machine: string | null;
+  /**
+   * A verified browser token (null: none): whether its collection carried a proof of work, and
+   * whether a person did something on the page before it was asked for (null: the page reported
+   * no behaviour for a request; a token Castle's names keep ready ahead, say). See client/proof.ts.
+   */
+  browserToken: { proved: boolean; interacted: boolean | null } | null;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -171,5 +178,14 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     app: Boolean(ua.app),
     mobile: event.client?.mobile ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey } : null,
     machine,
+    browserToken: browserToken(event),
   };
+}
+
+/** A verified browser token's proof and the page's behaviour, as the population counts them. */
+function browserToken(event: EventInput): Features['browserToken'] {
+  const c = event.client;
+  if (!c || c.problem !== null || c.mobile) return null;
+  const b = c.behaviour ?? null;
+  return { proved: (c.proof ?? null) !== null, interacted: b && !b.ahead ? interacted(b) : null };
 }

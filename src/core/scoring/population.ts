@@ -64,6 +64,13 @@ const activityHabitKey = (announced: boolean) => `p:ma:${announced ? 'y' : 'n'}`
 const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
 /** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
 const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
+/**
+ * Legitimate logins with a verified browser token whose collection did, or did not, carry a proof
+ * of work (`p:pow:y`, `p:pow:n`); and among those whose page reported its behaviour for the
+ * request, whether a person did something on the page first (`p:ui:y`, `p:ui:n`).
+ */
+const proofHabitKey = (proved: boolean) => `p:pow:${proved ? 'y' : 'n'}`;
+const interactionHabitKey = (yes: boolean) => `p:ui:${yes ? 'y' : 'n'}`;
 /** Legitimate events from phones of one machine key (how common the model is here). */
 const machineKey = (mk: string) => `p:mk:${mk}`;
 /** The uses of one client token (single use, see tokenReplayed). */
@@ -103,6 +110,7 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
+  if (f.browserToken) keys.push(proofHabitKey(true), proofHabitKey(false), interactionHabitKey(true), interactionHabitKey(false));
   if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
   const machine = machineOf(f);
   if (machine) keys.push(machineKey(machine));
@@ -149,6 +157,17 @@ export function appFingerprintShare(s: Snapshots, now: number): { events: number
   const y = atTime(snap(s, appFingerprintKey(true)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
   const n = atTime(snap(s, appFingerprintKey(false)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
   return { events: y + n, share: y + n > 0 ? y / (y + n) : 0 };
+}
+
+/**
+ * Among the environment's legitimate logins with a verified browser token: how many (decayed) and
+ * the share whose collection carried a proof of work; among those whose page reported its
+ * behaviour for the request, how many and the share where a person did something on the page.
+ */
+export function proofHabit(s: Snapshots, now: number): { events: number; proved: number; reported: number; interacted: number } {
+  const c = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const [y, n, ui, none] = [c(proofHabitKey(true)), c(proofHabitKey(false)), c(interactionHabitKey(true)), c(interactionHabitKey(false))];
+  return { events: y + n, proved: y + n > 0 ? y / (y + n) : 0, reported: ui + none, interacted: ui + none > 0 ? ui / (ui + none) : 0 };
 }
 
 /** An app event, as the activity counts it. */
@@ -468,6 +487,10 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
     const machine = machineOf(f);
     if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.browserToken) {
+      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
     if (f.mobile) {
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });

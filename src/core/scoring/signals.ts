@@ -33,6 +33,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   unusual_language: 'a browser language the user does not use',
   language_country_mismatch: "for an account without history, a browser language rare among the environment's legitimate logins from the address's country",
   unusual_hour: 'an hour of the day the user is not usually active',
+  unproven_client: "a browser token without the page's proof of work, or asked for by a page no person touched, where nearly every legitimate login of the environment has them (reason in the detail)",
   replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',
   invalid_token: 'a client token that does not verify: forged, altered, expired or issued for another environment',
   stale_timestamp: 'a verdict asked about an event older than the bound for verdicts (default 365 days): scored as happening now, teaching the profile nothing',

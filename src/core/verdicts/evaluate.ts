@@ -21,7 +21,7 @@ import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, si
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
-import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, machineOf, headerHabits, languageCounts, NO_SNAPSHOTS, populationCounts, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, machineOf, languageCounts, NO_SNAPSHOTS, populationCounts, proofHabit, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { randomKey, shortHash, uuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
@@ -341,6 +341,7 @@ function clientEvidence(x: Enriched, s: Snapshots, account: string | null): Clie
     languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
     timezoneGapHours,
     mobile: c.mobile && c.problem === null ? mobileEvidence(x, s, account, c.mobile) : null,
+    proof: !c.mobile && c.problem === null ? { bits: c.proof ?? null, behaviour: c.behaviour ?? null, habit: proofHabit(s, x.event.occurredAt.getTime()) } : null,
   };
 }
 

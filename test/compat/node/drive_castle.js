@@ -22,6 +22,13 @@
  *   RAMPART_SDK_LOG_LEVEL  SDK pino level (default "silent"; other levels log to stdout!)
  *   RAMPART_USER_ID, RAMPART_EMAIL, RAMPART_IP, RAMPART_USER_AGENT, RAMPART_CLIENT_ID,
  *   RAMPART_TIMESTAMP (sent as created_at), RAMPART_DEVICE_TOKEN (track_* device scenarios)
+ *   RAMPART_CID_COOKIE, RAMPART_CID_HEADER (*_from_request: the browser's `__cid` cookie and
+ *   `X-Castle-Client-Id` header, as Castle's web client or Rampart's script with Castle's names sets them)
+ *
+ * The *_from_request scenarios play an Express application too: a loopback HTTP server whose login
+ * handler builds the context from `req` as the SDK's 0.4.x README shows (`ip: req.ip`,
+ * `client_id: req.cookies['__cid']`, `headers: req.headers`, with cookie-parser and `trust proxy`),
+ * and a browser's request to it (its headers, its cookies, the address a proxy forwarded).
  */
 'use strict';
 
@@ -120,6 +127,96 @@ function trackDevice(event) {
   return attempt(() => c.track({ event, device_token: token, context: {} }));
 }
 
+/** `req.cookies` as cookie-parser makes it: the first value of each name, percent-decoded. */
+function parseCookies(header) {
+  const cookies = {};
+  for (const part of (header || '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    if (name && !(name in cookies)) {
+      try {
+        cookies[name] = decodeURIComponent(value);
+      } catch {
+        cookies[name] = value;
+      }
+    }
+  }
+  return cookies;
+}
+
+/**
+ * An Express-style application with one login route, calling the SDK from its handler with the
+ * context taken from the request; a browser's request to it. Resolves with what the handler got.
+ */
+function fromRequest(call) {
+  const http = require('node:http');
+  const { URLSearchParams } = require('node:url');
+  return new Promise((resolve, reject) => {
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', async () => {
+        // What Express adds: req.ip (with `trust proxy`: the client end of X-Forwarded-For), req.cookies (cookie-parser).
+        const forwarded = String(req.headers['x-forwarded-for'] || '').split(',')[0].trim();
+        req.ip = forwarded || req.socket.remoteAddress;
+        req.cookies = parseCookies(req.headers.cookie);
+        req.body = Object.fromEntries(new URLSearchParams(body));
+        const outcome = await attempt(() => call(req));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(outcome));
+      });
+    });
+    server.listen(0, '127.0.0.1', async () => {
+      try {
+        const cookies = ['session=abc'];
+        if (env('RAMPART_CID_COOKIE')) cookies.push(`__cid=${env('RAMPART_CID_COOKIE')}`);
+        const headers = {
+          'User-Agent': USER_AGENT,
+          Accept: 'text/html,application/xhtml+xml',
+          'Accept-Language': 'en-US,en;q=0.9',
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Cookie: cookies.join('; '),
+          'X-Forwarded-For': `${IP}, 10.0.0.2`,
+        };
+        if (env('RAMPART_CID_HEADER')) headers['X-Castle-Client-Id'] = env('RAMPART_CID_HEADER');
+        const { port } = server.address();
+        resolve(await browserPost(port, headers, new URLSearchParams({ email: EMAIL, password: 'correct horse' }).toString()));
+      } catch (err) {
+        reject(err);
+      } finally {
+        server.close();
+      }
+    });
+  });
+}
+
+/** The browser's request to the application: a form post, answered with JSON. */
+function browserPost(port, headers, body) {
+  const http = require('node:http');
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/login', method: 'POST', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(text));
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The context as the 0.4.x README builds it from an Express request. */
+const contextFromRequest = (req) => ({ ip: req.ip, client_id: req.cookies['__cid'], headers: req.headers });
+
 const notOffered = (what) => () => {
   throw new Skip(`${what} is not offered by @castleio/sdk ${sdkPkg.version} (authenticate and track only)`);
 };
@@ -155,6 +252,18 @@ const SCENARIOS = {
     const c = client(badSecret());
     return attempt(() =>
       c.track({ event: EVENTS.LOGIN_FAILED, user_id: USER_ID, properties: { email: EMAIL }, context: context() }),
+    );
+  },
+  authenticate_from_request: () => {
+    const c = client();
+    return fromRequest((req) =>
+      c.authenticate({ event: EVENTS.LOGIN_SUCCEEDED, user_id: USER_ID, user_traits: { email: req.body.email }, context: contextFromRequest(req) }),
+    );
+  },
+  track_from_request: () => {
+    const c = client();
+    return fromRequest((req) =>
+      c.track({ event: EVENTS.LOGIN_FAILED, user_id: USER_ID, properties: { email: req.body.email }, context: contextFromRequest(req) }),
     );
   },
   track_challenge_succeeded: () => trackDevice(EVENTS.CHALLENGE_SUCCEEDED),

@@ -38,6 +38,14 @@ describe('client token', () => {
     expect(openClientToken(KEY, make(), 'env-1', NOW)).toEqual({ ok: false, reason });
   });
 
+  it("carries what the collection proved (difficulty, challenge, the page's behaviour) when it did, and nothing of a claim of the wrong shape", () => {
+    const proved = claims({ pw: 17, pc: 'challenge-id', bh: { t: 9400, k: 23, p: 2, v: 0, i: 21, pw: 'typed' } });
+    expect(openClientToken(KEY, signClientToken(KEY, proved), 'env-1', NOW)).toEqual({ ok: true, claims: proved });
+    const odd = { ...claims(), pw: 'seventeen', pc: 5, bh: ['typed'] } as unknown as ClientClaims;
+    const opened = openClientToken(KEY, signClientToken(KEY, odd), 'env-1', NOW);
+    expect(opened).toEqual({ ok: true, claims: claims() });
+  });
+
   it('is accepted up to the end of its lifetime', () => {
     expect(openClientToken(KEY, signClientToken(KEY, claims()), 'env-1', NOW + CLIENT_TOKEN_TTL_MS).ok).toBe(true);
   });

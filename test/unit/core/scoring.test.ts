@@ -23,9 +23,10 @@ import {
   type Behaviour,
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
-import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind } from '../../../src/core/scoring/evidence';
+import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind, type ProofEvidence } from '../../../src/core/scoring/evidence';
+import type { Behaviour as ProofBehaviour } from '../../../src/core/client/proof';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, HOME_NEW_DEVICE, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, CAP_KNEE, belowCap, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, languageCounts, populationCounts, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import { counterBumps, keysToRead, languageCounts, populationCounts, proofHabit, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
@@ -415,6 +416,100 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals({ timezoneGapHours: 2 })).toEqual([]);
     // A clock far from the address is evidence, never alone a deny (a traveller's laptop).
     expect(riskLevel(assess(assessInput({}, { client: { ...clean, timezoneGapHours: 9 } }), 'login', T0).risk)).not.toBe('high');
+  });
+
+  describe('unproven_client: a browser token without the proof of work, or from a page no person touched, where nearly every legitimate login has them', () => {
+    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
+    const person: ProofBehaviour = { elapsedMs: 9400, keys: 23, pointer: 2, pastes: 0, inputs: 21, password: 'typed', ahead: false };
+    const untouched: ProofBehaviour = { elapsedMs: 310, keys: 0, pointer: 0, pastes: 0, inputs: 0, password: 'filled', ahead: false };
+    /** 5,000 legitimate logins with browser tokens, 99.5% with a proof and 99.5% with a person on the page. */
+    const habit = (over: Partial<ProofEvidence['habit']> = {}): ProofEvidence['habit'] => ({ events: 5000, proved: 0.995, reported: 5000, interacted: 0.995, ...over });
+    const unproven = (proof: ProofEvidence | null, kind: EventKind = 'login', client: Partial<NonNullable<EvidenceInput['client']>> = {}) =>
+      requestEvidence(evidenceInput({}, kind, { client: { ...clean, proof, ...client } })).filter((c) => c.signal === 'unproven_client');
+
+    it('no proof of work, where nearly every legitimate login with a token has one: up to 2.5 as that share goes from 90% to 99%', () => {
+      expect(unproven({ bits: null, behaviour: null, habit: habit() })).toEqual([{ signal: 'unproven_client', weight: 2.5, detail: { reason: 'no_proof_of_work', expected_by: 'environment', share_with_proof: 0.995, behaviour: 'absent' } }]);
+      expect(unproven({ bits: null, behaviour: null, habit: habit({ proved: 0.945 }) })[0]?.weight).toBeCloseTo(1.25, 5);
+      expect(unproven({ bits: null, behaviour: person, habit: habit() })[0]?.detail).toMatchObject({ behaviour: 'reported' });
+    });
+
+    it.each<[string, ProofEvidence | null, EventKind, Partial<NonNullable<EvidenceInput['client']>>]>([
+      ['the token carries a proof', { bits: 17, behaviour: person, habit: habit() }, 'login', {}],
+      ['many legitimate logins come without one (old pages, other integrations, an evaluation posting components)', { bits: null, behaviour: null, habit: habit({ proved: 0.6 }) }, 'login', {}],
+      ['too few legitimate logins with tokens to tell', { bits: null, behaviour: null, habit: habit({ events: 40 }) }, 'login', {}],
+      ['an event that is no attempt (a logout, a profile update)', { bits: null, behaviour: null, habit: habit() }, 'other', {}],
+      ['a token that does not verify (invalid_token says so)', { bits: null, behaviour: null, habit: habit() }, 'login', { problem: 'forged' }],
+      ['a replayed token (replayed_token says so)', { bits: null, behaviour: null, habit: habit() }, 'login', { problem: 'replayed' }],
+      ['no proof evidence at all (a native app\'s token)', null, 'login', {}],
+    ])('not when %s', (_name, proof, kind, client) => {
+      expect(unproven(proof, kind, client)).toEqual([]);
+    });
+
+    it('a page no person touched, where nearly every legitimate login had a person on it: up to 1.5 (password managers that fill and submit are people too)', () => {
+      const [c] = unproven({ bits: 17, behaviour: untouched, habit: habit() });
+      expect(c).toEqual({
+        signal: 'unproven_client',
+        weight: 1.5,
+        detail: { reason: 'no_user_input', expected_by: 'environment', share_with_input: 0.995, time_on_page_ms: 310, keys: 0, pointer: 0, pastes: 0, inputs: 0, password: 'filled' },
+      });
+      // A pasted password is a person; so is one pointer press.
+      expect(unproven({ bits: 17, behaviour: { ...untouched, password: 'pasted' }, habit: habit() })).toEqual([]);
+      expect(unproven({ bits: 17, behaviour: { ...untouched, pointer: 1 }, habit: habit() })).toEqual([]);
+      // A token kept ready ahead of any request (Castle's names): no person is expected yet.
+      expect(unproven({ bits: 17, behaviour: { ...untouched, ahead: true }, habit: habit() })).toEqual([]);
+      // Where a tenth of the legitimate logins are filled and submitted by password managers, it says nothing.
+      expect(unproven({ bits: 17, behaviour: untouched, habit: habit({ interacted: 0.88 }) })).toEqual([]);
+      expect(unproven({ bits: 17, behaviour: untouched, habit: habit({ reported: 30 }) })).toEqual([]);
+      // No behaviour reported at all (a client of its own that proves work): nothing to weigh.
+      expect(unproven({ bits: 17, behaviour: null, habit: habit() })).toEqual([]);
+    });
+
+    it('counts once: no proof is the reason, whatever the page reported', () => {
+      expect(unproven({ bits: null, behaviour: untouched, habit: habit() }).map((c) => c.detail.reason)).toEqual(['no_proof_of_work']);
+    });
+
+    it('alone it challenges at most, never denies (privacy tools and old pages exist)', () => {
+      const input = assessInput({ token: 'some-device' }, { client: { ...clean, proof: { bits: null, behaviour: untouched, habit: habit() } } });
+      const r = assess(input, 'login', T0);
+      expect(r.signals).toMatchObject({ unproven_client: { reason: 'no_proof_of_work' } });
+      expect(riskLevel(r.risk)).not.toBe('high');
+    });
+
+    it('what the population learns: legitimate logins with browser tokens, proved or not, a person on the page or not', () => {
+      const login: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, credentialed: true, stopped: false, challengeFeedback: false, account: 'alice' };
+      const flags = { acceptLanguage: true, secFetch: true, clientHints: true };
+      const { f } = features({ token: 'some-device' });
+      const keys = (browserToken: Features['browserToken'], o: Outcome = login) => counterBumps({ ...f, browserToken }, o, NO_SNAPSHOTS, T0, flags).map((b) => b.key).filter((k) => /^p:(pow|ui):/.test(k));
+      expect(keys({ proved: true, interacted: true })).toEqual(['p:pow:y', 'p:ui:y']);
+      expect(keys({ proved: false, interacted: null })).toEqual(['p:pow:n']);
+      expect(keys({ proved: true, interacted: false })).toEqual(['p:pow:y', 'p:ui:n']);
+      expect(keys(null)).toEqual([]);
+      expect(keys({ proved: true, interacted: true }, { ...login, success: false, failure: true })).toEqual([]);
+      expect(keysToRead({ ...f, browserToken: { proved: false, interacted: null } }, null)).toEqual(expect.arrayContaining(['p:pow:y', 'p:pow:n', 'p:ui:y', 'p:ui:n']));
+      expect(keysToRead({ ...f, browserToken: null }, null).filter((k) => /^p:(pow|ui):/.test(k))).toEqual([]);
+      // Read back as shares (decayed counts: 30 with a proof, 10 without; 24 with a person, 6 without).
+      const w = epochWeight(T0, POPULATION_HALF_LIFE_MS);
+      const snap = (c: number): CounterSnapshot => ({ counts: { c: c * w }, sets: {} });
+      const s: Snapshots = new Map([['p:pow:y', snap(30)], ['p:pow:n', snap(10)], ['p:ui:y', snap(24)], ['p:ui:n', snap(6)]]);
+      const h = proofHabit(s, T0);
+      expect(h.events).toBeCloseTo(40, 5);
+      expect(h.proved).toBeCloseTo(0.75, 5);
+      expect(h.reported).toBeCloseTo(30, 5);
+      expect(h.interacted).toBeCloseTo(0.8, 5);
+    });
+
+    it("an event's features say what its token proved", () => {
+      const withClient = (client: EventInput['client']) => {
+        const e = { ...event({ token: 'rp-device' }), client };
+        return extractFeatures(e, intel(HOME), parseUserAgent(e.context.userAgent), deviceKey(e)).browserToken;
+      };
+      const base = { problem: null, jti: 'j', automation: [], userAgentHash: 'u', language: null, timezoneOffset: null };
+      expect(withClient({ ...base, proof: 17, behaviour: person })).toEqual({ proved: true, interacted: true });
+      expect(withClient({ ...base, proof: null, behaviour: untouched })).toEqual({ proved: false, interacted: false });
+      expect(withClient({ ...base, proof: 17, behaviour: { ...untouched, ahead: true } })).toEqual({ proved: true, interacted: null });
+      expect(withClient({ ...base, problem: 'expired', jti: null })).toBeNull();
+      expect(withClient(null)).toBeNull();
+    });
   });
 
   describe('language_country_mismatch: a browser language rare in the address\'s country, for an account without history', () => {
