@@ -13,6 +13,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AppContext, Channel, Scenario, Step } from './scenario';
+import { leadingZeroBits } from '../../src/core/client/proof';
 
 export interface Verdict {
   action: 'allow' | 'challenge' | 'deny';
@@ -133,9 +134,35 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       automation,
     };
   };
+  /**
+   * What the page does before its token (docs/client.md): a real page, or an anti-detect browser
+   * running it, asks for a challenge and proves work, and reports what happened on it (people
+   * type, a password manager fills, an automated browser types its list fast); a script posting
+   * made-up components does neither. Drawn from the step, so a seed gives the same pages.
+   */
+  const page = async (s: Step): Promise<Record<string, unknown>> => {
+    if (s.context.scripted || !o.publishableKey) return {};
+    const c = await post('/v1/client/challenge', { publishable_key: o.publishableKey });
+    const challenge = c.json?.challenge;
+    const salt = c.json?.salt;
+    const bits = c.json?.difficulty;
+    const out: Record<string, unknown> = {};
+    if (typeof challenge === 'string' && typeof salt === 'string' && typeof bits === 'number') {
+      let n = 0;
+      while (leadingZeroBits(createHash('sha256').update(`${salt}${n}`).digest()) < bits) n++;
+      out.proof = { challenge, nonce: String(n) };
+    }
+    const h = parseInt(createHash('sha256').update(`page:${s.email}:${s.at}`).digest('hex').slice(0, 8), 16);
+    const automated = s.scenario !== 'legit';
+    const password = automated ? 'typed' : h % 100 < 80 ? 'typed' : h % 100 < 95 ? 'filled' : 'pasted';
+    out.behaviour = automated
+      ? { elapsedMs: 1500 + (h % 2000), keys: 20 + (h % 20), pointer: 1, pastes: 0, inputs: 20 + (h % 20), password }
+      : { elapsedMs: 4000 + (h % 40000), keys: password === 'filled' ? h % 3 : 8 + (h % 30), pointer: 1 + (h % 3), pastes: password === 'pasted' ? 1 : 0, inputs: 8 + (h % 30), password };
+    return out;
+  };
   const collect = async (s: Step): Promise<string | null> => {
     if (!o.publishableKey || !s.context.token) return s.context.token;
-    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.machine ?? s.context.token, s.context.headers, s.context.automation ?? []) });
+    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.machine ?? s.context.token, s.context.headers, s.context.automation ?? []), ...(await page(s)) });
     return typeof r.json?.token === 'string' ? r.json.token : null;
   };
 
