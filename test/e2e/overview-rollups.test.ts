@@ -9,6 +9,7 @@
  * verdict; and a range that begins before rollups counted per verdict is answered from the events.
  */
 import { call, startTestApp, type TestApp } from '../support/app';
+import { SOURCES } from '../../src/console/ui/queries';
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const T0 = Date.parse('2026-03-02T00:00:30Z');
@@ -292,14 +293,8 @@ describe('settled rollups are packed', () => {
     expect(r.body.errors).toBeUndefined();
     return r.body.data.analytics as { total: number; ips: { distinct: number; entries: { key: string; count: number }[] } };
   };
-  const PANELS = `query Panels($filter: EventFilter) {
-    analytics(filter: $filter) {
-      total
-      ips: top(dimension: IP, first: 8) { distinct entries { key count } }
-      asns: top(dimension: ASN, first: 8) { distinct entries { key count } }
-      countries: top(dimension: COUNTRY, first: 8) { distinct entries { key count } }
-    }
-  }`;
+  // The console's own "denied from" / "challenged" panel.
+  const PANELS = SOURCES;
   const rollups = () => packed.database.db.collection<{ _id: string; n?: number; k?: number; p?: Record<string, string> }>('rollups');
   const send = async (iso: string, ip: string, action: string, timestamp?: string) => {
     clock = timestamp ? clock : t(iso);
