@@ -6,7 +6,7 @@
  * (allow-list.ts, interceptor.ts) are its parts. No React Native import: the unit tests run it
  * over an in-memory platform with a fake clock.
  *
- * When events are flushed (interface.md, "Limits"): at the app's install, update, open and
+ * When events are flushed (Castle's mobile SDKs' limits, docs/mobile.md): at the app's install, update, open and
  * close, at identify, and when the queue reaches `flushLimit`. Never otherwise, except by
  * `flush()` and `reset()`.
  */

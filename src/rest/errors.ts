@@ -4,7 +4,7 @@ import { HTTP_STATUS } from '../doors/http-status';
 
 export { HTTP_STATUS };
 
-/** Castle's `type` for each kind (server_error and service_unavailable follow decisions.md). */
+/** Castle's `type` for each kind (server_error and service_unavailable follow docs/decisions.md). */
 export const HTTP_TYPE: Readonly<Record<ErrorKind, string>> = {
   bad_request: 'bad_request',
   unauthorized: 'unauthorized',

@@ -35,7 +35,7 @@ interface Outcome {
   correlationId: string | null;
 }
 
-/** Each door's table, written out from the specification (decisions.md and issue 3), not imported. */
+/** Each door's table, written out from the specification (docs/decisions.md), not imported. */
 const EXPECTED: Record<DoorName, Record<ErrorKind, number | string>> = {
   rest: {
     bad_request: 400,
@@ -65,7 +65,7 @@ const EXPECTED: Record<DoorName, Record<ErrorKind, number | string>> = {
   },
 };
 
-/** REST's Castle types that differ from the kind's name (decisions.md). */
+/** REST's Castle types that differ from the kind's name (docs/decisions.md). */
 const REST_TYPE_TO_KIND: Record<string, string> = { server_error: 'internal', service_unavailable: 'unavailable', route_not_found: 'not_found' };
 
 const SECRET_INTERNALS = 'db-password=hunter2';

@@ -1,5 +1,5 @@
 /**
- * Every row of interface.md's device review state table, through the REST door on a real
+ * Every row of Castle's device review state table, through the REST door on a real
  * database. Track is asynchronous, so each track call is followed by draining its queue.
  */
 import { startTestApp, call, type TestApp } from '../support/app';

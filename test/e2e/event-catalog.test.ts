@@ -1,5 +1,5 @@
 /**
- * decisions.md's ruling ("per-event fields are what to send, not a gate") over the whole event
+ * docs/decisions.md's ruling ("per-event fields are what to send, not a gate") over the whole event
  * catalog, through real HTTP on loopback against the real database. For every event on every
  * endpoint that takes it:
  *  - a complete body gets a verdict (201), or is applied and stored (track: 204);

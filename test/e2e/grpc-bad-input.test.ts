@@ -42,7 +42,7 @@ describe('missing fields', () => {
   });
 
   it('Authenticate paths name the request fields (user.id), not the Castle body', async () => {
-    // The e-mail is recommended, not required (decisions.md): only the user id is missing here.
+    // The e-mail is recommended, not required (docs/decisions.md): only the user id is missing here.
     const e = await failure(client.authenticate({ event: '$login.succeeded', context: { ip: '81.2.69.142' } }));
     expect(fields(e)).toEqual(['user.id']);
     expect(e.message).toContain('user.id: is required');

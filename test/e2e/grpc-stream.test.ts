@@ -133,7 +133,7 @@ describe('VerdictStream', () => {
     expect(e.fields.map((f) => f.field).sort()).toEqual(['context.ip', 'user']);
     expect(e.metadata.get('grpc-status-details-bin')).toHaveLength(1);
     // Paths are paths of the call's request message, as for the unary call (the e-mail is only
-    // recommended: decisions.md).
+    // recommended: docs/decisions.md).
     const auth = toRampartError(callErrorAsServiceError((await s.answer(2)).error!));
     expect(auth.fields.map((f) => f.field).sort()).toEqual(['user.id']);
     expect(toRampartError(callErrorAsServiceError((await s.answer(3)).error!)).fields.map((f) => f.field)).toEqual(['call']);

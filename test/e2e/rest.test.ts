@@ -1,6 +1,6 @@
 /**
  * The REST /v1 surface over real HTTP on loopback, against a real database: every endpoint's
- * documented success answer, authentication, and the payload forms decisions.md adds.
+ * documented success answer, authentication, and the payload forms docs/decisions.md accepts.
  */
 import { startTestApp, call, basic, type TestApp } from '../support/app';
 

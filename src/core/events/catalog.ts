@@ -3,7 +3,7 @@
  * without, and what each one should carry. This table is the single source for validation; tests
  * run every row of it.
  *
- * decisions.md: the per-event fields of interface.md are what to send, not a gate. An event is
+ * docs/decisions.md: the per-event fields of Castle's API are what to send, not a gate. An event is
  * refused (422) only where it cannot be processed at all; a recommended field that is missing is
  * scored with less evidence and named in the verdict's `missing_fields` signal.
  */
@@ -19,7 +19,7 @@ import type { Action, Endpoint } from '../model';
 export type Requirement = 'user_id' | 'registration_identifier' | 'device_or_user' | 'name';
 
 /**
- * A field an application should send with an event, as interface.md spells it. Sent means the
+ * A field an application should send with an event, as Castle's API reference spells it. Sent means the
  * value arrived in any of the places Rampart reads it from (`user_traits`, `user`, `params`,
  * `properties`): `a|b` is satisfied by either.
  */
@@ -138,7 +138,7 @@ export function nameFromTypeStatus(type: string, status: string | undefined): st
   return `${type}.${status.startsWith('$') ? status.slice(1) : status}`;
 }
 
-/** Event families whose default policies (decisions.md) apply. */
+/** Event families whose default policies (docs/decisions.md) apply. */
 export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
 /**
  * A registration: the events in which a user registers (an attempt, or the registration itself).

@@ -308,7 +308,7 @@ function languageMismatch(x: EvidenceInput): Contribution | null {
 }
 
 /**
- * The recommended fields an event did not carry (decisions.md: they are what to send, not a
+ * The recommended fields an event did not carry (docs/decisions.md: they are what to send, not a
  * gate), as the detail of its `missing_fields` signal; null when it carried them all. Evidence
  * for nothing: an application that does not send an e-mail does so for every user.
  */

@@ -1,6 +1,6 @@
 /**
  * The signals the risk engine can raise (policies match on these names; Castle's SDKs read the
- * keys of `signals`), and the risk levels of decisions.md. The engine itself is model.ts.
+ * keys of `signals`), and the risk levels of docs/decisions.md. The engine itself is model.ts.
  */
 import type { RiskLevel } from '../model';
 

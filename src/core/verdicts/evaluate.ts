@@ -85,7 +85,7 @@ export interface VerdictDeps {
 
 export const DEFAULT_VERDICT_BUDGET_MS = 150;
 /**
- * A year: a `timestamp` is the event's time (decisions.md), so an application replaying or
+ * A year: a `timestamp` is the event's time (docs/decisions.md), so an application replaying or
  * importing weeks of history through the verdict endpoints teaches the profile as it happened.
  */
 export const DEFAULT_MAX_EVENT_AGE_MS = 365 * 86_400_000;

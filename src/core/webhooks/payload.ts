@@ -1,5 +1,5 @@
 /**
- * The webhook body, in the shape Castle's webhooks have (decisions.md): built once when the
+ * The webhook body, in the shape Castle's webhooks have (docs/decisions.md): built once when the
  * delivery is recorded and sent byte for byte on every attempt, so its signature is stable.
  */
 import type { PolicyRef } from '../model';

@@ -1,5 +1,5 @@
 /**
- * The per-event requirements of interface.md, as decisions.md rules them: each row is an endpoint,
+ * The per-event requirements of Castle's API, as docs/decisions.md rules them: each row is an endpoint,
  * an event, a complete body, the fields without which it cannot be processed (reported as
  * offending fields), and the recommended fields whose absence is only named on the event.
  */

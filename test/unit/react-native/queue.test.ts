@@ -1,5 +1,5 @@
 /**
- * The React Native client's queue and flush rules (interface.md "Limits", docs/mobile.md §3):
+ * The React Native client's queue and flush rules (Castle's mobile SDKs' limits, docs/mobile.md §3):
  * events are flushed at install, update, open, close, identify and at the flush limit, and not
  * before; the queue is bounded, persisted, and only loses events the server took (or will never
  * take); one flush at a time, in batches of at most 100.
