@@ -117,4 +117,7 @@ describe('default policies', () => {
       expect((err as InvalidParameters).fields.map((f) => f.field).sort()).toEqual(['action', 'conditions.countries', 'conditions.events', 'conditions.minRisk', 'conditions.signalsAny', 'group', 'name'].sort());
     }
   });
+  it.each(['emulator', 'compromised_device', 'no_app_activity', 'unproven_client', 'registration_velocity'])('a policy can name the %s signal', (signal) => {
+    expect(() => validateDraft({ name: 'By signal', group: 'event', conditions: { signalsAny: [signal] }, action: 'challenge' })).not.toThrow();
+  });
 });
