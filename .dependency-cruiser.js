@@ -4,9 +4,9 @@ module.exports = {
     {
       name: 'core-is-plain',
       severity: 'error',
-      comment: 'src/core imports no fastify, grpc, graphql, apollo, mongodb, nodemailer or other layers',
+      comment: 'src/core imports no fastify, grpc, graphql, apollo, mongodb, nodemailer or other layers, and no adapter: the IP and user-agent data come through the Intel port (src/intel implements it), their types are the core\'s own (src/core/intel)',
       from: { path: '^src/core' },
-      to: { path: ['node_modules/(fastify|@grpc|graphql|@apollo|mongodb|nodemailer|pino)', '^src/(store|rest|grpc|graphql|console|doors|workers|app|cli|mail)'] },
+      to: { path: ['node_modules/(fastify|@grpc|graphql|@apollo|mongodb|nodemailer|pino)', '^src/(store|rest|grpc|graphql|console|doors|workers|app|cli|mail|intel)'] },
     },
     {
       name: 'doors-are-separate',

@@ -2,7 +2,7 @@
  * The domain's data: environments, events, devices, users, policies, webhooks and privacy jobs.
  * Plain objects with Date fields; the store maps them to documents and the adapters to wire formats.
  */
-import type { GeoLocation, ParsedUserAgent } from '../intel';
+import type { GeoLocation, ParsedUserAgent } from './intel/types';
 import type { Behaviour } from './client/wire';
 
 /** A tenant id. Branded so that a plain string cannot be passed where a tenant scope is due. */

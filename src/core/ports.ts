@@ -15,7 +15,7 @@ import type {
   UserProfile,
 } from './model';
 import type { PolicyRevision, PolicySet } from './policies/model';
-import type { IpIntel, ParsedUserAgent } from '../intel';
+import type { IpIntel, ParsedUserAgent } from './intel/types';
 
 export interface EnvironmentStore {
   create(env: Environment): Promise<void>;
@@ -206,13 +206,23 @@ export interface Intel {
   /** What is known of an IP address (a bogon result, with no data, for an invalid one). */
   lookupIp(ip: string): IpIntel;
   parseUserAgent(raw: string): ParsedUserAgent;
+  /** Whether an e-mail address (or `x@<domain>`) is at a throw-away domain (a maintained list). */
+  isDisposableEmail(email: string): boolean;
 }
 
 /** Every time read of the core: the wall clock in production, a fake one in tests. */
 export interface Clock {
   now(): Date;
+  /**
+   * A monotonic reading in ms, for durations (never for dates): the process's performance clock
+   * in production. A clock without one measures durations on `now()`.
+   */
+  monotonic?(): number;
 }
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = { now: () => new Date(), monotonic: () => performance.now() };
+
+/** A duration's start and end on `clock` (its monotonic reading, else its wall clock), in ms. */
+export const monotonicMs = (clock: Clock): number => clock.monotonic?.() ?? clock.now().getTime();
 
 /**
  * When the core's work runs: the core says what to do and after how long, the scheduler

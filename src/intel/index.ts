@@ -10,6 +10,6 @@ export { normaliseIp, lookupIp, initIntel } from './ip';
 export { parseUserAgent, castleUserAgent } from './user-agent';
 export { isDisposableEmail } from './disposable-email';
 export { countryName } from './country';
-export { distanceKm } from './distance';
+export { distanceKm } from '../core/intel/distance';
 export { offlineIntel } from './offline';
 export { ipListsInstalled } from './ranges';

@@ -10,32 +10,15 @@ import { loadGeoData, lookupGeo } from './geo';
 import { isHostingNetwork } from './hosting-asns';
 import { loadRanges, rangeFlags } from './ranges';
 import type { AsnInfo, IpIntel } from './types';
+import { normaliseIp } from '../core/intel/ip';
+
+export { normaliseIp };
 
 /** ipaddr.js ranges that are publicly routable (everything else counts as a bogon). */
 const ROUTABLE_V4: ReadonlySet<string> = new Set(['unicast', 'as112', 'amt']);
 const ROUTABLE_V6: ReadonlySet<string> = new Set(['unicast', 'teredo', '6to4', 'as112v6', 'amt']);
 
-/** Longest textual form worth parsing (full IPv6 with embedded IPv4, brackets and a zone id). */
-const MAX_IP_LENGTH = 100;
-
 let initialised = false;
-
-/** Validate and normalise an IP string; returns null when not a valid IPv4/IPv6 address. */
-export function normaliseIp(raw: string): string | null {
-  if (typeof raw !== 'string' || raw.length > MAX_IP_LENGTH) return null;
-  let s = raw.trim();
-  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
-  if (s.includes(':')) {
-    const zone = s.indexOf('%');
-    if (zone >= 0) s = s.slice(0, zone);
-    if (!ipaddr.IPv6.isValid(s)) return null;
-    const v6 = ipaddr.IPv6.parse(s);
-    return v6.isIPv4MappedAddress() ? v6.toIPv4Address().toString() : v6.toRFC5952String();
-  }
-  // Only dotted-quad decimal: shorthand, hex and octal forms ("127.1", "0x7f.0.0.1") are rejected.
-  if (!ipaddr.IPv4.isValidFourPartDecimal(s)) return null;
-  return ipaddr.IPv4.parse(s).toString();
-}
 
 function isBogon(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   if (addr.kind() === 'ipv4') return !ROUTABLE_V4.has(addr.range());

@@ -5,10 +5,12 @@
  */
 import { initIntel, lookupIp } from './ip';
 import { parseUserAgent } from './user-agent';
+import { isDisposableEmail } from './disposable-email';
 
 export const offlineIntel = {
   /** Load the IP databases now (idempotent), rather than at the first verdict. */
   load: initIntel,
   lookupIp,
   parseUserAgent,
+  isDisposableEmail,
 };

@@ -7,7 +7,7 @@
  * learns which of them an application's own users send, see core/scoring/evidence.ts).
  */
 import UAParser from 'ua-parser-js';
-import type { AppClient, CastleUserAgent, ParsedUserAgent } from './types';
+import type { AppClient, ParsedUserAgent } from './types';
 
 /** Longest prefix inspected by the marker regexes (real UAs are far shorter). */
 const MAX_SCAN = 2048;
@@ -244,7 +244,4 @@ function parseUncached(input: string): ParsedUserAgent {
   }
 }
 
-/** Only Castle's `user_agent` keys, for what leaves Rampart (API answers, webhooks); internal flags stay. */
-export function castleUserAgent(ua: ParsedUserAgent): CastleUserAgent {
-  return { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family };
-}
+export { castleUserAgent } from '../core/intel/types';

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { invalidParameters } from './problems';
-import type { ParsedUserAgent } from '../../intel';
+import type { ParsedUserAgent } from '../intel/types';
 import type { MobileClient } from '../model';
 
 /** What each integrity finding means to the engine. */

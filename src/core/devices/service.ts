@@ -9,7 +9,7 @@ import { NotFound } from '../errors';
 import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../model';
 import type { ClientTokens, Clock, DeviceChange, UserState, UserStateStore } from '../ports';
 import { fingerprintValue } from '../events/context';
-import type { IpIntel, ParsedUserAgent } from '../../intel';
+import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import type { WebhookSink } from '../webhooks/ports';
 import type { DeviceReviewState } from '../policies/model';
 import { mobileProperties } from '../client/mobile';

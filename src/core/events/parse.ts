@@ -6,7 +6,7 @@
  * on the event (`missing`) for the verdict to name.
  * Each field is checked with its schema in schema.ts (which the OpenAPI document is generated from).
  */
-import { normaliseIp } from '../../intel';
+import { normaliseIp } from '../intel/ip';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
 import type { EventCommand, FieldNames } from './command';

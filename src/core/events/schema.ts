@@ -6,7 +6,7 @@
  * case: context.ts) stays in code, and the document describes it from the same tables.
  */
 import { z } from 'zod';
-import { normaliseIp } from '../../intel';
+import { normaliseIp } from '../intel/ip';
 import type { Endpoint } from '../model';
 import { EVENTS } from './catalog';
 import { MAX_HEADER_NAME, MAX_HEADER_VALUE, MAX_HEADERS } from './context';

@@ -8,8 +8,7 @@
  * Each piece is a named signal with a weight in log-odds and a detail object that explains it.
  * Pure: no I/O.
  */
-import type { IpIntel, ParsedUserAgent } from '../../intel';
-import { isDisposableEmail } from '../../intel';
+import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
 import type { AppActivity, DayCounts, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
@@ -38,6 +37,8 @@ export type EventKind = 'login' | 'preauth' | 'failure' | 'registration' | 'rese
 
 export interface EvidenceInput {
   event: EventInput;
+  /** The e-mail the event names is at a throw-away domain (the intel port's list, read when the event was enriched). */
+  disposableEmail: boolean;
   kind: EventKind;
   ip: IpIntel | null;
   ua: ParsedUserAgent;
@@ -286,8 +287,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   const mismatch = languageMismatch(x);
   if (mismatch) out.push(mismatch);
 
-  const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
-  if (email && isDisposableEmail(email)) {
+  if (x.disposableEmail) {
     out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
   }
   return out;
@@ -849,7 +849,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
         : null;
     out.push(...strongerOf('registration_velocity', hour, daily));
     // A domain no legitimate user of this environment has, while the environment has many.
-    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !isDisposableEmail(`x@${x.features.emailDomain}`)) {
+    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !x.disposableEmail) {
       out.push(newEmailDomain(x.features.emailDomain, x.env));
     }
   }

@@ -6,7 +6,7 @@
  * the event and the offline intel only.
  */
 import { shortHash } from '../crypto';
-import type { IpIntel, ParsedUserAgent } from '../../intel';
+import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import type { Device, EventInput } from '../model';
 import { interacted } from '../client/proof';
 

@@ -14,8 +14,8 @@
  *
  * Pure: no I/O.
  */
-import type { IpIntel } from '../../intel';
-import { distanceKm } from '../../intel';
+import type { IpIntel } from '../intel/types';
+import { distanceKm } from '../intel/distance';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, atTime, familiarity, ownNetwork, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
 import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';

@@ -11,9 +11,8 @@
  * (`degraded`). Between the reads and the recording nothing awaits, so concurrent requests for
  * one user never interleave there.
  */
-import { performance } from 'node:perf_hooks';
 import type { Action, Device, Environment, EventInput, MobileClient, PolicyRef, Principal, Signals } from '../model';
-import type { ClientTokens, Clock, CounterStore, EventStore, Intel, UserStateStore, WriteQueue } from '../ports';
+import { monotonicMs, type ClientTokens, type Clock, type CounterStore, type EventStore, type Intel, type UserStateStore, type WriteQueue } from '../ports';
 import type { EventCommand } from '../events/command';
 import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
@@ -117,7 +116,7 @@ export class VerdictService {
 
   /** The verdict on one event, from the command a door built. */
   async evaluate(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand): Promise<Verdict> {
-    const started = performance.now();
+    const started = monotonicMs(this.d.clock);
     const env = principal.env;
     const now = this.d.clock.now();
 
@@ -149,7 +148,7 @@ export class VerdictService {
     const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null, link });
     if (event.userId && action !== 'allow') this.notify(env, event.userId, x, device, action, policy);
 
-    this.d.observer?.verdict(endpoint, action, degraded, (performance.now() - started) / 1000);
+    this.d.observer?.verdict(endpoint, action, degraded, (monotonicMs(this.d.clock) - started) / 1000);
     return { action, risk, signals, policy, userId: event.userId, device, event, degraded };
   }
 
@@ -284,6 +283,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
   return assess(
     {
       event: x.event,
+      disposableEmail: x.disposableEmail,
       ip: x.ip,
       ua: x.ua,
       features: x.features,

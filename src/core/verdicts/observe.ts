@@ -4,7 +4,7 @@
  * user profile (last location, countries), velocity counters, and the stored event itself.
  * Reads come first (awaited); everything learnt is then recorded as changes written behind.
  */
-import type { IpIntel, ParsedUserAgent } from '../../intel';
+import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import { uuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
@@ -39,6 +39,8 @@ export interface Enriched {
   ip: IpIntel | null;
   ua: ParsedUserAgent;
   key: ReturnType<typeof deviceKey>;
+  /** The e-mail the event names is at a throw-away domain (the intel port's list). */
+  disposableEmail: boolean;
   features: Features;
   /** SHA-256 of the lower-cased e-mail the event names (the key of its account look-up). */
   emailHash: string | null;
@@ -76,7 +78,8 @@ export function enrich(event: EventInput, intel: Intel): Enriched {
   const ua = event.client?.mobile ? withMobileDevice(parsed, event.client.mobile) : parsed;
   const key = deviceKey(event);
   const email = eventEmail(event);
-  return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name) };
+  const named = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
+  return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name), disposableEmail: named !== null && intel.isDisposableEmail(named) };
 }
 
 /** The e-mail an event names (identity or submitted identifier), lower-cased. */

@@ -3,8 +3,8 @@
  * delivery is recorded and sent byte for byte on every attempt, so its signature is stable.
  */
 import type { PolicyRef } from '../model';
-import type { CastleUserAgent, GeoLocation, ParsedUserAgent } from '../../intel';
-import { castleUserAgent } from '../../intel';
+import type { CastleUserAgent, GeoLocation, ParsedUserAgent } from '../intel/types';
+import { castleUserAgent } from '../intel/types';
 import type { WebhookNotice } from './ports';
 
 export interface WebhookBody {

@@ -6,7 +6,7 @@
  * tenants, by design).
  */
 import type { Device, EnvId, Environment, PolicyRef } from '../model';
-import type { GeoLocation, ParsedUserAgent } from '../../intel';
+import type { GeoLocation, ParsedUserAgent } from '../intel/types';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
 import type { OpenDeliveries } from './outbox';
 

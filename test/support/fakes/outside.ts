@@ -7,6 +7,7 @@ import type { HttpPost, HttpPoster, HttpPostResult, Intel } from '../../../src/c
 import type { MailMessage, Mailer } from '../../../src/core/privacy/ports';
 import type { GeoLocation, IpIntel } from '../../../src/intel/types';
 import { parseUserAgent } from '../../../src/intel/user-agent';
+import { isDisposableEmail } from '../../../src/intel/disposable-email';
 
 /** What the fake knows of an address: a location and flags (everything else plain). */
 export interface FakeAddress {
@@ -34,6 +35,7 @@ export function createFakeIntel(addresses: Record<string, FakeAddress> = {}): Fa
       return { ip, version: ip.includes(':') ? 6 : 4, location, asn: a.asn ?? { number: 3320, organization: 'Deutsche Telekom AG' }, hosting: a.hosting ?? false, vpn: false, relay: false, tor: a.tor ?? false, bogon: false };
     },
     parseUserAgent,
+    isDisposableEmail,
   };
 }
 

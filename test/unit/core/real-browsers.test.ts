@@ -39,6 +39,7 @@ function assessed(headers: HeaderSet) {
   const ua = parseUserAgent(event.context.userAgent);
   const input: AssessInput = {
     event,
+    disposableEmail: false,
     ip: HOME,
     ua,
     features: extractFeatures(event, HOME, ua, deviceKey(event)),

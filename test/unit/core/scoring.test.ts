@@ -6,7 +6,7 @@
 import { validateEvent, type ParseOptions } from '../../../src/core/events/parse';
 import type { Endpoint } from '../../../src/core/model';
 import { eventCommand } from '../../../src/rest/event-command';
-import { parseUserAgent, type IpIntel } from '../../../src/intel';
+import { isDisposableEmail, parseUserAgent, type IpIntel } from '../../../src/intel';
 import { deviceKey } from '../../../src/core/devices/service';
 import { extractFeatures, hostOf, networkOf, primaryLanguage, requestShape, type Features, type Level } from '../../../src/core/scoring/features';
 import {
@@ -151,8 +151,10 @@ const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failures
 
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
+  const email = e.email ?? (typeof e.properties.email === 'string' ? e.properties.email : null);
   return {
     event: e,
+    disposableEmail: email !== null && isDisposableEmail(email),
     ip,
     ua: parseUserAgent(e.context.userAgent),
     features: f,
