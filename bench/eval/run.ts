@@ -20,6 +20,7 @@ import { Networks } from './world';
 import { generate } from './scenario';
 import { drive } from './drive';
 import { report, score } from './score';
+import { runInfo } from '../lib/run-info';
 
 interface Options {
   users: number;
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
     process.stdout.write(report(figures));
     process.stdout.write(`\n(${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
     if (o.dump) writeFileSync(o.dump, outcomes.map((x, k) => JSON.stringify({ ...x, step: steps[k] })).join('\n'));
-    if (o.json) writeFileSync(o.json, JSON.stringify({ options: o, figures }, null, 2));
+    if (o.json) writeFileSync(o.json, JSON.stringify({ kind: 'eval', run: runInfo(), options: o, figures }, null, 2));
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.send({ type: 'stop' } satisfies ToServer);
