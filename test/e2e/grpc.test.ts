@@ -10,6 +10,7 @@ import { failure } from '../support/grpc';
 import { createRampartClient, fromStruct, toStruct, type RampartClient } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
 import { FileDescriptorProto } from 'protobufjs/ext/descriptor';
+import { jobDone } from '../support/privacy';
 
 interface FileInfo {
   name: string;
@@ -169,8 +170,8 @@ describe('Privacy', () => {
     expect(Number(access.jobs[0].expiresAt?.seconds) * 1000 - Date.now()).toBeGreaterThan(47 * 3_600_000);
     const byEmail = await client.requestAccess({ email: 'gpriv1@example.com' });
     expect(byEmail.jobs.map((j) => j.userId)).toEqual(['g-priv-1']);
-    await app.built.services.privacy.waitForJob(app.env.id, access.jobs[0].id).catch(() => undefined);
-    await app.built.services.privacy.waitForJob(app.env.id, byEmail.jobs[0].id).catch(() => undefined);
+    await jobDone(app.built.services.privacy, app.env.id, access.jobs[0].id).catch(() => undefined);
+    await jobDone(app.built.services.privacy, app.env.id, byEmail.jobs[0].id).catch(() => undefined);
 
     const purged = await client.purge({ userId: 'g-priv-1' });
     expect(purged.purgedUsers).toBe(1);

@@ -26,6 +26,7 @@ import { emailAccount, emailKey } from '../../src/core/scoring/population';
 import { InvalidParameters, NotFound } from '../../src/core/errors';
 import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment, type StoredEvent } from '../../src/core/model';
 import { testDatabase, type TestDatabase } from '../support/db';
+import { jobDone } from '../support/privacy';
 
 jest.setTimeout(60_000);
 
@@ -277,7 +278,7 @@ describe('access request', () => {
     const job = await svc.requestAccess(env, userId);
     expect(job).toMatchObject({ status: 'pending', userId, envId: env.id, recipient: 'dpo@example.com' });
     expect(job.expiresAt.getTime() - job.createdAt.getTime()).toBe(48 * 3_600_000);
-    const done = await svc.waitForJob(env.id, job.id);
+    const done = await jobDone(svc, env.id, job.id);
     expect(done.status).toBe('sent');
     expect(done.error).toBeNull();
     expect(done.exportBytes).toBeGreaterThan(100);
@@ -333,7 +334,7 @@ describe('access request', () => {
     const unreachable = createSmtpMailer({ url: 'smtp://127.0.0.1:9', from: 'rampart@example.com', timeoutMs: 2000 });
     const failing = privacy({ mailer: unreachable });
     const job = await failing.requestAccess(env, 'mailfail');
-    const done = await failing.waitForJob(env.id, job.id);
+    const done = await jobDone(failing, env.id, job.id);
     unreachable.close();
     expect(done?.status).toBe('failed');
     expect(done?.error).toMatch(/ECONNREFUSED|connect/i);
@@ -341,7 +342,7 @@ describe('access request', () => {
 
     const noSmtp = privacy({ mailer: noMailer });
     const j2 = await noSmtp.requestAccess(env, 'mailfail');
-    expect(await noSmtp.waitForJob(env.id, j2.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('RAMPART_SMTP_URL') });
+    expect(await jobDone(noSmtp, env.id, j2.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('RAMPART_SMTP_URL') });
   });
 
   it('stores large exports in chunks and reads them back intact', async () => {
@@ -387,9 +388,9 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     const b = await seedUser(env, bob);
     const svc = privacy();
     const job = await svc.requestAccess(env, alice);
-    expect((await svc.waitForJob(env.id, job.id)).status).toBe('sent');
+    expect((await jobDone(svc, env.id, job.id)).status).toBe('sent');
     const bobJob = await svc.requestAccess(env, bob);
-    await svc.waitForJob(env.id, bobJob.id);
+    await jobDone(svc, env.id, bobJob.id);
 
     const { deleted } = await svc.purge(env, alice);
     expect(deleted).toMatchObject({ users: 1, devices: 2, device_tokens: 2, events: 4, debugger: 1, webhook_deliveries: 1, privacy_jobs: 1 });

@@ -12,6 +12,7 @@ import { serverKind } from '../../src/store/server-kind';
 import type { RetentionStrategy } from '../../src/store/retention';
 import type { CommandStartedEvent } from 'mongodb';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { jobDone } from '../support/privacy';
 
 /** The service's clock runs `offset` ms ahead of the real one: records age by moving it. */
 let offset = 0;
@@ -66,7 +67,7 @@ describe.each<RetentionStrategy>(['scan', 'per-environment'])('the retention swe
     expect((await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/track', { event: '$login.succeeded', user_id: user, timestamp: 'not a time', context: ctx })).status).toBe(204);
     // No SMTP in tests: the request ends `failed` at once.
     const job = await app.built.services.privacy.requestAccess(await app.built.services.environments.require(env.id), user);
-    expect((await app.built.services.privacy.waitForJob(env.id, job.id)).status).toBe('failed');
+    expect((await jobDone(app.built.services.privacy, env.id, job.id)).status).toBe('failed');
     await settled();
   }
 

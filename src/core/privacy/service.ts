@@ -138,7 +138,7 @@ export class PrivacyService {
 
   /**
    * Accept a data access request and return the pending job at once (the 202). The export is
-   * compiled and mailed in the background; poll `job()` or await `waitForJob()`.
+   * compiled and mailed in the background; poll `job()`.
    * Throws InvalidParameters (`privacy_email`) when the environment has no privacy address,
    * NotFound when the user is unknown.
    */
@@ -214,14 +214,6 @@ export class PrivacyService {
     // Profiles are written behind: a user seen a moment ago must be found by its e-mail too.
     await this.d.writes.flush();
     return this.d.store.userIdsByEmail(env, subject.email, 100);
-  }
-
-  /** Wait until a job started by this instance is done (sent or failed), and return it. */
-  async waitForJob(env: EnvId, id: string): Promise<PrivacyJob> {
-    await this.running.get(id)?.promise;
-    const job = await this.d.store.getJob(env, id);
-    if (!job) throw new NotFound('privacy job not found');
-    return job;
   }
 
   /** One job of the environment, or null. */

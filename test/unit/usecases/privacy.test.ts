@@ -1,6 +1,7 @@
 /** Privacy requests (PrivacyService) on in-memory fakes: the export mailed, the subject resolved, the purge. */
 import { InvalidParameters, NotFound } from '../../../src/core/errors';
 import { createFakeServices, type FakeServices } from '../../support/fakes';
+import { jobDone } from '../../support/privacy';
 
 const login = (userId: string) => ({ event: '$login', status: '$succeeded', user: { id: userId, email: `${userId}@example.com` }, context: { ip: '81.2.69.142', headers: { 'User-Agent': 'curl/8.4.0' } } });
 
@@ -14,7 +15,7 @@ describe('privacy', () => {
     const { principal, env } = await s.environment({ privacyEmail: 'dpo@shop.example' });
     await s.verdicts.evaluate(principal, 'risk', login('p1'));
     const [job] = await s.privacy.requestAccessFor(env, { userId: 'p1' });
-    const done = await s.privacy.waitForJob(env.id, job?.id ?? '');
+    const done = await jobDone(s.privacy, env.id, job?.id ?? '');
     expect(done.status).toBe('sent');
     expect(s.mailer.sent.map((m) => m.to)).toEqual(['dpo@shop.example']);
     expect(s.mailer.sent[0]?.text).toContain(`https://rampart.test/v1/privacy/exports/${job?.id}?expires=`);
