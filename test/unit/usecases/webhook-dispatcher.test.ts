@@ -128,7 +128,8 @@ describe('leases', () => {
     const b = answering([]);
     const a = w.dispatcher(slowA, { leaseMs: 30_000, requestTimeoutMs: 10_000 });
     const other = w.dispatcher(b, { instanceId: 'b', leaseMs: 30_000, requestTimeoutMs: 10_000 });
-    await w.delivery(w.envA, 'u1', 'd1');
+    // About no user, so no lane holds it back: only the attempt in flight does.
+    await w.delivery(w.envA, null, 'd1');
 
     expect(await a.deliverDue()).toEqual({ started: 1, more: false });
     await w.time.settle();
