@@ -95,8 +95,11 @@ const log = {
   warn: (obj: object, msg: string) => logs.push({ level: 'warn', msg, obj }),
   info: (obj: object, msg: string) => logs.push({ level: 'info', msg, obj }),
 };
-/** A WebhookService with its delivery worker, as the composition root runs them. */
-type Running = WebhookService & { start(): void; stop(): Promise<void> };
+/**
+ * A WebhookService with its delivery worker, as the composition root runs them, and how many
+ * attempts it has made (heard as the metrics hear them, through its observer).
+ */
+type Running = WebhookService & { start(): void; stop(): Promise<void>; attempted(): number };
 const services: Running[] = [];
 
 function newEnv(webhookUrl: string | null = receiver.url): Environment {
@@ -116,6 +119,7 @@ function newEnv(webhookUrl: string | null = receiver.url): Environment {
 
 function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<WebhookWorkerOptions, 'pollMs'> = {}): Running {
   const { pollMs = 50, ...deps } = opts;
+  let attempted = 0;
   const s = new WebhookService({
     store,
     signingSecret: async () => SECRET,
@@ -128,12 +132,30 @@ function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<We
     backoffBaseMs: 20,
     requestTimeoutMs: 2000,
     leaseMs: 5000,
+    observer: { attempted: () => void attempted++ },
     ...deps,
   });
   const worker = new WebhookWorker(s, { scheduler: timerScheduler, log, pollMs });
-  const running = Object.assign(s, { start: () => worker.start(), stop: () => worker.stop() });
+  const running = Object.assign(s, { start: () => worker.start(), stop: () => worker.stop(), attempted: () => attempted });
   services.push(running);
   return running;
+}
+
+/**
+ * The worker's passes, driven by hand through the dispatcher's own API: a pass (`deliverDue`),
+ * then a wait until every attempt it started has been made and recorded, and again until a pass
+ * starts nothing or `passes` were made. Returns the attempts made.
+ */
+async function sendDue(svc: Running, passes = Infinity): Promise<number> {
+  let attempted = 0;
+  for (let i = 0; i < passes; i++) {
+    const before = svc.attempted();
+    const { started } = await svc.deliverDue();
+    if (started === 0) break;
+    await until(async () => svc.attempted() - before >= started);
+    attempted += started;
+  }
+  return attempted;
 }
 
 function device(env: Environment, userId: string, token = `dev_${randomUUID()}`): Device {
@@ -238,7 +260,7 @@ describe('delivery', () => {
     const svc = service('a');
     const dev = device(env, 'user-1');
     await svc.emit(notice(env, 'user-1', dev));
-    expect(await svc.runOnce()).toBe(1);
+    expect(await sendDue(svc)).toBe(1);
     expect(receiver.requests).toHaveLength(1);
     const req = receiver.requests[0]!;
 
@@ -312,7 +334,7 @@ describe('delivery', () => {
     skewMs = 3_600_000;
     await svc.emit(notice(env, 'user-1', dev));
     expect(await deliveries(env)).toHaveLength(5);
-    expect(await svc.runOnce()).toBe(5);
+    expect(await sendDue(svc)).toBe(5);
     expect(receiver.requests).toHaveLength(5);
   });
 
@@ -321,7 +343,7 @@ describe('delivery', () => {
     const svc = service('a', { backoffBaseMs: 200 });
     receiver.respond = (n) => (n === 0 ? 500 : 200);
     await svc.emit(notice(env, 'user-1', null));
-    expect(await svc.runOnce()).toBe(1);
+    expect(await sendDue(svc)).toBe(1);
     let [d] = await deliveries(env);
     expect(d!.status).toBe('pending');
     expect(d!.lastError).toBe('HTTP 500');
@@ -330,9 +352,9 @@ describe('delivery', () => {
     expect(wait).toBeGreaterThanOrEqual(160);
     expect(wait).toBeLessThanOrEqual(400);
     // Not due yet: nothing is sent.
-    expect(await svc.runOnce()).toBe(0);
-    await sleep(wait + 20);
-    expect(await svc.runOnce()).toBe(1);
+    expect(await sendDue(svc)).toBe(0);
+    // Sent once it is due.
+    expect(await until(() => sendDue(svc))).toBe(1);
     [d] = await deliveries(env);
     expect(d!.status).toBe('delivered');
     expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 200]);
@@ -359,14 +381,14 @@ describe('delivery', () => {
     const svc = service('a', { maxAttempts: 3, backoffBaseMs: 1 });
     await svc.emit(notice(env, 'user-1', null));
     await until(async () => {
-      await svc.runOnce();
+      await sendDue(svc);
       return (await deliveries(env))[0]?.status === 'failed';
     });
     const [d] = await deliveries(env);
     expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 500, 500]);
     expect(d!.lastError).toBe('HTTP 500');
     expect(d!.nextAttemptAt).toBeNull();
-    expect(await svc.runOnce()).toBe(0);
+    expect(await sendDue(svc)).toBe(0);
     expect(receiver.requests).toHaveLength(3);
 
     // Connection refused: the error is recorded in place of a status code.
@@ -376,7 +398,8 @@ describe('delivery', () => {
     await new Promise<void>((r) => closed.close(() => r()));
     const dead = newEnv(`http://127.0.0.1:${port}/`);
     await svc.emit(notice(dead, 'user-1', null));
-    await svc.runOnce();
+    // One pass: its retry is due a moment later.
+    expect(await sendDue(svc, 1)).toBe(1);
     const [e] = await deliveries(dead);
     expect(e!.status).toBe('pending');
     expect(e!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringContaining('ECONNREFUSED') });
@@ -388,7 +411,7 @@ describe('delivery', () => {
     const seeder = service('seed');
     for (let i = 0; i < 12; i++) await seeder.emit(notice(env, `user-${i}`, null));
     const workers = ['a', 'b', 'c'].map((id) => service(id));
-    const counts = await Promise.all(workers.map((w) => w.runOnce()));
+    const counts = await Promise.all(workers.map((w) => sendDue(w)));
     expect(counts.reduce((a, b) => a + b, 0)).toBe(12);
     expect(receiver.requests).toHaveLength(12);
     const ids = receiver.requests.map((r) => r.headers['x-rampart-delivery']);
@@ -399,7 +422,7 @@ describe('delivery', () => {
     // The single-delivery case of the brief: two instances, one delivery, exactly one send.
     receiver.reset();
     await seeder.emit(notice(env, 'solo', null));
-    const [x, y] = await Promise.all([service('x').runOnce(), service('y').runOnce()]);
+    const [x, y] = await Promise.all([sendDue(service('x')), sendDue(service('y'))]);
     expect(x + y).toBe(1);
     expect(receiver.requests).toHaveLength(1);
   });
@@ -471,7 +494,7 @@ describe('delivery', () => {
     const svc = service('a');
     await svc.emit(notice(env, 'user-1', null));
     envs.set(env.id, { ...env, webhookUrl: null });
-    await svc.runOnce();
+    expect(await sendDue(svc)).toBe(1);
     const [d] = await deliveries(env);
     expect(d).toMatchObject({ status: 'failed', lastError: 'the environment no longer has a webhook URL' });
     expect(receiver.requests).toHaveLength(0);
@@ -517,9 +540,11 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     });
     const other = service('b', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
     await slow.emit(notice(env, 'user-1', null));
-    const first = slow.runOnce();
+    // One pass of "a": it claims the delivery, finds its lease too short and gives it back.
+    const mark = logs.length;
+    expect((await slow.deliverDue()).started).toBe(1);
     other.start();
-    await first;
+    await until(async () => logs.slice(mark).some((l) => l.msg === 'webhooks: lease too short for an attempt; given back without sending'));
     const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
     await other.stop();
     expect(receiver.requests.map(idOf)).toEqual([d.id]);
@@ -544,10 +569,10 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     });
     const svc = service('a', { store: flaky, leaseMs: 5000, requestTimeoutMs: 2000 });
     await svc.emit(notice(env, 'user-1', null));
-    expect(await svc.runOnce()).toBe(1);
+    expect(await sendDue(svc)).toBe(1);
     // Long after the lease: nothing is left to send.
     skewMs += 60_000;
-    await svc.runOnce();
+    expect(await sendDue(svc)).toBe(0);
     const [d] = await deliveries(env);
     expect(receiver.requests.map(idOf)).toEqual([d!.id]);
     expect(d).toMatchObject({ status: 'delivered' });
@@ -706,9 +731,24 @@ describe('shutdown', () => {
     dead.before = () => hang;
 
     const opts = { concurrency: 2, requestTimeoutMs: 8000, leaseMs: 30_000, shutdownGraceMs: 4000 };
-    const svc = service('a', { ...opts, pollMs: 60_000 });
+    // The worker's first pass ends with a sweep: once it has, nothing is looked for until stop().
+    let swept = 0;
+    const sweeping = new Proxy(store, {
+      get(target, prop, recv) {
+        if (prop === 'sweep') {
+          return async (...args: Parameters<WebhookDeliveryStore['sweep']>) => {
+            const done = await target.sweep(...args);
+            swept++;
+            return done;
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, recv);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const svc = service('a', { ...opts, store: sweeping, pollMs: 60_000 });
     svc.start();
-    await sleep(50);
+    await until(async () => swept > 0);
     // Recorded by another instance, so this one's worker is not woken: all of it is due at stop().
     const seeder = service('seed', opts);
     for (let i = 0; i < 4; i++) await seeder.emit(notice(envA, `a-${i}`, null));

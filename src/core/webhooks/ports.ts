@@ -8,7 +8,14 @@
 import type { Device, EnvId, Environment, PolicyRef } from '../model';
 import type { GeoLocation, ParsedUserAgent } from '../intel/types';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from './model';
-import type { OpenDeliveries } from './outbox';
+
+/** The open deliveries of the outbox (WebhookDeliveryStore.openDeliveries). */
+export interface OpenDeliveries {
+  /** Open deliveries in the outbox. */
+  total: number;
+  /** The oldest of them (at most the limit asked for), oldest first. */
+  oldest: readonly { id: string; createdAt: Date }[];
+}
 
 export type WebhookType = '$incident.confirmed' | '$review.opened';
 
