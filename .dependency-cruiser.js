@@ -9,6 +9,13 @@ module.exports = {
       to: { path: ['node_modules/(fastify|@grpc|graphql|@apollo|mongodb|nodemailer|pino)', '^src/(store|rest|grpc|graphql|console|doors|workers|app|cli|mail|intel)'] },
     },
     {
+      name: 'core-is-pure',
+      severity: 'error',
+      comment: 'src/core uses no Node built-in but node:crypto (hashes, MACs, random ids): time comes from the Clock port (its monotonic reading for durations), reference data through the Intel port',
+      from: { path: '^src/core' },
+      to: { dependencyTypes: ['core'], pathNot: '^(node:)?crypto$' },
+    },
+    {
       name: 'doors-are-separate',
       severity: 'error',
       from: { path: '^src/(rest|grpc|graphql|console)/' },

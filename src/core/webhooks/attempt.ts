@@ -5,9 +5,8 @@
  * cut it short) and record it, retrying the write while the lease lasts. The dispatcher
  * (dispatcher.ts) says which deliveries to attempt and when; this file says how one attempt goes.
  */
-import { performance } from 'node:perf_hooks';
 import type { EnvId, Environment } from '../model';
-import { wait, type Clock, type HttpPoster, type HttpPostResult, type Scheduler } from '../ports';
+import { monotonicMs, wait, type Clock, type HttpPoster, type HttpPostResult, type Scheduler } from '../ports';
 import type { DeliveryAttempt, WebhookDelivery } from './model';
 import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
 import type { OutboxLedger } from './outbox';
@@ -111,7 +110,7 @@ export class Attempts {
   /** One attempt of a delivery this instance holds the lease of. Never throws. */
   async run(delivery: WebhookDelivery, abort: AbortController): Promise<void> {
     const at = this.d.clock.now();
-    const t0 = performance.now();
+    const t0 = monotonicMs(this.d.clock);
     let url = delivery.url;
     let statusCode: number | null = null;
     let error: string | null = null;
@@ -154,7 +153,7 @@ export class Attempts {
           } catch (err) {
             if (abort.signal.reason === SHUT_DOWN) {
               cut = true;
-              error = `cut short at shutdown after ${Math.round(performance.now() - t0)} ms`;
+              error = `cut short at shutdown after ${Math.round(monotonicMs(this.d.clock) - t0)} ms`;
               failure = 'shutdown';
             } else throw err;
           }
@@ -164,7 +163,7 @@ export class Attempts {
       error = describeError(err, this.d.timeoutMs);
       failure = failureClass(err);
     }
-    const durationMs = Math.round(performance.now() - t0);
+    const durationMs = Math.round(monotonicMs(this.d.clock) - t0);
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
     if (ok) failure = null;
     else if (statusCode !== null) failure = String(statusCode);

@@ -17,9 +17,8 @@
  * When it runs is the worker's (src/workers/webhooks.ts): `deliverDue` on its schedule and when
  * told there is work (`onWork`), `shutdown` on stop.
  */
-import { performance } from 'node:perf_hooks';
 import type { EnvId, Environment } from '../model';
-import type { Clock, HttpPoster, Scheduler } from '../ports';
+import { monotonicMs, type Clock, type HttpPoster, type Scheduler } from '../ports';
 import type { WebhookDelivery } from './model';
 import type { WebhookDeliveryStore } from './ports';
 import { OutboxLedger } from './outbox';
@@ -110,7 +109,7 @@ export class WebhookDispatcher {
   private readonly workListeners: (() => void)[] = [];
   /** Attempts under way in this process, by delivery id: never claimed again while they run. */
   private readonly inflight = new Map<string, InFlight>();
-  /** While stopping: when the grace ends (performance.now()), after which no attempt starts. */
+  /** While stopping: when the grace ends (monotonicMs(this.d.clock)), after which no attempt starts. */
   private graceEnd: number | null = null;
   /** Called when the next attempt ends. */
   private readonly onAttemptEnd: (() => void)[] = [];
@@ -136,7 +135,7 @@ export class WebhookDispatcher {
         maxDelayMs: d.backoffMaxMs ?? HOUR_MS,
         random: d.random ?? Math.random,
       },
-      { mayStart: () => this.mayStart(), graceLeftMs: () => (this.graceEnd === null ? Infinity : this.graceEnd - performance.now()) },
+      { mayStart: () => this.mayStart(), graceLeftMs: () => (this.graceEnd === null ? Infinity : this.graceEnd - monotonicMs(this.d.clock)) },
     );
   }
 
@@ -174,7 +173,7 @@ export class WebhookDispatcher {
    * once every attempt is recorded.
    */
   async shutdown(opts: { deliver: boolean; passUnderWay?: Promise<unknown> | null }): Promise<void> {
-    this.graceEnd = performance.now() + this.graceMs;
+    this.graceEnd = monotonicMs(this.d.clock) + this.graceMs;
     let cancel: () => void = () => undefined;
     const graceOver = new Promise<void>((resolve) => (cancel = this.d.scheduler.after(this.graceMs, resolve)));
     try {
@@ -217,7 +216,7 @@ export class WebhookDispatcher {
 
   /** Whether a new attempt may start: always, except in the last moments of a shutdown grace. */
   private mayStart(): boolean {
-    return this.graceEnd === null || this.graceEnd - performance.now() >= SHUTDOWN_LAST_START_MS;
+    return this.graceEnd === null || this.graceEnd - monotonicMs(this.d.clock) >= SHUTDOWN_LAST_START_MS;
   }
 
   /**
