@@ -23,6 +23,12 @@
  * Pure: no I/O.
  */
 import { networkOf, type FeatureValues, type Features, type Level } from './features';
+import {
+  BROWSER_VERSION_FLOOR, HOSTILE_ENTRY_MIN, HOUR_MIN_HISTORY, IP_FLOOR, NET_FLOOR, OWN_IP_MIN, OWN_NET_MIN, PLACE_MIN_LOGINS, POP_PSEUDO, POP_PSEUDO_DEFAULT, Q_DEVICE, Q_IP_IN_NET, Q_NET_IN_ASN, Q_PLACE_IN_ASN,
+  RECURRING_AFTER_MS, RECURRING_WITHIN_MS, SOFTWARE_MIN_EVENTS, USER_AGENT_FLOOR,
+} from './weights';
+
+export { RECURRING_AFTER_MS, RECURRING_WITHIN_MS };
 
 /** Reference time and half-life of the user tables. */
 export const EPOCH_MS = Date.UTC(2025, 0, 1);
@@ -58,6 +64,10 @@ export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
 export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
 export const HOSTILE_CAP = 16;
 
+/**
+ * One value of a user's table, as stored (the short keys are the database's: do not rename).
+ * `c`: count, `l`: last seen, `f`: first seen.
+ */
 export interface TableEntry {
   /** Decayed count (epoch-scaled). */
   c: number;
@@ -109,17 +119,15 @@ export interface PopulationCounts {
   count(level: Level, value: string): number;
 }
 
-/** Shares assumed where the population keeps no counts (addresses and networks are too many). */
-const Q_NET_IN_ASN = 1 / 64;
-const Q_IP_IN_NET = 1 / 32;
-const Q_DEVICE = 1 / 1000;
-
-/** Pseudo-counts of distinct values per level, for the population's own smoothing. */
-const POP_PSEUDO: Partial<Record<Level, number>> = { cc: 40, asn: 200, dt: 4, os: 12, bf: 12, br: 60, ua: 400, lang: 40, fp: 2 };
+/*
+ * Q_NET_IN_ASN, Q_IP_IN_NET, Q_DEVICE (weights.ts): shares assumed where the population keeps no
+ * counts (addresses and networks are too many). POP_PSEUDO: pseudo-counts of distinct values per
+ * level, for the population's own smoothing.
+ */
 
 /** The population's share of `value` at `level` within its parent's count (or the total). */
 function popShare(pop: PopulationCounts, level: Level, value: string, parentCount: number): number {
-  const pseudo = POP_PSEUDO[level] ?? 20;
+  const pseudo = POP_PSEUDO[level] ?? POP_PSEUDO_DEFAULT;
   const c = Math.min(pop.count(level, value), parentCount);
   return (c + 0.5) / (parentCount + 0.5 * pseudo);
 }
@@ -229,7 +237,7 @@ export function conditionalRatio(b: Behaviour, level: 'sa' | 'sn', parent: 'asn'
   const value = f.values[parent];
   if (!sw || !joint || !value) return 0;
   const nSw = atTime(b.tables.sw?.[sw]?.c ?? 0, now);
-  if (nSw < 2) return 0;
+  if (nSw < SOFTWARE_MIN_EVENTS) return 0;
   const n = atTime(b.n, now);
   const table = b.tables[parent] ?? {};
   const distinct = Math.max(1, Object.keys(table).length);
@@ -259,12 +267,11 @@ export interface Familiarity {
   history: number;
 }
 
-/**
- * Least novelty of a network within a known operator, as a share of the user's events there: home
- * addresses are reassigned now and then, so even a user who always showed one network is not
- * certain to keep it.
+/*
+ * NET_FLOOR (weights.ts): least novelty of a network within a known operator, as a share of the
+ * user's events there: home addresses are reassigned now and then, so even a user who always
+ * showed one network is not certain to keep it.
  */
-const NET_FLOOR = 1 / 12;
 
 /**
  * The user's count of an operator and the networks they showed within it (from the joint
@@ -300,7 +307,7 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
       { level: 'cc', value: v.cc },
       { level: 'asn', value: v.asn },
       { level: 'net', value: v.net, fixedShare: Q_NET_IN_ASN, floor: NET_FLOOR, within: netsWithin(b, v.asn, now) },
-      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: 1 / 3, within: addressesWithin(b, v.net, now) },
+      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: IP_FLOOR, within: addressesWithin(b, v.net, now) },
     ],
     now,
   );
@@ -315,8 +322,8 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
       { level: 'dt', value: v.dt },
       { level: 'os', value: v.os },
       { level: 'bf', value: v.bf },
-      { level: 'br', value: v.br, floor: 1 / 6 },
-      { level: 'ua', value: v.ua, floor: 1 / 4 },
+      { level: 'br', value: v.br, floor: BROWSER_VERSION_FLOOR },
+      { level: 'ua', value: v.ua, floor: USER_AGENT_FLOOR },
     ],
     now,
     f.fingerprinted,
@@ -338,8 +345,7 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
   };
 }
 
-/** Share of an operator's logins an attacker on that operator would show from any one place. */
-const Q_PLACE_IN_ASN = 1 / 8;
+/* Q_PLACE_IN_ASN (weights.ts): share of an operator's logins an attacker on that operator would show from any one place. */
 
 /**
  * ln(q / p_user(place | operator)), for an operator the user has shown at least 3 times: where
@@ -352,7 +358,7 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
   if (!asn || !place) return 0;
   const nAsn = atTime(b.tables.asn?.[asn]?.c ?? 0, now);
   const joint = b.tables.ap;
-  if (nAsn < 3 || !joint) return 0;
+  if (nAsn < PLACE_MIN_LOGINS || !joint) return 0;
   const prefix = `${asn}|`;
   let distinct = 0;
   let inAsn = 0;
@@ -362,7 +368,7 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
     inAsn += atTime(e.c, now);
   }
   // A profile from before places were kept, or addresses without one: nothing to compare.
-  if (inAsn < 3) return 0;
+  if (inAsn < PLACE_MIN_LOGINS) return 0;
   const novelty = Math.max(1, distinct);
   const pUser = (atTime(joint[place]?.c ?? 0, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
   return Math.log(Q_PLACE_IN_ASN / pUser);
@@ -371,7 +377,7 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
 /** ln(p_uniform / p_user) of the hour of day, smoothed over the neighbouring hours. */
 function hourRatio(b: Behaviour, hour: string | null, now: number): number {
   const n = atTime(b.n, now);
-  if (hour === null || n < 5) return 0;
+  if (hour === null || n < HOUR_MIN_HISTORY) return 0;
   const t = b.tables.hr ?? {};
   const h = Number(hour);
   const at = (k: number) => {
@@ -393,7 +399,7 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
     const e = b.hostile[level]?.[value];
     if (!e) continue;
     const w = atTime(e.c, now);
-    if (w < 0.2) continue;
+    if (w < HOSTILE_ENTRY_MIN) continue;
     levels.push(level);
     weight = Math.max(weight, w);
   }
@@ -403,7 +409,7 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
 /** Whether the event's network is one the user has logged in from (the address, or its /24 or /48). */
 export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
   const { ip, net } = f.values;
-  return (ip !== null && atTime(b.tables.ip?.[ip]?.c ?? 0, now) >= 0.5) || (net !== null && atTime(b.tables.net?.[net]?.c ?? 0, now) >= 1);
+  return (ip !== null && atTime(b.tables.ip?.[ip]?.c ?? 0, now) >= OWN_IP_MIN) || (net !== null && atTime(b.tables.net?.[net]?.c ?? 0, now) >= OWN_NET_MIN);
 }
 
 /** A change to a user's behaviour, applied by the store as commutative deltas. */
@@ -432,14 +438,12 @@ export function answeredChallenge(b: Behaviour, at: number): [string, PendingCha
   return best;
 }
 
-/**
- * How long before an unanswered challenge from the same operator must lie for the operator to be
- * learnt tentatively: a person challenged at the office on Monday is there again on Tuesday; an
- * attacker retrying from another address of the same network within hours gains nothing.
+/*
+ * RECURRING_AFTER_MS (weights.ts): how long before an unanswered challenge from the same operator
+ * must lie for the operator to be learnt tentatively: a person challenged at the office on Monday
+ * is there again on Tuesday; an attacker retrying from another address of the same network within
+ * hours gains nothing. Older than RECURRING_WITHIN_MS, it does not count as the operator recurring.
  */
-export const RECURRING_AFTER_MS = 6 * 3_600_000;
-/** Older unanswered challenges do not count as the operator recurring. */
-export const RECURRING_WITHIN_MS = 30 * 86_400_000;
 
 /**
  * Where the application does not report challenge answers: whether the event's operator was

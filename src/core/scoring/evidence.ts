@@ -12,7 +12,16 @@ import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import type { EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
 import type { AppActivity, DayCounts, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
-import { NEW_DOMAIN_BELOW } from './population';
+import {
+  ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, ACTIVITY_MIN_EVENTS, APP_CLIENT_COLD, APP_CLIENT_LEARNED, APP_CLIENT_SUCCESS_SHARE, APP_CLIENT_UNSEEN, BOT_BEHAVIOR, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, BURST_LIFT, BURST_USUAL_SHARE_MIN,
+  COMPROMISED, COMPROMISED_MAX_FINDINGS, DEVICE_ACCOUNTS, DISPOSABLE, DISPOSABLE_SIGNUP, EMULATOR, ENV_USUAL_AFTER_HOURS, EXPIRED_TOKEN, FAILURE_RATIO_FROM, FAILURE_RATIO_SPAN, FAMILIAR_PROXY_SHARE, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, FINGERPRINT_HABIT_MIN_EVENTS,
+  HEADLESS_BROWSER, HIGH_ACTIVITY_IP, HONEST_FROM, HONEST_FULL, HOSTING, INVALID_TOKEN, LANGUAGE_COUNTRY_MIN_EVENTS, LANGUAGE_IN_ATTACKS_MIN, LANGUAGE_MISMATCH_FROM, LANGUAGE_MISMATCH_MAX, LANGUAGE_PRIOR, MISSING_FINGERPRINT_MAX, MISSING_HEADER_MAX, MISSING_HEADER_MIN,
+  MISSING_HEADERS_FROM, MISSING_HEADERS_MIN_EVENTS, NEW_DOMAIN_BELOW, WEB_CRAWLER, MISSING_IN_ATTACKS, MISSING_USER_AGENT, NEW_DOMAIN_IN_ATTACKS, NEW_DOMAIN_MAX, NEW_DOMAIN_MIN, NEW_DOMAIN_MIN_SIGNUPS, NO_ACTIVITY_MAX, NO_INPUT_MAX, NO_PROOF_MAX, NO_SCREENS_MAX, OPERATOR_BURST_MAX, POPULATION_KNOWN,
+  PROOF_HABIT_FROM, PROOF_HABIT_FULL, PROOF_MIN_EVENTS, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX, REGISTRATIONS_HOUR_MIN, REGISTRATIONS_USUAL_MIN, REPLAYED_TOKEN, RESEMBLANCE_LIFT_FROM, RESEMBLANCE_LIFT_SPAN, SHAPE_BURST_MAX, SIGNUP_SHARE_FLOOR,
+  SIGNUPS_DEVICE, SIGNUPS_DOMAIN, SIGNUPS_IP, SIGNUPS_MACHINE, SLOW_WAVE_FAILURE_SHARE_FLOOR, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX, SLOW_WAVE_MIN, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, SPOOFED_DEVICE, STUFFING_IP, STUFFING_NETWORK, STUFFING_OPERATOR, STUFFING_SHAPE,
+  TAMPERED_APP, TIMEZONE_FAR, VELOCITY_MIN_WEIGHT, TIMEZONE_GAP_HOURS, TOKEN_LANGUAGE_MISMATCH, TOR, UNCOMMON_DOMAIN_BELOW, UNKNOWN_ACCOUNT_AGE_HOURS, UNKNOWN_ACCOUNT_MAX, UNKNOWN_ACCOUNT_MIN_ATTEMPTS, UNKNOWN_IN_ATTACKS, VPN, WAVE_HOUR_FAILURES_MIN, WAVE_HOUR_UNKNOWN_MIN, WAVE_LIFT_FROM,
+  WAVE_LIFT_FULL, WAVE_LIKE_FULL, WAVE_MAX, WAVE_RECENT_MIN, WAVE_UNLIKE, WAVE_USUAL_FAILURES_MIN, WAVE_USUAL_SHARE_MIN, WAVE_USUAL_UNKNOWN_MIN, type Ramp,
+} from './weights';
 import { AUTOMATION } from '../client/components';
 import { INTEGRITY } from '../client/mobile';
 import { interacted, type Behaviour } from '../client/proof';
@@ -138,7 +147,6 @@ export interface MobileEvidence {
   platformMismatch: boolean;
 }
 
-const TOR = 4;
 /**
  * `language_country_mismatch`, for an account without history (a sign-up, an unknown account):
  * a tool picks its language whatever address it goes through, about as often as the environment
@@ -149,45 +157,24 @@ const TOR = 4;
  * LANGUAGE_COUNTRY_MIN_EVENTS legitimate events. A known user's own language is the behavioural
  * model's (a traveller asks for theirs anywhere).
  */
-const LANGUAGE_IN_ATTACKS_MIN = 0.05;
-const LANGUAGE_PRIOR = 20;
-const LANGUAGE_MISMATCH_FROM = 0.5;
-const LANGUAGE_MISMATCH_MAX = 1.5;
-const LANGUAGE_COUNTRY_MIN_EVENTS = 200;
 /**
  * `missing_headers`: a group counts where at least MISSING_HEADERS_FROM of this browser's logins
  * here carry it, by its likelihood ratio: a tool claiming this browser lacks it about
  * MISSING_IN_ATTACKS of the time, the browser itself (1 − share) of the time; the weight stays
  * between MISSING_HEADER_MIN and MISSING_HEADER_MAX.
  */
-const MISSING_HEADERS_FROM = 0.9;
-const MISSING_IN_ATTACKS = 0.5;
-const MISSING_HEADER_MIN = 1.6;
-const MISSING_HEADER_MAX = 3;
 /**
  * `unknown_account`: a login list names an account that is not here about UNKNOWN_IN_ATTACKS of
  * the time; counted once the environment has a week and UNKNOWN_ACCOUNT_MIN_ATTEMPTS attempts.
  */
-const UNKNOWN_IN_ATTACKS = 0.5;
-const UNKNOWN_ACCOUNT_MAX = 1;
-const UNKNOWN_ACCOUNT_AGE_HOURS = 7 * 24;
-const UNKNOWN_ACCOUNT_MIN_ATTEMPTS = 500;
 /**
  * `new_email_domain`: a sign-up wave on invented domains names a domain no legitimate user has
  * about NEW_DOMAIN_IN_ATTACKS of the time; legitimate sign-ups do as often as the environment has
  * seen (its own rate, learned once it has NEW_DOMAIN_MIN_SIGNUPS legitimate sign-ups). Weighed by
  * that likelihood ratio, from NEW_DOMAIN_MIN to NEW_DOMAIN_MAX: alone it challenges no one.
  */
-const NEW_DOMAIN_IN_ATTACKS = 0.5;
-const NEW_DOMAIN_MIN_SIGNUPS = 30;
-const NEW_DOMAIN_MIN = 0.6;
-const NEW_DOMAIN_MAX = 2;
 /** Login attempts: a login, a pre-auth check, a failed login (what an attack on accounts sends). */
 const ATTEMPT_KINDS: ReadonlySet<EventKind> = new Set(['login', 'preauth', 'failure']);
-/** `attack_wave` over the last few minutes: at least this many attempts on unknown accounts (twice as many failures). */
-const WAVE_RECENT_MIN = 4;
-const HOSTING = 2.4;
-const VPN = 1.6;
 
 /**
  * Browsers that send `Sec-Fetch-*` on every navigation and form post, by family (as the user-agent
@@ -231,7 +218,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   else if (ip?.hosting || ip?.vpn) {
     const vpn = Boolean(ip.vpn) && !ip.hosting;
     // A network the user habitually comes from (their own VPN) says little about this login.
-    const weight = (vpn ? VPN : HOSTING) * (x.familiarAsn ? 0.3 : 1);
+    const weight = (vpn ? VPN : HOSTING) * (x.familiarAsn ? FAMILIAR_PROXY_SHARE : 1);
     out.push({ signal: 'proxy_ip', weight, detail: { kind: vpn ? 'vpn' : 'hosting', asn: ip.asn?.number ?? null, organization: ip.asn?.organization ?? null, familiar: x.familiarAsn } });
   }
 
@@ -239,12 +226,12 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   // (an app's HTTP stack names no browser, and its version is the app's business).
   const mobileToken = Boolean(x.client?.mobile && x.client.problem === null);
   if (!mobileToken) {
-    if (x.ua.headless) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser } });
-    else if (x.ua.bot && !x.ua.crawler) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'automation_user_agent', client: x.ua.browser || x.ua.family } });
+    if (x.ua.headless) out.push({ signal: 'headless_browser', weight: HEADLESS_BROWSER, detail: { browser: x.ua.browser } });
+    else if (x.ua.bot && !x.ua.crawler) out.push({ signal: 'bot_behavior', weight: BOT_BEHAVIOR, detail: { reason: 'automation_user_agent', client: x.ua.browser || x.ua.family } });
     else if (x.ua.app) out.push(...appClientEvidence(x));
-    if (x.ua.crawler) out.push({ signal: 'web_crawler', weight: 4, detail: { user_agent: x.ua.family } });
+    if (x.ua.crawler) out.push({ signal: 'web_crawler', weight: WEB_CRAWLER, detail: { user_agent: x.ua.family } });
   }
-  if (x.event.context.userAgent === '') out.push({ signal: 'missing_headers', weight: 2, detail: { missing: 'user-agent' } });
+  if (x.event.context.userAgent === '') out.push({ signal: 'missing_headers', weight: MISSING_USER_AGENT, detail: { missing: 'user-agent' } });
 
   const claimsBrowser = !x.ua.bot && !x.ua.crawler && x.ua.browser !== '' && x.ua.browser !== 'Other';
   if (claimsBrowser) {
@@ -255,7 +242,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     // Each missing group counts by how reliably this browser's logins carry it here (a browser the
     // application nearly always forwards it for, arriving without it, is rarely that browser).
     const lacks = (name: string, share: number | undefined) => {
-      if (habits === null || habits.events < 30 || share === undefined || share < MISSING_HEADERS_FROM) return;
+      if (habits === null || habits.events < MISSING_HEADERS_MIN_EVENTS || share === undefined || share < MISSING_HEADERS_FROM) return;
       missing.push(name);
       weight += clamp(Math.log(MISSING_IN_ATTACKS / Math.max(1e-9, 1 - share)), MISSING_HEADER_MIN, MISSING_HEADER_MAX);
     };
@@ -267,14 +254,14 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     if (missing.length) out.push({ signal: 'missing_headers', weight: Math.min(MISSING_HEADER_MAX, weight), detail: { missing: missing.join(', ') } });
 
     const spoof = spoofReason(x);
-    if (spoof) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: spoof } });
+    if (spoof) out.push({ signal: 'spoofed_device', weight: SPOOFED_DEVICE, detail: { reason: spoof } });
   }
 
   // Where the application's legitimate logins nearly all carry a client token, one without it did
   // not come through the application's page (or app): a script, or a client whose SDK did not load.
   const fp = x.fingerprints;
-  if (!x.features.fingerprinted && x.kind !== 'other' && fp.events >= 50 && fp.share >= 0.9) {
-    out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, 0.9, 0.99, 2.8), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
+  if (!x.features.fingerprinted && x.kind !== 'other' && fp.events >= FINGERPRINT_HABIT_MIN_EVENTS && fp.share >= FINGERPRINT_HABIT_FROM) {
+    out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, MISSING_FINGERPRINT_MAX), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
   }
 
   out.push(...clientEvidence(x));
@@ -288,7 +275,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   if (mismatch) out.push(mismatch);
 
   if (x.disposableEmail) {
-    out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? 3.5 : 1.5, detail: { domain: x.features.emailDomain } });
+    out.push({ signal: 'disposable_email', weight: x.kind === 'registration' ? DISPOSABLE_SIGNUP : DISPOSABLE, detail: { domain: x.features.emailDomain } });
   }
   return out;
 }
@@ -320,20 +307,20 @@ export function missingFields(event: EventInput): SignalDetail | null {
 function clientEvidence(x: EvidenceInput): Contribution[] {
   const c = x.client;
   if (!c) return [];
-  if (c.problem === 'replayed') return [{ signal: 'replayed_token', weight: 3.5, detail: { reason: 'used_before' } }];
+  if (c.problem === 'replayed') return [{ signal: 'replayed_token', weight: REPLAYED_TOKEN, detail: { reason: 'used_before' } }];
   // An expired token is as likely a page left open as a stolen one; a forged one is never honest.
-  if (c.problem !== null) return [{ signal: 'invalid_token', weight: c.problem === 'expired' ? 2 : 3.5, detail: { reason: c.problem } }];
+  if (c.problem !== null) return [{ signal: 'invalid_token', weight: c.problem === 'expired' ? EXPIRED_TOKEN : INVALID_TOKEN, detail: { reason: c.problem } }];
   const out: Contribution[] = [];
   const kinds = new Set(c.automation.map((a) => AUTOMATION[a]));
-  if (kinds.has('bot')) out.push({ signal: 'bot_behavior', weight: 6, detail: { reason: 'browser_automation', evidence: c.automation.filter((a) => AUTOMATION[a] === 'bot').join(', ') } });
-  if (kinds.has('headless')) out.push({ signal: 'headless_browser', weight: 5, detail: { browser: x.ua.browser, evidence: c.automation.filter((a) => AUTOMATION[a] === 'headless').join(', ') } });
-  if (kinds.has('tampered')) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'tampered_browser', evidence: c.automation.filter((a) => AUTOMATION[a] === 'tampered').join(', ') } });
-  if (c.userAgentMismatch) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'token_user_agent_mismatch' } });
+  if (kinds.has('bot')) out.push({ signal: 'bot_behavior', weight: BOT_BEHAVIOR, detail: { reason: 'browser_automation', evidence: c.automation.filter((a) => AUTOMATION[a] === 'bot').join(', ') } });
+  if (kinds.has('headless')) out.push({ signal: 'headless_browser', weight: HEADLESS_BROWSER, detail: { browser: x.ua.browser, evidence: c.automation.filter((a) => AUTOMATION[a] === 'headless').join(', ') } });
+  if (kinds.has('tampered')) out.push({ signal: 'spoofed_device', weight: SPOOFED_DEVICE, detail: { reason: 'tampered_browser', evidence: c.automation.filter((a) => AUTOMATION[a] === 'tampered').join(', ') } });
+  if (c.userAgentMismatch) out.push({ signal: 'spoofed_device', weight: SPOOFED_DEVICE, detail: { reason: 'token_user_agent_mismatch' } });
   // The same browser setting gives both: different means the headers or the token were swapped.
-  if (c.languageMismatch) out.push({ signal: 'spoofed_device', weight: 2, detail: { reason: 'token_language_mismatch' } });
+  if (c.languageMismatch) out.push({ signal: 'spoofed_device', weight: TOKEN_LANGUAGE_MISMATCH, detail: { reason: 'token_language_mismatch' } });
   // A browser whose clock is set half a world away from its address: a proxy or a remote
   // machine, or a traveller whose laptop kept home time; evidence, never alone a deny.
-  if (c.timezoneGapHours !== null && c.timezoneGapHours > 4) out.push({ signal: 'spoofed_device', weight: 1, detail: { reason: 'token_timezone_far_from_ip', hours: Math.round(c.timezoneGapHours) } });
+  if (c.timezoneGapHours !== null && c.timezoneGapHours > TIMEZONE_GAP_HOURS) out.push({ signal: 'spoofed_device', weight: TIMEZONE_FAR, detail: { reason: 'token_timezone_far_from_ip', hours: Math.round(c.timezoneGapHours) } });
   return out;
 }
 
@@ -349,10 +336,6 @@ function clientEvidence(x: EvidenceInput): Contribution[] {
  * users of a new environment or a new app are let in and teach it; APP_CLIENT_UNSEEN elsewhere (a
  * settled environment whose users never logged in with this library: a challenge alone).
  */
-const APP_CLIENT_LEARNED = 10;
-const APP_CLIENT_SUCCESS_SHARE = 0.25;
-const APP_CLIENT_COLD = 1;
-const APP_CLIENT_UNSEEN = 3;
 
 function appClientEvidence(x: EvidenceInput): Contribution[] {
   const app = x.ua.app;
@@ -380,15 +363,7 @@ function appClientEvidence(x: EvidenceInput): Contribution[] {
  * screen, where nearly all legitimate ones had (an application that does not track screens never
  * learns that habit).
  */
-const ACTIVITY_HABIT_FROM = 0.9;
-const ACTIVITY_HABIT_FULL = 0.99;
-const ACTIVITY_MIN_EVENTS = 30;
-const NO_ACTIVITY_MAX = 2.8;
-const NO_SCREENS_MAX = 1.5;
-/** What each integrity finding weighs (emulator: hard; tampering: hard; a rooted or debugged phone: soft). */
-const EMULATOR = 3.5;
-const TAMPERED_APP = 3;
-const COMPROMISED = 1;
+/** What each integrity finding weighs (emulator: hard; tampering: hard; a rooted or debugged phone: soft): EMULATOR, TAMPERED_APP, COMPROMISED. */
 
 /** What a native app's token and its install say: the device's integrity, its activity, a platform swapped. */
 function mobileEvidence(x: EvidenceInput): Contribution[] {
@@ -398,8 +373,8 @@ function mobileEvidence(x: EvidenceInput): Contribution[] {
   const of = (kind: string) => m.integrity.filter((i) => INTEGRITY[i] === kind);
   if (of('emulator').length) out.push({ signal: 'emulator', weight: EMULATOR, detail: { evidence: of('emulator').join(', ') } });
   if (of('tampered').length) out.push({ signal: 'spoofed_device', weight: TAMPERED_APP, detail: { reason: 'tampered_app', evidence: of('tampered').join(', ') } });
-  if (of('compromised').length) out.push({ signal: 'compromised_device', weight: COMPROMISED * Math.min(2, of('compromised').length), detail: { evidence: of('compromised').join(', ') } });
-  if (m.platformMismatch) out.push({ signal: 'spoofed_device', weight: 3, detail: { reason: 'token_platform_mismatch' } });
+  if (of('compromised').length) out.push({ signal: 'compromised_device', weight: COMPROMISED * Math.min(COMPROMISED_MAX_FINDINGS, of('compromised').length), detail: { evidence: of('compromised').join(', ') } });
+  if (m.platformMismatch) out.push({ signal: 'spoofed_device', weight: SPOOFED_DEVICE, detail: { reason: 'token_platform_mismatch' } });
   const h = m.habit;
   const a = m.activity;
   if (h.events >= ACTIVITY_MIN_EVENTS && x.kind !== 'other') {
@@ -411,7 +386,7 @@ function mobileEvidence(x: EvidenceInput): Contribution[] {
   }
   // One install, many accounts over the week (identified in the app or named by verdicts): a farm,
   // or one phone opening account after account whatever it wipes in between.
-  const accounts = ramp(m.accounts, 2, 6, 3.5);
+  const accounts = ramp(m.accounts, DEVICE_ACCOUNTS.from, DEVICE_ACCOUNTS.to, DEVICE_ACCOUNTS.max);
   if (accounts > 0) out.push({ signal: 'multiple_accounts_per_device', weight: accounts, detail: { by: 'install', accounts: m.accounts, window_days: 7 } });
   return out;
 }
@@ -445,11 +420,6 @@ function platformFamily(name: string): string | null {
  * environment whose pages, apps or tools post components without a proof never learns the habit
  * and never raises it. Neither hard nor soft evidence: alone it challenges, never denies.
  */
-const PROOF_HABIT_FROM = 0.9;
-const PROOF_HABIT_FULL = 0.99;
-const PROOF_MIN_EVENTS = 50;
-const NO_PROOF_MAX = 2.5;
-const NO_INPUT_MAX = 1.5;
 
 function proofEvidence(x: EvidenceInput): Contribution[] {
   const c = x.client;
@@ -510,8 +480,11 @@ const count = (n: number) => Math.round(n * 10) / 10;
 /** How many an hour `n` events over the last slots' minutes make. */
 const perHour = (n: number, recent: RecentCounts) => (n * 60) / recent.minutes;
 
-/** Hours of history before an environment's sign-ups have a usual rate to stand out from. */
-export const ENV_USUAL_AFTER_HOURS = 24;
+/** Hours of history before an environment's sign-ups have a usual rate to stand out from (weights.ts). */
+export { ENV_USUAL_AFTER_HOURS };
+
+/** A ramp of weights.ts: 0 up to its `from`, its `max` from its `to`. */
+const byRamp = (value: number, r: Ramp) => ramp(value, r.from, r.to, r.max);
 
 /** A smooth step: 0 below `from`, `weight` at `to` and above. */
 export function ramp(value: number, from: number, to: number, weight: number): number {
@@ -530,16 +503,16 @@ export function ramp(value: number, from: number, to: number, weight: number): n
 export function attackWave(x: EvidenceInput): { lift: number; detail: Record<string, number> } | null {
   const envWindow = x.windows.env;
   if (!envWindow || !ATTEMPT_KINDS.has(x.kind)) return null;
-  const usualUnknown = Math.max(x.env.unknownPerHour, 2);
-  const usualFailures = Math.max(x.env.failuresPerHour, 3);
-  const hourly = Math.max(envWindow.unknown >= 15 ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= 20 ? envWindow.failures / usualFailures : 0);
+  const usualUnknown = Math.max(x.env.unknownPerHour, WAVE_USUAL_UNKNOWN_MIN);
+  const usualFailures = Math.max(x.env.failuresPerHour, WAVE_USUAL_FAILURES_MIN);
+  const hourly = Math.max(envWindow.unknown >= WAVE_HOUR_UNKNOWN_MIN ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= WAVE_HOUR_FAILURES_MIN ? envWindow.failures / usualFailures : 0);
   // Recently: both the rate and the share of attempts must stand out. A young environment or a
   // busy hour brings more attempts on accounts Rampart has not seen yet, but not a larger share.
   const r = envWindow.recent;
   const lift = (n: number, usual: number, usualShare: number, min: number) => {
     if (!r || n < min) return 0;
     const rate = perHour(n, r) / usual;
-    const share = n / Math.max(r.attempts, n) / Math.max(usualShare, 0.01);
+    const share = n / Math.max(r.attempts, n) / Math.max(usualShare, WAVE_USUAL_SHARE_MIN);
     return Math.min(rate, share);
   };
   const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
@@ -548,7 +521,7 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
     lift(r?.failures ?? 0, usualFailures, x.env.failuresPerHour / attemptsPerHour, WAVE_RECENT_MIN * 2),
   );
   const wave = Math.max(hourly, recent);
-  if (wave < 3) return null;
+  if (wave < WAVE_LIFT_FROM) return null;
   return {
     lift: wave,
     detail: {
@@ -575,13 +548,7 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
  * seven in ten of the day's attempts on unknown accounts are beyond the usual; never alone a
  * deny, since a day's rise can also be real users returning after a mailing.
  */
-const SLOW_WAVE_MIN = 10;
-const SLOW_WAVE_FROM = 2;
-const SLOW_WAVE_FULL = 4;
-const SLOW_WAVE_MAX = 2.5;
-/** Sign-ups are a few in a thousand attempts: their usual share counts as at least this. */
-const SIGNUP_SHARE_FLOOR = 0.001;
-const WAVE_MAX = 4.5;
+/** Sign-ups are a few in a thousand attempts: their usual share counts as at least SIGNUP_SHARE_FLOOR. */
 
 /**
  * How many times its usual share of attempts `n` of the day's are (0 under `min` of them, or in an
@@ -596,7 +563,7 @@ export function slowWave(x: EvidenceInput): { lift: number; detail: Record<strin
   const d = x.windows.env?.day;
   if (!d || !ATTEMPT_KINDS.has(x.kind)) return null;
   const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
-  const wave = Math.max(dayLift(x, d, d.unknown, x.env.usualUnknownShare, 0.01, SLOW_WAVE_MIN), dayLift(x, d, d.failures, x.env.failuresPerHour / attemptsPerHour, 0.02, SLOW_WAVE_MIN * 2));
+  const wave = Math.max(dayLift(x, d, d.unknown, x.env.usualUnknownShare, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, SLOW_WAVE_MIN), dayLift(x, d, d.failures, x.env.failuresPerHour / attemptsPerHour, SLOW_WAVE_FAILURE_SHARE_FLOOR, SLOW_WAVE_MIN * 2));
   if (wave <= SLOW_WAVE_FROM) return null;
   return {
     lift: wave,
@@ -633,8 +600,6 @@ function strongerOf(signal: string, now: { weight: number; detail: SignalDetail 
  * honest login is one or two attempts: the pre-auth check and the login). Not for sign-ups, which
  * count as successes when allowed: several alike are registration_velocity's and a farm's.
  */
-const HONEST_FROM = 0.15;
-const HONEST_FULL = 0.4;
 function honest(window: Window | null | undefined, kind: EventKind): number {
   if (!window || kind === 'registration' || window.attempts <= 0) return 0;
   return clamp((window.successes / window.attempts - HONEST_FROM) / (HONEST_FULL - HONEST_FROM), 0, 1);
@@ -646,7 +611,6 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
  * of the hour's attempts against its usual share, and `new_email_domain` stay silent. An
  * integration that never reports a successful login (filters only) stays there.
  */
-const POPULATION_KNOWN = 200;
 
 /**
  * A burst (request_shape_burst, high_activity_network): one value (a request shape, an operator)
@@ -655,22 +619,14 @@ const POPULATION_KNOWN = 200;
  * nearly never seen counts as a small one, not as none). Weighed by the accounts, fully at
  * BURST_ACCOUNTS_FULL, less where most of its attempts succeed (honest). Null: no burst.
  */
-const BURST_ACCOUNTS_FROM = 8;
-const BURST_ACCOUNTS_FULL = 30;
-const BURST_LIFT = 4;
 function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: number, max: number): { weight: number; share: number } | null {
   const envAttempts = x.windows.env?.attempts ?? 0;
   if (!w || w.accounts < BURST_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN) return null;
   const share = Math.min(1, w.attempts / envAttempts);
-  if (share / Math.max(usualShare, 0.002) < BURST_LIFT) return null;
+  if (share / Math.max(usualShare, BURST_USUAL_SHARE_MIN) < BURST_LIFT) return null;
   return { weight: ramp(w.accounts, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, max) * (1 - honest(w, x.kind)), share };
 }
 
-/** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
-/** Share of the environment-wide sign-up weight a sign-up that resembles nothing of the hour's others keeps. */
-const WAVE_UNLIKE = 0.2;
-/** Resemblance (share of the hour's sign-ups shared beyond the usual) from which a sign-up takes the whole weight. */
-const WAVE_LIKE_FULL = 0.15;
 
 /**
  * How much a sign-up looks like the others of its hour: the largest share of the hour's sign-ups
@@ -688,30 +644,24 @@ function waveResemblance(x: EvidenceInput, envRegs: number): number {
   return Math.max(
     share(w.ip?.registrations),
     share(w.net?.registrations),
-    x.domainCount < 20 ? share(w.dom?.registrations) : 0,
+    x.domainCount < UNCOMMON_DOMAIN_BELOW ? share(w.dom?.registrations) : 0,
     beyond(w.mk?.registrations, x.machineShare ?? 0),
     beyond(w.shape?.registrations, x.shapeShare),
     beyond(w.asn?.registrations, x.operatorShare),
   );
 }
-/** A machine's, operator's or shape's share of an hour's sign-ups counts from this many times its usual share, fully from that plus the span. */
-const RESEMBLANCE_LIFT_FROM = 3;
-const RESEMBLANCE_LIFT_SPAN = 5;
-
+/** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
 function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; from: number; to: number } {
   const expected = x.env.registrationsPerHour * (x.machineShare ?? 0);
   // A sign-up is counted twice when the application asks before and after it (filter, then
   // risk): one is never a wave. Where the model brings next to none an hour, a second sign-up
   // from it within the hour is already as unlikely as the fourth from one device: full weight.
-  return { by: 'machine', n: w.registrations, from: 1 + 3 * expected, to: 2 + 6 * expected };
+  return { by: 'machine', n: w.registrations, from: SIGNUPS_MACHINE.from + SIGNUPS_MACHINE.fromPerExpected * expected, to: SIGNUPS_MACHINE.to + SIGNUPS_MACHINE.toPerExpected * expected };
 }
-
-/** `high_activity_network`'s most, for many accounts through one operator. */
-const OPERATOR_BURST_MAX = 3;
 
 function operatorBurst(x: EvidenceInput): Contribution | null {
   const b = ATTEMPT_KINDS.has(x.kind) ? burst(x, x.windows.asn, x.operatorShare, OPERATOR_BURST_MAX) : null;
-  if (!b || b.weight <= 0.05) return null;
+  if (!b || b.weight <= VELOCITY_MIN_WEIGHT) return null;
   return {
     signal: 'high_activity_network',
     weight: b.weight,
@@ -742,31 +692,31 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // Failed logins across accounts from one address, network, operator or request shape. Beyond
   // a single address, only where failures far outnumber successes (a big network or a common
   // browser has its share of typos).
-  const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - 1) / 3)) : 0);
+  const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - FAILURE_RATIO_FROM) / FAILURE_RATIO_SPAN)) : 0);
   const shared = honest(w.ip, x.kind);
   const failed = [
-    { window: w.ip, kind: 'ip', weight: ramp(w.ip?.failedAccounts ?? 0, 2, 6, 4) * (1 - shared) },
-    { window: w.net, kind: 'network', weight: ramp(w.net?.failedAccounts ?? 0, 4, 12, 3.5) * ratio(w.net) },
-    { window: w.asn, kind: 'operator', weight: ramp(w.asn?.failedAccounts ?? 0, 10, 40, 3) * ratio(w.asn) },
-    { window: w.shape, kind: 'request_shape', weight: ramp(w.shape?.failedAccounts ?? 0, 5, 15, 4) * ratio(w.shape) },
+    { window: w.ip, kind: 'ip', weight: byRamp(w.ip?.failedAccounts ?? 0, STUFFING_IP) * (1 - shared) },
+    { window: w.net, kind: 'network', weight: byRamp(w.net?.failedAccounts ?? 0, STUFFING_NETWORK) * ratio(w.net) },
+    { window: w.asn, kind: 'operator', weight: byRamp(w.asn?.failedAccounts ?? 0, STUFFING_OPERATOR) * ratio(w.asn) },
+    { window: w.shape, kind: 'request_shape', weight: byRamp(w.shape?.failedAccounts ?? 0, STUFFING_SHAPE) * ratio(w.shape) },
   ].sort((a, b) => b.weight - a.weight)[0];
-  if (failed && failed.weight > 0.05) {
+  if (failed && failed.weight > VELOCITY_MIN_WEIGHT) {
     out.push({ signal: 'credential_stuffing', weight: failed.weight, detail: { by: failed.kind, accounts_failed_last_hour: failed.window?.failedAccounts ?? 0, failures_last_hour: count(failed.window?.failures ?? 0), successes_last_hour: count(failed.window?.successes ?? 0) } });
   }
 
   // Many accounts tried from one address (beyond what a shared household or office shows).
   const ipAccounts = w.ip?.accounts ?? 0;
-  const ipWeight = ramp(ipAccounts, 4, 15, 2.5) * (1 - shared);
+  const ipWeight = byRamp(ipAccounts, HIGH_ACTIVITY_IP) * (1 - shared);
   if (ipWeight > 0) out.push({ signal: 'high_activity_ip', weight: ipWeight, detail: { accounts_last_hour: ipAccounts, attempts_last_hour: count(w.ip?.attempts ?? 0) } });
 
   // One fingerprinted device, many accounts: a device farm, or one phone opening accounts.
   const devAccounts = x.features.fingerprinted ? (w.dev?.accounts ?? 0) : 0;
-  const devWeight = ramp(devAccounts, 2, 6, 3.5);
+  const devWeight = byRamp(devAccounts, DEVICE_ACCOUNTS);
   if (devWeight > 0) out.push({ signal: 'multiple_accounts_per_device', weight: devWeight, detail: { accounts: devAccounts } });
 
   // The same request shape (client, header set, language) across many accounts at once, far
   // beyond its usual share of this environment's traffic.
-  const shape = x.ownDevice ? null : burst(x, w.shape, x.shapeShare, 3.5);
+  const shape = x.ownDevice ? null : burst(x, w.shape, x.shapeShare, SHAPE_BURST_MAX);
   if (shape && shape.weight > 0) {
     const detail = { accounts_last_hour: w.shape?.accounts ?? 0, share_of_attempts: Math.round(shape.share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 };
     out.push({ signal: 'request_shape_burst', weight: shape.weight, detail: x.habitualAgent ? { ...detail, users_own_client: true } : detail, ...(x.habitualAgent ? { capped: true as const } : {}) });
@@ -785,7 +735,7 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   if (x.unknownAccount) {
     const fast = attackWave(x);
     const slow = slowWave(x);
-    const fastWeight = fast ? ramp(fast.lift, 3, 8, WAVE_MAX) : 0;
+    const fastWeight = fast ? ramp(fast.lift, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_MAX) : 0;
     const slowWeight = slow ? ramp(slow.lift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX) : 0;
     out.push(...strongerOf('attack_wave', fast ? { weight: fastWeight, detail: fast.detail } : null, slow ? { weight: slowWeight, detail: slow.detail } : null));
   }
@@ -804,30 +754,30 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // Registrations: several from one address, device or e-mail domain.
   if (x.kind === 'registration') {
     const regs = [
-      { by: 'ip', n: w.ip?.registrations ?? 0, from: 2, to: 8 },
-      { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: 1, to: 4 },
-      { by: 'email_domain', n: x.domainCount < 20 ? (w.dom?.registrations ?? 0) : 0, from: 3, to: 12 },
+      { by: 'ip', n: w.ip?.registrations ?? 0, from: SIGNUPS_IP.from, to: SIGNUPS_IP.to },
+      { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: SIGNUPS_DEVICE.from, to: SIGNUPS_DEVICE.to },
+      { by: 'email_domain', n: x.domainCount < UNCOMMON_DOMAIN_BELOW ? (w.dom?.registrations ?? 0) : 0, from: SIGNUPS_DOMAIN.from, to: SIGNUPS_DOMAIN.to },
       // Phones of one model, OS and screen (a farm's emulator images, spoofed alike): as many
       // sign-ups as from one device, beyond what the model's share of the environment's sign-ups
       // brings in an hour (a popular phone in a busy environment signs up several an hour).
       ...(w.mk ? [machineSignups(x, w.mk)] : []),
     ]
-      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, 3), usual: null as number | null }));
+      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, REGISTRATION_MAX), usual: null as number | null }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many
     // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
     // Over the last hour, and over the last 5–10 minutes (at least WAVE_RECENT_MIN of them), so
     // that a wave counts from its first sign-ups.
     const envRegs = w.env?.registrations ?? 0;
-    const usualRegs = Math.max(x.env.registrationsPerHour, 2);
+    const usualRegs = Math.max(x.env.registrationsPerHour, REGISTRATIONS_USUAL_MIN);
     const recent = w.env?.recent;
     const recentLift = recent && recent.registrations >= WAVE_RECENT_MIN ? perHour(recent.registrations, recent) / usualRegs : 0;
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.
-    const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= 10 ? envRegs / usualRegs : 0, recentLift);
+    const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= REGISTRATIONS_HOUR_MIN ? envRegs / usualRegs : 0, recentLift);
     // The wave is challenged, not everybody who signs up during it: the weight goes with how much
     // this sign-up looks like the hour's others (see waveResemblance).
     const like = regLift > 0 ? waveResemblance(x, envRegs) : 0;
-    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, 4, 10, 3) * (WAVE_UNLIKE + (1 - WAVE_UNLIKE) * clamp(like / WAVE_LIKE_FULL, 0, 1)), usual: x.env.registrationsPerHour });
+    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX) * (WAVE_UNLIKE + (1 - WAVE_UNLIKE) * clamp(like / WAVE_LIKE_FULL, 0, 1)), usual: x.env.registrationsPerHour });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     let hour: { weight: number; detail: SignalDetail } | null = null;
     if (top && top.weight > 0) {

@@ -17,7 +17,10 @@ export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr', 'mk'] as const;
 /**
  * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
  * from; the network within its operator (how many networks the user shows per operator); and the
- * place (city, else region) within its operator.
+ * place (city, else region) within its operator. The codes are stored in the database: do not
+ * rename them. `sw`: software (OS|browser); `sa`: software on an operator (OS|browser|ASN); `sn`:
+ * software on a network (OS|browser|/24 or /48); `an`: a network within its operator (ASN|network);
+ * `ap`: a place within its operator (ASN|country|city, else region).
  */
 export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];

@@ -22,13 +22,16 @@ import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contri
 import { placeless, type Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';
+import {
+  APPROVED_CREDIT, BASE_LOGIT, HEADER_APPROVAL_EVIDENCE_DIVISOR, BEHAVIOUR_MIN_HISTORY, CAP_KNEE, CARRIER_NEW_DEVICE, CERTAIN_LOGIT, HABITUAL_AGENT, HARD_EVIDENCE_MIN, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, HOSTILE_MAX, HOSTILE_MIN, HOSTILE_PER_VALUE,
+  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, SOFT_EVIDENCE_MIN, TENTATIVE_WEIGHT, TOKEN_HABIT, TRAVEL_MAX_KMH, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
+  TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, UNPROVEN_MIN_HISTORY, USUAL_OPERATOR_LOGINS, WAVE_KNOWN_MAX, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_UNFAMILIAR,
+  DEVICE_LLR, DEVICE_TERM, FINGERPRINT_LLR, FINGERPRINT_TERM, HOUR_LLR, HOUR_TERM, LANGUAGE_LLR, LANGUAGE_TERM, MISSING_FINGERPRINT_NAMED_FROM, NETWORK_FOR_SOFTWARE_TERM, NETWORK_LLR_MAX, NETWORK_TERM, OPERATOR_FOR_SOFTWARE_TERM,
+  PLACE_LLR, SOFTWARE_LLR_MAX, SOFTWARE_LLR_MIN, SOFTWARE_LLR_MIN_FINGERPRINTED, SOFTWARE_NETWORK_LLR, SOFTWARE_OPERATOR_LLR, SOFTWARE_TERM, UNUSUAL_HOUR_NAMED_FROM, UNUSUAL_LANGUAGE_NAMED_FROM,
+} from './weights';
 
-/** The logit of an event with nothing for or against it: risk 0.1. */
-export const BASE_LOGIT = -2.2;
-/** Highest logit without evidence of an attack (risk 0.88: challenge, never deny). */
-export const UNFAMILIARITY_CAP = 2.0;
-/** Where unfamiliarity starts to bend towards the cap (risk 0.82); below it the sum is the logit. */
-export const CAP_KNEE = 1.5;
+/** The model's numbers live in weights.ts; these are imported from here by tests and callers. */
+export { APPROVED_CREDIT, BASE_LOGIT, CAP_KNEE, CARRIER_NEW_DEVICE, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, JOINT_NOVELTY, PLACE_WEIGHT, TENTATIVE_WEIGHT, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP };
 
 /**
  * Unfamiliarity without evidence of an attack, kept below UNFAMILIARITY_CAP and still in order:
@@ -51,13 +54,10 @@ export function belowCap(z: number): number {
  * lifts the unfamiliarity cap (it is not evidence of an attack by itself). A device of the user's
  * that a client token identifies is left alone.
  */
-const WAVE_UNFAMILIAR = 1;
-const WAVE_KNOWN_MAX = 1.5;
 /**
  * Least network log-likelihood ratio on an anonymising network (VPN, hosting, Tor): however often
  * the user came through it, it counts at most as much as this (−4 elsewhere).
  */
-const SHARED_NETWORK_FLOOR = -1;
 /**
  * Least network log-likelihood ratio in a country the user never showed. The user's share of an
  * operator counts every country it was seen in, the population's only this one, so a familiar
@@ -65,21 +65,14 @@ const SHARED_NETWORK_FLOOR = -1;
  * the strongest familiarity there is (−4, the rarer the country the more): a new country vouches
  * for little, whatever the operator.
  */
-const NEW_COUNTRY_FLOOR = -1;
-/** Weight of the place within a familiar operator (see placeRatio). */
-export const PLACE_WEIGHT = 0.4;
-/** Share of a new device's weight when it arrives on a new operator (see behaviourEvidence). */
-export const JOINT_NOVELTY = 0.5;
-/** The most a trusted device's travel (network, operator, place, hour) counts (see behaviourEvidence). */
-export const TRUSTED_TRAVEL_MAX = 0.5;
-/** Legitimate logins (decayed) and days of use that make a client-token device trusted where it travels. */
-const TRUSTED_LOGINS = 3;
-const TRUSTED_AFTER_MS = 7 * 86_400_000;
-/** Share of a new device's weight on the user's own network, and on the usual operator in the usual place. */
-export const HOME_NEW_DEVICE = 0.5;
-export const CARRIER_NEW_DEVICE = 0.9;
-/** Legitimate logins (decayed) through an operator that make it the user's usual one. */
-const USUAL_OPERATOR_LOGINS = 3;
+/*
+ * PLACE_WEIGHT: the place within a familiar operator (see placeRatio). JOINT_NOVELTY: a new
+ * device's share on a new operator; TRUSTED_TRAVEL_MAX: the most a trusted device's travel counts;
+ * HOME_NEW_DEVICE, CARRIER_NEW_DEVICE: a new device's share on the user's own network, and on the
+ * usual operator in the usual place (see behaviourEvidence). TRUSTED_LOGINS, TRUSTED_AFTER_MS:
+ * what makes a client-token device trusted where it travels. USUAL_OPERATOR_LOGINS: legitimate
+ * logins (decayed) through an operator that make it the user's usual one. All in weights.ts.
+ */
 
 /**
  * A device of the user's that a client token identifies, approved, or used in at least
@@ -99,11 +92,6 @@ function usualOperatorAndPlace(b: Behaviour, asn: string | null, place: number, 
   return asn !== null && atTime(b.tables.asn?.[asn]?.c ?? 0, now) >= USUAL_OPERATOR_LOGINS && place <= 0;
 }
 
-/** How much an approved device lowers the risk, in log-odds. */
-export const APPROVED_CREDIT = 2.5;
-/** Tentative weight of an unanswered challenge, where the application does not report answers. */
-export const TENTATIVE_WEIGHT = 0.3;
-
 const LOGIN_SUCCESS = new Set(['$login', '$login.succeeded']);
 const REGISTRATION = new Set(REGISTRATION_EVENTS);
 const RESET = new Set(['$password_reset_request', '$password_reset_request.attempted', '$password_reset_request.succeeded']);
@@ -119,9 +107,6 @@ export function eventKind(name: string): EventKind {
   return 'other';
 }
 
-/** Legitimate logins (decayed) with one user agent that make it the user's own client (see EvidenceInput.habitualAgent). */
-const HABITUAL_AGENT = 3;
-
 export interface AssessInput extends Omit<EvidenceInput, 'kind' | 'familiarAsn' | 'ownDevice' | 'habitualAgent'> {
   behaviour: Behaviour | null;
   population: PopulationCounts;
@@ -136,9 +121,6 @@ export interface Assessment {
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
-/** Share of a user's legitimate events carrying a client fingerprint beyond which its absence is not the user's habit. */
-const TOKEN_HABIT = 0.9;
-
 /** Whether nearly all of the user's legitimate events carried a client fingerprint. */
 function tokenHabit(b: Behaviour, now: number): boolean {
   const fp = b.tables.fp;
@@ -152,7 +134,7 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const b = x.behaviour;
   if (!b) return [];
   const f = familiarity(b, x.population, x.features, now);
-  if (f.history < 0.5) return [];
+  if (f.history < BEHAVIOUR_MIN_HISTORY) return [];
   const out: Contribution[] = [];
   const v = x.features.values;
   // Without a client fingerprint the copyable features are all there is, and a long history makes
@@ -163,10 +145,10 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // device someone else holds or a new one of theirs: what can be copied (user agent, language,
   // the hour) or shared (the home network's operator) no longer vouches for it. Only an address
   // the user really logged in from still does.
-  const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= 3;
+  const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= UNPROVEN_MIN_HISTORY;
   // So is no fingerprint at all from a user whose logins nearly always carried one: a script
   // posting to the login form, or a browser whose page never ran the application's script.
-  const noDevice = !x.features.fingerprinted && f.history >= 3 && tokenHabit(b, now);
+  const noDevice = !x.features.fingerprinted && f.history >= UNPROVEN_MIN_HISTORY && tokenHabit(b, now);
   const unproven = strangeDevice || noDevice;
   // A VPN, hosting or Tor network is shared with strangers, attackers first among them: the user's
   // habit of it vouches for little (an attacker choosing a VPN in the victim's country often
@@ -174,35 +156,35 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
   // The user's own network: an address, or the /24 (/48) of addresses, of their legitimate logins.
   const home = !shared && ownNetwork(b, x.features, now);
-  const floor = unproven && !home ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : -4;
+  const floor = unproven && !home ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : NETWORK_LLR_FLOOR;
   // A device of the user's that a client token identifies and that the user has long used (or
   // approved) is the strongest evidence there is: where it travels (a new country, a hotel's
   // network, an odd hour), what the network says counts TRUSTED_TRAVEL_MAX at most.
   const trusted = trustedDevice(x, b, now);
   const travel = (w: number) => (trusted ? Math.min(w, TRUSTED_TRAVEL_MAX) : w);
-  const net = travel(gain * 0.8 * clamp(f.network.llr, floor, 7));
+  const net = travel(gain * NETWORK_TERM * clamp(f.network.llr, floor, NETWORK_LLR_MAX));
   const netDetail: SignalDetail = { history: round2(f.history), country: v.cc, asn: v.asn };
   if (f.network.firstUnseen === 'cc') out.push({ signal: 'new_country', weight: net, detail: netDetail });
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
   else out.push({ signal: 'network', weight: net, detail: netDetail });
   // This software somewhere it has not been (a laptop on a network only the phone used).
-  const where = travel(gain * (0.5 * clamp(f.softwareOperator, -1, 4) + 0.4 * clamp(f.softwareNetwork, -1, 4)));
-  if (where > 0.35) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
+  const where = travel(gain * (OPERATOR_FOR_SOFTWARE_TERM * clamp(f.softwareOperator, SOFTWARE_OPERATOR_LLR.lo, SOFTWARE_OPERATOR_LLR.hi) + NETWORK_FOR_SOFTWARE_TERM * clamp(f.softwareNetwork, SOFTWARE_NETWORK_LLR.lo, SOFTWARE_NETWORK_LLR.hi)));
+  if (where > SIGNAL_MIN_SCORE) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Somewhere else on a familiar operator (another city): what a targeted attacker on the
   // victim's own ISP looks like, and a reassigned home address does not. A familiar place is no
   // credit to a device the user never showed (like the operator above).
-  const place = travel(gain * PLACE_WEIGHT * clamp(f.place, unproven && !home ? 0 : -1, 3));
-  if (place > 0.35) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
+  const place = travel(gain * PLACE_WEIGHT * clamp(f.place, unproven && !home ? 0 : PLACE_LLR.lo, PLACE_LLR.hi));
+  if (place > SIGNAL_MIN_SCORE) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: v.ap?.split('|').slice(1).join(', ') ?? null } });
   else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
   // A new device on the user's own network (a new phone at home) counts HOME_NEW_DEVICE of what
   // it would on a stranger's; on the user's usual operator in the user's usual place (a phone on
   // its carrier), CARRIER_NEW_DEVICE.
   const newHere = strangeDevice ? (home ? HOME_NEW_DEVICE : !shared && usualOperatorAndPlace(b, v.asn, f.place, now) ? CARRIER_NEW_DEVICE : 1) : 1;
-  const sw = newHere * gain * 0.5 * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? -1.6 : -0.6, 6);
-  const dev = newHere * (strangeDevice ? 1 : 0.7) * clamp(f.device.llr, -3, 3.5);
-  const fp = 0.6 * clamp(f.fingerprint.llr, -1, 3);
+  const sw = newHere * gain * SOFTWARE_TERM * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? SOFTWARE_LLR_MIN_FINGERPRINTED : SOFTWARE_LLR_MIN, SOFTWARE_LLR_MAX);
+  const dev = newHere * (strangeDevice ? 1 : DEVICE_TERM) * clamp(f.device.llr, DEVICE_LLR.lo, DEVICE_LLR.hi);
+  const fp = FINGERPRINT_TERM * clamp(f.fingerprint.llr, FINGERPRINT_LLR.lo, FINGERPRINT_LLR.hi);
   const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
   const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
   // A new kind of device usually arrives on a network of its own (a phone on its carrier, a work
@@ -212,12 +194,12 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
   // and a new country stays the stronger evidence it is.)
   const joint = newDevice && !x.features.fingerprinted && f.network.firstUnseen === 'asn' && sw + dev > 0 ? JOINT_NOVELTY : 1;
   out.push({ signal: newDevice ? 'new_device' : 'device', weight: (sw + dev) * joint, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
-  if (fp > 0.3) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
+  if (fp > MISSING_FINGERPRINT_NAMED_FROM) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
-  const lang = gain * 0.4 * clamp(f.language.llr, unproven ? 0 : -1.5, 3);
-  out.push({ signal: lang > 0.4 ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
-  const hour = travel(gain * 0.25 * clamp(f.hour, unproven ? 0 : -1, 2));
-  out.push({ signal: hour > 0.3 ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
+  const lang = gain * LANGUAGE_TERM * clamp(f.language.llr, unproven ? 0 : LANGUAGE_LLR.lo, LANGUAGE_LLR.hi);
+  out.push({ signal: lang > UNUSUAL_LANGUAGE_NAMED_FROM ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
+  const hour = travel(gain * HOUR_TERM * clamp(f.hour, unproven ? 0 : HOUR_LLR.lo, HOUR_LLR.hi));
+  out.push({ signal: hour > UNUSUAL_HOUR_NAMED_FROM ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
   return out;
 }
 
@@ -232,9 +214,6 @@ function behaviourEvidence(x: AssessInput, now: number): Contribution[] {
  * measured with `npm run eval` (headers only), targeted takeover 37% → 57% stopped and very
  * targeted 17% → 31%, for 1.5% → 2.1% of the logins of users with 10+ logins challenged.
  */
-export const HISTORY_GAIN = 2;
-export const HISTORY_GAIN_FROM = 5;
-export const HISTORY_GAIN_FULL = 15;
 export const historyGain = (history: number): number =>
   1 + (HISTORY_GAIN - 1) * clamp((history - HISTORY_GAIN_FROM) / (HISTORY_GAIN_FULL - HISTORY_GAIN_FROM), 0, 1);
 
@@ -244,13 +223,13 @@ function hostileEvidence(x: AssessInput, now: number): Contribution[] {
   if (!b) return [];
   const m = hostileMatch(b, x.features, now);
   // One failed attempt is a typo as often as not.
-  if (m.weight < 1.8) return [];
+  if (m.weight < HOSTILE_MIN) return [];
   const foreign = m.levels.filter((level) => {
     const value = x.features.values[level];
     return value !== null && !b.tables[level]?.[value];
   });
   if (foreign.length === 0) return [];
-  return [{ signal: 'hostile_context', weight: Math.min(3, 1.2 * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
+  return [{ signal: 'hostile_context', weight: Math.min(HOSTILE_MAX, HOSTILE_PER_VALUE * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
 }
 
 /** Too fast from where the user last really was. */
@@ -260,8 +239,8 @@ function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: number): Co
   if (!last || !loc || loc.lat === null || loc.lon === null || placeless(ip)) return [];
   const km = distanceKm(last, { lat: loc.lat, lon: loc.lon });
   const hours = Math.max((at - last.at) / 3_600_000, 1 / 60);
-  if (km < 500 || km / hours <= 900) return [];
-  return [{ signal: 'impossible_travel', weight: 1.5, detail: { km: Math.round(km), hours: round2(hours) } }];
+  if (km < TRAVEL_MIN_KM || km / hours <= TRAVEL_MAX_KMH) return [];
+  return [{ signal: 'impossible_travel', weight: IMPOSSIBLE_TRAVEL, detail: { km: Math.round(km), hours: round2(hours) } }];
 }
 
 /**
@@ -277,7 +256,6 @@ const HARD_SIGNALS = new Set([
 const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch', 'compromised_device']);
 
 /** Evidence that alone settles it: a replayed or forged client token (risk at least 0.95). */
-const CERTAIN_LOGIT = 3;
 const certain = (c: Contribution) => c.signal === 'replayed_token' || (c.signal === 'invalid_token' && c.detail.reason === 'forged');
 
 /** Signals named whenever they hold, whatever their weight (`missing_fields` weighs nothing). */
@@ -305,7 +283,7 @@ function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Co
  * attacker sending the victim's browser's headers is that same "device" by its identity.
  */
 function approvalCredit(fingerprinted: boolean, attackEvidence: number): number {
-  return fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - attackEvidence / 2);
+  return fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - attackEvidence / HEADER_APPROVAL_EVIDENCE_DIVISOR);
 }
 
 /** Score one event. `kind` says what it is; `now` is its event time. */
@@ -341,14 +319,14 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   }
   // (Not on a device of the user's that a client token identifies.)
   const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
-  const waveWeight = wave ? ramp(wave.lift, 3, 8, WAVE_KNOWN_MAX) : 0;
+  const waveWeight = wave ? ramp(wave.lift, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_KNOWN_MAX) : 0;
   if (wave) {
     contributions.push({ signal: 'attack_wave', weight: waveWeight, detail: { ...wave.detail, known_account: true } });
     z += waveWeight;
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
   const summed = z;
-  if (hard < 1.5 && soft < 3.5) z = belowCap(z);
+  if (hard < HARD_EVIDENCE_MIN && soft < SOFT_EVIDENCE_MIN) z = belowCap(z);
   // A day that stands out is not evidence about this request: it raises the risk as far as the
   // unfamiliarity cap (a challenge), never to a deny. A VPN user signing up on a farm's day is
   // challenged, not refused; what the request itself shows decides beyond that.
@@ -365,7 +343,7 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   for (const c of contributions) {
     // Only what raised the risk is a signal, and the facts policies match on (a new device or
     // country is named even where the user's habits make it count for little).
-    if (c.weight < 0.35 && !FACT_SIGNALS.has(c.signal)) continue;
+    if (c.weight < SIGNAL_MIN_SCORE && !FACT_SIGNALS.has(c.signal)) continue;
     const previous = signals[c.signal];
     if (previous && typeof previous.score === 'number' && previous.score >= c.weight) continue;
     signals[c.signal] = { ...c.detail, score: round2(c.weight) };

@@ -15,6 +15,7 @@
 import type { CounterBump, CounterSnapshot } from '../ports';
 import { atTime, epochWeight, type PopulationCounts } from './behaviour';
 import type { Features, Level } from './features';
+import { NEW_DOMAIN_BELOW, TOKEN_FLOW_MS, TOKEN_MAX_USES } from './weights';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
 /** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
@@ -40,8 +41,8 @@ const popKey = (level: Level, value: string) => `p:${level}:${value}`;
 /** Legitimate events per country and browser language (how a country's browsers ask for pages). */
 const languageKey = (cc: string, lang: string) => `p:cl:${cc}|${lang}`;
 const ENV_KEY = 'p:*';
-/** A domain whose decayed count of legitimate users is below this is one no legitimate user has. */
-export const NEW_DOMAIN_BELOW = 0.5;
+/** A domain whose decayed count of legitimate users is below NEW_DOMAIN_BELOW (weights.ts) is one no legitimate user has. */
+export { NEW_DOMAIN_BELOW };
 const headersKey = (browser: string) => `h:${browser}`;
 const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
 /** The environment's attempts, unknown accounts, failures and sign-ups of one day of event time (UTC days). */
@@ -77,9 +78,8 @@ const machineKey = (mk: string) => `p:mk:${mk}`;
 const tokenKey = (jti: string) => `t:${jti}`;
 /** How long a token's uses are remembered (longer than a token is accepted). */
 export const TOKEN_USES_KEEP_MS = 15 * 60_000;
-/** Calls one token may serve within one login flow (filter, risk, track), all within a minute, from one address. */
-export const TOKEN_MAX_USES = 3;
-const TOKEN_FLOW_MS = 60_000;
+/** Calls one token may serve within one login flow (filter, risk, track), all within TOKEN_FLOW_MS, from one address (weights.ts). */
+export { TOKEN_MAX_USES };
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
