@@ -17,7 +17,7 @@ import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/ports';
 import { enrich, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
-import { missingFields } from './scoring/evidence';
+import { missingFields } from './scoring/request-evidence';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
 /** Attempts of an event whose reads keep failing before it is stored without its state changes. */

@@ -4,7 +4,7 @@
  * flags (bot / headless / crawler) from well-known User-Agent markers, and native apps' HTTP
  * stacks (OkHttp, Dalvik, CFNetwork, Alamofire, Ktor, Dart, an app's own `Name/1.2 (…; iOS 17)`),
  * which are what Android and iOS apps send: neither browsers nor, by themselves, bots (the engine
- * learns which of them an application's own users send, see core/scoring/evidence.ts).
+ * learns which of them an application's own users send, see core/scoring/request-evidence.ts).
  */
 import UAParser from 'ua-parser-js';
 import type { AppClient, ParsedUserAgent } from './types';

@@ -12,7 +12,7 @@
  *
  * Both are optional on the wire (docs/client.md): a client that sends neither still gets a token,
  * which says so, and the engine weighs that only where the environment's legitimate logins nearly
- * all carry a proof (scoring/evidence.ts, `unproven_client`).
+ * all carry a proof (scoring/request-evidence.ts, `unproven_client`).
  *
  * Pure: no I/O (the redeemed challenges are kept in memory by the caller).
  */

@@ -131,7 +131,7 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   // An app's family is its HTTP stack (OkHttp, CFNetwork, …), its finer level the app itself: the
   // headers a request carries are the stack's (OkHttp sends no Accept-Language, URLSession does),
   // whatever app and release names itself in the user agent, and missing_headers and the app
-  // client's learning (evidence.ts) go by the family.
+  // client's learning (request-evidence.ts) go by the family.
   const app = ua.app && ua.app.library !== 'native' ? ua.app : null;
   const browser = app ? app.library : known(ua.browser);
   const machine = device.identity === 'fingerprint' && !event.client?.mobile ? (event.client?.machine ?? null) : null;

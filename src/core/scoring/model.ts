@@ -4,7 +4,7 @@
  *  - the user's behaviour (behaviour.ts): likelihood ratios of the network, software, device,
  *    fingerprint, language and hour, population over user;
  *  - the user's hostile record (values an attacker already used against this account);
- *  - attack-population evidence and velocity across accounts (evidence.ts);
+ *  - attack-population evidence (request-evidence.ts) and velocity across accounts (velocity-evidence.ts);
  *  - where the user last really was (impossible travel), and feedback on the device.
  * Unfamiliarity alone never reaches the deny level: denying needs evidence of an attack.
  *
@@ -18,7 +18,9 @@ import type { IpIntel } from '../intel/types';
 import { distanceKm } from '../intel/distance';
 import type { Action, Device, EventInput, SignalDetail, Signals } from '../model';
 import { answeredChallenge, atTime, familiarity, ownNetwork, recurringOperator, withoutOperator, hostileMatch, learnedValues, type Behaviour, type BehaviourChange, type PopulationCounts } from './behaviour';
-import { attackWave, clamp, ramp, requestEvidence, velocityEvidence, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import { clamp, ramp, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import { requestEvidence } from './request-evidence';
+import { attackWave, velocityEvidence } from './velocity-evidence';
 import { placeless, type Features } from './features';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import { emailAccount, type Outcome } from './population';

@@ -504,7 +504,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (headers.clientHints) inc.ch = popW;
     // For a native app's HTTP stack: logins whose password was right (the application asks for a
     // verdict after checking it), and failed logins: what tells the application's own app from a
-    // script that borrows its library (see evidence.ts, appClientEvidence).
+    // script that borrows its library (see request-evidence.ts, appClientEvidence).
     if (f.app && o.credentialed) inc.ok = popW;
     if (f.app && o.failure) inc.fl = popW;
     // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.

@@ -1,6 +1,6 @@
 /**
  * The risk model's numbers, in one table: every weight (log-odds a signal adds) and threshold
- * (where a signal starts, where it reaches its full weight) that model.ts, evidence.ts and
+ * (where a signal starts, where it reaches its full weight) that model.ts, request-evidence.ts, velocity-evidence.ts and
  * behaviour.ts use. Each says where it comes from:
  *  - a likelihood ratio: the value is an assumed or learned probability of the event among
  *    attackers or users, and the weight follows from it;

@@ -23,7 +23,9 @@ import {
   type Behaviour,
   type PopulationCounts,
 } from '../../../src/core/scoring/behaviour';
-import { requestEvidence, velocityEvidence, type EvidenceInput, type EventKind, type ProofEvidence } from '../../../src/core/scoring/evidence';
+import type { EvidenceInput, EventKind, ProofEvidence } from '../../../src/core/scoring/evidence';
+import { requestEvidence } from '../../../src/core/scoring/request-evidence';
+import { velocityEvidence } from '../../../src/core/scoring/velocity-evidence';
 import type { Behaviour as ProofBehaviour } from '../../../src/core/client/proof';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, HOME_NEW_DEVICE, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, CAP_KNEE, belowCap, type AssessInput } from '../../../src/core/scoring/model';
 import { counterBumps, keysToRead, languageCounts, populationCounts, proofHabit, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
