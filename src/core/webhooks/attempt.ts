@@ -75,17 +75,26 @@ export function failureClass(err: unknown): string {
   return code ? 'network' : 'other';
 }
 
-/** What an attempt needs: the ports, and the dispatcher's settings it applies. */
-export interface AttemptDeps {
+/** The ports a delivery's attempts use (the dispatcher's too). */
+export interface WebhookPorts {
   store: WebhookDeliveryStore;
+  /** The API secret webhooks are signed with (EnvironmentService.signingSecret). */
   signingSecret: (env: EnvId) => Promise<string | null>;
   environments: { byId(id: EnvId): Promise<Environment | null> };
   clock: Clock;
+  /** Sends each attempt's request. */
   http: HttpPoster;
+  /** Runs the waits: between tries of recording an attempt, and the shutdown grace. */
   scheduler: Scheduler;
+  /** Unique per running process: the lease owner. */
   instanceId: string;
   log: WebhookLog;
+  /** Told of every attempt (metrics). */
   observer?: WebhookObserver;
+}
+
+/** What an attempt needs: the ports, and the dispatcher's settings it applies. */
+export interface AttemptDeps extends WebhookPorts {
   /** Told when a delivery is over (delivered or failed for good). */
   ledger: OutboxLedger;
   timeoutMs: number;

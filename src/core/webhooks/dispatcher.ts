@@ -17,26 +17,13 @@
  * When it runs is the worker's (src/workers/webhooks.ts): `deliverDue` on its schedule and when
  * told there is work (`onWork`), `shutdown` on stop.
  */
-import type { EnvId, Environment } from '../model';
-import { monotonicMs, type Clock, type HttpPoster, type Scheduler } from '../ports';
+import type { EnvId } from '../model';
+import { monotonicMs } from '../ports';
 import type { WebhookDelivery } from './model';
-import type { WebhookDeliveryStore } from './ports';
 import { OutboxLedger } from './outbox';
-import { Attempts, describeError, SHUT_DOWN, type WebhookLog, type WebhookObserver } from './attempt';
+import { Attempts, describeError, SHUT_DOWN, type WebhookPorts } from './attempt';
 
-export interface WebhookDispatcherDeps {
-  store: WebhookDeliveryStore;
-  /** The API secret webhooks are signed with (EnvironmentService.signingSecret). */
-  signingSecret: (env: EnvId) => Promise<string | null>;
-  environments: { byId(id: EnvId): Promise<Environment | null> };
-  clock: Clock;
-  /** Sends each attempt's request. */
-  http: HttpPoster;
-  /** Runs the waits: between tries of recording an attempt, and the shutdown grace. */
-  scheduler: Scheduler;
-  /** Unique per running process: the lease owner. */
-  instanceId: string;
-  log: WebhookLog;
+export interface WebhookDispatcherDeps extends WebhookPorts {
   /** How long a claim is exclusive. Must exceed the request timeout. Default 60 s. */
   leaseMs?: number;
   /** Per-attempt HTTP timeout. Default 10 s. */
@@ -58,8 +45,6 @@ export interface WebhookDispatcherDeps {
   shutdownConcurrency?: number;
   /** Source of jitter, in [0, 1). Default Math.random. */
   random?: () => number;
-  /** Told of every attempt (metrics). */
-  observer?: WebhookObserver;
   /** The open deliveries as known here (outbox.ts): told of claims and of deliveries over. */
   ledger?: OutboxLedger;
   /** Notices still being recorded: `shutdown()` waits for them (within its grace) and sends them too. */
