@@ -226,25 +226,26 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
     });
   }
+  /** A page's call to the collector (no secret): CORS for it, its body, the page's origin and address. */
+  const collectorCall = (req: FastifyRequest, reply: FastifyReply) => {
+    cors(req, reply);
+    return { body: jsonBody(req) as Record<string, unknown>, origin: typeof req.headers.origin === 'string' ? req.headers.origin : null, ip: req.ip ?? null };
+  };
   // A challenge for the next token (docs/client.md, "What a token costs"): optional, a second step
   // before /v1/client/token for clients that prove work.
   app.post(
     '/v1/client/challenge',
     route(async (req, reply) => {
-      cors(req, reply);
-      const body = jsonBody(req) as Record<string, unknown>;
-      const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
-      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null });
+      const { body, origin, ip } = collectorCall(req, reply);
+      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip });
       return reply.code(201).header('cache-control', 'no-store').send({ challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expires_in: c.expiresInSeconds });
     }),
   );
   app.post(
     '/v1/client/token',
     route(async (req, reply) => {
-      cors(req, reply);
-      const body = jsonBody(req) as Record<string, unknown>;
-      const origin = typeof req.headers.origin === 'string' ? req.headers.origin : null;
-      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip: req.ip ?? null, components: body.components, mobile: body.mobile, proof: body.proof, behaviour: body.behaviour });
+      const { body, origin, ip } = collectorCall(req, reply);
+      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip, components: body.components, mobile: body.mobile, proof: body.proof, behaviour: body.behaviour });
       const session = collected.session ? { session: collected.session.session, session_key: collected.session.key, session_expires_in: collected.session.expiresInSeconds, server_time: collected.session.serverTime } : {};
       return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
     }),
