@@ -30,8 +30,16 @@
  *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
  *   node dist/bench/run.js --prof .data/prof      # V8 CPU profile of the server
  *   node dist/bench/run.js --only dashboards [--dash-events 1000000 --dash-users 200000 --dash-reps 3]
+ *   node dist/bench/run.js --json bench/results/2026-11-26-bench.json   # the figures as JSON too
+ *
+ * Every table has a `docs` column: documents the server's flushes wrote per call (the
+ * `rampart_state_flushed_writes_total` metric). `--json FILE` writes `{ kind: 'bench', run,
+ * options, figures, report }`: what it was measured on (the commit, the machine, the date:
+ * bench/lib/run-info.ts), each section's figures, and the printed report;
+ * `node scripts/results-history.js` tabulates them.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { jsonPoster } from './lib/http';
@@ -41,6 +49,7 @@ import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, t
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
+import { runInfo } from './lib/run-info';
 
 const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -70,13 +79,25 @@ interface Options {
   'dash-events': number;
   'dash-users': number;
   'dash-reps': number;
+  /** Also write the figures, the printed report and what they were measured on to this file. */
+  json: string | null;
+}
+
+/** What `--json` writes: the figures of each section run, beside the printed report. */
+interface Figures {
+  closed?: { concurrency: number; doors: Partial<Record<Door, Summary>> };
+  open?: { rate: number; seconds: number; doors: Partial<Record<Door, Summary>> }[];
+  track?: { rest: Summary; stream: { accepted: number; perSecond: number; serverCpu: number; dbCpu: number }; stored: number; acknowledged: number };
+  history?: { events: { few: number; many: number }; risk: { few: Summary; many: Summary }; devices: { few: Summary; many: Summary } };
+  analyst?: { alone: Summary; beside: Summary; answered: number; refused: number };
+  memory?: { peakRss: number; rss: number; liveHeap: number | null; peakDbRss: number | null; dbRss: number | null };
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--dash-events N] [--dash-users N] [--dash-reps N]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--dash-events N] [--dash-users N] [--dash-reps N] [--json FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5 };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, json: null };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
   if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
@@ -94,6 +115,9 @@ function options(argv: string[]): Options {
       });
     } else if (key === 'prof') {
       o.prof = path.resolve(raw);
+    } else if (key === 'json') {
+      if (!raw) throw new Error(USAGE);
+      o.json = path.resolve(raw);
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
@@ -142,7 +166,7 @@ class Server {
   };
   cpu = async (): Promise<Cpu> => {
     const s = await this.ask({ type: 'stats' }, 'stats');
-    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog };
+    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog, writes: s.writes };
   };
 }
 
@@ -345,9 +369,18 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
 async function main(): Promise<void> {
   const o = options(process.argv.slice(2));
   if (o.soak > 0) o.only = [];
+  const report: string[] = [];
+  const figures: Figures = {};
+  const out = (s: string) => {
+    report.push(s);
+    process.stdout.write(s);
+  };
+  const record = () => {
+    if (o.json) writeFileSync(o.json, `${JSON.stringify({ kind: 'bench', run: runInfo(), options: o, figures, report: report.join('') }, null, 2)}\n`);
+  };
   // The engine alone first, in this process, before anything else loads the machine.
-  if (o.only.includes('scoring')) process.stdout.write(scoringReport(benchScoring()));
-  if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return;
+  if (o.only.includes('scoring')) out(scoringReport(benchScoring()));
+  if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return record();
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
   const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];
   const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));
@@ -356,7 +389,6 @@ async function main(): Promise<void> {
   const traffic = new Traffic(o.users);
   const closed = callers(ready, o.concurrency, traffic);
   const open = callers(ready, Math.max(o.concurrency, Math.ceil(Math.max(...o.rates) / 25)), traffic);
-  const out = (s: string) => process.stdout.write(s);
   try {
     out(`rampart bench: node ${process.version}, ${ready.database}; Rampart and the load generator in separate processes on this machine; ${o.users} users\n`);
     // Warm up every door (JIT, connections, caches of the most active users).
@@ -374,6 +406,7 @@ async function main(): Promise<void> {
         }
       }
       const s = Object.fromEntries(Object.entries(results).map(([d, rs]) => [d, summarize(rs)])) as Partial<Record<Door, Summary>>;
+      figures.closed = { concurrency: o.concurrency, doors: s };
       const ratio = (row: Summary, to: Summary | undefined, name: string) => (to ? `${x(row.throughput, to.throughput)} of ${name}` : '');
       out(
         table(`Closed loop, concurrency ${o.concurrency}: ${o.rounds} round(s) of ${o.count} calls each`, doors.map((d) => [LABEL[d], s[d] as Summary]), (_label, row) =>
@@ -386,10 +419,12 @@ async function main(): Promise<void> {
     if (o.only.includes('open')) {
       for (const rate of o.rates) {
         const rows: [string, Summary][] = [];
+        const doors: Partial<Record<Door, Summary>> = {};
         for (const door of o.doors.filter((d) => d === 'rest' || d === 'unary' || d === 'stream')) {
           await server.settle();
-          rows.push([LABEL[door], summarize([await openLoop(rate, o.seconds, open.doors[door], server.cpu)])]);
+          rows.push([LABEL[door], (doors[door] = summarize([await openLoop(rate, o.seconds, open.doors[door], server.cpu)]))]);
         }
+        (figures.open ??= []).push({ rate, seconds: o.seconds, doors });
         out(table(`Open loop, ${rate} calls/s offered for ${o.seconds} s each (latency from when each call was due)`, rows));
       }
     }
@@ -414,6 +449,7 @@ async function main(): Promise<void> {
       const drained = (performance.now() - settleStart) / 1000;
       const { stored } = await server.ask({ type: 'count', event: '$login.failed' }, 'count');
       const acked = rest.count - rest.errors + accepted;
+      figures.track = { rest, stream: { accepted, perSecond: accepted / seconds, serverCpu: cpu / accepted, dbCpu: dbCpu / accepted }, stored, acknowledged: acked };
       out(`  stored once the queues drained (${drained.toFixed(1)} s after the last answer): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`);
     }
 
@@ -436,6 +472,7 @@ async function main(): Promise<void> {
       };
       const risk = await measure((id) => closed.riskFor(login(id)));
       const devices = await measure((id) => closed.devicesOf(id));
+      figures.history = { events: { few: people.few.n, many: people.many.n }, risk, devices };
       out(
         table(`Latency against a user's history (concurrency 4, 2,000 calls each)`, [
           [`risk, ${people.few.n} events`, risk.few],
@@ -464,6 +501,7 @@ async function main(): Promise<void> {
       const beside = summarize([await closedLoop(3000, 4, closed.doors.rest, server.cpu)]);
       running = false;
       await Promise.all(dashboards);
+      figures.analyst = { alone, beside, answered: analyses.answered, refused: analyses.refusedOrStopped };
       out(table('Scoring beside the heaviest allowed analysis (REST /v1/risk, concurrency 4, 3,000 calls each)', [['alone', alone], ['beside two dashboards', beside]]));
       out(`  beside ÷ alone: p50 ${x(beside.p50, alone.p50)}, p99 ${x(beside.p99, alone.p99)}; analyses meanwhile: ${analyses.answered} answered (with their data, or stopped at their time limit), ${analyses.refusedOrStopped} refused\n`);
     }
@@ -480,6 +518,7 @@ async function main(): Promise<void> {
     if (o.soak > 0) await soak(o.soak, o['soak-rate'], server, open, traffic, out);
 
     const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');
+    figures.memory = { peakRss: stats.peakRss, rss: stats.rss, liveHeap: stats.liveHeap, peakDbRss: stats.peakDbRss, dbRss: stats.dbRss };
     out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now (live heap after a full collection ${megabytes(stats.liveHeap)}); the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);
   } finally {
     closed.close();
@@ -489,6 +528,7 @@ async function main(): Promise<void> {
     await exited;
     if (o.prof) out(`\nServer CPU profile in ${o.prof} (open it in Chrome DevTools or speedscope)\n`);
   }
+  record();
 }
 
 entry('bench', main);

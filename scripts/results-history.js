@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
- * The history of the evaluation's runs, from their machine-readable results
- * (`bench/results/*.json`, written by `node dist/bench/eval/run.js --json FILE`): one row per
- * run, oldest first, with the headline figures. Runs recorded before results carried their
- * commit and machine (`run`) take their date from the file's name.
+ * The history of recorded runs, from their machine-readable results (`bench/results/*.json`,
+ * written with `--json FILE` by `npm run eval` (kind `eval`) and `npm run bench` (kind `bench`)):
+ * one table per kind, one row per run, oldest first, with the headline figures. Runs recorded
+ * before results carried their commit and machine (`run`) take their date from the file's name.
  *
- *   node scripts/results-history.js            a Markdown table on stdout
+ *   node scripts/results-history.js            Markdown tables on stdout
  *   node scripts/results-history.js DIR        the results in DIR instead
  */
 'use strict';
@@ -16,7 +16,41 @@ const dir = process.argv[2] ?? path.join(__dirname, '..', 'bench', 'results');
 const STUFFING = ['stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'scripted_tokens'];
 const pct = (n, d) => (d > 0 ? `${((100 * n) / d).toFixed(2)}%` : '—');
 
+const when = (file, doc) => ({
+  date: doc.run?.at?.slice(0, 10) ?? path.basename(file).slice(0, 10),
+  commit: doc.run?.commit ? `${doc.run.commit.slice(0, 7)}${doc.run.dirty ? '+' : ''}` : '—',
+});
+const n0 = (v) => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v).toLocaleString('en-GB') : '—');
+const n2 = (v) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(2) : '—');
+const n1 = (v) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(1) : '—');
+
+/** A bench run: REST /v1/risk against the ceiling, per CPU, documents written, and p99 at 500/s offered. */
+function benchRow(file, doc) {
+  const f = doc.figures ?? {};
+  const closed = f.closed?.doors ?? {};
+  const rest = closed.rest;
+  const ceiling = closed.ceiling;
+  const at500 = (f.open ?? []).find((o) => o.rate === 500)?.doors?.rest;
+  const { date, commit } = when(file, doc);
+  return {
+    sort: `${date} ${doc.run?.at ?? ''} ${file}`,
+    cells: [
+      date,
+      commit,
+      path.basename(file, '.json'),
+      rest ? `${n0(rest.throughput)}/s` : '—',
+      rest && ceiling ? `×${(rest.throughput / ceiling.throughput).toFixed(4)}` : '—',
+      rest ? `${n0(rest.serverCpu + rest.dbCpu)} (${n0(rest.serverCpu)} + ${n0(rest.dbCpu)})` : '—',
+      rest ? n1(rest.writes) : '—',
+      rest ? `${n2(rest.p50)} / ${n2(rest.p99)}` : '—',
+      at500 ? n2(at500.p99) : '—',
+      rest ? String(rest.errors) : '—',
+    ],
+  };
+}
+
 function row(file, doc) {
+  if (doc.kind === 'bench') return null;
   const f = doc.figures;
   if (!f || !Array.isArray(f.scenarios) || !f.legit) return null;
   const bucket = (name) => f.legit.byHistory.find((b) => b.bucket === name);
@@ -29,8 +63,7 @@ function row(file, doc) {
   const worst = stuffing.length ? stuffing.reduce((a, s) => (s.stopped / s.attempts < a.stopped / a.attempts ? s : a)) : null;
   const b10 = bucket('10-29');
   const b30 = bucket('30+');
-  const date = doc.run?.at?.slice(0, 10) ?? path.basename(file).slice(0, 10);
-  const commit = doc.run?.commit ? `${doc.run.commit.slice(0, 7)}${doc.run.dirty ? '+' : ''}` : '—';
+  const { date, commit } = when(file, doc);
   const integration = { client: 'client', opaque: 'opaque tokens', none: 'headers only' }[doc.options?.tokens] ?? '?';
   return {
     sort: `${date} ${doc.run?.at ?? ''} ${file}`,
@@ -50,6 +83,7 @@ function row(file, doc) {
 }
 
 const rows = [];
+const benchRows = [];
 for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
   let doc;
   try {
@@ -57,10 +91,18 @@ for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()
   } catch {
     continue;
   }
-  const r = row(name, doc);
-  if (r) rows.push(r);
+  if (doc.kind === 'bench') benchRows.push(benchRow(name, doc));
+  else {
+    const r = row(name, doc);
+    if (r) rows.push(r);
+  }
 }
-rows.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
-const head = ['date', 'commit', 'run', 'integration', 'friction, 10–29 / 30+ logins', 'denied', 'real sign-ups in a wave stopped', 'targeted / very targeted stopped', 'least-stopped stuffing or bots', 'AUC'];
-process.stdout.write(`| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n`);
-for (const r of rows) process.stdout.write(`| ${r.cells.join(' | ')} |\n`);
+const print = (title, head, list) => {
+  if (!list.length) return;
+  list.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
+  process.stdout.write(`### ${title}\n\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n`);
+  for (const r of list) process.stdout.write(`| ${r.cells.join(' | ')} |\n`);
+  process.stdout.write('\n');
+};
+print('Evaluation (`npm run eval`)', ['date', 'commit', 'run', 'integration', 'friction, 10–29 / 30+ logins', 'denied', 'real sign-ups in a wave stopped', 'targeted / very targeted stopped', 'least-stopped stuffing or bots', 'AUC'], rows);
+print('Hot path (`npm run bench`), REST `/v1/risk` closed loop', ['date', 'commit', 'run', 'verdicts/s', 'of the ceiling', 'CPU µs/verdict (Rampart + database)', 'documents written/verdict', 'p50 / p99 ms', 'p99 ms at 500/s offered', 'errors'], benchRows);

@@ -62,7 +62,7 @@ export interface MemorySample {
 }
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
-  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null }
+  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null; writes: number }
   | ({ type: 'memory' } & MemorySample)
   | { type: 'settled'; backlog: number }
   | { type: 'count'; stored: number }
@@ -154,6 +154,12 @@ export async function serve(): Promise<void> {
     if (dbPid) peakDb = Math.max(peakDb, rssOf(dbPid) ?? 0);
   };
   const sampler = setInterval(measure, 200);
+  // Documents the state layer's flushes have written so far (updates and inserts), from the
+  // metric GET /metrics exports, so that the bench can print documents written per verdict.
+  const documentsWritten = async (): Promise<number> => {
+    const metric = running.built.metrics.registry.getSingleMetric('rampart_state_flushed_writes_total');
+    return metric ? (await metric.get()).values.reduce((n, v) => n + v.value, 0) : 0;
+  };
 
   process.on('message', (m: ToServer) => {
     void (async () => {
@@ -161,7 +167,7 @@ export async function serve(): Promise<void> {
         measure();
         const u = process.cpuUsage();
         const dbRss = dbPid ? rssOf(dbPid) : null;
-        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null });
+        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null, writes: await documentsWritten() });
         if (m.resetPeak) {
           peak = 0;
           peakDb = 0;
