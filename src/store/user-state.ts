@@ -378,10 +378,23 @@ export class StateUserStore implements UserStateStore {
   }
 
   async byToken(env: EnvId, token: string): Promise<Device | null> {
+    const found = await this.deviceByToken(env, token);
+    if (found || !this.state.rereads) return found;
+    // Not in this instance's copies: another instance may have seen the device since this one
+    // last read the token or its user. Read both again rather than answer 404 for a device that
+    // exists (several instances only: a lone writer's copies are whole).
+    const tokenId = idOf(env, token);
+    const t = this.state.peek(DEVICE_TOKENS, tokenId) as { userId?: unknown } | null | undefined;
+    const userDoc = t && typeof t.userId === 'string' ? idOf(env, t.userId) : null;
+    this.state.invalidate((collection, id) => (collection === DEVICE_TOKENS && id === tokenId) || (collection === USERS && id === userDoc));
+    return this.deviceByToken(env, token);
+  }
+
+  private async deviceByToken(env: EnvId, token: string): Promise<Device | null> {
     const t = (await this.state.read(DEVICE_TOKENS, idOf(env, token))) as { envId?: string; userId?: string; key?: string } | null | undefined;
     if (!t || t.envId !== env || typeof t.userId !== 'string' || typeof t.key !== 'string') return null;
-    const user = await this.load(env, t.userId);
-    return user?.devices.find((d) => d.fingerprintKey === t.key) ?? null;
+    const key = t.key;
+    return (await this.load(env, t.userId))?.devices.find((d) => d.fingerprintKey === key) ?? null;
   }
 }
 

@@ -212,6 +212,11 @@ export class StateLayer implements WriteQueue {
   }
 
   /** The ids of a collection's cached documents (or documents with queued changes) that start with `prefix`. */
+  /** Whether cached documents are read again after `maxAgeMs`: other instances write the database too. */
+  get rereads(): boolean {
+    return this.o.maxAgeMs !== null;
+  }
+
   cachedIds(collection: string, prefix: string): string[] {
     const ids: string[] = [];
     for (const [id] of this.entries.space(collection)) if (id.startsWith(prefix)) ids.push(id);
