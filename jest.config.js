@@ -27,6 +27,8 @@ const QUICK = [
   'test/e2e/stored-headers.test.ts',
   'test/e2e/retention.test.ts',
   'test/integration/state-layer.test.ts',
+  'test/integration/state-cache.test.ts',
+  'test/integration/state-flusher.test.ts',
   'test/integration/embedded.test.ts',
   'test/integration/ferretdb.test.ts',
   'test/integration/migration.test.ts',

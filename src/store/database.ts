@@ -78,6 +78,29 @@ export async function applyIndexes(db: Db, specs: readonly IndexSpec[], drop?: (
 
 export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
+export interface WriteErrorLike {
+  index: number;
+  error: unknown;
+}
+
+/** The write errors of a bulk write error (null when the error is not one). */
+export function writeErrors(err: unknown): WriteErrorLike[] | null {
+  const e = err as { writeErrors?: unknown; name?: unknown } | null;
+  if (!e || typeof e !== 'object' || e.name !== 'MongoBulkWriteError') return null;
+  const list = Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : [];
+  return list.map((w: { index?: unknown; err?: unknown; code?: unknown; errmsg?: unknown }) => ({
+    index: typeof w.index === 'number' ? w.index : 0,
+    error: w.err ?? { code: w.code, message: String(w.errmsg ?? 'write error') },
+  }));
+}
+
+/** The write error of an ordered bulk write: the first, by index (null when the error is not one). */
+export function firstWriteError(err: unknown): WriteErrorLike | null {
+  const list = writeErrors(err);
+  if (!list || list.length === 0) return null;
+  return list.reduce((a, b) => (b.index < a.index ? b : a));
+}
+
 /** Delete the documents of a collection whose `expiresAt` has passed (FerretDB 1.24 has no TTL indexes). */
 export async function sweepExpired(db: Db, collection: string, now: Date): Promise<number> {
   return (await db.collection(collection).deleteMany({ expiresAt: { $lt: now } })).deletedCount;

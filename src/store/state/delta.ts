@@ -278,3 +278,9 @@ export function toUpdateDocument(group: UpdateGroup): Record<string, Record<stri
   }
   return update;
 }
+
+/** A coalesced group back as operations (a requeued group is written as one update again). */
+export function groupOps(group: UpdateGroup): OpEntry[] {
+  if (group.replace) return replacement(group.replace);
+  return [...group.fields].map(([path, { op, value }]) => ({ op, path: path.split('.'), value: clone(value) }));
+}

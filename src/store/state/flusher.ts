@@ -1,0 +1,385 @@
+/**
+ * The state layer's write-behind flusher. One job: get every queued change and insert into the
+ * database, in order, whatever it takes.
+ *
+ * Changed documents (cache.ts's entries, marked dirty) and inserts are written by one flush at a
+ * time, every `flushIntervalMs` (at once past `maxBatch` writes): each document's deltas coalesced
+ * into ordered `bulkWrite`s (in `snapshots` mode, documents whole in insert-or-replace commands),
+ * and `insertMany`s of the inserts. A flush that fails for a transient reason (database
+ * unreachable, a duplicate-key race of two upserts) puts what it took back in front of the queue
+ * and is retried with backoff; only what the database refuses for good is dropped (logged).
+ */
+import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
+import { clone, coalesce, groupOps, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
+import type { Entry, StateDocument } from './cache';
+import { pack } from './pack';
+import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
+
+export interface FlushObserver {
+  flushed(stats: { seconds: number; updates: number; inserts: number; ok: boolean }): void;
+  /** Queued writes of `collection` the database refused for good (logged through onError), and dropped. */
+  dropped?(collection: string, count: number): void;
+}
+
+export interface FlushOptions {
+  /** Longest time a change waits before it is written. */
+  flushIntervalMs: number;
+  /** Most inserts per database command. */
+  maxBatch: number;
+  /**
+   * Most update statements per database command. FerretDB 1.24 holds one SQLite connection (of
+   * 100) per statement of an `update` command until the whole command ends, so a command of
+   * more than ~100 statements waits forever for a connection; small commands, one at a time,
+   * stay far from that on any FerretDB build and cost little on MongoDB.
+   */
+  maxUpdateBatch: number;
+  /** First and longest retry delay of a failed flush. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /**
+   * How changed documents are written. `deltas` (the default; any MongoDB, several instances):
+   * each document's coalesced deltas as an upsert. `snapshots` (only on a database this process
+   * alone writes: the embedded FerretDB): each document as it now is, many in one
+   * insert-or-replace command (`comment: "rampart:upsert"`, a feature of Rampart's FerretDB build),
+   * because FerretDB's update reads, rewrites and commits one document at a time (~0.4 ms each)
+   * while one multi-document insert costs a fraction of that per document, and a whole document
+   * can be rewritten as often as needed after a failure (no increment counted twice).
+   */
+  writeMode: 'deltas' | 'snapshots';
+  /**
+   * In `snapshots` mode, collections whose documents are written packed (see pack.ts): the
+   * top-level fields that queries filter on stay as they are, the rest goes into one string.
+   */
+  packed: Readonly<Record<string, readonly string[]>>;
+  onError: (err: unknown, what: string) => void;
+  observer?: FlushObserver;
+}
+
+/** What the flusher needs besides the database: reading a document first, and saying when a flush ended. */
+export interface FlushHooks {
+  /** Read a changed document never read (`snapshots` mode writes documents whole). */
+  fill(e: Entry): Promise<void>;
+  /** Called after every flush, written or failed (the admission gate lets held work in). */
+  flushed(): void;
+}
+
+interface InsertItem {
+  doc: Document;
+  /**
+   * Called once the document is written (`inserted`), or found already there (its `_id` existed)
+   * or refused by the database, which is logged (not `inserted`).
+   */
+  done?: (inserted: boolean) => void;
+}
+
+/** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
+export const UPSERT_COMMENT = 'rampart:upsert';
+
+export class WriteBehind {
+  private readonly dirty = new Set<Entry>();
+  private readonly queues = new Map<string, InsertItem[]>();
+  private readonly gatherers: (() => void)[] = [];
+  private queued = 0;
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  /** Set once close() is over: no more flushes are scheduled. */
+  private stopped = false;
+  private lastError: string | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly o: FlushOptions,
+    private readonly hooks: FlushHooks,
+  ) {}
+
+  /** Writes waiting (queued deltas and inserts, and the flush under way). */
+  get backlog(): number {
+    return this.queued;
+  }
+
+  /** Why the last flush failed, while flushes keep failing (null: the database is writing). */
+  get failing(): string | null {
+    return this.failures > 0 ? this.lastError : null;
+  }
+
+  /** The flush under way, if any (it ends written or failed, never rejects). */
+  get inflight(): Promise<void> | null {
+    return this.flushing;
+  }
+
+  /** Queue `ops`, already applied to the cached copy of `e`, for writing. */
+  enqueue(e: Entry, ops: readonly OpEntry[]): void {
+    e.pending.push(ops);
+    this.dirty.add(e);
+    this.queued++;
+    this.schedule();
+  }
+
+  /** Queue a document for insertion (see StateLayer.insert). */
+  insert(collection: string, doc: Document, done?: (inserted: boolean) => void): void {
+    addTo(this.queues, collection, { doc, done });
+    this.queued++;
+    this.schedule();
+  }
+
+  /** The backoff after `failures` failed flushes in a row. */
+  private retryDelay(): number {
+    return Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** (this.failures - 1));
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.flushing || this.timer) return;
+    const delay = this.failures > 0 ? this.retryDelay() : this.queued >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.runFlush();
+    }, delay);
+  }
+
+  private runFlush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = this.flushOnce()
+      .then(
+        () => {
+          this.failures = 0;
+          this.lastError = null;
+        },
+        (err: unknown) => {
+          this.failures++;
+          this.lastError = err instanceof Error ? err.message : String(err);
+          this.o.onError(err, 'flush');
+        },
+      )
+      .finally(() => {
+        this.flushing = null;
+        this.hooks.flushed();
+        if (this.queued > 0) this.schedule();
+      });
+    return this.flushing;
+  }
+
+  /** See StateLayer.addGatherer. */
+  addGatherer(gather: () => void): void {
+    this.gatherers.push(gather);
+  }
+
+  /** See StateLayer.flush. */
+  async flush(timeoutMs?: number): Promise<void> {
+    for (const gather of this.gatherers) gather();
+    if (timeoutMs === undefined) return this.flushUntilEmpty();
+    // A flush stuck on a database that stopped answering must not hold the caller past its time.
+    let timer: NodeJS.Timeout | undefined;
+    const give = { up: false };
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        give.up = true;
+        reject(new Error(`could not write ${this.queued} queued changes within ${timeoutMs} ms: ${this.lastError ?? 'the database did not answer'}`));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([this.flushUntilEmpty(give), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async flushUntilEmpty(give: { up: boolean } = { up: false }): Promise<void> {
+    // Changes made while we wait are included: the loop ends only when nothing is left.
+    while (!give.up) {
+      if (this.flushing) await this.flushing;
+      if (this.queued === 0) return;
+      if (this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
+      if (this.failures > 0) await new Promise((r) => setTimeout(r, this.retryDelay()));
+      await this.runFlush();
+    }
+  }
+
+  /** Write everything queued (bounded by `timeoutMs`), then schedule no more flushes. */
+  async close(timeoutMs: number): Promise<void> {
+    try {
+      await this.flush(timeoutMs);
+    } finally {
+      this.stopped = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private async flushOnce(): Promise<void> {
+    const started = process.hrtime.bigint();
+    if (this.o.writeMode === 'snapshots') {
+      // A document changed without being read (a verdict past its budget, a feedback on a token):
+      // read it first, so it is written whole like the others; an update costs FerretDB several
+      // times a read and a whole-document write together. (Nothing is in flight here.)
+      const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0);
+      if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => this.hooks.fill(e)));
+    }
+    // Take the work: per collection, the changed documents (as snapshots where that is the mode
+    // and the document is known, else as coalesced updates), and the inserts.
+    const updates = new Map<string, { entry: Entry; groups: UpdateGroup[] }[]>();
+    const snapshots = new Map<string, Entry[]>();
+    for (const e of this.dirty) {
+      if (e.loading || e.pending.length === 0) continue;
+      this.dirty.delete(e);
+      e.inflight = e.pending;
+      e.pending = [];
+      if (this.o.writeMode === 'snapshots' && e.value) addTo(snapshots, e.collection, e);
+      else addTo(updates, e.collection, { entry: e, groups: coalesce(e.inflight) });
+    }
+    const inserts = new Map<string, InsertItem[]>();
+    for (const [name, q] of this.queues) {
+      if (q.length === 0) continue;
+      inserts.set(name, q);
+      this.queues.set(name, []);
+    }
+    let nUpdates = 0;
+    let nInserts = 0;
+    for (const l of updates.values()) for (const u of l) nUpdates += u.groups.length;
+    for (const l of snapshots.values()) nUpdates += l.length;
+    for (const l of inserts.values()) nInserts += l.length;
+    // Inserts in parallel; updates one command at a time (see maxUpdateBatch).
+    const updating = (async () => {
+      const failures: unknown[] = [];
+      for (const [name, list] of updates) await this.writeUpdates(name, list).catch((err: unknown) => failures.push(err));
+      if (failures.length) throw failures[0];
+    })();
+    const results = await Promise.allSettled([
+      updating,
+      ...[...snapshots].map(([name, list]) => this.writeSnapshots(name, list)),
+      ...[...inserts].map(([name, items]) => this.writeInserts(name, items)),
+    ]);
+    this.o.observer?.flushed({ seconds: Number(process.hrtime.bigint() - started) / 1e9, updates: nUpdates, inserts: nInserts, ok: results.every((r) => r.status === 'fulfilled') });
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /** One ordered bulk per chunk; what was not written goes back to the front of its document's queue. */
+  private async writeUpdates(collection: string, list: { entry: Entry; groups: UpdateGroup[] }[]): Promise<void> {
+    const ops: { entry: Entry; group: UpdateGroup }[] = [];
+    for (const { entry, groups } of list) for (const group of groups) ops.push({ entry, group });
+    let done = 0;
+    let failure: unknown = null;
+    try {
+      while (done < ops.length) {
+        const chunk = ops.slice(done, done + this.o.maxUpdateBatch);
+        const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) =>
+          group.replace
+            ? { replaceOne: { filter: { _id: entry.id }, replacement: { ...group.replace, _id: entry.id }, upsert: true } }
+            : { updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true } },
+        );
+        try {
+          await this.db.collection<StateDocument>(collection).bulkWrite(bulk, { ordered: true });
+          done += chunk.length;
+        } catch (err) {
+          const at = firstWriteError(err);
+          if (at === null) throw err;
+          // Ordered: everything before `at` was written, nothing after it was tried.
+          done += at.index;
+          if (isDuplicateKey(at.error)) throw err; // two upserts raced (another instance): retry
+          const bad = ops[done];
+          this.o.onError(at.error, `write refused by the database (${collection} ${bad?.entry.id}); change dropped`);
+          this.o.observer?.dropped?.(collection, 1);
+          done += 1;
+        }
+      }
+    } catch (err) {
+      failure = err;
+    }
+    // Requeue what was not written, in order, ahead of newer changes; release what was.
+    const back = new Map<Entry, (readonly OpEntry[])[]>();
+    for (let i = done; i < ops.length; i++) {
+      const { entry, group } = ops[i] as { entry: Entry; group: UpdateGroup };
+      addTo(back, entry, groupOps(group));
+    }
+    for (const { entry } of list) {
+      const requeued = back.get(entry);
+      if (requeued) {
+        entry.pending = [...requeued, ...entry.pending];
+        this.dirty.add(entry);
+      }
+      // The backlog counts queued deltas: this entry's went out, or came back as (fewer) groups.
+      this.queued -= entry.inflight?.length ?? 0;
+      this.queued += requeued?.length ?? 0;
+      entry.inflight = null;
+    }
+    if (failure) throw failure;
+  }
+
+  /** Whole documents, many per insert-or-replace command; a chunk that failed is written again later. */
+  private async writeSnapshots(collection: string, list: Entry[]): Promise<void> {
+    let written = 0;
+    const keep = this.o.packed[collection];
+    try {
+      for (; written < list.length; ) {
+        // Each chunk is serialised when it is sent, so a large backlog never blocks the event
+        // loop (and the answers waiting on it) for longer than one chunk.
+        const chunk = list.slice(written, written + this.o.maxBatch);
+        await this.db.collection<StateDocument>(collection).insertMany(
+          chunk.map((e) => ({ ...(keep ? pack(e.value ?? {}, keep) : clone(e.value ?? {})), _id: e.id })),
+          { ordered: false, comment: UPSERT_COMMENT },
+        );
+        written += chunk.length;
+      }
+    } finally {
+      list.forEach((entry, i) => {
+        const inflight = entry.inflight ?? [];
+        entry.inflight = null;
+        if (i < written) {
+          this.queued -= inflight.length;
+          return;
+        }
+        // Not written: its changes are still in the cached document; keep them queued.
+        entry.pending = [...inflight, ...entry.pending];
+        this.dirty.add(entry);
+      });
+    }
+  }
+
+  private async writeInserts(collection: string, items: InsertItem[]): Promise<void> {
+    let remaining = items;
+    try {
+      for (let i = 0; i < items.length; i += this.o.maxBatch) {
+        const chunk = items.slice(i, i + this.o.maxBatch);
+        const failed = new Set<number>();
+        try {
+          await this.db.collection(collection).insertMany(
+            chunk.map((c) => c.doc),
+            { ordered: false },
+          );
+        } catch (err) {
+          // The driver reports a lost connection as a bulk write error without write errors:
+          // then nothing is known to be written, and the whole chunk is tried again.
+          const errors = writeErrors(err);
+          if (errors === null || errors.length === 0) throw err;
+          // Unordered: only the listed ones failed; a duplicate _id means it is there already.
+          let refused = 0;
+          for (const w of errors) {
+            failed.add(w.index);
+            if (isDuplicateKey(w.error)) continue;
+            refused++;
+            this.o.onError(w.error, `insert refused by the database (${collection}); document dropped`);
+          }
+          if (refused > 0) this.o.observer?.dropped?.(collection, refused);
+        }
+        remaining = items.slice(i + chunk.length);
+        this.queued -= chunk.length;
+        chunk.forEach((c, index) => c.done?.(!failed.has(index)));
+      }
+    } catch (err) {
+      // Not written (or not known to be): back to the front of the queue, retried later.
+      this.queues.set(collection, [...remaining, ...(this.queues.get(collection) ?? [])]);
+      throw err;
+    }
+  }
+}
+
+/** Add `value` to the list of `key`. */
+function addTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
