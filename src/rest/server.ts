@@ -65,10 +65,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     rawBody?: Buffer;
   }
-  interface FastifyInstance {
-    /** Every route registered (method and URL pattern), for the OpenAPI document's test. */
-    routeList?: { method: string; url: string }[];
-  }
 }
 
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
@@ -99,11 +95,6 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   };
   // With `https` fastify types the instance for an HTTPS server; the routes are the same.
   const app = Fastify(options) as unknown as FastifyInstance;
-  const routeList: { method: string; url: string }[] = [];
-  app.routeList = routeList;
-  app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routeList.push({ method, url: r.url });
-  });
 
   // Bodies are read raw: authentication comes before parsing, and track must see malformed bodies.
   app.removeAllContentTypeParsers();

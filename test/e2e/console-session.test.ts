@@ -17,6 +17,7 @@ import { buildRestServer } from '../../src/rest/server';
 import { registerConsole } from '../../src/console/server';
 import { createLogger } from '../../src/app/logger';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
+import { waitFor } from '../support/wait';
 
 let app: TestApp;
 /** The service's clock runs `offset` ms ahead of the real one: expiry is tested by moving it. */
@@ -443,12 +444,13 @@ describe('GraphQL for the console', () => {
     await login(app.secret, 'hook-user-b', 'fp-hook-b');
     await gqlSecret(app.secret, `mutation { reportDevice(token: "${a.device.token}") { token } }`);
     const read = async (u: string) => (await gqlSecret(app.secret, `{ webhookDeliveries(userId: "${u}", first: 50) { edges { node { userId type } } } }`)).webhookDeliveries.edges.map((e: any) => e.node);
-    let mine: any[] = [];
-    for (let i = 0; i < 50 && mine.length === 0; i++) {
-      mine = await read('hook-user-a');
-      if (!mine.length) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(mine.length).toBeGreaterThan(0);
+    const mine: any[] = await waitFor(
+      async () => {
+        const found = await read('hook-user-a');
+        return found.length > 0 && found;
+      },
+      { what: 'a webhook delivery about hook-user-a', timeoutMs: 5000, intervalMs: 100 },
+    );
     expect(mine.every((d) => d.userId === 'hook-user-a')).toBe(true);
     expect(await read('hook-user-b')).toEqual([]);
   });

@@ -8,6 +8,7 @@ import net from 'node:net';
 import { createLogger } from '../../src/app/logger';
 import { buildRestServer } from '../../src/rest/server';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { waitFor } from '../support/wait';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -83,11 +84,14 @@ it("a request that arrives on an open connection once the server is closing: 503
     socket.on('data', (d: Buffer) => (out += d.toString('utf8')));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    // A first request under way (its body not all sent) keeps the connection busy while the close begins.
+    // A first request under way (its body not all sent) keeps the connection busy while the close
+    // begins: the server has parsed its head (Node's 'request' event) before the close is called.
+    const underWay = new Promise<void>((resolve) => own.http.server.once('request', () => resolve()));
     socket.write(head(Buffer.byteLength(body)) + body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 100));
+    await underWay;
     const closing = own.http.close();
-    await new Promise((r) => setTimeout(r, 50));
+    // The close has begun (Rampart's preClose ran, then the listener closed) before the rest is sent.
+    await waitFor(() => !own.http.server.listening, { what: 'the listener to close' });
     // The rest of the first body, and a second request pipelined behind it.
     socket.write(body.slice(10) + head(Buffer.byteLength(body)) + body);
     await closed;

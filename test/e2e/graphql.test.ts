@@ -11,6 +11,7 @@ import { buildSchema, parse, validate } from 'graphql';
 import type { AddressInfo } from 'node:net';
 import type { CommandStartedEvent } from 'mongodb';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
+import { waitFor } from '../support/wait';
 import { createRampartClient } from '../../src/client';
 import { typeDefs } from '../../src/graphql/generated/typedefs';
 import { buildRestServer } from '../../src/rest/server';
@@ -90,13 +91,11 @@ async function settle(): Promise<void> {
   await app.built.services.read.events.flush();
 }
 
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** What `read()` answers once `ok` holds of it; fails after `ms`, naming `what`. */
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 5000): Promise<T> {
+  let last: T | undefined;
+  await waitFor(async () => ok((last = await read())), { what, timeoutMs: ms, intervalMs: 50 });
+  return last as T;
 }
 
 // Data of the sandbox environment (A), seeded once.
@@ -384,6 +383,7 @@ describe('queries', () => {
     const d = await eventually(
       () => data('{ rejectedPayloads(first: 10) { edges { cursor node { id endpoint reason fields { field message } payload userId receivedAt } } pageInfo { hasNextPage } } }'),
       (x) => x.rejectedPayloads.edges.length > 0,
+      'a rejected payload in the debugger',
     );
     const entry = d.rejectedPayloads.edges[0].node;
     expect(entry).toMatchObject({ endpoint: 'TRACK', userId: 'gq-malformed' });
@@ -474,6 +474,7 @@ describe('mutations', () => {
     const list = await eventually(
       () => data('{ webhookDeliveries(first: 10) { edges { cursor node { id status trigger userId user { id } deviceToken device { token } attempts { statusCode } nextAttemptAt } } pageInfo { hasNextPage endCursor } } }'),
       (x) => x.webhookDeliveries.edges.some((e: any) => e.node.trigger === 'device_reported' && e.node.status === 'DELIVERED'),
+      'the device_reported delivery to be delivered',
     );
     const reportedDelivery = list.webhookDeliveries.edges.find((e: any) => e.node.trigger === 'device_reported').node;
     expect(reportedDelivery).toMatchObject({ userId: A.carol, user: { id: A.carol }, deviceToken: seeded.carolDevice, device: { token: seeded.carolDevice }, status: 'DELIVERED' });
@@ -502,7 +503,7 @@ describe('mutations', () => {
     expect(job).toMatchObject({ userId: A.bob, status: 'PENDING', recipient: 'privacy@example.com', sentAt: null });
     expect(Date.parse(job.expiresAt) - Date.parse(job.createdAt)).toBe(48 * 3_600_000);
     // No SMTP server in this test: the job ends failed, saying so.
-    const done = await eventually(() => data('query($id: ID!) { privacyJob(id: $id) { id status error } }', { id: job.id }), (x) => x.privacyJob.status !== 'PENDING');
+    const done = await eventually(() => data('query($id: ID!) { privacyJob(id: $id) { id status error } }', { id: job.id }), (x) => x.privacyJob.status !== 'PENDING', 'the privacy job to end');
     expect(done.privacyJob).toMatchObject({ id: job.id, status: 'FAILED' });
     expect(done.privacyJob.error).toMatch(/SMTP/);
     const jobs = await data('{ privacyJobs(first: 1) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }');
@@ -648,7 +649,7 @@ describe('tenant isolation', () => {
     await s.environments.setPrivacyEmail(created.env.id, 'b-privacy@example.com');
     const job = (await data(`mutation { requestPrivacyExport(userId: "${B.other}") { id } }`, {}, secret)).requestPrivacyExport.id;
     const events = await data('{ events(first: 1) { edges { cursor node { id } } } }', {}, secret);
-    const rejected = await eventually(() => data('{ rejectedPayloads { edges { node { id } } } }', {}, secret), (x) => x.rejectedPayloads.edges.length > 0);
+    const rejected = await eventually(() => data('{ rejectedPayloads { edges { node { id } } } }', {}, secret), (x) => x.rejectedPayloads.edges.length > 0, "a rejected payload in environment B's debugger");
     b = {
       secret,
       envId: created.env.id,

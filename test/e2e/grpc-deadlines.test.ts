@@ -9,18 +9,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
 import { failure } from '../support/grpc';
+import { delay, waitFor } from '../support/wait';
 import { createRampartClient, type RampartClient, type RiskRequest } from '../../src/client';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import { createLogger } from '../../src/app/logger';
 import type { Services } from '../../src/core/services';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const risk = (user: string): RiskRequest => ({ event: '$login', user: { id: user }, requestToken: `tok-${user}`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
 
-/** Knobs of the slowed-down core. */
-const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, trackAccepts: 0 };
+/** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
+const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, trackAccepts: 0, authCalls: 0 };
 /** Core calls still running (abandoned ones included), awaited before the database goes. */
 const running = new Set<Promise<unknown>>();
 const tracked = <T>(p: Promise<T>): Promise<T> => {
@@ -36,13 +36,9 @@ async function idle(): Promise<void> {
   while (running.size > 0) await Promise.allSettled([...running]);
   await new Promise((r) => setImmediate(r));
 }
-/** Resolves once `cond` holds (checked every few ms; fails after 5 s). */
-async function until(cond: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Resolves once `cond` holds (checked every few ms; fails after 5 s naming `what`). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  await waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
 }
 
 function slowServices(real: Services): Services {
@@ -50,7 +46,8 @@ function slowServices(real: Services): Services {
   access.caller = (...args) =>
     tracked(
       (async () => {
-        await sleep(slow.authMs);
+        slow.authCalls++;
+        await delay(slow.authMs);
         return real.access.caller(...args);
       })(),
     );
@@ -59,7 +56,7 @@ function slowServices(real: Services): Services {
     tracked(
       (async () => {
         slow.evaluateCalls++;
-        await sleep(slow.evaluateMs);
+        await delay(slow.evaluateMs);
         return real.verdicts.evaluate(principal, endpoint, body);
       })(),
     );
@@ -125,9 +122,13 @@ describe('cancellation', () => {
   it('a cancelled call stops: CANCELLED for the client, no core call on the server', async () => {
     slow.authMs = 300;
     const before = slow.evaluateCalls;
+    const authenticating = slow.authCalls;
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const e = await failure(client.risk(risk('cx-1'), { signal: controller.signal }));
+    const cancelled = failure(client.risk(risk('cx-1'), { signal: controller.signal }));
+    // Cancelled while the server authenticates it, before its core call.
+    await until(() => slow.authCalls > authenticating, 'the call to reach the server');
+    controller.abort();
+    const e = await cancelled;
     expect(e.codeName).toBe('CANCELLED');
     await idle();
     expect(slow.evaluateCalls).toBe(before);
@@ -140,7 +141,7 @@ describe('cancellation', () => {
     const stream = client.stubs.scoring.trackStream(authMetadata(), () => ended());
     stream.on('error', () => undefined);
     stream.write({ event: '$login.failed', user: { id: 'cx-stream' } });
-    await until(() => slow.trackAccepts === before + 1);
+    await until(() => slow.trackAccepts === before + 1, 'the first event to be accepted');
     stream.cancel();
     await finished;
     await idle();
@@ -173,7 +174,7 @@ describe('graceful drain', () => {
     slow.evaluateMs = 400;
     const evaluating = slow.evaluateCalls;
     const inFlight = c.risk(risk('drain-1'));
-    await until(() => slow.evaluateCalls === evaluating + 1);
+    await until(() => slow.evaluateCalls === evaluating + 1, 'the call to reach the core');
     const stopped = own.stop();
     await expect(inFlight).resolves.toHaveProperty('policy');
     await stopped;
@@ -188,7 +189,7 @@ describe('graceful drain', () => {
     slow.evaluateMs = 3000;
     const evaluating = slow.evaluateCalls;
     const inFlight = failure(c.risk(risk('drain-3')));
-    await until(() => slow.evaluateCalls === evaluating + 1);
+    await until(() => slow.evaluateCalls === evaluating + 1, 'the call to reach the core');
     const started = Date.now();
     await own.stop();
     expect(Date.now() - started).toBeLessThan(1000);

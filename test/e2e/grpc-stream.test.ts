@@ -18,8 +18,8 @@ import type { VerdictCall } from '../../src/grpc/generated/rampart/v1/VerdictCal
 import type { VerdictAnswer__Output } from '../../src/grpc/generated/rampart/v1/VerdictAnswer';
 import type { VerdictStreamRequest } from '../../src/grpc/generated/rampart/v1/VerdictStreamRequest';
 import type { VerdictStreamResponse__Output } from '../../src/grpc/generated/rampart/v1/VerdictStreamResponse';
+import { delay, waitFor } from '../support/wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
@@ -201,7 +201,8 @@ describe('VerdictStream', () => {
 });
 
 describe('VerdictStream deadlines, cancellation and drain', () => {
-  const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0 };
+  /** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
+  const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, authCalls: 0 };
   const running = new Set<Promise<unknown>>();
   const tracked = <T>(p: Promise<T>): Promise<T> => {
     running.add(p);
@@ -212,14 +213,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     while (running.size > 0) await Promise.allSettled([...running]);
     await new Promise((r) => setImmediate(r));
   };
-  /** Resolves once `cond` holds (checked every few ms; fails after 5 s). */
-  const until = async (cond: () => boolean) => {
-    const end = Date.now() + 5000;
-    while (!cond()) {
-      if (Date.now() > end) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
+  /** Resolves once `cond` holds (checked every few ms; fails after 5 s naming `what`). */
+  const until = (cond: () => boolean, what: string) => waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
   let server: GrpcServerHandle;
   let slowServices: Services;
   beforeAll(async () => {
@@ -228,7 +223,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     access.caller = (...args) =>
       tracked(
         (async () => {
-          await sleep(slow.authMs);
+          slow.authCalls++;
+          await delay(slow.authMs);
           return real.access.caller(...args);
         })(),
       );
@@ -237,7 +233,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
       tracked(
         (async () => {
           slow.evaluateCalls++;
-          await sleep(slow.evaluateMs);
+          await delay(slow.evaluateMs);
           return real.verdicts.evaluate(principal, endpoint, body);
         })(),
       );
@@ -275,7 +271,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const authenticating = running.size;
     s.send({ id: 1, timeoutMs: 5000, risk: risk('vs-cx-1') }, { id: 2, timeoutMs: 5000, risk: risk('vs-cx-2') });
     // Both calls wait on one look-up of the stream's secret.
-    await until(() => running.size > authenticating);
+    await until(() => running.size > authenticating, 'the look-up of the stream\'s secret to start');
     s.send({ id: 1, cancel: true });
     expect((await s.answer(2)).result).toBe('risk');
     await idle();
@@ -308,9 +304,13 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     slow.evaluateMs = 0;
     slow.authMs = 300;
     const before = slow.evaluateCalls;
+    const authenticating = slow.authCalls;
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    expect((await failure(c.risk(risk('vs-ccx'), { signal: controller.signal }))).codeName).toBe('CANCELLED');
+    const cancelled = failure(c.risk(risk('vs-ccx'), { signal: controller.signal }));
+    // Cancelled while the server authenticates it, before its core call.
+    await until(() => slow.authCalls > authenticating, 'the call to reach the server');
+    controller.abort();
+    expect((await cancelled).codeName).toBe('CANCELLED');
     await idle();
     expect(slow.evaluateCalls).toBe(before);
     // Still usable afterwards.
@@ -328,7 +328,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const evaluating = slow.evaluateCalls;
     s.send({ id: 1, timeoutMs: 5000, risk: risk('vs-drain-1') });
     const inFlight = c.risk(risk('vs-drain-2'));
-    await until(() => slow.evaluateCalls === evaluating + 2);
+    await until(() => slow.evaluateCalls === evaluating + 2, 'both calls to reach the core');
     const stopped = own.stop();
     expect((await s.answer(1)).result).toBe('risk');
     await expect(inFlight).resolves.toHaveProperty('policy');
@@ -365,7 +365,8 @@ describe('the client', () => {
     ending.addService({ VerdictStream: proto.rampart.v1.Scoring.service.VerdictStream }, {
       VerdictStream: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
         opened++;
-        setTimeout(() => call.end(), 50);
+        // A server that answers nothing: it ends the stream a little later.
+        void delay(50).then(() => call.end());
       },
     });
     const port = await new Promise<number>((resolve, reject) => ending.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));

@@ -8,6 +8,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { waitFor } from '../support/wait';
 import { runCommand } from '../../src/cli/main';
 import type { Environment } from '../../src/core/model';
 
@@ -297,9 +298,7 @@ describe('app events', () => {
     expect(await col.countDocuments({ envId: app.env.id, userId: user })).toBe(2);
     const purged = await call(app, 'DELETE', `/v1/privacy/users/${user}`);
     expect(purged.status).toBe(202);
-    const deadline = Date.now() + 10_000;
-    while ((await col.countDocuments({ envId: app.env.id, userId: user })) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(await col.countDocuments({ envId: app.env.id, userId: user })).toBe(0);
+    await waitFor(async () => (await col.countDocuments({ envId: app.env.id, userId: user })) === 0, { what: `the purge to remove ${user}'s client events`, timeoutMs: 10_000, intervalMs: 100 });
     const counters = await app.database.db.collection('counters').countDocuments({ 's.u': user });
     expect(counters).toBe(0);
   });

@@ -5,6 +5,7 @@
  * same user is complete. Nothing the degraded verdict learnt is lost.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { waitFor } from '../support/wait';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -17,10 +18,6 @@ afterAll(async () => {
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36', 'Accept-Language': 'en' } };
 const risk = (user: string) => call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: `fp-${user}`, context });
 
-async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
-}
-
 describe('verdict budget', () => {
   it('answers a cold user degraded at once, and the next verdict in full; both tokens name one device', async () => {
     const first = await risk('budget-1');
@@ -29,12 +26,13 @@ describe('verdict budget', () => {
     expect(first.body.device.token).toMatch(/^[A-Za-z0-9_-]{32,}$/);
 
     // The look-up the first verdict started fills the cache; then verdicts are complete again.
-    let second = await risk('budget-1');
-    await until(async () => {
-      if (!second.body.degraded) return true;
-      second = await risk('budget-1');
-      return !second.body.degraded;
-    });
+    const second = await waitFor(
+      async () => {
+        const r = await risk('budget-1');
+        return !r.body.degraded && r;
+      },
+      { what: 'a verdict for budget-1 that is not degraded', timeoutMs: 5000, intervalMs: 10 },
+    );
     expect(second.body.degraded).toBe(false);
 
     await app.built.services.read.events.flush();

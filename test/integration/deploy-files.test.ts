@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { alive } from '../support/process';
+import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
@@ -355,15 +356,16 @@ embeddedOnly('a Rampart configured as the image configures it', () => {
     delete env.MONGODB_URI;
     child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js')], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    for (;;) {
-      const line = stdout.split('\n').find((l) => l.includes('"rampart listening"'));
-      if (line) {
-        port = Number(new URL((JSON.parse(line) as { http: string }).http).port);
-        break;
-      }
-      if (child.exitCode !== null) throw new Error(`Rampart exited:\n${stdout}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const line = await waitFor(
+      () => {
+        const found = stdout.split('\n').find((l) => l.includes('"rampart listening"'));
+        if (!found && child.exitCode !== null) throw new Error(`Rampart exited:\n${stdout}`);
+        return found;
+      },
+      // A start after a source change builds first: most of a minute on a loaded machine.
+      { what: 'Rampart to log "rampart listening"', timeoutMs: 200_000, intervalMs: 100 },
+    );
+    port = Number(new URL((JSON.parse(line) as { http: string }).http).port);
   }, 240_000);
   afterAll(async () => {
     if (child?.pid && alive(child.pid)) {

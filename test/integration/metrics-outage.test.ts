@@ -5,7 +5,7 @@
  * down, the write queue holds what it could not write and the flush failed; once the process
  * continues (SIGCONT), it says the database is up again and the queue drains.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
@@ -14,19 +14,11 @@ import { run, type Running } from '../../src/app/runtime';
 import { embeddedInfoFile } from '../../src/store/embedded';
 import { call } from '../support/app';
 import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
+import { stopped } from '../support/process';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
-
-/** Resolves once the process is in the stopped state (every thread stopped by SIGSTOP), or after 2 s. */
-async function stopped(pid: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const threads = readdirSync(`/proc/${pid}/task`);
-    if (threads.every((t) => /^State:\s+T/m.test(readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8')))) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** The value of the sample `series` (name and labels exactly as exposed), NaN when absent. */
 const value = (text: string, series: string): number => sampleValue(text, series, NaN);
@@ -67,12 +59,12 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     return res.text();
   }
 
-  const scrapeUntil = (done: (text: string) => boolean): Promise<string> => pollScrape(scrape, done);
+  const scrapeUntil = (done: (text: string) => boolean, what: string): Promise<string> => pollScrape(scrape, done, what);
 
   it('says the database is down and holds the writes while it hangs, answering every scrape, and up again once it continues', async () => {
     // A verified credential, so that calls during the hang are answered from memory.
     expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'outage-1' }, context })).status).toBe(201);
-    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0);
+    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0, 'a database probe and an empty write queue');
     expect(value(up, 'rampart_database_up')).toBe(1);
     expect(value(up, 'rampart_state_write_backlog')).toBe(0);
     const probesBefore = value(up, 'rampart_database_probe_duration_seconds_count');
@@ -85,10 +77,10 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
       await stopped(pid);
       // Accepted into memory: their writes wait for the database.
       for (let i = 0; i < 5; i++) expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'outage-1', context })).status).toBe(204);
-      hung = await scrapeUntil((t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0);
+      hung = await scrapeUntil((t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0, 'the database down with writes queued');
       // The flush under way fails once the driver's heartbeat gives the server up (its
       // connectTimeoutMS, 1 s on the embedded database), and its writes stay queued.
-      failing = await scrapeUntil((t) => value(t, 'rampart_state_flush_errors_total') > 0);
+      failing = await scrapeUntil((t) => value(t, 'rampart_state_flush_errors_total') > 0, 'a failed flush');
     } finally {
       process.kill(pid, 'SIGCONT');
     }
@@ -97,7 +89,7 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     expect(value(failing, 'rampart_state_flush_errors_total')).toBeGreaterThan(0);
     expect(value(failing, 'rampart_state_write_backlog')).toBeGreaterThan(0);
 
-    const back = await scrapeUntil((t) => value(t, 'rampart_database_up') === 1 && value(t, 'rampart_state_write_backlog') === 0);
+    const back = await scrapeUntil((t) => value(t, 'rampart_database_up') === 1 && value(t, 'rampart_state_write_backlog') === 0, 'the database up again and the write queue drained');
     expect(value(back, 'rampart_database_up')).toBe(1);
     expect(value(back, 'rampart_state_write_backlog')).toBe(0);
     expect(value(back, 'rampart_database_probe_duration_seconds_count')).toBeGreaterThan(probesBefore);

@@ -27,6 +27,7 @@ import { InvalidParameters, NotFound } from '../../src/core/errors';
 import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment, type StoredEvent } from '../../src/core/model';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { jobDone } from '../support/privacy';
+import { waitFor } from '../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -463,10 +464,8 @@ describe('over the REST door', () => {
       const before = smtp.mails.length;
       const res = await fetch(`${base}/v1/privacy/users/http-user`, { method: 'POST', headers: { authorization: auth } });
       expect(res.status).toBe(202);
-      const deadline = Date.now() + 10_000;
-      while (!smtp.mails.slice(before).some((m) => m.to.includes('privacy-officer@example.com')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      const mail = smtp.mails.slice(before).find((m) => m.to.includes('privacy-officer@example.com'));
-      const m = mail ? LINK.exec(mail.text) : null;
+      const mail = await waitFor(() => smtp.mails.slice(before).find((m) => m.to.includes('privacy-officer@example.com')), { what: "the export's mail to the privacy officer", timeoutMs: 10_000, intervalMs: 25 });
+      const m = LINK.exec(mail.text);
       expect(m).not.toBeNull();
       const url = new URL(m![0]);
       expect(url.origin).toBe('https://rampart.example');

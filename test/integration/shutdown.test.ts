@@ -16,6 +16,7 @@ import { run } from '../../src/app/runtime';
 import { embeddedInfoFile, startEmbedded } from '../../src/store/embedded';
 import { call } from '../support/app';
 import { alive } from '../support/process';
+import { waitFor } from '../support/wait';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
@@ -81,7 +82,7 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
     })();
 
     // Let the stream run, then stop while requests are in flight.
-    while (acknowledged.size < 400) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => acknowledged.size >= 400, { what: 'the stream to have 400 events acknowledged', timeoutMs: 30_000 });
     // Dashboards read through the analysts' FerretDB reader (a second process on the same files):
     // it sees what the primary wrote, and it stops with Rampart.
     const info = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number; readerPid: number };

@@ -15,6 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } f
 import path from 'node:path';
 import { SECRET_FILE } from '../../src/app/first-start';
 import { alive } from '../support/process';
+import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
@@ -44,16 +45,20 @@ function logLines(text: string): LogLine[] {
     .map((l) => JSON.parse(l) as LogLine);
 }
 
-/** Resolves with Rampart's URL once the file `log` says it listens; rejects if `child` exits first. */
+/** Resolves with Rampart's URL once its log (`out()`) says it listens; rejects if `child` exits first. */
 async function listening(child: ChildProcess, out: () => string): Promise<string> {
-  for (;;) {
-    const line = out()
-      .split('\n')
-      .find((l) => l.includes('"rampart listening"'));
-    if (line) return (JSON.parse(line) as LogLine).http as string;
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`Rampart exited before listening:\n${out()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const line = await waitFor(
+    () => {
+      const found = out()
+        .split('\n')
+        .find((l) => l.includes('"rampart listening"'));
+      if (!found && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`Rampart exited before listening:\n${out()}`);
+      return found;
+    },
+    // The first start after a source change builds first: most of a minute on a loaded machine.
+    { what: 'Rampart to log "rampart listening"', timeoutMs: 150_000, intervalMs: 100 },
+  );
+  return (JSON.parse(line) as LogLine).http as string;
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
@@ -148,7 +153,7 @@ embeddedOnly('the first start', () => {
       const url = await listening(child, () => stdout);
       const file = path.join(dir, SECRET_FILE);
       // Written once it listens, before it answers: the file is there now.
-      for (let i = 0; i < 50 && !logLines(stdout).some((l) => l.file === file); i++) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => logLines(stdout).some((l) => l.file === file), { what: `the log line naming ${file}`, timeoutMs: 5000, intervalMs: 50 });
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const message = readFileSync(file, 'utf8');
       const secret = /\b(sk_[A-Za-z0-9_-]+)/.exec(message)?.[1] as string;
@@ -206,10 +211,14 @@ embeddedOnly('the first start', () => {
     let pid = 0;
     try {
       const url = await listening(term, () => (existsSync(log) ? readFileSync(log, 'utf8') : ''));
-      while (!terminal.includes('npx rampart secret revoke')) {
-        if (term.exitCode !== null) throw new Error(`script exited: ${terminal}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(
+        () => {
+          if (terminal.includes('npx rampart secret revoke')) return true;
+          if (term.exitCode !== null) throw new Error(`script exited: ${terminal}`);
+          return false;
+        },
+        { what: 'the generated secret on the terminal', timeoutMs: 30_000, intervalMs: 50 },
+      );
       const secret = /\b(sk_[A-Za-z0-9_-]+)/.exec(terminal)?.[1] as string;
       expect(secret).toBeDefined();
       expect(terminal).toContain(`${url}/console`);

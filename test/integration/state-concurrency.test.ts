@@ -122,14 +122,15 @@ describe('two state layers (two instances) on one database', () => {
     const ids = ['hot-1', 'hot-2', 'hot-3'];
     const perLayer = 3000;
     const latest = new Date('2026-11-23T12:00:00.000Z');
-    // Interleave the two instances' changes in small bursts, each written by its own flush, so
-    // that the two flushers' updates of the same documents overlap hundreds of times.
+    // Interleave the two instances' changes in small bursts, each written by its own flush (both
+    // instances' flushes started together), so that the two flushers' updates of the same
+    // documents overlap hundreds of times.
     for (let i = 0; i < perLayer; i++) {
       for (const [n, l] of [a, b].entries()) {
         const id = ids[i % ids.length] as string;
         l.apply('concurrency', id, delta().inc(['n'], 1).addToSet(['members'], `m${n}-${i % 50}`).max(['at'], new Date(latest.getTime() - (i % 1000))));
       }
-      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 1));
+      if (i % 10 === 9) await Promise.all([a.flush(), b.flush()]);
     }
     await Promise.all([a.flush(), b.flush()]);
     expect(dropped).toEqual([]);

@@ -20,6 +20,7 @@ import type { WebhookDeliveryStore } from '../../src/core/webhooks/ports';
 import { asEnvId, type Device, type EnvId, type Environment } from '../../src/core/model';
 import { InvalidParameters } from '../../src/core/errors';
 import { testDatabase, type TestDatabase } from '../support/db';
+import { delay, waitFor } from '../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -45,12 +46,13 @@ class Receiver {
       const n = this.requests.length;
       const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       this.requests.push(received);
-      setTimeout(() => {
-        void Promise.resolve(this.before?.(n, received)).then(() => {
+      // The receiver's latency (`delayMs`), then its work (`before`), then its answer.
+      void delay(this.delayMs)
+        .then(() => this.before?.(n, received))
+        .then(() => {
           res.statusCode = this.respond(n, received);
           res.end('ok');
         });
-      }, this.delayMs);
     });
   });
   url = '';
@@ -70,19 +72,8 @@ class Receiver {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A wait that does not keep the test process alive (for races against events that may never come). */
-const atMost = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
-async function until<T>(what: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await what();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
+/** A fake receiver's "give up after `ms`", in a race against an event that may never come (does not keep the process alive). */
+const atMost = (ms: number) => delay(ms, { unref: true });
 
 let database: TestDatabase;
 let store: MongoWebhookStore;
@@ -152,7 +143,7 @@ async function sendDue(svc: Running, passes = Infinity): Promise<number> {
     const before = svc.attempted();
     const { started } = await svc.deliverDue();
     if (started === 0) break;
-    await until(async () => svc.attempted() - before >= started);
+    await waitFor(() => svc.attempted() - before >= started, { what: `the ${started} attempts of the pass to be made and recorded` });
     attempted += started;
   }
   return attempted;
@@ -354,7 +345,7 @@ describe('delivery', () => {
     // Not due yet: nothing is sent.
     expect(await sendDue(svc)).toBe(0);
     // Sent once it is due.
-    expect(await until(() => sendDue(svc))).toBe(1);
+    expect(await waitFor(() => sendDue(svc), { what: 'a pass that sends the retry once it is due' })).toBe(1);
     [d] = await deliveries(env);
     expect(d!.status).toBe('delivered');
     expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 200]);
@@ -371,7 +362,7 @@ describe('delivery', () => {
     const svc = service('a', { backoffBaseMs: 20, pollMs: 20 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
     expect(d.attempts.map((a) => a.statusCode)).toEqual([503, 503, 204]);
   });
 
@@ -380,10 +371,13 @@ describe('delivery', () => {
     receiver.respond = () => 500;
     const svc = service('a', { maxAttempts: 3, backoffBaseMs: 1 });
     await svc.emit(notice(env, 'user-1', null));
-    await until(async () => {
-      await sendDue(svc);
-      return (await deliveries(env))[0]?.status === 'failed';
-    });
+    await waitFor(
+      async () => {
+        await sendDue(svc);
+        return (await deliveries(env))[0]?.status === 'failed';
+      },
+      { what: 'the delivery to fail for good' },
+    );
     const [d] = await deliveries(env);
     expect(d!.attempts.map((a) => a.statusCode)).toEqual([500, 500, 500]);
     expect(d!.lastError).toBe('HTTP 500');
@@ -442,7 +436,7 @@ describe('delivery', () => {
 
     const second = service('second', { pollMs: 25 });
     second.start();
-    await until(async () => (await deliveries(env)).filter((d) => d.status === 'delivered').length === 2);
+    await waitFor(async () => (await deliveries(env)).filter((d) => d.status === 'delivered').length === 2, { what: 'both deliveries to be delivered by the second instance' });
     const all = await deliveries(env);
     expect(all.map((d) => d.attempts.map((a) => a.instance))).toEqual([['second'], ['second']]);
     expect(receiver.requests).toHaveLength(2);
@@ -454,7 +448,7 @@ describe('delivery', () => {
     const svc = service('a', { pollMs: 10 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    await until(async () => receiver.requests.length === 1);
+    await waitFor(() => receiver.requests.length === 1, { what: 'the request to reach the receiver' });
     await svc.stop();
     const [d] = await deliveries(env);
     expect(d!.status).toBe('delivered');
@@ -512,12 +506,12 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     receiver.before = async (n) => {
       if (n > 0) return;
       skewMs += 6000;
-      await sleep(400);
+      await delay(400);
     };
     const svc = service('a', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
     await svc.stop();
     expect(receiver.requests.map(idOf)).toEqual([d.id]);
     expect(d.attempts.map((a) => a.statusCode)).toEqual([200]);
@@ -544,8 +538,8 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     const mark = logs.length;
     expect((await slow.deliverDue()).started).toBe(1);
     other.start();
-    await until(async () => logs.slice(mark).some((l) => l.msg === 'webhooks: lease too short for an attempt; given back without sending'));
-    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    await waitFor(() => logs.slice(mark).some((l) => l.msg === 'webhooks: lease too short for an attempt; given back without sending'), { what: 'instance a to give the delivery back' });
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
     await other.stop();
     expect(receiver.requests.map(idOf)).toEqual([d.id]);
     expect(d.attempts.map((a) => [a.instance, a.statusCode])).toEqual([['b', 200]]);
@@ -590,13 +584,13 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
       const id = idOf(req);
       if (done.has(id)) return;
       actions++;
-      if (n === 0) await sleep(timeoutMs + 300);
+      if (n === 0) await delay(timeoutMs + 300);
       done.add(id);
     };
     const svc = service('a', { requestTimeoutMs: timeoutMs, leaseMs: 5000, backoffBaseMs: 20, pollMs: 20, random: () => 0.5 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await until(async () => (await deliveries(env)).find((x) => x.status === 'delivered'));
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
     expect(d.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
     expect(d.attempts[0]!.error).toBe(`timed out after ${timeoutMs} ms`);
     // The retry was scheduled a full timeout after the attempt ended (injected clock).
@@ -647,15 +641,21 @@ describe('ordered per user', () => {
       }
     }
     // The receiver stays down until every user's first delivery has been retried.
-    await until(async () => {
-      const all = await deliveries(env);
-      return users.every((u) => all.some((d) => d.userId === u && d.attempts.length >= 2));
-    });
+    await waitFor(
+      async () => {
+        const all = await deliveries(env);
+        return users.every((u) => all.some((d) => d.userId === u && d.attempts.length >= 2));
+      },
+      { what: "every user's first delivery to be retried" },
+    );
     down = false;
-    await until(async () => {
-      const all = await deliveries(env);
-      return all.length === 12 && all.every((d) => d.status === 'delivered');
-    }, 20_000);
+    await waitFor(
+      async () => {
+        const all = await deliveries(env);
+        return all.length === 12 && all.every((d) => d.status === 'delivered');
+      },
+      { what: 'all 12 deliveries to be delivered', timeoutMs: 20_000 },
+    );
     for (const u of users) {
       const order = created.get(u)!;
       const seen = receiver.requests.map(keyOf).filter((k) => k.startsWith(`${u}|`));
@@ -686,10 +686,13 @@ describe('ordered per user', () => {
     for (const dev of alice) await svc.emit(notice(env, 'alice', dev));
     await svc.emit(notice(env, 'bob', device(env, 'bob')));
     svc.start();
-    await until(async () => {
-      const all = await deliveries(env);
-      return all.length === 22 && all.every((d) => d.status === 'delivered' || d.status === 'failed');
-    }, 20_000);
+    await waitFor(
+      async () => {
+        const all = await deliveries(env);
+        return all.length === 22 && all.every((d) => d.status === 'delivered' || d.status === 'failed');
+      },
+      { what: 'all 22 deliveries to be delivered or failed', timeoutMs: 20_000 },
+    );
     // Bob was neither held up by Alice's failing delivery nor by her twenty waiting ones.
     expect(headRequestsWhenBobArrived).toBe(1);
     const aliceSeen = receiver.requests.map(keyOf).filter((k) => k.startsWith('alice|'));
@@ -748,7 +751,7 @@ describe('shutdown', () => {
     });
     const svc = service('a', { ...opts, store: sweeping, pollMs: 60_000 });
     svc.start();
-    await until(async () => swept > 0);
+    await waitFor(() => swept > 0, { what: "the worker's first sweep" });
     // Recorded by another instance, so this one's worker is not woken: all of it is due at stop().
     const seeder = service('seed', opts);
     for (let i = 0; i < 4; i++) await seeder.emit(notice(envA, `a-${i}`, null));

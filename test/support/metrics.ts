@@ -1,4 +1,5 @@
 /** Reading Prometheus exposition text in tests (GET /metrics). */
+import { waitFor } from './wait';
 
 /** The value of the sample `series` (name and labels exactly as exposed); `absent` when it is not. */
 export function sampleValue(text: string, series: string, absent = 0): number {
@@ -6,12 +7,22 @@ export function sampleValue(text: string, series: string, absent = 0): number {
   return line ? Number(line.slice(series.length + 1)) : absent;
 }
 
-/** Scrape until `done` holds (at most ~20 s), returning the last scrape. */
-export async function scrapeUntil(scrape: () => Promise<string>, done: (text: string) => boolean): Promise<string> {
-  let text = await scrape();
-  for (let i = 0; i < 200 && !done(text); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    text = await scrape();
+/**
+ * Scrape until `done` holds, returning that scrape; rejects after 20 s, naming `what` and quoting
+ * the last scrape's `rampart_` samples (what the metrics said instead).
+ */
+export async function scrapeUntil(scrape: () => Promise<string>, done: (text: string) => boolean, what = 'a scrape that satisfies the condition'): Promise<string> {
+  let last = '';
+  try {
+    return await waitFor(
+      async () => {
+        last = await scrape();
+        return done(last) && last;
+      },
+      { what, timeoutMs: 20_000, intervalMs: 100 },
+    );
+  } catch (err) {
+    const samples = last.split('\n').filter((l) => l.startsWith('rampart_'));
+    throw new Error(`${(err as Error).message}; the last scrape said:\n${samples.join('\n')}`);
   }
-  return text;
 }

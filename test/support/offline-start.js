@@ -9,7 +9,7 @@
  * Environment: PROJECT (the repository), SECRET (RAMPART_API_SECRET), OUT_LOG, OUT_ERR, and the
  * RAMPART_* variables npm start should see.
  */
-/* global fetch, setTimeout */
+/* global fetch */
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -19,7 +19,25 @@ const path = require('node:path');
 const port = process.env.RAMPART_HTTP_PORT;
 const base = `http://127.0.0.1:${port}`;
 const secret = process.env.SECRET;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls GET `url` every 100 ms until it answers, resolving with its status and JSON body; or with
+ * null once `gaveUp()` holds (the service exited: the test then reads its output). This file's
+ * only timer: a polling helper of its own, as it runs with plain node and cannot use
+ * test/support/wait.ts.
+ */
+async function untilAnswers(url, gaveUp) {
+  const { setTimeout: pause } = require('node:timers/promises');
+  while (!gaveUp()) {
+    try {
+      const r = await fetch(url);
+      return { status: r.status, body: await r.json() };
+    } catch {
+      await pause(100);
+    }
+  }
+  return null;
+}
 
 /** How connecting to a public address ends: an error code, or 'connected'. */
 function reachOut() {
@@ -48,16 +66,7 @@ async function main() {
   const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
 
   // Until it answers, or until it has exited (the test then reads its output).
-  let health = null;
-  while (exited === null) {
-    try {
-      const r = await fetch(`${base}/healthz`);
-      health = { status: r.status, body: await r.json() };
-      break;
-    } catch {
-      await sleep(100);
-    }
-  }
+  const health = await untilAnswers(`${base}/healthz`, () => exited !== null);
   if (health) {
     result.health = health;
     const risk = await fetch(`${base}/v1/risk`, {

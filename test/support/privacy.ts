@@ -5,14 +5,15 @@
  */
 import type { EnvId } from '../../src/core/model';
 import type { PrivacyJob } from '../../src/core/privacy/model';
+import { waitFor } from './wait';
 
 export async function jobDone(privacy: { job(env: EnvId, id: string): Promise<PrivacyJob | null> }, env: EnvId, id: string, timeoutMs = 20_000): Promise<PrivacyJob> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await privacy.job(env, id);
-    if (!job) throw new Error(`privacy job ${id} not found`);
-    if (job.status !== 'pending') return job;
-    if (Date.now() > until) throw new Error(`privacy job ${id} still pending after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  return waitFor(
+    async () => {
+      const job = await privacy.job(env, id);
+      if (!job) throw new Error(`privacy job ${id} not found`);
+      return job.status !== 'pending' && job;
+    },
+    { what: `privacy job ${id} to be sent or failed`, timeoutMs, intervalMs: 10 },
+  );
 }
