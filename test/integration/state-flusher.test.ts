@@ -186,3 +186,28 @@ embeddedOnly('snapshots (embedded database)', () => {
     expect(errors).toEqual([]);
   });
 });
+
+it('waits for a look-up under way instead of spinning when its document is all that is queued (deltas)', async () => {
+  // Before the fix, flush() looped on already-resolved promises while the only queued changes
+  // belonged to a document being looked up, so the look-up's answer was never read and the
+  // process hung. The observer breaks such a loop (a failed flush backs off on a timer) so that a
+  // regression fails here instead of hanging the run.
+  let calls = 0;
+  const flushed = () => {
+    if (++calls > 50) throw new Error('flush spun without writing');
+  };
+  const { flusher } = flusherOf(database.db, { writeMode: 'deltas', observer: { flushed } });
+  await database.db.collection<{ _id: string; n: number }>('looked-up').insertOne({ _id: 'l1', n: 1 });
+  const e = entry('looked-up', 'l1');
+  e.loading = database.db
+    .collection<{ _id: string; n: number }>('looked-up')
+    .findOne({ _id: 'l1' })
+    .then((doc) => {
+      e.value = doc;
+      e.loading = null;
+    });
+  change(flusher, e, delta().inc(['n'], 2));
+  await flusher.flush();
+  expect(calls).toBeLessThanOrEqual(2);
+  expect(await database.db.collection('looked-up').findOne({ _id: 'l1' } as never)).toEqual({ _id: 'l1', n: 3 });
+});

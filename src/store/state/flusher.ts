@@ -222,8 +222,14 @@ export class WriteBehind {
     // and the document is known, else as coalesced updates), and the inserts.
     const updates = new Map<string, { entry: Entry; groups: UpdateGroup[] }[]>();
     const snapshots = new Map<string, Entry[]>();
+    // Changes of a document being looked up wait for its look-up (which adds them to what it read).
+    const lookingUp: Promise<void>[] = [];
     for (const e of this.dirty) {
-      if (e.loading || e.pending.length === 0) continue;
+      if (e.pending.length === 0) continue;
+      if (e.loading) {
+        lookingUp.push(e.loading);
+        continue;
+      }
       this.dirty.delete(e);
       e.inflight = e.pending;
       e.pending = [];
@@ -238,6 +244,13 @@ export class WriteBehind {
     }
     let nUpdates = 0;
     let nInserts = 0;
+    if (updates.size === 0 && snapshots.size === 0 && inserts.size === 0) {
+      // Nothing to write but changes behind look-ups: wait for those, or a caller looping until the
+      // queue is empty (flush, close) would spin on resolved promises and the look-ups' answers
+      // would never be read.
+      await Promise.allSettled(lookingUp);
+      return;
+    }
     for (const l of updates.values()) for (const u of l) nUpdates += u.groups.length;
     for (const l of snapshots.values()) nUpdates += l.length;
     for (const l of inserts.values()) nInserts += l.length;
