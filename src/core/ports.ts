@@ -2,7 +2,7 @@
  * Ports: what the core needs from storage and the outside world. The store implements them on
  * MongoDB; no driver type appears here. Every tenant-scoped method takes the EnvId first.
  */
-import type { Behaviour, BehaviourChange } from './scoring/behaviour';
+import type { Behaviour, BehaviourChange } from './scoring/behaviour-tables';
 import type {
   Credential,
   Device,
@@ -78,7 +78,7 @@ export interface ProfileChange {
 export interface UserChange {
   profile?: ProfileChange;
   devices?: DeviceChange[];
-  /** What the event taught the user's behavioural model (scoring/behaviour.ts). */
+  /** What the event taught the user's behavioural model (scoring/behaviour-tables.ts). */
   behaviour?: BehaviourChange;
 }
 

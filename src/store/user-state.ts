@@ -17,18 +17,15 @@ import { MAX_LINKED_PROFILES } from '../core/devices/machine';
 import {
   emptyBehaviour,
   epochWeight,
-  evictionCandidate,
   FIRST_SEEN_LEVELS,
-  HOSTILE_CAP,
   HOSTILE_LEVELS,
-  PENDING_CAP,
-  TABLE_CAPS,
   type Behaviour,
   type BehaviourChange,
   type PendingChallenge,
   type Table,
   type TableEntry,
-} from '../core/scoring/behaviour';
+} from '../core/scoring/behaviour-tables';
+import { planBehaviourEviction } from '../core/scoring/behaviour-eviction';
 import { LEVELS, type FeatureValues, type Level } from '../core/scoring/features';
 import type { IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
@@ -261,9 +258,13 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
   return b;
 }
 
-/** The deltas of a behaviour change; `known` is the stored model as this process holds it. */
+/**
+ * The deltas of a behaviour change; `known` is the stored model as this process holds it. What a
+ * full table or the pending challenges forget is the core's eviction policy; this writes it.
+ */
 function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | undefined): void {
-  const add = (section: 't' | 'h', total: 'n' | 'hn', values: Partial<FeatureValues>, weight: number, at: number, levels: readonly Level[], cap: (l: Level) => number) => {
+  const forget = planBehaviourEviction({ legit: known?.t, hostile: known?.h, pending: known?.pd }, c, fieldName);
+  const add = (section: 't' | 'h', total: 'n' | 'hn', values: Partial<FeatureValues>, weight: number, at: number, levels: readonly Level[], victims: Partial<Record<Level, string>>) => {
     const w = weight * epochWeight(at);
     d.inc(['p', total], w);
     for (const level of levels) {
@@ -271,8 +272,7 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
       if (value === null || value === undefined) continue;
       const field = fieldName(value);
       if (weight > 0) {
-        // A full table forgets its least used value to make room.
-        const victim = evictionCandidate(known?.[section]?.[level] as Table | undefined, cap(level), field);
+        const victim = victims[level];
         if (victim) d.unset(['p', section, level, victim]);
         d.max(['p', section, level, field, 'l'], at);
         if (section === 't' && FIRST_SEEN_LEVELS.has(level)) d.min(['p', section, level, field, 'f'], at);
@@ -281,17 +281,13 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
     }
   };
   if (c.legit) {
-    add('t', 'n', c.legit.values, c.legit.weight, c.legit.at, LEVELS, (l) => TABLE_CAPS[l]);
+    add('t', 'n', c.legit.values, c.legit.weight, c.legit.at, LEVELS, forget.legit);
     const loc = c.legit.location;
     if (loc) d.max(['p', 'll'], `${new Date(loc.at).toISOString()}|${loc.lat}|${loc.lon}|${loc.cc ?? ''}`);
   }
-  if (c.hostile) add('h', 'hn', c.hostile.values, c.hostile.weight, c.hostile.at, HOSTILE_LEVELS, () => HOSTILE_CAP);
+  if (c.hostile) add('h', 'hn', c.hostile.values, c.hostile.weight, c.hostile.at, HOSTILE_LEVELS, forget.hostile);
   if (c.pend) {
-    const pending = Object.entries(known?.pd ?? {});
-    if (pending.length >= PENDING_CAP) {
-      const oldest = pending.sort(([, a], [, b]) => (a.at ?? 0) - (b.at ?? 0))[0];
-      if (oldest) d.unset(['p', 'pd', oldest[0]]);
-    }
+    if (forget.pending !== null) d.unset(['p', 'pd', forget.pending]);
     const p: PendingChallenge = c.pend.challenge;
     const v: Record<string, string> = {};
     for (const [k, value] of Object.entries(p.values)) if (typeof value === 'string') v[k] = value;

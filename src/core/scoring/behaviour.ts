@@ -1,13 +1,8 @@
 /**
  * The behavioural model of one user (after Freeman et al., NDSS 2016): how likely this event's
  * features are for the user, against how likely they are for anyone (the environment's
- * population, standing in for an attacker), as a likelihood ratio per hierarchy.
- *
- * The user's history is a set of bounded frequency tables, one per feature level, of decayed
- * counts in event time: a count is stored as the sum of 2^((t - T0)/H) over the events that
- * added to it, so adding is commutative (deltas from any number of requests or instances), the
- * ratio of two counts needs no decay at all, and the count at time t is the stored value times
- * 2^(-(t - T0)/H). Importing 60 days of history gives the same tables as living through them.
+ * population, standing in for an attacker), as a likelihood ratio per hierarchy. The user's
+ * history it reads is a set of bounded tables of decayed counts (behaviour-tables.ts).
  *
  * Smoothing follows each hierarchy from its coarsest level down (Witten–Bell): the mass a user
  * leaves to unseen values at a level is the number of distinct values seen there, so a user whose
@@ -20,96 +15,25 @@
  * login, a passed challenge); failed logins, failed challenges and reported devices go into a
  * separate hostile record (see `hostileMatch`).
  *
+ * The record's data, its eviction and what challenges teach live beside this module
+ * (behaviour-tables.ts, behaviour-eviction.ts, challenges.ts); their names are exported from here
+ * too, as before the split.
+ *
  * Pure: no I/O.
  */
-import { networkOf, type FeatureValues, type Features, type Level } from './features';
+import { LEVEL, networkOf, type Features, type Level } from './features';
+import { atTime, countAt, FIRST_SEEN_LEVELS, HOSTILE_LEVELS, NOVELTY_HALF_LIFE_MS, userCount, type Behaviour, type HostileLevel } from './behaviour-tables';
 import {
   BROWSER_VERSION_FLOOR, HOSTILE_ENTRY_MIN, HOUR_MIN_HISTORY, IP_FLOOR, NET_FLOOR, OWN_IP_MIN, OWN_NET_MIN, PLACE_MIN_LOGINS, POP_PSEUDO, POP_PSEUDO_DEFAULT, Q_DEVICE, Q_IP_IN_NET, Q_NET_IN_ASN, Q_PLACE_IN_ASN,
-  RECURRING_AFTER_MS, RECURRING_WITHIN_MS, SOFTWARE_MIN_EVENTS, USER_AGENT_FLOOR,
+  SOFTWARE_MIN_EVENTS, USER_AGENT_FLOOR,
 } from './weights';
 
-export { RECURRING_AFTER_MS, RECURRING_WITHIN_MS };
-
-/** Reference time and half-life of the user tables. */
-export const EPOCH_MS = Date.UTC(2025, 0, 1);
-export const USER_HALF_LIFE_MS = 120 * 86_400_000;
-
-/**
- * `2^((t - T0)/H)`: what one event at `t` adds to a decayed count. Scoring one event asks for the
- * same time and one of two half-lives dozens of times, so the last answer for each half-life is kept.
- */
-const memo = { t1: NaN, h1: NaN, w1: 1, t2: NaN, h2: NaN, w2: 1 };
-export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number => {
-  if (t === memo.t1 && halfLifeMs === memo.h1) return memo.w1;
-  if (t === memo.t2 && halfLifeMs === memo.h2) return memo.w2;
-  const w = 2 ** ((t - EPOCH_MS) / halfLifeMs);
-  if (halfLifeMs === memo.h1 || Number.isNaN(memo.h1)) {
-    memo.t1 = t;
-    memo.h1 = halfLifeMs;
-    memo.w1 = w;
-  } else {
-    memo.t2 = t;
-    memo.h2 = halfLifeMs;
-    memo.w2 = w;
-  }
-  return w;
-};
-/** A stored decayed count as a count at time `t`. */
-export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
-
-/** Most values kept per level; beyond it the least used value is forgotten. */
-export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, mk: 8, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 };
-/** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
-export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
-export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
-export const HOSTILE_CAP = 16;
-
-/**
- * One value of a user's table, as stored (the short keys are the database's: do not rename).
- * `c`: count, `l`: last seen, `f`: first seen.
- */
-export interface TableEntry {
-  /** Decayed count (epoch-scaled). */
-  c: number;
-  /** Last time seen (ms). */
-  l: number;
-  /** First time seen (ms), kept for the levels in FIRST_SEEN_LEVELS. */
-  f?: number;
-}
-
-/**
- * Levels whose novelty is how many values the user showed for the first time lately, rather than
- * how many they ever showed: a user adds devices early and then rarely, so three devices set up
- * months ago do not make a fourth today as likely as three set up this week.
- */
-export const FIRST_SEEN_LEVELS: ReadonlySet<Level> = new Set<Level>(['dev']);
-/** Half-life of a first sighting's weight in that novelty. */
-export const NOVELTY_HALF_LIFE_MS = 30 * 86_400_000;
-export type Table = Record<string, TableEntry>;
-
-export interface PendingChallenge {
-  at: number;
-  values: Partial<FeatureValues>;
-  /** What was added to the legitimate tables at once (0 when nothing was). */
-  tentative: number;
-  /** The operator (`asn`) was among what was added at once (see recurringOperator). */
-  operator?: boolean;
-}
-
-/** A user's behavioural history, as the store decodes it. */
-export interface Behaviour {
-  /** Decayed number of legitimate events. */
-  n: number;
-  tables: Partial<Record<Level, Table>>;
-  hostileN: number;
-  hostile: Partial<Record<HostileLevel, Table>>;
-  /** Challenges not answered yet, by event id. */
-  pending: Record<string, PendingChallenge>;
-  /** Where the user last really was (for impossible travel). */
-  lastLegit: { at: number; lat: number; lon: number; cc: string | null } | null;
-}
-
-export const emptyBehaviour = (): Behaviour => ({ n: 0, tables: {}, hostileN: 0, hostile: {}, pending: {}, lastLegit: null });
+export {
+  atTime, emptyBehaviour, epochWeight, EPOCH_MS, FIRST_SEEN_LEVELS, HOSTILE_CAP, HOSTILE_LEVELS, NOVELTY_HALF_LIFE_MS, PENDING_CAP, TABLE_CAPS, USER_HALF_LIFE_MS,
+  type Behaviour, type BehaviourChange, type HostileLevel, type PendingChallenge, type Table, type TableEntry,
+} from './behaviour-tables';
+export { evictionCandidate, planBehaviourEviction, type EvictionPlan } from './behaviour-eviction';
+export { answeredChallenge, learnedValues, recurringOperator, RECURRING_AFTER_MS, RECURRING_WITHIN_MS, withoutOperator } from './challenges';
 
 /** The environment's population, as the likelihood ratio needs it (decayed counts at `now`). */
 export interface PopulationCounts {
@@ -151,7 +75,7 @@ function levelView(b: Behaviour, level: Level, value: string | null, now: number
   if (FIRST_SEEN_LEVELS.has(level)) {
     for (const entry of Object.values(t)) distinct += entry.f === undefined ? 1 : 2 ** (-Math.max(0, now - entry.f) / NOVELTY_HALF_LIFE_MS);
   } else distinct = Object.keys(t).length;
-  return { count: e ? atTime(e.c, now) : 0, distinct };
+  return { count: e ? countAt(e, now) : 0, distinct };
 }
 
 export interface ChainLevel {
@@ -226,28 +150,35 @@ export function chainRatio(
   return { llr: Math.log(pPop / pUser), firstUnseen };
 }
 
+/** Where the software is scored against: the joint level of the software with it, and its own level. */
+const SOFTWARE_ON = {
+  operator: { joint: LEVEL.softwareOnOperator, parent: LEVEL.operator },
+  network: { joint: LEVEL.softwareOnNetwork, parent: LEVEL.network },
+} as const;
+
 /**
  * ln(p_user(value) / p_user(value | software)): how much less usual the operator (or network)
  * is for this software than for the user at large. A laptop that always logs in from home,
  * seen on a network only the user's phone used, is unusual even though the network is not.
  */
-export function conditionalRatio(b: Behaviour, level: 'sa' | 'sn', parent: 'asn' | 'net', f: Features, now: number): number {
-  const sw = f.values.sw;
+export function conditionalRatio(b: Behaviour, where: keyof typeof SOFTWARE_ON, f: Features, now: number): number {
+  const { joint: level, parent } = SOFTWARE_ON[where];
+  const sw = f.values[LEVEL.software];
   const joint = f.values[level];
   const value = f.values[parent];
   if (!sw || !joint || !value) return 0;
-  const nSw = atTime(b.tables.sw?.[sw]?.c ?? 0, now);
+  const nSw = userCount(b, LEVEL.software, sw, now);
   if (nSw < SOFTWARE_MIN_EVENTS) return 0;
   const n = atTime(b.n, now);
   const table = b.tables[parent] ?? {};
   const distinct = Math.max(1, Object.keys(table).length);
-  const pUser = (atTime(table[value]?.c ?? 0, now) + distinct * 0.01) / (n + distinct);
+  const pUser = (userCount(b, parent, value, now) + distinct * 0.01) / (n + distinct);
   const prefix = `${sw}|`;
   const jointTable = b.tables[level] ?? {};
   let distinctForSw = 0;
   for (const k of Object.keys(jointTable)) if (k.startsWith(prefix)) distinctForSw++;
   const novelty = Math.max(1, distinctForSw);
-  const pGiven = (atTime(jointTable[joint]?.c ?? 0, now) + novelty * pUser) / (nSw + novelty);
+  const pGiven = (userCount(b, level, joint, now) + novelty * pUser) / (nSw + novelty);
   return Math.log(pUser / pGiven);
 }
 
@@ -278,12 +209,12 @@ export interface Familiarity {
  * operator|network table). Undefined for a profile kept before that table existed.
  */
 function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['within'] {
-  const joint = b.tables.an;
+  const joint = b.tables[LEVEL.networkInOperator];
   if (!asn || !joint) return undefined;
   const prefix = `${asn}|`;
   let distinct = 0;
   for (const k of Object.keys(joint)) if (k.startsWith(prefix)) distinct++;
-  return { count: atTime(b.tables.asn?.[asn]?.c ?? 0, now), distinct };
+  return { count: userCount(b, LEVEL.operator, asn, now), distinct };
 }
 
 /** The user's count of a network and the addresses they showed within it. */
@@ -294,7 +225,7 @@ function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLe
   // An IPv4 network's addresses share its first three octets (no parse per address).
   const v4 = net.endsWith('.0/24') ? net.slice(0, -4) : null;
   for (const k of Object.keys(ips)) if (v4 !== null ? k.startsWith(v4) : networkOf(k) === net) distinct++;
-  return { count: atTime(b.tables.net?.[net]?.c ?? 0, now), distinct };
+  return { count: userCount(b, LEVEL.network, net, now), distinct };
 }
 
 /** How familiar the event is for the user, hierarchy by hierarchy (log-likelihood ratios). */
@@ -332,9 +263,9 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
   const fingerprint = chainRatio(b, pop, [{ level: 'fp', value: v.fp }], now);
   const language = chainRatio(b, pop, [{ level: 'lang', value: v.lang }], now);
   return {
-    softwareOperator: conditionalRatio(b, 'sa', 'asn', f, now),
-    place: placeRatio(b, v.asn, v.ap, now),
-    softwareNetwork: conditionalRatio(b, 'sn', 'net', f, now),
+    softwareOperator: conditionalRatio(b, 'operator', f, now),
+    place: placeRatio(b, v.asn, v[LEVEL.placeInOperator], now),
+    softwareNetwork: conditionalRatio(b, 'network', f, now),
     network,
     software,
     device,
@@ -356,8 +287,8 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
  */
 export function placeRatio(b: Behaviour, asn: string | null, place: string | null, now: number): number {
   if (!asn || !place) return 0;
-  const nAsn = atTime(b.tables.asn?.[asn]?.c ?? 0, now);
-  const joint = b.tables.ap;
+  const nAsn = userCount(b, LEVEL.operator, asn, now);
+  const joint = b.tables[LEVEL.placeInOperator];
   if (nAsn < PLACE_MIN_LOGINS || !joint) return 0;
   const prefix = `${asn}|`;
   let distinct = 0;
@@ -365,12 +296,12 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
   for (const [k, e] of Object.entries(joint)) {
     if (!k.startsWith(prefix)) continue;
     distinct++;
-    inAsn += atTime(e.c, now);
+    inAsn += countAt(e, now);
   }
   // A profile from before places were kept, or addresses without one: nothing to compare.
   if (inAsn < PLACE_MIN_LOGINS) return 0;
   const novelty = Math.max(1, distinct);
-  const pUser = (atTime(joint[place]?.c ?? 0, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
+  const pUser = (userCount(b, LEVEL.placeInOperator, place, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
   return Math.log(Q_PLACE_IN_ASN / pUser);
 }
 
@@ -382,7 +313,7 @@ function hourRatio(b: Behaviour, hour: string | null, now: number): number {
   const h = Number(hour);
   const at = (k: number) => {
     const e = t[String((k + 24) % 24)];
-    return e ? atTime(e.c, now) : 0;
+    return e ? countAt(e, now) : 0;
   };
   const near = at(h) + 0.5 * (at(h - 1) + at(h + 1));
   const pUser = (near + 2 * (1 / 24) * 2) / (2 * n + 2);
@@ -398,7 +329,7 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
     if (value === null) continue;
     const e = b.hostile[level]?.[value];
     if (!e) continue;
-    const w = atTime(e.c, now);
+    const w = countAt(e, now);
     if (w < HOSTILE_ENTRY_MIN) continue;
     levels.push(level);
     weight = Math.max(weight, w);
@@ -409,79 +340,5 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
 /** Whether the event's network is one the user has logged in from (the address, or its /24 or /48). */
 export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
   const { ip, net } = f.values;
-  return (ip !== null && atTime(b.tables.ip?.[ip]?.c ?? 0, now) >= OWN_IP_MIN) || (net !== null && atTime(b.tables.net?.[net]?.c ?? 0, now) >= OWN_NET_MIN);
-}
-
-/** A change to a user's behaviour, applied by the store as commutative deltas. */
-export interface BehaviourChange {
-  /** Add to the legitimate tables (negative to take back a tentative addition). */
-  legit?: { values: Partial<FeatureValues>; weight: number; at: number; location: Behaviour['lastLegit'] };
-  /** Add to the hostile record. */
-  hostile?: { values: Partial<FeatureValues>; weight: number; at: number };
-  /** Remember a challenge until its answer. */
-  pend?: { id: string; challenge: PendingChallenge };
-  /** Forget a challenge (answered). */
-  resolve?: string;
-}
-
-/** The values of an event that the tables keep. */
-export const learnedValues = (f: Features): Partial<FeatureValues> => ({ ...f.values });
-
-/** The challenge a `$challenge.succeeded/failed` answers: the latest one within a day before it. */
-export function answeredChallenge(b: Behaviour, at: number): [string, PendingChallenge] | null {
-  let best: [string, PendingChallenge] | null = null;
-  for (const entry of Object.entries(b.pending)) {
-    const [, p] = entry;
-    if (p.at > at + 5 * 60_000 || at - p.at > 86_400_000) continue;
-    if (!best || p.at > best[1].at) best = entry;
-  }
-  return best;
-}
-
-/*
- * RECURRING_AFTER_MS (weights.ts): how long before an unanswered challenge from the same operator
- * must lie for the operator to be learnt tentatively: a person challenged at the office on Monday
- * is there again on Tuesday; an attacker retrying from another address of the same network within
- * hours gains nothing. Older than RECURRING_WITHIN_MS, it does not count as the operator recurring.
- */
-
-/**
- * Where the application does not report challenge answers: whether the event's operator was
- * already met at an unanswered challenge of this user between RECURRING_WITHIN_MS and
- * RECURRING_AFTER_MS before it (the user keeps coming back from it).
- */
-export function recurringOperator(b: Behaviour, asn: string | null | undefined, at: number): boolean {
-  if (!asn) return false;
-  for (const p of Object.values(b.pending)) {
-    const age = at - p.at;
-    if (p.values.asn === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
-  }
-  return false;
-}
-
-/** The levels that name the event's operator (alone, with the software, with the network). */
-const OPERATOR_LEVELS = ['asn', 'sa', 'an', 'ap'] as const;
-
-/** The values without the operator's: what an unanswered challenge teaches at first. */
-export function withoutOperator(values: Partial<FeatureValues>): Partial<FeatureValues> {
-  const out = { ...values };
-  for (const level of OPERATOR_LEVELS) out[level] = null;
-  return out;
-}
-
-/** Pending challenges beyond this many are forgotten, oldest first. */
-export const PENDING_CAP = 5;
-
-/** The value to evict from a full table to make room for a new one: the least weight, then the oldest. */
-export function evictionCandidate(table: Table | undefined, cap: number, incoming: string): string | null {
-  if (!table || table[incoming] || Object.keys(table).length < cap) return null;
-  let victim: string | null = null;
-  let least = Infinity;
-  for (const [value, e] of Object.entries(table)) {
-    if (e.c < least || (e.c === least && victim !== null && e.l < (table[victim]?.l ?? 0))) {
-      least = e.c;
-      victim = value;
-    }
-  }
-  return victim;
+  return (ip !== null && userCount(b, 'ip', ip, now) >= OWN_IP_MIN) || (net !== null && userCount(b, 'net', net, now) >= OWN_NET_MIN);
 }

@@ -17,16 +17,63 @@ export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr', 'mk'] as const;
 /**
  * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
  * from; the network within its operator (how many networks the user shows per operator); and the
- * place (city, else region) within its operator. The codes are stored in the database: do not
- * rename them. `sw`: software (OS|browser); `sa`: software on an operator (OS|browser|ASN); `sn`:
- * software on a network (OS|browser|/24 or /48); `an`: a network within its operator (ASN|network);
- * `ap`: a place within its operator (ASN|country|city, else region).
+ * place (city, else region) within its operator (see LEVEL for each code).
  */
 export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
 export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
+/** A level's code: what the database stores (see LEVEL). */
 export type Level = NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
 export const LEVELS: readonly Level[] = [...NETWORK_LEVELS, ...SOFTWARE_LEVELS, ...OTHER_LEVELS, ...JOINT_LEVELS];
+
+/**
+ * Every level by its readable name, and the code it is stored under: the one place that says what
+ * each code means. The codes key a user's tables (`p.t.<code>`), the hostile record, the values of
+ * pending challenges and the population's counter documents (`p:<code>:<value>`), and name the
+ * fields of FeatureValues: they are the database's, so do not rename them. Domain code that names
+ * a level nobody could guess from its code (the joint ones) writes it as `LEVEL.<name>`. A joint
+ * level's value joins its parts with `|`, in the order given.
+ */
+export const LEVEL = {
+  /** The address (IPv4, or an IPv6 /64: hostOf). */
+  address: 'ip',
+  /** Its /24 or /48 (networkOf). */
+  network: 'net',
+  /** Its operator: the autonomous system (`AS<number>`). */
+  operator: 'asn',
+  country: 'cc',
+  /** The user-agent string. */
+  userAgent: 'ua',
+  /** Browser and major version. */
+  browserVersion: 'br',
+  /** Browser family. */
+  browser: 'bf',
+  os: 'os',
+  /** Device type (desktop, mobile, …). */
+  deviceType: 'dt',
+  /** The device key (a client fingerprint, or derived from the headers). */
+  device: 'dev',
+  /** Whether the event carried a client fingerprint (`y`/`n`). */
+  fingerprint: 'fp',
+  /** The primary Accept-Language tag. */
+  language: 'lang',
+  /** Hour of day (UTC). */
+  hour: 'hr',
+  /** A mobile token's phone model, or a browser token's machine vector. */
+  machine: 'mk',
+  /** OS|browser. */
+  software: 'sw',
+  /** OS|browser|ASN. */
+  softwareOnOperator: 'sa',
+  /** OS|browser|network. */
+  softwareOnNetwork: 'sn',
+  /** ASN|network. */
+  networkInOperator: 'an',
+  /** ASN|country|city (else region). */
+  placeInOperator: 'ap',
+} as const satisfies Record<string, Level>;
+/** A level's readable name (LEVEL maps it to its stored code). */
+export type BehaviourLevel = keyof typeof LEVEL;
 
 /** A feature value per level (null: not known for this event). */
 export type FeatureValues = Record<Level, string | null>;
@@ -123,6 +170,9 @@ export function requestShape(event: Pick<EventInput, 'context'>): string {
   const value = (n: string) => (typeof h[n] === 'string' ? (h[n] as string) : '');
   return shortHash([event.context.userAgent, names.join(','), value('accept-language'), value('accept'), value('accept-encoding'), value('sec-ch-ua')].join('\n'));
 }
+
+/** Where the operator placed the event's address, for people (`<country>, <city>`; null: nowhere). */
+export const placeName = (v: Pick<FeatureValues, typeof LEVEL.placeInOperator>): string | null => v[LEVEL.placeInOperator]?.split('|').slice(1).join(', ') ?? null;
 
 export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: ParsedUserAgent, device: { key: string; identity: Device['identity'] }): Features {
   const at = event.occurredAt.getTime();

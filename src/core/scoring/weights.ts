@@ -1,7 +1,7 @@
 /**
  * The risk model's numbers, in one table: every weight (log-odds a signal adds) and threshold
- * (where a signal starts, where it reaches its full weight) that model.ts, request-evidence.ts, velocity-evidence.ts and
- * behaviour.ts use. Each says where it comes from:
+ * (where a signal starts, where it reaches its full weight) that model.ts, user-evidence.ts,
+ * request-evidence.ts, velocity-evidence.ts, behaviour.ts and the rest of src/core/scoring use. Each says where it comes from:
  *  - a likelihood ratio: the value is an assumed or learned probability of the event among
  *    attackers or users, and the weight follows from it;
  *  - a measurement: the evaluation (`npm run eval`, docs/detection.md) or a bench, and what it showed;
@@ -266,7 +266,7 @@ export const DISPOSABLE_SIGNUP = 3.5;
 export const DISPOSABLE = 1.5;
 
 // ---------------------------------------------------------------------------------------------
-// Behaviour (the user's likelihood ratios, behaviour.ts and model.ts)
+// Behaviour (the user's likelihood ratios, behaviour.ts and user-evidence.ts)
 // ---------------------------------------------------------------------------------------------
 
 /** Behavioural terms count from this (decayed) number of legitimate events. Chosen by hand; checked by `npm run eval`. */

@@ -1,0 +1,135 @@
+/**
+ * What an event adds to the counter documents (counters.ts): the population and its habits when
+ * it was legitimate, the sliding windows when it was an attempt, the day, the accounts an install
+ * was used for. Commutative increments and set-adds only, within each set's cap.
+ *
+ * Pure: says what to add; the store adds it.
+ */
+import type { CounterBump } from '../ports';
+import { epochWeight } from './behaviour-tables';
+import {
+  ACTIVITY_KEEP_MS, activityHabitKey, activityKey, appFingerprintKey, DAY_KEEP_MS, dayKey, dayOf, ENV_KEY, headersKey, interactionHabitKey, languageKey, machineKey, machineOf, popKey, POPULATION_HALF_LIFE_MS,
+  POPULATION_KEEP_MS, POPULATION_LEVELS, proofHabitKey, screenHabitKey, SET_CAP, snap, USUAL_SHARE_HALF_LIFE_MS, WINDOW_KEEP_MS, windowKey, windowValues, type Snapshots, type WindowKind,
+} from './counters';
+import type { Features, Level } from './features';
+import { populationCounts } from './population-habits';
+import { announced, appActivity } from './records';
+import { slotOf } from './windows';
+import { NEW_DOMAIN_BELOW } from './weights';
+
+/** What an event was, for the counters. */
+export interface Outcome {
+  /** A login, pre-auth check, registration or reset request (not feedback). */
+  attempt: boolean;
+  failure: boolean;
+  /** A successful login or registration that was allowed (legitimate evidence). */
+  success: boolean;
+  registration: boolean;
+  /** It named an account Rampart has never seen. */
+  unknownAccount: boolean;
+  /** A login the application asked about after checking the password (whatever the verdict). */
+  credentialed?: boolean;
+  /** Its verdict challenged or denied it (Rampart stopped it). */
+  stopped: boolean;
+  /** A `$challenge.succeeded/failed` (the application reports challenge outcomes). */
+  challengeFeedback: boolean;
+  /** The account, for the distinct sets. */
+  account: string | null;
+}
+
+/** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
+export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean; acceptEncoding?: boolean }): CounterBump[] {
+  const bumps: CounterBump[] = [];
+  const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
+  const env: Record<string, number> = {};
+  if (o.attempt) env.a = popW;
+  if (o.failure) env.f = popW;
+  if (o.unknownAccount) env.x = popW;
+  // The usual share that a day's attempts on unknown accounts are held to (slowWave).
+  if (o.attempt) {
+    const shortW = epochWeight(at, USUAL_SHARE_HALF_LIFE_MS);
+    env.aw = shortW;
+    if (o.unknownAccount && !o.stopped) env.xw = shortW;
+    if (o.registration && !o.stopped) env.rw = shortW;
+  }
+  if (o.challengeFeedback) env.fb = popW;
+  if (o.registration) env.r = popW;
+  if (o.success) env.c = popW;
+  if (o.success && o.registration && f.emailDomain) {
+    env.rs = popW;
+    if (populationCounts(s, at).domain(f.emailDomain) < NEW_DOMAIN_BELOW) env.rn = popW;
+  }
+  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS });
+  if (o.success) {
+    for (const level of POPULATION_LEVELS) {
+      const v = f.values[level];
+      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
+    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    const machine = machineOf(f);
+    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (f.browserToken) {
+      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
+    if (f.mobile) {
+      const activity = appActivity(s, f.mobile.deviceKey);
+      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    }
+  }
+  if (o.attempt && f.values.bf) {
+    const inc: Record<string, number> = { n: popW };
+    if (headers.acceptLanguage) inc.al = popW;
+    if (headers.secFetch) inc.sf = popW;
+    if (headers.clientHints) inc.ch = popW;
+    // For a native app's HTTP stack: logins whose password was right (the application asks for a
+    // verdict after checking it), and failed logins: what tells the application's own app from a
+    // script that borrows its library (see request-evidence.ts, appClientEvidence).
+    if (f.app && o.credentialed) inc.ok = popW;
+    if (f.app && o.failure) inc.fl = popW;
+    // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.
+    if (f.app && headers.acceptEncoding) inc.ae = popW;
+    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS });
+  }
+  // The accounts an install was used for (a phone opening account after account, wiped or not).
+  if (f.mobile && o.account && (o.attempt || o.failure)) {
+    const sets = snap(s, activityKey(f.mobile.deviceKey)).sets;
+    if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
+  }
+  if (!o.attempt && !o.failure) return bumps;
+  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
+    if (value === null) continue;
+    const key = windowKey(kind, value, f.hourBucket);
+    const inc: Record<string, number> = {};
+    if (o.attempt) inc.a = 1;
+    if (o.failure) inc.f = 1;
+    if (o.success) inc.s = 1;
+    if (o.registration) inc.r = 1;
+    if (o.unknownAccount) inc.x = 1;
+    if (kind === 'env') {
+      if (o.attempt) inc[`a${slotOf(f)}`] = 1;
+      if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
+      if (o.failure) inc[`f${slotOf(f)}`] = 1;
+      if (o.registration) inc[`r${slotOf(f)}`] = 1;
+    }
+    const add: Record<string, string> = {};
+    const sets = snap(s, key).sets;
+    // The environment-wide window counts; its sets would only hold everyone.
+    if (o.account && kind !== 'env') {
+      if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
+      if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
+    }
+    bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS });
+  }
+  const day: Record<string, number> = {};
+  if (o.attempt) day.a = 1;
+  if (o.unknownAccount) day.x = 1;
+  if (o.failure) day.f = 1;
+  if (o.registration) day.r = 1;
+  if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS });
+  return bumps;
+}

@@ -1,0 +1,120 @@
+/**
+ * The counter documents Rampart keeps per environment, and what a verdict reads of them: each is
+ * named by a key (one look-up per key, changed by commutative deltas) and lives for a while past
+ * its last change.
+ *  - `p:<level>:<value>` and the other `p:` keys: the population (population-habits.ts);
+ *  - `h:<browser>`: how often a browser arrives with the headers an honest one sends;
+ *  - `w:<kind>:<value>:<hour>` and `w:day:*:<day>`: sliding windows (windows.ts);
+ *  - `e:`, `i:`, `t:`: an e-mail's account, an install's activity, a client token's uses (records.ts).
+ * What an event adds to them is counter-bumps.ts.
+ *
+ * Pure: this module names the documents and says which a verdict reads.
+ */
+import type { CounterSnapshot } from '../ports';
+import type { Features, Level } from './features';
+
+export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
+/** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
+export const USUAL_SHARE_HALF_LIFE_MS = 7 * 86_400_000;
+/** Population levels with counts (finer ones are too many to count: see behaviour.ts). */
+export const POPULATION_LEVELS: readonly Level[] = ['cc', 'asn', 'dt', 'os', 'bf', 'br', 'ua', 'lang', 'fp'];
+/** How long documents live: windows a day past their hour, population a year past its last use. */
+export const WINDOW_KEEP_MS = 26 * 3_600_000;
+export const POPULATION_KEEP_MS = 365 * 86_400_000;
+/** Members kept per distinct set (enough to tell three from thirty). */
+export const SET_CAP = 40;
+
+/** Names of the distinct sets in counter documents (a purge removes the user from each). */
+export const COUNTER_SETS = ['u', 'uf'] as const;
+/** How an account appears in the distinct sets when only its e-mail is known. */
+export const emailAccount = (email: string) => `email:${email.trim().toLowerCase()}`;
+
+/** `mk`: the machine of a mobile token's phone (its model, OS and screen: one farm's emulator images share it) or of a browser token (its machine vector: a farm wiping storage between sign-ups keeps it). */
+export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env', 'mk'] as const;
+export type WindowKind = (typeof WINDOW_KINDS)[number];
+
+export const popKey = (level: Level, value: string) => `p:${level}:${value}`;
+/** Legitimate events per country and browser language (how a country's browsers ask for pages). */
+export const languageKey = (cc: string, lang: string) => `p:cl:${cc}|${lang}`;
+export const ENV_KEY = 'p:*';
+export const headersKey = (browser: string) => `h:${browser}`;
+export const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
+/** The environment's attempts, unknown accounts, failures and sign-ups of one day of event time (UTC days). */
+export const dayKey = (day: number) => `w:day:*:${day}`;
+export const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
+/** Day documents live two days past their day. */
+export const DAY_KEEP_MS = 72 * 3_600_000;
+export const emailKey = (emailHash: string) => `e:${emailHash}`;
+/**
+ * What a native app's install reported of itself (core/client/events.ts), per device key: installs
+ * (`n`), opens (`o`), screens (`s`), closes (`c`), all events (`e`), its first event (`first`), and
+ * the accounts that used it (set `u`: identified in the app, or named by a verdict that carried
+ * its token). Kept a week past its last change, as the app events themselves.
+ */
+export const activityKey = (deviceKey: string) => `i:${deviceKey}`;
+export const ACTIVITY_KEEP_MS = 7 * 86_400_000;
+/** Legitimate logins with a mobile token whose install had, or had not, announced itself (`p:ma:y`, `p:ma:n`). */
+export const activityHabitKey = (announced: boolean) => `p:ma:${announced ? 'y' : 'n'}`;
+/** The same for installs that had shown a screen (`p:ms:y`, `p:ms:n`). */
+export const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
+/** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
+export const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
+/**
+ * Legitimate logins with a verified browser token whose collection did, or did not, carry a proof
+ * of work (`p:pow:y`, `p:pow:n`); and among those whose page reported its behaviour for the
+ * request, whether a person did something on the page first (`p:ui:y`, `p:ui:n`).
+ */
+export const proofHabitKey = (proved: boolean) => `p:pow:${proved ? 'y' : 'n'}`;
+export const interactionHabitKey = (yes: boolean) => `p:ui:${yes ? 'y' : 'n'}`;
+/** Legitimate events from phones of one machine key (how common the model is here). */
+export const machineKey = (mk: string) => `p:mk:${mk}`;
+/** The uses of one client token (single use, see tokenReplayed). */
+export const tokenKey = (jti: string) => `t:${jti}`;
+/** How long a token's uses are remembered (longer than a token is accepted). */
+export const TOKEN_USES_KEEP_MS = 15 * 60_000;
+
+/** The value of each window kind for an event (null: the event has none). */
+export function windowValues(f: Features): Record<WindowKind, string | null> {
+  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*', mk: machineOf(f) };
+}
+
+/** The machine an event names: a mobile token's phone model, or a browser token's machine vector (null: none). */
+export const machineOf = (f: Features): string | null => f.mobile?.machineKey ?? f.machine;
+
+/** Every counter document a verdict reads: population entries, header habits, windows, the e-mail's account and the client token's uses. */
+export function keysToRead(f: Features, emailHash: string | null, tokenId: string | null = null): string[] {
+  const keys = [ENV_KEY];
+  for (const level of POPULATION_LEVELS) {
+    const v = f.values[level];
+    if (v !== null && level !== 'fp') keys.push(popKey(level, v));
+  }
+  // Both sides of the fingerprint level: its share, not only this event's count, is evidence.
+  keys.push(popKey('fp', 'y'), popKey('fp', 'n'));
+  if (f.values.bf) keys.push(headersKey(f.values.bf));
+  keys.push(popKey('shape' as Level, f.shape));
+  if (f.emailDomain) keys.push(popKey('dom' as Level, f.emailDomain));
+  if (f.values.cc && f.values.lang) keys.push(languageKey(f.values.cc, f.values.lang));
+  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
+    if (value === null) continue;
+    keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
+  }
+  keys.push(dayKey(dayOf(f)), dayKey(dayOf(f) - 1));
+  if (emailHash) keys.push(emailKey(emailHash));
+  if (tokenId) keys.push(tokenKey(tokenId));
+  if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
+  if (f.browserToken) keys.push(proofHabitKey(true), proofHabitKey(false), interactionHabitKey(true), interactionHabitKey(false));
+  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
+  const machine = machineOf(f);
+  if (machine) keys.push(machineKey(machine));
+  return keys;
+}
+
+/**
+ * The counter documents read for an event, by key. A Map, not an object: each event names keys
+ * never seen before (its address's windows), and an object would take a new hidden class for each.
+ */
+export type Snapshots = ReadonlyMap<string, CounterSnapshot>;
+/** No counter documents (nothing read). */
+export const NO_SNAPSHOTS: Snapshots = new Map();
+const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
+export const snap = (s: Snapshots, key: string) => s.get(key) ?? EMPTY;

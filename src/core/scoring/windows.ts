@@ -1,0 +1,112 @@
+/**
+ * Sliding windows in event time, per address, /24 (/48), autonomous system, device, request
+ * shape, e-mail domain, machine and the whole environment: attempts, failures, successes,
+ * registrations, attempts on accounts Rampart does not know, and the distinct accounts involved.
+ * A window is the current hour's document plus the previous hour's, weighted by how much of the
+ * previous hour still falls within the last sixty minutes; the environment's also keeps
+ * five-minute slots and whole days.
+ *
+ * Pure: reads snapshots of counter documents (counters.ts).
+ */
+import type { CounterSnapshot } from '../ports';
+import { dayKey, dayOf, snap, windowKey, windowValues, type Snapshots, type WindowKind } from './counters';
+import type { Features } from './features';
+
+/** One sliding window (the last sixty minutes of event time). */
+export interface Window {
+  attempts: number;
+  failures: number;
+  successes: number;
+  registrations: number;
+  unknown: number;
+  /** Distinct accounts attempted, and those that failed. */
+  accounts: number;
+  failedAccounts: number;
+  /** The environment-wide window only: the same counts over its last RECENT_SLOT_MINUTES slots. */
+  recent?: RecentCounts;
+  /** The environment-wide window only: attempts, unknown accounts, failures and sign-ups over the last 24 hours. */
+  day?: DayCounts;
+}
+
+/**
+ * The environment's last 24 hours of event time: today's document and yesterday's in proportion
+ * to what is left of it. A campaign spread over days ("low and slow") keeps every hour, and every
+ * five minutes, near their usual counts, but not the day's share of attempts on unknown accounts.
+ */
+export interface DayCounts {
+  attempts: number;
+  unknown: number;
+  failures: number;
+  registrations: number;
+}
+
+/** A sliding window's count: the current period's and the previous one's in proportion `w` (what is left of it). */
+const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number) => (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
+
+function dayCounts(s: Snapshots, f: Features): DayCounts {
+  const n = sliding(snap(s, dayKey(dayOf(f))), snap(s, dayKey(dayOf(f) - 1)), 1 - ((f.hourBucket % 24) + f.hourFraction) / 24);
+  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r') };
+}
+
+/**
+ * The environment-wide window also counts attempts, attempts on unknown accounts, failures and
+ * registrations per slot of RECENT_SLOT_MINUTES (fields `a<slot>`, `x<slot>`, `f<slot>`, `r<slot>`
+ * of the hour's document), so that a wave is seen in its first minutes rather than once an hour's
+ * worth has gathered.
+ */
+export const RECENT_SLOT_MINUTES = 5;
+const SLOTS_PER_HOUR = 60 / RECENT_SLOT_MINUTES;
+export interface RecentCounts {
+  attempts: number;
+  unknown: number;
+  failures: number;
+  registrations: number;
+  /** Minutes covered: the previous slot whole and the current one so far (5–10). */
+  minutes: number;
+}
+
+export const slotOf = (f: Features) => Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
+
+function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features): RecentCounts {
+  const slot = slotOf(f);
+  const [before, beforeDoc] = slot > 0 ? [slot - 1, cur] : [SLOTS_PER_HOUR - 1, prev];
+  const n = (name: string) => (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
+  const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
+  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r'), minutes };
+}
+
+/**
+ * One window as it stands before this event. `account` (the account this event is about) counts
+ * among the distinct accounts attempted: the event is one of them.
+ */
+export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account: string | null = null): Window | null {
+  const value = windowValues(f)[kind];
+  if (value === null) return null;
+  const cur = snap(s, windowKey(kind, value, f.hourBucket));
+  const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
+  const w = 1 - f.hourFraction;
+  const n = sliding(cur, prev, w);
+  const withPrevious = w > 0.25;
+  const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
+  const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
+  const window: Window = { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
+  if (kind === 'env') {
+    window.recent = recentCounts(cur, prev, f);
+    window.day = dayCounts(s, f);
+  }
+  return window;
+}
+
+/** How many distinct members two sets and one more member make (without building a set when one is empty: every verdict reads seven windows). */
+function distinct(a: readonly string[] | undefined, b: readonly string[] | undefined, extra: string | null): number {
+  const x = a ?? [];
+  const y = b ?? [];
+  if (y.length === 0 || x.length === 0) {
+    const only = x.length === 0 ? y : x;
+    return only.length + (extra !== null && !only.includes(extra) ? 1 : 0);
+  }
+  const all = new Set(x);
+  for (const m of y) all.add(m);
+  if (extra !== null) all.add(extra);
+  return all.size;
+}
