@@ -169,6 +169,13 @@ export interface CounterBump {
   replaceSet?: Record<string, string[]>;
   /** How long the document lives after this change (default two days). */
   keepMs?: number;
+  /**
+   * A statistic many events touch (how common a value is, an environment-wide window): it may
+   * reach the database, and other instances, up to a second late, and a crash may lose that
+   * second. This process counts it at once. Not for what must be seen at once elsewhere (a
+   * client token's uses, an account's e-mail) or for per-address and per-device windows.
+   */
+  late?: boolean;
 }
 
 /**

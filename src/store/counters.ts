@@ -106,7 +106,7 @@ export class StateCounterStore implements CounterStore {
         const path = fieldPath('s', name);
         if (path) ops.push({ op: 'set', path, value: [...(b.replaceSet[name] as string[])] });
       }
-      this.state.apply(COUNTERS, idOf(env, b.key), ops);
+      this.state.apply(COUNTERS, idOf(env, b.key), ops, b.late === true);
     }
   }
 

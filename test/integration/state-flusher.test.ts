@@ -12,6 +12,7 @@ import { WriteBehind, UPSERT_COMMENT, type FlushHooks, type FlushOptions } from 
 import type { Entry } from '../../src/store/state/cache';
 import { applyDelta, delta, type Delta, type Doc } from '../../src/store/state/delta';
 import { DEFAULT_STATE_OPTIONS } from '../../src/store/state/layer';
+import { waitFor } from '../support/wait';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 
@@ -210,4 +211,49 @@ it('waits for a look-up under way instead of spinning when its document is all t
   await flusher.flush();
   expect(calls).toBeLessThanOrEqual(2);
   expect(await database.db.collection('looked-up').findOne({ _id: 'l1' } as never)).toEqual({ _id: 'l1', n: 3 });
+});
+
+describe('late changes (statistics many events touch)', () => {
+  it('holds them from timed flushes for lateMs, writes them once after, and leaves them out of what is due', async () => {
+    let t = 1_000_000;
+    const { flusher, report } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 1000, now: () => t, writeMode: 'deltas' });
+    const e = entry('late', 'l1', null);
+    for (let i = 0; i < 40; i++) {
+      e.value = applyDelta(e.value ?? null, delta().inc(['n'], 1));
+      flusher.enqueue(e, delta().inc(['n'], 1).ops, true);
+    }
+    // Queued changes of one held document are merged as they pile up.
+    expect(flusher.backlog).toBeLessThan(40);
+    expect(flusher.due).toBe(0);
+    const released = report.released;
+    await waitFor(() => report.released >= released + 3, { what: 'three timed flushes' });
+    expect(await database.db.collection('late').findOne({ _id: 'l1' } as never)).toBeNull();
+    t += 1000;
+    await waitFor(async () => (await database.db.collection('late').findOne({ _id: 'l1' } as never)) !== null, { what: 'the held document written after lateMs' });
+    expect(await database.db.collection('late').findOne({ _id: 'l1' } as never)).toEqual({ _id: 'l1', n: 40 });
+    expect(flusher.backlog).toBe(0);
+    expect(report.flushes.filter((f) => f.updates > 0)).toHaveLength(1);
+    await flusher.close(1000);
+  });
+
+  it('writes a held document with the next timed flush once a change that may not wait joins it', async () => {
+    const t = 2_000_000;
+    const { flusher } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 60_000, now: () => t, writeMode: 'deltas' });
+    const e = entry('late', 'l2', null);
+    flusher.enqueue(e, delta().inc(['n'], 1).ops, true);
+    expect(flusher.due).toBe(0);
+    flusher.enqueue(e, delta().inc(['m'], 1).ops);
+    expect(flusher.due).toBe(2);
+    await waitFor(async () => (await database.db.collection('late').findOne({ _id: 'l2' } as never)) !== null, { what: 'the document written' });
+    expect(await database.db.collection('late').findOne({ _id: 'l2' } as never)).toEqual({ _id: 'l2', n: 1, m: 1 });
+    await flusher.close(1000);
+  });
+
+  it('writes held documents at once on an explicit flush', async () => {
+    const { flusher } = flusherOf(database.db, { flushIntervalMs: 60_000, lateMs: 60_000, writeMode: 'deltas' });
+    const e = entry('late', 'l3', null);
+    flusher.enqueue(e, delta().inc(['n'], 5).ops, true);
+    await flusher.flush();
+    expect(await database.db.collection('late').findOne({ _id: 'l3' } as never)).toEqual({ _id: 'l3', n: 5 });
+  });
 });

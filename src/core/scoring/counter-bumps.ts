@@ -37,6 +37,14 @@ export interface Outcome {
   account: string | null;
 }
 
+/**
+ * Windows whose value many users share (a network operator, a request shape, an e-mail domain, a
+ * machine model, the whole environment): written late (CounterBump.late), once a second however
+ * many events touch them. An address's, a /24's and a device's windows are written at once: each
+ * is touched by few events a second, so holding them would save nothing.
+ */
+const SHARED_WINDOWS: ReadonlySet<WindowKind> = new Set(['asn', 'shape', 'dom', 'env', 'mk']);
+
 /** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
 export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean; acceptEncoding?: boolean }): CounterBump[] {
   const bumps: CounterBump[] = [];
@@ -59,26 +67,26 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     env.rs = popW;
     if (populationCounts(s, at).domain(f.emailDomain) < NEW_DOMAIN_BELOW) env.rn = popW;
   }
-  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS });
+  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS, late: true });
   if (o.success) {
     for (const level of POPULATION_LEVELS) {
       const v = f.values[level];
-      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
     }
-    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
-    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
-    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
-    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
     const machine = machineOf(f);
-    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
     if (f.browserToken) {
-      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
-      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
     }
     if (f.mobile) {
       const activity = appActivity(s, f.mobile.deviceKey);
-      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
-      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS });
+      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
     }
   }
   if (o.attempt && f.values.bf) {
@@ -93,7 +101,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.app && o.failure) inc.fl = popW;
     // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.
     if (f.app && headers.acceptEncoding) inc.ae = popW;
-    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS });
+    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS, late: true });
   }
   // The accounts an install was used for (a phone opening account after account, wiped or not).
   if (f.mobile && o.account && (o.attempt || o.failure)) {
@@ -123,13 +131,13 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
       if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
       if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
     }
-    bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS });
+    bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS, ...(SHARED_WINDOWS.has(kind) ? { late: true } : {}) });
   }
   const day: Record<string, number> = {};
   if (o.attempt) day.a = 1;
   if (o.unknownAccount) day.x = 1;
   if (o.failure) day.f = 1;
   if (o.registration) day.r = 1;
-  if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS });
+  if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS, late: true });
   return bumps;
 }

@@ -36,6 +36,11 @@ export interface Entry {
   readAt: number;
   /** Bumped on every change, so derived views can be memoised. */
   version: number;
+  /**
+   * While its changes are all late ones (StateLayer.apply): the time (ms) before which a timed
+   * flush leaves them queued, so that a statistic touched many times a second is written once.
+   */
+  holdUntil?: number;
   memo?: { version: number; view: unknown };
 }
 

@@ -47,6 +47,16 @@ export interface FlushOptions {
    */
   writeMode: 'deltas' | 'snapshots';
   /**
+   * How long late changes (StateLayer.apply's `late`: statistics many events touch, such as how
+   * common a network or a browser is) wait before a timed flush writes them: their document is
+   * written once per this interval however often it changes, instead of once per flush. Changes
+   * that are not late are written within `flushIntervalMs` as ever, and an explicit flush (flush(),
+   * close()) writes everything. What a crash can lose of late changes is this long.
+   */
+  lateMs: number;
+  /** The clock (ms) late changes are held by. */
+  now?: () => number;
+  /**
    * In `snapshots` mode, collections whose documents are written packed (see pack.ts): the
    * top-level fields that queries filter on stay as they are, the rest goes into one string.
    */
@@ -75,6 +85,9 @@ interface InsertItem {
 /** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
 export const UPSERT_COMMENT = 'rampart:upsert';
 
+/** Queued changes of a held document past which they are merged (compact). */
+const COMPACT_AT = 16;
+
 export class WriteBehind {
   private readonly dirty = new Set<Entry>();
   private readonly queues = new Map<string, InsertItem[]>();
@@ -86,16 +99,29 @@ export class WriteBehind {
   /** Set once close() is over: no more flushes are scheduled. */
   private stopped = false;
   private lastError: string | null = null;
+  /** Queued changes of documents held back (late ones, see enqueue). */
+  private held = 0;
+  private readonly now: () => number;
 
   constructor(
     private readonly db: Db,
     private readonly o: FlushOptions,
     private readonly hooks: FlushHooks,
-  ) {}
+  ) {
+    this.now = o.now ?? Date.now;
+  }
 
   /** Writes waiting (queued deltas and inserts, and the flush under way). */
   get backlog(): number {
     return this.queued;
+  }
+
+  /**
+   * Writes due: the backlog without late changes held back on purpose (what the admission gate
+   * weighs: they are not the database falling behind).
+   */
+  get due(): number {
+    return this.queued - this.held;
   }
 
   /** Why the last flush failed, while flushes keep failing (null: the database is writing). */
@@ -108,12 +134,35 @@ export class WriteBehind {
     return this.flushing;
   }
 
-  /** Queue `ops`, already applied to the cached copy of `e`, for writing. */
-  enqueue(e: Entry, ops: readonly OpEntry[]): void {
+  /**
+   * Queue `ops`, already applied to the cached copy of `e`, for writing; `late`: they may wait
+   * `lateMs` (see FlushOptions.lateMs) unless the document has changes that may not.
+   */
+  enqueue(e: Entry, ops: readonly OpEntry[], late = false): void {
+    const waiting = e.pending.length > 0;
     e.pending.push(ops);
     this.dirty.add(e);
     this.queued++;
+    if (!late || this.o.lateMs <= 0) {
+      // A change that may not wait takes the document's held changes along.
+      if (e.holdUntil !== undefined) this.held -= e.pending.length - 1;
+      e.holdUntil = undefined;
+    } else if (!waiting) {
+      e.holdUntil = this.now() + this.o.lateMs;
+      this.held++;
+    } else if (e.holdUntil !== undefined) {
+      this.held++;
+      if (e.pending.length >= COMPACT_AT) this.compact(e);
+    }
     this.schedule();
+  }
+
+  /** Merge a held document's queued changes into as few as apply the same (they pile up while held). */
+  private compact(e: Entry): void {
+    const before = e.pending.length;
+    e.pending = coalesce(e.pending).map(groupOps);
+    this.queued -= before - e.pending.length;
+    this.held -= before - e.pending.length;
   }
 
   /** Queue a document for insertion (see StateLayer.insert). */
@@ -130,16 +179,17 @@ export class WriteBehind {
 
   private schedule(): void {
     if (this.stopped || this.flushing || this.timer) return;
-    const delay = this.failures > 0 ? this.retryDelay() : this.queued >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
+    const delay = this.failures > 0 ? this.retryDelay() : this.due >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runFlush();
     }, delay);
   }
 
-  private runFlush(): Promise<void> {
+  /** One flush; `all`: late changes too, held back or not (an explicit flush). */
+  private runFlush(all = false): Promise<void> {
     if (this.flushing) return this.flushing;
-    this.flushing = this.flushOnce()
+    this.flushing = this.flushOnce(all)
       .then(
         () => {
           this.failures = 0;
@@ -194,7 +244,7 @@ export class WriteBehind {
         this.timer = null;
       }
       if (this.failures > 0) await new Promise((r) => setTimeout(r, this.retryDelay()));
-      await this.runFlush();
+      await this.runFlush(true);
     }
   }
 
@@ -209,13 +259,15 @@ export class WriteBehind {
     }
   }
 
-  private async flushOnce(): Promise<void> {
+  private async flushOnce(all: boolean): Promise<void> {
     const started = process.hrtime.bigint();
+    const now = this.now();
+    const holding = (e: Entry) => !all && e.holdUntil !== undefined && e.holdUntil > now;
     if (this.o.writeMode === 'snapshots') {
       // A document changed without being read (a verdict past its budget, a feedback on a token):
       // read it first, so it is written whole like the others; an update costs FerretDB several
       // times a read and a whole-document write together. (Nothing is in flight here.)
-      const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0);
+      const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0 && !holding(e));
       if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => this.hooks.fill(e)));
     }
     // Take the work: per collection, the changed documents (as snapshots where that is the mode
@@ -226,11 +278,14 @@ export class WriteBehind {
     const lookingUp: Promise<void>[] = [];
     for (const e of this.dirty) {
       if (e.pending.length === 0) continue;
+      if (holding(e)) continue;
       if (e.loading) {
         lookingUp.push(e.loading);
         continue;
       }
       this.dirty.delete(e);
+      if (e.holdUntil !== undefined) this.held -= e.pending.length;
+      e.holdUntil = undefined;
       e.inflight = e.pending;
       e.pending = [];
       if (this.o.writeMode === 'snapshots' && e.value) addTo(snapshots, e.collection, e);

@@ -53,6 +53,7 @@ export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
   packed: {},
   retryBaseMs: 50,
   retryMaxMs: 1000,
+  lateMs: 1000,
 };
 
 export class StateLayer implements WriteQueue {
@@ -65,7 +66,19 @@ export class StateLayer implements WriteQueue {
     this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
     this.cache = new StateCache(db, this.o, () => this.writes.inflight);
     this.writes = new WriteBehind(db, this.o, { fill: (e) => this.cache.fill(e), flushed: () => this.gate.releaseHeld() });
-    this.gate = new AdmissionGate(this.writes, this.o);
+    const writes = this.writes;
+    // Late changes held back on purpose are not the database falling behind: the gate weighs what is due.
+    this.gate = new AdmissionGate(
+      {
+        get backlog() {
+          return writes.due;
+        },
+        get failing() {
+          return writes.failing;
+        },
+      },
+      this.o,
+    );
   }
 
   /** Writes waiting (queued deltas and inserts, and the flush under way). */
@@ -141,11 +154,15 @@ export class StateLayer implements WriteQueue {
     return this.cache.view(collection, id, make);
   }
 
-  /** Apply a delta now (to the cached copy, if any) and queue it for writing. Never awaits. */
-  apply(collection: string, id: string, d: Delta | readonly OpEntry[]): void {
+  /**
+   * Apply a delta now (to the cached copy, if any) and queue it for writing. Never awaits.
+   * `late`: a statistic many events touch, which may reach the database up to `lateMs` later
+   * (written once per interval however often it changes; this process reads it at once).
+   */
+  apply(collection: string, id: string, d: Delta | readonly OpEntry[], late = false): void {
     const ops = 'ops' in d ? d.ops : d;
     if (ops.length === 0) return;
-    this.writes.enqueue(this.cache.change(collection, id, ops), ops);
+    this.writes.enqueue(this.cache.change(collection, id, ops), ops, late);
   }
 
   /**
