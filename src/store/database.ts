@@ -38,14 +38,32 @@ export interface ConnectOptions {
   lazy?: boolean;
 }
 
+/** The option names a connection string sets (lower-cased): `mongodb://h1,h2/db?w=majority&maxPoolSize=20`. */
+export function uriOptionNames(uri: string): Set<string> {
+  const query = uri.includes('?') ? uri.slice(uri.indexOf('?') + 1) : '';
+  return new Set(
+    query
+      .split('&')
+      .map((pair) => (pair.split('=')[0] ?? '').trim().toLowerCase())
+      .filter((name) => name !== ''),
+  );
+}
+
 export async function connect(uri: string, dbName: string, opts: ConnectOptions = {}): Promise<Database> {
-  const client = new MongoClient(uri, {
+  // Options given in code win over the connection string's in the driver, so Rampart's defaults
+  // apply only where MONGODB_URI says nothing: an operator's `maxPoolSize=200` or
+  // `serverSelectionTimeoutMS=30000` (a replica set's elections) is kept.
+  const given = uriOptionNames(uri);
+  const defaults: Record<string, number> = {
     serverSelectionTimeoutMS: 5000,
     connectTimeoutMS: opts.connectTimeoutMS ?? 5000,
     maxPoolSize: opts.maxPoolSize ?? 50,
     // The driver checks the server every second (default 10 s), so that an outage is noticed and
     // the end of one is too (see health.ts) within about a second.
     heartbeatFrequencyMS: 1000,
+  };
+  const client = new MongoClient(uri, {
+    ...Object.fromEntries(Object.entries(defaults).filter(([name]) => !given.has(name.toLowerCase()))),
     monitorCommands: Boolean(opts.monitorCommands),
   });
   if (opts.monitorCommands) client.on('commandStarted', opts.monitorCommands);

@@ -7,12 +7,25 @@
  */
 import { DeadlineExceeded, DomainError, Unavailable } from '../core/errors';
 
-/** Errors that mean the database cannot be reached. */
+/**
+ * Server error codes that mean "not now, try again": a replica set between primaries (a step-down
+ * or an election: NotWritablePrimary 10107, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary
+ * 13436, InterruptedDueToReplStateChange 11602, PrimarySteppedDown 189), a server shutting down
+ * (ShutdownInProgress 91, InterruptedAtShutdown 11600) or one it could not reach (HostUnreachable
+ * 6, HostNotFound 7, NetworkTimeout 89, SocketException 9001). The driver retries a single-document
+ * write once on these; a multi-document write (a purge's deleteMany) is not retried, and must not
+ * surface as an internal error either.
+ */
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/** Errors that mean the database cannot be reached, or cannot take this operation now (a failover). */
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
   // a pool closed, a server closed or a wait for a connection that timed out are outages too.
-  return /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name);
+  if (/^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name)) return true;
+  const code = (err as { code?: unknown }).code;
+  return err.name.startsWith('Mongo') && typeof code === 'number' && TRANSIENT_CODES.has(code);
 }
 
 /** An operation stopped at its time limit (the server's `maxTimeMS`, code 50, or the driver's own timeout). */

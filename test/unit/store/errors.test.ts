@@ -1,0 +1,24 @@
+/** Which driver errors the core sees as Unavailable (503, UNAVAILABLE): outages and failovers, nothing else. */
+import { isUnavailableError, translateDriverError } from '../../../src/store/errors';
+import { Unavailable } from '../../../src/core/errors';
+
+const driverError = (name: string, code?: number) => Object.assign(new Error(name), { name, ...(code === undefined ? {} : { code }) });
+
+it.each([
+  ['a server that cannot be selected', driverError('MongoServerSelectionError'), true],
+  ['a network error', driverError('MongoNetworkError'), true],
+  ['a pool cleared after a network error', driverError('PoolClearedOnNetworkError'), true],
+  ['a step-down: NotWritablePrimary', driverError('MongoServerError', 10107), true],
+  ['an election: InterruptedDueToReplStateChange', driverError('MongoServerError', 11602), true],
+  ['a primary stepped down', driverError('MongoServerError', 189), true],
+  ['a bulk write cut by a step-down', driverError('MongoBulkWriteError', 10107), true],
+  ['a server shutting down', driverError('MongoServerError', 91), true],
+  ['a duplicate key', driverError('MongoServerError', 11000), false],
+  ['a bad query', driverError('MongoServerError', 2), false],
+  ['a time limit', driverError('MongoServerError', 50), false],
+  ['an error of ours with a code', driverError('TypeError', 10107), false],
+  ['not an error', 'NotWritablePrimary', false],
+])('%s: unavailable %s', (_what, err, unavailable) => {
+  expect(isUnavailableError(err)).toBe(unavailable);
+  expect(translateDriverError(err) instanceof Unavailable).toBe(unavailable);
+});
