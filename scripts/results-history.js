@@ -16,10 +16,12 @@ const dir = process.argv[2] ?? path.join(__dirname, '..', 'bench', 'results');
 const STUFFING = ['stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'scripted_tokens'];
 const pct = (n, d) => (d > 0 ? `${((100 * n) / d).toFixed(2)}%` : '—');
 
-const when = (file, doc) => ({
-  date: doc.run?.at?.slice(0, 10) ?? path.basename(file).slice(0, 10),
-  commit: doc.run?.commit ? `${doc.run.commit.slice(0, 7)}${doc.run.dirty ? '+' : ''}` : '—',
-});
+/** A table row: sorted by when the run was, its first cells the date, the commit and the run's name. */
+function rowOf(file, doc, cells) {
+  const date = doc.run?.at?.slice(0, 10) ?? path.basename(file).slice(0, 10);
+  const commit = doc.run?.commit ? `${doc.run.commit.slice(0, 7)}${doc.run.dirty ? '+' : ''}` : '—';
+  return { sort: `${date} ${doc.run?.at ?? ''} ${file}`, cells: [date, commit, path.basename(file, '.json'), ...cells] };
+}
 const n0 = (v) => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v).toLocaleString('en-GB') : '—');
 const n2 = (v) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(2) : '—');
 const n1 = (v) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(1) : '—');
@@ -31,22 +33,15 @@ function benchRow(file, doc) {
   const rest = closed.rest;
   const ceiling = closed.ceiling;
   const at500 = (f.open ?? []).find((o) => o.rate === 500)?.doors?.rest;
-  const { date, commit } = when(file, doc);
-  return {
-    sort: `${date} ${doc.run?.at ?? ''} ${file}`,
-    cells: [
-      date,
-      commit,
-      path.basename(file, '.json'),
-      rest ? `${n0(rest.throughput)}/s` : '—',
-      rest && ceiling ? `×${(rest.throughput / ceiling.throughput).toFixed(4)}` : '—',
-      rest ? `${n0(rest.serverCpu + rest.dbCpu)} (${n0(rest.serverCpu)} + ${n0(rest.dbCpu)})` : '—',
-      rest ? n1(rest.writes) : '—',
-      rest ? `${n2(rest.p50)} / ${n2(rest.p99)}` : '—',
-      at500 ? n2(at500.p99) : '—',
-      rest ? String(rest.errors) : '—',
-    ],
-  };
+  return rowOf(file, doc, [
+    rest ? `${n0(rest.throughput)}/s` : '—',
+    rest && ceiling ? `×${(rest.throughput / ceiling.throughput).toFixed(4)}` : '—',
+    rest ? `${n0(rest.serverCpu + rest.dbCpu)} (${n0(rest.serverCpu)} + ${n0(rest.dbCpu)})` : '—',
+    rest ? n1(rest.writes) : '—',
+    rest ? `${n2(rest.p50)} / ${n2(rest.p99)}` : '—',
+    at500 ? n2(at500.p99) : '—',
+    rest ? String(rest.errors) : '—',
+  ]);
 }
 
 function row(file, doc) {
@@ -63,23 +58,16 @@ function row(file, doc) {
   const worst = stuffing.length ? stuffing.reduce((a, s) => (s.stopped / s.attempts < a.stopped / a.attempts ? s : a)) : null;
   const b10 = bucket('10-29');
   const b30 = bucket('30+');
-  const { date, commit } = when(file, doc);
   const integration = { client: 'client', opaque: 'opaque tokens', none: 'headers only' }[doc.options?.tokens] ?? '?';
-  return {
-    sort: `${date} ${doc.run?.at ?? ''} ${file}`,
-    cells: [
-      date,
-      commit,
-      path.basename(file, '.json'),
-      integration,
-      `${b10 ? pct(b10.friction, b10.logins) : '—'} / ${b30 ? pct(b30.friction, b30.logins) : '—'}`,
-      pct(f.legit.denied, f.legit.logins),
-      f.legit.waveSignups ? pct(f.legit.waveSignupFriction, f.legit.waveSignups) : '—',
-      `${stopped('targeted')} / ${stopped('very_targeted')}`,
-      worst ? `${pct(worst.stopped, worst.attempts)} (${worst.scenario})` : '—',
-      typeof f.auc === 'number' ? f.auc.toFixed(4) : '—',
-    ],
-  };
+  return rowOf(file, doc, [
+    integration,
+    `${b10 ? pct(b10.friction, b10.logins) : '—'} / ${b30 ? pct(b30.friction, b30.logins) : '—'}`,
+    pct(f.legit.denied, f.legit.logins),
+    f.legit.waveSignups ? pct(f.legit.waveSignupFriction, f.legit.waveSignups) : '—',
+    `${stopped('targeted')} / ${stopped('very_targeted')}`,
+    worst ? `${pct(worst.stopped, worst.attempts)} (${worst.scenario})` : '—',
+    typeof f.auc === 'number' ? f.auc.toFixed(4) : '—',
+  ]);
 }
 
 const rows = [];

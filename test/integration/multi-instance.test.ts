@@ -30,6 +30,7 @@ import { unpack } from '../../src/store/state/pack';
 import { asEnvId, type EnvId } from '../../src/core/model';
 import { startInstance, type Instance } from '../support/cluster';
 import { laptopComponents } from '../support/components';
+import { rng } from '../../bench/lib/traffic';
 import { waitFor } from '../support/wait';
 
 jest.setTimeout(600_000);
@@ -68,18 +69,6 @@ class Receiver {
   }
 }
 
-/** A seeded random source, so that a failure names a reproducible spread of calls. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let dbServer: EmbeddedDatabase | null = null;
 let dbDir = '';
 let mongo: MongoClient;
@@ -90,7 +79,8 @@ const receiver = new Receiver();
 let settings: Record<string, string>;
 const instances: Instance[] = [];
 const clients = new Map<Instance, RampartClient>();
-const random = seeded(34);
+/** Seeded, so that a failure names a reproducible spread of calls. */
+const random = rng(34);
 const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
 
 const authorization = `Basic ${Buffer.from(`:${SECRET}`).toString('base64')}`;
