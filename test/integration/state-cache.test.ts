@@ -139,3 +139,17 @@ it('invalidate() drops unchanged copies and forgets the copy of a changed one, k
   expect(await cache.read('purged', 'y')).toEqual({ n: 10 });
   expect(view()).toEqual({ made: 2, n: 10 });
 });
+
+it('answers an aged copy when its look-up is late, and nothing for a document it never had', async () => {
+  await database.db.collection('late-read').insertMany([{ _id: 'held' as never, n: 1 }, { _id: 'new' as never, n: 9 }]);
+  const { cache, clock } = cacheOf({ maxAgeMs: 2000 });
+  expect(await cache.read('late-read', 'held')).toEqual({ n: 1 });
+  clock.now += 5000;
+  // A deadline already past: the look-up cannot answer in time (a failover, a slow database).
+  expect(await cache.read('late-read', 'held', clock.now)).toEqual({ n: 1 });
+  expect(await cache.read('late-read', 'new', clock.now)).toBeUndefined();
+  expect(await cache.readAll('late-read', ['held'], clock.now)).toEqual([{ n: 1 }]);
+  expect(await cache.readAll('late-read', ['held', 'never'], clock.now)).toBeUndefined();
+  // The look-ups went on and filled the cache.
+  expect(await cache.read('late-read', 'new')).toEqual({ n: 9 });
+});

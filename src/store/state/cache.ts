@@ -130,13 +130,15 @@ export class StateCache {
 
   /**
    * The document as this process knows it (null: it does not exist), from the cache or with one
-   * look-up. With `deadline` (epoch ms), resolves `undefined` if the look-up has not answered by
-   * then; the look-up still completes and fills the cache. Rejects when the database fails.
+   * look-up. With `deadline` (epoch ms), a look-up that has not answered by then resolves the
+   * copy this process had before it, past `maxAgeMs` (a failover or a slow database: a copy a
+   * few seconds old beats none), or `undefined` when it had none; the look-up still completes and
+   * fills the cache. Rejects when the database fails.
    */
   async read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined> {
     const e = this.entry(collection, id);
     const loading = this.lookUp(e);
-    if (loading && !(await this.inTime(loading, deadline))) return undefined;
+    if (loading) await this.inTime(loading, deadline);
     return e.value;
   }
 
@@ -206,13 +208,14 @@ export class StateCache {
   /**
    * Several documents of one collection, as read() reads one (null: does not exist), with one
    * promise for all of them rather than one each: a verdict for a new address misses a dozen
-   * counter documents. With `deadline`, resolves `undefined` unless every one is read by then (the
-   * look-ups go on and fill the cache). Rejects when the database fails.
+   * counter documents. With `deadline`, resolves `undefined` unless every one is known by then:
+   * read, or held from before (an aged copy whose look-up is late, as read() answers it); the
+   * look-ups go on and fill the cache. Rejects when the database fails.
    */
   async readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined> {
     const entries = ids.map((id) => this.entry(collection, id));
     const loads = entries.map((e) => this.lookUp(e)).filter((l): l is Promise<void> => l !== null);
-    if (loads.length > 0 && !(await this.inTime(Promise.all(loads), deadline))) return undefined;
+    if (loads.length > 0 && !(await this.inTime(Promise.all(loads), deadline)) && entries.some((e) => e.value === undefined)) return undefined;
     // A look-up that ended sets its document; one that could not answer leaves it unknown.
     const docs = entries.map((e) => e.value);
     return docs.some((d) => d === undefined) ? undefined : (docs as (Doc | null)[]);
