@@ -47,7 +47,7 @@ import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
-import { RollupReader, RollupWriter } from '../store/rollups';
+import { RollupReader, RollupWriter, rollupIndexes } from '../store/rollups';
 import { translatingErrors as core } from '../store/errors';
 import { SessionService, type SessionOptions } from '../core/sessions/service';
 import { PolicyDryRunService } from '../core/policies/dry-run';
@@ -75,6 +75,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...analyticsIndexes,
   ...sessionIndexes,
   ...eventKeyIndexes,
+  ...rollupIndexes,
 ];
 
 /** Every index `specs` declares on one collection (several specs may name it). */

@@ -57,7 +57,12 @@ import {
 } from './rollup-docs';
 
 export { ROLLUPS, type RollupDimension } from './rollup-docs';
-export const rollupIndexes: IndexSpec[] = [{ collection: ROLLUPS, indexes: [] }];
+/**
+ * On MongoDB, retention deletes an environment's rollups oldest first (store/retention.ts): this
+ * index serves it. Rollups are read by `_id` only, so FerretDB (which would gain nothing from it)
+ * does not get it (server-kind.ts: non-unique indexes there only where a read uses them).
+ */
+export const rollupIndexes: IndexSpec[] = [{ collection: ROLLUPS, indexes: [{ key: { envId: 1, at: 1 }, name: 'env_at' }] }];
 
 /** Distinct addresses (ASNs, countries) one instance records per rollup before counting the rest as overflow. */
 export const ROLLUP_KEY_CAP = 5_000;
