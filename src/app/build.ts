@@ -34,6 +34,9 @@ import { clientEventIndexes, StateClientEventStore } from '../store/client-event
 import { ClientEventsService } from '../core/client/events';
 import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
+import { listIndexes, MongoListStore } from '../store/lists';
+import { auditIndexes, MongoAuditLog } from '../store/audit';
+import { ListService } from '../core/lists/service';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
 import { createSmtpMailer, noMailer } from '../mail/smtp';
@@ -76,6 +79,8 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...sessionIndexes,
   ...eventKeyIndexes,
   ...rollupIndexes,
+  ...listIndexes,
+  ...auditIndexes,
 ];
 
 /** Every index `specs` declares on one collection (several specs may name it). */
@@ -223,7 +228,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const events = core(new MongoEventStore(db, state, rollups, eventKeys));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
-  const policies = new PolicyService(core(new MongoPolicyStore(db)), clock);
+  // Policies may name only the environment's lists; a list a policy names cannot be deleted.
+  const policies = new PolicyService(core(new MongoPolicyStore(db)), clock, 1000, (env) => lists.ids(env));
+  const lists: ListService = new ListService({ store: core(new MongoListStore(db)), audit: core(new MongoAuditLog(db)), clock, policiesUsing: (env, id) => policies.usingList(env, id) });
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
@@ -267,7 +274,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     trackPending: () => track.pending,
     outbox: () => webhooks.outbox(),
   });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token') });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, lists, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token') });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
@@ -295,6 +302,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     track,
     devices,
     policies,
+    lists,
     webhooks,
     privacy,
     client,
@@ -305,7 +313,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       users,
     ),
     analytics: new AnalyticsService(analyticsStore, clock),
-    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock }),
+    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
     read: { events, debuggerLog, users },
   };

@@ -17,6 +17,7 @@ import type { ClientService } from './client/service';
 import type { ClientEventsService } from './client/events';
 import type { SessionService } from './sessions/service';
 import type { PolicyDryRunService } from './policies/dry-run';
+import type { ListService } from './lists/service';
 
 export interface Services {
   environments: EnvironmentService;
@@ -24,6 +25,8 @@ export interface Services {
   track: TrackService;
   devices: DeviceService;
   policies: PolicyService;
+  /** Lists of values (addresses, e-mails, devices, …) policies match, their items and audit log. */
+  lists: ListService;
   webhooks: WebhookService;
   privacy: PrivacyService;
   /** The clients' collector (browsers and native apps) and token reader. */

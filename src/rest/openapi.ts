@@ -16,6 +16,7 @@ import { mobileSchema } from '../core/client/mobile';
 import { clientEventsSchema } from '../core/client/events';
 import { privacyIdentifierSchema } from '../core/privacy/schema';
 import * as body from './responses';
+import * as lists from './lists';
 
 extendZodWithOpenApi(z);
 
@@ -184,6 +185,66 @@ export function openApiDocument(o: OpenApiOptions): object {
       responses: { '200': json(`The device, ${what}`, device), ...errors([...AUTHENTICATED, ...WITH_BODY, 404]) },
     });
   }
+
+  // Lists (docs/lists.md): Castle's Lists API, and Rampart's CSV import and export of items.
+  const list = lists.listBody.openapi('List');
+  const item = lists.itemBody.openapi('ListItem');
+  const listParams = pathParams({ listId: "The list's id" });
+  const itemParams = pathParams({ listId: "The list's id", itemId: "The item's id" });
+  const jsonRequest = (schema: z.ZodTypeAny, required = true) => ({ body: { required, content: { 'application/json': { schema } } } });
+  const listRoutes: RouteConfig[] = [
+    { method: 'post', path: '/v1/lists', operationId: 'createList', request: jsonRequest(lists.listCreateRequest), responses: { '201': json('The list', list), ...errors([...AUTHENTICATED, ...WITH_BODY, 422]) } },
+    { method: 'get', path: '/v1/lists', operationId: 'getAllLists', responses: { '200': json('Every list, oldest first', z.array(list)), ...errors(AUTHENTICATED) } },
+    { method: 'post', path: '/v1/lists/query', operationId: 'queryLists', request: jsonRequest(lists.queryRequest, false), responses: { '200': json('A page of lists', z.array(list)), ...errors([...AUTHENTICATED, ...WITH_BODY, 422]) } },
+    { method: 'get', path: '/v1/lists/{listId}', operationId: 'getList', request: { params: listParams }, responses: { '200': json('The list', list), ...errors([...AUTHENTICATED, 404]) } },
+    { method: 'put', path: '/v1/lists/{listId}', operationId: 'updateList', request: { params: listParams, ...jsonRequest(lists.listUpdateRequest) }, responses: { '200': json('The list', list), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) } },
+    {
+      method: 'delete',
+      path: '/v1/lists/{listId}',
+      operationId: 'deleteList',
+      description: 'The list and its items are deleted; a list an active policy names is refused (422).',
+      request: { params: listParams },
+      responses: { '204': { description: 'Deleted' }, ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) },
+    },
+    {
+      method: 'post',
+      path: '/v1/lists/{listId}/items',
+      operationId: 'createListItem',
+      description: 'A value already active in the list is refused (422); an archived one comes back.',
+      request: { params: listParams, ...jsonRequest(lists.itemCreateRequest) },
+      responses: { '201': json('The item', item), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) },
+    },
+    {
+      method: 'post',
+      path: '/v1/lists/{listId}/items/batch',
+      operationId: 'createListItemsBatch',
+      description: 'Adds or replaces up to 1000 items; nothing is written unless every item is valid.',
+      request: { params: listParams, ...jsonRequest(lists.itemBatchRequest) },
+      responses: { '201': json('The items', z.array(item)), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) },
+    },
+    { method: 'post', path: '/v1/lists/{listId}/items/query', operationId: 'queryListItems', request: { params: listParams, ...jsonRequest(lists.queryRequest, false) }, responses: { '200': json('A page of items', z.array(item)), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) } },
+    { method: 'post', path: '/v1/lists/{listId}/items/count', operationId: 'countListItems', request: { params: listParams, ...jsonRequest(lists.countRequest, false) }, responses: { '200': json('How many items match', lists.countBody), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) } },
+    {
+      method: 'post',
+      path: '/v1/lists/{listId}/items/import',
+      operationId: 'importListItems',
+      description: `CSV with a header naming \`value\` (or \`primary_value\`) and optionally \`secondary_value\`, \`comment\`, \`expires_at\`; at most ${lists.IMPORT_MAX_BYTES} bytes and 100,000 rows. Every line is checked first: one bad line answers 422 naming each bad line and imports nothing.`,
+      request: { params: listParams, body: { required: true, content: { 'text/csv': { schema: z.string() } } } },
+      responses: { '201': json('What was imported', lists.importBody), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) },
+    },
+    {
+      method: 'get',
+      path: '/v1/lists/{listId}/items/export',
+      operationId: 'exportListItems',
+      request: { params: listParams, query: z.object({ include_archived: z.enum(['true', 'false']).optional().openapi({ description: 'Also archived items (default false)' }) }) },
+      responses: { '200': { description: 'The items as CSV (docs/lists.md)', content: { 'text/csv': { schema: z.string() } } }, ...errors([...AUTHENTICATED, 404]) },
+    },
+    { method: 'get', path: '/v1/lists/{listId}/items/{itemId}', operationId: 'getListItem', request: { params: itemParams }, responses: { '200': json('The item', item), ...errors([...AUTHENTICATED, 404]) } },
+    { method: 'put', path: '/v1/lists/{listId}/items/{itemId}', operationId: 'updateListItem', request: { params: itemParams, ...jsonRequest(lists.itemUpdateRequest) }, responses: { '200': json('The item', item), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) } },
+    { method: 'delete', path: '/v1/lists/{listId}/items/{itemId}/archive', operationId: 'archiveListItem', request: { params: itemParams }, responses: { '200': json('The item, archived', item), ...errors([...AUTHENTICATED, ...WITH_BODY, 404]) } },
+    { method: 'put', path: '/v1/lists/{listId}/items/{itemId}/unarchive', operationId: 'unarchiveListItem', request: { params: itemParams }, responses: { '200': json('The item, active again', item), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) } },
+  ];
+  for (const c of listRoutes) route({ ...c, tags: ['lists'], security: secured });
 
   const privacyUser = pathParams({ userId: "The user's id in the application" });
   const privacyBody = { required: true, content: { 'application/json': { schema: privacyIdentifierSchema } } };

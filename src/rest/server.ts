@@ -20,6 +20,7 @@ import { openApiDocument } from './openapi';
 import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 import { EXPORT_ROUTE } from './privacy-links';
 import { eventCommand } from './event-command';
+import { registerListRoutes } from './lists';
 
 export interface RestOptions {
   services: Services;
@@ -54,7 +55,7 @@ export interface RestMetrics {
 
 const MAX_JSON_DEPTH = 32;
 /** The routes that need the database to answer (see `RestOptions.database`). */
-const NEEDS_DATABASE = /^\/v1\/(users|devices|privacy)\//;
+const NEEDS_DATABASE = /^\/v1\/(users\/|devices\/|privacy\/|lists(\/|$))/;
 /** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
 const READY_TIMEOUT_MS = 400;
 
@@ -254,6 +255,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   );
 
   registerClientPages(app, { services, demo: o.demo ?? false, sendError });
+  registerListRoutes(app, { services, principal, jsonBody, route });
 
   app.get(
     '/v1/users/:userId/devices',

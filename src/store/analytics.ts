@@ -40,7 +40,7 @@ const rangeAndAction = (f: EventFilter): f is EventFilter & { action: Action } =
   f.action !== undefined && Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to' || k === 'action');
 
 /** A stored verdict as the dry run reads it. */
-function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' | 'risk' | 'signals' | 'country' | 'userId' | 'deviceToken'> & { policy?: { name?: string } | null }): DecisionPoint {
+function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' | 'risk' | 'signals' | 'country' | 'userId' | 'deviceToken' | 'ip' | 'email' | 'asn'> & { policy?: { name?: string } | null }): DecisionPoint {
   return {
     id: d._id,
     name: d.name,
@@ -51,6 +51,9 @@ function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' |
     country: d.country ?? null,
     userId: d.userId ?? null,
     deviceToken: d.deviceToken ?? null,
+    ip: d.ip ?? null,
+    email: d.email ?? null,
+    asn: d.asn ?? null,
     policyName: d.policy?.name ?? null,
   };
 }
@@ -208,7 +211,7 @@ export class MongoAnalyticsStore implements AnalyticsStore {
       return { points: docs.slice(0, cap).map(decisionOf), truncated: !complete || docs.length > cap };
     }
     const match: Document = { ...eventMatch(env, filter), action: filter.action ?? { $in: ['allow', 'challenge', 'deny'] } };
-    const projection = { _id: 1, name: 1, occurredAt: 1, action: 1, risk: 1, signals: 1, country: 1, userId: 1, deviceToken: 1, 'policy.name': 1 };
+    const projection = { _id: 1, name: 1, occurredAt: 1, action: 1, risk: 1, signals: 1, country: 1, userId: 1, deviceToken: 1, ip: 1, email: 1, asn: 1, 'policy.name': 1 };
     const docs = await this.gate.run(() =>
       this.events
         .find(match, { projection })

@@ -136,6 +136,44 @@ describe('Python SDK castle7: privacy', () => {
   });
 });
 
+describe('Python SDK castle7: lists', () => {
+  type Step = { ok: boolean; result?: any; error?: { class: string; message: string } };
+  it('every lists command: create, get all, get, query, update, delete', async () => {
+    const r = await drive('castle7', 'lists');
+    const steps = r.result as unknown as Record<string, Step>;
+    for (const [name, step] of Object.entries(steps)) if (name !== 'get_deleted') expect([name, step.error]).toEqual([name, undefined]);
+    expect(r.ok).toBe(true);
+    const created = steps.create?.result;
+    expect(created).toMatchObject({ primary_field: 'ip', color: '$red', description: 'made by the SDK' });
+    expect(steps.get_all?.result.map((l: { id: string }) => l.id)).toContain(created.id);
+    expect(steps.get?.result).toEqual(created);
+    expect(steps.query?.result.map((l: { id: string }) => l.id)).toEqual([created.id]);
+    expect(steps.update?.result).toMatchObject({ id: created.id, color: '$blue', name: `${created.name} (renamed)` });
+    expect(steps.delete?.result).toEqual({});
+    expect(steps.get_deleted?.error?.class).toBe('NotFoundError');
+  });
+  it('every list-items command, and a block list then denies the SDK\'s next risk call', async () => {
+    const list = (await call(app, 'POST', '/v1/lists', { name: 'compat block list', color: '$red', primary_field: 'ip' })).body as { id: string };
+    const policy = await app.built.services.policies.create(app.env.id, { name: 'Deny compat block list', group: 'before', action: 'deny', conditions: { inLists: [list.id] } });
+    const ip = '81.2.69.250';
+    const r = await drive('castle7', 'list_items', { RAMPART_LIST_ID: list.id, RAMPART_IP: ip, RAMPART_REQUEST_TOKEN: 'compat-lists-client-id' });
+    const steps = r.result as unknown as Record<string, Step>;
+    for (const [name, step] of Object.entries(steps)) expect([name, step.error]).toEqual([name, undefined]);
+    const item = steps.create?.result;
+    expect(item).toMatchObject({ list_id: list.id, primary_value: ip, comment: 'seen in an incident', author: { type: '$analyst_email', identifier: 'analyst@example.com' }, archived: false });
+    expect(steps.create_batch?.result.map((i: { primary_value: string }) => i.primary_value)).toEqual(['203.0.113.0/24', '2001:db8::/32']);
+    expect(steps.get?.result).toEqual(item);
+    expect(steps.query?.result.map((i: { id: string }) => i.id)).toEqual([item.id]);
+    expect(steps.count?.result).toEqual({ total_count: 3 });
+    expect(steps.update?.result.comment).toBe('confirmed');
+    expect(steps.archive?.result).toMatchObject({ archived: true });
+    expect(steps.unarchive?.result).toMatchObject({ archived: false });
+    expect(steps.risk?.result.policy).toMatchObject({ action: 'deny', name: 'Deny compat block list' });
+    expect(steps.risk?.result.signals.in_list).toMatchObject({ list_id: list.id, item_id: item.id, value: ip });
+    await app.built.services.policies.archive(app.env.id, policy.id);
+  });
+});
+
 describe('Node SDK @castleio/sdk', () => {
   it('authenticate answers allow without failover', async () => {
     const r = await drive('node', 'authenticate_login');

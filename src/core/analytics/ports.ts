@@ -32,6 +32,10 @@ export interface DecisionPoint {
   country: string | null;
   userId: string | null;
   deviceToken: string | null;
+  /** The values lists are matched on in a dry run (absent in older stores: not matched). */
+  ip?: string | null;
+  email?: string | null;
+  asn?: number | null;
   /** Name of the policy that decided it (a sandbox test token names itself). */
   policyName: string | null;
 }

@@ -3,8 +3,10 @@
  * through the analysts' bulkhead (bounded in days and in number, newest first) and decided again,
  * once by the policies as they are now and once with the draft applied, with the evidence each
  * verdict recorded (event, risk, signals, country) and the device's review state as it is now
- * (devices with feedback are read through the same bulkhead; every other device is unreviewed).
- * Nothing is written.
+ * (devices with feedback are read through the same bulkhead; every other device is unreviewed),
+ * and the environment's lists as they are now, matched on what each event stored (user id, e-mail
+ * and its domain, address, ASN, country, device token; machine and request shape are not stored,
+ * so lists of those never match here). Nothing is written.
  */
 import { InvalidParameters } from '../errors';
 import type { Action, EnvId } from '../model';
@@ -14,6 +16,8 @@ import type { AnalyticsStore, DecisionPoint } from '../analytics/ports';
 import { riskLevel } from '../scoring/signals';
 import type { PolicyDraftChange, PolicyService } from './service';
 import { TEST_TOKEN_POLICIES, type DeviceReviewState, type PolicySet } from './model';
+import type { ListService } from '../lists/service';
+import { matchLists, NO_MATCHES, type CompiledLists, type ListMatch } from '../lists/matcher';
 
 export const DRY_RUN_MAX_DAYS = 30;
 export const DRY_RUN_MAX_EVENTS = 20_000;
@@ -53,7 +57,7 @@ export interface DryRunRequest {
 }
 
 export class PolicyDryRunService {
-  constructor(private readonly d: { policies: PolicyService; events: AnalyticsStore; clock: Clock }) {}
+  constructor(private readonly d: { policies: PolicyService; events: AnalyticsStore; clock: Clock; lists?: ListService }) {}
 
   async run(env: EnvId, req: DryRunRequest): Promise<DryRunResult> {
     const days = req.days ?? 7;
@@ -71,14 +75,16 @@ export class PolicyDryRunService {
     const states = new Map<string, DeviceReviewState>();
     if (points.some((p) => p.deviceToken)) for (const r of await this.d.events.reviewedDevices(env, DRY_RUN_MAX_REVIEWED_DEVICES)) states.set(r.token, r.state);
 
+    const lists = this.d.lists ? await this.d.lists.forVerdicts(env) : null;
     const before = new Map<Action, number>();
     const after = new Map<Action, number>();
     const moves = new Map<string, { from: Action; to: Action; count: number }>();
     const samples: DryRunChange[] = [];
     let changed = 0;
     for (const p of points) {
-      const was = this.decide(current, p, states);
-      const would = this.decide(draft, p, states);
+      const matches = lists ? listsOf(lists, p, to.getTime()) : NO_MATCHES;
+      const was = this.decide(current, p, states, matches);
+      const would = this.decide(draft, p, states, matches);
       before.set(was.action, (before.get(was.action) ?? 0) + 1);
       after.set(would.action, (after.get(would.action) ?? 0) + 1);
       if (was.action === would.action) continue;
@@ -103,7 +109,7 @@ export class PolicyDryRunService {
     };
   }
 
-  private decide(set: PolicySet, p: DecisionPoint, states: Map<string, DeviceReviewState>): { action: Action; policy: string } {
+  private decide(set: PolicySet, p: DecisionPoint, states: Map<string, DeviceReviewState>, lists: readonly ListMatch[]): { action: Action; policy: string } {
     if (p.policyName && FORCED.has(p.policyName)) return { action: p.action, policy: p.policyName };
     const matched = this.d.policies.match(set, {
       event: p.name,
@@ -112,7 +118,29 @@ export class PolicyDryRunService {
       signals: p.signals,
       country: p.country,
       deviceState: (p.deviceToken && states.get(p.deviceToken)) || 'unreviewed',
+      lists,
     });
     return { action: matched.action, policy: matched.name };
   }
+}
+
+/** The lists a stored verdict's values are in now. */
+function listsOf(lists: CompiledLists, p: DecisionPoint, nowMs: number): readonly ListMatch[] {
+  if (lists.size === 0) return NO_MATCHES;
+  const email = p.email && p.email.includes('@') ? p.email.trim().toLowerCase() : null;
+  return matchLists(
+    lists,
+    {
+      userId: p.userId,
+      email,
+      emailDomain: email ? email.slice(email.lastIndexOf('@') + 1) : null,
+      ip: p.ip ?? null,
+      asn: p.asn ?? null,
+      country: p.country,
+      devices: p.deviceToken ? [p.deviceToken] : [],
+      machine: null,
+      shape: null,
+    },
+    nowMs,
+  );
 }

@@ -45,6 +45,10 @@ export interface PolicyConditions {
   countries?: string[];
   /** Review state of the device the event came from. */
   deviceStates?: DeviceReviewState[];
+  /** Ids of lists (core/lists): the event is in at least one of them. */
+  inLists?: string[];
+  /** Ids of lists: the event is in none of them. */
+  notInLists?: string[];
 }
 
 export interface PolicyDraft {

@@ -20,6 +20,8 @@ export interface MatchInput {
   signals: readonly string[];
   country: string | null;
   deviceState: DeviceReviewState;
+  /** The lists the event is in (core/lists/matcher.ts); absent: none. */
+  lists?: readonly { list: { id: string } }[];
 }
 
 export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
@@ -53,7 +55,28 @@ export class PolicyService {
    * through this process take effect on the very next verdict; edits made by another instance
    * within `cacheMs`.
    */
-  constructor(private readonly store: PolicyStore, private readonly clock: Clock, private readonly cacheMs = 1000) {}
+  constructor(
+    private readonly store: PolicyStore,
+    private readonly clock: Clock,
+    private readonly cacheMs = 1000,
+    /** The ids of the environment's lists: a policy may name only those (absent: not checked). */
+    private readonly listIds?: (env: EnvId) => Promise<ReadonlySet<string>>,
+  ) {}
+
+  /** The active policies whose conditions name a list (by name, for a message). */
+  async usingList(envId: EnvId, listId: string): Promise<string[]> {
+    const set = await this.store.getSet(envId);
+    return (set?.policies ?? []).filter((p) => !p.archived && (p.conditions.inLists?.includes(listId) || p.conditions.notInLists?.includes(listId))).map((p) => p.name);
+  }
+
+  /** Refuse conditions naming a list the environment does not have. */
+  private async checkLists(envId: EnvId, conditions: PolicyConditions | undefined, prefix = ''): Promise<void> {
+    const named = [...(conditions?.inLists ?? []), ...(conditions?.notInLists ?? [])];
+    if (!named.length || !this.listIds) return;
+    const known = await this.listIds(envId);
+    const missing = named.filter((id) => !known.has(id));
+    if (missing.length) throw new InvalidParameters([{ field: `${prefix}conditions.${conditions?.inLists?.some((id) => missing.includes(id)) ? 'inLists' : 'notInLists'}`, message: `no such list: ${missing.join(', ')}` }]);
+  }
 
   /**
    * The policy set verdicts match against. Once read, a set is reused for `cacheMs`; after that
@@ -121,6 +144,7 @@ export class PolicyService {
 
   async create(envId: EnvId, draft: PolicyDraft): Promise<Policy> {
     validateDraft(draft);
+    await this.checkLists(envId, draft.conditions);
     return this.mutate(envId, (set, now) => {
       const policy = this.newPolicy(envId, draft, nextPosition(set, draft.group), now, false);
       set.policies.push(policy);
@@ -129,6 +153,7 @@ export class PolicyService {
   }
 
   async update(envId: EnvId, id: string, patch: Partial<PolicyDraft>): Promise<Policy> {
+    if (patch.conditions) await this.checkLists(envId, patch.conditions);
     return this.mutate(envId, (set, now) => {
       const p = set.policies.find((x) => x.id === id);
       if (!p) throw new NotFound('no such policy');
@@ -163,6 +188,7 @@ export class PolicyService {
    */
   async draftSet(envId: EnvId, drafts: readonly PolicyDraftChange[]): Promise<{ current: PolicySet; draft: PolicySet }> {
     const current = await this.requireSet(envId);
+    for (const [i, d] of drafts.entries()) await this.checkLists(envId, 'create' in d ? d.create.conditions : d.update?.conditions, `drafts[${i}].`);
     const copy: PolicySet = { ...current, policies: current.policies.map((p) => ({ ...p, conditions: { ...p.conditions } })) };
     const now = this.clock.now();
     drafts.forEach((d, i) => {
@@ -286,6 +312,8 @@ function matches(c: PolicyConditions, x: MatchInput): boolean {
   if (c.signalsAll?.length && !c.signalsAll.every((s) => x.signals.includes(s))) return false;
   if (c.countries?.length && (!x.country || !c.countries.includes(x.country))) return false;
   if (c.deviceStates?.length && !c.deviceStates.includes(x.deviceState)) return false;
+  if (c.inLists?.length && !(x.lists ?? []).some((m) => c.inLists?.includes(m.list.id))) return false;
+  if (c.notInLists?.length && (x.lists ?? []).some((m) => c.notInLists?.includes(m.list.id))) return false;
   return true;
 }
 
@@ -310,5 +338,9 @@ export function validateDraft(d: PolicyDraft): void {
   }
   for (const cc of c.countries ?? []) if (!/^[A-Z]{2}$/.test(cc)) p.push({ field: 'conditions.countries', message: `not an ISO country code: ${cc}` });
   for (const s of c.deviceStates ?? []) if (!STATES.includes(s)) p.push({ field: 'conditions.deviceStates', message: `unknown device state ${s}` });
+  for (const k of ['inLists', 'notInLists'] as const) {
+    const ids = c[k];
+    if (ids !== undefined && (!Array.isArray(ids) || ids.length > 20 || ids.some((id) => typeof id !== 'string' || !id || id.length > 64))) p.push({ field: `conditions.${k}`, message: 'must be at most 20 list ids' });
+  }
   if (p.length) throw new InvalidParameters(p);
 }

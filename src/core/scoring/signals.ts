@@ -40,6 +40,7 @@ export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
   replayed_token: 'a client token already used: more than three calls, past a minute, or from another address',
   invalid_token: 'a client token that does not verify: forged, altered, expired or issued for another environment',
   stale_timestamp: 'a verdict asked about an event older than the bound for verdicts (default 365 days): scored as happening now, teaching the profile nothing',
+  in_list: "a value of the event (address or network, e-mail, domain, user, ASN, country, device, machine, request shape) is in one of the environment's lists: the detail names the list and the item (the first of several; `list_ids` names them all); raises nothing by itself, policies decide",
   missing_fields: 'fields the event should carry were not sent (named in `missing`): it was scored on less evidence; raises nothing by itself',
 };
 export const SIGNAL_NAMES = Object.keys(SIGNAL_DESCRIPTIONS);

@@ -26,6 +26,8 @@ import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
 import { enrich, eventEmail, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent, type Enriched, type EventState } from './observe';
 import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/model';
+import type { ListService } from '../lists/service';
+import { CompiledLists, matchLists, NO_MATCHES, type EventValues, type ListMatch } from '../lists/matcher';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -60,6 +62,8 @@ export interface VerdictDeps {
   counters: CounterStore;
   writes: WriteQueue;
   policies: PolicyService;
+  /** The environment's lists, matched on every verdict (absent: no lists). */
+  lists?: ListService;
   webhooks: WebhookSink;
   clock: Clock;
   /** Reference data events are enriched with. */
@@ -130,7 +134,7 @@ export class VerdictService {
     const enriched = enrich(event, this.d.intel);
 
     // 3. State: the policies in force, the user and the counters, what is not read in time unknown.
-    const [set, read] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, enriched, deadline)]);
+    const [set, read, lists] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, enriched, deadline), this.d.lists ? this.d.lists.forVerdicts(env.id) : NO_LISTS]);
     // A browser profile on one of the user's own machines is that device (core/devices/machine.ts).
     const { x, link } = resolveDevice(enriched, read);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
@@ -139,10 +143,14 @@ export class VerdictService {
 
     // 4. Score: the engine's risk and signals (a sandbox test token may force the risk).
     const existing = recognise(read.state, x.key.key);
-    const { risk, signals } = this.score(env, x, read, existing, sentAt);
+    const scored = this.score(env, x, read, existing, sentAt);
+    const risk = scored.risk;
+    // The lists the event is in (from memory; expiry checked now): a signal, and what policies match.
+    const matches = lists.size ? matchLists(lists, eventValues(x, existing), now.getTime()) : NO_MATCHES;
+    const signals = matches.length ? { ...scored.signals, in_list: listSignal(matches) } : scored.signals;
 
     // 5. Decide: the first matching policy (a sandbox test token may force the action).
-    const { action, policy } = this.decide(set, x, risk, signals, existing);
+    const { action, policy } = this.decide(set, x, risk, signals, existing, matches);
 
     // 6. Record what the event taught, written behind the answer, and notify.
     const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null, link });
@@ -180,7 +188,7 @@ export class VerdictService {
     return { risk: forced !== null && forced !== undefined ? forced : assessed.risk, signals };
   }
 
-  private decide(set: PolicySet, x: Enriched, risk: number, signals: Signals, existing: Device | null): { action: Action; policy: PolicyRef } {
+  private decide(set: PolicySet, x: Enriched, risk: number, signals: Signals, existing: Device | null, lists: readonly ListMatch[]): { action: Action; policy: PolicyRef } {
     // A sandbox test token's action is decided by its own test policy, never by one of the environment's.
     const forced = x.event.testToken?.action ?? null;
     if (forced) return { action: forced, policy: TEST_TOKEN_POLICIES[forced] };
@@ -191,6 +199,7 @@ export class VerdictService {
       signals: Object.keys(signals),
       country: x.ip?.location?.country_code ?? null,
       deviceState: reviewState(existing),
+      lists,
     });
     return { action: matched.action, policy: policyRef(matched) };
   }
@@ -269,6 +278,45 @@ export class VerdictService {
     void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
     if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
   }
+}
+
+const NO_LISTS = new CompiledLists(0);
+
+/**
+ * The values of an event lists are matched on. A device is named by its token (when known), its
+ * key, and the fingerprint sent (a Rampart client token's fingerprint also by the device key it carries).
+ */
+export function eventValues(x: Enriched, device: Device | null): EventValues {
+  const fp = x.event.context.fingerprint;
+  const devices: string[] = [];
+  if (device) devices.push(device.token);
+  devices.push(x.key.key);
+  if (fp) devices.push(fp.startsWith('rp:') ? fp.slice(3) : fp);
+  return {
+    userId: x.event.userId,
+    email: eventEmail(x.event),
+    emailDomain: x.features.emailDomain,
+    ip: x.event.context.ip,
+    asn: x.ip?.asn?.number ?? null,
+    country: x.ip?.location?.country_code ?? null,
+    devices,
+    machine: machineOf(x.features),
+    shape: x.features.shape,
+  };
+}
+
+/** The `in_list` signal's detail: the first list matched and its item, and every list matched. */
+export function listSignal(matches: readonly ListMatch[]): Signals[string] {
+  const m = matches[0] as ListMatch;
+  return {
+    score: 0,
+    list_id: m.list.id,
+    list_name: m.list.name,
+    item_id: m.entry.itemId,
+    value: m.entry.value,
+    field: m.list.primaryField,
+    list_ids: matches.map((x) => x.list.id).join(','),
+  };
 }
 
 /** Score an event from what was read (pure): the engine's input assembled from the counters. */

@@ -28,7 +28,7 @@ Environment (all optional except RAMPART_URL / RAMPART_SECRET):
   RAMPART_FILTER_FORM  identifier object of filter: "params" (default 7.x) or "user" (default 6.x)
   RAMPART_USER_ID, RAMPART_EMAIL, RAMPART_IP, RAMPART_USER_AGENT, RAMPART_CLIENT_ID,
   RAMPART_REQUEST_TOKEN, RAMPART_BAD_REQUEST_TOKEN, RAMPART_TIMESTAMP (sent as `timestamp`),
-  RAMPART_DEVICE_TOKEN (devices / track_* scenarios), RAMPART_PRIVACY_IDENTIFIER_TYPE ($id|$email)
+  RAMPART_DEVICE_TOKEN (devices / track_* scenarios), RAMPART_LIST_ID (list_items), RAMPART_PRIVACY_IDENTIFIER_TYPE ($id|$email)
   WEBHOOK_BODY (raw body) or WEBHOOK_BODY_B64 (base64 of the raw bytes), WEBHOOK_SIGNATURE
 """
 
@@ -297,6 +297,55 @@ def s_privacy_request():
     return _privacy("request_user_data")
 
 
+def _steps_ok(steps):
+    return all(v.get("ok") for v in steps.values() if isinstance(v, dict))
+
+
+def s_lists():
+    """Every lists command of the SDK, in order, on one list: create, get all, get, query, update, delete."""
+    need(7, "the lists API")
+    configure()
+    from castle.client import Client
+
+    c = Client()
+    name = "compat list " + USER_ID
+    steps = {"create": attempt(lambda: c.create_list({"name": name, "color": "$red", "primary_field": "ip", "description": "made by the SDK"}))}
+    if not steps["create"]["ok"]:
+        return {"ok": False, "result": steps}
+    list_id = steps["create"]["result"]["id"]
+    steps["get_all"] = attempt(lambda: c.get_all_lists())
+    steps["get"] = attempt(lambda: c.get_list({"list_id": list_id}))
+    steps["query"] = attempt(lambda: c.query_lists({"filters": [{"field": "name", "op": "$eq", "value": name}], "sort": {"field": "created_at", "order": "desc"}}))
+    steps["update"] = attempt(lambda: c.update_list({"list_id": list_id, "name": name + " (renamed)", "color": "$blue"}))
+    steps["delete"] = attempt(lambda: c.delete_list({"list_id": list_id}))
+    steps["get_deleted"] = attempt(lambda: c.get_list({"list_id": list_id}))
+    return {"ok": _steps_ok({k: v for k, v in steps.items() if k != "get_deleted"}), "result": steps}
+
+
+def s_list_items():
+    """Every list-items command of the SDK on RAMPART_LIST_ID (an IP list), then a risk call from RAMPART_IP."""
+    need(7, "the list items API")
+    configure()
+    from castle.client import Client
+
+    c = Client()
+    list_id = ENV("RAMPART_LIST_ID")
+    author = {"type": "$analyst_email", "identifier": "analyst@example.com"}
+    steps = {"create": attempt(lambda: c.create_list_item({"list_id": list_id, "author": author, "primary_value": IP, "comment": "seen in an incident"}))}
+    if not steps["create"]["ok"]:
+        return {"ok": False, "result": steps}
+    item_id = steps["create"]["result"]["id"]
+    steps["create_batch"] = attempt(lambda: c.create_batch_list_items({"list_id": list_id, "items": [{"author": author, "primary_value": "203.0.113.0/24"}, {"author": author, "primary_value": "2001:db8::/32"}]}))
+    steps["get"] = attempt(lambda: c.get_list_item({"list_id": list_id, "list_item_id": item_id}))
+    steps["query"] = attempt(lambda: c.query_list_items({"list_id": list_id, "filters": [{"field": "primary_value", "op": "$eq", "value": IP}], "sort": {"field": "created_at", "order": "asc"}}))
+    steps["count"] = attempt(lambda: c.count_list_items({"list_id": list_id}))
+    steps["update"] = attempt(lambda: c.update_list_item({"list_id": list_id, "list_item_id": item_id, "comment": "confirmed"}))
+    steps["archive"] = attempt(lambda: c.archive_list_item({"list_id": list_id, "list_item_id": item_id}))
+    steps["unarchive"] = attempt(lambda: c.unarchive_list_item({"list_id": list_id, "list_item_id": item_id}))
+    steps["risk"] = attempt(lambda: client(IP).risk(risk_options()))
+    return {"ok": _steps_ok(steps), "result": steps}
+
+
 def s_bad_secret_risk():
     c = client(secret=ENV("RAMPART_BAD_SECRET", (ENV("RAMPART_SECRET") or "") + "-wrong"))
     return attempt(lambda: c.risk(risk_options()))
@@ -346,6 +395,8 @@ SCENARIOS = {
     "devices": s_devices,
     "privacy_purge": s_privacy_purge,
     "privacy_request": s_privacy_request,
+    "lists": s_lists,
+    "list_items": s_list_items,
     "bad_secret_risk": s_bad_secret_risk,
     "invalid_ip_risk": s_invalid_ip_risk,
     "invalid_request_token_risk": s_invalid_request_token_risk,

@@ -12,11 +12,14 @@ import { DeviceService } from '../../../src/core/devices/service';
 import { PolicyService } from '../../../src/core/policies/service';
 import { WebhookService } from '../../../src/core/webhooks/service';
 import { PrivacyService } from '../../../src/core/privacy/service';
+import { ListService } from '../../../src/core/lists/service';
 import { createFakeTime, type FakeTime } from './time';
 import { createFakeHttpPoster, createFakeIntel, createFakeMailer, type FakeHttpPoster, type FakeIntel, type FakeMailer } from './outside';
 import { createFakeCounterStore, createFakeStateLayer, createFakeUserStateStore, type FakeStateLayer } from './state';
 import {
+  createFakeAuditLog,
   createFakeDebuggerStore,
+  createFakeListStore,
   createFakeEnvironmentStore,
   createFakeEventStore,
   createFakePolicyStore,
@@ -53,6 +56,9 @@ export interface FakeServices {
   users: ReturnType<typeof createFakeUserStateStore>;
   counters: ReturnType<typeof createFakeCounterStore>;
   policies: PolicyService;
+  lists: ListService;
+  listStore: ReturnType<typeof createFakeListStore>;
+  audit: ReturnType<typeof createFakeAuditLog>;
   devices: DeviceService;
   webhooks: WebhookService;
   /** What the webhook service told its observer (the metrics) of each attempt. */
@@ -79,7 +85,10 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
   const privacyStore = createFakePrivacyStore({ events, debuggerLog });
   const users = createFakeUserStateStore(state);
   const counters = createFakeCounterStore(state, () => clock.now());
-  const policies = new PolicyService(createFakePolicyStore(), clock);
+  const policies = new PolicyService(createFakePolicyStore(), clock, 1000, (env) => lists.ids(env));
+  const listStore = createFakeListStore();
+  const audit = createFakeAuditLog();
+  const lists: ListService = new ListService({ store: listStore, audit, clock, policiesUsing: (env, id) => policies.usingList(env, id) });
   const webhookAttempts: FakeServices['webhookAttempts'] = [];
   const webhooks = new WebhookService({
     store: webhookStore,
@@ -94,7 +103,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     observer: { attempted: (outcome) => void webhookAttempts.push(outcome) },
   });
   const devices = new DeviceService(users, webhooks, clock);
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
+  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, lists, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, scheduler: time.scheduler, intel, log });
   const privacy = new PrivacyService({
     store: privacyStore,
@@ -121,6 +130,9 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     users,
     counters,
     policies,
+    lists,
+    listStore,
+    audit,
     devices,
     webhooks,
     webhookAttempts,

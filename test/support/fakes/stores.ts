@@ -9,6 +9,9 @@ import type { PolicyRevision, PolicySet } from '../../../src/core/policies/model
 import type { DeliveryAttempt, WebhookDelivery } from '../../../src/core/webhooks/model';
 import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../../../src/core/webhooks/ports';
 import type { PrivacyJob } from '../../../src/core/privacy/model';
+import type { ItemCondition, ListItem, ListSet } from '../../../src/core/lists/model';
+import type { ListStore } from '../../../src/core/lists/ports';
+import type { AuditEntry, AuditLog } from '../../../src/core/audit/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
 import type { Session, SessionStore } from '../../../src/core/sessions/service';
 
@@ -244,6 +247,102 @@ export function createFakeSessionStore(): SessionStore & { readonly all: Map<str
       let n = 0;
       for (const [id, s] of all) if (s.expiresAt <= now && all.delete(id)) n++;
       return n;
+    },
+  };
+}
+
+/** Lists and their items in maps, with the MongoDB repository's version check and query semantics. */
+export function createFakeListStore(): ListStore & { items: Map<string, ListItem> } {
+  const sets = new Map<EnvId, ListSet>();
+  const items = new Map<string, ListItem>();
+  const key = (env: EnvId, listId: string, id: string) => `${env}\u0000${listId}\u0000${id}`;
+  const fieldOf = (i: ListItem, f: ItemCondition['field']): unknown =>
+    f === 'authorType' ? i.author.type : f === 'authorIdentifier' ? i.author.identifier : (i as unknown as Record<string, unknown>)[f];
+  const cmp = (a: unknown, b: unknown): number => {
+    const x = a instanceof Date ? a.getTime() : a;
+    const y = b instanceof Date ? b.getTime() : b;
+    if (x === y) return 0;
+    if (x === null || x === undefined) return -1;
+    if (y === null || y === undefined) return 1;
+    return (x as number) < (y as number) ? -1 : 1;
+  };
+  const holds = (i: ListItem, c: ItemCondition): boolean => {
+    const v = fieldOf(i, c.field);
+    switch (c.op) {
+      case 'eq':
+        return cmp(v, c.value) === 0;
+      case 'ne':
+        return cmp(v, c.value) !== 0;
+      case 'in':
+        return c.value.some((w) => cmp(v, w) === 0);
+      case 'nin':
+        return !c.value.some((w) => cmp(v, w) === 0);
+      case 'contains':
+        return typeof v === 'string' && v.toLowerCase().includes(c.value.toLowerCase());
+      case 'gt':
+        return v !== null && cmp(v, c.value) > 0;
+      case 'gte':
+        return v !== null && cmp(v, c.value) >= 0;
+      case 'lt':
+        return v !== null && cmp(v, c.value) < 0;
+      case 'lte':
+        return v !== null && cmp(v, c.value) <= 0;
+    }
+  };
+  const of = (env: EnvId, listId: string) => [...items.values()].filter((i) => i.envId === env && i.listId === listId);
+  const copy = (s: ListSet): ListSet => ({ ...s, lists: s.lists.map((l) => ({ ...l })) });
+  return {
+    items,
+    async getSet(env) {
+      const s = sets.get(env);
+      return s ? copy(s) : null;
+    },
+    async putSet(set, expected) {
+      const cur = sets.get(set.envId);
+      if ((cur?.version ?? 0) !== expected) return false;
+      sets.set(set.envId, copy(set));
+      return true;
+    },
+    async bumpVersion(env) {
+      const cur = sets.get(env) ?? { envId: env, version: 0, lists: [] };
+      cur.version++;
+      sets.set(env, cur);
+      return cur.version;
+    },
+    async getItem(env, listId, id) {
+      const i = items.get(key(env, listId, id));
+      return i ? { ...i } : null;
+    },
+    async putItems(list) {
+      for (const i of list) items.set(key(i.envId, i.listId, i.id), { ...i });
+    },
+    async queryItems(env, listId, q) {
+      const rows = of(env, listId).filter((i) => q.conditions.every((c) => holds(i, c)));
+      rows.sort((a, b) => (q.sort.order === 'asc' ? 1 : -1) * cmp(fieldOf(a, q.sort.field), fieldOf(b, q.sort.field)) || (a.id < b.id ? -1 : 1));
+      return rows.slice(q.skip, q.skip + q.limit).map((i) => ({ ...i }));
+    },
+    async countItems(env, listId, conditions) {
+      return of(env, listId).filter((i) => conditions.every((c) => holds(i, c))).length;
+    },
+    async *scanItems(env, listIds, activeOnly) {
+      for (const listId of listIds) yield of(env, listId).filter((i) => !activeOnly || !i.archived).sort((a, b) => (a.id < b.id ? -1 : 1)).map((i) => ({ ...i }));
+    },
+    async deleteItems(env, listId) {
+      for (const i of of(env, listId)) items.delete(key(env, listId, i.id));
+    },
+  };
+}
+
+/** The audit log in an array, newest last. */
+export function createFakeAuditLog(): AuditLog & { entries: AuditEntry[] } {
+  const entries: AuditEntry[] = [];
+  return {
+    entries,
+    async append(list) {
+      entries.push(...list);
+    },
+    async recent(env, q) {
+      return entries.filter((e) => e.envId === env && (!q.targetId || e.target.id === q.targetId)).reverse().slice(0, q.limit);
     },
   };
 }

@@ -1,0 +1,304 @@
+/**
+ * Castle's Lists API on the REST door: lists and their items under /v1/lists, with the API
+ * secret, plus Rampart's CSV import and export of items. Each route decodes the body, calls one
+ * ListService use case and encodes the answer with the mappers below (whitelisting what leaves).
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { BadRequest, PayloadTooLarge } from '../core/errors';
+import type { List, ListItem, ListQuery } from '../core/lists/model';
+import { actorOf, linesOf } from '../core/lists/service';
+import type { Principal } from '../core/model';
+import type { Services } from '../core/services';
+
+/** Largest CSV import body (streamed; about 100,000 rows of addresses with comments). */
+export const IMPORT_MAX_BYTES = 32 * 1024 * 1024;
+
+const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
+
+export const listBody = z.object({
+  id: z.string(),
+  name: z.string(),
+  color: z.string(),
+  description: z.string().nullable(),
+  primary_field: z.string().describe('The event field items are matched on (e.g. ip, user.email); see docs/lists.md'),
+  secondary_field: z.string().nullable(),
+  type: z.string().describe('What the primary field means to Rampart: user_id, email, email_domain, ip, asn, country, device, machine, request_shape'),
+  archived_at: timestamp.nullable().describe('Always null: a deleted list is gone'),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type ListBody = z.infer<typeof listBody>;
+
+export const itemBody = z.object({
+  id: z.string(),
+  list_id: z.string(),
+  primary_value: z.string(),
+  secondary_value: z.string().nullable(),
+  comment: z.string().nullable(),
+  author: z.object({ type: z.string(), identifier: z.string() }),
+  auto_archives_at: timestamp.nullable().describe('When the item stops matching by itself'),
+  expires_at: timestamp.nullable().describe('As auto_archives_at'),
+  archived: z.boolean(),
+  archived_at: timestamp.nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type ItemBody = z.infer<typeof itemBody>;
+
+export const countBody = z.object({ total_count: z.number().int().min(0) });
+export const importBody = z.object({ rows: z.number().int(), created: z.number().int(), updated: z.number().int() });
+
+const filter = z.object({ field: z.string(), op: z.string().describe('$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $contains'), value: z.unknown() });
+export const queryRequest = z
+  .object({
+    filters: z.array(filter).max(20).optional(),
+    sort: z.object({ field: z.string(), order: z.enum(['asc', 'desc']) }).optional(),
+    page: z.number().int().min(1).optional(),
+    results_size: z.number().int().min(1).max(100).optional(),
+  })
+  .passthrough();
+export const countRequest = z.object({ filters: z.array(filter).max(20).optional() }).passthrough();
+export const listCreateRequest = z
+  .object({
+    name: z.string().min(1).max(200),
+    color: z.string().describe('$red, $green, $blue, … (Castle requires one)'),
+    primary_field: z.string().describe('ip, user.email, user.id, device.fingerprint, … (docs/lists.md)'),
+    secondary_field: z.string().nullable().optional(),
+    description: z.string().max(1000).nullable().optional(),
+  })
+  .passthrough();
+export const listUpdateRequest = listCreateRequest.partial().passthrough();
+const author = z.union([z.object({ type: z.string(), identifier: z.string() }), z.string()]).describe('Who added it: {type, identifier}; default: the API secret');
+export const itemCreateRequest = z
+  .object({
+    primary_value: z.string().describe("A value of the list's type (an address or CIDR network, an e-mail, …)"),
+    secondary_value: z.string().nullable().optional(),
+    comment: z.string().max(1000).nullable().optional(),
+    author: author.optional(),
+    auto_archives_at: z.string().nullable().optional().describe('ISO 8601 time it stops matching (or expires_at)'),
+    expires_at: z.string().nullable().optional(),
+  })
+  .passthrough();
+export const itemBatchRequest = z.object({ items: z.array(itemCreateRequest).min(1).max(1000) }).passthrough();
+export const itemUpdateRequest = z.object({ comment: z.string().max(1000).nullable(), auto_archives_at: z.string().nullable().optional(), expires_at: z.string().nullable().optional() }).passthrough();
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export const listJson = (l: List): ListBody => ({
+  id: l.id,
+  name: l.name,
+  color: l.color,
+  description: l.description,
+  primary_field: l.primaryField,
+  secondary_field: l.secondaryField,
+  type: l.type,
+  archived_at: null,
+  created_at: l.createdAt.toISOString(),
+  updated_at: l.updatedAt.toISOString(),
+});
+
+export const itemJson = (i: ListItem): ItemBody => ({
+  id: i.id,
+  list_id: i.listId,
+  primary_value: i.primaryValue,
+  secondary_value: i.secondaryValue,
+  comment: i.comment,
+  author: { type: i.author.type, identifier: i.author.identifier },
+  auto_archives_at: iso(i.expiresAt),
+  expires_at: iso(i.expiresAt),
+  archived: i.archived,
+  archived_at: iso(i.archivedAt),
+  created_at: i.createdAt.toISOString(),
+  updated_at: i.updatedAt.toISOString(),
+});
+
+export interface ListRouteKit {
+  services: Services;
+  principal(req: FastifyRequest): Promise<Principal>;
+  jsonBody(req: FastifyRequest): unknown;
+  route(handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>): (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+const queryOf = (b: Record<string, unknown>): ListQuery => ({
+  filters: b.filters as ListQuery['filters'],
+  sort: b.sort as ListQuery['sort'],
+  ...(b.page !== undefined ? { page: b.page as number } : {}),
+  ...(b.results_size !== undefined ? { resultsSize: b.results_size as number } : {}),
+});
+const expiryOf = (b: Record<string, unknown>): unknown => (b.auto_archives_at !== undefined ? b.auto_archives_at : b.expires_at);
+
+export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void {
+  const { services, principal, route } = k;
+  const lists = services.lists;
+  /** A body that may be empty (queries and counts: all of them). */
+  const optionalBody = (req: FastifyRequest): Record<string, unknown> => (Buffer.isBuffer(req.body) && req.body.length > 0 ? (k.jsonBody(req) as Record<string, unknown>) : {});
+  const body = (req: FastifyRequest) => k.jsonBody(req) as Record<string, unknown>;
+  const params = (req: FastifyRequest) => req.params as { listId: string; itemId: string };
+
+  // CSV bodies (imports) reach their route as the request stream, read a line at a time.
+  app.addContentTypeParser('text/csv', (_req, payload, done) => done(null, payload));
+
+  app.post(
+    '/v1/lists',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const b = body(req);
+      const list = await lists.create(p.env.id, actorOf(p), { name: b.name, color: b.color, primaryField: b.primary_field, secondaryField: b.secondary_field, description: b.description });
+      return reply.code(201).send(listJson(list));
+    }),
+  );
+  app.get(
+    '/v1/lists',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      return reply.code(200).send((await lists.all(p.env.id)).map(listJson));
+    }),
+  );
+  app.post(
+    '/v1/lists/query',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      return reply.code(200).send((await lists.query(p.env.id, queryOf(optionalBody(req)))).map(listJson));
+    }),
+  );
+  app.get(
+    '/v1/lists/:listId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      return reply.code(200).send(listJson(await lists.get(p.env.id, params(req).listId)));
+    }),
+  );
+  app.put(
+    '/v1/lists/:listId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const b = body(req);
+      const list = await lists.update(p.env.id, actorOf(p), params(req).listId, { name: b.name, color: b.color, primaryField: b.primary_field, secondaryField: b.secondary_field, description: b.description });
+      return reply.code(200).send(listJson(list));
+    }),
+  );
+  app.delete(
+    '/v1/lists/:listId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      await lists.delete(p.env.id, actorOf(p), params(req).listId);
+      return reply.code(204).send();
+    }),
+  );
+
+  app.post(
+    '/v1/lists/:listId/items',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const b = body(req);
+      const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, { primaryValue: b.primary_value, secondaryValue: b.secondary_value, comment: b.comment, author: b.author, expiresAt: expiryOf(b) });
+      return reply.code(201).send(itemJson(item));
+    }),
+  );
+  app.post(
+    '/v1/lists/:listId/items/batch',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const b = body(req);
+      const drafts = Array.isArray(b.items)
+        ? b.items.map((i: unknown) => {
+            if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
+            const x = i as Record<string, unknown>;
+            return { primaryValue: x.primary_value, secondaryValue: x.secondary_value, comment: x.comment, author: x.author, expiresAt: expiryOf(x) };
+          })
+        : (b.items as never);
+      const items = await lists.createItems(p.env.id, actorOf(p), params(req).listId, drafts);
+      return reply.code(201).send(items.map(itemJson));
+    }),
+  );
+  app.post(
+    '/v1/lists/:listId/items/query',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      return reply.code(200).send((await lists.queryItems(p.env.id, params(req).listId, queryOf(optionalBody(req)))).map(itemJson));
+    }),
+  );
+  app.post(
+    '/v1/lists/:listId/items/count',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const b = optionalBody(req);
+      return reply.code(200).send({ total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']) });
+    }),
+  );
+  app.post(
+    '/v1/lists/:listId/items/import',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const raw = req.body;
+      if (!(raw instanceof Readable)) throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
+      const chunks = limited(raw, IMPORT_MAX_BYTES);
+      const report = await lists.importCsv(p.env.id, actorOf(p), params(req).listId, linesOf(chunks));
+      return reply.code(201).send(report);
+    }),
+  );
+  app.get(
+    '/v1/lists/:listId/items/export',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId } = params(req);
+      const list = await lists.get(p.env.id, listId);
+      const q = req.query as Record<string, unknown>;
+      const stream = Readable.from(lists.exportCsv(p.env.id, listId, q.include_archived === 'true'));
+      return reply
+        .code(200)
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="list-${list.id}.csv"`)
+        .header('cache-control', 'no-store')
+        .send(stream);
+    }),
+  );
+  app.get(
+    '/v1/lists/:listId/items/:itemId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId, itemId } = params(req);
+      return reply.code(200).send(itemJson(await lists.getItem(p.env.id, listId, itemId)));
+    }),
+  );
+  app.put(
+    '/v1/lists/:listId/items/:itemId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId, itemId } = params(req);
+      const b = body(req);
+      return reply.code(200).send(itemJson(await lists.updateItem(p.env.id, actorOf(p), listId, itemId, { comment: b.comment, expiresAt: expiryOf(b) })));
+    }),
+  );
+  app.delete(
+    '/v1/lists/:listId/items/:itemId/archive',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId, itemId } = params(req);
+      return reply.code(200).send(itemJson(await lists.archiveItem(p.env.id, actorOf(p), listId, itemId)));
+    }),
+  );
+  app.put(
+    '/v1/lists/:listId/items/:itemId/unarchive',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId, itemId } = params(req);
+      return reply.code(200).send(itemJson(await lists.unarchiveItem(p.env.id, actorOf(p), listId, itemId)));
+    }),
+  );
+}
+
+/** The request's chunks, failing past `max` bytes (413). */
+async function* limited(stream: Readable, max: number): AsyncGenerator<Uint8Array> {
+  let seen = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    seen += chunk.length;
+    if (seen > max) {
+      stream.destroy();
+      throw new PayloadTooLarge(`a CSV import is at most ${max} bytes`);
+    }
+    yield chunk;
+  }
+}

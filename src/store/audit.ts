@@ -1,0 +1,32 @@
+/** The audit log (core/audit): one document per change, newest read first through (envId, at). */
+import type { Db } from 'mongodb';
+import type { AuditEntry, AuditLog } from '../core/audit/model';
+import type { EnvId } from '../core/model';
+import type { IndexSpec } from './database';
+import { fromJson, toJson } from './ids';
+
+interface AuditDoc extends Omit<AuditEntry, 'id' | 'detail'> {
+  _id: string;
+  detail: string;
+}
+
+export const auditIndexes: IndexSpec[] = [{ collection: 'audit_log', indexes: [{ key: { envId: 1, at: -1, _id: -1 }, name: 'env_time' }], servedOnEmbedded: ['env_time'] }];
+
+export class MongoAuditLog implements AuditLog {
+  constructor(private readonly db: Db) {}
+  private get log() {
+    return this.db.collection<AuditDoc>('audit_log');
+  }
+  async append(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.log.insertMany(entries.map(({ id, detail, ...e }) => ({ _id: id, ...e, detail: toJson(detail) })));
+  }
+  async recent(env: EnvId, q: { targetId?: string; limit: number }): Promise<AuditEntry[]> {
+    const docs = await this.log
+      .find({ envId: env, ...(q.targetId ? { 'target.id': q.targetId } : {}) })
+      .sort({ envId: 1, at: -1, _id: -1 })
+      .limit(q.limit)
+      .toArray();
+    return docs.map(({ _id, detail, ...e }) => ({ id: _id, ...e, detail: fromJson(detail, {}) }));
+  }
+}
