@@ -1,47 +1,26 @@
 /**
  * List use cases, called by every door: lists (create, read, query, update, delete), their items
  * (create one or a batch, read, query, count, comment, archive, unarchive, CSV import and
- * export), the audit entry of every change, and the compiled lists verdicts match against.
- *
- * Verdicts read lists from memory: an environment's active items are compiled once
- * (matcher.ts), reused for `cacheMs`, then refreshed in the background when the set's version
- * changed (one `_id` read; a reload of the items when it did), so a verdict never waits on the
- * database for its lists after the first. A change made through this process is applied to the
- * compiled lists at once (its next verdict sees it); one made by another instance is seen within
- * `cacheMs` plus one read and the reload.
+ * export), the audit entry of every change, and the compiled lists verdicts match against
+ * (compiled-cache.ts). Checks are in validation.ts and queries.ts, CSV in csv.ts.
  */
 import type { Actor, AuditEntry, AuditLog } from '../audit/model';
-import { sha256Hex, uuid } from '../crypto';
+import { uuid } from '../crypto';
 import { InvalidParameters, NotFound, type FieldProblem } from '../errors';
-import type { EnvId, Principal } from '../model';
+import type { EnvId } from '../model';
 import type { Clock } from '../ports';
-import { CompiledList, CompiledLists } from './matcher';
-import {
-  LIST_COLOR,
-  LIST_FIELDS,
-  LIST_LIMITS,
-  type ItemCondition,
-  type ItemDraft,
-  type ItemField,
-  type ItemQuery,
-  type List,
-  type ListItem,
-  type ListQuery,
-  type ListSet,
-  type QueryFilter,
-} from './model';
+import { CompiledListCache } from './compiled-cache';
+import { EXPORT_COLUMNS, csvCell, parseCsvLine } from './csv';
+import { CompiledList, type CompiledLists } from './matcher';
+import { LIST_LIMITS, type ItemDraft, type List, type ListItem, type ListQuery, type ListSet, type QueryFilter } from './model';
 import type { ListStore } from './ports';
-import { normaliseValue } from './values';
+import { validateItemQuery, validateListQuery } from './queries';
+import { type ListCommand, buildItem, checkComment, checkExpiry, itemDetail, listDetail, MAX_REPORTED_LINES, report, validateList } from './validation';
 
-/** A new list or a change to one, as a door decoded it (values unchecked). */
-export interface ListCommand {
-  name?: unknown;
-  color?: unknown;
-  primaryField?: unknown;
-  secondaryField?: unknown;
-  description?: unknown;
-}
-
+export { actorOf, itemIdOf } from './ids';
+export { EXPORT_COLUMNS, csvCell, linesOf, parseCsvLine } from './csv';
+export { validateItemQuery } from './queries';
+export type { ListCommand } from './validation';
 /** What a CSV import did: every row written, or (422) nothing and each bad line. */
 export interface ImportReport {
   rows: number;
@@ -49,14 +28,7 @@ export interface ImportReport {
   updated: number;
 }
 
-/** Who changed something through an API secret: the secret's hash prefix, never the secret. */
-export const actorOf = (p: Principal): Actor => ({ type: p.kind === 'secret' ? '$api_secret' : '$analyst_key', identifier: p.credentialHash.slice(0, 12) });
-
-/** The id of an item: derived from its list and values, so a value is in a list at most once. */
-export const itemIdOf = (listId: string, primary: string, secondary: string | null): string => sha256Hex(`${listId}\u0000${primary}\u0000${secondary ?? ''}`).slice(0, 24);
-
 const MAX_RETRIES = 5;
-const MAX_REPORTED_LINES = 100;
 const WRITE_BATCH = 1000;
 
 export interface ListDeps {
@@ -69,19 +41,11 @@ export interface ListDeps {
   policiesUsing?: (env: EnvId, listId: string) => Promise<string[]>;
 }
 
-interface Cached {
-  compiled: CompiledLists;
-  until: number;
-  refreshing: Promise<void> | null;
-}
-
 export class ListService {
-  private readonly cache = new Map<EnvId, Cached>();
-  private readonly loading = new Map<EnvId, Promise<CompiledLists>>();
-  private readonly cacheMs: number;
+  private readonly compiled: CompiledListCache;
 
   constructor(private readonly d: ListDeps) {
-    this.cacheMs = d.cacheMs ?? 1000;
+    this.compiled = new CompiledListCache(d.store, d.clock, d.cacheMs ?? 1000);
   }
 
   // ---- lists ----
@@ -96,7 +60,7 @@ export class ListService {
       set.lists.push(l);
       return l;
     });
-    this.local(env, set => set.byId.set(list.id, new CompiledList(list)));
+    this.compiled.local(env, set => set.byId.set(list.id, new CompiledList(list)));
     await this.audit(env, actor, 'list.create', { kind: 'list', id: list.id, listId: list.id }, listDetail(list));
     return list;
   }
@@ -130,7 +94,7 @@ export class ListService {
       Object.assign(l, next, { updatedAt: now });
       return l;
     });
-    this.local(env, (c) => {
+    this.compiled.local(env, (c) => {
       const cl = c.byId.get(id);
       if (cl) cl.list = list;
     });
@@ -147,7 +111,7 @@ export class ListService {
       if (at < 0) throw new NotFound('no such list');
       return set.lists.splice(at, 1)[0] as List;
     });
-    this.local(env, (c) => c.byId.delete(id));
+    this.compiled.local(env, (c) => c.byId.delete(id));
     await this.d.store.deleteItems(env, id);
     await this.audit(env, actor, 'list.delete', { kind: 'list', id, listId: id }, { name: list.name });
   }
@@ -327,70 +291,9 @@ export class ListService {
 
   // ---- verdicts ----
 
-  /**
-   * The compiled lists a verdict matches against. Only the first verdict of an environment in
-   * this process waits for the read; afterwards the compiled lists are answered at once and
-   * refreshed in the background once they are older than `cacheMs` and the set's version moved.
-   */
-  async forVerdicts(env: EnvId): Promise<CompiledLists> {
-    const now = this.d.clock.now().getTime();
-    const hit = this.cache.get(env);
-    if (hit) {
-      if (hit.until <= now && !hit.refreshing) hit.refreshing = this.refresh(env, hit);
-      return hit.compiled;
-    }
-    let pending = this.loading.get(env);
-    if (!pending) {
-      pending = this.load(env).finally(() => this.loading.delete(env));
-      this.loading.set(env, pending);
-    }
-    const compiled = await pending;
-    if (!this.cache.has(env)) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(env, { compiled, until: this.d.clock.now().getTime() + this.cacheMs, refreshing: null });
-    }
-    return (this.cache.get(env) as Cached).compiled;
-  }
-
-  private refresh(env: EnvId, hit: Cached): Promise<void> {
-    const done = (compiled: CompiledLists | null) => {
-      const current = this.cache.get(env);
-      if (current !== hit) return;
-      // A load that began before a change of this process must not undo it (versions only grow).
-      if (compiled && compiled.version >= hit.compiled.version) hit.compiled = compiled;
-      hit.until = this.d.clock.now().getTime() + this.cacheMs;
-      hit.refreshing = null;
-    };
-    return this.d.store.getSet(env).then(
-      async (set) => {
-        if ((set?.version ?? 0) === hit.compiled.version) return done(null);
-        done(await this.load(env));
-      },
-      // Keep answering the lists we have; the next verdict after the delay tries again.
-      () => done(null),
-    ).catch(() => done(null));
-  }
-
-  /** The set first, then its items: a version read this way never claims items it lacks. */
-  private async load(env: EnvId): Promise<CompiledLists> {
-    const set = await this.d.store.getSet(env);
-    if (!set || set.lists.length === 0) return new CompiledLists(set?.version ?? 0);
-    const items = new Map<string, ListItem[]>(set.lists.map((l) => [l.id, []]));
-    const now = this.d.clock.now().getTime();
-    for await (const batch of this.d.store.scanItems(env, set.lists.map((l) => l.id), true)) {
-      for (const i of batch) if (!i.expiresAt || i.expiresAt.getTime() > now) items.get(i.listId)?.push(i);
-    }
-    return new CompiledLists(set.version, set.lists.map((l) => new CompiledList(l, items.get(l.id) ?? [])));
-  }
-
-  /** Apply a change of this process to its compiled lists, if loaded (the next verdict sees it). */
-  private local(env: EnvId, change: (c: CompiledLists) => void, version?: number): void {
-    const hit = this.cache.get(env);
-    if (!hit) return;
-    change(hit.compiled);
-    // Our own change made the version one more: the compiled lists are current. Otherwise another
-    // instance changed something too, and the next refresh reloads.
-    if (version !== undefined && version === hit.compiled.version + 1) hit.compiled.version = version;
+  /** The compiled lists a verdict matches against (compiled-cache.ts). */
+  forVerdicts(env: EnvId): Promise<CompiledLists> {
+    return this.compiled.forVerdicts(env);
   }
 
   private async setArchived(env: EnvId, actor: Actor, listId: string, itemId: string, archived: boolean): Promise<ListItem> {
@@ -409,7 +312,7 @@ export class ListService {
   private async write(env: EnvId, items: readonly ListItem[]): Promise<void> {
     await this.d.store.putItems(items);
     const version = await this.d.store.bumpVersion(env);
-    this.local(
+    this.compiled.local(
       env,
       (c) => {
         for (const i of items) c.byId.get(i.listId)?.apply(i);
@@ -446,8 +349,7 @@ export class ListService {
       const result = change(set, this.d.clock.now());
       set.version = expected + 1;
       if (await this.d.store.putSet(set, expected)) {
-        const hit = this.cache.get(env);
-        if (hit && hit.compiled.version === expected) hit.compiled.version = set.version;
+        this.compiled.advanced(env, expected, set.version);
         return result;
       }
     }
@@ -457,382 +359,4 @@ export class ListService {
   private async audit(env: EnvId, actor: Actor, action: string, target: AuditEntry['target'], detail: Record<string, unknown>): Promise<void> {
     await this.d.audit.append([{ id: uuid(), envId: env, at: this.d.clock.now(), actor, action, target, detail }]);
   }
-}
-
-export const EXPORT_COLUMNS = ['id', 'value', 'secondary_value', 'comment', 'expires_at', 'archived', 'archived_at', 'author_type', 'author_identifier', 'created_at'] as const;
-
-function report(problems: FieldProblem[], line: number, message: string, overflow: () => void): void {
-  if (problems.length < MAX_REPORTED_LINES) problems.push({ field: `line ${line}`, message });
-  else overflow();
-}
-
-const listDetail = (l: List) => ({ name: l.name, color: l.color, description: l.description, primary_field: l.primaryField, secondary_field: l.secondaryField });
-const itemDetail = (i: ListItem) => ({ value: i.primaryValue, secondary_value: i.secondaryValue, comment: i.comment, expires_at: i.expiresAt?.toISOString() ?? null, author: i.author });
-
-/** A list's fields from a command: all of them for a new list (`existing` null), the given ones over `existing`. */
-function validateList(cmd: ListCommand, existing: List | null): Omit<List, 'id' | 'envId' | 'createdAt' | 'updatedAt'> {
-  const p: FieldProblem[] = [];
-  const text = (v: unknown, field: string, max: number, required: boolean): string | null | undefined => {
-    if (v === undefined) {
-      if (required) p.push({ field, message: 'is required' });
-      return undefined;
-    }
-    if (v === null && !required) return null;
-    if (typeof v !== 'string' || (required && !v.trim()) || v.length > max) {
-      p.push({ field, message: `must be a${required ? ' non-empty' : ''} string of at most ${max} characters` });
-      return undefined;
-    }
-    return v.trim();
-  };
-  const name = text(cmd.name, 'name', LIST_LIMITS.name, existing === null);
-  const color = text(cmd.color, 'color', 21, existing === null);
-  if (typeof color === 'string' && !LIST_COLOR.test(color)) p.push({ field: 'color', message: 'must be a colour name like $red, $green or $blue' });
-  const description = text(cmd.description, 'description', LIST_LIMITS.description, false);
-  const fieldOf = (v: unknown, field: string): string | null | undefined => {
-    if (v === undefined) return undefined;
-    if (v === null && field === 'secondary_field') return null;
-    if (typeof v !== 'string' || !Object.prototype.hasOwnProperty.call(LIST_FIELDS, v)) {
-      p.push({ field, message: `must be one of ${Object.keys(LIST_FIELDS).join(', ')}` });
-      return undefined;
-    }
-    return v;
-  };
-  let primaryField: string | null | undefined;
-  if (existing === null) {
-    primaryField = fieldOf(cmd.primaryField, 'primary_field');
-    if (cmd.primaryField === undefined) p.push({ field: 'primary_field', message: 'is required' });
-  } else if (cmd.primaryField !== undefined && cmd.primaryField !== existing.primaryField) {
-    p.push({ field: 'primary_field', message: 'cannot change: create another list' });
-  }
-  const secondaryField = fieldOf(cmd.secondaryField, 'secondary_field');
-  if (existing && secondaryField !== undefined && secondaryField !== existing.secondaryField) {
-    p.push({ field: 'secondary_field', message: 'cannot change: create another list' });
-  }
-  if (p.length) throw new InvalidParameters(p);
-  const primary = (primaryField ?? existing?.primaryField) as string;
-  const secondary = secondaryField === undefined ? (existing?.secondaryField ?? null) : secondaryField;
-  return {
-    name: name ?? (existing as List).name,
-    color: color ?? (existing as List).color,
-    description: description === undefined ? (existing?.description ?? null) : description,
-    primaryField: primary,
-    type: LIST_FIELDS[primary] as List['type'],
-    secondaryField: secondary,
-    secondaryType: secondary ? (LIST_FIELDS[secondary] as List['type']) : null,
-  };
-}
-
-function checkComment(v: unknown, p: FieldProblem[], field: string): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || v.length > LIST_LIMITS.comment) {
-    p.push({ field, message: `must be a string of at most ${LIST_LIMITS.comment} characters` });
-    return null;
-  }
-  return v.trim() || null;
-}
-
-function checkExpiry(v: unknown, now: Date, p: FieldProblem[], field: string): Date | null {
-  if (v === undefined || v === null || v === '') return null;
-  const d = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v.trim()) ? new Date(v.trim()) : null;
-  if (!d || Number.isNaN(d.getTime())) {
-    p.push({ field, message: 'must be an ISO 8601 time (2030-01-31T00:00:00Z)' });
-    return null;
-  }
-  if (d.getTime() <= now.getTime()) {
-    p.push({ field, message: 'must be in the future' });
-    return null;
-  }
-  return d;
-}
-
-function checkAuthor(v: unknown, actor: Actor, p: FieldProblem[], field: string): Actor {
-  if (v === undefined || v === null) return actor;
-  // Castle's author is `{type, identifier}`; a bare string is taken as the identifier.
-  if (typeof v === 'string' && v.trim() && v.length <= 256) return { type: v.startsWith('$') ? v : '$other', identifier: v.startsWith('$') ? actor.identifier : v };
-  if (typeof v === 'object' && !Array.isArray(v)) {
-    const { type, identifier } = v as Record<string, unknown>;
-    const okType = typeof type === 'string' && /^\$?[A-Za-z0-9_.-]{1,64}$/.test(type);
-    const okId = typeof identifier === 'string' && identifier.trim().length > 0 && identifier.length <= 256;
-    if (okType && okId) return { type, identifier: identifier.trim() };
-  }
-  p.push({ field, message: 'must be {type, identifier} (e.g. {"type": "$analyst_email", "identifier": "ana@example.com"})' });
-  return actor;
-}
-
-/** A checked item from a draft, or null (and its problems, fields prefixed). */
-function buildItem(list: List, d: ItemDraft, actor: Actor, now: Date, p: FieldProblem[], prefix: string): ListItem | null {
-  const before = p.length;
-  const primary = normaliseValue(list.type, d.primaryValue);
-  if (!primary.ok) p.push({ field: `${prefix}primary_value`, message: d.primaryValue === undefined ? 'is required' : primary.message });
-  let secondary: string | null = null;
-  if (d.secondaryValue !== undefined && d.secondaryValue !== null) {
-    if (!list.secondaryType) p.push({ field: `${prefix}secondary_value`, message: 'the list has no secondary field' });
-    else {
-      const s = normaliseValue(list.secondaryType, d.secondaryValue);
-      if (s.ok) secondary = s.value;
-      else p.push({ field: `${prefix}secondary_value`, message: s.message });
-    }
-  }
-  const comment = checkComment(d.comment, p, `${prefix}comment`);
-  const expiresAt = checkExpiry(d.expiresAt, now, p, `${prefix}expires_at`);
-  const author = checkAuthor(d.author, actor, p, `${prefix}author`);
-  if (p.length > before || !primary.ok) return null;
-  return { id: itemIdOf(list.id, primary.value, secondary), envId: list.envId, listId: list.id, primaryValue: primary.value, secondaryValue: secondary, comment, author, createdAt: now, updatedAt: now, expiresAt, archived: false, archivedAt: null };
-}
-
-type Op = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'contains';
-const OPS: readonly Op[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'contains'];
-
-function pageOf(q: ListQuery, p: FieldProblem[]): { skip: number; limit: number } {
-  const page = q.page ?? 1;
-  const size = q.resultsSize ?? 50;
-  if (!Number.isInteger(page) || page < 1 || page > 100_000) p.push({ field: 'page', message: 'must be an integer from 1' });
-  if (!Number.isInteger(size) || size < 1 || size > LIST_LIMITS.pageSize) p.push({ field: 'results_size', message: `must be an integer from 1 to ${LIST_LIMITS.pageSize}` });
-  return { skip: (Number.isInteger(page) && page >= 1 ? page - 1 : 0) * (Number.isInteger(size) && size >= 1 ? size : 50), limit: Number.isInteger(size) ? size : 50 };
-}
-
-function opOf(f: QueryFilter, i: number, p: FieldProblem[], allowed: readonly Op[]): Op | null {
-  const op = typeof f.op === 'string' ? f.op.replace(/^\$/, '').toLowerCase() : '';
-  if (!allowed.includes(op as Op)) {
-    p.push({ field: `filters[${i}].op`, message: `must be one of ${allowed.map((o) => `$${o}`).join(', ')}` });
-    return null;
-  }
-  return op as Op;
-}
-
-function filtersOf(q: ListQuery, p: FieldProblem[]): readonly QueryFilter[] {
-  if (q.filters === undefined || q.filters === null) return [];
-  if (!Array.isArray(q.filters) || q.filters.length > 20) {
-    p.push({ field: 'filters', message: 'must be a list of at most 20 {field, op, value}' });
-    return [];
-  }
-  return q.filters.filter((f, i) => {
-    if (typeof f !== 'object' || f === null || typeof f.field !== 'string') {
-      p.push({ field: `filters[${i}]`, message: 'must be {field, op, value}' });
-      return false;
-    }
-    return true;
-  });
-}
-
-function sortOf(q: ListQuery, p: FieldProblem[], fields: readonly string[], fallback: string): { field: string; desc: boolean } {
-  const s = q.sort;
-  if (s === undefined || s === null) return { field: fallback, desc: false };
-  if (typeof s !== 'object' || typeof s.field !== 'string' || !fields.includes(s.field)) {
-    p.push({ field: 'sort.field', message: `must be one of ${fields.join(', ')}` });
-    return { field: fallback, desc: false };
-  }
-  const order = typeof s.order === 'string' ? s.order.toLowerCase() : '';
-  if (order !== 'asc' && order !== 'desc') p.push({ field: 'sort.order', message: 'must be asc or desc' });
-  return { field: s.field, desc: order === 'desc' };
-}
-
-const LIST_FIELD_VALUE: Readonly<Record<string, (l: List) => string | null>> = {
-  id: (l) => l.id,
-  name: (l) => l.name,
-  color: (l) => l.color,
-  description: (l) => l.description,
-  primary_field: (l) => l.primaryField,
-  secondary_field: (l) => l.secondaryField,
-  created_at: (l) => l.createdAt.toISOString(),
-  updated_at: (l) => l.updatedAt.toISOString(),
-};
-
-function validateListQuery(q: ListQuery): { filters: ((l: List) => boolean)[]; sort: (a: List, b: List) => number; skip: number; limit: number } {
-  const p: FieldProblem[] = [];
-  const page = pageOf(q, p);
-  const filters = filtersOf(q, p).flatMap((f, i) => {
-    const get = LIST_FIELD_VALUE[f.field];
-    if (!get) {
-      p.push({ field: `filters[${i}].field`, message: `must be one of ${Object.keys(LIST_FIELD_VALUE).join(', ')}` });
-      return [];
-    }
-    const op = opOf(f, i, p, OPS);
-    if (!op) return [];
-    const dated = f.field.endsWith('_at');
-    const norm = (v: unknown): string | null | undefined => {
-      if (v === null) return null;
-      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return undefined;
-      if (dated) {
-        const d = new Date(String(v));
-        return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-      }
-      return String(v);
-    };
-    const many = op === 'in' || op === 'nin';
-    const values = many ? (Array.isArray(f.value) && f.value.length <= 1000 ? f.value.map(norm) : [undefined]) : [norm(f.value)];
-    if (values.some((v) => v === undefined)) {
-      p.push({ field: `filters[${i}].value`, message: many ? 'must be a list of at most 1000 strings' : dated ? 'must be an ISO 8601 time' : 'must be a string' });
-      return [];
-    }
-    const want = values as (string | null)[];
-    const w = want[0] ?? null;
-    return [
-      (l: List): boolean => {
-        const v = get(l);
-        switch (op) {
-          case 'eq':
-            return v === w;
-          case 'ne':
-            return v !== w;
-          case 'in':
-            return want.includes(v);
-          case 'nin':
-            return !want.includes(v);
-          case 'contains':
-            return v !== null && w !== null && v.toLowerCase().includes(w.toLowerCase());
-          default:
-            return v !== null && w !== null && (op === 'gt' ? v > w : op === 'gte' ? v >= w : op === 'lt' ? v < w : v <= w);
-        }
-      },
-    ];
-  });
-  const sort = sortOf(q, p, ['name', 'created_at', 'updated_at'], 'created_at');
-  if (p.length) throw new InvalidParameters(p);
-  const get = LIST_FIELD_VALUE[sort.field] as (l: List) => string | null;
-  return { filters, sort: (a, b) => (sort.desc ? -1 : 1) * ((get(a) ?? '') < (get(b) ?? '') ? -1 : (get(a) ?? '') > (get(b) ?? '') ? 1 : 0), ...page };
-}
-
-const ITEM_FIELDS: Readonly<Record<string, { field: ItemField; kind: 'text' | 'value' | 'secondary' | 'bool' | 'date' }>> = {
-  id: { field: 'id', kind: 'text' },
-  primary_value: { field: 'primaryValue', kind: 'value' },
-  secondary_value: { field: 'secondaryValue', kind: 'secondary' },
-  comment: { field: 'comment', kind: 'text' },
-  archived: { field: 'archived', kind: 'bool' },
-  'author.type': { field: 'authorType', kind: 'text' },
-  'author.identifier': { field: 'authorIdentifier', kind: 'text' },
-  created_at: { field: 'createdAt', kind: 'date' },
-  updated_at: { field: 'updatedAt', kind: 'date' },
-  expires_at: { field: 'expiresAt', kind: 'date' },
-  auto_archives_at: { field: 'expiresAt', kind: 'date' },
-  archived_at: { field: 'archivedAt', kind: 'date' },
-};
-const ITEM_SORT: Readonly<Record<string, ItemQuery['sort']['field']>> = {
-  created_at: 'createdAt',
-  updated_at: 'updatedAt',
-  primary_value: 'primaryValue',
-  expires_at: 'expiresAt',
-  auto_archives_at: 'expiresAt',
-  archived_at: 'archivedAt',
-};
-
-/** Castle's item filters and sort as the store's conditions, each value in the form items are stored in. */
-export function validateItemQuery(list: List, q: ListQuery): ItemQuery {
-  const p: FieldProblem[] = [];
-  const page = pageOf(q, p);
-  const conditions = filtersOf(q, p).flatMap((f, i): ItemCondition[] => {
-    const spec = ITEM_FIELDS[f.field];
-    if (!spec) {
-      p.push({ field: `filters[${i}].field`, message: `must be one of ${Object.keys(ITEM_FIELDS).join(', ')}` });
-      return [];
-    }
-    const allowed: readonly Op[] = spec.kind === 'bool' ? ['eq', 'ne'] : spec.kind === 'date' ? ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'] : OPS;
-    const op = opOf(f, i, p, allowed);
-    if (!op) return [];
-    const one = (v: unknown): string | boolean | Date | null | undefined => {
-      if (v === null) return null;
-      switch (spec.kind) {
-        case 'bool':
-          return v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined;
-        case 'date': {
-          if (typeof v !== 'string') return undefined;
-          const d = new Date(v);
-          return Number.isNaN(d.getTime()) ? undefined : d;
-        }
-        default: {
-          if (typeof v !== 'string' && typeof v !== 'number') return undefined;
-          const s = String(v);
-          if (s.length > LIST_LIMITS.value) return undefined;
-          // A value compared for equality is compared as items are stored (1.2.3.4/32 is 1.2.3.4).
-          const type = spec.kind === 'value' ? list.type : spec.kind === 'secondary' ? list.secondaryType : null;
-          if (type && op !== 'contains') {
-            const n = normaliseValue(type, s);
-            return n.ok ? n.value : s;
-          }
-          return s;
-        }
-      }
-    };
-    if (op === 'in' || op === 'nin') {
-      const values = Array.isArray(f.value) && f.value.length <= 1000 ? f.value.map(one) : [undefined];
-      if (values.some((v) => v === undefined || v instanceof Date)) {
-        p.push({ field: `filters[${i}].value`, message: 'must be a list of at most 1000 values' });
-        return [];
-      }
-      return [{ field: spec.field, op, value: values as (string | boolean | null)[] }];
-    }
-    const value = one(f.value);
-    if (value === undefined || (op === 'contains' && typeof value !== 'string')) {
-      p.push({ field: `filters[${i}].value`, message: spec.kind === 'bool' ? 'must be true or false' : spec.kind === 'date' ? 'must be an ISO 8601 time' : 'must be a string' });
-      return [];
-    }
-    return [op === 'contains' ? { field: spec.field, op, value: value as string } : { field: spec.field, op, value }];
-  });
-  const sort = sortOf(q, p, Object.keys(ITEM_SORT), 'created_at');
-  if (p.length) throw new InvalidParameters(p);
-  return { conditions, sort: { field: ITEM_SORT[sort.field] as ItemQuery['sort']['field'], order: sort.desc ? 'desc' : 'asc' }, ...page };
-}
-
-/** One line of CSV (RFC 4180 quoting; a quoted field cannot hold a line break): its cells, or null. */
-export function parseCsvLine(line: string): string[] | null {
-  const cells: string[] = [];
-  let i = 0;
-  const s = line.endsWith('\r') ? line.slice(0, -1) : line;
-  for (;;) {
-    if (s[i] === '"') {
-      let cell = '';
-      i++;
-      for (;;) {
-        const q = s.indexOf('"', i);
-        if (q < 0) return null;
-        cell += s.slice(i, q);
-        if (s[q + 1] === '"') {
-          cell += '"';
-          i = q + 2;
-        } else {
-          i = q + 1;
-          break;
-        }
-      }
-      cells.push(cell);
-      if (i === s.length) return cells;
-      if (s[i] !== ',') return null;
-      i++;
-    } else {
-      const c = s.indexOf(',', i);
-      const cell = c < 0 ? s.slice(i) : s.slice(i, c);
-      if (cell.includes('"')) return null;
-      cells.push(cell);
-      if (c < 0) return cells;
-      i = c + 1;
-    }
-  }
-}
-
-/** A CSV cell, quoted when it must be; a leading formula character is escaped for spreadsheets. */
-export function csvCell(v: string): string {
-  const safe = /^[=+\-@\t\r]/.test(v) && !/^-?\d/.test(v) ? `'${v}` : v;
-  return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-}
-
-/** Text arriving in chunks, as lines (without their line breaks); a line longer than `maxLine` fails. */
-export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLine = 8192): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let rest = '';
-  for await (const chunk of chunks) {
-    let text: string;
-    try {
-      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    } catch {
-      throw new InvalidParameters([{ field: 'body', message: 'is not UTF-8 text' }]);
-    }
-    rest += text;
-    let nl: number;
-    while ((nl = rest.indexOf('\n')) >= 0) {
-      yield rest.slice(0, nl);
-      rest = rest.slice(nl + 1);
-    }
-    if (rest.length > maxLine) throw new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);
-  }
-  if (rest) yield rest;
 }

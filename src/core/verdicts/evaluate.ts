@@ -27,7 +27,8 @@ import type { WebhookSink } from '../webhooks/ports';
 import { enrich, eventEmail, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent, type Enriched, type EventState } from './observe';
 import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/model';
 import type { ListService } from '../lists/service';
-import { CompiledLists, matchLists, NO_MATCHES, type EventValues, type ListMatch } from '../lists/matcher';
+import { matchLists, NO_MATCHES, type ListMatch } from '../lists/matcher';
+import { eventValues, listSignal, NO_LISTS } from './list-evidence';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -278,45 +279,6 @@ export class VerdictService {
     void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
     if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
   }
-}
-
-const NO_LISTS = new CompiledLists(0);
-
-/**
- * The values of an event lists are matched on. A device is named by its token (when known), its
- * key, and the fingerprint sent (a Rampart client token's fingerprint also by the device key it carries).
- */
-export function eventValues(x: Enriched, device: Device | null): EventValues {
-  const fp = x.event.context.fingerprint;
-  const devices: string[] = [];
-  if (device) devices.push(device.token);
-  devices.push(x.key.key);
-  if (fp) devices.push(fp.startsWith('rp:') ? fp.slice(3) : fp);
-  return {
-    userId: x.event.userId,
-    email: eventEmail(x.event),
-    emailDomain: x.features.emailDomain,
-    ip: x.event.context.ip,
-    asn: x.ip?.asn?.number ?? null,
-    country: x.ip?.location?.country_code ?? null,
-    devices,
-    machine: machineOf(x.features),
-    shape: x.features.shape,
-  };
-}
-
-/** The `in_list` signal's detail: the first list matched and its item, and every list matched. */
-export function listSignal(matches: readonly ListMatch[]): Signals[string] {
-  const m = matches[0] as ListMatch;
-  return {
-    score: 0,
-    list_id: m.list.id,
-    list_name: m.list.name,
-    item_id: m.entry.itemId,
-    value: m.entry.value,
-    field: m.list.primaryField,
-    list_ids: matches.map((x) => x.list.id).join(','),
-  };
 }
 
 /** Score an event from what was read (pure): the engine's input assembled from the counters. */
