@@ -18,7 +18,8 @@
  *   6. a hung embedded database (SIGSTOP, then SIGCONT): how long requests that need it take to
  *      answer 503, already waiting or new, how long /readyz takes, and how soon they answer again;
  *   7. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
- *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it.
+ *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it;
+ *      and what ten lists of 100,000 items cost a verdict (bench/lists.ts).
  *
  * Not by default (it loads millions of documents and takes tens of minutes): `--only dashboards`
  * (bench/dashboards.ts) bulk-loads a large environment (--dash-events, default 5,000,000, of
@@ -49,6 +50,7 @@ import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, t
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
+import { benchLists, listsReport } from './lists';
 import { runInfo } from './lib/run-info';
 
 const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards'] as const;
@@ -379,7 +381,10 @@ async function main(): Promise<void> {
     if (o.json) writeFileSync(o.json, `${JSON.stringify({ kind: 'bench', run: runInfo(), options: o, figures, report: report.join('') }, null, 2)}\n`);
   };
   // The engine alone first, in this process, before anything else loads the machine.
-  if (o.only.includes('scoring')) out(scoringReport(benchScoring()));
+  if (o.only.includes('scoring')) {
+    out(scoringReport(benchScoring()));
+    out(listsReport(benchLists()));
+  }
   if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return record();
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
   const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];

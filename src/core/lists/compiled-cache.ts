@@ -9,7 +9,6 @@
 import type { EnvId } from '../model';
 import type { Clock } from '../ports';
 import { CompiledList, CompiledLists } from './matcher';
-import type { ListItem } from './model';
 import type { ListStore } from './ports';
 
 interface Cached {
@@ -91,15 +90,19 @@ export class CompiledListCache {
       .catch(() => done(null));
   }
 
-  /** The set first, then its items: a version read this way never claims items it lacks. */
+  /**
+   * The set first, then its items: a version read this way never claims items it lacks. Items
+   * are compiled batch by batch as they are read, so a reload of large lists is many short steps
+   * between reads (each item one Map operation), never one long stall of the verdicts beside it.
+   */
   private async load(env: EnvId): Promise<CompiledLists> {
     const set = await this.store.getSet(env);
     if (!set || set.lists.length === 0) return new CompiledLists(set?.version ?? 0);
-    const items = new Map<string, ListItem[]>(set.lists.map((l) => [l.id, []]));
+    const lists = new Map(set.lists.map((l) => [l.id, new CompiledList(l)]));
     const now = this.clock.now().getTime();
     for await (const batch of this.store.scanItems(env, set.lists.map((l) => l.id), true)) {
-      for (const i of batch) if (!i.expiresAt || i.expiresAt.getTime() > now) items.get(i.listId)?.push(i);
+      for (const i of batch) if (!i.expiresAt || i.expiresAt.getTime() > now) lists.get(i.listId)?.apply(i);
     }
-    return new CompiledLists(set.version, set.lists.map((l) => new CompiledList(l, items.get(l.id) ?? [])));
+    return new CompiledLists(set.version, [...lists.values()]);
   }
 }

@@ -1,9 +1,8 @@
 /**
  * What a verdict matches against: an environment's active list items compiled in memory, and the
  * match itself (pure, synchronous, no database). Exact values are Map look-ups; addresses and
- * networks (IPv4 as IPv4-mapped IPv6) are a sorted partition of the address space searched by
- * binary search, each segment naming the innermost network that covers it, whose enclosing
- * networks are its parents: a match costs O(log n) plus the nesting depth, never a scan.
+ * networks (IPv4 as IPv4-mapped IPv6) are Maps per prefix length (IpRanges): a match costs one
+ * look-up per prefix length the list holds, never a scan, and a change is one Map operation.
  * Expiry and archiving are checked on the entry at match time, so an expired item stops
  * matching at its expiry and an archived one at once, without a rebuild.
  */
@@ -40,142 +39,93 @@ export interface ListMatch {
   entry: MatchEntry;
 }
 
-/** Adds since the last build are scanned until there are this many; then the ranges are rebuilt. */
-const PENDING_REBUILD = 64;
+/** The value part of a network key: its words masked to `bits`, as one number where it fits. */
+type Key = number | string;
 
-/** Networks of one list, searchable by address. */
+/**
+ * Networks of one list, searchable by address: one Map per prefix length present, from the
+ * network's address (masked to that length) to its entries. A match looks the address up once per
+ * length present, longest first (the innermost network first); adding or removing a network is
+ * one Map operation, so a list of 100,000 networks is built in milliseconds and changed without
+ * a rebuild. IPv4 networks (IPv4-mapped, prefix ≥ 96) are keyed by their last word, a number.
+ */
 export class IpRanges {
-  private segStarts = new Uint32Array(0);
-  private segNode = new Int32Array(0);
-  private parent = new Int32Array(0);
-  private entries: MatchEntry[][] = [];
-  private all: { words: Uint32Array; bits: number; entry: MatchEntry }[] = [];
-  private pending: { start: Uint32Array; end: Uint32Array; entry: MatchEntry }[] = [];
+  private readonly byLength = new Map<number, Map<Key, MatchEntry[]>>();
+  /** The prefix lengths present, longest first. */
+  private lengths: number[] = [];
+  private count = 0;
 
   constructor(initial: readonly { value: string; entry: MatchEntry }[] = []) {
-    for (const i of initial) this.all.push({ ...networkWords(i.value), entry: i.entry });
-    this.build();
+    for (const i of initial) this.insert(i.value, i.entry);
+    this.sortLengths();
   }
 
   get size(): number {
-    return this.all.length;
+    return this.count;
   }
 
   /** Add one network; found by the next match. */
   add(value: string, entry: MatchEntry): void {
-    const n = { ...networkWords(value), entry };
-    this.all.push(n);
-    const { start, end } = bounds(n.words, n.bits);
-    this.pending.push({ start, end, entry });
-    if (this.pending.length >= PENDING_REBUILD) this.build();
+    const fresh = !this.byLength.has(networkWords(value).bits);
+    this.insert(value, entry);
+    if (fresh) this.sortLengths();
+  }
+
+  /** Forget one entry of a network (an item archived or replaced). */
+  remove(value: string, entry: MatchEntry): void {
+    const { words, bits } = networkWords(value);
+    const map = this.byLength.get(bits);
+    const key = keyOf(words, bits);
+    const at = map?.get(key);
+    if (!map || !at) return;
+    const rest = at.filter((e) => e !== entry);
+    this.count -= at.length - rest.length;
+    if (rest.length) map.set(key, rest);
+    else map.delete(key);
+    if (map.size === 0) {
+      this.byLength.delete(bits);
+      this.sortLengths();
+    }
   }
 
   /** The first usable entry whose network holds `addr` (four words), innermost network first. */
   find(addr: Uint32Array, usable: (e: MatchEntry) => boolean): MatchEntry | null {
-    let lo = 0;
-    let hi = this.segNode.length - 1;
-    let at = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compare(this.segStarts, mid * 4, addr, 0) <= 0) {
-        at = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
+    for (const bits of this.lengths) {
+      const entries = this.byLength.get(bits)?.get(keyOf(addr, bits));
+      if (entries) for (const e of entries) if (usable(e)) return e;
     }
-    let node = at < 0 ? -1 : (this.segNode[at] as number);
-    while (node >= 0) {
-      for (const e of this.entries[node] as MatchEntry[]) if (usable(e)) return e;
-      node = this.parent[node] as number;
-    }
-    for (const p of this.pending) if (compare(p.start, 0, addr, 0) <= 0 && compare(addr, 0, p.end, 0) <= 0 && usable(p.entry)) return p.entry;
     return null;
   }
 
-  /** Rebuild the partition from the entries still active. */
-  private build(): void {
-    this.all = this.all.filter((n) => n.entry.active);
-    this.pending = [];
-    const ranges = this.all.map((n) => ({ ...bounds(n.words, n.bits), bits: n.bits, entry: n.entry }));
-    ranges.sort((a, b) => compare(a.start, 0, b.start, 0) || a.bits - b.bits);
-    // One node per distinct network, holding every entry of it.
-    const nodeStart: Uint32Array[] = [];
-    const nodeEnd: Uint32Array[] = [];
-    const entries: MatchEntry[][] = [];
-    for (const r of ranges) {
-      const last = nodeStart.length - 1;
-      if (last >= 0 && compare(nodeStart[last] as Uint32Array, 0, r.start, 0) === 0 && compare(nodeEnd[last] as Uint32Array, 0, r.end, 0) === 0) (entries[last] as MatchEntry[]).push(r.entry);
-      else {
-        nodeStart.push(r.start);
-        nodeEnd.push(r.end);
-        entries.push([r.entry]);
-      }
-    }
-    const parent = new Int32Array(nodeStart.length).fill(-1);
-    const starts: number[] = [];
-    const nodes: number[] = [];
-    const emit = (at: Uint32Array, node: number) => {
-      const k = nodes.length - 1;
-      if (k >= 0 && starts[k * 4] === at[0] && starts[k * 4 + 1] === at[1] && starts[k * 4 + 2] === at[2] && starts[k * 4 + 3] === at[3]) nodes[k] = node;
-      else {
-        starts.push(at[0] as number, at[1] as number, at[2] as number, at[3] as number);
-        nodes.push(node);
-      }
-    };
-    // Networks nest or are disjoint: a stack of the networks holding the current point.
-    const stack: number[] = [];
-    const close = () => {
-      const top = stack.pop() as number;
-      const next = plusOne(nodeEnd[top] as Uint32Array);
-      if (next) emit(next, stack.length ? (stack[stack.length - 1] as number) : -1);
-    };
-    for (let i = 0; i < nodeStart.length; i++) {
-      const start = nodeStart[i] as Uint32Array;
-      while (stack.length && compare(nodeEnd[stack[stack.length - 1] as number] as Uint32Array, 0, start, 0) < 0) close();
-      parent[i] = stack.length ? (stack[stack.length - 1] as number) : -1;
-      emit(start, i);
-      stack.push(i);
-    }
-    while (stack.length) close();
-    this.segStarts = Uint32Array.from(starts);
-    this.segNode = Int32Array.from(nodes);
-    this.parent = parent;
-    this.entries = entries;
+  private insert(value: string, entry: MatchEntry): void {
+    const { words, bits } = networkWords(value);
+    let map = this.byLength.get(bits);
+    if (!map) this.byLength.set(bits, (map = new Map()));
+    const key = keyOf(words, bits);
+    const at = map.get(key);
+    // Entries archived in place (inactive) are dropped when their network is touched again.
+    const kept = at ? at.filter((e) => e.active) : [];
+    this.count += 1 - ((at?.length ?? 0) - kept.length);
+    map.set(key, [...kept, entry]);
+  }
+
+  private sortLengths(): void {
+    this.lengths = [...this.byLength.keys()].sort((a, b) => b - a);
   }
 }
 
-function compare(a: Uint32Array, ai: number, b: Uint32Array, bi: number): number {
-  for (let i = 0; i < 4; i++) {
-    const x = a[ai + i] as number;
-    const y = b[bi + i] as number;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
+/** The mask of word `i` (0–3) of a prefix `bits` long. */
+function maskOf(i: number, bits: number): number {
+  const keep = Math.max(0, Math.min(32, bits - i * 32));
+  return keep === 0 ? 0 : keep === 32 ? 0xffffffff : (0xffffffff << (32 - keep)) >>> 0;
 }
 
-/** First and last address of a network. */
-function bounds(words: Uint32Array, bits: number): { start: Uint32Array; end: Uint32Array } {
-  const start = new Uint32Array(4);
-  const end = new Uint32Array(4);
-  for (let i = 0; i < 4; i++) {
-    const keep = Math.max(0, Math.min(32, bits - i * 32));
-    const mask = keep === 0 ? 0 : keep === 32 ? 0xffffffff : (0xffffffff << (32 - keep)) >>> 0;
-    start[i] = ((words[i] as number) & mask) >>> 0;
-    end[i] = (((words[i] as number) & mask) | (~mask >>> 0)) >>> 0;
-  }
-  return { start, end };
-}
-
-/** The next address, or null past the last. */
-function plusOne(a: Uint32Array): Uint32Array | null {
-  const out = Uint32Array.from(a);
-  for (let i = 3; i >= 0; i--) {
-    if (out[i] !== 0xffffffff) {
-      out[i] = (out[i] as number) + 1;
-      return out;
-    }
-    out[i] = 0;
-  }
-  return null;
+/** An address's (or network's) key at prefix length `bits`: an IPv4-mapped one's masked last word, else the masked words as text. */
+function keyOf(w: Uint32Array, bits: number): Key {
+  if (bits >= 96 && w[0] === 0 && w[1] === 0 && w[2] === 0xffff) return ((w[3] as number) & maskOf(3, bits)) >>> 0;
+  let key = '';
+  for (let i = 0; i < 4; i++) key += `${(((w[i] as number) & maskOf(i, bits)) >>> 0).toString(16)}:`;
+  return key;
 }
 
 /** One list compiled for matching. */
@@ -201,6 +151,7 @@ export class CompiledList {
     if (old) {
       old.active = false;
       this.byItem.delete(item.id);
+      this.ranges?.remove(old.value, old);
       const same = this.exact.get(old.value);
       if (same) {
         const rest = same.filter((e) => e !== old);
