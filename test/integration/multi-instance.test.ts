@@ -8,7 +8,8 @@
  *  - every counter equals the acknowledged events (no increment lost or counted twice);
  *  - a client token used on one instance is `replayed_token` on another;
  *  - each webhook goes out exactly once, in order per user, with three dispatchers on one outbox;
- *  - a policy published on one instance decides on the others within its bound;
+ *  - a policy published on one instance decides on the others within its bound, and so does a
+ *    list item added on one instance;
  *  - a device reported on one instance is denied on the others within the state's bound;
  *  - a purge run on one instance leaves nothing on any;
  *  - an instance SIGKILLed under load loses at most what it had queued (its write backlog).
@@ -42,6 +43,7 @@ const SECRET = `sk_test_${randomBytes(16).toString('hex')}`;
 /** The bounds docs/state.md states for several instances (defaults on MONGODB_URI). */
 const STATE_MAX_AGE_MS = 2000;
 const POLICY_CACHE_MS = 1000;
+const LIST_CACHE_MS = 1000;
 /** What a bound may add on this loaded machine: one database read and one flush of the writer. */
 const READ_ALLOWANCE_MS = 2000;
 /** RAMPART_WRITE_BACKPRESSURE's default: the backlog a behind database is held near. */
@@ -362,6 +364,28 @@ describe('three instances on one database', () => {
     await waitFor(async () => (await db.collection('device_tokens').countDocuments({ _id: idOf(env, phone.deviceToken) } as never)) === 1, { timeoutMs: 10_000, what: "A's write of the new device" });
     expect((await rest(b, 'GET', `/v1/devices/${phone.deviceToken}`)).status).toBe(200);
     expect((await grpc(c).approveDevice({ deviceToken: phone.deviceToken })).approvedAt).not.toBeNull();
+  });
+
+  it('matches a list item added on one instance in the verdicts of the others within its bound', async () => {
+    const [a, b, c] = instances as [Instance, Instance, Instance];
+    const created = await rest(a, 'POST', '/v1/lists', { name: 'Multi-instance block list', color: '$red', primary_field: 'ip' });
+    expect(created.status).toBe(201);
+    const listId = created.body.id as string;
+    // B and C have compiled the environment's lists (the new one empty) before the item exists.
+    for (const inst of [b, c]) expect((await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals).not.toHaveProperty('in_list');
+    const item = await rest(b, 'POST', `/v1/lists/${listId}/items`, { primary_value: '81.2.69.0/24', comment: 'multi-instance', author: { type: '$analyst_email', identifier: 'ana@example.com' } });
+    expect(item.status).toBe(201);
+    const addedAt = performance.now();
+    // The instance it was added on: its next verdict.
+    expect((await login(b, 'grpc', 'mi-list', 'mi-list-device', '81.2.69.190')).signals).toHaveProperty('in_list');
+    // The others: the list cache (1 s) plus one read of the version and the reload.
+    const seen = await Promise.all(
+      [a, c].map(async (inst) => {
+        await waitFor(async () => 'in_list' in (await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals, { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to match the new item` });
+        return performance.now() - addedAt;
+      }),
+    );
+    for (const ms of seen) expect(ms).toBeLessThanOrEqual(LIST_CACHE_MS + READ_ALLOWANCE_MS);
   });
 
   it('leaves nothing of a user purged on one instance, on any instance', async () => {

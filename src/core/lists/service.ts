@@ -133,7 +133,7 @@ export class ListService {
     const existing = await this.d.store.getItem(env, listId, item.id);
     if (existing && !existing.archived) throw new InvalidParameters([{ field: 'primary_value', message: `is in this list already (item ${existing.id})` }]);
     if (!existing) await this.checkRoom(env, listId, 1);
-    await this.write(env, [item]);
+    await this.write(env, list, [item]);
     await this.audit(env, actor, 'list_item.create', { kind: 'list_item', id: item.id, listId }, itemDetail(item));
     return item;
   }
@@ -155,16 +155,20 @@ export class ListService {
     if (problems.length) throw new InvalidParameters(problems.slice(0, MAX_REPORTED_LINES));
     const fresh = await this.keepCreatedAt(env, listId, [...items.values()]);
     await this.checkRoom(env, listId, fresh);
-    await this.write(env, [...items.values()]);
+    await this.write(env, list, [...items.values()]);
     await this.audit(env, actor, 'list_item.batch', { kind: 'list', id: listId, listId }, { items: items.size, created: fresh });
     return [...items.values()];
   }
 
   async getItem(env: EnvId, listId: string, itemId: string): Promise<ListItem> {
-    await this.get(env, listId);
+    return (await this.listAndItem(env, listId, itemId)).item;
+  }
+
+  private async listAndItem(env: EnvId, listId: string, itemId: string): Promise<{ list: List; item: ListItem }> {
+    const list = await this.get(env, listId);
     const item = await this.d.store.getItem(env, listId, itemId);
     if (!item) throw new NotFound('no such list item');
-    return item;
+    return { list, item };
   }
 
   /** Items by Castle's filters and sort, a page at a time. */
@@ -181,7 +185,7 @@ export class ListService {
 
   /** Change an item's comment (and, when given, its expiry). */
   async updateItem(env: EnvId, actor: Actor, listId: string, itemId: string, patch: { comment?: unknown; expiresAt?: unknown }): Promise<ListItem> {
-    const item = await this.getItem(env, listId, itemId);
+    const { list, item } = await this.listAndItem(env, listId, itemId);
     const now = this.d.clock.now();
     const problems: FieldProblem[] = [];
     const comment = checkComment(patch.comment, problems, 'comment');
@@ -189,7 +193,7 @@ export class ListService {
     if (patch.comment === undefined) problems.push({ field: 'comment', message: 'is required' });
     if (problems.length) throw new InvalidParameters(problems);
     const next: ListItem = { ...item, comment, expiresAt, updatedAt: now };
-    await this.write(env, [next]);
+    await this.write(env, list, [next]);
     await this.audit(env, actor, 'list_item.update', { kind: 'list_item', id: itemId, listId }, { comment, expires_at: expiresAt?.toISOString() ?? null });
     return next;
   }
@@ -263,7 +267,7 @@ export class ListService {
     let created = 0;
     for (let i = 0; i < all.length; i += WRITE_BATCH) created += await this.keepCreatedAt(env, listId, all.slice(i, i + WRITE_BATCH));
     await this.checkRoom(env, listId, created);
-    for (let i = 0; i < all.length; i += WRITE_BATCH) await this.write(env, all.slice(i, i + WRITE_BATCH));
+    for (let i = 0; i < all.length; i += WRITE_BATCH) await this.write(env, list, all.slice(i, i + WRITE_BATCH));
     await this.audit(env, actor, 'list_item.import', { kind: 'list', id: listId, listId }, { rows, items: all.length, created });
     return { rows, created, updated: all.length - created };
   }
@@ -297,25 +301,32 @@ export class ListService {
   }
 
   private async setArchived(env: EnvId, actor: Actor, listId: string, itemId: string, archived: boolean): Promise<ListItem> {
-    const item = await this.getItem(env, listId, itemId);
+    const { list, item } = await this.listAndItem(env, listId, itemId);
     const now = this.d.clock.now();
     if (!archived && item.expiresAt && item.expiresAt.getTime() <= now.getTime()) {
       throw new InvalidParameters([{ field: 'list_item_id', message: 'the item has expired: add the value again with a new expiry' }]);
     }
     const next: ListItem = { ...item, archived, archivedAt: archived ? now : null, updatedAt: now };
-    if (item.archived !== archived) await this.write(env, [next]);
+    if (item.archived !== archived) await this.write(env, list, [next]);
     await this.audit(env, actor, archived ? 'list_item.archive' : 'list_item.unarchive', { kind: 'list_item', id: itemId, listId }, { value: item.primaryValue });
     return next;
   }
 
   /** Store items, count the change in the version, and apply it here. */
-  private async write(env: EnvId, items: readonly ListItem[]): Promise<void> {
+  /**
+   * Store items of `list`, count the change in the version, and apply it here (the next verdict
+   * sees it). A list this instance has not compiled yet (made on another instance since its
+   * last refresh) is added with these items: the refresh that follows brings the rest.
+   */
+  private async write(env: EnvId, list: List, items: readonly ListItem[]): Promise<void> {
     await this.d.store.putItems(items);
     const version = await this.d.store.bumpVersion(env);
     this.compiled.local(
       env,
       (c) => {
-        for (const i of items) c.byId.get(i.listId)?.apply(i);
+        let compiled = c.byId.get(list.id);
+        if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
+        for (const i of items) compiled.apply(i);
       },
       version,
     );

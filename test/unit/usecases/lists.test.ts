@@ -57,6 +57,21 @@ describe('lists in verdicts', () => {
     expect((await s.verdicts.evaluate(principal, 'risk', login('u3', '81.2.69.142'))).action).toBe('deny');
   });
 
+  it("an item added here to a list another instance made is matched by this instance's next verdict", async () => {
+    const s = createFakeServices();
+    const { principal, env } = await s.environment();
+    // This instance compiles the environment's lists (none yet) with its first verdict.
+    expect((await s.verdicts.evaluate(principal, 'risk', login('u5', '81.2.69.142'))).action).toBe('allow');
+    const { ListService } = await import('../../../src/core/lists/service');
+    const other = new ListService({ store: s.listStore, audit: s.audit, clock: s.time.clock });
+    const block = await other.create(env.id, actor, { name: 'Made elsewhere', color: '$red', primaryField: 'user.id' });
+    await s.policies.create(env.id, { name: 'Deny listed', group: 'before', action: 'deny', conditions: { inLists: [block.id] } });
+    await s.lists.createItem(env.id, actor, block.id, { primaryValue: 'u5' });
+    const next = await s.verdicts.evaluate(principal, 'risk', login('u5', '81.2.69.142'));
+    expect(next.action).toBe('deny');
+    expect(next.signals.in_list?.list_id).toBe(block.id);
+  });
+
   it('the dry run matches lists on stored verdicts', async () => {
     const s = createFakeServices();
     const { env } = await s.environment();
