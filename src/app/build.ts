@@ -230,7 +230,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const counters = core(new StateCounterStore(db, state, () => clock.now()));
   // Policies may name only the environment's lists; a list a policy names cannot be deleted.
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock, 1000, (env) => lists.ids(env));
-  const lists: ListService = new ListService({ store: core(new MongoListStore(db)), audit: core(new MongoAuditLog(db)), clock, policiesUsing: (env, id) => policies.usingList(env, id) });
+  const audit = core(new MongoAuditLog(db));
+  const lists: ListService = new ListService({ store: core(new MongoListStore(db)), audit, clock, policiesUsing: (env, id) => policies.usingList(env, id) });
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
@@ -315,7 +316,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     analytics: new AnalyticsService(analyticsStore, clock),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
-    read: { events, debuggerLog, users },
+    read: { events, debuggerLog, users, audit },
   };
   // FerretDB finds old records by reading each collection once, through the analysts' reader
   // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.

@@ -18,6 +18,7 @@ import type { ClientEventsService } from './client/events';
 import type { SessionService } from './sessions/service';
 import type { PolicyDryRunService } from './policies/dry-run';
 import type { ListService } from './lists/service';
+import type { AuditLog } from './audit/model';
 
 export interface Services {
   environments: EnvironmentService;
@@ -43,6 +44,6 @@ export interface Services {
   dryRun: PolicyDryRunService;
   /** The web console's sign-in sessions. */
   sessions: SessionService;
-  /** Read-side stores for dashboards (GraphQL). */
-  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStateStore };
+  /** Read-side stores for dashboards (GraphQL); `audit`: who changed lists and their items. */
+  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStateStore; audit: AuditLog };
 }

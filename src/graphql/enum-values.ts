@@ -16,4 +16,15 @@ export const ENUM_VALUES = {
   PolicyGroup: { BEFORE: 'before', EVENT: 'event', AFTER: 'after' },
   DeliveryStatus: { PENDING: 'pending', DELIVERING: 'delivering', DELIVERED: 'delivered', FAILED: 'failed' },
   PrivacyJobStatus: { PENDING: 'pending', SENT: 'sent', FAILED: 'failed', EXPIRED: 'expired' },
+  ListType: {
+    USER_ID: 'user_id',
+    EMAIL: 'email',
+    EMAIL_DOMAIN: 'email_domain',
+    IP: 'ip',
+    ASN: 'asn',
+    COUNTRY: 'country',
+    DEVICE: 'device',
+    MACHINE: 'machine',
+    REQUEST_SHAPE: 'request_shape',
+  },
 } as const;

@@ -32,6 +32,8 @@ const FIELD_COST: Readonly<Record<string, number>> = {
   'Analytics.top': 10,
   'Analytics.timeSeries': 50,
   'User.riskSummary': 5,
+  // A count of a list's items (up to 100,000) is one indexed count, dearer than a read by id.
+  'List.itemCount': 2,
   'Mutation.sendTestWebhook': 20,
   'Mutation.requestPrivacyExport': 20,
   'Mutation.purgeUser': 20,
@@ -40,6 +42,7 @@ const FIELD_COST: Readonly<Record<string, number>> = {
 /** Expected sizes of lists that take no `first` (their children cost this many times). */
 const LIST_SIZE: Readonly<Record<string, number>> = {
   'Query.policies': 20,
+  'Query.lists': 20,
   'Policy.revisions': 10,
   'WebhookDelivery.attempts': 10,
   'Mutation.reorderPolicies': 20,

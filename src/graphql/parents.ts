@@ -7,6 +7,7 @@ import type { Edge, EventFilter, Page } from '../core/queries/model';
 import type { WebhookDelivery } from '../core/webhooks/model';
 import type { PrivacyJob } from '../core/privacy/model';
 import type { Dimension } from '../core/analytics/service';
+import type { ListItem } from '../core/lists/model';
 
 /** `Analytics` holds the filter every analysis of it applies. */
 export interface AnalyticsParent {
@@ -31,6 +32,8 @@ export type DeliveryPage = Page<WebhookDelivery>;
 export type DeliveryEdge = Edge<WebhookDelivery>;
 export type PrivacyJobPage = Page<PrivacyJob>;
 export type PrivacyJobEdge = Edge<PrivacyJob>;
+export type ListItemPage = Page<ListItem>;
+export type ListItemEdge = Edge<ListItem>;
 
 /** Values of the DeviceType and DeviceIdentity enums, which the core does not name. */
 export type DeviceTypeValue = DeviceContext['type'];

@@ -10,7 +10,17 @@ interface AuditDoc extends Omit<AuditEntry, 'id' | 'detail'> {
   detail: string;
 }
 
-export const auditIndexes: IndexSpec[] = [{ collection: 'audit_log', indexes: [{ key: { envId: 1, at: -1, _id: -1 }, name: 'env_time' }], servedOnEmbedded: ['env_time'] }];
+// A list's history (the console's list page) is read through `env_list_time`.
+export const auditIndexes: IndexSpec[] = [
+  {
+    collection: 'audit_log',
+    indexes: [
+      { key: { envId: 1, at: -1, _id: -1 }, name: 'env_time' },
+      { key: { envId: 1, 'target.listId': 1, at: -1, _id: -1 }, name: 'env_list_time' },
+    ],
+    servedOnEmbedded: ['env_time', 'env_list_time'],
+  },
+];
 
 export class MongoAuditLog implements AuditLog {
   constructor(private readonly db: Db) {}
@@ -21,10 +31,10 @@ export class MongoAuditLog implements AuditLog {
     if (entries.length === 0) return;
     await this.log.insertMany(entries.map(({ id, detail, ...e }) => ({ _id: id, ...e, detail: toJson(detail) })));
   }
-  async recent(env: EnvId, q: { targetId?: string; limit: number }): Promise<AuditEntry[]> {
+  async recent(env: EnvId, q: { targetId?: string; listId?: string; limit: number }): Promise<AuditEntry[]> {
     const docs = await this.log
-      .find({ envId: env, ...(q.targetId ? { 'target.id': q.targetId } : {}) })
-      .sort({ envId: 1, at: -1, _id: -1 })
+      .find({ envId: env, ...(q.targetId ? { 'target.id': q.targetId } : {}), ...(q.listId ? { 'target.listId': q.listId } : {}) })
+      .sort(q.listId ? { envId: 1, 'target.listId': 1, at: -1, _id: -1 } : { envId: 1, at: -1, _id: -1 })
       .limit(q.limit)
       .toArray();
     return docs.map(({ _id, detail, ...e }) => ({ id: _id, ...e, detail: fromJson(detail, {}) }));

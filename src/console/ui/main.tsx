@@ -14,6 +14,7 @@ import { Overview } from './pages/overview';
 import { EventDetail, Events } from './pages/events';
 import { UserPage, UserSearch } from './pages/user';
 import { Policies } from './pages/policies';
+import { Lists } from './pages/lists';
 import { Webhooks } from './pages/webhooks';
 import { Privacy } from './pages/privacy';
 import { Settings } from './pages/settings';
@@ -23,6 +24,7 @@ const NAV: [string, string][] = [
   ['events', 'Events'],
   ['users', 'Users'],
   ['policies', 'Policies'],
+  ['lists', 'Lists'],
   ['webhooks', 'Webhooks'],
   ['privacy', 'Privacy'],
   ['settings', 'Settings'],
@@ -101,13 +103,16 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
       body = <Overview route={route} />;
       break;
     case 'events':
-      body = rest[0] ? <EventDetail id={rest[0]} /> : <Events route={route} />;
+      body = rest[0] ? <EventDetail id={rest[0]} session={session} /> : <Events route={route} />;
       break;
     case 'users':
       body = rest[0] ? <UserPage key={rest[0]} id={rest[0]} session={session} /> : <UserSearch />;
       break;
     case 'policies':
       body = <Policies id={rest[0] ?? null} session={session} />;
+      break;
+    case 'lists':
+      body = <Lists id={rest[0] ?? null} session={session} />;
       break;
     case 'webhooks':
       body = <Webhooks route={route} canMutate={session.canMutate} />;

@@ -34,7 +34,7 @@ export const EVENT = `query Event($id: ID!) {
     signals { name details }
     policy {
       id revision name action testToken
-      revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates } }
+      revisionDetails { id createdAt name action conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates inLists notInLists } }
       current { id revision name archived }
     }
     headers properties userTraits
@@ -83,4 +83,25 @@ const DEVICE_ROW = `token userId reviewState risk lastSeenAt ip location { count
 export const REVIEW = `query Review($risky: DeviceFilter, $reported: DeviceFilter) {
   risky: devices(filter: $risky, first: 20) { edges { node { ${DEVICE_ROW} } } }
   reported: devices(filter: $reported, first: 20) { edges { node { ${DEVICE_ROW} } } }
+}`;
+
+/** The lists page: every list with its type and counts (an environment has at most 100). */
+export const LISTS = `query Lists {
+  lists { id name color description type primaryField secondaryField createdAt updatedAt itemCount active: itemCount(archived: false) usedBy }
+}`;
+
+/** The lists an "add to list" form and the policy form choose from. */
+export const LIST_CHOICES = `query ListChoices { lists { id name type } }`;
+
+/** The fields of a list item (a list's page). */
+export const ITEM_FIELDS = `id value secondaryValue comment author { type identifier } createdAt updatedAt expiresAt archived archivedAt active`;
+
+/** One list: its items (25 at a time, newest first, filtered by value and archived) and its history. */
+export const LIST = `query List($id: ID!, $filter: ListItemFilter, $after: String) {
+  list(id: $id) {
+    id name color description type primaryField secondaryField createdAt updatedAt usedBy
+    itemCount active: itemCount(archived: false)
+    items(filter: $filter, first: 25, after: $after) { edges { node { ${ITEM_FIELDS} } } pageInfo { hasNextPage endCursor } }
+    auditEntries(first: 30) { id at action targetId actor { type identifier } detail }
+  }
 }`;

@@ -27,6 +27,9 @@ export interface AuditEntry {
 /** Where audit entries go (store/audit.ts on MongoDB). */
 export interface AuditLog {
   append(entries: readonly AuditEntry[]): Promise<void>;
-  /** The environment's newest entries first, optionally of one target (a list or an item). */
-  recent(env: EnvId, q: { targetId?: string; limit: number }): Promise<AuditEntry[]>;
+  /**
+   * The environment's newest entries first, optionally of one target (a list or an item), or of
+   * one list and every item of it (`listId`).
+   */
+  recent(env: EnvId, q: { targetId?: string; listId?: string; limit: number }): Promise<AuditEntry[]>;
 }

@@ -10,7 +10,9 @@ import type { DryRunResult as DryRunResultModel, DryRunChange as DryRunChangeMod
 import type { TimeSeries as TimeSeriesModel, SeriesBucket as SeriesBucketModel, TopList as TopListModel, BucketSize as BucketSizeModel, Dimension as DimensionModel } from '../../core/analytics/service';
 import type { WebhookDelivery as WebhookDeliveryModel, DeliveryAttempt as DeliveryAttemptModel, DeliveryStatus as DeliveryStatusModel } from '../../core/webhooks/model';
 import type { PrivacyJob as PrivacyJobModel, PrivacyJobStatus as PrivacyJobStatusModel } from '../../core/privacy/model';
-import type { AnalyticsParent as AnalyticsParentModel, TopEntryParent as TopEntryParentModel, DevicePage as DevicePageModel, DeviceEdge as DeviceEdgeModel, EventPage as EventPageModel, EventEdge as EventEdgeModel, RejectedPage as RejectedPageModel, RejectedEdge as RejectedEdgeModel, DeliveryPage as DeliveryPageModel, DeliveryEdge as DeliveryEdgeModel, PrivacyJobPage as PrivacyJobPageModel, PrivacyJobEdge as PrivacyJobEdgeModel, PageInfoParent as PageInfoParentModel, DeviceTypeValue as DeviceTypeValueModel, DeviceIdentityValue as DeviceIdentityValueModel } from '../parents';
+import type { AnalyticsParent as AnalyticsParentModel, TopEntryParent as TopEntryParentModel, DevicePage as DevicePageModel, DeviceEdge as DeviceEdgeModel, EventPage as EventPageModel, EventEdge as EventEdgeModel, RejectedPage as RejectedPageModel, RejectedEdge as RejectedEdgeModel, DeliveryPage as DeliveryPageModel, DeliveryEdge as DeliveryEdgeModel, PrivacyJobPage as PrivacyJobPageModel, PrivacyJobEdge as PrivacyJobEdgeModel, ListItemPage as ListItemPageModel, ListItemEdge as ListItemEdgeModel, PageInfoParent as PageInfoParentModel, DeviceTypeValue as DeviceTypeValueModel, DeviceIdentityValue as DeviceIdentityValueModel } from '../parents';
+import type { List as ListModel, ListItem as ListItemModel, ListType as ListTypeModel } from '../../core/lists/model';
+import type { Actor as ActorModel, AuditEntry as AuditEntryModel } from '../../core/audit/model';
 import type { EventRole as EventRoleModel } from '../../core/events/catalog';
 import type { GraphqlContext } from '../context';
 export type Maybe<T> = T | null;
@@ -60,6 +62,13 @@ export type ActionTransition = {
   readonly to: Action;
 };
 
+/** Who made a change: Castle's `{type, identifier}` (e.g. `$api_secret` and the key's hash prefix). */
+export type Actor = {
+  readonly __typename?: 'Actor';
+  readonly identifier: Scalars['String']['output'];
+  readonly type: Scalars['String']['output'];
+};
+
 /** Analyses of the events of one filter. */
 export type Analytics = {
   readonly __typename?: 'Analytics';
@@ -95,6 +104,20 @@ export type AnalyticsTimeSeriesArgs = {
 export type AnalyticsTopArgs = {
   dimension: TopDimension;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** One change to a list or an item, as the audit log keeps it. */
+export type AuditEntry = {
+  readonly __typename?: 'AuditEntry';
+  /** What was done: `list.create`, `list_item.create`, `list_item.archive`, `list_item.import`, … */
+  readonly action: Scalars['String']['output'];
+  readonly actor: Actor;
+  readonly at: Scalars['DateTime']['output'];
+  /** The new values (or the counts of an import). */
+  readonly detail: Scalars['JSON']['output'];
+  readonly id: Scalars['ID']['output'];
+  /** The list or item changed. */
+  readonly targetId: Scalars['ID']['output'];
 };
 
 /** The kind of credential a request carries. */
@@ -413,6 +436,178 @@ export type LastLocation = {
   readonly lon: Scalars['Float']['output'];
 };
 
+/**
+ * A named set of values policies match events against (`inLists`, `notInLists`); every verdict
+ * whose event is in a list carries the `in_list` signal naming it.
+ */
+export type List = {
+  readonly __typename?: 'List';
+  /** Changes to the list and its items, newest first (`first` 1-100). */
+  readonly auditEntries: ReadonlyArray<AuditEntry>;
+  /** Castle's colour name (`$red`, `$green`, …). */
+  readonly color: Scalars['String']['output'];
+  readonly createdAt: Scalars['DateTime']['output'];
+  readonly description?: Maybe<Scalars['String']['output']>;
+  readonly id: Scalars['ID']['output'];
+  /** One item of the list, or null. */
+  readonly item?: Maybe<ListItem>;
+  /** How many items the list holds: all of them, or only the archived (true) or active (false) ones. */
+  readonly itemCount: Scalars['Int']['output'];
+  /** The list's items, newest first (`first` 1-100). */
+  readonly items: ListItemConnection;
+  readonly name: Scalars['String']['output'];
+  /** The event field items are compared with, as the list was created with it (`ip`, `user.email`, …). */
+  readonly primaryField: Scalars['String']['output'];
+  /** An optional second field an item's secondary value must match too. */
+  readonly secondaryField?: Maybe<Scalars['String']['output']>;
+  readonly secondaryType?: Maybe<ListType>;
+  /** What the primary field means. */
+  readonly type: ListType;
+  readonly updatedAt: Scalars['DateTime']['output'];
+  /** Names of the active policies that name the list (it cannot be deleted while there are any). */
+  readonly usedBy: ReadonlyArray<Scalars['String']['output']>;
+};
+
+
+/**
+ * A named set of values policies match events against (`inLists`, `notInLists`); every verdict
+ * whose event is in a list carries the `in_list` signal naming it.
+ */
+export type ListAuditEntriesArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * A named set of values policies match events against (`inLists`, `notInLists`); every verdict
+ * whose event is in a list carries the `in_list` signal naming it.
+ */
+export type ListItemArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/**
+ * A named set of values policies match events against (`inLists`, `notInLists`); every verdict
+ * whose event is in a list carries the `in_list` signal naming it.
+ */
+export type ListItemCountArgs = {
+  archived?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+
+/**
+ * A named set of values policies match events against (`inLists`, `notInLists`); every verdict
+ * whose event is in a list carries the `in_list` signal naming it.
+ */
+export type ListItemsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<ListItemFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A new list. */
+export type ListCreateInput = {
+  /** Castle's colour name: `$red`, `$green`, `$blue`, … */
+  readonly color: Scalars['String']['input'];
+  readonly description?: InputMaybe<Scalars['String']['input']>;
+  readonly name: Scalars['String']['input'];
+  /** The event field items are compared with: `ip`, `user.email`, `user.email.domain`, `user.id`, `ip.asn`, `ip.country_code`, `device.token`, … (docs/lists.md). */
+  readonly primaryField: Scalars['String']['input'];
+  readonly secondaryField?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A value in a list. */
+export type ListItem = {
+  readonly __typename?: 'ListItem';
+  /** Whether it matches now: neither archived nor expired. */
+  readonly active: Scalars['Boolean']['output'];
+  /** Whether it is archived (it then no longer matches). */
+  readonly archived: Scalars['Boolean']['output'];
+  readonly archivedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Who added it. */
+  readonly author: Actor;
+  /** Why it was added. */
+  readonly comment?: Maybe<Scalars['String']['output']>;
+  readonly createdAt: Scalars['DateTime']['output'];
+  /** When it stops matching by itself; null: never. */
+  readonly expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Derived from the list and the values: a value is in a list once. */
+  readonly id: Scalars['ID']['output'];
+  readonly listId: Scalars['ID']['output'];
+  /** The value the list's secondary field must match too, or null. */
+  readonly secondaryValue?: Maybe<Scalars['String']['output']>;
+  readonly updatedAt: Scalars['DateTime']['output'];
+  /** The value, normalised for the list's type (a network in CIDR form, an e-mail in lower case, …). */
+  readonly value: Scalars['String']['output'];
+};
+
+/** A page of items. */
+export type ListItemConnection = {
+  readonly __typename?: 'ListItemConnection';
+  readonly edges: ReadonlyArray<ListItemEdge>;
+  readonly pageInfo: PageInfo;
+};
+
+export type ListItemEdge = {
+  readonly __typename?: 'ListItemEdge';
+  readonly cursor: Scalars['String']['output'];
+  readonly node: ListItem;
+};
+
+/** Narrows a list's items; every condition given must hold. */
+export type ListItemFilter = {
+  /** Only archived (true) or active (false) items. */
+  readonly archived?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Exactly this value (normalised as items are: `203.0.113.7/32` finds `203.0.113.7`). */
+  readonly value?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A new item. */
+export type ListItemInput = {
+  /** Why (at most 1,000 characters). */
+  readonly comment?: InputMaybe<Scalars['String']['input']>;
+  /** When it stops matching by itself (in the future); null: never. */
+  readonly expiresAt?: InputMaybe<Scalars['DateTime']['input']>;
+  readonly secondaryValue?: InputMaybe<Scalars['String']['input']>;
+  readonly value: Scalars['String']['input'];
+};
+
+/** Changes to an item. */
+export type ListItemUpdateInput = {
+  readonly comment?: InputMaybe<Scalars['String']['input']>;
+  readonly expiresAt?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+/** What a list's values are, and so which part of an event they are compared with (docs/lists.md). */
+export type ListType =
+  /** The address's network operator (AS number). */
+  | 'asn'
+  /** The address's country (ISO 3166-1 alpha-2). */
+  | 'country'
+  /** Any name of the event's device (token, key or fingerprint). */
+  | 'device'
+  /** The event's e-mail, lower-cased. */
+  | 'email'
+  /** The domain of the event's e-mail. */
+  | 'email_domain'
+  /** The event's address: an IPv4 or IPv6 address or network (CIDR). */
+  | 'ip'
+  /** The machine a client token named. */
+  | 'machine'
+  /** The request's shape hash. */
+  | 'request_shape'
+  /** `user.id`, exactly. */
+  | 'user_id';
+
+/** Changes to a list; fields left out keep their value. */
+export type ListUpdateInput = {
+  readonly color?: InputMaybe<Scalars['String']['input']>;
+  /** Null clears it. */
+  readonly description?: InputMaybe<Scalars['String']['input']>;
+  readonly name?: InputMaybe<Scalars['String']['input']>;
+};
+
 /** Where an IP address is, as far as the offline geo data knows. */
 export type Location = {
   readonly __typename?: 'Location';
@@ -432,12 +627,26 @@ export type Location = {
  */
 export type Mutation = {
   readonly __typename?: 'Mutation';
+  /**
+   * Add a value to a list. It is matched by the very next verdict of this instance. A value active
+   * in the list already is refused; an archived one comes back with the new comment and expiry.
+   */
+  readonly addListItem: ListItem;
   /** Approve a device (it is the user's): its risk becomes 0. Same effect as `PUT /v1/devices/{token}/approve`. */
   readonly approveDevice: Device;
+  /** Archive an item: it stops matching at once and stays readable. */
+  readonly archiveListItem: ListItem;
   /** Archive a policy: it stops applying; its revisions stay readable. */
   readonly archivePolicy: Policy;
+  /** Create a list. Its name is unique in the environment; its type cannot change afterwards. */
+  readonly createList: List;
   /** Add a policy at the end of its group. It applies from the very next verdict. */
   readonly createPolicy: Policy;
+  /**
+   * Delete a list and its items; answers the id deleted. Refused (`BAD_USER_INPUT` naming `id`)
+   * while an active policy names it.
+   */
+  readonly deleteList: Scalars['ID']['output'];
   /** Permanently delete the user and every associated record. Idempotent. */
   readonly purgeUser: PurgeResult;
   /**
@@ -483,8 +692,24 @@ export type Mutation = {
   readonly setRetentionDays: Environment;
   /** Set (or, with null, clear) the URL webhooks are POSTed to. Returns the updated environment. */
   readonly setWebhookUrl: Environment;
+  /** Unarchive an item: it matches again (an expired item is refused: add it again). */
+  readonly unarchiveListItem: ListItem;
+  /** Change a list's name, colour or description; fields left out keep their value. */
+  readonly updateList: List;
+  /** Change an item's comment and expiry: a field left out keeps its value, a null one clears it. */
+  readonly updateListItem: ListItem;
   /** Change a policy: a new revision, in force from the very next verdict. The catch-all can only be renamed. */
   readonly updatePolicy: Policy;
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationAddListItemArgs = {
+  input: ListItemInput;
+  listId: Scalars['ID']['input'];
 };
 
 
@@ -501,6 +726,16 @@ export type MutationApproveDeviceArgs = {
  * The entry points for changing things. Only an environment's API secret may call them; analyst keys
  * are refused with `FORBIDDEN`.
  */
+export type MutationArchiveListItemArgs = {
+  itemId: Scalars['ID']['input'];
+  listId: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
 export type MutationArchivePolicyArgs = {
   id: Scalars['ID']['input'];
 };
@@ -510,8 +745,26 @@ export type MutationArchivePolicyArgs = {
  * The entry points for changing things. Only an environment's API secret may call them; analyst keys
  * are refused with `FORBIDDEN`.
  */
+export type MutationCreateListArgs = {
+  input: ListCreateInput;
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
 export type MutationCreatePolicyArgs = {
   input: PolicyCreateInput;
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationDeleteListArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -604,6 +857,37 @@ export type MutationSetWebhookUrlArgs = {
  * The entry points for changing things. Only an environment's API secret may call them; analyst keys
  * are refused with `FORBIDDEN`.
  */
+export type MutationUnarchiveListItemArgs = {
+  itemId: Scalars['ID']['input'];
+  listId: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationUpdateListArgs = {
+  id: Scalars['ID']['input'];
+  input: ListUpdateInput;
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
+export type MutationUpdateListItemArgs = {
+  input: ListItemUpdateInput;
+  itemId: Scalars['ID']['input'];
+  listId: Scalars['ID']['input'];
+};
+
+
+/**
+ * The entry points for changing things. Only an environment's API secret may call them; analyst keys
+ * are refused with `FORBIDDEN`.
+ */
 export type MutationUpdatePolicyArgs = {
   id: Scalars['ID']['input'];
   input: PolicyUpdateInput;
@@ -655,10 +939,14 @@ export type PolicyConditions = {
   readonly deviceStates?: Maybe<ReadonlyArray<ReviewState>>;
   /** Canonical event names it applies to; null: every event. */
   readonly events?: Maybe<ReadonlyArray<Scalars['String']['output']>>;
+  /** Ids of lists: the event is in at least one of them. */
+  readonly inLists?: Maybe<ReadonlyArray<Scalars['ID']['output']>>;
   /** Risk (0-1) at most this. */
   readonly maxRisk?: Maybe<Scalars['Float']['output']>;
   /** Risk (0-1) at least this. */
   readonly minRisk?: Maybe<Scalars['Float']['output']>;
+  /** Ids of lists: the event is in none of them. */
+  readonly notInLists?: Maybe<ReadonlyArray<Scalars['ID']['output']>>;
   readonly riskLevels?: Maybe<ReadonlyArray<RiskLevel>>;
   /** All of these signals fired. */
   readonly signalsAll?: Maybe<ReadonlyArray<Scalars['String']['output']>>;
@@ -671,8 +959,12 @@ export type PolicyConditionsInput = {
   readonly countries?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
   readonly deviceStates?: InputMaybe<ReadonlyArray<ReviewState>>;
   readonly events?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
+  /** Ids of the environment's lists (at most 20): the event is in at least one of them. */
+  readonly inLists?: InputMaybe<ReadonlyArray<Scalars['ID']['input']>>;
   readonly maxRisk?: InputMaybe<Scalars['Float']['input']>;
   readonly minRisk?: InputMaybe<Scalars['Float']['input']>;
+  /** Ids of the environment's lists (at most 20): the event is in none of them. */
+  readonly notInLists?: InputMaybe<ReadonlyArray<Scalars['ID']['input']>>;
   readonly riskLevels?: InputMaybe<ReadonlyArray<RiskLevel>>;
   readonly signalsAll?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
   readonly signalsAny?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
@@ -859,6 +1151,10 @@ export type Query = {
   readonly event?: Maybe<Event>;
   /** Events matching `filter`, newest (by event time) first. */
   readonly events: EventConnection;
+  /** One list by id, or null. */
+  readonly list?: Maybe<List>;
+  /** The environment's lists, oldest first (at most 100). */
+  readonly lists: ReadonlyArray<List>;
   /** The environment's policies in evaluation order; archived ones last, only when asked for. */
   readonly policies: ReadonlyArray<Policy>;
   /** One policy by id, or null. */
@@ -936,6 +1232,15 @@ export type QueryEventsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<EventFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * The entry points for reading. Every field is scoped to the environment of the credential the
+ * request carries: nothing of another environment is reachable through any field.
+ */
+export type QueryListArgs = {
+  id: Scalars['ID']['input'];
 };
 
 
@@ -1402,7 +1707,9 @@ export type ResolversTypes = {
   Action: ResolverTypeWrapper<ActionModel>;
   ActionCount: ResolverTypeWrapper<Omit<ActionCount, 'action'> & { action?: Maybe<ResolversTypes['Action']> }>;
   ActionTransition: ResolverTypeWrapper<Omit<ActionTransition, 'from' | 'to'> & { from: ResolversTypes['Action'], to: ResolversTypes['Action'] }>;
+  Actor: ResolverTypeWrapper<ActorModel>;
   Analytics: ResolverTypeWrapper<AnalyticsParentModel>;
+  AuditEntry: ResolverTypeWrapper<AuditEntryModel>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   CredentialKind: ResolverTypeWrapper<CredentialKindModel>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
@@ -1428,6 +1735,16 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   LastLocation: ResolverTypeWrapper<LastLocation>;
+  List: ResolverTypeWrapper<ListModel>;
+  ListCreateInput: ListCreateInput;
+  ListItem: ResolverTypeWrapper<ListItemModel>;
+  ListItemConnection: ResolverTypeWrapper<ListItemPageModel>;
+  ListItemEdge: ResolverTypeWrapper<ListItemEdgeModel>;
+  ListItemFilter: ListItemFilter;
+  ListItemInput: ListItemInput;
+  ListItemUpdateInput: ListItemUpdateInput;
+  ListType: ResolverTypeWrapper<ListTypeModel>;
+  ListUpdateInput: ListUpdateInput;
   Location: ResolverTypeWrapper<GeoLocationModel>;
   Mutation: ResolverTypeWrapper<{}>;
   PageInfo: ResolverTypeWrapper<PageInfoParentModel>;
@@ -1476,7 +1793,9 @@ export type ResolversTypes = {
 export type ResolversParentTypes = {
   ActionCount: ActionCount;
   ActionTransition: ActionTransition;
+  Actor: ActorModel;
   Analytics: AnalyticsParentModel;
+  AuditEntry: AuditEntryModel;
   Boolean: Scalars['Boolean']['output'];
   DateTime: Scalars['DateTime']['output'];
   Device: DeviceModel;
@@ -1496,6 +1815,15 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   JSON: Scalars['JSON']['output'];
   LastLocation: LastLocation;
+  List: ListModel;
+  ListCreateInput: ListCreateInput;
+  ListItem: ListItemModel;
+  ListItemConnection: ListItemPageModel;
+  ListItemEdge: ListItemEdgeModel;
+  ListItemFilter: ListItemFilter;
+  ListItemInput: ListItemInput;
+  ListItemUpdateInput: ListItemUpdateInput;
+  ListUpdateInput: ListUpdateInput;
   Location: GeoLocationModel;
   Mutation: {};
   PageInfo: PageInfoParentModel;
@@ -1549,12 +1877,28 @@ export type ActionTransitionResolvers<ContextType = GraphqlContext, ParentType e
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type ActorResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['Actor'] = ResolversParentTypes['Actor']> = {
+  identifier?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type AnalyticsResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['Analytics'] = ResolversParentTypes['Analytics']> = {
   actions?: Resolver<ReadonlyArray<ResolversTypes['ActionCount']>, ParentType, ContextType>;
   signals?: Resolver<ReadonlyArray<ResolversTypes['SignalCount']>, ParentType, ContextType, RequireFields<AnalyticsSignalsArgs, 'first'>>;
   timeSeries?: Resolver<ResolversTypes['TimeSeries'], ParentType, ContextType, RequireFields<AnalyticsTimeSeriesArgs, 'bucket'>>;
   top?: Resolver<ResolversTypes['TopList'], ParentType, ContextType, RequireFields<AnalyticsTopArgs, 'dimension' | 'first'>>;
   total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type AuditEntryResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['AuditEntry'] = ResolversParentTypes['AuditEntry']> = {
+  action?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['Actor'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  detail?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  targetId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1701,6 +2045,55 @@ export type LastLocationResolvers<ContextType = GraphqlContext, ParentType exten
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type ListResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['List'] = ResolversParentTypes['List']> = {
+  auditEntries?: Resolver<ReadonlyArray<ResolversTypes['AuditEntry']>, ParentType, ContextType, RequireFields<ListAuditEntriesArgs, 'first'>>;
+  color?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  item?: Resolver<Maybe<ResolversTypes['ListItem']>, ParentType, ContextType, RequireFields<ListItemArgs, 'id'>>;
+  itemCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<ListItemCountArgs>>;
+  items?: Resolver<ResolversTypes['ListItemConnection'], ParentType, ContextType, RequireFields<ListItemsArgs, 'first'>>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  primaryField?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  secondaryField?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  secondaryType?: Resolver<Maybe<ResolversTypes['ListType']>, ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['ListType'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  usedBy?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ListItemResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['ListItem'] = ResolversParentTypes['ListItem']> = {
+  active?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  archived?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  archivedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  author?: Resolver<ResolversTypes['Actor'], ParentType, ContextType>;
+  comment?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  listId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  secondaryValue?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ListItemConnectionResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['ListItemConnection'] = ResolversParentTypes['ListItemConnection']> = {
+  edges?: Resolver<ReadonlyArray<ResolversTypes['ListItemEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ListItemEdgeResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['ListItemEdge'] = ResolversParentTypes['ListItemEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['ListItem'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ListTypeResolvers = { ASN: 'asn', COUNTRY: 'country', DEVICE: 'device', EMAIL: 'email', EMAIL_DOMAIN: 'email_domain', IP: 'ip', MACHINE: 'machine', REQUEST_SHAPE: 'request_shape', USER_ID: 'user_id' };
+
 export type LocationResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['Location'] = ResolversParentTypes['Location']> = {
   city?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   country?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -1713,9 +2106,13 @@ export type LocationResolvers<ContextType = GraphqlContext, ParentType extends R
 };
 
 export type MutationResolvers<ContextType = GraphqlContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  addListItem?: Resolver<ResolversTypes['ListItem'], ParentType, ContextType, RequireFields<MutationAddListItemArgs, 'input' | 'listId'>>;
   approveDevice?: Resolver<ResolversTypes['Device'], ParentType, ContextType, RequireFields<MutationApproveDeviceArgs, 'token'>>;
+  archiveListItem?: Resolver<ResolversTypes['ListItem'], ParentType, ContextType, RequireFields<MutationArchiveListItemArgs, 'itemId' | 'listId'>>;
   archivePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationArchivePolicyArgs, 'id'>>;
+  createList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationCreateListArgs, 'input'>>;
   createPolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationCreatePolicyArgs, 'input'>>;
+  deleteList?: Resolver<ResolversTypes['ID'], ParentType, ContextType, RequireFields<MutationDeleteListArgs, 'id'>>;
   purgeUser?: Resolver<ResolversTypes['PurgeResult'], ParentType, ContextType, RequireFields<MutationPurgeUserArgs, 'userId'>>;
   purgeUsers?: Resolver<ReadonlyArray<ResolversTypes['PurgeResult']>, ParentType, ContextType, Partial<MutationPurgeUsersArgs>>;
   reorderPolicies?: Resolver<ReadonlyArray<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<MutationReorderPoliciesArgs, 'group' | 'ids'>>;
@@ -1726,6 +2123,9 @@ export type MutationResolvers<ContextType = GraphqlContext, ParentType extends R
   sendTestWebhook?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType>;
   setRetentionDays?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, RequireFields<MutationSetRetentionDaysArgs, 'days'>>;
   setWebhookUrl?: Resolver<ResolversTypes['Environment'], ParentType, ContextType, Partial<MutationSetWebhookUrlArgs>>;
+  unarchiveListItem?: Resolver<ResolversTypes['ListItem'], ParentType, ContextType, RequireFields<MutationUnarchiveListItemArgs, 'itemId' | 'listId'>>;
+  updateList?: Resolver<ResolversTypes['List'], ParentType, ContextType, RequireFields<MutationUpdateListArgs, 'id' | 'input'>>;
+  updateListItem?: Resolver<ResolversTypes['ListItem'], ParentType, ContextType, RequireFields<MutationUpdateListItemArgs, 'input' | 'itemId' | 'listId'>>;
   updatePolicy?: Resolver<ResolversTypes['Policy'], ParentType, ContextType, RequireFields<MutationUpdatePolicyArgs, 'id' | 'input'>>;
 };
 
@@ -1757,8 +2157,10 @@ export type PolicyConditionsResolvers<ContextType = GraphqlContext, ParentType e
   countries?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
   deviceStates?: Resolver<Maybe<ReadonlyArray<ResolversTypes['ReviewState']>>, ParentType, ContextType>;
   events?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
+  inLists?: Resolver<Maybe<ReadonlyArray<ResolversTypes['ID']>>, ParentType, ContextType>;
   maxRisk?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   minRisk?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  notInLists?: Resolver<Maybe<ReadonlyArray<ResolversTypes['ID']>>, ParentType, ContextType>;
   riskLevels?: Resolver<Maybe<ReadonlyArray<ResolversTypes['RiskLevel']>>, ParentType, ContextType>;
   signalsAll?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
   signalsAny?: Resolver<Maybe<ReadonlyArray<ResolversTypes['String']>>, ParentType, ContextType>;
@@ -1844,6 +2246,8 @@ export type QueryResolvers<ContextType = GraphqlContext, ParentType extends Reso
   environment?: Resolver<ResolversTypes['Environment'], ParentType, ContextType>;
   event?: Resolver<Maybe<ResolversTypes['Event']>, ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   events?: Resolver<ResolversTypes['EventConnection'], ParentType, ContextType, RequireFields<QueryEventsArgs, 'first'>>;
+  list?: Resolver<Maybe<ResolversTypes['List']>, ParentType, ContextType, RequireFields<QueryListArgs, 'id'>>;
+  lists?: Resolver<ReadonlyArray<ResolversTypes['List']>, ParentType, ContextType>;
   policies?: Resolver<ReadonlyArray<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<QueryPoliciesArgs, 'includeArchived'>>;
   policy?: Resolver<Maybe<ResolversTypes['Policy']>, ParentType, ContextType, RequireFields<QueryPolicyArgs, 'id'>>;
   policyDryRun?: Resolver<ResolversTypes['PolicyDryRun'], ParentType, ContextType, RequireFields<QueryPolicyDryRunArgs, 'days' | 'drafts' | 'maxEvents'>>;
@@ -2030,7 +2434,9 @@ export type Resolvers<ContextType = GraphqlContext> = {
   Action?: ActionResolvers;
   ActionCount?: ActionCountResolvers<ContextType>;
   ActionTransition?: ActionTransitionResolvers<ContextType>;
+  Actor?: ActorResolvers<ContextType>;
   Analytics?: AnalyticsResolvers<ContextType>;
+  AuditEntry?: AuditEntryResolvers<ContextType>;
   CredentialKind?: CredentialKindResolvers;
   DateTime?: GraphQLScalarType;
   DeliveryStatus?: DeliveryStatusResolvers;
@@ -2050,6 +2456,11 @@ export type Resolvers<ContextType = GraphqlContext> = {
   FieldProblem?: FieldProblemResolvers<ContextType>;
   JSON?: GraphQLScalarType;
   LastLocation?: LastLocationResolvers<ContextType>;
+  List?: ListResolvers<ContextType>;
+  ListItem?: ListItemResolvers<ContextType>;
+  ListItemConnection?: ListItemConnectionResolvers<ContextType>;
+  ListItemEdge?: ListItemEdgeResolvers<ContextType>;
+  ListType?: ListTypeResolvers;
   Location?: LocationResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;

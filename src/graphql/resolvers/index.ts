@@ -8,6 +8,7 @@ import * as debuggerLog from './debugger';
 import * as devices from './devices';
 import * as environment from './environment';
 import * as events from './events';
+import * as lists from './lists';
 import * as policies from './policies';
 import * as privacy from './privacy';
 import * as users from './users';
@@ -24,6 +25,7 @@ export const resolvers: Resolvers = {
   ...events.types,
   ...analytics.types,
   ...policies.types,
+  ...lists.types,
   ...webhooks.types,
   ...privacy.types,
   ...debuggerLog.types,
@@ -34,6 +36,7 @@ export const resolvers: Resolvers = {
     ...events.query,
     ...analytics.query,
     ...policies.query,
+    ...lists.query,
     ...webhooks.query,
     ...privacy.query,
     ...debuggerLog.query,
@@ -42,6 +45,7 @@ export const resolvers: Resolvers = {
     ...environment.mutation,
     ...devices.mutation,
     ...policies.mutation,
+    ...lists.mutation,
     ...webhooks.mutation,
     ...privacy.mutation,
   },

@@ -23,6 +23,8 @@ function conditions(c: PolicyConditionsInput | null | undefined): PolicyConditio
     signalsAll: list(c.signalsAll),
     countries: list(c.countries),
     deviceStates: list(c.deviceStates),
+    inLists: list(c.inLists),
+    notInLists: list(c.notInLists),
   };
   for (const k of Object.keys(out) as (keyof PolicyConditions)[]) if (out[k] === undefined) delete out[k];
   return out;

@@ -342,7 +342,7 @@ export function createFakeAuditLog(): AuditLog & { entries: AuditEntry[] } {
       entries.push(...list);
     },
     async recent(env, q) {
-      return entries.filter((e) => e.envId === env && (!q.targetId || e.target.id === q.targetId)).reverse().slice(0, q.limit);
+      return entries.filter((e) => e.envId === env && (!q.targetId || e.target.id === q.targetId) && (!q.listId || e.target.listId === q.listId)).reverse().slice(0, q.limit);
     },
   };
 }

@@ -1,12 +1,13 @@
 /** Event explorer: filter by user, IP, device, signal, action, event type and time; page through; open one. */
 import { useEffect, useState } from 'preact/hooks';
-import { gql, type ApiError } from '../api';
+import { gql, type ApiError, type SessionInfo } from '../api';
 import { ActionBadge, Card, Empty, ErrorBox, Facts, Json, Loading, StateBadge } from '../components';
 import { fromLocalInput, risk, time, toLocalInput } from '../format';
 import { useQuery } from '../hooks';
 import { conditionText, type Conditions } from '../conditions';
 import { href, navigate, type Route } from '../router';
 import { EVENT, EVENTS } from '../queries';
+import { AddToList, domainOf } from '../lists';
 
 
 
@@ -250,12 +251,14 @@ interface EventData {
   } | null;
 }
 
-export function EventDetail({ id }: { id: string }) {
+export function EventDetail({ id, session }: { id: string; session: SessionInfo }) {
   const q = useQuery<EventData>(EVENT, { id });
+  const can = session.canMutate;
   if (q.loading) return <Loading what="Loading the event" />;
   if (q.error) return <ErrorBox error={q.error} retry={q.reload} />;
   const e = q.data?.event;
   if (!e) return <Empty>No such event in this environment.</Empty>;
+  const domain = domainOf(e.email);
   return (
     <div class="page">
       <div class="page-head">
@@ -272,14 +275,16 @@ export function EventDetail({ id }: { id: string }) {
               ['Received', time(e.receivedAt)],
               ['Endpoint', e.endpoint.toLowerCase()],
               ['Risk', `${risk(e.risk)}${e.riskLevel ? ` (${e.riskLevel.toLowerCase()})` : ''}`],
-              ['User', e.userId ? <a href={href(['users', e.userId])}>{e.userId}</a> : null],
-              ['E-mail', e.email],
-              ['IP', e.ip ? <a href={href(['events'], { ip: e.ip })}>{e.ip}</a> : null],
+              ['User', e.userId ? <span><a href={href(['users', e.userId])}>{e.userId}</a><AddToList type="USER_ID" value={e.userId} canMutate={can} /></span> : null],
+              ['E-mail', e.email ? <span>{e.email}<AddToList type="EMAIL" value={e.email} canMutate={can} /></span> : null],
+              ['E-mail domain', domain ? <span>{domain}<AddToList type="EMAIL_DOMAIN" value={domain} canMutate={can} /></span> : null],
+              ['IP', e.ip ? <span data-testid="event-ip"><a href={href(['events'], { ip: e.ip })}>{e.ip}</a><AddToList type="IP" value={e.ip} canMutate={can} /></span> : null],
               ['Country', e.country],
-              ['ASN', e.asn !== null ? `AS${e.asn}` : null],
+              ['ASN', e.asn !== null ? <span>AS{e.asn}<AddToList type="ASN" value={String(e.asn)} canMutate={can} /></span> : null],
               ['Device', e.device ? <span>
                 <a href={href(['events'], { deviceToken: e.device.token })}><code class="token">{e.device.token}</code></a> <StateBadge state={e.device.reviewState} />
-              </span> : e.deviceToken],
+                <AddToList type="DEVICE" value={e.device.token} canMutate={can} />
+              </span> : e.deviceToken ? <span><code class="token">{e.deviceToken}</code><AddToList type="DEVICE" value={e.deviceToken} canMutate={can} /></span> : null],
               ['User agent', <span class="wrap">{e.userAgent}</span>],
               ['Degraded', e.degraded ? 'yes: decided without all of its state' : 'no'],
             ]}
@@ -332,6 +337,14 @@ export function EventDetail({ id }: { id: string }) {
               <a href={href(['events'], { signal: s.name })}>
                 <strong>{s.name}</strong>
               </a>
+              {s.name === 'in_list' && typeof s.details.list_id === 'string' && (
+                <>
+                  {' '}
+                  <a href={href(['lists', s.details.list_id])} data-testid="in-list-link">
+                    open list {typeof s.details.list_name === 'string' ? s.details.list_name : ''}
+                  </a>
+                </>
+              )}
               <Json value={s.details} />
             </li>
           ))}

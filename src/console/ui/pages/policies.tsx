@@ -9,9 +9,11 @@ import { ActionBadge, Card, Confirm, Empty, ErrorBox, Loading, ReadOnlyNote } fr
 import { count, listOf, risk, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
-import { conditionText, type Conditions } from '../conditions';
+import { CONDITION_FIELDS, conditionText, type Conditions } from '../conditions';
+import { LIST_TYPES, type ListType } from '../lists';
+import { LIST_CHOICES } from '../queries';
 
-const CONDITIONS = `conditions { events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates }`;
+const CONDITIONS = `conditions { ${CONDITION_FIELDS} }`;
 
 const POLICIES = `query Policies { policies(includeArchived: true) { id revision name group position action archived catchAll updatedAt ${CONDITIONS} } }`;
 const POLICY = `query Policy($id: ID!) { policy(id: $id) { id revision name group position action archived catchAll createdAt updatedAt ${CONDITIONS}
@@ -60,9 +62,11 @@ interface Draft {
   signalsAll: string;
   countries: string;
   deviceStates: string[];
+  inLists: string[];
+  notInLists: string[];
 }
 
-const EMPTY_DRAFT: Draft = { name: '', group: 'EVENT', action: 'CHALLENGE', events: '', riskLevels: [], minRisk: '', maxRisk: '', signalsAny: '', signalsAll: '', countries: '', deviceStates: [] };
+const EMPTY_DRAFT: Draft = { name: '', group: 'EVENT', action: 'CHALLENGE', events: '', riskLevels: [], minRisk: '', maxRisk: '', signalsAny: '', signalsAll: '', countries: '', deviceStates: [], inLists: [], notInLists: [] };
 
 function draftOf(p: { name: string; group: string; action: string; conditions: Conditions }): Draft {
   const c = p.conditions;
@@ -78,6 +82,8 @@ function draftOf(p: { name: string; group: string; action: string; conditions: C
     signalsAll: (c.signalsAll ?? []).join(', '),
     countries: (c.countries ?? []).join(', '),
     deviceStates: c.deviceStates ?? [],
+    inLists: c.inLists ?? [],
+    notInLists: c.notInLists ?? [],
   };
 }
 
@@ -93,12 +99,16 @@ function conditionsInput(d: Draft): Record<string, unknown> {
     signalsAll: listOf(d.signalsAll),
     countries: listOf(d.countries.toUpperCase()),
     deviceStates: d.deviceStates.length ? d.deviceStates : null,
+    inLists: d.inLists.length ? d.inLists : null,
+    notInLists: d.notInLists.length ? d.notInLists : null,
   };
 }
 
 
 export function Policies({ id, session }: { id: string | null; session: SessionInfo }) {
   const list = useQuery<{ policies: PolicyRow[] }>(POLICIES);
+  const choices = useQuery<{ lists: ListChoice[] }>(LIST_CHOICES);
+  const listNames = useMemo(() => new Map((choices.data?.lists ?? []).map((l) => [l.id, l.name])), [choices.data]);
   const reorder = useAction(async (group: string, ids: string[]) => {
     await gql(`mutation($g: PolicyGroup!, $ids: [ID!]!) { reorderPolicies(group: $g, ids: $ids) { id } }`, { g: group, ids });
     list.reload();
@@ -141,7 +151,7 @@ export function Policies({ id, session }: { id: string | null; session: SessionI
                     <li key={p.id} class={p.id === id ? 'selected' : ''}>
                       <a href={href(['policies', p.id])} data-testid="policy-link">
                         <span class="rule-name">{p.name}</span>
-                        <span class="rule-when">{conditionText(p.conditions)}</span>
+                        <span class="rule-when">{conditionText(p.conditions, listNames)}</span>
                       </a>
                       <ActionBadge action={p.action} />
                       {session.canMutate && !p.catchAll && (
@@ -257,9 +267,10 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
     setConfirmArchive(false);
     onSaved(policy.id);
   });
+  const lists = useQuery<{ lists: ListChoice[] }>(LIST_CHOICES);
   const fresh = dry?.key === key;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => setDraft({ ...draft, [k]: v });
-  const toggle = (k: 'riskLevels' | 'deviceStates', v: string) => set(k, draft[k].includes(v) ? draft[k].filter((x) => x !== v) : [...draft[k], v]);
+  const toggle = (k: 'riskLevels' | 'deviceStates' | 'inLists' | 'notInLists', v: string) => set(k, draft[k].includes(v) ? draft[k].filter((x) => x !== v) : [...draft[k], v]);
   const text = (k: 'events' | 'signalsAny' | 'signalsAll' | 'countries' | 'minRisk' | 'maxRisk', label: string, hint: string) => (
     <label>
       {label}
@@ -332,6 +343,7 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
               </label>
             ))}
           </div>
+          <ListConditions lists={lists.data?.lists ?? null} inLists={draft.inLists} notInLists={draft.notInLists} toggle={toggle} />
         </fieldset>
         <div class="row">
           <label class="inline">
@@ -461,7 +473,7 @@ function diff(a: Revision | null, b: Revision): { field: string; from: string; t
     ['group', (r) => r.group.toLowerCase()],
     ['action', (r) => r.action.toLowerCase()],
     ['archived', (r) => (r.archived ? 'yes' : 'no')],
-    ...(['events', 'riskLevels', 'minRisk', 'maxRisk', 'signalsAny', 'signalsAll', 'countries', 'deviceStates'] as const).map((k): [string, (r: Revision) => unknown] => [k, (r) => r.conditions[k]]),
+    ...(['events', 'riskLevels', 'minRisk', 'maxRisk', 'signalsAny', 'signalsAll', 'countries', 'deviceStates', 'inLists', 'notInLists'] as const).map((k): [string, (r: Revision) => unknown] => [k, (r) => r.conditions[k]]),
   ];
   const out: { field: string; from: string; to: string }[] = [];
   for (const [field, get] of fields) {
@@ -546,5 +558,43 @@ function Revisions({ policy, session, onRolledBack }: { policy: PolicyFull; sess
         </Confirm>
       )}
     </Card>
+  );
+}
+
+interface ListChoice {
+  id: string;
+  name: string;
+  type: ListType;
+}
+
+/** "In list" and "not in list": the environment's lists, each a checkbox (a policy may name 20 of each). */
+function ListConditions({ lists, inLists, notInLists, toggle }: { lists: ListChoice[] | null; inLists: string[]; notInLists: string[]; toggle: (k: 'inLists' | 'notInLists', id: string) => void }) {
+  if (lists === null) return null;
+  // A list named by the policy but deleted since still shows, by id, so that it can be unticked.
+  const known = new Set(lists.map((l) => l.id));
+  const all = [...lists, ...[...inLists, ...notInLists].filter((id) => !known.has(id)).map((id) => ({ id, name: id, type: 'IP' as ListType }))];
+  if (all.length === 0) {
+    return (
+      <p class="muted small">
+        In list / not in list: no lists yet (<a href={href(['lists'])}>create one</a>).
+      </p>
+    );
+  }
+  const group = (k: 'inLists' | 'notInLists', label: string, chosen: string[]) => (
+    <div class="checks" role="group" aria-label={label}>
+      <span>{label}</span>
+      {all.map((l) => (
+        <label key={l.id} class="check">
+          <input type="checkbox" name={`${k === 'inLists' ? 'inList' : 'notInList'}-${l.id}`} checked={chosen.includes(l.id)} onChange={() => toggle(k, l.id)} /> {l.name}{' '}
+          <span class="muted small">({LIST_TYPES[l.type]?.label ?? l.type.toLowerCase()})</span>
+        </label>
+      ))}
+    </div>
+  );
+  return (
+    <>
+      {group('inLists', 'In list (any of)', inLists)}
+      {group('notInLists', 'Not in list (none of)', notInLists)}
+    </>
   );
 }

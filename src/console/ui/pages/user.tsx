@@ -9,6 +9,7 @@ import { EventTable, type EventRow } from './events';
 import { DeliveryTable, type Delivery } from './webhooks';
 import { JobTable, type PrivacyJob } from './privacy';
 import { REVIEW, USER } from '../queries';
+import { AddToList, domainOf } from '../lists';
 
 
 interface Device {
@@ -107,7 +108,9 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
         <Card title="Profile">
           <Facts
             items={[
-              ['E-mail', u.email],
+              ['User id', <span>{u.id}<AddToList type="USER_ID" value={u.id} canMutate={session.canMutate} /></span>],
+              ['E-mail', u.email ? <span>{u.email}<AddToList type="EMAIL" value={u.email} canMutate={session.canMutate} /></span> : null],
+              ['E-mail domain', domainOf(u.email) ? <span>{domainOf(u.email)}<AddToList type="EMAIL_DOMAIN" value={domainOf(u.email) as string} canMutate={session.canMutate} /></span> : null],
               ['User name', u.username],
               ['Phone', u.phone],
               ['Registered', time(u.registeredAt)],
@@ -158,6 +161,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
                       <a href={href(['events'], { deviceToken: d.token })}>
                         <code class="token">{d.token}</code>
                       </a>
+                      <AddToList type="DEVICE" value={d.token} canMutate={session.canMutate} />
                     </td>
                     <td>
                       <StateBadge state={d.removedAt ? 'removed' : d.reviewState} />
@@ -166,6 +170,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
                     <td>{time(d.lastSeenAt)}</td>
                     <td>
                       {d.ip ?? '—'} {d.location && <span class="muted">{[d.location.city, d.location.country].filter(Boolean).join(', ')}</span>}
+                      {d.ip && <AddToList type="IP" value={d.ip} canMutate={session.canMutate} />}
                     </td>
                     <td class="row">
                       <button type="button" disabled={!session.canMutate || d.reviewState === 'APPROVED'} onClick={() => setPending({ kind: 'approve', device: d })} data-testid="approve">
