@@ -256,9 +256,9 @@ describe('lists in the console, as an analyst', () => {
     expect(await page.$('[data-testid^=add-to-list]')).toBeNull();
     // The API refuses a change forced from the page.
     const forced = await page.evaluate(async (id) => {
-      const s = await (await fetch('/console/session')).json();
+      const s = (await (await fetch('/console/session')).json()) as { csrfToken: string };
       const r = await fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-rampart-csrf': s.csrfToken }, body: JSON.stringify({ query: `mutation { addListItem(listId: "${id}", input: { value: "192.0.2.1" }) { id } }` }) });
-      return { status: r.status, body: await r.json() };
+      return { status: r.status, body: (await r.json()) as { errors: { extensions: { code: string } }[] } };
     }, listId);
     expect(forced.status).toBe(403);
     expect(forced.body.errors[0].extensions.code).toBe('FORBIDDEN');
