@@ -17,6 +17,8 @@ const QUICK = [
   'test/e2e/rest.test.ts',
   'test/e2e/grpc.test.ts',
   'test/e2e/graphql.test.ts',
+  'test/e2e/lists.test.ts',
+  'test/e2e/graphql-lists.test.ts',
   'test/e2e/hot-path.test.ts',
   'test/e2e/authentication.test.ts',
   'test/e2e/error-bodies.test.ts',
