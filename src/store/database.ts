@@ -4,7 +4,7 @@
  * streams; hot look-ups go by _id.
  */
 import { Db, IndexDescription, MongoClient } from 'mongodb';
-import type { CommandStartedEvent } from 'mongodb';
+import type { Collection, CommandStartedEvent, Filter, OptionalUnlessRequiredId, WithoutId } from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
@@ -122,4 +122,23 @@ export function firstWriteError(err: unknown): WriteErrorLike | null {
 /** Delete the documents of a collection whose `expiresAt` has passed (FerretDB 1.24 has no TTL indexes). */
 export async function sweepExpired(db: Db, collection: string, now: Date): Promise<number> {
   return (await db.collection(collection).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+}
+
+/**
+ * Replace a versioned document (`{_id, version, …}`) only if the stored one is still at
+ * `expectedVersion`; version 0 means it must not exist yet. False when another writer got there
+ * first (the caller reads again and retries): optimistic concurrency without transactions.
+ */
+export async function putVersioned<T extends { _id: string; version: number }>(col: Collection<T>, doc: T, expectedVersion: number): Promise<boolean> {
+  if (expectedVersion === 0) {
+    try {
+      await col.insertOne(doc as OptionalUnlessRequiredId<T>);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+  const r = await col.replaceOne({ _id: doc._id, version: expectedVersion } as Filter<T>, doc as WithoutId<T>);
+  return r.modifiedCount === 1;
 }

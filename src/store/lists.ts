@@ -7,7 +7,7 @@ import type { Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { ItemCondition, ItemField, ItemQuery, List, ListItem, ListSet } from '../core/lists/model';
 import type { ListStore } from '../core/lists/ports';
-import { isDuplicateKey, type IndexSpec } from './database';
+import { putVersioned, type IndexSpec } from './database';
 import { escapeRegex, idOf } from './ids';
 
 interface SetDoc {
@@ -60,17 +60,7 @@ export class MongoListStore implements ListStore {
 
   async putSet(set: ListSet, expectedVersion: number): Promise<boolean> {
     const doc: SetDoc = { _id: set.envId, version: set.version, lists: set.lists.map(({ envId: _env, ...l }) => l) };
-    if (expectedVersion === 0) {
-      try {
-        await this.sets.insertOne(doc);
-        return true;
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
-    }
-    const r = await this.sets.replaceOne({ _id: set.envId, version: expectedVersion }, doc);
-    return r.modifiedCount === 1;
+    return putVersioned(this.sets, doc, expectedVersion);
   }
 
   async bumpVersion(env: EnvId): Promise<number> {

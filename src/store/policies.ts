@@ -6,7 +6,7 @@ import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { Policy, PolicyRevision, PolicySet } from '../core/policies/model';
 import type { PolicyStore } from '../core/ports';
-import { isDuplicateKey, type IndexSpec } from './database';
+import { putVersioned, type IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
 
 interface StoredPolicy extends Omit<Policy, 'conditions'> {
@@ -43,17 +43,7 @@ export class MongoPolicyStore implements PolicyStore {
   }
   async putSet(set: PolicySet, expectedVersion: number): Promise<boolean> {
     const doc: SetDoc = { _id: set.envId, version: set.version, policies: set.policies.map((p) => ({ ...p, conditions: toJson(p.conditions) })) };
-    if (expectedVersion === 0) {
-      try {
-        await this.sets.insertOne(doc);
-        return true;
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
-    }
-    const r = await this.sets.replaceOne({ _id: set.envId, version: expectedVersion }, doc);
-    return r.modifiedCount === 1;
+    return putVersioned(this.sets, doc, expectedVersion);
   }
   async addRevisions(revisions: PolicyRevision[]): Promise<void> {
     if (revisions.length === 0) return;
