@@ -37,6 +37,22 @@ export function ColorDot({ color }: { color: string }) {
 }
 
 /** The domain of an e-mail address, or null. */
+/** The colour chooser of a new list (Castle's colour names). */
+export function ColorField({ color, setColor }: { color: string; setColor: (c: string) => void }) {
+  return (
+    <label>
+      Colour
+      <select name="color" value={color} onChange={(e) => setColor((e.target as HTMLSelectElement).value)}>
+        {COLORS.map((c) => (
+          <option key={c} value={c}>
+            {c.slice(1)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 export function domainOf(email: string | null | undefined): string | null {
   const at = email?.lastIndexOf('@') ?? -1;
   return email && at > 0 && at < email.length - 1 ? email.slice(at + 1).toLowerCase() : null;
@@ -149,16 +165,7 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
               New list's name
               <input name="newListName" value={newName} required maxLength={200} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
             </label>
-            <label>
-              Colour
-              <select name="color" value={color} onChange={(e) => setColor((e.target as HTMLSelectElement).value)}>
-                {COLORS.map((c) => (
-                  <option key={c} value={c}>
-                    {c.slice(1)}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <ColorField color={color} setColor={setColor} />
           </div>
         )}
         <label>

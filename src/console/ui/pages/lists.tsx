@@ -8,7 +8,7 @@ import { gql, type SessionInfo } from '../api';
 import { Card, Confirm, Empty, ErrorBox, Facts, Loading, ReadOnlyNote } from '../components';
 import { count, fromLocalInput, time } from '../format';
 import { useAction, useQuery } from '../hooks';
-import { COLORS, CREATABLE_TYPES, ColorDot, LIST_TYPES, type ListType } from '../lists';
+import { ColorDot, ColorField, CREATABLE_TYPES, LIST_TYPES, type ListType } from '../lists';
 import { LIST, LISTS } from '../queries';
 import { href, navigate } from '../router';
 
@@ -146,16 +146,7 @@ function NewList({ onCreated }: { onCreated: (id: string) => void }) {
               ))}
             </select>
           </label>
-          <label>
-            Colour
-            <select name="color" value={color} onChange={(e) => setColor((e.target as HTMLSelectElement).value)}>
-              {COLORS.map((c) => (
-                <option key={c} value={c}>
-                  {c.slice(1)}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ColorField color={color} setColor={setColor} />
         </div>
         <label>
           Description
