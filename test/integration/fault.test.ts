@@ -60,7 +60,7 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       verdictBudgetMs: 150,
       // Small bounds, so that an outage reaches them and the 503s show even on a loaded machine
       // (the hang test below paces its writes well inside them).
-      state: { queueLimit: 2_000 },
+      state: { queueLimit: 1_000 },
       drainTimeoutMs: 5_000,
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);

@@ -20,8 +20,10 @@ const OVERLOAD = 2;
 
 /** What the gate watches: the write-behind queue (flusher.ts). */
 export interface Backlog {
-  /** Writes waiting. */
+  /** Writes waiting, late ones held back included: what the queue's bound counts (all of it is at risk in a crash). */
   readonly backlog: number;
+  /** Writes due: the backlog without late changes held back on purpose, what says the database is behind. */
+  readonly due: number;
   /** Why the last flush failed, while flushes keep failing; null while the database is writing. */
   readonly failing: string | null;
 }
@@ -64,9 +66,8 @@ export class AdmissionGate {
   }
 
   get pressure(): 'ok' | 'behind' | 'full' {
-    const queued = this.writes.backlog;
-    if (this.closed || queued >= this.o.queueLimit) return 'full';
-    return queued >= this.o.backpressureAt ? 'behind' : 'ok';
+    if (this.closed || this.writes.backlog >= this.o.queueLimit) return 'full';
+    return this.writes.due >= this.o.backpressureAt ? 'behind' : 'ok';
   }
 
   /** See WriteQueue.admit: at once, after the database caught up (or at `waitUntil`), or Unavailable. */
@@ -77,7 +78,7 @@ export class AdmissionGate {
       const lastError = this.writes.failing;
       return Promise.reject(new Unavailable(`the write queue is full (${queued} writes waiting${lastError ? `; last error: ${lastError}` : ''})`));
     }
-    if (queued < this.o.backpressureAt || waitUntil === undefined) return Promise.resolve();
+    if (this.writes.due < this.o.backpressureAt || waitUntil === undefined) return Promise.resolve();
     const wait = waitUntil - this.now();
     if (wait <= 0) return this.overloaded() ? Promise.reject(this.overload()) : Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -94,17 +95,17 @@ export class AdmissionGate {
 
   /** Let held work in once the backlog is below the backpressure mark (or the gate is closed): call after each flush. */
   releaseHeld(): void {
-    if (this.writes.backlog >= this.o.backpressureAt && !this.closed) return;
+    if (this.writes.due >= this.o.backpressureAt && !this.closed) return;
     for (const w of [...this.held]) this.release(w);
   }
 
   /** The database is writing (its last flush succeeded) and still far behind: see OVERLOAD. */
   private overloaded(): boolean {
-    return this.writes.failing === null && this.writes.backlog >= OVERLOAD * this.o.backpressureAt;
+    return this.writes.failing === null && this.writes.due >= OVERLOAD * this.o.backpressureAt;
   }
 
   private overload(): Unavailable {
-    return new Unavailable(`the database is behind (${this.writes.backlog} writes waiting): more work is arriving than it can write`);
+    return new Unavailable(`the database is behind (${this.writes.due} writes waiting): more work is arriving than it can write`);
   }
 
   /** Stop holding `waiter`: let it in, or refuse it with `refusal`. */

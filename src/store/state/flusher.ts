@@ -157,6 +157,17 @@ export class WriteBehind {
     this.schedule();
   }
 
+  /**
+   * Put changes that were not written back in front of the document's queue. They were due, so
+   * the document is due again, with any late changes that joined it meanwhile.
+   */
+  private requeue(e: Entry, ops: readonly (readonly OpEntry[])[]): void {
+    if (e.holdUntil !== undefined) this.held -= e.pending.length;
+    e.holdUntil = undefined;
+    e.pending = [...ops, ...e.pending];
+    this.dirty.add(e);
+  }
+
   /** Merge a held document's queued changes into as few as apply the same (they pile up while held). */
   private compact(e: Entry): void {
     const before = e.pending.length;
@@ -366,8 +377,7 @@ export class WriteBehind {
     for (const { entry } of list) {
       const requeued = back.get(entry);
       if (requeued) {
-        entry.pending = [...requeued, ...entry.pending];
-        this.dirty.add(entry);
+        this.requeue(entry, requeued);
       }
       // The backlog counts queued deltas: this entry's went out, or came back as (fewer) groups.
       this.queued -= entry.inflight?.length ?? 0;
@@ -401,8 +411,7 @@ export class WriteBehind {
           return;
         }
         // Not written: its changes are still in the cached document; keep them queued.
-        entry.pending = [...inflight, ...entry.pending];
-        this.dirty.add(entry);
+        this.requeue(entry, inflight);
       });
     }
   }

@@ -66,19 +66,7 @@ export class StateLayer implements WriteQueue {
     this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
     this.cache = new StateCache(db, this.o, () => this.writes.inflight);
     this.writes = new WriteBehind(db, this.o, { fill: (e) => this.cache.fill(e), flushed: () => this.gate.releaseHeld() });
-    const writes = this.writes;
-    // Late changes held back on purpose are not the database falling behind: the gate weighs what is due.
-    this.gate = new AdmissionGate(
-      {
-        get backlog() {
-          return writes.due;
-        },
-        get failing() {
-          return writes.failing;
-        },
-      },
-      this.o,
-    );
+    this.gate = new AdmissionGate(this.writes, this.o);
   }
 
   /** Writes waiting (queued deltas and inserts, and the flush under way). */

@@ -9,12 +9,20 @@ import { Unavailable } from '../../../src/core/errors';
 import { createFakeTime, type FakeTime } from '../../support/fakes/time';
 
 let time: FakeTime;
-let writes: { backlog: number; failing: string | null } & Backlog;
+/** The flusher as the gate sees it: `held` of the backlog are late changes held back on purpose. */
+let writes: { backlog: number; held: number; failing: string | null } & Backlog;
 let gate: AdmissionGate;
 
 beforeEach(() => {
   time = createFakeTime();
-  writes = { backlog: 0, failing: null };
+  writes = {
+    backlog: 0,
+    held: 0,
+    failing: null,
+    get due() {
+      return this.backlog - this.held;
+    },
+  };
   gate = new AdmissionGate(writes, { backpressureAt: 10, queueLimit: 100, now: () => time.clock.now().getTime(), scheduler: time.scheduler });
 });
 
@@ -106,4 +114,21 @@ it('once closed, refuses new work and lets what it holds in after the next flush
   await time.settle();
   expect(held.is).toBe('in');
   expect(gate.waiting).toBe(0);
+});
+
+it('lets work in while only late changes are held back, but counts them against the queue bound', async () => {
+  writes.backlog = 60;
+  writes.held = 55;
+  expect(gate.pressure).toBe('ok');
+  await expect(gate.admit(deadline(1000))).resolves.toBeUndefined();
+  expect(gate.waiting).toBe(0);
+  writes.held = 0;
+  expect(gate.pressure).toBe('behind');
+  const held = outcome(gate.admit(deadline(1000)));
+  await time.settle();
+  expect(held.is).toBe('held');
+  writes.backlog = 100;
+  writes.held = 100;
+  expect(gate.pressure).toBe('full');
+  await expect(gate.admit(deadline(1000))).rejects.toThrow(/write queue is full \(100 writes waiting/);
 });
