@@ -16,25 +16,37 @@ export function pageSize(first: number | null | undefined, fallback: number, fie
   return n;
 }
 
-export function encodeCursor(kind: string, key: SortKey): string {
-  return Buffer.from(JSON.stringify([kind, key.at.getTime(), key.id]), 'utf8').toString('base64url');
+/** An opaque cursor: its parts (the cursor's kind first) as base64url JSON. */
+export function encodeParts(parts: readonly unknown[]): string {
+  return Buffer.from(JSON.stringify(parts), 'utf8').toString('base64url');
 }
 
-/** Decode a cursor of `kind`; anything else is refused as `after`. */
-export function decodeCursor(kind: string, cursor: string | null | undefined): SortKey | null {
+/**
+ * The parts of a cursor of `kind` (the kind itself dropped), null for no cursor; anything that is
+ * not such a cursor is refused as `after`. `valid` checks the rest of the parts.
+ */
+export function decodeParts(kind: string, cursor: string | null | undefined, valid: (rest: unknown[]) => boolean, maxLength = 2048): unknown[] | null {
   if (cursor === null || cursor === undefined || cursor === '') return null;
   const bad = () => new InvalidParameters([{ field: 'after', message: 'not a cursor of this list' }]);
-  if (cursor.length > 2048) throw bad();
+  if (cursor.length > maxLength) throw bad();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     throw bad();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 3) throw bad();
-  const [k, ms, id] = parsed as unknown[];
-  if (k !== kind || typeof ms !== 'number' || !Number.isFinite(ms) || typeof id !== 'string') throw bad();
-  return { at: new Date(ms), id };
+  if (!Array.isArray(parsed) || parsed[0] !== kind || !valid(parsed.slice(1))) throw bad();
+  return parsed.slice(1);
+}
+
+export function encodeCursor(kind: string, key: SortKey): string {
+  return encodeParts([kind, key.at.getTime(), key.id]);
+}
+
+/** Decode a cursor of `kind`; anything else is refused as `after`. */
+export function decodeCursor(kind: string, cursor: string | null | undefined): SortKey | null {
+  const parts = decodeParts(kind, cursor, (r) => r.length === 2 && typeof r[0] === 'number' && Number.isFinite(r[0]) && typeof r[1] === 'string');
+  return parts ? { at: new Date(parts[0] as number), id: parts[1] as string } : null;
 }
 
 /**

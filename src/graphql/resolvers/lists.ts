@@ -7,7 +7,7 @@
 import { DomainError, InvalidParameters, type FieldProblem } from '../../core/errors';
 import { actorOf } from '../../core/lists/service';
 import type { ListItem, QueryFilter } from '../../core/lists/model';
-import { pageSize } from '../../core/queries/pagination';
+import { decodeParts, encodeParts, pageSize } from '../../core/queries/pagination';
 import type { Page } from '../../core/queries/model';
 import type { GraphqlContext } from '../context';
 import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/types';
@@ -52,21 +52,10 @@ const iso = (d: Date | null | undefined): string | null | undefined => (d === un
  * by a deletion: items are archived, not deleted).
  */
 const CURSOR_KIND = 'li';
-function encodeOffset(n: number): string {
-  return Buffer.from(JSON.stringify([CURSOR_KIND, n]), 'utf8').toString('base64url');
-}
+const encodeOffset = (n: number): string => encodeParts([CURSOR_KIND, n]);
 function decodeOffset(cursor: string | null | undefined): number {
-  if (cursor === null || cursor === undefined || cursor === '') return 0;
-  const bad = () => new InvalidParameters([{ field: 'after', message: 'not a cursor of this list' }]);
-  if (cursor.length > 256) throw bad();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== CURSOR_KIND || !Number.isInteger(parsed[1]) || (parsed[1] as number) < 0 || (parsed[1] as number) > 1_000_000) throw bad();
-  return parsed[1] as number;
+  const parts = decodeParts(CURSOR_KIND, cursor, (r) => r.length === 1 && Number.isInteger(r[0]) && (r[0] as number) >= 0 && (r[0] as number) <= 1_000_000, 256);
+  return parts ? (parts[0] as number) : 0;
 }
 
 function itemFilters(filter: { value?: string | null; archived?: boolean | null } | null | undefined): QueryFilter[] {
