@@ -16,6 +16,7 @@ import { escapeRegex, idOf } from './ids';
 import { delta, type OpEntry } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { PACKED } from './state/pack';
+import type { CreatedHere } from './created-here';
 
 export const COUNTERS = 'counters';
 
@@ -49,8 +50,26 @@ function fieldPath(section: 'c' | 's', name: string): readonly string[] | null {
   return path;
 }
 
+/**
+ * The last window bucket that documents already in the database can have: `horizon(startedAt)`,
+ * or -Infinity when the database holds no counter document at all (a new install).
+ */
+export async function lastBucketBefore(db: Db, startedAt: number, horizon: (startedAt: number) => number): Promise<number> {
+  const any = await db.collection<{ _id: string }>(COUNTERS).findOne({}, { projection: { _id: 1 } });
+  return any === null ? Number.NEGATIVE_INFINITY : horizon(startedAt);
+}
+
 export class StateCounterStore implements CounterStore {
-  constructor(private readonly db: Db, private readonly state: StateLayer, private readonly now: () => Date) {}
+  /**
+   * `created`: where this process is the database's only writer, the window documents it wrote
+   * (created-here.ts), so that windows that cannot exist are not looked up.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+    private readonly now: () => Date,
+    private readonly created?: CreatedHere,
+  ) {}
 
   async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Map<string, CounterSnapshot> | undefined> {
     const out = new Map<string, CounterSnapshot>();
@@ -58,7 +77,13 @@ export class StateCounterStore implements CounterStore {
     // Most documents are cached: those are answered without a promise each; the others in one read.
     let missed: string[] | undefined;
     for (const k of keys) {
-      const d = this.state.cached(COUNTERS, idOf(env, k));
+      const id = idOf(env, k);
+      let d = this.state.cached(COUNTERS, id);
+      if (d === undefined && this.created?.absent(k, id)) {
+        // Known not to exist: cached as such, so that its first change is written whole too.
+        this.state.knownAbsent(COUNTERS, id);
+        d = null;
+      }
       if (d === undefined) (missed ??= []).push(k);
       else out.set(k, snapshot(d as CounterDoc | null));
     }
@@ -106,7 +131,9 @@ export class StateCounterStore implements CounterStore {
         const path = fieldPath('s', name);
         if (path) ops.push({ op: 'set', path, value: [...(b.replaceSet[name] as string[])] });
       }
-      this.state.apply(COUNTERS, idOf(env, b.key), ops, b.late === true);
+      const id = idOf(env, b.key);
+      this.created?.note(b.key, id);
+      this.state.apply(COUNTERS, id, ops, b.late === true);
     }
   }
 

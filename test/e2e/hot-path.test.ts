@@ -54,6 +54,18 @@ it('looks a new user up with at most one command for the user and one for the ve
   expect(reads.every((r) => r === 'find users' || r === 'find counters')).toBe(true);
 });
 
+it('looks up no velocity window of a new address, device or hour on a database only it has written', async () => {
+  // The suite's embedded database is this process's alone (created-here.ts): the windows of an
+  // address it never saw cannot exist, so only the e-mail's account and the population are asked.
+  if (!app.built.state.wholeDocuments) return;
+  await app.built.state.flush();
+  recording = [];
+  expect((await call(app, 'POST', '/v1/risk', body('stranger', '203.0.113.77'))).status).toBe(201);
+  const asked = recording.filter((e) => e.commandName === 'find' && (e.command as Record<string, unknown>).find === 'counters').flatMap((e) => (e.command as { filter: { _id: { $in: string[] } } }).filter._id.$in);
+  recording = null;
+  expect(asked.filter((id) => decodeURIComponent(id).includes(':w:'))).toEqual([]);
+});
+
 it('costs at most three database commands per verdict for a burst of new users, writes included', async () => {
   await app.built.state.flush();
   recording = [];

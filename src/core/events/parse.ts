@@ -14,7 +14,8 @@ import { eventSpec, nameFromTypeStatus, type Recommendation, type Requirement } 
 import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
 import { ENDPOINT_REQUIRES, EVENT_FIELDS, TIMESTAMP_MESSAGE, type EventField } from './schema';
 
-const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
+/** How far in the future an event's own time may be (later is refused). */
+export const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 const CUSTOM_EVENT = '$custom';
 const CONTEXT_KNOWN = new Set(['ip', 'headers', 'client_id', 'user_agent']);
 

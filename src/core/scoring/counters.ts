@@ -11,7 +11,8 @@
  * Pure: this module names the documents and says which a verdict reads.
  */
 import type { CounterSnapshot } from '../ports';
-import type { Features, Level } from './features';
+import { FUTURE_TOLERANCE_MS } from '../events/parse';
+import { HOUR_MS, type Features, type Level } from './features';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
 /** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
@@ -44,6 +45,28 @@ export const dayKey = (day: number) => `w:day:*:${day}`;
 export const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
 /** Day documents live two days past their day. */
 export const DAY_KEEP_MS = 72 * 3_600_000;
+/**
+ * The first hour of event time a window or day document counts (`w:<kind>:<value>:<hour>`,
+ * `w:day:*:<day>`), or null for a document without one: what says how early it can have been
+ * written (see windowHorizon).
+ */
+export function firstHourOf(key: string): number | null {
+  if (!key.startsWith('w:')) return null;
+  const n = Number(key.slice(key.lastIndexOf(':') + 1));
+  if (!Number.isSafeInteger(n)) return null;
+  return key.startsWith('w:day:') ? n * 24 : n;
+}
+
+/** Clocks of earlier runs that were ahead of this one's by up to this much still count as before it. */
+const CLOCK_SLACK_MS = 10 * 60_000;
+
+/**
+ * The last hour of event time whose window documents can have been written before `startedAt`:
+ * event time is at most FUTURE_TOLERANCE_MS ahead of the clock that received it (events/parse.ts),
+ * and earlier runs' clocks at most CLOCK_SLACK_MS ahead of this one's. A window of a later hour
+ * exists only if this run wrote it.
+ */
+export const windowHorizon = (startedAt: number): number => Math.floor((startedAt + FUTURE_TOLERANCE_MS + CLOCK_SLACK_MS) / HOUR_MS);
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
 /**
  * What a native app's install reported of itself (core/client/events.ts), per device key: installs

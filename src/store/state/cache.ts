@@ -300,6 +300,22 @@ export class StateCache {
     }
   }
 
+  /**
+   * Know, without a look-up, that a document is not in the database (its caller can tell: see
+   * created-here.ts): it is cached as absent, with the changes queued so far applied, and is then
+   * answered and written whole like a document read. A document known already, or being read or
+   * written, is left as it is.
+   */
+  knownAbsent(collection: string, id: string): void {
+    const e = this.entry(collection, id);
+    if (e.value !== undefined || e.loading !== null || e.inflight !== null) return;
+    let value: Doc | null = null;
+    for (const d of e.pending) value = applyDelta(value, d);
+    e.value = value;
+    e.readAt = this.now();
+    e.version++;
+  }
+
   /** The cached document without any I/O: undefined when not cached (or never read). */
   peek(collection: string, id: string): Doc | null | undefined {
     return this.entries.peek(collection, id)?.value;

@@ -132,6 +132,11 @@ export class StateLayer implements WriteQueue {
     return this.cache.readMany(collection, ids);
   }
 
+  /** See StateCache.knownAbsent: a document its caller knows is not in the database. */
+  knownAbsent(collection: string, id: string): void {
+    this.cache.knownAbsent(collection, id);
+  }
+
   /** The cached document without any I/O: undefined when not cached (or never read). */
   peek(collection: string, id: string): Doc | null | undefined {
     return this.cache.peek(collection, id);
