@@ -23,7 +23,7 @@ import { WebhookService } from '../core/webhooks/service';
 import { PrivacyService } from '../core/privacy/service';
 import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
-import { StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
+import { DEVICE_QUERY_FIELDS, DEVICES, StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
 import { StateLayer, type StateObserver } from '../store/state/layer';
 import { migrateLegacyDevices, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
@@ -204,14 +204,14 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.backpressureAt !== undefined ? { backpressureAt: o.state.backpressureAt } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
-    packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS },
+    packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
     now: () => clock.now().getTime(),
     observer: stateObserver,
     onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
   await migrateLegacyDevices(db, state, o.log);
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
-  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS], o.log);
+  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS, DEVICES], o.log);
   // The analysts' bulkhead: dashboards' reads wait their turn and stop at their time limit.
   const analystTimeoutMs = o.analystTimeoutMs ?? DEFAULT_ANALYST_TIMEOUT_MS;
   const analyst = {

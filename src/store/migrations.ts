@@ -15,7 +15,7 @@ import { idOf } from './ids';
 import { delta, fieldName } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { PACKED, unpack } from './state/pack';
-import { DEVICE_TOKENS, DEVICES, USERS, type DeviceDoc } from './user-state';
+import { DEVICE_TOKENS, DEVICES, storedDevice, USERS, type DeviceDoc } from './user-state';
 
 const LEGACY_KEYS = 'device_keys';
 
@@ -28,7 +28,8 @@ export async function migrateLegacyDevices(db: Db, state: StateLayer, log: Migra
   const legacy = await db.listCollections({ name: LEGACY_KEYS }, { nameOnly: true }).toArray();
   if (legacy.length === 0) return 0;
   let devices = 0;
-  for await (const d of db.collection<DeviceDoc>(DEVICES).find({})) {
+  for await (const stored of db.collection<DeviceDoc>(DEVICES).find({})) {
+    const d = storedDevice(stored);
     if (typeof d.userId !== 'string' || typeof d.fingerprintKey !== 'string' || typeof d.token !== 'string') continue;
     const env = d.envId as EnvId;
     const at = (...field: string[]) => ['d', fieldName(d.fingerprintKey), ...field];

@@ -11,7 +11,7 @@ import type { DeviceFilter, EventFilter, Found, RejectedFilter, SortKey } from '
 import type { QueryStore, UserActivity } from '../core/queries/ports';
 import type { IndexSpec } from './database';
 import { fromEventDoc, rejectedFromDoc, type DebugDoc, type EventDoc } from './events';
-import { deviceFromDoc, type DeviceDoc } from './user-state';
+import { deviceFromDoc, storedDevice, type DeviceDoc } from './user-state';
 import { escapeRegex, idOf } from './ids';
 import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate, AnalystLimits } from './analyst-gate';
@@ -213,7 +213,7 @@ export class MongoQueryStore implements QueryStore {
     // A device document weighs about four events (its context, user agent and location): a quarter as many.
     if (this.embedded) return this.searchDevicesEmbedded(env, filter, limit, after, Math.ceil(this.embedded.maxExamined / 4));
     const q = { ...deviceMatch(env, filter), ...(after ? afterKey('lastSeenAt', after.at, idOf(env, after.id)) : {}) } as Filter<DeviceDoc>;
-    const docs = await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
+    const docs = (await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray())).map(storedDevice);
     return { rows: docs.map(deviceFromDoc) };
   }
 
@@ -233,7 +233,7 @@ export class MongoQueryStore implements QueryStore {
     let cursor = after ? { at: after.at, id: idOf(env, after.id) } : null;
     for (;;) {
       const q = { ...eq, ...(seen ? { lastSeenAt: seen } : {}), ...(cursor ? afterKey('lastSeenAt', cursor.at, cursor.id) : {}) } as Filter<DeviceDoc>;
-      const docs = await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(batch).batchSize(batch).maxTimeMS(this.maxTimeMS).toArray());
+      const docs = (await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(batch).batchSize(batch).maxTimeMS(this.maxTimeMS).toArray())).map(storedDevice);
       for (const d of docs) {
         examined += 1;
         if (deviceMatches(d, f)) {

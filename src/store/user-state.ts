@@ -31,6 +31,7 @@ import type { IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
 import { delta, fieldName, fromFieldName, type Delta, type Doc } from './state/delta';
 import type { StateLayer } from './state/layer';
+import { unpack } from './state/pack';
 
 export const USERS = 'users';
 export const DEVICE_TOKENS = 'device_tokens';
@@ -52,6 +53,13 @@ export const PROJECTION_REFRESH_MS = 10 * 60_000;
 
 /** The fields of a user document that queries filter on (kept as they are when packed). */
 export const USER_QUERY_FIELDS = ['envId', 'userId', 'email', 'lastSeenAt'] as const;
+/**
+ * The fields of a device's dashboard copy that the embedded database's queries filter, sort or
+ * project on (kept as they are when packed: see state/pack.ts); the rest of a search's filter is
+ * checked on each decoded copy. On MongoDB copies are never packed, and its indexes serve every
+ * field.
+ */
+export const DEVICE_QUERY_FIELDS = ['envId', 'userId', 'token', 'feedback', 'lastSeenAt'] as const;
 
 export const userStateIndexes: IndexSpec[] = [
   {
@@ -149,6 +157,8 @@ const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
         properties: {},
       };
 
+/** A device copy as stored (packed by an embedded Rampart, or plain) as the document it stands for. */
+export const storedDevice = (stored: DeviceDoc): DeviceDoc => unpack(stored as unknown as Doc) as unknown as DeviceDoc;
 export const deviceToDoc = ({ riskScore, ...d }: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, risk: riskScore, context: toContextDoc(d.context) });
 export const deviceFromDoc = ({ _id, risk, ...d }: DeviceDoc): Device => ({ ...d, riskScore: risk, context: fromContextDoc(d.context) });
 

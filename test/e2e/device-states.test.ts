@@ -3,6 +3,7 @@
  * database. Track is asynchronous, so each track call is followed by draining its queue.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { PACKED } from '../../src/store/state/pack';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -171,5 +172,27 @@ describe('device review state table', () => {
     await login(u, 'chrome_on_mac', 0.95);
     const sent = await incidents(u);
     expect(sent.map((w) => w.trigger)).toEqual(['verdict_deny']);
+  });
+});
+
+describe('the dashboard copy of a device', () => {
+  it('is stored packed on the embedded database, its query fields plain, and searches find it by each of them', async () => {
+    const u = uid();
+    const first = await login(u, 'firefox_on_linux');
+    await call(app, 'PUT', `/v1/devices/${first.device.token}/report`);
+    await app.built.state.flush();
+    const stored = await app.database.db.collection<{ _id: string }>('devices').findOne({ token: first.device.token } as never);
+    if (app.built.state.wholeDocuments) {
+      expect(Object.keys(stored ?? {}).sort()).toEqual([PACKED, '_id', 'envId', 'feedback', 'lastSeenAt', 'token', 'userId'].sort());
+    } else expect(stored).toHaveProperty('context');
+    const search = async (filter: string) => {
+      const r = await call(app, 'POST', '/graphql', { query: `{ devices(filter: ${filter}, first: 50) { edges { node { token risk reviewState userAgent { raw } location { countryCode } } } } }` });
+      expect(r.body).not.toHaveProperty('errors');
+      return (r.body as { data: { devices: { edges: { node: { token: string } }[] } } }).data.devices.edges.map((e) => e.node);
+    };
+    for (const filter of [`{ userId: "${u}" }`, '{ reviewState: REPORTED }', '{ minRisk: 100 }', '{ country: "GB" }']) {
+      const found = (await search(filter)).find((d) => d.token === first.device.token);
+      expect({ filter, found }).toMatchObject({ filter, found: { risk: 100, reviewState: 'REPORTED', userAgent: { raw: UA }, location: { countryCode: 'GB' } } });
+    }
   });
 });
