@@ -170,12 +170,14 @@ export interface CounterBump {
   /** How long the document lives after this change (default two days). */
   keepMs?: number;
   /**
-   * A statistic many events touch (how common a value is, an environment-wide window): it may
-   * reach the database, and other instances, up to a second late, and a crash may lose that
-   * second. This process counts it at once. Not for what must be seen at once elsewhere (a
-   * client token's uses, an account's e-mail) or for per-address and per-device windows.
+   * A statistic many events touch: `true` (a window many users share, the environment's day) may
+   * reach the database, and other instances, up to a second late; `population` (how common a
+   * value is among legitimate events, counted over months) up to ten seconds. A crash may lose
+   * that long of them. This process counts them at once. Not for what must be seen at once
+   * elsewhere (a client token's uses, an account's e-mail) or for per-address and per-device
+   * windows.
    */
-  late?: boolean;
+  late?: true | 'population';
 }
 
 /**

@@ -133,7 +133,7 @@ export class StateCounterStore implements CounterStore {
       }
       const id = idOf(env, b.key);
       this.created?.note(b.key, id);
-      this.state.apply(COUNTERS, id, ops, b.late === true);
+      this.state.apply(COUNTERS, id, ops, b.late === 'population' ? 'long' : b.late === true);
     }
   }
 

@@ -249,6 +249,31 @@ describe('late changes (statistics many events touch)', () => {
     await flusher.close(1000);
   });
 
+  it('holds long late changes for longLateMs; a document held both ways is written at the earlier deadline', async () => {
+    let t = 3_000_000;
+    const { flusher, report } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 1000, longLateMs: 10_000, now: () => t, writeMode: 'deltas' });
+    const written = async (id: string) => database.db.collection('late').findOne({ _id: id } as never);
+    const long = entry('late', 'l4', null);
+    flusher.enqueue(long, delta().inc(['n'], 1).ops, 'long');
+    const both = entry('late', 'l5', null);
+    flusher.enqueue(both, delta().inc(['n'], 1).ops, 'long');
+    t += 5_000;
+    // Five seconds on, a second-late change joins l5: it is due a second later, not at ten.
+    flusher.enqueue(both, delta().inc(['m'], 1).ops, true);
+    const released = report.released;
+    await waitFor(() => report.released >= released + 3, { what: 'three timed flushes' });
+    expect(await written('l4')).toBeNull();
+    expect(await written('l5')).toBeNull();
+    t += 1_000;
+    await waitFor(async () => (await written('l5')) !== null, { what: 'l5 written at its earlier deadline' });
+    expect(await written('l5')).toEqual({ _id: 'l5', n: 1, m: 1 });
+    expect(await written('l4')).toBeNull();
+    t += 4_000;
+    await waitFor(async () => (await written('l4')) !== null, { what: 'l4 written after longLateMs' });
+    expect(await written('l4')).toEqual({ _id: 'l4', n: 1 });
+    await flusher.close(1000);
+  });
+
   it('writes held documents at once on an explicit flush', async () => {
     const { flusher } = flusherOf(database.db, { flushIntervalMs: 60_000, lateMs: 60_000, writeMode: 'deltas' });
     const e = entry('late', 'l3', null);

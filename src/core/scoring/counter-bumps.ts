@@ -67,26 +67,26 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     env.rs = popW;
     if (populationCounts(s, at).domain(f.emailDomain) < NEW_DOMAIN_BELOW) env.rn = popW;
   }
-  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS, late: true });
+  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS, late: 'population' });
   if (o.success) {
     for (const level of POPULATION_LEVELS) {
       const v = f.values[level];
-      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     }
-    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
-    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
-    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
-    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     const machine = machineOf(f);
-    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     if (f.browserToken) {
-      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
-      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     }
     if (f.mobile) {
       const activity = appActivity(s, f.mobile.deviceKey);
-      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
-      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: true });
+      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     }
   }
   if (o.attempt && f.values.bf) {
@@ -101,7 +101,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.app && o.failure) inc.fl = popW;
     // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.
     if (f.app && headers.acceptEncoding) inc.ae = popW;
-    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS, late: true });
+    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS, late: 'population' });
   }
   // The accounts an install was used for (a phone opening account after account, wiped or not).
   if (f.mobile && o.account && (o.attempt || o.failure)) {

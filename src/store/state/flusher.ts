@@ -54,6 +54,11 @@ export interface FlushOptions {
    * close()) writes everything. What a crash can lose of late changes is this long.
    */
   lateMs: number;
+  /**
+   * How long `long` late changes wait (statistics counted over months, such as how common a
+   * network is among legitimate logins): a crash can lose this long of them.
+   */
+  longLateMs: number;
   /** The clock (ms) late changes are held by. */
   now?: () => number;
   /**
@@ -64,6 +69,9 @@ export interface FlushOptions {
   onError: (err: unknown, what: string) => void;
   observer?: FlushObserver;
 }
+
+/** Whether a change may wait: false (written within the flush interval), true (`lateMs`), `long` (`longLateMs`). */
+export type Lateness = boolean | 'long';
 
 /** What the flusher needs besides the database: reading a document first, and saying when a flush ended. */
 export interface FlushHooks {
@@ -136,22 +144,25 @@ export class WriteBehind {
 
   /**
    * Queue `ops`, already applied to the cached copy of `e`, for writing; `late`: they may wait
-   * `lateMs` (see FlushOptions.lateMs) unless the document has changes that may not.
+   * `lateMs` (`long`: `longLateMs`; see FlushOptions) unless the document has changes that may
+   * not. A document held is written when its earliest deadline comes.
    */
-  enqueue(e: Entry, ops: readonly OpEntry[], late = false): void {
+  enqueue(e: Entry, ops: readonly OpEntry[], late: Lateness = false): void {
     const waiting = e.pending.length > 0;
     e.pending.push(ops);
     this.dirty.add(e);
     this.queued++;
-    if (!late || this.o.lateMs <= 0) {
+    const holdMs = late === 'long' ? this.o.longLateMs : late ? this.o.lateMs : 0;
+    if (holdMs <= 0) {
       // A change that may not wait takes the document's held changes along.
       if (e.holdUntil !== undefined) this.held -= e.pending.length - 1;
       e.holdUntil = undefined;
     } else if (!waiting) {
-      e.holdUntil = this.now() + this.o.lateMs;
+      e.holdUntil = this.now() + holdMs;
       this.held++;
     } else if (e.holdUntil !== undefined) {
       this.held++;
+      e.holdUntil = Math.min(e.holdUntil, this.now() + holdMs);
       if (e.pending.length >= COMPACT_AT) this.compact(e);
     }
     this.schedule();

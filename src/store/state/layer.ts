@@ -27,7 +27,7 @@ import type { Db, Document } from 'mongodb';
 import { AdmissionGate, type AdmissionOptions } from './admission';
 import { StateCache, type CacheObserver, type CacheOptions } from './cache';
 import { replacement, type Delta, type Doc, type OpEntry } from './delta';
-import { WriteBehind, type FlushObserver, type FlushOptions } from './flusher';
+import { WriteBehind, type FlushObserver, type FlushOptions, type Lateness } from './flusher';
 import type { WriteQueue } from '../../core/ports';
 
 export { UPSERT_COMMENT } from './flusher';
@@ -54,6 +54,7 @@ export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
   retryBaseMs: 50,
   retryMaxMs: 1000,
   lateMs: 1000,
+  longLateMs: 10_000,
 };
 
 export class StateLayer implements WriteQueue {
@@ -150,9 +151,10 @@ export class StateLayer implements WriteQueue {
   /**
    * Apply a delta now (to the cached copy, if any) and queue it for writing. Never awaits.
    * `late`: a statistic many events touch, which may reach the database up to `lateMs` later
-   * (written once per interval however often it changes; this process reads it at once).
+   * (`long`: `longLateMs`), written once per interval however often it changes (this process
+   * reads it at once).
    */
-  apply(collection: string, id: string, d: Delta | readonly OpEntry[], late = false): void {
+  apply(collection: string, id: string, d: Delta | readonly OpEntry[], late: Lateness = false): void {
     const ops = 'ops' in d ? d.ops : d;
     if (ops.length === 0) return;
     this.writes.enqueue(this.cache.change(collection, id, ops), ops, late);

@@ -970,6 +970,24 @@ describe('windows and counters', () => {
     expect(keysToRead(features({}).f, null, 'tok')).toContain('t:tok');
   });
 
+  describe('how late each counter document may reach the database', () => {
+    const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice' };
+    const { f } = features({ headers: browser(CHROME, 'en-US,en;q=0.9') });
+    const bumps = counterBumps(f, success, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true });
+    const lateness = (pattern: RegExp) => [...new Set(bumps.filter((b) => pattern.test(b.key)).map((b) => b.late ?? 'at once'))];
+    it.each([
+      ['the population (ten seconds)', /^p:/, ['population']],
+      ['header habits (ten seconds)', /^h:/, ['population']],
+      ['windows many users share, and the day (a second)', /^w:(asn|shape|dom|env|day):/, [true]],
+      ["an address's, a /24's and a device's windows (at once)", /^w:(ip|net|dev):/, ['at once']],
+    ] as const)('%s', (_what, pattern, expected) => {
+      expect(lateness(pattern)).toEqual(expected);
+    });
+    it('a token use is never late', () => {
+      expect(tokenBump('tok', T0, '81.2.69.142').late).toBeUndefined();
+    });
+  });
+
   it('reads both sides of the fingerprint level, so that an event without one sees their share', () => {
     const keys = keysToRead(features({ user: null }).f, null);
     expect(keys).toEqual(expect.arrayContaining(['p:fp:y', 'p:fp:n']));
