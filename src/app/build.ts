@@ -30,7 +30,7 @@ import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, lastBucketBefore, StateCounterStore } from '../store/counters';
 import { CreatedHere } from '../store/created-here';
-import { firstHourOf, windowHorizon } from '../core/scoring/counters';
+import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
 import { clientEventIndexes, StateClientEventStore } from '../store/client-events';
 import { ClientEventsService } from '../core/client/events';
@@ -229,9 +229,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const eventKeys = kind.indexPushdown ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs }) : undefined;
   const events = core(new MongoEventStore(db, state, rollups, eventKeys));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
-  // Where this process is the database's only writer, windows it never wrote are not looked up.
-  const created = writeMode === 'snapshots' ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf) : undefined;
-  const counters = core(new StateCounterStore(db, state, () => clock.now(), created));
+  // Where this process is the database's only writer, windows it never wrote are not looked up,
+  // and an address's window is kept in its network's (one document written for both).
+  const alone = writeMode === 'snapshots';
+  const created = alone ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf) : undefined;
+  const counters = core(new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined));
   // Policies may name only the environment's lists; a list a policy names cannot be deleted.
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock, 1000, (env) => lists.ids(env));
   const audit = core(new MongoAuditLog(db));

@@ -37,6 +37,39 @@ export const counterIndexes: IndexSpec[] = [{ collection: COUNTERS, indexes: [{ 
 
 const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
 
+/** Where a key's counts are kept inside another document: its key, and the prefix of their names there. */
+export interface Fold {
+  doc: string;
+  part: string;
+}
+
+/**
+ * Most parts one document keeps (addresses in a network's window): a /24 attacked from all of its
+ * addresses keeps a document of a few kilobytes, and the other addresses' windows are their own.
+ */
+export const MAX_FOLDED = 8;
+
+/** The counts and sets of one part of a document (`<part>_<name>`), named without the prefix. */
+function partOf(s: CounterSnapshot, part: string): CounterSnapshot {
+  const prefix = `${part}_`;
+  let counts: Record<string, number> | undefined;
+  let sets: Record<string, string[]> | undefined;
+  for (const n in s.counts) if (n.startsWith(prefix)) (counts ??= {})[n.slice(prefix.length)] = s.counts[n] as number;
+  for (const n in s.sets) if (n.startsWith(prefix)) (sets ??= {})[n.slice(prefix.length)] = s.sets[n] as string[];
+  return counts || sets ? { counts: counts ?? {}, sets: sets ?? {} } : EMPTY;
+}
+
+/** Two snapshots of one key (its own document and its part elsewhere): counts added, sets joined. */
+function merged(a: CounterSnapshot, b: CounterSnapshot): CounterSnapshot {
+  if (b === EMPTY) return a;
+  if (a === EMPTY) return b;
+  const counts = { ...a.counts };
+  for (const n in b.counts) counts[n] = (counts[n] ?? 0) + (b.counts[n] as number);
+  const sets = { ...a.sets };
+  for (const n in b.sets) sets[n] = [...new Set([...(sets[n] ?? []), ...(b.sets[n] as string[])])];
+  return { counts, sets };
+}
+
 const ENV_PATH = ['envId'] as const;
 const EXPIRES_PATH = ['expiresAt'] as const;
 /** The path of each count (`c.<name>`) and set (`s.<name>`) name, null for a name that is not valid. */
@@ -61,22 +94,42 @@ export async function lastBucketBefore(db: Db, startedAt: number, horizon: (star
 
 export class StateCounterStore implements CounterStore {
   /**
-   * `created`: where this process is the database's only writer, the window documents it wrote
-   * (created-here.ts), so that windows that cannot exist are not looked up.
+   * Where this process is the database's only writer (the embedded database):
+   * - `created`: the window documents it wrote (created-here.ts), so that windows that cannot
+   *   exist are not looked up;
+   * - `fold`: where a key's counts may be kept inside another document (an address's window in
+   *   its network's: core's addressWindowFold), under names prefixed `<part>_`. The bump writes
+   *   there while that document holds fewer than MAX_FOLDED parts, else the key's own document;
+   *   a read adds both. (Not on MongoDB: a purge there pulls a member from named sets in the
+   *   database, and cannot name every part's.)
    */
   constructor(
     private readonly db: Db,
     private readonly state: StateLayer,
     private readonly now: () => Date,
     private readonly created?: CreatedHere,
+    private readonly fold?: (key: string) => Fold | null,
   ) {}
 
   async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Map<string, CounterSnapshot> | undefined> {
     const out = new Map<string, CounterSnapshot>();
     const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
+    // The documents folded keys are kept in (their networks' windows, read with them anyway).
+    let folds: Map<string, Fold> | undefined;
+    let wanted = keys;
+    if (this.fold) {
+      for (const k of keys) {
+        const f = this.fold(k);
+        if (f) (folds ??= new Map()).set(k, f);
+      }
+      if (folds) {
+        const extra = [...folds.values()].map((f) => f.doc).filter((d) => !keys.includes(d));
+        if (extra.length > 0) wanted = [...keys, ...new Set(extra)];
+      }
+    }
     // Most documents are cached: those are answered without a promise each; the others in one read.
     let missed: string[] | undefined;
-    for (const k of keys) {
+    for (const k of wanted) {
       const id = idOf(env, k);
       let d = this.state.cached(COUNTERS, id);
       if (d === undefined && this.created?.absent(k, id)) {
@@ -87,14 +140,16 @@ export class StateCounterStore implements CounterStore {
       if (d === undefined) (missed ??= []).push(k);
       else out.set(k, snapshot(d as CounterDoc | null));
     }
-    if (!missed) return out;
-    const docs = await this.state.readAll(
-      COUNTERS,
-      missed.map((k) => idOf(env, k)),
-      deadline,
-    );
-    if (!docs) return undefined;
-    missed.forEach((k, i) => out.set(k, snapshot(docs[i] as CounterDoc | null)));
+    if (missed) {
+      const docs = await this.state.readAll(
+        COUNTERS,
+        missed.map((k) => idOf(env, k)),
+        deadline,
+      );
+      if (!docs) return undefined;
+      missed.forEach((k, i) => out.set(k, snapshot(docs[i] as CounterDoc | null)));
+    }
+    if (folds) for (const [k, f] of folds) out.set(k, merged(out.get(k) ?? EMPTY, partOf(out.get(f.doc) ?? EMPTY, f.part)));
     return out;
   }
 
@@ -114,27 +169,52 @@ export class StateCounterStore implements CounterStore {
         { op: 'set', path: ENV_PATH, value: env },
         { op: 'max', path: EXPIRES_PATH, value: expires },
       ];
+      // Kept in another document (see `fold`) when it has room: its names prefixed with the part.
+      const fold = this.foldedInto(env, b.key);
+      const key = fold?.doc ?? b.key;
+      const name = fold ? (n: string) => `${fold.part}_${n}` : (n: string) => n;
       // Count and set names are ours (never request data), so they are safe as field names.
-      for (const name in b.inc) {
-        const path = fieldPath('c', name);
-        if (path) ops.push({ op: 'inc', path, value: b.inc[name] });
+      for (const n in b.inc) {
+        const path = fieldPath('c', name(n));
+        if (path) ops.push({ op: 'inc', path, value: b.inc[n] });
       }
-      for (const name in b.min) {
-        const path = fieldPath('c', name);
-        if (path) ops.push({ op: 'min', path, value: b.min[name] });
+      for (const n in b.min) {
+        const path = fieldPath('c', name(n));
+        if (path) ops.push({ op: 'min', path, value: b.min[n] });
       }
-      for (const name in b.add) {
-        const path = fieldPath('s', name);
-        if (path) ops.push({ op: 'addToSet', path, value: [b.add[name]] });
+      for (const n in b.add) {
+        const path = fieldPath('s', name(n));
+        if (path) ops.push({ op: 'addToSet', path, value: [b.add[n]] });
       }
-      for (const name in b.replaceSet) {
-        const path = fieldPath('s', name);
-        if (path) ops.push({ op: 'set', path, value: [...(b.replaceSet[name] as string[])] });
+      for (const n in b.replaceSet) {
+        const path = fieldPath('s', name(n));
+        if (path) ops.push({ op: 'set', path, value: [...(b.replaceSet[n] as string[])] });
       }
-      const id = idOf(env, b.key);
-      this.created?.note(b.key, id);
+      const id = idOf(env, key);
+      this.created?.note(key, id);
       this.state.apply(COUNTERS, id, ops, b.late === 'population' ? 'long' : b.late === true);
     }
+  }
+
+  /**
+   * The document a bump of `key` is written into instead of its own: the fold's, when this
+   * process holds it (it was read for the verdict) and it has the part already or room for one
+   * more. Otherwise (not held, or full) the key's own document.
+   */
+  private foldedInto(env: EnvId, key: string): Fold | null {
+    const fold = this.fold?.(key);
+    if (!fold) return null;
+    const doc = this.state.peek(COUNTERS, idOf(env, fold.doc)) as CounterDoc | null | undefined;
+    if (doc === undefined) return null;
+    if (doc === null) return fold;
+    const parts = new Set<string>();
+    for (const section of [doc.c, doc.s]) {
+      for (const n in section) {
+        const at = n.indexOf('_');
+        if (at > 0) parts.add(n.slice(0, at));
+      }
+    }
+    return parts.has(fold.part) || parts.size < MAX_FOLDED ? fold : null;
   }
 
   /** Delete counters whose window has passed (all tenants: a maintenance task). */
@@ -173,7 +253,9 @@ export async function pullCounterMember(db: Db, state: StateLayer, env: EnvId, m
     const doc = (await state.read(COUNTERS, id)) as CounterDoc | null;
     if (!doc?.s || doc.envId !== env) continue;
     const d = delta();
-    for (const name of setNames) {
+    // The named sets, and the same sets of every part kept in the document (`<part>_<name>`).
+    for (const name in doc.s) {
+      if (!setNames.some((n) => name === n || name.endsWith(`_${n}`))) continue;
       const members = doc.s[name];
       if (members?.includes(member)) d.set(['s', name], members.filter((m) => m !== member));
     }

@@ -12,7 +12,7 @@
  */
 import type { CounterSnapshot } from '../ports';
 import { FUTURE_TOLERANCE_MS } from '../events/parse';
-import { HOUR_MS, type Features, type Level } from './features';
+import { HOUR_MS, hostInNetwork, networkOf, type Features, type Level } from './features';
 
 export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
 /** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
@@ -55,6 +55,21 @@ export function firstHourOf(key: string): number | null {
   const n = Number(key.slice(key.lastIndexOf(':') + 1));
   if (!Number.isSafeInteger(n)) return null;
   return key.startsWith('w:day:') ? n * 24 : n;
+}
+
+/**
+ * Where an address's window can be kept with its network's (`w:ip:<host>:<hour>` inside
+ * `w:net:<network>:<hour>`): the network window's key, and the host's part, which prefixes the
+ * address's counts and sets there (`<part>_<name>`). One document is then written per attempt for
+ * both windows. null: not an address's window, or an address without a network.
+ */
+export function addressWindowFold(key: string): { doc: string; part: string } | null {
+  if (!key.startsWith('w:ip:')) return null;
+  const at = key.lastIndexOf(':');
+  const host = key.slice(5, at);
+  const net = networkOf(host);
+  const part = hostInNetwork(host);
+  return net !== null && part !== null ? { doc: `w:net:${net}${key.slice(at)}`, part } : null;
 }
 
 /** Clocks of earlier runs that were ahead of this one's by up to this much still count as before it. */

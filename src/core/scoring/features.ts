@@ -139,6 +139,22 @@ export function hostOf(ip: string): string | null {
   return groups ? `${groups.slice(0, 4).join(':')}::/64` : null;
 }
 
+/**
+ * Where a host (hostOf's value) sits in its network (networkOf's): an IPv4 address's last octet
+ * (`o69`), an IPv6 /64's fourth group (`h8d3`). Letters, digits and nothing else, so that it can
+ * name fields; null when `host` is neither.
+ */
+export function hostInNetwork(host: string): string | null {
+  if (!host.includes(':')) {
+    const parts = host.split('.');
+    const last = parts[3];
+    return parts.length === 4 && last !== undefined && /^\d{1,3}$/.test(last) ? `o${last}` : null;
+  }
+  const groups = expandV6(host.endsWith('::/64') ? host.slice(0, -3) : host);
+  const fourth = groups?.[3]?.toLowerCase();
+  return fourth !== undefined && /^[0-9a-f]{1,4}$/.test(fourth) ? `h${fourth}` : null;
+}
+
 function expandV6(ip: string): string[] | null {
   const [head, tail] = ip.split('::');
   const h = head ? head.split(':') : [];
