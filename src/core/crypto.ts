@@ -23,6 +23,19 @@ export function safeEqual(a: string, b: string): boolean {
 /** URL-safe random token with `bytes` bytes of entropy. */
 export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 export const uuid = (): string => randomUUID();
+/**
+ * A UUIDv7 (RFC 9562): the time in milliseconds in its first 48 bits, then 74 random bits. Ids made
+ * later sort after earlier ones, so a database index on them grows at its end: an event's `_id`
+ * entry lands on the index page the previous events filled, not on a random one.
+ */
+export function timeOrderedUuid(now: number = Date.now()): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(Math.max(0, Math.min(now, 0xffffffffffff)), 0, 6);
+  b[6] = ((b[6] ?? 0) & 0x0f) | 0x70;
+  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 /** A random 32-byte key (for MACs whose key need not outlive the process). */
 export const randomKey = (): Buffer => randomBytes(32);
 

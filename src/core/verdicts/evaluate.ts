@@ -21,7 +21,7 @@ import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
 import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, machineOf, languageCounts, NO_SNAPSHOTS, populationCounts, proofHabit, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
-import { randomKey, shortHash, uuid } from '../crypto';
+import { randomKey, shortHash, timeOrderedUuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
 import { enrich, eventEmail, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent, type Enriched, type EventState } from './observe';
@@ -219,7 +219,7 @@ export class VerdictService {
   ): Device | null {
     const event = x.event;
     const state = read.state;
-    const eventId = uuid();
+    const eventId = timeOrderedUuid();
     const learnt = lesson({
       event,
       userId: read.userId,

@@ -5,7 +5,7 @@
  * Reads come first (awaited); everything learnt is then recorded as changes written behind.
  */
 import type { IpIntel, ParsedUserAgent } from '../intel/types';
-import { uuid } from '../crypto';
+import { timeOrderedUuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
 import { sha256Hex } from '../crypto';
@@ -188,7 +188,7 @@ export function toStoredEvent(
 ): StoredEvent {
   const e = x.event;
   return {
-    id: outcome.id ?? uuid(),
+    id: outcome.id ?? timeOrderedUuid(),
     envId: env,
     name: e.customName ? `${e.name}:${e.customName}` : e.name,
     endpoint: e.endpoint,
