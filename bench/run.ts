@@ -461,11 +461,18 @@ async function main(): Promise<void> {
     if (o.only.includes('history')) {
       const people = { few: { id: 'history-10', n: 10 }, many: { id: `history-${o.history}`, n: o.history } };
       const login = (id: string): Login => ({ userId: id, email: `${id}@example.com`, ip: '81.2.69.142', fingerprint: `${id}-fp`, headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15', Accept: 'text/html', 'Accept-Language': 'en-GB,en;q=0.9', 'Accept-Encoding': 'gzip' } });
-      // History imported as it happened: events spread over the last 60 days (event time).
+      // History imported as it happened: events spread over the last 60 days (event time), in
+      // chunks that wait for the server's queues to drain, as an importer that respects
+      // backpressure would (one stream as fast as it can go outruns the embedded database's
+      // writes after a few thousand events, and is then refused with UNAVAILABLE).
       const now = Date.now();
+      const CHUNK = 1_000;
       for (const p of Object.values(people)) {
         let i = 0;
-        await closed.trackStream(p.n, () => ({ ...toTrack(login(p.id)), event: '$login.succeeded', timestamp: timestampOf(now - 60 * 86_400_000 + Math.floor(((i++ + 0.5) / p.n) * 60 * 86_400_000)) }));
+        for (let sent = 0; sent < p.n; sent += CHUNK) {
+          await closed.trackStream(Math.min(CHUNK, p.n - sent), () => ({ ...toTrack(login(p.id)), event: '$login.succeeded', timestamp: timestampOf(now - 60 * 86_400_000 + Math.floor(((i++ + 0.5) / p.n) * 60 * 86_400_000)) }));
+          await server.settle();
+        }
       }
       await server.settle();
       const measure = async (call: (id: string) => Promise<boolean>) => {
