@@ -44,8 +44,9 @@ export interface Fold {
 }
 
 /**
- * Most parts one document keeps (addresses in a network's window): a /24 attacked from all of its
- * addresses keeps a document of a few kilobytes, and the other addresses' windows are their own.
+ * Most parts one document keeps (addresses in a network's window): with at most SET_CAP accounts
+ * in each distinct set, a /24 attacked from all of its addresses keeps a document under ~20 KB,
+ * and the other addresses' windows are their own.
  */
 export const MAX_FOLDED = 8;
 
