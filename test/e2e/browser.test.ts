@@ -7,36 +7,28 @@
  * work with the script's own SHA-256 and reports what happened on it; the headers it sends (its
  * client hints) are a row of the real-browser table, which no user-agent rule calls spoofed.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { launchChromium, requireChromium, type Chromium } from '../support/chromium';
 import { USER_AGENT_SIGNALS } from '../fixtures/real-browsers';
 import { DEFAULT_POW_BITS } from '../../src/core/client/proof';
 
-const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-
 let app: TestApp;
-const profiles: string[] = [];
-const browsers: Browser[] = [];
+const launched: Chromium[] = [];
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  requireChromium();
   app = await startTestApp({ grpc: false });
 });
 afterAll(async () => {
-  for (const b of browsers) await b.close().catch(() => undefined);
-  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+  for (const c of launched) await c.close();
   await app?.close();
 });
 
 /** A headless Chromium with its own profile directory (a browser profile of its own). */
 async function browser(): Promise<Browser> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'rampart-chromium-'));
-  profiles.push(dir);
-  const b = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: dir, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
-  browsers.push(b);
-  return b;
+  const c = await launchChromium();
+  launched.push(c);
+  return c.browser;
 }
 
 interface DemoVerdict {

@@ -8,20 +8,16 @@
  * The application is a loopback server of its own (another origin than Rampart's): its pages, and
  * a backend that posts to /v1/authenticate what Castle's Node SDK posts.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { startTestApp, call, type TestApp } from '../support/app';
-
-const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+import { launchChromium, requireChromium, type Chromium } from '../support/chromium';
 
 let rampart: TestApp;
 let shop: Server;
 let shopUrl: string;
-let profile: string;
+let chromium: Chromium;
 let browser: Browser;
 
 interface Verdict {
@@ -33,7 +29,7 @@ interface Verdict {
 }
 
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  requireChromium();
   rampart = await startTestApp({ grpc: false });
   shop = createServer((req, res) => {
     handle(req).then(
@@ -43,12 +39,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
   shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
-  profile = mkdtempSync(path.join(tmpdir(), 'rampart-chromium-'));
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: profile, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  chromium = await launchChromium();
+  browser = chromium.browser;
 });
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await new Promise((resolve) => shop?.close(resolve));
   await rampart?.close();
 });

@@ -8,14 +8,11 @@
  * again; an e-mail goes from a user's page into a new list made in the same form. An analyst sees
  * lists, items and history without any control that changes them.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
-
-const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const SHOTS = process.env.RAMPART_UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', 'docs', 'console') : path.resolve(__dirname, '..', '..', '.data', 'console-screenshots');
+import { consolePage, goTo as go, launchChromium, pageText as text, requireChromium, SCREENSHOTS as SHOTS, signIn, waitText, type Chromium } from '../support/chromium';
 
 const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 /** The address of the attack: seen once before anything is listed. */
@@ -24,8 +21,8 @@ const LIST_NAME = 'Card-testing addresses';
 const POLICY_NAME = 'Deny listed addresses';
 
 let app: TestApp;
+let chromium: Chromium;
 let browser: Browser;
-let profile: string;
 let analystKey: string;
 const pageErrors: string[] = [];
 
@@ -47,54 +44,30 @@ async function gql(query: string, variables: Record<string, unknown> = {}) {
 }
 
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  requireChromium();
   mkdirSync(SHOTS, { recursive: true });
   app = await startTestApp({ grpc: false });
   expect((await login('carder', BAD_IP)).policy.action).not.toBe('deny');
   await login('regular', '81.2.69.142');
   await app.built.services.read.events.flush();
   analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'lists analyst')).secret;
-  profile = mkdtempSync(path.join(tmpdir(), 'rampart-console-lists-'));
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: profile, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  chromium = await launchChromium('rampart-console-lists-');
+  browser = chromium.browser;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await app?.close();
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setViewport({ width: 1366, height: 900 });
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) pageErrors.push(m.text());
-  });
-  return page;
-}
-
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
-const text = (page: Page) => page.evaluate(() => (globalThis as any).document.body.innerText as string);
-const go = (page: Page, hash: string) => page.evaluate((h) => ((globalThis as any).location.hash = h), hash);
-async function waitText(page: Page, needle: string, timeout = 15_000) {
-  await page.waitForFunction((n) => (globalThis as any).document.body.innerText.includes(n) && !(globalThis as any).document.querySelector('.state.loading'), { timeout }, needle);
-}
-async function signIn(page: Page, key: string) {
-  await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
-  await page.waitForSelector('input[name=key]');
-  await page.keyboard.type(key);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('[data-testid=environment]');
-}
 
 describe('lists in the console, as an administrator', () => {
   let page: Page;
   let listId: string;
   beforeAll(async () => {
-    page = await newPage();
-    await signIn(page, app.secret);
+    page = await consolePage(browser, pageErrors);
+    await signIn(page, app.baseUrl, app.secret);
   });
 
   it('creates a block list on the Lists page', async () => {
@@ -233,8 +206,8 @@ describe('lists in the console, as an administrator', () => {
 
 describe('lists in the console, as an analyst', () => {
   it('reads lists, items and history, with no control that changes them', async () => {
-    const page = await newPage();
-    await signIn(page, analystKey);
+    const page = await consolePage(browser, pageErrors);
+    await signIn(page, app.baseUrl, analystKey);
     await go(page, '#/lists');
     await page.waitForSelector('[data-testid=list-link]');
     expect(await page.$('[data-testid=create-list]')).toBeNull();

@@ -8,12 +8,12 @@
  * at volume. The screenshots it takes are the ones docs/console.md shows (docs/console/*.png).
  */
 import http from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
+import { consolePage, goTo as go, launchChromium, pageText as text, requireChromium, SCREENSHOTS, signIn, waitText, type Chromium } from '../support/chromium';
 import { appendVolume } from '../support/volume';
 import { serverKind } from '../../src/store/server-kind';
 import type { EnvId } from '../../src/core/model';
@@ -21,14 +21,13 @@ import type { EnvId } from '../../src/core/model';
 /** Older events the sandbox holds besides the seeded ones. */
 const VOLUME = Number(process.env.RAMPART_CONSOLE_VOLUME ?? 100_000);
 
-const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 // The screenshots docs/console.md shows are the ones this test takes: written there with
 // RAMPART_UPDATE_SCREENSHOTS=1, else under .data/ (so that a test run leaves the tree clean).
-const SHOTS = process.env.RAMPART_UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', 'docs', 'console') : path.resolve(__dirname, '..', '..', '.data', 'console-screenshots');
+const SHOTS = SCREENSHOTS;
 
 let app: TestApp;
+let chromium: Chromium;
 let browser: Browser;
-let profile: string;
 let analystKey: string;
 let other: { secret: string; envId: string };
 let hook: http.Server;
@@ -66,7 +65,7 @@ async function gql(secret: string, query: string, variables: Record<string, unkn
 }
 
 beforeAll(async () => {
-  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  requireChromium();
   mkdirSync(SHOTS, { recursive: true });
   app = await startTestApp({ grpc: false, webhooks: { pollMs: 100, backoffBaseMs: 50 } });
   hook = http.createServer((req, res) => {
@@ -117,58 +116,26 @@ beforeAll(async () => {
   await risk(b.secret, 'tenant-b-only-user', { ip: '203.0.113.77', token: 'fp-b' });
   await app.built.services.read.events.flush();
 
-  profile = mkdtempSync(path.join(tmpdir(), 'rampart-console-'));
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, userDataDir: profile, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  chromium = await launchChromium('rampart-console-');
+  browser = chromium.browser;
   // Writing the volume takes most of this (tens of seconds; minutes on a busy CI machine).
 }, 300_000);
 
 afterAll(async () => {
-  await browser?.close().catch(() => undefined);
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
   await new Promise((resolve) => hook?.close(resolve));
   await app?.close();
 });
 
-/** A fresh browser context (its own cookies), with a laptop screen, page errors recorded. */
-async function newPage(width = 1366, height = 900): Promise<Page> {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setViewport({ width, height });
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) pageErrors.push(m.text());
-  });
-  return page;
-}
-
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: name !== 'phone-menu' });
-const text = (page: Page) => page.evaluate(() => (globalThis as any).document.body.innerText);
-const go = async (page: Page, hash: string) => {
-  await page.evaluate((h) => {
-    (globalThis as any).location.hash = h;
-  }, hash);
-};
-/** Wait until the page shows `needle` (and no loading state). */
-async function waitText(page: Page, needle: string, timeout = 15_000) {
-  await page.waitForFunction((n) => (globalThis as any).document.body.innerText.includes(n) && !(globalThis as any).document.querySelector('.state.loading'), { timeout }, needle);
-}
-
 /** The text of each row's cell in `column` (1-based) of the page's data table. */
 const cells = (page: Page, column: number) => page.$$eval(`table.data tbody tr td:nth-child(${column})`, (tds) => tds.map((td) => (td.textContent ?? '').trim()));
 
-/** Sign in by keyboard: the key field has focus, typing and Enter submit. */
-async function signIn(page: Page, key: string) {
-  await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
-  await page.waitForSelector('input[name=key]');
-  await page.keyboard.type(key);
-  await page.keyboard.press('Enter');
-  await page.waitForSelector('[data-testid=environment]');
-}
 
 describe('the console as an administrator (API secret)', () => {
   let page: Page;
   beforeAll(async () => {
-    page = await newPage();
+    page = await consolePage(browser, pageErrors);
   });
 
   it('refuses a wrong key, then signs in by keyboard; the session is an HttpOnly cookie and nothing is kept in storage', async () => {
@@ -462,7 +429,7 @@ describe('the console as an administrator (API secret)', () => {
 
 describe('the console with an analyst key', () => {
   it('explains a key it does not accept by what it looks like, then signs in with an analyst key', async () => {
-    const page = await newPage();
+    const page = await consolePage(browser, pageErrors);
     await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
     await page.waitForSelector('input[name=key]');
     const typeKey = async (key: string) => {
@@ -498,8 +465,8 @@ describe('the console with an analyst key', () => {
   });
 
   it('reads everything but offers no change, and the API refuses one forced from the page', async () => {
-    const page = await newPage();
-    await signIn(page, analystKey);
+    const page = await consolePage(browser, pageErrors);
+    await signIn(page, app.baseUrl, analystKey);
     expect(await page.$eval('[data-testid=credential-kind]', (el) => el.textContent)).toBe('read-only');
     await go(page, '#/users/user-2');
     await page.waitForSelector('[data-testid=device-row]');
@@ -542,8 +509,8 @@ describe('the console with an analyst key', () => {
 
 describe('another environment', () => {
   it("shows only its own data, and none of the sandbox's", async () => {
-    const page = await newPage();
-    await signIn(page, other.secret);
+    const page = await consolePage(browser, pageErrors);
+    await signIn(page, app.baseUrl, other.secret);
     expect(await page.$eval('[data-testid=environment]', (el) => (el as any).innerText)).toContain('tenant-b');
     await go(page, '#/events');
     await page.waitForSelector('[data-testid=event-link]');
@@ -561,8 +528,8 @@ describe('another environment', () => {
   });
 
   it('says once, when an export is requested, that the environment has no privacy address', async () => {
-    const page = await newPage();
-    await signIn(page, other.secret);
+    const page = await consolePage(browser, pageErrors);
+    await signIn(page, app.baseUrl, other.secret);
     await go(page, '#/users/tenant-b-only-user');
     await page.waitForSelector('[data-testid=export]');
     await page.click('[data-testid=export]');
@@ -578,7 +545,7 @@ describe('another environment', () => {
 
 describe('the page', () => {
   it('has a favicon, of the right type, that its content security policy lets it load', async () => {
-    const page = await newPage();
+    const page = await consolePage(browser, pageErrors);
     await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
     const icon = await page.$eval('link[rel~=icon]', (el) => ({ href: (el as unknown as { href: string }).href, type: el.getAttribute('type') }));
     expect(icon.type).toBe('image/svg+xml');
@@ -603,8 +570,8 @@ describe('the page', () => {
 
 describe('on a phone', () => {
   it('fits a 390 px screen, with the navigation behind a menu button', async () => {
-    const page = await newPage(390, 844);
-    await signIn(page, app.secret);
+    const page = await consolePage(browser, pageErrors, 390, 844);
+    await signIn(page, app.baseUrl, app.secret);
     await waitText(page, 'Verdicts over time');
     await page.waitForSelector('.chart canvas');
     const overflow = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth);
