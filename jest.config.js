@@ -23,6 +23,7 @@ const QUICK = [
   'test/e2e/authentication.test.ts',
   'test/e2e/error-bodies.test.ts',
   'test/e2e/client.test.ts',
+  'test/e2e/client-track-stream.test.ts',
   'test/e2e/mobile.test.ts',
   'test/e2e/device-states.test.ts',
   'test/e2e/first-sighting.test.ts',

@@ -9,11 +9,11 @@
  *   const rampart = createRampartClient({ address: 'rampart:50051', secret, tls: true });
  *   const { policy } = await rampart.risk({ event: '$login', user: { id: '42' }, context: { ip, headers } });
  */
-import { once } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { loadRampartProto } from '../grpc/loader';
 import { VerdictStreams, type VerdictEndpoint } from './verdict-streams';
+import { trackStream as resumableTrackStream } from './track-stream';
 import { decodeStatusDetails, STATUS_DETAILS_KEY, type FieldViolation } from '../grpc/status-details';
 import type { AuthenticateRequest } from '../grpc/generated/rampart/v1/AuthenticateRequest';
 import type { AuthenticateResponse__Output } from '../grpc/generated/rampart/v1/AuthenticateResponse';
@@ -93,6 +93,13 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface TrackStreamOptions extends CallOptions {
+  /** Most events one stream carries (default 10,000): what a retry may send again is held until then. */
+  chunk?: number;
+  /** Told of each refusal that will be retried: the error, the events taken so far, the wait before the retry. */
+  onRetry?: (r: { error: RampartError; accepted: number; delayMs: number }) => void;
+}
+
 /** A failed call: the gRPC status plus what Rampart says about it. */
 export class RampartError extends Error {
   override name = 'RampartError';
@@ -153,8 +160,12 @@ export interface RampartClient {
   filter(req: FilterRequest, o?: CallOptions): Promise<FilterResponse__Output>;
   /** One feedback event (POST /v1/track). */
   track(req: TrackRequest, o?: CallOptions): Promise<void>;
-  /** Many feedback events on one stream, written with backpressure; resolves with the count accepted. */
-  trackStream(events: Iterable<TrackRequest> | AsyncIterable<TrackRequest>, o?: CallOptions): Promise<TrackStreamResponse__Output>;
+  /**
+   * Many feedback events on TrackStreams, written with backpressure; resolves with the count
+   * accepted. A stream Rampart refuses part-way (UNAVAILABLE, RESOURCE_EXHAUSTED) is resumed
+   * from the first event it did not take, after its retry-after or a backoff (track-stream.ts).
+   */
+  trackStream(events: Iterable<TrackRequest> | AsyncIterable<TrackRequest>, o?: TrackStreamOptions): Promise<TrackStreamResponse__Output>;
   /** The user's devices; retried on UNAVAILABLE. */
   listUserDevices(req: ListUserDevicesRequest, o?: CallOptions): Promise<ListUserDevicesResponse__Output>;
   /** One device; retried on UNAVAILABLE. */
@@ -270,24 +281,15 @@ export function createRampartClient(o: RampartClientOptions): RampartClient {
       await unary(scoring, scoring.track, req, c);
     },
     trackStream: (events, c) =>
-      new Promise<TrackStreamResponse__Output>((resolve, reject) => {
-        let finished = false;
-        const call = scoring.trackStream(metadata(), callOptions(c), (err, res) => {
-          finished = true;
-          c?.signal?.removeEventListener('abort', cancel);
-          if (err) reject(toRampartError(err));
-          else resolve(res as TrackStreamResponse__Output);
-        });
-        const cancel = () => call.cancel();
-        c?.signal?.addEventListener('abort', cancel, { once: true });
-        (async () => {
-          for await (const event of events) {
-            if (finished) return;
-            if (!call.write(event)) await once(call, 'drain');
-          }
-          call.end();
-        })().catch(() => call.cancel());
-      }),
+      resumableTrackStream<TrackRequest, RampartError>(
+        {
+          open: (deadline, callback) => scoring.trackStream(metadata(), { deadline }, (err, res) => callback(err, res)),
+          toError: toRampartError,
+          cancelled: (message) => new RampartError(grpc.status.CANCELLED, message, null, [], null, null, new grpc.Metadata()),
+        },
+        events,
+        { deadline: Date.now() + (c?.deadlineMs ?? defaultDeadline), ...(c?.signal ? { signal: c.signal } : {}), ...(c?.onRetry ? { onRetry: c.onRetry } : {}), ...(c?.chunk ? { chunk: c.chunk } : {}) },
+      ),
     listUserDevices: (req, c) => unary(devices, devices.listUserDevices, req, c),
     getDevice: (req, c) => unary(devices, devices.getDevice, req, c),
     approveDevice: (req, c) => unary(devices, devices.approveDevice, req, c),

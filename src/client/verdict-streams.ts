@@ -34,6 +34,7 @@ import type { CallError__Output } from '../grpc/generated/rampart/v1/CallError';
 import type { VerdictAnswer__Output } from '../grpc/generated/rampart/v1/VerdictAnswer';
 import type { VerdictStreamRequest } from '../grpc/generated/rampart/v1/VerdictStreamRequest';
 import type { VerdictStreamResponse__Output } from '../grpc/generated/rampart/v1/VerdictStreamResponse';
+import { MAX_MESSAGE_BYTES_KEY } from '../grpc/metadata-keys';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -65,8 +66,6 @@ const DEFAULT_IDLE_MS = 1_000;
  * and delay the calls behind them. Also the most one stream message carries.
  */
 export const LARGE_CALL_BYTES = 64 * 1024;
-/** Initial metadata of a VerdictStream: the server's request size limit (grpc/scoring.ts). */
-const MAX_MESSAGE_BYTES_KEY = 'rampart-max-message-bytes';
 /**
  * The largest call sent on a stream whose server has not announced its limit yet: the server
  * refuses larger messages outright (grpc-js's hard cap, 4 times its limit of at least 1 KiB),

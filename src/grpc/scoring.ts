@@ -27,15 +27,7 @@ import type { VerdictStreamResponse } from './generated/rampart/v1/VerdictStream
 import type { AuthenticateResponse } from './generated/rampart/v1/AuthenticateResponse';
 import type { RiskResponse } from './generated/rampart/v1/RiskResponse';
 import type { FilterResponse } from './generated/rampart/v1/FilterResponse';
-
-/** Trailer of a failed TrackStream: how many of its events were accepted before the failure. */
-export const ACCEPTED_KEY = 'rampart-accepted';
-
-/**
- * Initial metadata of a VerdictStream: the largest message the server takes (its request size
- * limit), so that a client sends no message the server would refuse as a whole.
- */
-export const MAX_MESSAGE_BYTES_KEY = 'rampart-max-message-bytes';
+import { ACCEPTED_KEY, MAX_MESSAGE_BYTES_KEY } from './metadata-keys';
 
 /** Queue one feedback event. A message the core cannot take goes to the debugger, as on REST. */
 function track(door: Door, principal: Principal, m: TrackRequest__Output): void {

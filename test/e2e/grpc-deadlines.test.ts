@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
 import { failure } from '../support/grpc';
 import { delay, waitFor } from '../support/wait';
-import { createRampartClient, type RampartClient, type RiskRequest } from '../../src/client';
+import { createRampartClient, toRampartError, type RampartClient, type RiskRequest } from '../../src/client';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import { createLogger } from '../../src/app/logger';
 import type { Services } from '../../src/core/services';
@@ -154,8 +154,16 @@ describe('streams that fail part-way', () => {
     const limited = await startTestApp({ grpc: false, rateLimitPerSecond: 1 });
     const own = await startGrpcServer({ services: limited.built.services, log, host: '127.0.0.1', port: 0, tls: undefined });
     const c = createRampartClient({ address: own.address, secret: limited.secret, deadlineMs: 5000 });
-    const events = Array.from({ length: 10 }, () => ({ event: '$login.failed', user: { id: 'rl-stream' } }));
-    const e = await failure(c.trackStream(events));
+    // One stream through the generated stub: the shipped client would resume it (client-track-stream.test.ts).
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${limited.secret}`);
+    const e = await failure(
+      new Promise((resolve, reject) => {
+        const stream = c.stubs.scoring.trackStream(md, { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(toRampartError(err)) : resolve(res)));
+        for (let i = 0; i < 10; i++) stream.write({ event: '$login.failed', user: { id: 'rl-stream' } });
+        stream.end();
+      }),
+    );
     expect(e.codeName).toBe('RESOURCE_EXHAUSTED');
     expect(e.type).toBe('rate_limited');
     expect(e.retryAfterSeconds).toBeGreaterThanOrEqual(1);

@@ -21,7 +21,7 @@ import { freePort, startEmbedded, type EmbeddedDatabase } from '../../src/store/
 import { call } from '../support/app';
 import { failure } from '../support/grpc';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
-import { createRampartClient, type RampartClient } from '../../src/client';
+import { createRampartClient, toStruct, type RampartClient, type TrackRequest } from '../../src/client';
 import { stopped } from '../support/process';
 import { delay, waitFor } from '../support/wait';
 
@@ -291,5 +291,54 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     expect(seen.filter((s) => s === 503).length).toBe(3);
     expect(seen.every((s) => s === 200 || s === 503)).toBe(true);
     await waitFor(async () => (await call(app, 'GET', '/v1/users/hang-1/devices')).status === 200, { what: 'device reads to answer 200 once the database resumes', timeoutMs: 15_000, intervalMs: 100 });
+  });
+  it('a TrackStream refused while the database hangs is resumed by the client, and every event is stored once', async () => {
+    const context = { ip: '81.2.69.162', headers: { 'User-Agent': UA } };
+    // Users this process knows, so that their events are processed from memory while the database
+    // hangs and their writes fill the bounded write queue (1,000 here).
+    for (let u = 0; u < 10; u++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `resume-${u}` }, context })).status).toBe(201);
+    const pid = ferret!.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    await stopped(pid);
+    const total = 3_000;
+    const retries: { code: string; accepted: number }[] = [];
+    let resumed = false;
+    async function* events(): AsyncGenerator<TrackRequest> {
+      for (let n = 0; n < total; n++) {
+        if (n % 100 === 0) await new Promise((r) => setImmediate(r));
+        yield { event: '$login.failed', user: { id: `resume-${n % 10}` }, context, properties: toStruct({ seq: `resume-${n}` }) };
+      }
+    }
+    let res: { accepted: number };
+    try {
+      // The write queue fills while the database hangs: the server refuses the stream part-way
+      // with the count it took. The database answers again at the first retry.
+      res = await grpcClient.trackStream(events(), {
+        deadlineMs: 60_000,
+        onRetry: (r) => {
+          retries.push({ code: r.error.codeName, accepted: r.accepted });
+          if (!resumed) {
+            resumed = true;
+            process.kill(pid, 'SIGCONT');
+          }
+        },
+      });
+    } finally {
+      if (!resumed) process.kill(pid, 'SIGCONT');
+    }
+    process.stdout.write(`fault (TrackStream): ${retries.length} refusals resumed: ${JSON.stringify(retries.slice(0, 5))}\n`);
+    expect(retries.length).toBeGreaterThan(0);
+    expect(retries[0]!.code).toBe('UNAVAILABLE');
+    expect(res.accepted).toBe(total);
+    await built.services.track.drain(false);
+    await built.state.flush();
+    const seqs: string[] = [];
+    for (const e of await database.db.collection<{ properties: string }>('events').find({ userId: { $regex: '^resume-' } }, { projection: { properties: 1 } }).toArray()) {
+      const p = JSON.parse(e.properties) as { seq?: string };
+      if (p.seq) seqs.push(p.seq);
+    }
+    // Each event once: none lost in the refusals, none sent twice by the retries.
+    expect(seqs.length).toBe(total);
+    expect(new Set(seqs).size).toBe(total);
   });
 });
