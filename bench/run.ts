@@ -464,7 +464,8 @@ async function main(): Promise<void> {
       // History imported as it happened: events spread over the last 60 days (event time), in
       // chunks that wait for the server's queues to drain, as an importer that respects
       // backpressure would (one stream as fast as it can go outruns the embedded database's
-      // writes after a few thousand events, and is then refused with UNAVAILABLE).
+      // writes after a few thousand events, and is then refused with UNAVAILABLE, which the
+      // client resumes after a wait: the history's timing would include those waits).
       const now = Date.now();
       const CHUNK = 1_000;
       for (const p of Object.values(people)) {

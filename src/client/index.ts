@@ -1,7 +1,8 @@
 /**
  * Rampart's gRPC client for internal services: typed promise methods over the generated stubs,
  * the API secret on every call, a default deadline, TLS, keepalive, retries only for idempotent
- * reads (GetDevice, ListUserDevices on UNAVAILABLE, through the channel's retry policy), and
+ * reads (GetDevice, ListUserDevices on UNAVAILABLE, through the channel's retry policy) and for
+ * TrackStreams refused part-way (resumed from the first event not taken: track-stream.ts), and
  * errors as RampartError with the fields of google.rpc.BadRequest decoded. Verdict calls
  * (authenticate, risk, filter) travel on a few long-lived VerdictStreams by default
  * (verdict-streams.ts), with the semantics of the unary RPCs and a fraction of their cost.
