@@ -33,7 +33,7 @@ export interface TrackStreamSettings<Err> {
   signal?: AbortSignal;
   /** Most events one stream carries (default TRACK_STREAM_CHUNK). */
   chunk?: number;
-  /** Refusals in a row without an event taken before the error is the caller's (default 8). */
+  /** Retries in a row without an event taken; the next refusal is the caller's (default 8). */
   attempts?: number;
   /** First wait after a refusal without retry-after, in ms (doubles up to 2 s; default 100). */
   backoffMs?: number;
