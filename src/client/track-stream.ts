@@ -13,6 +13,7 @@
  * client cannot know what the server took. The error then carries, in the same trailer, the
  * events taken by the streams before it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import { ACCEPTED_KEY } from '../grpc/metadata-keys';
 
@@ -33,16 +34,16 @@ export interface TrackStreamSettings<Err> {
   signal?: AbortSignal;
   /** Most events one stream carries (default TRACK_STREAM_CHUNK). */
   chunk?: number;
-  /** Retries in a row without an event taken; the next refusal is the caller's (default 8). */
-  attempts?: number;
-  /** First wait after a refusal without retry-after, in ms (doubles up to 2 s; default 100). */
-  backoffMs?: number;
   /** Told of each refusal before the wait that follows it. */
   onRetry?: (r: { error: Err; accepted: number; delayMs: number }) => void;
 }
 
 export const TRACK_STREAM_CHUNK = 10_000;
 const RETRYABLE: ReadonlySet<grpc.status> = new Set([grpc.status.UNAVAILABLE, grpc.status.RESOURCE_EXHAUSTED]);
+/** Retries in a row without an event taken; the next refusal is the caller's. */
+const RETRIES = 8;
+/** The first wait after a refusal without retry-after (doubling, starting again after progress). */
+const BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 2_000;
 
 interface Sent<Req> {
@@ -58,17 +59,6 @@ function acceptedBy(md: grpc.Metadata): number | null {
   const n = typeof v === 'string' ? Number(v) : NaN;
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** A stream the server ended with an error, and what was sent on it. */
 interface Refused<Req, Err> extends Sent<Req> {
@@ -176,16 +166,17 @@ export async function trackStream<Req, Err extends RampartLikeError>(
       const delayMs =
         err.code === grpc.status.RESOURCE_EXHAUSTED && err.retryAfterSeconds !== null
           ? Math.max(0, err.retryAfterSeconds * 1000)
-          : Math.min(MAX_BACKOFF_MS, (s.backoffMs ?? 100) * 2 ** refusals);
+          : Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** refusals);
       refusals++;
-      const retry = taken !== null && RETRYABLE.has(err.code) && refusals <= (s.attempts ?? 8) && !s.signal?.aborted && Date.now() + delayMs < s.deadline;
+      const retry = taken !== null && RETRYABLE.has(err.code) && refusals <= RETRIES && !s.signal?.aborted && Date.now() + delayMs < s.deadline;
       if (!retry) {
         // The trailer says what the whole call took, the streams before this one included.
         err.metadata.set(ACCEPTED_KEY, String(total));
         throw err;
       }
       s.onRetry?.({ error: err, accepted: total, delayMs });
-      await sleep(delayMs, s.signal);
+      // An abort ends the wait; the loop then answers CANCELLED.
+      await sleep(delayMs, undefined, s.signal ? { signal: s.signal } : {}).catch(() => undefined);
     }
   }
   return { accepted: total };
