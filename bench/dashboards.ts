@@ -236,7 +236,7 @@ async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: s
     maxEntries: 2000,
     maxBatch: 1000,
     queueLimit: 100_000_000,
-    backpressureAt: 100_000_000,
+    maxUnwrittenMs: 3_600_000,
     flushIntervalMs: 1000,
     onError: (err, what) => out(`  rollups and keys: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });
@@ -292,7 +292,7 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
     maxEntries: 50_000,
     maxBatch: 1000,
     queueLimit: 100_000_000,
-    backpressureAt: 100_000_000,
+    maxUnwrittenMs: 3_600_000,
     flushIntervalMs: 1000,
     onError: (err, what) => out(`  state layer: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });

@@ -60,11 +60,17 @@ const schema = z.object({
   RAMPART_ANALYST_MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI').optional(),
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
+  RAMPART_DB_STALL_MAX_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
   RAMPART_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
-  RAMPART_WRITE_BACKPRESSURE: z.coerce.number().int().min(10).max(10_000_000).default(5_000),
+  RAMPART_MAX_UNWRITTEN_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  RAMPART_WRITE_TIMEOUT_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
+  RAMPART_WRITE_STALL_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
+  RAMPART_MAX_CONCURRENT_VERDICTS: z.coerce.number().int().min(1).max(100_000).default(128),
+  RAMPART_QUEUE_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(1000),
+  RAMPART_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   RAMPART_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
 });
 
@@ -115,10 +121,19 @@ export interface Config {
    * given (e.g. a secondary).
    */
   analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
-  /** The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered after `stallMs`, the database is taken as hung. */
-  databaseHealth: { probeEveryMs: number; stallMs: number };
+  /**
+   * The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered for
+   * longer than the recent pings' own times allow (at least `stallMs`, at most `stallMaxMs`), the
+   * database is taken as hung.
+   */
+  databaseHealth: { probeEveryMs: number; stallMs: number; stallMaxMs: number };
   /** The state layer: cache size, write-behind interval and bound, cache staleness. */
   state: StateConfig;
+  /**
+   * Verdicts computed at once (at most `maxConcurrent`; the bound adapts to how quickly they are
+   * answered), and how long one waits for its turn before it is refused (503).
+   */
+  work: { maxConcurrent: number; queueWaitMs: number };
   /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
   metricsToken: string | undefined;
 }
@@ -127,8 +142,14 @@ export interface StateConfig {
   cacheEntries: number;
   flushIntervalMs: number;
   queueLimit: number;
-  /** Writes waiting before new work is held back until the database catches up. */
-  backpressureAt: number;
+  /** Age (ms) of the oldest unwritten change at which new work is refused (503): the crash loss bound. */
+  maxUnwrittenMs: number;
+  /** How long a database command of the writer (or a look-up) may take before it is abandoned and retried. */
+  writeTimeoutMs: number;
+  /** How long writes may be due without a flush writing them before /readyz answers 503. */
+  writeStallMs: number;
+  /** How long a track, log or app-events call waits for its events to be written before it answers 503. */
+  ackTimeoutMs: number;
   /**
    * Re-read a cached document older than this; null: never. Unset, it is null on the embedded
    * database (this process is its only writer) and 2 s on MONGODB_URI (other instances may write).
@@ -210,14 +231,18 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       readerMemoryMb: c.RAMPART_ANALYST_READER_MEMORY_MB,
       uri: c.RAMPART_ANALYST_MONGODB_URI,
     },
-    databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS },
+    databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS, stallMaxMs: Math.max(c.RAMPART_DB_STALL_MS, c.RAMPART_DB_STALL_MAX_MS) },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,
       queueLimit: c.RAMPART_WRITE_QUEUE_LIMIT,
-      backpressureAt: c.RAMPART_WRITE_BACKPRESSURE,
+      maxUnwrittenMs: c.RAMPART_MAX_UNWRITTEN_MS,
+      writeTimeoutMs: c.RAMPART_WRITE_TIMEOUT_MS,
+      writeStallMs: c.RAMPART_WRITE_STALL_MS,
+      ackTimeoutMs: c.RAMPART_ACK_TIMEOUT_MS,
       maxAgeMs: c.RAMPART_STATE_MAX_AGE_MS ?? (c.MONGODB_URI ? 2000 : null),
     },
+    work: { maxConcurrent: c.RAMPART_MAX_CONCURRENT_VERDICTS, queueWaitMs: c.RAMPART_QUEUE_WAIT_MS },
     metricsToken: c.RAMPART_METRICS_TOKEN,
   };
 }

@@ -3,6 +3,9 @@ import { ConfigError, loadConfig } from './config';
 import { createLogger } from './app/logger';
 import { run } from './app/runtime';
 
+/** Longest a SIGTERM or SIGINT may take to end the process (service managers allow 30 s or more). */
+const SHUTDOWN_LIMIT_MS = 28_000;
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -21,6 +24,12 @@ async function main(): Promise<void> {
     if (signalled) return;
     signalled = true;
     log.info({ signal }, 'draining');
+    // Whatever the load or the database, the process is gone within SHUTDOWN_LIMIT_MS (the drain
+    // itself gives up writing before that, see Built.stop).
+    setTimeout(() => {
+      log.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
     running.stop().then(
       () => process.exit(0),
       (err) => {

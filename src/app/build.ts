@@ -12,6 +12,7 @@ import { DeviceService } from '../core/devices/service';
 import { PolicyService } from '../core/policies/service';
 import { VerdictService } from '../core/verdicts/evaluate';
 import { TrackService } from '../core/track';
+import { DEFAULT_WORK_LIMITS, WorkLimiter, type WorkLimiterOptions } from '../core/work-limiter';
 import { RateLimiter } from '../core/ratelimit';
 import { AccessService, DEFAULT_FAILED_AUTHENTICATION_LIMIT } from '../core/access';
 import type { Clock, Intel } from '../core/ports';
@@ -146,8 +147,16 @@ export interface BuildOptions {
    * layer may then write whole documents (see StateOptions.writeMode).
    */
   privateDatabase?: boolean;
-  /** How long shutdown keeps trying to write what is queued when the database is down. Default 30 s. */
+  /** How long shutdown keeps trying to write what is queued when the database is down. Default 20 s. */
   drainTimeoutMs?: number;
+  /**
+   * The writer's own connections (the runtime's): the state layer's flushes go through `db()`,
+   * and `stalled()` is told when the watchdog abandoned a flush (the runtime opens new ones).
+   * Default: the flushes share `db`.
+   */
+  writer?: { db: () => Db; stalled: () => void };
+  /** The verdicts' work limiter (defaults in DEFAULT_WORK_LIMITS: at most 128 at once, a second's wait). */
+  workLimits?: Partial<Pick<WorkLimiterOptions, 'maxLimit' | 'maxWaitMs'>>;
   /** Console sessions' idle and absolute lifetimes (defaults 30 min, 12 h). */
   sessions?: SessionOptions;
   /**
@@ -196,12 +205,15 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     read: (c, outcome) => metrics.stateObserver.read(c, outcome),
     flushed: (stats) => metrics.stateObserver.flushed(stats),
     dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
+    stalled: () => metrics.stateObserver.stalled?.(),
   };
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
     ...(o.state?.queueLimit !== undefined ? { queueLimit: o.state.queueLimit } : {}),
-    ...(o.state?.backpressureAt !== undefined ? { backpressureAt: o.state.backpressureAt } : {}),
+    ...(o.state?.maxUnwrittenMs !== undefined ? { maxUnwrittenMs: o.state.maxUnwrittenMs } : {}),
+    ...(o.state?.writeTimeoutMs !== undefined ? { writeTimeoutMs: o.state.writeTimeoutMs, readTimeoutMs: o.state.writeTimeoutMs } : {}),
+    ...(o.writer ? { writer: o.writer.db, onStall: o.writer.stalled } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
@@ -271,17 +283,26 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     sink: appEvents,
     counters,
     secrets: (env: EnvId) => environments.liveSecrets(env),
+    writes,
+    ackTimeoutMs: o.state?.ackTimeoutMs,
   });
   const devices = new DeviceService(users, webhooks, clock, client);
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client });
+  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client, ackTimeoutMs: o.state?.ackTimeoutMs });
   const metrics = new Metrics({
     writeBacklog: () => state.backlog,
     writeLimits: () => state.limits,
+    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
+    writesStuckMs: () => state.stuckMs(),
+    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
     cachedDocuments: () => state.cachedDocuments,
     trackPending: () => track.pending,
     outbox: () => webhooks.outbox(),
   });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, lists, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token') });
+  // At most so many verdicts at once, the bound adapting to how quickly they are answered: a
+  // process given less CPU than its traffic needs answers what it admits in time and refuses the
+  // rest early, instead of answering everything too late (core/work-limiter.ts).
+  const limiter = new WorkLimiter({ ...DEFAULT_WORK_LIMITS, ...o.workLimits, clock, scheduler: timerScheduler });
+  const verdicts = new VerdictService({ users, events, counters, writes, policies, lists, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token'), limiter });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
@@ -365,14 +386,32 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       sweeps.start();
     },
     async stop() {
-      await sweeps.stop();
+      // One deadline for the whole drain, so that a database that does not answer cannot hold
+      // the exit past what a service manager allows (each step gets what is left of it).
+      const until = Date.now() + (o.drainTimeoutMs ?? 20_000);
+      const left = () => Math.max(0, until - Date.now());
+      const within = <T>(work: Promise<T>, what: string) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            o.log.error({ what }, 'shutdown: gave up waiting');
+            resolve();
+          }, left());
+          work.then(
+            () => resolve(),
+            (err: unknown) => {
+              o.log.error({ err: err instanceof Error ? err.message : String(err), what }, 'shutdown: a step failed');
+              resolve();
+            },
+          ).finally(() => clearTimeout(timer));
+        });
+      await within(sweeps.stop(), 'background sweeps');
       // Track's queue first (it produces writes), then everything queued for the database.
-      await track.drain(true, o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err }, 'track queue not drained'));
-      await webhookWorker.stop();
-      await privacy.stop();
+      await within(track.drain(true, left()), 'the track queue');
+      await within(webhookWorker.stop(), 'webhook deliveries in flight');
+      await within(privacy.stop(), 'privacy jobs');
       rollups.drain();
       eventKeys?.drain();
-      await state.close(o.drainTimeoutMs ?? 30_000).catch((err: unknown) => o.log.error({ err, lost: state.backlog }, 'shutdown: queued writes could not be written'));
+      await state.close(left()).catch((err: unknown) => o.log.error({ err: err instanceof Error ? err.message : String(err), lost: state.backlog }, 'shutdown: queued writes could not be written'));
     },
   };
 }

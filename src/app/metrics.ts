@@ -36,8 +36,14 @@ export interface MetricsSources {
   cachedDocuments(): number;
   /** Track events accepted and not yet applied. */
   trackPending(): number;
-  /** The state layer's bounds (RAMPART_WRITE_BACKPRESSURE, RAMPART_WRITE_QUEUE_LIMIT). */
-  writeLimits(): { backpressureAt: number; queueLimit: number };
+  /** The state layer's bounds (RAMPART_MAX_UNWRITTEN_MS, RAMPART_WRITE_QUEUE_LIMIT). */
+  writeLimits(): { maxUnwrittenMs: number; queueLimit: number };
+  /** How long ago the oldest unwritten change was queued (ms; 0: none). */
+  oldestUnwrittenMs(): number;
+  /** How long writes have been due without a flush writing them (ms; 0: writing). */
+  writesStuckMs(): number;
+  /** Verdicts computing now, their adaptive bound, and those waiting for a turn (core/work-limiter.ts). */
+  verdictWork(): { inFlight: number; limit: number; waiting: number };
   /** The webhook outbox as the dispatcher knows it (WebhookService.outbox: memory only). */
   outbox(): { depth: number; oldestAgeSeconds: number };
 }
@@ -60,6 +66,7 @@ export class Metrics {
   private readonly flushSeconds: Histogram<'outcome'>;
   private readonly flushWrites: Counter<'kind'>;
   private readonly flushErrors: Counter;
+  private readonly flushStalls: Counter;
   private readonly droppedWrites: Counter<'collection'>;
   private readonly webhookAttempts: Counter;
   private readonly webhookFailures: Counter<'status'>;
@@ -104,9 +111,15 @@ export class Metrics {
     this.flushErrors = new Counter({ name: 'rampart_state_flush_errors_total', help: 'Write-behind flushes that failed (the database unreachable or refusing); their writes stay queued and are retried', registers });
     this.droppedWrites = new Counter({ name: 'rampart_state_dropped_writes_total', help: 'Queued writes the database refused for good (logged) and that were dropped, by collection', labelNames: ['collection'], registers });
     new Gauge({ name: 'rampart_state_write_backlog', help: 'Writes waiting to be flushed (the bound is RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeBacklog()); } });
-    new Gauge({ name: 'rampart_state_write_backpressure_threshold', help: 'Backlog past which new work waits for the database (RAMPART_WRITE_BACKPRESSURE)', registers, collect() { this.set(sources.writeLimits().backpressureAt); } });
+    this.flushStalls = new Counter({ name: 'rampart_state_flush_stalls_total', help: 'Write-behind flushes abandoned by the watchdog (no answer within RAMPART_WRITE_TIMEOUT_MS); their writes are retried on a new connection', registers });
+    new Gauge({ name: 'rampart_state_oldest_unwritten_seconds', help: 'Age of the oldest acknowledged change not yet written (statistics held back on purpose aside); at RAMPART_MAX_UNWRITTEN_MS new work is refused', registers, collect() { this.set(sources.oldestUnwrittenMs() / 1000); } });
+    new Gauge({ name: 'rampart_state_max_unwritten_seconds', help: 'RAMPART_MAX_UNWRITTEN_MS: the age of the oldest unwritten change at which Rampart refuses new work (503)', registers, collect() { this.set(sources.writeLimits().maxUnwrittenMs / 1000); } });
+    new Gauge({ name: 'rampart_state_writes_stuck_seconds', help: 'How long writes have been due without a flush writing them (0 while writing); /readyz answers 503 past RAMPART_WRITE_STALL_MS', registers, collect() { this.set(sources.writesStuckMs() / 1000); } });
     new Gauge({ name: 'rampart_state_write_queue_limit', help: 'Backlog past which Rampart answers 503 (RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeLimits().queueLimit); } });
     new Gauge({ name: 'rampart_state_cached_documents', help: 'Documents in the state cache', registers, collect() { this.set(sources.cachedDocuments()); } });
+    new Gauge({ name: 'rampart_verdicts_in_flight', help: 'Verdicts computing now', registers, collect() { this.set(sources.verdictWork().inFlight); } });
+    new Gauge({ name: 'rampart_verdicts_waiting', help: 'Verdicts waiting for a turn (refused after RAMPART_QUEUE_WAIT_MS)', registers, collect() { this.set(sources.verdictWork().waiting); } });
+    new Gauge({ name: 'rampart_verdict_concurrency_limit', help: 'Verdicts that may compute at once: adapts to how quickly they are answered, at most RAMPART_MAX_CONCURRENT_VERDICTS', registers, collect() { this.set(sources.verdictWork().limit); } });
     new Gauge({ name: 'rampart_track_queue_depth', help: 'Track events accepted and not yet applied', registers, collect() { this.set(sources.trackPending()); } });
 
     // The outbox as the webhook dispatcher knows it (WebhookService.outbox): no database read here.
@@ -176,6 +189,10 @@ export class Metrics {
     },
     dropped: (collection, count) => {
       this.droppedWrites.inc({ collection }, count);
+    },
+    stalled: () => {
+      this.flushErrors.inc();
+      this.flushStalls.inc();
     },
   };
 

@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config';
 import { ipListsInstalled, offlineIntel } from '../intel';
-import { connect, type Database } from '../store/database';
+import { MongoClient, type Db } from 'mongodb';
+import { connect, uriOptionNames, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
 import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
 import { buildRestServer } from '../rest/server';
@@ -59,10 +60,18 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     recordEmbedded(config.dataDir, primary);
     log.info({ dataDir: config.dataDir }, 'started embedded FerretDB (SQLite) on loopback');
   }
-  // On loopback (the embedded database) a heartbeat that takes a second means it hangs.
-  const connectTimeoutMS = embedded ? 1000 : undefined;
+  // The driver's heartbeat times out after connectTimeoutMS, and a heartbeat that times out makes
+  // it cut every connection in use (writes half-sent included). On a busy machine a loopback
+  // database can take seconds to answer one, so the heartbeat is given ten: a database that hangs
+  // is the health probe's to notice (store/health.ts), which cuts nothing.
+  const connectTimeoutMS = embedded ? 10_000 : undefined;
   const database: Database = await connect(uri, config.dbName, { connectTimeoutMS });
   started.push(() => database.close());
+  // The write-behind flusher's own connections: each answer waited for at most a little more than
+  // RAMPART_WRITE_TIMEOUT_MS, and replaced when the flusher's watchdog abandons a flush (a
+  // connection that went silent is closed, not waited on).
+  const writer = new Writer(uri, config.dbName, { connectTimeoutMS, socketTimeoutMS: config.state.writeTimeoutMs + 5000 }, log);
+  started.push(() => writer.close());
   // A bulkhead: dashboards read through their own few connections (each read time-limited: see
   // buildServices), so the heaviest analyst query can neither take scoring's connections nor
   // run for minutes; on the embedded database through their own FerretDB at a lower CPU
@@ -76,6 +85,8 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   // Loaded before the listeners open, so that no verdict waits for the databases.
   offlineIntel.load();
   if (!ipListsInstalled()) log.warn('the address lists (VPN, Tor, hosting ranges) are not installed: run `npm run setup`; until then no address is recognised as one');
+  // The writer's stall handler asks the state layer (built below) how long writes have been stuck.
+  let stuckMs = () => 0;
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,
@@ -95,9 +106,20 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     verdictBudgetMs: config.verdictBudgetMs,
     maxEventAgeMs: config.maxEventAgeMs,
     state: config.state,
+    workLimits: { maxLimit: config.work.maxConcurrent, maxWaitMs: config.work.queueWaitMs },
     privateDatabase: embedded !== null,
+    writer: {
+      db: () => writer.db,
+      stalled: () => {
+        writer.renew();
+        // A FerretDB that answers pings but has not written for three watchdog periods is wedged
+        // (seen: its SQLite connections all held): the supervisor starts it again.
+        if (embedded?.restart && stuckMs() >= 3 * config.state.writeTimeoutMs) embedded.restart(`no write for ${stuckMs()} ms`);
+      },
+    },
   });
   started.push(() => built.stop());
+  stuckMs = () => built.state.stuckMs();
   const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
   secret.generated = generatedSecret;
   log.info({ environment: env.name }, 'default environment ready');
@@ -132,6 +154,9 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       await database.db.command({ ping: 1 });
       return true;
     },
+    // Ready means work is progressing, not that the process is up: a load balancer stops sending
+    // while writes are stuck or Rampart refuses new work, and sends again when they recover.
+    notReady: () => notReady(built, config),
     database: health,
     register: async (app) => {
       await registerGraphql(app, { services: built.services, log, database: health });
@@ -171,7 +196,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       (stopping ??= (async () => {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
-        await Promise.allSettled([health.close(), database.close(), analyst.close()]);
+        await Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]);
         await reader?.stop();
         await embedded?.stop();
       })()),
@@ -188,3 +213,59 @@ function showSecret(generated: string, httpUrl: string | null, config: Config, l
 }
 
 const hostForUrl = (h: string) => (h.includes(':') ? `[${h}]` : h);
+
+/** Why this instance should get no new work now (/readyz 503), or null: writes stuck, or new work refused. */
+function notReady(built: Built, config: Config): string | null {
+  const stuck = built.state.stuckMs();
+  if (stuck >= config.state.writeStallMs) return `writes have not progressed for ${stuck} ms`;
+  if (built.state.pressure === 'full') return `refusing new work: the oldest unwritten change is ${built.state.oldestUnwrittenMs()} ms old`;
+  return null;
+}
+
+/**
+ * The state layer's writer: a MongoClient of its own (a few connections, each answer waited for
+ * at most `socketTimeoutMS`), which renew() replaces at once (the old one is closed behind, its
+ * connections cut) when a flush stalled on it.
+ */
+class Writer {
+  private client: MongoClient;
+  private closed = false;
+
+  constructor(
+    private readonly uri: string,
+    private readonly dbName: string,
+    private readonly options: { connectTimeoutMS: number | undefined; socketTimeoutMS: number },
+    private readonly log: Logger,
+  ) {
+    this.client = this.open();
+  }
+
+  get db(): Db {
+    return this.client.db(this.dbName);
+  }
+
+  private open(): MongoClient {
+    const given = uriOptionNames(this.uri);
+    const pick = (name: string, value: number | undefined) => (value !== undefined && !given.has(name.toLowerCase()) ? { [name]: value } : {});
+    return new MongoClient(this.uri, {
+      maxPoolSize: 4,
+      heartbeatFrequencyMS: 1000,
+      ...pick('connectTimeoutMS', this.options.connectTimeoutMS),
+      ...pick('socketTimeoutMS', this.options.socketTimeoutMS),
+      ...pick('serverSelectionTimeoutMS', 5000),
+    });
+  }
+
+  renew(): void {
+    if (this.closed) return;
+    const old = this.client;
+    this.client = this.open();
+    this.log.warn('state layer: the writer opens new connections after a stalled flush');
+    void old.close(true).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.client.close(true).catch(() => undefined);
+  }
+}

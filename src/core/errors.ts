@@ -89,9 +89,17 @@ export class RateLimited extends DomainError {
 /** `cause`: what the store saw (a driver error), for the log only; never shown to callers. */
 export class Unavailable extends DomainError {
   readonly kind = 'unavailable';
-  constructor(message = 'the database is unreachable', options?: { cause?: unknown }) {
+  /** When to try again (every door says it: REST `Retry-After`, gRPC `retry-after` and RetryInfo, GraphQL). */
+  readonly retryAfterSeconds: number;
+  constructor(message = 'the database is unreachable', options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
   }
+}
+
+/** Seconds a refused caller should wait before trying again, for the errors that say so (429, 503). */
+export function retryAfterOf(e: DomainError): number | null {
+  return e instanceof RateLimited || e instanceof Unavailable ? e.retryAfterSeconds : null;
 }
 export class DeadlineExceeded extends DomainError {
   readonly kind = 'deadline_exceeded';

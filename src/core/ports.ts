@@ -115,17 +115,27 @@ export interface UserStateStore {
 /** The write-behind queue every hot-path write goes through. */
 export interface WriteQueue {
   /**
-   * Admission of new work. Resolves at once while the database keeps up; while writes are
-   * backing up it waits (at most until `waitUntil`, epoch ms) for them to go down, so that load
-   * the database cannot absorb slows callers rather than piling up in memory, where a crash would
-   * lose it. Rejects with Unavailable when no more work can be queued at all (the queue is full,
-   * or shutting down), and at `waitUntil` when the database is writing but the backlog is still
-   * far past the mark (more work arrives than it can write: letting it in would only grow what a
-   * crash loses).
+   * Admission of new work. Resolves at once while the writes keep up. What is not written yet is
+   * bounded by age: once the oldest unwritten change is half the bound old, admit() waits (at
+   * most until `waitUntil`, epoch ms) for a flush to bring it down, so that a burst slows its
+   * callers; at the bound (a second) it rejects with Unavailable (→ 503 with Retry-After) until
+   * the writes have caught up, and so it does when the queue is full or the service is shutting
+   * down. A crash then loses at most that bound of acknowledged changes.
    */
   admit(waitUntil?: number): Promise<void>;
   /** The same, without waiting: `behind` where admit() would wait, `full` where it would refuse. */
   readonly pressure: 'ok' | 'behind' | 'full';
+  /**
+   * Throws Unavailable where admit() would refuse, without waiting: a use case calls it again
+   * right before it records, so that nothing is queued past the bound by work admitted earlier.
+   */
+  check(): void;
+  /**
+   * Resolves once every change queued so far (statistics held back on purpose aside) is written:
+   * the group commit behind "acknowledged means stored". With `deadline` (epoch ms), rejects with
+   * Unavailable if that has not happened by then (the changes stay queued).
+   */
+  durable(deadline?: number): Promise<void>;
   /**
    * Resolves when everything queued so far is written; with `timeoutMs`, rejects if it could not
    * be written in that time (the database is down).

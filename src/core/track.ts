@@ -1,10 +1,19 @@
 /**
- * The track use case (POST /v1/track and /v1/log): accept feedback events without waiting on the
- * database. Valid events go into a bounded in-memory queue that a worker applies (device state
- * table, profile, counters, stored event) through the state layer: reads from its cache, changes
- * written behind. Rejected payloads go to the per-environment debugger. Events of one user are
- * applied in order; an event whose reads fail (database unreachable) is retried, not dropped. On
- * shutdown the queue is drained so that no accepted event is lost.
+ * The track use case (POST /v1/track and /v1/log, gRPC Track and TrackStream): feedback events,
+ * answered once they are stored. Valid events go into a bounded in-memory queue that a worker
+ * applies (device state table, profile, counters, stored event) through the state layer: reads
+ * from its cache, changes written behind. Rejected payloads go to the per-environment debugger.
+ * Events of one user are applied in order; an event whose reads fail (database unreachable) is
+ * retried, not dropped, until its caller's deadline.
+ *
+ * Acknowledged means stored: receive() resolves only once the event and what it changed are
+ * written (the state layer's group commit: one flush answers every event that arrived within its
+ * interval), so a success answered to the caller survives a crash. It rejects with Unavailable
+ * (→ 503 with Retry-After) when it cannot take the event: shutting down, the writes a second
+ * behind, the queue full or its oldest event waiting a second, or the event not applied and
+ * written by its deadline (`ackTimeoutMs`). An event refused before it was applied is not kept;
+ * one whose write was still under way at its deadline may still be written (at least once: a
+ * caller that sends it again may store it twice).
  */
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
@@ -18,10 +27,17 @@ import type { WebhookSink } from './webhooks/ports';
 import { enrich, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent } from './verdicts/observe';
 import { lesson } from './scoring/model';
 import { missingFields } from './scoring/request-evidence';
+import type { Caller } from './work-limiter';
 
 const MAX_DEBUG_PAYLOAD = 16 * 1024;
-/** Attempts of an event whose reads keep failing before it is stored without its state changes. */
-const MAX_ATTEMPTS = 30;
+
+/** How receive() and accept() take an event. */
+export interface TakeOptions {
+  /** false: taken or refused at once, never held while the writes catch up (see admitNow()). */
+  hold?: boolean;
+  /** The connection or call it came on: an event whose caller left before it was applied is dropped. */
+  caller?: Caller;
+}
 
 export interface TrackLog {
   warn(obj: object, msg: string): void;
@@ -37,19 +53,21 @@ export interface TrackDeps {
   webhooks: WebhookSink;
   writes: WriteQueue;
   clock: Clock;
-  /** Runs the waits: admission while track is behind, and the pause before a retry. */
+  /** Runs the waits: the pause before a retry, the callers' deadlines. */
   scheduler: Scheduler;
   /** Reference data events are enriched with. */
   intel: Intel;
   log: TrackLog;
   /** Reads Rampart's client tokens (absent: tokens are opaque fingerprints). */
   clientTokens?: ClientTokens;
-  /** Most events held in memory before track pushes back with 503. */
+  /** Most events held in memory, waiting to be applied, before track refuses more. Default 10,000. */
   maxQueue?: number;
-  /** Events waiting to be applied before new ones are held back (see ready()). Default 2,000. */
-  backpressureAt?: number;
-  /** Longest a new event is held back while track or the database is behind. Default 1 s. */
+  /** Longest the oldest waiting event may wait before track refuses more. Default 1 s. */
+  maxQueueWaitMs?: number;
+  /** Longest a new event is held back while the writes are behind. Default 1 s. */
   admissionMs?: number;
+  /** Longest a caller waits for its event to be applied and written. Default 2 s. */
+  ackTimeoutMs?: number;
   concurrency?: number;
   /** First retry delay of an event whose reads failed (doubles, capped at 1 s). */
   retryBaseMs?: number;
@@ -59,6 +77,17 @@ interface Job {
   principal: Principal;
   event: EventInput;
   attempts: number;
+  /** When it was queued, and when its caller stops waiting (epoch ms). */
+  queuedAt: number;
+  deadline: number;
+  /** Set once the worker took it, and once it is applied (its changes queued for writing). */
+  started: boolean;
+  applied: boolean;
+  /** Settled once, by done(): written, refused, or past its deadline. */
+  settled: boolean;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  cancelDeadline: () => void;
 }
 
 export class TrackService {
@@ -72,60 +101,21 @@ export class TrackService {
   private retriesSinceLog = 0;
   /** The last job of each user (or device) still running: its next job waits for it. */
   private readonly chains = new Map<string, Promise<void>>();
-  /** Waiting in ready() for a job to finish. */
-  private readonly progress = new Set<() => void>();
 
   constructor(private readonly d: TrackDeps) {}
 
-  /** Track or the database is behind: new events should wait for ready() before accept(). */
-  get congested(): boolean {
-    return this.queue.length >= (this.d.backpressureAt ?? 2_000) || this.d.writes.pressure !== 'ok';
+  private get ackTimeoutMs(): number {
+    return this.d.ackTimeoutMs ?? 2_000;
   }
 
-  /**
-   * Resolves when a new event may be accepted: at once normally; while track or the database is
-   * behind, once it has caught up (at most `admissionMs`), so that a burst the database cannot
-   * absorb slows its senders instead of piling up in memory (where a crash would lose it).
-   * Rejects with Unavailable when nothing more can be taken.
-   */
-  async ready(): Promise<void> {
-    if (this.closed) throw new Unavailable('shutting down');
-    if (!this.congested) return;
-    const until = this.d.clock.now().getTime() + (this.d.admissionMs ?? 1_000);
-    while (this.queue.length >= (this.d.backpressureAt ?? 2_000) && this.d.clock.now().getTime() < until) {
-      await new Promise<void>((resolve) => {
-        const cancel = this.d.scheduler.after(Math.max(1, until - this.d.clock.now().getTime()), () => done());
-        const done = () => {
-          cancel();
-          this.progress.delete(done);
-          resolve();
-        };
-        this.progress.add(done);
-      });
-    }
-    await this.d.writes.admit(until);
-  }
-
-  /**
-   * Accept a track event. Never throws for an invalid one: it is kept in the debugger with its
-   * reason (the payload as received: `rawText`, else `received`, else the command). Throws
-   * Unavailable only when the queue is full or the service is shutting down.
-   */
-  accept(principal: Principal, command: EventCommand, rawText?: string, received?: unknown): void {
-    if (this.closed) throw new Unavailable('shutting down');
-    if (this.queue.length >= (this.d.maxQueue ?? 50_000)) throw new Unavailable('track queue is full');
-    if (this.d.writes.pressure === 'full') throw new Unavailable('the write queue is full');
-    let event: EventInput;
-    try {
-      event = validateEvent('track', command, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      this.reject(principal, received ?? command, rawText, err);
-      return;
-    }
-    if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
-    this.queue.push({ principal, event, attempts: 0 });
-    this.pump();
+  /** Why a new event is refused now (shutting down, the queue full or too slow), or null. */
+  private refusal(now: number): Unavailable | null {
+    if (this.closed) return new Unavailable('the service is shutting down');
+    if (this.queue.length >= (this.d.maxQueue ?? 10_000)) return new Unavailable(`track is behind (${this.queue.length} events waiting)`);
+    const head = this.queue[0];
+    const waited = head ? now - head.queuedAt : 0;
+    if (waited >= (this.d.maxQueueWaitMs ?? 1_000)) return new Unavailable(`track is behind (its oldest event has waited ${waited} ms)`);
+    return null;
   }
 
   /**
@@ -134,17 +124,107 @@ export class TrackService {
    * decode (it throws a DomainError) is kept in the debugger with its reason, as is one that
    * does not validate, and the door answers success all the same. `raw` is the payload as
    * received (REST's body text), else `received` (the decoded message) is what the debugger keeps.
+   * Resolves once what it stored is written; rejects with Unavailable when it cannot be taken.
+   * `hold: false`: taken or refused at once, never held while the writes catch up (a stream,
+   * which keeps its events in order and has its own flow control: see admitNow()).
    */
-  receive(principal: Principal, payload: { decode(): EventCommand; raw?: string; received?: unknown }): void {
+  async receive(principal: Principal, payload: { decode(): EventCommand; raw?: string; received?: unknown }, o: TakeOptions = {}): Promise<void> {
     let command: EventCommand;
     try {
       command = payload.decode();
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
+      const deadline = this.d.clock.now().getTime() + this.ackTimeoutMs;
+      if (o.hold === false) this.admitNow();
+      else await this.admit(deadline);
       this.reject(principal, payload.received ?? null, payload.raw, err);
-      return;
+      return this.d.writes.durable(deadline);
     }
-    this.accept(principal, command, payload.raw, payload.received);
+    return this.accept(principal, command, payload.raw, payload.received, o);
+  }
+
+  /**
+   * Throws Unavailable, without waiting, where a new event would be refused now. A stream calls
+   * it before each event: an event refused so leaves every later one of the stream unsent, and
+   * every earlier one taken, so that "the first N were taken" stays true.
+   */
+  admitNow(): void {
+    const refused = this.refusal(this.d.clock.now().getTime());
+    if (refused) throw refused;
+    this.d.writes.check();
+  }
+
+  /**
+   * Accept a track event (a command already decoded). Never throws for an invalid one: it is kept
+   * in the debugger with its reason (the payload as received: `rawText`, else `received`, else the
+   * command). Resolves once written; rejects with Unavailable when it cannot be taken.
+   */
+  async accept(principal: Principal, command: EventCommand, rawText?: string, received?: unknown, o: TakeOptions = {}): Promise<void> {
+    const deadline = this.d.clock.now().getTime() + this.ackTimeoutMs;
+    if (o.hold === false) this.admitNow();
+    else await this.admit(deadline);
+    return this.take(principal, command, deadline, rawText, received, o.caller);
+  }
+
+  /** Whether a new event may come in: at once, after the writes caught up a little, or Unavailable. */
+  private async admit(deadline: number): Promise<void> {
+    const now = this.d.clock.now().getTime();
+    const refused = this.refusal(now);
+    if (refused) throw refused;
+    await this.d.writes.admit(Math.min(deadline, now + (this.d.admissionMs ?? 1_000)));
+    const late = this.refusal(this.d.clock.now().getTime());
+    if (late) throw late;
+  }
+
+  private take(principal: Principal, command: EventCommand, deadline: number, rawText?: string, received?: unknown, caller?: Caller): Promise<void> {
+    let event: EventInput;
+    try {
+      event = validateEvent('track', command, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      this.reject(principal, received ?? command, rawText, err);
+      return this.d.writes.durable(deadline);
+    }
+    if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
+    return new Promise<void>((resolve, reject) => {
+      const job: Job = { principal, event, attempts: 0, queuedAt: this.d.clock.now().getTime(), deadline, started: false, applied: false, settled: false, resolve, reject, cancelDeadline: () => undefined };
+      const stopExpiry = this.d.scheduler.after(Math.max(0, deadline - this.d.clock.now().getTime()), () => this.expire(job));
+      // A caller that goes away before its event is applied takes it away: nobody would be told.
+      const stopWatching = caller?.onGone(() => this.leave(job)) ?? (() => undefined);
+      job.cancelDeadline = () => {
+        stopExpiry();
+        stopWatching();
+      };
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  /** A job's caller stops waiting: one not applied yet is taken out (not stored); one applied may still be written. */
+  private expire(job: Job): void {
+    if (job.settled) return;
+    const i = this.queue.indexOf(job);
+    if (i >= 0) this.queue.splice(i, 1);
+    this.done(job, new Unavailable(job.started ? 'the event was not written in time; it may still be' : `the event could not be applied in time (${this.ackTimeoutMs} ms); it was not kept`));
+    this.idleIfDone();
+  }
+
+  /** The caller left: a job not started yet is dropped (not stored); one started goes on. */
+  private leave(job: Job): void {
+    if (job.settled || job.started) return;
+    const i = this.queue.indexOf(job);
+    if (i >= 0) this.queue.splice(i, 1);
+    this.done(job, new Unavailable('the caller went away'));
+    this.idleIfDone();
+  }
+
+  /** Settle a job once: written (no error), or refused. */
+  private done(job: Job, err: unknown = null): void {
+    if (job.settled) return;
+    job.settled = true;
+    job.cancelDeadline();
+    if (err === null) job.resolve();
+    else job.reject(err);
   }
 
   /** Keep a rejected payload, with its reason, in the debugger (written behind). */
@@ -178,6 +258,7 @@ export class TrackService {
     await this.d.writes.flush(timeoutMs);
   }
 
+  /** Events accepted and not yet applied. */
   get pending(): number {
     return this.queue.length + this.running;
   }
@@ -186,22 +267,34 @@ export class TrackService {
     const limit = this.d.concurrency ?? 8;
     while (!this.paused && this.running < limit && this.queue.length > 0) {
       const job = this.queue.shift() as Job;
+      job.started = true;
       this.running++;
       this.ordered(job)
         .then(
-          () => undefined,
+          () => {
+            job.applied = true;
+            // Answered once written: one flush answers every event applied within its interval.
+            this.d.writes.durable(job.deadline).then(
+              () => this.done(job),
+              (err: unknown) => this.done(job, err),
+            );
+          },
           (err: unknown) => this.retry(job, err),
         )
         .finally(() => {
           this.running--;
           this.pump();
-          for (const done of [...this.progress]) done();
-          if (this.running === 0 && this.queue.length === 0) {
-            const waiters = this.idleWaiters;
-            this.idleWaiters = [];
-            waiters.forEach((w) => w());
-          }
+          this.idleIfDone();
         });
+    }
+  }
+
+  /** Tell drain() when nothing is queued or running any more. */
+  private idleIfDone(): void {
+    if (this.running === 0 && this.queue.length === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      waiters.forEach((w) => w());
     }
   }
 
@@ -210,7 +303,7 @@ export class TrackService {
     const e = job.event;
     const key = `${job.principal.env.id}\u0000${e.userId ?? `token:${e.deviceToken ?? ''}`}`;
     const previous = this.chains.get(key) ?? Promise.resolve();
-    const run = previous.then(() => this.apply(job));
+    const run = previous.then(() => (job.settled ? undefined : this.apply(job)));
     const settled = run.then(
       () => undefined,
       () => undefined,
@@ -222,14 +315,10 @@ export class TrackService {
     return run;
   }
 
-  /** A job whose reads failed goes back to the front of the queue, after a pause. */
+  /** A job whose reads failed goes back to the front of the queue, after a pause (until its deadline). */
   private retry(job: Job, err: unknown): void {
     job.attempts++;
-    if (job.attempts >= MAX_ATTEMPTS) {
-      this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
-      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
-      return;
-    }
+    if (job.settled) return;
     // One line per second at most while the database is down, however many events wait.
     const now = this.d.clock.now().getTime();
     this.retriesSinceLog++;
@@ -238,6 +327,19 @@ export class TrackService {
       this.lastRetryLog = now;
       this.retriesSinceLog = 0;
     }
+    if (!(err instanceof DomainError)) {
+      // Not the database being away (that is Unavailable): a fault of this event alone, which
+      // retrying will not mend. It is stored without its state changes rather than lost.
+      this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
+      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
+      job.applied = true;
+      this.d.writes.durable(job.deadline).then(
+        () => this.done(job),
+        (e: unknown) => this.done(job, e),
+      );
+      return;
+    }
+    job.started = false;
     this.queue.unshift(job);
     if (!this.paused) {
       const delay = Math.min(1000, (this.d.retryBaseMs ?? 50) * 2 ** (job.attempts - 1));

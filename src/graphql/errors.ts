@@ -6,7 +6,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { HeaderMap } from '@apollo/server';
-import { DomainError, InternalError, InvalidParameters, RateLimited, type ErrorKind } from '../core/errors';
+import { DomainError, InternalError, InvalidParameters, retryAfterOf, type ErrorKind } from '../core/errors';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
 
@@ -29,7 +29,8 @@ export function extensionsOf(e: DomainError): Record<string, unknown> {
   const ext: Record<string, unknown> = { code: GRAPHQL_ERRORS[e.kind].code, type: e.type };
   if (e instanceof InvalidParameters) ext.fields = e.fields;
   if (e instanceof InternalError) ext.correlationId = e.correlationId;
-  if (e instanceof RateLimited) ext.retryAfterSeconds = e.retryAfterSeconds;
+  const retryAfter = retryAfterOf(e);
+  if (retryAfter !== null) ext.retryAfterSeconds = retryAfter;
   return ext;
 }
 
@@ -39,7 +40,8 @@ export function extensionsOf(e: DomainError): Record<string, unknown> {
  */
 export function requestError(e: DomainError, extra: Record<string, unknown> = {}): GraphQLError {
   const headers = new HeaderMap();
-  if (e instanceof RateLimited) headers.set('retry-after', String(e.retryAfterSeconds));
+  const retryAfter = retryAfterOf(e);
+  if (retryAfter !== null) headers.set('retry-after', String(retryAfter));
   return new GraphQLError(e.message, { extensions: { ...extensionsOf(e), ...extra, http: { status: GRAPHQL_ERRORS[e.kind].status, headers } } });
 }
 

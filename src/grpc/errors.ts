@@ -6,7 +6,7 @@
  * internal errors. Internal errors carry nothing but the correlation id.
  */
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import { DomainError, InternalError, InvalidParameters, InvalidRequestToken, RateLimited, type ErrorKind } from '../core/errors';
+import { DomainError, InternalError, InvalidParameters, InvalidRequestToken, retryAfterOf, type ErrorKind } from '../core/errors';
 import { encodeStatusDetails, ERROR_DOMAIN, STATUS_DETAILS_KEY, type FieldViolation } from './status-details';
 import type { CallError } from './generated/rampart/v1/CallError';
 
@@ -47,9 +47,10 @@ export function toStatus(e: DomainError): Partial<StatusObject> & { code: Status
     info.correlation_id = e.correlationId;
   }
   let retryDelaySeconds: number | null = null;
-  if (e instanceof RateLimited) {
-    retryDelaySeconds = e.retryAfterSeconds;
-    metadata.set(RETRY_AFTER_KEY, String(e.retryAfterSeconds));
+  const retryAfter = retryAfterOf(e);
+  if (retryAfter !== null) {
+    retryDelaySeconds = retryAfter;
+    metadata.set(RETRY_AFTER_KEY, String(retryAfter));
   }
   const fieldViolations = violations(e);
   const details = fieldViolations.length > 0 && e instanceof InvalidParameters ? fieldViolations.map((f) => `${f.field}: ${f.description}`).join('; ') : e.message;

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { DeadlineExceeded, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
+import type { Caller } from '../core/work-limiter';
 import { normaliseError } from '../doors/errors';
 import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
 import { callError, toStatus } from './errors';
@@ -29,69 +30,100 @@ import type { RiskResponse } from './generated/rampart/v1/RiskResponse';
 import type { FilterResponse } from './generated/rampart/v1/FilterResponse';
 import { ACCEPTED_KEY, MAX_MESSAGE_BYTES_KEY } from './metadata-keys';
 
-/** Queue one feedback event. A message the core cannot take goes to the debugger, as on REST. */
-function track(door: Door, principal: Principal, m: TrackRequest__Output): void {
-  // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
-  door.services.track.receive(principal, { decode: () => eventCommand('track', m), received: { ...m, user_id: m.user?.id || null } });
+/** A call as the core's work limiter watches it: gone once cancelled or past its deadline. */
+function callerOf(signal: CallSignal): Caller {
+  return {
+    get gone() {
+      return signal.aborted;
+    },
+    onGone(listener) {
+      signal.onAbort(listener);
+      return () => signal.offAbort(listener);
+    },
+  };
 }
 
+/** One feedback event, as Track takes it: resolves once it is written. A message the core cannot take goes to the debugger, as on REST. */
+function track(door: Door, principal: Principal, m: TrackRequest__Output, o: { hold?: boolean } = {}): Promise<void> {
+  // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
+  return door.services.track.receive(principal, { decode: () => eventCommand('track', m), received: { ...m, user_id: m.user?.id || null } }, o);
+}
+
+/** Events of one TrackStream read and not yet written, past which the stream stops reading (HTTP/2 flow control holds the sender). */
+export const TRACK_STREAM_WINDOW = 512;
+
+/**
+ * TrackStream: each event is taken as by Track (written before it counts). The stream reads
+ * ahead at most TRACK_STREAM_WINDOW events not yet written. The answer (or, when the stream fails
+ * part-way, the `rampart-accepted` trailer) counts the stream's first events that are written,
+ * in order: the client sends the rest again from there.
+ */
 function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output, TrackStreamResponse> {
   return (call, callback) => {
-    let accepted = 0;
+    /** One promise per event read, in order: each settles once written (or refused). */
+    const acks: Promise<boolean>[] = [];
+    let unwritten = 0;
+    let paused = false;
+    /** The count of the stream's first events that are written, once every event read has settled. */
+    const accepted = async (): Promise<number> => {
+      const written = await Promise.all(acks);
+      const firstMissing = written.indexOf(false);
+      return firstMissing < 0 ? written.length : firstMissing;
+    };
     bounded(call, async (signal) => {
       // Rate-limited per event below, as each would be one request on REST.
       const principal = await principalFrom(door, call.metadata, call.getPeer(), false);
       return new Promise<TrackStreamResponse>((resolve, reject) => {
+        let failed = false;
         const stop = () => {
           call.removeListener('data', onData);
           call.removeListener('end', onEnd);
           call.removeListener('error', onError);
           signal.offAbort(stop);
         };
-        // Messages are taken in order; while track is behind the stream stops reading until it
-        // has caught up (HTTP/2 flow control then holds the sender back).
-        let chain: Promise<void> = Promise.resolve();
-        let held = 0;
-        let ended = false;
         const fail = (err: unknown) => {
+          if (failed) return;
+          failed = true;
           stop();
           reject(err);
         };
-        const take = (m: TrackRequest__Output) => {
-          const rejected = rejection(m);
-          if (rejected) throw rejected;
-          door.services.access.take(principal);
-          track(door, principal, m);
-          accepted++;
-        };
         const onData = (m: TrackRequest__Output) => {
+          if (failed) return;
           try {
-            if (held === 0 && !door.services.track.congested) return take(m);
-            held++;
-            call.pause();
-            chain = chain
-              .then(() => door.services.track.ready())
-              .then(() => {
-                take(m);
-                if (--held > 0) return;
-                if (ended) onEnd();
-                else call.resume();
-              });
-            chain.catch(fail);
+            const rejected = rejection(m);
+            if (rejected) throw rejected;
+            door.services.access.take(principal);
+            // Taken or refused now, in order: once one is refused, none after it is taken.
+            door.services.track.admitNow();
           } catch (err) {
-            fail(err);
+            return fail(err);
+          }
+          unwritten++;
+          acks.push(
+            track(door, principal, m, { hold: false }).then(
+              () => true,
+              (err: unknown) => {
+                fail(err);
+                return false;
+              },
+            ).finally(() => {
+              unwritten--;
+              if (paused && unwritten <= TRACK_STREAM_WINDOW / 2 && !failed) {
+                paused = false;
+                call.resume();
+              }
+            }),
+          );
+          if (unwritten >= TRACK_STREAM_WINDOW && !paused) {
+            paused = true;
+            call.pause();
           }
         };
         const onEnd = () => {
-          ended = true;
-          if (held > 0) return;
           stop();
-          resolve({ accepted });
+          void accepted().then((n) => (failed ? undefined : resolve({ accepted: n })));
         };
-        const onError = (err: Error) => {
-          stop();
-          reject(err);
-        };
+        const onError = (err: Error) => fail(err);
         signal.onAbort(stop);
         call.on('data', onData);
         call.on('end', onEnd);
@@ -100,10 +132,12 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
     }).then(
       (res) => callback(null, res),
       (err: unknown) =>
-        answerError(door, err, (status) => {
-          status.metadata.set(ACCEPTED_KEY, String(accepted));
-          callback(status);
-        }),
+        void accepted().then((n) =>
+          answerError(door, err, (status) => {
+            status.metadata.set(ACCEPTED_KEY, String(n));
+            callback(status);
+          }),
+        ),
     );
   };
 }
@@ -115,8 +149,8 @@ type VerdictHandler = (req: EventMessage, ctx: CallContext) => Promise<VerdictRe
 function verdictHandlers(door: Door) {
   const handler =
     <Res extends VerdictResult>(endpoint: VerdictEndpoint, encode: (v: Verdict) => Res) =>
-    async (req: EventMessage, { principal }: CallContext): Promise<Res> =>
-      encode(await door.services.verdicts.evaluate(principal, endpoint, eventCommand(endpoint, req)));
+    async (req: EventMessage, { principal, signal }: CallContext): Promise<Res> =>
+      encode(await door.services.verdicts.evaluate(principal, endpoint, eventCommand(endpoint, req), callerOf(signal)));
   return { authenticate: handler('authenticate', authenticateMessage), risk: handler('risk', riskMessage), filter: handler('filter', filterMessage) };
 }
 
@@ -281,8 +315,7 @@ export function scoringHandlers(door: Door): ScoringHandlers {
     Filter: unary(door, handlers.filter),
     VerdictStream: verdictStream(door, handlers),
     Track: unary(door, async (req: TrackRequest__Output, { principal }) => {
-      await door.services.track.ready();
-      track(door, principal, req);
+      await track(door, principal, req);
       return {};
     }),
     TrackStream: trackStream(door),

@@ -42,7 +42,7 @@ const ERROR_WHY: Readonly<Record<number, string>> = {
   429: 'rate_limited: too many requests for the environment, or too many failed secrets from this address; wait Retry-After seconds',
   431: 'bad_request: the request headers (or the URL) are too large',
   500: 'server_error: an internal error, logged under `correlation_id`',
-  503: 'service_unavailable: the database does not answer, or the service is shutting down',
+  503: 'service_unavailable: the database does not answer, writes are more than a second behind (overload), or the service is shutting down; nothing was taken: wait Retry-After seconds and send it again',
 };
 
 /** Shared bodies, as components of their own. */
@@ -58,7 +58,7 @@ function errors(codes: readonly number[]): Record<string, ResponseConfig> {
     out[String(code)] = {
       description: ERROR_WHY[code] ?? 'error',
       content: { 'application/json': { schema: errorBody } },
-      ...(code === 429 ? { headers: retryAfter } : {}),
+      ...(code === 429 || code === 503 ? { headers: retryAfter } : {}),
     };
   }
   return out;

@@ -5,10 +5,11 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, PayloadTooLarge, RateLimited, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
+import { BadRequest, PayloadTooLarge, retryAfterOf, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
+import type { Caller } from '../core/work-limiter';
 import { secretFromAuthorization } from '../doors/credentials';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
@@ -34,6 +35,8 @@ export interface RestOptions {
   register?: (app: FastifyInstance) => Promise<void>;
   /** Readiness probe (database ping). */
   ready?: () => Promise<boolean>;
+  /** Why the service should get no new work now (writes stuck, new work refused), or null: /readyz 503 with it. */
+  notReady?: () => string | null;
   /**
    * Whether the database answers (store/health.ts): routes that need it answer 503 at once while
    * it is down, and those waiting on it when it goes down answer 503 then.
@@ -108,7 +111,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     const body: Record<string, unknown> = { type: e.type === e.kind ? HTTP_TYPE[e.kind] : e.type, message: e.message };
     if ('fields' in e && Array.isArray((e as { fields?: unknown }).fields)) body.fields = (e as unknown as { fields: unknown[] }).fields;
     if ('correlationId' in e) body.correlation_id = (e as unknown as { correlationId: string }).correlationId;
-    if (e instanceof RateLimited) reply.header('Retry-After', String(e.retryAfterSeconds));
+    const retryAfter = retryAfterOf(e);
+    if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
     return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').send(body);
   };
 
@@ -119,7 +123,14 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     closing = true;
   });
   // A callback hook, not an async one: every request passes it, and it has nothing to await.
-  app.addHook('onRequest', (_req, reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
+    // A request whose caller already went away (it timed out while the request waited in the
+    // socket's buffer: an overloaded process reads late) gets no work: nobody would read the
+    // answer, and after an overload the backlog of such requests drains at once.
+    if (req.raw.socket?.destroyed) {
+      reply.hijack();
+      return;
+    }
     if (!closing) return done();
     reply.header('connection', 'close');
     void sendError(reply, new Unavailable('the service is shutting down'));
@@ -159,6 +170,20 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', { source: req.ip ?? null });
 
+  /** The connection a request came on, as the core's work limiter watches it: gone once closed. */
+  const callerOf = (req: FastifyRequest): Caller => {
+    const socket = req.raw.socket;
+    return {
+      get gone() {
+        return socket.destroyed;
+      },
+      onGone(listener) {
+        socket.once('close', listener);
+        return () => socket.off('close', listener);
+      },
+    };
+  };
+
   const jsonBody = (req: FastifyRequest): unknown => {
     const raw = req.body;
     if (!Buffer.isBuffer(raw) || raw.length === 0) throw new BadRequest('request body must be a JSON object');
@@ -187,7 +212,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       `/v1/${endpoint}`,
       route(async (req, reply) => {
         const p = await principal(req);
-        const verdict = await services.verdicts.evaluate(p, endpoint, eventCommand(jsonBody(req)));
+        const verdict = await services.verdicts.evaluate(p, endpoint, eventCommand(jsonBody(req)), callerOf(req));
         return reply.code(201).send(encode(verdict));
       }),
     );
@@ -198,8 +223,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       path,
       route(async (req, reply) => {
         const p = await principal(req);
-        await services.track.ready();
-        services.track.receive(p, { decode: () => eventCommand(jsonBody(req)), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' });
+        // Answered once the event is written (acknowledged means stored).
+        await services.track.receive(p, { decode: () => eventCommand(jsonBody(req)), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' }, { caller: callerOf(req) });
         return reply.code(204).send();
       }),
     );
@@ -359,7 +384,10 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   app.get('/readyz', async (_req, reply) => {
     // A database known to be down answers at once; one that stopped answering must not make the
     // probe hang: not ready after READY_TIMEOUT_MS.
-    if (o.database?.down()) return reply.code(503).send({ status: 'unavailable' });
+    const down = o.database?.down();
+    if (down) return reply.code(503).send({ status: 'unavailable', reason: down });
+    const behind = o.notReady?.() ?? null;
+    if (behind) return reply.code(503).send({ status: 'unavailable', reason: behind });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);

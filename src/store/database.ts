@@ -36,6 +36,11 @@ export interface ConnectOptions {
   connectTimeoutMS?: number;
   /** Connect on the first operation rather than now (a server that is not started yet). */
   lazy?: boolean;
+  /**
+   * How long a connection may wait for an answer before the driver closes it and fails the
+   * operation (default: none). The writer's connections have one, so that nothing waits forever.
+   */
+  socketTimeoutMS?: number;
 }
 
 /** The option names a connection string sets (lower-cased): `mongodb://h1,h2/db?w=majority&maxPoolSize=20`. */
@@ -61,6 +66,7 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
     // The driver checks the server every second (default 10 s), so that an outage is noticed and
     // the end of one is too (see health.ts) within about a second.
     heartbeatFrequencyMS: 1000,
+    ...(opts.socketTimeoutMS !== undefined ? { socketTimeoutMS: opts.socketTimeoutMS } : {}),
   };
   const client = new MongoClient(uri, {
     ...Object.fromEntries(Object.entries(defaults).filter(([name]) => !given.has(name.toLowerCase()))),

@@ -15,6 +15,12 @@ export interface EmbeddedDatabase {
   /** The FerretDB process now running (null when attached to another Rampart's, or between restarts). */
   readonly pid: number | null;
   stop(): Promise<void>;
+  /**
+   * Kill the running FerretDB so that the supervisor starts a new one on the same files (a
+   * process that answers pings but no longer writes: see the runtime's write watchdog). SQLite's
+   * WAL makes that as safe as a crash. Absent where this process does not own the database.
+   */
+  restart?(why: string): void;
 }
 
 export function ferretdbBinary(): string {
@@ -307,6 +313,11 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
     uri: socket ? `mongodb://${encodeURIComponent(socket)}/` : `mongodb://127.0.0.1:${listenPort}/`,
     get pid() {
       return child.exitCode === null ? child.pid ?? null : null;
+    },
+    restart(why: string) {
+      if (stopping || child.exitCode !== null || child.signalCode !== null) return;
+      opts.log?.error({ why, pid: child.pid }, `${instance.name} is not writing; killing it so that it is started again`);
+      child.kill('SIGKILL');
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -5,14 +5,37 @@
  *    sees a database that is gone (refused, reset) at once, but one that hangs (a stopped process,
  *    a full disk, a stalled network) only when a heartbeat times out: seconds;
  *  - a probe: a `ping` every `probeEveryMs` on a connection of its own (not one of the pool, so a
- *    busy pool never delays it). A ping unanswered after `stallMs` means the database hangs.
+ *    busy pool never delays it). A ping unanswered for longer than the recent pings allow means
+ *    the database hangs. The bar is judged over a window, not one ping: three times the slowest of
+ *    the last PING_WINDOW pings (the last five to ten seconds), at least `stallMs` and at most
+ *    `stallMaxMs`. On an idle machine (pings of a millisecond) a hang is noticed after `stallMs`;
+ *    on a busy one, where the database is descheduled now and then for a second or two, those
+ *    pauses raise the bar, so that the next one does not take a healthy database for a dead one;
+ *    a real hang is still noticed within `stallMaxMs`.
  * The database is down when either says so. Requests that need it answer 503 at once while it is
  * down, and requests already waiting on it when it goes down are told (`onDown`), so that a hang
- * costs a caller at most `stallMs` plus one probe interval, never a wait for the driver.
+ * costs a caller at most the bar (above) plus one probe interval, never a wait for the driver.
  */
 import { performance } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
 import type { TopologyDescriptionChangedEvent } from 'mongodb';
+
+/** Pings whose times set the bar for the next one. */
+export const PING_WINDOW = 50;
+/** Pings answered before their times set the bar (until then it is `stallMaxMs`). */
+export const MIN_PINGS_TO_JUDGE = 10;
+
+/**
+ * How long a ping may go unanswered before the database is taken as hung, given the times (ms)
+ * of the recent pings: three times the slowest of them, within [stallMs, stallMaxMs].
+ */
+export function stallBar(recent: readonly number[], stallMs: number, stallMaxMs: number): number {
+  // Too few pings yet to judge by (the first moments after start): the most lenient bar.
+  if (recent.length < MIN_PINGS_TO_JUDGE) return stallMaxMs;
+  let slowest = 0;
+  for (const ms of recent) if (ms > slowest) slowest = ms;
+  return Math.min(stallMaxMs, Math.max(stallMs, 3 * slowest));
+}
 
 export interface DatabaseHealth {
   /** Why the database is known to be unreachable now, or null. */
@@ -25,8 +48,10 @@ export interface DatabaseHealth {
 export interface HealthOptions {
   /** How often the probe pings (ms). 0: no probe, the driver's monitoring only. */
   probeEveryMs: number;
-  /** How long a ping may stay unanswered before the database is taken as hung (ms). */
+  /** The least time a ping may stay unanswered before the database is taken as hung (ms). */
   stallMs: number;
+  /** The most (the bar rises with the recent pings' times up to this; default: `stallMs` × 10). */
+  stallMaxMs?: number;
   /** Told each time the database goes down (why) or comes back (null). */
   onChange?: (why: string | null) => void;
   /** Told how long each ping took to be answered (seconds), a failed one included (metrics). */
@@ -69,25 +94,28 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
   let probe: MongoClient | null = null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  const stallMaxMs = Math.max(o.stallMs, o.stallMaxMs ?? o.stallMs * 10);
   if (o.probeEveryMs > 0) {
     probe = new MongoClient(uri, {
       maxPoolSize: 1,
       minPoolSize: 1,
       // The probe's own monitoring stays quiet: the main client's is the one followed above.
       heartbeatFrequencyMS: 60_000,
-      serverSelectionTimeoutMS: o.stallMs,
-      connectTimeoutMS: Math.max(o.stallMs, 1000),
+      serverSelectionTimeoutMS: stallMaxMs,
+      connectTimeoutMS: Math.max(stallMaxMs, 1000),
       // A ping on a connection that went silent for good (a peer gone without a reset) gives up,
-      // so that the next one opens a new connection.
-      socketTimeoutMS: Math.max(o.stallMs * 10, 5000),
+      // so that the next one opens a new connection (a ping that timed out is no answer).
+      socketTimeoutMS: Math.max(stallMaxMs * 2, 5000),
     });
     const target = probe.db(dbName);
+    const recent: number[] = [];
     const ping = () => {
       timer = null;
       if (closed) return;
       let answered = false;
       const started = Date.now();
       const startedAt = performance.now();
+      const bar = stallBar(recent, o.stallMs, stallMaxMs);
       const watchdog = setTimeout(() => {
         // Our own event loop may have been what held the answer up (a long GC, a long task): its
         // I/O is read after the timers, so look again once it has been.
@@ -98,17 +126,27 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
             });
           }
         });
-      }, o.stallMs);
+      }, bar);
       target
         .command({ ping: 1 })
-        .catch(() => undefined)
-        .finally(() => {
+        .then(
+          () => true,
+          // A refusal or a reset is an answer (the driver's monitoring reports a database that is
+          // gone); a ping that timed out is silence.
+          (err: unknown) => !(err instanceof Error && /timed? ?out/i.test(`${err.name} ${err.message}`)),
+        )
+        .then((heard) => {
           answered = true;
           clearTimeout(watchdog);
-          o.onProbe?.((performance.now() - startedAt) / 1000);
-          update(() => {
-            stalled = null;
-          });
+          const took = performance.now() - startedAt;
+          if (heard) {
+            recent.push(took);
+            if (recent.length > PING_WINDOW) recent.shift();
+            o.onProbe?.(took / 1000);
+            update(() => {
+              stalled = null;
+            });
+          }
           if (!closed) timer = setTimeout(ping, o.probeEveryMs);
         });
     };

@@ -63,7 +63,7 @@ function slowServices(real: Services): Services {
   const track = Object.create(real.track) as Services['track'];
   track.accept = (principal, body, raw) => {
     slow.trackAccepts++;
-    real.track.accept(principal, body, raw);
+    return real.track.accept(principal, body, raw);
   };
   return { ...real, access, verdicts, track };
 }

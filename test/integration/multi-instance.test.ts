@@ -46,8 +46,6 @@ const POLICY_CACHE_MS = 1000;
 const LIST_CACHE_MS = 1000;
 /** What a bound may add on this loaded machine: one database read and one flush of the writer. */
 const READ_ALLOWANCE_MS = 2000;
-/** RAMPART_WRITE_BACKPRESSURE's default: the backlog a behind database is held near. */
-const WRITE_BACKPRESSURE = 5000;
 
 /** A webhook receiver on loopback that records every request, in arrival order. */
 class Receiver {
@@ -170,6 +168,9 @@ beforeAll(async () => {
     RAMPART_CLIENT_RATE_LIMIT: '10000',
     // A loaded machine must not turn a verdict degraded where the test reads its full answer.
     RAMPART_VERDICT_BUDGET_MS: '10000',
+    // Not a test of overload: a slow flush on a loaded machine must not refuse its calls.
+    RAMPART_MAX_UNWRITTEN_MS: '60000',
+    RAMPART_ACK_TIMEOUT_MS: '60000',
     RAMPART_CLIENT_POW_BITS: '0',
   };
   // The first instance creates the environment; the others find it.
@@ -473,9 +474,8 @@ describe('three instances on one database', () => {
     expect(lost.filter((x) => x.inst !== victim)).toEqual([]);
     // What the victim lost is what it had queued: every lost verdict is at least one queued write
     // (its event), so no more than the backlog it reported, plus what it answered after that.
-    // The backlog itself stays under twice RAMPART_WRITE_BACKPRESSURE (docs/state.md).
+    // (The loss bound by age, a second, is the overload test's: test/integration/overload.test.ts.)
     expect(Number.isFinite(backlog)).toBe(true);
-    expect(backlog).toBeLessThanOrEqual(2 * WRITE_BACKPRESSURE);
     const answeredAfter = acked.filter((x) => x.inst === victim).length - ackedBeforeScrape;
     expect(lost.length).toBeLessThanOrEqual(backlog + answeredAfter);
     process.stdout.write(`multi-instance SIGKILL: ${acked.filter((x) => x.inst === victim).length} verdicts acknowledged by the killed instance, ${lost.length} of them not stored (acknowledged in the last ${lost.length ? (killedAt - Math.min(...lost.map((x) => x.at))).toFixed(0) : 0} ms before the kill; its backlog was ${backlog} writes)\n`);

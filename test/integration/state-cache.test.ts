@@ -32,7 +32,7 @@ afterAll(async () => {
 function cacheOf(o: Partial<CacheOptions> = {}, inflight: () => Promise<void> | null = () => null) {
   const clock = { now: 1_000_000 };
   const reads: string[] = [];
-  const cache = new StateCache(database.db, { maxEntries: 1000, maxAgeMs: null, now: () => clock.now, observer: { read: (_, outcome) => reads.push(outcome) }, ...o }, inflight);
+  const cache = new StateCache(database.db, { maxEntries: 1000, maxAgeMs: null, readTimeoutMs: 10_000, now: () => clock.now, observer: { read: (_, outcome) => reads.push(outcome) }, ...o }, inflight);
   return { cache, clock, reads };
 }
 

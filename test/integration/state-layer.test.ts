@@ -2,8 +2,9 @@
  * The state layer on the real database: both write modes store what the deltas say (whole
  * replacements included), the embedded mode packs what it is told to and reads both forms, a
  * change to a document never read is written without losing what is stored, packed documents are
- * made plain for a Rampart that writes deltas, and admission holds work back while writes are
- * behind and refuses it when the queue is full.
+ * made plain for a Rampart that writes deltas, admission refuses new work once the oldest
+ * unwritten change is a second old (and holds it back past half that), and durable() answers once
+ * what was queued before it is written.
  */
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer, type StateOptions } from '../../src/store/state/layer';
@@ -11,7 +12,6 @@ import { delta, replacement } from '../../src/store/state/delta';
 import { PACKED } from '../../src/store/state/pack';
 import { unpackStored } from '../../src/store/migrations';
 import { Unavailable } from '../../src/core/errors';
-import { MongoClient } from 'mongodb';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const at = new Date('2026-11-23T10:00:00.000Z');
@@ -150,13 +150,39 @@ describe('readAll', () => {
   });
 });
 
-describe('admission', () => {
-  it('holds new work back while writes are behind, lets it in once they are written, and refuses it when the queue is full', async () => {
-    // Nothing is written until flush() is called.
-    const a = layer({ flushIntervalMs: 60_000, backpressureAt: 3, queueLimit: 6 });
-    await expect(a.admit(Date.now() + 60_000)).resolves.toBeUndefined();
-    for (let i = 0; i < 3; i++) a.apply('admission', `k${i}`, delta().inc(['n'], 1));
+describe('admission by age, and durability', () => {
+  it('refuses new work once the oldest unwritten change is maxUnwrittenMs old, and admits it again once written', async () => {
+    const clock = { t: Date.now() };
+    const a = layer({ flushIntervalMs: 60_000, maxUnwrittenMs: 1000, now: () => clock.t });
+    a.apply('age', 'k', delta().inc(['n'], 1));
+    expect(a.oldestUnwrittenMs()).toBe(0);
+    clock.t += 999;
     expect(a.pressure).toBe('behind');
+    expect(() => a.check()).not.toThrow();
+    clock.t += 1;
+    expect(a.oldestUnwrittenMs()).toBe(1000);
+    expect(a.pressure).toBe('full');
+    await expect(a.admit(clock.t)).rejects.toBeInstanceOf(Unavailable);
+    await expect(a.admit()).rejects.toThrow(/a change waits to be written for 1000 ms/);
+    expect(() => a.check()).toThrow(Unavailable);
+    await a.flush();
+    expect(a.oldestUnwrittenMs()).toBe(0);
+    expect(a.pressure).toBe('ok');
+    await expect(a.admit(clock.t + 60_000)).resolves.toBeUndefined();
+    // Statistics held back on purpose (late changes) do not age the backlog.
+    a.apply('age', 'stat', delta().inc(['n'], 1), true);
+    clock.t += 5_000;
+    expect(a.oldestUnwrittenMs()).toBe(0);
+    expect(a.pressure).toBe('ok');
+    await a.flush();
+    expect(await database.db.collection('age').countDocuments({})).toBe(2);
+  });
+
+  it('holds new work back past half the bound until a flush brings the age down', async () => {
+    const clock = { t: Date.now() };
+    const a = layer({ flushIntervalMs: 60_000, maxUnwrittenMs: 1000, now: () => clock.t });
+    a.insert('held', { _id: 'one' });
+    clock.t += 600;
     let admitted = false;
     const held = a.admit(Date.now() + 60_000).then(() => {
       admitted = true;
@@ -166,48 +192,40 @@ describe('admission', () => {
     await a.flush();
     await held;
     expect(admitted).toBe(true);
-    expect(a.pressure).toBe('ok');
-    for (let i = 0; i < 6; i++) a.apply('admission', `k${i}`, delta().inc(['n'], 1));
+  });
+
+  it('durable() resolves once what was queued before it is written (one flush for all), and rejects at its deadline while it is not', async () => {
+    const a = layer({ flushIntervalMs: 60_000 });
+    await expect(a.durable()).resolves.toBeUndefined();
+    a.insert('durable', { _id: 'first' });
+    a.apply('durable', 'doc', delta().inc(['n'], 1));
+    // No flush comes within 60 s: a deadline passes first, and says nothing was written.
+    await expect(a.durable(Date.now() + 30)).rejects.toBeInstanceOf(Unavailable);
+    const waiting = [a.durable(), a.durable()];
+    let settled = 0;
+    for (const w of waiting) void w.then(() => settled++);
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(0);
+    await a.flush();
+    await Promise.all(waiting);
+    expect(await database.db.collection('durable').countDocuments({})).toBe(2);
+    // What is queued after a durable() call is not waited for by it.
+    const b = layer({ flushIntervalMs: 5 });
+    b.insert('durable2', { _id: 'a' });
+    const first = b.durable();
+    b.insert('durable2', { _id: 'b' });
+    await first;
+    expect(await database.db.collection('durable2').findOne({ _id: 'a' as never })).not.toBeNull();
+    await b.flush();
+  });
+
+  it('refuses work when the queue is full, whatever the age', async () => {
+    const a = layer({ flushIntervalMs: 60_000, queueLimit: 3 });
+    for (let i = 0; i < 3; i++) a.apply('full', `k${i}`, delta().inc(['n'], 1));
     expect(a.pressure).toBe('full');
-    await expect(a.admit(Date.now() + 60_000)).rejects.toBeInstanceOf(Unavailable);
+    await expect(a.admit()).rejects.toThrow(/write queue is full \(3 writes waiting\)/);
     await a.flush();
-    expect(await database.db.collection('admission').countDocuments({})).toBe(6);
-  });
-
-  it('refuses held work at its deadline while the database is writing but stays far behind (a crash would lose the backlog); lets it in while the database is down', async () => {
-    // More work arriving than the database writes: past twice the mark at the deadline, 503.
-    const a = layer({ flushIntervalMs: 60_000, backpressureAt: 2, queueLimit: 100 });
-    for (let i = 0; i < 4; i++) a.apply('overload', `k${i}`, delta().inc(['n'], 1));
-    await expect(a.admit(Date.now() + 20)).rejects.toThrow(/database is behind \(4 writes waiting\)/);
-    await expect(a.admit(Date.now() - 1)).rejects.toBeInstanceOf(Unavailable);
-    // Between the mark and twice it, held work still goes in at its deadline.
-    await a.flush();
-    for (let i = 0; i < 3; i++) a.apply('overload', `k${i}`, delta().inc(['n'], 1));
-    await expect(a.admit(Date.now() + 20)).resolves.toBeUndefined();
-    await a.flush();
-    expect(await database.db.collection('overload').countDocuments({ n: { $gte: 1 } })).toBe(4);
-
-    // A database that cannot be reached: its flush fails, and work goes in (up to queueLimit) so
-    // that the outage is ridden out; nothing is dropped.
-    const unreachable = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100&connectTimeoutMS=100&directConnection=true');
-    const down = new StateLayer(unreachable.db('down'), { flushIntervalMs: 60_000, backpressureAt: 2, queueLimit: 100, retryBaseMs: 60_000, retryMaxMs: 60_000, onError: () => undefined });
-    try {
-      for (let i = 0; i < 4; i++) down.apply('overload', `k${i}`, delta().inc(['n'], 1));
-      await expect(down.flush(1_000)).rejects.toThrow();
-      await expect(down.admit(Date.now() + 20)).resolves.toBeUndefined();
-      expect(down.pressure).toBe('behind');
-    } finally {
-      await down.close(10).catch(() => undefined);
-      await unreachable.close();
-    }
-  });
-
-  it('lets held work in at its deadline even if the writes are still behind', async () => {
-    const a = layer({ flushIntervalMs: 60_000, backpressureAt: 1, queueLimit: 100 });
-    a.apply('deadline', 'k', delta().inc(['n'], 1));
-    await expect(a.admit(Date.now() + 20)).resolves.toBeUndefined();
-    expect(a.pressure).toBe('behind');
-    await a.flush();
+    expect(a.pressure).toBe('ok');
   });
 });
 

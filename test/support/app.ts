@@ -59,6 +59,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     // The suite's own embedded FerretDB is written by this process only (one database per file).
     privateDatabase: process.env.RAMPART_TEST_EMBEDDED === '1',
     ...opts,
+    // Likewise for the writes: a flush slowed by a loaded machine must not turn a test's calls
+    // into 503s (refusing past a second of unwritten changes, and track answering once written,
+    // are tested with the defaults by the state layer's, fault and overload tests). A track call
+    // still answers only once written.
+    state: { maxUnwrittenMs: 60_000, ackTimeoutMs: 60_000, ...opts.state },
   });
   const secret = `sk_test_${randomBytes(16).toString('hex')}`;
   const { env } = await built.services.environments.ensureSandbox(secret, undefined);

@@ -16,7 +16,7 @@ import { hmacSha256, safeEqual, uuid } from '../crypto';
 import { InvalidRequestToken } from '../errors';
 import { invalidParameters } from './problems';
 import type { EnvId } from '../model';
-import type { Clock, CounterStore } from '../ports';
+import type { Clock, CounterStore, WriteQueue } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { activityBump, activityKey } from '../scoring/population';
 import { openSession, SESSION_EVENTS_GRACE_MS, type SessionClaims } from './session';
@@ -66,6 +66,10 @@ export interface ClientEventsDeps {
   counters: Pick<CounterStore, 'read' | 'bump'>;
   /** The environment's live API secrets, to verify identify signatures. */
   secrets: (env: EnvId) => Promise<string[]>;
+  /** Admission, and the group commit a batch is answered after (acknowledged means stored). */
+  writes: Pick<WriteQueue, 'admit' | 'check' | 'durable'>;
+  /** Longest a batch waits to be written before its call answers 503. Default 2 s. */
+  ackTimeoutMs?: number;
 }
 
 export interface ReceiveInput {
@@ -110,10 +114,15 @@ export class ClientEventsService {
 
   constructor(private readonly d: ClientEventsDeps) {}
 
-  /** Take one batch of an install's events; answers how many were kept (older than a week: dropped). */
+  /**
+   * Take one batch of an install's events; answers how many were kept (older than a week:
+   * dropped), once they are written. Rejects with Unavailable (nothing kept) while the writes are
+   * a second behind, or when the batch was not written by its deadline (it may still be).
+   */
   async receive(input: ReceiveInput): Promise<{ accepted: number }> {
     const env = await this.d.keys.resolve(input.body.publishable_key);
     const now = this.d.clock.now();
+    const deadline = now.getTime() + (this.d.ackTimeoutMs ?? 2_000);
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}`, now.getTime());
     const { session: sent, events } = readBody(input.body);
     const opened = openSession(this.d.key, sent, env.id, now.getTime(), SESSION_EVENTS_GRACE_MS);
@@ -146,8 +155,12 @@ export class ClientEventsService {
       });
     }
     if (kept.length === 0) return { accepted: 0 };
+    await this.d.writes.admit(Math.min(deadline, now.getTime() + 1000));
     await this.count(env.id, session, kept);
+    // Nothing recorded past the bound by a batch admitted before the writes fell behind.
+    this.d.writes.check();
     this.d.sink.append(kept);
+    await this.d.writes.durable(deadline);
     return { accepted: kept.length };
   }
 

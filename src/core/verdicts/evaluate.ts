@@ -29,6 +29,7 @@ import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/mo
 import type { ListService } from '../lists/service';
 import { matchLists, NO_MATCHES, type ListMatch } from '../lists/matcher';
 import { eventValues, listSignal, NO_LISTS } from './list-evidence';
+import type { Caller, WorkLimiter } from '../work-limiter';
 
 export type VerdictEndpoint = 'authenticate' | 'risk' | 'filter';
 
@@ -85,6 +86,8 @@ export interface VerdictDeps {
    * database must share it. Default: a random key of this process.
    */
   deviceTokenKey?: Buffer;
+  /** How many verdicts compute at once; the rest wait their turn or are refused (absent: no bound). */
+  limiter?: WorkLimiter;
 }
 
 export const DEFAULT_VERDICT_BUDGET_MS = 150;
@@ -119,8 +122,21 @@ export class VerdictService {
     this.maxEventAgeMs = d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   }
 
-  /** The verdict on one event, from the command a door built. */
-  async evaluate(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand): Promise<Verdict> {
+  /**
+   * The verdict on one event, from the command a door built. `caller`: the connection or call it
+   * answers, so that a verdict whose caller left while it waited its turn is never computed.
+   */
+  async evaluate(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand, caller?: Caller): Promise<Verdict> {
+    // 0. A turn: at most so many verdicts compute at once (the rest wait, or are refused early).
+    const release = this.d.limiter ? await this.d.limiter.acquire(caller) : null;
+    try {
+      return await this.decideAndRecord(principal, endpoint, command);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async decideAndRecord(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand): Promise<Verdict> {
     const started = monotonicMs(this.d.clock);
     const env = principal.env;
     const now = this.d.clock.now();
@@ -153,7 +169,9 @@ export class VerdictService {
     // 5. Decide: the first matching policy (a sandbox test token may force the action).
     const { action, policy } = this.decide(set, x, risk, signals, existing, matches);
 
-    // 6. Record what the event taught, written behind the answer, and notify.
+    // 6. Record what the event taught, written behind the answer, and notify. Not if the writes
+    // fell a second behind while this verdict read (it would be lost in a crash past the bound).
+    this.d.writes.check();
     const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null, link });
     if (event.userId && action !== 'allow') this.notify(env, event.userId, x, device, action, policy);
 

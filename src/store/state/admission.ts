@@ -1,44 +1,45 @@
 /**
  * The state layer's admission gate: it owns who may add work while the writes are behind. One
- * job: turn the write-behind backlog into "come in", "wait" or "no" (Unavailable, → 503).
+ * job: turn the age of what is not written yet into "come in", "wait" or "no" (Unavailable, →
+ * 503 with Retry-After).
  *
- * The backlog is bounded twice. Past `backpressureAt` writes, admit() holds new work back until
- * the database has caught up (or the caller's deadline), which bounds what a crash can lose to
- * about a second of traffic; past `queueLimit` (the database is down) it refuses new work. Work
- * still held at its deadline goes in, unless the database is writing (its last flush succeeded)
- * and the backlog is past OVERLOAD × `backpressureAt`: then more work than the database can write
- * is arriving for good, and letting it in would only grow what a crash loses, so it is refused
- * and the backlog stays near the mark. While the database is down, held work goes in at its
- * deadline (up to `queueLimit`), so that an outage is ridden out.
+ * What a crash can lose is bounded by age, not count: the oldest change not yet written (late
+ * statistics aside, see flusher.ts) may be at most `maxUnwrittenMs` old (a second). Past half of
+ * that, admit() holds new work back until a flush brings the age down (or the caller's deadline):
+ * a burst slows its callers a little instead of refusing them. At `maxUnwrittenMs`, whatever the
+ * reason (a database that cannot keep up, one that is down or hung, a machine too busy to write),
+ * new work is refused: at once without a deadline, else at its deadline unless a flush brought
+ * the age down meanwhile (one slow flush costs a caller its wait, not a 503). It is let in again
+ * as soon as a flush brings the age back under the bound. Nothing acknowledged is then ever more
+ * than `maxUnwrittenMs` from being written (callers check() again right before they record), and
+ * nothing is accepted that could not be kept. `queueLimit` bounds the backlog's size as well (its
+ * memory), which the age bound normally keeps far below.
  */
 import { Unavailable } from '../../core/errors';
 import type { Scheduler } from '../../core/ports';
 import { timerScheduler } from '../../workers/scheduler';
 
-/** Backlog, in multiples of `backpressureAt`, past which held work is refused at its deadline while the database is writing. */
-const OVERLOAD = 2;
-
 /** What the gate watches: the write-behind queue (flusher.ts). */
 export interface Backlog {
-  /** Writes waiting, late ones held back included: what the queue's bound counts (all of it is at risk in a crash). */
+  /** Writes waiting, late ones held back included: what the queue's bound counts. */
   readonly backlog: number;
-  /** Writes due: the backlog without late changes held back on purpose, what says the database is behind. */
-  readonly due: number;
   /** Why the last flush failed, while flushes keep failing; null while the database is writing. */
   readonly failing: string | null;
+  /** How long ago the oldest change not yet written was queued (late statistics aside); 0: none. */
+  oldestUnwrittenMs(): number;
 }
 
 export interface AdmissionOptions {
-  /** Writes waiting before `admit()` refuses new work. */
+  /** Writes waiting before `admit()` refuses new work (a bound on memory). */
   queueLimit: number;
-  /** Writes waiting before `admit()` holds new work back until they go down. */
-  backpressureAt: number;
+  /** Age of the oldest unwritten change at which `admit()` refuses new work (half of it: holds it back). */
+  maxUnwrittenMs: number;
   now?: () => number;
   /** Times the deadlines of held work (default: the process's timers). */
   scheduler?: Scheduler;
 }
 
-/** Work held back by admit(), until the backlog goes down or its deadline. */
+/** Work held back by admit(), until the writes catch up or its deadline. */
 interface Held {
   resolve: () => void;
   reject: (err: unknown) => void;
@@ -46,7 +47,7 @@ interface Held {
 }
 
 export class AdmissionGate {
-  /** Work held back by admit() until the backlog goes down. */
+  /** Work held back by admit() until the writes catch up. */
   private readonly held = new Set<Held>();
   private closed = false;
   private readonly now: () => number;
@@ -65,47 +66,76 @@ export class AdmissionGate {
     return this.held.size;
   }
 
+  /** `full`: admit() refuses; `behind`: it holds work back; `ok`: it lets work in at once. */
   get pressure(): 'ok' | 'behind' | 'full' {
-    if (this.closed || this.writes.backlog >= this.o.queueLimit) return 'full';
-    return this.writes.due >= this.o.backpressureAt ? 'behind' : 'ok';
+    if (this.refusal() !== null) return 'full';
+    return this.writes.oldestUnwrittenMs() >= this.holdAtMs ? 'behind' : 'ok';
   }
 
-  /** See WriteQueue.admit: at once, after the database caught up (or at `waitUntil`), or Unavailable. */
-  admit(waitUntil?: number): Promise<void> {
+  /** Past this age of the oldest unwritten change, new work waits (within its deadline). */
+  private get holdAtMs(): number {
+    return this.o.maxUnwrittenMs / 2;
+  }
+
+  /** Why new work is refused now, or null. */
+  refusal(): Unavailable | null {
+    return this.hardRefusal() ?? this.ageRefusal();
+  }
+
+  /** Refusals no wait can change: shutting down, the queue full. */
+  private hardRefusal(): Unavailable | null {
+    if (this.closed) return new Unavailable('the service is shutting down');
     const queued = this.writes.backlog;
-    if (this.closed) return Promise.reject(new Unavailable('shutting down'));
     if (queued >= this.o.queueLimit) {
       const lastError = this.writes.failing;
-      return Promise.reject(new Unavailable(`the write queue is full (${queued} writes waiting${lastError ? `; last error: ${lastError}` : ''})`));
+      return new Unavailable(`the write queue is full (${queued} writes waiting${lastError ? `; last error: ${lastError}` : ''})`);
     }
-    if (this.writes.due < this.o.backpressureAt || waitUntil === undefined) return Promise.resolve();
+    return null;
+  }
+
+  /** The oldest unwritten change is at the bound. */
+  private ageRefusal(): Unavailable | null {
+    const age = this.writes.oldestUnwrittenMs();
+    if (age < this.o.maxUnwrittenMs) return null;
+    const lastError = this.writes.failing;
+    return new Unavailable(`the database is behind: a change waits to be written for ${age} ms (at most ${this.o.maxUnwrittenMs} ms)${lastError ? `; last error: ${lastError}` : ''}`, { retryAfterSeconds: 1 });
+  }
+
+  /** See WriteQueue.admit: at once, after the writes caught up (or at `waitUntil`), or Unavailable. */
+  admit(waitUntil?: number): Promise<void> {
+    const refused = this.hardRefusal() ?? (waitUntil === undefined ? this.ageRefusal() : null);
+    if (refused) return Promise.reject(refused);
+    if (waitUntil === undefined || this.writes.oldestUnwrittenMs() < this.holdAtMs) return Promise.resolve();
     const wait = waitUntil - this.now();
-    if (wait <= 0) return this.overloaded() ? Promise.reject(this.overload()) : Promise.resolve();
+    if (wait <= 0) {
+      const late = this.ageRefusal();
+      return late ? Promise.reject(late) : Promise.resolve();
+    }
     return new Promise<void>((resolve, reject) => {
       const waiter: Held = { resolve, reject, cancel: () => undefined };
-      waiter.cancel = this.scheduler.after(wait, () => this.release(waiter, this.overloaded() ? this.overload() : null));
+      waiter.cancel = this.scheduler.after(wait, () => this.release(waiter, this.closed ? null : this.refusal()));
       this.held.add(waiter);
     });
   }
 
-  /** Refuse new work from now on; what is held goes in after the next flush (see releaseHeld()). */
+  /** Refuse new work from now on; what is held (already received) goes in after the next flush. */
   close(): void {
     this.closed = true;
   }
 
-  /** Let held work in once the backlog is below the backpressure mark (or the gate is closed): call after each flush. */
+  /**
+   * After each flush: let held work in once the age is back under the mark (or the gate is
+   * closed: work already received is finished), or refuse it once past the bound.
+   */
   releaseHeld(): void {
-    if (this.writes.due >= this.o.backpressureAt && !this.closed) return;
-    for (const w of [...this.held]) this.release(w);
-  }
-
-  /** The database is writing (its last flush succeeded) and still far behind: see OVERLOAD. */
-  private overloaded(): boolean {
-    return this.writes.failing === null && this.writes.due >= OVERLOAD * this.o.backpressureAt;
-  }
-
-  private overload(): Unavailable {
-    return new Unavailable(`the database is behind (${this.writes.due} writes waiting): more work is arriving than it can write`);
+    if (this.held.size === 0) return;
+    if (this.closed) {
+      for (const w of [...this.held]) this.release(w);
+      return;
+    }
+    const full = this.hardRefusal();
+    if (!full && this.writes.oldestUnwrittenMs() >= this.holdAtMs) return;
+    for (const w of [...this.held]) this.release(w, full);
   }
 
   /** Stop holding `waiter`: let it in, or refuse it with `refusal`. */

@@ -16,6 +16,20 @@ import type { Db, Document } from 'mongodb';
 import { applyDelta, type Doc, type OpEntry } from './delta';
 import { Generations } from './generations';
 import { unpack } from './pack';
+import { Unavailable } from '../../core/errors';
+
+/**
+ * `work`, or `timeout()` thrown once it has run `ms`. The work is not cancelled (a driver command
+ * cannot be): its late answer is ignored.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, timeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeout()), ms);
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
 
 /** Every state document is keyed by a string `_id` (`<env>:<key>`). */
 export interface StateDocument extends Document {
@@ -41,6 +55,12 @@ export interface Entry {
    * flush leaves them queued, so that a statistic touched many times a second is written once.
    */
   holdUntil?: number;
+  /** The sequence number and time of its oldest pending change that may not wait (flusher.ts's `oldest`). */
+  dueSeq?: number;
+  dueAt?: number;
+  /** The same of the changes in flight. */
+  inflightSeq?: number;
+  inflightAt?: number;
   memo?: { version: number; view: unknown };
 }
 
@@ -56,6 +76,11 @@ export interface CacheOptions {
   maxEntries: number;
   /** Re-read a cached document older than this (several instances on one database); null: never. */
   maxAgeMs: number | null;
+  /**
+   * How long a look-up may take before it fails (Unavailable): a database that stopped answering
+   * must not hold this collection's next look-ups, which wait for it, forever.
+   */
+  readTimeoutMs: number;
   observer?: CacheObserver;
   now?: () => number;
 }
@@ -234,10 +259,14 @@ export class StateCache {
   private async loadMany(collection: string, entries: Entry[]): Promise<void> {
     try {
       while (entries.some((e) => e.inflight)) await this.inflight();
-      const docs = await this.db
-        .collection<StateDocument>(collection)
-        .find({ _id: { $in: entries.map((e) => e.id) } })
-        .toArray();
+      const docs = await withDeadline(
+        this.db
+          .collection<StateDocument>(collection)
+          .find({ _id: { $in: entries.map((e) => e.id) } })
+          .toArray(),
+        this.o.readTimeoutMs,
+        () => new Unavailable(`a look-up of ${entries.length} ${collection} documents did not answer within ${this.o.readTimeoutMs} ms`),
+      );
       const byId = new Map(docs.map(({ _id, ...rest }) => [_id, unpack(rest)]));
       for (const e of entries) {
         let value: Doc | null = byId.get(e.id) ?? null;

@@ -1,6 +1,6 @@
 /**
  * The state layer's write-behind flusher. One job: get every queued change and insert into the
- * database, in order, whatever it takes.
+ * database, in order, whatever it takes, and say what is not written yet.
  *
  * Changed documents (cache.ts's entries, marked dirty) and inserts are written by one flush at a
  * time, every `flushIntervalMs` (at once past `maxBatch` writes): each document's deltas coalesced
@@ -8,17 +8,34 @@
  * and `insertMany`s of the inserts. A flush that fails for a transient reason (database
  * unreachable, a duplicate-key race of two upserts) puts what it took back in front of the queue
  * and is retried with backoff; only what the database refuses for good is dropped (logged).
+ *
+ * What is not written yet is known by age: every change that may not wait (late changes aside)
+ * and every insert takes a sequence number and the time it was queued. After each flush the
+ * oldest of those still queued is found again, which answers both questions the service asks:
+ * how old the oldest unwritten change is (`oldestUnwrittenMs`: the admission gate refuses new
+ * work past a second, which bounds what a crash can lose by age), and whether everything queued
+ * before a moment is written (`durable()`: a track event is acknowledged only then; one flush
+ * answers every request that arrived within its interval, a group commit).
+ *
+ * Nothing waits forever: every database command of a flush has a deadline (`writeTimeoutMs`),
+ * and a watchdog abandons a flush that made no progress for that long. Its work goes back to the
+ * queue, the stall is reported (`onStall`: the runtime opens the writer a new connection), and
+ * the next flush retries. A write the abandoned flush still completes later is harmless: whole
+ * documents it carried are written again after it (`snapshots`), inserts are idempotent by `_id`.
  */
 import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
 import { clone, coalesce, groupOps, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import type { Entry, StateDocument } from './cache';
 import { pack } from './pack';
 import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
+import { Unavailable } from '../../core/errors';
 
 export interface FlushObserver {
   flushed(stats: { seconds: number; updates: number; inserts: number; ok: boolean }): void;
   /** Queued writes of `collection` the database refused for good (logged through onError), and dropped. */
   dropped?(collection: string, count: number): void;
+  /** A flush made no progress within `writeTimeoutMs` and was abandoned (its work is queued again). */
+  stalled?(): void;
 }
 
 export interface FlushOptions {
@@ -36,6 +53,12 @@ export interface FlushOptions {
   /** First and longest retry delay of a failed flush. */
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * How long one database command of a flush may take before the flush is abandoned (the
+   * watchdog): its work is queued again and retried, on a new connection where the writer has
+   * one (`onStall`).
+   */
+  writeTimeoutMs: number;
   /**
    * How changed documents are written. `deltas` (the default; any MongoDB, several instances):
    * each document's coalesced deltas as an upsert. `snapshots` (only on a database this process
@@ -66,6 +89,13 @@ export interface FlushOptions {
    * top-level fields that queries filter on stay as they are, the rest goes into one string.
    */
   packed: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The database the flusher writes to (default: the layer's). The runtime gives it a connection
+   * pool of its own, which it replaces when a flush stalls (`onStall`).
+   */
+  writer?: () => Db;
+  /** Told when a flush was abandoned by the watchdog (after the stall was counted and logged). */
+  onStall?: () => void;
   onError: (err: unknown, what: string) => void;
   observer?: FlushObserver;
 }
@@ -88,6 +118,38 @@ interface InsertItem {
    * or refused by the database, which is logged (not `inserted`).
    */
   done?: (inserted: boolean) => void;
+  /** Its sequence number and when it was queued (see `oldest`). */
+  seq: number;
+  at: number;
+}
+
+/** The oldest change not yet written (late ones aside): its sequence number and when it was queued. */
+interface Mark {
+  seq: number;
+  at: number;
+}
+
+/** Someone waiting (durable()) for every change up to `ticket` to be written. */
+interface Waiter {
+  ticket: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout | null;
+}
+
+/** One flush: what it took, so that a watchdog can put it back if the flush never ends. */
+interface FlushRun {
+  /** When it began, or last made progress (a command answered). */
+  started: number;
+  /** Resolves when it ends: written, failed, or abandoned. */
+  end: Promise<void>;
+  done: () => void;
+  /** Set when the watchdog gave up on this flush: what it still does once it ends changes nothing. */
+  abandoned: boolean;
+  /** Documents it took, with their changes in `inflight`. */
+  entries: Entry[];
+  /** Inserts it took, per collection, not yet written. */
+  inserts: Map<string, InsertItem[]>;
 }
 
 /** The insert comment that makes Rampart's FerretDB build replace documents with the same _id. */
@@ -102,13 +164,24 @@ export class WriteBehind {
   private readonly gatherers: (() => void)[] = [];
   private queued = 0;
   private flushing: Promise<void> | null = null;
+  private run: FlushRun | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
   private failures = 0;
   /** Set once close() is over: no more flushes are scheduled. */
   private stopped = false;
   private lastError: string | null = null;
   /** Queued changes of documents held back (late ones, see enqueue). */
   private held = 0;
+  /** The last sequence number given to a change (see `oldest`). */
+  private seq = 0;
+  /** The oldest change not yet written (late ones aside), null when every change is written. */
+  private oldest: Mark | null = null;
+  /** Waiting for their changes to be written, in ticket order. */
+  private readonly waiters: Waiter[] = [];
+  /** When a flush last wrote everything it took (or when writes last had nothing to do). */
+  private lastProgress: number;
+  private stalls = 0;
   private readonly now: () => number;
 
   constructor(
@@ -117,6 +190,7 @@ export class WriteBehind {
     private readonly hooks: FlushHooks,
   ) {
     this.now = o.now ?? Date.now;
+    this.lastProgress = this.now();
   }
 
   /** Writes waiting (queued deltas and inserts, and the flush under way). */
@@ -125,8 +199,8 @@ export class WriteBehind {
   }
 
   /**
-   * Writes due: the backlog without late changes held back on purpose (what the admission gate
-   * weighs: they are not the database falling behind).
+   * Writes due: the backlog without late changes held back on purpose (what decides a flush at
+   * once: they are not the database falling behind).
    */
   get due(): number {
     return this.queued - this.held;
@@ -140,6 +214,51 @@ export class WriteBehind {
   /** The flush under way, if any (it ends written or failed, never rejects). */
   get inflight(): Promise<void> | null {
     return this.flushing;
+  }
+
+  /** Flushes abandoned by the watchdog so far. */
+  get stalled(): number {
+    return this.stalls;
+  }
+
+  /** How long ago (ms) the oldest change not yet written was queued (late changes aside); 0 when none. */
+  oldestUnwrittenMs(): number {
+    return this.oldest === null ? 0 : Math.max(0, this.now() - this.oldest.at);
+  }
+
+  /**
+   * How long (ms) writes have been due without a flush writing them: 0 while there is nothing to
+   * write or a flush succeeded since the oldest unwritten change was queued.
+   */
+  stuckMs(): number {
+    if (this.oldest === null) return 0;
+    return Math.max(0, this.now() - Math.max(this.lastProgress, this.oldest.at));
+  }
+
+  /**
+   * Resolves once every change queued so far (late ones aside) is written: a group commit, one
+   * flush for everything that arrived within its interval. With `deadline` (epoch ms), rejects
+   * with Unavailable if that has not happened by then (the changes stay queued and are written
+   * later: the caller must not say they were).
+   */
+  durable(deadline?: number): Promise<void> {
+    const ticket = this.seq;
+    if (this.oldest === null || this.oldest.seq > ticket) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { ticket, resolve, reject, timer: null };
+      if (deadline !== undefined) {
+        waiter.timer = setTimeout(
+          () => {
+            const i = this.waiters.indexOf(waiter);
+            if (i >= 0) this.waiters.splice(i, 1);
+            reject(new Unavailable(`the database did not write this in time${this.lastError ? ` (${this.lastError})` : ''}`));
+          },
+          Math.max(0, deadline - this.now()),
+        );
+      }
+      this.waiters.push(waiter);
+      this.schedule();
+    });
   }
 
   /**
@@ -157,6 +276,11 @@ export class WriteBehind {
       // A change that may not wait takes the document's held changes along.
       if (e.holdUntil !== undefined) this.held -= e.pending.length - 1;
       e.holdUntil = undefined;
+      const mark = this.mark();
+      if (e.dueSeq === undefined) {
+        e.dueSeq = mark.seq;
+        e.dueAt = mark.at;
+      }
     } else if (!waiting) {
       e.holdUntil = this.now() + holdMs;
       this.held++;
@@ -168,6 +292,17 @@ export class WriteBehind {
     this.schedule();
   }
 
+  /** A new sequence number for a change that may not wait; the oldest unwritten one if none was. */
+  private mark(): Mark {
+    const mark = { seq: ++this.seq, at: this.now() };
+    if (this.oldest === null) {
+      this.oldest = mark;
+      // Writes had nothing to do until now: a stall is measured from here.
+      if (!this.flushing) this.lastProgress = mark.at;
+    }
+    return mark;
+  }
+
   /**
    * Put changes that were not written back in front of the document's queue. They were due, so
    * the document is due again, with any late changes that joined it meanwhile.
@@ -176,6 +311,12 @@ export class WriteBehind {
     if (e.holdUntil !== undefined) this.held -= e.pending.length;
     e.holdUntil = undefined;
     e.pending = [...ops, ...e.pending];
+    if (e.inflightSeq !== undefined && (e.dueSeq === undefined || e.inflightSeq < e.dueSeq)) {
+      e.dueSeq = e.inflightSeq;
+      e.dueAt = e.inflightAt;
+    }
+    e.inflightSeq = undefined;
+    e.inflightAt = undefined;
     this.dirty.add(e);
   }
 
@@ -189,7 +330,8 @@ export class WriteBehind {
 
   /** Queue a document for insertion (see StateLayer.insert). */
   insert(collection: string, doc: Document, done?: (inserted: boolean) => void): void {
-    addTo(this.queues, collection, { doc, done });
+    const mark = this.mark();
+    addTo(this.queues, collection, { doc, done, seq: mark.seq, at: mark.at });
     this.queued++;
     this.schedule();
   }
@@ -208,27 +350,138 @@ export class WriteBehind {
     }, delay);
   }
 
-  /** One flush; `all`: late changes too, held back or not (an explicit flush). */
+  /**
+   * One flush; `all`: late changes too, held back or not (an explicit flush). Resolves when it
+   * ends, written, failed or abandoned by the watchdog; never rejects.
+   */
   private runFlush(all = false): Promise<void> {
     if (this.flushing) return this.flushing;
-    this.flushing = this.flushOnce(all)
+    let done = () => undefined as void;
+    const end = new Promise<void>((resolve) => (done = resolve));
+    const run: FlushRun = { started: this.now(), end, done, abandoned: false, entries: [], inserts: new Map() };
+    this.run = run;
+    this.flushing = end;
+    this.armWatchdog(run);
+    void this.flushOnce(run, all)
       .then(
         () => {
+          if (run.abandoned) return this.rewriteAfterAbandoned(run);
           this.failures = 0;
           this.lastError = null;
+          this.lastProgress = this.now();
         },
         (err: unknown) => {
+          if (run.abandoned) return;
           this.failures++;
           this.lastError = err instanceof Error ? err.message : String(err);
           this.o.onError(err, 'flush');
         },
       )
       .finally(() => {
-        this.flushing = null;
-        this.hooks.flushed();
-        if (this.queued > 0) this.schedule();
+        if (!run.abandoned) this.ended(run);
       });
-    return this.flushing;
+    return end;
+  }
+
+  /** A command of `run` answered: the watchdog starts again. */
+  private progress(run: FlushRun): void {
+    if (run.abandoned || this.run !== run) return;
+    run.started = this.now();
+    this.armWatchdog(run);
+  }
+
+  /** After a flush (written, failed, or abandoned): find the oldest unwritten change, answer waiters, go on. */
+  private ended(run: FlushRun): void {
+    run.done();
+    if (this.run === run) this.run = null;
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+    this.flushing = null;
+    this.findOldest();
+    this.answerWaiters();
+    this.hooks.flushed();
+    if (this.queued > 0 || this.waiters.length > 0) this.schedule();
+  }
+
+  /**
+   * The watchdog of one flush: abandons it when no command of it has answered for
+   * `writeTimeoutMs` (every database command of a flush has that deadline).
+   */
+  private armWatchdog(run: FlushRun): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(() => {
+      this.watchdog = null;
+      if (this.run === run && !run.abandoned) this.abandon(run);
+    }, this.o.writeTimeoutMs);
+    this.watchdog.unref?.();
+  }
+
+  /**
+   * Give up on a flush that made no progress: its documents and inserts go back to the front of
+   * the queue, the stall is counted and reported, and the next flush retries (after backoff).
+   */
+  private abandon(run: FlushRun): void {
+    run.abandoned = true;
+    for (const e of run.entries) {
+      if (e.inflight === null) continue;
+      // Still counted in the backlog: they go back to the front of the document's queue.
+      const inflight = e.inflight;
+      e.inflight = null;
+      this.requeue(e, inflight);
+    }
+    for (const [collection, items] of run.inserts) {
+      if (items.length === 0) continue;
+      this.queues.set(collection, [...items, ...(this.queues.get(collection) ?? [])]);
+    }
+    run.inserts.clear();
+    this.failures++;
+    this.stalls++;
+    this.lastError = `a flush made no progress for ${this.now() - run.started} ms; abandoned and retried on a new connection`;
+    this.o.onError(new Error(this.lastError), 'flush stalled');
+    this.o.observer?.stalled?.();
+    this.o.onStall?.();
+    this.ended(run);
+  }
+
+  /**
+   * An abandoned flush that ended after all: what it wrote may have landed after a newer write of
+   * the same documents, so in `snapshots` mode those documents are written whole again.
+   */
+  private rewriteAfterAbandoned(run: FlushRun): void {
+    if (this.o.writeMode !== 'snapshots') return;
+    for (const e of run.entries) {
+      if (!e.value) continue;
+      this.enqueue(e, []);
+    }
+  }
+
+  /** Set `oldest` to the oldest change still queued (late ones aside); null when none is. */
+  private findOldest(): void {
+    let oldest: Mark | null = null;
+    for (const e of this.dirty) {
+      if (e.dueSeq !== undefined && (oldest === null || e.dueSeq < oldest.seq)) oldest = { seq: e.dueSeq, at: e.dueAt ?? this.now() };
+    }
+    for (const q of this.queues.values()) {
+      const first = q[0];
+      if (first && (oldest === null || first.seq < oldest.seq)) oldest = { seq: first.seq, at: first.at };
+    }
+    if (this.run) {
+      // A flush under way (the watchdog abandoned the one before): what it carries is unwritten.
+      for (const e of this.run.entries) if (e.inflightSeq !== undefined && (oldest === null || e.inflightSeq < oldest.seq)) oldest = { seq: e.inflightSeq, at: e.inflightAt ?? this.now() };
+      for (const q of this.run.inserts.values()) for (const i of q) if (oldest === null || i.seq < oldest.seq) oldest = { seq: i.seq, at: i.at };
+    }
+    this.oldest = oldest;
+  }
+
+  /** Resolve the waiters whose changes are all written now. */
+  private answerWaiters(): void {
+    while (this.waiters.length > 0) {
+      const w = this.waiters[0] as Waiter;
+      if (this.oldest !== null && this.oldest.seq <= w.ticket) break;
+      this.waiters.shift();
+      if (w.timer) clearTimeout(w.timer);
+      w.resolve();
+    }
   }
 
   /** See StateLayer.addGatherer. */
@@ -278,10 +531,21 @@ export class WriteBehind {
       this.stopped = true;
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
+      if (this.watchdog) clearTimeout(this.watchdog);
+      this.watchdog = null;
     }
   }
 
-  private async flushOnce(all: boolean): Promise<void> {
+  /** The database the writes go to (the writer's own connections when the runtime gave some). */
+  private target(collection: string) {
+    return this.database().collection<StateDocument>(collection);
+  }
+
+  private database(): Db {
+    return this.o.writer?.() ?? this.db;
+  }
+
+  private async flushOnce(run: FlushRun, all: boolean): Promise<void> {
     const started = process.hrtime.bigint();
     const now = this.now();
     const holding = (e: Entry) => !all && e.holdUntil !== undefined && e.holdUntil > now;
@@ -291,6 +555,8 @@ export class WriteBehind {
       // times a read and a whole-document write together. (Nothing is in flight here.)
       const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0 && !holding(e));
       if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => this.hooks.fill(e)));
+      if (run.abandoned) return;
+      this.progress(run);
     }
     // Take the work: per collection, the changed documents (as snapshots where that is the mode
     // and the document is known, else as coalesced updates), and the inserts.
@@ -310,6 +576,11 @@ export class WriteBehind {
       e.holdUntil = undefined;
       e.inflight = e.pending;
       e.pending = [];
+      e.inflightSeq = e.dueSeq;
+      e.inflightAt = e.dueAt;
+      e.dueSeq = undefined;
+      e.dueAt = undefined;
+      run.entries.push(e);
       if (this.o.writeMode === 'snapshots' && e.value) addTo(snapshots, e.collection, e);
       else addTo(updates, e.collection, { entry: e, groups: coalesce(e.inflight) });
     }
@@ -317,6 +588,7 @@ export class WriteBehind {
     for (const [name, q] of this.queues) {
       if (q.length === 0) continue;
       inserts.set(name, q);
+      run.inserts.set(name, [...q]);
       this.queues.set(name, []);
     }
     let nUpdates = 0;
@@ -334,27 +606,29 @@ export class WriteBehind {
     // Inserts in parallel; updates one command at a time (see maxUpdateBatch).
     const updating = (async () => {
       const failures: unknown[] = [];
-      for (const [name, list] of updates) await this.writeUpdates(name, list).catch((err: unknown) => failures.push(err));
+      for (const [name, list] of updates) await this.writeUpdates(run, name, list).catch((err: unknown) => failures.push(err));
       if (failures.length) throw failures[0];
     })();
     const results = await Promise.allSettled([
       updating,
-      ...[...snapshots].map(([name, list]) => this.writeSnapshots(name, list)),
-      ...[...inserts].map(([name, items]) => this.writeInserts(name, items)),
+      ...[...snapshots].map(([name, list]) => this.writeSnapshots(run, name, list)),
+      ...[...inserts].map(([name, items]) => this.writeInserts(run, name, items)),
     ]);
+    if (run.abandoned) return;
     this.o.observer?.flushed({ seconds: Number(process.hrtime.bigint() - started) / 1e9, updates: nUpdates, inserts: nInserts, ok: results.every((r) => r.status === 'fulfilled') });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
   /** One ordered bulk per chunk; what was not written goes back to the front of its document's queue. */
-  private async writeUpdates(collection: string, list: { entry: Entry; groups: UpdateGroup[] }[]): Promise<void> {
+  private async writeUpdates(run: FlushRun, collection: string, list: { entry: Entry; groups: UpdateGroup[] }[]): Promise<void> {
     const ops: { entry: Entry; group: UpdateGroup }[] = [];
     for (const { entry, groups } of list) for (const group of groups) ops.push({ entry, group });
     let done = 0;
     let failure: unknown = null;
     try {
       while (done < ops.length) {
+        if (run.abandoned) return;
         const chunk = ops.slice(done, done + this.o.maxUpdateBatch);
         const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) =>
           group.replace
@@ -362,9 +636,12 @@ export class WriteBehind {
             : { updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true } },
         );
         try {
-          await this.db.collection<StateDocument>(collection).bulkWrite(bulk, { ordered: true });
+          await this.target(collection).bulkWrite(bulk, { ordered: true });
+          if (run.abandoned) return;
+          this.progress(run);
           done += chunk.length;
         } catch (err) {
+          if (run.abandoned) return;
           const at = firstWriteError(err);
           if (at === null) throw err;
           // Ordered: everything before `at` was written, nothing after it was tried.
@@ -387,58 +664,73 @@ export class WriteBehind {
     }
     for (const { entry } of list) {
       const requeued = back.get(entry);
-      if (requeued) {
-        this.requeue(entry, requeued);
-      }
-      // The backlog counts queued deltas: this entry's went out, or came back as (fewer) groups.
+      // The backlog counts queued deltas: this entry's went out, or come back as (fewer) groups.
       this.queued -= entry.inflight?.length ?? 0;
       this.queued += requeued?.length ?? 0;
       entry.inflight = null;
+      if (requeued) this.requeue(entry, requeued);
+      else this.written(entry);
     }
     if (failure) throw failure;
   }
 
+  /** `e`'s changes of this flush are written. */
+  private written(e: Entry): void {
+    e.inflightSeq = undefined;
+    e.inflightAt = undefined;
+  }
+
   /** Whole documents, many per insert-or-replace command; a chunk that failed is written again later. */
-  private async writeSnapshots(collection: string, list: Entry[]): Promise<void> {
+  private async writeSnapshots(run: FlushRun, collection: string, list: Entry[]): Promise<void> {
     let written = 0;
     const keep = this.o.packed[collection];
     try {
       for (; written < list.length; ) {
+        if (run.abandoned) return;
         // Each chunk is serialised when it is sent, so a large backlog never blocks the event
         // loop (and the answers waiting on it) for longer than one chunk.
         const chunk = list.slice(written, written + this.o.maxBatch);
-        await this.db.collection<StateDocument>(collection).insertMany(
+        await this.target(collection).insertMany(
           chunk.map((e) => ({ ...(keep ? pack(e.value ?? {}, keep) : clone(e.value ?? {})), _id: e.id })),
           { ordered: false, comment: UPSERT_COMMENT },
         );
+        if (run.abandoned) return;
+        this.progress(run);
         written += chunk.length;
       }
     } finally {
-      list.forEach((entry, i) => {
-        const inflight = entry.inflight ?? [];
-        entry.inflight = null;
-        if (i < written) {
-          this.queued -= inflight.length;
-          return;
-        }
-        // Not written: its changes are still in the cached document; keep them queued.
-        this.requeue(entry, inflight);
-      });
+      if (!run.abandoned) {
+        list.forEach((entry, i) => {
+          const inflight = entry.inflight ?? [];
+          entry.inflight = null;
+          if (i < written) {
+            this.queued -= inflight.length;
+            this.written(entry);
+            return;
+          }
+          // Not written: its changes are still in the cached document; keep them queued.
+          this.requeue(entry, inflight);
+        });
+      }
     }
   }
 
-  private async writeInserts(collection: string, items: InsertItem[]): Promise<void> {
+  private async writeInserts(run: FlushRun, collection: string, items: InsertItem[]): Promise<void> {
     let remaining = items;
     try {
       for (let i = 0; i < items.length; i += this.o.maxBatch) {
+        if (run.abandoned) return;
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
         try {
-          await this.db.collection(collection).insertMany(
+          await this.database().collection(collection).insertMany(
             chunk.map((c) => c.doc),
             { ordered: false },
           );
+          if (run.abandoned) return;
+          this.progress(run);
         } catch (err) {
+          if (run.abandoned) return;
           // The driver reports a lost connection as a bulk write error without write errors:
           // then nothing is known to be written, and the whole chunk is tried again.
           const errors = writeErrors(err);
@@ -454,12 +746,15 @@ export class WriteBehind {
           if (refused > 0) this.o.observer?.dropped?.(collection, refused);
         }
         remaining = items.slice(i + chunk.length);
+        run.inserts.set(collection, remaining);
         this.queued -= chunk.length;
         chunk.forEach((c, index) => c.done?.(!failed.has(index)));
       }
     } catch (err) {
+      if (run.abandoned) return;
       // Not written (or not known to be): back to the front of the queue, retried later.
       this.queues.set(collection, [...remaining, ...(this.queues.get(collection) ?? [])]);
+      run.inserts.set(collection, []);
       throw err;
     }
   }

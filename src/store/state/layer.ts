@@ -7,8 +7,9 @@
  * - flusher.ts (`WriteBehind`): writes, as deltas (see delta.ts) applied to the cached copy at
  *   once and queued; a single flusher coalesces each document's queued deltas and writes them
  *   behind in batches, plus queued inserts (events, debugger entries, token documents);
- * - admission.ts (`AdmissionGate`): backpressure, holding new work back while the writes are
- *   behind and refusing it (→ 503) when the queue is full or the database cannot keep up.
+ * - admission.ts (`AdmissionGate`): backpressure by age, holding new work back while the oldest
+ *   unwritten change is getting old and refusing it (→ 503) once it is `maxUnwrittenMs` old or
+ *   the queue is full.
  *
  * Why this is correct under concurrency:
  * - In one process, a request reads (awaits) first and then computes and applies its deltas
@@ -47,7 +48,9 @@ export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
   maxBatch: 250,
   maxUpdateBatch: 50,
   queueLimit: 100_000,
-  backpressureAt: 5_000,
+  maxUnwrittenMs: 1000,
+  writeTimeoutMs: 10_000,
+  readTimeoutMs: 10_000,
   maxAgeMs: null,
   writeMode: 'deltas',
   packed: {},
@@ -79,9 +82,24 @@ export class StateLayer implements WriteQueue {
     return this.cache.size;
   }
 
-  /** The backlog's two marks (see StateOptions): for the metrics. */
-  get limits(): { backpressureAt: number; queueLimit: number } {
-    return { backpressureAt: this.o.backpressureAt, queueLimit: this.o.queueLimit };
+  /** The backlog's bounds (see StateOptions): for the metrics. */
+  get limits(): { maxUnwrittenMs: number; queueLimit: number } {
+    return { maxUnwrittenMs: this.o.maxUnwrittenMs, queueLimit: this.o.queueLimit };
+  }
+
+  /** How long ago the oldest change not yet written was queued (late statistics aside); 0: none. */
+  oldestUnwrittenMs(): number {
+    return this.writes.oldestUnwrittenMs();
+  }
+
+  /** How long writes have been due without a flush writing them (0: writing, or nothing to write). */
+  stuckMs(): number {
+    return this.writes.stuckMs();
+  }
+
+  /** Flushes the watchdog abandoned so far. */
+  get stalls(): number {
+    return this.writes.stalled;
   }
 
   /** Whether this layer writes every changed document whole (`snapshots` mode: it is the database's only writer). */
@@ -111,6 +129,17 @@ export class StateLayer implements WriteQueue {
   /** See WriteQueue.admit: at once, after the database caught up (or at `waitUntil`), or Unavailable. */
   admit(waitUntil?: number): Promise<void> {
     return this.gate.admit(waitUntil);
+  }
+
+  /** See WriteQueue.check: throws Unavailable where admit() would refuse. */
+  check(): void {
+    const refused = this.gate.refusal();
+    if (refused) throw refused;
+  }
+
+  /** See WriteQueue.durable: resolves once everything queued so far (late statistics aside) is written. */
+  durable(deadline?: number): Promise<void> {
+    return this.writes.durable(deadline);
   }
 
   /** See StateCache.read: the document (null: none), or undefined when not read by `deadline`. */

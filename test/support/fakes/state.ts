@@ -21,6 +21,14 @@ interface Entry {
 export interface FakeStateLayer extends WriteQueue {
   /** While true, reads with a deadline answer "not in time" (undefined) and others fail Unavailable. */
   unreachable: boolean;
+  /**
+   * While set, nothing counts as written: durable() waits (until `writesDone()`), and admission
+   * refuses with this reason (`refusing`).
+   */
+  writesHeld: boolean;
+  refusing: string | null;
+  /** Everything queued so far is written: durable() callers waiting are answered. */
+  writesDone(): void;
   /** Changes applied so far (each one a delta or a whole document). */
   readonly changes: number;
   read(collection: string, id: string, deadline?: number): Promise<Doc | null | undefined>;
@@ -47,13 +55,36 @@ export function createFakeStateLayer(): FakeStateLayer {
     return e;
   };
   let changes = 0;
+  let waiting: (() => void)[] = [];
   const layer: FakeStateLayer = {
     unreachable: false,
+    writesHeld: false,
+    refusing: null,
+    writesDone() {
+      layer.writesHeld = false;
+      const answered = waiting;
+      waiting = [];
+      for (const w of answered) w();
+    },
     get changes() {
       return changes;
     },
-    pressure: 'ok',
-    async admit() {},
+    get pressure() {
+      return layer.refusing ? 'full' : 'ok';
+    },
+    async admit() {
+      if (layer.refusing) throw new Unavailable(layer.refusing);
+    },
+    check() {
+      if (layer.refusing) throw new Unavailable(layer.refusing);
+    },
+    durable(deadline) {
+      if (!layer.writesHeld) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        waiting.push(resolve);
+        if (deadline !== undefined) setTimeout(() => reject(new Unavailable('not written in time')), Math.max(0, deadline - Date.now())).unref();
+      });
+    },
     async flush() {},
     async read(collection, id, deadline) {
       if (layer.unreachable) {
