@@ -21,13 +21,18 @@ import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 import { EXPORT_ROUTE } from './privacy-links';
 import { eventCommand } from './event-command';
 import { registerListRoutes } from './lists';
+import { proxyTrust, type TrustedProxies } from '../doors/proxies';
 
 export interface RestOptions {
   services: Services;
   log: Logger;
   bodyLimit: number;
   tls?: { cert: Buffer; key: Buffer };
-  trustProxy: boolean;
+  /**
+   * Proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (false or empty: none). A
+   * request's address (`req.ip`) is then the right-most forwarded hop that is not one of them.
+   */
+  trustProxy: TrustedProxies | false;
   /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy). */
   requireHttps: boolean;
   /** Hook for other doors that share the listener (GraphQL at /graphql). */
@@ -69,6 +74,7 @@ declare module 'fastify' {
 }
 
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
+  const trusted = o.trustProxy && o.trustProxy.length > 0 ? proxyTrust(o.trustProxy) : null;
   const options = {
     logger: false,
     // A request Fastify cannot route (a path that is not valid percent-encoding) gets the same
@@ -86,7 +92,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
     bodyLimit: o.bodyLimit,
-    trustProxy: o.trustProxy,
+    // Fastify walks the chain from the socket's peer leftwards while each hop is trusted, and
+    // reads X-Forwarded-Proto and -Host only from a trusted peer.
+    trustProxy: trusted ? (address: string) => trusted(address) : false,
     // While the server closes, new requests answer 503 in Rampart's own body (the hook below),
     // not Fastify's `{error, statusCode}`.
     return503OnClosing: false,
