@@ -33,7 +33,7 @@ export interface RestOptions {
    * request's address (`req.ip`) is then the right-most forwarded hop that is not one of them.
    */
   trustProxy: TrustedProxies | false;
-  /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy). */
+  /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy), but for /healthz, /readyz and /metrics. */
   requireHttps: boolean;
   /** Hook for other doors that share the listener (GraphQL at /graphql). */
   register?: (app: FastifyInstance) => Promise<void>;
@@ -63,6 +63,13 @@ const MAX_JSON_DEPTH = 32;
 const NEEDS_DATABASE = /^\/v1\/(users\/|devices\/|privacy\/|lists(\/|$))/;
 /** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
 const READY_TIMEOUT_MS = 400;
+
+/**
+ * Routes for the machinery beside Rampart (the kubelet's probes, a container's health check,
+ * Prometheus), answered over plain HTTP even where the API requires HTTPS: they carry no API
+ * credential, and probes and scrapers reach each instance directly, not through the proxy.
+ */
+const OPERATIONAL_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Longest path parameter the router matches; a longer one answers 404 route_not_found. */
 const MAX_PARAM_LENGTH = 512;
@@ -153,7 +160,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   if (o.requireHttps) {
     app.addHook('onRequest', async (req, reply) => {
-      if (req.protocol !== 'https') {
+      if (req.protocol !== 'https' && !OPERATIONAL_ROUTES.has(req.routeOptions.url ?? '')) {
         return sendError(reply, new BadRequestHttps());
       }
     });

@@ -79,6 +79,15 @@ describe('behind a trusted TLS-terminating proxy', () => {
     expect(proxied.status).toBe(404);
   });
 
+  it('answers the probes over plain HTTP, as the kubelet and a container health check reach each instance', async () => {
+    const port = await serve({ requireHttps: true, trustProxy: ['127.0.0.1'] });
+    for (const path of ['/healthz', '/readyz']) expect([path, (await request(http, port, { path, headers: {} })).status]).toEqual([path, 200]);
+    // Anything else still needs HTTPS, a route that does not exist included.
+    expect((await request(http, port, { path: '/v1/openapi.json', headers: {} })).status).toBe(400);
+    expect((await request(http, port, { path: '/healthz/../v1/openapi.json', headers: {} })).status).toBe(400);
+    expect((await request(http, port, { path: '/nowhere', headers: {} })).status).toBe(400);
+  });
+
   it('believes X-Forwarded-Proto only from a trusted proxy', async () => {
     // The test connects from 127.0.0.1, which is not among this listener's proxies.
     const port = await serve({ requireHttps: true, trustProxy: ['10.0.0.0/8'] });
