@@ -66,7 +66,8 @@ export type ParsedCommand =
   | { kind: 'help' }
   | { kind: 'command'; command: string; positional: string[]; options: Readonly<Record<string, string | true>> };
 
-const isOption = (a: string) => a.length > 1 && a.startsWith('-');
+/** `--name` or `-x`; `-1` (a negative number of days, refused by the core with its reason) is an argument. */
+const isOption = (a: string) => /^--?[A-Za-z]/.test(a);
 
 /** Read a command line (without `node` and the script). Throws UsageError saying what is wrong. */
 export function parseArgs(argv: readonly string[]): ParsedCommand {

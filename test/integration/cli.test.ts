@@ -73,6 +73,7 @@ describe('a command line that is not a command', () => {
     [['secret', 'add', 'sandbox', '--label'], '--label needs a value'],
     [['secret', 'add', 'sandbox', '--lable', 'ci'], 'unknown option --lable for secret add'],
     [['secret', 'revoke', 'sandbox'], 'secret revoke needs <secret|hash>'],
+    [['env', 'set-retention', 'sandbox', '-x'], 'unknown option -x for env set-retention'],
   ])('rampart %j exits 64 saying "%s", with the usage, touching no database', async (args, message) => {
     const r = await rampart(args);
     expect(r.code).toBe(64);
@@ -105,10 +106,14 @@ describe('a command', () => {
     expect(secrets.stdout).toMatch(/\tdashboards\t/);
     const listed = await rampart(['env', 'list'], env);
     expect(listed.stdout).toMatch(/^cli-prod\t.*\tproduction\t/m);
-    // A mistake the database reveals is an error of the command (1), not of its line.
+    // A mistake the database reveals, or a value the core refuses (a negative number is a value,
+    // not an option), is an error of the command (1), not of its line.
     const missing = await rampart(['env', 'disable', 'no-such-env'], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^rampart: /);
     expect(missing.stderr).not.toContain('usage:');
+    const negative = await rampart(['env', 'set-retention', 'cli-prod', '-1'], env);
+    expect(negative.code).toBe(1);
+    expect(negative.stderr).toMatch(/^rampart: .*retentionDays/);
   }, 120_000);
 });
