@@ -4,9 +4,8 @@
  * answers GET /healthz (or the path given as the first argument) with 200, 1 otherwise. It reads
  * the listener from the same variables as Rampart: RAMPART_HOST (a wildcard address is asked on
  * loopback), RAMPART_HTTP_PORT, and RAMPART_TLS_CERT (then HTTPS; the certificate is not verified,
- * the check is about this process). It sends `X-Forwarded-Proto: https`, as the TLS proxy does
- * that RAMPART_TRUST_PROXY=true trusts: in production Rampart refuses what did not come over HTTPS.
- * The slim image has no curl; node is there.
+ * the check is about this process). /healthz answers over plain HTTP also where the API requires
+ * HTTPS (production behind the TLS proxy). The slim image has no curl; node is there.
  */
 'use strict';
 const http = require('node:http');
@@ -19,7 +18,7 @@ const port = Number(env.RAMPART_HTTP_PORT || 3000);
 const client = env.RAMPART_TLS_CERT ? https : http;
 
 const req = client.get(
-  { host, port, path: process.argv[2] || '/healthz', headers: { 'x-forwarded-proto': 'https' }, rejectUnauthorized: false, timeout: 2500 },
+  { host, port, path: process.argv[2] || '/healthz', rejectUnauthorized: false, timeout: 2500 },
   (res) => {
     res.resume();
     process.exit(res.statusCode === 200 ? 0 : 1);

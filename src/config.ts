@@ -7,11 +7,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_EVENT_AGE_MS, DEFAULT_VERDICT_BUDGET_MS } from './core/verdicts/evaluate';
 import { DEFAULT_POW_BITS, MAX_POW_BITS } from './core/client/proof';
+import { parseTrustedProxies, type TrustedProxies } from './doors/proxies';
 
 const port = z.coerce.number().int().min(0).max(65535);
-const boolish = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const optionalUrl = (protocols: string[]) =>
   z
     .string()
@@ -34,7 +32,17 @@ const schema = z.object({
   RAMPART_WEBHOOK_URL: optionalUrl(['http:', 'https:']),
   RAMPART_TLS_CERT: z.string().optional(),
   RAMPART_TLS_KEY: z.string().optional(),
-  RAMPART_TRUST_PROXY: boolish.default('false'),
+  RAMPART_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, ctx) => {
+      try {
+        return parseTrustedProxies(v);
+      } catch (err) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${(err as Error).message} (false, true, or a comma-separated list of addresses, CIDRs, "loopback", "private")` });
+        return z.NEVER;
+      }
+    }),
   RAMPART_MASTER_KEY: z
     .string()
     .regex(/^[0-9a-f]{64}$/i, 'must be 64 hex characters (32 bytes)')
@@ -95,7 +103,11 @@ export interface Config {
   apiSecret: string | undefined;
   webhookUrl: string | undefined;
   tls: TlsFiles | undefined;
-  trustProxy: boolean;
+  /**
+   * Proxies whose `X-Forwarded-*` headers are believed (empty: none), as CIDRs. The client is the
+   * right-most hop of `X-Forwarded-For` that is not one of them (doors/proxies.ts).
+   */
+  trustProxy: TrustedProxies;
   masterKey: string | undefined;
   publicUrl: string | undefined;
   smtpUrl: string | undefined;
@@ -184,9 +196,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     tls = { cert: readTlsFile('RAMPART_TLS_CERT', c.RAMPART_TLS_CERT), key: readTlsFile('RAMPART_TLS_KEY', c.RAMPART_TLS_KEY) };
   }
   if (c.RAMPART_MODE === 'production') {
-    if (!tls && !c.RAMPART_TRUST_PROXY) {
+    if (!tls && c.RAMPART_TRUST_PROXY.length === 0) {
       throw new ConfigError(
-        'invalid configuration: RAMPART_MODE=production needs RAMPART_TLS_CERT and RAMPART_TLS_KEY, or RAMPART_TRUST_PROXY=true behind a TLS-terminating proxy',
+        'invalid configuration: RAMPART_MODE=production needs RAMPART_TLS_CERT and RAMPART_TLS_KEY, or RAMPART_TRUST_PROXY (true, or the proxies\' addresses) behind a TLS-terminating proxy',
       );
     }
     if (!c.RAMPART_MASTER_KEY) {

@@ -177,6 +177,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     maxMessageBytes: config.bodyLimit,
     database: health,
     metrics: grpcMetrics(built.metrics),
+    trustProxy: config.trustProxy,
   });
   started.push(() => grpc.stop());
   built.start();

@@ -2,52 +2,28 @@
  * `npx rampart …`: manage environments and credentials from the command line. It connects to
  * MONGODB_URI, to the embedded database of a running Rampart, or starts the embedded one itself.
  */
-import { ConfigError, loadConfig } from '../config';
-import { createLogger } from '../app/logger';
-import { buildServices, resolveMasterKey } from '../app/build';
-import { connect } from '../store/database';
-import { attachOrStartEmbedded } from '../store/embedded';
 import type { Services } from '../core/services';
 import { DomainError } from '../core/errors';
 import { retentionDaysOf } from '../core/retention';
-
-const USAGE = `usage: rampart <command> [arguments]
-
-  env list                               list environments
-  env create <name> [--production]       create an environment (prints its first API secret once)
-  env disable <name> | env enable <name> disable or enable an environment (disabled answers 403)
-  env set-webhook <name> <url|none>      set the webhook URL
-  env set-privacy-email <name> <email|none>
-                                         set the verified address that receives privacy exports
-  env set-origins <name> <origin...|none>
-  env set-apps <name> <app-id...|none>
-                                         origins whose pages may get client tokens with the
-                                         environment's publishable key (https://shop.example)
-  env set-retention <name> <days>        days events, rejected payloads and ended privacy
-                                         requests are kept (1-3650, default 90)
-  secret add <env> [--label <label>]     add an API secret (printed once)
-  secret list <env>                      list secrets and analyst keys (hints only)
-  secret revoke <env> <secret|hash>      revoke a secret or analyst key
-  analyst-key add <env> [--label <label>]
-                                         add a read-only key for GraphQL and the web
-                                         console (printed once)
-`;
+import { parseArgs, USAGE, UsageError } from './args';
 
 type Out = (line: string) => void;
 
-/** Run one CLI command against the services; returns the process exit code. */
+/** Run one CLI command against the services; returns the process exit code. Throws UsageError for a command line that is not a command. */
 export async function runCommand(services: Services, argv: string[], out: Out): Promise<number> {
-  const [group, cmd, ...rest] = argv;
+  const parsed = parseArgs(argv);
+  if (parsed.kind === 'help') {
+    for (const line of USAGE.trimEnd().split('\n')) out(line);
+    return 0;
+  }
+  const [group, cmd] = parsed.command.split(' ') as [string, string];
+  const positional = parsed.positional;
   const flag = (name: string): string | undefined => {
-    const i = rest.indexOf(`--${name}`);
-    return i >= 0 ? rest[i + 1] : undefined;
-  };
-  const positional = rest.filter((a, i) => !a.startsWith('--') && rest[i - 1] !== '--label');
-  const need = (n: number) => {
-    if (positional.length < n) throw new UsageError();
+    const v = parsed.options[name];
+    return typeof v === 'string' ? v : undefined;
   };
   const envs = services.environments;
-  switch (`${group ?? ''} ${cmd ?? ''}`) {
+  switch (parsed.command) {
     case 'env list': {
       for (const e of await envs.list()) {
         out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tretention=${retentionDaysOf(e)}d`);
@@ -55,8 +31,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'env create': {
-      need(1);
-      const { env, secret } = await envs.create(positional[0] as string, { sandbox: !rest.includes('--production') });
+      const { env, secret } = await envs.create(positional[0] as string, { sandbox: parsed.options.production !== true });
       out(`created environment ${env.name} (${env.id})`);
       out(`API secret (shown only now): ${secret}`);
       out(`publishable key: ${env.publishableKey}`);
@@ -64,14 +39,12 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
     }
     case 'env disable':
     case 'env enable': {
-      need(1);
       const env = await envs.byName(positional[0] as string);
       await envs.setEnabled(env.id, cmd === 'enable');
       out(`${env.name} ${cmd}d`);
       return 0;
     }
     case 'env set-webhook': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       const url = positional[1] === 'none' ? null : (positional[1] as string);
       await envs.setWebhookUrl(env.id, url);
@@ -79,7 +52,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'env set-origins': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       const origins = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientOrigins(env.id, origins);
@@ -87,7 +59,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'env set-apps': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       const apps = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientApps(env.id, apps);
@@ -95,7 +66,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'env set-retention': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       // Only digits are a number of days ("30d", "1e2" or "" are not): the core checks the bounds.
       const given = positional[1] as string;
@@ -104,7 +74,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'env set-privacy-email': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       const email = positional[1] === 'none' ? null : (positional[1] as string);
       await envs.setPrivacyEmail(env.id, email);
@@ -113,7 +82,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
     }
     case 'secret add':
     case 'analyst-key add': {
-      need(1);
       const env = await envs.byName(positional[0] as string);
       const kind = group === 'secret' ? 'secret' : 'analyst';
       const { secret } = await envs.addCredential(env.id, kind, flag('label') ?? (kind === 'secret' ? 'cli' : 'analyst'));
@@ -121,7 +89,6 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'secret list': {
-      need(1);
       const env = await envs.byName(positional[0] as string);
       for (const c of await envs.listCredentials(env.id)) {
         out(`${c.kind}\t…${c.hint}\t${c.label}\tcreated ${c.createdAt.toISOString()}\t${c.revokedAt ? `revoked ${c.revokedAt.toISOString()}` : 'live'}\t${c.hash}`);
@@ -129,25 +96,32 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       return 0;
     }
     case 'secret revoke': {
-      need(2);
       const env = await envs.byName(positional[0] as string);
       await envs.revoke(env.id, positional[1] as string);
       out('revoked');
       return 0;
     }
     default:
-      throw new UsageError();
+      throw new UsageError(`unknown command "${parsed.command}"`);
   }
 }
 
-class UsageError extends Error {}
-
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
-  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help') {
+  // The command line first: help and mistakes are answered at once, before the configuration is
+  // read, the database started or even the modules that do it loaded.
+  const parsed = parseArgs(argv);
+  if (parsed.kind === 'help') {
     process.stdout.write(USAGE);
     return 0;
   }
+  const [{ loadConfig }, { createLogger }, { buildServices, resolveMasterKey }, { connect }, { attachOrStartEmbedded }] = await Promise.all([
+    import('../config'),
+    import('../app/logger'),
+    import('../app/build'),
+    import('../store/database'),
+    import('../store/embedded'),
+  ]);
   const config = loadConfig(process.env);
   const log = createLogger(process.env.RAMPART_LOG_LEVEL ?? 'warn');
   const db = config.mongoUri ? { uri: config.mongoUri, stop: async () => undefined } : await attachOrStartEmbedded(config.dataDir);
@@ -175,8 +149,9 @@ export function cli(): void {
   main().then(
     (code) => process.exit(code),
     (err: unknown) => {
-      if (err instanceof UsageError) process.stderr.write(USAGE);
-      else if (err instanceof DomainError || err instanceof ConfigError) process.stderr.write(`rampart: ${err.message}\n`);
+      // 64: a command line that is not a command (EX_USAGE), with the usage; 1: the command failed.
+      if (err instanceof UsageError) process.stderr.write(`rampart: ${err.message}\n\n${USAGE}`);
+      else if (err instanceof DomainError || (err instanceof Error && err.name === 'ConfigError')) process.stderr.write(`rampart: ${err.message}\n`);
       else process.stderr.write(`rampart: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(err instanceof UsageError ? 64 : 1);
     },

@@ -19,19 +19,17 @@ export interface FailedAuthenticationLimit {
 export const DEFAULT_FAILED_AUTHENTICATION_LIMIT: FailedAuthenticationLimit = { limit: 30, windowMs: 60_000 };
 
 /**
- * Failed authentications per source address, in fixed windows: past the limit, every request
- * from that address answers 429 until its window ends (so secrets cannot be guessed at speed).
+ * Failed authentications per source address, in fixed windows: past the limit, each further
+ * failure from that address answers 429 until its window ends (so secrets cannot be guessed at
+ * speed from one address). Only failures are refused: a request with a valid credential is never
+ * held back by the failures of others at its address (a NAT, a proxy, a forged address).
  */
 class FailedAuthentications {
   private readonly bySource = new Map<string, { count: number; until: number }>();
   constructor(private readonly o: FailedAuthenticationLimit) {}
 
-  check(source: string, now: number): void {
-    const e = this.bySource.get(source);
-    if (e && e.until > now && e.count >= this.o.limit) throw new RateLimited(Math.max(1, Math.ceil((e.until - now) / 1000)));
-  }
-
-  failed(source: string, now: number): void {
+  /** Count one failure; the seconds until the address may fail again once it is past its limit, else null. */
+  failed(source: string, now: number): number | null {
     let e = this.bySource.get(source);
     if (!e || e.until <= now) {
       // Bounded: a flood of addresses resets the table rather than growing it.
@@ -40,6 +38,7 @@ class FailedAuthentications {
       this.bySource.set(source, e);
     }
     e.count++;
+    return e.count > this.o.limit ? Math.max(1, Math.ceil((e.until - now) / 1000)) : null;
   }
 }
 
@@ -59,15 +58,13 @@ export class AccessService {
   /**
    * Resolve the caller from a presented secret (null when none was presented). Throws
    * Unauthorized (a wrong secret and an analyst key on the API get the same answer), Forbidden
-   * (disabled environment) or RateLimited (the environment's rate, or too many failed
-   * authentications from `source`).
+   * (disabled environment) or RateLimited (the environment's rate; or a failure from `source`
+   * past its limit of failed authentications, while a valid secret from there is let through).
    */
   async caller(secret: string | null, mode: AccessMode, opts: { rateLimit?: boolean; source?: string | null } = {}): Promise<Principal> {
     const source = opts.source ?? null;
-    this.admitSource(source);
     const refuse = (): never => {
-      this.failedFrom(source);
-      throw new Unauthorized();
+      throw this.failedFrom(source, new Unauthorized());
     };
     if (!secret) return refuse();
     let principal: Principal;
@@ -83,16 +80,13 @@ export class AccessService {
   }
 
   /**
-   * Refuse a source address that failed authentication too often (RateLimited). For doors that
-   * authenticate through a look-up shared by several callers (gRPC), with failedFrom.
+   * Count one failed authentication from a source address, and say what to answer it: `refusal`
+   * (the Unauthorized at hand), or RateLimited once the address is past its limit. For doors that
+   * authenticate through a look-up shared by several callers (gRPC) or through a session.
    */
-  admitSource(source: string | null): void {
-    if (source) this.failures.check(source, this.now());
-  }
-
-  /** Count one failed authentication from a source address. */
-  failedFrom(source: string | null): void {
-    if (source) this.failures.failed(source, this.now());
+  failedFrom(source: string | null, refusal: Unauthorized): Unauthorized | RateLimited {
+    const retryAfter = source ? this.failures.failed(source, this.now()) : null;
+    return retryAfter === null ? refusal : new RateLimited(retryAfter);
   }
 
   /** Count one more request (e.g. each message of a stream) against the environment's rate. */

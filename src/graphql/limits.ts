@@ -1,13 +1,28 @@
 /**
  * Limits that keep one query from costing the service more than a dashboard page should: a
  * token cap when parsing, then, once the operation is known, a depth limit and a complexity
- * limit where a list field's cost is multiplied by the page size it asks for. Also refuses
+ * limit where a list field's cost is multiplied by the page size it asks for; introspection,
+ * answered from the schema in memory, has a depth limit and a bound on the fields it answers. Also refuses
  * mutations to read-only analyst keys before anything executes. Page sizes themselves are capped
  * by the core (MAX_PAGE_SIZE).
  */
 import type { ApolloServerPlugin } from '@apollo/server';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { getVariableValues, Kind, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import {
+  getArgumentValues,
+  getNamedType,
+  getVariableValues,
+  isObjectType,
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
 import { BadRequest, Forbidden } from '../core/errors';
 import { MAX_PAGE_SIZE } from '../core/queries/model';
 import type { GraphqlContext } from './context';
@@ -16,8 +31,18 @@ import { requestError } from './errors';
 export const LIMITS = {
   /** Most lexical tokens in a query document. */
   maxTokens: 5000,
-  /** Most nested fields from the root to a leaf (introspection fields not counted). */
+  /** Most nested fields of the API from the root to a leaf (introspection fields not counted). */
   maxDepth: 10,
+  /**
+   * Most nested fields with introspection's counted. graphql-js's full introspection query (what
+   * GraphiQL, codegen and Apollo's tools send) is 15 deep: arguments' types nine wrappers deep.
+   */
+  maxIntrospectionDepth: 20,
+  /**
+   * Most fields introspection may answer in one operation (each field of each object counted once,
+   * aliases and repeats apart). The full introspection query of this schema answers about 7,300.
+   */
+  maxIntrospectionFields: 20_000,
   /** Most estimated cost of one operation. */
   maxComplexity: 5000,
   /** Most field selections the estimate walks (fragments expanded) before giving up as too complex. */
@@ -91,18 +116,26 @@ const pageEstimator: ComplexityEstimator = ({ type, field, args, childComplexity
   return own + childComplexity * (first ?? 1);
 };
 
+interface Depth {
+  /** Nested fields of the API (introspection fields not counted). */
+  api: number;
+  /** Nested fields, introspection's counted. */
+  all: number;
+}
+
 /**
- * Depth of a selection set: nested fields, fragments inlined, introspection ignored. Each
- * fragment's depth is computed once, so nested fragment spreads cost linear time.
+ * Depth of a selection set: nested fields, fragments inlined, counted with and without
+ * introspection. Each fragment's depth is computed once, so nested fragment spreads cost linear
+ * time.
  */
-function depthOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, memo = new Map<string, number>()): number {
-  if (!set) return 0;
-  let max = 0;
+function depthOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, memo = new Map<string, Depth>()): Depth {
+  const max: Depth = { api: 0, all: 0 };
+  if (!set) return max;
   for (const sel of set.selections) {
-    let d = 0;
+    let d: Depth;
     if (sel.kind === Kind.FIELD) {
-      if (sel.name.value.startsWith('__')) continue;
-      d = 1 + depthOf(sel.selectionSet, fragments, memo);
+      const child = depthOf(sel.selectionSet, fragments, memo);
+      d = { api: sel.name.value.startsWith('__') ? 0 : 1 + child.api, all: 1 + child.all };
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
       d = depthOf(sel.selectionSet, fragments, memo);
     } else {
@@ -111,14 +144,72 @@ function depthOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<strin
       if (known !== undefined) d = known;
       else {
         // Validation has already refused cycles; the provisional 0 only makes this safe regardless.
-        memo.set(name, 0);
+        memo.set(name, { api: 0, all: 0 });
         d = depthOf(fragments.get(name)?.selectionSet, fragments, memo);
         memo.set(name, d);
       }
     }
-    max = Math.max(max, d);
+    max.api = Math.max(max.api, d.api);
+    max.all = Math.max(max.all, d.all);
   }
   return max;
+}
+
+class TooMuchIntrospection extends Error {}
+
+/**
+ * How many fields the introspection in an operation answers (`__schema`, `__type` and what is
+ * selected under them), found by walking the selection over the schema itself with graphql-js's
+ * own introspection resolvers, as execution would, and stopping once past `cap`
+ * (TooMuchIntrospection). Every fragment is taken, and every field even when `@skip`ped: an
+ * upper bound. Fields of the API are not walked: the complexity estimate prices them.
+ */
+function introspectionFields(
+  schema: GraphQLSchema,
+  root: SelectionSetNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  cap: number,
+): number {
+  const info = { schema } as unknown as GraphQLResolveInfo;
+  let count = 0;
+  const take = (n: number) => {
+    count += n;
+    if (count > cap) throw new TooMuchIntrospection();
+  };
+  const args = (def: GraphQLField<unknown, unknown>, node: Parameters<typeof getArgumentValues>[1]) => {
+    try {
+      return getArgumentValues(def, node, variables);
+    } catch {
+      return {};
+    }
+  };
+  const walk = (set: SelectionSetNode, type: GraphQLObjectType | null, value: unknown): void => {
+    for (const sel of set.selections) {
+      if (sel.kind !== Kind.FIELD) {
+        const fragment = sel.kind === Kind.INLINE_FRAGMENT ? sel : fragments.get(sel.name.value);
+        if (fragment) walk(fragment.selectionSet, type, value);
+        continue;
+      }
+      const name = sel.name.value;
+      if (name === '__typename') {
+        if (type) take(1);
+        continue;
+      }
+      // At the root (type null) only the meta-fields lead into introspection.
+      const def: GraphQLField<unknown, unknown> | undefined = type ? type.getFields()[name] : name === '__schema' ? SchemaMetaFieldDef : name === '__type' ? TypeMetaFieldDef : undefined;
+      if (!def) continue;
+      take(1);
+      // A leaf is one field whatever it answers: only what has a selection is resolved.
+      if (!sel.selectionSet) continue;
+      const result: unknown = def.resolve ? def.resolve(value, args(def, sel), undefined, info) : (value as Record<string, unknown> | null)?.[name];
+      const named = getNamedType(def.type);
+      if (result == null || !isObjectType(named)) continue;
+      for (const item of Array.isArray(result) ? result : [result]) if (item != null) walk(sel.selectionSet, named, item);
+    }
+  };
+  walk(root, null, null);
+  return count;
 }
 
 function limitError(name: string, max: number, actual: number | null, message: string) {
@@ -143,11 +234,31 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
           const fragments = new Map<string, FragmentDefinitionNode>();
           for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
           const depth = depthOf(operation.selectionSet, fragments);
-          if (depth > LIMITS.maxDepth) {
-            throw limitError('depth', LIMITS.maxDepth, depth, `query is too deep: depth ${depth} exceeds the limit of ${LIMITS.maxDepth}`);
+          if (depth.api > LIMITS.maxDepth) {
+            throw limitError('depth', LIMITS.maxDepth, depth.api, `query is too deep: depth ${depth.api} exceeds the limit of ${LIMITS.maxDepth}`);
+          }
+          if (depth.all > LIMITS.maxIntrospectionDepth) {
+            throw limitError(
+              'introspectionDepth',
+              LIMITS.maxIntrospectionDepth,
+              depth.all,
+              `query is too deep: depth ${depth.all}, introspection fields counted, exceeds the limit of ${LIMITS.maxIntrospectionDepth}`,
+            );
           }
           // Invalid variables: execution reports them (BAD_USER_INPUT) before resolving anything.
-          if (getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {}).errors) return;
+          const variables = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
+          if (variables.errors) return;
+          try {
+            introspectionFields(schema, operation.selectionSet, fragments, variables.coerced, LIMITS.maxIntrospectionFields);
+          } catch (err) {
+            if (!(err instanceof TooMuchIntrospection)) throw err;
+            throw limitError(
+              'introspectionFields',
+              LIMITS.maxIntrospectionFields,
+              null,
+              `query is too complex: its introspection answers more than ${LIMITS.maxIntrospectionFields} fields; select fewer types, or nest less`,
+            );
+          }
           let cost: number;
           try {
             cost = getComplexity({

@@ -11,6 +11,7 @@ import type { Services } from '../core/services';
 import { secretFromAuthorization } from '../doors/credentials';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
+import { clientAddress } from '../doors/proxies';
 import { toStatus } from './errors';
 import { rejection } from './guard';
 import type { DatabaseStatus } from '../doors/outage';
@@ -32,6 +33,8 @@ export interface Door {
   database?: DatabaseStatus;
   /** Per-call metrics (observe.ts); VerdictStream reports each of its calls here. */
   metrics?: GrpcMetrics;
+  /** Whether a peer is a trusted proxy, whose `x-forwarded-for` metadata names the client (doors/proxies.ts). */
+  trustedProxy?: (address: string) => boolean;
 }
 
 /** A stream that serves calls and can be told to take no new ones (server.ts, on stop). */
@@ -121,17 +124,27 @@ export async function principalFrom(door: Door, metadata: Metadata, peer: string
   const secret = secretFromAuthorization(typeof value === 'string' ? value : undefined);
   // Failed authentications are counted per caller's address, as on REST (the look-up itself is
   // shared by the calls presenting one secret, so each caller counts its own failure).
-  const source = addressOfPeer(peer);
-  door.services.access.admitSource(source);
+  const source = callerAddress(door, metadata, peer);
   let principal: Principal;
   try {
     principal = await authenticate(door, secret);
   } catch (err) {
-    if (err instanceof Unauthorized) door.services.access.failedFrom(source);
+    if (err instanceof Unauthorized) throw door.services.access.failedFrom(source, err);
     throw err;
   }
   if (rateLimit) door.services.access.take(principal);
   return principal;
+}
+
+/**
+ * The caller's address: the peer's, or behind a trusted proxy the right-most `x-forwarded-for`
+ * hop that is not a trusted proxy, as on REST.
+ */
+export function callerAddress(door: Pick<Door, 'trustedProxy'>, metadata: Metadata, peer: string | null): string | null {
+  const address = addressOfPeer(peer);
+  if (!door.trustedProxy || !address) return address;
+  const forwarded = metadata.get('x-forwarded-for').filter((v): v is string => typeof v === 'string');
+  return clientAddress(address, forwarded.length ? forwarded : undefined, door.trustedProxy);
 }
 
 /**

@@ -10,6 +10,7 @@ import { HealthImplementation, protoPath as healthProtoPath, type ServingStatusM
 import { ReflectionService } from '@grpc/reflection';
 import type { Services } from '../core/services';
 import type { Logger } from '../doors/logger';
+import { proxyTrust, type TrustedProxies } from '../doors/proxies';
 import { needingDatabase, type Door } from './call';
 import type { DatabaseStatus } from '../doors/outage';
 import { devicesHandlers } from './devices';
@@ -34,6 +35,8 @@ export interface GrpcServerOptions {
   database?: DatabaseStatus;
   /** Prometheus metrics: one observation per call (method, status code, duration). */
   metrics?: GrpcMetrics;
+  /** Proxies whose `x-forwarded-for` metadata names the caller (as on REST); none: the peer is the caller. */
+  trustProxy?: TrustedProxies | false;
 }
 
 export interface GrpcServerHandle {
@@ -76,6 +79,7 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const { proto } = loadRampartProto();
   const v1 = proto.rampart.v1;
   const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes, database: o.database, metrics: o.metrics };
+  if (o.trustProxy && o.trustProxy.length > 0) door.trustedProxy = proxyTrust(o.trustProxy);
 
   const server = new grpc.Server(serverChannelOptions(maxMessageBytes));
   // Observed outermost, so that what the outage cut answers is counted too.

@@ -22,14 +22,19 @@ import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
 import { EXPORT_ROUTE } from './privacy-links';
 import { eventCommand } from './event-command';
 import { registerListRoutes } from './lists';
+import { proxyTrust, type TrustedProxies } from '../doors/proxies';
 
 export interface RestOptions {
   services: Services;
   log: Logger;
   bodyLimit: number;
   tls?: { cert: Buffer; key: Buffer };
-  trustProxy: boolean;
-  /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy). */
+  /**
+   * Proxies whose `X-Forwarded-For`, `-Proto` and `-Host` are believed (false or empty: none). A
+   * request's address (`req.ip`) is then the right-most forwarded hop that is not one of them.
+   */
+  trustProxy: TrustedProxies | false;
+  /** Reject requests that did not arrive over HTTPS (production behind a trusted proxy), but for /healthz, /readyz and /metrics. */
   requireHttps: boolean;
   /** Hook for other doors that share the listener (GraphQL at /graphql). */
   register?: (app: FastifyInstance) => Promise<void>;
@@ -62,6 +67,13 @@ const NEEDS_DATABASE = /^\/v1\/(users\/|devices\/|privacy\/|lists(\/|$))/;
 /** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
 const READY_TIMEOUT_MS = 400;
 
+/**
+ * Routes for the machinery beside Rampart (the kubelet's probes, a container's health check,
+ * Prometheus), answered over plain HTTP even where the API requires HTTPS: they carry no API
+ * credential, and probes and scrapers reach each instance directly, not through the proxy.
+ */
+const OPERATIONAL_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
 /** Longest path parameter the router matches; a longer one answers 404 route_not_found. */
 const MAX_PARAM_LENGTH = 512;
 
@@ -72,6 +84,7 @@ declare module 'fastify' {
 }
 
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
+  const trusted = o.trustProxy && o.trustProxy.length > 0 ? proxyTrust(o.trustProxy) : null;
   const options = {
     logger: false,
     // A request Fastify cannot route (a path that is not valid percent-encoding) gets the same
@@ -89,7 +102,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
     bodyLimit: o.bodyLimit,
-    trustProxy: o.trustProxy,
+    // Fastify walks the chain from the socket's peer leftwards while each hop is trusted, and
+    // reads X-Forwarded-Proto and -Host only from a trusted peer.
+    trustProxy: trusted ? (address: string) => trusted(address) : false,
     // While the server closes, new requests answer 503 in Rampart's own body (the hook below),
     // not Fastify's `{error, statusCode}`.
     return503OnClosing: false,
@@ -156,7 +171,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   if (o.requireHttps) {
     app.addHook('onRequest', async (req, reply) => {
-      if (req.protocol !== 'https') {
+      if (req.protocol !== 'https' && !OPERATIONAL_ROUTES.has(req.routeOptions.url ?? '')) {
         return sendError(reply, new BadRequestHttps());
       }
     });

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSchema, parse, validate } from 'graphql';
+import { buildClientSchema, buildSchema, getIntrospectionQuery, parse, validate, type IntrospectionQuery } from 'graphql';
 import type { AddressInfo } from 'node:net';
 import type { CommandStartedEvent } from 'mongodb';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
@@ -627,6 +627,46 @@ describe('limits', () => {
   it('introspection works within the limits', async () => {
     const d = await data('{ __schema { queryType { name } types { name fields { name type { name kind ofType { name kind ofType { name kind } } } } } } }');
     expect(d.__schema.queryType.name).toBe('Query');
+  });
+
+  it.each([
+    ['with every option (GraphiQL, codegen)', { descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, oneOf: true }],
+    ['with the defaults (Apollo tools)', {}],
+  ])('answers the full introspection query tools send, %s, and it describes the schema', async (_what, options) => {
+    const r = await gql(getIntrospectionQuery(options));
+    expect(r.status).toBe(200);
+    expect(r.body.errors).toBeUndefined();
+    const schema = buildClientSchema(r.body.data as IntrospectionQuery);
+    expect(schema.getQueryType()?.getFields()).toHaveProperty('devices');
+    expect(schema.getMutationType()?.getFields()).toHaveProperty('approveDevice');
+  });
+
+  it('counts introspection toward depth: ofType nested 600 deep is refused', async () => {
+    let ofType = 'name';
+    for (let i = 0; i < 600; i++) ofType = `ofType { ${ofType} }`;
+    const r = await gql(`{ __type(name: "Device") { fields { type { ${ofType} } } } }`);
+    expect(r.status).toBe(400);
+    expect(codes(r)).toEqual(['BAD_REQUEST']);
+    expect(r.body.errors?.[0]?.message).toMatch(/too deep: depth \d+, introspection fields counted, exceeds the limit of 20/);
+    expect(r.body.errors?.[0]?.extensions?.limit).toMatchObject({ name: 'introspectionDepth', max: 20, actual: 604 });
+    expect(r.body.data).toBeUndefined();
+  });
+
+  it('bounds what introspection answers: many aliased schemas, or types re-entered through their fields, are refused', async () => {
+    const aliases = Array.from({ length: 20 }, (_, i) => `s${i}: __schema { types { name description fields { name description args { name description } type { name } } } }`).join(' ');
+    const r = await gql(`{ ${aliases} }`);
+    expect(r.status).toBe(400);
+    expect(codes(r)).toEqual(['BAD_REQUEST']);
+    expect(r.body.errors?.[0]?.extensions?.limit).toMatchObject({ name: 'introspectionFields', max: 20000 });
+    // Types re-entered through their fields again and again: graphql-js's own validation refuses it.
+    let nested = 'name';
+    for (let i = 0; i < 4; i++) nested = `name fields { name type { name ofType { name ofType { ${nested} } } } }`;
+    const cycle = await gql(`{ __schema { types { ${nested} } } }`);
+    expect(cycle.status).toBe(400);
+    expect(codes(cycle)).toEqual(['GRAPHQL_VALIDATION_FAILED']);
+    expect(cycle.body.errors?.[0]?.message).toMatch(/introspection depth/);
+    // One schema's worth, a few times over, is answered.
+    expect((await gql(`{ ${Array.from({ length: 2 }, (_, i) => `s${i}: __schema { types { name description fields { name description args { name description } type { name } } } }`).join(' ')} }`)).body.errors).toBeUndefined();
   });
 });
 

@@ -32,7 +32,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-async function serve(opts: { tls?: boolean; requireHttps?: boolean; trustProxy?: boolean }): Promise<number> {
+async function serve(opts: { tls?: boolean; requireHttps?: boolean; trustProxy?: readonly string[] }): Promise<number> {
   const s = await buildRestServer({
     services: app.built.services,
     log: createLogger('silent'),
@@ -71,12 +71,29 @@ describe('TLS', () => {
 
 describe('behind a trusted TLS-terminating proxy', () => {
   it('refuses requests that did not arrive over HTTPS', async () => {
-    const port = await serve({ requireHttps: true, trustProxy: true });
+    const port = await serve({ requireHttps: true, trustProxy: ['127.0.0.1'] });
     const plain = await request(http, port, {});
     expect(plain.status).toBe(400);
     expect(JSON.parse(plain.body)).toMatchObject({ type: 'bad_request', message: 'HTTPS is required' });
     const proxied = await request(http, port, { headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' } });
     expect(proxied.status).toBe(404);
+  });
+
+  it('answers the probes over plain HTTP, as the kubelet and a container health check reach each instance', async () => {
+    const port = await serve({ requireHttps: true, trustProxy: ['127.0.0.1'] });
+    for (const path of ['/healthz', '/readyz']) expect([path, (await request(http, port, { path, headers: {} })).status]).toEqual([path, 200]);
+    // Anything else still needs HTTPS, a route that does not exist included.
+    expect((await request(http, port, { path: '/v1/openapi.json', headers: {} })).status).toBe(400);
+    expect((await request(http, port, { path: '/healthz/../v1/openapi.json', headers: {} })).status).toBe(400);
+    expect((await request(http, port, { path: '/nowhere', headers: {} })).status).toBe(400);
+  });
+
+  it('believes X-Forwarded-Proto only from a trusted proxy', async () => {
+    // The test connects from 127.0.0.1, which is not among this listener's proxies.
+    const port = await serve({ requireHttps: true, trustProxy: ['10.0.0.0/8'] });
+    const claimed = await request(http, port, { headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' } });
+    expect(claimed.status).toBe(400);
+    expect(JSON.parse(claimed.body)).toMatchObject({ message: 'HTTPS is required' });
   });
 });
 

@@ -33,6 +33,8 @@ export interface TestAppOptions extends Partial<Omit<BuildOptions, 'db' | 'log'>
   bodyLimit?: number;
   grpc?: boolean;
   metricsToken?: string;
+  /** Proxies whose X-Forwarded-* headers (and gRPC's x-forwarded-for) are believed, as CIDRs; none unless given. */
+  trustProxy?: readonly string[];
   /** Runs on the fresh database before the service is built (e.g. to write an older version's data). */
   beforeBuild?: (db: Db) => Promise<void>;
   monitorCommands?: Parameters<typeof testDatabase>[0] extends infer O ? (O extends { monitorCommands?: infer M } ? M : never) : never;
@@ -71,7 +73,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     services: built.services,
     log,
     bodyLimit: opts.bodyLimit ?? 100 * 1024,
-    trustProxy: false,
+    trustProxy: opts.trustProxy ?? false,
     requireHttps: false,
     demo: true,
     register: async (app) => {
@@ -87,7 +89,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   let grpc: GrpcServerHandle | null = null;
-  if (opts.grpc !== false) grpc = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, metrics: grpcMetrics(built.metrics) });
+  if (opts.grpc !== false) grpc = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, metrics: grpcMetrics(built.metrics), trustProxy: opts.trustProxy });
   built.start();
   return {
     baseUrl: `http://127.0.0.1:${port}`,

@@ -45,7 +45,19 @@ describe('loadConfig', () => {
   it('requires TLS (or a trusted proxy) and a master key in production', () => {
     expect(() => loadConfig({ RAMPART_MODE: 'production' })).toThrow(/RAMPART_TLS_CERT/);
     expect(() => loadConfig({ RAMPART_MODE: 'production', RAMPART_TRUST_PROXY: 'true' })).toThrow(/RAMPART_MASTER_KEY/);
-    expect(loadConfig({ RAMPART_MODE: 'production', RAMPART_TRUST_PROXY: 'true', RAMPART_MASTER_KEY: 'ab'.repeat(32), RAMPART_HOST: '0.0.0.0' }).trustProxy).toBe(true);
+    expect(loadConfig({ RAMPART_MODE: 'production', RAMPART_TRUST_PROXY: 'true', RAMPART_MASTER_KEY: 'ab'.repeat(32), RAMPART_HOST: '0.0.0.0' }).trustProxy).toContain('10.0.0.0/8');
+    expect(() => loadConfig({ RAMPART_MODE: 'production', RAMPART_TRUST_PROXY: 'false', RAMPART_MASTER_KEY: 'ab'.repeat(32) })).toThrow(/RAMPART_TLS_CERT/);
+  });
+
+  it('reads RAMPART_TRUST_PROXY as no proxy, proxies on loopback and private networks, or a list', () => {
+    expect(loadConfig({}).trustProxy).toEqual([]);
+    expect(loadConfig({ RAMPART_TRUST_PROXY: 'false' }).trustProxy).toEqual([]);
+    expect(loadConfig({ RAMPART_TRUST_PROXY: 'true' }).trustProxy).toEqual(['127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7']);
+    expect(loadConfig({ RAMPART_TRUST_PROXY: '203.0.113.7, 10.1.0.0/16,2001:db8::/48,loopback' }).trustProxy).toEqual(['203.0.113.7/32', '10.1.0.0/16', '2001:db8::/48', '127.0.0.0/8', '::1/128']);
+  });
+
+  it.each(['0.0.0.0/0', '::/0', '10.0.0.0/33', 'proxy.internal', '10.0.0.0/8,bogus', ','])('refuses RAMPART_TRUST_PROXY=%s, naming it', (value) => {
+    expect(() => loadConfig({ RAMPART_TRUST_PROXY: value })).toThrow(/RAMPART_TRUST_PROXY/);
   });
 
   it('refuses plain HTTP off loopback in development', () => {

@@ -139,10 +139,8 @@ export class SessionService {
    */
   async resolve(token: string | null, csrf: string | null, o: { source: string | null; requireCsrf: boolean; rateLimit?: boolean }): Promise<ResolvedSession> {
     const { access } = this.deps;
-    access.admitSource(o.source);
     const refuse = (message: string): never => {
-      access.failedFrom(o.source);
-      throw new Unauthorized(message);
+      throw access.failedFrom(o.source, new Unauthorized(message));
     };
     if (!token || token.length > MAX_TOKEN_LENGTH) return refuse('not signed in');
     const id = sha256Hex(token);
