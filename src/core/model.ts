@@ -257,6 +257,11 @@ export interface StoredEvent {
   receivedAt: Date;
   /** The verdict was computed without all of its state (not read within the verdict budget). */
   degraded: boolean;
+  /**
+   * Only on an event without a user id: the e-mails, user names and phones it names
+   * (privacy/names.ts), which a purge of the user they name matches.
+   */
+  names?: string[];
 }
 
 export interface RejectedPayload {
@@ -265,8 +270,10 @@ export interface RejectedPayload {
   endpoint: Endpoint;
   reason: string;
   fields: { field: string; message: string }[];
-  /** The payload as received, truncated to a safe size. */
+  /** The payload as received, truncated to a safe size and scrubbed (events/scrub.ts). */
   payload: string;
   userId: string | null;
   receivedAt: Date;
+  /** Only on a payload that names no user id: the e-mails, user names and phones it names, which a purge matches. */
+  names?: string[];
 }

@@ -21,7 +21,8 @@ import type { Device, EventInput, Principal, RejectedPayload, Signals } from './
 import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
 import type { EventCommand } from './events/command';
 import { validateEvent } from './events/parse';
-import { scrubPayloadText } from './events/context';
+import { scrubText } from './events/scrub';
+import { namedInText } from './privacy/names';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/ports';
 import { enrich, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent } from './verdicts/observe';
@@ -227,24 +228,35 @@ export class TrackService {
     else job.reject(err);
   }
 
-  /** Keep a rejected payload, with its reason, in the debugger (written behind). */
+  /**
+   * Keep a rejected payload, with its reason, in the debugger (written behind): its first 16 KB,
+   * scrubbed as text (events/scrub.ts: by pattern, so that no payload, however nested, cut or
+   * malformed, fails or keeps a secret), with the user it names, or else the e-mails, user names
+   * and phones it names (privacy/names.ts), so that a purge finds it.
+   */
   reject(principal: Principal, body: unknown, rawText: string | undefined, err: DomainError): void {
-    const text = scrubPayloadText(rawText ?? safeStringify(body));
-    // A raw body names its user as `user_id` or `user.id`; a command or an event, as `userId` or `user.id`.
+    const source = rawText ?? safeStringify(body);
+    const cut = source.length > MAX_DEBUG_PAYLOAD;
+    // Never between the halves of a surrogate pair (BSON would mangle a lone half).
+    const end = cut && /[\uD800-\uDBFF]/.test(source[MAX_DEBUG_PAYLOAD - 1] ?? '') ? MAX_DEBUG_PAYLOAD - 1 : MAX_DEBUG_PAYLOAD;
+    const text = scrubText(cut ? source.slice(0, end) : source);
+    // A decoded body names its user as `user_id` or `user.id`; a command or an event, as `userId` or `user.id`.
     const b = (typeof body === 'object' && body !== null ? body : {}) as { user_id?: unknown; userId?: unknown; user?: { id?: unknown } | null };
     const named = [b.user_id, b.userId, b.user?.id].find((v): v is string => typeof v === 'string' && v.length > 0);
     // A body that is not JSON at all may still say whose it is (a purge must find it).
-    const userId = named ?? /"user_id"\s*:\s*"((?:[^"\\]|\\.){1,256})"|"user"\s*:\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.){1,256})"/.exec(text)?.slice(1).find(Boolean) ?? null;
+    const found = namedInText(source);
+    const userId = named ?? found.userId;
     const entry: RejectedPayload = {
       id: uuid(),
       envId: principal.env.id,
       endpoint: 'track',
       reason: err.message,
       fields: err instanceof InvalidParameters ? err.fields : [],
-      payload: text.length > MAX_DEBUG_PAYLOAD ? `${text.slice(0, MAX_DEBUG_PAYLOAD)}…` : text,
+      payload: cut ? `${text}…` : text,
       userId,
       receivedAt: this.d.clock.now(),
     };
+    if (userId === null && found.names.length > 0) entry.names = found.names;
     void this.d.debuggerLog.append(entry);
   }
 

@@ -19,6 +19,7 @@ import type { IndexSpec } from './database';
 import { fromEventDoc, type EventDoc } from './events';
 import { escapeRegex, fromJson, idOf } from './ids';
 import { WEBHOOK_COLLECTIONS } from './webhooks';
+import { ownNames } from '../core/privacy/names';
 import { ENVIRONMENTS } from './environments';
 
 export interface PrivacyStoreOptions {
@@ -218,14 +219,27 @@ export class MongoPrivacyStore implements PrivacyStore {
     deleted.devices = (await db.collection(DEVICES).deleteMany(byUser)).deletedCount;
     // Earlier versions kept a (user, fingerprint) → device index here.
     deleted.device_keys = (await db.collection('device_keys').deleteMany(byUser)).deletedCount;
+    // What names the user: the profile's e-mail, user name and phone, and those the user's own
+    // events gave as the user's (an e-mail or a phone changed since).
+    const names = new Set(s.names);
+    const own = db.collection<Pick<EventDoc, 'email' | 'userTraits'>>('events').find(byUser, { projection: { _id: 0, email: 1, userTraits: 1 } });
+    for await (const d of own) for (const n of ownNames({ email: d.email ?? null, userTraits: fromJson(d.userTraits, {}) })) names.add(n);
+    const named = [...names];
     let events = (await db.collection('events').deleteMany(byUser)).deletedCount;
-    if (s.email) events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: s.email })).deletedCount;
+    if (named.length > 0) {
+      // Records without a user id that name the user: anonymous events (`names`, and the e-mail
+      // of those written before events kept their names) and rejected payloads.
+      events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: { $in: named } })).deletedCount;
+      events += (await db.collection('events').deleteMany({ envId: env, userId: null, names: { $in: named } })).deletedCount;
+    }
     deleted.events = events;
-    deleted.debugger = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
+    let rejected = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
+    if (named.length > 0) rejected += (await db.collection('debugger').deleteMany({ envId: env, userId: null, names: { $in: named } })).deletedCount;
+    deleted.debugger = rejected;
     deleted[CLIENT_EVENTS] = (await db.collection(CLIENT_EVENTS).deleteMany(byUser)).deletedCount;
 
     let counters = 0;
-    const members = [...s.identifiers, ...(s.email ? [emailAccount(s.email)] : [])];
+    const members = [...new Set([...s.identifiers, ...named, ...(s.email ? [emailAccount(s.email)] : [])])];
     for (const member of members) counters += await pullCounterMember(db, this.state, env, member, COUNTER_SETS);
     // Which account the e-mail belongs to: deleted once nothing queued can write it back.
     const emailDocId = s.email ? idOf(env, emailKey(sha256Hex(s.email.trim().toLowerCase()))) : null;

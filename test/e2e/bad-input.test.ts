@@ -88,6 +88,7 @@ describe.each(withBody.filter((e) => e.malformed === 422))('$name, body errors',
   it('a JSON array: 400 bad_request', () => rejected(ep.method, ep.path, undefined, { raw: '[1,2]' }, 400, 'bad_request'));
   it('oversized body: 413 payload_too_large', () => rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
   it('deeply nested body: 400', () => rejected(ep.method, ep.path, undefined, { raw: `${'{"a":'.repeat(100)}1${'}'.repeat(100)}` }, 400, 'bad_request'));
+  it('a 5,000-level nested body: 400', () => rejected(ep.method, ep.path, undefined, { raw: deep }, 400, 'bad_request'));
 });
 
 describe.each(verdicts)('$name, field errors answer 422 and name the field', (ep) => {
@@ -108,6 +109,10 @@ describe.each(verdicts)('$name, field errors answer 422 and name the field', (ep
   it('missing context: 422', () => rejected(ep.method, ep.path, { ...ep.body, context: undefined }, {}, 422, 'invalid_parameters'));
   it('a malformed request token: 422 invalid_request_token', () => rejected(ep.method, ep.path, { ...ep.body, request_token: 'test|risk:9' }, {}, 422, 'invalid_request_token'));
 });
+
+/** 5,000 levels of nesting under a user id and a credential. */
+const DEEP_SECRET = 'Bearer deep-secret-value';
+const deep = `{"user_id":"bi-deep","Authorization":"${DEEP_SECRET}","a":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_001)}`;
 
 describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in the debugger', (ep) => {
   const cases: [string, { raw?: string; body?: unknown }][] = [
@@ -130,6 +135,21 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
     expect(await snapshot(app.database.db, ['debugger'])).toBe(before);
   });
   it('oversized body: 413', () => rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
+  it('a 5,000-level nested body: 204, kept in the debugger bounded and scrubbed, with the user it names', async () => {
+    await settled();
+    const before = await snapshot(app.database.db, ['debugger']);
+    const count = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length;
+    expect((await call(app, ep.method, ep.path, undefined, { raw: deep })).status).toBe(204);
+    await settled();
+    const entries = await app.built.services.read.debuggerLog.list(app.env.id, 1000);
+    expect(entries.length).toBe(count + 1);
+    const [entry] = entries;
+    expect(entry?.reason).toMatch(/nested deeper than 32 levels/);
+    expect(entry?.payload.length).toBeLessThanOrEqual(16 * 1024 + 1);
+    expect(entry?.payload).not.toContain(DEEP_SECRET);
+    expect(entry?.userId).toBe('bi-deep');
+    expect(await snapshot(app.database.db, ['debugger'])).toBe(before);
+  });
 });
 
 describe('hostile strings are plain data', () => {

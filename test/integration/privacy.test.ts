@@ -6,7 +6,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { applyIndexes } from '../../src/store/database';
 import { StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../../src/store/user-state';
 import { StateLayer } from '../../src/store/state/layer';
@@ -28,56 +27,9 @@ import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment,
 import { testDatabase, type TestDatabase } from '../support/db';
 import { jobDone } from '../support/privacy';
 import { waitFor } from '../support/wait';
+import { EXPORT_LINK as LINK, MailSink } from '../support/mail';
 
 jest.setTimeout(60_000);
-
-interface Mail {
-  to: string[];
-  raw: string;
-  text: string;
-}
-
-/** Decode the (single-part) text body of a message as nodemailer writes it. */
-function textOf(raw: string): string {
-  const split = raw.indexOf('\r\n\r\n');
-  const headers = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
-  const body = raw.slice(split + 4);
-  const cte = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase() ?? '7bit';
-  if (cte === 'quoted-printable') {
-    const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
-    return Buffer.from(bytes, 'latin1').toString('utf8');
-  }
-  if (cte === 'base64') return Buffer.from(body, 'base64').toString('utf8');
-  return body;
-}
-
-class MailSink {
-  readonly mails: Mail[] = [];
-  private readonly server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData: (stream, session, callback) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        this.mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw, text: textOf(raw) });
-        callback();
-      });
-    },
-  });
-  port = 0;
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
-    this.port = (this.server.server.address() as AddressInfo).port;
-  }
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-const LINK = /https?:\/\/\S+\/v1\/privacy\/exports\/([0-9a-f-]{36})\?expires=(\d+)&signature=([0-9a-f]{64})/;
 
 let database: TestDatabase;
 const smtp = new MailSink();

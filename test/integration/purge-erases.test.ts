@@ -1,9 +1,11 @@
 /**
  * A purge erases: Rampart runs as `npm start` runs it (its own embedded database in its data
  * directory), two users send events (each one rewrites the user's documents, so SQLite holds
- * many old copies on free space and in the write-ahead log), one is purged over REST, and the
- * raw files of the data directory (database, WAL, shared memory) are read byte by byte: nothing
- * of the purged user (id, e-mail, phone, name) is left, while the other user's data is there.
+ * many old copies on free space and in the write-ahead log), and anonymous events (no user id)
+ * name each by phone or user name only, as a filter call carries them; one user is purged over
+ * REST, and the raw files of the data directory (database, WAL, shared memory) are read byte by
+ * byte: nothing of the purged user (id, e-mail, phone, name, user name) is left, while the other
+ * user's data is there.
  * The files are read while the service runs, then again after it stopped (SQLite's final
  * checkpoint).
  */
@@ -45,11 +47,12 @@ interface Person {
   email: string;
   phone: string;
   name: string;
+  username: string;
 }
 
 const person = (tag: string): Person => {
   const r = randomBytes(5).toString('hex');
-  return { id: `${tag}-${r}`, email: `${tag}.${r}@example.org`, phone: `+4477${parseInt(r.slice(0, 8), 16).toString().padStart(9, '0').slice(0, 9)}`, name: `${tag} Q${r}` };
+  return { id: `${tag}-${r}`, email: `${tag}.${r}@example.org`, phone: `+4477${parseInt(r.slice(0, 8), 16).toString().padStart(9, '0').slice(0, 9)}`, name: `${tag} Q${r}`, username: `${tag}_u${r}` };
 };
 
 embeddedOnly('purging a user on the embedded database', () => {
@@ -81,7 +84,7 @@ embeddedOnly('purging a user on the embedded database', () => {
     const victim = person('victim');
     const keeper = person('keeper');
     for (const p of [victim, keeper]) {
-      const user = { id: p.id, email: p.email, phone: p.phone, name: p.name };
+      const user = { id: p.id, email: p.email, phone: p.phone, name: p.name, username: p.username };
       for (let i = 0; i < 12; i++) {
         // Each login rewrites the user's documents (devices, profile, counters) a little differently.
         const context = { ip: `81.2.69.${10 + i}`, headers: { 'User-Agent': UA, 'Accept-Language': `en-GB,en;q=0.${i % 9 + 1}` } };
@@ -90,17 +93,23 @@ embeddedOnly('purging a user on the embedded database', () => {
         expect(risk.status).toBe(201);
       }
       expect((await call(app, 'POST', '/v1/track', { event: '$profile_update', user_id: p.id, user_traits: { email: p.email, phone: p.phone, name: p.name }, context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } } })).status).toBe(204);
+      // Anonymous events: a form that submitted only the phone, or only the user name.
+      const context = { ip: '81.2.69.8', headers: { 'User-Agent': UA } };
+      expect((await call(app, 'POST', '/v1/filter', { type: '$login', status: '$failed', params: { phone: p.phone }, context })).status).toBe(201);
+      expect((await call(app, 'POST', '/v1/filter', { type: '$login', status: '$failed', params: { username: p.username }, context })).status).toBe(201);
     }
 
     const purged = await call(app, 'DELETE', `/v1/privacy/users/${encodeURIComponent(victim.id)}`);
     expect(purged.status).toBeLessThan(300);
 
-    const needles = (p: Person, tag: string) => ({ [`${tag} id`]: p.id, [`${tag} e-mail`]: p.email, [`${tag} phone`]: p.phone, [`${tag} name`]: p.name });
+    const needles = (p: Person, tag: string) => ({ [`${tag} id`]: p.id, [`${tag} e-mail`]: p.email, [`${tag} phone`]: p.phone, [`${tag} name`]: p.name, [`${tag} user name`]: p.username });
     // While the service runs: the database file and its write-ahead log as they are on disk.
     const live = occurrences(dir, { ...needles(victim, 'victim'), ...needles(keeper, 'keeper') });
     expect(Object.keys(live).filter((k) => k.startsWith('victim'))).toEqual([]);
     expect(live['keeper id']).toBeGreaterThan(0);
     expect(live['keeper e-mail']).toBeGreaterThan(0);
+    expect(live['keeper phone']).toBeGreaterThan(0);
+    expect(live['keeper user name']).toBeGreaterThan(0);
 
     // After the stop (SQLite's last checkpoint folds the WAL into the database file).
     await running!.stop();

@@ -21,6 +21,7 @@ import type { RateLimiter } from '../ratelimit';
 import { activityBump, activityKey } from '../scoring/population';
 import { openSession, SESSION_EVENTS_GRACE_MS, type SessionClaims } from './session';
 import type { PublishableKeys } from './service';
+import { scrubRecord } from '../events/scrub';
 
 export const CLIENT_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify'] as const;
 export type ClientEventType = (typeof CLIENT_EVENT_TYPES)[number];
@@ -143,7 +144,8 @@ export class ClientEventsService {
         name: e.name ?? null,
         userId,
         verified: e.type === 'identify' && userId !== null && e.user_signature ? verifies(secrets, userId, e.user_signature) : false,
-        properties: e.properties ?? {},
+        // Kept by the one scrubbing rule, as an event's properties are (events/scrub.ts).
+        properties: e.properties ? scrubRecord(e.properties) : {},
         at: new Date(at),
         receivedAt: now,
         deviceKey: session.dk,

@@ -11,7 +11,8 @@ import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors'
 import type { Endpoint, EventInput } from '../model';
 import type { EventCommand, FieldNames } from './command';
 import { eventSpec, nameFromTypeStatus, type Recommendation, type Requirement } from './catalog';
-import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, scrubHeaders, tokenShapeOk } from './context';
+import { MAX_TOKEN_LENGTH, normaliseHeaders, parseTestToken, pickFingerprint, tokenShapeOk } from './context';
+import { scrubHeaders, scrubRecord } from './scrub';
 import { ENDPOINT_REQUIRES, EVENT_FIELDS, TIMESTAMP_MESSAGE, type EventField } from './schema';
 
 /** How far in the future an event's own time may be (later is refused). */
@@ -193,6 +194,9 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
 
   if (p.length > 0) throw new InvalidParameters(p);
 
+  // What is kept of the event is scrubbed here, once, by the one rule (scrub.ts): everything
+  // stored or sent on (the event, the profile's traits, device contexts, webhooks, exports) is
+  // made from these.
   const extra: Record<string, unknown> = { ...command.extra };
   if (command.sentAt !== undefined) extra.sent_at = command.sentAt;
   const contextExtra: Record<string, unknown> = {};
@@ -210,16 +214,16 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     username,
     phone,
     registeredAt,
-    userTraits,
-    properties: { ...params, ...properties },
-    context: { ip, headers: scrubHeaders(headers), userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: contextExtra },
+    userTraits: scrubRecord(userTraits),
+    properties: scrubRecord({ ...params, ...properties }),
+    context: { ip, headers: scrubHeaders(headers), userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: scrubRecord(contextExtra) },
     deviceToken,
     requestToken,
     testToken,
     missing,
     occurredAt: occurred ?? opts.now,
     receivedAt: opts.now,
-    extra,
+    extra: scrubRecord(extra),
   };
 }
 

@@ -52,8 +52,14 @@ export interface PrivacyDataStore {
 /** Who to purge: the user id, and the identifiers that anonymous records may hold instead. */
 export interface PurgeSubject {
   userId: string;
-  /** Profile e-mail: also removes the user's own anonymous events (e.g. `$login.attempted`) naming it. */
+  /** Profile e-mail (lower-cased): its account link in the counters goes too. */
   email: string | null;
+  /**
+   * The profile's e-mail, user name and phone. The store adds those the user's own events gave
+   * as the user's (privacy/names.ts `ownNames`) and deletes every record without a user id that
+   * names one of them: anonymous events and rejected payloads.
+   */
+  names: string[];
   /** Strings (user id, e-mail, username, phone) to remove from velocity-counter member sets. */
   identifiers: string[];
 }

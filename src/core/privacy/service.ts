@@ -18,6 +18,7 @@ import { privacyIdentifierSchema } from './schema';
 import type { Page } from '../queries/model';
 import { pageOfList, pageSize } from '../queries/pagination';
 import type { Mailer, PrivacyStore } from './ports';
+import { nameOf } from './names';
 
 export const EXPORT_LINK_TTL_MS = 48 * 3_600_000;
 /** Purpose string of the Sealer-derived key that signs download links. */
@@ -296,7 +297,8 @@ export class PrivacyService {
     await this.d.writes.flush();
     const user = (await this.d.users.load(env.id, userId))?.profile;
     const identifiers = [...new Set([userId, user?.email, user?.username, user?.phone].filter((v): v is string => typeof v === 'string' && v.length > 0))];
-    const deleted = await this.d.store.purgeUser(env.id, { userId, email: user?.email ?? null, identifiers });
+    const names = [nameOf('email', user?.email), nameOf('username', user?.username), nameOf('phone', user?.phone)].filter((v): v is string => v !== null);
+    const deleted = await this.d.store.purgeUser(env.id, { userId, email: user?.email ?? null, names, identifiers });
     this.d.log.info({ env: env.id, deleted }, 'privacy: user purged');
     return { deleted };
   }

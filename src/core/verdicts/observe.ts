@@ -17,6 +17,7 @@ import { deviceOfMachine } from '../devices/machine';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
 import { withMobileDevice } from '../client/mobile';
+import { namesOfEvent } from '../privacy/names';
 
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
@@ -187,7 +188,7 @@ export function toStoredEvent(
   outcome: { id?: string; action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null; degraded?: boolean },
 ): StoredEvent {
   const e = x.event;
-  return {
+  const stored: StoredEvent = {
     id: outcome.id ?? timeOrderedUuid(),
     envId: env,
     name: e.customName ? `${e.name}:${e.customName}` : e.name,
@@ -211,4 +212,10 @@ export function toStoredEvent(
     receivedAt: e.receivedAt,
     degraded: outcome.degraded ?? false,
   };
+  // What names the person an anonymous event is about, for a purge to find it.
+  if (e.userId === null) {
+    const names = namesOfEvent(e);
+    if (names.length > 0) stored.names = names;
+  }
+  return stored;
 }

@@ -14,6 +14,7 @@ import type { ListStore } from '../../../src/core/lists/ports';
 import type { AuditEntry, AuditLog } from '../../../src/core/audit/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
 import type { Session, SessionStore } from '../../../src/core/sessions/service';
+import { ownNames } from '../../../src/core/privacy/names';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -222,9 +223,13 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
     userIdsByEmail: async (env, email, limit) => (data.emails?.get(`${env}:${email}`) ?? []).slice(0, limit),
     async purgeUser(env, subject) {
       purged.push({ env, subject: copy(subject) });
+      // The user's records, and those without a user id that name the user (as the MongoDB store).
+      const names = new Set(subject.names);
+      for (const e of data.events.all) if (e.envId === env && e.userId === subject.userId) for (const n of ownNames(e)) names.add(n);
+      const namesUser = (e: { userId: string | null; names?: string[]; email?: string | null }) => e.userId === null && ((e.email != null && names.has(e.email)) || (e.names ?? []).some((n) => names.has(n)));
       return {
-        events: remove(data.events.all, (e) => e.envId === env && e.userId === subject.userId),
-        rejected_payloads: remove(data.debuggerLog.all, (e) => e.envId === env && e.userId === subject.userId),
+        events: remove(data.events.all, (e) => e.envId === env && (e.userId === subject.userId || namesUser(e))),
+        rejected_payloads: remove(data.debuggerLog.all, (e) => e.envId === env && (e.userId === subject.userId || namesUser(e))),
         privacy_jobs: remove(jobs, (j) => j.envId === env && j.userId === subject.userId),
       };
     },

@@ -8,7 +8,7 @@ import { eventCommand } from '../../../src/rest/event-command';
 import { EVENTS, eventRole } from '../../../src/core/events/catalog';
 import { InvalidParameters, InvalidRequestToken } from '../../../src/core/errors';
 import type { Endpoint } from '../../../src/core/model';
-import { isSensitiveHeader, scrubHeaders, scrubPayloadText } from '../../../src/core/events/context';
+import { isSecretName, scrubHeaders, scrubText } from '../../../src/core/events/scrub';
 
 /** A Castle JSON body validated as the REST door validates it. */
 const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
@@ -227,7 +227,7 @@ describe('headers kept without their secrets', () => {
     ['x-forwarded-for', false],
     ['sec-ch-ua', false],
   ])('%s is sensitive: %s', (name, sensitive) => {
-    expect(isSensitiveHeader(name)).toBe(sensitive);
+    expect(isSecretName(name)).toBe(sensitive);
   });
 
   it('scrubHeaders keeps that a sensitive header was sent, not its value', () => {
@@ -239,18 +239,18 @@ describe('headers kept without their secrets', () => {
     expect({ ...kept }).toEqual({ 'user-agent': 'UA', 'accept-language': 'en', 'sec-ch-ua-platform': '"macOS"', origin: 'https://shop.example', 'x-access-key': true, 'x-jwt': true, referer: true, 'x-service-client-id': true });
   });
 
-  it('scrubPayloadText keeps header values by the allow-list in well-formed and malformed payloads', () => {
-    expect(JSON.parse(scrubPayloadText('{"event":"$login.failed","context":{"headers":{"X-Access-Key":"k","Referer":"r","Accept":"*/*"}}}'))).toEqual({ event: '$login.failed', context: { headers: { 'X-Access-Key': true, Referer: true, Accept: '*/*' } } });
-    expect(JSON.parse(scrubPayloadText('{"context":{"headers":[["X-Jwt","j"],["User-Agent","UA"]]}}'))).toEqual({ context: { headers: [['X-Jwt', true], ['User-Agent', 'UA']] } });
+  it('scrubText keeps header values by the allow-list in well-formed and malformed payloads', () => {
+    expect(JSON.parse(scrubText('{"event":"$login.failed","context":{"headers":{"X-Access-Key":"k","Referer":"r","Accept":"*/*"}}}'))).toEqual({ event: '$login.failed', context: { headers: { 'X-Access-Key': true, Referer: true, Accept: '*/*' } } });
+    expect(JSON.parse(scrubText('{"context":{"headers":[["X-Jwt","j"],["User-Agent","UA"]]}}'))).toEqual({ context: { headers: [['X-Jwt', true], ['User-Agent', 'UA']] } });
     // Malformed: the headers' region by the allow-list, the rest by the deny-list.
-    expect(scrubPayloadText('{"user_id":"u1","context":{"headers":{"Referer":"r","Accept":"*/*"}, "note":"hello", broken')).toBe('{"user_id":"u1","context":{"headers":{"Referer":true,"Accept":"*/*"}, "note":"hello", broken');
-    expect(scrubPayloadText('{"headers":[["Referer","r"],["Accept","a"]], "X-Access-Key":"k", oops')).toBe('{"headers":[["Referer",true],["Accept","a"]], "X-Access-Key":true, oops');
+    expect(scrubText('{"user_id":"u1","context":{"headers":{"Referer":"r","Accept":"*/*"}, "note":"hello", broken')).toBe('{"user_id":"u1","context":{"headers":{"Referer":true,"Accept":"*/*"}, "note":"hello", broken');
+    expect(scrubText('{"headers":[["Referer","r"],["Accept","a"]], "X-Access-Key":"k", oops')).toBe('{"headers":[["Referer",true],["Accept","a"]], "X-Access-Key":true, oops');
   });
 
-  it('scrubPayloadText works on JSON and on text that is not', () => {
-    expect(scrubPayloadText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe('{"headers":{"Cookie":true,"Accept":"*/*"}}');
-    expect(scrubPayloadText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe('{"Authorization" : true, broken');
-    expect(scrubPayloadText('plain text with no JSON')).toBe('plain text with no JSON');
+  it('scrubText works on JSON and on text that is not', () => {
+    expect(scrubText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe('{"headers":{"Cookie":true,"Accept":"*/*"}}');
+    expect(scrubText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe('{"Authorization" : true, broken');
+    expect(scrubText('plain text with no JSON')).toBe('plain text with no JSON');
   });
 
   it('parseEvent stores the scrubbed headers', () => {
