@@ -21,6 +21,12 @@
  *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it;
  *      and what ten lists of 100,000 items cost a verdict (bench/lists.ts).
  *
+ * Not by default (about twenty minutes): `--only overload [--overload-minutes N]` (bench/lib/overload.ts)
+ * runs Rampart as `npm start` does beside busy loops on every core, offers it more verdicts and
+ * track events than it can serve for N minutes (15) with its database stopped for 12 s in the
+ * middle, then SIGKILLs and SIGTERMs it under the same load, and prints what it answered,
+ * refused and lost, /readyz, its memory and the WAL, and how soon it recovered.
+ *
  * Not by default (it loads millions of documents and takes tens of minutes): `--only dashboards`
  * (bench/dashboards.ts) bulk-loads a large environment (--dash-events, default 5,000,000, of
  * --dash-users, default 200,000) straight into the database, then times each console query through
@@ -52,11 +58,13 @@ import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
 import { benchLists, listsReport } from './lists';
 import { runInfo } from './lib/run-info';
+import { runOverload, type OverloadReport } from './lib/overload';
+import os from 'node:os';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards', 'overload'] as const;
 type Section = (typeof SECTIONS)[number];
-/** What `npm run bench` runs without --only: every section but dashboards (tens of minutes). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards');
+/** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards' && s !== 'overload');
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
 
@@ -75,6 +83,8 @@ interface Options {
   prof: string | null;
   /** Minutes of the soak (`--soak N`, or `npm run bench --soak`: 30); 0: no soak. */
   soak: number;
+  /** Minutes of the overload phase (`--only overload`). */
+  'overload-minutes': number;
   /** Calls per second the soak offers. */
   'soak-rate': number;
   /** Dashboards: events and users bulk-loaded, and runs of each console query. */
@@ -93,13 +103,14 @@ interface Figures {
   history?: { events: { few: number; many: number }; risk: { few: Summary; many: Summary }; devices: { few: Summary; many: Summary } };
   analyst?: { alone: Summary; beside: Summary; answered: number; refused: number };
   memory?: { peakRss: number; rss: number; liveHeap: number | null; peakDbRss: number | null; dbRss: number | null };
+  overload?: OverloadReport;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--dash-events N] [--dash-users N] [--dash-reps N] [--json FILE]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--json FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, json: null };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, json: null };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
   if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
@@ -123,7 +134,7 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps') {
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps') {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -384,6 +395,23 @@ async function main(): Promise<void> {
   if (o.only.includes('scoring')) {
     out(scoringReport(benchScoring()));
     out(listsReport(benchLists()));
+  }
+  if (o.only.includes('overload')) {
+    // Rampart as `npm start` runs it, with CPU hogs beside it (bench/lib/overload.ts): its own
+    // processes, not the bench's server child.
+    const r = await runOverload({
+      root: path.resolve(__dirname, '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : [])),
+      overloadSeconds: o['overload-minutes'] * 60,
+      killSeconds: 30,
+      termSeconds: 30,
+      hogs: os.availableParallelism() + 1,
+      rate: { start: 100, step: 100, max: 5000, everyMs: 3000 },
+      stallSeconds: 12,
+      timeoutMs: 10_000,
+      out,
+    });
+    figures.overload = { a: { ...r.a, samples: r.a.samples.filter((_, i) => i % 10 === 0) }, b: r.b, c: r.c };
+    if (o.only.every((section) => section === 'scoring' || section === 'overload')) return record();
   }
   if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return record();
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.

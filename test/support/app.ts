@@ -66,6 +66,9 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     // are tested with the defaults by the state layer's, fault and overload tests). A track call
     // still answers only once written.
     state: { maxUnwrittenMs: 60_000, ackTimeoutMs: 60_000, ...opts.state },
+    // And for the verdicts' work limiter: a burst answered slowly by a loaded machine waits its
+    // turn instead of being refused (test/unit/core/work-limiter.test.ts tests the limiter).
+    workLimits: { maxWaitMs: 600_000, ...opts.workLimits },
   });
   const secret = `sk_test_${randomBytes(16).toString('hex')}`;
   const { env } = await built.services.environments.ensureSandbox(secret, undefined);

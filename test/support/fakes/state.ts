@@ -78,12 +78,10 @@ export function createFakeStateLayer(): FakeStateLayer {
     check() {
       if (layer.refusing) throw new Unavailable(layer.refusing);
     },
-    durable(deadline) {
+    // (A deadline is not kept here: the fake has no clock; the real layer's is tested on its own.)
+    durable() {
       if (!layer.writesHeld) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        waiting.push(resolve);
-        if (deadline !== undefined) setTimeout(() => reject(new Unavailable('not written in time')), Math.max(0, deadline - Date.now())).unref();
-      });
+      return new Promise<void>((resolve) => waiting.push(resolve));
     },
     async flush() {},
     async read(collection, id, deadline) {
