@@ -171,6 +171,7 @@ beforeAll(async () => {
     // Not a test of overload: a slow flush on a loaded machine must not refuse its calls.
     RAMPART_MAX_UNWRITTEN_MS: '60000',
     RAMPART_ACK_TIMEOUT_MS: '60000',
+    RAMPART_QUEUE_WAIT_MS: '600000',
     RAMPART_CLIENT_POW_BITS: '0',
   };
   // The first instance creates the environment; the others find it.
