@@ -74,7 +74,7 @@ export class Metrics {
   private readonly probeSeconds: Histogram;
   private databaseStatus: DatabaseStatusSource | null = null;
   private readonly walCheckpoints: Counter<'outcome'>;
-  private embeddedFiles: { source: EmbeddedFilesSource; database: string } | null = null;
+  private embeddedFiles: { source: EmbeddedFilesSource; database: string; limitBytes: number } | null = null;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -154,6 +154,16 @@ export class Metrics {
         if (f && s) this.set({ database: f.database }, s.walBytes);
       },
     });
+    new Gauge({
+      name: 'rampart_embedded_wal_limit_bytes',
+      help: 'RAMPART_EMBEDDED_WAL_LIMIT_MB in bytes: past it, the write-ahead log is checkpointed and truncated, by database name',
+      labelNames: ['database'],
+      registers,
+      collect() {
+        const f = files();
+        if (f) this.set({ database: f.database }, f.limitBytes);
+      },
+    });
     this.walCheckpoints = new Counter({ name: 'rampart_embedded_wal_checkpoints_total', help: 'Checkpoints Rampart sent because the write-ahead log was past its limit, by outcome: truncated, busy (a read still held older frames: tried again later), failed', labelNames: ['outcome'], registers });
     this.probeSeconds = new Histogram({ name: 'rampart_database_probe_duration_seconds', help: 'Time the database took to answer the health probe\'s ping (RAMPART_DB_PROBE_MS); a hung database answers none (see rampart_database_up)', buckets: LATENCY, registers: [] });
   }
@@ -170,9 +180,9 @@ export class Metrics {
     this.registry.registerMetric(this.probeSeconds);
   }
 
-  /** Report the embedded database's file sizes (its watcher, store/embedded-wal.ts) under the database's name. */
-  watchEmbeddedFiles(source: EmbeddedFilesSource, database: string): void {
-    this.embeddedFiles = { source, database };
+  /** Report the embedded database's file sizes (its watcher, store/embedded-wal.ts) and the log's limit under the database's name. */
+  watchEmbeddedFiles(source: EmbeddedFilesSource, database: string, limitBytes: number): void {
+    this.embeddedFiles = { source, database, limitBytes };
   }
 
   /** One checkpoint the WAL watcher sent, and how it ended. */

@@ -120,7 +120,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     walGuard = guard;
     guard.start();
     started.push(() => guard.stop());
-    built.metrics.watchEmbeddedFiles(guard, config.dbName);
+    built.metrics.watchEmbeddedFiles(guard, config.dbName, guard.limitBytes);
   }
 
   if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');

@@ -67,7 +67,6 @@ export class WalGuard {
   private readonly maxBackoffMs: number;
   private latest: EmbeddedFileSizes | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
   private stopped = false;
   /** When a checkpoint may be tried again, and the pause after the next one that is held back. */
   private nextCheckpointAt = 0;
@@ -82,6 +81,11 @@ export class WalGuard {
     this.backoffMs = this.everyMs;
   }
 
+  /** Past this many bytes the log is checkpointed and truncated. */
+  get limitBytes(): number {
+    return this.o.limitBytes;
+  }
+
   /** The sizes as last read (null before the first look). Memory only: what a scrape reads. */
   sizes(): EmbeddedFileSizes | null {
     return this.latest;
@@ -92,19 +96,23 @@ export class WalGuard {
     if (this.timer || this.stopped) return;
     const tick = () => {
       this.timer = null;
-      this.running = this.check().finally(() => {
-        this.running = null;
-        if (!this.stopped) this.timer = setTimeout(tick, this.everyMs).unref();
-      });
+      void this.check()
+        .catch((err: unknown) => this.o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "the embedded database's files could not be checked"))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.everyMs).unref();
+        });
     };
     tick();
   }
 
+  /**
+   * No further look. A look under way is not awaited: its checkpoint may wait on a database that
+   * hangs, and it ends (failed) when the connection is closed.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running;
   }
 
   /** One look: the sizes, and a checkpoint if the log is past its limit (exported for the tests and the bench). */
@@ -133,7 +141,7 @@ export class WalGuard {
       this.lastWarnAt = Date.now();
       this.o.log?.warn(
         { walMB: Math.round(after / 1048576), limitMB: Math.round(this.o.limitBytes / 1048576), checkpoint: outcome },
-        'the embedded database\'s write-ahead log is past its limit: a read still holds older frames, so it cannot be truncated yet',
+        "the embedded database's write-ahead log is past its limit: a read still holds older frames, so it cannot be truncated yet",
       );
     }
   }
