@@ -316,7 +316,8 @@ async function hungDatabase(dbPid: number, get: (path: string) => Promise<{ stat
 /**
  * The soak: a moderate mixed load for `minutes` (REST risk, filter and track, gRPC Risk on
  * VerdictStreams, device lists; a GraphQL query every 2 s as a dashboard left open sends), with
- * Rampart's and both FerretDB processes' resident memory sampled every minute. It says whether
+ * Rampart's and both FerretDB processes' resident memory sampled every minute, and the embedded
+ * database's write-ahead log (its largest size in the minute) and database file. It says whether
  * each levelled off: what it grew over the last third of the run against the first two thirds.
  */
 async function soak(minutes: number, rate: number, server: Server, c: ReturnType<typeof callers>, traffic: Traffic, out: (s: string) => void): Promise<void> {
@@ -346,8 +347,8 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     }
   })();
   const mb = (v: number | null) => (v === null ? '-' : (v / 1024 / 1024).toFixed(0)).padStart(7);
-  out(`\nSoak: ${rate} mixed calls/s offered for ${minutes} min (REST risk 40%, gRPC stream risk 15%, track 25%, filter 15%, device lists 5%; a GraphQL query every 2 s); resident memory in MB each minute\n`);
-  out(`  ${'min'.padStart(4)} ${'calls'.padStart(8)} ${'errors'.padStart(7)} ${'p99 ms'.padStart(7)} ${'Rampart'.padStart(7)} ${'heap'.padStart(7)} ${'extern'.padStart(7)} ${'cached'.padStart(8)} ${'db'.padStart(7)} ${'reader'.padStart(7)} ${'graphql ok/failed'.padStart(18)}\n`);
+  out(`\nSoak: ${rate} mixed calls/s offered for ${minutes} min (REST risk 40%, gRPC stream risk 15%, track 25%, filter 15%, device lists 5%; a GraphQL query every 2 s); resident memory in MB each minute, the embedded database's WAL (largest in the minute) and file in MB\n`);
+  out(`  ${'min'.padStart(4)} ${'calls'.padStart(8)} ${'errors'.padStart(7)} ${'p99 ms'.padStart(7)} ${'Rampart'.padStart(7)} ${'heap'.padStart(7)} ${'extern'.padStart(7)} ${'cached'.padStart(8)} ${'db'.padStart(7)} ${'reader'.padStart(7)} ${'WAL'.padStart(7)} ${'file'.padStart(7)} ${'graphql ok/failed'.padStart(18)}\n`);
   const samples: MemorySample[] = [];
   const first = await server.ask({ type: 'memory', liveHeap: true }, 'memory');
   samples.push(first);
@@ -360,7 +361,7 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     const m = await server.ask({ type: 'memory', liveHeap: minute === minutes }, 'memory');
     samples.push(m);
     const p99 = summarize([r]).p99;
-    out(`  ${String(minute).padStart(4)} ${String(sent).padStart(8)} ${String(errors).padStart(7)} ${p99.toFixed(0).padStart(7)} ${mb(m.rss)} ${mb(m.heapUsed)} ${mb(m.external)} ${String(m.cachedDocuments).padStart(8)} ${mb(m.dbRss)} ${mb(m.readerRss)} ${`${graphql.answered}/${graphql.failed}`.padStart(18)}\n`);
+    out(`  ${String(minute).padStart(4)} ${String(sent).padStart(8)} ${String(errors).padStart(7)} ${p99.toFixed(0).padStart(7)} ${mb(m.rss)} ${mb(m.heapUsed)} ${mb(m.external)} ${String(m.cachedDocuments).padStart(8)} ${mb(m.dbRss)} ${mb(m.readerRss)} ${mb(m.peakWalBytes)} ${mb(m.databaseBytes)} ${`${graphql.answered}/${graphql.failed}`.padStart(18)}\n`);
   }
   dashboards = false;
   await dashboard;
@@ -376,6 +377,8 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     return `${name} ${mb(a).trim()} -> ${mb(b).trim()} -> ${mb(z).trim()} MB (${level ? 'levelled off' : 'STILL GROWING'})`;
   };
   out(`  start -> two thirds -> end: ${[verdict('Rampart', (s) => s.rss), verdict('the database', (s) => s.dbRss), verdict("the analysts' reader", (s) => s.readerRss)].join('; ')}\n`);
+  const peakWal = Math.max(...samples.map((s) => s.peakWalBytes ?? 0));
+  if (last.walBytes !== null) out(`  the write-ahead log: at most ${mb(peakWal).trim()} MB (minute ${samples.findIndex((s) => (s.peakWalBytes ?? 0) === peakWal)}), ${mb(last.walBytes).trim()} MB at the end; the database file ${mb(first.databaseBytes).trim()} -> ${mb(last.databaseBytes).trim()} MB\n`);
   out(`  Rampart's live heap after a full collection: ${megabytes(first.liveHeap)} at the start, ${megabytes(last.liveHeap)} at the end\n`);
 }
 

@@ -11,6 +11,8 @@
 #   0007  an insert of one statement runs in autocommit, without BEGIN…COMMIT and its statement journal.
 #   0008  compact (without force) checkpoints the WAL and truncates it: a purge leaves no old frames.
 #   0009  non-unique indexes on top-level fields serve equality (or `$in`), range and keyset filters with their sort and limit.
+#   0010  reads hold SQLite's snapshot only while SQLite steps: rows are read into memory (a whole table in chunks of
+#         rowids) before any is decoded, and compact's checkpoint waits at most 500 ms for readers (the WAL stays bounded).
 # `go install ...@v1.24.2` alone is not enough: the module zip lacks build/version/version.txt,
 # so such a binary panics at start, and some proxies refuse the version list that
 # `go install pkg@version` asks for. We therefore download the module, patch it and build it.

@@ -65,6 +65,8 @@ const schema = z.object({
   RAMPART_ANALYST_READER: z.enum(['separate', 'shared']).default('separate'),
   RAMPART_ANALYST_NICE: z.coerce.number().int().min(0).max(19).default(10),
   RAMPART_ANALYST_READER_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(256),
+  RAMPART_EMBEDDED_WAL_LIMIT_MB: z.coerce.number().int().min(8).max(1_048_576).default(64),
+  RAMPART_EMBEDDED_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(512),
   RAMPART_ANALYST_MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI').optional(),
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
@@ -133,6 +135,11 @@ export interface Config {
    * given (e.g. a secondary).
    */
   analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
+  /**
+   * The embedded database: its write-ahead log is checkpointed and truncated past `walLimitMb`
+   * (store/embedded-wal.ts); its FerretDB's soft memory limit (Go's GOMEMLIMIT) is `memoryMb`.
+   */
+  embedded: { walLimitMb: number; memoryMb: number };
   /**
    * The database probe (store/health.ts): a ping every `probeEveryMs` (0: none); unanswered for
    * longer than the recent pings' own times allow (at least `stallMs`, at most `stallMaxMs`), the
@@ -243,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       readerMemoryMb: c.RAMPART_ANALYST_READER_MEMORY_MB,
       uri: c.RAMPART_ANALYST_MONGODB_URI,
     },
+    embedded: { walLimitMb: c.RAMPART_EMBEDDED_WAL_LIMIT_MB, memoryMb: c.RAMPART_EMBEDDED_MEMORY_MB },
     databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS, stallMaxMs: Math.max(c.RAMPART_DB_STALL_MS, c.RAMPART_DB_STALL_MAX_MS) },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,

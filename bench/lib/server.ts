@@ -11,7 +11,7 @@
  * event counts) and samples its own and its database's resident memory all along.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -24,7 +24,7 @@ import { run, type Running } from '../../src/app/runtime';
 import { buildRestServer } from '../../src/rest/server';
 import { validateEvent } from '../../src/core/events/parse';
 import { eventCommand } from '../../src/rest/event-command';
-import { embeddedInfoFile } from '../../src/store/embedded';
+import { embeddedInfoFile, embeddedSqliteDir } from '../../src/store/embedded';
 import { cpuOf, rssOf } from './proc';
 import type { Services } from '../../src/core/services';
 
@@ -59,6 +59,10 @@ export interface MemorySample {
   backlog: number;
   dbRss: number | null;
   readerRss: number | null;
+  /** The embedded database's write-ahead log now, its largest since the previous sample, and the database file (null on MONGODB_URI). */
+  walBytes: number | null;
+  peakWalBytes: number | null;
+  databaseBytes: number | null;
 }
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
@@ -149,9 +153,21 @@ export async function serve(): Promise<void> {
   const dbPid = pids.primary;
   let peak = 0;
   let peakDb = 0;
+  // The embedded database's files, read as Rampart's own watcher reads them (its metrics).
+  const sqliteFile = config.mongoUri ? null : path.join(embeddedSqliteDir(dataDir), `${dbName}.sqlite`);
+  const sizeOf = (file: string | null): number | null => {
+    if (!file) return null;
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0;
+    }
+  };
+  let peakWal = 0;
   const measure = () => {
     peak = Math.max(peak, process.memoryUsage().rss);
     if (dbPid) peakDb = Math.max(peakDb, rssOf(dbPid) ?? 0);
+    peakWal = Math.max(peakWal, sizeOf(sqliteFile && `${sqliteFile}-wal`) ?? 0);
   };
   const sampler = setInterval(measure, 200);
   // Documents the state layer's flushes have written so far (updates and inserts), from the
@@ -186,7 +202,11 @@ export async function serve(): Promise<void> {
           backlog: running.built.state.backlog,
           dbRss: pids.primary ? rssOf(pids.primary) : null,
           readerRss: pids.reader === null ? null : rssOf(pids.reader),
+          walBytes: sizeOf(sqliteFile && `${sqliteFile}-wal`),
+          peakWalBytes: sqliteFile ? Math.max(peakWal, sizeOf(`${sqliteFile}-wal`) ?? 0) : null,
+          databaseBytes: sizeOf(sqliteFile),
         });
+        peakWal = 0;
       } else if (m.type === 'settle') {
         await services.track.drain(false);
         await running.built.state.flush();

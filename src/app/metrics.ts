@@ -48,6 +48,11 @@ export interface MetricsSources {
   outbox(): { depth: number; oldestAgeSeconds: number };
 }
 
+/** What the embedded database's size gauges read: the file sizes last read (store/embedded-wal.ts). */
+export interface EmbeddedFilesSource {
+  sizes(): { databaseBytes: number; walBytes: number } | null;
+}
+
 /** What the up gauge reads: whether the database answers now (store/health.ts). */
 export interface DatabaseStatusSource {
   down(): string | null;
@@ -75,6 +80,8 @@ export class Metrics {
   private readonly databaseUp: Gauge;
   private readonly probeSeconds: Histogram;
   private databaseStatus: DatabaseStatusSource | null = null;
+  private readonly walCheckpoints: Counter<'outcome'>;
+  private embeddedFiles: { source: EmbeddedFilesSource; database: string; limitBytes: number } | null = null;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -135,6 +142,42 @@ export class Metrics {
       registers: [],
       collect: () => this.databaseUp.set(this.databaseStatus?.down() === null ? 1 : 0),
     });
+    // Families always there (the alerting rules name them), with a series only on the embedded
+    // database: the sizes its file watcher last read, never a database query at scrape.
+    const files = () => this.embeddedFiles;
+    new Gauge({
+      name: 'rampart_embedded_database_bytes',
+      help: 'Size of the embedded database\'s SQLite file, by database name (none on MONGODB_URI)',
+      labelNames: ['database'],
+      registers,
+      collect() {
+        const f = files();
+        const s = f?.source.sizes();
+        if (f && s) this.set({ database: f.database }, s.databaseBytes);
+      },
+    });
+    new Gauge({
+      name: 'rampart_embedded_wal_bytes',
+      help: 'Size of the embedded database\'s write-ahead log (RAMPART_EMBEDDED_WAL_LIMIT_MB: past it, it is checkpointed and truncated), by database name',
+      labelNames: ['database'],
+      registers,
+      collect() {
+        const f = files();
+        const s = f?.source.sizes();
+        if (f && s) this.set({ database: f.database }, s.walBytes);
+      },
+    });
+    new Gauge({
+      name: 'rampart_embedded_wal_limit_bytes',
+      help: 'RAMPART_EMBEDDED_WAL_LIMIT_MB in bytes: past it, the write-ahead log is checkpointed and truncated, by database name',
+      labelNames: ['database'],
+      registers,
+      collect() {
+        const f = files();
+        if (f) this.set({ database: f.database }, f.limitBytes);
+      },
+    });
+    this.walCheckpoints = new Counter({ name: 'rampart_embedded_wal_checkpoints_total', help: 'Checkpoints Rampart sent because the write-ahead log was past its limit, by outcome: truncated, busy (a read still held older frames: tried again later), failed', labelNames: ['outcome'], registers });
     this.probeSeconds = new Histogram({ name: 'rampart_database_probe_duration_seconds', help: 'Time the database took to answer the health probe\'s ping (RAMPART_DB_PROBE_MS); a hung database answers none (see rampart_database_up)', buckets: LATENCY, registers: [] });
   }
 
@@ -149,6 +192,16 @@ export class Metrics {
     this.registry.registerMetric(this.databaseUp);
     this.registry.registerMetric(this.probeSeconds);
   }
+
+  /** Report the embedded database's file sizes (its watcher, store/embedded-wal.ts) and the log's limit under the database's name. */
+  watchEmbeddedFiles(source: EmbeddedFilesSource, database: string, limitBytes: number): void {
+    this.embeddedFiles = { source, database, limitBytes };
+  }
+
+  /** One checkpoint the WAL watcher sent, and how it ended. */
+  readonly walCheckpointed = (outcome: 'truncated' | 'busy' | 'failed'): void => {
+    this.walCheckpoints.inc({ outcome });
+  };
 
   /** The health probe's hook: one ping answered, after `seconds`. */
   readonly databaseProbed = (seconds: number): void => {

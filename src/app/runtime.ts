@@ -9,7 +9,8 @@ import { ipListsInstalled, offlineIntel } from '../intel';
 import { MongoClient, type Db } from 'mongodb';
 import { connect, uriOptionNames, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
-import { freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
+import { embeddedSqliteDir, freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
+import { WalGuard } from '../store/embedded-wal';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
 import { deliverGeneratedSecret } from './first-start';
@@ -53,6 +54,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       install: false,
       // The CLI finds the running database (and an orphan is stopped) through this record.
       onRestart: () => recordEmbedded(config.dataDir, primary, reader),
+      memoryMb: config.embedded.memoryMb,
     });
     embedded = primary;
     started.push(() => primary.stop());
@@ -132,6 +134,17 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     log.info({ nice: config.analyst.nice }, "started the analysts' FerretDB reader on the same files");
   }
 
+  // The embedded database's files: their sizes for the metrics, and the write-ahead log kept
+  // under its limit (store/embedded-wal.ts).
+  let walGuard: WalGuard | null = null;
+  if (embedded) {
+    const guard = new WalGuard({ db: database.db, dir: embeddedSqliteDir(config.dataDir), dbName: config.dbName, limitBytes: config.embedded.walLimitMb * 1024 * 1024, onCheckpoint: built.metrics.walCheckpointed, log });
+    walGuard = guard;
+    guard.start();
+    started.push(() => guard.stop());
+    built.metrics.watchEmbeddedFiles(guard, config.dbName, guard.limitBytes);
+  }
+
   if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
 
   const health = await watchDatabase(database.client, uri, config.dbName, {
@@ -197,6 +210,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       (stopping ??= (async () => {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
+        await walGuard?.stop();
         await Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]);
         await reader?.stop();
         await embedded?.stop();

@@ -101,6 +101,23 @@ export const SQLITE_PRAGMAS: readonly string[] = [
  */
 export const FERRETDB_ENV: Readonly<Record<string, string>> = { GOGC: '200' };
 
+/** The primary's soft memory limit by default (RAMPART_EMBEDDED_MEMORY_MB). */
+export const DEFAULT_EMBEDDED_MEMORY_MB = 512;
+
+/**
+ * The primary's Go runtime beyond FERRETDB_ENV: a soft memory limit (Go's GOMEMLIMIT). With
+ * GOGC=200 its heap may grow to three times what is live before a collection; a scan decodes a
+ * whole collection into garbage (FerretDB grew from 1.0 to 3.9 GB in 5 minutes while the webhook
+ * outbox's polls scanned a backlog). Near the limit the collector runs sooner and gives memory
+ * back; far below it nothing changes (docs/embedded-database.md: 1,512 → 545 MB in bench/wal.ts).
+ */
+export function primaryEnv(memoryMb: number): Record<string, string> {
+  return { GOMEMLIMIT: `${memoryMb}MiB` };
+}
+
+/** Where the embedded database's SQLite files are, under the data directory. */
+export const embeddedSqliteDir = (dataDir: string): string => path.join(dataDir, 'ferretdb');
+
 /** FerretDB's `--sqlite-url` for SQLite files in `dir`, with these pragmas (modernc's `_pragma=` parameters). */
 export function sqliteUrl(dir: string, pragmas: readonly string[] = SQLITE_PRAGMAS): string {
   const query = pragmas.map((p) => `_pragma=${p}`).join('&');
@@ -158,6 +175,8 @@ export interface EmbeddedOptions {
   restartDelaysMs?: readonly number[];
   /** Build FerretDB when it is missing or stale (default true); false: fail instead (the service never builds at start). */
   install?: boolean;
+  /** The primary's soft memory limit in MB (Go's GOMEMLIMIT; default DEFAULT_EMBEDDED_MEMORY_MB). */
+  memoryMb?: number;
 }
 
 /** Restart delays after FerretDB exits by itself: at once, then growing, at most 2 s. */
@@ -173,10 +192,13 @@ const STABLE_MS = 30_000;
  */
 export async function startEmbedded(dataDir: string, portOrOptions: number | EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   const opts: EmbeddedOptions = typeof portOrOptions === 'number' ? { port: portOrOptions } : portOrOptions;
-  const sqliteDir = path.join(dataDir, 'ferretdb');
+  const sqliteDir = embeddedSqliteDir(dataDir);
   await stopOrphan(dataDir, sqliteDir);
   ownerOnly(dataDir, sqliteDir);
-  return supervised({ dataDir, sqliteDir, stateDir: sqliteDir, logName: 'ferretdb.log', name: 'the embedded FerretDB', socket: true }, opts);
+  return supervised(
+    { dataDir, sqliteDir, stateDir: sqliteDir, logName: 'ferretdb.log', name: 'the embedded FerretDB', socket: true, env: primaryEnv(opts.memoryMb ?? DEFAULT_EMBEDDED_MEMORY_MB) },
+    opts,
+  );
 }
 
 export interface ReaderOptions extends EmbeddedOptions {
@@ -207,7 +229,7 @@ export function readerEnv(memoryMb: number): Record<string, string> {
  * like the primary.
  */
 export async function startEmbeddedReader(dataDir: string, opts: ReaderOptions): Promise<EmbeddedDatabase> {
-  const sqliteDir = path.join(dataDir, 'ferretdb');
+  const sqliteDir = embeddedSqliteDir(dataDir);
   const stateDir = path.join(dataDir, 'ferretdb-reader');
   ownerOnly(stateDir);
   return supervised(

@@ -2,8 +2,9 @@
  * The database's metrics while it hangs, through the real runtime on its own embedded FerretDB
  * (as `npm start` runs): the FerretDB process is stopped (SIGSTOP) with writes queued, and
  * GET /metrics, scraped over HTTP all along, keeps answering from memory, says the database is
- * down, the write queue holds what it could not write and the flush failed; once the process
- * continues (SIGCONT), it says the database is up again and the queue drains.
+ * down, the write queue holds what it could not write and the flush failed, and still gives the
+ * sizes of the database's files; once the process continues (SIGCONT), it says the database is
+ * up again and the queue drains.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,9 @@ import { stopped } from '../support/process';
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
+
+const DATABASE_BYTES = 'rampart_embedded_database_bytes{database="rampart_test_metrics_outage"}';
+const WAL_BYTES = 'rampart_embedded_wal_bytes{database="rampart_test_metrics_outage"}';
 
 /** The value of the sample `series` (name and labels exactly as exposed), NaN when absent. */
 const value = (text: string, series: string): number => sampleValue(text, series, NaN);
@@ -64,9 +68,13 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
   it('says the database is down and holds the writes while it hangs, answering every scrape, and up again once it continues', async () => {
     // A verified credential, so that calls during the hang are answered from memory.
     expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'outage-1' }, context })).status).toBe(201);
-    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0, 'a database probe and an empty write queue');
+    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0 && value(t, DATABASE_BYTES) > 0, 'a database probe, an empty write queue and the database file\'s size');
     expect(value(up, 'rampart_database_up')).toBe(1);
     expect(value(up, 'rampart_state_write_backlog')).toBe(0);
+    // The embedded database's files, as read from the file system, and the log's limit.
+    expect(value(up, DATABASE_BYTES)).toBeGreaterThan(0);
+    expect(value(up, WAL_BYTES)).toBeGreaterThanOrEqual(0);
+    expect(value(up, 'rampart_embedded_wal_limit_bytes{database="rampart_test_metrics_outage"}')).toBe(64 * 1024 * 1024);
     const probesBefore = value(up, 'rampart_database_probe_duration_seconds_count');
 
     const { ferretdbPid: pid } = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number };
@@ -86,6 +94,9 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     }
     expect(value(hung, 'rampart_database_up')).toBe(0);
     expect(value(hung, 'rampart_state_write_backlog')).toBeGreaterThan(0);
+    // The files' sizes never ask the database: they are there while it hangs.
+    expect(value(hung, DATABASE_BYTES)).toBeGreaterThan(0);
+    expect(value(hung, WAL_BYTES)).toBeGreaterThanOrEqual(0);
     expect(value(failing, 'rampart_state_flush_errors_total')).toBeGreaterThan(0);
     expect(value(failing, 'rampart_state_write_backlog')).toBeGreaterThan(0);
 
