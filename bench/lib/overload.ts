@@ -110,7 +110,7 @@ interface Server {
   exited: Promise<number | null>;
 }
 
-export async function startServer(root: string, dataDir: string, secret: string, settings: Record<string, string>): Promise<Server> {
+export async function startServer(root: string, dataDir: string, secret: string, settings: Record<string, string>, errors: (line: string) => void = () => undefined): Promise<Server> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith('RAMPART_') || key === 'MONGODB_URI') delete env[key];
   Object.assign(env, {
@@ -126,8 +126,14 @@ export async function startServer(root: string, dataDir: string, secret: string,
   });
   const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let partial = '';
   const keep = (d: Buffer) => {
-    out += d.toString();
+    const text = d.toString();
+    // Rampart's errors (pino level 50 and up) are shown as they come: they say why it refuses.
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (/"level":(5|6)0/.test(line)) errors(`  [rampart] ${line.slice(0, 400)}\n`);
+    out += text;
     // Only the latest lines matter (errors at the end); a long run must not hold them all.
     if (out.length > 1_000_000) out = out.slice(-500_000);
   };
@@ -357,7 +363,7 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
   let server: Server | null = null;
   const probe = new http.Agent({ keepAlive: true, maxSockets: 2 });
   try {
-    server = await startServer(o.root, dataDir, secret, settings);
+    server = await startServer(o.root, dataDir, secret, settings, o.out);
     o.out(`overload: Rampart at ${server.url}; ${o.hogs} CPU hogs; offered rate from ${o.rate.start}/s, +${o.rate.step}/s every ${o.rate.everyMs / 1000} s until refused (at most ${o.rate.max}/s)\n`);
     hogs.push(...startHogs(o.hogs));
 
@@ -467,7 +473,7 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
     );
 
     // C. SIGTERM under the same load (Rampart started again on the same files).
-    server = await startServer(o.root, dataDir, secret, settings);
+    server = await startServer(o.root, dataDir, secret, settings, o.out);
     const c = new Load(server.url, secret, 'c', o.timeoutMs, a.answers.rate);
     await c.run(o.termSeconds, null);
     server.child.kill('SIGTERM');

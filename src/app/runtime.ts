@@ -87,8 +87,6 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   // Loaded before the listeners open, so that no verdict waits for the databases.
   offlineIntel.load();
   if (!ipListsInstalled()) log.warn('the address lists (VPN, Tor, hosting ranges) are not installed: run `npm run setup`; until then no address is recognised as one');
-  // The writer's stall handler asks the state layer (built below) how long writes have been stuck.
-  let stuckMs = () => 0;
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,
@@ -112,16 +110,16 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     privateDatabase: embedded !== null,
     writer: {
       db: () => writer.db,
-      stalled: () => {
-        writer.renew();
-        // A FerretDB that answers pings but has not written for three watchdog periods is wedged
-        // (seen: its SQLite connections all held): the supervisor starts it again.
-        if (embedded?.restart && stuckMs() >= 3 * config.state.writeTimeoutMs) embedded.restart(`no write for ${stuckMs()} ms`);
-      },
+      stalled: () => writer.renew(),
     },
   });
   started.push(() => built.stop());
-  stuckMs = () => built.state.stuckMs();
+  // Writes that make no progress, whether their flushes hang (the watchdog renews the writer's
+  // connections each time) or keep failing: new connections after one watchdog period, and on the
+  // embedded database, after three, a new FerretDB (one that answers pings but no longer writes is
+  // wedged; the supervisor starts it again on the same files, as after a crash).
+  const unstick = new Unsticker(config.state.writeTimeoutMs, () => built.state.stuckMs(), () => writer.renew(), embedded?.restart ? (why) => embedded?.restart?.(why) : null);
+  started.push(async () => unstick.stop());
   const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
   secret.generated = generatedSecret;
   log.info({ environment: env.name }, 'default environment ready');
@@ -210,6 +208,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
       (stopping ??= (async () => {
         await Promise.allSettled([http.close(), grpc.stop()]);
         await built.stop();
+        unstick.stop();
         await walGuard?.stop();
         await Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]);
         await reader?.stop();
@@ -235,6 +234,39 @@ function notReady(built: Built, config: Config): string | null {
   if (stuck >= config.state.writeStallMs) return `writes have not progressed for ${stuck} ms`;
   if (built.state.pressure === 'full') return `refusing new work: the oldest unwritten change is ${built.state.oldestUnwrittenMs()} ms old`;
   return null;
+}
+
+/** Watches the writes; see its use in start(). */
+class Unsticker {
+  private readonly timer: NodeJS.Timeout;
+  private renewedAt = 0;
+  private restartedAt = 0;
+
+  constructor(
+    private readonly periodMs: number,
+    stuckMs: () => number,
+    renew: () => void,
+    restart: ((why: string) => void) | null,
+  ) {
+    this.timer = setInterval(() => {
+      const stuck = stuckMs();
+      const now = Date.now();
+      if (stuck < this.periodMs) return;
+      if (now - this.renewedAt >= this.periodMs) {
+        this.renewedAt = now;
+        renew();
+      }
+      if (restart && stuck >= 3 * this.periodMs && now - this.restartedAt >= 3 * this.periodMs) {
+        this.restartedAt = now;
+        restart(`no write has succeeded for ${stuck} ms`);
+      }
+    }, Math.min(5000, this.periodMs));
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
 }
 
 /**

@@ -187,6 +187,7 @@ export class TrackService {
       return this.d.writes.durable(deadline);
     }
     if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
+    if (caller?.gone) return Promise.reject(new Unavailable('the caller went away'));
     return new Promise<void>((resolve, reject) => {
       const job: Job = { principal, event, attempts: 0, queuedAt: this.d.clock.now().getTime(), deadline, started: false, applied: false, settled: false, resolve, reject, cancelDeadline: () => undefined };
       const stopExpiry = this.d.scheduler.after(Math.max(0, deadline - this.d.clock.now().getTime()), () => this.expire(job));

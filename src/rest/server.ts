@@ -83,6 +83,13 @@ declare module 'fastify' {
   }
 }
 
+/** Whether the client of `req` has gone: its socket closed, or its side of it ended. */
+function gone(req: FastifyRequest): boolean {
+  const socket = req.raw.socket as (Duplex & { readableEnded?: boolean }) | null;
+  // (Not the request stream's own `destroyed`: Node destroys it once its body is read.)
+  return !socket || socket.destroyed || socket.readableEnded === true;
+}
+
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
   const trusted = o.trustProxy && o.trustProxy.length > 0 ? proxyTrust(o.trustProxy) : null;
   const options = {
@@ -142,8 +149,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     // A request whose caller already went away (it timed out while the request waited in the
     // socket's buffer: an overloaded process reads late) gets no work: nobody would read the
     // answer, and after an overload the backlog of such requests drains at once.
-    if (req.raw.socket?.destroyed) {
+    if (gone(req)) {
       reply.hijack();
+      req.raw.socket?.destroy();
       return;
     }
     if (!closing) return done();
@@ -185,16 +193,30 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', { source: req.ip ?? null });
 
-  /** The connection a request came on, as the core's work limiter watches it: gone once closed. */
+  /**
+   * The connection a request came on, as the core watches it: gone once the client closed its
+   * side (a caller that timed out; Node aborts a request whose client sent its FIN) or the socket
+   * is closed. An overloaded process reads requests late, and those whose callers left get no work.
+   */
   const callerOf = (req: FastifyRequest): Caller => {
     const socket = req.raw.socket;
     return {
       get gone() {
-        return socket.destroyed;
+        return gone(req);
       },
       onGone(listener) {
-        socket.once('close', listener);
-        return () => socket.off('close', listener);
+        let called = false;
+        const once = () => {
+          if (called) return;
+          called = true;
+          listener();
+        };
+        socket.once('end', once);
+        socket.once('close', once);
+        return () => {
+          socket.off('end', once);
+          socket.off('close', once);
+        };
       },
     };
   };
