@@ -206,15 +206,42 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     built,
     stop: () =>
       (stopping ??= (async () => {
-        await Promise.allSettled([http.close(), grpc.stop()]);
-        await built.stop();
+        const began = Date.now();
+        const step = async (what: string, work: () => Promise<unknown>) => {
+          await work();
+          log.info({ what, ms: Date.now() - began }, 'shutdown: step done');
+        };
+        // Listeners first: no new work. Requests in flight finish (a verdict waits at most its
+        // turn and an acknowledgement at most RAMPART_ACK_TIMEOUT_MS); a connection still open
+        // after LISTENER_CLOSE_MS is cut, so that a client that keeps sending cannot hold the exit.
+        await step('listeners', () => Promise.allSettled([closeHttp(http, LISTENER_CLOSE_MS), grpc.stop()]));
+        await step('queues and writes', () => built.stop());
         unstick.stop();
         await walGuard?.stop();
-        await Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]);
+        await step('connections', () => Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]));
         await reader?.stop();
-        await embedded?.stop();
+        await step('database', async () => embedded?.stop());
       })()),
   };
+}
+
+/** How long the HTTP listener waits for its connections to finish on shutdown before it cuts them. */
+const LISTENER_CLOSE_MS = 5_000;
+
+/**
+ * Fastify's close, bounded. A connection kept alive whose request was in flight when the close
+ * began would otherwise stay open, and a busy client would keep sending on it (each request
+ * refused): it is closed as soon as it falls idle, and whatever is still open after `limitMs` is cut.
+ */
+async function closeHttp(http: FastifyInstance, limitMs: number): Promise<void> {
+  const idle = setInterval(() => http.server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => http.server.closeAllConnections(), limitMs);
+  try {
+    await http.close();
+  } finally {
+    clearInterval(idle);
+    clearTimeout(cut);
+  }
 }
 
 /** The generated secret, on the terminal or in an owner-only file: never in the log (first-start.ts). */

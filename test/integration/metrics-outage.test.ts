@@ -4,7 +4,8 @@
  * GET /metrics, scraped over HTTP all along, keeps answering from memory, says the database is
  * down, the write queue holds what it could not write and the flush failed, and still gives the
  * sizes of the database's files; once the process continues (SIGCONT), it says the database is
- * up again and the queue drains.
+ * up again and the queue drains. A track event sent while it hangs is not acknowledged (a 2xx
+ * means stored): it is answered 503 with Retry-After, and written once the database is back.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +46,8 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
       RAMPART_API_SECRET: secret,
       // Dashboards read through the primary: no second FerretDB to start for this test.
       RAMPART_ANALYST_READER: 'shared',
+      // The watchdog gives a hung flush up after two seconds rather than ten.
+      RAMPART_WRITE_TIMEOUT_MS: '2000',
       RAMPART_LOG_LEVEL: 'silent',
     });
     running = await run(config, createLogger('silent'));
@@ -83,11 +86,14 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     let failing: string;
     try {
       await stopped(pid);
-      // Accepted into memory: their writes wait for the database.
-      for (let i = 0; i < 5; i++) expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'outage-1', context })).status).toBe(204);
+      // Not acknowledged, since it cannot be stored: refused with a time to come back, its
+      // write queued for when the database answers again.
+      const refused = await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'outage-1', context });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       hung = await scrapeUntil((t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0, 'the database down with writes queued');
-      // The flush under way fails once the driver's heartbeat gives the server up (its
-      // connectTimeoutMS, 1 s on the embedded database), and its writes stay queued.
+      // The watchdog gives up the flush under way (RAMPART_WRITE_TIMEOUT_MS) and its writes stay
+      // queued.
       failing = await scrapeUntil((t) => value(t, 'rampart_state_flush_errors_total') > 0, 'a failed flush');
     } finally {
       process.kill(pid, 'SIGCONT');
