@@ -10,7 +10,7 @@ import { InvalidParameters, NotFound, type FieldProblem } from '../errors';
 import type { EnvId } from '../model';
 import type { Clock } from '../ports';
 import { CompiledListCache } from './compiled-cache';
-import { EXPORT_COLUMNS, csvCell, parseCsvLine } from './csv';
+import { EXPORT_COLUMNS, csvCell, importedCell, parseCsvLine } from './csv';
 import { CompiledList, type CompiledLists } from './matcher';
 import { LIST_LIMITS, type ItemDraft, type List, type ListItem, type ListQuery, type ListSet, type QueryFilter } from './model';
 import type { ListStore } from './ports';
@@ -18,7 +18,7 @@ import { validateItemQuery, validateListQuery } from './queries';
 import { type ListCommand, buildItem, checkComment, checkExpiry, itemDetail, listDetail, MAX_REPORTED_LINES, report, validateList } from './validation';
 
 export { actorOf, itemIdOf } from './ids';
-export { EXPORT_COLUMNS, csvCell, linesOf, parseCsvLine } from './csv';
+export { EXPORT_COLUMNS, csvCell, exportedCell, importedCell, isFormulaLike, linesOf, parseCsvLine } from './csv';
 export { validateItemQuery } from './queries';
 export type { ListCommand } from './validation';
 /** What a CSV import did: every row written, or (422) nothing and each bad line. */
@@ -244,7 +244,8 @@ export class ListService {
       if (rows > LIST_LIMITS.importRows) throw new InvalidParameters([{ field: `line ${lineNo}`, message: `an import has at most ${LIST_LIMITS.importRows} rows` }]);
       const cell = (name: string): string | undefined => {
         const at = (header as string[]).indexOf(name);
-        return at < 0 ? undefined : cells[at];
+        const text = at < 0 ? undefined : cells[at];
+        return text === undefined ? undefined : importedCell(text);
       };
       const expires = cell('expires_at') ?? cell('auto_archives_at');
       const draft: ItemDraft = {
