@@ -277,7 +277,12 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
       if (!(raw instanceof Readable)) throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
       const chunks = limited(raw, IMPORT_MAX_BYTES);
       const { listId } = params(req);
-      const outcome = await lists.importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) });
+      const outcome = await lists.importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) }).catch((e: unknown) => {
+        // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
+        // closes the connection, so that the rest of the body is not read.
+        if (!raw.readableEnded) reply.header('connection', 'close');
+        throw e;
+      });
       if (outcome.report) return reply.code(201).send(outcome.report);
       return reply.code(202).header('location', importJobPath(listId, outcome.job.id)).send(importJobJson(outcome.job));
     }),
@@ -341,15 +346,12 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
   );
 }
 
-/** The request's chunks, failing past `max` bytes (413). */
+/** The request's chunks, failing past `max` bytes (413; the answer closes the connection). */
 async function* limited(stream: Readable, max: number): AsyncGenerator<Uint8Array> {
   let seen = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     seen += chunk.length;
-    if (seen > max) {
-      stream.destroy();
-      throw new PayloadTooLarge(`a CSV import is at most ${max} bytes`);
-    }
+    if (seen > max) throw new PayloadTooLarge(`a CSV import is at most ${max} bytes`);
     yield chunk;
   }
 }

@@ -69,6 +69,8 @@ const DELETED = 'the list was deleted';
 
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
+/** How long an import waits for admission before it asks again. */
+const ADMIT_WAIT_MS = 500;
 /** How often a job that waits (for its turn, for admission) records that its instance is alive. */
 const HEARTBEAT_MS = 15_000;
 
@@ -94,6 +96,8 @@ export class ListImports {
   /** The last import of each list in this instance (`env \0 list`): the next waits for it. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly running = new Map<string, Running>();
+  /** Jobs that ended here while their outcome could not be recorded (the database was unavailable): recorded at the next chance. */
+  private readonly unrecorded = new Map<string, ListImport>();
   private readonly sleepers = new Set<() => void>();
   private stopping = false;
 
@@ -136,9 +140,10 @@ export class ListImports {
           e instanceof Stopped && e.message === DELETED
             ? `the list was deleted; ${done} before`
             : `${e instanceof Stopped ? e.message : transient(e) ? `the database did not take the writes (${message(e)})` : message(e)}; ${done}: import the same CSV again to finish`;
-        await this.finish(job, error).catch((err: unknown) =>
-          this.h.log?.warn({ env, import: job.id, err: message(err) }, 'list import: the outcome could not be recorded'),
-        );
+        await this.finish(job, error).catch((err: unknown) => {
+          this.h.log?.warn({ env, import: job.id, err: message(err) }, 'list import: the outcome could not be recorded yet');
+          this.unrecorded.set(job.id, { ...job });
+        });
       })
       .finally(() => this.running.delete(job.id));
     return { ...job };
@@ -146,8 +151,11 @@ export class ListImports {
 
   /** A job of the list: as this instance runs it, or as recorded (one whose instance went silent is failed then). */
   async get(env: EnvId, listId: string, id: string): Promise<ListImport> {
-    const here = this.running.get(id)?.job;
-    if (here && here.envId === env && here.listId === listId) return { ...here };
+    const here = this.running.get(id)?.job ?? this.unrecorded.get(id);
+    if (here && here.envId === env && here.listId === listId) {
+      if (this.unrecorded.has(id)) await this.record(here);
+      return { ...here };
+    }
     const job = typeof id === 'string' && id.length <= 64 ? await this.h.store.getImport(env, id) : null;
     if (!job || job.listId !== listId) throw new NotFound('no such import');
     const now = this.h.clock.now();
@@ -170,9 +178,20 @@ export class ListImports {
     await this.tails.get(`${env}\u0000${listId}`);
   }
 
-  /** Delete jobs finished longer than `keepMs` ago. */
-  sweep(): Promise<number> {
+  /** Record the outcomes not recorded yet; delete jobs finished longer than `keepMs` ago. */
+  async sweep(): Promise<number> {
+    for (const job of [...this.unrecorded.values()]) await this.record(job);
     return this.h.store.sweepImports(new Date(this.h.clock.now().getTime() - this.o.keepMs));
+  }
+
+  /** Record an outcome that could not be recorded when the job ended (kept for later if it still cannot). */
+  private async record(job: ListImport): Promise<void> {
+    try {
+      await this.h.store.putImport({ ...job });
+      this.unrecorded.delete(job.id);
+    } catch {
+      // Still unavailable: the next read or sweep tries again.
+    }
   }
 
   /** Refuse new jobs, end the running ones after their batch (recorded as interrupted), and wait for them. */
@@ -234,20 +253,18 @@ export class ListImports {
         const batch = items.slice(at, at + this.batch);
         const known = new Map((await this.h.store.getItems(job.envId, job.listId, batch.map((i) => i.id))).map((k) => [k.id, k]));
         const writing: ListItem[] = [];
+        let same = 0;
         for (const i of batch) {
           const k = known.get(i.id);
-          if (!k) {
-            job.created++;
-            writing.push(i);
-            continue;
-          }
-          job.updated++;
-          i.createdAt = k.createdAt;
-          if (unchanged(k, i)) job.unchanged++;
+          if (k) i.createdAt = k.createdAt;
+          if (k && unchanged(k, i)) same++;
           else writing.push(i);
         }
         if (writing.length) await this.h.write(job.envId, list, writing);
         job.written += batch.length;
+        job.created += batch.length - known.size;
+        job.updated += known.size;
+        job.unchanged += same;
         at += batch.length;
         failingSince = null;
         retryMs = RETRY_FIRST_MS;
@@ -274,10 +291,12 @@ export class ListImports {
     const writes = this.h.writes;
     if (!writes) return;
     let since = this.h.clock.now().getTime();
-    while (writes.pressure !== 'ok' && !entry?.stop) {
-      // Admission holds work until the backlog goes down or the deadline; past the deadline the
-      // import simply asks again (it is never worth refusing).
-      await writes.admit(this.h.clock.now().getTime() + 1000).catch(() => this.sleep(1000));
+    const behind = (): boolean => writes.pressure !== 'ok';
+    while (behind() && !entry?.stop) {
+      // Admission holds work until the backlog goes down or the deadline; an import asks again
+      // after a pause as long as the writes are behind (it never takes a refusal as final).
+      await writes.admit(this.h.clock.now().getTime() + ADMIT_WAIT_MS).catch(() => undefined);
+      if (behind()) await this.sleep(ADMIT_WAIT_MS);
       if (this.h.clock.now().getTime() - since >= HEARTBEAT_MS) {
         await this.alive(job);
         since = this.h.clock.now().getTime();

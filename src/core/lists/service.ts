@@ -44,13 +44,17 @@ export interface ListDeps {
   /** The state layer's admission: an import job waits while the verdicts' writes are behind. */
   writes?: Pick<WriteQueue, 'admit' | 'pressure'>;
   log?: { warn(obj: object, msg: string): void };
-  /** CSV imports: when one is a job, its batches and pauses (imports.ts). */
+  /** CSV imports: when one is a job, its batches and pauses (imports.ts), and the rows one may have (default LIST_LIMITS.importRows). */
   imports?: ImportOptions & { maxRows?: number };
+  /** Items a list holds at most (default LIST_LIMITS.itemsPerList). */
+  itemsPerList?: number;
 }
 
 export class ListService {
   private readonly compiled: CompiledListCache;
   private readonly importer: ListImports;
+  /** Lists deleted through this instance: a write that began before is not to compile them again. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly d: ListDeps) {
     this.compiled = new CompiledListCache(d.store, d.clock, d.cacheMs ?? 1000);
@@ -127,13 +131,16 @@ export class ListService {
   async delete(env: EnvId, actor: Actor, id: string): Promise<void> {
     const using = (await this.d.policiesUsing?.(env, id)) ?? [];
     if ((await this.get(env, id)) && using.length) throw new InvalidParameters([{ field: 'list_id', message: `the list is used by ${using.length === 1 ? 'policy' : 'policies'} ${using.join(', ')}` }]);
+    // Its imports end first (after the batch under way), so that nothing of them is written after.
+    await this.importer.cancel(env, id);
     const list = await this.mutate(env, (set) => {
       const at = set.lists.findIndex((x) => x.id === id);
       if (at < 0) throw new NotFound('no such list');
       return set.lists.splice(at, 1)[0] as List;
     });
+    this.deleted.add(id);
+    if (this.deleted.size > 10_000) this.deleted.clear();
     this.compiled.local(env, (c) => c.byId.delete(id));
-    await this.importer.cancel(env, id);
     await this.d.store.deleteItems(env, id);
     await this.audit(env, actor, 'list.delete', { kind: 'list', id, listId: id }, { name: list.name });
   }
@@ -321,11 +328,11 @@ export class ListService {
     return next;
   }
 
-  /** Store items, count the change in the version, and apply it here. */
   /**
    * Store items of `list`, count the change in the version, and apply it here (the next verdict
    * sees it). A list this instance has not compiled yet (made on another instance since its
-   * last refresh) is added with these items: the refresh that follows brings the rest.
+   * last refresh) is added with these items: the refresh that follows brings the rest. A list
+   * deleted here meanwhile (a write that began before the deletion) is not brought back.
    */
   private async write(env: EnvId, list: List, items: readonly ListItem[]): Promise<void> {
     await this.d.store.putItems(items);
@@ -334,6 +341,7 @@ export class ListService {
       env,
       (c) => {
         let compiled = c.byId.get(list.id);
+        if (!compiled && this.deleted.has(list.id)) return;
         if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
         for (const i of items) compiled.apply(i);
       },
@@ -362,8 +370,9 @@ export class ListService {
   }
 
   private roomFor(stored: number, adding: number): void {
-    if (stored + adding > LIST_LIMITS.itemsPerList) {
-      throw new InvalidParameters([{ field: 'items', message: `a list holds at most ${LIST_LIMITS.itemsPerList} items (archived ones included); it has ${stored}, and this would add ${adding}` }]);
+    const most = this.d.itemsPerList ?? LIST_LIMITS.itemsPerList;
+    if (stored + adding > most) {
+      throw new InvalidParameters([{ field: 'items', message: `a list holds at most ${most} items (archived ones included); it has ${stored}, and this would add ${adding}` }]);
     }
   }
 
