@@ -36,6 +36,12 @@ export class CompiledListCache {
   private readonly cache = new Map<EnvId, Cached>();
   private readonly loading = new Map<EnvId, Promise<CompiledLists>>();
   private readonly inflight = new Map<EnvId, InFlight>();
+  /**
+   * Changes of this process applied already whose count in the set's version is not read back yet
+   * (`pending`): the set's version may be ahead of the compiled lists by that many, which are not
+   * behind it for that.
+   */
+  private readonly counting = new Map<EnvId, number>();
 
   constructor(
     private readonly store: Pick<ListStore, 'getSet' | 'scanItems'>,
@@ -79,7 +85,7 @@ export class CompiledListCache {
       const compiled = await this.forVerdicts(env);
       return compiled.version >= version ? compiled : null;
     }
-    if (hit.compiled.version >= version) return hit.compiled;
+    if (this.reached(env, hit.compiled, version)) return hit.compiled;
     hit.refreshing ??= this.refresh(env, hit);
     return null;
   }
@@ -98,6 +104,30 @@ export class CompiledListCache {
     // Our own change made the version one more: the compiled lists are current. Otherwise another
     // instance changed something too, and the next refresh reloads.
     this.record(env, { apply: change, ...(version !== undefined ? { from: version - 1, to: version } : {}) });
+  }
+
+  /**
+   * A change of this process to be counted in the set's version next (items stored, the version
+   * not incremented yet): applied now; call what this answers with the version read back (or
+   * nothing, when the increment failed). Meanwhile the set's version counts as reached.
+   */
+  pending(env: EnvId, change: (c: CompiledLists) => void): (version?: number) => void {
+    this.record(env, { apply: change });
+    this.counting.set(env, (this.counting.get(env) ?? 0) + 1);
+    let done = false;
+    return (version) => {
+      if (done) return;
+      done = true;
+      const left = (this.counting.get(env) ?? 1) - 1;
+      if (left > 0) this.counting.set(env, left);
+      else this.counting.delete(env);
+      if (version !== undefined) this.record(env, { from: version - 1, to: version });
+    };
+  }
+
+  /** Whether compiled lists hold every change up to `version`, this process's changes being counted included. */
+  private reached(env: EnvId, compiled: CompiledLists, version: number): boolean {
+    return compiled.version + (this.counting.get(env) ?? 0) >= version;
   }
 
   /** The set went from `expected` to `next` through this process: compiled lists at `expected` are current. */
@@ -124,7 +154,7 @@ export class CompiledListCache {
       .getSet(env)
       .then(
         async (set) => {
-          if ((set?.version ?? 0) === hit.compiled.version) return done(null);
+          if (this.reached(env, hit.compiled, set?.version ?? 0)) return done(null);
           done(await this.load(env));
         },
         // Keep answering the lists we have; the next verdict after the delay tries again.

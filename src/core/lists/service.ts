@@ -336,17 +336,20 @@ export class ListService {
    */
   private async write(env: EnvId, list: List, items: readonly ListItem[]): Promise<void> {
     await this.d.store.putItems(items);
-    const version = await this.d.store.bumpVersion(env);
-    this.compiled.local(
-      env,
-      (c) => {
-        let compiled = c.byId.get(list.id);
-        if (!compiled && this.deleted.has(list.id)) return;
-        if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
-        for (const i of items) compiled.apply(i);
-      },
-      version,
-    );
+    // Applied before the version is incremented, so that a read of the version in between (a
+    // count, a verdict's refresh) finds the compiled lists current rather than reading them again.
+    const counted = this.compiled.pending(env, (c) => {
+      let compiled = c.byId.get(list.id);
+      if (!compiled && this.deleted.has(list.id)) return;
+      if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
+      for (const i of items) compiled.apply(i);
+    });
+    let version: number | undefined;
+    try {
+      version = await this.d.store.bumpVersion(env);
+    } finally {
+      counted(version);
+    }
   }
 
   /** Keep the creation time of items already stored; answers how many are new. */

@@ -225,6 +225,38 @@ describe('CSV imports', () => {
     expect([...s.base.items.values()].filter((i) => i.listId === list.id)).toEqual([]);
   });
 
+  it('counts stay in memory while an import writes: a version moved by its own batch is not taken for another instance’s change', async () => {
+    const base = createFakeListStore();
+    let storeCounts = 0;
+    let hold: (() => void) | null = null;
+    const store: ListStore = {
+      ...base,
+      async countItems(...args) {
+        storeCounts++;
+        return base.countItems(...args);
+      },
+      // The version is incremented in the database at once; the answer comes back later.
+      async bumpVersion(env) {
+        const v = await base.bumpVersion(env);
+        if (hold === null) await new Promise<void>((resolve) => (hold = resolve));
+        return v;
+      },
+    };
+    const s = setup({ store });
+    const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
+    expect(await s.lists.countItems(env, list.id, undefined)).toBe(0);
+    const writing = s.lists.createItems(env, actor, list.id, [{ primaryValue: '10.0.0.1' }, { primaryValue: '10.0.0.2' }]);
+    await s.time.settle();
+    expect(hold).not.toBeNull();
+    // Between the increment and its answer: the count is the compiled lists', with the batch in it.
+    expect(await s.lists.countItems(env, list.id, undefined)).toBe(2);
+    expect(await s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: false }])).toBe(2);
+    (hold as unknown as () => void)();
+    await writing;
+    expect(await s.lists.countItems(env, list.id, undefined)).toBe(2);
+    expect(storeCounts).toBe(0);
+  });
+
   it('sweeps jobs finished more than keepMs ago', async () => {
     const s = setup({ imports: { keepMs: 86_400_000 } });
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
