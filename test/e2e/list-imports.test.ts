@@ -175,6 +175,7 @@ describe('CSV import', () => {
     expect((await refused(list.id, `value,comment\n${'1'.repeat(600)},x\n`)).map((f) => f.field)).toEqual(['line 2']);
     expect(await refused(list.id, `value,comment\n10.0.0.1,${'x'.repeat(1001)}\n`)).toEqual([{ field: 'line 2', message: expect.stringContaining('comment: must be a string of at most 1000 characters') }]);
     expect(await refused(list.id, `value,comment\n10.0.0.1,${'x'.repeat(100_000)}`)).toEqual([{ field: 'body', message: expect.stringContaining('longer than 8192') }]);
+    expect(await refused(list.id, `value,comment\n10.0.0.1,${'x'.repeat(9000)}\n10.0.0.2,ok\n`)).toEqual([{ field: 'body', message: expect.stringContaining('longer than 8192') }]);
     expect(await refused(list.id, Buffer.concat([Buffer.from('value\n10.0.0.1\n'), Buffer.from([0xff, 0xfe, 0x0a])]))).toEqual([{ field: 'body', message: 'is not UTF-8 text' }]);
     // A header without a value column, an empty body, more rows than an import may have.
     expect(await refused(list.id, 'comment\nx\n')).toEqual([{ field: 'line 1', message: expect.stringContaining('`value`') }]);

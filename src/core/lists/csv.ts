@@ -82,10 +82,13 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
     rest += text;
     let nl: number;
     while ((nl = rest.indexOf('\n')) >= 0) {
+      if (nl > maxLine) throw tooLong(maxLine);
       yield rest.slice(0, nl);
       rest = rest.slice(nl + 1);
     }
-    if (rest.length > maxLine) throw new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);
+    if (rest.length > maxLine) throw tooLong(maxLine);
   }
   if (rest) yield rest;
 }
+
+const tooLong = (maxLine: number) => new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);

@@ -16,7 +16,7 @@
  */
 import type { Actor } from '../audit/model';
 import { uuid } from '../crypto';
-import { DomainError, NotFound, Unavailable } from '../errors';
+import { DomainError, NotFound, RateLimited, Unavailable } from '../errors';
 import type { EnvId } from '../model';
 import { monotonicMs, type Clock, type Scheduler, type WriteQueue } from '../ports';
 import type { List, ListImport, ListItem } from './model';
@@ -38,6 +38,8 @@ export interface ImportOptions {
   staleMs?: number;
   /** Finished jobs are kept this long, then swept (ms). Default 7 days. */
   keepMs?: number;
+  /** Jobs one instance holds at once (queued or running, each with its items in memory); more are refused (429). Default 10. */
+  maxJobs?: number;
 }
 
 /** What an import did (a small one's answer). */
@@ -107,7 +109,7 @@ export class ListImports {
   ) {
     this.syncItems = o.syncItems ?? 1000;
     this.batch = Math.max(1, Math.min(o.batch ?? 500, 1000));
-    this.o = { pauseRatio: o.pauseRatio ?? 1, minPauseMs: o.minPauseMs ?? 5, maxPauseMs: o.maxPauseMs ?? 2000, retryForMs: o.retryForMs ?? 120_000, staleMs: o.staleMs ?? 60_000, keepMs: o.keepMs ?? 7 * 86_400_000 };
+    this.o = { pauseRatio: o.pauseRatio ?? 1, minPauseMs: o.minPauseMs ?? 5, maxPauseMs: o.maxPauseMs ?? 2000, retryForMs: o.retryForMs ?? 120_000, staleMs: o.staleMs ?? 60_000, keepMs: o.keepMs ?? 7 * 86_400_000, maxJobs: o.maxJobs ?? 10 };
   }
 
   /**
@@ -124,6 +126,7 @@ export class ListImports {
   /** Record a job for the items and start it; answers the job as recorded (queued or running). */
   async start(env: EnvId, actor: Actor, list: List, rows: number, items: ListItem[]): Promise<ListImport> {
     if (this.stopping) throw new Unavailable('the service is shutting down');
+    if (this.running.size >= this.o.maxJobs) throw new RateLimited(Math.ceil(HEARTBEAT_MS / 1000));
     const job = this.newJob(env, actor, list, rows, items);
     await this.h.store.putImport(job);
     const entry: Running = { job, stop: null, done: Promise.resolve() };

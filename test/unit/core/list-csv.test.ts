@@ -2,7 +2,7 @@
  * CSV of list items: OWASP's CSV-injection rule on export (a cell a spreadsheet could take for a
  * formula is prefixed with `'`), undone exactly on import, and the cell quoting.
  */
-import { csvCell, exportedCell, importedCell, isFormulaLike, parseCsvLine } from '../../../src/core/lists/csv';
+import { csvCell, exportedCell, importedCell, isFormulaLike, linesOf, parseCsvLine } from '../../../src/core/lists/csv';
 
 describe('CSV injection (OWASP): cells a spreadsheet could run are neutralised', () => {
   // [stored text, formula-like, exported text]
@@ -51,5 +51,24 @@ describe('CSV injection (OWASP): cells a spreadsheet could run are neutralised',
     expect(csvCell('\rx')).toBe(`"'\rx"`);
     expect(parseCsvLine(csvCell("-2+3+cmd|'/C calc'!A0"))).toEqual(["'-2+3+cmd|'/C calc'!A0"]);
     expect(parseCsvLine(`${csvCell('a,b')},${csvCell('=1')}`)).toEqual(['a,b', "'=1"]);
+  });
+});
+
+describe('lines of an import', () => {
+  const read = async (chunks: string[], maxLine?: number) => {
+    const out: string[] = [];
+    const source = (async function* () {
+      yield* chunks;
+    })();
+    for await (const l of linesOf(source, maxLine)) out.push(l);
+    return out;
+  };
+  it('splits chunks into lines, wherever the chunks end', async () => {
+    expect(await read(['val', 'ue\n1.2', '.3.4\r\n5.6.7.8'])).toEqual(['value', '1.2.3.4\r', '5.6.7.8']);
+  });
+  it('refuses a line longer than the bound, ended or not, in one chunk or across several', async () => {
+    await expect(read([`value\n${'x'.repeat(11)}\nok\n`], 10)).rejects.toMatchObject({ fields: [{ field: 'body', message: 'a line is longer than 10 characters' }] });
+    await expect(read(['value\n', 'x'.repeat(6), 'x'.repeat(6)], 10)).rejects.toMatchObject({ fields: [{ field: 'body' }] });
+    expect(await read([`${'x'.repeat(10)}\n`], 10)).toEqual(['x'.repeat(10)]);
   });
 });

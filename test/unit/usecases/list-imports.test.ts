@@ -188,6 +188,18 @@ describe('CSV imports', () => {
     expect(await finish(s, list.id, b)).toMatchObject({ state: 'succeeded', created: 200, updated: 100, unchanged: 100 });
   });
 
+  it('holds at most maxJobs jobs at once: the next is refused (429) until one ends', async () => {
+    const s = setup({ imports: { maxJobs: 2 } });
+    const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
+    const a = (await s.lists.importCsv(env, actor, list.id, lines(csvOf(300)))).job?.id as string;
+    await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 300)));
+    await expect(s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 600)))).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 15 });
+    // A small import is written at once, whatever the jobs.
+    expect((await s.lists.importCsv(env, actor, list.id, lines(csvOf(10, 900)))).report).toMatchObject({ created: 10 });
+    await finish(s, list.id, a);
+    expect((await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 600)))).job?.state).toBe('queued');
+  });
+
   it('stopping the service ends a job as interrupted; a job whose instance went silent is reported failed', async () => {
     const s = setup();
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
