@@ -7,7 +7,8 @@
  *      followed at its Location until it ends; its time, rate and CPU per row;
  *   2. the same CSV again (every item there already, so nothing is rewritten);
  *   3. REST /v1/risk in a closed loop (concurrency 4) alone, then during an import of another CSV
- *      as large, with that list's item count asked every 500 ms.
+ *      as large; a list's item count is asked every 500 ms all along (the first list's while the
+ *      verdicts run alone, the importing list's during the import).
  *
  * A version that writes an import before answering is measured the same way: its POST answers
  * 201 (or an error) at the end, and that is the import's time.
@@ -43,7 +44,8 @@ export interface ImportFigures {
   /** The import of another CSV as large beside the verdicts. */
   beside: { answered: number; state: string | null; seconds: number };
   risk: { alone: Summary; during: Summary };
-  count: { asked: number; errors: number; p50: number; p99: number; max: number };
+  /** items/count every 500 ms, beside the verdicts alone and during the import beside them. */
+  count: Record<'alone' | 'during', { asked: number; errors: number; statuses: Record<string, number>; p50: number; p99: number; max: number }>;
 }
 
 interface Answer {
@@ -170,34 +172,50 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
     const rerun = await importAndFollow(e, agent, alone, quiet);
     out(`  the same CSV again: ${describe(rerun)}\n`);
 
-    // 3. Verdicts alone, then beside an import of the other CSV (in rounds of 500 calls), with the
-    //    import's list counted every 500 ms, until it ends.
+    // 3. Verdicts alone (the first list counted every 500 ms meanwhile, for comparison), then
+    //    beside an import of the other CSV (in rounds of 500 calls), with the import's list counted
+    //    every 500 ms, until it ends.
+    interface Counting {
+      ms: number[];
+      statuses: Map<number, number>;
+    }
+    const countEvery500ms = async (listId: string, going: () => boolean): Promise<Counting> => {
+      const c: Counting = { ms: [], statuses: new Map() };
+      while (going()) {
+        const t = performance.now();
+        const r = await request(e, agent, 'POST', `/v1/lists/${listId}/items/count`, '{}').catch(() => ({ status: 0 }));
+        c.ms.push(performance.now() - t);
+        c.statuses.set(r.status, (c.statuses.get(r.status) ?? 0) + 1);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      return c;
+    };
+    const summary = (c: Counting) => {
+      const sorted = [...c.ms].sort((a, b) => a - b);
+      const errors = c.ms.length - (c.statuses.get(200) ?? 0);
+      return { asked: c.ms.length, errors, statuses: Object.fromEntries(c.statuses), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+    };
+    const countLine = (what: string, s: ReturnType<typeof summary>) =>
+      `  items/count ${what}: ${s.asked} asked, ${s.errors} errors (statuses ${JSON.stringify(s.statuses)}), p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms\n`;
     await io.settle();
+    let scoring = true;
+    const countsAlone = countEvery500ms(alone, () => scoring);
     const riskAlone = summarize([await closedLoop(3000, 4, io.risk, io.cpu)]);
+    scoring = false;
+    const countAlone = summary(await countsAlone);
     await io.settle();
     const besideList = await newList(e, agent);
     let importing = true;
     const riskRounds: Result[] = [];
-    const countMs: number[] = [];
-    let countErrors = 0;
+    let countsDuring: Promise<Counting> = Promise.resolve({ ms: [], statuses: new Map() });
     const beside = async () => {
-      const verdicts = (async () => {
-        while (importing) riskRounds.push(await closedLoop(500, 4, io.risk));
-      })();
-      const counts = (async () => {
-        while (importing) {
-          const t = performance.now();
-          const r = await request(e, agent, 'POST', `/v1/lists/${besideList}/items/count`, '{}').catch(() => ({ status: 0 }));
-          countMs.push(performance.now() - t);
-          if (r.status !== 200) countErrors++;
-          await new Promise((resolve) => setTimeout(resolve, 500));
-        }
-      })();
-      await Promise.all([verdicts, counts]);
+      countsDuring = countEvery500ms(besideList, () => importing);
+      while (importing) riskRounds.push(await closedLoop(500, 4, io.risk));
+      await countsDuring;
     };
     const second = await importAndFollow(e, agent, besideList, busy, { start: beside, ended: () => (importing = false) });
     const during = summarize(riskRounds);
-    const sortedCounts = [...countMs].sort((a, b) => a - b);
+    const countDuring = summary(await countsDuring);
     out(`  beside the verdicts: ${describe(second)}; ${(o.rows / second.seconds).toFixed(0)} rows/s; the list counts ${(await countOf(e, agent, besideList)) ?? '? (the count failed)'}\n`);
 
     const figures: ImportFigures = {
@@ -214,9 +232,10 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
       rerun: describe(rerun),
       beside: { answered: second.answered, state: second.job?.status ?? null, seconds: second.seconds },
       risk: { alone: riskAlone, during },
-      count: { asked: countMs.length, errors: countErrors, p50: percentile(sortedCounts, 50), p99: percentile(sortedCounts, 99), max: sortedCounts[sortedCounts.length - 1] ?? NaN },
+      count: { alone: countAlone, during: countDuring },
     };
-    out(`  items/count during the import beside the verdicts: ${figures.count.asked} asked, ${figures.count.errors} errors, p50 ${figures.count.p50.toFixed(1)} ms, p99 ${figures.count.p99.toFixed(1)} ms, max ${figures.count.max.toFixed(1)} ms\n`);
+    out(countLine('beside the verdicts alone (the first list)', countAlone));
+    out(countLine('during the import beside the verdicts', countDuring));
     out(table('Verdicts beside a large import (REST /v1/risk, concurrency 4)', [['alone', riskAlone], ['during the import', during]]));
     out(`  during ÷ alone: p50 ×${(during.p50 / riskAlone.p50).toFixed(2)}, p99 ×${(during.p99 / riskAlone.p99).toFixed(2)}\n`);
     return figures;
