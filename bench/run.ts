@@ -17,7 +17,9 @@
  *   5. scoring beside the heaviest analysis dashboards may run (the analysts' bulkhead);
  *   6. a hung embedded database (SIGSTOP, then SIGCONT): how long requests that need it take to
  *      answer 503, already waiting or new, how long /readyz takes, and how soon they answer again;
- *   7. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
+ *   7. a CSV import of --import-rows rows (default 100,000) as a job, and the verdicts' latency and
+ *      the item count's beside it (bench/list-import.ts);
+ *   8. Rampart's (and the embedded database's) resident memory, at peak under load and at the end;
  *   0. first, the risk engine as pure code (bench/scoring.ts): µs to score an event, and to enrich it;
  *      and what ten lists of 100,000 items cost a verdict (bench/lists.ts).
  *
@@ -37,6 +39,7 @@
  *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
  *   node dist/bench/run.js --prof .data/prof      # V8 CPU profile of the server
  *   node dist/bench/run.js --only dashboards [--dash-events 1000000 --dash-users 200000 --dash-reps 3]
+ *   node dist/bench/run.js --only imports [--import-rows 100000]
  *   node dist/bench/run.js --json bench/results/2026-11-26-bench.json   # the figures as JSON too
  *
  * Every table has a `docs` column: documents the server's flushes wrote per call (the
@@ -57,11 +60,12 @@ import { createRampartClient, type RiskRequest, type TrackRequest } from '../src
 import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
 import { benchLists, listsReport } from './lists';
+import { benchListImport, type ImportFigures } from './list-import';
 import { runInfo } from './lib/run-info';
 import { runOverload, type OverloadReport } from './lib/overload';
 import os from 'node:os';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'dashboards', 'overload'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'imports', 'dashboards', 'overload'] as const;
 type Section = (typeof SECTIONS)[number];
 /** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each). */
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards' && s !== 'overload');
@@ -91,6 +95,8 @@ interface Options {
   'dash-events': number;
   'dash-users': number;
   'dash-reps': number;
+  /** Imports: rows of the CSV. */
+  'import-rows': number;
   /** Also write the figures, the printed report and what they were measured on to this file. */
   json: string | null;
 }
@@ -103,14 +109,15 @@ interface Figures {
   history?: { events: { few: number; many: number }; risk: { few: Summary; many: Summary }; devices: { few: Summary; many: Summary } };
   analyst?: { alone: Summary; beside: Summary; answered: number; refused: number };
   memory?: { peakRss: number; rss: number; liveHeap: number | null; peakDbRss: number | null; dbRss: number | null };
+  imports?: ImportFigures;
   overload?: OverloadReport;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,dashboards,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--json FILE]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--json FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, json: null };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, 'import-rows': 100_000, json: null };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
   if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
@@ -134,7 +141,7 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps') {
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps' || key === 'import-rows') {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -553,6 +560,11 @@ async function main(): Promise<void> {
     if (o.only.includes('outage')) {
       if (ready.dbPid === null) out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
       else out(await hungDatabase(ready.dbPid, closed.get));
+    }
+
+    if (o.only.includes('imports')) {
+      await server.settle();
+      figures.imports = await benchListImport(ready, { rows: o['import-rows'] }, { out, risk: closed.doors.rest, cpu: server.cpu, settle: server.settle });
     }
 
     if (o.only.includes('dashboards')) {

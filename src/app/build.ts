@@ -38,6 +38,7 @@ import { ClientEventsService } from '../core/client/events';
 import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { listIndexes, MongoListStore } from '../store/lists';
+import type { ImportOptions } from '../core/lists/imports';
 import { auditIndexes, MongoAuditLog } from '../store/audit';
 import { ListService } from '../core/lists/service';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
@@ -165,6 +166,8 @@ export interface BuildOptions {
    * 1,000), and the pause between two deletes (default 20 ms).
    */
   retention?: { strategy?: RetentionStrategy; batchSize?: number; pauseMs?: number };
+  /** CSV imports of list items: the size written before the answer, the batches and pauses of a job (core/lists/imports.ts). */
+  listImports?: ImportOptions & { maxRows?: number };
 }
 
 export interface Built {
@@ -249,7 +252,17 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // Policies may name only the environment's lists; a list a policy names cannot be deleted.
   const policies = new PolicyService(core(new MongoPolicyStore(db)), clock, 1000, (env) => lists.ids(env));
   const audit = core(new MongoAuditLog(db));
-  const lists: ListService = new ListService({ store: core(new MongoListStore(db)), audit, clock, policiesUsing: (env, id) => policies.usingList(env, id) });
+  // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
+  const lists: ListService = new ListService({
+    store: core(new MongoListStore(db, { indexed: kind.indexPushdown, upsertInsert: kind.upsertInsert })),
+    audit,
+    clock,
+    policiesUsing: (env, id) => policies.usingList(env, id),
+    scheduler: timerScheduler,
+    writes,
+    log: o.log,
+    ...(o.listImports ? { imports: o.listImports } : {}),
+  });
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
@@ -365,6 +378,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const sweeps = new Sweeps(
     [
       { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
+      { name: 'list imports', everyMs: PRIVACY_SWEEP_MS, atStart: false, run: () => lists.sweepImports() },
       { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
       { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
       { name: 'app events', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => appEvents.sweep(clock.now()) },
@@ -409,6 +423,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       await within(track.drain(true, left()), 'the track queue');
       await within(webhookWorker.stop(), 'webhook deliveries in flight');
       await within(privacy.stop(), 'privacy jobs');
+      await within(lists.stop(), 'list imports');
       rollups.drain();
       eventKeys?.drain();
       await state.close(left()).catch((err: unknown) => o.log.error({ err: err instanceof Error ? err.message : String(err), lost: state.backlog }, 'shutdown: queued writes could not be written'));

@@ -4,10 +4,11 @@
  * ListService use case and encodes the answer with the mappers below (whitelisting what leaves).
  */
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, PayloadTooLarge } from '../core/errors';
-import type { List, ListItem, ListQuery } from '../core/lists/model';
+import type { List, ListImport, ListItem, ListQuery } from '../core/lists/model';
 import { actorOf, linesOf } from '../core/lists/service';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
@@ -49,6 +50,22 @@ export type ItemBody = z.infer<typeof itemBody>;
 
 export const countBody = z.object({ total_count: z.number().int().min(0) });
 export const importBody = z.object({ rows: z.number().int(), created: z.number().int(), updated: z.number().int() });
+export const importJobBody = z.object({
+  id: z.string(),
+  list_id: z.string(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed']).describe('queued: after another import of the list; running; succeeded: every item written; failed: see error (written says how far it got)'),
+  rows: z.number().int().min(0).describe('Data rows of the CSV'),
+  items: z.number().int().min(0).describe('Distinct items they make, all to be written'),
+  written: z.number().int().min(0).describe('Items done so far (created + updated)'),
+  created: z.number().int().min(0).describe('Items the list did not hold'),
+  updated: z.number().int().min(0).describe('Items the list held already'),
+  unchanged: z.number().int().min(0).describe('Of updated, items the CSV left as stored (not rewritten)'),
+  error: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp.describe('Last progress'),
+  finished_at: timestamp.nullable(),
+});
+export type ImportJobBody = z.infer<typeof importJobBody>;
 
 const filter = z.object({ field: z.string(), op: z.string().describe('$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $contains'), value: z.unknown() });
 export const queryRequest = z
@@ -113,6 +130,31 @@ export const itemJson = (i: ListItem): ItemBody => ({
   created_at: i.createdAt.toISOString(),
   updated_at: i.updatedAt.toISOString(),
 });
+
+export const importJobJson = (j: ListImport): ImportJobBody => ({
+  id: j.id,
+  list_id: j.listId,
+  status: j.state,
+  rows: j.rows,
+  items: j.items,
+  written: j.written,
+  created: j.created,
+  updated: j.updated,
+  unchanged: j.unchanged,
+  error: j.error,
+  created_at: j.createdAt.toISOString(),
+  updated_at: j.updatedAt.toISOString(),
+  finished_at: iso(j.finishedAt),
+});
+
+/** Where a job is followed. */
+export const importJobPath = (listId: string, importId: string): string => `/v1/lists/${encodeURIComponent(listId)}/items/import/${encodeURIComponent(importId)}`;
+
+/** `Prefer: respond-async` (RFC 7240): the caller wants a job whatever the size. */
+const prefersAsync = (req: FastifyRequest): boolean =>
+  String(req.headers.prefer ?? '')
+    .split(',')
+    .some((p) => p.trim().toLowerCase() === 'respond-async');
 
 export interface ListRouteKit {
   services: Services;
@@ -235,8 +277,23 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
       const raw = req.body;
       if (!(raw instanceof Readable)) throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
       const chunks = limited(raw, IMPORT_MAX_BYTES);
-      const report = await lists.importCsv(p.env.id, actorOf(p), params(req).listId, linesOf(chunks));
-      return reply.code(201).send(report);
+      const { listId } = params(req);
+      const outcome = await lists.importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) }).catch((e: unknown) => {
+        // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
+        // closes the connection, so that the rest of the body is not read.
+        if (!raw.readableEnded) reply.header('connection', 'close');
+        throw e;
+      });
+      if (outcome.report) return reply.code(201).send(outcome.report);
+      return reply.code(202).header('location', importJobPath(listId, outcome.job.id)).send(importJobJson(outcome.job));
+    }),
+  );
+  app.get(
+    '/v1/lists/:listId/items/import/:importId',
+    route(async (req, reply) => {
+      const p = await principal(req);
+      const { listId, importId } = req.params as { listId: string; importId: string };
+      return reply.code(200).header('cache-control', 'no-store').send(importJobJson(await lists.importJob(p.env.id, listId, importId)));
     }),
   );
   app.get(
@@ -290,15 +347,18 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
   );
 }
 
-/** The request's chunks, failing past `max` bytes (413). */
+/**
+ * The request's chunks, failing past `max` bytes (413; the answer closes the connection). Each
+ * chunk is checked line by line as it is handed on; the event loop gets a turn between two, so
+ * that a body already received in full (megabytes of CSV) never holds up the requests beside it,
+ * nor the database's health probe, for longer than one chunk.
+ */
 async function* limited(stream: Readable, max: number): AsyncGenerator<Uint8Array> {
   let seen = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     seen += chunk.length;
-    if (seen > max) {
-      stream.destroy();
-      throw new PayloadTooLarge(`a CSV import is at most ${max} bytes`);
-    }
+    if (seen > max) throw new PayloadTooLarge(`a CSV import is at most ${max} bytes`);
     yield chunk;
+    await nextTurn();
   }
 }

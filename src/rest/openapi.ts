@@ -189,6 +189,7 @@ export function openApiDocument(o: OpenApiOptions): object {
   // Lists (docs/lists.md): Castle's Lists API, and Rampart's CSV import and export of items.
   const list = lists.listBody.openapi('List');
   const item = lists.itemBody.openapi('ListItem');
+  const importJob = lists.importJobBody.openapi('ListImport');
   const listParams = pathParams({ listId: "The list's id" });
   const itemParams = pathParams({ listId: "The list's id", itemId: "The item's id" });
   const jsonRequest = (schema: z.ZodTypeAny, required = true) => ({ body: { required, content: { 'application/json': { schema } } } });
@@ -228,9 +229,25 @@ export function openApiDocument(o: OpenApiOptions): object {
       method: 'post',
       path: '/v1/lists/{listId}/items/import',
       operationId: 'importListItems',
-      description: `CSV with a header naming \`value\` (or \`primary_value\`) and optionally \`secondary_value\`, \`comment\`, \`expires_at\`; at most ${lists.IMPORT_MAX_BYTES} bytes and 100,000 rows. Every line is checked first: one bad line answers 422 naming each bad line and imports nothing.`,
-      request: { params: listParams, body: { required: true, content: { 'text/csv': { schema: z.string() } } } },
-      responses: { '201': json('What was imported', lists.importBody), ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]) },
+      description: `CSV with a header naming \`value\` (or \`primary_value\`) and optionally \`secondary_value\`, \`comment\`, \`expires_at\`; at most ${lists.IMPORT_MAX_BYTES} bytes and 100,000 rows. Every line is checked first: one bad line answers 422 naming each bad line and imports nothing. Up to 1,000 items are written before the answer (201); more, or any import sent with \`Prefer: respond-async\`, are written by a job (202) followed at its \`Location\`.`,
+      request: {
+        params: listParams,
+        headers: z.object({ prefer: z.string().optional().openapi({ description: '`respond-async`: answer 202 with a job whatever the size' }) }),
+        body: { required: true, content: { 'text/csv': { schema: z.string() } } },
+      },
+      responses: {
+        '201': json('What was imported', lists.importBody),
+        '202': { description: 'The import job writing the items (follow it at Location)', headers: { Location: { required: true, schema: { type: 'string' } } }, content: { 'application/json': { schema: importJob } } },
+        ...errors([...AUTHENTICATED, ...WITH_BODY, 404, 422]),
+      },
+    },
+    {
+      method: 'get',
+      path: '/v1/lists/{listId}/items/import/{importId}',
+      operationId: 'getListImport',
+      description: 'An import job: its progress (written of items), and in the end succeeded, or failed with why and how far it got.',
+      request: { params: pathParams({ listId: "The list's id", importId: "The import's id" }) },
+      responses: { '200': json('The import job', importJob), ...errors([...AUTHENTICATED, 404]) },
     },
     {
       method: 'get',

@@ -24,8 +24,18 @@ export function isUnavailableError(err: unknown): boolean {
   // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
   // a pool closed, a server closed or a wait for a connection that timed out are outages too.
   if (/^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name)) return true;
+  // A bulk write (insertMany, bulkWrite) cut by the connection closing: the driver throws a bulk
+  // write error with no write error of its own, carrying the network error's fields (the
+  // `ResetPool` label, `beforeHandshake`) and message (`connection … closed`, `write EPIPE`, …).
+  if (err.name === 'MongoBulkWriteError' && cutByNetwork(err)) return true;
   const code = (err as { code?: unknown }).code;
   return err.name.startsWith('Mongo') && typeof code === 'number' && TRANSIENT_CODES.has(code);
+}
+
+function cutByNetwork(err: Error): boolean {
+  const e = err as { writeErrors?: unknown; errorLabelSet?: { has?(label: string): boolean }; beforeHandshake?: unknown };
+  const own = Array.isArray(e.writeErrors) ? e.writeErrors.length : e.writeErrors ? 1 : 0;
+  return own === 0 && (e.errorLabelSet?.has?.('ResetPool') === true || typeof e.beforeHandshake === 'boolean');
 }
 
 /** An operation stopped at its time limit (the server's `maxTimeMS`, code 50, or the driver's own timeout). */

@@ -39,9 +39,32 @@ export function parseCsvLine(line: string): string[] | null {
   }
 }
 
-/** A CSV cell, quoted when it must be; a leading formula character is escaped for spreadsheets. */
+/**
+ * Whether a spreadsheet could take the text for a formula (OWASP's CSV injection rule): it begins
+ * with `=`, `+`, `-` or `@` (after any spaces and quotes), or with a tab or a carriage return
+ * (after any quotes). Numbers are no exception: `-2+3+cmd|' /C calc'!A0` is a formula. The rule
+ * holds for `'` + any text it holds for, which is what lets `exportedCell` be undone exactly.
+ */
+export function isFormulaLike(v: string): boolean {
+  return /^[\s']*[=+\-@]/.test(v) || /^'*[\t\r]/.test(v);
+}
+
+/** A cell's text as exported: formula-like text is prefixed with `'`, which a spreadsheet shows as text. */
+export function exportedCell(v: string): string {
+  return isFormulaLike(v) ? `'${v}` : v;
+}
+
+/**
+ * An imported cell's text: the `'` that `exportedCell` put before formula-like text is removed (a
+ * cell is its own text otherwise), so that what was exported imports back as it was stored.
+ */
+export function importedCell(v: string): string {
+  return v.startsWith("'") && isFormulaLike(v.slice(1)) ? v.slice(1) : v;
+}
+
+/** A CSV cell: neutralised for spreadsheets (exportedCell), quoted when it must be. */
 export function csvCell(v: string): string {
-  const safe = /^[=+\-@\t\r]/.test(v) && !/^-?\d/.test(v) ? `'${v}` : v;
+  const safe = exportedCell(v);
   return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
@@ -59,10 +82,13 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
     rest += text;
     let nl: number;
     while ((nl = rest.indexOf('\n')) >= 0) {
+      if (nl > maxLine) throw tooLong(maxLine);
       yield rest.slice(0, nl);
       rest = rest.slice(nl + 1);
     }
-    if (rest.length > maxLine) throw new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);
+    if (rest.length > maxLine) throw tooLong(maxLine);
   }
   if (rest) yield rest;
 }
+
+const tooLong = (maxLine: number) => new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);

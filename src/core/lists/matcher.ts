@@ -128,25 +128,39 @@ function keyOf(w: Uint32Array, bits: number): Key {
   return key;
 }
 
-/** One list compiled for matching. */
+/**
+ * One list compiled for matching, and what it holds: its active items as entries, and the ids of
+ * its archived items and of those already expired when it was read (never matched), so that it
+ * counts the list's stored items (`count`) and knows which ids the list holds (`holds`).
+ */
 export class CompiledList {
   readonly exact = new Map<string, MatchEntry[]>();
   readonly ranges: IpRanges | null;
   readonly byItem = new Map<string, MatchEntry>();
+  /** Stored items that never match: archived, and (read) expired ones. */
+  private readonly archived = new Set<string>();
+  private readonly expired = new Set<string>();
 
-  constructor(public list: List, items: readonly ListItem[] = []) {
-    const active = items.filter((i) => !i.archived);
-    const entries = active.map((i) => ({ item: i, entry: entryOf(i) }));
-    for (const e of entries) this.byItem.set(e.item.id, e.entry);
-    if (list.type === 'ip') this.ranges = new IpRanges(entries.map((e) => ({ value: e.item.primaryValue, entry: e.entry })));
+  /** `items` as read (archived ones included); those expired at `nowMs` are counted, not compiled. */
+  constructor(public list: List, items: readonly ListItem[] = [], nowMs = -Infinity) {
+    const active: { item: ListItem; entry: MatchEntry }[] = [];
+    for (const i of items) {
+      if (i.archived) this.archived.add(i.id);
+      else if (i.expiresAt && i.expiresAt.getTime() <= nowMs) this.expired.add(i.id);
+      else active.push({ item: i, entry: entryOf(i) });
+    }
+    for (const e of active) this.byItem.set(e.item.id, e.entry);
+    if (list.type === 'ip') this.ranges = new IpRanges(active.map((e) => ({ value: e.item.primaryValue, entry: e.entry })));
     else {
       this.ranges = null;
-      for (const e of entries) this.addExact(e.entry);
+      for (const e of active) this.addExact(e.entry);
     }
   }
 
-  /** Add or replace an item (an archived one is removed). */
-  apply(item: ListItem): void {
+  /** Add or replace an item as stored (an archived one stops matching); with `nowMs`, an expired one is only counted. */
+  apply(item: ListItem, nowMs = -Infinity): void {
+    this.archived.delete(item.id);
+    this.expired.delete(item.id);
     const old = this.byItem.get(item.id);
     if (old) {
       old.active = false;
@@ -159,15 +173,35 @@ export class CompiledList {
         else this.exact.delete(old.value);
       }
     }
-    if (item.archived) return;
+    if (item.archived) {
+      this.archived.add(item.id);
+      return;
+    }
+    if (item.expiresAt && item.expiresAt.getTime() <= nowMs) {
+      this.expired.add(item.id);
+      return;
+    }
     const entry = entryOf(item);
     this.byItem.set(item.id, entry);
     if (this.ranges) this.ranges.add(item.primaryValue, entry);
     else this.addExact(entry);
   }
 
+  /** Active (not archived) entries compiled for matching; expired ones included until read again. */
   get size(): number {
     return this.byItem.size;
+  }
+
+  /** The list's stored items: all of them, only the archived ones (`true`) or the others (`false`). */
+  count(archived?: boolean): number {
+    if (archived === true) return this.archived.size;
+    const notArchived = this.byItem.size + this.expired.size;
+    return archived === false ? notArchived : notArchived + this.archived.size;
+  }
+
+  /** Whether the list holds an item of this id (archived and expired ones included). */
+  holds(itemId: string): boolean {
+    return this.byItem.has(itemId) || this.archived.has(itemId) || this.expired.has(itemId);
   }
 
   private addExact(entry: MatchEntry): void {

@@ -153,3 +153,37 @@ export interface ItemQuery {
   skip: number;
   limit: number;
 }
+
+/**
+ * `queued`: waiting for an import of the same list before it (this instance runs one per list at
+ * a time); `running`: being written, batch by batch; `succeeded`: every item written; `failed`:
+ * stopped (see `error`), with `written` items written (re-running the same CSV finishes it).
+ */
+export type ImportState = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** A CSV import run as a job: its progress, and in the end what it wrote. */
+export interface ListImport {
+  id: string;
+  envId: EnvId;
+  listId: string;
+  state: ImportState;
+  /** Data rows the CSV had. */
+  rows: number;
+  /** Distinct items they make (rows repeating a value are one item), all to be written. */
+  items: number;
+  /** Items done so far: `created` + `updated`. */
+  written: number;
+  /** Items the list did not hold. */
+  created: number;
+  /** Items the list held already, replaced by the row (or left as they were: `unchanged`). */
+  updated: number;
+  /** Of `updated`, items the row left exactly as stored, so not rewritten. */
+  unchanged: number;
+  error: string | null;
+  actor: Actor;
+  createdAt: Date;
+  /** Last progress (or sign of life) of the instance running it. */
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+

@@ -2,34 +2,34 @@
  * List use cases, called by every door: lists (create, read, query, update, delete), their items
  * (create one or a batch, read, query, count, comment, archive, unarchive, CSV import and
  * export), the audit entry of every change, and the compiled lists verdicts match against
- * (compiled-cache.ts). Checks are in validation.ts and queries.ts, CSV in csv.ts.
+ * (compiled-cache.ts), which also count a list's items and know which it holds. Checks are in
+ * validation.ts and queries.ts, CSV in csv.ts and import-csv.ts, import jobs in imports.ts.
  */
 import type { Actor, AuditEntry, AuditLog } from '../audit/model';
 import { uuid } from '../crypto';
 import { InvalidParameters, NotFound, type FieldProblem } from '../errors';
 import type { EnvId } from '../model';
-import type { Clock } from '../ports';
+import type { Clock, Scheduler, WriteQueue } from '../ports';
 import { CompiledListCache } from './compiled-cache';
-import { EXPORT_COLUMNS, csvCell, parseCsvLine } from './csv';
+import { EXPORT_COLUMNS, csvCell } from './csv';
+import { readCsv } from './import-csv';
+import { ListImports, type ImportOptions, type ImportReport } from './imports';
 import { CompiledList, type CompiledLists } from './matcher';
-import { LIST_LIMITS, type ItemDraft, type List, type ListItem, type ListQuery, type ListSet, type QueryFilter } from './model';
+import { LIST_LIMITS, type ItemCondition, type ItemDraft, type List, type ListImport, type ListItem, type ListQuery, type ListSet, type QueryFilter } from './model';
 import type { ListStore } from './ports';
 import { validateItemQuery, validateListQuery } from './queries';
-import { type ListCommand, buildItem, checkComment, checkExpiry, itemDetail, listDetail, MAX_REPORTED_LINES, report, validateList } from './validation';
+import { type ListCommand, buildItem, checkComment, checkExpiry, itemDetail, listDetail, MAX_REPORTED_LINES, validateList } from './validation';
 
 export { actorOf, itemIdOf } from './ids';
-export { EXPORT_COLUMNS, csvCell, linesOf, parseCsvLine } from './csv';
+export { EXPORT_COLUMNS, csvCell, exportedCell, importedCell, isFormulaLike, linesOf, parseCsvLine } from './csv';
 export { validateItemQuery } from './queries';
 export type { ListCommand } from './validation';
-/** What a CSV import did: every row written, or (422) nothing and each bad line. */
-export interface ImportReport {
-  rows: number;
-  created: number;
-  updated: number;
-}
+export type { ImportOptions, ImportReport } from './imports';
+
+/** What an import answers: written already (a small one), or the job writing it. */
+export type ImportOutcome = { report: ImportReport; job?: undefined } | { job: ListImport; report?: undefined };
 
 const MAX_RETRIES = 5;
-const WRITE_BATCH = 1000;
 
 export interface ListDeps {
   store: ListStore;
@@ -39,13 +39,38 @@ export interface ListDeps {
   cacheMs?: number;
   /** The active policies naming a list (a list in use cannot be deleted). */
   policiesUsing?: (env: EnvId, listId: string) => Promise<string[]>;
+  /** Pauses and retries of import jobs (without one, an import job writes without pausing). */
+  scheduler?: Scheduler;
+  /** The state layer's admission: an import job waits while the verdicts' writes are behind. */
+  writes?: Pick<WriteQueue, 'admit' | 'pressure'>;
+  log?: { warn(obj: object, msg: string): void };
+  /** CSV imports: when one is a job, its batches and pauses (imports.ts), and the rows one may have (default LIST_LIMITS.importRows). */
+  imports?: ImportOptions & { maxRows?: number };
+  /** Items a list holds at most (default LIST_LIMITS.itemsPerList). */
+  itemsPerList?: number;
 }
 
 export class ListService {
   private readonly compiled: CompiledListCache;
+  private readonly importer: ListImports;
+  /** Lists deleted through this instance: a write that began before is not to compile them again. */
+  private readonly deleted = new Set<string>();
 
   constructor(private readonly d: ListDeps) {
     this.compiled = new CompiledListCache(d.store, d.clock, d.cacheMs ?? 1000);
+    this.importer = new ListImports(
+      {
+        store: d.store,
+        clock: d.clock,
+        ...(d.scheduler ? { scheduler: d.scheduler } : {}),
+        ...(d.writes ? { writes: d.writes } : {}),
+        ...(d.log ? { log: d.log } : {}),
+        listOf: async (env, listId) => (await d.store.getSet(env))?.lists.find((l) => l.id === listId) ?? null,
+        write: (env, list, items) => this.write(env, list, items),
+        audit: (env, actor, detail, listId) => this.audit(env, actor, 'list_item.import', { kind: 'list', id: listId, listId }, detail),
+      },
+      d.imports,
+    );
   }
 
   // ---- lists ----
@@ -106,11 +131,15 @@ export class ListService {
   async delete(env: EnvId, actor: Actor, id: string): Promise<void> {
     const using = (await this.d.policiesUsing?.(env, id)) ?? [];
     if ((await this.get(env, id)) && using.length) throw new InvalidParameters([{ field: 'list_id', message: `the list is used by ${using.length === 1 ? 'policy' : 'policies'} ${using.join(', ')}` }]);
+    // Its imports end first (after the batch under way), so that nothing of them is written after.
+    await this.importer.cancel(env, id);
     const list = await this.mutate(env, (set) => {
       const at = set.lists.findIndex((x) => x.id === id);
       if (at < 0) throw new NotFound('no such list');
       return set.lists.splice(at, 1)[0] as List;
     });
+    this.deleted.add(id);
+    if (this.deleted.size > 10_000) this.deleted.clear();
     this.compiled.local(env, (c) => c.byId.delete(id));
     await this.d.store.deleteItems(env, id);
     await this.audit(env, actor, 'list.delete', { kind: 'list', id, listId: id }, { name: list.name });
@@ -177,10 +206,22 @@ export class ListService {
     return this.d.store.queryItems(env, listId, validateItemQuery(list, q));
   }
 
-  /** How many items match Castle's filters. */
+  /**
+   * How many items match Castle's filters. Without filters, or filtered on `archived` alone, the
+   * compiled lists answer (memory: they count every stored item of the list as they hold it);
+   * otherwise the store counts, as it does when they lag behind another instance's change.
+   */
   async countItems(env: EnvId, listId: string, filters: readonly QueryFilter[] | undefined): Promise<number> {
-    const list = await this.get(env, listId);
-    return this.d.store.countItems(env, listId, validateItemQuery(list, { filters }).conditions);
+    const set = await this.d.store.getSet(env);
+    const list = set?.lists.find((l) => l.id === listId);
+    if (!set || !list) throw new NotFound('no such list');
+    const { conditions } = validateItemQuery(list, { filters });
+    const archived = archivedOnly(conditions);
+    if (archived !== null) {
+      const compiled = (await this.compiled.atVersion(env, set.version))?.byId.get(listId);
+      if (compiled) return archived === 'none' ? 0 : compiled.count(archived === 'all' ? undefined : archived);
+    }
+    return this.d.store.countItems(env, listId, conditions);
   }
 
   /** Change an item's comment (and, when given, its expiry). */
@@ -209,67 +250,42 @@ export class ListService {
   }
 
   /**
-   * Import rows of CSV (`lines`: the text, line by line, header first: `value` or
-   * `primary_value`, and optionally `secondary_value`, `comment`, `expires_at`; other columns are
-   * ignored, so an export imports back). Every line is checked before anything is written: one bad
-   * line answers 422 naming each bad line (`line N`) and imports nothing. Rows are upserted by
-   * value, so an import can be run again.
+   * Import rows of CSV (`lines`: the text, line by line, header first; import-csv.ts). Every line
+   * is checked before anything is written: one bad line answers 422 naming each bad line and
+   * imports nothing, as does an import that would take the list past its bound. Up to
+   * `syncItems` items (1,000) are then written before the answer (`report`), unless `async`; more
+   * are written by a job (`job`, imports.ts) that the caller follows with `importJob`. Rows are
+   * upserted by value, so the same CSV can be imported again (it finishes a failed job).
    */
-  async importCsv(env: EnvId, actor: Actor, listId: string, lines: AsyncIterable<string>): Promise<ImportReport> {
+  async importCsv(env: EnvId, actor: Actor, listId: string, lines: AsyncIterable<string>, opts: { async?: boolean } = {}): Promise<ImportOutcome> {
     const list = await this.get(env, listId);
-    const now = this.d.clock.now();
-    const problems: FieldProblem[] = [];
-    const items = new Map<string, ListItem>();
-    let header: string[] | null = null;
-    let lineNo = 0;
-    let rows = 0;
-    let more = 0;
-    for await (const raw of lines) {
-      lineNo++;
-      const line = lineNo === 1 ? raw.replace(/^\ufeff/, '') : raw;
-      if (line.trim() === '') continue;
-      const cells = parseCsvLine(line);
-      if (!cells) {
-        report(problems, lineNo, 'is not valid CSV (a quoted field must end on its line)', () => more++);
-        continue;
-      }
-      if (!header) {
-        header = cells.map((c) => c.trim().toLowerCase());
-        if (!header.includes('value') && !header.includes('primary_value')) {
-          throw new InvalidParameters([{ field: 'line 1', message: 'the header must name a `value` (or `primary_value`) column' }]);
-        }
-        continue;
-      }
-      rows++;
-      if (rows > LIST_LIMITS.importRows) throw new InvalidParameters([{ field: `line ${lineNo}`, message: `an import has at most ${LIST_LIMITS.importRows} rows` }]);
-      const cell = (name: string): string | undefined => {
-        const at = (header as string[]).indexOf(name);
-        return at < 0 ? undefined : cells[at];
-      };
-      const expires = cell('expires_at') ?? cell('auto_archives_at');
-      const draft: ItemDraft = {
-        primaryValue: cell('value') ?? cell('primary_value') ?? '',
-        secondaryValue: cell('secondary_value') || undefined,
-        comment: cell('comment') || undefined,
-        expiresAt: expires ? expires : undefined,
-      };
-      const lineProblems: FieldProblem[] = [];
-      const item = buildItem(list, draft, actor, now, lineProblems, '');
-      if (item) items.set(item.id, item);
-      for (const p of lineProblems) report(problems, lineNo, `${p.field}: ${p.message}`, () => more++);
-    }
-    if (!header) throw new InvalidParameters([{ field: 'line 1', message: 'the CSV is empty: give a header and rows' }]);
-    if (problems.length) {
-      if (more) problems.push({ field: 'lines', message: `and ${more} more bad lines; nothing was imported` });
-      throw new InvalidParameters(problems);
-    }
-    const all = [...items.values()];
-    let created = 0;
-    for (let i = 0; i < all.length; i += WRITE_BATCH) created += await this.keepCreatedAt(env, listId, all.slice(i, i + WRITE_BATCH));
-    await this.checkRoom(env, listId, created);
-    for (let i = 0; i < all.length; i += WRITE_BATCH) await this.write(env, list, all.slice(i, i + WRITE_BATCH));
-    await this.audit(env, actor, 'list_item.import', { kind: 'list', id: listId, listId }, { rows, items: all.length, created });
-    return { rows, created, updated: all.length - created };
+    const { rows, items } = await readCsv(list, actor, this.d.clock.now(), lines, this.d.imports?.maxRows ?? LIST_LIMITS.importRows);
+    // The list as it is now (reading the CSV may have taken a while), and its room.
+    const set = await this.d.store.getSet(env);
+    const now = set?.lists.find((l) => l.id === listId);
+    if (!set || !now) throw new NotFound('no such list');
+    const compiled = (await this.compiled.current(env, set.version)).byId.get(listId);
+    const stored = compiled ? compiled.count() : await this.d.store.countItems(env, listId, []);
+    const adding = compiled ? items.reduce((n, i) => (compiled.holds(i.id) ? n : n + 1), 0) : items.length;
+    this.roomFor(stored, adding);
+    if (items.length <= this.importer.syncItems && !opts.async) return { report: await this.importer.now(env, actor, now, rows, items) };
+    return { job: await this.importer.start(env, actor, now, rows, items) };
+  }
+
+  /** An import job of the list (NotFound when the list has none of this id). */
+  async importJob(env: EnvId, listId: string, importId: string): Promise<ListImport> {
+    await this.get(env, listId);
+    return this.importer.get(env, listId, importId);
+  }
+
+  /** Delete import jobs that finished long ago (a sweep). */
+  sweepImports(): Promise<number> {
+    return this.importer.sweep();
+  }
+
+  /** Stop the import jobs running here (each recorded as interrupted after its batch) and wait for them. */
+  stop(): Promise<void> {
+    return this.importer.stop();
   }
 
   /** The list's items as CSV (header first), a batch of rows at a time; archived items only when asked. */
@@ -312,31 +328,34 @@ export class ListService {
     return next;
   }
 
-  /** Store items, count the change in the version, and apply it here. */
   /**
    * Store items of `list`, count the change in the version, and apply it here (the next verdict
    * sees it). A list this instance has not compiled yet (made on another instance since its
-   * last refresh) is added with these items: the refresh that follows brings the rest.
+   * last refresh) is added with these items: the refresh that follows brings the rest. A list
+   * deleted here meanwhile (a write that began before the deletion) is not brought back.
    */
   private async write(env: EnvId, list: List, items: readonly ListItem[]): Promise<void> {
     await this.d.store.putItems(items);
-    const version = await this.d.store.bumpVersion(env);
-    this.compiled.local(
-      env,
-      (c) => {
-        let compiled = c.byId.get(list.id);
-        if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
-        for (const i of items) compiled.apply(i);
-      },
-      version,
-    );
+    // Applied before the version is incremented, so that a read of the version in between (a
+    // count, a verdict's refresh) finds the compiled lists current rather than reading them again.
+    const counted = this.compiled.pending(env, (c) => {
+      let compiled = c.byId.get(list.id);
+      if (!compiled && this.deleted.has(list.id)) return;
+      if (!compiled) c.byId.set(list.id, (compiled = new CompiledList(list)));
+      for (const i of items) compiled.apply(i);
+    });
+    let version: number | undefined;
+    try {
+      version = await this.d.store.bumpVersion(env);
+    } finally {
+      counted(version);
+    }
   }
 
   /** Keep the creation time of items already stored; answers how many are new. */
   private async keepCreatedAt(env: EnvId, listId: string, items: ListItem[]): Promise<number> {
     let fresh = 0;
-    const known = await this.d.store.queryItems(env, listId, { conditions: [{ field: 'id', op: 'in', value: items.map((i) => i.id) }], sort: { field: 'createdAt', order: 'asc' }, skip: 0, limit: items.length });
-    const byId = new Map(known.map((k) => [k.id, k]));
+    const byId = new Map((await this.d.store.getItems(env, listId, items.map((i) => i.id))).map((k) => [k.id, k]));
     for (const i of items) {
       const k = byId.get(i.id);
       if (k) i.createdAt = k.createdAt;
@@ -345,11 +364,18 @@ export class ListService {
     return fresh;
   }
 
+  /** Refuse `adding` new items past the list's bound. */
   private async checkRoom(env: EnvId, listId: string, adding: number): Promise<void> {
     if (adding === 0) return;
-    const stored = await this.d.store.countItems(env, listId, []);
-    if (stored + adding > LIST_LIMITS.itemsPerList) {
-      throw new InvalidParameters([{ field: 'items', message: `a list holds at most ${LIST_LIMITS.itemsPerList} items (archived ones included); it has ${stored}` }]);
+    const set = await this.d.store.getSet(env);
+    const compiled = set ? (await this.compiled.atVersion(env, set.version))?.byId.get(listId) : undefined;
+    this.roomFor(compiled ? compiled.count() : await this.d.store.countItems(env, listId, []), adding);
+  }
+
+  private roomFor(stored: number, adding: number): void {
+    const most = this.d.itemsPerList ?? LIST_LIMITS.itemsPerList;
+    if (stored + adding > most) {
+      throw new InvalidParameters([{ field: 'items', message: `a list holds at most ${most} items (archived ones included); it has ${stored}, and this would add ${adding}` }]);
     }
   }
 
@@ -370,4 +396,19 @@ export class ListService {
   private async audit(env: EnvId, actor: Actor, action: string, target: AuditEntry['target'], detail: Record<string, unknown>): Promise<void> {
     await this.d.audit.append([{ id: uuid(), envId: env, at: this.d.clock.now(), actor, action, target, detail }]);
   }
+}
+
+/**
+ * What a count filtered on `archived` alone asks for: every item (`all`), the archived ones
+ * (`true`) or the others (`false`), or none (`none`: `archived` is never null); null for any
+ * other filter.
+ */
+function archivedOnly(conditions: readonly ItemCondition[]): 'all' | 'none' | boolean | null {
+  if (conditions.length === 0) return 'all';
+  if (conditions.length > 1) return null;
+  const c = conditions[0] as ItemCondition;
+  if (c.field !== 'archived' || (c.op !== 'eq' && c.op !== 'ne')) return null;
+  if (c.value === null) return c.op === 'eq' ? 'none' : 'all';
+  if (typeof c.value !== 'boolean') return null;
+  return c.op === 'eq' ? c.value : !c.value;
 }

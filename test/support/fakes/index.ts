@@ -13,6 +13,7 @@ import { PolicyService } from '../../../src/core/policies/service';
 import { WebhookService } from '../../../src/core/webhooks/service';
 import { PrivacyService } from '../../../src/core/privacy/service';
 import { ListService } from '../../../src/core/lists/service';
+import type { ImportOptions } from '../../../src/core/lists/imports';
 import { createFakeTime, type FakeTime } from './time';
 import { createFakeHttpPoster, createFakeIntel, createFakeMailer, type FakeHttpPoster, type FakeIntel, type FakeMailer } from './outside';
 import { createFakeCounterStore, createFakeStateLayer, createFakeUserStateStore, type FakeStateLayer } from './state';
@@ -70,7 +71,7 @@ export interface FakeServices {
   environment(opts?: Partial<Environment>): Promise<{ env: Environment; principal: Principal }>;
 }
 
-export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: number } = {}): FakeServices {
+export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: number; listImports?: ImportOptions & { maxRows?: number } } = {}): FakeServices {
   const time = createFakeTime();
   const clock = time.clock;
   const state = createFakeStateLayer();
@@ -88,7 +89,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
   const policies = new PolicyService(createFakePolicyStore(), clock, 1000, (env) => lists.ids(env));
   const listStore = createFakeListStore();
   const audit = createFakeAuditLog();
-  const lists: ListService = new ListService({ store: listStore, audit, clock, policiesUsing: (env, id) => policies.usingList(env, id) });
+  const lists: ListService = new ListService({ store: listStore, audit, clock, policiesUsing: (env, id) => policies.usingList(env, id), scheduler: time.scheduler, writes: state, log, ...(opts.listImports ? { imports: opts.listImports } : {}) });
   const webhookAttempts: FakeServices['webhookAttempts'] = [];
   const webhooks = new WebhookService({
     store: webhookStore,

@@ -9,7 +9,8 @@ import type { PolicyRevision, PolicySet } from '../../../src/core/policies/model
 import type { DeliveryAttempt, WebhookDelivery } from '../../../src/core/webhooks/model';
 import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../../../src/core/webhooks/ports';
 import type { PrivacyJob } from '../../../src/core/privacy/model';
-import type { ItemCondition, ListItem, ListSet } from '../../../src/core/lists/model';
+import type { ListImport, ListItem, ListSet } from '../../../src/core/lists/model';
+import { holdsAll, itemOrder } from '../../../src/core/lists/conditions';
 import type { ListStore } from '../../../src/core/lists/ports';
 import type { AuditEntry, AuditLog } from '../../../src/core/audit/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
@@ -256,48 +257,17 @@ export function createFakeSessionStore(): SessionStore & { readonly all: Map<str
   };
 }
 
-/** Lists and their items in maps, with the MongoDB repository's version check and query semantics. */
-export function createFakeListStore(): ListStore & { items: Map<string, ListItem> } {
+/** Lists, their items and import jobs in maps, with the MongoDB repository's version check and query semantics. */
+export function createFakeListStore(): ListStore & { items: Map<string, ListItem>; imports: Map<string, ListImport> } {
   const sets = new Map<EnvId, ListSet>();
   const items = new Map<string, ListItem>();
+  const imports = new Map<string, ListImport>();
   const key = (env: EnvId, listId: string, id: string) => `${env}\u0000${listId}\u0000${id}`;
-  const fieldOf = (i: ListItem, f: ItemCondition['field']): unknown =>
-    f === 'authorType' ? i.author.type : f === 'authorIdentifier' ? i.author.identifier : (i as unknown as Record<string, unknown>)[f];
-  const cmp = (a: unknown, b: unknown): number => {
-    const x = a instanceof Date ? a.getTime() : a;
-    const y = b instanceof Date ? b.getTime() : b;
-    if (x === y) return 0;
-    if (x === null || x === undefined) return -1;
-    if (y === null || y === undefined) return 1;
-    return (x as number) < (y as number) ? -1 : 1;
-  };
-  const holds = (i: ListItem, c: ItemCondition): boolean => {
-    const v = fieldOf(i, c.field);
-    switch (c.op) {
-      case 'eq':
-        return cmp(v, c.value) === 0;
-      case 'ne':
-        return cmp(v, c.value) !== 0;
-      case 'in':
-        return c.value.some((w) => cmp(v, w) === 0);
-      case 'nin':
-        return !c.value.some((w) => cmp(v, w) === 0);
-      case 'contains':
-        return typeof v === 'string' && v.toLowerCase().includes(c.value.toLowerCase());
-      case 'gt':
-        return v !== null && cmp(v, c.value) > 0;
-      case 'gte':
-        return v !== null && cmp(v, c.value) >= 0;
-      case 'lt':
-        return v !== null && cmp(v, c.value) < 0;
-      case 'lte':
-        return v !== null && cmp(v, c.value) <= 0;
-    }
-  };
   const of = (env: EnvId, listId: string) => [...items.values()].filter((i) => i.envId === env && i.listId === listId);
   const copy = (s: ListSet): ListSet => ({ ...s, lists: s.lists.map((l) => ({ ...l })) });
   return {
     items,
+    imports,
     async getSet(env) {
       const s = sets.get(env);
       return s ? copy(s) : null;
@@ -318,22 +288,40 @@ export function createFakeListStore(): ListStore & { items: Map<string, ListItem
       const i = items.get(key(env, listId, id));
       return i ? { ...i } : null;
     },
+    async getItems(env, listId, ids) {
+      return ids.flatMap((id) => {
+        const i = items.get(key(env, listId, id));
+        return i ? [{ ...i }] : [];
+      });
+    },
     async putItems(list) {
       for (const i of list) items.set(key(i.envId, i.listId, i.id), { ...i });
     },
     async queryItems(env, listId, q) {
-      const rows = of(env, listId).filter((i) => q.conditions.every((c) => holds(i, c)));
-      rows.sort((a, b) => (q.sort.order === 'asc' ? 1 : -1) * cmp(fieldOf(a, q.sort.field), fieldOf(b, q.sort.field)) || (a.id < b.id ? -1 : 1));
+      const rows = of(env, listId).filter((i) => holdsAll(i, q.conditions));
+      rows.sort(itemOrder(q.sort));
       return rows.slice(q.skip, q.skip + q.limit).map((i) => ({ ...i }));
     },
     async countItems(env, listId, conditions) {
-      return of(env, listId).filter((i) => conditions.every((c) => holds(i, c))).length;
+      return of(env, listId).filter((i) => holdsAll(i, conditions)).length;
     },
     async *scanItems(env, listIds, activeOnly) {
       for (const listId of listIds) yield of(env, listId).filter((i) => !activeOnly || !i.archived).sort((a, b) => (a.id < b.id ? -1 : 1)).map((i) => ({ ...i }));
     },
     async deleteItems(env, listId) {
       for (const i of of(env, listId)) items.delete(key(env, listId, i.id));
+    },
+    async putImport(job) {
+      imports.set(`${job.envId}\u0000${job.id}`, { ...job });
+    },
+    async getImport(env, id) {
+      const j = imports.get(`${env}\u0000${id}`);
+      return j ? { ...j } : null;
+    },
+    async sweepImports(before) {
+      let n = 0;
+      for (const [k, j] of imports) if (j.finishedAt && j.finishedAt < before && imports.delete(k)) n++;
+      return n;
     },
   };
 }
