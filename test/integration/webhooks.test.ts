@@ -7,6 +7,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyIndexes } from '../../src/store/database';
+import { indexesFor, serverKind } from '../../src/store/server-kind';
 import { StateLayer } from '../../src/store/state/layer';
 import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
 import { WebhookService, backoffDelay, type WebhookServiceDeps } from '../../src/core/webhooks/service';
@@ -134,19 +135,18 @@ function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<We
 
 /**
  * The worker's passes, driven by hand through the dispatcher's own API: a pass (`deliverDue`),
- * then a wait until every attempt it started has been made and recorded, and again until a pass
- * starts nothing or `passes` were made. Returns the attempts made.
+ * then a wait until every attempt it started (and each user's next delivery those started when
+ * they ended) has been made and recorded, and again until a pass starts nothing or `passes` were
+ * made. Returns the attempts made.
  */
 async function sendDue(svc: Running, passes = Infinity): Promise<number> {
-  let attempted = 0;
+  const before = svc.attempted();
   for (let i = 0; i < passes; i++) {
-    const before = svc.attempted();
     const { started } = await svc.deliverDue();
     if (started === 0) break;
-    await waitFor(() => svc.attempted() - before >= started, { what: `the ${started} attempts of the pass to be made and recorded` });
-    attempted += started;
+    await svc.dispatcher.idle();
   }
-  return attempted;
+  return svc.attempted() - before;
 }
 
 function device(env: Environment, userId: string, token = `dev_${randomUUID()}`): Device {
@@ -203,7 +203,7 @@ async function deliveries(env: Environment): Promise<WebhookDelivery[]> {
 
 beforeAll(async () => {
   database = await testDatabase();
-  await applyIndexes(database.db, webhookIndexes);
+  await applyIndexes(database.db, indexesFor(await serverKind(database.db), webhookIndexes));
   store = new MongoWebhookStore(database.db, new StateLayer(database.db, { onError: (err) => { throw err; } }));
   await receiver.start();
 });
@@ -211,7 +211,7 @@ beforeAll(async () => {
 afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.stop()));
   // Nothing a test leaves due may be sent (and counted) by the next one.
-  await database.db.collection('webhook_deliveries').deleteMany({ status: { $in: ['pending', 'delivering'] } });
+  await database.db.collection('webhook_outbox').deleteMany({ status: { $in: ['pending', 'delivering'] } });
   receiver.reset();
   skewMs = 0;
 });
@@ -427,7 +427,7 @@ describe('delivery', () => {
     await first.emit(notice(env, 'user-1', null));
     await first.emit(notice(env, 'user-2', null));
     // "first" claims user-2's delivery and dies before sending it.
-    const [pending] = (await store.due(clock.now(), { limit: 10 })).filter((d) => d.userId === 'user-2' && d.envId === env.id);
+    const [pending] = (await store.due(clock.now(), { limit: 10 })).deliveries.filter((d) => d.userId === 'user-2' && d.envId === env.id);
     const now = clock.now();
     const claimed = await store.claim(pending!, 'first', now, new Date(now.getTime() + 300));
     expect(claimed?.status).toBe('delivering');

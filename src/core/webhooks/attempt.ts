@@ -116,8 +116,11 @@ export interface AttemptGate {
 export class Attempts {
   constructor(private readonly d: AttemptDeps, private readonly gate: AttemptGate) {}
 
-  /** One attempt of a delivery this instance holds the lease of. Never throws. */
-  async run(delivery: WebhookDelivery, abort: AbortController): Promise<void> {
+  /**
+   * One attempt of a delivery this instance holds the lease of. Never throws. Resolves true when
+   * the delivery is over (its delivery, or its failure for good, recorded).
+   */
+  async run(delivery: WebhookDelivery, abort: AbortController): Promise<boolean> {
     const at = this.d.clock.now();
     const t0 = monotonicMs(this.d.clock);
     let url = delivery.url;
@@ -149,7 +152,7 @@ export class Attempts {
           const budget = this.budget(delivery);
           if (budget === null || !this.gate.mayStart() || abort.signal.aborted) {
             await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
-            return;
+            return false;
           }
           try {
             const answer = await this.post(url, delivery, secret, budget, abort.signal);
@@ -201,7 +204,7 @@ export class Attempts {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
       this.d.log.warn({ ...meta, err: describeError(err, this.d.timeoutMs) }, 'webhooks: could not record the attempt');
       this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: false });
-      return;
+      return false;
     }
     const over = recorded && outcome.status !== 'pending';
     if (over) this.d.ledger.finished(delivery.id);
@@ -209,6 +212,7 @@ export class Attempts {
     if (outcome.status === 'delivered') this.d.log.info(meta, 'webhooks: delivered');
     else if (outcome.status === 'failed') this.d.log.warn(meta, 'webhooks: delivery failed for good');
     else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
+    return over;
   }
 
   /**

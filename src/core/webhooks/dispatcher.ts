@@ -21,6 +21,7 @@ import type { EnvId } from '../model';
 import { monotonicMs } from '../ports';
 import type { WebhookDelivery } from './model';
 import { OutboxLedger } from './outbox';
+import type { DueCursor } from './ports';
 import { Attempts, describeError, SHUT_DOWN, type WebhookPorts } from './attempt';
 
 export interface WebhookDispatcherDeps extends WebhookPorts {
@@ -98,6 +99,10 @@ export class WebhookDispatcher {
   private graceEnd: number | null = null;
   /** Called when the next attempt ends. */
   private readonly onAttemptEnd: (() => void)[] = [];
+  /** A user's next delivery being looked up and claimed after their last one ended (continueLane). */
+  private readonly chaining = new Set<Promise<void>>();
+  /** Where the last pass stopped reading what is due (null: at its end), where the next one begins. */
+  private resume: DueCursor | null = null;
 
   constructor(private readonly d: WebhookDispatcherDeps) {
     this.leaseMs = d.leaseMs ?? 60_000;
@@ -164,10 +169,12 @@ export class WebhookDispatcher {
     try {
       if (opts.passUnderWay) await Promise.race([opts.passUnderWay, graceOver]);
       if (opts.deliver) await this.drain(graceOver);
-      if (this.inflight.size > 0) {
-        await Promise.race([Promise.allSettled(this.running()), graceOver]);
+      if (this.inflight.size > 0 || this.chaining.size > 0) {
+        await Promise.race([this.idle(), graceOver]);
+        // An attempt a user's next delivery starts from now on gives it back at once (no attempt
+        // starts in the last moments of the grace).
         for (const f of this.inflight.values()) f.abort.abort(SHUT_DOWN);
-        await Promise.allSettled(this.running());
+        await this.idle();
       }
     } finally {
       cancel();
@@ -228,11 +235,20 @@ export class WebhookDispatcher {
     const full = (env: EnvId) => (perReceiver.get(env) ?? 0) >= this.receiverConcurrency;
     const skipEnvs = new Set<EnvId>([...perReceiver.keys()].filter(full));
     let more = false;
+    // Each round reads on from where the last one stopped; a pass begins where the last pass
+    // stopped, and goes round to the first due delivery once, so that a long run of deliveries
+    // it must skip (one user's backlog behind the delivery being sent) never hides the rest.
+    let after = this.resume;
+    let wrapped = after === null;
     for (let round = 0; round < FILL_ROUNDS && started.length < slots && this.mayStart(); round++) {
       const limit = slots - started.length;
-      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs] });
-      more = due.length >= limit;
-      if (due.length === 0) break;
+      const page = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs], ...(after ? { after } : {}) });
+      const due = page.deliveries;
+      more = page.next !== null;
+      after = page.next;
+      // Read to the end of what is due: from the first due delivery next, unless this read began there.
+      const last = after === null && wrapped;
+      if (after === null) wrapped = true;
       for (const candidate of due) {
         if (started.length >= slots) break;
         skipIds.add(candidate.id);
@@ -255,7 +271,9 @@ export class WebhookDispatcher {
         perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
         if (full(claimed.envId)) skipEnvs.add(claimed.envId);
       }
+      if (last) break;
     }
+    this.resume = after;
     this.saturated = more || started.length >= slots;
     return started;
   }
@@ -273,7 +291,7 @@ export class WebhookDispatcher {
     const now = this.d.clock.now().getTime();
     if (first.status === 'pending' && first.nextAttemptAt && first.nextAttemptAt.getTime() > now) {
       // Every due delivery of this user waits for that retry, out of everyone else's way.
-      const waiting = await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } });
+      const waiting = (await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } })).deliveries;
       for (const d of waiting.some((w) => w.id === candidate.id) ? waiting : [candidate, ...waiting]) {
         if (d.id !== first.id && !this.inflight.has(d.id)) await this.park(d, first.nextAttemptAt);
       }
@@ -309,16 +327,69 @@ export class WebhookDispatcher {
     for (const listener of this.workListeners) listener();
   }
 
-  /** Start the attempt of a delivery this instance has just claimed. The promise never rejects. */
+  /**
+   * Start the attempt of a delivery this instance has just claimed. The promise never rejects;
+   * it resolves once the attempt is recorded.
+   */
   private launch(delivery: WebhookDelivery): Promise<void> {
     const abort = new AbortController();
-    const done = this.attempts.run(delivery, abort).finally(() => {
+    const done = this.attempts.run(delivery, abort).then((over) => {
       this.inflight.delete(delivery.id);
       for (const resolve of this.onAttemptEnd.splice(0)) resolve();
-      // Its user's next delivery (or, when saturated, anything due) may go now.
-      if (this.saturated || laneOf(delivery)) this.wake();
+      // Its user's next delivery goes at once; else (or when saturated) a pass looks for work.
+      const next = over ? this.continueLane(delivery) : Promise.resolve(false);
+      const chained = next.then(
+        (went) => {
+          if (!went && (this.saturated || laneOf(delivery))) this.wake();
+        },
+        (err: unknown) => {
+          this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, "webhooks: could not send a user's next delivery at once");
+          this.wake();
+        },
+      );
+      this.chaining.add(chained);
+      void chained.finally(() => this.chaining.delete(chained));
     });
     this.inflight.set(delivery.id, { delivery, abort, done });
     return done;
+  }
+
+  /**
+   * After a delivery of a user is over, send the user's next one at once if it is due (a backlog
+   * goes out back to back, without a look at everything due in between), when this instance may
+   * start another attempt for that receiver. True when it started one.
+   */
+  private async continueLane(over: WebhookDelivery): Promise<boolean> {
+    const lane = laneOf(over);
+    if (!lane || !this.hasSlot(over.envId)) return false;
+    const next = await this.d.store.firstOpen(lane.env, lane.userId);
+    if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) return false;
+    const now = this.d.clock.now().getTime();
+    const due = next.status === 'pending' ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now : (next.leaseUntil?.getTime() ?? Infinity) < now;
+    if (!due) return false;
+    const claimed = await this.claim(next);
+    if (!claimed) return false;
+    this.ledger.claimed(claimed.id, claimed.createdAt);
+    void this.launch(claimed);
+    return true;
+  }
+
+  /** Whether another attempt may start now, to this environment's receiver. */
+  private hasSlot(env: EnvId): boolean {
+    if (!this.mayStart()) return false;
+    if (this.inflight.size >= (this.graceEnd === null ? this.concurrency : this.shutdownConcurrency)) return false;
+    let toReceiver = 0;
+    for (const f of this.inflight.values()) if (f.delivery.envId === env) toReceiver++;
+    return toReceiver < this.receiverConcurrency;
+  }
+
+  /**
+   * Resolves once nothing is being sent: every attempt under way, and each user's next delivery
+   * they started, made and recorded.
+   */
+  async idle(): Promise<void> {
+    while (this.inflight.size > 0 || this.chaining.size > 0) {
+      await Promise.allSettled([...this.running(), ...this.chaining]);
+    }
   }
 }

@@ -109,6 +109,11 @@ export class OutboxLedger {
 /** Dedupe slots this instance remembers (the database's unique id is the authority). */
 const RECENT_SLOTS = 10_000;
 const HOUR_MS = 3_600_000;
+/**
+ * How long past its window a delivery's id is kept to refuse a repeated notice: other instances'
+ * clocks may be behind this one's (the same ten minutes docs/state.md assumes of clocks).
+ */
+export const DEDUPE_MARGIN_MS = 10 * 60_000;
 
 /** A UUID-shaped id derived from a dedupe slot, so every instance names the slot's delivery alike. */
 function uuidFrom(slot: string): string {
@@ -137,8 +142,6 @@ export interface WebhookOutboxDeps {
   dedupeWindowMs?: number;
   /** Attempts before a delivery is `failed`. Default 10. */
   maxAttempts?: number;
-  /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
-  retentionMs?: number;
 }
 
 export interface DeliveryListOptions {
@@ -159,7 +162,6 @@ export interface DeliveryListOptions {
 export class WebhookOutbox {
   private readonly windowMs: number;
   private readonly maxAttempts: number;
-  private readonly retentionMs: number;
   private readonly recentSlots = new Set<string>();
   /** Creation order within one millisecond (see WebhookDelivery.seq). */
   private seq = 0;
@@ -170,7 +172,6 @@ export class WebhookOutbox {
   constructor(private readonly d: WebhookOutboxDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
     this.maxAttempts = d.maxAttempts ?? 10;
-    this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
     if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
     if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
   }
@@ -296,11 +297,15 @@ export class WebhookOutbox {
     return this.d.ledger.reconcile((limit) => this.d.store.openDeliveries(limit));
   }
 
-  /** Delete expired dedupe slots and stale claims, and finished deliveries past their retention. */
+  /**
+   * Delete what guards against repeated notices once none can come (the dedupe records of
+   * deliveries created more than a window, and a margin for other instances' clocks, ago) and
+   * stale claims. Finished deliveries are history: the retention sweep deletes them.
+   */
   async sweep(): Promise<void> {
     const now = this.d.clock.now();
-    const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.retentionMs));
-    if (swept.dedupe + swept.deliveries > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe slots and old deliveries');
+    const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.windowMs - DEDUPE_MARGIN_MS));
+    if (swept.dedupe > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe records');
   }
 
   private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {
