@@ -121,6 +121,11 @@ function uuidFrom(slot: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }
 
+/** The id of the delivery of a dedupe slot: (environment, user, device token, type, window number). */
+export function slotDeliveryId(env: EnvId, userId: string, deviceToken: string | null, type: string, window: number): string {
+  return uuidFrom(JSON.stringify([env, userId, deviceToken, type, window]));
+}
+
 /** Sends a delivery recorded already claimed by this instance: the dispatcher (dispatcher.ts). */
 export interface ClaimedSender {
   readonly instanceId: string;
@@ -199,11 +204,10 @@ export class WebhookOutbox {
     if (!env.webhookUrl) return Promise.resolve();
     const now = this.d.clock.now();
     const window = Math.floor(now.getTime() / this.windowMs);
-    const slot = JSON.stringify([env.id, notice.userId, notice.device?.token ?? null, notice.type, window]);
-    if (this.recentSlots.has(slot)) return Promise.resolve();
-    this.recentSlots.add(slot);
+    const id = slotDeliveryId(env.id, notice.userId, notice.device?.token ?? null, notice.type, window);
+    if (this.recentSlots.has(id)) return Promise.resolve();
+    this.recentSlots.add(id);
     if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
-    const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
     const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then((inserted) => {
       // Not inserted: a delivery of this slot was there already (a notice repeated after a restart).
