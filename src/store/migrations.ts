@@ -130,7 +130,8 @@ export async function migrateWebhookOutbox(db: Db, o: OutboxMigrationOptions): P
   const open = await history.find({ status: { $in: ['pending', 'delivering'] } }).toArray();
   for (const doc of open) {
     await outbox.insertOne(toOutboxDoc(fromDoc(doc))).catch(ignoreDuplicates);
-    await history.deleteOne({ _id: doc._id, status: doc.status, leaseVersion: doc.leaseVersion });
+    // On FerretDB by `_id` alone (anything else reads the whole history); this process is its only writer.
+    await history.deleteOne(o.everyStart ? { _id: doc._id, status: doc.status, leaseVersion: doc.leaseVersion } : { _id: doc._id });
   }
   let dedupe = 0;
   if (!done) {

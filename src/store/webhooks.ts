@@ -22,7 +22,11 @@
  * `<delivery>:<leaseVersion>:<n>`, which the unique `_id` makes atomic on every server; only its
  * winner then moves the delivery to `delivering` (with a findOneAndUpdate guarded by the same
  * leaseVersion). Every later write of a delivery (`complete`, `release`) is made by its lease
- * holder and guarded by owner and leaseVersion, so no two writers ever race on one delivery.
+ * holder and guarded by its lease version, so no two writers ever race on one delivery.
+ *
+ * Every filter is one an index serves on Rampart's FerretDB build: `_id` alone (FerretDB uses its
+ * `_id` index for nothing else), or the fields of one index patch 0009 reads through (a guarded
+ * write: `lease`, embedded only).
  * A claim guards only the move from its lease version to the next: once the move is made it is
  * deleted (in batches, by `_id`).
  * `webhook_dedupe` holds the dedupe slots of earlier versions, swept when they expire.
@@ -87,6 +91,11 @@ export const webhookIndexes: IndexSpec[] = [
       { key: { envId: 1, createdAt: -1 }, name: 'env_time' },
     ],
     servedOnEmbedded: ['status_due', 'user_open'],
+    // Rampart's FerretDB build: a write guarded by the lease (the delivery, its lease version and
+    // status, and for a claim when it is due) through an index. FerretDB uses its `_id` index only
+    // for a filter on `_id` alone: without this one each guarded write decoded the whole outbox.
+    // MongoDB serves them by `_id`.
+    embeddedOnly: [{ key: { _id: 1, leaseVersion: 1, status: 1, dueAt: 1 }, name: 'lease' }],
   },
   {
     collection: WEBHOOK_COLLECTIONS.history,
@@ -156,6 +165,13 @@ export const fromDoc = (doc: DeliveryDoc): WebhookDelivery => {
 };
 /** The dedupe record a finished delivery leaves in the outbox. */
 export const dedupeRecordOf = (id: string, createdAt: Date): DedupeRecord => ({ _id: id, status: DONE, dueAt: createdAt });
+
+/**
+ * The lease a delivery claimed by `owner` is under. Its lease version names it alone: only the
+ * winner of the claim of version v moves a delivery to v + 1 (the owner is recorded, not matched),
+ * and the filter stays one the `lease` index serves on Rampart's FerretDB build.
+ */
+const heldBy = (delivery: WebhookDelivery): Filter<OutboxDoc> => ({ _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'delivering' });
 
 /** Newest first, as the lists read: creation time, then id. */
 const newestFirst = (a: WebhookDelivery, b: WebhookDelivery): number => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -289,22 +305,18 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
         // That claimant's lease ran out before it took the delivery: try the next slot.
         continue;
       }
-      const claimed = await this.outbox.findOneAndUpdate(
-        {
-          _id: delivery.id,
-          leaseVersion: version,
-          $or: [
-            { status: 'pending', nextAttemptAt: { $lte: now } },
-            { status: 'delivering', leaseUntil: { $lt: now } },
-          ],
-        },
-        { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } },
-        { returnDocument: 'after' },
-      );
-      // Either way the claim has done its work: the delivery is past this version (moved by us or
-      // by someone before us), or gone.
-      this.spent.push(claimId);
-      return claimed ? fromDoc(claimed) : null;
+      // Due as it was read: a pending one's next attempt has come, a lease being taken over has ended.
+      const claimable: Filter<OutboxDoc> =
+        delivery.status === 'delivering' ? { _id: delivery.id, leaseVersion: version, status: 'delivering', dueAt: { $lt: now } } : { _id: delivery.id, leaseVersion: version, status: 'pending', dueAt: { $lte: now } };
+      const claimed = await this.outbox.findOneAndUpdate(claimable, { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
+      if (claimed) {
+        // The claim has done its work: the delivery is past this version.
+        this.spent.push(claimId);
+        return fromDoc(claimed);
+      }
+      // Not claimable as read (changed meanwhile, or gone): free the slot for whoever reads it right.
+      await this.claims.deleteOne({ _id: claimId });
+      return null;
     }
     return null;
   }
@@ -317,31 +329,44 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
    * delivery open under a lease that runs out: it is sent again (at least once).
    */
   async complete(delivery: WebhookDelivery, owner: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean> {
-    const held = { _id: delivery.id, leaseOwner: owner, leaseVersion: delivery.leaseVersion, status: 'delivering' as DeliveryStatus };
+    const held = heldBy(delivery);
     const after = { status: outcome.status, nextAttemptAt: outcome.nextAttemptAt, deliveredAt: outcome.deliveredAt, lastError: outcome.lastError, url: attempt.url, leaseOwner: null, leaseUntil: null };
     if (outcome.status === 'pending') {
       const r = await this.outbox.updateOne(held, { $set: { ...after, dueAt: outcome.nextAttemptAt }, $push: { attempts: attempt } });
       return r.matchedCount === 1;
     }
     const finished: DeliveryDoc = { ...toDoc(delivery), ...after, attempts: [...delivery.attempts, attempt] };
-    try {
-      // Never over a copy written under a later lease (this one was lost, and the delivery finished again).
-      await this.history.replaceOne({ _id: delivery.id, leaseVersion: { $lte: delivery.leaseVersion } }, finished, { upsert: true });
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
+    if (!(await this.writeHistory(finished))) return false;
     const r = delivery.test ? await this.outbox.deleteOne(held) : await this.records.replaceOne(held as unknown as Filter<DedupeRecord>, dedupeRecordOf(delivery.id, delivery.createdAt));
     const done = ('deletedCount' in r ? r.deletedCount : r.matchedCount) === 1;
-    if (!done) await this.history.deleteOne({ _id: delivery.id, leaseVersion: delivery.leaseVersion });
+    if (!done) {
+      // The lease was lost: take back this copy, unless a later lease's is there already.
+      const there = await this.history.findOne({ _id: delivery.id }, { projection: { leaseVersion: 1 } });
+      if (there?.leaseVersion === delivery.leaseVersion) await this.history.deleteOne({ _id: delivery.id });
+    }
     return done;
   }
 
+  /**
+   * A finished delivery into the history, by `_id` alone (FerretDB reads anything else through
+   * the whole collection): a copy written under an earlier lease (a lost one) is replaced, one
+   * written under a later lease is kept (false).
+   */
+  private async writeHistory(finished: DeliveryDoc): Promise<boolean> {
+    try {
+      await this.history.insertOne(finished);
+      return true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const there = await this.history.findOne({ _id: finished._id }, { projection: { leaseVersion: 1 } });
+    if (there && there.leaseVersion > finished.leaseVersion) return false;
+    await this.history.replaceOne({ _id: finished._id }, finished, { upsert: true });
+    return true;
+  }
+
   async release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean> {
-    const r = await this.outbox.updateOne(
-      { _id: delivery.id, leaseOwner: owner, leaseVersion: delivery.leaseVersion, status: 'delivering' },
-      { $set: { status: 'pending', nextAttemptAt, dueAt: nextAttemptAt, leaseOwner: null, leaseUntil: null } },
-    );
+    const r = await this.outbox.updateOne(heldBy(delivery), { $set: { status: 'pending', nextAttemptAt, dueAt: nextAttemptAt, leaseOwner: null, leaseUntil: null } });
     return r.matchedCount === 1;
   }
 
@@ -366,7 +391,8 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     let dedupe = 0;
     for (;;) {
       const ids = (await this.records.find({ status: DONE, dueAt: { $lt: dedupeBefore } }, { projection: { _id: 1 } }).sort({ dueAt: 1, _id: 1 }).limit(SWEEP_BATCH).toArray()).map((d) => d._id);
-      if (ids.length > 0) dedupe += (await this.records.deleteMany({ _id: { $in: ids }, status: DONE })).deletedCount;
+      // By `_id` alone (the index FerretDB uses for it): an id stays a dedupe record until deleted.
+      if (ids.length > 0) dedupe += (await this.records.deleteMany({ _id: { $in: ids } })).deletedCount;
       if (ids.length < SWEEP_BATCH) break;
     }
     dedupe += (await this.dedupe.deleteMany({ expiresAt: { $lte: now } })).deletedCount;

@@ -216,6 +216,7 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     const claimed = await store.claim(done, 'a', new Date(), new Date(Date.now() + 30_000));
     expect(await store.complete(claimed!, 'a', { at: new Date(), statusCode: 200, error: null, durationMs: 1, instance: 'a', url: env.webhookUrl ?? '' }, { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), lastError: null })).toBe(true);
 
+    const attempt = { at: new Date(), statusCode: 200, error: null, durationMs: 1, instance: 'a', url: env.webhookUrl ?? '' };
     const { sent: reads, pushdowns } = await watched(async () => {
       // A pass of the dispatcher: two pages of what is due, skipping the users being sent,
       const first = await store.due(new Date(), { limit: 2, skipUsers: [{ env: envId, userId: 'ann' }] });
@@ -237,6 +238,29 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
       expect(line).toMatch(/INDEXED BY \\?"webhook_outbox_[0-9a-f]+_v_(status_due|user_open)\\?"/);
       expect(line).toMatch(/ORDER BY .* LIMIT \?/);
     }
+
+    // The writes of a delivery's life: claims, a retry, a hand-back, a delivery moved to the history.
+    const [cat] = (await store.due(new Date(), { limit: 1, user: { env: envId, userId: 'cat' } })).deliveries;
+    const [bea] = (await store.due(new Date(), { limit: 1, user: { env: envId, userId: 'bea' } })).deliveries;
+    const writes = await watched(async () => {
+      const a = await store.claim(cat!, 'a', new Date(), new Date(Date.now() + 30_000));
+      expect(await store.complete(a!, 'a', { ...attempt, statusCode: 503 }, { status: 'pending', nextAttemptAt: new Date(), deliveredAt: null, lastError: 'HTTP 503' })).toBe(true);
+      const again = await store.claim({ ...a!, status: 'pending', leaseVersion: a!.leaseVersion }, 'a', new Date(), new Date(Date.now() + 30_000));
+      expect(await store.complete(again!, 'a', attempt, { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), lastError: null })).toBe(true);
+      const b = await store.claim(bea!, 'a', new Date(), new Date(Date.now() + 30_000));
+      expect(await store.release(b!, 'a', new Date())).toBe(true);
+      // A stale holder's write (a lease version since moved on) changes nothing.
+      expect(await store.release(b!, 'a', new Date())).toBe(false);
+    });
+    // Every filter is `_id` alone (FerretDB's `_id` index) or read through an index: no write scans.
+    const filters = writes.sent.flatMap((c) =>
+      c.name === 'update' ? (c.command.updates as { q: Record<string, unknown> }[]).map((u) => u.q) : c.name === 'delete' ? (c.command.deletes as { q: Record<string, unknown> }[]).map((d) => d.q) : c.name === 'findAndModify' ? [c.command.query as Record<string, unknown>] : c.name === 'find' ? [c.command.filter as Record<string, unknown>] : [],
+    );
+    const guarded = filters.filter((f) => Object.keys(f).join() !== '_id');
+    expect(guarded.length).toBeGreaterThanOrEqual(5);
+    expect(writes.pushdowns).toHaveLength(guarded.length);
+    for (const line of writes.pushdowns) expect(line).toMatch(/INDEXED BY \\?"webhook_outbox_[0-9a-f]+_v_lease\\?"/);
+    expect(await db.collection('webhook_deliveries').findOne({ _id: cat!.id as never })).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 503 }), expect.objectContaining({ statusCode: 200 })] });
   });
 
   it('moves a finished delivery to the history, and its id still refuses a repeated notice until its window has passed', async () => {

@@ -6,10 +6,10 @@
  * The ledger: how many deliveries are open (pending or being sent) and when the oldest of them was
  * created, as this process knows them. A scrape reads this, never the database.
  *
- * Why not count in the database on each scrape: on the embedded FerretDB only `_id` filters reach
- * SQLite's index; any other filter (`status`) decodes and scans the whole outbox, 30 days of
- * delivered history included, and a scrape must answer from memory even while the database
- * hangs. So the process keeps the open set itself, from what it does anyway:
+ * Why not count in the database on each scrape: a scrape must answer from memory even while the
+ * database hangs, and counting the open deliveries reads each of them (on the embedded FerretDB
+ * a scan of the outbox: the backlog, never the history, which lives apart). So the process keeps
+ * the open set itself, from what it does anyway:
  *  - a delivery the outbox records (emit, or a test) is added once the write says it was inserted
  *    (an existing `_id` is a deduplicated notice: nothing new);
  *  - a delivery the dispatcher claims (its lease) is added if unknown (another instance recorded it);
@@ -162,7 +162,8 @@ export interface DeliveryListOptions {
  * The webhook outbox: what is to be sent. `emit` de-duplicates a notice and records its delivery
  * with its final body; `sendTest` records a test webhook and has the dispatcher send it at once;
  * the reads (list, page, get, listForUser) serve the doors and privacy exports; `sweep` drops
- * what is past its retention; `open()` answers the outbox metrics from the ledger.
+ * the dedupe records no notice can repeat any more; `open()` answers the outbox metrics from the
+ * ledger.
  */
 export class WebhookOutbox {
   private readonly windowMs: number;
