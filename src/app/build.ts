@@ -43,7 +43,7 @@ import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
 import { createSmtpMailer, noMailer } from '../mail/smtp';
 import { restExportLinks } from '../rest/privacy-links';
-import { fetchPoster } from '../workers/http';
+import { httpPoster } from '../workers/http';
 import { timerScheduler } from '../workers/scheduler';
 import { Sweeps } from '../workers/sweeps';
 import { WebhookWorker } from '../workers/webhooks';
@@ -249,11 +249,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // history), read every 10 minutes (the embedded database has no other writer).
   const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
   const webhooks = new WebhookService({
-    store: core(new MongoWebhookStore(db, state)),
+    // Claims without a claim document where findAndModify is atomic: MongoDB and Rampart's build.
+    store: core(new MongoWebhookStore(db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown })),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
-    http: fetchPoster,
+    http: httpPoster,
     scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,

@@ -35,8 +35,9 @@ import type { Collection, Db, Filter } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery } from '../core/webhooks/model';
 import type { DeliveryListQuery, DeliveryOutcome, DueCursor, DuePage, DueQuery, OpenDeliveries, WebhookDeliveryStore } from '../core/webhooks/ports';
-import { isDuplicateKey, type IndexSpec } from './database';
+import { isDuplicateKey, writeErrors, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
+import { pack, unpack } from './state/pack';
 
 /** A delivery as stored (history: in `webhook_deliveries`). */
 export interface DeliveryDoc extends Omit<WebhookDelivery, 'id'> {
@@ -134,8 +135,10 @@ export const webhookIndexes: IndexSpec[] = [
 const CLAIM_GRACE_MS = 3_600_000;
 /** Take-overs of one lease version tried before giving up for this round. */
 const MAX_TAKEOVERS = 8;
-/** Due deliveries one query reads. */
+/** Due deliveries one query reads at most. */
 const DUE_PAGE = 64;
+/** How often a `due` read also looks for leases that ran out. */
+const EXPIRED_READ_MS = 1_000;
 /** Due deliveries one `due` call examines at most (those it skips included). */
 const DUE_EXAMINED = 256;
 /** Spent claims deleted in one command. */
@@ -150,10 +153,20 @@ const isOpen = (status: string): boolean => status === 'pending' || status === '
 const dueAtOf = (d: Pick<WebhookDelivery, 'status' | 'nextAttemptAt' | 'leaseUntil'>): Date | null =>
   d.status === 'pending' ? d.nextAttemptAt : d.status === 'delivering' ? d.leaseUntil : null;
 
+/**
+ * What an open delivery keeps as fields in the outbox: what filters, indexes and the lease's
+ * writes name. The rest (body, attempts, URL, type, …) is one JSON string (`_p`, state/pack.ts):
+ * FerretDB pays for every field of a document it reads, and the dispatcher reads these often
+ * (measured on this machine: a page of 16 due deliveries 5.95 → 4.15 ms of FerretDB CPU).
+ */
+const OUTBOX_FIELDS = ['_id', 'envId', 'userId', 'status', 'dueAt', 'createdAt', 'seq', 'leaseVersion', 'leaseOwner', 'leaseUntil', 'nextAttemptAt'] as const;
+
 export const toDoc = ({ id, ...rest }: WebhookDelivery): DeliveryDoc => ({ _id: id, ...rest });
-export const toOutboxDoc = (d: WebhookDelivery): OutboxDoc => ({ ...toDoc(d), dueAt: dueAtOf(d) });
-export const fromDoc = (doc: DeliveryDoc): WebhookDelivery => {
-  const { _id, ...rest } = doc;
+/** An open delivery as the outbox keeps it: packed, with when it may be claimed. */
+export const toOutboxDoc = (d: WebhookDelivery): OutboxDoc => pack({ ...toDoc(d), dueAt: dueAtOf(d) }, OUTBOX_FIELDS) as unknown as OutboxDoc;
+/** A delivery from the outbox (packed, or plain as an earlier version wrote it) or the history. */
+export const fromDoc = (stored: DeliveryDoc): WebhookDelivery => {
+  const { _id, ...rest } = unpack(stored as unknown as Record<string, unknown>) as unknown as DeliveryDoc;
   delete (rest as Partial<OutboxDoc>).dueAt;
   return {
     id: _id,
@@ -171,6 +184,11 @@ export const dedupeRecordOf = (id: string, createdAt: Date): DedupeRecord => ({ 
  * winner of the claim of version v moves a delivery to v + 1 (the owner is recorded, not matched),
  * and the filter stays one the `lease` index serves on Rampart's FerretDB build.
  */
+/** The delivery as it was read, if it may still be claimed: its next attempt has come, or the lease being taken over has ended. */
+const claimableAt = (delivery: WebhookDelivery, now: Date): Filter<OutboxDoc> =>
+  delivery.status === 'delivering'
+    ? { _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'delivering', dueAt: { $lt: now } }
+    : { _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'pending', dueAt: { $lte: now } };
 const heldBy = (delivery: WebhookDelivery): Filter<OutboxDoc> => ({ _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'delivering' });
 
 /** Newest first, as the lists read: creation time, then id. */
@@ -182,11 +200,36 @@ function merged(open: WebhookDelivery[], done: WebhookDelivery[], limit: number)
   return [...open, ...done.filter((d) => !ids.has(d.id))].sort(newestFirst).slice(0, limit);
 }
 
+export interface WebhookStoreOptions {
+  /**
+   * The server runs findAndModify atomically (MongoDB, and Rampart's FerretDB build, whose patch
+   * 0002 serialises each update and findAndModify of a collection): the lease version's guard
+   * alone then lets one claimant win, and no claim document is written. Default false: a claim
+   * document first (the protocol above), for any other FerretDB.
+   */
+  atomicUpdates?: boolean;
+}
+
+/** A finished delivery waiting for the history's next insert (group commit). */
+interface HistoryWrite {
+  doc: DeliveryDoc;
+  done: (inserted: boolean) => void;
+  failed: (err: unknown) => void;
+}
+
 export class MongoWebhookStore implements WebhookDeliveryStore {
   /** Claims whose move is made: deleted in one command with the next `due` (or sweep). */
   private spent: string[] = [];
+  /** Finished deliveries for the history's next insert, and whether one is under way. */
+  private historyQueue: HistoryWrite[] = [];
+  private historyWriting = false;
+  /** When expired leases were last looked for (epoch ms). */
+  private expiredReadAt = 0;
+  private readonly atomicUpdates: boolean;
 
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  constructor(private readonly db: Db, private readonly state: StateLayer, o: WebhookStoreOptions = {}) {
+    this.atomicUpdates = o.atomicUpdates ?? false;
+  }
   private get outbox(): Collection<OutboxDoc> {
     return this.db.collection<OutboxDoc>(WEBHOOK_COLLECTIONS.outbox);
   }
@@ -260,17 +303,23 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     const skipUsers = new Set((q.skipUsers ?? []).map((u) => JSON.stringify([u.env, u.userId])));
     const skipped = (d: OutboxDoc) => skipIds.has(d._id) || skipEnvs.has(d.envId) || (d.userId !== null && skipUsers.has(JSON.stringify([d.envId, d.userId])));
     const found: WebhookDelivery[] = [];
-    // Leases that ran out (an instance died while sending): rare, read first, on every call.
-    const expired = await this.outbox.find({ status: 'delivering', dueAt: { $lt: now } }).sort({ dueAt: 1, _id: 1 }).limit(DUE_PAGE).toArray();
-    for (const d of expired) if (!skipped(d) && found.length < q.limit) found.push(fromDoc(d));
-    if (found.length >= q.limit) return { deliveries: found, next: q.after ?? null };
-    // Then the pending ones in the order they fell due, a page at a time from the cursor.
+    // Leases that ran out (an instance died while sending): rare, looked for at most once a second.
+    if (now.getTime() - this.expiredReadAt >= EXPIRED_READ_MS || now.getTime() < this.expiredReadAt) {
+      this.expiredReadAt = now.getTime();
+      const expired = await this.outbox.find({ status: 'delivering', dueAt: { $lt: now } }).sort({ dueAt: 1, _id: 1 }).limit(DUE_PAGE).toArray();
+      for (const d of expired) if (!skipped(d) && found.length < q.limit) found.push(fromDoc(d));
+      if (found.length >= q.limit) return { deliveries: found, next: q.after ?? null };
+    }
+    // Then the pending ones in the order they fell due, a page at a time from the cursor: the
+    // first page barely larger than what is asked for (FerretDB decodes every document it
+    // returns), each next one twice the last.
     let after: DueCursor | null = q.after ?? null;
     let examined = 0;
+    let size = Math.min(DUE_PAGE, q.limit - found.length + 2);
     for (;;) {
       const filter: Filter<OutboxDoc> = { status: 'pending', dueAt: { $lte: now } };
       if (after) filter.$or = [{ dueAt: { $gt: after.at } }, { dueAt: after.at, _id: { $gt: after.id } }];
-      const page = await this.outbox.find(filter).sort({ dueAt: 1, _id: 1 }).limit(DUE_PAGE).toArray();
+      const page = await this.outbox.find(filter).sort({ dueAt: 1, _id: 1 }).limit(size).toArray();
       for (const d of page) {
         examined++;
         after = { at: d.dueAt as Date, id: d._id };
@@ -278,8 +327,9 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
         found.push(fromDoc(d));
         if (found.length >= q.limit) return { deliveries: found, next: after };
       }
-      if (page.length < DUE_PAGE) return { deliveries: found, next: null };
+      if (page.length < size) return { deliveries: found, next: null };
       if (examined >= DUE_EXAMINED) return { deliveries: found, next: after };
+      size = Math.min(DUE_PAGE, size * 2);
     }
   }
 
@@ -294,6 +344,10 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
 
   async claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null> {
     const version = delivery.leaseVersion;
+    if (this.atomicUpdates) {
+      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery, now), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
+      return claimed ? fromDoc(claimed) : null;
+    }
     for (let n = 0; n < MAX_TAKEOVERS; n++) {
       const claimId = `${delivery.id}:${version}:${n}`;
       try {
@@ -305,10 +359,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
         // That claimant's lease ran out before it took the delivery: try the next slot.
         continue;
       }
-      // Due as it was read: a pending one's next attempt has come, a lease being taken over has ended.
-      const claimable: Filter<OutboxDoc> =
-        delivery.status === 'delivering' ? { _id: delivery.id, leaseVersion: version, status: 'delivering', dueAt: { $lt: now } } : { _id: delivery.id, leaseVersion: version, status: 'pending', dueAt: { $lte: now } };
-      const claimed = await this.outbox.findOneAndUpdate(claimable, { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
+      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery, now), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
       if (claimed) {
         // The claim has done its work: the delivery is past this version.
         this.spent.push(claimId);
@@ -332,7 +383,9 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     const held = heldBy(delivery);
     const after = { status: outcome.status, nextAttemptAt: outcome.nextAttemptAt, deliveredAt: outcome.deliveredAt, lastError: outcome.lastError, url: attempt.url, leaseOwner: null, leaseUntil: null };
     if (outcome.status === 'pending') {
-      const r = await this.outbox.updateOne(held, { $set: { ...after, dueAt: outcome.nextAttemptAt }, $push: { attempts: attempt } });
+      // Written whole (the lease holder's copy is the delivery), packed as it was.
+      const next: WebhookDelivery = { ...delivery, ...after, status: 'pending', attempts: [...delivery.attempts, attempt] };
+      const r = await this.outbox.replaceOne(held, toOutboxDoc(next));
       return r.matchedCount === 1;
     }
     const finished: DeliveryDoc = { ...toDoc(delivery), ...after, attempts: [...delivery.attempts, attempt] };
@@ -353,16 +406,50 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
    * written under a later lease is kept (false).
    */
   private async writeHistory(finished: DeliveryDoc): Promise<boolean> {
-    try {
-      await this.history.insertOne(finished);
-      return true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+    if (await this.insertHistory(finished)) return true;
     const there = await this.history.findOne({ _id: finished._id }, { projection: { leaseVersion: 1 } });
     if (there && there.leaseVersion > finished.leaseVersion) return false;
     await this.history.replaceOne({ _id: finished._id }, finished, { upsert: true });
     return true;
+  }
+
+  /**
+   * Insert into the history; false when the id is there already. Group commit: the first insert
+   * goes at once, and those asked for while it is under way go together in the next one, so that
+   * attempts ending together cost one command (a failure rejects every insert of its batch).
+   */
+  private insertHistory(doc: DeliveryDoc): Promise<boolean> {
+    return new Promise((done, failed) => {
+      this.historyQueue.push({ doc, done, failed });
+      if (!this.historyWriting) void this.writeHistoryBatches();
+    });
+  }
+
+  private async writeHistoryBatches(): Promise<void> {
+    this.historyWriting = true;
+    try {
+      while (this.historyQueue.length > 0) {
+        const batch = this.historyQueue.splice(0, SWEEP_BATCH);
+        const duplicates = new Set<number>();
+        try {
+          await this.history.insertMany(
+            batch.map((w) => w.doc),
+            { ordered: false },
+          );
+        } catch (err) {
+          const errors = writeErrors(err);
+          const other = errors?.find((w) => !isDuplicateKey(w.error));
+          if (errors === null || errors.length === 0 || other) {
+            for (const w of batch) w.failed(other?.error ?? err);
+            continue;
+          }
+          for (const w of errors) duplicates.add(w.index);
+        }
+        batch.forEach((w, i) => w.done(!duplicates.has(i)));
+      }
+    } finally {
+      this.historyWriting = false;
+    }
   }
 
   async release(delivery: WebhookDelivery, owner: string, nextAttemptAt: Date): Promise<boolean> {

@@ -17,7 +17,7 @@ import { MongoWebhookStore, toDoc, webhookIndexes } from '../../src/store/webhoo
 import { chunkText, MongoPrivacyStore, privacyIndexes } from '../../src/store/privacy';
 import { createSmtpMailer, noMailer, type SmtpMailer } from '../../src/mail/smtp';
 import { restExportLinks } from '../../src/rest/privacy-links';
-import { fetchPoster } from '../../src/workers/http';
+import { httpPoster } from '../../src/workers/http';
 import { timerScheduler } from '../../src/workers/scheduler';
 import { PrivacyService, type PrivacyServiceDeps } from '../../src/core/privacy/service';
 import { WebhookService } from '../../src/core/webhooks/service';
@@ -245,7 +245,7 @@ function useStores(writeMode: 'deltas' | 'snapshots'): void {
     signingSecret: async () => 'sk_unused',
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
-    http: fetchPoster,
+    http: httpPoster,
     scheduler: timerScheduler,
     instanceId: 'privacy-test',
     log,

@@ -190,7 +190,7 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     const kind = await serverKind(db);
     expect(kind.indexPushdown).toBe(true);
     await applyIndexes(db, indexesFor(kind, webhookIndexes));
-    store = new MongoWebhookStore(db, new StateLayer(db, { onError: (err) => { throw err; } }));
+    store = new MongoWebhookStore(db, new StateLayer(db, { onError: (err) => { throw err; } }), { atomicUpdates: true });
   }
   beforeAll(async () => {
     server.remove();
@@ -314,7 +314,8 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     expect(first.moved).toBe(2);
     // Open ones moved as they were (lease, attempts, version), with when they are due.
     expect(await hist.countDocuments({ _id: { $in: [pending.id, stuck.id] } })).toBe(0);
-    expect(await db.collection('webhook_outbox').findOne({ _id: stuck.id as never })).toMatchObject({ status: 'delivering', leaseVersion: 3, dueAt: stuck.leaseUntil, attempts: [expect.objectContaining({ statusCode: 503 })] });
+    expect(await db.collection('webhook_outbox').findOne({ _id: stuck.id as never })).toMatchObject({ status: 'delivering', leaseVersion: 3, dueAt: stuck.leaseUntil });
+    expect(await store.get(envId, stuck.id)).toMatchObject({ status: 'delivering', leaseOwner: 'gone', attempts: [expect.objectContaining({ statusCode: 503 })] });
     // Recent finished ones leave their id in the outbox; old ones stay history only.
     expect(await db.collection('webhook_outbox').findOne({ _id: recent.id as never })).toMatchObject({ status: 'done' });
     expect(await db.collection('webhook_outbox').findOne({ _id: old as never })).toBeNull();

@@ -113,8 +113,38 @@ export interface AttemptGate {
   graceLeftMs(): number;
 }
 
+/**
+ * How long attempts to one environment reuse what an earlier attempt read of it (the environment
+ * and its signing secret): a backlog to one receiver costs two look-ups a second, not two per
+ * delivery. A changed URL or secret is used within this long.
+ */
+export const RECEIVER_CACHE_MS = 1_000;
+/** Environments whose look-ups are kept at once (all are forgotten past it). */
+const RECEIVER_CACHE_ENTRIES = 1_000;
+
+interface Receiver {
+  at: number;
+  env: Environment | null;
+  secret: string | null;
+}
+
 export class Attempts {
+  private readonly receivers = new Map<EnvId, Receiver>();
+
   constructor(private readonly d: AttemptDeps, private readonly gate: AttemptGate) {}
+
+  /** The environment of a delivery and the secret to sign with, read at most once a RECEIVER_CACHE_MS. */
+  private async receiver(envId: EnvId): Promise<Receiver> {
+    const now = monotonicMs(this.d.clock);
+    const known = this.receivers.get(envId);
+    if (known && now - known.at < RECEIVER_CACHE_MS) return known;
+    const env = await this.d.environments.byId(envId);
+    const secret = env ? await this.d.signingSecret(env.id) : null;
+    if (this.receivers.size >= RECEIVER_CACHE_ENTRIES) this.receivers.clear();
+    const read = { at: now, env, secret };
+    this.receivers.set(envId, read);
+    return read;
+  }
 
   /**
    * One attempt of a delivery this instance holds the lease of. Never throws. Resolves true when
@@ -132,7 +162,7 @@ export class Attempts {
     /** Why no 2xx came, for the metrics (failureClass); the HTTP status when one came. */
     let failure: string | null = null;
     try {
-      const env = await this.d.environments.byId(delivery.envId);
+      const { env, secret } = await this.receiver(delivery.envId);
       if (!env) {
         error = 'the environment no longer exists';
         failure = 'environment_gone';
@@ -144,7 +174,6 @@ export class Attempts {
       } else {
         // Retries follow the environment's current URL, so fixing a wrong URL rescues pending deliveries.
         if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
-        const secret = await this.d.signingSecret(env.id);
         if (!secret) {
           error = 'no live API secret to sign the webhook with';
           failure = 'no_signing_secret';
