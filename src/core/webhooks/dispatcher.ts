@@ -9,8 +9,10 @@
  * if its whole timeout fits in its lease, this instance never claims a delivery it is still
  * sending, and an answer whose recording failed is recorded again while the lease lasts.
  *
- * A user's deliveries (environment + user id) are sent one at a time in creation order; users are
- * independent of each other, and a delivery that fails for good lets the user's next one go.
+ * A user's deliveries (environment + user id) are sent one at a time in creation order, the next
+ * one at once when the last is over (a backlog goes out back to back); users are independent of
+ * each other, and a delivery that fails for good lets the user's next one go. What is due is read
+ * in pages, each pass going on from where the last one stopped (store: `due`'s cursor).
  *
  * It lives in the core beside the outbox: it uses only the core's ports (the store, the Clock, the
  * Scheduler, the HttpPoster), and the outbox's test webhook is sent through it (`sendClaimed`).
