@@ -297,10 +297,10 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
     return merged(open.map(fromDoc), done.map(fromDoc), limit);
   }
 
-  /** One index seek: the outbox holds only open deliveries of users (dedupe records name none). */
-  async firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null> {
-    const [d] = await this.outbox.find(openOf(env, userId)).sort({ createdAt: 1, seq: 1, _id: 1 }).limit(1).toArray();
-    return d && isOpen(d.status) ? fromDoc(d) : null;
+  /** One index range: the outbox holds only open deliveries of users (dedupe records name none). */
+  async openOfUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]> {
+    const docs = await this.outbox.find(openOf(env, userId)).sort({ createdAt: 1, seq: 1, _id: 1 }).limit(limit).toArray();
+    return docs.filter((d) => isOpen(d.status)).map(fromDoc);
   }
 
   async due(now: Date, q: DueQuery): Promise<DuePage> {

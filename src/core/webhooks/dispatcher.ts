@@ -61,6 +61,10 @@ const SHUTDOWN_LAST_START_MS = 500;
 const FILL_ROUNDS = 4;
 /** Most deliveries of one user parked at once behind its first one. */
 const PARK_BATCH = 100;
+/** A user's open deliveries read at once when whose turn it is is looked up (the first, and those behind it). */
+const LANE_READ = 8;
+/** Users whose next deliveries are kept at most (all are forgotten past it: they are read again). */
+const UP_NEXT_LANES = 10_000;
 /** Open deliveries a ledger of its own holds by id (when none is given). */
 const OUTBOX_TRACKED = 10_000;
 
@@ -103,6 +107,11 @@ export class WebhookDispatcher {
   private readonly onAttemptEnd: (() => void)[] = [];
   /** A user's next delivery being looked up and claimed after their last one ended (continueLane). */
   private readonly chaining = new Set<Promise<void>>();
+  /**
+   * Per user with a delivery under way here, their next open deliveries in creation order as last
+   * read (firstOf): the next one is sent from here when the last is over.
+   */
+  private readonly upNext = new Map<string, WebhookDelivery[]>();
   /** Where the last pass stopped reading what is due (null: at its end), where the next one begins. */
   private resume: DueCursor | null = null;
 
@@ -263,11 +272,21 @@ export class WebhookDispatcher {
         if (lane && skipUsers.has(lane.key)) continue;
         if (lane) skipUsers.set(lane.key, lane);
         const target = lane ? await this.turnOf(candidate) : candidate;
-        if (!target || this.inflight.has(target.id)) continue;
+        // What was read of a user's next deliveries is kept only while one of theirs is sent here.
+        const notSent = () => {
+          if (lane) this.upNext.delete(lane.key);
+        };
+        if (!target || this.inflight.has(target.id)) {
+          notSent();
+          continue;
+        }
         skipIds.add(target.id);
         // The lease runs from the claim itself, not from when the candidates were read.
         const claimed = await this.claim(target);
-        if (!claimed) continue;
+        if (!claimed) {
+          notSent();
+          continue;
+        }
         this.ledger.claimed(claimed.id, claimed.createdAt);
         started.push(this.launch(claimed));
         perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
@@ -286,8 +305,9 @@ export class WebhookDispatcher {
    * one is being sent, or waits for a retry: then the candidate is parked until that retry).
    */
   private async turnOf(candidate: WebhookDelivery): Promise<WebhookDelivery | null> {
-    if (candidate.userId === null) return candidate;
-    const first = await this.d.store.firstOpen(candidate.envId, candidate.userId);
+    const lane = laneOf(candidate);
+    if (lane === null || candidate.userId === null) return candidate;
+    const first = await this.firstOf(lane);
     if (!first || first.id === candidate.id) return candidate;
     if (this.inflight.has(first.id)) return null; // its outcome wakes the worker
     const now = this.d.clock.now().getTime();
@@ -339,6 +359,8 @@ export class WebhookDispatcher {
       this.inflight.delete(delivery.id);
       for (const resolve of this.onAttemptEnd.splice(0)) resolve();
       // Its user's next delivery goes at once; else (or when saturated) a pass looks for work.
+      const lane = laneOf(delivery);
+      if (!over && lane) this.upNext.delete(lane.key);
       const next = over ? this.continueLane(delivery) : Promise.resolve(false);
       const chained = next.then(
         (went) => {
@@ -364,16 +386,38 @@ export class WebhookDispatcher {
   private async continueLane(over: WebhookDelivery): Promise<boolean> {
     const lane = laneOf(over);
     if (!lane || !this.hasSlot(over.envId)) return false;
-    const next = await this.d.store.firstOpen(lane.env, lane.userId);
-    if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) return false;
-    const now = this.d.clock.now().getTime();
-    const due = next.status === 'pending' ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now : (next.leaseUntil?.getTime() ?? Infinity) < now;
-    if (!due) return false;
-    const claimed = await this.claim(next);
-    if (!claimed) return false;
-    this.ledger.claimed(claimed.id, claimed.createdAt);
-    void this.launch(claimed);
-    return true;
+    // The user's next one as last read, else read now; a copy that changed meanwhile (sent or
+    // parked by another instance, purged) fails its claim, and what is there now is read.
+    const known = this.upNext.get(lane.key)?.shift();
+    for (const fresh of known ? [false, true] : [true]) {
+      const next = fresh ? await this.firstOf(lane) : known;
+      if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) break;
+      const now = this.d.clock.now().getTime();
+      const due = next.status === 'pending' ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now : (next.leaseUntil?.getTime() ?? Infinity) < now;
+      if (!due) {
+        if (fresh) break;
+        continue;
+      }
+      const claimed = await this.claim(next);
+      if (!claimed) continue;
+      this.ledger.claimed(claimed.id, claimed.createdAt);
+      void this.launch(claimed);
+      return true;
+    }
+    this.upNext.delete(lane.key);
+    return false;
+  }
+
+  /**
+   * The user's first open delivery, read with the next few behind it: those are kept
+   * (`upNext`), so that a backlog goes out one after the other without a read for each.
+   */
+  private async firstOf(lane: { key: string; env: EnvId; userId: string }): Promise<WebhookDelivery | null> {
+    const open = await this.d.store.openOfUser(lane.env, lane.userId, LANE_READ);
+    if (this.upNext.size >= UP_NEXT_LANES) this.upNext.clear();
+    if (open.length > 1) this.upNext.set(lane.key, open.slice(1));
+    else this.upNext.delete(lane.key);
+    return open[0] ?? null;
   }
 
   /** Whether another attempt may start now, to this environment's receiver. */

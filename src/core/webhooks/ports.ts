@@ -106,10 +106,10 @@ export interface WebhookDeliveryStore {
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
   listForUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
   /**
-   * The user's first unfinished (`pending` or `delivering`) delivery in creation order
-   * (createdAt, seq): the only one of theirs that may be sent now.
+   * The user's first `limit` unfinished (`pending` or `delivering`) deliveries in creation order
+   * (createdAt, seq): the first is the only one of theirs that may be sent now, the others follow.
    */
-  firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null>;
+  openOfUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
   /**
    * Deliveries that may be claimed now (all tenants): expired leases first, then due pending ones
    * in the order they fell due, minus those the query skips. A bounded read: at most `limit`

@@ -122,7 +122,7 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
       return copy(page.slice(0, q.limit));
     },
     listForUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId).sort((a, b) => -order(a, b)).slice(0, limit)),
-    firstOpen: async (env, userId) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order)[0] ?? null),
+    openOfUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order).slice(0, limit)),
     async due(now, q: DueQuery) {
       const claimable = (x: WebhookDelivery) =>
         (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now) || (x.status === 'pending' && x.nextAttemptAt !== null && x.nextAttemptAt <= now);

@@ -273,6 +273,38 @@ describe('a backlog', () => {
     expect(w.store.all.every((x) => x.status === 'delivered')).toBe(true);
   });
 
+  it("reads a user's next deliveries with the first: one read for a backlog, and a fresh one when a copy changed meanwhile", async () => {
+    const w = world();
+    const http = heldPoster();
+    const d = w.dispatcher(http);
+    let reads = 0;
+    const read = w.store.openOfUser.bind(w.store);
+    w.store.openOfUser = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    for (let i = 0; i < 5; i++) await w.delivery(w.envA, 'alice', `alice-${i}`);
+    expect((await d.deliverDue()).started).toBe(1);
+    await w.time.settle();
+    expect(reads).toBe(1);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    // alice-1 went from what was read with alice-0.
+    expect(http.held.map((h) => h.delivery)).toEqual(['alice-1']);
+    expect(reads).toBe(1);
+    // alice-2 is purged meanwhile: its copy cannot be claimed, so what is there now is read.
+    w.store.all.splice(w.store.all.findIndex((x) => x.id === 'alice-2'), 1);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    expect(http.held.map((h) => h.delivery)).toEqual(['alice-3']);
+    expect(reads).toBe(2);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    http.held[0]!.answer({ status: 200 });
+    await d.idle();
+    expect(http.sent).toEqual(['alice-0', 'alice-1', 'alice-3', 'alice-4']);
+  });
+
   it("does not let one user's long backlog hide other users' deliveries: each pass reads on from where the last one stopped", async () => {
     const w = world();
     const http = heldPoster();
