@@ -196,7 +196,7 @@ export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io
       dbCpuPerDelivery: (cpu1.db - cpu0.db) / Math.max(1, drained),
     };
     out(`  burst: ${burst.verdicts} deny verdicts (${users} users, 5 devices each) in ${burst.verdictSeconds.toFixed(1)} s (${verdicts.errors} errors); ${arrivedByLastVerdict} webhooks had arrived by the last answer\n`);
-    out(`    the other ${drained} arrived in ${drainSeconds.toFixed(1)} s: ${burst.perSecond.toFixed(0)} deliveries/s (Rampart ${burst.serverCpuPerDelivery.toFixed(0)} µs, database ${burst.dbCpuPerDelivery.toFixed(0)} µs of CPU per delivery); ${receiver.arrived} of ${expected} in ${burst.totalSeconds.toFixed(1)} s from the first verdict\n`);
+    out(`    the other ${drained} arrived in ${drainSeconds.toFixed(1)} s: ${burst.perSecond.toFixed(burst.perSecond < 10 ? 3 : 0)} deliveries/s (Rampart ${burst.serverCpuPerDelivery.toFixed(0)} µs, database ${burst.dbCpuPerDelivery.toFixed(0)} µs of CPU per delivery); ${receiver.arrived} of ${expected} in ${burst.totalSeconds.toFixed(1)} s from the first verdict\n`);
 
     // 4. Live: one delivery per verdict, at a steady rate.
     const answeredAt = new Map<string, number>();

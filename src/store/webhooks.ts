@@ -17,18 +17,19 @@
  * state layer into `webhook_outbox` is the atomic dedupe check: the id stays there (open, or as
  * its dedupe record) for as long as the slot can repeat.
  *
- * Claims, `webhook_claims`: FerretDB 1.x runs findAndModify as a query followed by a replace, so
- * two instances can both "win" the same findOneAndUpdate. A claim is an insert of
- * `<delivery>:<leaseVersion>:<n>`, which the unique `_id` makes atomic on every server; only its
- * winner then moves the delivery to `delivering` (with a findOneAndUpdate guarded by the same
- * leaseVersion). Every later write of a delivery (`complete`, `release`) is made by its lease
- * holder and guarded by its lease version, so no two writers ever race on one delivery.
+ * Claims: a findOneAndUpdate that moves a delivery from the state it was read in (its status and
+ * `dueAt`) to `delivering` under a new lease, and increments its lease version. Where findAndModify
+ * is atomic (MongoDB, Rampart's FerretDB build) that alone lets one claimant win. A stock FerretDB
+ * 1.x runs it as a query followed by a replace, so two instances could both "win": there
+ * (`atomicUpdates: false`) a claim is first an insert into `webhook_claims` of
+ * `<delivery>:<leaseVersion>:<n>`, which the unique `_id` makes atomic, and only its winner moves
+ * the delivery; the claim guards only that move, so it is deleted once it is made (in batches, by
+ * `_id`). Every later write of a delivery (`complete`, `release`) is made by its lease holder and
+ * guarded by its lease (heldBy), so no two writers ever race on one delivery.
  *
  * Every filter is one an index serves on Rampart's FerretDB build: `_id` alone (FerretDB uses its
  * `_id` index for nothing else), or the fields of one index patch 0009 reads through (a guarded
- * write: `lease`, embedded only).
- * A claim guards only the move from its lease version to the next: once the move is made it is
- * deleted (in batches, by `_id`).
+ * write: equalities on `status_due`'s).
  * `webhook_dedupe` holds the dedupe slots of earlier versions, swept when they expire.
  */
 import type { Collection, Db, Filter } from 'mongodb';
@@ -91,12 +92,9 @@ export const webhookIndexes: IndexSpec[] = [
       { key: { status: 1, createdAt: 1 }, name: 'status_created' },
       { key: { envId: 1, createdAt: -1 }, name: 'env_time' },
     ],
+    // Rampart's FerretDB build reads both through SQLite's index, and the writes guarded by a
+    // lease too (equalities on status_due's fields: heldBy, claimableAt).
     servedOnEmbedded: ['status_due', 'user_open'],
-    // Rampart's FerretDB build: a write guarded by the lease (the delivery, its lease version and
-    // status, and for a claim when it is due) through an index. FerretDB uses its `_id` index only
-    // for a filter on `_id` alone: without this one each guarded write decoded the whole outbox.
-    // MongoDB serves them by `_id`.
-    embeddedOnly: [{ key: { _id: 1, leaseVersion: 1, status: 1, dueAt: 1 }, name: 'lease' }],
   },
   {
     collection: WEBHOOK_COLLECTIONS.history,
@@ -180,11 +178,6 @@ export const fromDoc = (stored: DeliveryDoc): WebhookDelivery => {
 export const dedupeRecordOf = (id: string, createdAt: Date): DedupeRecord => ({ _id: id, status: DONE, dueAt: createdAt });
 
 /**
- * The lease a delivery claimed by `owner` is under. Its lease version names it alone: only the
- * winner of the claim of version v moves a delivery to v + 1 (the owner is recorded, not matched),
- * and the filter stays one the `lease` index serves on Rampart's FerretDB build.
- */
-/**
  * A user's open deliveries, through `user_open`. The bound on `createdAt` matches every delivery
  * (MongoDB's dates begin in 1970 for Rampart's); it tells patch 0009 the sorted field holds dates,
  * which spares each look-up the four checks for mixed types it makes on an unfiltered sort field.
@@ -192,12 +185,22 @@ export const dedupeRecordOf = (id: string, createdAt: Date): DedupeRecord => ({ 
 const EPOCH = new Date(0);
 const openOf = (env: EnvId, userId: string): Filter<OutboxDoc> => ({ envId: env, userId, createdAt: { $gte: EPOCH } });
 
-/** The delivery as it was read, if it may still be claimed: its next attempt has come, or the lease being taken over has ended. */
-const claimableAt = (delivery: WebhookDelivery, now: Date): Filter<OutboxDoc> =>
-  delivery.status === 'delivering'
-    ? { _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'delivering', dueAt: { $lt: now } }
-    : { _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'pending', dueAt: { $lte: now } };
-const heldBy = (delivery: WebhookDelivery): Filter<OutboxDoc> => ({ _id: delivery.id, leaseVersion: delivery.leaseVersion, status: 'delivering' });
+/**
+ * The lease a claimed delivery is under: `delivering` until its lease's end, which names it alone
+ * (another claim of the delivery needs this lease to have ended first, so its end is later). The
+ * owner is recorded, not matched. Every guard is equalities on `status_due`'s fields (status,
+ * dueAt, _id): FerretDB uses its `_id` index only for a filter on `_id` alone, and Rampart's build
+ * serves these through that index (patch 0009); anything else would decode the whole outbox.
+ */
+const heldBy = (delivery: WebhookDelivery): Filter<OutboxDoc> => ({ status: 'delivering', dueAt: delivery.leaseUntil, _id: delivery.id });
+
+/**
+ * The delivery as it was read (and found due: its next attempt has come, or the lease being taken
+ * over has ended), if it is still so: the same status and the same `dueAt`. A pending delivery
+ * given back and parked again until the same time is as claimable as it was; a lease is named by
+ * its end (heldBy).
+ */
+const claimableAt = (delivery: WebhookDelivery): Filter<OutboxDoc> => ({ status: delivery.status, dueAt: dueAtOf(delivery), _id: delivery.id });
 
 /** Newest first, as the lists read: creation time, then id. */
 const newestFirst = (a: WebhookDelivery, b: WebhookDelivery): number => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -353,7 +356,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
   async claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null> {
     const version = delivery.leaseVersion;
     if (this.atomicUpdates) {
-      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery, now), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
+      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
       return claimed ? fromDoc(claimed) : null;
     }
     for (let n = 0; n < MAX_TAKEOVERS; n++) {
@@ -367,7 +370,7 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
         // That claimant's lease ran out before it took the delivery: try the next slot.
         continue;
       }
-      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery, now), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
+      const claimed = await this.outbox.findOneAndUpdate(claimableAt(delivery), { $set: { status: 'delivering', leaseOwner: owner, leaseUntil, dueAt: leaseUntil }, $inc: { leaseVersion: 1 } }, { returnDocument: 'after' });
       if (claimed) {
         // The claim has done its work: the delivery is past this version.
         this.spent.push(claimId);

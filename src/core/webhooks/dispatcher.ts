@@ -109,9 +109,10 @@ export class WebhookDispatcher {
   private readonly chaining = new Set<Promise<void>>();
   /**
    * Per user with a delivery under way here, their next open deliveries in creation order as last
-   * read (firstOf): the next one is sent from here when the last is over.
+   * read (firstOf), and whether that read saw all of them: the next one is sent from here when
+   * the last is over.
    */
-  private readonly upNext = new Map<string, WebhookDelivery[]>();
+  private readonly upNext = new Map<string, { next: WebhookDelivery[]; all: boolean }>();
   /** Where the last pass stopped reading what is due (null: at its end), where the next one begins. */
   private resume: DueCursor | null = null;
 
@@ -388,7 +389,14 @@ export class WebhookDispatcher {
     if (!lane || !this.hasSlot(over.envId)) return false;
     // The user's next one as last read, else read now; a copy that changed meanwhile (sent or
     // parked by another instance, purged) fails its claim, and what is there now is read.
-    const known = this.upNext.get(lane.key)?.shift();
+    const ahead = this.upNext.get(lane.key);
+    const known = ahead?.next.shift();
+    // The last read saw all of the user's open deliveries and they are sent: one created since
+    // is found by a pass (its notice wakes one), not by another read here.
+    if (ahead && !known && ahead.all) {
+      this.upNext.delete(lane.key);
+      return false;
+    }
     for (const fresh of known ? [false, true] : [true]) {
       const next = fresh ? await this.firstOf(lane) : known;
       if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) break;
@@ -415,8 +423,7 @@ export class WebhookDispatcher {
   private async firstOf(lane: { key: string; env: EnvId; userId: string }): Promise<WebhookDelivery | null> {
     const open = await this.d.store.openOfUser(lane.env, lane.userId, LANE_READ);
     if (this.upNext.size >= UP_NEXT_LANES) this.upNext.clear();
-    if (open.length > 1) this.upNext.set(lane.key, open.slice(1));
-    else this.upNext.delete(lane.key);
+    this.upNext.set(lane.key, { next: open.slice(1), all: open.length < LANE_READ });
     return open[0] ?? null;
   }
 
