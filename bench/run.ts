@@ -33,7 +33,10 @@
  * (bench/dashboards.ts) bulk-loads a large environment (--dash-events, default 5,000,000, of
  * --dash-users, default 200,000) straight into the database, then times each console query through
  * GraphQL (--dash-reps runs each), and scoring alone and beside a console user clicking through
- * every page, with the memory of the embedded database and of the analysts' reader.
+ * every page, with the memory of the embedded database and of the analysts' reader. Nor
+ * `--only webhooks` (bench/webhooks.ts): it loads a history of --wh-history finished deliveries,
+ * then times webhook delivery to a receiver on this machine, a burst and a steady rate of deny
+ * verdicts.
  *
  *   npm run bench
  *   node dist/bench/run.js --seconds 5 --rates 500,1000,2000 --count 20000 --only closed,open
@@ -41,6 +44,7 @@
  *   node dist/bench/run.js --only dashboards [--dash-events 1000000 --dash-users 200000 --dash-reps 3]
  *   node dist/bench/run.js --only imports [--import-rows 100000]
  *   node dist/bench/run.js --json bench/results/2026-11-26-bench.json   # the figures as JSON too
+ *   node dist/bench/run.js --only webhooks [--wh-history 100000 --wh-burst 5000 --wh-rate 100 --wh-seconds 20]
  *
  * Every table has a `docs` column: documents the server's flushes wrote per call (the
  * `rampart_state_flushed_writes_total` metric). `--json FILE` writes `{ kind: 'bench', run,
@@ -61,14 +65,15 @@ import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
 import { benchLists, listsReport } from './lists';
 import { benchListImport, type ImportFigures } from './list-import';
+import { benchWebhooks, type WebhookFigures } from './webhooks';
 import { runInfo } from './lib/run-info';
 import { runOverload, type OverloadReport } from './lib/overload';
 import os from 'node:os';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'imports', 'dashboards', 'overload'] as const;
+const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'imports', 'dashboards', 'webhooks', 'overload'] as const;
 type Section = (typeof SECTIONS)[number];
-/** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards' && s !== 'overload');
+/** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each) and webhooks (a history to load first). */
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards' && s !== 'overload' && s !== 'webhooks');
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
 
@@ -97,6 +102,11 @@ interface Options {
   'dash-reps': number;
   /** Imports: rows of the CSV. */
   'import-rows': number;
+  /** Webhooks: finished deliveries loaded into the history, deny verdicts of the burst, and the live phase's rate and length. */
+  'wh-history': number;
+  'wh-burst': number;
+  'wh-rate': number;
+  'wh-seconds': number;
   /** Also write the figures, the printed report and what they were measured on to this file. */
   json: string | null;
 }
@@ -110,14 +120,15 @@ interface Figures {
   analyst?: { alone: Summary; beside: Summary; answered: number; refused: number };
   memory?: { peakRss: number; rss: number; liveHeap: number | null; peakDbRss: number | null; dbRss: number | null };
   imports?: ImportFigures;
+  webhooks?: WebhookFigures;
   overload?: OverloadReport;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--json FILE]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,webhooks,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--wh-history N] [--wh-burst N] [--wh-rate N] [--wh-seconds N] [--json FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, 'import-rows': 100_000, json: null };
+  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, 'import-rows': 100_000, 'wh-history': 100_000, 'wh-burst': 5_000, 'wh-rate': 100, 'wh-seconds': 20, json: null };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
   if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
@@ -141,7 +152,7 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps' || key === 'import-rows') {
+    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps' || key === 'import-rows' || key === 'wh-history' || key === 'wh-burst' || key === 'wh-rate' || key === 'wh-seconds') {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -569,6 +580,11 @@ async function main(): Promise<void> {
 
     if (o.only.includes('dashboards')) {
       await benchDashboards(ready, { events: o['dash-events'], users: o['dash-users'], reps: o['dash-reps'] }, { out, memory: () => server.ask({ type: 'memory' }, 'memory'), risk: closed.doors.rest, settle: server.settle });
+    }
+
+    if (o.only.includes('webhooks')) {
+      await server.settle();
+      figures.webhooks = await benchWebhooks(ready, { history: o['wh-history'], burst: o['wh-burst'], rate: o['wh-rate'], seconds: o['wh-seconds'] }, { out, cpu: server.cpu, settle: server.settle });
     }
 
     if (o.soak > 0) await soak(o.soak, o['soak-rate'], server, open, traffic, out);

@@ -26,7 +26,7 @@ import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
 import { DEVICE_QUERY_FIELDS, DEVICES, StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
 import { StateLayer, type StateObserver } from '../store/state/layer';
-import { migrateLegacyDevices, unpackStored } from '../store/migrations';
+import { migrateLegacyDevices, migrateWebhookOutbox, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
 import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, lastBucketBefore, StateCounterStore } from '../store/counters';
@@ -45,7 +45,7 @@ import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
 import { createSmtpMailer, noMailer } from '../mail/smtp';
 import { restExportLinks } from '../rest/privacy-links';
-import { fetchPoster } from '../workers/http';
+import { httpPoster } from '../workers/http';
 import { timerScheduler } from '../workers/scheduler';
 import { Sweeps } from '../workers/sweeps';
 import { WebhookWorker } from '../workers/webhooks';
@@ -225,6 +225,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
   await migrateLegacyDevices(db, state, o.log);
+  // Open webhook deliveries of an earlier version into the outbox (on MongoDB at every start:
+  // older instances may still be recording into the history during an upgrade).
+  await migrateWebhookOutbox(db, { everyStart: !kind.ferretdb, dedupeWindowMs: o.webhooks?.dedupeWindowMs, now: clock.now(), log: o.log });
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
   if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS, DEVICES], o.log);
   // The analysts' bulkhead: dashboards' reads wait their turn and stop at their time limit.
@@ -267,15 +270,16 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
   // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
-  // instances share the outbox; on FerretDB a scan of the outbox, read every 10 minutes (the
-  // embedded database has no other writer).
+  // instances share the outbox; on FerretDB a scan of the outbox (the backlog, never the
+  // history), read every 10 minutes (the embedded database has no other writer).
   const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
   const webhooks = new WebhookService({
-    store: core(new MongoWebhookStore(db, state)),
+    // Claims without a claim document where findAndModify is atomic: MongoDB and Rampart's build.
+    store: core(new MongoWebhookStore(db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown })),
     signingSecret: (env: EnvId) => environments.signingSecret(env),
     environments: environmentsStore,
     clock,
-    http: fetchPoster,
+    http: httpPoster,
     scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,

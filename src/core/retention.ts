@@ -1,6 +1,7 @@
 /**
  * Retention: how long an environment keeps its raw records (stored events, the debugger's
- * rejected payloads, finished privacy requests), and the sweep that deletes what is older. What
+ * rejected payloads, finished privacy requests, the webhooks' history, the audit log), and the
+ * sweep that deletes what is older. What
  * the model learnt from those records (the users' profiles and devices, the counters) is state,
  * not a raw record, and is never touched here.
  */
@@ -25,10 +26,19 @@ export function checkRetentionDays(days: number): number {
 }
 
 /** The kinds of raw record a retention applies to, each by its own time. */
-export type RetainedKind = 'events' | 'debugger' | 'privacyJobs' | 'rollups';
+export type RetainedKind = 'events' | 'debugger' | 'privacyJobs' | 'rollups' | 'webhooks' | 'audit';
 export type RetentionCounts = Record<RetainedKind, number>;
+export const RETAINED_KINDS: readonly RetainedKind[] = ['events', 'debugger', 'privacyJobs', 'rollups', 'webhooks', 'audit'];
+
+/** Finished webhook deliveries are kept for the environment's retention, and at most this long. */
+export const WEBHOOK_HISTORY_MAX_DAYS = 30;
 
 export interface RetentionSweepOptions {
+  /**
+   * Kinds kept at most until a time whatever the environment's retention: records of such a kind
+   * older than it go too (the webhooks' history: WEBHOOK_HISTORY_MAX_DAYS).
+   */
+  oldest?: Partial<Record<RetainedKind, Date>>;
   /** Most records one delete names. */
   batchSize: number;
   /** Awaited between two deletes, so that a long sweep leaves the database to the hot path. */
@@ -41,9 +51,10 @@ export interface RetentionSweepOptions {
 export interface RetentionStore {
   /**
    * Delete every record of each environment in `cutoffs` older than its cutoff (events by
-   * `occurredAt`, rejected payloads by `receivedAt`, ended privacy requests by `createdAt`), in
-   * deletes of at most `batchSize` records with a pause between two. Records of an environment
-   * not in `cutoffs` are left alone. Returns how many records of each kind were deleted.
+   * `occurredAt`, rejected payloads by `receivedAt`, ended privacy requests, finished webhook
+   * deliveries by `createdAt`, audit entries by `at`), or than the kind's `oldest`, in deletes of
+   * at most `batchSize` records with a pause between two. Records of an environment not in
+   * `cutoffs` are left alone. Returns how many records of each kind were deleted.
    */
   sweep(cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<RetentionCounts>;
 }
@@ -77,12 +88,14 @@ export class RetentionService {
   async sweep(): Promise<RetentionCounts> {
     const cutoffs = await this.cutoffs();
     const pauseMs = this.d.pauseMs ?? 20;
+    const now = this.d.clock.now().getTime();
     const counts = await this.d.store.sweep(cutoffs, {
+      oldest: { webhooks: new Date(now - WEBHOOK_HISTORY_MAX_DAYS * DAY_MS) },
       batchSize: Math.max(1, Math.min(this.d.batchSize ?? DEFAULT_RETENTION_BATCH, DEFAULT_RETENTION_BATCH)),
       pause: () => new Promise<void>((resolve) => this.d.scheduler.after(pauseMs, resolve, { background: true })),
       stopped: () => this.stopping,
     });
-    if (counts.events + counts.debugger + counts.privacyJobs + counts.rollups > 0) this.d.log.info({ ...counts }, 'retention: records past their environment\'s retention deleted');
+    if (RETAINED_KINDS.some((kind) => counts[kind] > 0)) this.d.log.info({ ...counts }, 'retention: records past their environment\'s retention deleted');
     return counts;
   }
 

@@ -10,10 +10,13 @@ interface AuditDoc extends Omit<AuditEntry, 'id' | 'detail'> {
   detail: string;
 }
 
-// A list's history (the console's list page) is read through `env_list_time`.
+export const AUDIT_LOG = 'audit_log';
+
+// A list's history (the console's list page) is read through `env_list_time`; the retention
+// sweep finds old entries through `env_time` on MongoDB.
 export const auditIndexes: IndexSpec[] = [
   {
-    collection: 'audit_log',
+    collection: AUDIT_LOG,
     indexes: [
       { key: { envId: 1, at: -1, _id: -1 }, name: 'env_time' },
       { key: { envId: 1, 'target.listId': 1, at: -1, _id: -1 }, name: 'env_list_time' },
@@ -25,7 +28,7 @@ export const auditIndexes: IndexSpec[] = [
 export class MongoAuditLog implements AuditLog {
   constructor(private readonly db: Db) {}
   private get log() {
-    return this.db.collection<AuditDoc>('audit_log');
+    return this.db.collection<AuditDoc>(AUDIT_LOG);
   }
   async append(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;

@@ -249,10 +249,13 @@ export class MongoPrivacyStore implements PrivacyStore {
     }
     deleted.counters = counters;
 
-    const deliveries = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.deliveries);
-    const ids = (await deliveries.find(byUser, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    // The user's open deliveries (never sent now), their claims, and their history. What stays of
+    // a finished delivery in the outbox (its id, for de-duplication) names no user.
+    const outbox = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.outbox);
+    const ids = (await outbox.find(byUser, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
     deleted[WEBHOOK_COLLECTIONS.claims] = ids.length ? (await db.collection(WEBHOOK_COLLECTIONS.claims).deleteMany({ deliveryId: { $in: ids } })).deletedCount : 0;
-    deleted[WEBHOOK_COLLECTIONS.deliveries] = (await deliveries.deleteMany(byUser)).deletedCount;
+    deleted[WEBHOOK_COLLECTIONS.outbox] = (await outbox.deleteMany(byUser)).deletedCount;
+    deleted[WEBHOOK_COLLECTIONS.history] = (await db.collection(WEBHOOK_COLLECTIONS.history).deleteMany(byUser)).deletedCount;
     deleted[WEBHOOK_COLLECTIONS.dedupe] = (await db.collection(WEBHOOK_COLLECTIONS.dedupe).deleteMany(byUser)).deletedCount;
 
     deleted[PRIVACY_COLLECTIONS.exports] = (await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)).deletedCount;

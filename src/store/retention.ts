@@ -23,6 +23,8 @@ import { DEBUGGER, EVENTS } from './events';
 import { ROLLUPS } from './rollups';
 import { EVENT_KEYS } from './event-keys';
 import { PRIVACY_COLLECTIONS } from './privacy';
+import { WEBHOOK_COLLECTIONS } from './webhooks';
+import { AUDIT_LOG } from './audit';
 
 export type RetentionStrategy = 'per-environment' | 'scan';
 
@@ -49,12 +51,23 @@ export const RETAINED: readonly Retained[] = [
   { kind: 'rollups', collection: ROLLUPS, time: 'at', only: { n: { $exists: true } } },
   // The embedded database's event keys go with the events they find (counted with neither).
   { kind: 'events', collection: EVENT_KEYS, time: 't', only: { k: { $exists: true } }, uncounted: true },
+  // Finished webhook deliveries (open ones are in the outbox, webhook_outbox), with their bodies
+  // and attempts: at most 30 days (RetentionSweepOptions.oldest).
+  { kind: 'webhooks', collection: WEBHOOK_COLLECTIONS.history, time: 'createdAt', only: { status: { $in: ['delivered', 'failed'] } } },
+  // Who changed which list or item, and how (an item's value may name a user).
+  { kind: 'audit', collection: AUDIT_LOG, time: 'at' },
 ];
 
 interface Row {
   _id: string;
   envId?: unknown;
   [time: string]: unknown;
+}
+
+/** Each environment's cutoff, moved up to `oldest` where that is later. */
+function capped(cutoffs: ReadonlyMap<EnvId, Date>, oldest: Date | undefined): ReadonlyMap<EnvId, Date> {
+  if (!oldest) return cutoffs;
+  return new Map([...cutoffs].map(([env, cutoff]) => [env, cutoff.getTime() < oldest.getTime() ? oldest : cutoff]));
 }
 
 export class MongoRetentionStore implements RetentionStore {
@@ -65,11 +78,12 @@ export class MongoRetentionStore implements RetentionStore {
   constructor(private readonly db: Db, private readonly o: { strategy: RetentionStrategy; scanDb?: Db }) {}
 
   async sweep(cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { events: 0, debugger: 0, privacyJobs: 0, rollups: 0 };
+    const counts: RetentionCounts = { events: 0, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 };
     if (cutoffs.size === 0) return counts;
     for (const r of RETAINED) {
       if (o.stopped()) break;
-      const deleted = this.o.strategy === 'scan' ? await this.scan(r, cutoffs, o) : await this.perEnvironment(r, cutoffs, o);
+      const kindCutoffs = capped(cutoffs, o.oldest?.[r.kind]);
+      const deleted = this.o.strategy === 'scan' ? await this.scan(r, kindCutoffs, o) : await this.perEnvironment(r, kindCutoffs, o);
       if (!r.uncounted) counts[r.kind] += deleted;
     }
     return counts;

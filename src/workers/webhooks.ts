@@ -3,7 +3,8 @@
  * (`deliverDue`) at once when told there is work, else every `pollMs`, never two at a time (a
  * pass asked for while one runs follows it at once); reads the open deliveries for the outbox
  * metrics at its first pass and then every `outboxEveryMs` (WebhookService.reconcileOutbox);
- * sweeps expired dedupe slots and old deliveries every `sweepMs`; and on stop lets the service
+ * sweeps expired dedupe records and stale claims every `sweepMs` (the history is the retention
+ * sweep's, workers/sweeps.ts); and on stop lets the service
  * deliver what is due within its shutdown grace.
  */
 import type { Scheduler } from '../core/ports';
@@ -14,7 +15,7 @@ export interface WebhookWorkerOptions {
   log: { warn(obj: object, msg: string): void };
   /** How often the worker looks for due deliveries when not woken. Default 1 s. */
   pollMs?: number;
-  /** How often it sweeps expired dedupe slots and old deliveries. Default 10 min. */
+  /** How often it sweeps expired dedupe records and stale claims. Default 10 min. */
   sweepMs?: number;
   /** How often it reads the open deliveries again for the outbox metrics. Default 10 min. */
   outboxEveryMs?: number;

@@ -30,7 +30,7 @@ afterAll(async () => {
  * sweeper, and the policy set's and the lists' refresh once a second (a burst slowed down by a
  * loaded machine sees a few of those).
  */
-const BACKGROUND = new Set(['policy_sets', 'policy_revisions', 'list_sets', 'list_items', 'webhook_deliveries', 'webhook_claims', 'webhook_dedupe', 'privacy_jobs', 'privacy_exports']);
+const BACKGROUND = new Set(['policy_sets', 'policy_revisions', 'list_sets', 'list_items', 'webhook_outbox', 'webhook_deliveries', 'webhook_claims', 'webhook_dedupe', 'privacy_jobs', 'privacy_exports']);
 const background = (e: CommandStartedEvent) => BACKGROUND.has(String((e.command as Record<string, unknown>)[e.commandName]));
 
 /** The commands sent while `f` runs, by name and collection (the write-behind flushes excluded). */

@@ -299,9 +299,12 @@ describe('three instances on one database', () => {
       }),
     );
     type Stored = { _id: string; userId: string | null; deviceToken: string | null; type: string; status: string; createdAt: Date; seq: number };
+    // Open deliveries are in the outbox; finished ones move to the history.
+    const outbox = db.collection<{ _id: string; envId: string; status: string }>('webhook_outbox');
     const deliveries = db.collection<Stored>('webhook_deliveries');
     // Every delivery of the environment (the first test's challenges included) is delivered once.
     const all = await waitFor(async () => {
+      if ((await outbox.countDocuments({ envId: env, status: { $in: ['pending', 'delivering'] } })) > 0) return null;
       const list = await deliveries.find({ envId: env }).toArray();
       return list.length > 0 && list.every((d) => d.status === 'delivered') && receiver.received.length >= list.length ? list : null;
     }, { timeoutMs: 120_000, intervalMs: 200, what: 'every webhook delivered' });

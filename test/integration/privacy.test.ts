@@ -12,11 +12,11 @@ import { StateLayer } from '../../src/store/state/layer';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../../src/store/events';
 import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, StateCounterStore } from '../../src/store/counters';
 import { serverKind } from '../../src/store/server-kind';
-import { MongoWebhookStore, webhookIndexes } from '../../src/store/webhooks';
+import { MongoWebhookStore, toDoc, webhookIndexes } from '../../src/store/webhooks';
 import { chunkText, MongoPrivacyStore, privacyIndexes } from '../../src/store/privacy';
 import { createSmtpMailer, noMailer, type SmtpMailer } from '../../src/mail/smtp';
 import { restExportLinks } from '../../src/rest/privacy-links';
-import { fetchPoster } from '../../src/workers/http';
+import { httpPoster } from '../../src/workers/http';
 import { timerScheduler } from '../../src/workers/scheduler';
 import { PrivacyService, type PrivacyServiceDeps } from '../../src/core/privacy/service';
 import { WebhookService } from '../../src/core/webhooks/service';
@@ -151,6 +151,10 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
     properties: {},
     at: now,
   });
+  // And an earlier webhook about the user, delivered: the history keeps it apart from the outbox.
+  const [open] = await webhooks.listForUser(env.id, userId);
+  const delivered = { ...open!, id: randomUUID(), status: 'delivered' as const, createdAt: new Date(now.getTime() - 60_000), deliveredAt: now, nextAttemptAt: null };
+  await database.db.collection('webhook_deliveries').insertOne(toDoc(delivered) as never);
   return { email, devices: made };
 }
 
@@ -193,7 +197,7 @@ function useStores(writeMode: 'deltas' | 'snapshots'): void {
     signingSecret: async () => 'sk_unused',
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
-    http: fetchPoster,
+    http: httpPoster,
     scheduler: timerScheduler,
     instanceId: 'privacy-test',
     log,
@@ -256,7 +260,7 @@ describe('access request', () => {
     expect(doc.devices.map((d: { token: string }) => d.token).sort()).toEqual(seeded.devices.map((d) => d.token).sort());
     expect(doc.events.map((e: { name: string }) => e.name)).toEqual(['$login.succeeded', '$login.succeeded', '$password_reset.succeeded']);
     expect(doc.rejected_payloads).toHaveLength(1);
-    expect(doc.webhooks).toHaveLength(1);
+    expect(doc.webhooks).toHaveLength(2);
     expect(doc.webhooks[0].payload.data.user_id).toBe(userId);
 
     // Tampering with anything in the link is a 404.
@@ -346,13 +350,13 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     await jobDone(svc, env.id, bobJob.id);
 
     const { deleted } = await svc.purge(env, alice);
-    expect(deleted).toMatchObject({ users: 1, devices: 2, device_tokens: 2, events: 4, debugger: 1, webhook_deliveries: 1, privacy_jobs: 1 });
+    expect(deleted).toMatchObject({ users: 1, devices: 2, device_tokens: 2, events: 4, debugger: 1, webhook_outbox: 1, webhook_deliveries: 1, privacy_jobs: 1 });
     expect(deleted.counters).toBeGreaterThanOrEqual(3);
     expect(deleted.privacy_exports).toBeGreaterThanOrEqual(1);
 
     // Nothing of alice (id or e-mail) remains anywhere in the database.
     const collections = (await database.db.listCollections().toArray()).map((c) => c.name);
-    expect(collections).toEqual(expect.arrayContaining(['users', 'devices', 'device_tokens', 'events', 'debugger', 'counters', 'webhook_deliveries', 'privacy_jobs', 'privacy_exports']));
+    expect(collections).toEqual(expect.arrayContaining(['users', 'devices', 'device_tokens', 'events', 'debugger', 'counters', 'webhook_outbox', 'webhook_deliveries', 'privacy_jobs', 'privacy_exports']));
     const found: Record<string, number> = {};
     let bobSeen = 0;
     for (const name of collections) {
@@ -374,7 +378,7 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     expect((await users.load(env.id, bob))?.profile.email).toBe(b.email);
     expect((await users.load(env.id, bob))?.devices).toHaveLength(2);
     expect(await events.listForUser(env.id, bob, 10)).toHaveLength(3);
-    expect(await webhooks.listForUser(env.id, bob)).toHaveLength(1);
+    expect(await webhooks.listForUser(env.id, bob)).toHaveLength(2);
     expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.get('w:dev:f:shared:1')?.sets.u).toEqual([bob]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');
 

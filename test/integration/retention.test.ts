@@ -150,6 +150,41 @@ describe.each<RetentionStrategy>(['scan', 'per-environment'])('the retention swe
     expect(await jobs.countDocuments({ _id: `pending-${strategy}` })).toBe(1);
     expect(await db().collection('events').countDocuments({ envId: env.env.id })).toBe(0);
   });
+
+  it('deletes the webhooks\' history past the retention or 30 days, and audit entries past the retention', async () => {
+    offset = 0;
+    const envs = app.built.services.environments;
+    const year = await app.newEnvironment(`year-${strategy}`);
+    const month = await app.newEnvironment(`month-${strategy}`);
+    await envs.setRetentionDays(year.env.id, 365);
+    await envs.setRetentionDays(month.env.id, 20);
+    const now = clock.now().getTime();
+    const ago = (days: number) => new Date(now - days * DAY_MS);
+    // Finished deliveries as the store keeps them (and one the history should not hold: open).
+    const history = db().collection<{ _id: string; envId: string; status: string; createdAt: Date }>('webhook_deliveries');
+    const delivery = (env: Environment, id: string, status: string, days: number) => ({ _id: `${id}-${strategy}`, envId: env.id, userId: 'ada', status, createdAt: ago(days), body: '{}', attempts: [] });
+    await history.insertMany([
+      delivery(year.env, 'wh-40d', 'delivered', 40),
+      delivery(year.env, 'wh-35d-failed', 'failed', 35),
+      delivery(year.env, 'wh-10d', 'delivered', 10),
+      delivery(year.env, 'wh-40d-open', 'pending', 40),
+      delivery(month.env, 'wh-25d', 'delivered', 25),
+      delivery(month.env, 'wh-15d', 'delivered', 15),
+    ]);
+    const audit = db().collection<{ _id: string; envId: string; at: Date }>('audit_log');
+    const entry = (env: Environment, id: string, days: number) => ({ _id: `${id}-${strategy}`, envId: env.id, at: ago(days), actor: { type: '$api_secret', identifier: 'x' }, action: 'list.create', target: { kind: 'list', id: 'l', listId: 'l' }, detail: '{}' });
+    await audit.insertMany([entry(year.env, 'audit-400d', 400), entry(year.env, 'audit-100d', 100), entry(month.env, 'audit-25d', 25), entry(month.env, 'audit-5d', 5)]);
+
+    const counts = await app.built.retention.sweep();
+    const left = async (c: typeof history | typeof audit, env: Environment) => (await c.find({ envId: env.id }, { projection: { _id: 1 } }).toArray()).map((d) => d._id.replace(`-${strategy}`, '')).sort();
+    // The history: at most 30 days whatever the retention, the environment's when shorter; open ones are the outbox's.
+    expect(await left(history, year.env)).toEqual(['wh-10d', 'wh-40d-open']);
+    expect(await left(history, month.env)).toEqual(['wh-15d']);
+    // The audit log: the environment's retention.
+    expect(await left(audit, year.env)).toEqual(['audit-100d']);
+    expect(await left(audit, month.env)).toEqual(['audit-5d']);
+    expect(counts).toMatchObject({ webhooks: 3, audit: 2 });
+  });
 });
 
 describe('the embedded database', () => {

@@ -113,11 +113,44 @@ export interface AttemptGate {
   graceLeftMs(): number;
 }
 
+/**
+ * How long attempts to one environment reuse what an earlier attempt read of it (the environment
+ * and its signing secret): a backlog to one receiver costs two look-ups a second, not two per
+ * delivery. A changed URL or secret is used within this long.
+ */
+export const RECEIVER_CACHE_MS = 1_000;
+/** Environments whose look-ups are kept at once (all are forgotten past it). */
+const RECEIVER_CACHE_ENTRIES = 1_000;
+
+interface Receiver {
+  at: number;
+  env: Environment | null;
+  secret: string | null;
+}
+
 export class Attempts {
+  private readonly receivers = new Map<EnvId, Receiver>();
+
   constructor(private readonly d: AttemptDeps, private readonly gate: AttemptGate) {}
 
-  /** One attempt of a delivery this instance holds the lease of. Never throws. */
-  async run(delivery: WebhookDelivery, abort: AbortController): Promise<void> {
+  /** The environment of a delivery and the secret to sign with, read at most once a RECEIVER_CACHE_MS. */
+  private async receiver(envId: EnvId): Promise<Receiver> {
+    const now = monotonicMs(this.d.clock);
+    const known = this.receivers.get(envId);
+    if (known && now - known.at < RECEIVER_CACHE_MS) return known;
+    const env = await this.d.environments.byId(envId);
+    const secret = env ? await this.d.signingSecret(env.id) : null;
+    if (this.receivers.size >= RECEIVER_CACHE_ENTRIES) this.receivers.clear();
+    const read = { at: now, env, secret };
+    this.receivers.set(envId, read);
+    return read;
+  }
+
+  /**
+   * One attempt of a delivery this instance holds the lease of. Never throws. Resolves true when
+   * the delivery is over (its delivery, or its failure for good, recorded).
+   */
+  async run(delivery: WebhookDelivery, abort: AbortController): Promise<boolean> {
     const at = this.d.clock.now();
     const t0 = monotonicMs(this.d.clock);
     let url = delivery.url;
@@ -129,7 +162,7 @@ export class Attempts {
     /** Why no 2xx came, for the metrics (failureClass); the HTTP status when one came. */
     let failure: string | null = null;
     try {
-      const env = await this.d.environments.byId(delivery.envId);
+      const { env, secret } = await this.receiver(delivery.envId);
       if (!env) {
         error = 'the environment no longer exists';
         failure = 'environment_gone';
@@ -141,7 +174,6 @@ export class Attempts {
       } else {
         // Retries follow the environment's current URL, so fixing a wrong URL rescues pending deliveries.
         if (!delivery.test && env.webhookUrl) url = env.webhookUrl;
-        const secret = await this.d.signingSecret(env.id);
         if (!secret) {
           error = 'no live API secret to sign the webhook with';
           failure = 'no_signing_secret';
@@ -149,7 +181,7 @@ export class Attempts {
           const budget = this.budget(delivery);
           if (budget === null || !this.gate.mayStart() || abort.signal.aborted) {
             await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
-            return;
+            return false;
           }
           try {
             const answer = await this.post(url, delivery, secret, budget, abort.signal);
@@ -201,7 +233,7 @@ export class Attempts {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
       this.d.log.warn({ ...meta, err: describeError(err, this.d.timeoutMs) }, 'webhooks: could not record the attempt');
       this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: false });
-      return;
+      return false;
     }
     const over = recorded && outcome.status !== 'pending';
     if (over) this.d.ledger.finished(delivery.id);
@@ -209,6 +241,7 @@ export class Attempts {
     if (outcome.status === 'delivered') this.d.log.info(meta, 'webhooks: delivered');
     else if (outcome.status === 'failed') this.d.log.warn(meta, 'webhooks: delivery failed for good');
     else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
+    return over;
   }
 
   /**

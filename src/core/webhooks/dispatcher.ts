@@ -9,8 +9,10 @@
  * if its whole timeout fits in its lease, this instance never claims a delivery it is still
  * sending, and an answer whose recording failed is recorded again while the lease lasts.
  *
- * A user's deliveries (environment + user id) are sent one at a time in creation order; users are
- * independent of each other, and a delivery that fails for good lets the user's next one go.
+ * A user's deliveries (environment + user id) are sent one at a time in creation order, the next
+ * one at once when the last is over (a backlog goes out back to back); users are independent of
+ * each other, and a delivery that fails for good lets the user's next one go. What is due is read
+ * in pages, each pass going on from where the last one stopped (store: `due`'s cursor).
  *
  * It lives in the core beside the outbox: it uses only the core's ports (the store, the Clock, the
  * Scheduler, the HttpPoster), and the outbox's test webhook is sent through it (`sendClaimed`).
@@ -21,6 +23,7 @@ import type { EnvId } from '../model';
 import { monotonicMs } from '../ports';
 import type { WebhookDelivery } from './model';
 import { OutboxLedger } from './outbox';
+import type { DueCursor } from './ports';
 import { Attempts, describeError, SHUT_DOWN, type WebhookPorts } from './attempt';
 
 export interface WebhookDispatcherDeps extends WebhookPorts {
@@ -58,6 +61,10 @@ const SHUTDOWN_LAST_START_MS = 500;
 const FILL_ROUNDS = 4;
 /** Most deliveries of one user parked at once behind its first one. */
 const PARK_BATCH = 100;
+/** A user's open deliveries read at once when whose turn it is is looked up (the first, and those behind it). */
+const LANE_READ = 8;
+/** Users whose next deliveries are kept at most (all are forgotten past it: they are read again). */
+const UP_NEXT_LANES = 10_000;
 /** Open deliveries a ledger of its own holds by id (when none is given). */
 const OUTBOX_TRACKED = 10_000;
 
@@ -98,6 +105,16 @@ export class WebhookDispatcher {
   private graceEnd: number | null = null;
   /** Called when the next attempt ends. */
   private readonly onAttemptEnd: (() => void)[] = [];
+  /** A user's next delivery being looked up and claimed after their last one ended (continueLane). */
+  private readonly chaining = new Set<Promise<void>>();
+  /**
+   * Per user with a delivery under way here, their next open deliveries in creation order as last
+   * read (firstOf), and whether that read saw all of them: the next one is sent from here when
+   * the last is over.
+   */
+  private readonly upNext = new Map<string, { next: WebhookDelivery[]; all: boolean }>();
+  /** Where the last pass stopped reading what is due (null: at its end), where the next one begins. */
+  private resume: DueCursor | null = null;
 
   constructor(private readonly d: WebhookDispatcherDeps) {
     this.leaseMs = d.leaseMs ?? 60_000;
@@ -164,10 +181,12 @@ export class WebhookDispatcher {
     try {
       if (opts.passUnderWay) await Promise.race([opts.passUnderWay, graceOver]);
       if (opts.deliver) await this.drain(graceOver);
-      if (this.inflight.size > 0) {
-        await Promise.race([Promise.allSettled(this.running()), graceOver]);
+      if (this.inflight.size > 0 || this.chaining.size > 0) {
+        await Promise.race([this.idle(), graceOver]);
+        // An attempt a user's next delivery starts from now on gives it back at once (no attempt
+        // starts in the last moments of the grace).
         for (const f of this.inflight.values()) f.abort.abort(SHUT_DOWN);
-        await Promise.allSettled(this.running());
+        await this.idle();
       }
     } finally {
       cancel();
@@ -228,11 +247,20 @@ export class WebhookDispatcher {
     const full = (env: EnvId) => (perReceiver.get(env) ?? 0) >= this.receiverConcurrency;
     const skipEnvs = new Set<EnvId>([...perReceiver.keys()].filter(full));
     let more = false;
+    // Each round reads on from where the last one stopped; a pass begins where the last pass
+    // stopped, and goes round to the first due delivery once, so that a long run of deliveries
+    // it must skip (one user's backlog behind the delivery being sent) never hides the rest.
+    let after = this.resume;
+    let wrapped = after === null;
     for (let round = 0; round < FILL_ROUNDS && started.length < slots && this.mayStart(); round++) {
       const limit = slots - started.length;
-      const due = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs] });
-      more = due.length >= limit;
-      if (due.length === 0) break;
+      const page = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs], ...(after ? { after } : {}) });
+      const due = page.deliveries;
+      more = page.next !== null;
+      after = page.next;
+      // Read to the end of what is due: from the first due delivery next, unless this read began there.
+      const last = after === null && wrapped;
+      if (after === null) wrapped = true;
       for (const candidate of due) {
         if (started.length >= slots) break;
         skipIds.add(candidate.id);
@@ -245,17 +273,29 @@ export class WebhookDispatcher {
         if (lane && skipUsers.has(lane.key)) continue;
         if (lane) skipUsers.set(lane.key, lane);
         const target = lane ? await this.turnOf(candidate) : candidate;
-        if (!target || this.inflight.has(target.id)) continue;
+        // What was read of a user's next deliveries is kept only while one of theirs is sent here.
+        const notSent = () => {
+          if (lane) this.upNext.delete(lane.key);
+        };
+        if (!target || this.inflight.has(target.id)) {
+          notSent();
+          continue;
+        }
         skipIds.add(target.id);
         // The lease runs from the claim itself, not from when the candidates were read.
         const claimed = await this.claim(target);
-        if (!claimed) continue;
+        if (!claimed) {
+          notSent();
+          continue;
+        }
         this.ledger.claimed(claimed.id, claimed.createdAt);
         started.push(this.launch(claimed));
         perReceiver.set(claimed.envId, (perReceiver.get(claimed.envId) ?? 0) + 1);
         if (full(claimed.envId)) skipEnvs.add(claimed.envId);
       }
+      if (last) break;
     }
+    this.resume = after;
     this.saturated = more || started.length >= slots;
     return started;
   }
@@ -266,14 +306,15 @@ export class WebhookDispatcher {
    * one is being sent, or waits for a retry: then the candidate is parked until that retry).
    */
   private async turnOf(candidate: WebhookDelivery): Promise<WebhookDelivery | null> {
-    if (candidate.userId === null) return candidate;
-    const first = await this.d.store.firstOpen(candidate.envId, candidate.userId);
+    const lane = laneOf(candidate);
+    if (lane === null || candidate.userId === null) return candidate;
+    const first = await this.firstOf(lane);
     if (!first || first.id === candidate.id) return candidate;
     if (this.inflight.has(first.id)) return null; // its outcome wakes the worker
     const now = this.d.clock.now().getTime();
     if (first.status === 'pending' && first.nextAttemptAt && first.nextAttemptAt.getTime() > now) {
       // Every due delivery of this user waits for that retry, out of everyone else's way.
-      const waiting = await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } });
+      const waiting = (await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } })).deliveries;
       for (const d of waiting.some((w) => w.id === candidate.id) ? waiting : [candidate, ...waiting]) {
         if (d.id !== first.id && !this.inflight.has(d.id)) await this.park(d, first.nextAttemptAt);
       }
@@ -309,16 +350,99 @@ export class WebhookDispatcher {
     for (const listener of this.workListeners) listener();
   }
 
-  /** Start the attempt of a delivery this instance has just claimed. The promise never rejects. */
+  /**
+   * Start the attempt of a delivery this instance has just claimed. The promise never rejects;
+   * it resolves once the attempt is recorded.
+   */
   private launch(delivery: WebhookDelivery): Promise<void> {
     const abort = new AbortController();
-    const done = this.attempts.run(delivery, abort).finally(() => {
+    const done = this.attempts.run(delivery, abort).then((over) => {
       this.inflight.delete(delivery.id);
       for (const resolve of this.onAttemptEnd.splice(0)) resolve();
-      // Its user's next delivery (or, when saturated, anything due) may go now.
-      if (this.saturated || laneOf(delivery)) this.wake();
+      // Its user's next delivery goes at once; else (or when saturated) a pass looks for work.
+      const lane = laneOf(delivery);
+      if (!over && lane) this.upNext.delete(lane.key);
+      const next = over ? this.continueLane(delivery) : Promise.resolve(false);
+      const chained = next.then(
+        (went) => {
+          if (!went && (this.saturated || laneOf(delivery))) this.wake();
+        },
+        (err: unknown) => {
+          this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, "webhooks: could not send a user's next delivery at once");
+          this.wake();
+        },
+      );
+      this.chaining.add(chained);
+      void chained.finally(() => this.chaining.delete(chained));
     });
     this.inflight.set(delivery.id, { delivery, abort, done });
     return done;
+  }
+
+  /**
+   * After a delivery of a user is over, send the user's next one at once if it is due (a backlog
+   * goes out back to back, without a look at everything due in between), when this instance may
+   * start another attempt for that receiver. True when it started one.
+   */
+  private async continueLane(over: WebhookDelivery): Promise<boolean> {
+    const lane = laneOf(over);
+    if (!lane || !this.hasSlot(over.envId)) return false;
+    // The user's next one as last read, else read now; a copy that changed meanwhile (sent or
+    // parked by another instance, purged) fails its claim, and what is there now is read.
+    const ahead = this.upNext.get(lane.key);
+    const known = ahead?.next.shift();
+    // The last read saw all of the user's open deliveries and they are sent: one created since
+    // is found by a pass (its notice wakes one), not by another read here.
+    if (ahead && !known && ahead.all) {
+      this.upNext.delete(lane.key);
+      return false;
+    }
+    for (const fresh of known ? [false, true] : [true]) {
+      const next = fresh ? await this.firstOf(lane) : known;
+      if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) break;
+      const now = this.d.clock.now().getTime();
+      const due = next.status === 'pending' ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now : (next.leaseUntil?.getTime() ?? Infinity) < now;
+      if (!due) {
+        if (fresh) break;
+        continue;
+      }
+      const claimed = await this.claim(next);
+      if (!claimed) continue;
+      this.ledger.claimed(claimed.id, claimed.createdAt);
+      void this.launch(claimed);
+      return true;
+    }
+    this.upNext.delete(lane.key);
+    return false;
+  }
+
+  /**
+   * The user's first open delivery, read with the next few behind it: those are kept
+   * (`upNext`), so that a backlog goes out one after the other without a read for each.
+   */
+  private async firstOf(lane: { key: string; env: EnvId; userId: string }): Promise<WebhookDelivery | null> {
+    const open = await this.d.store.openOfUser(lane.env, lane.userId, LANE_READ);
+    if (this.upNext.size >= UP_NEXT_LANES) this.upNext.clear();
+    this.upNext.set(lane.key, { next: open.slice(1), all: open.length < LANE_READ });
+    return open[0] ?? null;
+  }
+
+  /** Whether another attempt may start now, to this environment's receiver. */
+  private hasSlot(env: EnvId): boolean {
+    if (!this.mayStart()) return false;
+    if (this.inflight.size >= (this.graceEnd === null ? this.concurrency : this.shutdownConcurrency)) return false;
+    let toReceiver = 0;
+    for (const f of this.inflight.values()) if (f.delivery.envId === env) toReceiver++;
+    return toReceiver < this.receiverConcurrency;
+  }
+
+  /**
+   * Resolves once nothing is being sent: every attempt under way, and each user's next delivery
+   * they started, made and recorded.
+   */
+  async idle(): Promise<void> {
+    while (this.inflight.size > 0 || this.chaining.size > 0) {
+      await Promise.allSettled([...this.running(), ...this.chaining]);
+    }
   }
 }

@@ -6,10 +6,10 @@
  * The ledger: how many deliveries are open (pending or being sent) and when the oldest of them was
  * created, as this process knows them. A scrape reads this, never the database.
  *
- * Why not count in the database on each scrape: on the embedded FerretDB only `_id` filters reach
- * SQLite's index; any other filter (`status`) decodes and scans the whole outbox, 30 days of
- * delivered history included, and a scrape must answer from memory even while the database
- * hangs. So the process keeps the open set itself, from what it does anyway:
+ * Why not count in the database on each scrape: a scrape must answer from memory even while the
+ * database hangs, and counting the open deliveries reads each of them (on the embedded FerretDB
+ * a scan of the outbox: the backlog, never the history, which lives apart). So the process keeps
+ * the open set itself, from what it does anyway:
  *  - a delivery the outbox records (emit, or a test) is added once the write says it was inserted
  *    (an existing `_id` is a deduplicated notice: nothing new);
  *  - a delivery the dispatcher claims (its lease) is added if unknown (another instance recorded it);
@@ -109,11 +109,21 @@ export class OutboxLedger {
 /** Dedupe slots this instance remembers (the database's unique id is the authority). */
 const RECENT_SLOTS = 10_000;
 const HOUR_MS = 3_600_000;
+/**
+ * How long past its window a delivery's id is kept to refuse a repeated notice: other instances'
+ * clocks may be behind this one's (the same ten minutes docs/state.md assumes of clocks).
+ */
+export const DEDUPE_MARGIN_MS = 10 * 60_000;
 
 /** A UUID-shaped id derived from a dedupe slot, so every instance names the slot's delivery alike. */
 function uuidFrom(slot: string): string {
   const h = sha256Hex(slot);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The id of the delivery of a dedupe slot: (environment, user, device token, type, window number). */
+export function slotDeliveryId(env: EnvId, userId: string, deviceToken: string | null, type: string, window: number): string {
+  return uuidFrom(JSON.stringify([env, userId, deviceToken, type, window]));
 }
 
 /** Sends a delivery recorded already claimed by this instance: the dispatcher (dispatcher.ts). */
@@ -137,8 +147,6 @@ export interface WebhookOutboxDeps {
   dedupeWindowMs?: number;
   /** Attempts before a delivery is `failed`. Default 10. */
   maxAttempts?: number;
-  /** Delivered and failed deliveries are kept this long for the history. Default 30 days. */
-  retentionMs?: number;
 }
 
 export interface DeliveryListOptions {
@@ -154,12 +162,12 @@ export interface DeliveryListOptions {
  * The webhook outbox: what is to be sent. `emit` de-duplicates a notice and records its delivery
  * with its final body; `sendTest` records a test webhook and has the dispatcher send it at once;
  * the reads (list, page, get, listForUser) serve the doors and privacy exports; `sweep` drops
- * what is past its retention; `open()` answers the outbox metrics from the ledger.
+ * the dedupe records no notice can repeat any more; `open()` answers the outbox metrics from the
+ * ledger.
  */
 export class WebhookOutbox {
   private readonly windowMs: number;
   private readonly maxAttempts: number;
-  private readonly retentionMs: number;
   private readonly recentSlots = new Set<string>();
   /** Creation order within one millisecond (see WebhookDelivery.seq). */
   private seq = 0;
@@ -170,7 +178,6 @@ export class WebhookOutbox {
   constructor(private readonly d: WebhookOutboxDeps) {
     this.windowMs = d.dedupeWindowMs ?? HOUR_MS;
     this.maxAttempts = d.maxAttempts ?? 10;
-    this.retentionMs = d.retentionMs ?? 30 * 24 * HOUR_MS;
     if (this.windowMs <= 0) throw new Error('dedupeWindowMs must be positive');
     if (this.maxAttempts < 1) throw new Error('maxAttempts must be at least 1');
   }
@@ -198,11 +205,10 @@ export class WebhookOutbox {
     if (!env.webhookUrl) return Promise.resolve();
     const now = this.d.clock.now();
     const window = Math.floor(now.getTime() / this.windowMs);
-    const slot = JSON.stringify([env.id, notice.userId, notice.device?.token ?? null, notice.type, window]);
-    if (this.recentSlots.has(slot)) return Promise.resolve();
-    this.recentSlots.add(slot);
+    const id = slotDeliveryId(env.id, notice.userId, notice.device?.token ?? null, notice.type, window);
+    if (this.recentSlots.has(id)) return Promise.resolve();
+    this.recentSlots.add(id);
     if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
-    const id = uuidFrom(slot);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
     const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then((inserted) => {
       // Not inserted: a delivery of this slot was there already (a notice repeated after a restart).
@@ -296,11 +302,15 @@ export class WebhookOutbox {
     return this.d.ledger.reconcile((limit) => this.d.store.openDeliveries(limit));
   }
 
-  /** Delete expired dedupe slots and stale claims, and finished deliveries past their retention. */
+  /**
+   * Delete what guards against repeated notices once none can come (the dedupe records of
+   * deliveries created more than a window, and a margin for other instances' clocks, ago) and
+   * stale claims. Finished deliveries are history: the retention sweep deletes them.
+   */
   async sweep(): Promise<void> {
     const now = this.d.clock.now();
-    const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.retentionMs));
-    if (swept.dedupe + swept.deliveries > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe slots and old deliveries');
+    const swept = await this.d.store.sweep(now, new Date(now.getTime() - this.windowMs - DEDUPE_MARGIN_MS));
+    if (swept.dedupe > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe records');
   }
 
   private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {

@@ -60,8 +60,30 @@ export interface DueQuery {
   skipUsers?: readonly { env: EnvId; userId: string }[];
   /** Leave out every delivery of these environments (receivers with enough attempts in flight). */
   skipEnvs?: readonly EnvId[];
-  /** Only deliveries about this user. */
+  /**
+   * Only deliveries about this user: among the user's first `limit` open deliveries in creation
+   * order, those that may be claimed now.
+   */
   user?: { env: EnvId; userId: string };
+  /** Read on from here (a `next` of an earlier answer) rather than from the first due delivery. */
+  after?: DueCursor;
+}
+
+/** A place in the order deliveries fall due in (opaque to the caller). */
+export interface DueCursor {
+  at: Date;
+  id: string;
+}
+
+/** What one `due` read found. */
+export interface DuePage {
+  deliveries: WebhookDelivery[];
+  /**
+   * Where the read stopped, to go on from there (`DueQuery.after`) when it stopped before the end
+   * of what is due: it found `limit` deliveries, or it read as many as one read may (the rest were
+   * left out by the query's skips). Null when it read everything due.
+   */
+  next: DueCursor | null;
 }
 
 /** The state a delivery moves to after an attempt. */
@@ -84,15 +106,16 @@ export interface WebhookDeliveryStore {
   list(env: EnvId, query: DeliveryListQuery): Promise<WebhookDelivery[]>;
   listForUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
   /**
-   * The user's first unfinished (`pending` or `delivering`) delivery in creation order
-   * (createdAt, seq): the only one of theirs that may be sent now.
+   * The user's first `limit` unfinished (`pending` or `delivering`) deliveries in creation order
+   * (createdAt, seq): the first is the only one of theirs that may be sent now, the others follow.
    */
-  firstOpen(env: EnvId, userId: string): Promise<WebhookDelivery | null>;
+  openOfUser(env: EnvId, userId: string, limit: number): Promise<WebhookDelivery[]>;
   /**
-   * Deliveries that may be claimed now (all tenants): due pending ones and expired leases, minus
-   * those the caller names in `skip`.
+   * Deliveries that may be claimed now (all tenants): expired leases first, then due pending ones
+   * in the order they fell due, minus those the query skips. A bounded read: at most `limit`
+   * deliveries, and a bounded number of skipped ones examined (`next` says where it stopped).
    */
-  due(now: Date, query: DueQuery): Promise<WebhookDelivery[]>;
+  due(now: Date, query: DueQuery): Promise<DuePage>;
   /**
    * Claim a delivery read by `due` for `owner` until `leaseUntil`. At most one caller wins per
    * (delivery, leaseVersion), even on servers whose findAndModify is not atomic. Returns the
@@ -115,6 +138,10 @@ export interface WebhookDeliveryStore {
    * (core/webhooks/outbox.ts), never on a scrape.
    */
   openDeliveries(limit: number): Promise<OpenDeliveries>;
-  /** Delete expired dedupe slots and stale claims, and finished deliveries older than `finishedBefore`. */
-  sweep(now: Date, finishedBefore: Date): Promise<{ dedupe: number; deliveries: number }>;
+  /**
+   * Delete what only guarded against a repeated notice (the dedupe records of deliveries created
+   * before `dedupeBefore`, which no notice can repeat any more) and stale claims. Finished
+   * deliveries are history, deleted by the retention sweep (core/retention.ts).
+   */
+  sweep(now: Date, dedupeBefore: Date): Promise<{ dedupe: number }>;
 }

@@ -22,7 +22,7 @@ import { WebhookDispatcher, type WebhookDispatcherDeps } from './dispatcher';
 export { TEST_TRIGGER, type DeliveryListOptions } from './outbox';
 export { WEBHOOK_USER_AGENT, backoffDelay, failureClass, type WebhookLog, type WebhookObserver } from './attempt';
 
-export type WebhookServiceDeps = Omit<WebhookDispatcherDeps, 'ledger' | 'recording'> & Pick<WebhookOutboxDeps, 'dedupeWindowMs' | 'maxAttempts' | 'retentionMs'>;
+export type WebhookServiceDeps = Omit<WebhookDispatcherDeps, 'ledger' | 'recording'> & Pick<WebhookOutboxDeps, 'dedupeWindowMs' | 'maxAttempts'>;
 
 /** Open deliveries the outbox ledger holds by id (the others are only counted): see outbox.ts. */
 const OUTBOX_TRACKED = 10_000;
@@ -35,9 +35,9 @@ export class WebhookService implements WebhookSink {
 
   constructor(d: WebhookServiceDeps) {
     const ledger = new OutboxLedger(OUTBOX_TRACKED);
-    const { dedupeWindowMs, maxAttempts, retentionMs, ...dispatch } = d;
+    const { dedupeWindowMs, maxAttempts, ...dispatch } = d;
     const dispatcher: WebhookDispatcher = new WebhookDispatcher({ ...dispatch, ledger, recording: (): Promise<unknown> => outbox.recording() });
-    const outbox: WebhookOutbox = new WebhookOutbox({ store: d.store, clock: d.clock, log: d.log, sender: dispatcher, ledger, dedupeWindowMs, maxAttempts, retentionMs });
+    const outbox: WebhookOutbox = new WebhookOutbox({ store: d.store, clock: d.clock, log: d.log, sender: dispatcher, ledger, dedupeWindowMs, maxAttempts });
     this.deliveries = outbox;
     this.dispatcher = dispatcher;
   }

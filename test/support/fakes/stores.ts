@@ -124,16 +124,34 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
       return copy(page.slice(0, q.limit));
     },
     listForUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId).sort((a, b) => -order(a, b)).slice(0, limit)),
-    firstOpen: async (env, userId) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order)[0] ?? null),
+    openOfUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order).slice(0, limit)),
     async due(now, q: DueQuery) {
+      const claimable = (x: WebhookDelivery) =>
+        (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now) || (x.status === 'pending' && x.nextAttemptAt !== null && x.nextAttemptAt <= now);
+      if (q.user) {
+        const user = q.user;
+        return { deliveries: copy(all.filter((x) => x.envId === user.env && x.userId === user.userId && (x.status === 'pending' || x.status === 'delivering')).sort(order).slice(0, q.limit).filter(claimable)), next: null };
+      }
       const skipped = (x: WebhookDelivery) =>
-        q.skipIds?.includes(x.id) ||
-        q.skipUsers?.some((u) => u.env === x.envId && u.userId === x.userId) ||
-        q.skipEnvs?.includes(x.envId) ||
-        (q.user && (q.user.env !== x.envId || q.user.userId !== x.userId));
-      const expired = all.filter((x) => x.status === 'delivering' && x.leaseUntil && x.leaseUntil < now && !skipped(x));
-      const pending = all.filter((x) => x.status === 'pending' && x.nextAttemptAt && x.nextAttemptAt <= now && !skipped(x)).sort((a, b) => (a.nextAttemptAt as Date).getTime() - (b.nextAttemptAt as Date).getTime());
-      return copy([...expired, ...pending].slice(0, q.limit));
+        q.skipIds?.includes(x.id) || q.skipUsers?.some((u) => u.env === x.envId && u.userId === x.userId) || q.skipEnvs?.includes(x.envId);
+      const expired = all.filter((x) => x.status === 'delivering' && claimable(x) && !skipped(x)).slice(0, q.limit);
+      if (expired.length >= q.limit) return { deliveries: copy(expired), next: q.after ?? null };
+      // Pending ones in the order they fell due (time, then id), from the cursor on; at most 256 examined.
+      const at = (x: WebhookDelivery) => (x.nextAttemptAt as Date).getTime();
+      const after = q.after;
+      const pending = all
+        .filter((x) => x.status === 'pending' && claimable(x))
+        .sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .filter((x) => !after || at(x) > after.at.getTime() || (at(x) === after.at.getTime() && x.id > after.id));
+      const found = [...expired];
+      let examined = 0;
+      for (const x of pending) {
+        examined++;
+        const cursor = { at: new Date(at(x)), id: x.id };
+        if (!skipped(x)) found.push(x);
+        if (found.length >= q.limit || (examined >= 256 && examined < pending.length)) return { deliveries: copy(found), next: cursor };
+      }
+      return { deliveries: copy(found), next: null };
     },
     async claim(d, owner, now, leaseUntil) {
       const x = find(d);
@@ -160,11 +178,8 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
       const open = all.filter((x) => x.status === 'pending' || x.status === 'delivering').sort(order);
       return { total: open.length, oldest: open.slice(0, limit).map((x) => ({ id: x.id, createdAt: new Date(x.createdAt) })) };
     },
-    async sweep(_now, finishedBefore) {
-      const old = all.filter((x) => (x.status === 'delivered' || x.status === 'failed') && x.createdAt < finishedBefore);
-      for (const x of old) all.splice(all.indexOf(x), 1);
-      return { dedupe: 0, deliveries: old.length };
-    },
+    // Finished deliveries stay (their ids refuse repeated notices here); the history's retention is the store's.
+    sweep: async () => ({ dedupe: 0 }),
   };
 }
 

@@ -29,7 +29,7 @@ function datedStore() {
         deleted += old.length;
         await o.pause();
       }
-      return { events: deleted, debugger: 0, privacyJobs: 0, rollups: 0 };
+      return { events: deleted, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 };
     },
   };
   return { events, batches, store };
@@ -101,7 +101,7 @@ describe('the retention sweep', () => {
     expect(batches).toEqual([1_000, 1_000]);
     await time.advance(50);
     await time.advance(50);
-    expect(await pass).toEqual({ events: 2_500, debugger: 0, privacyJobs: 0, rollups: 0 });
+    expect(await pass).toEqual({ events: 2_500, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 });
     expect(batches).toEqual([1_000, 1_000, 500]);
     // The recent ones of `a` and all of `b` (90 days) stay.
     expect(events.filter((e) => e.env === a.id)).toHaveLength(10);
@@ -117,7 +117,7 @@ describe('the retention sweep', () => {
     await time.settle();
     retention.stop();
     await time.advance(50);
-    expect(await pass).toEqual({ events: 10, debugger: 0, privacyJobs: 0, rollups: 0 });
+    expect(await pass).toEqual({ events: 10, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 });
     expect(batches).toEqual([10]);
   });
 });

@@ -245,14 +245,82 @@ describe('lanes: one user at a time, in creation order', () => {
     http.held[0]!.answer({ status: 500 });
     await w.time.settle();
     expect(w.get('alice-1').status).toBe('failed');
-    // Failed for good: alice's next delivery goes.
-    expect((await d.deliverDue()).started).toBe(1);
-    await w.time.settle();
+    // Failed for good: alice's next delivery goes at once, without waiting for a pass.
+    expect(http.held.map((h) => h.delivery)).toEqual(['alice-2']);
+    expect((await d.deliverDue()).started).toBe(0);
     http.held[0]!.answer({ status: 200 });
     await w.time.settle();
     expect(http.sent).toEqual(expect.arrayContaining(['alice-1', 'bob-1']));
     expect(http.sent.filter((x) => x.startsWith('alice'))).toEqual(['alice-1', 'alice-1', 'alice-2']);
     expect(w.get('alice-2').status).toBe('delivered');
+  });
+});
+
+describe('a backlog', () => {
+  it("sends a user's deliveries back to back: the next goes as soon as the last one is over, without a pass", async () => {
+    const w = world();
+    const http = heldPoster();
+    const d = w.dispatcher(http);
+    for (let i = 0; i < 4; i++) await w.delivery(w.envA, 'alice', `alice-${i}`);
+    expect((await d.deliverDue()).started).toBe(1);
+    for (let i = 0; i < 4; i++) {
+      await w.time.settle();
+      expect(http.held.map((h) => h.delivery)).toEqual([`alice-${i}`]);
+      http.held[0]!.answer({ status: 200 });
+    }
+    await d.idle();
+    expect(http.sent).toEqual(['alice-0', 'alice-1', 'alice-2', 'alice-3']);
+    expect(w.store.all.every((x) => x.status === 'delivered')).toBe(true);
+  });
+
+  it("reads a user's next deliveries with the first: one read for a backlog, and a fresh one when a copy changed meanwhile", async () => {
+    const w = world();
+    const http = heldPoster();
+    const d = w.dispatcher(http);
+    let reads = 0;
+    const read = w.store.openOfUser.bind(w.store);
+    w.store.openOfUser = (...args) => {
+      reads++;
+      return read(...args);
+    };
+    for (let i = 0; i < 5; i++) await w.delivery(w.envA, 'alice', `alice-${i}`);
+    expect((await d.deliverDue()).started).toBe(1);
+    await w.time.settle();
+    expect(reads).toBe(1);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    // alice-1 went from what was read with alice-0.
+    expect(http.held.map((h) => h.delivery)).toEqual(['alice-1']);
+    expect(reads).toBe(1);
+    // alice-2 is purged meanwhile: its copy cannot be claimed, so what is there now is read.
+    w.store.all.splice(w.store.all.findIndex((x) => x.id === 'alice-2'), 1);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    expect(http.held.map((h) => h.delivery)).toEqual(['alice-3']);
+    expect(reads).toBe(2);
+    http.held[0]!.answer({ status: 200 });
+    await w.time.settle();
+    http.held[0]!.answer({ status: 200 });
+    await d.idle();
+    expect(http.sent).toEqual(['alice-0', 'alice-1', 'alice-3', 'alice-4']);
+  });
+
+  it("does not let one user's long backlog hide other users' deliveries: each pass reads on from where the last one stopped", async () => {
+    const w = world();
+    const http = heldPoster();
+    const d = w.dispatcher(http, { concurrency: 2 });
+    // 1,500 of alice's, then bob's: more than one pass reads while it skips alice's (her first is being sent).
+    for (let i = 0; i < 1500; i++) await w.delivery(w.envA, 'alice', `alice-${String(i).padStart(4, '0')}`);
+    await w.delivery(w.envB, 'bob', 'zz-bob');
+    expect((await d.deliverDue()).started).toBe(1);
+    let passes = 1;
+    while (!http.sent.includes('zz-bob') && passes < 10) {
+      await d.deliverDue();
+      passes++;
+    }
+    await w.time.settle();
+    expect(http.held.map((h) => h.delivery).sort()).toEqual(['alice-0000', 'zz-bob']);
+    expect(passes).toBeGreaterThan(1);
   });
 });
 
@@ -314,9 +382,9 @@ describe('a receiver that hangs', () => {
 
     expect((await d.deliverDue()).started).toBe(2);
     await w.time.settle();
-    expect(http.held.map((h) => h.delivery)).toEqual(['hang-1', 'b-1']);
+    expect(http.held.map((h) => h.delivery).sort()).toEqual(['b-1', 'hang-1']);
     // B answers; A's receiver hangs. B's next delivery goes, A's waits for its share.
-    http.held[1]!.answer({ status: 200 });
+    http.held.find((h) => h.delivery === 'b-1')!.answer({ status: 200 });
     await w.time.settle();
     expect((await d.deliverDue()).started).toBe(1);
     await w.time.settle();
