@@ -80,6 +80,8 @@ const schema = z.object({
   RAMPART_WRITE_STALL_MS: z.coerce.number().int().min(500).max(600_000).default(5000),
   RAMPART_MAX_CONCURRENT_VERDICTS: z.coerce.number().int().min(1).max(100_000).default(128),
   RAMPART_QUEUE_WAIT_MS: z.coerce.number().int().min(1).max(600_000).default(1000),
+  // Event-loop delay, summed over two seconds, past which new requests are refused at once (0: never).
+  RAMPART_MAX_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
   RAMPART_ACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   RAMPART_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
 });
@@ -152,7 +154,7 @@ export interface Config {
    * Verdicts computed at once (at most `maxConcurrent`; the bound adapts to how quickly they are
    * answered), and how long one waits for its turn before it is refused (503).
    */
-  work: { maxConcurrent: number; queueWaitMs: number };
+  work: { maxConcurrent: number; queueWaitMs: number; maxLoopDelayMs: number };
   /** Bearer token GET /metrics requires; unset: /metrics is open (scrape it on a private network). */
   metricsToken: string | undefined;
 }
@@ -262,7 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ackTimeoutMs: c.RAMPART_ACK_TIMEOUT_MS,
       maxAgeMs: c.RAMPART_STATE_MAX_AGE_MS ?? (c.MONGODB_URI ? 2000 : null),
     },
-    work: { maxConcurrent: c.RAMPART_MAX_CONCURRENT_VERDICTS, queueWaitMs: c.RAMPART_QUEUE_WAIT_MS },
+    work: { maxConcurrent: c.RAMPART_MAX_CONCURRENT_VERDICTS, queueWaitMs: c.RAMPART_QUEUE_WAIT_MS, maxLoopDelayMs: c.RAMPART_MAX_LOOP_DELAY_MS },
     metricsToken: c.RAMPART_METRICS_TOKEN,
   };
 }

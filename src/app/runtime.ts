@@ -16,6 +16,7 @@ import { buildServices, resolveMasterKey, type Built } from './build';
 import { deliverGeneratedSecret } from './first-start';
 import { grpcMetrics, restMetrics } from './metrics';
 import type { Logger } from './logger';
+import { LoopLag } from './loop-lag';
 import { startGrpcServer, type GrpcServerHandle } from '../grpc/server';
 import { registerGraphql } from '../graphql/server';
 import { registerConsole } from '../console/server';
@@ -167,7 +168,8 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     },
     // Ready means work is progressing, not that the process is up: a load balancer stops sending
     // while writes are stuck or Rampart refuses new work, and sends again when they recover.
-    notReady: () => notReady(built, config),
+    notReady: () => notReady(built, config) ?? lag.behind(),
+    overloaded: () => lag.overloaded(),
     database: health,
     register: async (app) => {
       await registerGraphql(app, { services: built.services, log, database: health });
@@ -176,6 +178,10 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     metrics: restMetrics(built.metrics, config.metricsToken),
   });
   started.push(() => http.close());
+  // Requests refused at once while the process runs too far behind (app/loop-lag.ts); measured
+  // from here, so that the start's own work (the reference data) does not count.
+  const lag = new LoopLag(config.work.maxLoopDelayMs);
+  started.push(async () => lag.stop());
   await http.listen({ host: config.host, port: config.httpPort });
   const addr = http.server.address();
   const httpPort = typeof addr === 'object' && addr ? addr.port : config.httpPort;
@@ -217,6 +223,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
         await step('listeners', () => Promise.allSettled([closeHttp(http, LISTENER_CLOSE_MS), grpc.stop()]));
         await step('queues and writes', () => built.stop());
         unstick.stop();
+        lag.stop();
         await walGuard?.stop();
         await step('connections', () => Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]));
         await reader?.stop();

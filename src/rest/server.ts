@@ -43,6 +43,11 @@ export interface RestOptions {
   /** Why the service should get no new work now (writes stuck, new work refused), or null: /readyz 503 with it. */
   notReady?: () => string | null;
   /**
+   * Why new requests are refused at once now (the process too far behind: app/loop-lag.ts), or
+   * null: every route but /healthz, /readyz and /metrics answers 503 with `Retry-After` meanwhile.
+   */
+  overloaded?: () => string | null;
+  /**
    * Whether the database answers (store/health.ts): routes that need it answer 503 at once while
    * it is down, and those waiting on it when it goes down answer 503 then.
    */
@@ -154,7 +159,12 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       req.raw.socket?.destroy();
       return;
     }
-    if (!closing) return done();
+    if (!closing) {
+      const overloaded = o.overloaded?.() ?? null;
+      if (overloaded === null || OPERATIONAL_ROUTES.has(req.routeOptions.url ?? '')) return done();
+      void sendError(reply, new Unavailable(overloaded));
+      return;
+    }
     reply.header('connection', 'close');
     void sendError(reply, new Unavailable('the service is shutting down'));
   });
@@ -235,6 +245,21 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     return parsed;
   };
 
+  /**
+   * True once the request's client is seen to have left, the request then dropped unanswered.
+   * A client that gave up while its request waited to be read (an overloaded process reads late)
+   * has its FIN right behind the request, and Node reads it one turn of the event loop after the
+   * request: two turns are given before any work (credentials, parsing, the verdict), so that such
+   * a request costs next to nothing instead of a verdict nobody reads.
+   */
+  const left = async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
+    await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+    if (!gone(req)) return false;
+    reply.hijack();
+    req.raw.socket?.destroy();
+    return true;
+  };
+
   const route = (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
     try {
       return await handler(req, reply);
@@ -248,6 +273,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     app.post(
       `/v1/${endpoint}`,
       route(async (req, reply) => {
+        if (await left(req, reply)) return reply;
         const p = await principal(req);
         const verdict = await services.verdicts.evaluate(p, endpoint, eventCommand(jsonBody(req)), callerOf(req));
         return reply.code(201).send(encode(verdict));
@@ -259,6 +285,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     app.post(
       path,
       route(async (req, reply) => {
+        if (await left(req, reply)) return reply;
         const p = await principal(req);
         // Answered once the event is written (acknowledged means stored).
         await services.track.receive(p, { decode: () => eventCommand(jsonBody(req)), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' }, { caller: callerOf(req) });

@@ -68,6 +68,7 @@ beforeAll(async () => {
     // Not a test of overload: a loaded machine must not turn its calls into 503s.
     RAMPART_MAX_UNWRITTEN_MS: '60000',
     RAMPART_QUEUE_WAIT_MS: '600000',
+    RAMPART_MAX_LOOP_DELAY_MS: '0',
     RAMPART_LOG_LEVEL: 'silent',
   });
   running = await run(config, createLogger('silent'));

@@ -172,6 +172,7 @@ beforeAll(async () => {
     RAMPART_MAX_UNWRITTEN_MS: '60000',
     RAMPART_ACK_TIMEOUT_MS: '60000',
     RAMPART_QUEUE_WAIT_MS: '600000',
+    RAMPART_MAX_LOOP_DELAY_MS: '0',
     RAMPART_CLIENT_POW_BITS: '0',
   };
   // The first instance creates the environment; the others find it.

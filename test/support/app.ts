@@ -35,6 +35,8 @@ export interface TestAppOptions extends Partial<Omit<BuildOptions, 'db' | 'log'>
   metricsToken?: string;
   /** Proxies whose X-Forwarded-* headers (and gRPC's x-forwarded-for) are believed, as CIDRs; none unless given. */
   trustProxy?: readonly string[];
+  /** Why new requests are refused at once (the REST door's load shedding), or null; none unless given. */
+  overloaded?: () => string | null;
   /** Runs on the fresh database before the service is built (e.g. to write an older version's data). */
   beforeBuild?: (db: Db) => Promise<void>;
   monitorCommands?: Parameters<typeof testDatabase>[0] extends infer O ? (O extends { monitorCommands?: infer M } ? M : never) : never;
@@ -84,6 +86,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       registerConsole(app, { services: built.services, log });
     },
     metrics: restMetrics(built.metrics, opts.metricsToken),
+    overloaded: opts.overloaded,
   });
   // As the runtime does: the reference data is loaded before the listeners open, not by the
   // first verdict (which an SDK's 5 s timeout would then measure on a loaded machine).
