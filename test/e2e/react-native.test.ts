@@ -7,7 +7,8 @@
  * user, the phone appears in the registry with its model, OS and app version, and the app closes
  * and flushes. Then it restarts: no second install, the same device. Castle's React Native
  * names: custom events, the signed user (userJwt, verified with the API secret), and Castle's
- * header read by a backend that forwards the request's headers as Castle's SDKs do.
+ * header read by a backend that forwards the request's headers as Castle's SDKs do. A token
+ * replayed beyond its login flow, or altered, is denied.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -152,6 +153,25 @@ describe('@rampart/react-native against the real service', () => {
     await client.idle();
     expect(client.queueSize()).toBe(0);
     expect((await appEvents({ appId: 'com.example.shop', type: 'screen' })).map((e) => e.name)).toEqual(['Welcome', 'Login']);
+  });
+
+  it("a token the library minted, replayed beyond its login flow or altered, is denied", async () => {
+    const used = received.find((r) => r.path === '/api/login')?.clientId as string;
+    const risk = async (token: string) => {
+      // Another account (a stolen token is used against someone else's), so that this user's registry stays the phone's.
+      const r = await call(app, 'POST', '/v1/risk', { type: '$login', status: '$succeeded', user: { id: `${user}-x`, email: `${user}-x@example.com` }, request_token: token, context: { ip: PHONE_IP, headers: { 'User-Agent': OKHTTP, Accept: 'application/json', 'Accept-Encoding': 'gzip' } } });
+      return r.body as { policy: { action: string }; signals: Record<string, unknown> };
+    };
+    // The login used it once; two more calls are within its flow, a fourth is a replay.
+    await risk(used);
+    await risk(used);
+    const replayed = await risk(used);
+    expect(replayed.signals).toHaveProperty('replayed_token');
+    expect(replayed.policy.action).toBe('deny');
+    const fresh = await client.createRequestToken();
+    const forged = await risk(`${fresh.slice(0, -4)}${fresh.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`);
+    expect(forged.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
+    expect(forged.policy.action).toBe('deny');
   });
 
   it('identify flushes the screens and the identify, with the user on them', async () => {
