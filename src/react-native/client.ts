@@ -1,14 +1,16 @@
 /**
- * The client core: Castle's mobile API shape (configure, identify, secure, screen, flush, the
- * request token and its interceptor) over a `Platform`. It owns the rules of when events are
+ * The client core: Castle's mobile API shape (configure, identify, secure, userJwt, screen,
+ * custom, flush, the request token and its interceptor; Castle's React Native option spellings
+ * taken as aliases, its options without a meaning here warned about) over a `Platform`. It owns the rules of when events are
  * queued and flushed, the user attached to them, and the app's lifecycle; the queue (queue.ts),
  * the sending (flusher.ts), the session and tokens (session.ts) and the allow list
  * (allow-list.ts, interceptor.ts) are its parts. No React Native import: the unit tests run it
  * over an in-memory platform with a fake clock.
  *
  * When events are flushed (Castle's mobile SDKs' limits, docs/mobile.md): at the app's install, update, open and
- * close, at identify, and when the queue reaches `flushLimit`. Never otherwise, except by
- * `flush()` and `reset()`.
+ * close, at identify and userJwt, when a request under the allow list goes out, and when the
+ * queue reaches `flushLimit`. Never otherwise, except by `flush()`, `flushIfNeeded()` and
+ * `reset()`. clients/test-vectors/queue.json gives each rule as a scenario.
  */
 import { AllowList, parseHttpUrl } from './allow-list';
 import { buildComponents, buildUserAgent } from './components';

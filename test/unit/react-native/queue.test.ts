@@ -542,6 +542,14 @@ describe("configure() takes Castle's option spellings, and warns about options t
     client.destroy();
   });
 
+  it("Castle's older baseURLWhiteList is the allow list", async () => {
+    const w = world();
+    const client = await launch(w, { baseURLWhiteList: ['https://api.example.com/v1'] } as unknown as Partial<RampartConfig>);
+    expect(await client.flushIfNeeded('https://api.example.com/v1/login')).toBe(true);
+    expect(w.warnings).toEqual([]);
+    client.destroy();
+  });
+
   it('an alias and our name with different values is an error', async () => {
     const w = world();
     const client = new RampartClient(w.platform);
