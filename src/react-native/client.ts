@@ -450,6 +450,16 @@ export class RampartClient {
     return this.settings?.clientIdHeaderName ?? DEFAULTS.clientIdHeaderName;
   }
 
+  /** Castle's `configureWithPublishableKey`: refused with the reason, since a self-hosted Rampart needs its base URL. */
+  configureWithPublishableKey(_publishableKey: string): Promise<void> {
+    return Promise.reject(new Error("Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })"));
+  }
+
+  /** Castle's `setAdvertisingIdentifier`: no advertising id is collected, on purpose; a console warning says so. */
+  async setAdvertisingIdentifier(_identifier: string): Promise<void> {
+    this.warn('Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id');
+  }
+
   /** Castle's name for `clientIdHeaderName()`. */
   requestTokenHeaderName(): string {
     return this.clientIdHeaderName();

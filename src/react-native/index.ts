@@ -32,6 +32,8 @@ export function createRampart(platform: Platform): RampartClient {
 export type ReactNativeConfig = RampartConfig & ReactNativePlatformOptions;
 
 let client: RampartClient | null = null;
+const CONFIGURE_WITH_KEY = "Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })";
+const NO_ADVERTISING_ID = 'Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id';
 const notConfigured = (what: string) => Promise.reject(new Error(`Rampart: call configure() before ${what}`));
 
 /** The app's client. Every method but `configure` and the interceptors needs `configure` first. */
@@ -47,6 +49,13 @@ export const Rampart = {
       return client.configure(rest);
     }
     return client.configure(config);
+  },
+  /** Castle's; refused with the reason (Rampart needs `baseUrl`): use `configure`. */
+  configureWithPublishableKey: (_publishableKey: string): Promise<void> => Promise.reject(new Error(CONFIGURE_WITH_KEY)),
+  /** Castle's; does nothing but a console warning: no advertising id is collected. */
+  setAdvertisingIdentifier: (_identifier: string): Promise<void> => {
+    (globalThis as { console?: { warn?(m: string): void } }).console?.warn?.(NO_ADVERTISING_ID);
+    return Promise.resolve();
   },
   identify: (userId: string, traits?: Record<string, unknown>): Promise<void> => (client ? client.identify(userId, traits) : notConfigured('identify()')),
   secure: (userSignature: string): Promise<void> => (client ? client.secure(userSignature) : notConfigured('secure()')),

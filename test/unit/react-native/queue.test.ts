@@ -550,6 +550,15 @@ describe("configure() takes Castle's option spellings, and warns about options t
     client.destroy();
   });
 
+  it("configureWithPublishableKey is refused with the reason; setAdvertisingIdentifier is a warning", async () => {
+    const w = world();
+    const client = await launch(w);
+    await expect(client.configureWithPublishableKey(PK)).rejects.toThrow('configure({ publishableKey, baseUrl })');
+    await client.setAdvertisingIdentifier('ad-id');
+    expect(w.warnings).toEqual(['Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id']);
+    client.destroy();
+  });
+
   it('an alias and our name with different values is an error', async () => {
     const w = world();
     const client = new RampartClient(w.platform);
