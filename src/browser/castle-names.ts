@@ -7,7 +7,8 @@
  * the page comes back from the back-forward cache.
  */
 import type { Collector, Minted } from './collector';
-import { attempt, PUBLISHABLE_KEY, setField } from './util';
+import { PUBLISHABLE_KEY } from './options';
+import { attempt, setField } from './util';
 
 export interface CastleNamesOptions {
   /** The cookie's domain (default: this page's host only), e.g. `shop.example` for www. and api. */

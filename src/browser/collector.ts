@@ -7,18 +7,10 @@
 import type { Components } from '../core/client/wire';
 import type { PageWatch } from './behaviour';
 import { automation, collect } from './components';
+import type { CollectorOptions } from './options';
 import { proveWork } from './pow';
 
-export interface CollectorOptions {
-  /** The environment's publishable key (`pk_…`). */
-  publishableKey: string;
-  /** Rampart's base URL, without a trailing slash. */
-  endpoint: string;
-  /** How long one call to Rampart may take before it is given up (null: as long as the browser lets it). */
-  timeoutMs: number | null;
-  /** The localStorage key of the profile id. */
-  storageKey: string;
-}
+export type { CollectorOptions } from './options';
 
 /** A token and when it stops being accepted (this page's clock), and when it was had. */
 export interface Minted {

@@ -8,9 +8,6 @@
 import type { Components } from '../core/client/wire';
 import { attempt, hash } from './util';
 
-/** Where the profile id is kept in localStorage unless `configure` names another key. */
-export const DEFAULT_STORAGE_KEY = 'rampart.profile';
-
 /** What the device shows, read once per page (`storageKey`: where the profile id is kept in localStorage). */
 export async function collect(storageKey: string): Promise<Components> {
   const n = navigator as Navigator & { deviceMemory?: number };

@@ -24,7 +24,8 @@
  * of one machine apart; the `__cid` cookie only with Castle's 1.x names.
  */
 import { PageWatch } from './behaviour';
-import { CASTLE_TOKEN_FIELD, formOf, injectOnRequests, injectOnSubmitEvent, markedValues, readOptions, REQUEST_TOKEN_HEADER, userArgument, type ConfigureOptions } from './castle';
+import { formOf, injectOnRequests, injectOnSubmitEvent, markedValues, userArgument } from './castle';
+import { CASTLE_TOKEN_FIELD, readOptions, REQUEST_TOKEN_HEADER, type ConfigureOptions } from './options';
 import { CastleNames, keyFromQueue, type CastleNamesOptions } from './castle-names';
 import { Collector } from './collector';
 import { EventSender, wireEvent, type CustomParams, type FormParams, type PageParams, type UserParams } from './events';
@@ -32,7 +33,7 @@ import { proveWork } from './pow';
 import { keyFromScriptTag, script, scriptOrigin } from './script';
 import { attempt, setField } from './util';
 
-export type { ConfigureOptions } from './castle';
+export type { ConfigureOptions } from './options';
 export type { CastleNamesOptions } from './castle-names';
 export type { CustomParams, FormParams, PageParams, UserParams } from './events';
 export { proveWork };

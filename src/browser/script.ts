@@ -2,7 +2,7 @@
  * The script tag this client was loaded by, read once while the script runs (afterwards
  * `document.currentScript` is another or none; in an ES module it is always none).
  */
-import { PUBLISHABLE_KEY } from './util';
+import { PUBLISHABLE_KEY } from './options';
 
 export const script = typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement ? document.currentScript : null;
 

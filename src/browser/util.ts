@@ -1,10 +1,7 @@
 /**
- * Small helpers of the browser client: the publishable key's shape, a guarded call, a string
- * hash, and setting a hidden field of a form.
+ * Small helpers of the browser client: a guarded call, a string hash, and setting a hidden field
+ * of a form.
  */
-
-/** What a publishable key looks like (as the collector checks it: core/client/service.ts). */
-export const PUBLISHABLE_KEY = /^pk_[A-Za-z0-9_-]{8,64}$/;
 
 /** `f()`, or `fallback` when it throws (a browser without one of the APIs a component reads). */
 export const attempt = <T>(f: () => T, fallback: T): T => {

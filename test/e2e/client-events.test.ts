@@ -82,6 +82,30 @@ describe('client-side events from a page', () => {
     expect(activity).not.toBeNull();
   });
 
+  it('is evidence for the model: a browser whose pages named many accounts over the week is one device for many accounts', async () => {
+    const context = { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36', Accept: 'text/html', 'Accept-Language': 'en-GB' } };
+    const verdict = async (user: string, canvas: string) => {
+      const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: await pageToken(canvas), context });
+      expect(r.status).toBe(201);
+      return r.body as { signals: Record<string, Record<string, unknown>> };
+    };
+    // A farm's browser: its pages named five accounts (a sign-up, a page view each), hours apart.
+    const farm = `farm-canvas-${++n}`;
+    const named = Array.from({ length: 5 }, () => uid());
+    const token = await pageToken(farm);
+    const batch = named.map((user) => ({ type: 'page', timestamp: now(), name: 'Welcome', user_id: user }));
+    expect((await send({ publishable_key: app.env.publishableKey, request_token: token, events: batch })).status).toBe(202);
+    await app.built.state.flush();
+    const sixth = await verdict(uid(), farm);
+    expect(sixth.signals.multiple_accounts_per_device).toMatchObject({ by: 'browser_events', accounts: 6, window_days: 7 });
+    // A person's browser: its pages named its own user only.
+    const own = uid();
+    const mine = `own-canvas-${++n}`;
+    expect((await send({ publishable_key: app.env.publishableKey, request_token: await pageToken(mine), events: [{ type: 'page', timestamp: now(), user_id: own }] })).status).toBe(202);
+    await app.built.state.flush();
+    expect((await verdict(own, mine)).signals).not.toHaveProperty('multiple_accounts_per_device');
+  });
+
   it('answers a preflight for pages that post JSON', async () => {
     const pre = await fetch(`${app.baseUrl}/v1/client/events`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
     expect(pre.status).toBe(204);

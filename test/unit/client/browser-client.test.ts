@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { sha256Head } from '../../../src/browser/sha256';
-import { readOptions } from '../../../src/browser/castle';
+import { readOptions } from '../../../src/browser/options';
 import { openUserJwt } from '../../../src/core/client/events';
 import { CLIENT_TOKEN_TTL_MS, openClientToken, signClientToken } from '../../../src/core/client/token';
 
