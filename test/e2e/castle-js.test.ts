@@ -239,6 +239,25 @@ describe('an application bundled against @rampart/browser, installed from its ta
     }
   });
 
+  it("type-checks an application written against castle-js's types with the package's", () => {
+    writeFileSync(
+      path.join(work, 'typed.ts'),
+      `import * as Castle from '@rampart/browser';
+const client = Castle.configure({ pk: 'pk_abcdefgh12345678', apiUrl: 'https://rampart.example', timeout: 1000, autoInjectTokenOnRequest: true });
+export const token: Promise<string> = client.createRequestToken();
+export const paged: Promise<boolean | null> = Castle.page({ user: { id: '42', email: 'a@example.com', traits: { plan: 'pro' } }, name: 'Home' });
+export const formed: Promise<boolean | null> = Castle.form({ userJwt: 'a.b.c', name: 'Sign up', values: { email: 'a@example.com' } });
+export const custom: Promise<boolean | null> = Castle.custom({ user: { id: '42' }, name: 'Added to cart', properties: { sku: 'A-1' } });
+export const submit = (evt: Event): void => Castle.injectTokenOnSubmit(evt);
+export const formSubmit = (evt: Event): void => Castle.formEventOnSubmit(evt, { id: '42' }, { injectToken: true });
+// @ts-expect-error: a page event's user needs an id
+Castle.page({ user: { email: 'a@example.com' } });
+`,
+    );
+    writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ES2020', module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2020', 'DOM'], types: [], skipLibCheck: false }, files: ['typed.ts'] }));
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(work, 'tsconfig.json')], { cwd: work, stdio: ['ignore', 'inherit', 'inherit'] });
+  });
+
   it('with autoInjectTokenOnRequest, a fetch login carries a token in X-Castle-Request-Token, which the backend forwards among the headers', async () => {
     const user = 'header-user@example.com';
     const page = await browser.newPage();
