@@ -349,7 +349,7 @@ export function openApiDocument(o: OpenApiOptions): object {
     operationId: 'clientEvents',
     tags: ['mobile client'],
     description:
-      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Kept 7 days. At most 256 KiB a batch.",
+      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Kept 7 days. A body is at most the service's body limit, and never more than 256 KiB.",
     security: open,
     request: { body: { required: true, content: { 'application/json': { schema: clientEventsSchema } } } },
     responses: {

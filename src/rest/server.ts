@@ -83,7 +83,7 @@ declare module 'fastify' {
   }
 }
 
-/** The largest body of POST /v1/client/events: 100 events of the largest an app or a page sends fit well within it. */
+/** The largest body POST /v1/client/events takes, whatever the service's own limit (an endpoint any page or app may call). */
 export const CLIENT_EVENTS_BODY_LIMIT = 256 * 1024;
 
 /** Whether the client of `req` has gone: its socket closed, or its side of it ended. */
@@ -310,7 +310,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   // Client events: native apps' batches (docs/mobile.md), with the publishable key and the session
   // the collector gave the install; pages' castle-js 2.x events (docs/client.md), with a request
-  // token the collector gave the page, CORS as for the collector. At most 256 KiB a batch.
+  // token the collector gave the page, CORS as for the collector. A body is at most the service's
+  // limit, and never more than 256 KiB.
   app.post(
     '/v1/client/events',
     { bodyLimit: Math.min(CLIENT_EVENTS_BODY_LIMIT, o.bodyLimit) },

@@ -14,7 +14,8 @@ import { idOf } from '../../src/store/ids';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ grpc: false, clientRateLimitPerSecond: 1000 });
+  // A service-wide body limit above the events endpoint's own: the endpoint's 256 KiB holds.
+  app = await startTestApp({ grpc: false, clientRateLimitPerSecond: 1000, bodyLimit: 1024 * 1024 });
 });
 afterAll(async () => {
   await app?.close();
