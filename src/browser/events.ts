@@ -114,7 +114,9 @@ function who(user: unknown, jwt: unknown): Pick<WireEvent, 'user_id' | 'user_sig
 /** The wire form of a castle-js event call (null: nothing to send, e.g. a form or custom event without a name). */
 export function wireEvent(type: WireEvent['type'], params: unknown, defaults: { user: UserParams | null; userJwt: string | null }): WireEvent | null {
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
-  const base = { type, timestamp: new Date().toISOString(), ...who(p.user ?? defaults.user, p.userJwt ?? defaults.userJwt) };
+  // The event's own user, else the one set for events that name none (user / userJwt).
+  const own = p.user !== undefined || p.userJwt !== undefined;
+  const base = { type, timestamp: new Date().toISOString(), ...(own ? who(p.user, p.userJwt) : who(defaults.user, defaults.userJwt)) };
   if (type === 'page') {
     const name = text(p.name, MAX_NAME) ?? text(document.title, MAX_NAME);
     const url = bareUrl(p.url ?? location.href);

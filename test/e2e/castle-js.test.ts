@@ -18,6 +18,7 @@
  * origin (no `apiUrl`): the shop proxies /v1/client/ to Rampart, as a first-party setup does.
  */
 import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -116,6 +117,7 @@ async function handle(req: IncomingMessage): Promise<[number, string, string]> {
   const url = new URL(req.url ?? '/', shopUrl);
   const html = 'text/html; charset=utf-8';
   if (req.method === 'GET' && url.pathname === '/script') return [200, html, scriptPage(url.searchParams.get('user') ?? 'nobody')];
+  if (req.method === 'GET' && url.pathname === '/profile') return [200, html, profilePage(url.searchParams.get('user') ?? 'nobody', url.searchParams.get('jwt') ?? '')];
   if (req.method === 'GET' && url.pathname === '/bundle') return [200, html, bundlePage(url.searchParams.get('auto') === '1')];
   if (req.method === 'GET' && url.pathname === '/app.js') return [200, 'text/javascript', bundle];
   const body = await readBody(req);
@@ -150,6 +152,29 @@ function scriptPage(user: string): string {
 <script>
   Castle.page({ user: { id: '${user}', email: '${user}' } }).then(function (result) { window.pageResult = result; });
 </script>
+</body></html>`;
+}
+
+/**
+ * castle-js's other helpers on one page: `autoInjectTokenOnSubmit` (a login form with no handler
+ * of its own), `formEventOnSubmit` (a profile form whose marked fields are reported, a token
+ * injected), and a signed user for later events (`userJwt`).
+ */
+function profilePage(user: string, jwt: string): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>Shop: profile</title>
+<script src="${rampart.baseUrl}/client/v1/rampart.js"></script>
+<script>Castle.configure({ pk: '${rampart.env.publishableKey}', autoInjectTokenOnSubmit: true }); Castle.userJwt('${jwt}');</script>
+</head><body>
+<form id="login" action="/login" method="post">
+<input name="email" type="email" value="${user}"><input name="password" type="password" value="correct horse">
+<button id="log-in" type="submit">Log in</button>
+</form>
+<form id="profile" action="/login" method="post" data-castle-name="Change profile" onsubmit="Castle.formEventOnSubmit(event, { id: '${user}' }, { injectToken: true })">
+<input name="email" type="email" value="${user}" data-castle-value="email"><input name="password" type="password" value="secret" data-castle-value="password">
+<button id="save" type="submit">Save</button>
+</form>
+<script>Castle.page().then(function (result) { window.pageResult = result; });</script>
 </body></html>`;
 }
 
@@ -216,6 +241,38 @@ describe("a page written for castle-js 2.x's script tag", () => {
       await page.evaluate(`Castle.configure({ pk: '${rampart.env.publishableKey}', sendDebugData: true })`);
       expect(warnings).toEqual([expect.stringContaining('unknown option "sendDebugData"')]);
       expect(await page.evaluate('Castle.createRequestToken()')).toMatch(/^rpt1\./);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe("castle-js's other helpers in a page", () => {
+  it('autoInjectTokenOnSubmit fills a plain login form; formEventOnSubmit reports the marked fields (never a password) and injects a token; userJwt signs later events', async () => {
+    const user = 'profile-user@example.com';
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ id: user, email: user })}`;
+    const jwt = `${signed}.${createHmac('sha256', rampart.secret).update(signed).digest('base64url')}`;
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, { waitUntil: 'load' });
+      await page.waitForFunction('window.pageResult !== undefined', { timeout: 60_000 });
+      expect(await page.evaluate('window.pageResult')).toBe(true);
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click('#log-in')]);
+      const login = JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as Verdict;
+      expect(login.received).toBe('rpt1.');
+      expectVerifiedToken(login);
+
+      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, { waitUntil: 'load' });
+      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click('#save')]);
+      const saved = JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as Verdict;
+      expect(saved.received).toBe('rpt1.');
+      const events = await clientEvents(user);
+      const form = events.find((e) => e.type === 'form');
+      expect(form).toMatchObject({ name: 'Change profile', properties: { email: user }, verified: false });
+      expect(form?.properties).not.toHaveProperty('password');
+      // The page views named no user of their own: the JWT set once signs them.
+      expect(events.filter((e) => e.type === 'page').map((e) => e.verified)).toEqual([true, true]);
     } finally {
       await page.close();
     }
