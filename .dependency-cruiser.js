@@ -69,6 +69,20 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/react-native/' },
       to: { path: '^src/react-native/' },
     },
+    {
+      name: 'browser-ships-alone',
+      severity: 'error',
+      comment: 'src/browser is bundled into the page (rampart.js, rampart.mjs) and published as @rampart/browser: it imports nothing outside itself but the wire types of core/client/wire.ts, and no package',
+      from: { path: '^src/browser/' },
+      to: { pathNot: ['^src/browser/', '^src/core/client/wire\\.ts$'] },
+    },
+    {
+      name: 'server-not-to-browser',
+      severity: 'error',
+      comment: 'the browser client runs in pages: the server serves its bundle and never loads it',
+      from: { path: '^src/', pathNot: '^src/browser/' },
+      to: { path: '^src/browser/' },
+    },
     { name: 'no-circular', severity: 'warn', from: { pathNot: '^src/grpc/generated' }, to: { circular: true } },
   ],
   options: {

@@ -142,6 +142,8 @@ export interface ClientTokenUse {
   proof?: number | null;
   /** What the page reported of itself before it asked for the token (null or absent: nothing). */
   behaviour?: Behaviour | null;
+  /** A browser token's device key (absent: a native app's, or one that did not verify): its page's events are counted by it. */
+  deviceKey?: string | null;
 }
 
 /** A native app's device, as its session describes it (core/client/session.ts). */

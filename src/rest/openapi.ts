@@ -348,12 +348,13 @@ export function openApiDocument(o: OpenApiOptions): object {
     path: '/v1/client/events',
     operationId: 'clientEvents',
     tags: ['mobile client'],
-    description: "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, identifies), kept 7 days.",
+    description:
+      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Kept 7 days. A body is at most the service's body limit, and never more than 256 KiB.",
     security: open,
     request: { body: { required: true, content: { 'application/json': { schema: clientEventsSchema } } } },
     responses: {
-      '202': { description: 'Events kept (older than a week: dropped)', content: { 'application/json': { schema: body.clientEventsBody } } },
-      ...errors([...ANY, ...WITH_BODY, 401, 422, 429, 500, 503]),
+      '202': { description: 'Events kept (older than a week: dropped)', headers: corsHeaders, content: { 'application/json': { schema: body.clientEventsBody } } },
+      ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
     },
   });
   route({
@@ -387,6 +388,14 @@ export function openApiDocument(o: OpenApiOptions): object {
     method: 'options',
     path: '/v1/client/token',
     operationId: 'clientTokenPreflight',
+    tags: ['browser client'],
+    security: open,
+    responses: { '204': { description: 'CORS preflight', headers: corsHeaders }, ...errors(ANY) },
+  });
+  route({
+    method: 'options',
+    path: '/v1/client/events',
+    operationId: 'clientEventsPreflight',
     tags: ['browser client'],
     security: open,
     responses: { '204': { description: 'CORS preflight', headers: corsHeaders }, ...errors(ANY) },

@@ -88,6 +88,9 @@ declare module 'fastify' {
   }
 }
 
+/** The largest body POST /v1/client/events takes, whatever the service's own limit (an endpoint any page or app may call). */
+export const CLIENT_EVENTS_BODY_LIMIT = 256 * 1024;
+
 /** Whether the client of `req` has gone: its socket closed, or its side of it ended. */
 function gone(req: FastifyRequest): boolean {
   const socket = req.raw.socket as (Duplex & { readableEnded?: boolean }) | null;
@@ -169,8 +172,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     void sendError(reply, new Unavailable('the service is shutting down'));
   });
 
-  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge(`request body is larger than ${o.bodyLimit} bytes`));
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge(`request body is larger than ${req.routeOptions?.bodyLimit ?? o.bodyLimit} bytes`));
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)) {
       return sendError(reply, new BadRequest(err.message));
     }
@@ -301,7 +304,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     const origin = req.headers.origin;
     if (typeof origin === 'string' && origin.length <= 512) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
   };
-  for (const path of ['/v1/client/token', '/v1/client/challenge']) {
+  for (const path of ['/v1/client/token', '/v1/client/challenge', '/v1/client/events']) {
     app.options(path, async (req, reply) => {
       cors(req, reply);
       return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
@@ -332,13 +335,16 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     }),
   );
 
-  // Native apps' events (docs/mobile.md): batches from an install, with the publishable key and
-  // the session the collector gave it. Apps send no Origin and need no CORS.
+  // Client events: native apps' batches (docs/mobile.md), with the publishable key and the session
+  // the collector gave the install; pages' castle-js 2.x events (docs/client.md), with a request
+  // token the collector gave the page, CORS as for the collector. A body is at most the service's
+  // limit, and never more than 256 KiB.
   app.post(
     '/v1/client/events',
+    { bodyLimit: Math.min(CLIENT_EVENTS_BODY_LIMIT, o.bodyLimit) },
     route(async (req, reply) => {
-      const body = jsonBody(req) as Record<string, unknown>;
-      const { accepted } = await services.clientEvents.receive({ body, ip: req.ip ?? null });
+      const { body, origin, ip } = collectorCall(req, reply);
+      const { accepted } = await services.clientEvents.receive({ body, ip, origin });
       return reply.code(202).send({ accepted });
     }),
   );

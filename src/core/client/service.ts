@@ -278,6 +278,7 @@ export class ClientService {
           proof: opened.claims.pw ?? null,
           behaviour: behaviourOfClaim(opened.claims.bh),
           machine: opened.claims.mk ?? null,
+          deviceKey: opened.claims.dk,
         }
       : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
     return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };

@@ -56,8 +56,8 @@ export function signClientToken(key: Buffer, claims: ClientClaims): string {
   return `${signed}.${mac(key, signed)}`;
 }
 
-/** Verify a token's MAC, age and environment; never throws. */
-export function openClientToken(key: Buffer, token: string, env: string, now: number): OpenedToken {
+/** Verify a token's MAC, age (at most `maxAgeMs` since its issue) and environment; never throws. */
+export function openClientToken(key: Buffer, token: string, env: string, now: number, maxAgeMs = CLIENT_TOKEN_TTL_MS): OpenedToken {
   const dot = token.lastIndexOf('.');
   if (!isClientToken(token) || dot <= CLIENT_TOKEN_PREFIX.length) return { ok: false, reason: 'malformed' };
   const signed = token.slice(0, dot);
@@ -65,7 +65,7 @@ export function openClientToken(key: Buffer, token: string, env: string, now: nu
   const claims = parseClaims(signed.slice(CLIENT_TOKEN_PREFIX.length));
   if (!claims) return { ok: false, reason: 'malformed' };
   if (claims.env !== env) return { ok: false, reason: 'other_environment' };
-  if (now - claims.iat > CLIENT_TOKEN_TTL_MS || claims.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
+  if (now - claims.iat > maxAgeMs || claims.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
 }
 

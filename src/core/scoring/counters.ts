@@ -141,6 +141,8 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
   if (f.browserToken) keys.push(proofHabitKey(true), proofHabitKey(false), interactionHabitKey(true), interactionHabitKey(false));
+  // The accounts a browser's page named in its events (castle-js's page, form, custom: core/client/events.ts).
+  if (f.browserToken?.deviceKey) keys.push(activityKey(f.browserToken.deviceKey));
   if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
   const machine = machineOf(f);
   if (machine) keys.push(machineKey(machine));

@@ -118,6 +118,8 @@ export interface ProofEvidence {
    * and the share where a person did something on the page first.
    */
   habit: { events: number; proved: number; reported: number; interacted: number };
+  /** Accounts the browser's page named in its events within the week, with this event's (0: its page named none; absent: not counted). */
+  accounts?: number;
 }
 
 /** What a native app's token and its install's events say (core/client). */

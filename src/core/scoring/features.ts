@@ -101,7 +101,8 @@ export interface Features {
    * whether a person did something on the page before it was asked for (null: the page reported
    * no behaviour for a request; a token Castle's names keep ready ahead, say). See client/proof.ts.
    */
-  browserToken: { proved: boolean; interacted: boolean | null } | null;
+  /** A verified browser token: its proof, whether a person used the page, and its device key (its page's events are counted by it). */
+  browserToken: { proved: boolean; interacted: boolean | null; deviceKey?: string | null } | null;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -256,5 +257,5 @@ function browserToken(event: EventInput): Features['browserToken'] {
   const c = event.client;
   if (!c || c.problem !== null || c.mobile) return null;
   const b = c.behaviour ?? null;
-  return { proved: (c.proof ?? null) !== null, interacted: b && !b.ahead ? interacted(b) : null };
+  return { proved: (c.proof ?? null) !== null, interacted: b && !b.ahead ? interacted(b) : null, ...(c.deviceKey ? { deviceKey: c.deviceKey } : {}) };
 }

@@ -259,7 +259,17 @@ function platformFamily(name: string): string | null {
 function proofEvidence(x: EvidenceInput): Contribution[] {
   const c = x.client;
   const p = c?.proof;
-  if (!c || !p || c.problem !== null || c.mobile || x.kind === 'other') return [];
+  if (!c || !p || c.problem !== null || c.mobile) return [];
+  // One browser profile whose pages named many accounts over the week (castle-js's page, form and
+  // custom events, for the user the page names): weighed as an install's accounts are.
+  const accounts = ramp(p.accounts ?? 0, DEVICE_ACCOUNTS.from, DEVICE_ACCOUNTS.to, DEVICE_ACCOUNTS.max);
+  const byPage: Contribution[] = accounts > 0 ? [{ signal: 'multiple_accounts_per_device', weight: accounts, detail: { by: 'browser_events', accounts: p.accounts ?? 0, window_days: 7 } }] : [];
+  return [...byPage, ...proofHabitEvidence(x, c, p)];
+}
+
+/** `unproven_client` (above). */
+function proofHabitEvidence(x: EvidenceInput, c: NonNullable<EvidenceInput['client']>, p: NonNullable<NonNullable<EvidenceInput['client']>['proof']>): Contribution[] {
+  if (x.kind === 'other') return [];
   const h = p.habit;
   const b = p.behaviour;
   if (p.bits === null && h.events >= PROOF_MIN_EVENTS && h.proved >= PROOF_HABIT_FROM) {

@@ -369,8 +369,19 @@ function clientEvidence(x: Enriched, s: Snapshots, account: string | null): Clie
     languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
     timezoneGapHours,
     mobile: c.mobile && c.problem === null ? mobileEvidence(x, s, account, c.mobile) : null,
-    proof: !c.mobile && c.problem === null ? { bits: c.proof ?? null, behaviour: c.behaviour ?? null, habit: proofHabit(s, x.event.occurredAt.getTime()) } : null,
+    proof: !c.mobile && c.problem === null ? { bits: c.proof ?? null, behaviour: c.behaviour ?? null, habit: proofHabit(s, x.event.occurredAt.getTime()), accounts: pageAccounts(s, c.deviceKey ?? null, account) } : null,
   };
+}
+
+/**
+ * The accounts a browser's page named in its events within the week (castle-js's page, form and
+ * custom: core/client/events.ts), with this event's account: 0 when its page named none (a page
+ * that sends no events says nothing).
+ */
+function pageAccounts(s: Snapshots, deviceKey: string | null, account: string | null): number {
+  const members = deviceKey ? (s.get(activityKey(deviceKey))?.sets.u ?? []) : [];
+  if (members.length === 0) return 0;
+  return members.length + (account !== null && !members.includes(account) ? 1 : 0);
 }
 
 /** A native app's token as the engine weighs it: its device's integrity, its install's activity and accounts, the platform the user agent names. */

@@ -468,6 +468,20 @@ describe('attack-population evidence (one signal each)', () => {
       expect(unproven({ bits: 17, behaviour: null, habit: habit() })).toEqual([]);
     });
 
+    it("a browser whose pages named many accounts over the week (castle-js's events): multiple_accounts_per_device, as an install's accounts", () => {
+      const accounts = (n: number | undefined, kind: EventKind = 'login') =>
+        requestEvidence(evidenceInput({}, kind, { client: { ...clean, proof: { bits: 17, behaviour: person, habit: habit(), ...(n === undefined ? {} : { accounts: n }) } } })).filter((c) => c.signal === 'multiple_accounts_per_device');
+      expect(accounts(6)).toEqual([{ signal: 'multiple_accounts_per_device', weight: 3.5, detail: { by: 'browser_events', accounts: 6, window_days: 7 } }]);
+      expect(accounts(4)[0]?.weight).toBeCloseTo(1.75, 5);
+      // Any event kind: one profile for many accounts is the device's, not the login's.
+      expect(accounts(6, 'other')).toHaveLength(1);
+      // Its own user, a couple sharing a laptop, a page that sends no events: nothing.
+      expect(accounts(1)).toEqual([]);
+      expect(accounts(2)).toEqual([]);
+      expect(accounts(0)).toEqual([]);
+      expect(accounts(undefined)).toEqual([]);
+    });
+
     it('counts once: no proof is the reason, whatever the page reported', () => {
       expect(unproven({ bits: null, behaviour: untouched, habit: habit() }).map((c) => c.detail.reason)).toEqual(['no_proof_of_work']);
     });
@@ -491,6 +505,9 @@ describe('attack-population evidence (one signal each)', () => {
       expect(keys({ proved: true, interacted: true }, { ...login, success: false, failure: true })).toEqual([]);
       expect(keysToRead({ ...f, browserToken: { proved: false, interacted: null } }, null)).toEqual(expect.arrayContaining(['p:pow:y', 'p:pow:n', 'p:ui:y', 'p:ui:n']));
       expect(keysToRead({ ...f, browserToken: null }, null).filter((k) => /^p:(pow|ui):/.test(k))).toEqual([]);
+      // A verified browser token's device: its pages' events are read with the rest (pageAccounts).
+      expect(keysToRead({ ...f, browserToken: { proved: true, interacted: true, deviceKey: 'dk-1' } }, null)).toContain('i:dk-1');
+      expect(keysToRead({ ...f, browserToken: { proved: true, interacted: true } }, null).filter((k) => k.startsWith('i:'))).toEqual([]);
       // Read back as shares (decayed counts: 30 with a proof, 10 without; 24 with a person, 6 without).
       const w = epochWeight(T0, POPULATION_HALF_LIFE_MS);
       const snap = (c: number): CounterSnapshot => ({ counts: { c: c * w }, sets: {} });
