@@ -293,3 +293,62 @@ public func systemRandomBytes(_ count: Int) -> [UInt8] {
     var g = SystemRandomNumberGenerator()
     return (0..<count).map { _ in UInt8.random(in: 0...255, using: &g) }
 }
+
+/// A platform made of parts: the default where UIKit is absent (files under the user's
+/// application-support directory, an app that is always active, the process's description of
+/// itself), and what tests and other hosts assemble.
+public final class GenericPlatform: RampartPlatform {
+    public let storage: KeyValueStorage
+    public let secureStorage: KeyValueStorage
+    public let appState: AppStateSource
+    public let screens: ScreenSource?
+    public let transport: HTTPTransport
+    public let clock: RampartClock
+    private let device: DeviceInfo
+    private let attest: () -> Attestation?
+    private let random: (Int) -> [UInt8]
+    private let logger: (String) -> Void
+
+    public init(storage: KeyValueStorage? = nil, secureStorage: KeyValueStorage? = nil, appState: AppStateSource = ManualAppState(.active),
+                screens: ScreenSource? = nil, device: DeviceInfo? = nil, attestation: @escaping () -> Attestation? = { nil },
+                transport: HTTPTransport = URLSessionTransport(), clock: RampartClock = SystemClock(),
+                randomBytes: @escaping (Int) -> [UInt8] = systemRandomBytes, log: @escaping (String) -> Void = { NSLog("%@", $0) }) {
+        let base = GenericPlatform.defaultDirectory()
+        self.storage = storage ?? FileStorage(directory: base.appendingPathComponent("storage"))
+        self.secureStorage = secureStorage ?? FileStorage(directory: base.appendingPathComponent("secure"))
+        self.appState = appState
+        self.screens = screens
+        self.device = device ?? GenericPlatform.processDevice()
+        self.attest = attestation
+        self.transport = transport
+        self.clock = clock
+        self.random = randomBytes
+        self.logger = log
+    }
+
+    public func deviceInfo() -> DeviceInfo { device }
+    public func attestation() -> Attestation? { attest() }
+    public func randomBytes(_ count: Int) -> [UInt8] { random(count) }
+    public func log(_ message: String) { logger(message) }
+
+    /// `<application support>/Rampart/<bundle id>`.
+    public static func defaultDirectory() -> URL {
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        let bundle = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return support.appendingPathComponent("Rampart").appendingPathComponent(bundle)
+    }
+
+    /// What the process can say of itself.
+    public static func processDevice() -> DeviceInfo {
+        let info = Bundle.main.infoDictionary ?? [:]
+        let v = ProcessInfo.processInfo.operatingSystemVersion
+        let id = Bundle.main.bundleIdentifier ?? "app.\(ProcessInfo.processInfo.processName.filter { $0.isLetter || $0.isNumber })"
+        return DeviceInfo(
+            platform: .ios, osVersion: "\(v.majorVersion).\(v.minorVersion).\(v.patchVersion)", model: "unknown",
+            app: .init(id: id, name: (info["CFBundleName"] as? String) ?? ProcessInfo.processInfo.processName,
+                       version: (info["CFBundleShortVersionString"] as? String) ?? "0", build: info["CFBundleVersion"] as? String),
+            locale: Locale.preferredLanguages.first, timezone: TimeZone.current.identifier,
+            timezoneOffset: -TimeZone.current.secondsFromGMT() / 60)
+    }
+}
