@@ -77,7 +77,11 @@ public final class RampartClient {
     private let work = DispatchGroup()
 
     private var settings: RampartConfiguration?
+    /// What the interceptor reads, under a lock of its own rather than on the queue: URLSession's
+    /// own work queue asks it, and must never wait behind a flush that waits for URLSession.
+    private let headerLock = NSLock()
     private var allowList = try! AllowList([])
+    private var headerName = RampartConfiguration.defaultClientIdHeaderName
     private var queue: EventQueue?
     private var sessions: SessionKeeper?
     private var flusher: Flusher?
@@ -111,7 +115,10 @@ public final class RampartClient {
         try q.sync {
             if settings != nil { throw RampartConfigurationError.alreadyConfigured }
             settings = config
+            headerLock.lock()
             allowList = allow
+            headerName = config.clientIdHeaderName
+            headerLock.unlock()
             start(config, info, attestation)
         }
     }
@@ -350,10 +357,16 @@ public final class RampartClient {
 
     public func isAllowlistURL(_ url: URL?) -> Bool {
         guard let url else { return false }
-        return q.sync { allowList.allows(url) }
+        headerLock.lock()
+        defer { headerLock.unlock() }
+        return allowList.allows(url)
     }
 
-    public var clientIdHeaderName: String { q.sync { settings?.clientIdHeaderName ?? RampartConfiguration.defaultClientIdHeaderName } }
+    public var clientIdHeaderName: String {
+        headerLock.lock()
+        defer { headerLock.unlock() }
+        return headerName
+    }
 
     /// `<App>/<version> (<build>; <model>; iOS <version>) rampart-ios/<version>`, once configured.
     public var userAgent: String? { q.sync { agent } }

@@ -99,12 +99,21 @@ open class RampartURLProtocol: URLProtocol {
             self.client?.urlProtocol(self, didFailWithError: URLError(.cancelled))
             return
         }
-        client.prepare(request) { [weak self] prepared in
-            guard let self else { return }
+        var outgoing = request
+        // A URLProtocol gets the body as a stream (Apple's and Linux's URLSession alike): read it back.
+        if outgoing.httpBody == nil, let stream = outgoing.httpBodyStream {
+            outgoing.httpBodyStream = nil
+            outgoing.httpBody = RampartURLProtocol.read(stream)
+        }
+        // Off URLSession's work queue: preparing may wait for the client's queue.
+        DispatchQueue.global().async { self.send(outgoing, through: client) }
+    }
+
+    private func send(_ outgoing: URLRequest, through client: RampartClient) {
+        client.prepare(outgoing) { prepared in
             let marked = (prepared as NSURLRequest).mutableCopy() as! NSMutableURLRequest
             URLProtocol.setProperty(true, forKey: RampartURLProtocol.handledKey, in: marked)
-            let task = RampartURLProtocol.forward.dataTask(with: marked as URLRequest) { [weak self] data, response, error in
-                guard let self else { return }
+            let task = RampartURLProtocol.forward.dataTask(with: marked as URLRequest) { data, response, error in
                 if let error {
                     self.client?.urlProtocol(self, didFailWithError: error)
                     return
@@ -116,6 +125,19 @@ open class RampartURLProtocol: URLProtocol {
             self.forwarded = task
             task.resume()
         }
+    }
+
+    static func read(_ stream: InputStream) -> Data {
+        var data = Data()
+        stream.open()
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let n = stream.read(&buffer, maxLength: buffer.count)
+            if n <= 0 { break }
+            data.append(buffer, count: n)
+        }
+        return data
     }
 
     override open func stopLoading() {
