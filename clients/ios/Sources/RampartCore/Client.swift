@@ -70,6 +70,16 @@ func toProperties(_ traits: [String: Any]?) -> EventProperties? {
     return out.isEmpty ? nil : out
 }
 
+/// A flag that is set once; `set()` answers whether this call set it.
+final class Flag {
+    private var done = false
+    func set() -> Bool {
+        if done { return false }
+        done = true
+        return true
+    }
+}
+
 public final class RampartClient {
     private let platform: RampartPlatform
     let q = DispatchQueue(label: "rampart.client")
@@ -397,18 +407,15 @@ public final class RampartClient {
         q.async { [self] in
             guard let sessions, !destroyed else { return completion(nil) }
             if let token = sessions.mint() { return completion(token) }
-            var answered = false
+            // Whichever comes first, the session or the deadline, answers; both run on the queue.
+            let answered = Flag()
             let timer = platform.clock.schedule(afterMs: timeoutMs) { [weak self] in
                 self?.q.async {
-                    if !answered {
-                        answered = true
-                        completion(nil)
-                    }
+                    if answered.set() { completion(nil) }
                 }
             }
             ensureSession { [weak self] ok in
-                guard !answered else { return }
-                answered = true
+                guard answered.set() else { return }
                 timer.cancel()
                 completion(ok ? self?.sessions?.mint() : nil)
             }

@@ -106,7 +106,8 @@ open class RampartURLProtocol: URLProtocol {
             outgoing.httpBody = RampartURLProtocol.read(stream)
         }
         // Off URLSession's work queue: preparing may wait for the client's queue.
-        DispatchQueue.global().async { self.send(outgoing, through: client) }
+        let ready = outgoing
+        DispatchQueue.global().async { self.send(ready, through: client) }
     }
 
     private func send(_ outgoing: URLRequest, through client: RampartClient) {

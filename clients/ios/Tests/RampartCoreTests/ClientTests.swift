@@ -298,4 +298,38 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(defaults.maxQueueLimit, 1000)
         XCTAssertTrue(client.idle())
     }
+
+    func testAutomaticScreenTrackingIsOnByDefaultAndSkipsRepeats() throws {
+        let phone = TestPhone()
+        let client = try phone.open()
+        phone.screens.show("Home")
+        phone.screens.show("Home")
+        phone.screens.show("Cart")
+        XCTAssertTrue(client.idle())
+        XCTAssertEqual(client.queueSize, 2)
+        client.destroy()
+
+        let off = TestPhone()
+        let quiet = try off.open { $0.screenTrackingEnabled = false }
+        off.screens.show("Home")
+        XCTAssertTrue(quiet.idle())
+        XCTAssertEqual(quiet.queueSize, 0)
+    }
+
+    func testATokenRequestGivesUpAfterItsDeadlineWhenNoSessionComes() throws {
+        let phone = TestPhone()
+        phone.rampart.silentRegistrations = true
+        let client = RampartClient(platform: phone.platform())
+        try client.configure(phone.configuration())
+        let answered = expectation(description: "answered")
+        var token: String? = "unset"
+        client.createRequestToken(timeoutMs: 3000) { token = $0; answered.fulfill() }
+        client.q.sync {}
+        phone.clock.advance(2999)
+        XCTAssertEqual(token, "unset")
+        phone.clock.advance(1)
+        wait(for: [answered], timeout: 20)
+        XCTAssertNil(token)
+        XCTAssertEqual(client.queueSize, 2, "the launch's events wait for a session")
+    }
 }

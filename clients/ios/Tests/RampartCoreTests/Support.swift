@@ -64,6 +64,9 @@ final class FakeRampart: HTTPTransport {
     /// Answers for the events endpoint, used in order before the default 202.
     var eventAnswers: [Result<HTTPResponse, Error>] = []
     var registrationAnswers: [Result<HTTPResponse, Error>] = []
+    /// Registrations get no answer at all (a network that swallows requests).
+    var silentRegistrations = false
+    private var swallowed: [(Result<HTTPResponse, Error>) -> Void] = []
 
     init(clock: FakeClock) { self.clock = clock }
 
@@ -84,6 +87,11 @@ final class FakeRampart: HTTPTransport {
         lock.lock()
         sentLog.append(Sent(url: url, body: parsed))
         let answer: Result<HTTPResponse, Error>
+        if url.path.hasSuffix("/v1/client/token") && silentRegistrations {
+            swallowed.append(completion)
+            lock.unlock()
+            return
+        }
         if url.path.hasSuffix("/v1/client/token") {
             if !registrationAnswers.isEmpty {
                 answer = registrationAnswers.removeFirst()
@@ -105,6 +113,16 @@ final class FakeRampart: HTTPTransport {
     }
 }
 
+/// Screens shown by the test, as a view controller's appearance would report them.
+final class FakeScreens: ScreenSource {
+    private var listeners: [(String) -> Void] = []
+    func subscribe(_ listener: @escaping (String) -> Void) -> Cancellable {
+        listeners.append(listener)
+        return Subscription {}
+    }
+    func show(_ name: String) { listeners.forEach { $0(name) } }
+}
+
 let testPhone = DeviceInfo(
     platform: .ios, osVersion: "17.4", model: "iPhone15,3", manufacturer: "Apple",
     app: .init(id: "com.example.shop", name: "ShopApp", version: "3.2.1", build: "321"),
@@ -118,11 +136,12 @@ final class TestPhone {
     var storage: KeyValueStorage = MemoryStorage()
     var secure: KeyValueStorage = MemoryStorage()
     let appState = ManualAppState(.active)
+    let screens = FakeScreens()
     var device = testPhone
     var logs: [String] = []
 
     func platform() -> GenericPlatform {
-        GenericPlatform(storage: storage, secureStorage: secure, appState: appState, device: device, transport: rampart, clock: clock,
+        GenericPlatform(storage: storage, secureStorage: secure, appState: appState, screens: screens, device: device, transport: rampart, clock: clock,
                         log: { [weak self] in self?.logs.append($0) })
     }
 
