@@ -185,6 +185,12 @@ describe('the Rampart singleton before configure', () => {
     expect(Rampart.queueSize()).toBe(0);
     expect(Rampart.clientIdHeaderName()).toBe('X-Service-Client-Id');
     await expect(Rampart.identify('42')).rejects.toThrow(/configure/);
+    // Castle's names too.
+    expect(Rampart.requestTokenHeaderName()).toBe('X-Service-Client-Id');
+    expect(Rampart.baseUrl()).toBeNull();
+    for (const call of [() => Rampart.userJwt('a.b.c'), () => Rampart.custom('x'), () => Rampart.customWithProperties('x', {}), () => Rampart.flushIfNeeded('https://api.example.com/v1')]) {
+      await expect(call()).rejects.toThrow(/configure/);
+    }
   });
 });
 
