@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs a command in the Swift chroot that scripts/ensure-swift.sh sets up, with clients/ios
-# bind-mounted at a fixed path (/rampart/ios: a .build made under another path fails on its
-# precompiled module cache) and as the working directory. The mounts live in a private mount
+# Runs a command in the Swift chroot that scripts/ensure-swift.sh sets up, with the repository's
+# clients/ bind-mounted at a fixed path (/rampart/clients: a .build made under another path fails
+# on its precompiled module cache; the shared test vectors sit beside the package) and
+# /rampart/clients/ios as the working directory. The mounts live in a private mount
 # namespace and vanish with the command. The chroot shares the host's network, so a Rampart
 # listening on the host's loopback is reachable from the tests.
 #
@@ -11,7 +12,7 @@
 # Variables named RAMPART_* are passed into the chroot; nothing else of the environment is.
 set -euo pipefail
 ROOT="${RAMPART_SWIFT_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/rampart/swift-trixie}"
-PACKAGE="$(cd "$(dirname "$0")/../clients/ios" && pwd)"
+CLIENTS="$(cd "$(dirname "$0")/../clients" && pwd)"
 if [ ! -f "$ROOT/.rampart-swift-ready" ]; then
   echo "swift.sh: no Swift chroot at $ROOT; run scripts/ensure-swift.sh first" >&2
   exit 1
@@ -23,11 +24,11 @@ while IFS= read -r line; do ENVS+=("$line"); done < <(env | grep -E '^RAMPART_[A
 
 exec unshare --mount --propagation private -- bash -c '
   set -euo pipefail
-  root="$1"; package="$2"; shift 2
-  mkdir -p "$root/rampart/ios"
-  mount --bind "$package" "$root/rampart/ios"
+  root="$1"; clients="$2"; shift 2
+  mkdir -p "$root/rampart/clients"
+  mount --bind "$clients" "$root/rampart/clients"
   mount -t proc proc "$root/proc"
   mount --rbind /dev "$root/dev"
   mount -t tmpfs tmpfs "$root/tmp"
   exec chroot "$root" /usr/bin/env -i "$@"
-' _ "$ROOT" "$PACKAGE" "${ENVS[@]}" bash -c 'cd /rampart/ios && exec "$@"' _ "$@"
+' _ "$ROOT" "$CLIENTS" "${ENVS[@]}" bash -c 'cd /rampart/clients/ios && exec "$@"' _ "$@"

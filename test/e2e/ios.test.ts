@@ -9,6 +9,7 @@
  * events in order, and the phone in the user's device registry with its model, OS and app.
  */
 import { execFile } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -58,6 +59,14 @@ function startBackend(): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/** What the app's backend hands the app after a login: the user's signature and a signed-user JWT (HS256), both under the API secret. */
+const signature = (user: string) => createHmac('sha256', app.secret).update(user).digest('hex');
+function userJwt(user: string): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ id: user, email: `${user}@example.com` })}`;
+  return `${signed}.${createHmac('sha256', app.secret).update(signed).digest('base64url')}`;
+}
+
 const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 
 /** `scripts/swift.sh <args>`, with the RAMPART_E2E_* variables; resolves with its output whatever its exit code. */
@@ -93,7 +102,9 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
       RAMPART_E2E_BACKEND: url(backend),
       RAMPART_E2E_OTHER: url(other),
       RAMPART_E2E_USER: user,
-      RAMPART_E2E_REPORT: '/rampart/ios/.build/e2e-report.json',
+      RAMPART_E2E_USER_SIGNATURE: signature(user),
+      RAMPART_E2E_USER_JWT: userJwt(user),
+      RAMPART_E2E_REPORT: '/rampart/clients/ios/.build/e2e-report.json',
     });
     output = run.output;
     writeFileSync(LOG, output);
@@ -117,12 +128,16 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
       ['identify', null],
       ['screen', 'Home'],
       ['app_closed', null],
-      // The reinstall.
+      // The reinstall, and the user signed in again with the signed-user JWT.
       ['app_installed', null],
       ['app_opened', null],
+      ['identify', null],
     ]);
     expect(events[0]).toMatchObject({ platform: 'ios', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
     expect(events.slice(4, 7).map((e) => e.userId)).toEqual([user, user, user]);
+    // Both identifies verified: the first by secure()'s signature, the second by userJwt's JWT.
+    expect([events[4]?.verified, events[9]?.verified]).toEqual([true, true]);
+    expect(events[9]?.userId).toBe(user);
     // Both installs are one device: the Keychain's install id outlived the app's files.
     expect(new Set(events.map((e) => e.deviceKey)).size).toBe(1);
   });

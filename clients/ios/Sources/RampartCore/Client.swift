@@ -44,6 +44,26 @@ let registrationRetryMs: Int64 = 10_000
 private struct StoredUser: Codable {
     var id: String?
     var signature: String?
+    /// The signed-user JWT (`userJwt`), for the user it names.
+    var jwt: String?
+}
+
+/// The user a JWT's payload names (`id`, else `sub`), read without verifying it: Rampart verifies it.
+public func userIdOfJwt(_ jwt: String) -> String? {
+    guard jwt.count <= Limits.userJwtLength else { return nil }
+    let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+    let b64 = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.unicodeScalars.allSatisfy(b64.contains) }) else { return nil }
+    var text = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    while text.count % 4 != 0 { text += "=" }
+    guard let data = Data(base64Encoded: text), let payload = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+    let named = payload["id"].flatMap { $0 is NSNull ? nil : $0 } ?? payload["sub"]
+    if let id = named as? String { return !id.isEmpty && id.count <= Limits.userIdLength ? id : nil }
+    if let n = named as? NSNumber, String(cString: n.objCType) != "c" {
+        let d = n.doubleValue
+        if d == d.rounded(), abs(d) <= 9_007_199_254_740_991 { return String(Int64(d)) }
+    }
+    return nil
 }
 
 private struct StoredApp: Codable {
@@ -248,6 +268,7 @@ public final class RampartClient {
     private func enqueue(_ type: AppEventType, name: String? = nil, properties: EventProperties? = nil) {
         guard let queue, let s = settings, !destroyed else { return }
         queue.push(type: type, name: name, userId: user.id, userSignature: user.id != nil ? user.signature : nil,
+                   userJwt: type == .identify && user.id != nil ? user.jwt : nil,
                    properties: properties, at: platform.clock.now(), offset: sessions?.offset)
         log("queued \(type.rawValue) (\(queue.count) queued)")
         if queue.count >= s.flushLimit { flushNow() }
@@ -269,7 +290,7 @@ public final class RampartClient {
             // A signature given for another user must not travel with this one's events; one given
             // before any identify is taken to be for the user identified next.
             let keep = user.signature != nil && (signatureFor == nil || signatureFor == userId)
-            user = StoredUser(id: userId, signature: keep ? user.signature : nil)
+            user = StoredUser(id: userId, signature: keep ? user.signature : nil, jwt: user.id == userId ? user.jwt : nil)
             signatureFor = keep ? userId : nil
             saveUser()
             enqueue(.identify, properties: toProperties(traits))
@@ -291,22 +312,21 @@ public final class RampartClient {
         }
     }
 
-    /// Castle's signed-user form: the user named by the JWT's `id` (or `sub`) claim is identified.
-    /// Rampart's app events carry no JWT: the signature that makes an identify `verified` is
-    /// `secure`'s. The JWT itself is not kept or sent.
+    /// Castle's signed-user form: identifies the user the JWT names (`id`, else `sub`) with an
+    /// identify that carries the JWT, and flushes. The app's backend signs it with the
+    /// environment's API secret (HS256); Rampart verifies it and counts the identify `verified`.
     public func userJwt(_ jwt: String) throws {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw RampartError.invalidArgument("userJwt needs a JWT (three base64url parts)") }
-        var b64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), let claims = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw RampartError.invalidArgument("userJwt: the JWT's payload is not JSON")
+        guard let userId = userIdOfJwt(jwt) else {
+            throw RampartError.invalidArgument("userJwt needs a JWT (at most \(Limits.userJwtLength) characters) whose payload names the user as id or sub")
         }
-        let id = (claims["id"] as? String) ?? (claims["id"] as? NSNumber)?.stringValue ?? (claims["sub"] as? String)
-        guard let userId = id, !userId.isEmpty else { throw RampartError.invalidArgument("userJwt: the JWT names no user (no id or sub claim)") }
-        var traits: [String: Any] = [:]
-        if let email = claims["email"] as? String { traits["email"] = email }
-        try identify(String(userId.prefix(Limits.userIdLength)), traits: traits.isEmpty ? nil : traits)
+        try q.sync {
+            try requireConfigured("userJwt")
+            user = StoredUser(id: userId, signature: nil, jwt: jwt)
+            signatureFor = nil
+            saveUser()
+            enqueue(.identify)
+            flushNow()
+        }
     }
 
     /// Queues a screen view (names are cut to 128 characters).
@@ -459,7 +479,8 @@ public final class RampartClient {
             return
         }
         let signature = u.signature.flatMap { isSignature($0) ? $0 : nil }
-        user = StoredUser(id: u.id, signature: signature)
+        let jwt = u.jwt.flatMap { userIdOfJwt($0) == u.id ? $0 : nil }
+        user = StoredUser(id: u.id, signature: signature, jwt: jwt)
         signatureFor = signature != nil ? u.id : nil
     }
 

@@ -15,6 +15,8 @@ public struct QueuedEvent: Codable, Equatable {
     public var name: String?
     public var user_id: String?
     public var user_signature: String?
+    /// The signed-user JWT, on an identify only.
+    public var user_jwt: String?
     public var properties: EventProperties?
     /// Device time, ms since the epoch.
     public var at: Int64
@@ -24,7 +26,7 @@ public struct QueuedEvent: Codable, Equatable {
     /// The wire form, stamped in Rampart's clock.
     public func wire(currentOffset: Int64?) -> AppEvent {
         AppEvent(type: type, timestamp: isoTimestamp(ms: at + (offset ?? currentOffset ?? 0)), name: name, user_id: user_id,
-                 user_signature: user_signature, properties: properties)
+                 user_signature: user_signature, user_jwt: user_jwt, properties: properties)
     }
 }
 
@@ -57,10 +59,10 @@ public final class EventQueue {
 
     public var count: Int { events.count }
 
-    public func push(type: AppEventType, name: String? = nil, userId: String? = nil, userSignature: String? = nil,
+    public func push(type: AppEventType, name: String? = nil, userId: String? = nil, userSignature: String? = nil, userJwt: String? = nil,
                      properties: EventProperties? = nil, at: Int64, offset: Int64?) {
         events.append(QueuedEvent(id: nextId, type: type, name: name, user_id: userId, user_signature: userSignature,
-                                  properties: properties, at: at, offset: offset))
+                                  user_jwt: userJwt, properties: properties, at: at, offset: offset))
         nextId += 1
         trim()
         persist()

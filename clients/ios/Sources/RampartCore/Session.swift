@@ -127,7 +127,8 @@ public final class SessionKeeper {
     /// `rpm1.<claims>.<session mac>.<t>.<nonce>.<mac>`: t in Rampart's clock, a new 22-character
     /// nonce each time, and the MAC of everything before the last dot under the session key.
     func mint(from s: Session) -> String {
-        mintToken(session: s.session, key: s.key, t: platform.clock.now() + s.offset, nonce: RampartCrypto.base64URL(platform.randomBytes(16)))
+        mintToken(session: s.session, key: s.key, t: tokenTime(deviceTimeMs: Double(platform.clock.now()), offsetMs: s.offset),
+                  nonce: RampartCrypto.base64URL(platform.randomBytes(16)))
     }
 
     /// Forgets the session (memory and storage).
@@ -186,6 +187,11 @@ public final class SessionKeeper {
         let t = Int64(serverTime)
         return Session(session: session, key: key, registeredAt: t, expiresAt: t + Int64(expiresIn * 1000), offset: t - platform.clock.now())
     }
+}
+
+/// A token's `t`: the device's time plus the clock offset, in whole milliseconds (rounded down).
+public func tokenTime(deviceTimeMs: Double, offsetMs: Int64) -> Int64 {
+    Int64((deviceTimeMs + Double(offsetMs)).rounded(.down))
 }
 
 /// The request token for a session, at time `t` (Rampart's clock, ms) with `nonce` (docs/mobile.md §2).

@@ -133,6 +133,7 @@ public struct AppEvent: Codable, Equatable {
     public var name: String?
     public var user_id: String?
     public var user_signature: String?
+    public var user_jwt: String?
     public var properties: EventProperties?
 }
 
@@ -165,6 +166,7 @@ public enum Limits {
     public static let userAgentLength = 512
     public static let attestationTokenLength = 16_384
     public static let integrityChecks = 16
+    public static let userJwtLength = 4096
 }
 
 /// ISO 8601 in UTC with milliseconds (`2026-11-25T20:00:00.000Z`), from milliseconds since the epoch.

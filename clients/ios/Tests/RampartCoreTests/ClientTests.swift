@@ -96,16 +96,25 @@ final class ClientTests: XCTestCase {
         XCTAssertThrowsError(try client.identify(""))
     }
 
-    func testUserJwtIdentifiesTheUserItNames() throws {
+    func testUserJwtIdentifiesTheUserItNamesWithTheJwtOnTheIdentifyOnly() throws {
         let phone = TestPhone()
         let client = try phone.open()
         let payload = RampartCrypto.base64URL(Array(#"{"id":"u-7","email":"seven@example.com"}"#.utf8))
-        try client.userJwt("eyJhbGciOiJIUzI1NiJ9.\(payload).c2ln")
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.\(payload).c2ln"
+        try client.userJwt(jwt)
         XCTAssertTrue(client.idle())
         let identify = phone.rampart.sent(to: "/v1/client/events").last?.events.last
         XCTAssertEqual(identify?["user_id"] as? String, "u-7")
-        XCTAssertEqual((identify?["properties"] as? [String: String]) ?? [:], ["email": "seven@example.com"])
+        XCTAssertEqual(identify?["user_jwt"] as? String, jwt)
+        try client.screen("Home")
+        client.flush()
+        XCTAssertTrue(client.idle())
+        let screen = phone.rampart.sent(to: "/v1/client/events").last?.events.last
+        XCTAssertEqual(screen?["user_id"] as? String, "u-7")
+        XCTAssertNil(screen?["user_jwt"])
         XCTAssertThrowsError(try client.userJwt("not a jwt"))
+        XCTAssertEqual(userIdOfJwt("a.\(RampartCrypto.base64URL(Array(#"{"sub":42}"#.utf8))).c"), "42")
+        XCTAssertNil(userIdOfJwt("a.\(RampartCrypto.base64URL(Array(#"{"id":true}"#.utf8))).c"))
     }
 
     func testCustomEventsCarryTheirNameAndProperties() throws {

@@ -64,6 +64,10 @@ final class FakeRampart: HTTPTransport {
     /// Answers for the events endpoint, used in order before the default 202.
     var eventAnswers: [Result<HTTPResponse, Error>] = []
     var registrationAnswers: [Result<HTTPResponse, Error>] = []
+    /// False: every request fails as if the server could not be reached.
+    var reachable = true
+    /// The events of each batch answered 202, in order.
+    private(set) var accepted: [[[String: Any]]] = []
     /// Registrations get no answer at all (a network that swallows requests).
     var silentRegistrations = false
     private var swallowed: [(Result<HTTPResponse, Error>) -> Void] = []
@@ -87,6 +91,10 @@ final class FakeRampart: HTTPTransport {
         lock.lock()
         sentLog.append(Sent(url: url, body: parsed))
         let answer: Result<HTTPResponse, Error>
+        if !reachable {
+            lock.unlock()
+            return DispatchQueue.global().async { completion(.failure(URLError(.cannotConnectToHost))) }
+        }
         if url.path.hasSuffix("/v1/client/token") && silentRegistrations {
             swallowed.append(completion)
             lock.unlock()
@@ -106,7 +114,9 @@ final class FakeRampart: HTTPTransport {
         } else if !eventAnswers.isEmpty {
             answer = eventAnswers.removeFirst()
         } else {
-            answer = FakeRampart.json(202, ["accepted": (parsed["events"] as? [Any])?.count ?? 0])
+            let events = parsed["events"] as? [[String: Any]] ?? []
+            accepted.append(events)
+            answer = FakeRampart.json(202, ["accepted": events.count])
         }
         lock.unlock()
         DispatchQueue.global().async { completion(answer) }

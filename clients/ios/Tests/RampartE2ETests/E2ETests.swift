@@ -56,7 +56,8 @@ private func post(_ url: String, _ body: [String: Any], token: String? = nil) ->
 final class E2ETests: XCTestCase {
     func testAnIPhoneAppAgainstTheRealService() throws {
         guard let base = env["RAMPART_E2E_BASE_URL"], let key = env["RAMPART_E2E_PUBLISHABLE_KEY"], let backend = env["RAMPART_E2E_BACKEND"],
-              let other = env["RAMPART_E2E_OTHER"], let user = env["RAMPART_E2E_USER"], let reportPath = env["RAMPART_E2E_REPORT"]
+              let other = env["RAMPART_E2E_OTHER"], let user = env["RAMPART_E2E_USER"], let reportPath = env["RAMPART_E2E_REPORT"],
+              let signature = env["RAMPART_E2E_USER_SIGNATURE"], let jwt = env["RAMPART_E2E_USER_JWT"]
         else { throw XCTSkip("RAMPART_E2E_* are not set: test/e2e/ios.test.ts runs this against a real Rampart") }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("rampart-e2e-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -103,7 +104,8 @@ final class E2ETests: XCTestCase {
         XCTAssertEqual(Set(tokens).count, 3, "a fresh token per request")
         XCTAssertNil(elsewhere["receivedToken"], "no token outside the allow list")
 
-        // Identify flushes; close flushes.
+        // Identify (with the signature the backend handed over) flushes; close flushes.
+        Castle.secure(signature)
         Castle.identify(user)
         XCTAssertTrue(client.idle(timeout: 60))
         Castle.screen("Home")
@@ -117,6 +119,10 @@ final class E2ETests: XCTestCase {
         XCTAssertTrue(Castle.configure(configuration, platform: platform(files: "app-2", vendorId: UUID().uuidString)))
         let again = try XCTUnwrap(Castle.client)
         XCTAssertTrue(again.idle(timeout: 60))
+        XCTAssertNil(Castle.userId(), "the app's files, and the user with them, are gone")
+        Castle.userJwt(jwt)
+        XCTAssertTrue(again.idle(timeout: 60))
+        XCTAssertEqual(Castle.userId(), user)
         XCTAssertEqual(Castle.queueSize(), 0)
         let app2 = URLSession(configuration: Castle.urlSessionInterceptConfiguration())
         let (_, second) = try send(app2, post("\(backend)/api/login", ["user": user, "password": "right"]))
