@@ -27,6 +27,33 @@ public final class RampartConfiguration {
     public var clientIdHeaderName = RampartConfiguration.defaultClientIdHeaderName
 
     public static let defaultClientIdHeaderName = "X-Service-Client-Id"
+    /// Castle's header; `clientIdHeaderName = RampartConfiguration.castleRequestTokenHeaderName` keeps a Castle backend's.
+    public static let castleRequestTokenHeaderName = "X-Castle-Request-Token"
+
+    // Castle's spellings: aliases where the setting means the same here, a compile-time error with
+    // the reason where it means nothing (a migrated app must not believe a setting works).
+
+    /// Castle's name for `clientIdHeaderName`.
+    public var requestTokenHeaderName: String {
+        get { clientIdHeaderName }
+        set { clientIdHeaderName = newValue }
+    }
+
+    /// Castle's older name for `baseURLAllowList`.
+    @available(*, deprecated, renamed: "baseURLAllowList")
+    public var baseURLWhiteList: [URL] {
+        get { baseURLAllowList }
+        set { baseURLAllowList = newValue }
+    }
+
+    @available(*, unavailable, message: "Rampart is self-hosted: put its address (or a proxy's) in baseURL")
+    public var useCloudflareApp: Bool { get { false } set {} }
+
+    @available(*, unavailable, message: "Rampart is self-hosted: put its address in baseURL")
+    public var apiDomain: String { get { "" } set {} }
+
+    @available(*, unavailable, message: "Rampart is self-hosted: put its address, with any path, in baseURL")
+    public var apiPath: String { get { "" } set {} }
 
     public init(publishableKey: String, baseURL: URL) {
         self.publishableKey = publishableKey

@@ -18,6 +18,8 @@ import FoundationNetworking
 
 public typealias Castle = Rampart
 public typealias CastleConfiguration = RampartConfiguration
+/// Castle's request-token header (`X-Castle-Request-Token`): set `clientIdHeaderName` to it to keep a Castle backend's header.
+public let CastleRequestTokenHeaderName = RampartConfiguration.castleRequestTokenHeaderName
 
 public enum Rampart {
     private static let lock = NSLock()

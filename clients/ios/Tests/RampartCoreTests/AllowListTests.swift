@@ -80,7 +80,7 @@ final class AllowListTests: XCTestCase {
 
     func testCastlesHeaderNameCanBeConfigured() throws {
         let phone = TestPhone()
-        let client = try phone.open { $0.clientIdHeaderName = "X-Castle-Request-Token" }
+        let client = try phone.open { $0.requestTokenHeaderName = RampartConfiguration.castleRequestTokenHeaderName }
         XCTAssertEqual(client.clientIdHeaderName, "X-Castle-Request-Token")
         let done = expectation(description: "prepared")
         var out: URLRequest?
