@@ -27,20 +27,26 @@ private func device(vendorId: String) -> DeviceInfo {
                screen: ScreenSize(width: 1290, height: 2796, scale: 3), vendorId: vendorId, integrity: [])
 }
 
+/// What a request answered, filled in by its completion handler.
+private final class Answer {
+    var status = 0
+    var body: [String: Any] = [:]
+    var error: Error?
+}
+
 /// Sends `request` and answers its status and JSON body.
 private func send(_ session: URLSession, _ request: URLRequest) throws -> (Int, [String: Any]) {
     let done = DispatchSemaphore(value: 0)
-    var out: (Int, [String: Any])?
-    var failure: Error?
+    let answer = Answer()
     session.dataTask(with: request) { data, response, error in
-        failure = error
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        out = (status, (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:])
+        answer.error = error
+        answer.status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        answer.body = (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:]
         done.signal()
     }.resume()
     XCTAssertEqual(done.wait(timeout: .now() + 60), .success, "no answer from \(request.url?.absoluteString ?? "")")
-    if let failure { throw failure }
-    return try XCTUnwrap(out)
+    if let error = answer.error { throw error }
+    return (answer.status, answer.body)
 }
 
 private func post(_ url: String, _ body: [String: Any], token: String? = nil) -> URLRequest {
@@ -157,12 +163,15 @@ final class E2ETests: XCTestCase {
 
     private func wrappedSend(_ session: RampartURLSession, _ request: URLRequest) throws -> (Int, [String: Any]) {
         let done = DispatchSemaphore(value: 0)
-        var out: (Int, [String: Any]) = (0, [:])
-        session.dataTask(with: request) { data, response, _ in
-            out = ((response as? HTTPURLResponse)?.statusCode ?? 0, (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:])
+        let answer = Answer()
+        session.dataTask(with: request) { data, response, error in
+            answer.error = error
+            answer.status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            answer.body = (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:]
             done.signal()
         }
         XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
-        return out
+        if let error = answer.error { throw error }
+        return (answer.status, answer.body)
     }
 }
