@@ -119,8 +119,7 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
   it('the app events arrived in order, with the user on those after identify', async () => {
     expect(existsSync(REPORT)).toBe(true);
     await app.built.state.flush();
-    const events = await app.database.db.collection('client_events').find({ envId: app.env.id, appId: 'com.example.shop' }).sort({ at: 1 }).toArray();
-    expect(events.map((e) => [e.type, e.name ?? null])).toEqual([
+    const expected = [
       ['app_installed', null],
       ['app_opened', null],
       ['screen', 'Welcome'],
@@ -132,7 +131,13 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
       ['app_installed', null],
       ['app_opened', null],
       ['identify', null],
-    ]);
+    ];
+    // In the order they happened; events queued in the same millisecond (an install and its open) in the order above.
+    const rank = (e: { type?: unknown; name?: unknown }) => expected.findIndex(([type, name]) => type === e.type && name === (e.name ?? null));
+    const events = (await app.database.db.collection('client_events').find({ envId: app.env.id, appId: 'com.example.shop' }).toArray()).sort(
+      (a, b) => (a.at as Date).getTime() - (b.at as Date).getTime() || rank(a) - rank(b),
+    );
+    expect(events.map((e) => [e.type, e.name ?? null])).toEqual(expected);
     expect(events[0]).toMatchObject({ platform: 'ios', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
     expect(events.slice(4, 7).map((e) => e.userId)).toEqual([user, user, user]);
     // Both identifies verified: the first by secure()'s signature, the second by userJwt's JWT.

@@ -52,21 +52,28 @@ public enum Rampart {
     /// Configures the shared client on a given platform (tests, app extensions, other hosts).
     @discardableResult
     public static func configure(_ configuration: RampartConfiguration, platform: RampartPlatform) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if shared != nil {
+        if client != nil {
             platform.log("[Rampart] configure was already called; the first configuration stays")
             return false
         }
-        let client = RampartClient(platform: platform)
+        // Configured outside the lock: reading the device may wait for the main thread, which may be reading `client`.
+        let configured = RampartClient(platform: platform)
         do {
-            try client.configure(configuration)
+            try configured.configure(configuration)
         } catch {
             platform.log("[Rampart] \(error)")
             return false
         }
-        shared = client
-        RampartURLProtocol.rampart = client
+        lock.lock()
+        let won = shared == nil
+        if won { shared = configured }
+        lock.unlock()
+        guard won else {
+            configured.destroy()
+            platform.log("[Rampart] configure was already called; the first configuration stays")
+            return false
+        }
+        RampartURLProtocol.rampart = configured
         return true
     }
 
