@@ -127,8 +127,12 @@ public final class UIKitPlatform: RampartPlatform {
 
     /// `attestation`: an App Attest attestation the app obtained (`DCAppAttestService.attestKey`), carried as evidence.
     public init(attestation: @escaping () -> Attestation? = { nil }) {
-        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
-        storage = FileStorage(directory: support.appendingPathComponent("Rampart"))
+        var directory = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0].appendingPathComponent("Rampart")
+        storage = FileStorage(directory: directory)
+        // Not in backups: restored onto another phone, the stored app version would hide that phone's install.
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        try? directory.setResourceValues(values)
         secureStorage = KeychainStorage()
         appState = UIKitAppState()
         screens = UIKitScreens()
