@@ -133,7 +133,7 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
       ['identify', null],
     ];
     // In the order they happened; events queued in the same millisecond (an install and its open) in the order above.
-    const rank = (e: { type?: unknown; name?: unknown }) => expected.findIndex(([type, name]) => type === e.type && name === (e.name ?? null));
+    const rank = (e: Record<string, unknown>) => expected.findIndex(([type, name]) => type === e.type && name === (e.name ?? null));
     const events = (await app.database.db.collection('client_events').find({ envId: app.env.id, appId: 'com.example.shop' }).toArray()).sort(
       (a, b) => (a.at as Date).getTime() - (b.at as Date).getTime() || rank(a) - rank(b),
     );
