@@ -1,0 +1,1 @@
+@_exported import RampartCore
