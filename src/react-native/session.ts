@@ -78,6 +78,17 @@ export interface SessionDeps {
   storageKey: string;
 }
 
+/**
+ * `rpm1.<session without "rps1.">.<t>.<nonce>.<mac>` (docs/mobile.md §2): t is `serverTime`
+ * (the device's clock plus the offset) in whole milliseconds, and the MAC is HMAC-SHA256 keyed
+ * by the UTF-8 bytes of the session key (as received, not base64url-decoded) over everything
+ * before the last dot. Checked against clients/test-vectors/tokens.json.
+ */
+export function mintToken(session: string, key: string, serverTime: number, nonce: string): string {
+  const signed = `${MOBILE_TOKEN_PREFIX}${session.slice(SESSION_PREFIX.length)}.${Math.floor(serverTime)}.${nonce}`;
+  return `${signed}.${hmacSha256Base64url(key, signed)}`;
+}
+
 export class SessionKeeper {
   private current: Session | null = null;
   private registering: Promise<Session> | null = null;
@@ -139,10 +150,7 @@ export class SessionKeeper {
    * nonce each time, and the MAC of everything before the last dot under the session key.
    */
   mintFrom(s: Session): string {
-    const t = Math.floor(this.deps.platform.clock.now() + s.offset);
-    const nonce = base64url(this.deps.platform.randomBytes(16));
-    const signed = `${MOBILE_TOKEN_PREFIX}${s.session.slice(SESSION_PREFIX.length)}.${t}.${nonce}`;
-    return `${signed}.${hmacSha256Base64url(s.key, signed)}`;
+    return mintToken(s.session, s.key, this.deps.platform.clock.now() + s.offset, base64url(this.deps.platform.randomBytes(16)));
   }
 
   /** Forgets the session (memory and storage). */

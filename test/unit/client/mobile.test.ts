@@ -9,6 +9,7 @@ import { localeLanguage, mobileDeviceKey, mobileMachineKey, mobileProperties, re
 import { mobileClient } from '../../../src/core/client/service';
 import { InvalidParameters } from '../../../src/core/errors';
 import { parseUserAgent } from '../../../src/intel';
+import { readVectors } from '../../support/test-vectors';
 
 const KEY = randomBytes(32);
 const NOW = Date.parse('2026-11-25T12:00:00Z');
@@ -75,6 +76,30 @@ describe('mobile sessions and the tokens an app mints', () => {
     expect(openSession(KEY, s, 'env-1', NOW, 7 * 86_400_000).ok).toBe(true);
     expect(openSession(KEY, s, 'env-1', NOW + 7 * 86_400_000, 7 * 86_400_000).ok).toBe(false);
     expect(openSession(KEY, 'rps1.x', 'env-1', NOW)).toEqual({ ok: false, reason: 'malformed' });
+  });
+});
+
+/** clients/test-vectors/tokens.json (rpm1), table by table: what every client library is checked against. */
+describe('the shared vectors (rpm1)', () => {
+  const v = readVectors('tokens.json');
+  const key = Buffer.from(v.client_token_key_hex, 'hex');
+  const own = v.rpm1.sessions.filter((s: any) => s.name !== 'signed by another deployment');
+
+  it.each<[string, any]>(own.map((s: any) => [s.name, s]))('the %s session and its key are what the collector issues for its claims', (_name, s) => {
+    expect(signSession(key, s.claims)).toBe(s.session);
+    expect(sessionKey(key, s.claims.sid)).toBe(s.session_key);
+    expect(openSession(key, s.session, v.env, s.claims.iat)).toEqual({ ok: true, claims: s.claims });
+  });
+
+  it.each<[string, any]>(v.rpm1.mint.map((m: any) => [m.name, m]))('mints %s byte for byte', (_name, m) => {
+    expect(m.t).toBe(Math.floor(m.device_time + m.offset));
+    expect(mintMobileToken(m.session, m.session_key, m.t, m.nonce)).toBe(m.token);
+    expect(openMobileToken(key, m.token, v.env, m.t).ok).toBe(true);
+  });
+
+  it.each<[string, any]>(v.rpm1.verify.map((c: any) => [c.name, c]))('verifies a token: %s', (_name, c) => {
+    const opened = openMobileToken(key, c.token, c.env, c.now);
+    expect(opened.ok ? { ok: true, jti: opened.jti } : opened).toEqual(c.expect);
   });
 });
 

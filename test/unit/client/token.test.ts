@@ -8,6 +8,9 @@ import { CLIENT_TOKEN_TTL_MS, openClientToken, signClientToken, type ClientClaim
 import { automationOf, deviceKeyOf, readComponents, type Components } from '../../../src/core/client/components';
 import { InvalidParameters } from '../../../src/core/errors';
 import { laptopComponents } from '../../support/components';
+import { readVectors } from '../../support/test-vectors';
+import { replays } from '../../support/test-vectors/tokens';
+import { Sealer } from '../../../src/core/crypto';
 
 const KEY = randomBytes(32);
 const NOW = Date.parse('2026-11-23T12:00:00Z');
@@ -125,5 +128,28 @@ describe('components', () => {
     expect(automationOf(readComponents({ ...laptop(), automation: ['webdriver'] }))).toEqual(['webdriver']);
     expect(automationOf(readComponents({ ...laptop(), userAgent: 'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/131.0.0.0 Safari/537.36' }))).toEqual(['headless_user_agent']);
     expect(automationOf(readComponents(laptop()))).toEqual([]);
+  });
+});
+
+/** clients/test-vectors/tokens.json, table by table: what every client library is checked against. */
+describe('the shared vectors (rpt1, replay)', () => {
+  const v = readVectors('tokens.json');
+  const key = Buffer.from(v.client_token_key_hex, 'hex');
+
+  it('the token key is derived from the master key as the deployment derives it', () => {
+    expect(new Sealer(v.master_key_hex).macKey('client-token').toString('hex')).toBe(v.client_token_key_hex);
+  });
+
+  it.each<[string, any]>(v.rpt1.issued.map((c: any) => [c.name, c]))('issues %s as the vector says', (_name, c) => {
+    expect(signClientToken(key, c.claims)).toBe(c.token);
+  });
+
+  it.each<[string, any]>(v.rpt1.verify.map((c: any) => [c.name, c]))('verifies a token %s as the vector says', (_name, c) => {
+    const opened = openClientToken(key, c.token, c.env, c.now);
+    expect(opened.ok ? { ok: true } : opened).toEqual(c.expect);
+  });
+
+  it.each<[string, any]>(v.replay.cases.map((c: any) => [c.name, c]))('replays: %s', (_name, c) => {
+    expect(replays(c.uses)).toEqual(c.replayed);
   });
 });

@@ -7,6 +7,8 @@
 import { BASE, launch, PK, types, world, type World } from './fakes';
 import { RampartClient } from '../../../src/react-native/client';
 import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
+import { readVectors } from '../../support/test-vectors';
+import { runQueueScenario, type Scenario } from '../../support/test-vectors/queue';
 
 /** Lets every pending promise run (one turn of the event loop; no timer, no sleep). */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -22,6 +24,14 @@ async function launchHeld(w: World): Promise<RampartClient> {
   expect(w.server.heldCount).toBe(1);
   return client;
 }
+
+/** clients/test-vectors/queue.json: the scenarios every client library is checked against. */
+describe('the shared queue vectors', () => {
+  const v = readVectors('queue.json');
+  it.each<[string, Scenario]>(v.scenarios.map((sc: Scenario) => [sc.name, sc]))('%s', async (_name, sc) => {
+    expect(await runQueueScenario(sc)).toEqual(sc.steps);
+  });
+});
 
 describe('flush triggers', () => {
   it.each<[string, (w: World) => void, string[]]>([

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { BASE, launch, PK, verifyToken, world } from './fakes';
 import { RampartClient, TOKEN_WAIT_MS } from '../../../src/react-native/client';
 import { SDK_VERSION } from '../../../src/react-native/version';
+import { mintToken } from '../../../src/react-native/session';
+import { readVectors } from '../../support/test-vectors';
 
 const HOUR = 3_600_000;
 
@@ -169,6 +171,21 @@ describe('clock offset', () => {
 });
 
 describe('request tokens', () => {
+  it.each<[string, any]>(readVectors('tokens.json').rpm1.mint.map((m: any) => [m.name, m]))('mints the shared vector %s byte for byte', (_name, m) => {
+    expect(mintToken(m.session, m.session_key, m.device_time + m.offset, m.nonce)).toBe(m.token);
+  });
+
+  it('mints from the device clock plus the offset and a nonce of 16 random bytes, as the vector does', async () => {
+    const m = readVectors('tokens.json').rpm1.mint[0];
+    const w = world();
+    w.platform.randomBytes = (n) => Uint8Array.from({ length: n }, (_, i) => i);
+    w.clock.time = m.device_time;
+    const client = await launch(w);
+    const keeper = (client as any).sessions;
+    expect(keeper.mintFrom({ session: m.session, key: m.session_key, registeredAt: m.t, expiresAt: m.t + 86_400_000, offset: m.offset })).toBe(m.token);
+    client.destroy();
+  });
+
   it('mints rpm1.<session claims>.<session mac>.<t>.<nonce>.<mac>, the MAC keyed by the session key', async () => {
     const w = world();
     const client = await launch(w);
