@@ -88,7 +88,8 @@ class FakePlatform(
     }
 
     override fun now(): Long = clock.get()
-    override fun randomBytes(length: Int): ByteArray = ByteArray(length) { (it * 7 + 1).toByte() }
+    private val random = java.util.Random(7)
+    override fun randomBytes(length: Int): ByteArray = synchronized(random) { ByteArray(length).also { random.nextBytes(it) } }
     override fun log(message: String) { logs.add(message) }
 }
 
