@@ -6,8 +6,9 @@
  * Robolectric app with its real Android platform: install and open, screens, a login through the
  * backend with the OkHttp interceptor (the verdict: allow), a forged and a replayed token
  * (refused), identify, close, then an uninstall and a new install (the same device). The build
- * also packages the jar and the AAR-shaped zip. Then this file checks what Rampart kept: the app's
- * events, and the phone in the user's device registry with its model and app version.
+ * also packages the jar and the AAR-shaped zip, and dexes the jar with D8 for Android 8. Then
+ * this file checks what Rampart kept: the app's events, and the phone in the user's device
+ * registry with its model and app version.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -100,7 +101,8 @@ describe('the Android client against the real service', () => {
     // The end-to-end class ran (it writes its result last) rather than being skipped.
     expect(existsSync(result)).toBe(true);
     outcome = JSON.parse(readFileSync(result, 'utf8')) as { device: string; package: string };
-    for (const f of ['rampart-android-0.1.0.jar', 'rampart-android-0.1.0.aar']) expect(existsSync(path.join(ANDROID_DIR, 'target', f))).toBe(true);
+    // The jar, the AAR, and the jar dexed by D8 for Android 8 (the build fails when D8 cannot).
+    for (const f of ['rampart-android-0.1.0.jar', 'rampart-android-0.1.0.aar', 'd8/classes.dex']) expect(existsSync(path.join(ANDROID_DIR, 'target', f))).toBe(true);
   }, 900_000);
 
   it('the interceptor sent a fresh token to the app\'s API and none elsewhere', () => {
