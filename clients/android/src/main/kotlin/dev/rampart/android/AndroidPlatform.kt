@@ -58,6 +58,10 @@ class AndroidPlatform(private val application: Application, private val http: Ok
         Log.d("Rampart", message)
     }
 
+    override fun close() {
+        application.unregisterActivityLifecycleCallbacks(lifecycle)
+    }
+
     /** Opens and closes from the count of started activities; a screen for each activity resumed. */
     internal class ActivityLifecycle(initial: AppState) : Application.ActivityLifecycleCallbacks, AppStateSource, ScreenSource {
         @Volatile private var state = initial

@@ -38,6 +38,9 @@ interface Platform {
 
     /** Used only with debug logging on. */
     fun log(message: String)
+
+    /** Stops listening to the system (the client was destroyed). */
+    fun close() {}
 }
 
 /** A string store; every call is synchronous and may throw (the core logs and carries on). */

@@ -302,6 +302,7 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
     fun destroy() {
         destroyed = true
         run("destroy") { unsubscribers.forEach { it() }; unsubscribers.clear() }
+        try { platform.close() } catch (e: Exception) { log("the platform could not be closed") }
         worker.shutdown()
         registrar.shutdown()
     }
