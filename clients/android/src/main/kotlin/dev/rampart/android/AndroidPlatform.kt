@@ -22,13 +22,14 @@ import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
 
 /**
- * The [Platform] over the Android SDK: files in the app's private storage (the queue survives
- * the process being killed, and everything survives an app update), Keystore-encrypted files for
+ * The [Platform] over the Android SDK: files in the app's private storage, excluded from Auto
+ * Backup (the queue survives the process being killed, and everything survives an app update), Keystore-encrypted files for
  * the install id and the session, the activities' lifecycle for opens, closes and screens, the
  * device's description and integrity checks, and OkHttp for the two calls to Rampart.
  */
 class AndroidPlatform(private val application: Application, private val http: OkHttpClient = defaultHttp()) : Platform {
-    private val dir = File(application.filesDir, "rampart")
+    /** Outside Auto Backup: a session key or install id restored onto another phone would make it this one. */
+    private val dir = File(application.noBackupFilesDir, "rampart")
     private val random = SecureRandom()
     private val lifecycle = ActivityLifecycle(initialState(application))
 

@@ -76,7 +76,7 @@ class EndToEndTest {
         val info = shadowOf(app.packageManager).getInternalMutablePackageInfo(app.packageName)
         info.versionName = "3.2.1"
         info.longVersionCode = 321
-        File(app.filesDir, "rampart").deleteRecursively()
+        File(app.noBackupFilesDir, "rampart").deleteRecursively()
 
         // Install and open: the launcher starts the first activity.
         val client = launch("$backend/api/")
@@ -118,7 +118,7 @@ class EndToEndTest {
 
         // Uninstalled and installed again: the app's files are gone; ANDROID_ID is the same.
         Rampart.shutdown()
-        File(app.filesDir, "rampart").deleteRecursively()
+        File(app.noBackupFilesDir, "rampart").deleteRecursively()
         val again = launch("$backend/api/")
         Robolectric.buildActivity(LoginActivity::class.java).setup()
         again.idle()
