@@ -12,6 +12,8 @@ internal data class QueuedEvent(
     val name: String? = null,
     val userId: String? = null,
     val userSignature: String? = null,
+    /** `identify` after `userJwt`: the signed-user JWT, which Rampart verifies. */
+    val userJwt: String? = null,
     val properties: Map<String, Any>? = null,
     /** Device time, ms since the epoch. */
     val at: Long,
@@ -24,6 +26,7 @@ internal data class QueuedEvent(
         name?.let { o.put("name", it) }
         userId?.let { o.put("user_id", it) }
         userSignature?.let { o.put("user_signature", it) }
+        userJwt?.let { o.put("user_jwt", it) }
         properties?.let { o.put("properties", JSONObject(it)) }
         return o
     }
@@ -34,6 +37,7 @@ internal data class QueuedEvent(
         name?.let { o.put("name", it) }
         userId?.let { o.put("user_id", it) }
         userSignature?.let { o.put("user_signature", it) }
+        userJwt?.let { o.put("user_jwt", it) }
         properties?.let { o.put("properties", JSONObject(it)) }
         return o
     }
@@ -47,6 +51,7 @@ internal data class QueuedEvent(
                 name = o.optString("name").ifEmpty { null },
                 userId = o.optString("user_id").ifEmpty { null },
                 userSignature = o.optString("user_signature").ifEmpty { null },
+                userJwt = o.optString("user_jwt").ifEmpty { null },
                 properties = props,
                 at = o.getLong("at"),
                 offset = if (o.has("offset")) o.getLong("offset") else null,

@@ -47,9 +47,9 @@ object Rampart {
     @JvmStatic
     fun secure(userSignature: String) = c("secure()").secure(userSignature)
 
-    /** Castle's signed-user form: identifies the user a JWT from the app's backend names. */
-    @JvmStatic @JvmOverloads
-    fun userJwt(jwt: String, userSignature: String? = null) = c("userJwt()").userJwt(jwt, userSignature)
+    /** Castle's signed-user form: identifies the user a JWT from the app's backend names (Rampart verifies the JWT). */
+    @JvmStatic
+    fun userJwt(jwt: String) = c("userJwt()").userJwt(jwt)
 
     @JvmStatic
     fun screen(name: String) = c("screen()").screen(name)
@@ -59,6 +59,10 @@ object Rampart {
 
     @JvmStatic
     fun flush() = c("flush()").flush()
+
+    /** Flushes when [url] is under the allow list (Castle's `flushIfNeeded`); true when it did. */
+    @JvmStatic
+    fun flushIfNeeded(url: String): Boolean = c("flushIfNeeded()").flushIfNeeded(url)
 
     @JvmStatic
     fun reset() = c("reset()").reset()

@@ -40,10 +40,11 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
     @Volatile private var destroyed = false
     private var appState = AppState.ACTIVE
     private var lastScreen: String? = null
-    private var user = User(null, null, null)
+    private var user = User(null, null, null, null)
     @Volatile private var nextBackgroundRegistration = 0L
 
-    private data class User(val id: String?, val signature: String?, val signatureFor: String?)
+    /** The identified user, the signature from `secure` and whom it was given for, and the JWT from `userJwt`. */
+    private data class User(val id: String?, val signature: String?, val signatureFor: String?, val jwt: String?)
 
     /** Starts the client on its worker: reads what earlier runs stored, queues the install, update and open events, registers a session and flushes. */
     fun start() {
@@ -148,6 +149,7 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
                 id = 0, type = type, name = name,
                 userId = u.id,
                 userSignature = if (u.id != null) u.signature else null,
+                userJwt = if (type == "identify" && u.id != null) u.jwt else null,
                 properties = properties?.takeIf { it.isNotEmpty() },
                 at = platform.now(),
                 offset = sessions.offset(),
@@ -167,7 +169,7 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
             // A signature given for another user must not travel with this one's events; one given
             // before any identify is taken to be for the user identified next.
             val keep = u.signature != null && (u.signatureFor == null || u.signatureFor == userId)
-            user = User(userId, if (keep) u.signature else null, if (keep) userId else null)
+            user = User(userId, if (keep) u.signature else null, if (keep) userId else null, if (u.id == userId) u.jwt else null)
             saveUser()
             enqueue("identify", properties = properties)
             flusher.flush()
@@ -184,26 +186,18 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
     }
 
     /**
-     * Castle's signed-user form: a JWT from the app's backend whose claims name the user (`id`, or
-     * `sub`). Identifies that user; with [userSignature] (the backend's HMAC of the id) the identify
-     * is verified, as after [secure]. Rampart does not verify the JWT itself: the app's backend's
-     * signature is what makes an identify verified.
+     * Castle's signed-user form: a JWT the app's backend signed with the API secret (HS256), naming
+     * the user as `id` (or `sub`). Identifies that user (their id on this and every later event)
+     * and queues an `identify` carrying the JWT, which Rampart verifies; flushes.
      */
-    @JvmOverloads
-    fun userJwt(jwt: String, userSignature: String? = null) {
-        val claims = try {
-            val parts = jwt.split('.')
-            require(parts.size == 3)
-            JSONObject(String(java.util.Base64.getUrlDecoder().decode(parts[1].trimEnd('=')), Charsets.UTF_8))
-        } catch (e: Exception) {
-            throw IllegalArgumentException("Rampart: userJwt() needs a JWT (header.claims.signature)")
+    fun userJwt(jwt: String) {
+        val userId = userIdOfJwt(jwt) ?: throw IllegalArgumentException("Rampart: userJwt() needs a JWT (at most ${Wire.USER_JWT_LENGTH} characters) whose payload names the user as id or sub")
+        run("userJwt") {
+            user = User(userId, null, null, jwt)
+            saveUser()
+            enqueue("identify")
+            flusher.flush()
         }
-        val id = claims.optString("id").ifEmpty { claims.optString("sub") }
-        require(id.isNotEmpty()) { "Rampart: userJwt() needs a JWT whose claims have an id (or sub)" }
-        if (userSignature != null) secure(userSignature)
-        val traits = LinkedHashMap<String, Any?>()
-        claims.optString("email").takeIf { it.isNotEmpty() }?.let { traits["email"] = it }
-        identify(id, traits)
     }
 
     /** Queues a screen view (names are cut to 128 characters). */
@@ -231,11 +225,22 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
         run("flush") { flusher.flush() }
     }
 
+    /**
+     * Flushes when [url] is under the allow list (Castle's `flushIfNeeded`), so that the queued
+     * events reach Rampart before the backend asks for a verdict on that request; true when it
+     * did. The interceptor calls it for every allow-listed request.
+     */
+    fun flushIfNeeded(url: String): Boolean {
+        if (!allowList.allows(url)) return false
+        flush()
+        return true
+    }
+
     /** Flushes, then forgets the identified user and the signature (at logout). */
     fun reset() {
         run("reset") {
             flusher.flush()
-            user = User(null, null, null)
+            user = User(null, null, null, null)
             try { platform.storage.remove(KEYS_USER) } catch (e: Exception) { log("the user could not be removed from storage") }
         }
     }
@@ -271,7 +276,7 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
     fun userAgent(): String? = agent
 
     /** An OkHttp interceptor that adds the token header to requests under the allow list. */
-    fun interceptor(): RampartInterceptor = RampartInterceptor(allowList::allows, ::clientIdHeaderName, ::tokenForRequest)
+    fun interceptor(): RampartInterceptor = RampartInterceptor(allowList::allows, ::clientIdHeaderName, ::tokenForRequest, ::flush)
 
     /** A token for an outgoing request: at once when a session exists, else after at most [TOKEN_WAIT_MS], else null. */
     internal fun tokenForRequest(): String? {
@@ -327,7 +332,8 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
             val id = o.optString("id").ifEmpty { null } ?: return
             if (user.id == null) {
                 val signature = o.optString("signature").takeIf { SIGNATURE.matches(it) }
-                user = User(id, signature, if (signature != null) id else null)
+                val jwt = o.optString("jwt").takeIf { it.isNotEmpty() && userIdOfJwt(it) == id }
+                user = User(id, signature, if (signature != null) id else null, jwt)
             }
         } catch (e: Exception) {
             log("the identified user could not be read from storage")
@@ -337,7 +343,7 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
     private fun saveUser() {
         try {
             val u = user
-            platform.storage.set(KEYS_USER, JSONObject().put("id", u.id ?: JSONObject.NULL).put("signature", u.signature ?: JSONObject.NULL).toString())
+            platform.storage.set(KEYS_USER, JSONObject().put("id", u.id ?: JSONObject.NULL).put("signature", u.signature ?: JSONObject.NULL).put("jwt", u.jwt ?: JSONObject.NULL).toString())
         } catch (e: Exception) {
             log("the identified user could not be stored")
         }
@@ -376,6 +382,25 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
         internal const val KEYS_SESSION = "rampart.session"
         private val INSTALL_ID = Regex("^[A-Za-z0-9_-]{16,64}$")
         private val SIGNATURE = Regex("^[0-9a-fA-F]{64}$")
+
+        private val JWT = Regex("^[A-Za-z0-9_-]+\\.([A-Za-z0-9_-]+)\\.[A-Za-z0-9_-]+$")
+
+        /** The user a JWT's payload names (`id`, else `sub`), read without verifying it: Rampart verifies it. */
+        internal fun userIdOfJwt(jwt: String): String? {
+            if (jwt.length > Wire.USER_JWT_LENGTH) return null
+            val m = JWT.matchEntire(jwt) ?: return null
+            return try {
+                val payload = JSONObject(String(java.util.Base64.getUrlDecoder().decode(m.groupValues[1]), Charsets.UTF_8))
+                val id = if (payload.has("id") && !payload.isNull("id")) payload.get("id") else if (payload.has("sub")) payload.get("sub") else null
+                when {
+                    id is String && id.isNotEmpty() && id.length <= Wire.USER_ID_LENGTH -> id
+                    id is Int || id is Long -> id.toString()
+                    else -> null
+                }
+            } catch (e: Exception) {
+                null
+            }
+        }
 
         private fun daemon(name: String) = ThreadFactory { r -> Thread(r, name).apply { isDaemon = true } }
 

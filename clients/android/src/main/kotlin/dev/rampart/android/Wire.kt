@@ -12,6 +12,7 @@ internal object Wire {
     const val PROPERTY_STRING_LENGTH = 256
     const val NAME_LENGTH = 128
     const val USER_ID_LENGTH = 128
+    const val USER_JWT_LENGTH = 4096
     const val OS_VERSION_LENGTH = 32
     const val MODEL_LENGTH = 64
     const val MANUFACTURER_LENGTH = 64

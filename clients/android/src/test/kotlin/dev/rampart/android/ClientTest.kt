@@ -108,22 +108,51 @@ class ClientTest {
     }
 
     @Test
-    fun userJwtIdentifiesTheUserItNames() {
+    fun userJwtIdentifiesTheUserItNamesAndCarriesTheJwtOnTheIdentify() {
         val p = FakePlatform()
         val client = start(p)
-        val claims = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString("""{"id":"u-7","email":"u7@example.com"}""".toByteArray())
-        client.userJwt("eyJhbGciOiJIUzI1NiJ9.$claims.c2ln")
+        val b64 = { t: String -> java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(t.toByteArray()) }
+        val jwt = "${b64("{\"alg\":\"HS256\"}")}.${b64("{\"id\":\"u-7\",\"email\":\"u7@example.com\"}")}.c2ln"
+        client.userJwt(jwt)
+        client.screen("Home")
+        client.flush()
         client.idle()
-        val identify = events(p).last()
+        val (identify, screen) = events(p).takeLast(2)
         assertEquals("identify", identify.getString("type"))
         assertEquals("u-7", identify.getString("user_id"))
-        assertEquals("u7@example.com", identify.getJSONObject("properties").getString("email"))
-        try {
-            client.userJwt("not-a-jwt")
-            throw AssertionError("accepted a malformed JWT")
-        } catch (e: IllegalArgumentException) {
-            assertTrue(e.message!!.contains("JWT"))
+        assertEquals(jwt, identify.getString("user_jwt"))
+        assertEquals("u-7", screen.getString("user_id"))
+        assertTrue("only the identify carries the JWT", !screen.has("user_jwt"))
+        assertEquals("42", RampartClient.userIdOfJwt("${b64("{}")}.${b64("{\"sub\":42}")}.c2ln"))
+        for (bad in listOf("not-a-jwt", "${b64("{}")}.${b64("{\"email\":\"x\"}")}.c2ln", "a.%%%.b")) {
+            try {
+                client.userJwt(bad)
+                throw AssertionError("accepted $bad")
+            } catch (e: IllegalArgumentException) {
+                assertTrue(e.message!!.contains("JWT"))
+            }
         }
+    }
+
+    @Test
+    fun anAllowListedRequestFlushesTheQueue() {
+        val api = MockWebServer().apply { start() }
+        repeat(2) { api.enqueue(MockResponse().setBody("{}")) }
+        val p = FakePlatform()
+        val client = start(p, config(listOf(api.url("/api").toString())))
+        client.screen("Login")
+        client.idle()
+        assertEquals(1, client.queueSize())
+        assertTrue(!client.flushIfNeeded("https://elsewhere.example/api"))
+        val http = OkHttpClient.Builder().addInterceptor(client.interceptor()).build()
+        http.newCall(Request.Builder().url(api.url("/other")).build()).execute().close()
+        client.idle()
+        assertEquals("a request outside the allow list flushes nothing", 1, client.queueSize())
+        http.newCall(Request.Builder().url(api.url("/api/login")).build()).execute().close()
+        client.idle()
+        assertEquals(0, client.queueSize())
+        assertEquals("Login", events(p).last().getString("name"))
+        api.shutdown()
     }
 
     @Test

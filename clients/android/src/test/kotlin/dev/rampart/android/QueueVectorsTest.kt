@@ -1,5 +1,10 @@
 package dev.rampart.android
 
+import okhttp3.OkHttpClient
+import okhttp3.Protocol
+import okhttp3.Request
+import okhttp3.Response
+import okhttp3.ResponseBody.Companion.toResponseBody
 import org.json.JSONObject
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertTrue
@@ -26,6 +31,7 @@ class QueueVectorsTest {
         val conf = config {
             if (options.has("flushLimit")) flushLimit(options.getInt("flushLimit"))
             if (options.has("maxQueueLimit")) maxQueueLimit(options.getInt("maxQueueLimit"))
+            options.optJSONArray("baseURLAllowList")?.let { a -> baseURLAllowList((0 until a.length()).map { a.getString(it) }) }
             screenTrackingEnabled(false)
         }
         var client: RampartClient? = null
@@ -46,6 +52,16 @@ class QueueVectorsTest {
                         for (k in 1..n) c!!.screen(step.getString("name").replace("{i}", k.toString()))
                     }
                     "identify" -> c!!.identify(step.getString("user_id"))
+                    "user_jwt" -> c!!.userJwt(step.getString("jwt"))
+                    "custom" -> c!!.custom(step.getString("name"), step.optJSONObject("properties")?.let { p -> p.keys().asSequence().associateWith { p.get(it) } })
+                    "request" -> {
+                        // The app's OkHttp client with the interceptor; the request is answered without a network.
+                        val http = OkHttpClient.Builder()
+                            .addInterceptor(c!!.interceptor())
+                            .addInterceptor { chain -> Response.Builder().request(chain.request()).protocol(Protocol.HTTP_1_1).code(200).message("OK").body("{}".toResponseBody()).build() }
+                            .build()
+                        http.newCall(Request.Builder().url(step.getString("url")).build()).execute().close()
+                    }
                     "reset" -> c!!.reset()
                     "background" -> p.appState.emit(AppState.BACKGROUND)
                     "foreground" -> p.appState.emit(AppState.ACTIVE)
