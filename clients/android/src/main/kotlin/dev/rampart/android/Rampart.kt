@@ -47,6 +47,10 @@ object Rampart {
     @JvmStatic
     fun secure(userSignature: String) = c("secure()").secure(userSignature)
 
+    /** Castle's 2.x name for [secure]. */
+    @JvmStatic
+    fun userSignature(signature: String) = secure(signature)
+
     /** Castle's signed-user form: identifies the user a JWT from the app's backend names (Rampart verifies the JWT). */
     @JvmStatic
     fun userJwt(jwt: String) = c("userJwt()").userJwt(jwt)
@@ -83,6 +87,10 @@ object Rampart {
 
     @JvmStatic
     fun userAgent(): String? = client?.userAgent()
+
+    /** The headers a request to [url] should carry: the token header when it is allow-listed and a session exists. */
+    @JvmStatic
+    fun headers(url: String): Map<String, String> = client?.headers(url) ?: emptyMap()
 
     /** The OkHttp interceptor that adds the token header to requests under the allow list. */
     @JvmStatic

@@ -272,6 +272,17 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
 
     fun clientIdHeaderName(): String = c.clientIdHeaderName
 
+    /**
+     * The headers a request to [url] should carry (Castle's `headers(url)`): the token header when
+     * [url] is under the allow list and a session exists, else none. For HTTP clients other than
+     * OkHttp; it never waits for a registration.
+     */
+    fun headers(url: String): Map<String, String> {
+        if (!allowList.allows(url)) return emptyMap()
+        val token = clientId() ?: return emptyMap()
+        return mapOf(c.clientIdHeaderName to token)
+    }
+
     /** `<App>/<version> (<build>; <model>; Android <osVersion>) rampart-android/<version>`, once the device is known. */
     fun userAgent(): String? = agent
 

@@ -59,6 +59,8 @@ class ClientTest {
         assertTrue(r.getHeader("X-Castle-Request-Token")!!.startsWith("rpm1."))
         assertNull(r.getHeader("X-Service-Client-Id"))
         assertEquals("X-Castle-Request-Token", client.clientIdHeaderName())
+        assertTrue(client.headers(api.url("/login").toString())["X-Castle-Request-Token"]!!.startsWith("rpm1."))
+        assertEquals(emptyMap<String, String>(), client.headers("https://elsewhere.example/login"))
         api.shutdown()
     }
 
