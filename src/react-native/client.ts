@@ -1,18 +1,20 @@
 /**
- * The client core: Castle's mobile API shape (configure, identify, secure, screen, flush, the
- * request token and its interceptor) over a `Platform`. It owns the rules of when events are
+ * The client core: Castle's mobile API shape (configure, identify, secure, userJwt, screen,
+ * custom, flush, the request token and its interceptor; Castle's React Native option spellings
+ * taken as aliases, its options without a meaning here warned about) over a `Platform`. It owns the rules of when events are
  * queued and flushed, the user attached to them, and the app's lifecycle; the queue (queue.ts),
  * the sending (flusher.ts), the session and tokens (session.ts) and the allow list
  * (allow-list.ts, interceptor.ts) are its parts. No React Native import: the unit tests run it
  * over an in-memory platform with a fake clock.
  *
  * When events are flushed (Castle's mobile SDKs' limits, docs/mobile.md): at the app's install, update, open and
- * close, at identify, and when the queue reaches `flushLimit`. Never otherwise, except by
- * `flush()` and `reset()`.
+ * close, at identify and userJwt, when a request under the allow list goes out, and when the
+ * queue reaches `flushLimit`. Never otherwise, except by `flush()`, `flushIfNeeded()` and
+ * `reset()`. clients/test-vectors/queue.json gives each rule as a scenario.
  */
 import { AllowList, parseHttpUrl } from './allow-list';
 import { buildComponents, buildUserAgent } from './components';
-import { base64url } from './crypto';
+import { base64url, base64urlDecodeText } from './crypto';
 import { Flusher } from './flusher';
 import { axiosInterceptor, wrapFetch, type AxiosRequestConfigLike, type InterceptorDeps } from './interceptor';
 import type { AppStateStatus, DeviceInfo, Platform } from './platform';
@@ -38,13 +40,29 @@ export interface RampartConfig {
   flushLimit?: number;
   /** Base URLs of the app's own API: only requests under them get the request-token header. */
   baseURLAllowList?: string[];
-  /** The request-token header (default `X-Service-Client-Id`). */
+  /** The request-token header (default `X-Service-Client-Id`; `CASTLE_REQUEST_TOKEN_HEADER` for Castle's). */
   clientIdHeaderName?: string;
   /** Queue `app_installed`, `app_updated`, `app_opened` and `app_closed` (default on). */
   lifecycleTrackingEnabled?: boolean;
+  /** Castle's spelling of `clientIdHeaderName`. */
+  requestTokenHeaderName?: string;
+  /** Castle's spelling of `lifecycleTrackingEnabled`. */
+  lifeCycleEventsEnabled?: boolean;
 }
 
-type Settings = Required<RampartConfig>;
+/** Castle's request-token header, for a backend that reads it (`requestTokenHeaderName: CASTLE_REQUEST_TOKEN_HEADER`). */
+export const CASTLE_REQUEST_TOKEN_HEADER = 'X-Castle-Request-Token';
+
+/** Castle's spellings of our options: taken as ours. */
+const ALIASES = { requestTokenHeaderName: 'clientIdHeaderName', lifeCycleEventsEnabled: 'lifecycleTrackingEnabled', baseURLWhiteList: 'baseURLAllowList' } as const;
+/** Castle's options that have no meaning here: a console warning says why, so that none is ignored in silence. */
+const CASTLE_ONLY: Record<string, string> = {
+  useCloudflareApp: 'Rampart answers at baseUrl; a proxy in front of it goes in baseUrl',
+  apiDomain: 'Rampart answers at baseUrl; set baseUrl instead',
+  apiPath: 'Rampart answers at baseUrl; set baseUrl instead',
+};
+
+type Settings = Required<Omit<RampartConfig, keyof typeof ALIASES>>;
 
 const DEFAULTS: Omit<Settings, 'publishableKey' | 'baseUrl'> = {
   screenTrackingEnabled: false,
@@ -80,29 +98,75 @@ interface User {
   signature: string | null;
   /** The user id that was identified when `secure()` was called (null: before any identify). */
   signatureFor: string | null;
+  /** The signed-user JWT (`userJwt`), for the user it names (`id`). */
+  jwt?: string | null;
 }
 
-function validate(config: RampartConfig): Settings {
-  if (!config || typeof config.publishableKey !== 'string' || !config.publishableKey.startsWith('pk_')) throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
+const JWT = /^[A-Za-z0-9_-]+\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+$/;
+
+/** The user a JWT's payload names (`id`, else `sub`), read without verifying it: Rampart verifies it. */
+export function userIdOfJwt(jwt: string): string | null {
+  const m = typeof jwt === 'string' && jwt.length <= LIMITS.userJwtLength ? JWT.exec(jwt) : null;
+  const text = m ? base64urlDecodeText(m[1]) : null;
+  if (text === null) return null;
+  try {
+    const payload = JSON.parse(text) as Record<string, unknown>;
+    const id = typeof payload === 'object' && payload !== null ? (payload.id ?? payload.sub) : undefined;
+    if (typeof id === 'string' && id.length > 0 && id.length <= LIMITS.userIdLength) return id;
+    if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id);
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+const KNOWN = new Set<string>(['publishableKey', 'baseUrl', ...Object.keys(DEFAULTS)]);
+
+/** The options with Castle's spellings taken as ours, and a warning for each option that does nothing. */
+function normalise(config: RampartConfig): { config: RampartConfig; warnings: string[] } {
+  const out: Record<string, unknown> = {};
+  const warnings: string[] = [];
+  for (const [k, v] of Object.entries(config)) {
+    if (v === undefined) continue;
+    if (k in ALIASES) {
+      const ours = ALIASES[k as keyof typeof ALIASES];
+      if (ours in config && (config as unknown as Record<string, unknown>)[ours] !== undefined && (config as unknown as Record<string, unknown>)[ours] !== v) {
+        throw new Error(`Rampart: configure() got both ${ours} and Castle's ${k}, with different values`);
+      }
+      out[ours] = v;
+    } else if (k in CASTLE_ONLY) warnings.push(`Rampart: configure() option ${k} is Castle's and does nothing here: ${CASTLE_ONLY[k]}`);
+    else if (!KNOWN.has(k)) warnings.push(`Rampart: configure() option ${k} is unknown and does nothing`);
+    else out[k] = v;
+  }
+  return { config: out as unknown as RampartConfig, warnings };
+}
+
+function validate(given: RampartConfig): { settings: Settings; warnings: string[] } {
+  if (!given || typeof given !== 'object') throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
+  const { config, warnings } = normalise(given);
+  if (typeof config.publishableKey !== 'string' || !config.publishableKey.startsWith('pk_')) throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
   if (typeof config.baseUrl !== 'string' || !parseHttpUrl(config.baseUrl)) throw new Error('Rampart: configure({ baseUrl }) needs an absolute http(s) URL');
   const s: Settings = { ...DEFAULTS, ...config, baseUrl: config.baseUrl.replace(/\/+$/, '') };
   for (const k of ['maxQueueLimit', 'flushLimit'] as const) {
     if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`Rampart: ${k} must be a positive integer`);
   }
   if (!HEADER_NAME.test(s.clientIdHeaderName)) throw new Error('Rampart: clientIdHeaderName must be an HTTP header name');
-  return s;
+  return { settings: s, warnings };
 }
 
 /** Traits as event properties: at most 20 members, strings cut to 256, numbers and booleans; anything else left out. */
-function toProperties(traits: Record<string, unknown> | undefined): EventProperties | undefined {
-  if (!traits) return undefined;
+function toProperties(traits: Record<string, unknown> | undefined, dropped?: (key: string) => void): EventProperties | undefined {
+  if (!traits || typeof traits !== 'object') return undefined;
   const out: EventProperties = {};
   let n = 0;
   for (const [k, v] of Object.entries(traits)) {
     if (n >= LIMITS.propertiesPerEvent) break;
     if (typeof v === 'string') out[k] = v.slice(0, LIMITS.propertyStringLength);
     else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') out[k] = v;
-    else continue;
+    else {
+      dropped?.(k);
+      continue;
+    }
     n++;
   }
   return n > 0 ? out : undefined;
@@ -140,8 +204,10 @@ export class RampartClient {
     }
     let settings: Settings;
     try {
-      settings = validate(config);
+      const v = validate(config);
+      settings = v.settings;
       this.allowList = new AllowList(settings.baseURLAllowList);
+      for (const w of v.warnings) this.warn(w);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -266,6 +332,7 @@ export class RampartClient {
     if (e.name === undefined) delete e.name;
     if (this.user.id !== null) e.user_id = this.user.id;
     if (this.user.id !== null && this.user.signature !== null) e.user_signature = this.user.signature;
+    if (type === 'identify' && this.user.id !== null && this.user.jwt) e.user_jwt = this.user.jwt;
     queue.push(e);
     this.log(`queued ${type} (${queue.size()} queued)`);
     if (queue.size() >= s.flushLimit) this.track(this.flushNow());
@@ -284,7 +351,8 @@ export class RampartClient {
     // A signature given for another user must not travel with this one's events; one given
     // before any identify is taken to be for the user identified next.
     const keep = u.signature !== null && (u.signatureFor === null || u.signatureFor === userId);
-    this.user = { id: userId, signature: keep ? u.signature : null, signatureFor: keep ? userId : null };
+    const jwt = u.jwt && u.id === userId ? u.jwt : null;
+    this.user = { id: userId, signature: keep ? u.signature : null, signatureFor: keep ? userId : null, jwt };
     await this.saveUser();
     this.enqueue('identify', { properties: toProperties(traits) });
     await this.track(this.flushNow());
@@ -296,6 +364,44 @@ export class RampartClient {
     await this.whenReady('secure()');
     this.user = { ...this.user, signature: userSignature.toLowerCase(), signatureFor: this.user.id };
     await this.saveUser();
+  }
+
+  /**
+   * Castle's signed-user form: a JWT the app's backend signed with the API secret (HS256), naming
+   * the user as `id` (or `sub`). Identifies that user (their id on this and every later event) and
+   * queues an `identify` carrying the JWT, which Rampart verifies; flushes.
+   */
+  async userJwt(jwt: string): Promise<void> {
+    const userId = userIdOfJwt(jwt);
+    if (userId === null) throw new Error(`Rampart: userJwt() needs a JWT (at most ${LIMITS.userJwtLength} characters) whose payload names the user as id or sub`);
+    await this.whenReady('userJwt()');
+    this.user = { id: userId, signature: null, signatureFor: null, jwt };
+    await this.saveUser();
+    this.enqueue('identify');
+    await this.track(this.flushNow());
+  }
+
+  /** Queues a custom event: a name (cut to 128 characters) and up to 20 string, number or boolean properties. */
+  async custom(name: string, properties?: Record<string, unknown>): Promise<void> {
+    if (typeof name !== 'string' || name.length === 0) throw new Error('Rampart: custom() needs a name');
+    await this.whenReady('custom()');
+    this.enqueue('custom', { name: name.slice(0, LIMITS.nameLength), properties: toProperties(properties, (k) => this.log(`custom ${name}: property ${k} is not a string, number or boolean and is not sent`)) });
+  }
+
+  /** Castle's spelling of `custom(name, properties)`. */
+  customWithProperties(name: string, properties: Record<string, unknown>): Promise<void> {
+    return this.custom(name, properties);
+  }
+
+  /**
+   * Flushes when `url` is under the allow list (Castle's `flushIfNeeded`); true when it did. The
+   * interceptors do it for every request they let through with a token.
+   */
+  async flushIfNeeded(url: string): Promise<boolean> {
+    await this.whenReady('flushIfNeeded()');
+    if (!this.allowList.allows(url)) return false;
+    await this.track(this.flushNow());
+    return true;
   }
 
   /** Queues a screen view (names are cut to 128 characters). */
@@ -344,6 +450,26 @@ export class RampartClient {
     return this.settings?.clientIdHeaderName ?? DEFAULTS.clientIdHeaderName;
   }
 
+  /** Castle's `configureWithPublishableKey`: refused with the reason, since a self-hosted Rampart needs its base URL. */
+  configureWithPublishableKey(_publishableKey: string): Promise<void> {
+    return Promise.reject(new Error("Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })"));
+  }
+
+  /** Castle's `setAdvertisingIdentifier`: no advertising id is collected, on purpose; a console warning says so. */
+  async setAdvertisingIdentifier(_identifier: string): Promise<void> {
+    this.warn('Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id');
+  }
+
+  /** Castle's name for `clientIdHeaderName()`. */
+  requestTokenHeaderName(): string {
+    return this.clientIdHeaderName();
+  }
+
+  /** Rampart's base URL, as configured (null before configure). */
+  baseUrl(): string | null {
+    return this.settings?.baseUrl ?? null;
+  }
+
   /** `<App>/<version> (<build>; <model>; <OS> <osVersion>) rampart-react-native/<version>`, once the device is known. */
   userAgent(): string | null {
     return this.agent;
@@ -353,7 +479,7 @@ export class RampartClient {
   async reset(): Promise<void> {
     await this.whenReady('reset()');
     await this.track(this.flushNow());
-    this.user = { id: null, signature: null, signatureFor: null };
+    this.user = { id: null, signature: null, signatureFor: null, jwt: null };
     await this.platform.storage.removeItem(KEYS.user).catch(() => this.log('the user could not be removed from storage'));
   }
 
@@ -389,6 +515,11 @@ export class RampartClient {
     allowList: { allows: (url: string) => this.allowList.allows(url) },
     headerName: () => this.clientIdHeaderName(),
     token: () => this.tokenForRequest(),
+    // An allow-listed request going out is a flush trigger (Castle's flushIfNeeded): the queued
+    // events reach Rampart before the backend asks for a verdict on this request.
+    allowed: () => {
+      if (this.flusher && !this.destroyed) this.track(this.flushNow());
+    },
   };
 
   /** A token for an outgoing request: at once when a session exists, else after at most TOKEN_WAIT_MS, else none. */
@@ -427,7 +558,8 @@ export class RampartClient {
       const u = raw ? (JSON.parse(raw) as Partial<User>) : null;
       if (u && typeof u.id === 'string' && this.user.id === null) {
         const signature = typeof u.signature === 'string' && SIGNATURE.test(u.signature) ? u.signature : null;
-        this.user = { id: u.id, signature, signatureFor: signature !== null ? u.id : null };
+        const jwt = typeof u.jwt === 'string' && userIdOfJwt(u.jwt) === u.id ? u.jwt : null;
+        this.user = { id: u.id, signature, signatureFor: signature !== null ? u.id : null, jwt };
       }
     } catch {
       this.log('the identified user could not be read from storage');
@@ -445,6 +577,13 @@ export class RampartClient {
     };
     p.then(done, done);
     return p;
+  }
+
+  /** A configuration warning: always shown (console.warn), whatever the debug setting. */
+  private warn(message: string): void {
+    const logger = this.platform.logger;
+    if (logger.warn) logger.warn(message);
+    else (globalThis as { console?: { warn?(m: string): void } }).console?.warn?.(message);
   }
 
   private log(message: string): void {

@@ -29,6 +29,36 @@ export function utf8(text: string): Uint8Array {
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
+/** The text base64url (unpadded) encodes as UTF-8, or null when it is not base64url or not UTF-8. */
+export function base64urlDecodeText(s: string): string | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) return null;
+  const bytes: number[] = [];
+  let acc = 0;
+  let bits = 0;
+  for (let i = 0; i < s.length; i++) {
+    acc = (acc << 6) | ALPHABET.indexOf(s[i]);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push((acc >> bits) & 0xff);
+    }
+  }
+  let out = '';
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    const n = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    if (n === 0 || i + n > bytes.length) return null;
+    let c = n === 1 ? b : b & (0xff >> (n + 1));
+    for (let j = 1; j < n; j++) {
+      if ((bytes[i + j] & 0xc0) !== 0x80) return null;
+      c = (c << 6) | (bytes[i + j] & 0x3f);
+    }
+    out += String.fromCodePoint(c);
+    i += n;
+  }
+  return out;
+}
+
 /** base64url without padding (RFC 4648 §5), the encoding of the token's MAC and of the ids. */
 export function base64url(bytes: Uint8Array): string {
   let s = '';

@@ -41,6 +41,7 @@ export function toWire(e: QueuedEvent, currentOffset: number | null): AppEvent {
   if (e.name !== undefined) out.name = e.name;
   if (e.user_id !== undefined) out.user_id = e.user_id;
   if (e.user_signature !== undefined) out.user_signature = e.user_signature;
+  if (e.user_jwt !== undefined) out.user_jwt = e.user_jwt;
   if (e.properties !== undefined) out.properties = e.properties;
   return out;
 }

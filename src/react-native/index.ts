@@ -15,7 +15,7 @@ import type { AxiosRequestConfigLike } from './interceptor';
 import type { Platform } from './platform';
 import { createReactNativePlatform, type ReactNativePlatformOptions } from './react-native';
 
-export { RampartClient, TOKEN_WAIT_MS, type RampartConfig } from './client';
+export { CASTLE_REQUEST_TOKEN_HEADER, RampartClient, TOKEN_WAIT_MS, userIdOfJwt, type RampartConfig } from './client';
 export { createReactNativePlatform, type NavigationRefLike, type ReactNativePlatformOptions } from './react-native';
 export { parseHttpUrl, type HttpUrl } from './allow-list';
 export type { AxiosRequestConfigLike } from './interceptor';
@@ -32,6 +32,8 @@ export function createRampart(platform: Platform): RampartClient {
 export type ReactNativeConfig = RampartConfig & ReactNativePlatformOptions;
 
 let client: RampartClient | null = null;
+const CONFIGURE_WITH_KEY = "Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })";
+const NO_ADVERTISING_ID = 'Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id';
 const notConfigured = (what: string) => Promise.reject(new Error(`Rampart: call configure() before ${what}`));
 
 /** The app's client. Every method but `configure` and the interceptors needs `configure` first. */
@@ -48,15 +50,29 @@ export const Rampart = {
     }
     return client.configure(config);
   },
+  /** Castle's; refused with the reason (Rampart needs `baseUrl`): use `configure`. */
+  configureWithPublishableKey: (_publishableKey: string): Promise<void> => Promise.reject(new Error(CONFIGURE_WITH_KEY)),
+  /** Castle's; does nothing but a console warning: no advertising id is collected. */
+  setAdvertisingIdentifier: (_identifier: string): Promise<void> => {
+    (globalThis as { console?: { warn?(m: string): void } }).console?.warn?.(NO_ADVERTISING_ID);
+    return Promise.resolve();
+  },
   identify: (userId: string, traits?: Record<string, unknown>): Promise<void> => (client ? client.identify(userId, traits) : notConfigured('identify()')),
   secure: (userSignature: string): Promise<void> => (client ? client.secure(userSignature) : notConfigured('secure()')),
+  /** Castle's signed-user form: a JWT from the app's backend, signed with the API secret, naming the user. */
+  userJwt: (jwt: string): Promise<void> => (client ? client.userJwt(jwt) : notConfigured('userJwt()')),
   screen: (name: string): Promise<void> => (client ? client.screen(name) : notConfigured('screen()')),
+  custom: (name: string, properties?: Record<string, unknown>): Promise<void> => (client ? client.custom(name, properties) : notConfigured('custom()')),
+  customWithProperties: (name: string, properties: Record<string, unknown>): Promise<void> => (client ? client.customWithProperties(name, properties) : notConfigured('customWithProperties()')),
+  flushIfNeeded: (url: string): Promise<boolean> => (client ? client.flushIfNeeded(url) : notConfigured('flushIfNeeded()')),
   flush: (): Promise<void> => (client ? client.flush() : notConfigured('flush()')),
   reset: (): Promise<void> => (client ? client.reset() : notConfigured('reset()')),
   queueSize: (): number => client?.queueSize() ?? 0,
   clientId: (): string | null => client?.clientId() ?? null,
   createRequestToken: (): Promise<string> => (client ? client.createRequestToken() : notConfigured('createRequestToken()')),
   clientIdHeaderName: (): string => client?.clientIdHeaderName() ?? 'X-Service-Client-Id',
+  requestTokenHeaderName: (): string => client?.requestTokenHeaderName() ?? 'X-Service-Client-Id',
+  baseUrl: (): string | null => client?.baseUrl() ?? null,
   userAgent: (): string | null => client?.userAgent() ?? null,
   /** Can be called before `configure` (at module load): until then requests go out unchanged. */
   wrapFetch<F extends (...args: never[]) => Promise<unknown>>(fetchImpl: F): F {

@@ -10,6 +10,8 @@ export interface InterceptorDeps {
   headerName: () => string;
   /** A fresh token, or null when none can be had in time (the request then goes without one). */
   token: () => Promise<string | null>;
+  /** Told of every request under the allow list as it goes out (a flush trigger); never delays it. */
+  allowed?: (url: string) => void;
 }
 
 type HeaderPairs = ReadonlyArray<readonly [string, string]> | string[][];
@@ -62,6 +64,7 @@ export function wrapFetch<F extends (...args: never[]) => Promise<unknown>>(fetc
   const wrapped: FetchLike = async (input, init) => {
     const url = urlOf(input);
     if (url === null || !deps.allowList.allows(url)) return inner(input, init);
+    deps.allowed?.(url);
     const token = await deps.token();
     if (token === null) return inner(input, init);
     const source = init?.headers !== undefined ? init.headers : isRequestLike(input) ? input.headers : undefined;
@@ -90,6 +93,7 @@ export function axiosInterceptor(deps: InterceptorDeps): <C extends AxiosRequest
   return async (config) => {
     const url = axiosUrl(config);
     if (url === null || !deps.allowList.allows(url)) return config;
+    deps.allowed?.(url);
     const token = await deps.token();
     if (token === null) return config;
     const headers = config.headers as { set?: (name: string, value: string) => unknown } | undefined;

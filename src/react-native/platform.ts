@@ -89,7 +89,10 @@ export interface Clock {
 }
 
 export interface Logger {
+  /** Debug logging (only with `debugLoggingEnabled`). */
   debug(message: string): void;
+  /** A configuration mistake the developer must see (an option that does nothing here), whatever the debug setting; console.warn when absent. */
+  warn?(message: string): void;
 }
 
 export interface Platform {
@@ -108,6 +111,6 @@ export interface Platform {
   clock: Clock;
   /** Cryptographically secure random bytes. */
   randomBytes(length: number): Uint8Array;
-  /** Used only with debug logging on. */
+  /** `debug` only with debug logging on; `warn` for configuration warnings. */
   logger: Logger;
 }

@@ -17,6 +17,7 @@ export interface QueuedEvent {
   name?: string;
   user_id?: string;
   user_signature?: string;
+  user_jwt?: string;
   properties?: EventProperties;
   /** Device time, ms since the epoch. */
   at: number;

@@ -110,7 +110,7 @@ interface Globals {
   fetch?: Platform['fetch'];
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
-  console: { log(message: string): void };
+  console: { log(message: string): void; warn?(message: string): void };
 }
 
 function keychainStorage(keychain: KeychainModule): KeyValueStorage {
@@ -227,6 +227,6 @@ export function createReactNativePlatform(options: ReactNativePlatformOptions = 
     fetch: (url, init) => fetchImpl(url, init),
     clock: { now: () => Date.now(), setTimeout: (f, ms) => g.setTimeout(f, ms), clearTimeout: (h) => g.clearTimeout(h) },
     randomBytes: (n) => getRandomValues.call(g.crypto, new Uint8Array(n)),
-    logger: { debug: (message) => g.console.log(message) },
+    logger: { debug: (message) => g.console.log(message), warn: (message) => (g.console.warn ?? g.console.log)(message) },
   };
 }

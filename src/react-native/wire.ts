@@ -65,7 +65,7 @@ export interface RegisterResponse {
 export const SESSION_PREFIX = 'rps1.';
 export const MOBILE_TOKEN_PREFIX = 'rpm1.';
 
-export type AppEventType = 'app_installed' | 'app_updated' | 'app_opened' | 'app_closed' | 'screen' | 'identify';
+export type AppEventType = 'app_installed' | 'app_updated' | 'app_opened' | 'app_closed' | 'screen' | 'identify' | 'custom';
 
 /** At most 20 members; strings of at most 256 characters, numbers or booleans. */
 export type EventProperties = Record<string, string | number | boolean>;
@@ -74,12 +74,14 @@ export interface AppEvent {
   type: AppEventType;
   /** ISO 8601 in Rampart's clock (device time plus the offset). */
   timestamp: string;
-  /** `screen`: the screen's name, at most 128 characters. */
+  /** `screen` and `custom`: the screen's or the event's name, at most 128 characters. */
   name?: string;
   /** `identify`, and every later event of the install: at most 128 characters. */
   user_id?: string;
   /** Hex HMAC-SHA256 of `user_id` with the environment's API secret, from the app's backend. */
   user_signature?: string;
+  /** `identify`: the signed-user form, a JWT the app's backend signed with the API secret (HS256), naming `user_id`. */
+  user_jwt?: string;
   properties?: EventProperties;
 }
 
@@ -109,6 +111,7 @@ export const LIMITS = {
   propertyStringLength: 256,
   nameLength: 128,
   userIdLength: 128,
+  userJwtLength: 4096,
   osVersionLength: 32,
   modelLength: 64,
   manufacturerLength: 64,

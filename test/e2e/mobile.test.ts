@@ -276,6 +276,44 @@ describe('app events', () => {
     ]);
   });
 
+  it("an identify verifies with a user JWT the backend signed with the API secret (Castle's userJwt); custom events are kept with their name", async () => {
+    const s = await register(pixel());
+    const user = uid();
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const sign = (payload: Record<string, unknown>, secret = app.secret) => {
+      const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
+      return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
+    };
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const r = await sendEvents(s, [
+      { type: 'identify', user_id: user, user_jwt: sign({ id: user, email: `${user}@example.com`, exp }), timestamp: now() },
+      { type: 'identify', user_id: `${user}-other`, user_jwt: sign({ id: user, exp }), timestamp: now() },
+      { type: 'identify', user_id: `${user}-forged`, user_jwt: sign({ id: `${user}-forged`, exp }, 'not-the-secret'), timestamp: now() },
+      { type: 'identify', user_id: `${user}-expired`, user_jwt: sign({ id: `${user}-expired`, exp: exp - 3600 }), timestamp: now() },
+      { type: 'custom', name: 'Added to cart', user_id: user, properties: { sku: 'A-1', qty: 2 }, timestamp: now() },
+    ]);
+    expect([r.status, r.body]).toEqual([202, { accepted: 5 }]);
+    await app.built.state.flush();
+    const kept = await app.database.db.collection('client_events').find({ envId: app.env.id, userId: { $regex: `^${user}` } }).toArray();
+    expect(kept.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified]).sort()).toEqual([
+      [user, true],
+      [`${user}-expired`, false],
+      [`${user}-forged`, false],
+      [`${user}-other`, false],
+    ]);
+    expect(kept.find((e) => e.type === 'custom')).toMatchObject({ name: 'Added to cart', userId: user, properties: { sku: 'A-1', qty: 2 }, verified: false });
+    // The JWT itself is not kept.
+    expect(JSON.stringify(kept)).not.toContain('eyJ');
+    for (const [events, field] of [
+      [[{ type: 'custom', timestamp: now() }], 'events.0.name'],
+      [[{ type: 'identify', user_id: user, user_jwt: 'not a jwt', timestamp: now() }], 'events.0.user_jwt'],
+      [[{ type: 'identify', user_id: user, user_jwt: `a.${'b'.repeat(4096)}.c`, timestamp: now() }], 'events.0.user_jwt'],
+    ] as const) {
+      const bad = await sendEvents(s, events as unknown as Record<string, unknown>[]);
+      expect([bad.status, (bad.body.fields as { field: string }[]).map((f) => f.field)]).toEqual([422, [field]]);
+    }
+  });
+
   it('one install identifying many users is a farm', async () => {
     const s = await register(pixel());
     const users = Array.from({ length: 6 }, uid);

@@ -7,7 +7,7 @@
  * against the shipped declarations. No database: it runs in seconds.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -45,6 +45,27 @@ describe('@rampart/react-native package', () => {
     expect(report.name).toBe('@rampart/react-native');
     // The build packed the tarball too.
     expect(readdirSync(dir)).toContain(`rampart-react-native-${rootPkg.version}.tgz`);
+  });
+
+  it('is installed as its README says: the tarball the build writes, by path', () => {
+    const readme = readFileSync(path.join(root, 'src', 'react-native', 'README.md'), 'utf8');
+    const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Configure'));
+    expect(install).toContain('node scripts/build-react-native.js');
+    expect(install).toContain('dist/rampart-react-native-<version>.tgz');
+    expect(install).toContain(`npm install ./vendor/rampart-react-native-${rootPkg.version}.tgz`);
+    expect(install).toContain(`"@rampart/react-native": "file:vendor/rampart-react-native-${rootPkg.version}.tgz"`);
+    // Not `npm install @rampart/react-native`: the package is on no registry.
+    expect(readme).not.toMatch(/npm install @rampart\/react-native/);
+    // npm installs it by path into an app, under its name, with its dependency taken from the app's.
+    const appDir = path.join(dir, 'installed-app');
+    mkdirSync(path.join(appDir, 'vendor'), { recursive: true });
+    copyFileSync(path.join(dir, `rampart-react-native-${rootPkg.version}.tgz`), path.join(appDir, 'vendor', `rampart-react-native-${rootPkg.version}.tgz`));
+    // The app already has @noble/hashes (here from this clone, so that nothing is downloaded); React Native's peers are not installed.
+    const noble = path.join(root, 'node_modules', '@noble', 'hashes');
+    writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'shop-app', version: '1.0.0', private: true, dependencies: { '@noble/hashes': `file:${noble}` } }));
+    execFileSync('npm', ['install', `./vendor/rampart-react-native-${rootPkg.version}.tgz`, '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--legacy-peer-deps'], { cwd: appDir, stdio: 'pipe' });
+    expect(JSON.parse(readFileSync(path.join(appDir, 'package.json'), 'utf8')).dependencies['@rampart/react-native']).toBe(`file:vendor/rampart-react-native-${rootPkg.version}.tgz`);
+    expect(JSON.parse(readFileSync(path.join(appDir, 'node_modules', '@rampart', 'react-native', 'package.json'), 'utf8')).name).toBe('@rampart/react-native');
   });
 
   it('declares its entry points, its one dependency and its peers', () => {

@@ -9,7 +9,9 @@
  * The session (core/client/session.ts) names the install: events can only be sent for a device
  * that registered through the collector, and its key comes from the signed session, not from the
  * body. An identify may carry the user's signature (HMAC-SHA256 of the user id under the
- * environment's API secret, computed by the application's backend): it is then `verified`.
+ * environment's API secret, computed by the application's backend), or a JWT the backend signed
+ * with that secret naming the user (user-jwt.ts): it is then `verified`. A `custom` event is one
+ * the app names itself (Castle's `custom`), kept with its properties.
  */
 import { z } from 'zod';
 import { hmacSha256, safeEqual, uuid } from '../crypto';
@@ -22,8 +24,9 @@ import { activityBump, activityKey } from '../scoring/population';
 import { openSession, SESSION_EVENTS_GRACE_MS, type SessionClaims } from './session';
 import type { PublishableKeys } from './service';
 import { scrubRecord } from '../events/scrub';
+import { USER_JWT_MAX_LENGTH, verifyUserJwt } from './user-jwt';
 
-export const CLIENT_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify'] as const;
+export const CLIENT_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify', 'custom'] as const;
 export type ClientEventType = (typeof CLIENT_EVENT_TYPES)[number];
 /** Events one request may carry. */
 export const MAX_EVENTS_PER_REQUEST = 100;
@@ -89,6 +92,11 @@ const eventSchema = z
       name: z.string({ invalid_type_error: 'must be a string of at most 128 characters' }).min(1, 'must not be empty').max(128, 'must be a string of at most 128 characters').nullish(),
       user_id: z.string({ invalid_type_error: 'must be a string of at most 128 characters' }).min(1, 'must not be empty').max(128, 'must be a string of at most 128 characters').nullish(),
       user_signature: z.string({ invalid_type_error: 'must be hex' }).regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (HMAC-SHA256)').nullish(),
+      user_jwt: z
+        .string({ invalid_type_error: 'must be a JWT' })
+        .max(USER_JWT_MAX_LENGTH, `must be a JWT of at most ${USER_JWT_MAX_LENGTH} characters`)
+        .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'must be a JWT (three base64url parts)')
+        .nullish(),
       properties: z.record(property, { invalid_type_error: 'must be an object' }).refine((p) => Object.keys(p).length <= 20, 'at most 20 members').nullish(),
     },
     { invalid_type_error: 'must be an object' },
@@ -96,6 +104,7 @@ const eventSchema = z
   .strict()
   .superRefine((e, ctx) => {
     if (e.type === 'screen' && !e.name) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required for a screen' });
+    if (e.type === 'custom' && !e.name) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required for a custom event' });
     if (e.type === 'identify' && !e.user_id) ctx.addIssue({ code: 'custom', path: ['user_id'], message: 'is required for an identify' });
   });
 const eventsSchema = z.array(eventSchema, { required_error: 'is required', invalid_type_error: 'must be a list' }).min(1, 'must not be empty').max(MAX_EVENTS_PER_REQUEST, `must be a list of at most ${MAX_EVENTS_PER_REQUEST} events`);
@@ -129,7 +138,7 @@ export class ClientEventsService {
     const opened = openSession(this.d.key, sent, env.id, now.getTime(), SESSION_EVENTS_GRACE_MS);
     if (!opened.ok) throw new InvalidRequestToken('session', `does not verify (${opened.reason}): register again`);
     const session = opened.claims;
-    const signed = events.some((e) => e.type === 'identify' && e.user_signature);
+    const signed = events.some((e) => e.type === 'identify' && (e.user_signature || e.user_jwt));
     const secrets = signed ? await this.secrets(env.id, now.getTime()) : [];
 
     const kept: ClientEvent[] = [];
@@ -143,7 +152,7 @@ export class ClientEventsService {
         type: e.type,
         name: e.name ?? null,
         userId,
-        verified: e.type === 'identify' && userId !== null && e.user_signature ? verifies(secrets, userId, e.user_signature) : false,
+        verified: e.type === 'identify' && userId !== null && verifiedUser(secrets, userId, e, now.getTime()),
         // Kept by the one scrubbing rule, as an event's properties are (events/scrub.ts).
         properties: e.properties ? scrubRecord(e.properties) : {},
         at: new Date(at),
@@ -182,6 +191,12 @@ export class ClientEventsService {
     secrets.catch(() => this.secretCache.delete(env));
     return secrets;
   }
+}
+
+/** Whether an identify's signature or JWT vouches for its user under one of the live secrets. */
+function verifiedUser(secrets: readonly string[], userId: string, e: Pick<ParsedEvent, 'user_signature' | 'user_jwt'>, now: number): boolean {
+  if (e.user_signature && verifies(secrets, userId, e.user_signature)) return true;
+  return !!e.user_jwt && verifyUserJwt(secrets, e.user_jwt, now) === userId;
 }
 
 /** Whether a user signature is HMAC-SHA256(user id) under one of the live secrets (constant time). */

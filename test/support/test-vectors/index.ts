@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { allowListVectors } from './allow-list';
+import { proofVectors } from './proof';
 import { queueVectors } from './queue';
 import { tokenVectors } from './tokens';
 
@@ -17,6 +18,7 @@ export async function buildVectors(): Promise<Record<string, unknown>> {
     'tokens.json': tokenVectors(),
     'allow-list.json': allowListVectors(),
     'queue.json': await queueVectors(),
+    'proof.json': proofVectors(),
   };
 }
 

@@ -9,6 +9,7 @@
  * previous `expect`, in order, each with its events as sent without their timestamps, and the
  * queue's size then.
  */
+import { createHmac } from 'node:crypto';
 import { RampartClient, type RampartConfig } from '../../../src/react-native/client';
 import { BASE, PK, world, type World } from '../../unit/react-native/fakes';
 
@@ -17,7 +18,10 @@ export const APP = { version: '3.2.1', build: '321' };
 export type Step =
   | { op: 'launch'; installed: { version: string; build: string } | null; foreground: boolean }
   | { op: 'screen'; name: string; repeat?: number }
+  | { op: 'custom'; name: string; properties?: Record<string, string | number | boolean> }
   | { op: 'identify'; user_id: string }
+  | { op: 'user_jwt'; jwt: string }
+  | { op: 'request'; url: string }
   | { op: 'reset' }
   | { op: 'background' }
   | { op: 'foreground' }
@@ -29,7 +33,7 @@ export type WireEvent = Record<string, unknown>;
 
 export interface Scenario {
   name: string;
-  options: { flushLimit?: number; maxQueueLimit?: number };
+  options: { flushLimit?: number; maxQueueLimit?: number; baseURLAllowList?: string[] };
   steps: Step[];
 }
 
@@ -71,8 +75,17 @@ export async function runQueueScenario(sc: Scenario): Promise<Step[]> {
             await c().idle();
           }
           break;
+        case 'custom':
+          await c().custom(step.name, step.properties);
+          break;
         case 'identify':
           await c().identify(step.user_id);
+          break;
+        case 'user_jwt':
+          await c().userJwt(step.jwt);
+          break;
+        case 'request':
+          await c().wrapFetch(async (_input: unknown, _init?: unknown) => 'answered')(step.url);
           break;
         case 'reset':
           await c().reset();
@@ -104,6 +117,13 @@ export async function runQueueScenario(sc: Scenario): Promise<Step[]> {
 }
 
 const E = { op: 'expect' } as const;
+const API = 'https://api.example.com/v1';
+/** A signed-user JWT for user 42 (HS256 under the API secret `sk_vectors`; the client only reads its payload). */
+export const USER_JWT = (() => {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ id: '42', email: 'user42@example.com' })}`;
+  return `${signed}.${createHmac('sha256', 'sk_vectors').update(signed).digest('base64url')}`;
+})();
 const SAME: Step = { op: 'launch', installed: APP, foreground: true };
 
 /** The scenarios (their `expect` steps are filled in by running them). */
@@ -116,6 +136,9 @@ export const SCENARIOS: Scenario[] = [
   { name: 'a flush limit of 5', options: { flushLimit: 5 }, steps: [SAME, E, { op: 'screen', name: 'S{i}', repeat: 12 }, E] },
   { name: 'going to the background queues app_closed and flushes; coming back queues app_opened and flushes', options: {}, steps: [SAME, E, { op: 'screen', name: 'Home' }, E, { op: 'background' }, E, { op: 'foreground' }, E] },
   { name: 'identify flushes, and later events carry the user; reset flushes, then forgets the user', options: {}, steps: [SAME, E, { op: 'screen', name: 'Login' }, { op: 'identify', user_id: '42' }, E, { op: 'screen', name: 'Home' }, E, { op: 'reset' }, E, { op: 'screen', name: 'Goodbye' }, { op: 'flush' }, E] },
+  { name: 'custom events are queued with their name and properties, and flushed at the flush limit', options: { flushLimit: 3 }, steps: [SAME, E, { op: 'custom', name: 'Added to cart', properties: { sku: 'A-1', qty: 2, gift: false } }, { op: 'custom', name: 'Checkout' }, E, { op: 'screen', name: 'Pay' }, E] },
+  { name: 'the signed-user form (userJwt): an identify carrying the JWT, flushed; later events carry the user it names', options: {}, steps: [SAME, E, { op: 'user_jwt', jwt: USER_JWT }, E, { op: 'screen', name: 'Home' }, { op: 'flush' }, E] },
+  { name: 'an allow-listed request going out flushes; a request elsewhere does not', options: { baseURLAllowList: [API] }, steps: [SAME, E, { op: 'screen', name: 'Login' }, { op: 'request', url: 'https://cdn.example.com/logo.png' }, E, { op: 'request', url: 'https://api.example.com/v10/login' }, E, { op: 'request', url: `${API}/login` }, E, { op: 'request', url: `${API}/login` }, E] },
   { name: 'flush() sends what is queued', options: {}, steps: [SAME, E, { op: 'screen', name: 'A' }, { op: 'screen', name: 'B' }, E, { op: 'flush' }, E, { op: 'flush' }, E] },
   { name: 'events stay queued while the server cannot be reached, and go at the next trigger', options: {}, steps: [SAME, E, { op: 'server', accepting: false }, { op: 'screen', name: 'Offline' }, { op: 'background' }, E, { op: 'server', accepting: true }, { op: 'foreground' }, E] },
   { name: 'at most 100 events a batch, oldest first, one batch after the other', options: {}, steps: [SAME, E, { op: 'server', accepting: false }, { op: 'screen', name: 'S{i}', repeat: 249 }, E, { op: 'server', accepting: true }, { op: 'flush' }, E] },

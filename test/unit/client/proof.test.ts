@@ -20,6 +20,7 @@ import {
   type Behaviour,
 } from '../../../src/core/client/proof';
 import { InvalidParameters } from '../../../src/core/errors';
+import { readVectors } from '../../support/test-vectors';
 
 const KEY = challengeKey(randomBytes(32));
 const NOW = Date.parse('2026-11-26T12:00:00Z');
@@ -160,5 +161,18 @@ describe('the collector reads proof and behaviour', () => {
     expect(interacted({ ...none, password: 'pasted' })).toBe(true);
     // Input events alone (a password manager filling the form) are no person's own doing.
     expect(interacted({ ...none, inputs: 4 })).toBe(false);
+  });
+});
+
+/** clients/test-vectors/proof.json, table by table: what a client's proof of work is checked against. */
+describe('the shared vectors (proof of work)', () => {
+  const v = readVectors('proof.json');
+  it.each<[string, number, any]>(v.solve.map((c: any) => [c.salt, c.difficulty, c]))('%s at %i bits: the first nonce counting from 0', (_salt, _d, c) => {
+    expect(solve(c.salt, c.difficulty)).toBe(c.nonce);
+    expect(createHash('sha256').update(`${c.salt}${c.nonce}`).digest('hex')).toBe(c.sha256_hex);
+  });
+  it.each<[string, number, string, any]>(v.check.map((c: any) => [c.salt, c.difficulty, c.nonce, c]))('%s at %i bits, nonce %s', (_s, _d, _n, c) => {
+    expect(leadingZeroBits(createHash('sha256').update(`${c.salt}${c.nonce}`).digest())).toBe(c.zero_bits);
+    expect(proofHolds(c.salt, c.nonce, c.difficulty)).toBe(c.holds);
   });
 });

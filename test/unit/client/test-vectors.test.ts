@@ -17,7 +17,7 @@ describe('clients/test-vectors', () => {
     expect(readdirSync(VECTORS_DIR).sort()).toEqual([...Object.keys(computed), 'README.md'].sort());
   });
 
-  it.each(['tokens.json', 'allow-list.json', 'queue.json'])('%s is what the code computes', (file) => {
+  it.each(['tokens.json', 'allow-list.json', 'queue.json', 'proof.json'])('%s is what the code computes', (file) => {
     const onDisk = readFileSync(join(VECTORS_DIR, file), 'utf8');
     expect(JSON.parse(onDisk)).toEqual(computed[file]);
     expect(onDisk).toBe(vectorText(computed[file]));

@@ -185,6 +185,17 @@ describe('the Rampart singleton before configure', () => {
     expect(Rampart.queueSize()).toBe(0);
     expect(Rampart.clientIdHeaderName()).toBe('X-Service-Client-Id');
     await expect(Rampart.identify('42')).rejects.toThrow(/configure/);
+    // Castle's names too.
+    expect(Rampart.requestTokenHeaderName()).toBe('X-Service-Client-Id');
+    expect(Rampart.baseUrl()).toBeNull();
+    await expect(Rampart.configureWithPublishableKey('pk_x')).rejects.toThrow("configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })");
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    await Rampart.setAdvertisingIdentifier('ad-id');
+    expect(warn).toHaveBeenCalledWith('Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id');
+    warn.mockRestore();
+    for (const call of [() => Rampart.userJwt('a.b.c'), () => Rampart.custom('x'), () => Rampart.customWithProperties('x', {}), () => Rampart.flushIfNeeded('https://api.example.com/v1')]) {
+      await expect(call()).rejects.toThrow(/configure/);
+    }
   });
 });
 

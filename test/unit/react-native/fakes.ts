@@ -167,6 +167,8 @@ export interface World {
   screens: FakeScreens;
   server: FakeRampart;
   logs: string[];
+  /** Configuration warnings (logger.warn). */
+  warnings: string[];
   device: DeviceInfo;
   platform: Platform;
 }
@@ -182,6 +184,7 @@ export function world(device: Partial<DeviceInfo> = {}): World {
     screens: new FakeScreens(),
     server: new FakeRampart(clock),
     logs: [],
+    warnings: [],
     device: { ...DEVICE, ...device },
     platform: undefined as unknown as Platform,
   };
@@ -194,7 +197,7 @@ export function world(device: Partial<DeviceInfo> = {}): World {
     fetch: (url, init) => w.server.fetch(url, init),
     clock,
     randomBytes: (n) => new Uint8Array(randomBytes(n)),
-    logger: { debug: (m) => w.logs.push(m) },
+    logger: { debug: (m) => w.logs.push(m), warn: (m) => w.warnings.push(m) },
   };
   return w;
 }

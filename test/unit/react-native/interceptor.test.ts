@@ -38,7 +38,7 @@ interface Sent {
   init: { headers?: unknown; method?: string; body?: string } | undefined;
 }
 
-async function setup(config: { clientIdHeaderName?: string } = {}): Promise<{ w: World; client: RampartClient; sent: Sent[]; api: (input: unknown, init?: Sent['init']) => Promise<string> }> {
+async function setup(config: { clientIdHeaderName?: string; requestTokenHeaderName?: string } = {}): Promise<{ w: World; client: RampartClient; sent: Sent[]; api: (input: unknown, init?: Sent['init']) => Promise<string> }> {
   const w = world();
   const client = await launch(w, { baseURLAllowList: ALLOW, ...config });
   const sent: Sent[] = [];
@@ -149,6 +149,22 @@ describe('axiosRequestInterceptor', () => {
     const { client } = await setup({ clientIdHeaderName: 'X-Shop-Device' });
     const out = await client.axiosRequestInterceptor({ url: 'https://api.example.com/v1/login', headers: { Accept: 'application/json' } as unknown });
     expect(out.headers).toEqual({ Accept: 'application/json', 'X-Shop-Device': expect.stringMatching(/^rpm1\./) });
+    client.destroy();
+  });
+
+  it("with Castle's header name, and a flush of the queued events as an allow-listed request goes out (not for others)", async () => {
+    const { w, client } = await setup({ requestTokenHeaderName: 'X-Castle-Request-Token' });
+    await client.screen('Login');
+    await client.idle();
+    const before = w.server.eventPosts.length;
+    const other = await client.axiosRequestInterceptor({ url: 'https://elsewhere.example/v1/login', headers: {} as unknown });
+    await client.idle();
+    expect([other.headers, w.server.eventPosts.length]).toEqual([{}, before]);
+    const out = await client.axiosRequestInterceptor({ url: 'https://api.example.com/v1/login', headers: {} as unknown });
+    await client.idle();
+    expect(out.headers).toEqual({ 'X-Castle-Request-Token': expect.stringMatching(/^rpm1\./) });
+    expect(w.server.eventPosts).toHaveLength(before + 1);
+    expect(w.server.eventPosts[before].body.events.map((e: { name?: string }) => e.name)).toEqual(['Login']);
     client.destroy();
   });
 

@@ -5,7 +5,7 @@
  * take); one flush at a time, in batches of at most 100.
  */
 import { BASE, launch, PK, types, world, type World } from './fakes';
-import { RampartClient } from '../../../src/react-native/client';
+import { CASTLE_REQUEST_TOKEN_HEADER, RampartClient, type RampartConfig } from '../../../src/react-native/client';
 import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
 import { readVectors } from '../../support/test-vectors';
 import { runQueueScenario, type Scenario } from '../../support/test-vectors/queue';
@@ -434,5 +434,134 @@ describe('configure and destroy', () => {
     client.destroy();
     expect(w.appState.listenerCount).toBe(0);
     expect(w.clock.pendingTimers).toBe(0);
+  });
+});
+
+describe("Castle's React Native API: custom events, the signed user, flushIfNeeded", () => {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const jwtFor = (payload: Record<string, unknown>) => `${b64({ alg: 'HS256' })}.${b64(payload)}.c2lnbmF0dXJl`;
+
+  it('custom() and customWithProperties() queue a custom event; properties that are not strings, numbers or booleans are left out', async () => {
+    const w = world();
+    storedApp(w, '3.2.1', '321');
+    const client = await launch(w, { debugLoggingEnabled: true });
+    await client.custom('Added to cart', { sku: 'A-1', qty: 2, nested: { a: 1 }, list: [1] });
+    await client.customWithProperties('Checkout', { total: 9.5 });
+    await client.custom('x'.repeat(200));
+    await client.flush();
+    await client.idle();
+    expect(w.server.events.slice(1).map(({ timestamp: _t, ...e }) => e)).toEqual([
+      { type: 'custom', name: 'Added to cart', properties: { sku: 'A-1', qty: 2 } },
+      { type: 'custom', name: 'Checkout', properties: { total: 9.5 } },
+      { type: 'custom', name: 'x'.repeat(128) },
+    ]);
+    expect(w.logs.join('\n')).toContain('property nested is not a string, number or boolean');
+    await expect(client.custom('')).rejects.toThrow('custom() needs a name');
+    client.destroy();
+  });
+
+  it('userJwt() identifies the user the JWT names (id, else sub); only the identify carries the JWT; another identify drops it; reset forgets it', async () => {
+    const w = world();
+    storedApp(w, '3.2.1', '321');
+    const client = await launch(w);
+    const jwt = jwtFor({ sub: 'u-7', exp: 2_000_000_000 });
+    await client.userJwt(jwt);
+    await client.identify('u-7');
+    await client.identify('someone-else');
+    await client.idle();
+    const sent = w.server.events.slice(1).map(({ timestamp: _t, ...e }) => e);
+    expect(sent).toEqual([
+      { type: 'identify', user_id: 'u-7', user_jwt: jwt },
+      { type: 'identify', user_id: 'u-7', user_jwt: jwt },
+      { type: 'identify', user_id: 'someone-else' },
+    ]);
+    await expect(client.userJwt('not-a-jwt')).rejects.toThrow('userJwt() needs a JWT');
+    await expect(client.userJwt(jwtFor({ email: 'a@example.com' }))).rejects.toThrow('names the user as id or sub');
+    client.destroy();
+  });
+
+  it('the signed user survives a restart, and reset() forgets it', async () => {
+    const w = world();
+    storedApp(w, '3.2.1', '321');
+    const jwt = jwtFor({ id: 42 });
+    const first = await launch(w);
+    await first.userJwt(jwt);
+    first.destroy();
+    const second = await launch(w);
+    await second.identify('42');
+    await second.idle();
+    expect(w.server.events.at(-1)).toMatchObject({ type: 'identify', user_id: '42', user_jwt: jwt });
+    await second.reset();
+    await second.screen('Bye');
+    await second.flush();
+    expect(w.server.events.at(-1)).not.toHaveProperty('user_id');
+    second.destroy();
+  });
+
+  it('flushIfNeeded(url) flushes only for a URL under the allow list, and says whether it did', async () => {
+    const w = world();
+    storedApp(w, '3.2.1', '321');
+    const client = await launch(w, { baseURLAllowList: ['https://api.example.com/v1'] });
+    await client.screen('Home');
+    const before = w.server.eventPosts.length;
+    expect(await client.flushIfNeeded('https://elsewhere.example.com/v1')).toBe(false);
+    expect(w.server.eventPosts).toHaveLength(before);
+    expect(await client.flushIfNeeded('https://api.example.com/v1/login')).toBe(true);
+    expect(w.server.eventPosts).toHaveLength(before + 1);
+    client.destroy();
+  });
+});
+
+describe("configure() takes Castle's option spellings, and warns about options that do nothing", () => {
+  it('lifeCycleEventsEnabled is lifecycleTrackingEnabled', async () => {
+    const w = world();
+    const client = await launch(w, { lifeCycleEventsEnabled: false });
+    expect(w.server.events).toEqual([]);
+    expect(w.warnings).toEqual([]);
+    client.destroy();
+  });
+
+  it('requestTokenHeaderName is clientIdHeaderName (Castle\'s header for a backend that reads it)', async () => {
+    const w = world();
+    const client = await launch(w, { requestTokenHeaderName: CASTLE_REQUEST_TOKEN_HEADER });
+    expect(client.clientIdHeaderName()).toBe('X-Castle-Request-Token');
+    expect(client.requestTokenHeaderName()).toBe('X-Castle-Request-Token');
+    expect(client.baseUrl()).toBe(BASE);
+    client.destroy();
+  });
+
+  it("Castle's options without a meaning here, and unknown ones, are console warnings, always (not only with debug logging)", async () => {
+    const w = world();
+    const client = await launch(w, { useCloudflareApp: true, apiDomain: 'shop.example', apiPath: '/c/', flushLimt: 5 } as unknown as Partial<RampartConfig>);
+    expect(w.warnings).toEqual([
+      expect.stringMatching(/option useCloudflareApp is Castle's and does nothing here: .*baseUrl/),
+      expect.stringMatching(/option apiDomain is Castle's and does nothing here/),
+      expect.stringMatching(/option apiPath is Castle's and does nothing here/),
+      expect.stringMatching(/option flushLimt is unknown and does nothing/),
+    ]);
+    client.destroy();
+  });
+
+  it("Castle's older baseURLWhiteList is the allow list", async () => {
+    const w = world();
+    const client = await launch(w, { baseURLWhiteList: ['https://api.example.com/v1'] } as unknown as Partial<RampartConfig>);
+    expect(await client.flushIfNeeded('https://api.example.com/v1/login')).toBe(true);
+    expect(w.warnings).toEqual([]);
+    client.destroy();
+  });
+
+  it("configureWithPublishableKey is refused with the reason; setAdvertisingIdentifier is a warning", async () => {
+    const w = world();
+    const client = await launch(w);
+    await expect(client.configureWithPublishableKey(PK)).rejects.toThrow('configure({ publishableKey, baseUrl })');
+    await client.setAdvertisingIdentifier('ad-id');
+    expect(w.warnings).toEqual(['Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id']);
+    client.destroy();
+  });
+
+  it('an alias and our name with different values is an error', async () => {
+    const w = world();
+    const client = new RampartClient(w.platform);
+    await expect(client.configure({ publishableKey: PK, baseUrl: BASE, lifecycleTrackingEnabled: true, lifeCycleEventsEnabled: false })).rejects.toThrow("both lifecycleTrackingEnabled and Castle's lifeCycleEventsEnabled");
   });
 });
