@@ -96,6 +96,14 @@ object Rampart {
     @JvmStatic
     fun interceptor(): RampartInterceptor = c("interceptor()").interceptor()
 
+    /** Castle's name for [interceptor]. */
+    @JvmStatic
+    fun castleInterceptor(): RampartInterceptor = interceptor()
+
+    /** Castle's name for [clientIdHeaderName]. */
+    @JvmStatic
+    fun requestTokenHeaderName(): String = clientIdHeaderName()
+
     /** The configured client, for apps that hold it rather than use the static methods. */
     @JvmStatic
     fun client(): RampartClient? = client

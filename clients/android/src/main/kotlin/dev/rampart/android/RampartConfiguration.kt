@@ -90,6 +90,12 @@ class RampartConfiguration private constructor(b: Builder) {
         fun deviceIDAutoForwardingEnabled(value: Boolean) = apply { deviceIDAutoForwardingEnabled = value }
         fun clientIdHeaderName(value: String) = apply { clientIdHeaderName = value }
 
+        /** Castle's older spelling of [baseURLAllowList]. */
+        fun baseURLWhiteList(value: List<String>) = baseURLAllowList(value)
+
+        /** Castle's spelling of [clientIdHeaderName]. */
+        fun requestTokenHeaderName(value: String) = clientIdHeaderName(value)
+
         /** Throws [IllegalArgumentException] naming the first setting that is wrong. */
         fun build(): RampartConfiguration = RampartConfiguration(this)
     }
