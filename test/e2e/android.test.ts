@@ -5,13 +5,13 @@
  * lifecycle, storage, integrity and interceptor) and EndToEndTest, which runs the library in a
  * Robolectric app with its real Android platform: install and open, screens, a login through the
  * backend with the OkHttp interceptor (the verdict: allow), a forged and a replayed token
- * (refused), identify, close, then an uninstall and a new install (the same device). The build
+ * (refused), a custom event, identify and the signed-user JWT, close, then an uninstall and a new install (the same device). The build
  * also packages the jar and the AAR-shaped zip, and dexes the jar with D8 for Android 8. Then
  * this file checks what Rampart kept: the app's events, and the phone in the user's device
  * registry with its model and app version.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +55,13 @@ function startBackend(name: 'backend' | 'other'): Promise<http.Server> {
 
 const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 
+/** What the app's backend hands the app for Castle's userJwt: an HS256 JWT under the API secret. */
+function userJwt(id: string, secret: string): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ id, email: `${id}@example.com`, exp: Math.floor(Date.now() / 1000) + 3600 })}`;
+  return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
+}
+
 beforeAll(async () => {
   assertAndroidPrepared();
   app = await startTestApp({ grpc: false });
@@ -95,6 +102,7 @@ describe('the Android client against the real service', () => {
       'rampart.other': url(other),
       'rampart.user': user,
       'rampart.android_id': randomBytes(8).toString('hex'),
+      'rampart.jwt': userJwt(user, app.secret),
       'rampart.result': result,
     });
     expect(out).not.toMatch(/Tests run:.*Failures: [1-9]/);
@@ -124,8 +132,13 @@ describe('the Android client against the real service', () => {
     expect([count('app_installed'), count('app_opened'), count('app_closed')]).toEqual([2, 2, 1]);
     expect(events.find((e) => e.type === 'app_installed')).toMatchObject({ platform: 'android', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
     expect(events.filter((e) => e.type === 'screen').map((e) => e.name).sort()).toEqual(['Home', 'LoginActivity', 'LoginActivity', 'Welcome']);
-    expect(events.find((e) => e.type === 'identify')).toMatchObject({ userId: user, properties: { plan: 'pro' } });
-    expect(events.filter((e) => e.userId === user).map((e) => e.type).sort()).toEqual(['app_closed', 'identify', 'screen']);
+    expect(events.find((e) => e.type === 'custom')).toMatchObject({ name: 'Added to cart', properties: { sku: 'A-1', qty: 2 } });
+    // identify, then userJwt: the second is verified (the JWT is signed with the API secret).
+    expect(events.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified, e.properties])).toEqual([
+      [user, false, { plan: 'pro' }],
+      [user, true, {}],
+    ]);
+    expect(events.filter((e) => e.userId === user).map((e) => e.type).sort()).toEqual(['app_closed', 'identify', 'identify', 'screen']);
   });
 
   it('the phone is in the user\'s registry once, with its model, OS and app version', async () => {

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit
  * then it is uninstalled and installed again: a new install id, the same ANDROID_ID, the same
  * device. Run by test/e2e/android.test.ts, which starts Rampart and the backend and passes their
  * addresses (`rampart.url`, `rampart.key`, `rampart.backend`, `rampart.other`, `rampart.user`,
- * `rampart.result`); skipped without them.
+ * `rampart.jwt`, `rampart.android_id`, `rampart.result`); skipped without them.
  */
 @RunWith(RobolectricTestRunner::class)
 class EndToEndTest {
@@ -106,7 +106,12 @@ class EndToEndTest {
         repeat(4) { last = post(plain, "$backend/api/login", JSONObject().put("user", user).put("password", "right"), Rampart.clientIdHeaderName() to token) }
         assertTrue(last.toString(), last.getJSONObject("signals").has("replayed_token"))
 
+        Rampart.custom("Added to cart", mapOf("sku" to "A-1", "qty" to 2))
         Rampart.identify(user, mapOf("plan" to "pro"))
+        client.idle()
+        assertEquals(0, Rampart.queueSize())
+        // The signed-user form: a JWT the backend signed with the API secret, which Rampart verifies.
+        Rampart.userJwt(prop("rampart.jwt"))
         client.idle()
         assertEquals(0, Rampart.queueSize())
 
