@@ -5,10 +5,10 @@
  * lifecycle, storage, integrity and interceptor) and EndToEndTest, which runs the library in a
  * Robolectric app with its real Android platform: install and open, screens, a login through the
  * backend with the OkHttp interceptor (the verdict: allow), a forged and a replayed token
- * (refused), a custom event, identify and the signed-user JWT, close, then an uninstall and a new install (the same device). The build
- * also packages the jar and the AAR-shaped zip, and dexes the jar with D8 for Android 8. Then
- * this file checks what Rampart kept: the app's events, and the phone in the user's device
- * registry with its model and app version.
+ * (refused), a custom event, identify and the signed-user JWT, close, then an uninstall and a new
+ * install (the same device). The build also packages the jar and the AAR-shaped zip, and dexes
+ * the jar with D8 for Android 8. Then this file checks what Rampart kept: the app's events, and
+ * the phone in the user's device registry with its model and app version.
  */
 import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
