@@ -2,7 +2,8 @@
  * The Android client (clients/android) from the tests: where its Maven build is and the local
  * Maven repository that scripts/setup-android.sh prepared, so that the build runs offline.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -13,8 +14,13 @@ export function androidMavenRepo(): string {
   return process.env.RAMPART_MAVEN_REPO ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'rampart', 'maven');
 }
 
-/** Throws with the fix when the repository was never prepared (the build would try to download). */
+/**
+ * Throws with the fix when the repository was not prepared for this pom (the offline build would
+ * fail on a missing artifact): setup-android.sh stamps it with the pom's SHA-256.
+ */
 export function assertAndroidPrepared(): void {
   const stamp = path.join(androidMavenRepo(), '.rampart-android-ready');
-  if (!existsSync(stamp)) throw new Error(`the Android client's Maven dependencies are not prepared: run bash scripts/setup-android.sh (looked for ${stamp})`);
+  const pom = createHash('sha256').update(readFileSync(path.join(ANDROID_DIR, 'pom.xml'))).digest('hex');
+  const prepared = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : null;
+  if (prepared !== pom) throw new Error(`the Android client's Maven dependencies are not prepared for its pom.xml: run bash scripts/setup-android.sh (stamp ${stamp})`);
 }
