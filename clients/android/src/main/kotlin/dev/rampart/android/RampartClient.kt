@@ -304,8 +304,9 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
 
     /** Blocks until the work asked for so far has run (for tests, and before a clean shutdown). */
     fun idle(timeoutMs: Long = 60_000) {
-        // The worker runs tasks in order: a marker's end means every earlier task ended. A task may
-        // queue another (a Retry-After timer does not count): loop until a marker finds nothing new.
+        // The worker runs tasks in order, and a flush runs inside the task that asked for it: a
+        // marker's end means every task asked for before it ended (a Retry-After timer's later flush
+        // is not waited for).
         worker.submit {}.get(timeoutMs, TimeUnit.MILLISECONDS)
     }
 
