@@ -74,6 +74,32 @@ class AndroidPlatformTest {
     }
 
     @Test
+    fun anAppUpdateIsSeenFromThePackageVersion() {
+        File(app.noBackupFilesDir, "rampart").deleteRecursively()
+        val info = org.robolectric.Shadows.shadowOf(app.packageManager).getInternalMutablePackageInfo(app.packageName)
+        info.versionName = "3.1.0"
+        info.longVersionCode = 310
+        // Rampart cannot be reached (nothing listens there): the events stay in the queue file.
+        val conf = RampartConfiguration.Builder().publishableKey("pk_test").baseUrl("http://127.0.0.1:9").build()
+        Rampart.configure(app, conf)
+        Rampart.client()!!.idle()
+        Rampart.shutdown()
+        info.versionName = "3.2.1"
+        info.longVersionCode = 321
+        Rampart.configure(app, conf)
+        Rampart.client()!!.idle()
+        Rampart.shutdown()
+        val queued = org.json.JSONArray(File(app.noBackupFilesDir, "rampart/rampart.queue").readText())
+        val types = (0 until queued.length()).map { queued.getJSONObject(it).getString("type") }
+        assertEquals(listOf("app_installed", "app_updated"), types.filter { it != "app_opened" })
+        val updated = queued.getJSONObject(types.indexOf("app_updated")).getJSONObject("properties")
+        assertEquals("3.2.1", updated.getString("version"))
+        assertEquals("321", updated.getString("build"))
+        assertEquals("3.1.0", updated.getString("previous_version"))
+        assertEquals("310", updated.getString("previous_build"))
+    }
+
+    @Test
     fun theQueueFileSurvivesAKilledProcess() {
         val dir = File(app.filesDir, "kill-test").apply { deleteRecursively() }
         val offline = FakePlatform(storage = FileStorage(dir), secureStorage = FileStorage(File(dir, "secure")))
