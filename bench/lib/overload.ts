@@ -2,7 +2,7 @@
  * Overload: Rampart as `npm start` runs it (scripts/start.js, its embedded database), on a
  * machine whose cores are taken by CPU hogs (busy loops at the same priority: a noisy neighbour,
  * or a traffic spike's own work), offered an open-loop mix of REST verdicts and track events at a
- * rate that ramps up until Rampart refuses some (then held there: more than it can serve). Used by
+ * rate that ramps up until Rampart refuses a tenth of it (then held there: more than it serves). Used by
  * `npm run bench -- --only overload` (15 minutes) and by test/integration/overload.test.ts
  * (3 minutes), which asserts what this measures:
  *
@@ -41,7 +41,7 @@ export interface OverloadOptions {
   termSeconds: number;
   /** Busy-loop processes started beside Rampart (default: cores + 1). */
   hogs: number;
-  /** Offered calls per second: from `start`, `step` more every `everyMs` until refusals come, at most `max`. */
+  /** Offered calls per second: from `start`, `step` more every `everyMs` until a tenth of a step's answers are refusals, at most `max`. */
   rate: { start: number; step: number; max: number; everyMs: number };
   /** Seconds the database is stopped (SIGSTOP) in the middle of phase A (0: not). */
   stallSeconds: number;
@@ -208,8 +208,9 @@ export class Load {
   readonly answers: Answers;
   /** Acknowledged calls: seq → [kind, when (performance.now())]. */
   readonly acked = new Map<string, { kind: 'risk' | 'track'; at: number }>();
-  /** 503s counted since the ramp last looked. */
+  /** 503s, and answers of any kind, counted since the ramp last looked. */
   private refusedSinceLook = 0;
+  private answeredSinceLook = 0;
 
   constructor(
     private readonly url: string,
@@ -237,6 +238,7 @@ export class Load {
     const p = request(this.agent, new URL(`/v1/${kind}`, this.url), 'POST', { authorization: this.auth, 'content-type': 'application/json' }, JSON.stringify(body), this.timeoutMs).then((r) => {
       const key = String(r.status);
       this.answers.byStatus[key] = (this.answers.byStatus[key] ?? 0) + 1;
+      this.answeredSinceLook++;
       if (r.status === 201 || r.status === 204) {
         this.acked.set(seq, { kind, at: performance.now() });
         this.answers.acked[kind]++;
@@ -265,9 +267,12 @@ export class Load {
       for (; owed >= 1; owed--) this.call();
       if (ramp && now - lastLook >= ramp.everyMs) {
         lastLook = now;
-        if (this.refusedSinceLook > 0) holding = true;
+        // Held once a tenth of a step's answers are refusals: more than it serves, not a refusal
+        // or two of a moment (the start's own work, a pause).
+        if (this.refusedSinceLook >= Math.max(1, this.answeredSinceLook / 10)) holding = true;
         else if (!holding) this.answers.rate = Math.min(ramp.max, this.answers.rate + ramp.step);
         this.refusedSinceLook = 0;
+        this.answeredSinceLook = 0;
       }
     }
   }
@@ -407,7 +412,7 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
   const restorePriority = prioritiseGenerator();
   try {
     server = await startServer(o.root, dataDir, secret, settings, o.out);
-    o.out(`overload: Rampart at ${server.url}; ${o.hogs} CPU hogs; offered rate from ${o.rate.start}/s, +${o.rate.step}/s every ${o.rate.everyMs / 1000} s until refused (at most ${o.rate.max}/s)\n`);
+    o.out(`overload: Rampart at ${server.url}; ${o.hogs} CPU hogs; offered rate from ${o.rate.start}/s, +${o.rate.step}/s every ${o.rate.everyMs / 1000} s until a tenth is refused (at most ${o.rate.max}/s)\n`);
     hogs.push(...startHogs(o.hogs));
 
     // A. Overload, with the database stopped for a while in the middle.

@@ -9,7 +9,7 @@
  * acknowledged in its last moments, and a SIGTERM exits in time having stored everything it
  * acknowledged.
  *
- * Behaviour only: the rate ramps up until refusals come, so the machine's speed sets how much is
+ * Behaviour only: the rate ramps up until a tenth is refused, so the machine's speed sets how much is
  * offered, never whether the test passes. The bounds asserted on memory, the WAL and the exit are
  * generous multiples of what docs/operations.md states; the bench prints the measured figures.
  */
