@@ -58,7 +58,8 @@ describe('LoopLag', () => {
   });
 
   it('does not take one long pause for overload', async () => {
-    const lag = new LoopLag(1000, 100);
+    // (A bound with room for a busy machine's own timer lateness beside the pause.)
+    const lag = new LoopLag(1500, 100);
     try {
       await new Promise((r) => setTimeout(r, 700));
       const end = Date.now() + 500;
@@ -104,7 +105,7 @@ embeddedOnly('the runtime behind its event loop', () => {
       RAMPART_GRPC_PORT: '0',
       RAMPART_API_SECRET: secret,
       RAMPART_ANALYST_READER: 'shared',
-      RAMPART_MAX_LOOP_DELAY_MS: '200',
+      RAMPART_MAX_LOOP_DELAY_MS: '600',
       RAMPART_LOG_LEVEL: 'silent',
     });
     running = await run(config, createLogger('silent'));
