@@ -98,6 +98,14 @@ function gone(req: FastifyRequest): boolean {
   return !socket || socket.destroyed || socket.readableEnded === true;
 }
 
+/** Drops a request whose client is gone: no answer (nobody would read it), its connection closed. True when it did. */
+function droppedIfGone(req: FastifyRequest, reply: FastifyReply): boolean {
+  if (!gone(req)) return false;
+  reply.hijack();
+  req.raw.socket?.destroy();
+  return true;
+}
+
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
   const trusted = o.trustProxy && o.trustProxy.length > 0 ? proxyTrust(o.trustProxy) : null;
   const options = {
@@ -157,11 +165,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     // A request whose caller already went away (it timed out while the request waited in the
     // socket's buffer: an overloaded process reads late) gets no work: nobody would read the
     // answer, and after an overload the backlog of such requests drains at once.
-    if (gone(req)) {
-      reply.hijack();
-      req.raw.socket?.destroy();
-      return;
-    }
+    if (droppedIfGone(req, reply)) return;
     if (!closing) {
       const overloaded = o.overloaded?.() ?? null;
       if (overloaded === null || OPERATIONAL_ROUTES.has(req.routeOptions.url ?? '')) return done();
@@ -257,10 +261,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
    */
   const left = async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
     await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
-    if (!gone(req)) return false;
-    reply.hijack();
-    req.raw.socket?.destroy();
-    return true;
+    return droppedIfGone(req, reply);
   };
 
   const route = (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
