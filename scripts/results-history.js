@@ -49,7 +49,7 @@ function row(file, doc) {
   const f = doc.figures;
   if (!f || !Array.isArray(f.scenarios) || !f.legit) return null;
   const bucket = (name) => f.legit.byHistory.find((b) => b.bucket === name);
-  const scenario = (name) => f.scenarios.find((s) => s.scenario === name);
+  const scenario = (name) => f.scenarios.find((s) => s.scenario === name && !s.part);
   const stopped = (name) => {
     const s = scenario(name);
     return s ? pct(s.stopped, s.attempts) : '—';

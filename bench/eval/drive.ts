@@ -28,6 +28,8 @@ export interface Verdict {
 export interface Outcome {
   scenario: Scenario;
   kind: Step['kind'];
+  /** See Step.newOperator. */
+  newOperator?: boolean;
   /** A browser, or the app on Android or iOS. */
   channel: Channel;
   /** Legitimate: successful logins before this one (as Rampart let them happen). */
@@ -46,9 +48,11 @@ export interface Outcome {
   /**
    * The app's mobile client (`--client`): its session for this step was registered now, kept
    * from an earlier open, or refused by the collector (the app went on without a token); and
-   * app-event batches Rampart did not accept.
+   * app-event batches Rampart did not accept; `none`: an old release without the client.
    */
-  app?: { session: 'registered' | 'kept' | 'refused'; eventsRejected: number };
+  app?: { session: 'registered' | 'kept' | 'refused' | 'none'; eventsRejected: number };
+  /** The browser's page (`--client`): its events (castle-js 2.x's `page`) sent, and those Rampart did not accept. */
+  page?: { sent: number; rejected: number };
   /**
    * A login to an account its own sign-up (in this run) was to create, which Rampart stopped: the
    * account does not exist, so the application turns the login away whatever Rampart says. It is
@@ -163,7 +167,23 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const collect = async (s: Step): Promise<string | null> => {
     if (!o.publishableKey || !s.context.token) return s.context.token;
     const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.machine ?? s.context.token, s.context.headers, s.context.automation ?? []), ...(await page(s)) });
-    return typeof r.json?.token === 'string' ? r.json.token : null;
+    const token = typeof r.json?.token === 'string' ? r.json.token : null;
+    // The page's view, as castle-js 2.x's `Castle.page()` reports it when the form loads (no user yet).
+    if (token && !s.context.scripted) await pageView(s, token, s.kind === 'register' ? 'Sign up' : 'Log in', s.kind === 'register' ? '/signup' : '/login', null);
+    return token;
+  };
+  /**
+   * A page's event (docs/client.md, `POST /v1/client/events` with the page's request token): a page
+   * view, naming the user (with the backend's signature of the id) once the login went through.
+   */
+  const pages = new Map<Step, { sent: number; rejected: number }>();
+  const pageView = async (s: Step, token: string, name: string, path: string, userId: string | null): Promise<void> => {
+    const event = { type: 'page', timestamp: new Date().toISOString(), name, url: `https://shop.example${path}`, ...(userId ? { user_id: userId, user_signature: signature(userId) } : {}) };
+    const r = await post('/v1/client/events', { publishable_key: o.publishableKey, request_token: token, events: [event] });
+    const p = pages.get(s) ?? { sent: 0, rejected: 0 };
+    p.sent++;
+    if (r.status !== 202) p.rejected++;
+    pages.set(s, p);
   };
 
   // The app's side of the mobile protocol (docs/mobile.md). The phone's clock is this machine's:
@@ -232,20 +252,31 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   /** The app's backend signs the user id for `identify` (`secure`). */
   const signature = (userId: string) => createHmac('sha256', o.secret).update(userId).digest('hex');
 
-  /** The app around a login or sign-up: open it (register, events), mint the request's token; afterwards, its events. */
-  const appOpens = async (s: Step, app: AppContext): Promise<{ token: string | null; after: (succeeded: boolean) => Promise<void>; stats: NonNullable<Outcome['app']> }> => {
+  /**
+   * The app around a login or sign-up, as the client libraries send it (docs/clients.md): at the
+   * open, the lifecycle events are flushed at once; the screens up to the form stay queued, and
+   * the form's request (allow-listed) flushes them as it goes out, so they race the backend's
+   * call to Rampart (`flushing`); the request carries a freshly minted token. Afterwards, the
+   * identify (a flush) and the screens, flushed when the app closes.
+   */
+  const appOpens = async (s: Step, app: AppContext): Promise<{ token: string | null; flushing: () => Promise<void>; after: (succeeded: boolean) => Promise<void>; stats: NonNullable<Outcome['app']> }> => {
     const { x, how } = await openApp(s, app);
     const stats: NonNullable<Outcome['app']> = { session: how, eventsRejected: 0 };
-    if (!x) return { token: null, after: async () => {}, stats };
+    if (!x) return { token: null, flushing: async () => {}, after: async () => {}, stats };
+    const queued: AppEvent[] = [];
     if (app.events) {
       const opening: AppEvent[] = [];
       if (app.installed) opening.push({ type: 'app_installed', properties: { version: app.mobile.app.version, build: app.mobile.app.build } });
       else if (app.updatedFrom) opening.push({ type: 'app_updated', properties: { version: app.mobile.app.version, build: app.mobile.app.build, previous_version: app.updatedFrom.version } });
-      opening.push({ type: 'app_opened' }, { type: 'screen', name: s.kind === 'register' ? 'SignUp' : 'Login' });
+      opening.push({ type: 'app_opened' });
       if (!(await sendEvents(s, app, x, opening))) stats.eventsRejected++;
+      queued.push(...app.before.map((name) => ({ type: 'screen', name })), { type: 'screen', name: s.kind === 'register' ? 'SignUp' : 'Login' });
     }
     return {
       token: mint(x),
+      flushing: async () => {
+        if (queued.length && !(await sendEvents(s, app, x, queued))) stats.eventsRejected++;
+      },
       after: async (succeeded) => {
         if (!app.events) return;
         const closing: AppEvent[] = [];
@@ -258,15 +289,26 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   };
 
   const run = async (s: Step): Promise<Outcome> => {
-    const opened = o.publishableKey && s.context.app ? await appOpens(s, s.context.app) : null;
+    const app = s.context.app;
+    // An old release of the app, from before it embedded the mobile client: headers only.
+    if (o.publishableKey && app && !app.client) return { ...(await verdicts(s, null)), app: { session: 'none', eventsRejected: 0 } };
+    const opened = o.publishableKey && app ? await appOpens(s, app) : null;
     const token = opened ? opened.token : await collect(s);
-    const out = await verdicts(s, token);
+    const [out] = await Promise.all([verdicts(s, token), opened?.flushing()]);
+    // Logged in (a challenge is answered by the user, never by an attacker): the app identifies
+    // the user and goes on; the page's next view names the user.
+    const v = out.main;
+    const succeeded = v !== null && (v.action === 'allow' || (s.scenario === 'legit' && v.action === 'challenge'));
     if (opened) {
-      // Logged in: the app identifies the user and goes on (a challenge is answered by the user, never by an attacker).
-      const v = out.main;
-      const succeeded = v !== null && (v.action === 'allow' || (s.scenario === 'legit' && v.action === 'challenge'));
       await opened.after(succeeded);
       out.app = opened.stats;
+    } else if (token && o.publishableKey && succeeded && s.userId && !s.context.scripted && !app) {
+      await pageView(s, token, 'Account', '/account', s.userId);
+    }
+    const p = pages.get(s);
+    if (p) {
+      out.page = p;
+      pages.delete(s);
     }
     return out;
   };
@@ -278,7 +320,7 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
-    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, ...(s.duringWave ? { duringWave: true } : {}), history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
+    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, ...(s.duringWave ? { duringWave: true } : {}), ...(s.newOperator !== undefined ? { newOperator: s.newOperator } : {}), history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
     const legit = s.scenario === 'legit';
     const note = (v: Verdict | null, status: number) => {
       if (v?.degraded) out.degraded++;

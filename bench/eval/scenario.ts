@@ -91,6 +91,13 @@ export interface AppContext {
   updatedFrom: AppRelease | null;
   /** Screens the user goes through after logging in. */
   screens: string[];
+  /**
+   * The release embeds Rampart's mobile client (false: an old version, from before the app
+   * integrated it: headers only, no session, no token, no app events).
+   */
+  client: boolean;
+  /** Screens before the login or sign-up form (a fresh install's onboarding), queued with the form's own. */
+  before: string[];
 }
 
 export interface Context {
@@ -139,6 +146,8 @@ export interface Step {
   channel: Channel;
   /** A legitimate sign-up during an attack's sign-up wave (scored apart). */
   duringWave?: boolean;
+  /** A takeover from a network operator the victim never used (scored apart too: what headers alone are judged on). */
+  newOperator?: boolean;
 }
 
 export interface GenerateOptions {
@@ -546,7 +555,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       // With the browser client, half the very targeted attackers run an anti-detect browser
       // that copies the victim's fingerprint (its machine), but cannot read the victim's storage.
       const copied = o.tokens === 'client' && scenario === 'very_targeted' && rs() < 0.5 ? { machine: d.token } : {};
-      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null, ...copied }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+      const newOperator = asn !== p.homeAsn && asn !== p.mobileAsn && asn !== p.workAsn;
+      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null, ...copied }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web', newOperator });
     }
   }
 
@@ -711,10 +721,13 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
           installed: fresh,
           updatedFrom: !fresh && last !== null && last !== release ? last : null,
           screens: screensAfterLogin(ra),
+          client: release.client,
+          before: fresh ? ['Welcome', ...(ra() < 0.6 ? ['Onboarding'] : [])] : [],
         };
         fresh = false;
         last = release;
-        return { ip, headers: appHeaders(device, u.language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app };
+        const token = o.tokens === 'opaque' || (o.tokens === 'client' && release.client) ? `tok-app-${installId}` : null;
+        return { ip, headers: appHeaders(device, u.language), token, app };
       };
       const channelOf = (c: Context): Channel => c.app?.mobile.platform ?? 'web';
 
@@ -774,7 +787,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const installId = newInstallId(ra);
       const vendorRaw = newVendorRaw(ra, 'android');
       const app: AppContext | undefined = minted
-        ? { mobile: mobileInfo(device, installId, vendorRaw, residential ? localeOf(c.languages[0] as string) : 'en-US', residential ? c.zone : 'America/New_York', at, []), events: false, installed: false, updatedFrom: null, screens: [] }
+        ? { mobile: mobileInfo(device, installId, vendorRaw, residential ? localeOf(c.languages[0] as string) : 'en-US', residential ? c.zone : 'America/New_York', at, []), events: false, installed: false, updatedFrom: null, screens: [], client: true, before: [] }
         : undefined;
       const context: Context = { ip, headers: appHeaders(device, ''), token: minted && o.tokens !== 'none' ? `tok-app-${installId}` : null, ...(app ? { app } : {}) };
       steps.push({ scenario: 'app_stuffing', kind: 'login', at, email, userId: victim?.id ?? null, context, preauth: true, passwordCorrect: correct, history: 0, typo: false, channel: 'android' });
@@ -803,7 +816,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const asn = ra() < 0.55 ? (ra() < 0.4 ? v.mobileAsn : pick(ra, v.country.mobile)) : pick(ra, v.country.home);
       const language = pick(ra, v.country.languages);
       const device: AppDevice = { phone: a.phone.model, os: a.phone.os, release: releaseOn(dayOf(at), o.days) };
-      const app: AppContext = { mobile: mobileInfo(device, a.installId, a.vendorRaw, localeOf(language), v.country.zone, at, a.phone.integrity), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra) };
+      const app: AppContext = { mobile: mobileInfo(device, a.installId, a.vendorRaw, localeOf(language), v.country.zone, at, a.phone.integrity), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: installed ? ['Welcome'] : [] };
       steps.push({ scenario: 'app_takeover', kind: 'login', at, email: v.email, userId: v.id, context: { ip: nets.address(ra, asn), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${a.installId}` : null, app }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: device.phone.platform });
     }
 
@@ -823,7 +836,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const c = inst.country;
       const ip = nets.address(ra, ra() < 0.6 ? pick(ra, c.mobile) : pick(ra, c.home));
       const language = inst.hardened ? (c.languages[0] as string) : 'en-US,en;q=0.9';
-      const app: AppContext = { mobile: mobileInfo(device, installId, vendorRaw, localeOf(language), inst.hardened ? c.zone : 'Etc/UTC', at, inst.hardened ? [] : ['emulator']), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra) };
+      const app: AppContext = { mobile: mobileInfo(device, installId, vendorRaw, localeOf(language), inst.hardened ? c.zone : 'Etc/UTC', at, inst.hardened ? [] : ['emulator']), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: installed ? ['Welcome'] : [] };
       return { ip, headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app };
     };
     for (let k = 0; k < scale(200); k++) {
@@ -862,7 +875,7 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const language = wc.languages[0] as string;
       const device: AppDevice = { phone: w.phone.model, os: osOn(w.phone, dayOf(at)), release: releaseOn(dayOf(at), o.days) };
       const installId = newInstallId(ra);
-      const app: AppContext = { mobile: mobileInfo(device, installId, w.phone.vendorRaw, localeOf(language), wc.zone, at, []), events: true, installed: true, updatedFrom: null, screens: screensAfterLogin(ra) };
+      const app: AppContext = { mobile: mobileInfo(device, installId, w.phone.vendorRaw, localeOf(language), wc.zone, at, []), events: true, installed: true, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: ['Welcome'] };
       steps.push({ scenario: 'wiped_signups', kind: 'register', at, email, userId: id, context: { ip: nets.address(ra, w.carrier), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
     }
   }

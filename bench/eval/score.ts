@@ -12,6 +12,8 @@ import { APP_SCENARIOS, SCENARIOS, type Channel, type Scenario } from './scenari
 
 export interface ScenarioFigures {
   scenario: Scenario;
+  /** A part of the scenario's attempts (`from a new operator`: the victim never used its network operator). */
+  part?: string;
   /** What the attack goes through: the web login or the app's API. */
   surface: Surface;
   attempts: number;
@@ -62,7 +64,9 @@ export interface Figures {
   /** Attack logins to accounts whose own sign-up was stopped (played, not counted). */
   moot: number;
   /** The app's mobile client (`--client`): sessions registered, kept from an earlier open, refused by the collector; event batches not accepted. */
-  appClient: { registered: number; kept: number; refused: number; eventsRejected: number };
+  appClient: { registered: number; kept: number; refused: number; eventsRejected: number; old: number };
+  /** The browser's page events (castle-js 2.x's `page`): sent, not accepted. */
+  pageEvents: { sent: number; rejected: number };
 }
 
 const BUCKETS: [string, number, number][] = [
@@ -133,10 +137,10 @@ export function score(played: readonly Outcome[]): Figures {
   // Logins to accounts whose sign-up was stopped were turned away by the application itself:
   // counting them would count that sign-up twice (drive.ts, Outcome.moot).
   const outcomes = played.filter((o) => !o.moot);
-  const scenarios = SCENARIOS.filter((s) => s !== 'legit').map((scenario) => {
-    const list = outcomes.filter((o) => o.scenario === scenario);
+  const figuresOf = (scenario: Scenario, list: readonly Outcome[], part?: string): ScenarioFigures => {
     return {
       scenario,
+      ...(part ? { part } : {}),
       surface: surfaceOf(scenario),
       attempts: list.length,
       stopped: list.filter((o) => o.stopped).length,
@@ -144,6 +148,11 @@ export function score(played: readonly Outcome[]): Figures {
       denied: list.filter((o) => o.preauth?.action === 'deny' || o.main?.action === 'deny').length,
       errors: list.reduce((n, o) => n + o.errors, 0),
     };
+  };
+  const scenarios = SCENARIOS.filter((s) => s !== 'legit').flatMap((scenario) => {
+    const list = outcomes.filter((o) => o.scenario === scenario);
+    const fresh = list.filter((o) => o.newOperator === true);
+    return fresh.length ? [figuresOf(scenario, list), figuresOf(scenario, fresh, 'from a new operator')] : [figuresOf(scenario, list)];
   });
   const legit = outcomes.filter((o) => o.scenario === 'legit');
   const attacks = outcomes.filter((o) => o.scenario !== 'legit');
@@ -173,7 +182,9 @@ export function score(played: readonly Outcome[]): Figures {
       kept: outcomes.filter((o) => o.app?.session === 'kept').length,
       refused: outcomes.filter((o) => o.app?.session === 'refused').length,
       eventsRejected: outcomes.reduce((n, o) => n + (o.app?.eventsRejected ?? 0), 0),
+      old: outcomes.filter((o) => o.app?.session === 'none').length,
     },
+    pageEvents: { sent: outcomes.reduce((n, o) => n + (o.page?.sent ?? 0), 0), rejected: outcomes.reduce((n, o) => n + (o.page?.rejected ?? 0), 0) },
   };
 }
 
@@ -181,7 +192,7 @@ const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(2)}%` : '-
 
 function attackRows(list: readonly ScenarioFigures[]): string {
   let out = '';
-  for (const s of list.filter((x) => x.attempts > 0)) out += `  ${s.scenario.padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
+  for (const s of list.filter((x) => x.attempts > 0)) out += `  ${(s.part ? `  ${s.part}` : s.scenario).padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
   return out;
 }
 
@@ -210,7 +221,8 @@ export function report(f: Figures): string {
   if (apps) out += `  web users against web attacks: ${rankingLine(f.surfaces.web)}\n  app users against app attacks: ${rankingLine(f.surfaces.app)}\n`;
   const a = f.appClient;
   if (a.registered + a.kept + a.refused > 0) {
-    out += `  the app's mobile client: sessions registered ${a.registered}, kept from an earlier open ${a.kept}, refused by the collector ${a.refused} (the app went on without a token); event batches not accepted ${a.eventsRejected}\n`;
+    out += `  the app's mobile client: sessions registered ${a.registered}, kept from an earlier open ${a.kept}, refused by the collector ${a.refused} (the app went on without a token); event batches not accepted ${a.eventsRejected}; steps from releases without the client ${a.old}\n`;
   }
+  if (f.pageEvents.sent > 0) out += `  the browser's pages: events sent ${f.pageEvents.sent}, not accepted ${f.pageEvents.rejected}\n`;
   return out;
 }

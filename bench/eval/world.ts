@@ -278,15 +278,20 @@ export interface AppRelease {
    * (a React Native upgrade) dropped it again, so most versions send OkHttp's own.
    */
   namesItself: boolean;
+  /**
+   * It embeds Rampart's mobile client (`--client`): the releases before 3.1.2 predate it, so a
+   * phone that has not updated since sends no session, no token and no app events, only headers.
+   */
+  client: boolean;
 }
 export const APP_RELEASES: readonly AppRelease[] = [
-  { version: '3.0.4', build: '304', at: -120, namesItself: false },
-  { version: '3.1.0', build: '310', at: -70, namesItself: false },
-  { version: '3.1.2', build: '312', at: -35, namesItself: false },
-  { version: '3.2.0', build: '320', at: 0.15, namesItself: true },
-  { version: '3.2.1', build: '321', at: 0.3, namesItself: true },
-  { version: '3.3.0', build: '330', at: 0.55, namesItself: false },
-  { version: '3.3.1', build: '331', at: 0.78, namesItself: false },
+  { version: '3.0.4', build: '304', at: -120, namesItself: false, client: false },
+  { version: '3.1.0', build: '310', at: -70, namesItself: false, client: false },
+  { version: '3.1.2', build: '312', at: -35, namesItself: false, client: true },
+  { version: '3.2.0', build: '320', at: 0.15, namesItself: true, client: true },
+  { version: '3.2.1', build: '321', at: 0.3, namesItself: true, client: true },
+  { version: '3.3.0', build: '330', at: 0.55, namesItself: false, client: true },
+  { version: '3.3.1', build: '331', at: 0.78, namesItself: false, client: true },
 ];
 /** The day (of the period) a release ships. */
 export const releaseDay = (a: AppRelease, days: number): number => (a.at < 0 ? a.at : Math.round(a.at * days));
