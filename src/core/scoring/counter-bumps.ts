@@ -15,7 +15,7 @@ import type { Features, Level } from './features';
 import { populationCounts } from './population-habits';
 import { announced, appActivity } from './records';
 import { slotOf } from './windows';
-import { NEW_DOMAIN_BELOW } from './weights';
+import { NEW_DOMAIN_BELOW, SCREENS_EXPECTED_FROM_OPENS } from './weights';
 
 /** What an event was, for the counters. */
 export interface Outcome {
@@ -86,7 +86,8 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.mobile) {
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
-      bumps.push({ key: screenHabitKey((activity?.screens ?? 0) > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      // Screens are expected only from an install that opened before (its first ones may still be queued).
+      if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS) bumps.push({ key: screenHabitKey(activity.screens > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     }
   }
   if (o.attempt && f.values.bf) {

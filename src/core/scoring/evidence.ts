@@ -71,6 +71,8 @@ export interface EvidenceInput {
    * stacks' (an application's web pages and its app integrate the client separately).
    */
   fingerprints: { events: number; share: number };
+  /** The known user's own legitimate app logins mostly came without a client token (an app release without the client): see TOKENLESS_HABIT_LOGINS. */
+  tokenlessHabit?: boolean;
   /** The environment lists its native apps (it expects them: their first users are arriving). */
   appsDeclared?: boolean;
   domainCount: number;

@@ -8,7 +8,7 @@ import { INTEGRITY } from '../client/mobile';
 import { interacted } from '../client/proof';
 import type { ParsedUserAgent } from '../intel/types';
 import type { EventInput, SignalDetail } from '../model';
-import { ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, ACTIVITY_MIN_EVENTS, APP_CLIENT_COLD, APP_CLIENT_LEARNED, APP_CLIENT_SUCCESS_SHARE, APP_CLIENT_UNSEEN, BOT_BEHAVIOR, COMPROMISED, COMPROMISED_MAX_FINDINGS, DEVICE_ACCOUNTS, DISPOSABLE, DISPOSABLE_SIGNUP, EMULATOR, EXPIRED_TOKEN, FAMILIAR_PROXY_SHARE, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, FINGERPRINT_HABIT_MIN_EVENTS, HEADLESS_BROWSER, HOSTING, INVALID_TOKEN, LANGUAGE_COUNTRY_MIN_EVENTS, LANGUAGE_IN_ATTACKS_MIN, LANGUAGE_MISMATCH_FROM, LANGUAGE_MISMATCH_MAX, LANGUAGE_PRIOR, MISSING_FINGERPRINT_MAX, MISSING_HEADER_MAX, MISSING_HEADER_MIN, MISSING_HEADERS_FROM, MISSING_HEADERS_MIN_EVENTS, WEB_CRAWLER, MISSING_IN_ATTACKS, MISSING_USER_AGENT, NO_ACTIVITY_MAX, NO_INPUT_MAX, NO_PROOF_MAX, NO_SCREENS_MAX, POPULATION_KNOWN, PROOF_HABIT_FROM, PROOF_HABIT_FULL, PROOF_MIN_EVENTS, REPLAYED_TOKEN, SPOOFED_DEVICE, TAMPERED_APP, TIMEZONE_FAR, TIMEZONE_GAP_HOURS, TOKEN_LANGUAGE_MISMATCH, TOR, VPN } from './weights';
+import { ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, ACTIVITY_MIN_EVENTS, APP_CLIENT_COLD, APP_CLIENT_LEARNED, APP_CLIENT_SUCCESS_SHARE, APP_CLIENT_UNSEEN, BOT_BEHAVIOR, COMPROMISED, COMPROMISED_MAX_FINDINGS, DEVICE_ACCOUNTS, DISPOSABLE, DISPOSABLE_SIGNUP, EMULATOR, EXPIRED_TOKEN, FAMILIAR_PROXY_SHARE, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, FINGERPRINT_HABIT_MIN_EVENTS, HEADLESS_BROWSER, HOSTING, INVALID_TOKEN, LANGUAGE_COUNTRY_MIN_EVENTS, LANGUAGE_IN_ATTACKS_MIN, LANGUAGE_MISMATCH_FROM, LANGUAGE_MISMATCH_MAX, LANGUAGE_PRIOR, MISSING_FINGERPRINT_MAX, MISSING_HEADER_MAX, MISSING_HEADER_MIN, MISSING_HEADERS_FROM, MISSING_HEADERS_MIN_EVENTS, WEB_CRAWLER, MISSING_IN_ATTACKS, MISSING_USER_AGENT, NO_ACTIVITY_MAX, NO_INPUT_MAX, NO_PROOF_MAX, NO_SCREENS_MAX, POPULATION_KNOWN, SCREENS_EXPECTED_FROM_OPENS, PROOF_HABIT_FROM, PROOF_HABIT_FULL, PROOF_MIN_EVENTS, REPLAYED_TOKEN, SPOOFED_DEVICE, TAMPERED_APP, TIMEZONE_FAR, TIMEZONE_GAP_HOURS, TOKEN_LANGUAGE_MISMATCH, TOR, VPN } from './weights';
 import { clamp, ramp, count, round3, type Contribution, type EvidenceInput } from './evidence';
 
 /**
@@ -95,7 +95,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
   // Where the application's legitimate logins nearly all carry a client token, one without it did
   // not come through the application's page (or app): a script, or a client whose SDK did not load.
   const fp = x.fingerprints;
-  if (!x.features.fingerprinted && x.kind !== 'other' && fp.events >= FINGERPRINT_HABIT_MIN_EVENTS && fp.share >= FINGERPRINT_HABIT_FROM) {
+  if (!x.features.fingerprinted && !x.tokenlessHabit && x.kind !== 'other' && fp.events >= FINGERPRINT_HABIT_MIN_EVENTS && fp.share >= FINGERPRINT_HABIT_FROM) {
     out.push({ signal: 'missing_fingerprint', weight: ramp(fp.share, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, MISSING_FINGERPRINT_MAX), detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 } });
   }
 
@@ -196,7 +196,8 @@ function appClientEvidence(x: EvidenceInput): Contribution[] {
  * learned: an app whose events never arrive, say through a proxy that drops them, is not
  * penalised). The same, up to 1.5, for an install that announced itself but never showed a
  * screen, where nearly all legitimate ones had (an application that does not track screens never
- * learns that habit).
+ * learns that habit): only from its second open within the week, since a fresh install's first
+ * screens are still queued when its first request is judged (SCREENS_EXPECTED_FROM_OPENS).
  */
 /** What each integrity finding weighs (emulator: hard; tampering: hard; a rooted or debugged phone: soft): EMULATOR, TAMPERED_APP, COMPROMISED. */
 
@@ -215,7 +216,7 @@ function mobileEvidence(x: EvidenceInput): Contribution[] {
   if (h.events >= ACTIVITY_MIN_EVENTS && x.kind !== 'other') {
     if ((a === null || a.installs + a.opens === 0) && h.announced >= ACTIVITY_HABIT_FROM) {
       out.push({ signal: 'no_app_activity', weight: ramp(h.announced, ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, NO_ACTIVITY_MAX), detail: { opened: false, screens: 0, usual_share_opened: Math.round(h.announced * 1000) / 1000 } });
-    } else if (a !== null && a.screens === 0 && h.screens >= ACTIVITY_HABIT_FROM) {
+    } else if (a !== null && a.opens >= SCREENS_EXPECTED_FROM_OPENS && a.screens === 0 && h.screens >= ACTIVITY_HABIT_FROM) {
       out.push({ signal: 'no_app_activity', weight: ramp(h.screens, ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, NO_SCREENS_MAX), detail: { opened: true, screens: 0, usual_share_with_screens: Math.round(h.screens * 1000) / 1000 } });
     }
   }

@@ -16,7 +16,7 @@ import { clamp, type Contribution } from './evidence';
 import { LEVEL, placeless, placeName, type Features } from './features';
 import {
   BEHAVIOUR_MIN_HISTORY, CARRIER_NEW_DEVICE, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, HOSTILE_MAX, HOSTILE_MIN, HOSTILE_PER_VALUE,
-  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, TOKEN_HABIT, TRAVEL_MAX_KMH, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
+  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, TOKEN_HABIT, TOKENLESS_HABIT_LOGINS, TOKENLESS_HABIT_SHARE, TRAVEL_MAX_KMH, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
   TRUSTED_TRAVEL_MAX, UNPROVEN_MIN_HISTORY, USUAL_OPERATOR_LOGINS,
   DEVICE_LLR, DEVICE_TERM, FINGERPRINT_LLR, FINGERPRINT_TERM, HOUR_LLR, HOUR_TERM, LANGUAGE_LLR, LANGUAGE_TERM, MISSING_FINGERPRINT_NAMED_FROM, NETWORK_FOR_SOFTWARE_TERM, NETWORK_LLR_MAX, NETWORK_TERM, OPERATOR_FOR_SOFTWARE_TERM,
   PLACE_LLR, SOFTWARE_LLR_MAX, SOFTWARE_LLR_MIN, SOFTWARE_LLR_MIN_FINGERPRINTED, SOFTWARE_NETWORK_LLR, SOFTWARE_OPERATOR_LLR, SOFTWARE_TERM, UNUSUAL_HOUR_NAMED_FROM, UNUSUAL_LANGUAGE_NAMED_FROM,
@@ -76,6 +76,13 @@ function tokenHabit(b: Behaviour, now: number): boolean {
   const carried = userCount(b, LEVEL.fingerprint, 'y', now);
   const without = userCount(b, LEVEL.fingerprint, 'n', now);
   return carried > 0 && carried >= TOKEN_HABIT * (carried + without);
+}
+
+/** Whether the user's own legitimate logins often came without a client token (an app release without the client). */
+export function tokenlessHabit(b: Behaviour, now: number): boolean {
+  const carried = userCount(b, LEVEL.fingerprint, 'y', now);
+  const without = userCount(b, LEVEL.fingerprint, 'n', now);
+  return without >= TOKENLESS_HABIT_LOGINS && without >= TOKENLESS_HABIT_SHARE * (carried + without);
 }
 
 /** The behavioural contributions: how unlike the user this event is. */

@@ -122,6 +122,14 @@ export const ACTIVITY_MIN_EVENTS = 30;
 /** `no_app_activity`'s most without an install or open event, and without a screen. Chosen by hand; checked by `npm run eval`. */
 export const NO_ACTIVITY_MAX = 2.8;
 export const NO_SCREENS_MAX = 1.5;
+/**
+ * `no_app_activity` (no screen): the install's opens within the week from which its screens must
+ * have arrived. A fresh install's first screens are still queued when its first request is judged
+ * (docs/mobile.md: screens wait for 20 events, a lifecycle event or an allow-listed request), so
+ * only an install that opened before, whose earlier session flushed at its close, is expected to
+ * have shown one: ruling.
+ */
+export const SCREENS_EXPECTED_FROM_OPENS = 2;
 /** `emulator` (hard evidence). Chosen by hand; checked by `npm run eval`. */
 export const EMULATOR = 3.5;
 /** `spoofed_device` (`tampered_app`). Chosen by hand; checked by `npm run eval`. */
@@ -391,6 +399,14 @@ export const CARRIER_NEW_DEVICE = 0.9;
 export const JOINT_NOVELTY = 0.5;
 /** Share of the user's legitimate events with a client fingerprint beyond which its absence is not their habit (docs: 90%). Chosen by hand; checked by `npm run eval`. */
 export const TOKEN_HABIT = 0.9;
+/**
+ * A user whose own legitimate logins from the app came this often (decayed) and at least this
+ * share of the time without a client token is on an app release without the client: a login
+ * without one is their habit, judged on headers as that release's traffic, not as
+ * `missing_fingerprint` against the environment's token users. Chosen by hand; checked by `npm run eval`.
+ */
+export const TOKENLESS_HABIT_LOGINS = 3;
+export const TOKENLESS_HABIT_SHARE = 0.3;
 /** Calls one client token may serve within one login flow, and for how long (docs/client.md: three calls, a minute): ruling. */
 export const TOKEN_MAX_USES = 3;
 export const TOKEN_FLOW_MS = 60_000;

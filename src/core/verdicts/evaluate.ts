@@ -20,6 +20,7 @@ import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, si
 import { riskLevel } from '../scoring/signals';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
+import { tokenlessHabit } from '../scoring/user-evidence';
 import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, machineOf, languageCounts, NO_SNAPSHOTS, populationCounts, proofHabit, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
 import { randomKey, shortHash, timeOrderedUuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
@@ -322,6 +323,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
       machineShare: machineOf(x.features) ? pop.machine(machineOf(x.features) as string) / total : 0,
       fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values.bf !== null ? appFingerprintShare(s, at) : null),
+      tokenlessHabit: x.features.app && read.state?.behaviour ? tokenlessHabit(read.state.behaviour, at) : false,
       appsDeclared: env.appsDeclared,
       client: clientEvidence(x, s, account),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,

@@ -25,6 +25,7 @@ import {
 } from '../../../src/core/scoring/behaviour';
 import type { EvidenceInput, EventKind, ProofEvidence } from '../../../src/core/scoring/evidence';
 import { requestEvidence } from '../../../src/core/scoring/request-evidence';
+import { tokenlessHabit } from '../../../src/core/scoring/user-evidence';
 import { velocityEvidence } from '../../../src/core/scoring/velocity-evidence';
 import type { Behaviour as ProofBehaviour } from '../../../src/core/client/proof';
 import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, HOME_NEW_DEVICE, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, CAP_KNEE, belowCap, type AssessInput } from '../../../src/core/scoring/model';
@@ -405,6 +406,22 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals(0.995, 5000, { user: null, token: 'some-device' })).toEqual([]);
   });
 
+  it('no token from a user whose own app logins mostly came without one (a release without the client) is their habit, not missing_fingerprint', () => {
+    const signals = (tokenlessHabit: boolean) => fired(requestEvidence(evidenceInput({ user: null }, 'preauth', { fingerprints: { events: 5000, share: 0.995 }, tokenlessHabit })));
+    expect(signals(false)).toEqual(['missing_fingerprint']);
+    expect(signals(true)).toEqual([]);
+  });
+
+  it.each([
+    ['always a token', 10, 0, false],
+    ['an old app release: never a token', 0, 6, true],
+    ['web with a token, the old app without one', 6, 4, true],
+    ['once without, long ago or rarely', 20, 1, false],
+  ] as const)('a user\'s tokenless habit: %s', (_name, carried, without, expected) => {
+    const b = history([...Array.from({ length: carried }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000, token: 'phone-1' })), ...Array.from({ length: without }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000 - 1 }))]);
+    expect(tokenlessHabit(b, T0)).toBe(expected);
+  });
+
   it('a Rampart client token: replayed or invalid, automation the browser showed, a swapped user agent', () => {
     const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
     const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) => fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
@@ -622,7 +639,8 @@ describe('native apps', () => {
     ['an install that never announced itself, where nearly all do', { activity: null }, ['no_app_activity']],
     ['an install that never announced itself, before the environment knows the habit', { activity: null, habit: { events: 10, announced: 1, screens: 1 } }, []],
     ['an install that never announced itself, where many do not (events dropped on the way)', { activity: null, habit: { events: 500, announced: 0.7, screens: 0.6 } }, []],
-    ['an install that opened but never showed a screen, where nearly all did', { activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 } }, ['no_app_activity']],
+    ['an install that opened twice this week but never showed a screen, where nearly all did', { activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 } }, ['no_app_activity']],
+    ['a fresh install at its first open, its screens still queued (the documented flush triggers)', { activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 } }, []],
     ['an install that never showed a screen, in an application that does not track screens', { activity: { installs: 1, opens: 3, screens: 0, events: 4, accounts: 0, first: T0 }, habit: { events: 500, announced: 0.99, screens: 0 } }, []],
     ['one install, six accounts this week', { accounts: 6 }, ['multiple_accounts_per_device']],
     ['one install shared by two people', { accounts: 2 }, []],
@@ -635,7 +653,7 @@ describe('native apps', () => {
     expect(weight(0.89)).toBe(0);
     expect(weight(0.95)).toBeGreaterThan(0);
     expect(weight(0.999)).toBeCloseTo(2.8, 6);
-    const screens = appSignals(mobile({ activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 }, habit: { events: 500, announced: 1, screens: 1 } })).find((c) => c.signal === 'no_app_activity');
+    const screens = appSignals(mobile({ activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 }, habit: { events: 500, announced: 1, screens: 1 } })).find((c) => c.signal === 'no_app_activity');
     expect(screens?.weight).toBeCloseTo(1.5, 6);
   });
 
@@ -705,9 +723,13 @@ describe('native apps', () => {
     const bumps = byKey(counterBumps(withMobile, login, NO_SNAPSHOTS, T0, flags));
     expect(bumps['h:okhttp']?.inc).toHaveProperty('ok');
     expect(bumps['p:fpa:y']).toBeDefined();
-    // The install never announced itself (nothing read): counted as such in the habit.
+    // The install never announced itself (nothing read): counted as such in the habit; its screens
+    // are not expected (a fresh install's may still be queued), nor are a first open's.
     expect(bumps['p:ma:n']).toBeDefined();
-    expect(bumps['p:ms:n']).toBeDefined();
+    expect(bumps['p:ms:n']).toBeUndefined();
+    const install = (opens: number) => new Map([['i:mdev', { counts: { n: 1, o: opens, e: opens + 1 }, sets: {} }]]);
+    expect(byKey(counterBumps(withMobile, login, install(1), T0, flags))['p:ms:n']).toBeUndefined();
+    expect(byKey(counterBumps(withMobile, login, install(2), T0, flags))['p:ms:n']).toBeDefined();
     expect(bumps['i:mdev+']?.add).toEqual({ u: 'alice' });
     const failed = byKey(counterBumps(withMobile, { ...login, success: false, credentialed: false, failure: true }, NO_SNAPSHOTS, T0, flags));
     expect(failed['h:okhttp']?.inc).toHaveProperty('fl');
