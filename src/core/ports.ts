@@ -200,6 +200,12 @@ export interface CounterStore {
    * resolves undefined when they could not all be read by then.
    */
   read(env: EnvId, keys: readonly string[], deadline?: number): Promise<ReadonlyMap<string, CounterSnapshot> | undefined>;
+  /**
+   * The documents this process holds in memory among `keys`, without waiting (a key not held is
+   * absent): what a verdict whose read missed its budget still knows. The windows an attack
+   * keeps bumping (per address, network, operator, account) are always among them.
+   */
+  held(env: EnvId, keys: readonly string[]): ReadonlyMap<string, CounterSnapshot>;
   /** Apply changes now and write them behind. Never waits. */
   bump(env: EnvId, bumps: readonly CounterBump[]): void;
   /** Delete expired counters of every tenant; returns how many. */

@@ -154,6 +154,23 @@ export class StateCounterStore implements CounterStore {
     return out;
   }
 
+  held(env: EnvId, keys: readonly string[]): Map<string, CounterSnapshot> {
+    const out = new Map<string, CounterSnapshot>();
+    const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
+    const cached = (k: string): CounterSnapshot | undefined => {
+      const d = this.state.cached(COUNTERS, idOf(env, k));
+      return d === undefined ? undefined : snapshot(d as CounterDoc | null);
+    };
+    for (const k of keys) {
+      const own = cached(k);
+      const f = this.fold?.(k);
+      const whole = f ? cached(f.doc) : undefined;
+      // A folded key is known when both its own document and its part elsewhere are held.
+      if (own !== undefined && (!f || whole !== undefined)) out.set(k, f && whole ? merged(own, partOf(whole, f.part)) : own);
+    }
+    return out;
+  }
+
   bump(env: EnvId, bumps: readonly CounterBump[]): void {
     const now = this.now().getTime();
     // A verdict bumps ~19 documents: the operations are built directly, with shared paths (they

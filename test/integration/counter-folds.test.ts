@@ -62,6 +62,21 @@ it('keeps an address window in its network window: one document, read back as bo
   expect(read.get(NET)!.counts).toMatchObject({ a: 3, f: 3 });
 });
 
+it('answers from memory what it holds, folded windows merged as a read gives them; nothing of what it does not', async () => {
+  const { counters } = store();
+  await attempt(counters, '81.2.69.9', 'ada');
+  await attempt(counters, '81.2.69.9', 'bob');
+  const keys = [ip('81.2.69.9'), NET];
+  const read = (await counters.read(env, keys))!;
+  const held = counters.held(env, [...keys, `w:net:198.51.100.0/24:${H}`]);
+  expect(held.get(ip('81.2.69.9'))).toEqual(read.get(ip('81.2.69.9')));
+  expect(held.get(NET)).toEqual(read.get(NET));
+  expect(held.get(ip('81.2.69.9'))?.sets.u).toEqual(expect.arrayContaining(['ada', 'bob']));
+  // Never read nor written by this process: not held, whatever the database has.
+  expect(held.has(`w:net:198.51.100.0/24:${H}`)).toBe(false);
+  expect(store().counters.held(env, keys).size).toBe(0);
+});
+
 it(`gives addresses past ${MAX_FOLDED} per network their own documents, and adds both places on a read`, async () => {
   const { counters, state } = store();
   const NET2 = `w:net:10.9.8.0/24:${H}`;

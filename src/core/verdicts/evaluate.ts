@@ -193,8 +193,8 @@ export class VerdictService {
 
   /** Whether state the verdict needs was not read within the budget (logged when so). */
   private degraded(env: Environment, read: EventState): boolean {
-    if (read.state !== undefined && read.counters !== undefined) return false;
-    const missing = [...(read.state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : [])];
+    if (read.state !== undefined && read.counters !== undefined && !read.partial) return false;
+    const missing = [...(read.state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : read.partial ? ['counters not held in memory'] : [])];
     this.d.log.warn({ env: env.id, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
     return true;
   }

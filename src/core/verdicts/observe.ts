@@ -95,8 +95,13 @@ export interface EventState {
   userId: string | null;
   /** The user's state: null for an account never seen, undefined when not read in time. */
   state: UserState | null | undefined;
-  /** The counter documents (population, windows): undefined when not read in time. */
+  /**
+   * The counter documents (population, windows): when they were not all read in time, those this
+   * process holds in memory (`partial`), undefined only where nothing could be asked.
+   */
   counters: Snapshots | undefined;
+  /** The counters are only those held in memory: the read missed the verdict's budget. */
+  partial?: boolean;
   /** Neither the user nor the e-mail is known to Rampart. */
   unknownAccount: boolean;
 }
@@ -133,12 +138,17 @@ export interface StateReaders {
 export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, deadline?: number): Promise<EventState> {
   const userId = x.event.userId;
   const keys = keysToRead(x.features, x.emailHash, x.event.client?.jti ?? null);
-  const [state, counters] = await Promise.all([userId ? d.users.load(env, userId, deadline) : Promise.resolve(null), d.counters.read(env, keys, deadline)]);
-  if (userId) return { userId, state, counters, unknownAccount: state === null };
-  const account = counters ? accountOfEmail(counters, x.emailHash) : null;
-  if (!account) return { userId: null, state: null, counters, unknownAccount: x.emailHash !== null && counters !== undefined };
+  const [state, read] = await Promise.all([userId ? d.users.load(env, userId, deadline) : Promise.resolve(null), d.counters.read(env, keys, deadline)]);
+  // Past the budget, what memory holds: the windows that decide stuffing are always there, so a
+  // slow database (or an attacker who makes the service slow) does not make the verdict blind.
+  const partial = read === undefined;
+  const counters = read ?? d.counters.held(env, keys);
+  const flag = partial ? { partial: true } : {};
+  if (userId) return { userId, state, counters, unknownAccount: state === null, ...flag };
+  const account = accountOfEmail(counters, x.emailHash);
+  if (!account) return { userId: null, state: null, counters, unknownAccount: x.emailHash !== null && !partial, ...flag };
   const byEmail = await d.users.load(env, account, deadline);
-  return { userId: account, state: byEmail, counters, unknownAccount: byEmail === null };
+  return { userId: account, state: byEmail, counters, unknownAccount: byEmail === null, ...flag };
 }
 
 /** The header facts counted per browser (what the application forwards). */

@@ -22,6 +22,11 @@ export interface FakeStateLayer extends WriteQueue {
   /** While true, reads with a deadline answer "not in time" (undefined) and others fail Unavailable. */
   unreachable: boolean;
   /**
+   * While true, reads with a deadline answer "not in time" (undefined), as a database behind its
+   * budget does; what this process wrote stays in memory (`cached`), as the real layer's cache.
+   */
+  slow: boolean;
+  /**
    * While set, nothing counts as written: durable() waits (until `writesDone()`), and admission
    * refuses with this reason (`refusing`).
    */
@@ -58,6 +63,7 @@ export function createFakeStateLayer(): FakeStateLayer {
   let waiting: (() => void)[] = [];
   const layer: FakeStateLayer = {
     unreachable: false,
+    slow: false,
     writesHeld: false,
     refusing: null,
     writesDone() {
@@ -85,6 +91,7 @@ export function createFakeStateLayer(): FakeStateLayer {
     },
     async flush() {},
     async read(collection, id, deadline) {
+      if (layer.slow && deadline !== undefined) return undefined;
       if (layer.unreachable) {
         if (deadline !== undefined) return undefined;
         throw new Unavailable('the fake database is unreachable');
@@ -96,13 +103,14 @@ export function createFakeStateLayer(): FakeStateLayer {
       return new Map(ids.map((id) => [id, entry(collection, id).value]));
     },
     async readAll(collection, ids, deadline) {
+      if (layer.slow && deadline !== undefined) return undefined;
       if (layer.unreachable) {
         if (deadline !== undefined) return undefined;
         throw new Unavailable('the fake database is unreachable');
       }
       return ids.map((id) => entry(collection, id).value);
     },
-    cached: (collection, id) => (layer.unreachable ? undefined : entry(collection, id).value),
+    cached: (collection, id) => (layer.unreachable ? undefined : layer.slow ? entries.get(key(collection, id))?.value : entry(collection, id).value),
     peek: (collection, id) => entries.get(key(collection, id))?.value,
     view(collection, id, make) {
       const e = entries.get(key(collection, id));

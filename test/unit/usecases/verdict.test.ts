@@ -86,6 +86,23 @@ describe('a verdict', () => {
     expect(s.events.all.at(-1)?.degraded).toBe(true);
   });
 
+  it('still sees the attack windows held in memory when the database misses the budget: slow is never permissive', async () => {
+    const { principal } = await s.environment();
+    const ip = '203.0.113.77';
+    const attempt = (k: number): EventCommand => ({ event: '$login', status: '$failed', user: { email: `victim${k}@example.com` }, context: { ip, headers: { 'User-Agent': UA, 'Accept-Language': 'en-GB' } } });
+    for (let k = 0; k < 40; k++) await s.verdicts.evaluate(principal, 'filter', attempt(k));
+    const quiet = await s.verdicts.evaluate(principal, 'filter', attempt(40));
+    s.state.slow = true;
+    const slow = await s.verdicts.evaluate(principal, 'filter', attempt(41));
+    expect(quiet.degraded).toBe(false);
+    expect(slow.degraded).toBe(true);
+    expect(slow.action).not.toBe('allow');
+    const velocity = Object.keys(quiet.signals).filter((n) => !['new_device', 'new_isp', 'new_country'].includes(n));
+    expect(velocity.length).toBeGreaterThan(0);
+    for (const name of velocity) expect(slow.signals).toHaveProperty(name);
+    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['verdict degraded: state not read within the verdict budget']);
+  });
+
   it('scores an event older than the verdict window as now, naming when it was sent', async () => {
     const { principal } = await s.environment();
     const sent = new Date(s.time.clock.now().getTime() - 400 * 86_400_000);
