@@ -152,6 +152,20 @@ describe("a phone's components", () => {
     expect(mobileDeviceKey(android)).toMatch(/^m/);
   });
 
+  it.each([
+    ['an OS update', { osVersion: '15' }],
+    ['an app update', { app: { id: 'com.example.shop', version: '9.9.9', build: '999' } }],
+    ['the phone set to another language and time zone (travel)', { locale: 'de-DE', timezone: 'Europe/Berlin', timezoneOffset: -60 }],
+    ['a new library version', { sdk: 'rampart-android/9.0.0' }],
+    ['a display setting changing the screen', { screen: { width: 1440, height: 3120, scale: 3.5 } }],
+    ['a rooted phone found rooted later', { integrity: ['rooted'] }],
+  ] as const)('the same phone after %s is the same device, on Android and on iOS', (_name, change) => {
+    for (const platform of ['android', 'ios'] as const) {
+      const before = readMobileComponents(pixel({ platform, ...(platform === 'ios' ? { model: 'iPhone15,3' } : {}) }));
+      expect(mobileDeviceKey({ ...before, ...change })).toBe(mobileDeviceKey(before));
+    }
+  });
+
   it('a farm of emulators of one image is one device, whatever ids its tool sets for each account', () => {
     const emulator = (n: number) => readMobileComponents(pixel({ model: 'sdk_gphone64_x86_64', integrity: ['emulator'], installId: `install-farm-00000000${n}`, vendorId: String(n).repeat(64) }));
     expect(mobileDeviceKey(emulator(1))).toBe(mobileDeviceKey(emulator(2)));
