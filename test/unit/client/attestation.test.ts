@@ -8,6 +8,10 @@ import { APPLE_APP_ATTESTATION_ROOT_PEM, APPLE_APP_ATTESTATION_ROOT_SHA256 } fro
 import { verifyAppAssertion, verifyAppAttestation } from '../../../src/core/client/attestation/app-attest';
 import { CborError, decodeCbor, encodeCbor } from '../../../src/core/client/attestation/cbor';
 import { verifyPlayIntegrity } from '../../../src/core/client/attestation/play-integrity';
+import { decodeOutcome, encodeOutcome } from '../../../src/core/client/attestation/verifier';
+import { attestationEvidence } from '../../../src/core/scoring/attestation-evidence';
+import type { EvidenceInput } from '../../../src/core/scoring/evidence';
+import type { AttestationOutcome } from '../../../src/core/model';
 import { clientDataHash, makeAppAssertion, makeAppAttestation, makePlayKeys, makePlayToken, makeRoot, playPayload } from '../../support/attestation';
 
 const APP_ID = 'ABCDE12345.com.example.shop';
@@ -172,5 +176,38 @@ describe('the CBOR decoder', () => {
       Array.from({ length: 40 }, () => 0x81), // nested too deeply
     ];
     for (const b of bad) expect(() => decodeCbor(Buffer.from(b))).toThrow(CborError);
+  });
+});
+
+describe("an attestation's outcome", () => {
+  const outcomes: AttestationOutcome[] = [
+    { status: 'verified', kind: 'app_attest' },
+    { status: 'verified', kind: 'play_integrity', device: 'virtual', app: 'recognized' },
+    { status: 'failed', kind: 'app_attest', reason: 'counter' },
+    { status: 'unverified', kind: 'play_integrity', reason: 'not_configured' },
+    { status: 'missing' },
+  ];
+
+  it("travels in a session's claims and comes back as it was", () => {
+    for (const o of outcomes) expect(decodeOutcome(encodeOutcome(o), 'kind' in o ? o.kind : null)).toEqual(o);
+    expect(encodeOutcome(null)).toBeNull();
+    expect(decodeOutcome('v:rooted:yes', 'play_integrity')).toBeNull();
+    expect(decodeOutcome('v', 'something_else')).toBeNull();
+  });
+
+  it('is weighed: for a verified device, against a failed or missing one, with Google\'s verdicts', () => {
+    const weigh = (attestation: AttestationOutcome | null, problem: string | null = null) =>
+      attestationEvidence({ client: { problem, mobile: { attestation } } } as unknown as EvidenceInput).map((c) => [c.signal, Math.sign(c.weight), c.detail.reason ?? c.detail.evidence ?? null]);
+    expect(weigh({ status: 'verified', kind: 'app_attest' })).toEqual([['attested_device', -1, null]]);
+    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'device', app: 'recognized' })).toEqual([['attested_device', -1, null]]);
+    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'virtual', app: 'recognized' })).toEqual([['emulator', 1, 'play_integrity']]);
+    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'none', app: 'unrecognized' })).toEqual([['emulator', 1, 'play_integrity'], ['spoofed_device', 1, 'tampered_app']]);
+    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'basic', app: 'unevaluated' })).toEqual([['compromised_device', 1, 'play_integrity']]);
+    expect(weigh({ status: 'failed', kind: 'app_attest', reason: 'untrusted_chain' })).toEqual([['spoofed_device', 1, 'attestation_failed']]);
+    expect(weigh({ status: 'missing' })).toEqual([['spoofed_device', 1, 'attestation_missing']]);
+    expect(weigh({ status: 'unverified', kind: 'app_attest', reason: 'no_challenge' })).toEqual([]);
+    expect(weigh(null)).toEqual([]);
+    // A token that does not verify says nothing of its session's attestation.
+    expect(weigh({ status: 'missing' }, 'forged')).toEqual([]);
   });
 });
