@@ -8,7 +8,9 @@ import { APPLE_APP_ATTESTATION_ROOT_PEM, APPLE_APP_ATTESTATION_ROOT_SHA256 } fro
 import { verifyAppAssertion, verifyAppAttestation } from '../../../src/core/client/attestation/app-attest';
 import { CborError, decodeCbor, encodeCbor } from '../../../src/core/client/attestation/cbor';
 import { verifyPlayIntegrity } from '../../../src/core/client/attestation/play-integrity';
-import { decodeOutcome, encodeOutcome } from '../../../src/core/client/attestation/verifier';
+import { AttestationVerifier, decodeOutcome, encodeOutcome, type AttestationClaim } from '../../../src/core/client/attestation/verifier';
+import { createFakeAttestedKeyStore } from '../../support/fakes/stores';
+import { asEnvId } from '../../../src/core/model';
 import { attestationEvidence } from '../../../src/core/scoring/attestation-evidence';
 import type { EvidenceInput } from '../../../src/core/scoring/evidence';
 import type { AttestationOutcome } from '../../../src/core/model';
@@ -209,5 +211,50 @@ describe("an attestation's outcome", () => {
     expect(weigh(null)).toEqual([]);
     // A token that does not verify says nothing of its session's attestation.
     expect(weigh({ status: 'missing' }, 'forged')).toEqual([]);
+  });
+});
+
+describe('the collector\'s verifier (settings, the kept keys)', () => {
+  const keys = createFakeAttestedKeyStore();
+  const play = makePlayKeys();
+  const sealed = new Map<string, string>();
+  const seal = (v: string) => {
+    const id = `sealed-${sealed.size}`;
+    sealed.set(id, v);
+    return id;
+  };
+  const verifier = new AttestationVerifier({
+    keys,
+    appleRoot: root.cert,
+    open: (s) => {
+      const v = sealed.get(s);
+      if (v === undefined) throw new Error('sealed under another key');
+      return v;
+    },
+  });
+  const settings = { app: 'com.example.shop', appleTeamId: 'ABCDE12345', play: { decryptionKey: seal(play.decryptionKey), verificationKey: seal(play.verificationKey) }, required: false };
+  const ctx = (platform: 'ios' | 'android', over: Partial<Parameters<AttestationVerifier['verify']>[1]> = {}) => ({ envId: asEnvId('env-1'), platform, appId: 'com.example.shop', settings, issuedAt: now.getTime() - 1000, now, ...over });
+  const claim = (o: Partial<AttestationClaim>): AttestationClaim & { challenge: string } => ({ kind: 'app_attest', token: null, keyId: null, object: null, assertion: null, ...o, challenge });
+
+  it('attests a key, keeps it, verifies its assertions, and refuses a key it never attested', async () => {
+    const made = makeAppAttestation({ root, appId: APP_ID, challenge, now });
+    expect(await verifier.verify(claim({ keyId: made.keyId, object: made.object }), ctx('ios'))).toEqual({ status: 'verified', kind: 'app_attest' });
+    expect(keys.all.size).toBe(1);
+    const assertion = makeAppAssertion({ credential: made.credential, appId: APP_ID, challenge, counter: 2 });
+    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({ status: 'verified', kind: 'app_attest' });
+    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({ status: 'failed', kind: 'app_attest', reason: 'counter' });
+    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios', { envId: asEnvId('env-2') }))).toEqual({ status: 'failed', kind: 'app_attest', reason: 'unknown_key' });
+  });
+
+  it('says what it could not verify: another platform, nothing configured, keys it cannot open', async () => {
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('ios'))).toEqual({ status: 'failed', kind: 'play_integrity', reason: 'platform_mismatch' });
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('android', { settings: { ...settings, play: null } }))).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('android', { settings: { ...settings, play: { decryptionKey: 'lost', verificationKey: 'lost' } } }))).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
+    const binding = createHash('sha256').update(challenge).digest('base64url');
+    const token = makePlayToken(play, playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() }));
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token }), ctx('android'))).toEqual({ status: 'verified', kind: 'play_integrity', device: 'device', app: 'recognized' });
+    // Made before the challenge was issued: not over it.
+    const early = makePlayToken(play, playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() - 120_000 }));
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: early }), ctx('android'))).toEqual({ status: 'failed', kind: 'play_integrity', reason: 'stale' });
   });
 });

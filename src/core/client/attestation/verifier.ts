@@ -114,7 +114,13 @@ export class AttestationVerifier {
 
   private play(a: AttestationClaim & { challenge: string }, c: AttestationContext, s: AppAttestationSettings): AttestationOutcome {
     const sealed = s.play as { decryptionKey: string; verificationKey: string };
-    const keys = { decryptionKey: this.d.open(sealed.decryptionKey), verificationKey: this.d.open(sealed.verificationKey) };
+    let keys: { decryptionKey: string; verificationKey: string };
+    try {
+      keys = { decryptionKey: this.d.open(sealed.decryptionKey), verificationKey: this.d.open(sealed.verificationKey) };
+    } catch {
+      // Sealed under another master key: the deployment's doing, not the device's.
+      return { status: 'unverified', kind: 'play_integrity', reason: 'not_configured' };
+    }
     const binding = sha256(a.challenge).toString('base64url');
     const r = verifyPlayIntegrity(a.token ?? '', keys, { packageName: c.appId, binding, notBefore: c.issuedAt - SKEW_MS, notAfter: c.now.getTime() + SKEW_MS });
     if (!r.ok) return { status: 'failed', kind: 'play_integrity', reason: r.reason };
