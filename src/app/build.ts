@@ -2,7 +2,7 @@
  * Composition root: builds the stores on a database, the core services on the stores, and
  * applies every repository's indexes. main.ts, the tests and the benchmark all start here.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from 'mongodb';
@@ -33,6 +33,9 @@ import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, lastBucketBefore, State
 import { CreatedHere } from '../store/created-here';
 import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
+import { attestedKeyIndexes, MongoAttestedKeyStore } from '../store/attested-keys';
+import { AttestationVerifier } from '../core/client/attestation/verifier';
+import { APPLE_APP_ATTESTATION_ROOT_PEM } from '../core/client/attestation/apple-root';
 import { clientEventIndexes, StateClientEventStore } from '../store/client-events';
 import { ClientEventsService } from '../core/client/events';
 import { ClientService } from '../core/client/service';
@@ -74,6 +77,7 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
   ...eventIndexes,
   ...counterIndexes,
   ...clientObservationIndexes,
+  ...attestedKeyIndexes,
   ...clientEventIndexes,
   ...policyIndexes,
   ...webhookIndexes,
@@ -111,6 +115,8 @@ export interface BuildOptions {
   clientRateLimitPerSecond?: number;
   /** The browser client's proof of work, in leading zero bits (default DEFAULT_POW_BITS; 0: trivial, for tests). */
   clientPowBits?: number;
+  /** The App Attest trust anchor, PEM (default: Apple's App Attestation root; tests give their own). */
+  appAttestRoot?: string;
   /** Failed authentications per minute from one address before it gets 429 (default 30). */
   authFailuresPerMinute?: number;
   publicUrl: string;
@@ -288,7 +294,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
-  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)), powBits: o.clientPowBits });
+  const attestedKeys = core(new MongoAttestedKeyStore(db));
+  const attestation = new AttestationVerifier({ keys: attestedKeys, appleRoot: new X509Certificate(o.appAttestRoot ?? APPLE_APP_ATTESTATION_ROOT_PEM), open: (sealed) => sealer.open(sealed) });
+  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)), powBits: o.clientPowBits, attestation });
   const appEvents = core(new StateClientEventStore(db, state));
   // App events per environment and source address: an install flushes on each open, close and
   // identify, and every 20 events.
@@ -385,6 +393,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       { name: 'list imports', everyMs: PRIVACY_SWEEP_MS, atStart: false, run: () => lists.sweepImports() },
       { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
       { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
+      { name: 'attested keys', everyMs: RETENTION_SWEEP_MS, atStart: false, run: () => attestedKeys.sweep(clock.now()) },
       { name: 'app events', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => appEvents.sweep(clock.now()) },
       { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
       // Not at start: an upgrade leaves 6 hours to set a longer retention than the default.

@@ -16,6 +16,15 @@ export const USAGE = `usage: rampart <command> [arguments]
   env set-apps <name> <app-id...|none>
                                          origins whose pages may get client tokens with the
                                          environment's publishable key (https://shop.example)
+  env set-app-attest <name> <app-id> <team-id|none>
+                                         verify the app's App Attest attestations for the
+                                         App ID <team-id>.<app-id> (docs/mobile.md)
+  env set-play-integrity <name> <app-id> <keys-file|none>
+                                         verify the app's Play Integrity verdicts with its
+                                         keys: a JSON file {"decryptionKey", "verificationKey"}
+                                         as the Play Console gives them (stored sealed)
+  env require-attestation <name> <app-id> <on|off>
+                                         flag the app's sessions without a verified attestation
   env set-retention <name> <days>        days events, rejected payloads and ended privacy
                                          requests are kept (1-3650, default 90)
   secret add <env> [--label <label>]     add an API secret (printed once)
@@ -48,6 +57,9 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   'env set-privacy-email': { args: ['<name>', '<email|none>'] },
   'env set-origins': { args: ['<name>', '<origin...|none>'], repeats: true },
   'env set-apps': { args: ['<name>', '<app-id...|none>'], repeats: true },
+  'env set-app-attest': { args: ['<name>', '<app-id>', '<team-id|none>'] },
+  'env set-play-integrity': { args: ['<name>', '<app-id>', '<keys-file|none>'] },
+  'env require-attestation': { args: ['<name>', '<app-id>', '<on|off>'] },
   'env set-retention': { args: ['<name>', '<days>'] },
   'secret add': { args: ['<env>'], options: { label: 'value' } },
   'secret list': { args: ['<env>'] },

@@ -2,8 +2,10 @@
  * `npx rampart …`: manage environments and credentials from the command line. It connects to
  * MONGODB_URI, to the embedded database of a running Rampart, or starts the embedded one itself.
  */
+import { readFileSync } from 'node:fs';
+import type { Environment } from '../core/model';
 import type { Services } from '../core/services';
-import { DomainError } from '../core/errors';
+import { DomainError, InvalidParameters } from '../core/errors';
 import { retentionDaysOf } from '../core/retention';
 import { parseArgs, USAGE, UsageError } from './args';
 
@@ -26,7 +28,7 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
   switch (parsed.command) {
     case 'env list': {
       for (const e of await envs.list()) {
-        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tretention=${retentionDaysOf(e)}d`);
+        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tattestation=${attestationSummary(e)}\tretention=${retentionDaysOf(e)}d`);
       }
       return 0;
     }
@@ -63,6 +65,31 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const apps = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientApps(env.id, apps);
       out(`${env.name} apps: ${updated.clientApps?.length ? updated.clientApps.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
+      return 0;
+    }
+    case 'env set-app-attest': {
+      const env = await envs.byName(positional[0] as string);
+      const app = positional[1] as string;
+      const team = positional[2] === 'none' ? null : (positional[2] as string);
+      await envs.setAttestation(env.id, app, { appleTeamId: team });
+      out(`${env.name} ${app}: App Attest ${team ? `verified for the App ID ${team}.${app}` : 'not verified'}`);
+      return 0;
+    }
+    case 'env set-play-integrity': {
+      const env = await envs.byName(positional[0] as string);
+      const app = positional[1] as string;
+      const file = positional[2] as string;
+      await envs.setAttestation(env.id, app, { play: file === 'none' ? null : readPlayKeysFile(file) });
+      out(`${env.name} ${app}: Play Integrity ${file === 'none' ? 'not verified (keys removed)' : 'verified with the keys given (stored sealed)'}`);
+      return 0;
+    }
+    case 'env require-attestation': {
+      const env = await envs.byName(positional[0] as string);
+      const app = positional[1] as string;
+      const on = positional[2];
+      if (on !== 'on' && on !== 'off') throw new UsageError('require-attestation takes on or off');
+      await envs.setAttestation(env.id, app, { required: on === 'on' });
+      out(`${env.name} ${app}: sessions without a verified attestation are ${on === 'on' ? 'flagged' : 'not flagged'}`);
       return 0;
     }
     case 'env set-retention': {
@@ -104,6 +131,25 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
     default:
       throw new UsageError(`unknown command "${parsed.command}"`);
   }
+}
+
+/** What `env list` shows of an environment's attestation settings (never the keys). */
+function attestationSummary(e: Environment): string {
+  const list = (e.attestation ?? []).map((a) => `${a.app}:${[a.appleTeamId ? `app_attest(${a.appleTeamId})` : '', a.play ? 'play_integrity' : ''].filter(Boolean).join('+') || 'none'}${a.required ? ':required' : ''}`);
+  return list.join(',') || '-';
+}
+
+/** A Play Integrity keys file: JSON `{"decryptionKey", "verificationKey"}` (the core checks the keys themselves). */
+function readPlayKeysFile(file: string): { decryptionKey: string; verificationKey: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new InvalidParameters([{ field: 'keys-file', message: `cannot read ${file} as JSON: ${(err as Error).message}` }]);
+  }
+  const o = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (typeof o.decryptionKey !== 'string' || typeof o.verificationKey !== 'string') throw new InvalidParameters([{ field: 'keys-file', message: `${file} must hold {"decryptionKey": "…", "verificationKey": "…"}` }]);
+  return { decryptionKey: o.decryptionKey.trim(), verificationKey: o.verificationKey.trim() };
 }
 
 async function main(): Promise<number> {

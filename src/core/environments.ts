@@ -4,11 +4,12 @@
  * secret. Only a SHA-256 hash of each secret is used for look-up, compared in constant time.
  */
 import type { Clock, CredentialStore, EnvironmentStore, Scheduler } from './ports';
-import type { Credential, CredentialKind, EnvId, Environment, Principal } from './model';
+import type { AppAttestationSettings, Credential, CredentialKind, EnvId, Environment, Principal } from './model';
 import { asEnvId } from './model';
 import { randomToken, safeEqual, Sealer, sha256Hex, uuid } from './crypto';
 import { Forbidden, InvalidParameters, NotFound, Unauthorized, Unavailable } from './errors';
 import { APP_ID } from './client/mobile';
+import { readPlayKeys, type PlayIntegrityKeys } from './client/attestation/play-integrity';
 import type { PolicyService } from './policies/service';
 import { checkRetentionDays } from './retention';
 
@@ -316,6 +317,35 @@ export class EnvironmentService {
     }
     if (clean.length > 50) throw new InvalidParameters([{ field: 'clientApps', message: 'at most 50 apps' }]);
     return this.patch(id, { clientApps: clean });
+  }
+
+  /**
+   * How one app's platform attestations are verified (docs/mobile.md, "Attestation"): App Attest's
+   * Apple team id (null: none), Play Integrity's keys as the Play Console gives them (base64; null:
+   * none; sealed with the master key before they are stored), whether a session must carry one.
+   * Each part left undefined is kept as it is; an app with nothing left is removed.
+   */
+  async setAttestation(id: EnvId, app: string, change: { appleTeamId?: string | null; play?: PlayIntegrityKeys | null; required?: boolean }): Promise<Environment> {
+    if (!APP_ID.test(app)) throw new InvalidParameters([{ field: 'app', message: `${app} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")` }]);
+    if (change.appleTeamId !== undefined && change.appleTeamId !== null && !/^[A-Z0-9]{10}$/.test(change.appleTeamId)) {
+      throw new InvalidParameters([{ field: 'appleTeamId', message: 'must be an Apple team id (10 capital letters and digits)' }]);
+    }
+    if (change.play && !readPlayKeys(change.play)) {
+      throw new InvalidParameters([{ field: 'play', message: "must be the Play Console's keys: a base64 AES-256 decryption key and a base64 EC P-256 verification key" }]);
+    }
+    const env = await this.require(id);
+    const list = env.attestation ?? [];
+    const was = list.find((a) => a.app === app) ?? { app, appleTeamId: null, play: null, required: false };
+    const next: AppAttestationSettings = {
+      app,
+      appleTeamId: change.appleTeamId === undefined ? was.appleTeamId : change.appleTeamId,
+      play: change.play === undefined ? was.play : change.play === null ? null : { decryptionKey: this.deps.sealer.seal(change.play.decryptionKey), verificationKey: this.deps.sealer.seal(change.play.verificationKey) },
+      required: change.required ?? was.required,
+    };
+    const keep = next.appleTeamId !== null || next.play !== null || next.required;
+    const rest = list.filter((a) => a.app !== app);
+    if (keep && rest.length >= 50) throw new InvalidParameters([{ field: 'app', message: 'at most 50 apps' }]);
+    return this.patch(id, { attestation: keep ? [...rest, next] : rest });
   }
 
   /**

@@ -29,6 +29,12 @@ export interface Environment {
    * publishable key (docs/mobile.md). Empty or absent: none in production, any in a sandbox.
    */
   clientApps?: string[];
+  /**
+   * Platform attestation of the environment's apps, per app (docs/mobile.md, "Attestation"):
+   * what verifies an App Attest attestation or a Play Integrity verdict, and whether a session
+   * must carry one. Absent: none is verified.
+   */
+  attestation?: AppAttestationSettings[];
   webhookUrl: string | null;
   privacyEmail: string | null;
   /**
@@ -37,6 +43,18 @@ export interface Environment {
    */
   retentionDays?: number;
   createdAt: Date;
+}
+
+/** How one app's attestations are verified (Environment.attestation). */
+export interface AppAttestationSettings {
+  /** The app: its bundle id and package name (one of the environment's apps). */
+  app: string;
+  /** App Attest: the Apple developer team id; the App ID attested is `<team id>.<app>`. */
+  appleTeamId: string | null;
+  /** Play Integrity: the app's decryption and verification keys, each sealed with the master key (never in clear at rest). */
+  play: { decryptionKey: string; verificationKey: string } | null;
+  /** A session of this app without a verified attestation (on a platform configured above) is flagged. */
+  required: boolean;
 }
 
 export type CredentialKind = 'secret' | 'analyst';
@@ -156,8 +174,10 @@ export interface MobileClient {
   app: { id: string; version: string; build: string | null };
   /** What the device's own integrity checks found (core/client/mobile.ts INTEGRITY). */
   integrity: string[];
-  /** The kind of platform attestation the app carried (not verified), if any. */
+  /** The kind of platform attestation the app carried, if any. */
   attestation: string | null;
+  /** What verifying it found (absent or null: nothing carried and none required). */
+  attested?: AttestationOutcome | null;
   /** The vendor id itself, when the app forwards it. */
   deviceId: string | null;
   /** The session the token was minted from, and the device's key and machine key. */
@@ -165,6 +185,17 @@ export interface MobileClient {
   deviceKey: string;
   machineKey: string;
 }
+
+/**
+ * What the collector found of a session's platform attestation (core/client/attestation):
+ * verified (Play Integrity: with Google's device and app verdicts), failed (why), unverified (no
+ * challenge, or nothing configured to verify it with), or missing where the app requires one.
+ */
+export type AttestationOutcome =
+  | { status: 'verified'; kind: 'app_attest' | 'play_integrity'; device?: 'strong' | 'device' | 'basic' | 'virtual' | 'none'; app?: 'recognized' | 'unrecognized' | 'unevaluated' }
+  | { status: 'failed'; kind: 'app_attest' | 'play_integrity'; reason: string }
+  | { status: 'unverified'; kind: 'app_attest' | 'play_integrity'; reason: 'no_challenge' | 'not_configured' }
+  | { status: 'missing' };
 
 export interface SignalDetail {
   [key: string]: string | number | boolean | null;

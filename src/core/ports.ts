@@ -23,7 +23,7 @@ export interface EnvironmentStore {
   byName(name: string): Promise<Environment | null>;
   byPublishableKey(key: string): Promise<Environment | null>;
   list(): Promise<Environment[]>;
-  update(id: EnvId, patch: Partial<Pick<Environment, 'enabled' | 'webhookUrl' | 'privacyEmail' | 'name' | 'clientOrigins' | 'clientApps' | 'retentionDays'>>): Promise<Environment | null>;
+  update(id: EnvId, patch: Partial<Pick<Environment, 'enabled' | 'webhookUrl' | 'privacyEmail' | 'name' | 'clientOrigins' | 'clientApps' | 'attestation' | 'retentionDays'>>): Promise<Environment | null>;
 }
 
 export interface CredentialStore {

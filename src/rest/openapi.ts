@@ -12,7 +12,7 @@ import { MAX_TOKEN_LENGTH, TOKEN_CHARS } from '../core/events/context';
 import { PUBLISHABLE_KEY_PATTERN } from '../core/client/service';
 import { componentsSchema } from '../core/client/components';
 import { behaviourSchema, proofSchema } from '../core/client/proof';
-import { mobileSchema } from '../core/client/mobile';
+import { APP_ID, mobileSchema } from '../core/client/mobile';
 import { clientEventsSchema } from '../core/client/events';
 import { privacyIdentifierSchema } from '../core/privacy/schema';
 import * as body from './responses';
@@ -363,17 +363,26 @@ export function openApiDocument(o: OpenApiOptions): object {
     operationId: 'clientChallenge',
     tags: ['browser client'],
     description:
-      "Optional first step of a browser's token (docs/client.md, \"What a token costs\"): a signed challenge, valid five minutes and for one token request, which the client answers with a nonce such that SHA-256(salt ‖ nonce) begins with `difficulty` zero bits. The publishable key and the page's origin are checked as for a token.",
+      "Optional first step of a browser's token (docs/client.md, \"What a token costs\"): a signed challenge, valid five minutes and for one token request, which the client answers with a nonce such that SHA-256(salt ‖ nonce) begins with `difficulty` zero bits. The publishable key and the page's origin are checked as for a token. A native app asks with its `app` id for the challenge its platform attestation is made over (docs/mobile.md, \"Attestation\").",
     security: open,
     request: {
       body: {
         required: true,
-        content: { 'application/json': { schema: z.object({ publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }) }).passthrough() } },
+        content: {
+          'application/json': {
+            schema: z
+              .object({
+                publishable_key: z.string().openapi({ pattern: PUBLISHABLE_KEY_PATTERN.source, description: "The environment's publishable key" }),
+                app: z.string().optional().openapi({ pattern: APP_ID.source, description: "A native app's id, for the challenge of its attestation (docs/mobile.md, \"Attestation\"): checked against the environment's apps instead of the page's origin" }),
+              })
+              .passthrough(),
+          },
+        },
       },
     },
     responses: {
       '201': { description: 'A challenge', headers: corsHeaders, content: { 'application/json': { schema: body.clientChallengeBody } } },
-      ...errors([...ANY, ...WITH_BODY, 401, 403, 429, 500, 503]),
+      ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
     },
   });
   route({

@@ -322,7 +322,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     '/v1/client/challenge',
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
-      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip });
+      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip, app: body.app });
       return reply.code(201).header('cache-control', 'no-store').send({ challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expires_in: c.expiresInSeconds });
     }),
   );

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { invalidParameters } from './problems';
 import type { ParsedUserAgent } from '../intel/types';
 import type { MobileClient } from '../model';
+import type { AttestationClaim } from './attestation/verifier';
 
 /** What each integrity finding means to the engine. */
 export const INTEGRITY: Readonly<Record<string, 'emulator' | 'compromised' | 'tampered'>> = {
@@ -48,7 +49,7 @@ export interface MobileComponents {
   deviceId: string | null;
   userAgent: string | null;
   integrity: string[];
-  attestation: { kind: (typeof ATTESTATION_KINDS)[number]; token: string } | null;
+  attestation: AttestationClaim | null;
 }
 
 const text = (max: number) => z.string({ required_error: 'is required', invalid_type_error: `must be a string of at most ${max} characters` }).max(max, `must be a string of at most ${max} characters`);
@@ -56,6 +57,44 @@ const dimension = (max: number) => z.number({ invalid_type_error: `must be a num
 const integrityNames = Object.keys(INTEGRITY) as [string, ...string[]];
 /** A package name or bundle identifier. */
 export const APP_ID = /^[A-Za-z0-9._-]{1,150}$/;
+
+const base64 = (max: number) => z.string({ invalid_type_error: 'must be a base64 string' }).min(1, 'must not be empty').max(max, `must be at most ${max} characters`).regex(/^[A-Za-z0-9+/_-]+={0,2}$/, 'must be base64');
+
+/**
+ * A platform attestation (docs/mobile.md, "Attestation"): with the challenge it was made over,
+ * App Attest's key id and its attestation object (the key's first registration) or an assertion
+ * (later ones), or Play Integrity's verdict token. Without a challenge, a token is kept as
+ * carried, and verified by nothing.
+ */
+export const attestationSchema = z
+  .object(
+    {
+      kind: z.enum(ATTESTATION_KINDS, { errorMap: () => ({ message: `must be one of ${ATTESTATION_KINDS.join(', ')}` }) }),
+      challenge: z.string({ invalid_type_error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
+      token: z.string({ invalid_type_error: 'must be a string' }).min(1, 'must not be empty').max(16_384, 'must be at most 16384 characters').optional(),
+      keyId: base64(64).optional(),
+      object: base64(16_384).optional(),
+      assertion: base64(2_048).optional(),
+    },
+    { invalid_type_error: 'must be {kind, challenge, …}' },
+  )
+  .strict()
+  .superRefine((a, ctx) => {
+    const problem = (path: string, message: string) => ctx.addIssue({ code: z.ZodIssueCode.custom, path: [path], message });
+    if (a.challenge === undefined) {
+      if (a.token === undefined) problem('token', 'is required (or a challenge and what was made over it)');
+      for (const m of ['keyId', 'object', 'assertion'] as const) if (a[m] !== undefined) problem(m, 'comes with a challenge (POST /v1/client/challenge)');
+      return;
+    }
+    if (a.kind === 'play_integrity') {
+      if (a.token === undefined) problem('token', 'is required: the Play Integrity verdict token');
+      for (const m of ['keyId', 'object', 'assertion'] as const) if (a[m] !== undefined) problem(m, 'is App Attest\'s, not Play Integrity\'s');
+      return;
+    }
+    if (a.keyId === undefined) problem('keyId', 'is required: the App Attest key id');
+    if ((a.object === undefined) === (a.assertion === undefined)) problem(a.object === undefined ? 'object' : 'assertion', 'send the attestation object (a new key) or an assertion (an attested key), one of them');
+    if (a.token !== undefined) problem('token', "is Play Integrity's, not App Attest's");
+  });
 
 /** The `mobile` object of POST /v1/client/token (also the OpenAPI document's). */
 export const mobileSchema = z
@@ -93,16 +132,7 @@ export const mobileSchema = z
         .array(z.enum(integrityNames, { errorMap: () => ({ message: `unknown values (known: ${integrityNames.join(', ')})` }) }), { invalid_type_error: 'must be a list' })
         .max(16, 'must be a list of at most 16 values')
         .nullish(),
-      attestation: z
-        .object(
-          {
-            kind: z.enum(ATTESTATION_KINDS, { errorMap: () => ({ message: `must be one of ${ATTESTATION_KINDS.join(', ')}` }) }),
-            token: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }).min(1, 'must not be empty').max(16_384, 'must be at most 16384 characters'),
-          },
-          { invalid_type_error: 'must be {kind, token}' },
-        )
-        .strict()
-        .nullish(),
+      attestation: attestationSchema.nullish(),
     },
     { required_error: 'is required', invalid_type_error: 'must be an object' },
   )
@@ -130,7 +160,9 @@ export function readMobileComponents(value: unknown): MobileComponents {
     deviceId: m.deviceId ?? null,
     userAgent: m.userAgent ?? null,
     integrity: [...new Set(m.integrity ?? [])].sort(),
-    attestation: m.attestation ?? null,
+    attestation: m.attestation
+      ? { kind: m.attestation.kind, challenge: m.attestation.challenge ?? null, token: m.attestation.token ?? null, keyId: m.attestation.keyId ?? null, object: m.attestation.object ?? null, assertion: m.attestation.assertion ?? null }
+      : null,
   };
 }
 
@@ -188,6 +220,7 @@ export function mobileProperties(m: MobileClient): Record<string, string> {
   if (m.app.build) p.app_build = m.app.build;
   if (m.deviceId) p.device_id = m.deviceId;
   if (m.attestation) p.attestation = m.attestation;
+  if (m.attested) p.attestation_status = m.attested.status === 'failed' ? `failed: ${m.attested.reason}` : m.attested.status;
   if (m.integrity.length) p.integrity = m.integrity.join(', ');
   return p;
 }

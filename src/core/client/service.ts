@@ -7,11 +7,12 @@
  */
 import { randomToken, shortHash } from '../crypto';
 import { Forbidden, InvalidParameters, Unauthorized } from '../errors';
-import type { ClientTokenUse, Environment, EventInput, MobileClient } from '../model';
+import type { AttestationOutcome, ClientTokenUse, Environment, EventInput, MobileClient } from '../model';
+import { AttestationVerifier, decodeOutcome, encodeOutcome } from './attestation/verifier';
 import type { Clock, EnvironmentStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { automationOf, deviceKeyOf, machineVectorOf, primaryLanguageOf, readComponents } from './components';
-import { localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
+import { APP_ID, localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
 import { isMobileToken, mintMobileToken, openMobileToken, SESSION_TTL_MS, sessionKey, signSession, type SessionClaims } from './session';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
 import { behaviourClaim, behaviourOfClaim, CHALLENGE_TTL_MS, challengeKey, DEFAULT_POW_BITS, issueChallenge, MAX_POW_BITS, openChallenge, proofHolds, readBehaviour, readProof, RedeemedChallenges, type Behaviour, type IssuedChallenge } from './proof';
@@ -56,6 +57,8 @@ export interface ClientDeps {
   cacheMs?: number;
   /** The proof of work's difficulty, in leading zero bits (default DEFAULT_POW_BITS; 0: trivial). */
   powBits?: number;
+  /** Verifies apps' platform attestations (absent: none is verified, each kept as carried). */
+  attestation?: AttestationVerifier;
 }
 
 export interface CollectInput {
@@ -77,6 +80,8 @@ export interface ChallengeInput {
   publishableKey: unknown;
   origin: string | null;
   ip: string | null;
+  /** A native app's id, when the challenge is for an app's attestation (docs/mobile.md, "Attestation"): checked against the environment's apps instead of the origin. */
+  app?: unknown;
 }
 
 export interface Collected {
@@ -135,7 +140,11 @@ export class ClientService {
    */
   async challenge(input: ChallengeInput): Promise<IssuedChallenge> {
     const env = await this.keys.resolve(input.publishableKey);
-    this.checkOrigin(env, input.origin);
+    if (input.app !== undefined && input.app !== null) {
+      // An app's challenge, for its attestation: the app is checked as for its session.
+      if (typeof input.app !== 'string' || !APP_ID.test(input.app)) throw new InvalidParameters([{ field: 'app', message: 'must be a package name or bundle id' }]);
+      if (!ClientService.appAllowed(env, input.app)) throw new Forbidden(env.clientApps?.length ? `app ${input.app} is not allowed for this publishable key` : 'this environment allows no apps yet (rampart env set-apps)');
+    } else this.checkOrigin(env, input.origin);
     const now = this.d.clock.now().getTime();
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}|challenge`, now);
     const c = issueChallenge(this.challengeKey, env.id, this.powBits, now);
@@ -187,7 +196,7 @@ export class ClientService {
       for (const field of ['proof', 'behaviour'] as const) {
         if (input[field] !== undefined && input[field] !== null) throw new InvalidParameters([{ field, message: "comes with a browser's components, not with mobile (an app's session proves itself)" }]);
       }
-      return this.collectMobile(env, input);
+      return await this.collectMobile(env, input);
     }
     this.checkOrigin(env, input.origin);
     const now = this.d.clock.now();
@@ -219,14 +228,16 @@ export class ClientService {
    * A native app registers a session: its components validated, its app allowed, a session signed
    * (the device key and evidence in its claims) and its key answered, with a first token minted.
    */
-  private collectMobile(env: Environment, input: CollectInput): Collected {
+  private async collectMobile(env: Environment, input: CollectInput): Promise<Collected> {
     const now = this.d.clock.now();
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}`, now.getTime());
     const m = readMobileComponents(input.mobile);
     if (!ClientService.appAllowed(env, m.app.id)) {
       throw new Forbidden(env.clientApps?.length ? `app ${m.app.id} is not allowed for this publishable key` : 'this environment allows no apps yet (rampart env set-apps)');
     }
-    const claims = sessionClaims(env, m, randomToken(12), now.getTime());
+    const attested = await this.attest(env, m, now);
+    const outcome = encodeOutcome(attested);
+    const claims: SessionClaims = { ...sessionClaims(env, m, randomToken(12), now.getTime()), ...(outcome ? { ats: outcome } : {}) };
     const session = signSession(this.d.key, claims);
     const key = sessionKey(this.d.key, claims.sid);
     const { attestation, ...described } = m;
@@ -240,14 +251,35 @@ export class ClientService {
       origin: null,
       ip: input.ip,
       userAgent: m.userAgent ?? '',
-      // The attestation is carried as evidence for investigation, as the app sent it.
-      components: { ...described, machineKey: claims.mk, ...(attestation ? { attestation: { kind: attestation.kind, token: attestation.token } } : {}) },
+      // The attestation is kept for investigation as the app sent it, with what verifying it found.
+      components: { ...described, machineKey: claims.mk, ...(attestation ? { attestation: stripNulls({ ...attestation }) } : {}), ...(attested ? { attested } : {}) },
     });
     return {
       token: mintMobileToken(session, key, now.getTime(), randomToken(12)),
       expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000,
       session: { session, key, expiresInSeconds: SESSION_TTL_MS / 1000, serverTime: now.getTime() },
     };
+  }
+
+  /**
+   * A session's attestation verified (docs/mobile.md, "Attestation"): its challenge checked and
+   * redeemed as a proof's is (a stale or used one answers 422: ask for another), then the
+   * attestation verified against the app's settings. Null: none carried and none required.
+   */
+  private async attest(env: Environment, m: MobileComponents, now: Date): Promise<AttestationOutcome | null> {
+    const settings = env.attestation?.find((a) => a.app === m.app.id) ?? null;
+    const required = Boolean(settings?.required) && AttestationVerifier.configured(settings, m.platform);
+    const a = m.attestation;
+    if (!a) return required ? { status: 'missing' } : null;
+    if (a.challenge === null) return required ? { status: 'missing' } : { status: 'unverified', kind: a.kind, reason: 'no_challenge' };
+    const opened = openChallenge(this.challengeKey, a.challenge, env.id, now.getTime());
+    if (!opened.ok) {
+      const why = { malformed: 'is not a challenge of this collector', forged: 'is not a challenge of this collector', expired: 'has expired: ask for another', other_environment: 'was issued for another environment' }[opened.reason];
+      throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: why }]);
+    }
+    if (!this.redeemed.redeem(opened.claims.cid, opened.claims.iat + CHALLENGE_TTL_MS, now.getTime())) throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: 'was already used: ask for another' }]);
+    if (!this.d.attestation) return { status: 'unverified', kind: a.kind, reason: 'not_configured' };
+    return this.d.attestation.verify({ ...a, challenge: a.challenge }, { envId: env.id, platform: m.platform, appId: m.app.id, settings, issuedAt: opened.claims.iat, now });
   }
 
   /**
@@ -335,9 +367,15 @@ export function mobileClient(c: SessionClaims): MobileClient {
     app: { id: c.app, version: c.av, build: c.ab },
     integrity: c.int,
     attestation: c.att,
+    attested: decodeOutcome(c.ats ?? null, c.att),
     deviceId: c.did,
     sessionId: c.sid,
     deviceKey: c.dk,
     machineKey: c.mk,
   };
+}
+
+/** An object without its null members (what an app did not send is not kept). */
+function stripNulls(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 }

@@ -48,8 +48,10 @@ export interface SessionClaims {
   ab: string | null;
   /** Integrity findings (mobile.ts INTEGRITY). */
   int: string[];
-  /** The kind of platform attestation the app carried, if any (not verified). */
+  /** The kind of platform attestation the app carried, if any. */
   att: string | null;
+  /** What verifying it found (attestation/verifier.ts encodeOutcome; absent: nothing carried, none required). */
+  ats?: string;
   /** The device's language and timezone offset (minutes to UTC, as getTimezoneOffset()). */
   lang: string | null;
   tzo: number | null;
@@ -141,6 +143,7 @@ function parseClaims(encoded: string): SessionClaims | null {
     ab: opt(c.ab, 32),
     int: c.int as string[],
     att: opt(c.att, 32),
+    ...(typeof c.ats === 'string' && c.ats.length > 0 && c.ats.length <= 48 ? { ats: c.ats } : {}),
     lang: opt(c.lang, 8),
     tzo: num(c.tzo) ? c.tzo : null,
     did: opt(c.did, 64),

@@ -12,7 +12,7 @@
  */
 import type { Behaviour } from '../client/proof';
 import type { IpIntel, ParsedUserAgent } from '../intel/types';
-import type { EventInput, SignalDetail } from '../model';
+import type { AttestationOutcome, EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
 import type { AppActivity, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
 import { ENV_USUAL_AFTER_HOURS, type Ramp } from './weights';
@@ -140,6 +140,8 @@ export interface MobileEvidence {
   habit: { events: number; announced: number; screens: number };
   /** The user agent names another platform than the token (a desktop browser, or iOS for an Android token). */
   platformMismatch: boolean;
+  /** What verifying the session's platform attestation found (absent or null: none carried, none required). */
+  attestation?: AttestationOutcome | null;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { ParsedUserAgent } from '../intel/types';
 import type { EventInput, SignalDetail } from '../model';
 import { ACTIVITY_HABIT_FROM, ACTIVITY_HABIT_FULL, ACTIVITY_MIN_EVENTS, APP_CLIENT_COLD, APP_CLIENT_LEARNED, APP_CLIENT_SUCCESS_SHARE, APP_CLIENT_UNSEEN, BOT_BEHAVIOR, COMPROMISED, COMPROMISED_MAX_FINDINGS, DEVICE_ACCOUNTS, DISPOSABLE, DISPOSABLE_SIGNUP, EMULATOR, EXPIRED_TOKEN, FAMILIAR_PROXY_SHARE, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, FINGERPRINT_HABIT_MIN_EVENTS, HEADLESS_BROWSER, HOSTING, INVALID_TOKEN, LANGUAGE_COUNTRY_MIN_EVENTS, LANGUAGE_IN_ATTACKS_MIN, LANGUAGE_MISMATCH_FROM, LANGUAGE_MISMATCH_MAX, LANGUAGE_PRIOR, MISSING_FINGERPRINT_MAX, MISSING_HEADER_MAX, MISSING_HEADER_MIN, MISSING_HEADERS_FROM, MISSING_HEADERS_MIN_EVENTS, WEB_CRAWLER, MISSING_IN_ATTACKS, MISSING_USER_AGENT, NO_ACTIVITY_MAX, NO_INPUT_MAX, NO_PROOF_MAX, NO_SCREENS_MAX, POPULATION_KNOWN, SCREENS_EXPECTED_FROM_OPENS, PROOF_HABIT_FROM, PROOF_HABIT_FULL, PROOF_MIN_EVENTS, REPLAYED_TOKEN, SPOOFED_DEVICE, TAMPERED_APP, TIMEZONE_FAR, TIMEZONE_GAP_HOURS, TOKEN_LANGUAGE_MISMATCH, TOR, VPN } from './weights';
 import { clamp, ramp, count, round3, type Contribution, type EvidenceInput } from './evidence';
+import { attestationEvidence } from './attestation-evidence';
 
 /**
  * Browsers that send `Sec-Fetch-*` on every navigation and form post, by family (as the user-agent
@@ -101,6 +102,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 
   out.push(...clientEvidence(x));
   out.push(...mobileEvidence(x));
+  out.push(...attestationEvidence(x));
   out.push(...proofEvidence(x));
 
   const missing = missingFields(x.event);

@@ -137,6 +137,18 @@ export const TAMPERED_APP = 3;
 /** `compromised_device` per finding, at most COMPROMISED_MAX_FINDINGS of them (docs: 1 each, at most 2). Chosen by hand; checked by `npm run eval`. */
 export const COMPROMISED = 1;
 export const COMPROMISED_MAX_FINDINGS = 2;
+/**
+ * A platform attestation (attestation-evidence.ts): `spoofed_device` for one that fails to verify
+ * (`attestation_failed`: a forged, replayed or another app's attestation is tampering, as a
+ * contradiction is; docs: 3), and for a session without one where the environment requires it
+ * for the app (`attestation_missing`; docs: 3). A verified one lowers the logit by
+ * ATTESTED_DEVICE_CREDIT (`attested_device`: a real device running the store's app; Google's
+ * verdicts on Play Integrity are weighed with EMULATOR, COMPROMISED and TAMPERED_APP). Chosen by
+ * hand; checked by `npm run eval`.
+ */
+export const ATTESTATION_FAILED = 3;
+export const ATTESTATION_MISSING = 3;
+export const ATTESTED_DEVICE_CREDIT = 0.5;
 /** `unproven_client`: from this share of legitimate browser-token logins showing a proof (or a person), full at PROOF_HABIT_FULL. Chosen by hand; checked by `npm run eval`. */
 export const PROOF_HABIT_FROM = 0.9;
 export const PROOF_HABIT_FULL = 0.99;

@@ -396,5 +396,5 @@ function mobileEvidence(x: Enriched, s: Snapshots, account: string | null, m: Mo
   // The user agent's platform, where it names one: a desktop browser, or the other handset OS.
   const named = x.ua.platform.toLowerCase();
   const platformMismatch = x.ua.type === 'desktop' || (m.platform === 'android' && /ios|mac/.test(named)) || (m.platform === 'ios' && named.includes('android'));
-  return { integrity: m.integrity, activity, accounts, habit: { events: habit.events, announced: habit.share, screens: habit.screens }, platformMismatch };
+  return { integrity: m.integrity, activity, accounts, habit: { events: habit.events, announced: habit.share, screens: habit.screens }, platformMismatch, attestation: m.attested ?? null };
 }

@@ -16,6 +16,7 @@ import type { AuditEntry, AuditLog } from '../../../src/core/audit/model';
 import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/core/privacy/ports';
 import type { Session, SessionStore } from '../../../src/core/sessions/service';
 import { ownNames } from '../../../src/core/privacy/names';
+import type { AttestedKeyRecord, AttestedKeyStore } from '../../../src/core/client/attestation/verifier';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -351,6 +352,26 @@ export function createFakeAuditLog(): AuditLog & { entries: AuditEntry[] } {
     },
     async recent(env, q) {
       return entries.filter((e) => e.envId === env && (!q.targetId || e.target.id === q.targetId) && (!q.listId || e.target.listId === q.listId)).reverse().slice(0, q.limit);
+    },
+  };
+}
+
+/** Attested App Attest keys (core/client/attestation/verifier.ts), as store/attested-keys.ts keeps them. */
+export function createFakeAttestedKeyStore(): AttestedKeyStore & { readonly all: Map<string, AttestedKeyRecord> } {
+  const all = new Map<string, AttestedKeyRecord>();
+  const id = (envId: EnvId, keyId: string) => `${envId}:${keyId}`;
+  return {
+    all,
+    get: async (envId, keyId) => copy(all.get(id(envId, keyId)) ?? null),
+    async add(r) {
+      if (!all.has(id(r.envId, r.keyId))) all.set(id(r.envId, r.keyId), copy(r));
+    },
+    async advance(envId, keyId, counter, at) {
+      const r = all.get(id(envId, keyId));
+      if (!r || r.counter >= counter) return false;
+      r.counter = counter;
+      r.usedAt = at;
+      return true;
     },
   };
 }

@@ -100,5 +100,17 @@ data class DeviceInfo(
     val platform: String = "android",
 )
 
-/** A platform attestation, carried as evidence (Rampart keeps it, and verifies nothing). */
+/** A platform attestation without a challenge, carried as evidence (Rampart keeps it, and verifies nothing). */
 data class Attestation(val kind: String, val token: String)
+
+/**
+ * The app's Play Integrity hook (Rampart's docs/mobile.md, "Attestation"). At each registration
+ * the client asks Rampart for a challenge and calls [playIntegrityToken] with its binding (base64url
+ * SHA-256 of the challenge): the app passes it to the Play Integrity API as the request's `nonce`
+ * (classic requests) or `requestHash` (standard requests) and returns the verdict token Google
+ * gave, or null to register without one. Called on the client's worker thread, so it may block
+ * (`Tasks.await`) for the API's answer.
+ */
+fun interface AttestationProvider {
+    fun playIntegrityToken(binding: String): String?
+}

@@ -59,7 +59,9 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
         agent = userAgent
         val installId = installId()
         sessions = SessionKeeper(platform, c.baseUrl, c.publishableKey, KEYS_SESSION, ::log) {
-            Components.build(device, installId, userAgent, c.deviceIDAutoForwardingEnabled, try { platform.attestation() } catch (e: Exception) { null })
+            val m = Components.build(device, installId, userAgent, c.deviceIDAutoForwardingEnabled, try { platform.attestation() } catch (e: Exception) { null })
+            c.attestationProvider?.let { provider -> attest(provider, device.app.id)?.let { m.put("attestation", it) } }
+            m
         }
         flusher = Flusher(platform, queue, sessions, c.baseUrl, c.publishableKey, ::log) { delay ->
             worker.schedule({ guarded("flush after Retry-After") { flusher.flush() } }, delay, TimeUnit.MILLISECONDS)
@@ -80,6 +82,32 @@ class RampartClient(private val platform: Platform, val configuration: RampartCo
         if (open && c.lifecycleTrackingEnabled) enqueue("app_opened")
         // A launch in the foreground is an open: a session older than an hour is replaced.
         if (ensureSession(if (open) SessionKeeper.SESSION_REFRESH_MS else null) && (lifecycle || open)) flusher.flush()
+    }
+
+    /**
+     * A Play Integrity verdict over a fresh challenge (docs/mobile.md, "Attestation"): the challenge
+     * asked for with the app's id, its binding handed to the app's provider, the token it returns
+     * sent with the challenge. Null (register without one) when any step fails.
+     */
+    private fun attest(provider: AttestationProvider, appId: String): JSONObject? {
+        return try {
+            val res = platform.postJson("${c.baseUrl}${Wire.CHALLENGE_PATH}", JSONObject().put("publishable_key", c.publishableKey).put("app", appId).toString())
+            val challenge = if (res.status == 201) JSONObject(res.body).optString("challenge", "") else ""
+            if (challenge.isEmpty()) {
+                log("no attestation challenge (Rampart answered ${res.status}); registering without an attestation")
+                return null
+            }
+            val binding = Crypto.base64url(java.security.MessageDigest.getInstance("SHA-256").digest(challenge.toByteArray(Charsets.UTF_8)))
+            val token = provider.playIntegrityToken(binding)
+            if (token.isNullOrEmpty() || token.length > Wire.ATTESTATION_TOKEN_LENGTH) {
+                log("the attestation provider gave no usable token; registering without an attestation")
+                return null
+            }
+            JSONObject().put("kind", "play_integrity").put("challenge", challenge).put("token", token)
+        } catch (e: Exception) {
+            log("the attestation failed (${e.javaClass.simpleName}); registering without one")
+            null
+        }
     }
 
     /** Queues `app_installed` or `app_updated` when this launch is the first, or the first of a new version; true when it did. */

@@ -44,6 +44,9 @@ class RampartConfiguration private constructor(b: Builder) {
     /** The header the token goes in (`X-Service-Client-Id`; [CASTLE_HEADER] is Castle's). */
     val clientIdHeaderName: String = b.clientIdHeaderName
 
+    /** Makes a Play Integrity verdict over Rampart's challenge at each registration, if the app gives one ([AttestationProvider]). */
+    val attestationProvider: AttestationProvider? = b.attestationProvider
+
     init {
         require(publishableKey.startsWith("pk_")) { "Rampart: the configuration needs the publishable key (pk_…)" }
         require(AllowList.parse(baseUrl) != null) { "Rampart: baseUrl must be an absolute http(s) URL" }
@@ -64,6 +67,7 @@ class RampartConfiguration private constructor(b: Builder) {
         internal var debugLoggingEnabled = false
         internal var deviceIDAutoForwardingEnabled = false
         internal var clientIdHeaderName = DEFAULT_HEADER
+        internal var attestationProvider: AttestationProvider? = null
 
         /** A builder that starts from [configuration]'s settings. */
         constructor(configuration: RampartConfiguration) : this() {
@@ -77,6 +81,7 @@ class RampartConfiguration private constructor(b: Builder) {
             debugLoggingEnabled = configuration.debugLoggingEnabled
             deviceIDAutoForwardingEnabled = configuration.deviceIDAutoForwardingEnabled
             clientIdHeaderName = configuration.clientIdHeaderName
+            attestationProvider = configuration.attestationProvider
         }
 
         fun publishableKey(value: String) = apply { publishableKey = value }
@@ -89,6 +94,7 @@ class RampartConfiguration private constructor(b: Builder) {
         fun debugLoggingEnabled(value: Boolean) = apply { debugLoggingEnabled = value }
         fun deviceIDAutoForwardingEnabled(value: Boolean) = apply { deviceIDAutoForwardingEnabled = value }
         fun clientIdHeaderName(value: String) = apply { clientIdHeaderName = value }
+        fun attestationProvider(value: AttestationProvider?) = apply { attestationProvider = value }
 
         /** Castle's older spelling of [baseURLAllowList]. */
         fun baseURLWhiteList(value: List<String>) = baseURLAllowList(value)

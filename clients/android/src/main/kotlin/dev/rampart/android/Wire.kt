@@ -6,6 +6,7 @@ internal object Wire {
     const val MOBILE_TOKEN_PREFIX = "rpm1."
     const val TOKEN_PATH = "/v1/client/token"
     const val EVENTS_PATH = "/v1/client/events"
+    const val CHALLENGE_PATH = "/v1/client/challenge"
 
     const val EVENTS_PER_REQUEST = 100
     const val PROPERTIES_PER_EVENT = 20

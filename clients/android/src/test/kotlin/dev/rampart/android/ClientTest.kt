@@ -50,6 +50,38 @@ class ClientTest {
     }
 
     @Test
+    fun anAttestationProviderAttestsOverAFreshChallengeAtRegistration() {
+        val p = FakePlatform()
+        p.answer = { url, _ -> if (url.endsWith("/v1/client/challenge")) HttpResponse(201, JSONObject().put("challenge", "rpc1.challenge-1.mac").put("salt", "s").put("difficulty", 17).put("expires_in", 300).toString()) else null }
+        val bindings = ArrayList<String>()
+        start(p, config { attestationProvider { binding -> bindings.add(binding); "verdict-token" } })
+        val challengeRequest = p.requests.first { it.first.endsWith("/v1/client/challenge") }
+        assertEquals("https://rampart.test/v1/client/challenge", challengeRequest.first)
+        assertEquals("com.example.shop", challengeRequest.second.getString("app"))
+        assertEquals("pk_test", challengeRequest.second.getString("publishable_key"))
+        // The binding is base64url SHA-256 of the challenge, as the Play Integrity request's nonce.
+        val expected = Crypto.base64url(java.security.MessageDigest.getInstance("SHA-256").digest("rpc1.challenge-1.mac".toByteArray()))
+        assertEquals(listOf(expected), bindings)
+        val a = p.registrations[0].getJSONObject("mobile").getJSONObject("attestation")
+        assertEquals("play_integrity", a.getString("kind"))
+        assertEquals("rpc1.challenge-1.mac", a.getString("challenge"))
+        assertEquals("verdict-token", a.getString("token"))
+    }
+
+    @Test
+    fun aFailedChallengeOrProviderRegistersWithoutAnAttestation() {
+        val p = FakePlatform()
+        p.answer = { url, _ -> if (url.endsWith("/v1/client/challenge")) HttpResponse(403, JSONObject().put("type", "forbidden").put("message", "no").toString()) else null }
+        start(p, config { attestationProvider { "never-asked" } })
+        assertTrue(!p.registrations[0].getJSONObject("mobile").has("attestation"))
+        val q = FakePlatform()
+        q.answer = { url, _ -> if (url.endsWith("/v1/client/challenge")) HttpResponse(201, JSONObject().put("challenge", "rpc1.c.m").toString()) else null }
+        start(q, config { attestationProvider { throw IllegalStateException("Play services missing") } })
+        assertEquals(1, q.registrations.size)
+        assertTrue(!q.registrations[0].getJSONObject("mobile").has("attestation"))
+    }
+
+    @Test
     fun castlesHeaderNameCanBeChosen() {
         val api = MockWebServer().apply { start() }
         api.enqueue(MockResponse().setBody("{}"))
