@@ -159,7 +159,7 @@ describe("a phone's components", () => {
     ['a new library version', { sdk: 'rampart-android/9.0.0' }],
     ['a display setting changing the screen', { screen: { width: 1440, height: 3120, scale: 3.5 } }],
     ['a rooted phone found rooted later', { integrity: ['rooted'] }],
-  ] as const)('the same phone after %s is the same device, on Android and on iOS', (_name, change) => {
+  ] as [string, Partial<ReturnType<typeof readMobileComponents>>][])('the same phone after %s is the same device, on Android and on iOS', (_name, change) => {
     for (const platform of ['android', 'ios'] as const) {
       const before = readMobileComponents(pixel({ platform, ...(platform === 'ios' ? { model: 'iPhone15,3' } : {}) }));
       expect(mobileDeviceKey({ ...before, ...change })).toBe(mobileDeviceKey(before));
