@@ -15,6 +15,10 @@ export const errorBody = z
     message: z.string(),
     fields: z.array(z.object({ field: z.string(), message: z.string() })).optional().describe('invalid_parameters: every offending field'),
     correlation_id: z.string().optional().describe('server_error: the id under which the error was logged'),
+    reason: z
+      .enum(['environment_disabled', 'read_only_key', 'origin_not_allowed', 'no_origins_listed', 'app_not_allowed', 'no_apps_listed'])
+      .optional()
+      .describe('forbidden: why (each operation lists the reasons it can answer)'),
   })
   .passthrough();
 

@@ -81,7 +81,8 @@ describe('the challenge', () => {
     expect((await post('/v1/client/challenge', {})).status).toBe(401);
     const { env } = await app.newEnvironment(`pow-origins-${Date.now()}`);
     await app.built.services.environments.setClientOrigins(env.id, [ORIGIN]);
-    expect((await post('/v1/client/challenge', { publishable_key: env.publishableKey }, 'https://evil.example')).status).toBe(403);
+    const evil = await post('/v1/client/challenge', { publishable_key: env.publishableKey }, 'https://evil.example');
+    expect([evil.status, evil.body.reason]).toEqual([403, 'origin_not_allowed']);
     expect((await post('/v1/client/challenge', { publishable_key: env.publishableKey })).status).toBe(201);
   });
 });

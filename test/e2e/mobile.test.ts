@@ -114,12 +114,13 @@ describe('the collector registers a session for a phone', () => {
     const { env: unset } = await app.newEnvironment(`no-apps-${Date.now()}`);
     const none = await call(app, 'POST', '/v1/client/token', { publishable_key: unset.publishableKey, mobile: pixel() }, { secret: null });
     expect(none.status).toBe(403);
-    expect(none.body.message).toMatch(/set-apps/);
+    expect(none.body).toMatchObject({ type: 'forbidden', reason: 'no_apps_listed', message: expect.stringMatching(/set-apps/) });
     const { env } = await app.newEnvironment(`apps-${Date.now()}`);
     await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
     expect((await call(app, 'POST', '/v1/client/token', { publishable_key: env.publishableKey, mobile: pixel() }, { secret: null })).status).toBe(201);
     const other = await call(app, 'POST', '/v1/client/token', { publishable_key: env.publishableKey, mobile: pixel({ app: { id: 'com.evil.clone', version: '1' } }) }, { secret: null });
     expect(other.status).toBe(403);
+    expect(other.body).toMatchObject({ type: 'forbidden', reason: 'app_not_allowed', message: expect.stringMatching(/com\.evil\.clone.*set-apps/) });
     await expect(app.built.services.environments.setClientApps(env.id, ['com.example/shop'])).rejects.toThrow(/package name or bundle id/);
   });
 
@@ -176,7 +177,7 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     expect(list.body.total_count).toBe(2);
   });
 
-  it('serve one login flow each, and a token is refused when tampered, expired, replayed or of another environment', async () => {
+  it('serve one login flow each, and a token is refused when tampered, expired, from the future, replayed or of another environment', async () => {
     const s = await register(pixel());
     const user = uid();
     const t = mint(s);
@@ -198,6 +199,8 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     expect(bad.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
     expect(bad.policy.action).not.toBe('allow');
     expect((await login(uid(), { token: mint(s, Date.now() - 6 * 60_000) })).signals).toMatchObject({ invalid_token: { reason: 'expired' } });
+    // A phone whose clock offset is off mints tokens from the future: a clock problem, not an old token.
+    expect((await login(uid(), { token: mint(s, Date.now() + 2 * 60_000) })).signals).toMatchObject({ invalid_token: { reason: 'not_yet_valid' } });
     expect((await login(uid(), { token: mint(s, Date.now(), 'short') })).signals).toMatchObject({ invalid_token: { reason: 'malformed' } });
     const { env, secret } = await app.newEnvironment(`other-apps-${Date.now()}`);
     await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);

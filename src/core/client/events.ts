@@ -18,14 +18,14 @@
  */
 import { z } from 'zod';
 import { hmacSha256, safeEqual, uuid } from '../crypto';
-import { Forbidden, InvalidParameters, InvalidRequestToken } from '../errors';
+import { InvalidParameters, InvalidRequestToken } from '../errors';
 import { invalidParameters } from './problems';
 import type { EnvId, Environment } from '../model';
 import type { Clock, CounterStore, WriteQueue } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { activityBump, activityKey } from '../scoring/population';
 import { openSession, SESSION_EVENTS_GRACE_MS, type SessionClaims } from './session';
-import { ClientService, type PublishableKeys } from './service';
+import { ClientService, originRefused, type PublishableKeys } from './service';
 import { decodeClaims, openClientToken } from './token';
 import { scrubRecord } from '../events/scrub';
 import { USER_JWT_MAX_LENGTH, userIdOfJwt, verifyUserJwt } from './user-jwt';
@@ -221,7 +221,7 @@ export class ClientEventsService {
       return { dk: c.dk, sid: c.sid, platform: c.p, appId: c.app, appVersion: c.av };
     }
     const origin = input.origin ?? null;
-    if (!ClientService.originAllowed(env, origin)) throw new Forbidden(env.clientOrigins?.length ? `origin ${origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
+    if (!ClientService.originAllowed(env, origin)) throw originRefused(env, origin);
     const opened = openClientToken(this.d.key, token ?? '', env.id, now, BROWSER_EVENTS_TOKEN_MS);
     if (!opened.ok) throw new InvalidRequestToken('request_token', `does not verify (${opened.reason}): ask the collector for a new token`);
     return { dk: opened.claims.dk, sid: opened.claims.jti, platform: 'web', appId: origin ?? '', appVersion: '' };
