@@ -301,6 +301,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     sink: appEvents,
     counters,
     secrets: (env: EnvId) => environments.liveSecrets(env),
+    maxEventAgeMs: o.maxEventAgeMs,
     writes,
     ackTimeoutMs: o.state?.ackTimeoutMs,
   });

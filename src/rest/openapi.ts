@@ -363,11 +363,11 @@ export function openApiDocument(o: OpenApiOptions): object {
     operationId: 'clientEvents',
     tags: ['mobile client'],
     description:
-      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Kept 7 days. A body is at most the service's body limit, and never more than 256 KiB.",
+      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Each event's `timestamp` is when it happened, on the clock of the verdicts' `timestamp`; kept 7 days from its arrival. A body is at most the service's body limit, and never more than 256 KiB.",
     security: open,
     request: { body: { required: true, content: { 'application/json': { schema: clientEventsSchema } } } },
     responses: {
-      '202': { description: 'Events kept (older than a week: dropped)', headers: corsHeaders, content: { 'application/json': { schema: body.clientEventsBody } } },
+      '202': { description: "The batch taken: the events kept (`accepted`), those older than RAMPART_MAX_EVENT_AGE_DAYS and not kept (`dropped`), and of the kept ones those that named their user with a signature or JWT (`signed`) and those that verified under one of the environment's live API secrets (`verified`)", headers: corsHeaders, content: { 'application/json': { schema: body.clientEventsBody } } },
       ...clientErrors(
         `with a page's \`request_token\`: ${ORIGIN_403}. An app's \`session\` is never refused for its origin`,
         'invalid_parameters: the body does not conform (`fields` names each event and member, `events.3.name`); invalid_request_token: the `session` or `request_token` does not verify, the message naming the field and why (malformed, forged, expired, not_yet_valid, other_environment): register again, or ask the collector for a new token',

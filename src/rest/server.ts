@@ -346,8 +346,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     { bodyLimit: Math.min(CLIENT_EVENTS_BODY_LIMIT, o.bodyLimit) },
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
-      const { accepted } = await services.clientEvents.receive({ body, ip, origin });
-      return reply.code(202).send({ accepted });
+      const received = await services.clientEvents.receive({ body, ip, origin });
+      return reply.code(202).send({ accepted: received.accepted, dropped: received.dropped, signed: received.signed, verified: received.verified });
     }),
   );
 

@@ -65,7 +65,7 @@ describe('client-side events from a page', () => {
         { type: 'custom', timestamp: now(), name: 'Forged', user_jwt: jwt({ id: `${user}-forged` }, 'not-the-secret') },
       ],
     });
-    expect([r.status, r.body]).toEqual([202, { accepted: 4 }]);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 0, signed: 3, verified: 2 }]);
     expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const docs = await kept({ userId: { $in: [user, `${user}-unsigned`, `${user}-forged`] } });
     expect(docs.map((d) => [d.type, d.name, d.userId, d.verified, d.platform, d.appId])).toEqual([

@@ -11,6 +11,7 @@ import { startTestApp, call, type TestApp } from '../support/app';
 import { waitFor } from '../support/wait';
 import { runCommand } from '../../src/cli/main';
 import type { Environment } from '../../src/core/model';
+import { StateCounterStore } from '../../src/store/counters';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -236,10 +237,10 @@ describe('app events', () => {
       { type: 'app_opened', timestamp: now() },
       { type: 'screen', name: 'Login', timestamp: now() },
       { type: 'app_closed', timestamp: new Date(Date.now() + 3_600_000).toISOString() },
-      { type: 'screen', name: 'Old', timestamp: new Date(Date.now() - 8 * 86_400_000).toISOString() },
+      { type: 'screen', name: 'Old', timestamp: new Date(Date.now() - 366 * 86_400_000).toISOString() },
     ]);
     expect(ok.status).toBe(202);
-    expect(ok.body).toEqual({ accepted: 4 });
+    expect(ok.body).toEqual({ accepted: 4, dropped: 1, signed: 0, verified: 0 });
 
     const forged = await sendEvents({ session: `${s.session.slice(0, -4)}AAAA` }, [{ type: 'app_opened', timestamp: now() }]);
     expect(forged.status).toBe(422);
@@ -295,7 +296,8 @@ describe('app events', () => {
       { type: 'identify', user_id: `${user}-expired`, user_jwt: sign({ id: `${user}-expired`, exp: exp - 3600 }), timestamp: now() },
       { type: 'custom', name: 'Added to cart', user_id: user, properties: { sku: 'A-1', qty: 2 }, timestamp: now() },
     ]);
-    expect([r.status, r.body]).toEqual([202, { accepted: 5 }]);
+    // The answer says how many named their user with a JWT or a signature, and how many of those verified.
+    expect([r.status, r.body]).toEqual([202, { accepted: 5, dropped: 0, signed: 4, verified: 1 }]);
     await app.built.state.flush();
     const kept = await app.database.db.collection('client_events').find({ envId: app.env.id, userId: { $regex: `^${user}` } }).toArray();
     expect(kept.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified]).sort()).toEqual([
@@ -315,6 +317,56 @@ describe('app events', () => {
       const bad = await sendEvents(s, events as unknown as Record<string, unknown>[]);
       expect([bad.status, (bad.body.fields as { field: string }[]).map((f) => f.field)]).toEqual([422, [field]]);
     }
+  });
+
+  it("an identify verifies under any of the environment's live API secrets, and the answer counts it", async () => {
+    const { env, secret: first } = await app.newEnvironment(`secrets-${Date.now()}`);
+    await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
+    const { secret: second } = await app.built.services.environments.addCredential(env.id, 'secret', 'rotation');
+    const s = await register(pixel(), env);
+    const user = uid();
+    const sig = (secret: string, id = user) => createHmac('sha256', secret).update(id).digest('hex');
+    const identify = () => [
+      { type: 'identify', user_id: user, user_signature: sig(first), timestamp: now() },
+      { type: 'identify', user_id: `${user}-b`, user_signature: sig(second, `${user}-b`), timestamp: now() },
+      { type: 'identify', user_id: `${user}-c`, user_signature: sig('not-a-secret-of-this-environment', `${user}-c`), timestamp: now() },
+      { type: 'screen', name: 'Home', timestamp: now() },
+    ];
+    const r = await sendEvents(s, identify(), env);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 0, signed: 3, verified: 2 }]);
+    // Once the first secret is revoked, its signatures no longer verify (within the 5 s the secrets are cached).
+    await app.built.services.environments.revoke(env.id, first);
+    await waitFor(async () => (await sendEvents(s, identify(), env)).body.verified === 1, { what: 'the revoked secret to stop verifying', timeoutMs: 30_000, intervalMs: 1000 });
+  });
+
+  it("take an event's time as a verdict's timestamp is taken: a backfill keeps its history, older than a year is dropped", async () => {
+    const s = await register(pixel());
+    const user = uid();
+    const day = 86_400_000;
+    // A replay of an install's first weeks, 60 days ago, as a backfill sends them.
+    const at = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
+    const r = await sendEvents(s, [
+      { type: 'app_installed', timestamp: at(60) },
+      { type: 'app_opened', timestamp: at(60) },
+      { type: 'identify', user_id: user, timestamp: at(59) },
+      { type: 'screen', name: 'Login', timestamp: at(30) },
+      { type: 'app_opened', timestamp: at(400) },
+    ]);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 1, signed: 0, verified: 0 }]);
+    await app.built.state.flush();
+    const identified = await app.database.db.collection('client_events').findOne({ envId: app.env.id, userId: user });
+    const kept = await app.database.db.collection('client_events').find({ envId: app.env.id, deviceKey: identified?.deviceKey }).toArray();
+    // Kept at the times they happened, a week from their arrival.
+    expect(kept.map((e) => [e.type, Math.round((Date.now() - (e.at as Date).getTime()) / day)]).sort()).toEqual([
+      ['app_installed', 60],
+      ['app_opened', 60],
+      ['identify', 59],
+      ['screen', 30],
+    ]);
+    // What the model reads of the install counts them: it announced itself and showed a screen.
+    const key = `i:${identified?.deviceKey}`;
+    const activity = (await new StateCounterStore(app.database.db, app.built.state, () => new Date()).read(app.env.id, [key]))?.get(key);
+    expect(activity?.counts).toMatchObject({ n: 1, o: 1, s: 1, e: 4 });
   });
 
   it('one install identifying many users is a farm', async () => {
