@@ -179,15 +179,23 @@ export class ClientEventsService {
     const secrets = signed ? await this.secrets(env.id, now.getTime()) : [];
 
     const kept: ClientEvent[] = [];
-    const keptIndex: number[] = [];
-    for (const [i, e] of events.entries()) {
+    const answer: ReceivedEvents = { accepted: 0, dropped: 0, signed: 0, verified: 0 };
+    for (const e of events) {
       // When it happened, on the verdicts' clock; a time ahead of it counts as now.
       const at = Math.min(Date.parse(e.timestamp), now.getTime());
-      if (!Number.isFinite(at) || now.getTime() - at > (this.d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS)) continue;
+      if (!Number.isFinite(at) || now.getTime() - at > (this.d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS)) {
+        answer.dropped += 1;
+        continue;
+      }
       const jwt = e.user_jwt ? openUserJwt(secrets, e.user_jwt, now.getTime()) : null;
       // The event's own user id when it names one (an identify), else the JWT's.
       const userId = e.user_id ?? jwt?.userId ?? null;
-      keptIndex.push(i);
+      // Vouched for by a signature of its user, or by a JWT that verifies and names that user.
+      const verified = userId !== null && ((jwt !== null && jwt.verified && jwt.userId === userId) || (!!e.user_signature && verifies(secrets, userId, e.user_signature)));
+      if (signedEvent(e)) {
+        answer.signed += 1;
+        if (verified) answer.verified += 1;
+      }
       kept.push({
         id: uuid(),
         envId: env.id,
@@ -195,8 +203,7 @@ export class ClientEventsService {
         name: e.name ?? null,
         ...(device.platform === 'web' ? { url: e.url ?? null, referrer: e.referrer ?? null } : {}),
         userId,
-        // Vouched for by a signature of its user, or by a JWT that verifies and names that user.
-        verified: userId !== null && ((jwt !== null && jwt.verified && jwt.userId === userId) || (!!e.user_signature && verifies(secrets, userId, e.user_signature))),
+        verified,
         // Kept by the one scrubbing rule, as an event's properties are (events/scrub.ts).
         properties: e.properties ? scrubRecord(e.properties) : {},
         at: new Date(at),
@@ -209,8 +216,7 @@ export class ClientEventsService {
         ip: input.ip,
       });
     }
-    const signedKept = kept.filter((k, i) => signedEvent(events[keptIndex[i] as number] as ParsedEvent));
-    const answer: ReceivedEvents = { accepted: kept.length, dropped: events.length - kept.length, signed: signedKept.length, verified: signedKept.filter((k) => k.verified).length };
+    answer.accepted = kept.length;
     if (kept.length === 0) return answer;
     await this.d.writes.admit(Math.min(deadline, now.getTime() + 1000));
     await this.count(env.id, device.dk, kept);
