@@ -6,6 +6,8 @@
  * proof, learned from them.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { laptopComponents, LAPTOP_UA } from '../support/components';
 import { challengeKey, issueChallenge, leadingZeroBits } from '../../src/core/client/proof';
@@ -74,6 +76,17 @@ describe('the challenge', () => {
     expect(r.headers.get('cache-control')).toBe('no-store');
     const pre = await fetch(`${app.baseUrl}/v1/client/challenge`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
     expect(pre.status).toBe(204);
+  });
+
+  it("answers what docs/client.md's example shows", async () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'client.md'), 'utf8');
+    const example = JSON.parse(/^\s*(\{"challenge": "rpc1[^\n]*\})$/m.exec(doc)?.[1] ?? 'null') as Record<string, unknown>;
+    const r = await post('/v1/client/challenge', { publishable_key: app.env.publishableKey });
+    expect(r.status).toBe(201);
+    expect(Object.keys(example).sort()).toEqual(Object.keys(r.body).sort());
+    expect([String(example.challenge).slice(0, 5), example.expires_in]).toEqual([String(r.body.challenge).slice(0, 5), r.body.expires_in]);
+    // "(22 characters)", as the example says.
+    expect(r.body.salt).toHaveLength(22);
   });
 
   it('checks the publishable key and the origin as the collector does', async () => {

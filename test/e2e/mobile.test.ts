@@ -7,6 +7,8 @@
  * the application's app, not a bot, from its first users on; a script stays a bot.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { waitFor } from '../support/wait';
 import { runCommand } from '../../src/cli/main';
@@ -87,6 +89,19 @@ describe('the collector registers a session for a phone', () => {
     expect(s.session_expires_in).toBe(86_400);
     expect(s.server_time).toBeGreaterThanOrEqual(before);
     expect(s.server_time).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("answers what docs/mobile.md's examples show: the same members, an rpm1 token", async () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'mobile.md'), 'utf8');
+    const block = (after: string) => JSON.parse(/```json\n([\s\S]*?)\n```/.exec(doc.slice(doc.indexOf(after)))?.[1] ?? 'null') as Record<string, unknown>;
+    const registered = block('Answer `201`:');
+    const s = await register(pixel());
+    expect(Object.keys(registered).sort()).toEqual(Object.keys(s).sort());
+    expect(String(registered.token).slice(0, 5)).toBe(s.token.slice(0, 5));
+    expect(String(registered.session).slice(0, 5)).toBe(s.session.slice(0, 5));
+    expect([registered.expires_in, registered.session_expires_in]).toEqual([(s as unknown as { expires_in: number }).expires_in, s.session_expires_in]);
+    const answered = (await sendEvents(s, [{ type: 'app_opened', timestamp: new Date().toISOString() }])).body as Record<string, unknown>;
+    expect(Object.keys(block('Answer `202`:')).sort()).toEqual(Object.keys(answered).sort());
   });
 
   it.each([
