@@ -178,6 +178,20 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     });
   });
 
+  it('an app or OS update is one device; Android without a vendor id goes by its install id', async () => {
+    const user = uid();
+    const android = pixel();
+    const before = await login(user, { token: mint(await register(android)) });
+    const updated = await login(user, { token: mint(await register({ ...android, osVersion: '15', app: { id: 'com.example.shop', version: '3.3.0', build: '330' } })) });
+    expect(updated.device.token).toBe(before.device.token);
+    // No vendor id: the install id is the key, which a wipe of the app's data (a new install id) does not keep.
+    const bare = pixel({ vendorId: null });
+    const kept = await login(user, { token: mint(await register(bare)) });
+    expect((await login(user, { token: mint(await register({ ...bare, app: { id: 'com.example.shop', version: '3.3.0' } })) })).device.token).toBe(kept.device.token);
+    const wiped = await login(user, { token: mint(await register({ ...bare, installId: randomBytes(16).toString('base64url') })) });
+    expect(wiped.device.token).not.toBe(kept.device.token);
+  });
+
   it('a reinstall is one device: Android keeps its vendor id, iOS its Keychain install id', async () => {
     const user = uid();
     const android = pixel();
