@@ -296,7 +296,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // Collections per environment and source address: a page asks once per form submission.
   const attestedKeys = core(new MongoAttestedKeyStore(db));
   const attestation = new AttestationVerifier({ keys: attestedKeys, appleRoot: new X509Certificate(o.appAttestRoot ?? APPLE_APP_ATTESTATION_ROOT_PEM), open: (sealed) => sealer.open(sealed) });
-  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)), powBits: o.clientPowBits, attestation });
+  const CLIENT_LIMIT = { per: 'per environment and source address', setting: 'RAMPART_CLIENT_RATE_LIMIT' };
+  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10), CLIENT_LIMIT), powBits: o.clientPowBits, attestation });
   const appEvents = core(new StateClientEventStore(db, state));
   // App events per environment and source address: an install flushes on each open, close and
   // identify, and every 20 events.
@@ -304,10 +305,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     keys: client.keys,
     key: sealer.macKey('client-token'),
     clock,
-    limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10)),
+    limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10), CLIENT_LIMIT),
     sink: appEvents,
     counters,
     secrets: (env: EnvId) => environments.liveSecrets(env),
+    maxEventAgeMs: o.maxEventAgeMs,
     writes,
     ackTimeoutMs: o.state?.ackTimeoutMs,
   });
@@ -339,7 +341,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     links: restExportLinks(o.publicUrl),
     log: o.log,
   });
-  const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
+  const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond, undefined, { per: 'per environment', setting: 'RAMPART_RATE_LIMIT' }), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
   const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
   // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
   // MongoDB through its own indexes (docs/state.md, "The analysts' read path").

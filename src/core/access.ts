@@ -96,6 +96,6 @@ export class AccessService {
 
   /** Changes need an API secret: analyst keys are read-only. */
   assertCanWrite(principal: Principal): void {
-    if (principal.kind !== 'secret') throw new Forbidden('analyst keys are read-only: changes need the API secret');
+    if (principal.kind !== 'secret') throw new Forbidden('analyst keys are read-only: changes need the API secret', 'read_only_key');
   }
 }

@@ -176,7 +176,7 @@ export class EnvironmentService {
     } else {
       principal = await this.within(this.verify(hash), this.deps.authLookupTimeoutMs ?? DEFAULT_AUTH_LOOKUP_TIMEOUT_MS, null);
     }
-    if (!principal.env.enabled) throw new Forbidden('this environment is disabled');
+    if (!principal.env.enabled) throw new Forbidden('this environment is disabled', 'environment_disabled');
     return principal;
   }
 

@@ -53,8 +53,15 @@ export class Unauthorized extends DomainError {
     super(message);
   }
 }
+/** Why a call is forbidden, as the REST body's `reason` says it (docs/client.md, docs/mobile.md). */
+export type ForbiddenReason = 'environment_disabled' | 'read_only_key' | 'origin_not_allowed' | 'no_origins_listed' | 'app_not_allowed' | 'no_apps_listed';
+
 export class Forbidden extends DomainError {
   readonly kind = 'forbidden';
+  /** `reason`: a stable code for the cause, where a caller can act on it. */
+  constructor(message: string, readonly reason?: ForbiddenReason) {
+    super(message);
+  }
 }
 export class NotFound extends DomainError {
   readonly kind = 'not_found';
@@ -82,8 +89,9 @@ export class InvalidRequestToken extends DomainError {
 }
 export class RateLimited extends DomainError {
   readonly kind = 'rate_limited';
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate limit exceeded, retry later');
+  /** `message`: what the limit is and which setting raises it, where the limiter says so. */
+  constructor(readonly retryAfterSeconds: number, message = 'rate limit exceeded, retry later') {
+    super(message);
   }
 }
 /** `cause`: what the store saw (a driver error), for the log only; never shown to callers. */

@@ -138,7 +138,7 @@ export interface EventInput {
 /** A Rampart client token as a verdict sees it. */
 export interface ClientTokenUse {
   /** Why the token does not count (null: it verified). */
-  problem: 'malformed' | 'forged' | 'expired' | 'other_environment' | null;
+  problem: 'malformed' | 'forged' | 'expired' | 'not_yet_valid' | 'other_environment' | null;
   /**
    * The id single use is counted by (null when it did not verify): the token's own, or for a token
    * minted with a proof of work the challenge's, so that tokens minted from one proof share one

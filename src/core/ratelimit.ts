@@ -4,7 +4,12 @@ import type { EnvId } from './model';
 
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly perSecond: number, private readonly burst = perSecond * 2) {}
+  /**
+   * `limit`, when given, is named in the refusal: what is counted (`per environment and source
+   * address`) and the setting that raises it (`RAMPART_CLIENT_RATE_LIMIT`), so that a caller who
+   * meets it knows which knob it is.
+   */
+  constructor(private readonly perSecond: number, private readonly burst = perSecond * 2, private readonly limit?: { per: string; setting: string }) {}
 
   /**
    * Take one token for `env` (or any other key) at `now` (epoch ms, from the caller's Clock), or
@@ -18,7 +23,12 @@ export class RateLimiter {
     }
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
     b.at = now;
-    if (b.tokens < 1) throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)));
+    if (b.tokens < 1) throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)), this.refusal());
     b.tokens -= 1;
+  }
+
+  private refusal(): string | undefined {
+    const l = this.limit;
+    return l ? `rate limit exceeded: ${this.perSecond} a second ${l.per}, bursts of ${this.burst} (${l.setting}); retry after Retry-After seconds` : undefined;
   }
 }

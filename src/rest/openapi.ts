@@ -35,7 +35,7 @@ export interface OpenApiOptions {
 const ERROR_WHY: Readonly<Record<number, string>> = {
   400: 'bad_request: the body is not JSON or not an object, or the URL or request is malformed',
   401: 'unauthorized: the API secret is missing or wrong (a read-only key answers the same)',
-  403: 'forbidden: the environment is disabled',
+  403: 'forbidden: the environment is disabled (`reason: environment_disabled`), or an analyst key (read-only) asked for a change (`read_only_key`)',
   404: 'not_found: nothing has this id or token; route_not_found: no such path',
   413: 'payload_too_large: the body is over the limit',
   422: 'invalid_parameters: the body does not conform (`fields` lists every offending field); invalid_request_token: the request token is malformed, forged, expired or replayed',
@@ -52,11 +52,12 @@ const devices = z.object({ total_count: body.devicesBody.shape.total_count, data
 
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait', required: true, schema: { type: 'string' as const, pattern: '^[0-9]+$' } } };
 
-function errors(codes: readonly number[]): Record<string, ResponseConfig> {
+/** `why`: what a status means for this operation, where it is not what ERROR_WHY says. */
+function errors(codes: readonly number[], why: Readonly<Record<number, string>> = {}): Record<string, ResponseConfig> {
   const out: Record<string, ResponseConfig> = {};
   for (const code of codes) {
     out[String(code)] = {
-      description: ERROR_WHY[code] ?? 'error',
+      description: why[code] ?? ERROR_WHY[code] ?? 'error',
       content: { 'application/json': { schema: errorBody } },
       ...(code === 429 || code === 503 ? { headers: retryAfter } : {}),
     };
@@ -311,6 +312,16 @@ export function openApiDocument(o: OpenApiOptions): object {
     },
   });
 
+  // The clients' calls carry the publishable key, never a secret: their refusals say so.
+  const CLIENT_401 = 'unauthorized: the publishable key is missing, unknown, or of a disabled environment (no API secret is involved)';
+  const CLIENT_429 = 'rate_limited: more than RAMPART_CLIENT_RATE_LIMIT requests a second (default 10, bursts of three times that) from this address for this environment (the message names the setting); wait Retry-After seconds';
+  const ORIGIN_403 =
+    "`origin_not_allowed`: the request's `Origin` is not one of the environment's origins (`rampart env set-origins`); `no_origins_listed`: a production environment that lists no origins yet. A request without an `Origin` is no page's (a native or server-side client) and is never refused for it";
+  const clientErrors = (why403: string, why422?: string, codes: readonly number[] = [401, 403, 422, 429]) => {
+    const why: Record<number, string> = { 401: CLIENT_401, 403: `forbidden: ${why403}`, 429: CLIENT_429 };
+    if (why422) why[422] = why422;
+    return errors([...ANY, ...WITH_BODY, ...codes, 500, 503], why);
+  };
   const corsHeaders = { 'Access-Control-Allow-Origin': { description: "The page's Origin, when it sent one", schema: { type: 'string' as const } } };
   route({
     method: 'post',
@@ -340,7 +351,10 @@ export function openApiDocument(o: OpenApiOptions): object {
     },
     responses: {
       '201': { description: 'A request token for the next verdict (and, to an app, its session)', headers: corsHeaders, content: { 'application/json': { schema: body.clientTokenBody } } },
-      ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
+      ...clientErrors(
+        `a browser's components: ${ORIGIN_403}. An app's \`mobile\`: \`app_not_allowed\`: \`mobile.app.id\` is not one of the environment's apps (\`rampart env set-apps\`); \`no_apps_listed\`: a production environment that lists no apps yet`,
+        'invalid_parameters: `components`, `mobile`, `proof` or `behaviour` does not conform, or a proof does not answer its challenge (`fields` names each: `proof.challenge` says why, e.g. expired or not valid yet)',
+      ),
     },
   });
   route({
@@ -349,12 +363,15 @@ export function openApiDocument(o: OpenApiOptions): object {
     operationId: 'clientEvents',
     tags: ['mobile client'],
     description:
-      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Kept 7 days. A body is at most the service's body limit, and never more than 256 KiB.",
+      "Called by a native app (docs/mobile.md) with the environment's publishable key and the session the collector gave it: a batch of the install's events (installs, updates, opens, closes, screens, custom events, identifies); or by a page (docs/client.md) with a request token the collector gave it: castle-js 2.x's page, form and custom events, CORS as for the collector. Each event's `timestamp` is when it happened, on the clock of the verdicts' `timestamp`; kept 7 days from its arrival. A body is at most the service's body limit, and never more than 256 KiB.",
     security: open,
     request: { body: { required: true, content: { 'application/json': { schema: clientEventsSchema } } } },
     responses: {
-      '202': { description: 'Events kept (older than a week: dropped)', headers: corsHeaders, content: { 'application/json': { schema: body.clientEventsBody } } },
-      ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
+      '202': { description: "The batch taken: the events kept (`accepted`), those older than RAMPART_MAX_EVENT_AGE_DAYS and not kept (`dropped`), and of the kept ones those that named their user with a signature or JWT (`signed`) and those that verified under one of the environment's live API secrets (`verified`)", headers: corsHeaders, content: { 'application/json': { schema: body.clientEventsBody } } },
+      ...clientErrors(
+        `with a page's \`request_token\`: ${ORIGIN_403}. An app's \`session\` is never refused for its origin`,
+        'invalid_parameters: the body does not conform (`fields` names each event and member, `events.3.name`); invalid_request_token: the `session` or `request_token` does not verify, the message naming the field and why (malformed, forged, expired, not_yet_valid, other_environment): register again, or ask the collector for a new token',
+      ),
     },
   });
   route({
@@ -382,7 +399,7 @@ export function openApiDocument(o: OpenApiOptions): object {
     },
     responses: {
       '201': { description: 'A challenge', headers: corsHeaders, content: { 'application/json': { schema: body.clientChallengeBody } } },
-      ...errors([...ANY, ...WITH_BODY, 401, 403, 422, 429, 500, 503]),
+      ...clientErrors(`a page's challenge: ${ORIGIN_403}. An app's (with \`app\`): \`app_not_allowed\`: \`app\` is not one of the environment's apps; \`no_apps_listed\`: a production environment that lists no apps yet`, "invalid parameters: `app` is not an app id"),
     },
   });
   route({

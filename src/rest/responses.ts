@@ -15,6 +15,10 @@ export const errorBody = z
     message: z.string(),
     fields: z.array(z.object({ field: z.string(), message: z.string() })).optional().describe('invalid_parameters: every offending field'),
     correlation_id: z.string().optional().describe('server_error: the id under which the error was logged'),
+    reason: z
+      .enum(['environment_disabled', 'read_only_key', 'origin_not_allowed', 'no_origins_listed', 'app_not_allowed', 'no_apps_listed'])
+      .optional()
+      .describe('forbidden: why (each operation lists the reasons it can answer)'),
   })
   .passthrough();
 
@@ -77,7 +81,12 @@ export const clientTokenBody = z.object({
   session_expires_in: z.number().int().optional().describe('seconds'),
   server_time: z.number().int().optional().describe("Rampart's clock, ms since the epoch"),
 });
-export const clientEventsBody = z.object({ accepted: z.number().int().min(0) });
+export const clientEventsBody = z.object({
+  accepted: z.number().int().min(0).describe('events kept'),
+  dropped: z.number().int().min(0).describe('events not kept: older than a year (docs/mobile.md, "Event times")'),
+  signed: z.number().int().min(0).describe('kept events that named their user with `user_signature` or `user_jwt`'),
+  verified: z.number().int().min(0).describe("of those, the ones whose signature or JWT verified under one of the environment's live API secrets"),
+});
 export const clientChallengeBody = z.object({
   challenge: z.string().describe('The signed challenge, to send back unchanged in the token request\'s `proof.challenge`'),
   salt: z.string().describe('What the nonce is appended to: SHA-256(salt ‖ nonce) must begin with `difficulty` zero bits'),

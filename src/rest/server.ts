@@ -5,7 +5,7 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, PayloadTooLarge, retryAfterOf, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
+import { BadRequest, Forbidden, PayloadTooLarge, retryAfterOf, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
@@ -149,6 +149,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     const body: Record<string, unknown> = { type: e.type === e.kind ? HTTP_TYPE[e.kind] : e.type, message: e.message };
     if ('fields' in e && Array.isArray((e as { fields?: unknown }).fields)) body.fields = (e as unknown as { fields: unknown[] }).fields;
     if ('correlationId' in e) body.correlation_id = (e as unknown as { correlationId: string }).correlationId;
+    if (e instanceof Forbidden && e.reason) body.reason = e.reason;
     const retryAfter = retryAfterOf(e);
     if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
     return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').send(body);
@@ -345,8 +346,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     { bodyLimit: Math.min(CLIENT_EVENTS_BODY_LIMIT, o.bodyLimit) },
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
-      const { accepted } = await services.clientEvents.receive({ body, ip, origin });
-      return reply.code(202).send({ accepted });
+      const received = await services.clientEvents.receive({ body, ip, origin });
+      return reply.code(202).send({ accepted: received.accepted, dropped: received.dropped, signed: received.signed, verified: received.verified });
     }),
   );
 

@@ -65,7 +65,7 @@ describe('client-side events from a page', () => {
         { type: 'custom', timestamp: now(), name: 'Forged', user_jwt: jwt({ id: `${user}-forged` }, 'not-the-secret') },
       ],
     });
-    expect([r.status, r.body]).toEqual([202, { accepted: 4 }]);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 0, signed: 3, verified: 2 }]);
     expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const docs = await kept({ userId: { $in: [user, `${user}-unsigned`, `${user}-forged`] } });
     expect(docs.map((d) => [d.type, d.name, d.userId, d.verified, d.platform, d.appId])).toEqual([
@@ -123,6 +123,11 @@ describe('client-side events from a page', () => {
     await app.built.services.environments.setClientOrigins(other.id, ['https://elsewhere.example']);
     const refused = await send({ publishable_key: other.publishableKey, request_token: token, events }, ORIGIN);
     expect(refused.status).toBe(403);
+    expect(refused.body.reason).toBe('origin_not_allowed');
+    // Without an Origin (a native or server-side client), the token alone decides.
+    const bare = await send({ publishable_key: other.publishableKey, request_token: token, events }, null);
+    expect([bare.status, bare.body.type]).toEqual([422, 'invalid_request_token']);
+    expect((await send({ publishable_key: app.env.publishableKey, request_token: token, events }, null)).status).toBe(202);
     // A token of this environment, sent with another environment's key (from an origin it allows).
     const wrongEnv = await send({ publishable_key: other.publishableKey, request_token: token, events }, 'https://elsewhere.example');
     expect([wrongEnv.status, wrongEnv.body.type]).toEqual([422, 'invalid_request_token']);

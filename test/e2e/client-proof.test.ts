@@ -6,6 +6,8 @@
  * proof, learned from them.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { laptopComponents, LAPTOP_UA } from '../support/components';
 import { challengeKey, issueChallenge, leadingZeroBits } from '../../src/core/client/proof';
@@ -76,12 +78,24 @@ describe('the challenge', () => {
     expect(pre.status).toBe(204);
   });
 
+  it("answers what docs/client.md's example shows", async () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'client.md'), 'utf8');
+    const example = JSON.parse(/^\s*(\{"challenge": "rpc1[^\n]*\})$/m.exec(doc)?.[1] ?? 'null') as Record<string, unknown>;
+    const r = await post('/v1/client/challenge', { publishable_key: app.env.publishableKey });
+    expect(r.status).toBe(201);
+    expect(Object.keys(example).sort()).toEqual(Object.keys(r.body).sort());
+    expect([String(example.challenge).slice(0, 5), example.expires_in]).toEqual([String(r.body.challenge).slice(0, 5), r.body.expires_in]);
+    // "(22 characters)", as the example says.
+    expect(r.body.salt).toHaveLength(22);
+  });
+
   it('checks the publishable key and the origin as the collector does', async () => {
     expect((await post('/v1/client/challenge', { publishable_key: 'pk_unknown_key_123456' })).status).toBe(401);
     expect((await post('/v1/client/challenge', {})).status).toBe(401);
     const { env } = await app.newEnvironment(`pow-origins-${Date.now()}`);
     await app.built.services.environments.setClientOrigins(env.id, [ORIGIN]);
-    expect((await post('/v1/client/challenge', { publishable_key: env.publishableKey }, 'https://evil.example')).status).toBe(403);
+    const evil = await post('/v1/client/challenge', { publishable_key: env.publishableKey }, 'https://evil.example');
+    expect([evil.status, evil.body.reason]).toEqual([403, 'origin_not_allowed']);
     expect((await post('/v1/client/challenge', { publishable_key: env.publishableKey })).status).toBe(201);
   });
 });

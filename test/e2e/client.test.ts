@@ -6,6 +6,7 @@
 import { startTestApp, call, type TestApp } from '../support/app';
 import { LAPTOP_UA, laptopComponents } from '../support/components';
 import { runCommand } from '../../src/cli/main';
+import { waitFor } from '../support/wait';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -21,8 +22,9 @@ const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/
 const laptop = laptopComponents;
 
 /** What the browser script does: post its components with the publishable key, as text/plain. */
-async function collect(components: Record<string, unknown>, opts: { pk?: string; origin?: string } = {}) {
-  return call(app, 'POST', '/v1/client/token', { publishable_key: opts.pk ?? app.env.publishableKey, components }, { secret: null, headers: { 'content-type': 'text/plain', origin: opts.origin ?? 'https://shop.example' } });
+async function collect(components: Record<string, unknown>, opts: { pk?: string; origin?: string | null } = {}) {
+  const origin = opts.origin === undefined ? 'https://shop.example' : opts.origin;
+  return call(app, 'POST', '/v1/client/token', { publishable_key: opts.pk ?? app.env.publishableKey, components }, { secret: null, headers: { 'content-type': 'text/plain', ...(origin === null ? {} : { origin }) } });
 }
 async function token(components = laptop()): Promise<string> {
   const r = await collect(components);
@@ -75,6 +77,18 @@ describe('collector', () => {
       const refused = await post();
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The refusal names the setting that raises the limit, for the token, the challenge and the events alike.
+      expect(refused.body).toMatchObject({ type: 'rate_limited', message: expect.stringContaining('RAMPART_CLIENT_RATE_LIMIT') });
+      const challenge = () => call(limited, 'POST', '/v1/client/challenge', { publishable_key: limited.env.publishableKey }, { secret: null });
+      let last = await challenge();
+      for (let i = 0; i < 20 && last.status !== 429; i++) last = await challenge();
+      expect(last.status).toBe(429);
+      expect(last.body.message).toContain('RAMPART_CLIENT_RATE_LIMIT');
+      const events = () => call(limited, 'POST', '/v1/client/events', { publishable_key: limited.env.publishableKey, request_token: 'rpt1.x.y', events: [{ type: 'page', timestamp: new Date().toISOString() }] }, { secret: null });
+      let sent = await events();
+      for (let i = 0; i < 20 && sent.status !== 429; i++) sent = await events();
+      expect(sent.status).toBe(429);
+      expect(sent.body.message).toContain('RAMPART_CLIENT_RATE_LIMIT');
     } finally {
       await limited.close();
     }
@@ -84,13 +98,40 @@ describe('collector', () => {
     const { env: unset } = await app.newEnvironment(`unset-${Date.now()}`);
     const none = await collect(laptop(), { pk: unset.publishableKey });
     expect(none.status).toBe(403);
-    expect(none.body.message).toMatch(/set-origins/);
+    expect(none.body).toMatchObject({ type: 'forbidden', reason: 'no_origins_listed', message: expect.stringMatching(/set-origins/) });
     const { env } = await app.newEnvironment(`shop-${Date.now()}`);
     await app.built.services.environments.setClientOrigins(env.id, ['https://shop.example']);
     const post = (origin: string) => collect(laptop(), { pk: env.publishableKey, origin });
     expect((await post('https://shop.example')).status).toBe(201);
-    expect((await post('https://evil.example')).status).toBe(403);
+    const evil = await post('https://evil.example');
+    expect(evil.status).toBe(403);
+    expect(evil.body).toMatchObject({ type: 'forbidden', reason: 'origin_not_allowed', message: expect.stringMatching(/https:\/\/evil\.example.*set-origins/) });
     await expect(app.built.services.environments.setClientOrigins(env.id, ['https://shop.example/login'])).rejects.toThrow(/not an origin/);
+  });
+
+  it('takes a request without an Origin as a native or server-side client, whatever origins are listed', async () => {
+    const { env, secret } = await app.newEnvironment(`no-origin-${Date.now()}`);
+    // (Set before the first call: the collector caches an environment for 5 seconds.)
+    await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
+    // Production, no origins listed: a page is refused, a client that sends no Origin is not.
+    expect((await collect(laptop(), { pk: env.publishableKey })).status).toBe(403);
+    const bare = await collect(laptop(), { pk: env.publishableKey, origin: null });
+    expect(bare.status).toBe(201);
+    expect(bare.headers.get('access-control-allow-origin')).toBeNull();
+    await app.built.services.environments.setClientOrigins(env.id, ['https://shop.example']);
+    await waitFor(async () => (await collect(laptop(), { pk: env.publishableKey })).status === 201, { what: 'the listed origin reaching the collector', timeoutMs: 30_000, intervalMs: 500 });
+    expect((await collect(laptop(), { pk: env.publishableKey, origin: null })).status).toBe(201);
+    // An opaque origin ("null": a sandboxed frame, a file) is a page's, and refused.
+    expect((await collect(laptop(), { pk: env.publishableKey, origin: 'null' })).status).toBe(403);
+    const challenge = await call(app, 'POST', '/v1/client/challenge', { publishable_key: env.publishableKey }, { secret: null });
+    expect(challenge.status).toBe(201);
+    // Its token names the device in a verdict as a page's does.
+    const verdict = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: uid() }, request_token: bare.body.token, context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0' } } }, { secret });
+    expect(verdict.status).toBe(201);
+    expect(verdict.body.signals).not.toHaveProperty('invalid_token');
+    // The mobile protocol, with origins listed and none sent.
+    const mobile = { platform: 'android', osVersion: '14', model: 'Pixel 8', app: { id: 'com.example.shop', version: '1.0' }, installId: 'install-id-no-origin-1' };
+    expect((await call(app, 'POST', '/v1/client/token', { publishable_key: env.publishableKey, mobile }, { secret: null })).status).toBe(201);
   });
 });
 

@@ -7,10 +7,13 @@
  * the application's app, not a bot, from its first users on; a script stays a bot.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { waitFor } from '../support/wait';
 import { runCommand } from '../../src/cli/main';
 import type { Environment } from '../../src/core/model';
+import { StateCounterStore } from '../../src/store/counters';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -88,6 +91,19 @@ describe('the collector registers a session for a phone', () => {
     expect(s.server_time).toBeLessThanOrEqual(Date.now());
   });
 
+  it("answers what docs/mobile.md's examples show: the same members, an rpm1 token", async () => {
+    const doc = readFileSync(path.join(__dirname, '..', '..', 'docs', 'mobile.md'), 'utf8');
+    const block = (after: string) => JSON.parse(/```json\n([\s\S]*?)\n```/.exec(doc.slice(doc.indexOf(after)))?.[1] ?? 'null') as Record<string, unknown>;
+    const registered = block('Answer `201`:');
+    const s = await register(pixel());
+    expect(Object.keys(registered).sort()).toEqual(Object.keys(s).sort());
+    expect(String(registered.token).slice(0, 5)).toBe(s.token.slice(0, 5));
+    expect(String(registered.session).slice(0, 5)).toBe(s.session.slice(0, 5));
+    expect([registered.expires_in, registered.session_expires_in]).toEqual([(s as unknown as { expires_in: number }).expires_in, s.session_expires_in]);
+    const answered = (await sendEvents(s, [{ type: 'app_opened', timestamp: new Date().toISOString() }])).body as Record<string, unknown>;
+    expect(Object.keys(block('Answer `202`:')).sort()).toEqual(Object.keys(answered).sort());
+  });
+
   it.each([
     ['no mobile and no components', {}, 'components'],
     ['both components and mobile', { components: { userAgent: 'x' }, mobile: pixel() }, 'mobile'],
@@ -114,12 +130,13 @@ describe('the collector registers a session for a phone', () => {
     const { env: unset } = await app.newEnvironment(`no-apps-${Date.now()}`);
     const none = await call(app, 'POST', '/v1/client/token', { publishable_key: unset.publishableKey, mobile: pixel() }, { secret: null });
     expect(none.status).toBe(403);
-    expect(none.body.message).toMatch(/set-apps/);
+    expect(none.body).toMatchObject({ type: 'forbidden', reason: 'no_apps_listed', message: expect.stringMatching(/set-apps/) });
     const { env } = await app.newEnvironment(`apps-${Date.now()}`);
     await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
     expect((await call(app, 'POST', '/v1/client/token', { publishable_key: env.publishableKey, mobile: pixel() }, { secret: null })).status).toBe(201);
     const other = await call(app, 'POST', '/v1/client/token', { publishable_key: env.publishableKey, mobile: pixel({ app: { id: 'com.evil.clone', version: '1' } }) }, { secret: null });
     expect(other.status).toBe(403);
+    expect(other.body).toMatchObject({ type: 'forbidden', reason: 'app_not_allowed', message: expect.stringMatching(/com\.evil\.clone.*set-apps/) });
     await expect(app.built.services.environments.setClientApps(env.id, ['com.example/shop'])).rejects.toThrow(/package name or bundle id/);
   });
 
@@ -161,6 +178,20 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     });
   });
 
+  it('an app or OS update is one device; Android without a vendor id goes by its install id', async () => {
+    const user = uid();
+    const android = pixel();
+    const before = await login(user, { token: mint(await register(android)) });
+    const updated = await login(user, { token: mint(await register({ ...android, osVersion: '15', app: { id: 'com.example.shop', version: '3.3.0', build: '330' } })) });
+    expect(updated.device.token).toBe(before.device.token);
+    // No vendor id: the install id is the key, which a wipe of the app's data (a new install id) does not keep.
+    const bare = pixel({ vendorId: null });
+    const kept = await login(user, { token: mint(await register(bare)) });
+    expect((await login(user, { token: mint(await register({ ...bare, app: { id: 'com.example.shop', version: '3.3.0' } })) })).device.token).toBe(kept.device.token);
+    const wiped = await login(user, { token: mint(await register({ ...bare, installId: randomBytes(16).toString('base64url') })) });
+    expect(wiped.device.token).not.toBe(kept.device.token);
+  });
+
   it('a reinstall is one device: Android keeps its vendor id, iOS its Keychain install id', async () => {
     const user = uid();
     const android = pixel();
@@ -176,7 +207,7 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     expect(list.body.total_count).toBe(2);
   });
 
-  it('serve one login flow each, and a token is refused when tampered, expired, replayed or of another environment', async () => {
+  it('serve one login flow each, and a token is refused when tampered, expired, from the future, replayed or of another environment', async () => {
     const s = await register(pixel());
     const user = uid();
     const t = mint(s);
@@ -198,6 +229,8 @@ describe('tokens minted on the phone, forwarded by the backend', () => {
     expect(bad.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
     expect(bad.policy.action).not.toBe('allow');
     expect((await login(uid(), { token: mint(s, Date.now() - 6 * 60_000) })).signals).toMatchObject({ invalid_token: { reason: 'expired' } });
+    // A phone whose clock offset is off mints tokens from the future: a clock problem, not an old token.
+    expect((await login(uid(), { token: mint(s, Date.now() + 2 * 60_000) })).signals).toMatchObject({ invalid_token: { reason: 'not_yet_valid' } });
     expect((await login(uid(), { token: mint(s, Date.now(), 'short') })).signals).toMatchObject({ invalid_token: { reason: 'malformed' } });
     const { env, secret } = await app.newEnvironment(`other-apps-${Date.now()}`);
     await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
@@ -233,10 +266,10 @@ describe('app events', () => {
       { type: 'app_opened', timestamp: now() },
       { type: 'screen', name: 'Login', timestamp: now() },
       { type: 'app_closed', timestamp: new Date(Date.now() + 3_600_000).toISOString() },
-      { type: 'screen', name: 'Old', timestamp: new Date(Date.now() - 8 * 86_400_000).toISOString() },
+      { type: 'screen', name: 'Old', timestamp: new Date(Date.now() - 366 * 86_400_000).toISOString() },
     ]);
     expect(ok.status).toBe(202);
-    expect(ok.body).toEqual({ accepted: 4 });
+    expect(ok.body).toEqual({ accepted: 4, dropped: 1, signed: 0, verified: 0 });
 
     const forged = await sendEvents({ session: `${s.session.slice(0, -4)}AAAA` }, [{ type: 'app_opened', timestamp: now() }]);
     expect(forged.status).toBe(422);
@@ -292,7 +325,8 @@ describe('app events', () => {
       { type: 'identify', user_id: `${user}-expired`, user_jwt: sign({ id: `${user}-expired`, exp: exp - 3600 }), timestamp: now() },
       { type: 'custom', name: 'Added to cart', user_id: user, properties: { sku: 'A-1', qty: 2 }, timestamp: now() },
     ]);
-    expect([r.status, r.body]).toEqual([202, { accepted: 5 }]);
+    // The answer says how many named their user with a JWT or a signature, and how many of those verified.
+    expect([r.status, r.body]).toEqual([202, { accepted: 5, dropped: 0, signed: 4, verified: 1 }]);
     await app.built.state.flush();
     const kept = await app.database.db.collection('client_events').find({ envId: app.env.id, userId: { $regex: `^${user}` } }).toArray();
     expect(kept.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified]).sort()).toEqual([
@@ -312,6 +346,56 @@ describe('app events', () => {
       const bad = await sendEvents(s, events as unknown as Record<string, unknown>[]);
       expect([bad.status, (bad.body.fields as { field: string }[]).map((f) => f.field)]).toEqual([422, [field]]);
     }
+  });
+
+  it("an identify verifies under any of the environment's live API secrets, and the answer counts it", async () => {
+    const { env, secret: first } = await app.newEnvironment(`secrets-${Date.now()}`);
+    await app.built.services.environments.setClientApps(env.id, ['com.example.shop']);
+    const { secret: second } = await app.built.services.environments.addCredential(env.id, 'secret', 'rotation');
+    const s = await register(pixel(), env);
+    const user = uid();
+    const sig = (secret: string, id = user) => createHmac('sha256', secret).update(id).digest('hex');
+    const identify = () => [
+      { type: 'identify', user_id: user, user_signature: sig(first), timestamp: now() },
+      { type: 'identify', user_id: `${user}-b`, user_signature: sig(second, `${user}-b`), timestamp: now() },
+      { type: 'identify', user_id: `${user}-c`, user_signature: sig('not-a-secret-of-this-environment', `${user}-c`), timestamp: now() },
+      { type: 'screen', name: 'Home', timestamp: now() },
+    ];
+    const r = await sendEvents(s, identify(), env);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 0, signed: 3, verified: 2 }]);
+    // Once the first secret is revoked, its signatures no longer verify (within the 5 s the secrets are cached).
+    await app.built.services.environments.revoke(env.id, first);
+    await waitFor(async () => (await sendEvents(s, identify(), env)).body.verified === 1, { what: 'the revoked secret to stop verifying', timeoutMs: 30_000, intervalMs: 1000 });
+  });
+
+  it("take an event's time as a verdict's timestamp is taken: a backfill keeps its history, older than a year is dropped", async () => {
+    const s = await register(pixel());
+    const user = uid();
+    const day = 86_400_000;
+    // A replay of an install's first weeks, 60 days ago, as a backfill sends them.
+    const at = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
+    const r = await sendEvents(s, [
+      { type: 'app_installed', timestamp: at(60) },
+      { type: 'app_opened', timestamp: at(60) },
+      { type: 'identify', user_id: user, timestamp: at(59) },
+      { type: 'screen', name: 'Login', timestamp: at(30) },
+      { type: 'app_opened', timestamp: at(400) },
+    ]);
+    expect([r.status, r.body]).toEqual([202, { accepted: 4, dropped: 1, signed: 0, verified: 0 }]);
+    await app.built.state.flush();
+    const identified = await app.database.db.collection('client_events').findOne({ envId: app.env.id, userId: user });
+    const kept = await app.database.db.collection('client_events').find({ envId: app.env.id, deviceKey: identified?.deviceKey }).toArray();
+    // Kept at the times they happened, a week from their arrival.
+    expect(kept.map((e) => [e.type, Math.round((Date.now() - (e.at as Date).getTime()) / day)]).sort()).toEqual([
+      ['app_installed', 60],
+      ['app_opened', 60],
+      ['identify', 59],
+      ['screen', 30],
+    ]);
+    // What the model reads of the install counts them: it announced itself and showed a screen.
+    const key = `i:${identified?.deviceKey}`;
+    const activity = (await new StateCounterStore(app.database.db, app.built.state, () => new Date()).read(app.env.id, [key]))?.get(key);
+    expect(activity?.counts).toMatchObject({ n: 1, o: 1, s: 1, e: 4 });
   });
 
   it('one install identifying many users is a farm', async () => {

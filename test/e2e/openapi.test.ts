@@ -74,6 +74,20 @@ describe('GET /v1/openapi.json', () => {
     for (const p of ['/v1/openapi.json', '/healthz', '/readyz', '/v1/privacy/exports/{jobId}']) expect(doc.paths[p]?.get?.security).toEqual([]);
   });
 
+  it("says why the clients' endpoints refuse: the publishable key, each 403 reason, the client rate limit's setting", () => {
+    const responses = (p: string) => (doc.paths[p]?.post as unknown as { responses: Record<string, { description: string }> }).responses;
+    for (const p of ['/v1/client/token', '/v1/client/challenge', '/v1/client/events']) {
+      const r = responses(p);
+      expect([p, r['401']?.description]).toEqual([p, expect.stringContaining('publishable key')]);
+      expect(r['401']?.description).not.toMatch(/API secret is missing/);
+      expect(r['429']?.description).toContain('RAMPART_CLIENT_RATE_LIMIT');
+      expect(r['403']?.description).toContain('origin_not_allowed');
+    }
+    expect(responses('/v1/client/token')['403']?.description).toContain('app_not_allowed');
+    expect(responses('/v1/client/token')['403']?.description).toContain('no_apps_listed');
+    expect(responses('/v1/risk')['403']?.description).toContain('environment_disabled');
+  });
+
   it('takes its request bodies from the validation code: the event catalog and the endpoint requirements', () => {
     const body = (p: string) => doc.paths[p]?.post?.requestBody?.content['application/json']?.schema as Schema;
     const risk = body('/v1/risk');

@@ -18,17 +18,18 @@
  */
 import { z } from 'zod';
 import { hmacSha256, safeEqual, uuid } from '../crypto';
-import { Forbidden, InvalidParameters, InvalidRequestToken } from '../errors';
+import { InvalidParameters, InvalidRequestToken } from '../errors';
 import { invalidParameters } from './problems';
 import type { EnvId, Environment } from '../model';
 import type { Clock, CounterStore, WriteQueue } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { activityBump, activityKey } from '../scoring/population';
 import { openSession, SESSION_EVENTS_GRACE_MS, type SessionClaims } from './session';
-import { ClientService, type PublishableKeys } from './service';
+import { ClientService, originRefused, type PublishableKeys } from './service';
 import { decodeClaims, openClientToken } from './token';
 import { scrubRecord } from '../events/scrub';
 import { USER_JWT_MAX_LENGTH, userIdOfJwt, verifyUserJwt } from './user-jwt';
+import { DEFAULT_MAX_EVENT_AGE_MS } from '../verdicts/evaluate';
 
 /** What an app's install sends (with its session). */
 export const APP_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify', 'custom'] as const;
@@ -40,7 +41,7 @@ export type ClientEventType = (typeof CLIENT_EVENT_TYPES)[number];
 export const BROWSER_EVENTS_TOKEN_MS = 3_600_000;
 /** Events one request may carry. */
 export const MAX_EVENTS_PER_REQUEST = 100;
-/** How long app events are kept (and how old an event may be when it arrives). */
+/** How long client events are kept after they arrive. */
 export const CLIENT_EVENT_KEEP_MS = 7 * 86_400_000;
 
 /** One app event, as kept. */
@@ -90,6 +91,12 @@ export interface ClientEventsDeps {
   writes: Pick<WriteQueue, 'admit' | 'check' | 'durable'>;
   /** Longest a batch waits to be written before its call answers 503. Default 2 s. */
   ackTimeoutMs?: number;
+  /**
+   * The oldest event time taken (older: dropped), the verdicts' bound (RAMPART_MAX_EVENT_AGE_DAYS,
+   * default a year): an app's events and a verdict's `timestamp` keep one clock, so that history
+   * replayed or backfilled through both keeps its app events.
+   */
+  maxEventAgeMs?: number;
 }
 
 export interface ReceiveInput {
@@ -151,11 +158,13 @@ export class ClientEventsService {
   constructor(private readonly d: ClientEventsDeps) {}
 
   /**
-   * Take one batch of an install's events; answers how many were kept (older than a week:
-   * dropped), once they are written. Rejects with Unavailable (nothing kept) while the writes are
-   * a second behind, or when the batch was not written by its deadline (it may still be).
+   * Take one batch of an install's events; answers, once they are written, how many were kept
+   * (`accepted`) and how many were too old to keep (`dropped`), and of the kept ones how many
+   * carried a user's signature or JWT (`signed`) and how many of those verified (`verified`).
+   * Rejects with Unavailable (nothing kept) while the writes are a second behind, or when the
+   * batch was not written by its deadline (it may still be).
    */
-  async receive(input: ReceiveInput): Promise<{ accepted: number }> {
+  async receive(input: ReceiveInput): Promise<ReceivedEvents> {
     const env = await this.d.keys.resolve(input.body.publishable_key);
     const now = this.d.clock.now();
     const deadline = now.getTime() + (this.d.ackTimeoutMs ?? 2_000);
@@ -166,16 +175,27 @@ export class ClientEventsService {
     const allowed: readonly string[] = device.platform === 'web' ? BROWSER_EVENT_TYPES : APP_EVENT_TYPES;
     const wrong = events.flatMap((e, i) => (allowed.includes(e.type) ? [] : [{ field: `events.${i}.type`, message: `must be one of ${allowed.join(', ')} (${device.platform === 'web' ? 'a page' : 'an app'})` }]));
     if (wrong.length > 0) throw new InvalidParameters(wrong.slice(0, 20));
-    const signed = events.some((e) => (e.user_id && e.user_signature) || e.user_jwt);
+    const signed = events.some(signedEvent);
     const secrets = signed ? await this.secrets(env.id, now.getTime()) : [];
 
     const kept: ClientEvent[] = [];
+    const answer: ReceivedEvents = { accepted: 0, dropped: 0, signed: 0, verified: 0 };
     for (const e of events) {
+      // When it happened, on the verdicts' clock; a time ahead of it counts as now.
       const at = Math.min(Date.parse(e.timestamp), now.getTime());
-      if (!Number.isFinite(at) || now.getTime() - at > CLIENT_EVENT_KEEP_MS) continue;
+      if (!Number.isFinite(at) || now.getTime() - at > (this.d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS)) {
+        answer.dropped += 1;
+        continue;
+      }
       const jwt = e.user_jwt ? openUserJwt(secrets, e.user_jwt, now.getTime()) : null;
       // The event's own user id when it names one (an identify), else the JWT's.
       const userId = e.user_id ?? jwt?.userId ?? null;
+      // Vouched for by a signature of its user, or by a JWT that verifies and names that user.
+      const verified = userId !== null && ((jwt !== null && jwt.verified && jwt.userId === userId) || (!!e.user_signature && verifies(secrets, userId, e.user_signature)));
+      if (signedEvent(e)) {
+        answer.signed += 1;
+        if (verified) answer.verified += 1;
+      }
       kept.push({
         id: uuid(),
         envId: env.id,
@@ -183,8 +203,7 @@ export class ClientEventsService {
         name: e.name ?? null,
         ...(device.platform === 'web' ? { url: e.url ?? null, referrer: e.referrer ?? null } : {}),
         userId,
-        // Vouched for by a signature of its user, or by a JWT that verifies and names that user.
-        verified: userId !== null && ((jwt !== null && jwt.verified && jwt.userId === userId) || (!!e.user_signature && verifies(secrets, userId, e.user_signature))),
+        verified,
         // Kept by the one scrubbing rule, as an event's properties are (events/scrub.ts).
         properties: e.properties ? scrubRecord(e.properties) : {},
         at: new Date(at),
@@ -197,14 +216,15 @@ export class ClientEventsService {
         ip: input.ip,
       });
     }
-    if (kept.length === 0) return { accepted: 0 };
+    answer.accepted = kept.length;
+    if (kept.length === 0) return answer;
     await this.d.writes.admit(Math.min(deadline, now.getTime() + 1000));
     await this.count(env.id, device.dk, kept);
     // Nothing recorded past the bound by a batch admitted before the writes fell behind.
     this.d.writes.check();
     this.d.sink.append(kept);
     await this.d.writes.durable(deadline);
-    return { accepted: kept.length };
+    return answer;
   }
 
   /**
@@ -221,7 +241,7 @@ export class ClientEventsService {
       return { dk: c.dk, sid: c.sid, platform: c.p, appId: c.app, appVersion: c.av };
     }
     const origin = input.origin ?? null;
-    if (!ClientService.originAllowed(env, origin)) throw new Forbidden(env.clientOrigins?.length ? `origin ${origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
+    if (!ClientService.originAllowed(env, origin)) throw originRefused(env, origin);
     const opened = openClientToken(this.d.key, token ?? '', env.id, now, BROWSER_EVENTS_TOKEN_MS);
     if (!opened.ok) throw new InvalidRequestToken('request_token', `does not verify (${opened.reason}): ask the collector for a new token`);
     return { dk: opened.claims.dk, sid: opened.claims.jti, platform: 'web', appId: origin ?? '', appVersion: '' };
@@ -245,6 +265,21 @@ export class ClientEventsService {
     return secrets;
   }
 }
+
+/** What a batch came to (the 202's body). */
+export interface ReceivedEvents {
+  /** Events kept. */
+  accepted: number;
+  /** Events too old to keep. */
+  dropped: number;
+  /** Kept events that named their user with a signature or a JWT. */
+  signed: number;
+  /** Of those, the ones whose signature or JWT verified under one of the environment's live API secrets. */
+  verified: number;
+}
+
+/** Whether an event asks for its user to be verified: a signature of its user id, or a JWT. */
+const signedEvent = (e: ParsedEvent): boolean => Boolean((e.user_id && e.user_signature) || e.user_jwt);
 
 /** The device a batch's events are for, from what Rampart signed (a session or a request token). */
 interface SentBy {

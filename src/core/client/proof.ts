@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { hmacSha256, randomToken, safeEqual } from '../crypto';
 import { invalidParameters } from './problems';
-import { decodeClaims, encodeClaims } from './token';
+import { decodeClaims, encodeClaims, type TokenProblem } from './token';
 import type { Behaviour, PasswordEntry } from './wire';
 
 export const CHALLENGE_PREFIX = 'rpc1.';
@@ -56,7 +56,7 @@ export interface IssuedChallenge {
   expiresInSeconds: number;
 }
 
-export type OpenedChallenge = { ok: true; claims: ChallengeClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
+export type OpenedChallenge = { ok: true; claims: ChallengeClaims } | { ok: false; reason: TokenProblem };
 
 /** The challenges' MAC key, derived from the tokens' so that one is never taken for the other. */
 export const challengeKey = (tokenKey: Buffer): Buffer => hmacSha256(tokenKey, 'rampart:client-challenge');
@@ -79,7 +79,8 @@ export function openChallenge(key: Buffer, challenge: string, env: string, now: 
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 64;
   if (!c || !str(c.env) || !str(c.cid) || !str(c.s) || typeof c.d !== 'number' || !Number.isInteger(c.d) || c.d < 0 || c.d > MAX_POW_BITS || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return { ok: false, reason: 'malformed' };
   if (c.env !== env) return { ok: false, reason: 'other_environment' };
-  if (now - c.iat > CHALLENGE_TTL_MS || c.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
+  if (c.iat - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
+  if (now - c.iat > CHALLENGE_TTL_MS) return { ok: false, reason: 'expired' };
   return { ok: true, claims: { env: c.env, cid: c.cid, s: c.s, d: c.d, iat: c.iat } };
 }
 

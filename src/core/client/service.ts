@@ -121,6 +121,15 @@ export class PublishableKeys {
   }
 }
 
+/** Why a challenge is refused, as a 422 names it. */
+const CHALLENGE_REFUSED = {
+  malformed: 'is not a challenge of this collector',
+  forged: 'is not a challenge of this collector',
+  expired: 'has expired: ask for another',
+  not_yet_valid: "is not valid yet (issued ahead of this server's clock: the servers' clocks disagree)",
+  other_environment: 'was issued for another environment',
+} as const;
+
 export class ClientService {
   readonly keys: PublishableKeys;
   private readonly challengeKey: Buffer;
@@ -152,9 +161,7 @@ export class ClientService {
   }
 
   private checkOrigin(env: Environment, origin: string | null): void {
-    if (!ClientService.originAllowed(env, origin)) {
-      throw new Forbidden(env.clientOrigins?.length ? `origin ${origin ?? '(none)'} is not allowed for this publishable key` : 'this environment allows no origins yet (rampart env set-origins)');
-    }
+    if (!ClientService.originAllowed(env, origin)) throw originRefused(env, origin);
   }
 
   /**
@@ -166,7 +173,7 @@ export class ClientService {
     if (!proof) return null;
     const opened = openChallenge(this.challengeKey, proof.challenge, env.id, now);
     if (!opened.ok) {
-      const why = { malformed: 'is not a challenge of this collector', forged: 'is not a challenge of this collector', expired: 'has expired: ask for another', other_environment: 'was issued for another environment' }[opened.reason];
+      const why = CHALLENGE_REFUSED[opened.reason];
       throw new InvalidParameters([{ field: 'proof.challenge', message: why }]);
     }
     const c = opened.claims;
@@ -175,8 +182,14 @@ export class ClientService {
     return { bits: c.d, challenge: c.cid };
   }
 
-  /** The origins a page may collect from: the environment's list; in a sandbox, any when the list is empty. */
+  /**
+   * The origins a page may collect from: the environment's list; in a sandbox, any when the list
+   * is empty. A request without an `Origin` is no page's (a browser sends one with every
+   * cross-origin request and every POST): a native or server-side client, which the list does not
+   * govern, and which could as well send any origin it likes. It is taken as such a client.
+   */
   static originAllowed(env: Environment, origin: string | null): boolean {
+    if (origin === null) return true;
     const allowed = env.clientOrigins ?? [];
     if (allowed.length === 0) return env.sandbox;
     return origin !== null && allowed.includes(origin);
@@ -233,7 +246,9 @@ export class ClientService {
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}`, now.getTime());
     const m = readMobileComponents(input.mobile);
     if (!ClientService.appAllowed(env, m.app.id)) {
-      throw new Forbidden(env.clientApps?.length ? `app ${m.app.id} is not allowed for this publishable key` : 'this environment allows no apps yet (rampart env set-apps)');
+      throw env.clientApps?.length
+        ? new Forbidden(`app ${m.app.id} is not one of this environment's apps (rampart env set-apps)`, 'app_not_allowed')
+        : new Forbidden('this environment lists no apps yet (rampart env set-apps)', 'no_apps_listed');
     }
     const attested = await this.attest(env, m, now);
     const outcome = encodeOutcome(attested);
@@ -274,7 +289,7 @@ export class ClientService {
     if (a.challenge === null) return required ? { status: 'missing' } : { status: 'unverified', kind: a.kind, reason: 'no_challenge' };
     const opened = openChallenge(this.challengeKey, a.challenge, env.id, now.getTime());
     if (!opened.ok) {
-      const why = { malformed: 'is not a challenge of this collector', forged: 'is not a challenge of this collector', expired: 'has expired: ask for another', other_environment: 'was issued for another environment' }[opened.reason];
+      const why = CHALLENGE_REFUSED[opened.reason];
       throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: why }]);
     }
     if (!this.redeemed.redeem(opened.claims.cid, opened.claims.iat + CHALLENGE_TTL_MS, now.getTime())) throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: 'was already used: ask for another' }]);
@@ -331,6 +346,13 @@ export class ClientService {
     return opened.ok ? tokenFingerprint(opened.claims.dk) : null;
   }
 
+}
+
+/** The refusal of a page's origin the environment does not allow (the collector's and the events'). */
+export function originRefused(env: Environment, origin: string | null): Forbidden {
+  return env.clientOrigins?.length
+    ? new Forbidden(`origin ${origin ?? '(none)'} is not one of this environment's origins (rampart env set-origins)`, 'origin_not_allowed')
+    : new Forbidden('this environment lists no origins yet (rampart env set-origins)', 'no_origins_listed');
 }
 
 /** A session's claims for a phone's components. */

@@ -15,7 +15,7 @@
  */
 import { hmacSha256, safeEqual } from '../crypto';
 import type { MobilePlatform } from './mobile';
-import { decodeClaims, encodeClaims } from './token';
+import { decodeClaims, encodeClaims, type TokenProblem } from './token';
 
 export const SESSION_PREFIX = 'rps1.';
 export const MOBILE_TOKEN_PREFIX = 'rpm1.';
@@ -59,8 +59,8 @@ export interface SessionClaims {
   did: string | null;
 }
 
-export type OpenedSession = { ok: true; claims: SessionClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
-export type OpenedMobileToken = { ok: true; claims: SessionClaims; jti: string; at: number } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
+export type OpenedSession = { ok: true; claims: SessionClaims } | { ok: false; reason: TokenProblem };
+export type OpenedMobileToken = { ok: true; claims: SessionClaims; jti: string; at: number } | { ok: false; reason: TokenProblem };
 
 const b64 = (b: Buffer) => b.toString('base64url');
 const sessionMacKey = (key: Buffer) => hmacSha256(key, 'rps1:session');
@@ -90,7 +90,8 @@ function openParts(key: Buffer, body: string, mac: string, env: string, now: num
   const claims = parseClaims(body);
   if (!claims) return { ok: false, reason: 'malformed' };
   if (claims.env !== env) return { ok: false, reason: 'other_environment' };
-  if (now > claims.exp + graceMs || claims.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
+  if (claims.iat - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
+  if (now > claims.exp + graceMs) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
 }
 
@@ -113,7 +114,9 @@ export function openMobileToken(key: Buffer, token: string, env: string, now: nu
   const signed = token.slice(0, token.lastIndexOf('.'));
   if (!safeEqual(mac, b64(hmacSha256(Buffer.from(sessionKey(key, session.claims.sid), 'utf8'), signed)))) return { ok: false, reason: 'forged' };
   const at = Number(t);
-  if (now - at > MOBILE_TOKEN_TTL_MS || at - now > SKEW_MS || at > session.claims.exp + SKEW_MS) return { ok: false, reason: 'expired' };
+  // A time past the session's end is a token of an ended session; one ahead of this clock, a phone whose offset is off.
+  if (now - at > MOBILE_TOKEN_TTL_MS || at > session.claims.exp + SKEW_MS) return { ok: false, reason: 'expired' };
+  if (at - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
   return { ok: true, claims: session.claims, jti: `${session.claims.sid}.${nonce}`, at };
 }
 

@@ -44,7 +44,14 @@ export interface ClientClaims {
   bh?: Record<string, unknown>;
 }
 
-export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: 'malformed' | 'forged' | 'expired' | 'other_environment' };
+/**
+ * Why a token, session or challenge does not open. `not_yet_valid`: its time is more than the
+ * tolerated skew ahead of the verifier's clock (the issuing server's, or the phone's clock offset,
+ * is off), which says nothing of its age: it is not `expired`.
+ */
+export type TokenProblem = 'malformed' | 'forged' | 'expired' | 'not_yet_valid' | 'other_environment';
+
+export type OpenedToken = { ok: true; claims: ClientClaims } | { ok: false; reason: TokenProblem };
 
 /** Whether a token is one of Rampart's (as opposed to a Castle token or a test token). */
 export const isClientToken = (token: string): boolean => token.startsWith(CLIENT_TOKEN_PREFIX);
@@ -65,7 +72,8 @@ export function openClientToken(key: Buffer, token: string, env: string, now: nu
   const claims = parseClaims(signed.slice(CLIENT_TOKEN_PREFIX.length));
   if (!claims) return { ok: false, reason: 'malformed' };
   if (claims.env !== env) return { ok: false, reason: 'other_environment' };
-  if (now - claims.iat > maxAgeMs || claims.iat - now > SKEW_MS) return { ok: false, reason: 'expired' };
+  if (claims.iat - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
+  if (now - claims.iat > maxAgeMs) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
 }
 

@@ -93,7 +93,7 @@ export interface EvidenceInput {
 /** A Rampart client token, as the engine weighs it. */
 export interface ClientEvidence {
   /** Why it does not count (null: it verified and was not replayed). */
-  problem: 'malformed' | 'forged' | 'expired' | 'other_environment' | 'replayed' | null;
+  problem: 'malformed' | 'forged' | 'expired' | 'not_yet_valid' | 'other_environment' | 'replayed' | null;
   /** Automation and tampering evidence the browser showed (see core/client/components.ts). */
   automation: string[];
   /** The user agent the browser reported is not the one the application forwarded. */

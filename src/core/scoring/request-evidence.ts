@@ -145,8 +145,9 @@ function clientEvidence(x: EvidenceInput): Contribution[] {
   const c = x.client;
   if (!c) return [];
   if (c.problem === 'replayed') return [{ signal: 'replayed_token', weight: REPLAYED_TOKEN, detail: { reason: 'used_before' } }];
-  // An expired token is as likely a page left open as a stolen one; a forged one is never honest.
-  if (c.problem !== null) return [{ signal: 'invalid_token', weight: c.problem === 'expired' ? EXPIRED_TOKEN : INVALID_TOKEN, detail: { reason: c.problem } }];
+  // An expired token is as likely a page left open as a stolen one, and one from the future a
+  // clock that is off (the phone's offset, a server's clock): weighed alike; a forged one is never honest.
+  if (c.problem !== null) return [{ signal: 'invalid_token', weight: c.problem === 'expired' || c.problem === 'not_yet_valid' ? EXPIRED_TOKEN : INVALID_TOKEN, detail: { reason: c.problem } }];
   const out: Contribution[] = [];
   const kinds = new Set(c.automation.map((a) => AUTOMATION[a]));
   if (kinds.has('bot')) out.push({ signal: 'bot_behavior', weight: BOT_BEHAVIOR, detail: { reason: 'browser_automation', evidence: c.automation.filter((a) => AUTOMATION[a] === 'bot').join(', ') } });

@@ -64,8 +64,9 @@ describe('mobile sessions and the tokens an app mints', () => {
     ['too few parts', () => 'rpm1.a.b.c', 'malformed'],
     ['of another environment', () => mint(session({ env: 'env-2' }), sessionKey(KEY, 'session-1'), NOW), 'other_environment'],
     ['older than its lifetime', () => mint(session(), sessionKey(KEY, 'session-1'), NOW - MOBILE_TOKEN_TTL_MS - 1), 'expired'],
-    ['minted in the future', () => mint(session(), sessionKey(KEY, 'session-1'), NOW + 120_000), 'expired'],
+    ['minted in the future (beyond 30 s of skew)', () => mint(session(), sessionKey(KEY, 'session-1'), NOW + 120_000), 'not_yet_valid'],
     ['minted after its session expired', () => mint(session({ iat: NOW - SESSION_TTL_MS - 10_000, exp: NOW - 60_000 }), sessionKey(KEY, 'session-1'), NOW), 'expired'],
+    ['of a session issued ahead of this clock (beyond 30 s of skew)', () => mint(session({ iat: NOW + 60_000, exp: NOW + SESSION_TTL_MS }), sessionKey(KEY, 'session-1'), NOW), 'not_yet_valid'],
   ])('refuses a token %s', (_name, make, reason) => {
     expect(openMobileToken(KEY, make(), 'env-1', NOW)).toEqual({ ok: false, reason });
   });

@@ -65,6 +65,7 @@ describe('challenge', () => {
     }, 'malformed'],
     ['issued for another environment', () => issueChallenge(KEY, 'env-2', 12, NOW).challenge, 'other_environment'],
     ['older than its lifetime', () => issueChallenge(KEY, 'env-1', 12, NOW - CHALLENGE_TTL_MS - 1).challenge, 'expired'],
+    ['issued ahead of this clock (beyond 30 s of skew)', () => issueChallenge(KEY, 'env-1', 12, NOW + 30_001).challenge, 'not_yet_valid'],
   ])('%s', (_name, make, reason) => {
     expect(openChallenge(KEY, make(), 'env-1', NOW)).toEqual({ ok: false, reason });
   });

@@ -427,7 +427,7 @@ describe('attack-population evidence (one signal each)', () => {
     const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) => fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
     expect(signals({})).toEqual([]);
     expect(signals({ problem: 'replayed' })).toEqual(['replayed_token']);
-    for (const problem of ['forged', 'malformed', 'expired', 'other_environment'] as const) expect(signals({ problem })).toEqual(['invalid_token']);
+    for (const problem of ['forged', 'malformed', 'expired', 'not_yet_valid', 'other_environment'] as const) expect(signals({ problem })).toEqual(['invalid_token']);
     expect(signals({ automation: ['webdriver'] })).toEqual(['bot_behavior']);
     expect(signals({ automation: ['headless_window'] })).toEqual(['headless_browser']);
     expect(signals({ automation: ['tampered_natives'] })).toEqual(['spoofed_device']);
