@@ -13,17 +13,15 @@
 import type { CounterSnapshot } from '../ports';
 import { FUTURE_TOLERANCE_MS } from '../events/parse';
 import { HOUR_MS, hostInNetwork, networkOf, type Features, type Level } from './features';
+import { POPULATION_HALF_LIFE_MS, SET_CAP, USUAL_SHARE_HALF_LIFE_MS } from './weights';
 
-export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
-/** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
-export const USUAL_SHARE_HALF_LIFE_MS = 7 * 86_400_000;
+/** The half-lives (of the population, and of the usual shares: EnvironmentStats.usualUnknownShare) and SET_CAP are the model's (weights.ts). */
+export { POPULATION_HALF_LIFE_MS, SET_CAP, USUAL_SHARE_HALF_LIFE_MS };
 /** Population levels with counts (finer ones are too many to count: see behaviour.ts). */
 export const POPULATION_LEVELS: readonly Level[] = ['cc', 'asn', 'dt', 'os', 'bf', 'br', 'ua', 'lang', 'fp'];
 /** How long documents live: windows a day past their hour, population a year past its last use. */
 export const WINDOW_KEEP_MS = 26 * 3_600_000;
 export const POPULATION_KEEP_MS = 365 * 86_400_000;
-/** Members kept per distinct set (enough to tell three from thirty). */
-export const SET_CAP = 40;
 
 /** Names of the distinct sets in counter documents (a purge removes the user from each). */
 export const COUNTER_SETS = ['u', 'uf'] as const;

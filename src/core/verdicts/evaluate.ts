@@ -18,6 +18,7 @@ import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
+import { FEEDBACK_REPORTED_MIN } from '../scoring/weights';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
 import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, machineOf, languageCounts, NO_SNAPSHOTS, populationCounts, proofHabit, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
@@ -246,7 +247,7 @@ export class VerdictService {
       behaviour: state?.behaviour ?? null,
       action: v.action,
       unknownAccount: read.unknownAccount,
-      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= 3 : false,
+      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= FEEDBACK_REPORTED_MIN : false,
       ip: x.ip,
       eventId,
     });
