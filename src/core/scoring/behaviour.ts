@@ -219,7 +219,7 @@ function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['
 
 /** The user's count of a network and the addresses they showed within it. */
 function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLevel['within'] {
-  const ips = b.tables.ip;
+  const ips = b.tables[LEVEL.address];
   if (!net || !ips) return undefined;
   let distinct = 0;
   // An IPv4 network's addresses share its first three octets (no parse per address).
@@ -309,7 +309,7 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
 function hourRatio(b: Behaviour, hour: string | null, now: number): number {
   const n = atTime(b.n, now);
   if (hour === null || n < HOUR_MIN_HISTORY) return 0;
-  const t = b.tables.hr ?? {};
+  const t = b.tables[LEVEL.hour] ?? {};
   const h = Number(hour);
   const at = (k: number) => {
     const e = t[String((k + 24) % 24)];
@@ -341,6 +341,7 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
 
 /** Whether the event's network is one the user has logged in from (the address, or its /24 or /48). */
 export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
-  const { ip, net } = f.values;
-  return (ip !== null && userCount(b, 'ip', ip, now) >= OWN_IP_MIN) || (net !== null && userCount(b, 'net', net, now) >= OWN_NET_MIN);
+  const address = f.values[LEVEL.address];
+  const network = f.values[LEVEL.network];
+  return (address !== null && userCount(b, LEVEL.address, address, now) >= OWN_IP_MIN) || (network !== null && userCount(b, LEVEL.network, network, now) >= OWN_NET_MIN);
 }

@@ -41,7 +41,7 @@ export function recurringOperator(b: Behaviour, asn: string | null | undefined, 
   if (!asn) return false;
   for (const p of Object.values(b.pending)) {
     const age = at - p.at;
-    if (p.values.asn === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
+    if (p.values[LEVEL.operator] === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
   }
   return false;
 }

@@ -56,10 +56,10 @@ export interface UserEvidenceInput {
  * not bring along, wherever it logs in from.
  */
 function trustedDevice(x: UserEvidenceInput, b: Behaviour, now: number): boolean {
-  const key = x.features.values.dev;
+  const key = x.features.values[LEVEL.device];
   if (!x.features.fingerprinted || !key) return false;
   if (x.device?.feedback === 'approved' && x.device.fingerprintKey === key) return true;
-  const e = b.tables.dev?.[key];
+  const e = b.tables[LEVEL.device]?.[key];
   const first = e ? firstSeen(e) : undefined;
   return Boolean(e && countAt(e, now) >= TRUSTED_LOGINS && first !== undefined && now - first >= TRUSTED_AFTER_MS);
 }
