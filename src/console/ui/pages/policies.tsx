@@ -11,7 +11,8 @@ import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
 import { CONDITION_FIELDS, conditionText, type Conditions } from '../conditions';
 import { LIST_TYPES, type ListType } from '../lists';
-import { LIST_CHOICES } from '../queries';
+import { EVENT_ROW, LIST_CHOICES } from '../queries';
+import type { EventRow } from './events';
 
 const CONDITIONS = `conditions { ${CONDITION_FIELDS} }`;
 
@@ -224,14 +225,14 @@ interface DryRun {
   before: { action: string; count: number }[];
   after: { action: string; count: number }[];
   transitions: { from: string; to: string; count: number }[];
-  samples: { before: string; beforePolicy: string; after: string; afterPolicy: string; event: { id: string; name: string; occurredAt: string; userId: string | null; ip: string | null; risk: number | null; signals: { name: string }[] } }[];
+  samples: { before: string; beforePolicy: string; after: string; afterPolicy: string; event: EventRow }[];
 }
 
 const DRY_RUN = `query DryRun($drafts: [PolicyDraftInput!]!, $days: Int) {
   policyDryRun(drafts: $drafts, days: $days) {
     from to scanned truncated changed
     before { action count } after { action count } transitions { from to count }
-    samples(first: 20) { before beforePolicy after afterPolicy event { id name occurredAt userId ip risk signals { name } } }
+    samples(first: 20) { before beforePolicy after afterPolicy event { ${EVENT_ROW} } }
   }
 }`;
 
