@@ -5,7 +5,7 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { gql, type ApiError, type SessionInfo } from '../api';
-import { ActionBadge, Card, Confirm, Empty, ErrorBox, Loading, ReadOnlyNote } from '../components';
+import { ActionBadge, Card, Confirm, DataTable, Empty, ErrorBox, Loading, ReadOnlyNote } from '../components';
 import { count, listOf, risk, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
@@ -428,19 +428,7 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
             {result.transitions.length > 0 && `: ${result.transitions.map((t) => `${t.from.toLowerCase()} → ${t.to.toLowerCase()} ${count(t.count)}`).join(', ')}`}.
           </p>
           {result.samples.length > 0 && (
-            <div class="table-wrap">
-              <table class="data compact">
-                <caption>Sample of changed verdicts</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Risk</th>
-                    <th scope="col">Now</th>
-                    <th scope="col">With the draft</th>
-                  </tr>
-                </thead>
-                <tbody>
+            <DataTable head={['Event', 'User', 'Risk', 'Now', 'With the draft']} compact caption="Sample of changed verdicts">
                   {result.samples.map((s) => (
                     <tr key={s.event.id}>
                       <td>
@@ -456,9 +444,7 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </DataTable>
           )}
         </>
       )}
