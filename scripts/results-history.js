@@ -7,12 +7,24 @@
  *
  *   node scripts/results-history.js            Markdown tables on stdout
  *   node scripts/results-history.js DIR        the results in DIR instead
+ *   node scripts/results-history.js --write    rewrite the tables in the docs (below)
+ *   node scripts/results-history.js --check    exit 1 when a doc's table is not what --write writes
+ *
+ * The docs hold the tables between `<!-- results-history: KIND -->` and `<!-- /results-history -->`
+ * (KIND `eval` or `bench`): docs/detection.md the evaluation's, docs/performance.md the bench's.
+ * A unit test runs --check (test/unit/docs-generated.test.ts), so a run recorded in bench/results
+ * without the table regenerated fails `npm run test:unit`.
  */
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
 
-const dir = process.argv[2] ?? path.join(__dirname, '..', 'bench', 'results');
+const root = path.join(__dirname, '..');
+const args = process.argv.slice(2);
+const mode = args.includes('--write') ? 'write' : args.includes('--check') ? 'check' : 'print';
+const dir = args.find((a) => !a.startsWith('--')) ?? path.join(root, 'bench', 'results');
+/** The docs that hold a generated table. */
+const DOCS = ['docs/detection.md', 'docs/performance.md'];
 const STUFFING = ['stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'scripted_tokens'];
 const pct = (n, d) => (d > 0 ? `${((100 * n) / d).toFixed(2)}%` : '—');
 
@@ -79,18 +91,53 @@ for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()
   } catch {
     continue;
   }
-  if (doc.kind === 'bench') benchRows.push(benchRow(name, doc));
+  // A bench run without the closed loop (imports, webhooks, overload alone) has no row.
+  if (doc.kind === 'bench') {
+    if (doc.figures?.closed?.doors?.rest) benchRows.push(benchRow(name, doc));
+  }
   else {
     const r = row(name, doc);
     if (r) rows.push(r);
   }
 }
-const print = (title, head, list) => {
-  if (!list.length) return;
+const table = (head, list) => {
   list.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
-  process.stdout.write(`### ${title}\n\n| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n`);
-  for (const r of list) process.stdout.write(`| ${r.cells.join(' | ')} |\n`);
-  process.stdout.write('\n');
+  return `| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n${list.map((r) => `| ${r.cells.join(' | ')} |\n`).join('')}`;
 };
-print('Evaluation (`npm run eval`)', ['date', 'commit', 'run', 'integration', 'friction, 10–29 / 30+ logins', 'denied', 'real sign-ups in a wave stopped', 'targeted / very targeted stopped', 'least-stopped stuffing or bots', 'AUC'], rows);
-print('Hot path (`npm run bench`), REST `/v1/risk` closed loop', ['date', 'commit', 'run', 'verdicts/s', 'of the ceiling', 'CPU µs/verdict (Rampart + database)', 'documents written/verdict', 'p50 / p99 ms', 'p99 ms at 500/s offered', 'errors'], benchRows);
+const TABLES = {
+  eval: {
+    title: 'Evaluation (`npm run eval`)',
+    text: table(['date', 'commit', 'run', 'integration', 'friction, 10–29 / 30+ logins', 'denied', 'real sign-ups in a wave stopped', 'targeted / very targeted stopped', 'least-stopped stuffing or bots', 'AUC'], rows),
+  },
+  bench: {
+    title: 'Hot path (`npm run bench`), REST `/v1/risk` closed loop',
+    text: table(['date', 'commit', 'run', 'verdicts/s', 'of the ceiling', 'CPU µs/verdict (Rampart + database)', 'documents written/verdict', 'p50 / p99 ms', 'p99 ms at 500/s offered', 'errors'], benchRows),
+  },
+};
+
+/** A doc with each of its generated tables as --write makes it. */
+function regenerate(text, file) {
+  return text.replace(/(<!-- results-history: (\w+) -->\n)[\s\S]*?(<!-- \/results-history -->)/g, (_, open, kind, close) => {
+    const t = TABLES[kind];
+    if (!t) throw new Error(`${file}: no table of kind ${kind}`);
+    return `${open}\n${t.text}\n${close}`;
+  });
+}
+
+if (mode === 'print') {
+  for (const t of Object.values(TABLES)) process.stdout.write(`### ${t.title}\n\n${t.text}\n`);
+} else {
+  const stale = [];
+  for (const doc of DOCS) {
+    const file = path.join(root, doc);
+    const text = fs.readFileSync(file, 'utf8');
+    const next = regenerate(text, doc);
+    if (next === text) continue;
+    if (mode === 'write') fs.writeFileSync(file, next);
+    else stale.push(doc);
+  }
+  if (stale.length) {
+    process.stderr.write(`results-history: the tables of ${stale.join(', ')} are not those of bench/results: run node scripts/results-history.js --write\n`);
+    process.exit(1);
+  }
+}

@@ -156,23 +156,32 @@ function result(d: AsnData, table: AsnTable, i: number): AsnInfo {
   return { number, organization: d.orgs.get(number) ?? `AS${number}` };
 }
 
-/** ASN of an IPv4 address given as an unsigned 32-bit integer; null when unannounced. */
-export function lookupAsnV4(ip: number): AsnInfo | null {
-  loadAsnData();
-  const d = data as AsnData;
-  const t = d.v4;
+/**
+ * Binary search over a table's ranges, sorted by start: the last range whose start is at or below
+ * the address (`startsAtOrBelow(i)`), or -1 when none is. The caller checks the range's end.
+ */
+function lastRangeFrom(size: number, startsAtOrBelow: (i: number) => boolean): number {
   let lo = 0;
-  let hi = t.size - 1;
+  let hi = size - 1;
   let found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
-    if (t.starts[mid] <= ip) {
+    if (startsAtOrBelow(mid)) {
       found = mid;
       lo = mid + 1;
     } else {
       hi = mid - 1;
     }
   }
+  return found;
+}
+
+/** ASN of an IPv4 address given as an unsigned 32-bit integer; null when unannounced. */
+export function lookupAsnV4(ip: number): AsnInfo | null {
+  loadAsnData();
+  const d = data as AsnData;
+  const t = d.v4;
+  const found = lastRangeFrom(t.size, (i) => t.starts[i] <= ip);
   return found >= 0 && ip <= t.ends[found] ? result(d, t, found) : null;
 }
 
@@ -190,17 +199,6 @@ export function lookupAsnV6(words: ArrayLike<number>): AsnInfo | null {
   loadAsnData();
   const d = data as AsnData;
   const t = d.v6;
-  let lo = 0;
-  let hi = t.size - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareU128(t.starts, mid * 4, words) <= 0) {
-      found = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
+  const found = lastRangeFrom(t.size, (i) => compareU128(t.starts, i * 4, words) <= 0);
   return found >= 0 && compareU128(t.ends, found * 4, words) >= 0 ? result(d, t, found) : null;
 }

@@ -11,6 +11,7 @@ import { isHostingNetwork } from './hosting-asns';
 import { loadRanges, rangeFlags } from './ranges';
 import type { AsnInfo, IpIntel } from './types';
 import { normaliseIp } from '../core/intel/ip';
+import { fifoMemo } from './memo';
 
 export { normaliseIp };
 
@@ -54,7 +55,7 @@ export function initIntel(): void {
 
 /** Recent look-ups: traffic repeats addresses, and a result is small next to a tree walk. */
 const CACHE_SIZE = 20_000;
-const cache = new Map<string, IpIntel>();
+const lookupCached = fifoMemo(CACHE_SIZE, (ip) => lookupUncached(ip));
 
 /**
  * Look up an already-normalised IP. Synchronous after init.
@@ -63,12 +64,7 @@ const cache = new Map<string, IpIntel>();
  * callers: treat them as read-only.
  */
 export function lookupIp(ip: string): IpIntel {
-  const hit = cache.get(ip);
-  if (hit) return hit;
-  const result = lookupUncached(ip);
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  cache.set(ip, result);
-  return result;
+  return lookupCached(ip);
 }
 
 function lookupUncached(ip: string): IpIntel {

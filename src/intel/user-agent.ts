@@ -8,6 +8,7 @@
  */
 import UAParser from 'ua-parser-js';
 import type { AppClient, ParsedUserAgent } from './types';
+import { fifoMemo } from './memo';
 
 /** Longest prefix inspected by the marker regexes (real UAs are far shorter). */
 const MAX_SCAN = 2048;
@@ -179,7 +180,7 @@ function emptyResult(raw: string): ParsedUserAgent {
 
 /** Recent results: a handful of user-agent strings make up most traffic, and parsing one costs ~40 us. */
 const CACHE_SIZE = 5000;
-const cache = new Map<string, ParsedUserAgent>();
+const parseCached = fifoMemo(CACHE_SIZE, (input) => parseUncached(input));
 
 /**
  * Parses a User-Agent header. Never throws; an empty string gives "Other"/"Unknown" placeholders.
@@ -190,13 +191,7 @@ const cache = new Map<string, ParsedUserAgent>();
  * Results are shared between callers: treat them as read-only.
  */
 export function parseUserAgent(raw: string): ParsedUserAgent {
-  const input = typeof raw === 'string' ? raw : '';
-  const hit = cache.get(input);
-  if (hit) return hit;
-  const result = parseUncached(input);
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  cache.set(input, result);
-  return result;
+  return parseCached(typeof raw === 'string' ? raw : '');
 }
 
 function parseUncached(input: string): ParsedUserAgent {

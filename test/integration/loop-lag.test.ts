@@ -5,14 +5,9 @@
  * once the loop runs freely again, both recover by themselves. A single long pause is not taken
  * for overload.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { LoopLag } from '../../src/app/loop-lag';
-import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/app/logger';
-import { run, type Running } from '../../src/app/runtime';
 import { call } from '../support/app';
+import { startTempRuntime, type TempRuntime } from '../support/runtime';
 import { waitFor } from '../support/wait';
 
 /** Keeps every turn of the event loop busy for `turnMs` until `until()` says stop. */
@@ -91,30 +86,16 @@ describe('LoopLag', () => {
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
 
 embeddedOnly('the runtime behind its event loop', () => {
-  let dir: string;
-  let running: Running;
+  let runtime: TempRuntime | null = null;
   let app: { baseUrl: string; secret: string };
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'loop-lag-'));
-    const secret = `sk_test_${randomBytes(16).toString('hex')}`;
-    const config = loadConfig({
-      RAMPART_DATA_DIR: dir,
-      RAMPART_DB_NAME: 'rampart_test_loop_lag',
-      RAMPART_HTTP_PORT: '0',
-      RAMPART_GRPC_PORT: '0',
-      RAMPART_API_SECRET: secret,
-      RAMPART_ANALYST_READER: 'shared',
-      RAMPART_MAX_LOOP_DELAY_MS: '600',
-      RAMPART_LOG_LEVEL: 'silent',
-    });
-    running = await run(config, createLogger('silent'));
-    app = { baseUrl: running.httpUrl, secret };
+    runtime = await startTempRuntime('loop-lag-', { RAMPART_DB_NAME: 'rampart_test_loop_lag', RAMPART_ANALYST_READER: 'shared', RAMPART_MAX_LOOP_DELAY_MS: '600' });
+    app = runtime.app;
   });
 
   afterAll(async () => {
-    await running?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await runtime?.stop();
   });
 
   it('refuses API requests with 503 and says so on /readyz while behind, and serves again after', async () => {

@@ -7,14 +7,10 @@
  * up again and the queue drains. A track event sent while it hangs is not acknowledged (a 2xx
  * means stored): it is answered 503 with Retry-After, and written once the database is back.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/app/logger';
-import { run, type Running } from '../../src/app/runtime';
+import { readFileSync } from 'node:fs';
 import { embeddedInfoFile } from '../../src/store/embedded';
 import { call } from '../support/app';
+import { startTempRuntime, type TempRuntime } from '../support/runtime';
 import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
 import { stopped } from '../support/process';
 
@@ -29,34 +25,24 @@ const WAL_BYTES = 'rampart_embedded_wal_bytes{database="rampart_test_metrics_out
 const value = (text: string, series: string): number => sampleValue(text, series, NaN);
 
 embeddedOnly('GET /metrics while the embedded database hangs', () => {
-  let dir: string;
-  let running: Running;
+  let runtime: TempRuntime | null = null;
   let app: { baseUrl: string; secret: string };
   /** Every scrape's status: each must be 200, answered while the database hangs too. */
   const statuses: number[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'metrics-outage-'));
-    const secret = `sk_test_${randomBytes(16).toString('hex')}`;
-    const config = loadConfig({
-      RAMPART_DATA_DIR: dir,
+    runtime = await startTempRuntime('metrics-outage-', {
       RAMPART_DB_NAME: 'rampart_test_metrics_outage',
-      RAMPART_HTTP_PORT: '0',
-      RAMPART_GRPC_PORT: '0',
-      RAMPART_API_SECRET: secret,
       // Dashboards read through the primary: no second FerretDB to start for this test.
       RAMPART_ANALYST_READER: 'shared',
       // The watchdog gives a hung flush up after two seconds rather than ten.
       RAMPART_WRITE_TIMEOUT_MS: '2000',
-      RAMPART_LOG_LEVEL: 'silent',
     });
-    running = await run(config, createLogger('silent'));
-    app = { baseUrl: running.httpUrl, secret };
+    app = runtime.app;
   });
 
   afterAll(async () => {
-    await running?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await runtime?.stop();
   });
 
   /** One scrape over HTTP; a scrape that hung would fail here rather than hold the test. */
@@ -80,7 +66,7 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     expect(value(up, 'rampart_embedded_wal_limit_bytes{database="rampart_test_metrics_outage"}')).toBe(64 * 1024 * 1024);
     const probesBefore = value(up, 'rampart_database_probe_duration_seconds_count');
 
-    const { ferretdbPid: pid } = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number };
+    const { ferretdbPid: pid } = JSON.parse(readFileSync(embeddedInfoFile((runtime as TempRuntime).dir), 'utf8')) as { ferretdbPid: number };
     process.kill(pid, 'SIGSTOP');
     let hung: string;
     let failing: string;

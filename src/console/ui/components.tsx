@@ -57,6 +57,27 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="state empty">{children}</p>;
 }
 
+/** The console's data table: scrolls sideways in its wrapper on a narrow screen; `head` names the columns, `children` are the body's rows. */
+export function DataTable({ head, children, compact, caption }: { head: string[]; children: ComponentChildren; compact?: boolean; caption?: string }) {
+  return (
+    <div class="table-wrap">
+      <table class={compact ? 'data compact' : 'data'}>
+        {caption && <caption>{caption}</caption>}
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Card({ title, children, actions, id }: { title: string; children: ComponentChildren; actions?: ComponentChildren; id?: string }) {
   return (
     <section class="card" aria-labelledby={id ? `${id}-title` : undefined} id={id}>

@@ -43,18 +43,17 @@ const WEBGL = 'must be {vendor, renderer} strings';
  * document describes it). A member it does not know is refused, named (the script sends only
  * these: anything else is another client, or a mistake it should hear about).
  */
+const OFFSET_RANGE = 'must be a whole number of minutes between -900 and 900';
+/** The offset of the client's timezone from UTC in whole minutes, as browsers and phones report it (both schemas below). */
+export const timezoneOffsetSchema = z.number({ invalid_type_error: OFFSET_RANGE }).int(OFFSET_RANGE).min(-900, OFFSET_RANGE).max(900, OFFSET_RANGE).nullish();
+
 export const componentsSchema = z
   .object(
     {
       userAgent: z.string({ required_error: 'is required', invalid_type_error: `must be a string of at most ${MAX_STRING} characters` }).max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`),
       languages: list(shortString),
       timezone: str.nullish(),
-      timezoneOffset: z
-        .number({ invalid_type_error: 'must be a whole number of minutes between -900 and 900' })
-        .int('must be a whole number of minutes between -900 and 900')
-        .min(-900, 'must be a whole number of minutes between -900 and 900')
-        .max(900, 'must be a whole number of minutes between -900 and 900')
-        .nullish(),
+      timezoneOffset: timezoneOffsetSchema,
       platform: str.nullish(),
       screen: z.object({ width: num, height: num, depth: num, pixelRatio: num }, { invalid_type_error: 'must be an object' }).strict().nullish(),
       cores: num,

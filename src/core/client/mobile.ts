@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { invalidParameters } from './problems';
+import { timezoneOffsetSchema } from './components';
 import type { ParsedUserAgent } from '../intel/types';
 import type { MobileClient } from '../model';
 import type { AttestationClaim } from './attestation/verifier';
@@ -117,12 +118,7 @@ export const mobileSchema = z
       sdk: text(64).nullish(),
       locale: text(35).nullish(),
       timezone: text(64).nullish(),
-      timezoneOffset: z
-        .number({ invalid_type_error: 'must be a whole number of minutes between -900 and 900' })
-        .int('must be a whole number of minutes between -900 and 900')
-        .min(-900, 'must be a whole number of minutes between -900 and 900')
-        .max(900, 'must be a whole number of minutes between -900 and 900')
-        .nullish(),
+      timezoneOffset: timezoneOffsetSchema,
       screen: z.object({ width: dimension(100_000), height: dimension(100_000), scale: dimension(10) }, { invalid_type_error: 'must be {width, height, scale}' }).strict().nullish(),
       installId: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }).regex(/^[A-Za-z0-9_-]{16,64}$/, 'must be 16 to 64 letters, digits, - or _'),
       vendorId: z.string({ invalid_type_error: 'must be a string' }).regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits (SHA-256)').nullish(),

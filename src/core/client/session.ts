@@ -95,7 +95,7 @@ function openParts(key: Buffer, body: string, mac: string, env: string, now: num
   return { ok: true, claims };
 }
 
-/** Mint a token from a session (what the app does; here for tests and the evaluation's driver). */
+/** Mint a token from a session: what the app does for each request, and what registering does for the first token it answers with (service.ts), so the app has one before it mints its own. */
 export function mintMobileToken(session: string, key: string, at: number, nonce: string): string {
   const signed = `${MOBILE_TOKEN_PREFIX}${session.slice(SESSION_PREFIX.length)}.${Math.floor(at)}.${nonce}`;
   return `${signed}.${b64(hmacSha256(Buffer.from(key, 'utf8'), signed))}`;

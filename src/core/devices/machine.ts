@@ -20,7 +20,7 @@ import type { Device } from '../model';
 import type { UserState } from '../ports';
 import { ownNetwork } from '../scoring/behaviour';
 import { userCount } from '../scoring/behaviour-tables';
-import type { Features } from '../scoring/features';
+import { LEVEL, type Features } from '../scoring/features';
 
 /** Rendering hashes that may differ between two sightings of one machine. */
 const TOLERATED_CHANGES = 1;
@@ -61,12 +61,12 @@ export function deviceOfMachine(state: UserState, f: Features, machineCount: num
   for (const d of state.devices) {
     if (!d.machine || d.removedAt || d.feedback === 'reported' || d.identity !== 'fingerprint' || !sameMachine(d.machine, machine)) continue;
     // Only a device the user really used (its legitimate logins), never one an attacker brought.
-    const own = userCount(b, 'dev', d.fingerprintKey, now);
+    const own = userCount(b, LEVEL.device, d.fingerprintKey, now);
     if (own < 1 || (best && best.own >= own)) continue;
     best = { device: d, own };
   }
   if (!best) return null;
-  const mine = userCount(b, 'mk', machine, now);
+  const mine = userCount(b, LEVEL.machine, machine, now);
   if (machineCount > COMMON_FACTOR * Math.max(mine, best.own) + COMMON_SLACK) return null;
   return best.device;
 }

@@ -16,10 +16,12 @@
  * Pure: no I/O.
  */
 import type { FeatureValues, Level } from './features';
+import { HOSTILE_CAP, NOVELTY_HALF_LIFE_MS, PENDING_CAP, TABLE_CAPS as CAPS, USER_HALF_LIFE_MS } from './weights';
 
-/** Reference time and half-life of the user tables. */
+export { HOSTILE_CAP, NOVELTY_HALF_LIFE_MS, PENDING_CAP, USER_HALF_LIFE_MS };
+
+/** Reference time of the stored counts (part of how they are stored: do not change). The half-life is USER_HALF_LIFE_MS (weights.ts). */
 export const EPOCH_MS = Date.UTC(2025, 0, 1);
-export const USER_HALF_LIFE_MS = 120 * 86_400_000;
 
 /**
  * `2^((t - T0)/H)`: what one event at `t` adds to a decayed count. Scoring one event asks for the
@@ -44,14 +46,11 @@ export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number =
 /** A stored decayed count as a count at time `t`. */
 export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
 
-/** Most values kept per level; beyond it the least used value is forgotten (behaviour-eviction.ts). */
-export const TABLE_CAPS: Readonly<Record<Level, number>> = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, mk: 8, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 };
+/** Most values kept per level (weights.ts); beyond it the least used value is forgotten (behaviour-eviction.ts). */
+export const TABLE_CAPS: Readonly<Record<Level, number>> = CAPS;
 /** Levels of the hostile record (what an attacker brings along from one attempt to the next). */
 export const HOSTILE_LEVELS = ['ip', 'net', 'asn', 'dev', 'ua'] as const;
 export type HostileLevel = (typeof HOSTILE_LEVELS)[number];
-export const HOSTILE_CAP = 16;
-/** Pending challenges beyond this many are forgotten, oldest first. */
-export const PENDING_CAP = 5;
 
 /**
  * One value of a user's table, as stored (the short keys are the database's: do not rename).
@@ -72,8 +71,6 @@ export interface TableEntry {
  * months ago do not make a fourth today as likely as three set up this week.
  */
 export const FIRST_SEEN_LEVELS: ReadonlySet<Level> = new Set<Level>(['dev']);
-/** Half-life of a first sighting's weight in that novelty. */
-export const NOVELTY_HALF_LIFE_MS = 30 * 86_400_000;
 /** A table: feature value → its entry. */
 export type Table = Record<string, TableEntry>;
 

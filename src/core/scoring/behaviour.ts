@@ -24,8 +24,8 @@
 import { LEVEL, networkOf, type Features, type Level } from './features';
 import { atTime, countAt, FIRST_SEEN_LEVELS, HOSTILE_LEVELS, NOVELTY_HALF_LIFE_MS, userCount, type Behaviour, type HostileLevel } from './behaviour-tables';
 import {
-  BROWSER_VERSION_FLOOR, HOSTILE_ENTRY_MIN, HOUR_MIN_HISTORY, IP_FLOOR, NET_FLOOR, OWN_IP_MIN, OWN_NET_MIN, PLACE_MIN_LOGINS, POP_PSEUDO, POP_PSEUDO_DEFAULT, Q_DEVICE, Q_IP_IN_NET, Q_NET_IN_ASN, Q_PLACE_IN_ASN,
-  SOFTWARE_MIN_EVENTS, USER_AGENT_FLOOR,
+  BROWSER_VERSION_FLOOR, HOSTILE_ENTRY_MIN, HOUR_MIN_HISTORY, HOUR_NEIGHBOUR_SHARE, HOUR_PRIOR_EVENTS, IP_FLOOR, NET_FLOOR, OWN_IP_MIN, OWN_NET_MIN, PLACE_MIN_LOGINS, POP_PSEUDO, POP_PSEUDO_DEFAULT, POP_VALUE_PRIOR, Q_DEVICE, Q_IP_IN_NET, Q_NET_IN_ASN, Q_PLACE_IN_ASN,
+  SOFTWARE_MIN_EVENTS, SOFTWARE_PARENT_PRIOR, USER_AGENT_FLOOR,
 } from './weights';
 
 export {
@@ -46,14 +46,14 @@ export interface PopulationCounts {
 /*
  * Q_NET_IN_ASN, Q_IP_IN_NET, Q_DEVICE (weights.ts): shares assumed where the population keeps no
  * counts (addresses and networks are too many). POP_PSEUDO: pseudo-counts of distinct values per
- * level, for the population's own smoothing.
+ * level, for the population's own smoothing, with POP_VALUE_PRIOR for the value's own count.
  */
 
 /** The population's share of `value` at `level` within its parent's count (or the total). */
 function popShare(pop: PopulationCounts, level: Level, value: string, parentCount: number): number {
   const pseudo = POP_PSEUDO[level] ?? POP_PSEUDO_DEFAULT;
   const c = Math.min(pop.count(level, value), parentCount);
-  return (c + 0.5) / (parentCount + 0.5 * pseudo);
+  return (c + POP_VALUE_PRIOR) / (parentCount + POP_VALUE_PRIOR * pseudo);
 }
 
 export interface LevelView {
@@ -172,7 +172,7 @@ export function conditionalRatio(b: Behaviour, where: keyof typeof SOFTWARE_ON, 
   const n = atTime(b.n, now);
   const table = b.tables[parent] ?? {};
   const distinct = Math.max(1, Object.keys(table).length);
-  const pUser = (userCount(b, parent, value, now) + distinct * 0.01) / (n + distinct);
+  const pUser = (userCount(b, parent, value, now) + distinct * SOFTWARE_PARENT_PRIOR) / (n + distinct);
   const prefix = `${sw}|`;
   const jointTable = b.tables[level] ?? {};
   let distinctForSw = 0;
@@ -219,7 +219,7 @@ function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['
 
 /** The user's count of a network and the addresses they showed within it. */
 function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLevel['within'] {
-  const ips = b.tables.ip;
+  const ips = b.tables[LEVEL.address];
   if (!net || !ips) return undefined;
   let distinct = 0;
   // An IPv4 network's addresses share its first three octets (no parse per address).
@@ -309,14 +309,16 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
 function hourRatio(b: Behaviour, hour: string | null, now: number): number {
   const n = atTime(b.n, now);
   if (hour === null || n < HOUR_MIN_HISTORY) return 0;
-  const t = b.tables.hr ?? {};
+  const t = b.tables[LEVEL.hour] ?? {};
   const h = Number(hour);
   const at = (k: number) => {
     const e = t[String((k + 24) % 24)];
     return e ? countAt(e, now) : 0;
   };
-  const near = at(h) + 0.5 * (at(h - 1) + at(h + 1));
-  const pUser = (near + 2 * (1 / 24) * 2) / (2 * n + 2);
+  const near = at(h) + HOUR_NEIGHBOUR_SHARE * (at(h - 1) + at(h + 1));
+  // What one event adds to `near` over the three hours (2 with HOUR_NEIGHBOUR_SHARE 0.5).
+  const span = 1 + 2 * HOUR_NEIGHBOUR_SHARE;
+  const pUser = (near + HOUR_PRIOR_EVENTS * (1 / 24) * span) / (span * n + HOUR_PRIOR_EVENTS);
   return Math.log(1 / 24 / pUser);
 }
 
@@ -339,6 +341,7 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
 
 /** Whether the event's network is one the user has logged in from (the address, or its /24 or /48). */
 export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
-  const { ip, net } = f.values;
-  return (ip !== null && userCount(b, 'ip', ip, now) >= OWN_IP_MIN) || (net !== null && userCount(b, 'net', net, now) >= OWN_NET_MIN);
+  const address = f.values[LEVEL.address];
+  const network = f.values[LEVEL.network];
+  return (address !== null && userCount(b, LEVEL.address, address, now) >= OWN_IP_MIN) || (network !== null && userCount(b, LEVEL.network, network, now) >= OWN_NET_MIN);
 }

@@ -7,7 +7,7 @@
  */
 import { LEVEL, type FeatureValues, type Features } from './features';
 import type { Behaviour, PendingChallenge } from './behaviour-tables';
-import { RECURRING_AFTER_MS, RECURRING_WITHIN_MS } from './weights';
+import { ANSWER_EARLY_MS, ANSWER_WITHIN_MS, RECURRING_AFTER_MS, RECURRING_WITHIN_MS } from './weights';
 
 export { RECURRING_AFTER_MS, RECURRING_WITHIN_MS };
 
@@ -19,7 +19,7 @@ export function answeredChallenge(b: Behaviour, at: number): [string, PendingCha
   let best: [string, PendingChallenge] | null = null;
   for (const entry of Object.entries(b.pending)) {
     const [, p] = entry;
-    if (p.at > at + 5 * 60_000 || at - p.at > 86_400_000) continue;
+    if (p.at > at + ANSWER_EARLY_MS || at - p.at > ANSWER_WITHIN_MS) continue;
     if (!best || p.at > best[1].at) best = entry;
   }
   return best;
@@ -41,7 +41,7 @@ export function recurringOperator(b: Behaviour, asn: string | null | undefined, 
   if (!asn) return false;
   for (const p of Object.values(b.pending)) {
     const age = at - p.at;
-    if (p.values.asn === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
+    if (p.values[LEVEL.operator] === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
   }
   return false;
 }

@@ -11,7 +11,7 @@ import {
   ACTIVITY_KEEP_MS, activityHabitKey, activityKey, appFingerprintKey, DAY_KEEP_MS, dayKey, dayOf, ENV_KEY, headersKey, interactionHabitKey, languageKey, machineKey, machineOf, popKey, POPULATION_HALF_LIFE_MS,
   POPULATION_KEEP_MS, POPULATION_LEVELS, proofHabitKey, screenHabitKey, SET_CAP, snap, USUAL_SHARE_HALF_LIFE_MS, WINDOW_KEEP_MS, windowKey, windowValues, type Snapshots, type WindowKind,
 } from './counters';
-import type { Features, Level } from './features';
+import { LEVEL, type Features, type Level } from './features';
 import { populationCounts } from './population-habits';
 import { announced, appActivity } from './records';
 import { slotOf } from './windows';
@@ -75,7 +75,9 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     }
     bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
-    if (f.values.cc && f.values.lang) bumps.push({ key: languageKey(f.values.cc, f.values.lang), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    const country = f.values[LEVEL.country];
+    const language = f.values[LEVEL.language];
+    if (country && language) bumps.push({ key: languageKey(country, language), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     const machine = machineOf(f);
     if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
@@ -90,7 +92,8 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
       if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS) bumps.push({ key: screenHabitKey(activity.screens > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
     }
   }
-  if (o.attempt && f.values.bf) {
+  const browser = f.values[LEVEL.browser];
+  if (o.attempt && browser) {
     const inc: Record<string, number> = { n: popW };
     if (headers.acceptLanguage) inc.al = popW;
     if (headers.secFetch) inc.sf = popW;
@@ -102,7 +105,7 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     if (f.app && o.failure) inc.fl = popW;
     // Apps' HTTP stacks add Accept-Encoding on their own (OkHttp, URLSession, Dart): counted for them.
     if (f.app && headers.acceptEncoding) inc.ae = popW;
-    bumps.push({ key: headersKey(f.values.bf), inc, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    bumps.push({ key: headersKey(browser), inc, keepMs: POPULATION_KEEP_MS, late: 'population' });
   }
   // The accounts an install was used for (a phone opening account after account, wiped or not).
   if (f.mobile && o.account && (o.attempt || o.failure)) {

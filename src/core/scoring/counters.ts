@@ -12,18 +12,16 @@
  */
 import type { CounterSnapshot } from '../ports';
 import { FUTURE_TOLERANCE_MS } from '../events/parse';
-import { HOUR_MS, hostInNetwork, networkOf, type Features, type Level } from './features';
+import { HOUR_MS, hostInNetwork, LEVEL, networkOf, type Features, type Level } from './features';
+import { POPULATION_HALF_LIFE_MS, SET_CAP, USUAL_SHARE_HALF_LIFE_MS } from './weights';
 
-export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
-/** Half-life of the usual share of attempts on unknown accounts (EnvironmentStats.usualUnknownShare). */
-export const USUAL_SHARE_HALF_LIFE_MS = 7 * 86_400_000;
+/** The half-lives (of the population, and of the usual shares: EnvironmentStats.usualUnknownShare) and SET_CAP are the model's (weights.ts). */
+export { POPULATION_HALF_LIFE_MS, SET_CAP, USUAL_SHARE_HALF_LIFE_MS };
 /** Population levels with counts (finer ones are too many to count: see behaviour.ts). */
 export const POPULATION_LEVELS: readonly Level[] = ['cc', 'asn', 'dt', 'os', 'bf', 'br', 'ua', 'lang', 'fp'];
 /** How long documents live: windows a day past their hour, population a year past its last use. */
 export const WINDOW_KEEP_MS = 26 * 3_600_000;
 export const POPULATION_KEEP_MS = 365 * 86_400_000;
-/** Members kept per distinct set (enough to tell three from thirty). */
-export const SET_CAP = 40;
 
 /** Names of the distinct sets in counter documents (a purge removes the user from each). */
 export const COUNTER_SETS = ['u', 'uf'] as const;
@@ -113,7 +111,7 @@ export const TOKEN_USES_KEEP_MS = 15 * 60_000;
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
-  return { ip: f.values.ip, net: f.values.net, asn: f.values.asn, dev: f.values.dev, shape: f.shape, dom: f.emailDomain, env: '*', mk: machineOf(f) };
+  return { ip: f.values[LEVEL.address], net: f.values[LEVEL.network], asn: f.values[LEVEL.operator], dev: f.values[LEVEL.device], shape: f.shape, dom: f.emailDomain, env: '*', mk: machineOf(f) };
 }
 
 /** The machine an event names: a mobile token's phone model, or a browser token's machine vector (null: none). */
@@ -124,14 +122,17 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   const keys = [ENV_KEY];
   for (const level of POPULATION_LEVELS) {
     const v = f.values[level];
-    if (v !== null && level !== 'fp') keys.push(popKey(level, v));
+    if (v !== null && level !== LEVEL.fingerprint) keys.push(popKey(level, v));
   }
   // Both sides of the fingerprint level: its share, not only this event's count, is evidence.
-  keys.push(popKey('fp', 'y'), popKey('fp', 'n'));
-  if (f.values.bf) keys.push(headersKey(f.values.bf));
+  keys.push(popKey(LEVEL.fingerprint, 'y'), popKey(LEVEL.fingerprint, 'n'));
+  const browser = f.values[LEVEL.browser];
+  if (browser) keys.push(headersKey(browser));
   keys.push(popKey('shape' as Level, f.shape));
   if (f.emailDomain) keys.push(popKey('dom' as Level, f.emailDomain));
-  if (f.values.cc && f.values.lang) keys.push(languageKey(f.values.cc, f.values.lang));
+  const country = f.values[LEVEL.country];
+  const language = f.values[LEVEL.language];
+  if (country && language) keys.push(languageKey(country, language));
   for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
     if (value === null) continue;
     keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));

@@ -30,9 +30,10 @@ export const LEVELS: readonly Level[] = [...NETWORK_LEVELS, ...SOFTWARE_LEVELS, 
  * Every level by its readable name, and the code it is stored under: the one place that says what
  * each code means. The codes key a user's tables (`p.t.<code>`), the hostile record, the values of
  * pending challenges and the population's counter documents (`p:<code>:<value>`), and name the
- * fields of FeatureValues: they are the database's, so do not rename them. Domain code that names
- * a level nobody could guess from its code (the joint ones) writes it as `LEVEL.<name>`. A joint
- * level's value joins its parts with `|`, in the order given.
+ * fields of FeatureValues: they are the database's, so do not rename them. Domain code reads a
+ * level by its name, `values[LEVEL.browser]`, not its code (`values.bf`); only this module's
+ * extractFeatures and the stores write the codes. A joint level's value joins its parts with `|`,
+ * in the order given.
  */
 export const LEVEL = {
   /** The address (IPv4, or an IPv6 /64: hostOf). */
@@ -202,15 +203,24 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   const app = ua.app && ua.app.library !== 'native' ? ua.app : null;
   const browser = app ? app.library : known(ua.browser);
   const machine = device.identity === 'fingerprint' && !event.client?.mobile ? (event.client?.machine ?? null) : null;
+  const operator = ip?.asn ? `AS${ip.asn.number}` : null;
+  const network = ip && !ip.bogon ? networkOf(ip.ip) : null;
+  const country = ip?.location?.country_code ?? null;
+  const os = known(ua.os);
+  // Where the operator placed this address (see placeless).
+  const place = ip && !placeless(ip) ? (ip.location?.city ?? ip.location?.region ?? null) : null;
+  // Where this software usually comes from: a user's laptop sits at home, their phone moves.
+  const software = os || browser ? `${os ?? '?'}|${browser ?? '?'}` : null;
+  // Keyed by the stored codes (LEVEL says which is which), in LEVELS' order.
   const values: FeatureValues = {
     ip: ip && !ip.bogon ? hostOf(ip.ip) : null,
-    net: ip && !ip.bogon ? networkOf(ip.ip) : null,
-    asn: ip?.asn ? `AS${ip.asn.number}` : null,
-    cc: ip?.location?.country_code ?? null,
+    net: network,
+    asn: operator,
+    cc: country,
     ua: event.context.userAgent ? shortHash(event.context.userAgent) : null,
     br: app ? `${known(ua.browser) ?? app.library} ${major}`.trim() : browser ? `${browser} ${major}`.trim() : null,
     bf: browser,
-    os: known(ua.os),
+    os,
     dt: ua.type,
     // Only a client fingerprint identifies a device; a key derived from headers is as easy to copy
     // as the headers, which the software levels already hold.
@@ -219,23 +229,12 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     lang: primaryLanguage(event.context.headers['accept-language']),
     hr: String(new Date(at).getUTCHours()),
     mk: machine,
-    sw: null,
-    sa: null,
-    sn: null,
-    an: null,
-    ap: null,
+    sw: software,
+    sa: software && operator ? `${software}|${operator}` : null,
+    sn: software && network ? `${software}|${network}` : null,
+    an: operator && network ? `${operator}|${network}` : null,
+    ap: operator && country && place ? `${operator}|${country}|${place}` : null,
   };
-  if (values.asn && values.net) values.an = `${values.asn}|${values.net}`;
-  // Where the operator placed this address (see placeless).
-  const place = ip && !placeless(ip) ? (ip.location?.city ?? ip.location?.region ?? null) : null;
-  if (values.asn && values.cc && place) values.ap = `${values.asn}|${values.cc}|${place}`;
-  // Where this software usually comes from: a user's laptop sits at home, their phone moves.
-  const software = values.os || values.bf ? `${values.os ?? '?'}|${values.bf ?? '?'}` : null;
-  if (software) {
-    values.sw = software;
-    values.sa = values.asn ? `${software}|${values.asn}` : null;
-    values.sn = values.net ? `${software}|${values.net}` : null;
-  }
   const email = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
   const domain = email && email.includes('@') ? (email.split('@').pop() ?? '').toLowerCase() : null;
   return {

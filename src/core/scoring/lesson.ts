@@ -11,7 +11,7 @@ import type { Action, EventInput } from '../model';
 import type { Behaviour, BehaviourChange } from './behaviour-tables';
 import { answeredChallenge, learnedValues, recurringOperator, withoutOperator } from './challenges';
 import type { EventKind } from './evidence';
-import { placeless, type Features } from './features';
+import { LEVEL, placeless, type Features } from './features';
 import { emailAccount } from './counters';
 import type { Outcome } from './counter-bumps';
 import { TENTATIVE_WEIGHT } from './weights';
@@ -70,7 +70,7 @@ export function lesson(x: LessonInput): Lesson {
     // challenged from it hours or days before: an attacker trying again from another address of
     // the same network must still look new, and a user's new office or carrier must not be
     // challenged for ever where the application does not say that the challenges were passed.
-    const operator = tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values.asn, at);
+    const operator = tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values[LEVEL.operator], at);
     const taught = operator ? values : withoutOperator(values);
     behaviour = { pend: { id: x.eventId, challenge: { at, values, tentative, operator } }, ...(tentative > 0 ? { legit: { values: taught, weight: tentative, at, location: null } } : {}) };
   } else if (learnable && x.action === 'deny') {

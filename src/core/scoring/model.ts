@@ -15,6 +15,7 @@
  */
 import type { Device, Signals } from '../model';
 import { userCount, type Behaviour } from './behaviour-tables';
+import { LEVEL } from './features';
 import type { PopulationCounts } from './behaviour';
 import { ramp, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 import { requestEvidence } from './request-evidence';
@@ -129,12 +130,14 @@ function approvalCredit(fingerprinted: boolean, attackEvidence: number): number 
 /** Score one event. `kind` says what it is; `now` is its event time. */
 export function assess(x: AssessInput, kind: EventKind, now: number): Assessment {
   const b = x.behaviour;
-  const familiarAsn = Boolean(b && x.features.values.asn && b.tables.asn?.[x.features.values.asn]);
+  const operator = x.features.values[LEVEL.operator];
+  const familiarAsn = Boolean(b && operator && b.tables[LEVEL.operator]?.[operator]);
   // A device of the user's that a client token identifies (a stolen password does not bring it).
-  const ownDevice = x.features.fingerprinted && Boolean(b && x.features.values.dev && b.tables.dev?.[x.features.values.dev]);
+  const device = x.features.values[LEVEL.device];
+  const ownDevice = x.features.fingerprinted && Boolean(b && device && b.tables[LEVEL.device]?.[device]);
   // The user's own client: the exact user agent, seen in at least HABITUAL_AGENT of their legitimate logins.
-  const agent = x.features.values.ua;
-  const habitualAgent = !x.unknownAccount && Boolean(b && agent && userCount(b, 'ua', agent, now) >= HABITUAL_AGENT);
+  const agent = x.features.values[LEVEL.userAgent];
+  const habitualAgent = !x.unknownAccount && Boolean(b && agent && userCount(b, LEVEL.userAgent, agent, now) >= HABITUAL_AGENT);
   const evidence: EvidenceInput = { ...x, kind, familiarAsn, ownDevice, habitualAgent };
   const contributions = onceEach([...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)], COUNTED_ONCE);
   let z = BASE_LOGIT;

@@ -12,7 +12,7 @@ import { atTime } from './behaviour-tables';
 import {
   activityHabitKey, appFingerprintKey, ENV_KEY, headersKey, interactionHabitKey, languageKey, machineKey, popKey, POPULATION_HALF_LIFE_MS, proofHabitKey, screenHabitKey, snap, type Snapshots,
 } from './counters';
-import type { Features, Level } from './features';
+import { LEVEL, type Features, type Level } from './features';
 
 /** The population as the behavioural model and the evidence read it, at `now`. */
 export interface Population extends PopulationCounts {
@@ -45,9 +45,10 @@ export interface LanguageCounts {
 
 /** The event's browser language among the environment's legitimate events (null: no language or no country). */
 export function languageCounts(pop: Population, f: Features): LanguageCounts | null {
-  const { cc, lang } = f.values;
-  if (!cc || !lang) return null;
-  return { country: pop.count('cc', cc), inCountry: pop.languageIn(cc, lang), overall: pop.total > 0 ? pop.count('lang', lang) / pop.total : 0 };
+  const country = f.values[LEVEL.country];
+  const language = f.values[LEVEL.language];
+  if (!country || !language) return null;
+  return { country: pop.count(LEVEL.country, country), inCountry: pop.languageIn(country, language), overall: pop.total > 0 ? pop.count(LEVEL.language, language) / pop.total : 0 };
 }
 
 /** The environment's long-run habits, decayed to `now`. */

@@ -3,6 +3,7 @@
  * keys of `signals`), and the risk levels of docs/decisions.md. The engine itself is model.ts.
  */
 import type { RiskLevel } from '../model';
+import { RISK_HIGH, RISK_MEDIUM } from './weights';
 
 /** Every signal name, with what it means. Each fired signal's detail object says why, and `score` its weight in log-odds. */
 export const SIGNAL_DESCRIPTIONS: Readonly<Record<string, string>> = {
@@ -47,7 +48,7 @@ export const SIGNAL_NAMES = Object.keys(SIGNAL_DESCRIPTIONS);
 
 /** Levels: low < 0.6 ≤ medium < 0.9 ≤ high. */
 export function riskLevel(risk: number): RiskLevel {
-  if (risk >= 0.9) return 'high';
-  if (risk >= 0.6) return 'medium';
+  if (risk >= RISK_HIGH) return 'high';
+  if (risk >= RISK_MEDIUM) return 'medium';
   return 'low';
 }

@@ -16,7 +16,7 @@ import { clamp, type Contribution } from './evidence';
 import { LEVEL, placeless, placeName, type Features } from './features';
 import {
   BEHAVIOUR_MIN_HISTORY, CARRIER_NEW_DEVICE, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, HOSTILE_MAX, HOSTILE_MIN, HOSTILE_PER_VALUE,
-  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, TOKEN_HABIT, TOKENLESS_HABIT_LOGINS, TOKENLESS_HABIT_SHARE, TRAVEL_MAX_KMH, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
+  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, TOKEN_HABIT, TOKENLESS_HABIT_LOGINS, TOKENLESS_HABIT_SHARE, TRAVEL_MAX_KMH, TRAVEL_MIN_HOURS, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
   TRUSTED_TRAVEL_MAX, UNPROVEN_MIN_HISTORY, USUAL_OPERATOR_LOGINS,
   DEVICE_LLR, DEVICE_TERM, FINGERPRINT_LLR, FINGERPRINT_TERM, HOUR_LLR, HOUR_TERM, LANGUAGE_LLR, LANGUAGE_TERM, MISSING_FINGERPRINT_NAMED_FROM, NETWORK_FOR_SOFTWARE_TERM, NETWORK_LLR_MAX, NETWORK_TERM, OPERATOR_FOR_SOFTWARE_TERM,
   PLACE_LLR, SOFTWARE_LLR_MAX, SOFTWARE_LLR_MIN, SOFTWARE_LLR_MIN_FINGERPRINTED, SOFTWARE_NETWORK_LLR, SOFTWARE_OPERATOR_LLR, SOFTWARE_TERM, UNUSUAL_HOUR_NAMED_FROM, UNUSUAL_LANGUAGE_NAMED_FROM,
@@ -56,10 +56,10 @@ export interface UserEvidenceInput {
  * not bring along, wherever it logs in from.
  */
 function trustedDevice(x: UserEvidenceInput, b: Behaviour, now: number): boolean {
-  const key = x.features.values.dev;
+  const key = x.features.values[LEVEL.device];
   if (!x.features.fingerprinted || !key) return false;
   if (x.device?.feedback === 'approved' && x.device.fingerprintKey === key) return true;
-  const e = b.tables.dev?.[key];
+  const e = b.tables[LEVEL.device]?.[key];
   const first = e ? firstSeen(e) : undefined;
   return Boolean(e && countAt(e, now) >= TRUSTED_LOGINS && first !== undefined && now - first >= TRUSTED_AFTER_MS);
 }
@@ -194,7 +194,7 @@ export function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: numb
   const loc = ip?.location;
   if (!last || !loc || loc.lat === null || loc.lon === null || placeless(ip)) return [];
   const km = distanceKm(last, { lat: loc.lat, lon: loc.lon });
-  const hours = Math.max((at - last.at) / 3_600_000, 1 / 60);
+  const hours = Math.max((at - last.at) / 3_600_000, TRAVEL_MIN_HOURS);
   if (km < TRAVEL_MIN_KM || km / hours <= TRAVEL_MAX_KMH) return [];
   return [{ signal: 'impossible_travel', weight: IMPOSSIBLE_TRAVEL, detail: { km: Math.round(km), hours: round2(hours) } }];
 }

@@ -5,6 +5,7 @@
  */
 import type { SignalDetail } from '../model';
 import type { DayCounts, Window } from './population';
+import { LEVEL } from './features';
 import { BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, BURST_LIFT, BURST_USUAL_SHARE_MIN, DEVICE_ACCOUNTS, ENV_USUAL_AFTER_HOURS, FAILURE_RATIO_FROM, FAILURE_RATIO_SPAN, HIGH_ACTIVITY_IP, HONEST_FROM, HONEST_FULL, NEW_DOMAIN_BELOW, NEW_DOMAIN_IN_ATTACKS, NEW_DOMAIN_MAX, NEW_DOMAIN_MIN, NEW_DOMAIN_MIN_SIGNUPS, OPERATOR_BURST_MAX, POPULATION_KNOWN, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX, REGISTRATIONS_HOUR_MIN, REGISTRATIONS_USUAL_MIN, RESEMBLANCE_LIFT_FROM, RESEMBLANCE_LIFT_SPAN, SHAPE_BURST_MAX, SIGNUP_SHARE_FLOOR, SIGNUPS_DEVICE, SIGNUPS_DOMAIN, SIGNUPS_IP, SIGNUPS_MACHINE, SLOW_WAVE_FAILURE_SHARE_FLOOR, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX, SLOW_WAVE_MIN, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, STUFFING_IP, STUFFING_NETWORK, STUFFING_OPERATOR, STUFFING_SHAPE, VELOCITY_MIN_WEIGHT, UNCOMMON_DOMAIN_BELOW, UNKNOWN_ACCOUNT_AGE_HOURS, UNKNOWN_ACCOUNT_MAX, UNKNOWN_ACCOUNT_MIN_ATTEMPTS, UNKNOWN_IN_ATTACKS, WAVE_HOUR_FAILURES_MIN, WAVE_HOUR_UNKNOWN_MIN, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_LIKE_FULL, WAVE_MAX, WAVE_RECENT_MIN, WAVE_UNLIKE, WAVE_USUAL_FAILURES_MIN, WAVE_USUAL_SHARE_MIN, WAVE_USUAL_UNKNOWN_MIN } from './weights';
 import { clamp, ramp, byRamp, count, perHour, ATTEMPT_KINDS, type Contribution, type EvidenceInput, type EventKind } from './evidence';
 
@@ -180,7 +181,7 @@ function operatorBurst(x: EvidenceInput): Contribution | null {
   return {
     signal: 'high_activity_network',
     weight: b.weight,
-    detail: { by: 'operator', asn: x.features.values.asn ?? '', accounts_last_hour: x.windows.asn?.accounts ?? 0, share_of_attempts: Math.round(b.share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
+    detail: { by: 'operator', asn: x.features.values[LEVEL.operator] ?? '', accounts_last_hour: x.windows.asn?.accounts ?? 0, share_of_attempts: Math.round(b.share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
   };
 }
 

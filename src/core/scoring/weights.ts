@@ -1,7 +1,7 @@
 /**
  * The risk model's numbers, in one table: every weight (log-odds a signal adds) and threshold
  * (where a signal starts, where it reaches its full weight) that model.ts, user-evidence.ts,
- * request-evidence.ts, velocity-evidence.ts, behaviour.ts and the rest of src/core/scoring use. Each says where it comes from:
+ * request-evidence.ts, velocity-evidence.ts, behaviour.ts and the rest of src/core/scoring and src/core/verdicts use, with the half-lives and caps of what it remembers and the priors of its smoothing. Each says where it comes from:
  *  - a likelihood ratio: the value is an assumed or learned probability of the event among
  *    attackers or users, and the weight follows from it;
  *  - a measurement: the evaluation (`npm run eval`, docs/detection.md) or a bench, and what it showed;
@@ -422,3 +422,59 @@ export const TOKENLESS_HABIT_SHARE = 0.3;
 /** Calls one client token may serve within one login flow, and for how long (docs/client.md: three calls, a minute): ruling. */
 export const TOKEN_MAX_USES = 3;
 export const TOKEN_FLOW_MS = 60_000;
+
+// ---------------------------------------------------------------------------------------------
+// Memory: half-lives and caps of what the model remembers (behaviour-tables.ts, counters.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** Half-life of a user's tables, in event time (docs/detection.md: 120 days). Chosen by hand; checked by `npm run eval`. */
+export const USER_HALF_LIFE_MS = 120 * 86_400_000;
+/** Half-life of a first sighting's weight in a level's novelty (FIRST_SEEN_LEVELS; docs: 30 days). Chosen by hand; checked by `npm run eval`. */
+export const NOVELTY_HALF_LIFE_MS = 30 * 86_400_000;
+/**
+ * Most values kept per level of a user's table; beyond it the least used is forgotten
+ * (behaviour-eviction.ts; docs: 24 addresses, 10 ASNs, 8 countries, 12 devices, …). Keyed by the
+ * stored level codes (features.ts LEVEL). Chosen by hand; checked by `npm run eval`.
+ */
+export const TABLE_CAPS = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, mk: 8, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 } as const;
+/** Most values kept per level of the hostile record. Chosen by hand; checked by `npm run eval`. */
+export const HOSTILE_CAP = 16;
+/** Pending challenges beyond this many are forgotten, oldest first. Chosen by hand. */
+export const PENDING_CAP = 5;
+/** A challenge answer names the latest challenge from this long before it… */
+export const ANSWER_WITHIN_MS = 86_400_000;
+/** …or up to this long after it (clocks of the caller and Rampart differ). Chosen by hand. */
+export const ANSWER_EARLY_MS = 5 * 60_000;
+/** Half-life of the population's counts (docs/detection.md: 30 days). Chosen by hand; checked by `npm run eval`. */
+export const POPULATION_HALF_LIFE_MS = 30 * 86_400_000;
+/** Half-life of the usual shares of attempts on unknown accounts and of sign-ups (docs: 7 days). Chosen by hand; checked by `npm run eval`. */
+export const USUAL_SHARE_HALF_LIFE_MS = 7 * 86_400_000;
+/** Members kept per distinct set of a window (enough to tell three from thirty; the ramps above end by 40). Chosen by hand. */
+export const SET_CAP = 40;
+/** A window's previous hour adds its distinct sets while more than this share of it still slides in. Chosen by hand; checked by `npm run eval`. */
+export const PREVIOUS_HOUR_SETS_FROM = 0.25;
+
+// ---------------------------------------------------------------------------------------------
+// Priors (behaviour.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** Pseudo-count added to a value's population count, against half the level's POP_PSEUDO in its parent's (a Jeffreys-like prior). Chosen by hand; checked by `npm run eval`. */
+export const POP_VALUE_PRIOR = 0.5;
+/** Pseudo-count per distinct value the user showed, added to a parent value's count for the operator-for-software term. Chosen by hand; checked by `npm run eval`. */
+export const SOFTWARE_PARENT_PRIOR = 0.01;
+/** `unusual_hour`: the neighbouring hours count this much of the hour itself… */
+export const HOUR_NEIGHBOUR_SHARE = 0.5;
+/** …and the user's hours are smoothed with this many pseudo-events spread evenly over the day. Chosen by hand; checked by `npm run eval`. */
+export const HOUR_PRIOR_EVENTS = 2;
+/** `impossible_travel`: a move takes at least this long (a minute), so two logins at once are not infinitely fast. Chosen by hand. */
+export const TRAVEL_MIN_HOURS = 1 / 60;
+
+// ---------------------------------------------------------------------------------------------
+// Verdicts (core/verdicts)
+// ---------------------------------------------------------------------------------------------
+
+/** Challenge answers (decayed) from which an environment counts as reporting them, so an unanswered challenge teaches nothing at once (TENTATIVE_WEIGHT). Chosen by hand; checked by `npm run eval` (`--no-feedback`). */
+export const FEEDBACK_REPORTED_MIN = 3;
+/** Risk levels: medium from RISK_MEDIUM, high from RISK_HIGH: ruling (docs/decisions.md). */
+export const RISK_MEDIUM = 0.6;
+export const RISK_HIGH = 0.9;

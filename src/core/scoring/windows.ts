@@ -11,6 +11,7 @@
 import type { CounterSnapshot } from '../ports';
 import { dayKey, dayOf, snap, windowKey, windowValues, type Snapshots, type WindowKind } from './counters';
 import type { Features } from './features';
+import { PREVIOUS_HOUR_SETS_FROM } from './weights';
 
 /** One sliding window (the last sixty minutes of event time). */
 export interface Window {
@@ -86,7 +87,7 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
   const w = 1 - f.hourFraction;
   const n = sliding(cur, prev, w);
-  const withPrevious = w > 0.25;
+  const withPrevious = w > PREVIOUS_HOUR_SETS_FROM;
   const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
   const window: Window = { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };

@@ -18,6 +18,8 @@ import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
 import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
 import { riskLevel } from '../scoring/signals';
+import { FEEDBACK_REPORTED_MIN } from '../scoring/weights';
+import { LEVEL } from '../scoring/features';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
 import { tokenlessHabit } from '../scoring/user-evidence';
@@ -247,7 +249,7 @@ export class VerdictService {
       behaviour: state?.behaviour ?? null,
       action: v.action,
       unknownAccount: read.unknownAccount,
-      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= 3 : false,
+      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= FEEDBACK_REPORTED_MIN : false,
       ip: x.ip,
       eventId,
     });
@@ -309,6 +311,7 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
   const account = read.userId ?? (x.emailHash ? emailAccount(eventEmail(x.event) ?? '') : null);
   for (const kind of WINDOW_KINDS) windows[kind] = readWindow(s, x.features, kind, account);
   const total = Math.max(pop.total, 1);
+  const operator = x.features.values[LEVEL.operator];
   return assess(
     {
       event: x.event,
@@ -317,12 +320,12 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       ua: x.ua,
       features: x.features,
       env: environmentStats(s, at),
-      headers: headerHabits(s, x.features.values.bf, at),
+      headers: headerHabits(s, x.features.values[LEVEL.browser], at),
       windows,
       shapeShare: pop.shape(x.features.shape) / total,
-      operatorShare: x.features.values.asn ? pop.count('asn', x.features.values.asn) / total : 0,
+      operatorShare: operator ? pop.count(LEVEL.operator, operator) / total : 0,
       machineShare: machineOf(x.features) ? pop.machine(machineOf(x.features) as string) / total : 0,
-      fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values.bf !== null ? appFingerprintShare(s, at) : null),
+      fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values[LEVEL.browser] !== null ? appFingerprintShare(s, at) : null),
       tokenlessHabit: x.features.app && read.state?.behaviour ? tokenlessHabit(read.state.behaviour, at) : false,
       appsDeclared: env.appsDeclared,
       client: clientEvidence(x, s, account),
@@ -356,7 +359,7 @@ function clientEvidence(x: Enriched, s: Snapshots, account: string | null): Clie
   const c = x.event.client;
   if (!c) return null;
   const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
-  const headerLanguage = x.features.values.lang;
+  const headerLanguage = x.features.values[LEVEL.language];
   const lon = x.ip?.location?.lon;
   let timezoneGapHours: number | null = null;
   if (c.timezoneOffset !== null && typeof lon === 'number') {

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { gql, type SessionInfo } from '../api';
-import { Card, Confirm, Empty, ErrorBox, Facts, Loading, ReadOnlyNote } from '../components';
+import { Card, Confirm, DataTable, Empty, ErrorBox, Facts, Loading, ReadOnlyNote } from '../components';
 import { count, fromLocalInput, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { ColorDot, ColorField, CREATABLE_TYPES, LIST_TYPES, type ListType } from '../lists';
@@ -70,18 +70,7 @@ function ListIndex({ session }: { session: SessionInfo }) {
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}
         {q.data && lists.length === 0 && <Empty>No lists yet.{session.canMutate ? ' Create one below, or add a value from an event or a user.' : ''}</Empty>}
         {lists.length > 0 && (
-          <div class="table-wrap">
-            <table class="data">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Items</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Used by</th>
-                </tr>
-              </thead>
-              <tbody>
+          <DataTable head={['Name', 'Type', 'Items', 'Description', 'Used by']}>
                 {lists.map((l) => (
                   <tr key={l.id} data-testid="list-row">
                     <td>
@@ -101,9 +90,7 @@ function ListIndex({ session }: { session: SessionInfo }) {
                     <td>{l.usedBy.length ? l.usedBy.join(', ') : <span class="muted">no policy</span>}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </DataTable>
         )}
       </Card>
       {session.canMutate ? <NewList onCreated={(lid) => navigate(href(['lists', lid]))} /> : <ReadOnlyNote />}
@@ -332,17 +319,7 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
       <Card title="History" id="history">
         {l.auditEntries.length === 0 && <Empty>No changes recorded.</Empty>}
         {l.auditEntries.length > 0 && (
-          <div class="table-wrap">
-            <table class="data compact">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
+          <DataTable head={['When', 'Who', 'What', 'Detail']} compact>
                 {l.auditEntries.map((a) => (
                   <tr key={a.id} data-testid="audit-row">
                     <td>{time(a.at)}</td>
@@ -355,9 +332,7 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
                     <td class="wrap">{detailText(a.detail)}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </DataTable>
         )}
       </Card>
       {pending && (

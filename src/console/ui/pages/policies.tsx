@@ -5,13 +5,14 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { gql, type ApiError, type SessionInfo } from '../api';
-import { ActionBadge, Card, Confirm, Empty, ErrorBox, Loading, ReadOnlyNote } from '../components';
+import { ActionBadge, Card, Confirm, DataTable, Empty, ErrorBox, Loading, ReadOnlyNote } from '../components';
 import { count, listOf, risk, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
 import { CONDITION_FIELDS, conditionText, type Conditions } from '../conditions';
 import { LIST_TYPES, type ListType } from '../lists';
-import { LIST_CHOICES } from '../queries';
+import { EVENT_ROW, LIST_CHOICES } from '../queries';
+import type { EventRow } from './events';
 
 const CONDITIONS = `conditions { ${CONDITION_FIELDS} }`;
 
@@ -224,14 +225,14 @@ interface DryRun {
   before: { action: string; count: number }[];
   after: { action: string; count: number }[];
   transitions: { from: string; to: string; count: number }[];
-  samples: { before: string; beforePolicy: string; after: string; afterPolicy: string; event: { id: string; name: string; occurredAt: string; userId: string | null; ip: string | null; risk: number | null; signals: { name: string }[] } }[];
+  samples: { before: string; beforePolicy: string; after: string; afterPolicy: string; event: EventRow }[];
 }
 
 const DRY_RUN = `query DryRun($drafts: [PolicyDraftInput!]!, $days: Int) {
   policyDryRun(drafts: $drafts, days: $days) {
     from to scanned truncated changed
     before { action count } after { action count } transitions { from to count }
-    samples(first: 20) { before beforePolicy after afterPolicy event { id name occurredAt userId ip risk signals { name } } }
+    samples(first: 20) { before beforePolicy after afterPolicy event { ${EVENT_ROW} } }
   }
 }`;
 
@@ -427,19 +428,7 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
             {result.transitions.length > 0 && `: ${result.transitions.map((t) => `${t.from.toLowerCase()} → ${t.to.toLowerCase()} ${count(t.count)}`).join(', ')}`}.
           </p>
           {result.samples.length > 0 && (
-            <div class="table-wrap">
-              <table class="data compact">
-                <caption>Sample of changed verdicts</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Risk</th>
-                    <th scope="col">Now</th>
-                    <th scope="col">With the draft</th>
-                  </tr>
-                </thead>
-                <tbody>
+            <DataTable head={['Event', 'User', 'Risk', 'Now', 'With the draft']} compact caption="Sample of changed verdicts">
                   {result.samples.map((s) => (
                     <tr key={s.event.id}>
                       <td>
@@ -455,9 +444,7 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </DataTable>
           )}
         </>
       )}

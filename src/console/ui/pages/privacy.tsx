@@ -1,6 +1,6 @@
 /** Privacy jobs: exports with their status, recipient, size and error. */
 import { useState } from 'preact/hooks';
-import { Card, Empty, ErrorBox, Loading, StateBadge } from '../components';
+import { Card, DataTable, Empty, ErrorBox, Loading, StateBadge } from '../components';
 import { bytes, time } from '../format';
 import { useQuery } from '../hooks';
 import { href } from '../router';
@@ -21,21 +21,7 @@ export interface PrivacyJob {
 
 export function JobTable({ rows }: { rows: PrivacyJob[] }) {
   return (
-    <div class="table-wrap">
-      <table class="data">
-        <thead>
-          <tr>
-            <th scope="col">Requested</th>
-            <th scope="col">User</th>
-            <th scope="col">Status</th>
-            <th scope="col">Recipient</th>
-            <th scope="col">Sent</th>
-            <th scope="col">Size</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Error</th>
-          </tr>
-        </thead>
-        <tbody>
+    <DataTable head={['Requested', 'User', 'Status', 'Recipient', 'Sent', 'Size', 'Expires', 'Error']}>
           {rows.map((j) => (
             <tr key={j.id} data-testid="job-row">
               <td>{time(j.createdAt)}</td>
@@ -52,9 +38,7 @@ export function JobTable({ rows }: { rows: PrivacyJob[] }) {
               <td class="wrap">{j.error ?? '—'}</td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </DataTable>
   );
 }
 

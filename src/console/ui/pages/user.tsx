@@ -1,7 +1,7 @@
 /** A user: profile, devices (approve / report), timeline, webhooks about them, privacy requests. */
 import { useState } from 'preact/hooks';
 import { gql, type ApiError, type SessionInfo } from '../api';
-import { Card, Confirm, Empty, ErrorBox, Facts, Loading, ReadOnlyNote, StateBadge } from '../components';
+import { Card, Confirm, DataTable, Empty, ErrorBox, Facts, Loading, ReadOnlyNote, StateBadge } from '../components';
 import { count, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
@@ -138,19 +138,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
         {!session.canMutate && <ReadOnlyNote />}
         {u.devices.length === 0 && <Empty>No device recorded.</Empty>}
         {u.devices.length > 0 && (
-          <div class="table-wrap">
-            <table class="data">
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Risk</th>
-                  <th scope="col">Last seen</th>
-                  <th scope="col">Where</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
+          <DataTable head={['Device', 'State', 'Risk', 'Last seen', 'Where', 'Actions']}>
                 {u.devices.map((d) => (
                   <tr key={d.token} data-testid="device-row">
                     <td>
@@ -182,9 +170,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </DataTable>
         )}
       </Card>
       <Card title="Timeline" id="timeline" actions={<a href={href(['events'], { userId: u.id })}>Search these events</a>}>
@@ -266,18 +252,7 @@ interface ReviewDevice {
 function ReviewList({ rows, empty }: { rows: ReviewDevice[]; empty: string }) {
   if (rows.length === 0) return <Empty>{empty}</Empty>;
   return (
-    <div class="table-wrap">
-      <table class="data">
-        <thead>
-          <tr>
-            <th scope="col">User</th>
-            <th scope="col">Device</th>
-            <th scope="col">Risk</th>
-            <th scope="col">State</th>
-            <th scope="col">Last seen</th>
-          </tr>
-        </thead>
-        <tbody>
+    <DataTable head={['User', 'Device', 'Risk', 'State', 'Last seen']}>
           {rows.map((d) => (
             <tr key={d.token} data-testid="review-row">
               <td>
@@ -293,9 +268,7 @@ function ReviewList({ rows, empty }: { rows: ReviewDevice[]; empty: string }) {
               <td>{time(d.lastSeenAt)}</td>
             </tr>
           ))}
-        </tbody>
-      </table>
-    </div>
+    </DataTable>
   );
 }
 

@@ -1,7 +1,7 @@
 /** Webhook deliveries: status, attempts and body of each, filterable by status. */
 import { useState } from 'preact/hooks';
 import { gql, type ApiError } from '../api';
-import { Card, Empty, ErrorBox, Facts, Json, Loading, StateBadge } from '../components';
+import { Card, DataTable, Empty, ErrorBox, Facts, Json, Loading, StateBadge } from '../components';
 import { time } from '../format';
 import { useQuery } from '../hooks';
 import { href, navigate, type Route } from '../router';
@@ -37,19 +37,7 @@ interface ListData {
 export function DeliveryTable({ rows }: { rows: Delivery[] }) {
   const [open, setOpen] = useState<string | null>(null);
   return (
-    <div class="table-wrap">
-      <table class="data">
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">User</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
-        <tbody>
+    <DataTable head={['Created', 'Type', 'Status', 'Attempts', 'User', 'Last error']}>
           {rows.map((d) => [
             <tr key={d.id} data-testid="delivery-row">
               <td>
@@ -99,9 +87,7 @@ export function DeliveryTable({ rows }: { rows: Delivery[] }) {
               </tr>
             ),
           ])}
-        </tbody>
-      </table>
-    </div>
+    </DataTable>
   );
 }
 
