@@ -197,7 +197,7 @@ class Server {
   };
   cpu = async (): Promise<Cpu> => {
     const s = await this.ask({ type: 'stats' }, 'stats');
-    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog, writes: s.writes };
+    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog, writes: s.writes, allocated: s.allocated, promoted: s.promoted };
   };
 }
 

@@ -23,6 +23,9 @@ export interface Result {
   backlog: number;
   /** Documents the server's flushes wrote meanwhile (when a probe was given). */
   writes: number;
+  /** Bytes the server allocated on its heap meanwhile, and of them bytes promoted to its old generation (when a probe was given). */
+  allocated: number;
+  promoted: number;
   /** Open loop: the offered rate. */
   offered?: number;
 }
@@ -35,10 +38,13 @@ export interface Cpu {
   backlog: number;
   /** Documents the server's flushes have written so far. */
   writes: number;
+  /** Bytes the server has allocated on its heap so far, and of them promoted to its old generation. */
+  allocated: number;
+  promoted: number;
 }
 export type CpuProbe = () => Promise<Cpu>;
 
-const noProbe: CpuProbe = async () => ({ server: 0, db: 0, backlog: 0, writes: 0 });
+const noProbe: CpuProbe = async () => ({ server: 0, db: 0, backlog: 0, writes: 0, allocated: 0, promoted: 0 });
 
 /** `count` calls, `concurrency` at a time. */
 export async function closedLoop(count: number, concurrency: number, call: Call, cpu: CpuProbe = noProbe): Promise<Result> {
@@ -60,7 +66,7 @@ export async function closedLoop(count: number, concurrency: number, call: Call,
   const seconds = (performance.now() - started) / 1000;
   const client = process.cpuUsage(client0);
   const server1 = await cpu();
-  return { count, errors, seconds, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes };
+  return { count, errors, seconds, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes, allocated: server1.allocated - server0.allocated, promoted: server1.promoted - server0.promoted };
 }
 
 /** `rate` calls per second for `seconds`, each sent when due. */
@@ -95,7 +101,7 @@ export async function openLoop(rate: number, seconds: number, call: Call, cpu: C
   const elapsed = (performance.now() - started) / 1000;
   const client = process.cpuUsage(client0);
   const server1 = await cpu();
-  return { count, errors, seconds: elapsed, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes, offered: rate };
+  return { count, errors, seconds: elapsed, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes, allocated: server1.allocated - server0.allocated, promoted: server1.promoted - server0.promoted, offered: rate };
 }
 
 export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
@@ -114,6 +120,9 @@ export interface Summary {
   backlog: number;
   /** Documents written per call. */
   writes: number;
+  /** Bytes the server allocated per call, and of them promoted to its old generation. */
+  allocated: number;
+  promoted: number;
 }
 
 export function summarize(results: readonly Result[]): Summary {
@@ -132,6 +141,8 @@ export function summarize(results: readonly Result[]): Summary {
     backlog: Math.max(...results.map((r) => r.backlog)),
     clientCpu: sum((r) => r.clientMicros) / count,
     writes: sum((r) => r.writes) / count,
+    allocated: sum((r) => r.allocated) / count,
+    promoted: sum((r) => r.promoted) / count,
   };
 }
 
@@ -139,9 +150,9 @@ const num = (n: number, w: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) 
 
 /** A table of summaries, one row per label. */
 export function table(title: string, rows: readonly [string, Summary][], extra?: (label: string, s: Summary) => string): string {
-  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client  docs${extra ? '  ' : ''}\n`;
+  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client  docs  KB/call: alloc promoted${extra ? '  ' : ''}\n`;
   for (const [label, s] of rows) {
-    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}${num(s.writes, 6, 1)}`;
+    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}${num(s.writes, 6, 1)}${num(s.allocated / 1024, 15, 1)}${num(s.promoted / 1024, 9, 1)}`;
     out += `${extra ? `  ${extra(label, s)}` : ''}\n`;
   }
   return out;

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Fastify from 'fastify';
 import { MongoClient } from 'mongodb';
@@ -66,13 +66,47 @@ export interface MemorySample {
 }
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
-  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null; writes: number }
+  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null; writes: number; allocated: number; promoted: number }
   | ({ type: 'memory' } & MemorySample)
   | { type: 'settled'; backlog: number }
   | { type: 'count'; stored: number }
   | { type: 'failed'; error: string };
 
 const MB = 1024 * 1024;
+
+/** V8 heap spaces whose objects are young: what a scavenge keeps moves out of them (promotion). */
+const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
+type HeapSpaces = { spaceName: string; spaceUsedSize: number }[];
+const oldBytes = (spaces: HeapSpaces) => spaces.reduce((n, s) => (YOUNG_SPACES.has(s.spaceName) ? n : n + s.spaceUsedSize), 0);
+
+/**
+ * Bytes this process allocated on V8's heap so far, and of them the bytes promoted to the old
+ * generation by scavenges (objects that outlived a young collection). V8 (on Node 20) has no
+ * allocation counter, but its heap in use grows only by allocation and shrinks only by
+ * collection: allocated = in use now − in use at the start + what every collection freed, each
+ * collection's before and after taken from a GCProfiler (restarted on each reading). A count, not
+ * a time: a busy machine does not change it. Buffers' memory outside the heap is not counted.
+ */
+class AllocationCounter {
+  private profiler = new GCProfiler();
+  private readonly start = getHeapStatistics().used_heap_size;
+  private freed = 0;
+  private promoted = 0;
+  constructor() {
+    this.profiler.start();
+  }
+  read(): { allocated: number; promoted: number } {
+    const used = getHeapStatistics().used_heap_size;
+    const { statistics } = this.profiler.stop() as unknown as { statistics: { gcType: string; beforeGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces }; afterGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces } }[] };
+    this.profiler = new GCProfiler();
+    this.profiler.start();
+    for (const gc of statistics) {
+      this.freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+      if (gc.gcType === 'Scavenge') this.promoted += Math.max(0, oldBytes(gc.afterGC.heapSpaceStatistics) - oldBytes(gc.beforeGC.heapSpaceStatistics));
+    }
+    return { allocated: used - this.start + this.freed, promoted: this.promoted };
+  }
+}
 
 /** The heap still in use after a full collection (what the process holds, not its garbage). */
 function liveHeap(): number {
@@ -127,6 +161,7 @@ export async function serve(): Promise<void> {
   const log = createLogger(config.logLevel);
   const running: Running = await run(config, log);
   const allocations = await startAllocationSampling(process.env.RAMPART_BENCH_ALLOC_PROF);
+  const allocated = new AllocationCounter();
   const services = running.built.services;
   const principal = await services.environments.authenticate(secret);
 
@@ -182,8 +217,9 @@ export async function serve(): Promise<void> {
       if (m.type === 'stats') {
         measure();
         const u = process.cpuUsage();
+        const heap = allocated.read();
         const dbRss = dbPid ? rssOf(dbPid) : null;
-        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null, writes: await documentsWritten() });
+        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null, writes: await documentsWritten(), ...heap });
         if (m.resetPeak) {
           peak = 0;
           peakDb = 0;

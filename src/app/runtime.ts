@@ -321,8 +321,11 @@ class Writer {
     this.client = this.open();
   }
 
+  /** The database on the current client (made once per client: the flusher asks for it on every write). */
+  private database: Db | null = null;
+
   get db(): Db {
-    return this.client.db(this.dbName);
+    return (this.database ??= this.client.db(this.dbName));
   }
 
   private open(): MongoClient {
@@ -341,6 +344,7 @@ class Writer {
     if (this.closed) return;
     const old = this.client;
     this.client = this.open();
+    this.database = null;
     this.log.warn('state layer: the writer opens new connections after a stalled flush');
     void old.close(true).catch(() => undefined);
   }

@@ -58,32 +58,44 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === 'obje
 /**
  * The repository as the core receives it: every method call (synchronous or returning a promise)
  * rejects with the core's errors instead of the driver's. Properties and getters read through.
+ *
+ * Not a Proxy: a verdict makes dozens of repository calls, and a Proxy's trap runs on every
+ * property read. The wrapper is made once, an object whose prototype is the repository (so its
+ * fields read through) with a wrapped copy of each of its methods and a getter for each of its
+ * getters (evaluated on the repository itself).
  */
 export function translatingErrors<T extends object>(repository: T): T {
-  const wrapped = new Map<PropertyKey, unknown>();
-  return new Proxy(repository, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (typeof value !== 'function') return value;
-      let fn = wrapped.get(prop);
-      if (!fn) {
-        const method = value as (...args: unknown[]) => unknown;
-        fn = (...args: unknown[]): unknown => {
-          let result: unknown;
-          try {
-            result = method.apply(target, args);
-          } catch (err) {
-            throw translateDriverError(err);
-          }
-          return isThenable(result)
-            ? Promise.resolve(result).catch((err: unknown) => {
-                throw translateDriverError(err);
-              })
-            : result;
-        };
-        wrapped.set(prop, fn);
+  const wrapper = Object.create(repository) as Record<PropertyKey, unknown>;
+  const done = new Set<PropertyKey>(['constructor']);
+  for (let proto: object | null = repository; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+    for (const prop of Reflect.ownKeys(proto)) {
+      if (done.has(prop)) continue;
+      done.add(prop);
+      const descriptor = Object.getOwnPropertyDescriptor(proto, prop) as PropertyDescriptor;
+      if (descriptor.get || descriptor.set) {
+        Object.defineProperty(wrapper, prop, {
+          get: () => Reflect.get(repository, prop, repository) as unknown,
+          ...(descriptor.set ? { set: (v: unknown) => Reflect.set(repository, prop, v, repository) } : {}),
+          enumerable: descriptor.enumerable ?? false,
+        });
+        continue;
       }
-      return fn;
-    },
-  });
+      if (typeof descriptor.value !== 'function') continue;
+      const method = descriptor.value as (...args: unknown[]) => unknown;
+      wrapper[prop] = function translated(...args: unknown[]): unknown {
+        let result: unknown;
+        try {
+          result = method.apply(repository, args);
+        } catch (err) {
+          throw translateDriverError(err);
+        }
+        return result instanceof Promise ? result.then(undefined, rethrowTranslated) : isThenable(result) ? Promise.resolve(result).then(undefined, rethrowTranslated) : result;
+      };
+    }
+  }
+  return wrapper as T;
 }
+
+const rethrowTranslated = (err: unknown): never => {
+  throw translateDriverError(err);
+};

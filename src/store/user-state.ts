@@ -418,7 +418,8 @@ function profileDelta(d: Delta, p: ProfileChange, known: UserDocument | null | u
 }
 
 function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): void {
-  const at = (...field: string[]) => ['d', fieldName(c.key), ...field];
+  const device = fieldName(c.key);
+  const at = (field: string) => ['d', device, field];
   if (c.create) {
     d.set(at('key'), c.key).set(at('identity'), c.create.identity).min(at('createdAt'), c.create.at).max(at('lastSeenAt'), c.create.at);
     // A device known already keeps its first token; this one is added as another of its names.

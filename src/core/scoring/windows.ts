@@ -98,7 +98,44 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   return window;
 }
 
-/** How many distinct members two sets and one more member make (without building a set when one is empty: every verdict reads seven windows). */
+/** The size of the union of two sets as last counted (see `distinct`). */
+interface Union {
+  b: readonly string[];
+  aLength: number;
+  bLength: number;
+  size: number;
+}
+/**
+ * Union sizes by their first set. A window's sets are read by every verdict that reads the window
+ * (up to 80 members each, about seven windows a verdict) and only grow in place between reads
+ * (a new array when one is replaced), so the size is counted again only from the members added
+ * since it was last counted.
+ */
+const unions = new WeakMap<readonly string[], Union>();
+
+function unionSize(x: readonly string[], y: readonly string[]): number {
+  const u = unions.get(x);
+  if (u && u.b === y && u.aLength <= x.length && u.bLength <= y.length) {
+    if (u.aLength === x.length && u.bLength === y.length) return u.size;
+    // Members added to one side only: each counts unless the other side has it.
+    if (u.bLength === y.length) {
+      for (let i = u.aLength; i < x.length; i++) if (!y.includes(x[i] as string)) u.size++;
+      u.aLength = x.length;
+      return u.size;
+    }
+    if (u.aLength === x.length) {
+      for (let i = u.bLength; i < y.length; i++) if (!x.includes(y[i] as string)) u.size++;
+      u.bLength = y.length;
+      return u.size;
+    }
+  }
+  let size = x.length;
+  for (const m of y) if (!x.includes(m)) size++;
+  unions.set(x, { b: y, aLength: x.length, bLength: y.length, size });
+  return size;
+}
+
+/** How many distinct members two sets and one more member make (each set without duplicates, as stored). */
 function distinct(a: readonly string[] | undefined, b: readonly string[] | undefined, extra: string | null): number {
   const x = a ?? [];
   const y = b ?? [];
@@ -106,8 +143,5 @@ function distinct(a: readonly string[] | undefined, b: readonly string[] | undef
     const only = x.length === 0 ? y : x;
     return only.length + (extra !== null && !only.includes(extra) ? 1 : 0);
   }
-  const all = new Set(x);
-  for (const m of y) all.add(m);
-  if (extra !== null) all.add(extra);
-  return all.size;
+  return unionSize(x, y) + (extra !== null && !x.includes(extra) && !y.includes(extra) ? 1 : 0);
 }

@@ -12,7 +12,7 @@
  * the deltas still pending to the copy it read, so that copy is the stored document plus our
  * unwritten changes.
  */
-import type { Db, Document } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import { applyDelta, type Doc, type OpEntry } from './delta';
 import { Generations } from './generations';
 import { unpack } from './pack';
@@ -108,6 +108,7 @@ export class StateCache {
   /** Deadlines of reads under way (epoch ms), each with the promise its timer resolves. */
   private readonly expiries = new Map<number, Promise<typeof TIMED_OUT>>();
   private readonly now: () => number;
+  private readonly handles = new Map<string, Collection<StateDocument>>();
 
   /** `inflight` is the flush under way (null: none), which a look-up of a document it writes waits for. */
   constructor(
@@ -256,12 +257,21 @@ export class StateCache {
     return new Map(unique.map((id, i) => [id, docs?.[i] ?? null]));
   }
 
+  /** A collection's handle, made once (every batched look-up asks for one). */
+  private handle(collection: string): Collection<StateDocument> {
+    let handle = this.handles.get(collection);
+    if (!handle) {
+      handle = this.db.collection<StateDocument>(collection);
+      this.handles.set(collection, handle);
+    }
+    return handle;
+  }
+
   private async loadMany(collection: string, entries: Entry[]): Promise<void> {
     try {
       while (entries.some((e) => e.inflight)) await this.inflight();
       const docs = await withDeadline(
-        this.db
-          .collection<StateDocument>(collection)
+        this.handle(collection)
           .find({ _id: { $in: entries.map((e) => e.id) } })
           .toArray(),
         this.o.readTimeoutMs,

@@ -34,7 +34,18 @@ export type Doc = Record<string, unknown>;
  */
 export function fieldName(text: string): string {
   if (text === '') return '%';
+  // Most names escape nothing (a browser, a country, a network): no regular expression for them.
+  if (plainName(text)) return text;
   return text.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+}
+
+/** Whether `fieldName` leaves `text` as it is: no `%`, `.`, `$` or NUL in it. */
+function plainName(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x25 || c === 0x2e || c === 0x24 || c === 0) return false;
+  }
+  return true;
 }
 
 /** The text a `fieldName` was made from. */
@@ -154,17 +165,24 @@ export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc 
       case 'inc':
         parent[leaf] = (typeof cur === 'number' ? cur : 0) + (value as number);
         break;
+      // Scalars only (numbers, strings, dates): no copy. Nothing mutates a Date in place.
       case 'max':
-        if (!isOrdered(cur) || compare(value as Ordered, cur) > 0) parent[leaf] = clone(value);
+        if (!isOrdered(cur) || compare(value as Ordered, cur) > 0) parent[leaf] = value;
         break;
       case 'min':
-        if (!isOrdered(cur) || compare(value as Ordered, cur) < 0) parent[leaf] = clone(value);
+        if (!isOrdered(cur) || compare(value as Ordered, cur) < 0) parent[leaf] = value;
         break;
       case 'addToSet': {
-        // A fresh array: views handed out earlier may hold the old one.
-        const arr = Array.isArray(cur) ? [...(cur as unknown[])] : [];
-        for (const m of value as string[]) if (!arr.includes(m)) arr.push(m);
-        parent[leaf] = arr;
+        // Added in place, as counts are incremented in place: the cached document's arrays are
+        // never replaced (their readers see them grow, as they see counts grow), and a member
+        // already there costs nothing. A new array is the document's own, never the delta's.
+        if (Array.isArray(cur)) {
+          for (const m of value as string[]) if (!(cur as unknown[]).includes(m)) (cur as unknown[]).push(m);
+        } else {
+          const arr: string[] = [];
+          for (const m of value as string[]) if (!arr.includes(m)) arr.push(m);
+          parent[leaf] = arr;
+        }
         break;
       }
     }

@@ -23,8 +23,8 @@
  * the next flush retries. A write the abandoned flush still completes later is harmless: whole
  * documents it carried are written again after it (`snapshots`), inserts are idempotent by `_id`.
  */
-import type { AnyBulkWriteOperation, Db, Document, UpdateFilter } from 'mongodb';
-import { clone, coalesce, groupOps, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
+import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
+import { coalesce, groupOps, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import type { Entry, StateDocument } from './cache';
 import { pack } from './pack';
 import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
@@ -276,10 +276,15 @@ export class WriteBehind {
       // A change that may not wait takes the document's held changes along.
       if (e.holdUntil !== undefined) this.held -= e.pending.length - 1;
       e.holdUntil = undefined;
-      const mark = this.mark();
-      if (e.dueSeq === undefined) {
-        e.dueSeq = mark.seq;
-        e.dueAt = mark.at;
+      if (e.dueSeq === undefined || this.oldest === null) {
+        const mark = this.mark();
+        if (e.dueSeq === undefined) {
+          e.dueSeq = mark.seq;
+          e.dueAt = mark.at;
+        }
+      } else {
+        // The document is due already (its oldest change is marked): a number, no mark to keep.
+        ++this.seq;
       }
     } else if (!waiting) {
       e.holdUntil = this.now() + holdMs;
@@ -691,7 +696,13 @@ export class WriteBehind {
         // loop (and the answers waiting on it) for longer than one chunk.
         const chunk = list.slice(written, written + this.o.maxBatch);
         await this.target(collection).insertMany(
-          chunk.map((e) => ({ ...(keep ? pack(e.value ?? {}, keep) : clone(e.value ?? {})), _id: e.id })),
+          // No deep copy: a change applied before the driver serialises the document only makes
+          // this write newer, and the change, still queued, writes the document whole again.
+          chunk.map((e) => {
+            const doc = keep ? pack(e.value ?? {}, keep) : { ...e.value };
+            doc._id = e.id;
+            return doc as StateDocument;
+          }),
           { ordered: false, comment: UPSERT_COMMENT },
         );
         if (run.abandoned) return;
@@ -723,7 +734,7 @@ export class WriteBehind {
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
         try {
-          await this.database().collection(collection).insertMany(
+          await (this.target(collection) as unknown as Collection).insertMany(
             chunk.map((c) => c.doc),
             { ordered: false },
           );

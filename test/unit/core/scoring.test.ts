@@ -1047,6 +1047,29 @@ describe('windows and counters', () => {
     expect(w.failedAccounts).toBe(2);
   });
 
+  it('counts distinct accounts again as the sets grow in place or are replaced between reads', () => {
+    const { f } = features({ at: Date.parse('2026-10-01T12:15:00Z') });
+    const hour = f.hourBucket;
+    const cur: CounterSnapshot = { counts: { a: 2 }, sets: { u: ['a', 'b'] } };
+    const prev: CounterSnapshot = { counts: { a: 2 }, sets: { u: ['b', 'c'] } };
+    const s = snaps({ [`w:ip:${HOME.ip}:${hour}`]: cur, [`w:ip:${HOME.ip}:${hour - 1}`]: prev });
+    expect(readWindow(s, f, 'ip')!.accounts).toBe(3);
+    // Read again unchanged, then after members were added to one side in place (as the state layer adds them).
+    expect(readWindow(s, f, 'ip', 'c')!.accounts).toBe(3);
+    cur.sets.u!.push('c');
+    expect(readWindow(s, f, 'ip')!.accounts).toBe(3);
+    cur.sets.u!.push('d');
+    expect(readWindow(s, f, 'ip', 'e')!.accounts).toBe(5);
+    prev.sets.u!.push('e', 'a');
+    expect(readWindow(s, f, 'ip')!.accounts).toBe(5);
+    // Both sides grown, then one replaced by another array.
+    cur.sets.u!.push('f');
+    prev.sets.u!.push('g');
+    expect(readWindow(s, f, 'ip')!.accounts).toBe(7);
+    prev.sets.u = ['z'];
+    expect(readWindow(s, f, 'ip')!.accounts).toBe(6);
+  });
+
   it('the environment window counts unknown accounts and failures per five minutes, and reads the last 5–10', () => {
     const at = Date.parse('2026-10-01T12:02:30Z'); // slot 0 of its hour, 2.5 minutes in
     const { f } = features({ at });

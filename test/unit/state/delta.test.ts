@@ -30,6 +30,25 @@ describe('applyDelta (MongoDB upsert semantics, in memory)', () => {
     ctx.ip = 'changed';
     expect(doc).toEqual({ ctx: { ip: '1.2.3.4' } });
   });
+
+  it('adds to a set in place, and never makes the delta\'s own array the document\'s', () => {
+    const doc: Doc = { s: ['a'] };
+    const kept = doc.s;
+    applyDelta(doc, delta().addToSet(['s'], 'a', 'b'));
+    expect(doc.s).toBe(kept);
+    expect(kept).toEqual(['a', 'b']);
+    const ops = delta().addToSet(['t'], 'x').ops;
+    const made = applyDelta({}, ops);
+    applyDelta(made, delta().addToSet(['t'], 'y'));
+    expect(made.t).toEqual(['x', 'y']);
+    expect(ops[0]?.value).toEqual(['x']);
+  });
+
+  it('names a field as the text when it has nothing to escape, and escapes the rest', () => {
+    expect(fieldName('Chrome 124')).toBe('Chrome 124');
+    expect(fieldName('81.2.69.142')).toBe('81%2E2%2E69%2E142');
+    expect(fieldName('$where%\0')).toBe('%24where%25%00');
+  });
 });
 
 describe('coalesce', () => {
