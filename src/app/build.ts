@@ -241,7 +241,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const sealer = new Sealer(o.masterKey);
   // Every repository the core is given speaks the core's errors, never the driver's (`core`).
   const writes = core(state);
-  const environmentsStore = core(new MongoEnvironmentStore(db));
+  const environmentsStore = core(new MongoEnvironmentStore(db, { eventKeys: kind.indexPushdown }));
   const credentials = core(new MongoCredentialStore(db));
   const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
