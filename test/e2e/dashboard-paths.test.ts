@@ -195,9 +195,10 @@ it('finds events recorded before the keys began, by every filter', async () => {
 it('answers a filter few events match, or none, from its keys: every match in one page, whatever the events around them', async () => {
   const sparse = await app.newEnvironment('sparse');
   const sparseEnv = sparse.env.id as EnvId;
-  // Activity without a verdict (no signal, no action, no policy): more than a search examines.
+  // Activity without a verdict (no signal, no action, no policy): more than a search examines,
+  // received now (the keys' first minute) with times of the last hour.
   const plain = Array.from({ length: MAX_EXAMINED * 4 }, (_, i) =>
-    storedEvent({ id: `plain-${String(i).padStart(4, '0')}`, envId: sparseEnv, name: '$logout', endpoint: 'track', userId: `p${i % 7}`, action: null, risk: null, country: 'DE', occurredAt: new Date(NOW - 3_600_000 + i * 1000) }),
+    storedEvent({ id: `plain-${String(i).padStart(4, '0')}`, envId: sparseEnv, name: '$logout', endpoint: 'track', userId: `p${i % 7}`, action: null, risk: null, country: 'DE', occurredAt: new Date(NOW - 3_600_000 + i * 1000), receivedAt: new Date(NOW) }),
   );
   for (const e of plain) await app.built.services.read.events.append(e);
   // Then three events that happened hours earlier, sent late (a backfill): the only bot ones.
