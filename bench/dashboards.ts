@@ -563,6 +563,11 @@ function pages(l: Loaded, ask: ReturnType<typeof graphqlClient>['ask']): Page[] 
     { label: `events by country (${l.country})`, query: EVENTS_25, variables: events({ country: l.country }) },
     { label: `events by ASN (${l.asn})`, query: EVENTS_25, variables: events({ asn: l.asn }) },
     { label: 'events by policy (deny)', query: EVENTS_25, variables: events({ policyId: l.policyId }) },
+    // Filters few events match, or none (a signal the load never gives, a policy that decided
+    // nothing): answered from their keys like the others, never by reading the events.
+    { label: `events by rarest signal (${SIGNALS[SIGNALS.length - 1]})`, query: EVENTS_25, variables: events({ signal: SIGNALS[SIGNALS.length - 1] }) },
+    { label: 'events by signal (none: emulator)', query: EVENTS_25, variables: events({ signal: 'emulator' }) },
+    { label: 'events by policy (none)', query: EVENTS_25, variables: events({ policyId: 'bench-policy-unused' }) },
     { label: 'events, last 3 min loaded', query: EVENTS_25, variables: () => ({ filter: range(3 * 60_000, l.newest) }) },
     { label: 'one event by id', query: EVENT, variables: () => ({ id: l.eventId }) },
     { label: 'overview 24 h: series', query: SERIES, variables: () => ({ filter: range(DAY), bucket: 'HOUR' }) },

@@ -62,6 +62,7 @@ const schema = z.object({
   RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
   RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  RAMPART_ANALYST_WAIT_MS: z.coerce.number().int().min(100).max(3_600_000).optional(),
   RAMPART_ANALYST_READER: z.enum(['separate', 'shared']).default('separate'),
   RAMPART_ANALYST_NICE: z.coerce.number().int().min(0).max(19).default(10),
   RAMPART_ANALYST_READER_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(256),
@@ -136,7 +137,7 @@ export interface Config {
    * lower CPU priority (`reader` 'separate', niceness `nice`); on MONGODB_URI through `uri` when
    * given (e.g. a secondary).
    */
-  analyst: { pool: number; timeoutMs: number; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
+  analyst: { pool: number; timeoutMs: number; waitMs: number | undefined; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
   /**
    * The embedded database: its write-ahead log is checkpointed and truncated past `walLimitMb`
    * (store/embedded-wal.ts); its FerretDB's soft memory limit (Go's GOMEMLIMIT) is `memoryMb`.
@@ -246,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     analyst: {
       pool: c.RAMPART_ANALYST_POOL,
       timeoutMs: c.RAMPART_ANALYST_TIMEOUT_MS,
+      waitMs: c.RAMPART_ANALYST_WAIT_MS,
       share: c.RAMPART_ANALYST_SHARE,
       reader: c.RAMPART_ANALYST_READER,
       nice: c.RAMPART_ANALYST_NICE,

@@ -142,6 +142,8 @@ export interface BuildOptions {
   analystDb?: Db;
   /** Longest one dashboard read may run in the database (`maxTimeMS`; default 10 s). */
   analystTimeoutMs?: number;
+  /** Longest a dashboard read waits for its turn at the analysts' gate (default: the larger of `analystTimeoutMs` and 10 s). */
+  analystWaitMs?: number;
   /** Dashboard reads at once (default 1), and the most of the time they may hold the database (default 0.5). */
   analystConcurrency?: number;
   analystShare?: number;
@@ -240,12 +242,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const analystTimeoutMs = o.analystTimeoutMs ?? DEFAULT_ANALYST_TIMEOUT_MS;
   const analyst = {
     maxTimeMS: analystTimeoutMs,
-    gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
+    gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: o.analystWaitMs ?? Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
   };
   const sealer = new Sealer(o.masterKey);
   // Every repository the core is given speaks the core's errors, never the driver's (`core`).
   const writes = core(state);
-  const environmentsStore = core(new MongoEnvironmentStore(db));
+  const environmentsStore = core(new MongoEnvironmentStore(db, { eventKeys: kind.indexPushdown }));
   const credentials = core(new MongoCredentialStore(db));
   const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });

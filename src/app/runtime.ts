@@ -92,6 +92,7 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     db: database.db,
     analystDb: analyst.db,
     analystTimeoutMs: config.analyst.timeoutMs,
+    analystWaitMs: config.analyst.waitMs,
     analystConcurrency: config.analyst.pool,
     analystShare: config.analyst.share,
     log,

@@ -13,9 +13,12 @@ export const USAGE = `usage: rampart <command> [arguments]
   env set-privacy-email <name> <email|none>
                                          set the verified address that receives privacy exports
   env set-origins <name> <origin...|none>
-  env set-apps <name> <app-id...|none>
                                          origins whose pages may get client tokens with the
                                          environment's publishable key (https://shop.example)
+  env set-apps <name> <app-id...|none>
+                                         native apps (bundle or package ids: com.example.shop)
+                                         that may register sessions with the environment's
+                                         publishable key
   env set-app-attest <name> <app-id> <team-id|none>
                                          verify the app's App Attest attestations for the
                                          App ID <team-id>.<app-id> (docs/mobile.md)

@@ -157,12 +157,17 @@ export class EmbeddedEventSearch {
     }
   }
 
-  /** Events through their keys (newest minute first), fetched by `_id` lists; then, before keys began, by time. */
+  /**
+   * Events through their keys (newest minute first), fetched by `_id` lists; then, before keys
+   * began, by time. An environment whose every event has keys (`complete`) is read from its keys
+   * alone: a value few events have, or none, costs a few key documents.
+   */
   private async *keyed(env: EnvId, dim: KeyDimension, value: string, range: { from?: Date; to?: Date }, after: SortKey | null, batch: number): Source {
-    const since = await this.keys.since(env);
+    const { since: keysSince, complete } = await this.keys.coverage(env);
+    const since = complete ? new Date(-8.64e15) : keysSince;
     if (since !== null && (!range.to || range.to.getTime() > since.getTime())) {
-      const from = range.from && range.from.getTime() > since.getTime() ? range.from : since;
-      for await (const minute of this.keys.events(env, dim, value, { from, ...(range.to ? { to: range.to } : {}) }, after)) {
+      const from = range.from && range.from.getTime() > since.getTime() ? range.from : complete ? undefined : since;
+      for await (const minute of this.keys.events(env, dim, value, { ...(from ? { from } : {}), ...(range.to ? { to: range.to } : {}) }, after)) {
         for (let i = 0; i < minute.length; i += IDS_PER_READ) {
           const ids = minute.slice(i, i + IDS_PER_READ).map((e) => e.id);
           const { gate, maxTimeMS } = this.limits;
@@ -177,7 +182,7 @@ export class EmbeddedEventSearch {
       }
     }
     // Events before keys began (since: null, never) are read by time; the filter is checked on each.
-    if (since === null || !range.from || range.from.getTime() < since.getTime()) {
+    if (!complete && (since === null || !range.from || range.from.getTime() < since.getTime())) {
       const to = since !== null && (!range.to || range.to.getTime() > since.getTime()) ? since : range.to;
       yield* this.indexed(env, {}, { ...(range.from ? { from: range.from } : {}), ...(to ? { to } : {}) }, after, batch);
     }

@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 import type { Credential, EnvId, Environment } from '../core/model';
 import type { CredentialStore, EnvironmentStore } from '../core/ports';
 import type { IndexSpec } from './database';
+import { markKeysComplete } from './event-keys';
 
 interface EnvDoc extends Omit<Environment, 'id'> {
   _id: string;
@@ -23,12 +24,18 @@ const toEnv = ({ _id, ...rest }: EnvDoc): Environment => ({ id: _id as EnvId, ..
 const toCred = ({ _id, ...rest }: CredDoc): Credential => ({ hash: _id, ...rest });
 
 export class MongoEnvironmentStore implements EnvironmentStore {
-  constructor(private readonly db: Db) {}
+  /** `eventKeys`: this process keeps event keys (event-keys.ts), so a new environment's events all have them. */
+  constructor(
+    private readonly db: Db,
+    private readonly o: { eventKeys?: boolean } = {},
+  ) {}
   private get col() {
     return this.db.collection<EnvDoc>(ENVIRONMENTS);
   }
   async create(env: Environment): Promise<void> {
     const { id, ...rest } = env;
+    // Before the environment exists, so before any of its events.
+    if (this.o.eventKeys) await markKeysComplete(this.db, id);
     await this.col.insertOne({ _id: id, ...rest });
   }
   async byId(id: EnvId): Promise<Environment | null> {

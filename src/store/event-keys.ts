@@ -16,7 +16,11 @@
  * personal data, and a purged or expired event is simply not found any more.
  *
  * Keys start when this version first records an event of the environment (`since`, a minute
- * boundary): older events are searched by time instead (the planner in queries.ts).
+ * boundary): older events are searched by time instead (the planner in embedded-search.ts). An
+ * environment created by a version that keeps keys has every event's keys: its creation marks it
+ * so (`complete`, markKeysComplete), and a search by such a value then reads its keys alone,
+ * whatever the events' times, so that a value few events have, or none, is answered from a few
+ * key documents instead of reading the events.
  *
  * On MongoDB nothing is written here: its multikey and compound indexes serve these filters.
  */
@@ -56,6 +60,8 @@ export interface EventKeyDoc {
 
 export const keyOf = (env: EnvId, dim: KeyDimension, value: string): string => idOf(env, dim, value);
 const sinceId = (env: EnvId) => idOf(env, 'keys-since');
+/** Present when every event of the environment went through the key writers (markKeysComplete). */
+const completeId = (env: EnvId) => idOf(env, 'keys-complete');
 
 /** The keys an event is found by. */
 export function keysOfEvent(e: StoredEvent): [KeyDimension, string][] {
@@ -167,6 +173,22 @@ export async function markKeysSince(db: Db, env: EnvId, since: Date): Promise<vo
   await db.collection<{ _id: string; envId: EnvId; since: Date }>(EVENT_KEYS).updateOne({ _id: sinceId(env) }, { $setOnInsert: { envId: env }, $min: { since } }, { upsert: true });
 }
 
+/**
+ * Marks that every event of an environment has its keys: written when the environment is created
+ * (before any of its events), or by a loader that fed all of them to the key writers (the bench).
+ */
+export async function markKeysComplete(db: Db, env: EnvId): Promise<void> {
+  await db.collection<{ _id: string; envId: EnvId }>(EVENT_KEYS).updateOne({ _id: completeId(env) }, { $setOnInsert: { envId: env } }, { upsert: true });
+}
+
+/** Which of an environment's events have keys. */
+export interface KeyCoverage {
+  /** Events received from then on have keys (null: none recorded yet). */
+  since: Date | null;
+  /** Every event of the environment has keys, whenever it happened. */
+  complete: boolean;
+}
+
 /** One event found through its keys: its time and id. */
 export interface KeyedEvent {
   at: number;
@@ -188,10 +210,12 @@ export class EventKeyReader {
     return this.db.collection<EventKeyDoc>(EVENT_KEYS);
   }
 
-  /** When keys began for the environment, or null if they never did. */
-  async since(env: EnvId): Promise<Date | null> {
-    const d = await this.gate.run(() => this.db.collection<{ _id: string; since?: Date }>(EVENT_KEYS).findOne({ _id: sinceId(env) }, { maxTimeMS: this.maxTimeMS }));
-    return d?.since instanceof Date ? d.since : null;
+  /** When keys began for the environment, and whether every one of its events has them (one read by `_id`). */
+  async coverage(env: EnvId): Promise<KeyCoverage> {
+    const ids = [sinceId(env), completeId(env)];
+    const docs = await this.gate.run(() => this.db.collection<{ _id: string; since?: Date }>(EVENT_KEYS).find({ _id: { $in: ids } }, { maxTimeMS: this.maxTimeMS }).toArray());
+    const since = docs.find((d) => d._id === ids[0])?.since;
+    return { since: since instanceof Date ? since : null, complete: docs.some((d) => d._id === ids[1]) };
   }
 
   /**

@@ -70,7 +70,8 @@ beforeAll(async () => {
     await app.built.services.read.events.append(e);
   }
   await app.built.state.flush();
-});
+  // A bound for a hang only: 400 events written one by one take minutes on a busy machine.
+}, 600_000);
 afterAll(async () => {
   await app?.close();
 });
@@ -162,6 +163,8 @@ it('keeps a page stable while newer events arrive', async () => {
 it('finds events recorded before the keys began, by every filter', async () => {
   const other = await app.newEnvironment('before-keys');
   const otherEnv = other.env.id as EnvId;
+  // An environment an older version created: not every event of it has keys.
+  await app.database.db.collection<{ _id: string }>('event_keys').deleteOne({ _id: `${otherEnv}:keys-complete` });
   const r = rng(5);
   // Written as an older version wrote them: events only, no keys.
   const old = Array.from({ length: 30 }, (_, i) => eventOf(r, 2000 + i, NOW - 10 * 3_600_000 + i * 60_000, otherEnv));
@@ -188,6 +191,41 @@ it('finds events recorded before the keys began, by every filter', async () => {
   expect((await walk({ country: 'US' })).ids.some((id) => both.some((e) => e.id === id))).toBe(false);
   expect((await ids({ userId: 'u3' })).some((id) => sent.some((e) => e.id === id))).toBe(false);
 });
+
+it('answers a filter few events match, or none, from its keys: every match in one page, whatever the events around them', async () => {
+  const sparse = await app.newEnvironment('sparse');
+  const sparseEnv = sparse.env.id as EnvId;
+  // Activity without a verdict (no signal, no action, no policy): more than a search examines,
+  // received now (the keys' first minute) with times of the last hour.
+  const plain = Array.from({ length: MAX_EXAMINED * 4 }, (_, i) =>
+    storedEvent({ id: `plain-${String(i).padStart(4, '0')}`, envId: sparseEnv, name: '$logout', endpoint: 'track', userId: `p${i % 7}`, action: null, risk: null, country: 'DE', occurredAt: new Date(NOW - 3_600_000 + i * 1000), receivedAt: new Date(NOW) }),
+  );
+  for (const e of plain) await app.built.services.read.events.append(e);
+  // Then three events that happened hours earlier, sent late (a backfill): the only bot ones.
+  const bots = Array.from({ length: 3 }, (_, i) =>
+    storedEvent({ id: `bot-${i}`, envId: sparseEnv, userId: `b${i}`, signals: ['bot_behavior'], action: 'deny', policy: { id: 'pol-bots', revision: 'r1', name: 'Bots', action: 'deny' }, occurredAt: new Date(NOW - 6 * 3_600_000 + i * 60_000), receivedAt: new Date(NOW) }),
+  );
+  for (const e of bots) await app.built.services.read.events.append(e);
+  await app.built.state.flush();
+  const first = (filter: Record<string, unknown>) => page(filter, 20, null, sparse.secret);
+  const newestBots = bots.map((e) => e.id).reverse();
+  for (const f of [{ signal: 'bot_behavior' }, { action: 'DENY' }, { policyId: 'pol-bots' }]) {
+    const a = await first(f);
+    expect(a.errors).toBeUndefined();
+    expect({ f, ids: a.data?.events.edges.map((e) => e.node.id), more: a.data?.events.pageInfo.hasNextPage }).toEqual({ f, ids: newestBots, more: false });
+  }
+  for (const f of [{ signal: 'impossible_travel' }, { action: 'CHALLENGE' }, { policyId: 'pol-none' }, { country: 'BR' }, { asn: 64512 }, { name: '$registration' }]) {
+    const a = await first(f);
+    expect(a.errors).toBeUndefined();
+    expect({ f, ids: a.data?.events.edges.map((e) => e.node.id), more: a.data?.events.pageInfo.hasNextPage }).toEqual({ f, ids: [], more: false });
+  }
+  // With a time range as well, and the rest of the filter checked on each match.
+  const ranged = await first({ signal: 'bot_behavior', from: new Date(NOW - 6 * 3_600_000 + 30_000).toISOString() });
+  expect(ranged.data?.events.edges.map((e) => e.node.id)).toEqual(newestBots.slice(0, 2));
+  expect((await first({ signal: 'bot_behavior', country: 'DE' })).data?.events.edges).toEqual([]);
+  // And the sandbox's filters never reach them.
+  expect((await walk({ signal: 'bot_behavior' })).ids).toEqual([]);
+}, 600_000);
 
 it('creates the access paths the embedded database serves, and only those', async () => {
   const kind = await serverKind(app.database.db);

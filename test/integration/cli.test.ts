@@ -58,6 +58,19 @@ describe('help', () => {
     expect(r.stdout).toContain('env create <name> [--production]');
     expect(existsSync(dataDir)).toBe(false);
   });
+
+  it('describes each command in its own words: the apps are not the origins', async () => {
+    const r = await rampart(['--help']);
+    const helpOf = (command: string) => {
+      const lines = r.stdout.split('\n');
+      const at = lines.findIndex((l) => l.trimStart().startsWith(command));
+      const text: string[] = [];
+      for (let i = at + 1; i < lines.length && /^ {20,}\S/.test(lines[i] as string); i++) text.push((lines[i] as string).trim());
+      return text.join(' ');
+    };
+    expect(helpOf('env set-origins')).toMatch(/origins whose pages/);
+    expect(helpOf('env set-apps')).toMatch(/native apps \(bundle or package ids/);
+  });
 });
 
 describe('a command line that is not a command', () => {

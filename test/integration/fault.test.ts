@@ -28,6 +28,9 @@ import { stopped } from '../support/process';
 import { delay, waitFor } from '../support/wait';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
+// Each test streams load through an outage and waits for conditions, not for a time: on a machine
+// whose cores are shared many times over that takes minutes. The bound only catches a hang.
+jest.setTimeout(600_000);
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 embeddedOnly('killing the embedded database mid-stream', () => {
@@ -130,13 +133,18 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     );
 
     // The stream is under way, the queues in use, before the kill.
-    await waitFor(() => acknowledged.size >= 50, { what: 'the stream to have 50 events acknowledged', timeoutMs: 20_000 });
+    await waitFor(() => acknowledged.size >= 50, { what: 'the stream to have 50 events acknowledged', timeoutMs: 120_000 });
     const before = acknowledged.size;
-    const killed = ferret!.pid as number;
+    let killed = ferret!.pid as number;
     process.kill(killed, 'SIGKILL');
-    // Reads that need the database: 503 while it is down (the supervisor waits 3 s to restart it,
-    // the driver would wait 5 s for it), each answered before the database is back.
-    const restarted = () => ferret!.pid !== null && ferret!.pid !== killed;
+    // The outage lasts until the writes are a second behind and new work is refused (a 503), however
+    // slowly this machine fills the queue: each time the supervisor starts the database again
+    // before that (after 3 s), it is killed again. Then the supervisor's next start is the restart.
+    let outageOver = false;
+    const restarted = () => outageOver && ferret!.pid !== null && ferret!.pid !== killed;
+    // Reads that need the database: 503 while it is down (the driver would wait 5 s for it), each
+    // answered before the database is back.
+    let readsRefused = false;
     const downAnswers = (async () => {
       const seen = { devices: 0, graphql: 0, beforeRestart: true };
       // Until both have answered 503, or the database is back (then `beforeRestart` says so).
@@ -149,18 +157,40 @@ embeddedOnly('killing the embedded database mid-stream', () => {
           ]);
           if (devices.status === 503 && devices.body.type === 'service_unavailable') seen.devices++;
           if (graphql.status === 503 && graphql.body.errors?.[0]?.extensions?.code === 'SERVICE_UNAVAILABLE') seen.graphql++;
-          return seen.devices > 0 && seen.graphql > 0;
+          return (readsRefused = seen.devices > 0 && seen.graphql > 0);
         },
-        { what: 'device reads and GraphQL to answer 503 while the database is down', timeoutMs: 20_000, intervalMs: 50 },
+        { what: 'device reads and GraphQL to answer 503 while the database is down', timeoutMs: 120_000, intervalMs: 50 },
       );
       seen.beforeRestart = !restarted();
       return seen;
     })();
-    // A second into the outage new work is refused, before the supervisor starts the database again.
-    await waitFor(() => (statuses.get(503) ?? 0) > 0 || restarted(), { what: 'a 503 once the writes are a second behind, or the restart', timeoutMs: 20_000 });
+    // A second into the outage new work is refused (the database still down).
+    const keepDown = () => {
+      const pid = ferret!.pid;
+      if (pid !== null && pid !== killed) {
+        killed = pid;
+        process.kill(pid, 'SIGKILL');
+      }
+    };
+    await waitFor(
+      () => {
+        keepDown();
+        return (statuses.get(503) ?? 0) > 0;
+      },
+      { what: 'a 503 once the writes are a second behind', timeoutMs: 120_000, intervalMs: 20 },
+    );
     const duringOutage = new Map(statuses);
+    // The reads have answered 503 too, still before the database is back.
+    await waitFor(
+      () => {
+        keepDown();
+        return readsRefused;
+      },
+      { what: 'device reads and GraphQL to answer 503 while the database is down', timeoutMs: 120_000, intervalMs: 20 },
+    );
+    outageOver = true;
     // The supervisor starts it again (a new process on the same port).
-    await waitFor(restarted, { what: 'the supervisor to start the database again', timeoutMs: 20_000 });
+    await waitFor(restarted, { what: 'the supervisor to start the database again', timeoutMs: 120_000 });
     const restartedAt = Date.now();
     // Recovered: a verdict for a user never seen before is complete again (its state was read).
     let fresh = 0;
@@ -169,7 +199,7 @@ embeddedOnly('killing the embedded database mid-stream', () => {
         const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fresh-${fresh++}` }, context });
         return r.status === 201 && r.body.degraded === false;
       },
-      { what: 'a complete verdict for a new user once the database is back', timeoutMs: 30_000, intervalMs: 100 },
+      { what: 'a complete verdict for a new user once the database is back', timeoutMs: 120_000, intervalMs: 100 },
     );
     const recoveredAfterMs = Date.now() - restartedAt;
     stop = true;
@@ -328,8 +358,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     try {
       // The server refuses the stream part-way with the count it has written; the client sends
       // the rest again from there.
+      // A bound for a hang only: 3,000 events take minutes on a machine shared many times over.
       res = await grpcClient.trackStream(events(), {
-        deadlineMs: 60_000,
+        deadlineMs: 540_000,
         onRetry: (r) => {
           retries.push({ code: r.error.codeName, accepted: r.accepted });
         },

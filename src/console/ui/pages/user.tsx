@@ -116,7 +116,7 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
               ['Registered', time(u.registeredAt)],
               ['First seen', time(u.createdAt)],
               ['Last seen', time(u.lastSeenAt)],
-              ['Countries', u.countries.join(', ') || null],
+              ['Countries of successful events', u.countries.join(', ') || null],
               ['Last location', u.lastLocation ? `${u.lastLocation.country ?? '?'} (${u.lastLocation.lat.toFixed(2)}, ${u.lastLocation.lon.toFixed(2)}) at ${time(u.lastLocation.at)}` : null],
               ['Last password reset', time(u.lastPasswordResetAt)],
             ]}
