@@ -360,7 +360,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     analytics: new AnalyticsService(analyticsStore, clock),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
-    read: { events, debuggerLog, users, audit },
+    read: { users },
   };
   // FerretDB finds old records by reading each collection once, through the analysts' reader
   // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.

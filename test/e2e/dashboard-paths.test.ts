@@ -8,9 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EnvId, StoredEvent } from '../../src/core/model';
+import type { EventStore } from '../../src/core/ports';
 import { EVENTS, toEventDoc } from '../../src/store/events';
 import { embeddedIndexName, serverKind } from '../../src/store/server-kind';
 import { call, startTestApp, type TestApp } from '../support/app';
+import { eventWriter } from '../support/stored';
 import { storedEvent, TEST_UA as UA } from '../support/events';
 
 /** Small, so that sparse filters stop early and go on from where they stopped. */
@@ -19,6 +21,9 @@ const NOW = Date.parse('2026-11-26T12:00:00.000Z');
 
 let app: TestApp;
 let env: EnvId;
+let writer: Promise<EventStore> | undefined;
+/** The event write path (events, keys, rollups) for events this test seeds. */
+const seeder = () => (writer ??= eventWriter(app.database.db, app.built.state));
 const sent: StoredEvent[] = [];
 
 /** A deterministic pseudo-random sequence. */
@@ -67,7 +72,7 @@ beforeAll(async () => {
     const at = NOW - 3 * 3_600_000 + Math.floor(r() * 3 * 3_600_000);
     const e = eventOf(r, i, i % 10 === 0 && sent.length > 0 ? (sent[sent.length - 1] as StoredEvent).occurredAt.getTime() : at);
     sent.push(e);
-    await app.built.services.read.events.append(e);
+    await (await seeder()).append(e);
   }
   await app.built.state.flush();
 });
@@ -148,7 +153,7 @@ it('keeps a page stable while newer events arrive', async () => {
   const first = await page({}, 5, null);
   const r = rng(99);
   const newer = Array.from({ length: 8 }, (_, i) => eventOf(r, 1000 + i, NOW - 1_000 + i));
-  for (const e of newer) await app.built.services.read.events.append(e);
+  for (const e of newer) await (await seeder()).append(e);
   await app.built.state.flush();
   const second = await page({}, 5, first.data?.events.pageInfo.endCursor ?? null);
   const all = expected(() => true);
@@ -168,7 +173,7 @@ it('finds events recorded before the keys began, by every filter', async () => {
   await app.database.db.collection(EVENTS).insertMany(old.map(toEventDoc) as never[]);
   // Then this version records a few: keys begin now.
   const recent = Array.from({ length: 10 }, (_, i) => eventOf(r, 3000 + i, NOW - 60_000 + i, otherEnv));
-  for (const e of recent) await app.built.services.read.events.append(e);
+  for (const e of recent) await (await seeder()).append(e);
   await app.built.state.flush();
   const both = [...old, ...recent].sort(newestFirst);
   const ids = async (filter: Record<string, unknown>) => {

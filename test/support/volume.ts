@@ -10,6 +10,7 @@ import { storedEvent } from './events';
 import { markKeysSince } from '../../src/store/event-keys';
 import { markRollupsSince } from '../../src/store/rollups';
 import type { TestApp } from './app';
+import { eventWriter } from './stored';
 
 const SIGNALS = ['new_device', 'new_country', 'proxy_ip', 'multiple_accounts_per_device', 'impossible_travel'];
 
@@ -22,6 +23,7 @@ export async function appendVolume(app: TestApp, env: EnvId, count: number, o: {
   const oldest = now - 7 * 86_400_000;
   const newest = now - 25 * 3_600_000;
   const CHUNK = 5_000;
+  const events = await eventWriter(app.database.db, app.built.state);
   for (let first = 0; first < count; first += CHUNK) {
     const written: Promise<void>[] = [];
     for (let i = first; i < Math.min(count, first + CHUNK); i++) {
@@ -44,7 +46,7 @@ export async function appendVolume(app: TestApp, env: EnvId, count: number, o: {
         signals,
         occurredAt: new Date(at),
       });
-      written.push(app.built.services.read.events.append(e));
+      written.push(events.append(e));
     }
     await app.built.state.flush();
     await Promise.all(written);
