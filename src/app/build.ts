@@ -261,7 +261,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const created = alone ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf) : undefined;
   const counters = core(new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined));
   // Policies may name only the environment's lists; a list a policy names cannot be deleted.
-  const policies = new PolicyService(core(new MongoPolicyStore(db)), clock, 1000, (env) => lists.ids(env));
+  const policies = new PolicyService({ store: core(new MongoPolicyStore(db)), clock, listIds: (env) => lists.ids(env) });
   const audit = core(new MongoAuditLog(db));
   // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
   const lists: ListService = new ListService({
@@ -275,6 +275,21 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.listImports ? { imports: o.listImports } : {}),
   });
   const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
+  // At most so many verdicts at once, the bound adapting to how quickly they are answered: a
+  // process given less CPU than its traffic needs answers what it admits in time and refuses the
+  // rest early, instead of answering everything too late (core/work-limiter.ts).
+  const limiter = new WorkLimiter({ ...DEFAULT_WORK_LIMITS, ...o.workLimits, clock, scheduler: timerScheduler });
+  // The instance's metrics: read when scraped, from the services built below (track, webhooks).
+  const metrics: Metrics = new Metrics({
+    writeBacklog: () => state.backlog,
+    writeLimits: () => state.limits,
+    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
+    writesStuckMs: () => state.stuckMs(),
+    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
+    cachedDocuments: () => state.cachedDocuments,
+    trackPending: () => track.pending,
+    outbox: () => webhooks.outbox(),
+  });
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
   // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
@@ -291,7 +306,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     scheduler: timerScheduler,
     instanceId: randomUUID(),
     log: o.log,
-    observer: { attempted: (outcome) => metrics.webhookObserver.attempted(outcome) },
+    observer: metrics.webhookObserver,
     ...webhookTuning,
   });
   const observations = core(new StateClientObservationStore(db, state));
@@ -315,22 +330,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     writes,
     ackTimeoutMs: o.state?.ackTimeoutMs,
   });
-  const devices = new DeviceService(users, webhooks, clock, client);
+  const devices = new DeviceService({ users, webhooks, clock, clientTokens: client });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client, ackTimeoutMs: o.state?.ackTimeoutMs });
-  const metrics = new Metrics({
-    writeBacklog: () => state.backlog,
-    writeLimits: () => state.limits,
-    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
-    writesStuckMs: () => state.stuckMs(),
-    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
-    cachedDocuments: () => state.cachedDocuments,
-    trackPending: () => track.pending,
-    outbox: () => webhooks.outbox(),
-  });
-  // At most so many verdicts at once, the bound adapting to how quickly they are answered: a
-  // process given less CPU than its traffic needs answers what it admits in time and refuses the
-  // rest early, instead of answering everything too late (core/work-limiter.ts).
-  const limiter = new WorkLimiter({ ...DEFAULT_WORK_LIMITS, ...o.workLimits, clock, scheduler: timerScheduler });
   const verdicts = new VerdictService({ users, events, counters, writes, policies, lists, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token'), limiter });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
@@ -343,7 +344,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     links: restExportLinks(o.publicUrl),
     log: o.log,
   });
-  const access = new AccessService(environments, new RateLimiter(o.rateLimitPerSecond, undefined, { per: 'per environment', setting: 'RAMPART_RATE_LIMIT' }), { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 }, () => clock.now().getTime());
+  const access = new AccessService({
+    environments,
+    limiter: new RateLimiter(o.rateLimitPerSecond, undefined, { per: 'per environment', setting: 'RAMPART_RATE_LIMIT' }),
+    failedLimit: { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 },
+    now: () => clock.now().getTime(),
+  });
   const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
   // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
   // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
@@ -372,7 +378,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     analytics: new AnalyticsService(analyticsStore, clock),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
-    read: { events, debuggerLog, users, audit },
+    read: { users },
   };
   // FerretDB finds old records by reading each collection once, through the analysts' reader
   // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.

@@ -19,9 +19,8 @@ import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import type { Session } from '../core/sessions/service';
 import { CSRF_HEADER, SESSION_COOKIE, headerValue, sessionFromCookie } from '../doors/credentials';
-import { normaliseError } from '../doors/errors';
+import { sendHttpError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
-import { HTTP_STATUS } from '../doors/http-status';
 import { PROJECT_ROOT } from '../paths';
 
 export interface ConsoleOptions {
@@ -89,13 +88,7 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
     return body;
   };
 
-  const sendError = (reply: FastifyReply, err: unknown) => {
-    const e = normaliseError(err, log);
-    const body: Record<string, unknown> = { type: e.type, message: e.message };
-    if ('fields' in e) body.fields = (e as { fields?: unknown }).fields;
-    if ('retryAfterSeconds' in e) reply.header('Retry-After', String((e as { retryAfterSeconds: number }).retryAfterSeconds));
-    return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store').send(body);
-  };
+  const sendError = (reply: FastifyReply, err: unknown) => sendHttpError(reply, err, log, { headers: { 'cache-control': 'no-store' } });
 
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {
     const html = read('index.html');

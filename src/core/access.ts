@@ -42,17 +42,27 @@ class FailedAuthentications {
   }
 }
 
+export interface AccessServiceDeps {
+  environments: EnvironmentService;
+  /** Requests per second per environment. */
+  limiter: RateLimiter;
+  /** Failed authentications from one address before it is refused (default DEFAULT_FAILED_AUTHENTICATION_LIMIT). */
+  failedLimit?: FailedAuthenticationLimit;
+  /** Epoch ms, from the injected Clock. */
+  now: () => number;
+}
+
 export class AccessService {
   private readonly failures: FailedAuthentications;
+  private readonly environments: EnvironmentService;
+  private readonly limiter: RateLimiter;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly environments: EnvironmentService,
-    private readonly limiter: RateLimiter,
-    failedLimit: FailedAuthenticationLimit,
-    /** Epoch ms, from the injected Clock. */
-    private readonly now: () => number,
-  ) {
-    this.failures = new FailedAuthentications(failedLimit);
+  constructor(d: AccessServiceDeps) {
+    this.environments = d.environments;
+    this.limiter = d.limiter;
+    this.now = d.now;
+    this.failures = new FailedAuthentications(d.failedLimit ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT);
   }
 
   /**

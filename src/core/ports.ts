@@ -146,13 +146,10 @@ export interface WriteQueue {
 export interface EventStore {
   /** Queue an event for a batched write (behind the answer); resolves when it is written. */
   append(event: StoredEvent): Promise<void>;
-  listForUser(env: EnvId, userId: string, limit: number): Promise<StoredEvent[]>;
-  flush(): Promise<void>;
 }
 
 export interface DebuggerStore {
   append(entry: RejectedPayload): Promise<void>;
-  list(env: EnvId, limit: number): Promise<RejectedPayload[]>;
 }
 
 /** A counter document: named counts and named distinct sets. */

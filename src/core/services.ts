@@ -9,7 +9,7 @@ import type { DeviceService } from './devices/service';
 import type { PolicyService } from './policies/service';
 import type { WebhookService } from './webhooks/service';
 import type { PrivacyService } from './privacy/service';
-import type { EventStore, DebuggerStore, UserStateStore } from './ports';
+import type { UserStateStore } from './ports';
 import type { AccessService } from './access';
 import type { QueryService } from './queries/service';
 import type { AnalyticsService } from './analytics/service';
@@ -18,7 +18,6 @@ import type { ClientEventsService } from './client/events';
 import type { SessionService } from './sessions/service';
 import type { PolicyDryRunService } from './policies/dry-run';
 import type { ListService } from './lists/service';
-import type { AuditLog } from './audit/model';
 
 export interface Services {
   environments: EnvironmentService;
@@ -44,6 +43,6 @@ export interface Services {
   dryRun: PolicyDryRunService;
   /** The web console's sign-in sessions. */
   sessions: SessionService;
-  /** Read-side stores for dashboards (GraphQL); `audit`: who changed lists and their items. */
-  read: { events: EventStore; debuggerLog: DebuggerStore; users: UserStateStore; audit: AuditLog };
+  /** Read-side store for dashboards (GraphQL's device loader). */
+  read: { users: UserStateStore };
 }

@@ -6,7 +6,9 @@
  * cause and returned to the caller without internals.
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError, InternalError } from '../core/errors';
+import type { FastifyReply } from 'fastify';
+import { DomainError, Forbidden, InternalError, InvalidParameters, retryAfterOf, type ErrorKind } from '../core/errors';
+import { HTTP_STATUS } from './http-status';
 import type { Logger } from './logger';
 
 export function normaliseError(err: unknown, log: Logger): DomainError {
@@ -17,4 +19,32 @@ export function normaliseError(err: unknown, log: Logger): DomainError {
   const correlationId = randomUUID();
   log.error({ err, correlationId }, 'internal error');
   return new InternalError(correlationId);
+}
+
+/** How one HTTP door words its errors (see sendHttpError). */
+export interface HttpErrorStyle {
+  /** The body's `type` of each kind, where the error names no type of its own (default: the error's own `type`). */
+  types?: Readonly<Record<ErrorKind, string>>;
+  /** Return an internal error's correlation id as `correlation_id` (the REST door does). */
+  correlationId?: boolean;
+  /** Headers every error answer carries (the console's `cache-control: no-store`). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The one error answer of the doors served over HTTP (REST, the console): the status of the
+ * error's kind (doors/http-status.ts), a `{type, message}` JSON body with the invalid fields
+ * when there are (and a refusal's `reason`), and `Retry-After` for a rate limit or an outage.
+ */
+export function sendHttpError(reply: FastifyReply, err: unknown, log: Logger, style: HttpErrorStyle = {}): FastifyReply {
+  const e = normaliseError(err, log);
+  const body: Record<string, unknown> = { type: style.types && e.type === e.kind ? style.types[e.kind] : e.type, message: e.message };
+  if (e instanceof InvalidParameters) body.fields = e.fields;
+  if (style.correlationId && e instanceof InternalError) body.correlation_id = e.correlationId;
+  if (e instanceof Forbidden && e.reason) body.reason = e.reason;
+  const retryAfter = retryAfterOf(e);
+  if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
+  reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8');
+  for (const [name, value] of Object.entries(style.headers ?? {})) reply.header(name, value);
+  return reply.send(body);
 }

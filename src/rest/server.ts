@@ -5,15 +5,15 @@
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, Forbidden, PayloadTooLarge, retryAfterOf, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
+import { BadRequest, PayloadTooLarge, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
 import { safeEqual } from '../core/crypto';
 import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import type { Caller } from '../core/work-limiter';
 import { secretFromAuthorization } from '../doors/credentials';
-import { normaliseError } from '../doors/errors';
+import { sendHttpError, type HttpErrorStyle } from '../doors/errors';
 import type { Logger } from '../doors/logger';
-import { HTTP_STATUS, HTTP_TYPE } from './errors';
+import { HTTP_TYPE } from './errors';
 import { authenticateJson, deviceJson, filterJson, privacyAccessJson, riskJson } from './mappers';
 import { subjectOfIdentifier, type PrivacySubject } from '../core/privacy/service';
 import { registerClientPages } from './client-pages';
@@ -67,6 +67,8 @@ export interface RestMetrics {
 }
 
 const MAX_JSON_DEPTH = 32;
+/** Castle's error types, and an internal error's correlation id in the body. */
+const REST_ERRORS: HttpErrorStyle = { types: HTTP_TYPE, correlationId: true };
 /** The routes that need the database to answer (see `RestOptions.database`). */
 const NEEDS_DATABASE = /^\/v1\/(users\/|devices\/|privacy\/|lists(\/|$))/;
 /** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
@@ -144,16 +146,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   const { services, log } = o;
 
-  const sendError = (reply: FastifyReply, err: unknown) => {
-    const e = normaliseError(err, log);
-    const body: Record<string, unknown> = { type: e.type === e.kind ? HTTP_TYPE[e.kind] : e.type, message: e.message };
-    if ('fields' in e && Array.isArray((e as { fields?: unknown }).fields)) body.fields = (e as unknown as { fields: unknown[] }).fields;
-    if ('correlationId' in e) body.correlation_id = (e as unknown as { correlationId: string }).correlationId;
-    if (e instanceof Forbidden && e.reason) body.reason = e.reason;
-    const retryAfter = retryAfterOf(e);
-    if (retryAfter !== null) reply.header('Retry-After', String(retryAfter));
-    return reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8').send(body);
-  };
+  const sendError = (reply: FastifyReply, err: unknown) => sendHttpError(reply, err, log, REST_ERRORS);
 
   // Shutting down: what arrives once the close began (on a connection kept alive, or pipelined)
   // is refused at once, with the connection closed so that the client goes elsewhere.

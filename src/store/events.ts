@@ -4,7 +4,7 @@
  * not wait.
  */
 import type { Db } from 'mongodb';
-import type { EnvId, EventContext, RejectedPayload, Signals, StoredEvent } from '../core/model';
+import type { EventContext, RejectedPayload, Signals, StoredEvent } from '../core/model';
 import type { DebuggerStore, EventStore } from '../core/ports';
 import type { IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
@@ -94,16 +94,6 @@ export class MongoEventStore implements EventStore {
     this.keys?.record(event);
     return new Promise((resolve) => this.state.insert(EVENTS, toEventDoc(event), () => resolve()));
   }
-
-  /** Write everything queued so far (events and every other pending change). */
-  flush(): Promise<void> {
-    return this.state.flush();
-  }
-
-  async listForUser(env: EnvId, userId: string, limit: number): Promise<StoredEvent[]> {
-    const docs = await this.col.find({ envId: env, userId }).sort({ occurredAt: -1 }).limit(limit).toArray();
-    return docs.map(fromEventDoc);
-  }
 }
 
 export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPayload => ({ id: _id, ...rest, fields: fromJson(fields, []) });
@@ -117,9 +107,5 @@ export class MongoDebuggerStore implements DebuggerStore {
   append(e: RejectedPayload): Promise<void> {
     const { id, fields, ...rest } = e;
     return new Promise((resolve) => this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, () => resolve()));
-  }
-  async list(env: EnvId, limit: number): Promise<RejectedPayload[]> {
-    const docs = await this.col.find({ envId: env }).sort({ receivedAt: -1 }).limit(limit).toArray();
-    return docs.map(rejectedFromDoc);
   }
 }

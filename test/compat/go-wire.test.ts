@@ -18,6 +18,7 @@
  */
 import http from 'node:http';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -178,8 +179,8 @@ function loginRequest(extra: Record<string, string> = {}): IncomingRequest {
 
 const events = async (userId: string) => {
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
-  return app.built.services.read.events.listForUser(app.env.id, userId, 50);
+  await app.built.state.flush();
+  return storedOf(app).eventsOfUser(app.env.id, userId, 50);
 };
 
 describe('the wire format this test replays', () => {

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 const run = promisify(execFile);
 const DIR = path.join(__dirname, 'java');
@@ -70,7 +71,7 @@ beforeAll(async () => {
   await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
   out = await drive(SCENARIOS);
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
 }, 180_000);
 afterAll(async () => {
   await app?.close();
@@ -106,7 +107,7 @@ describe('authenticate', () => {
   });
 
   it("the context came from the application's request: headers, scrubbed cookie, __cid fingerprint, client address", async () => {
-    const [event] = await app.built.services.read.events.listForUser(app.env.id, user('authenticate_login'), 10);
+    const [event] = await storedOf(app).eventsOfUser(app.env.id, user('authenticate_login'), 10);
     expect(event?.ip).toMatch(/^81\.2\.69\.\d+$/);
     expect(event?.context.headers).toMatchObject({ 'user-agent': expect.stringContaining('Chrome/120'), 'accept-language': 'en-GB,en;q=0.9', cookie: true });
     expect(event?.context.fingerprint).toBe(`cid-${user('authenticate_login')}`);
@@ -114,13 +115,13 @@ describe('authenticate', () => {
   });
 
   it('mergeContext overrides the address', async () => {
-    const [event] = await app.built.services.read.events.listForUser(app.env.id, user('authenticate_merged_context'), 10);
+    const [event] = await storedOf(app).eventsOfUser(app.env.id, user('authenticate_merged_context'), 10);
     expect(event?.ip).toBe(MERGED_IP);
   });
 
   it('doNotTrack answers allow without calling Rampart', async () => {
     expect(result('authenticate_do_not_track')).toMatchObject({ action: 'allow', failover: true });
-    expect(await app.built.services.read.events.listForUser(app.env.id, user('authenticate_do_not_track'), 10)).toEqual([]);
+    expect(await storedOf(app).eventsOfUser(app.env.id, user('authenticate_do_not_track'), 10)).toEqual([]);
   });
 
   it('a sandbox test token in the X-Castle-Client-Id header forces deny', async () => {
@@ -136,12 +137,12 @@ describe('track', () => {
   });
 
   it('stores the tracked events, fire-and-forget ones included', async () => {
-    const names = async (u: string) => (await app.built.services.read.events.listForUser(app.env.id, u, 10)).map((e) => e.name).sort();
+    const names = async (u: string) => (await storedOf(app).eventsOfUser(app.env.id, u, 10)).map((e) => e.name).sort();
     expect(await names(user('track_login_failed'))).toEqual(['$login.failed']);
     expect(await names(user('track_message'))).toEqual(['$challenge.succeeded', '$logout.succeeded']);
     expect(await names(user('track_fire_and_forget'))).toEqual(['$profile_update.succeeded', '$review.resolved']);
     // None of them (the reset request names no user) went to the debugger.
-    const debuggerEntries = await app.built.services.read.debuggerLog.list(app.env.id, 1000);
+    const debuggerEntries = await storedOf(app).debugger(app.env.id, 1000);
     expect(debuggerEntries.filter((e) => e.payload.includes(user('track_fire_and_forget')))).toEqual([]);
   });
 });
@@ -168,7 +169,7 @@ describe('risk, filter and log', () => {
     expect(result('log_map')).toEqual({ successful: true });
     expect(result('log_typed')).toEqual({ successful: true });
     for (const scenario of ['log_map', 'log_typed'] as const) {
-      expect((await app.built.services.read.events.listForUser(app.env.id, user(scenario), 10)).map((e) => e.name)).toEqual(['$login.failed']);
+      expect((await storedOf(app).eventsOfUser(app.env.id, user(scenario), 10)).map((e) => e.name)).toEqual(['$login.failed']);
     }
   });
 });

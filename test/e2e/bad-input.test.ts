@@ -4,6 +4,7 @@
  */
 import type { Db } from 'mongodb';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 let disabledSecret: string;
@@ -20,7 +21,7 @@ beforeAll(async () => {
 /** Wait for every write a previous request left in the background. */
 async function settled() {
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
 }
 afterAll(async () => {
   await app?.close();
@@ -127,21 +128,21 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
   it.each(cases)('%s', async (_label, c) => {
     await settled();
     const before = await snapshot(app.database.db, ['debugger']);
-    const count = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length;
+    const count = (await storedOf(app).debugger(app.env.id, 1000)).length;
     const r = await call(app, ep.method, ep.path, c.body, c.raw !== undefined ? { raw: c.raw } : {});
     expect(r.status).toBe(204);
     await settled();
-    expect((await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length).toBe(count + 1);
+    expect((await storedOf(app).debugger(app.env.id, 1000)).length).toBe(count + 1);
     expect(await snapshot(app.database.db, ['debugger'])).toBe(before);
   });
   it('oversized body: 413', () => rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
   it('a 5,000-level nested body: 204, kept in the debugger bounded and scrubbed, with the user it names', async () => {
     await settled();
     const before = await snapshot(app.database.db, ['debugger']);
-    const count = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length;
+    const count = (await storedOf(app).debugger(app.env.id, 1000)).length;
     expect((await call(app, ep.method, ep.path, undefined, { raw: deep })).status).toBe(204);
     await settled();
-    const entries = await app.built.services.read.debuggerLog.list(app.env.id, 1000);
+    const entries = await storedOf(app).debugger(app.env.id, 1000);
     expect(entries.length).toBe(count + 1);
     const [entry] = entries;
     expect(entry?.reason).toMatch(/nested deeper than 32 levels/);

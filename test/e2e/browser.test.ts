@@ -9,6 +9,7 @@
  */
 import type { Browser } from 'puppeteer-core';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 import { launchChromium, requireChromium, type Chromium } from '../support/chromium';
 import { USER_AGENT_SIGNALS } from '../fixtures/real-browsers';
 import { DEFAULT_POW_BITS } from '../../src/core/client/proof';
@@ -79,8 +80,8 @@ describe('the browser client in Chromium', () => {
   it('the headers this Chromium sent bring no client-hints signal (a row of the real-browser table)', async () => {
     const email = 'client-hints@example.com';
     const v = await demoLogin(first, email);
-    await app.built.services.read.events.flush();
-    const [event] = await app.built.services.read.events.listForUser(app.env.id, email, 10);
+    await app.built.state.flush();
+    const [event] = await storedOf(app).eventsOfUser(app.env.id, email, 10);
     const sent = Object.fromEntries(Object.entries(event?.context.headers ?? {}).filter((h): h is [string, string] => typeof h[1] === 'string'));
     // Chromium on Linux, on a secure origin (loopback is one): its user agent and its low-entropy client hints.
     expect(sent['user-agent']).toMatch(/^Mozilla\/5\.0 \(X11; Linux x86_64\) AppleWebKit\/537\.36 \(KHTML, like Gecko\) HeadlessChrome\/\d+/);

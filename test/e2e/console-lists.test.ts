@@ -49,7 +49,7 @@ beforeAll(async () => {
   app = await startTestApp({ grpc: false });
   expect((await login('carder', BAD_IP)).policy.action).not.toBe('deny');
   await login('regular', '81.2.69.142');
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
   analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'lists analyst')).secret;
   chromium = await launchChromium('rampart-console-lists-');
   browser = chromium.browser;
@@ -125,7 +125,7 @@ describe('lists in the console, as an administrator', () => {
     expect((await login('regular', '81.2.69.142')).policy.action).not.toBe('deny');
 
     // The console's events show the denial, and its page names the list.
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     await go(page, `#/events?ip=${BAD_IP}&action=DENY`);
     await page.waitForFunction(() => !(globalThis as any).document.querySelector('.state.loading') && (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 1);
     expect(await page.$eval('table.data tbody tr', (tr) => (tr as any).innerText)).toMatch(/deny/);

@@ -217,7 +217,7 @@ describe('GraphQL with the session cookie', () => {
     const other = await app.newEnvironment('console-tenant-b');
     await login(other.secret, 'b-only-user', 'fp-b-only');
     await login(app.secret, 'a-only-user', 'fp-a-only');
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     const a = await session(app.secret);
     const b = await session(other.secret);
     expect(b.body.environment).toEqual({ id: other.env.id, name: 'console-tenant-b', sandbox: false });
@@ -329,7 +329,7 @@ describe('GraphQL for the console', () => {
     await login(app.secret, 'dry-reg', 'fp-dry-reg', '$registration');
     // A login a sandbox test token forced to allow: the draft would deny it, but it keeps its action.
     await login(app.secret, 'dry-forced', 'test|device:chrome_on_mac|policy.action:allow');
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     const policiesBefore = await gqlSecret(app.secret, '{ policies(includeArchived: true) { id revision } }');
     const d = await gqlSecret(
       app.secret,
@@ -364,7 +364,7 @@ describe('GraphQL for the console', () => {
   it("decides with each device's review state: archiving 'Deny reported devices' frees a reported device's verdicts", async () => {
     const a = await login(app.secret, 'dry-reported', 'fp-dry-reported');
     await login(app.secret, 'dry-reported', 'fp-dry-reported');
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     await gqlSecret(app.secret, `mutation { reportDevice(token: "${a.device.token}") { token } }`);
     // The report reaches the dashboards' copy of the device behind the answer (one flush later).
     await app.built.state.flush();

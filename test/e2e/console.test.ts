@@ -115,7 +115,7 @@ beforeAll(async () => {
   other = { secret: b.secret, envId: b.env.id };
   await risk(b.secret, 'tenant-b-only-user', { ip: '203.0.113.77' });
   await risk(b.secret, 'tenant-b-only-user', { ip: '203.0.113.77', token: 'fp-b' });
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
 
   chromium = await launchChromium('rampart-console-');
   browser = chromium.browser;

@@ -8,9 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EnvId, StoredEvent } from '../../src/core/model';
+import type { EventStore } from '../../src/core/ports';
 import { EVENTS, toEventDoc } from '../../src/store/events';
 import { embeddedIndexName, serverKind } from '../../src/store/server-kind';
 import { call, startTestApp, type TestApp } from '../support/app';
+import { eventWriter } from '../support/stored';
 import { storedEvent, TEST_UA as UA } from '../support/events';
 
 /** Small, so that sparse filters stop early and go on from where they stopped. */
@@ -19,6 +21,9 @@ const NOW = Date.parse('2026-11-26T12:00:00.000Z');
 
 let app: TestApp;
 let env: EnvId;
+let writer: Promise<EventStore> | undefined;
+/** The event write path (events, keys, rollups) for events this test seeds. */
+const seeder = () => (writer ??= eventWriter(app.database.db, app.built.state));
 const sent: StoredEvent[] = [];
 
 /** A deterministic pseudo-random sequence. */
@@ -67,7 +72,7 @@ beforeAll(async () => {
     const at = NOW - 3 * 3_600_000 + Math.floor(r() * 3 * 3_600_000);
     const e = eventOf(r, i, i % 10 === 0 && sent.length > 0 ? (sent[sent.length - 1] as StoredEvent).occurredAt.getTime() : at);
     sent.push(e);
-    await app.built.services.read.events.append(e);
+    await (await seeder()).append(e);
   }
   await app.built.state.flush();
   // A bound for a hang only: 400 events written one by one take minutes on a busy machine.
@@ -149,7 +154,7 @@ it('keeps a page stable while newer events arrive', async () => {
   const first = await page({}, 5, null);
   const r = rng(99);
   const newer = Array.from({ length: 8 }, (_, i) => eventOf(r, 1000 + i, NOW - 1_000 + i));
-  for (const e of newer) await app.built.services.read.events.append(e);
+  for (const e of newer) await (await seeder()).append(e);
   await app.built.state.flush();
   const second = await page({}, 5, first.data?.events.pageInfo.endCursor ?? null);
   const all = expected(() => true);
@@ -171,7 +176,7 @@ it('finds events recorded before the keys began, by every filter', async () => {
   await app.database.db.collection(EVENTS).insertMany(old.map(toEventDoc) as never[]);
   // Then this version records a few: keys begin now.
   const recent = Array.from({ length: 10 }, (_, i) => eventOf(r, 3000 + i, NOW - 60_000 + i, otherEnv));
-  for (const e of recent) await app.built.services.read.events.append(e);
+  for (const e of recent) await (await seeder()).append(e);
   await app.built.state.flush();
   const both = [...old, ...recent].sort(newestFirst);
   const ids = async (filter: Record<string, unknown>) => {
@@ -200,12 +205,12 @@ it('answers a filter few events match, or none, from its keys: every match in on
   const plain = Array.from({ length: MAX_EXAMINED * 4 }, (_, i) =>
     storedEvent({ id: `plain-${String(i).padStart(4, '0')}`, envId: sparseEnv, name: '$logout', endpoint: 'track', userId: `p${i % 7}`, action: null, risk: null, country: 'DE', occurredAt: new Date(NOW - 3_600_000 + i * 1000), receivedAt: new Date(NOW) }),
   );
-  for (const e of plain) await app.built.services.read.events.append(e);
+  for (const e of plain) await (await seeder()).append(e);
   // Then three events that happened hours earlier, sent late (a backfill): the only bot ones.
   const bots = Array.from({ length: 3 }, (_, i) =>
     storedEvent({ id: `bot-${i}`, envId: sparseEnv, userId: `b${i}`, signals: ['bot_behavior'], action: 'deny', policy: { id: 'pol-bots', revision: 'r1', name: 'Bots', action: 'deny' }, occurredAt: new Date(NOW - 6 * 3_600_000 + i * 60_000), receivedAt: new Date(NOW) }),
   );
-  for (const e of bots) await app.built.services.read.events.append(e);
+  for (const e of bots) await (await seeder()).append(e);
   await app.built.state.flush();
   const first = (filter: Record<string, unknown>) => page(filter, 20, null, sparse.secret);
   const newestBots = bots.map((e) => e.id).reverse();

@@ -33,7 +33,7 @@ async function track(body: Record<string, unknown>) {
 const device = async (token: string) => (await call(app, 'GET', `/v1/devices/${token}`)).body;
 /** The outbox is written behind the answers: wait for what is queued, then read it. */
 const incidents = async (userId: string) => {
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
   return (await app.built.services.webhooks.list(app.env.id, { limit: 100 })).filter((d) => d.userId === userId && d.type === '$incident.confirmed');
 };
 

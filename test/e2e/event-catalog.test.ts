@@ -15,6 +15,7 @@
 import { EVENTS } from '../../src/core/events/catalog';
 import type { Endpoint } from '../../src/core/model';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -146,8 +147,8 @@ const marker = (user: string) => `"marker":"${user}"`;
 async function tracked(body: Record<string, unknown>, user: string): Promise<Applied> {
   expect((await call(app, 'POST', '/v1/track', body)).status).toBe(204);
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
-  const events = await app.built.services.read.events.listForUser(app.env.id, user, 10);
+  await app.built.state.flush();
+  const events = await storedOf(app).eventsOfUser(app.env.id, user, 10);
   expect(events).toHaveLength(1);
   return { signals: events[0]?.signalDetails ?? {} };
 }
@@ -156,7 +157,7 @@ async function tracked(body: Record<string, unknown>, user: string): Promise<App
 async function rejectedTrack(body: Record<string, unknown>, user: string): Promise<string[]> {
   expect((await call(app, 'POST', '/v1/track', body)).status).toBe(204);
   await app.built.services.track.drain(false);
-  const entries = await app.built.services.read.debuggerLog.list(app.env.id, 1000);
+  const entries = await storedOf(app).debugger(app.env.id, 1000);
   const entry = entries.find((e) => e.payload.includes(marker(user)));
   expect(entry).toBeDefined();
   return entry?.fields.map((f) => f.field) ?? [];

@@ -6,6 +6,7 @@
  * History of any age goes in through track and log, which teach as the live events would.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -28,8 +29,8 @@ const endpoints: [string, Body][] = [
 ];
 
 const storedEvents = async (user: string) => {
-  await app.built.services.read.events.flush();
-  return app.built.services.read.events.listForUser(app.env.id, user, 10);
+  await app.built.state.flush();
+  return storedOf(app).eventsOfUser(app.env.id, user, 10);
 };
 
 describe.each(endpoints)('%s', (path, body) => {

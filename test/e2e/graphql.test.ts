@@ -90,7 +90,7 @@ async function risk(secret: string, userId: string, token: string, opts: { ip?: 
 /** Wait until every accepted event is written (verdict events are batched, track is queued). */
 async function settle(): Promise<void> {
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
 }
 
 /** What `read()` answers once `ok` holds of it; fails after `ms`, naming `what`. */

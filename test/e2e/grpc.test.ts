@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 import { failure } from '../support/grpc';
 import { createRampartClient, fromStruct, toStruct, type RampartClient } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
@@ -73,8 +74,8 @@ describe('Scoring', () => {
       context: { ...context(), scrubbedHeaders: ['Cookie'], extra: toStruct({ locale: 'en-GB' }) },
     });
     for (const detail of Object.values(r.signals)) expect(fromStruct(detail, 'signal')).toEqual(expect.any(Object));
-    await app.built.services.read.events.flush();
-    const [stored] = await app.built.services.read.events.listForUser(app.env.id, 'g-struct-1', 10);
+    await app.built.state.flush();
+    const [stored] = await storedOf(app).eventsOfUser(app.env.id, 'g-struct-1', 10);
     expect(stored.properties).toMatchObject({ amount: 12.5, currency: 'EUR', tags: ['a', 'b'], nested: { ok: true, none: null } });
     expect(stored.userTraits).toMatchObject({ plan: 'pro', seats: 3 });
     expect(stored.context.headers.cookie).toBe(true);

@@ -3,6 +3,7 @@
  * documented success answer, authentication, and the payload forms docs/decisions.md accepts.
  */
 import { startTestApp, call, basic, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -130,7 +131,7 @@ describe('verdict endpoints', () => {
     expect(deny).toEqual({ action: 'deny', name: 'Sandbox test token (deny)', id: '00000000-0000-0000-0000-000000000003', revision: '00000000-0000-0000-0000-000000000003' });
     expect(await forced('challenge')).toEqual({ action: 'challenge', name: 'Sandbox test token (challenge)', id: '00000000-0000-0000-0000-000000000002', revision: '00000000-0000-0000-0000-000000000002' });
     expect(await forced('allow')).toEqual({ action: 'allow', name: 'Sandbox test token (allow)', id: '00000000-0000-0000-0000-000000000001', revision: '00000000-0000-0000-0000-000000000001' });
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     // None of the environment's policies (archived ones and every revision included) has these ids.
     const res = await fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
@@ -159,13 +160,13 @@ describe('track and log', () => {
     const n = await call(app, 'POST', '/v1/track', undefined, { raw: 'not json' });
     expect(n.status).toBe(204);
     await app.built.services.track.drain(false);
-    const entries = await app.built.services.read.debuggerLog.list(app.env.id, 10);
+    const entries = await storedOf(app).debugger(app.env.id, 10);
     expect(entries.map((e) => e.reason)).toEqual(expect.arrayContaining([expect.stringContaining('unknown event'), 'request body is not valid JSON']));
   });
   it('stores accepted track events', async () => {
     await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'track-store', context: ctx() });
     await app.built.services.track.drain(false);
-    const events = await app.built.services.read.events.listForUser(app.env.id, 'track-store', 10);
+    const events = await storedOf(app).eventsOfUser(app.env.id, 'track-store', 10);
     expect(events.map((e) => e.name)).toContain('$login.failed');
   });
 });

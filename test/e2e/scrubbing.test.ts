@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 import { EXPORT_LINK, MailSink } from '../support/mail';
 import { waitFor } from '../support/wait';
 
@@ -49,7 +50,7 @@ afterAll(async () => {
 /** Wait for every write the requests so far left in the background. */
 async function settled(): Promise<void> {
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
+  await app.built.state.flush();
 }
 
 /** Every document of every collection, as text. */
@@ -92,7 +93,7 @@ it('a password, an API key in the traits and a reset token are stored nowhere, s
   await settled();
   await waitFor(() => received.length > 0, { what: 'the deny webhook' });
 
-  const [latest] = await app.built.services.read.events.listForUser(app.env.id, 'scrub-1', 1);
+  const [latest] = await storedOf(app).eventsOfUser(app.env.id, 'scrub-1', 1);
   expect(latest?.properties).toEqual({ password: true, reset_url: 'https://shop.example/reset?token=***&lang=en' });
   expect(found(await everything(app.database.db), all)).toEqual([]);
   expect(found(received.join('\n'), all)).toEqual([]);
@@ -108,7 +109,7 @@ it('a cut body keeps no credential in the debugger, nor in the export of the use
   const raw = `{"event":"$login.failed","user_id":"scrub-2","context":{"ip":"81.2.69.142","headers":{"User-Agent":"${UA}","Authorization":"Bearer ${bearer}`;
   expect((await call(app, 'POST', '/v1/track', undefined, { raw })).status).toBe(204);
   await settled();
-  const entries = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).filter((e) => e.userId === 'scrub-2');
+  const entries = (await storedOf(app).debugger(app.env.id, 1000)).filter((e) => e.userId === 'scrub-2');
   expect(entries).toHaveLength(1);
   expect(entries[0]?.payload).toContain('"Authorization":true');
   expect(found(await everything(app.database.db), [bearer])).toEqual([]);
@@ -128,12 +129,12 @@ it('a body that is not JSON is scrubbed by pattern, and filed under the user or 
   const anonymous = `{params: {phone: '${phone}', password: '${password}'}, event: $login.failed`;
   for (const raw of [named, anonymous]) expect((await call(app, 'POST', '/v1/track', undefined, { raw })).status).toBe(204);
   await settled();
-  const entries = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).filter((e) => e.payload.includes('scrub-3') || e.payload.includes(phone));
+  const entries = (await storedOf(app).debugger(app.env.id, 1000)).filter((e) => e.payload.includes('scrub-3') || e.payload.includes(phone));
   expect(entries.map((e) => e.userId ?? 'none').sort()).toEqual(['none', 'scrub-3']);
   expect(found(await everything(app.database.db), [bearer, password])).toEqual([]);
 
   expect((await call(app, 'DELETE', '/v1/privacy/users/scrub-3')).status).toBe(202);
-  expect((await app.built.services.read.debuggerLog.list(app.env.id, 1000)).filter((e) => e.payload.includes('scrub-3') || e.payload.includes(phone))).toEqual([]);
+  expect((await storedOf(app).debugger(app.env.id, 1000)).filter((e) => e.payload.includes('scrub-3') || e.payload.includes(phone))).toEqual([]);
 });
 
 it('a purge deletes the anonymous events that name the user by phone or user name, in any field, and keeps the others', async () => {

@@ -5,6 +5,7 @@
  * so that a purge finds it.
  */
 import { startTestApp, call, type TestApp } from '../support/app';
+import { storedOf } from '../support/stored';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -33,8 +34,8 @@ const leaked = (value: unknown) => Object.values(SECRETS).filter((s) => JSON.str
 it('a verdict stores the headers without their secret values, and says they were sent', async () => {
   const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hdr-1' }, context: { ip: '81.2.69.142', headers } });
   expect(r.status).toBe(201);
-  await app.built.services.read.events.flush();
-  const [event] = await app.built.services.read.events.listForUser(app.env.id, 'hdr-1', 10);
+  await app.built.state.flush();
+  const [event] = await storedOf(app).eventsOfUser(app.env.id, 'hdr-1', 10);
   expect(event).toBeDefined();
   expect(leaked(event)).toEqual([]);
   expect(event!.context.headers).toMatchObject({ authorization: true, cookie: true, 'x-api-key': true, 'x-csrf-token': true, 'x-session-id': true, 'x-access-key': true, 'x-jwt': true, 'x-customer-ssn': true, referer: true, 'user-agent': UA, 'accept-language': 'en-GB', accept: 'text/html' });
@@ -43,25 +44,25 @@ it('a verdict stores the headers without their secret values, and says they were
 it('a tracked event too', async () => {
   expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'hdr-2', context: { ip: '81.2.69.142', headers } })).status).toBe(204);
   await app.built.services.track.drain(false);
-  await app.built.services.read.events.flush();
-  const events = await app.built.services.read.events.listForUser(app.env.id, 'hdr-2', 10);
+  await app.built.state.flush();
+  const events = await storedOf(app).eventsOfUser(app.env.id, 'hdr-2', 10);
   expect(events).toHaveLength(1);
   expect(leaked(events)).toEqual([]);
 });
 
 it('a rejected track payload is kept in the debugger without the secrets, with its user', async () => {
-  const before = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length;
+  const before = (await storedOf(app).debugger(app.env.id, 1000)).length;
   // Malformed JSON: kept as text, scrubbed as text.
   const raw = `{"event": "$login.failed", "user_id": "hdr-3", "context": {"headers": ${JSON.stringify(headers)}}`;
   expect((await call(app, 'POST', '/v1/track', undefined, { raw })).status).toBe(204);
   // Well formed, but refused when applied (an unknown device token): kept with its user.
   expect((await call(app, 'POST', '/v1/track', { event: '$challenge.succeeded', user_id: 'hdr-4', device_token: 'no-such-device', context: { ip: '81.2.69.142', headers } })).status).toBe(204);
   await app.built.services.track.drain(false);
-  const entries = (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).slice(0, (await app.built.services.read.debuggerLog.list(app.env.id, 1000)).length - before);
+  const entries = (await storedOf(app).debugger(app.env.id, 1000)).slice(0, (await storedOf(app).debugger(app.env.id, 1000)).length - before);
   expect(entries.length).toBeGreaterThanOrEqual(2);
   expect(leaked(entries)).toEqual([]);
   expect(entries.map((e) => e.userId).sort()).toEqual(expect.arrayContaining(['hdr-3', 'hdr-4']));
   // So a purge of the user finds them.
   await app.built.services.privacy.purge(app.env, 'hdr-3');
-  expect((await app.built.services.read.debuggerLog.list(app.env.id, 1000)).filter((e) => e.userId === 'hdr-3')).toEqual([]);
+  expect((await storedOf(app).debugger(app.env.id, 1000)).filter((e) => e.userId === 'hdr-3')).toEqual([]);
 });

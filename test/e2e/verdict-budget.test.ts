@@ -35,7 +35,7 @@ describe('verdict budget', () => {
     );
     expect(second.body.degraded).toBe(false);
 
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     const listed = await call(app, 'GET', '/v1/users/budget-1/devices');
     expect(listed.body.total_count).toBe(1);
     const device = listed.body.data[0];
@@ -49,7 +49,7 @@ describe('verdict budget', () => {
   it('records the degraded flag on the stored event (GraphQL)', async () => {
     const first = await risk('budget-2');
     expect(first.body.degraded).toBe(true);
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
     const q = await call(app, 'POST', '/graphql', { query: '{ events(filter: { userId: "budget-2" }, first: 5) { edges { node { degraded action } } } }' });
     expect(q.status).toBe(200);
     expect(q.body.data.events.edges.map((e: { node: { degraded: boolean } }) => e.node.degraded)).toContain(true);

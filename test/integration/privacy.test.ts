@@ -26,6 +26,7 @@ import { InvalidParameters, NotFound } from '../../src/core/errors';
 import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment, type StoredEvent } from '../../src/core/model';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { jobDone } from '../support/privacy';
+import { eventsOfUser } from '../support/stored';
 import { waitFor } from '../support/wait';
 import { EXPORT_LINK as LINK, MailSink } from '../support/mail';
 
@@ -372,12 +373,12 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     // Through the core's own stores: alice is gone, bob is whole.
     expect(await users.load(env.id, alice)).toBeNull();
     expect(await users.byToken(env.id, a.devices[0]!.token)).toBeNull();
-    expect(await events.listForUser(env.id, alice, 10)).toEqual([]);
+    expect(await eventsOfUser(database.db, env.id, alice, 10)).toEqual([]);
     expect(await webhooks.listForUser(env.id, alice)).toEqual([]);
     expect(await svc.job(env.id, job.id)).toBeNull();
     expect((await users.load(env.id, bob))?.profile.email).toBe(b.email);
     expect((await users.load(env.id, bob))?.devices).toHaveLength(2);
-    expect(await events.listForUser(env.id, bob, 10)).toHaveLength(3);
+    expect(await eventsOfUser(database.db, env.id, bob, 10)).toHaveLength(3);
     expect(await webhooks.listForUser(env.id, bob)).toHaveLength(2);
     expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.get('w:dev:f:shared:1')?.sets.u).toEqual([bob]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');

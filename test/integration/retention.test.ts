@@ -43,7 +43,7 @@ describe.each<RetentionStrategy>(['scan', 'per-environment'])('the retention swe
 
   async function settled() {
     await app.built.services.track.drain(false);
-    await app.built.services.read.events.flush();
+    await app.built.state.flush();
   }
 
   /** A verdict for `user` from its usual browser (one fingerprint), in the environment of `secret`. */

@@ -140,14 +140,26 @@ export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, 
   };
 }
 
+export interface DeviceServiceDeps {
+  users: UserStateStore;
+  webhooks: WebhookSink;
+  clock: Clock;
+  /** Reads Rampart's client tokens (absent: every client id is an opaque fingerprint). */
+  clientTokens?: Pick<ClientTokens, 'fingerprintOf'>;
+}
+
 export class DeviceService {
-  constructor(
-    private readonly users: UserStateStore,
-    private readonly webhooks: WebhookSink,
-    private readonly clock: Clock,
-    /** Reads Rampart's client tokens (absent: every client id is an opaque fingerprint). */
-    private readonly clientTokens?: Pick<ClientTokens, 'fingerprintOf'>,
-  ) {}
+  private readonly users: UserStateStore;
+  private readonly webhooks: WebhookSink;
+  private readonly clock: Clock;
+  private readonly clientTokens?: Pick<ClientTokens, 'fingerprintOf'>;
+
+  constructor(d: DeviceServiceDeps) {
+    this.users = d.users;
+    this.webhooks = d.webhooks;
+    this.clock = d.clock;
+    if (d.clientTokens) this.clientTokens = d.clientTokens;
+  }
 
   async get(env: EnvId, token: string): Promise<Device> {
     const d = await this.users.byToken(env, token);

@@ -304,9 +304,12 @@ export class ListService {
     }
   }
 
-  /** The newest audit entries of the environment (of one list or item when `targetId` is given). */
-  auditLog(env: EnvId, q: { targetId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    return this.d.audit.recent(env, { ...(q.targetId ? { targetId: q.targetId } : {}), limit: Math.min(Math.max(q.limit ?? 50, 1), 500) });
+  /**
+   * The newest audit entries of the environment: of one list or item when `targetId` is given,
+   * of one list and every item of it with `listId`. At most 500 (default 50).
+   */
+  auditLog(env: EnvId, q: { targetId?: string; listId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    return this.d.audit.recent(env, { ...(q.targetId ? { targetId: q.targetId } : {}), ...(q.listId ? { listId: q.listId } : {}), limit: Math.min(Math.max(q.limit ?? 50, 1), 500) });
   }
 
   // ---- verdicts ----

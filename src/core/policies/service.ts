@@ -47,21 +47,36 @@ export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'a
 
 const MAX_RETRIES = 5;
 
+/** How long a process reuses an environment's policy set for verdicts by default. */
+export const DEFAULT_POLICY_CACHE_MS = 1000;
+
+export interface PolicyServiceDeps {
+  store: PolicyStore;
+  clock: Clock;
+  /**
+   * How long a process reuses an environment's policy set for verdicts (default
+   * DEFAULT_POLICY_CACHE_MS). Edits made through this process take effect on the very next
+   * verdict; edits made by another instance within `cacheMs`.
+   */
+  cacheMs?: number;
+  /** The ids of the environment's lists: a policy may name only those (absent: not checked). */
+  listIds?: (env: EnvId) => Promise<ReadonlySet<string>>;
+}
+
 export class PolicyService {
   private readonly cache = new Map<EnvId, { set: PolicySet; until: number; refreshing: Promise<void> | null }>();
 
-  /**
-   * `cacheMs`: how long a process reuses an environment's policy set for verdicts. Edits made
-   * through this process take effect on the very next verdict; edits made by another instance
-   * within `cacheMs`.
-   */
-  constructor(
-    private readonly store: PolicyStore,
-    private readonly clock: Clock,
-    private readonly cacheMs = 1000,
-    /** The ids of the environment's lists: a policy may name only those (absent: not checked). */
-    private readonly listIds?: (env: EnvId) => Promise<ReadonlySet<string>>,
-  ) {}
+  private readonly store: PolicyStore;
+  private readonly clock: Clock;
+  private readonly cacheMs: number;
+  private readonly listIds?: (env: EnvId) => Promise<ReadonlySet<string>>;
+
+  constructor(d: PolicyServiceDeps) {
+    this.store = d.store;
+    this.clock = d.clock;
+    this.cacheMs = d.cacheMs ?? DEFAULT_POLICY_CACHE_MS;
+    if (d.listIds) this.listIds = d.listIds;
+  }
 
   /** The active policies whose conditions name a list (by name, for a message). */
   async usingList(envId: EnvId, listId: string): Promise<string[]> {

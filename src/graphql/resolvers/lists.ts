@@ -119,7 +119,7 @@ export const types: Resolvers = {
     items: (l, { filter, first, after }, ctx) => named(() => readPage(ctx, l.id, itemFilters(filter), decodeOffset(after), pageSize(first, 50))),
     item: (l, { id }, ctx) => orNull(() => ctx.services.lists.getItem(envOf(ctx), l.id, id)),
     usedBy: (l, _a, ctx) => ctx.services.policies.usingList(envOf(ctx), l.id),
-    auditEntries: (l, { first }, ctx) => ctx.services.read.audit.recent(envOf(ctx), { listId: l.id, limit: pageSize(first, 20) }),
+    auditEntries: (l, { first }, ctx) => ctx.services.lists.auditLog(envOf(ctx), { listId: l.id, limit: pageSize(first, 20) }),
   },
   ListItem: {
     value: (i) => i.primaryValue,

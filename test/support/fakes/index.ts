@@ -86,7 +86,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
   const privacyStore = createFakePrivacyStore({ events, debuggerLog });
   const users = createFakeUserStateStore(state);
   const counters = createFakeCounterStore(state, () => clock.now());
-  const policies = new PolicyService(createFakePolicyStore(), clock, 1000, (env) => lists.ids(env));
+  const policies = new PolicyService({ store: createFakePolicyStore(), clock, listIds: (env) => lists.ids(env) });
   const listStore = createFakeListStore();
   const audit = createFakeAuditLog();
   const lists: ListService = new ListService({ store: listStore, audit, clock, policiesUsing: (env, id) => policies.usingList(env, id), scheduler: time.scheduler, writes: state, log, ...(opts.listImports ? { imports: opts.listImports } : {}) });
@@ -103,7 +103,7 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     random: () => 0.5,
     observer: { attempted: (outcome) => void webhookAttempts.push(outcome) },
   });
-  const devices = new DeviceService(users, webhooks, clock);
+  const devices = new DeviceService({ users, webhooks, clock });
   const verdicts = new VerdictService({ users, events, counters, writes: state, policies, lists, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
   const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, scheduler: time.scheduler, intel, log });
   const privacy = new PrivacyService({

@@ -62,8 +62,6 @@ export function createFakeEventStore(): FakeEventStore {
   return {
     all,
     append: async (e) => void all.push(e),
-    listForUser: async (env, userId, limit) => all.filter((e) => e.envId === env && e.userId === userId).reverse().slice(0, limit),
-    flush: async () => {},
   };
 }
 
@@ -76,7 +74,6 @@ export function createFakeDebuggerStore(): FakeDebuggerStore {
   return {
     all,
     append: async (e) => void all.push(e),
-    list: async (env, limit) => all.filter((e) => e.envId === env).reverse().slice(0, limit),
   };
 }
 

@@ -12,7 +12,7 @@ const principal = { env: { id: 'env-1' }, kind: 'secret', credentialHash: 'h' } 
 const environments = { authenticate: async (s: string) => (s === 'sk_good' ? principal : Promise.reject(new Unauthorized())) } as unknown as EnvironmentService;
 
 function access(now: { t: number }) {
-  return new AccessService(environments, new RateLimiter(1000), { limit: 3, windowMs: 60_000 }, () => now.t);
+  return new AccessService({ environments, limiter: new RateLimiter(1000), failedLimit: { limit: 3, windowMs: 60_000 }, now: () => now.t });
 }
 
 it('past the limit, an address\'s failures answer 429 until its window ends; other addresses are not', async () => {

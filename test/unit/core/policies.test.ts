@@ -47,7 +47,7 @@ describe('default policies', () => {
   let svc: PolicyService;
   let set: PolicySet;
   beforeAll(async () => {
-    svc = new PolicyService(new MemoryPolicyStore(), clock);
+    svc = new PolicyService({ store: new MemoryPolicyStore(), clock });
     set = await svc.createDefaults(env);
   });
   const m = (event: string, risk: number, deviceState: 'approved' | 'reported' | 'unreviewed' = 'unreviewed') =>

@@ -45,7 +45,7 @@ async function setup() {
   const service = new EnvironmentService({
     environments,
     credentials: credentials.store,
-    policies: new PolicyService(createFakePolicyStore(), time.clock),
+    policies: new PolicyService({ store: createFakePolicyStore(), clock: time.clock }),
     sealer: new Sealer('11'.repeat(32)),
     clock: time.clock,
     authCacheMs: 2_000,

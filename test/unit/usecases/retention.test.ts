@@ -41,7 +41,7 @@ async function setup(batchSize?: number) {
   const envs = new EnvironmentService({
     environments,
     credentials: createFakeCredentialStore(),
-    policies: new PolicyService(createFakePolicyStore(), time.clock),
+    policies: new PolicyService({ store: createFakePolicyStore(), clock: time.clock }),
     sealer: new Sealer('11'.repeat(32)),
     clock: time.clock,
     authCacheMs: 0,

@@ -23,13 +23,13 @@ async function setup() {
   const environments = new EnvironmentService({
     environments: createFakeEnvironmentStore(),
     credentials: createFakeCredentialStore(),
-    policies: new PolicyService(createFakePolicyStore(), time.clock),
+    policies: new PolicyService({ store: createFakePolicyStore(), clock: time.clock }),
     sealer: new Sealer('22'.repeat(32)),
     clock: time.clock,
     authCacheMs: 0,
     scheduler: time.scheduler,
   });
-  const access = new AccessService(environments, new RateLimiter(1_000), { limit: 5, windowMs: 60_000 }, () => time.clock.now().getTime());
+  const access = new AccessService({ environments, limiter: new RateLimiter(1_000), failedLimit: { limit: 5, windowMs: 60_000 }, now: () => time.clock.now().getTime() });
   const store = createFakeSessionStore();
   const sessions = new SessionService({ store, access, environments, clock: time.clock, csrfKey: Buffer.from('fake-csrf-key') }, { idleMs: IDLE, absoluteMs: ABSOLUTE });
   const { env, secret } = await environments.create('sandbox', { sandbox: true });
