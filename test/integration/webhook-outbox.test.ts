@@ -41,9 +41,12 @@ class DebugFerretDb {
   private child: ChildProcess | null = null;
   private partial = '';
   uri = '';
+  /** The level it was started at (only `debug` logs index reads). */
+  level: 'info' | 'debug' = 'info';
   constructor(private readonly dir: string) {}
   /** Start on the files there are (none the first time); at debug level it logs what this test reads, and writes far slower. */
   async start(level: 'info' | 'debug'): Promise<void> {
+    this.level = level;
     mkdirSync(this.dir, { recursive: true });
     const port = await freePort();
     const args = ['--handler=sqlite', `--sqlite-url=${sqliteUrl(this.dir)}`, `--state-dir=${this.dir}`, `--listen-addr=127.0.0.1:${port}`, '--telemetry=disable', '--debug-addr=-', `--log-level=${level}`];
@@ -91,6 +94,13 @@ const monitor = (e: CommandStartedEvent) => {
 /** Runs `work` and returns the commands it sent and the index-read lines FerretDB logged meanwhile. */
 async function watched(work: () => Promise<unknown>): Promise<{ sent: typeof commands; pushdowns: string[] }> {
   commands.length = 0;
+  // A barrier: FerretDB logs in order, but the pipe may deliver an earlier command's line late
+  // (a busy machine). Once a read of our own, named by a marker, is logged, every earlier line is in.
+  if (server.level === 'debug') {
+    const marker = `barrier-${randomUUID()}`;
+    await db.collection('webhook_outbox').find({ status: marker, dueAt: new Date(0) }).limit(1).toArray();
+    await waitFor(() => server.lines.some((l) => l.includes(marker)), { what: 'FerretDB to log the barrier read', timeoutMs: 60_000 });
+  }
   const mark = server.lines.length;
   watching = true;
   try {
