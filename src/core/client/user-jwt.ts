@@ -15,7 +15,8 @@ export const USER_JWT_MAX_LENGTH = 4096;
 const SKEW_S = 30;
 const PART = /^[A-Za-z0-9_-]+$/;
 
-function json(part: string): Record<string, unknown> | null {
+/** A JOSE segment (a JWT's or JWS's header or claims): its base64url JSON object, or null. */
+export function joseSegment(part: string): Record<string, unknown> | null {
   try {
     const v: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
@@ -27,7 +28,7 @@ function json(part: string): Record<string, unknown> | null {
 /** The user a JWT names (its `id`, else its `sub`), without verifying it; null when it names none. */
 export function userIdOfJwt(jwt: string): string | null {
   const parts = typeof jwt === 'string' ? jwt.split('.') : [];
-  const payload = parts.length === 3 && PART.test(parts[1] as string) ? json(parts[1] as string) : null;
+  const payload = parts.length === 3 && PART.test(parts[1] as string) ? joseSegment(parts[1] as string) : null;
   if (!payload) return null;
   const id = payload.id ?? payload.sub;
   if (typeof id === 'string' && id.length > 0 && id.length <= 128) return id;
@@ -44,12 +45,12 @@ export function verifyUserJwt(secrets: readonly string[], jwt: string, now: numb
   const parts = jwt.split('.');
   if (parts.length !== 3 || !parts.every((p) => PART.test(p))) return null;
   const [h, p, sig] = parts as [string, string, string];
-  const header = json(h);
+  const header = joseSegment(h);
   if (!header || header.alg !== 'HS256') return null;
   let ok = false;
   for (const secret of secrets) if (safeEqual(hmacSha256(secret, `${h}.${p}`).toString('base64url'), sig)) ok = true;
   if (!ok) return null;
-  const payload = json(p);
+  const payload = joseSegment(p);
   if (!payload) return null;
   const seconds = now / 1000;
   if (payload.exp !== undefined && (typeof payload.exp !== 'number' || payload.exp + SKEW_S < seconds)) return null;

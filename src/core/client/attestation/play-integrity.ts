@@ -10,6 +10,7 @@
  * Pure: no I/O.
  */
 import { createDecipheriv, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { joseSegment } from '../user-jwt';
 
 export interface PlayIntegrityKeys {
   /** The decryption key, base64 (32 bytes). */
@@ -47,14 +48,6 @@ const AES_KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
 /** Standard base64 or base64url, with or without padding, as one form. */
 export const normalBase64 = (s: string): string => s.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
 
-function json(segment: string): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
 
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
@@ -75,7 +68,7 @@ function decrypt(token: string, aes: Buffer): string | null {
   const parts = token.split('.');
   if (parts.length !== 5) return null;
   const [h, ek, iv, ct, tag] = parts as [string, string, string, string, string];
-  const header = json(h);
+  const header = joseSegment(h);
   if (!header || header.alg !== 'A256KW' || header.enc !== 'A256GCM') return null;
   try {
     const unwrap = createDecipheriv('id-aes256-wrap', aes, AES_KW_IV);
@@ -106,7 +99,7 @@ export function verifyPlayIntegrity(token: string, keys: PlayIntegrityKeys, e: P
   const parts = jws.split('.');
   if (parts.length !== 3) return fail('malformed');
   const [h, p, s] = parts as [string, string, string];
-  if (json(h)?.alg !== 'ES256') return fail('bad_signature');
+  if (joseSegment(h)?.alg !== 'ES256') return fail('bad_signature');
   let good = false;
   try {
     good = verify('sha256', Buffer.from(`${h}.${p}`, 'ascii'), { key: k.ec, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'));
@@ -114,7 +107,7 @@ export function verifyPlayIntegrity(token: string, keys: PlayIntegrityKeys, e: P
     good = false;
   }
   if (!good) return fail('bad_signature');
-  const payload = json(p);
+  const payload = joseSegment(p);
   if (!payload) return fail('malformed');
   const req = obj(payload.requestDetails);
   const bound = typeof req.nonce === 'string' ? req.nonce : typeof req.requestHash === 'string' ? req.requestHash : null;
