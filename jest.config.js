@@ -40,13 +40,18 @@ const QUICK = [
 ];
 const quick = process.env.RAMPART_TEST_QUICK === '1';
 // A file renamed or removed must not drop out of the quick run unnoticed.
-for (const file of QUICK) if (!require('node:fs').existsSync(require('node:path').join(__dirname, file))) throw new Error(`jest.config.js: QUICK names ${file}, which does not exist`);
+for (const file of QUICK)
+  if (!require('node:fs').existsSync(require('node:path').join(__dirname, file)))
+    throw new Error(`jest.config.js: QUICK names ${file}, which does not exist`);
 
 const tier = (name) => ({
   displayName: name,
   testEnvironment: 'node',
   roots: [`<rootDir>/test/${name}`],
-  testMatch: quick && name !== 'unit' ? QUICK.filter((p) => p.startsWith(`test/${name}/`)).map((p) => `<rootDir>/${p}`) : ['**/*.test.ts'],
+  testMatch:
+    quick && name !== 'unit'
+      ? QUICK.filter((p) => p.startsWith(`test/${name}/`)).map((p) => `<rootDir>/${p}`)
+      : ['**/*.test.ts'],
   transform,
 });
 

@@ -62,7 +62,12 @@ function liftedSolver(): (salt: string, bits: number) => Promise<string> {
   if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: npm run build`);
   class Element {}
   const context: Record<string, unknown> = {
-    document: { currentScript: null, addEventListener: () => undefined, querySelectorAll: () => [], cookie: '' },
+    document: {
+      currentScript: null,
+      addEventListener: () => undefined,
+      querySelectorAll: () => [],
+      cookie: '',
+    },
     location: { origin: 'null', hostname: 'localhost', protocol: 'http:' },
     HTMLScriptElement: Element,
     HTMLInputElement: Element,
@@ -78,7 +83,11 @@ function liftedSolver(): (salt: string, bits: number) => Promise<string> {
   return (context.Rampart as { proveWork(s: string, b: number): Promise<string> }).proveWork;
 }
 
-async function liftedSolve(solve: (salt: string, bits: number) => Promise<string>, salt: string, bits: number): Promise<Run> {
+async function liftedSolve(
+  solve: (salt: string, bits: number) => Promise<string>,
+  salt: string,
+  bits: number,
+): Promise<Run> {
   const before = process.cpuUsage();
   const nonce = await solve(salt, bits);
   const used = process.cpuUsage(before);
@@ -86,20 +95,34 @@ async function liftedSolve(solve: (salt: string, bits: number) => Promise<string
 }
 
 async function pageSolve(salts: string[], bits: number): Promise<Run[]> {
-  const chromium = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+  const chromium =
+    process.env.RAMPART_CHROMIUM ??
+    ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
   if (!chromium) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM)');
   const script = SCRIPT;
   if (!existsSync(script)) throw new Error(`${script} is missing: npm run build`);
-  const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
   try {
     const page = await browser.newPage();
     await page.setContent('<!doctype html><title>proof of work</title>');
     await page.addScriptTag({ content: readFileSync(script, 'utf8') });
     // One proof first: the solver's code is compiled and warm, as on a page that has run a while.
-    await page.evaluate((b) => (globalThis as unknown as { Rampart: { proveWork(s: string, b: number): Promise<string> } }).Rampart.proveWork('warm-up-salt-0123456789', Math.min(b, 12)), bits);
+    await page.evaluate(
+      (b) =>
+        (
+          globalThis as unknown as { Rampart: { proveWork(s: string, b: number): Promise<string> } }
+        ).Rampart.proveWork('warm-up-salt-0123456789', Math.min(b, 12)),
+      bits,
+    );
     return await page.evaluate(
       async (list, b) => {
-        const rampart = (globalThis as unknown as { Rampart: { proveWork(s: string, b: number): Promise<string> } }).Rampart;
+        const rampart = (
+          globalThis as unknown as { Rampart: { proveWork(s: string, b: number): Promise<string> } }
+        ).Rampart;
         const out: { ms: number; hashes: number }[] = [];
         for (const salt of list) {
           const t0 = performance.now();
@@ -120,7 +143,9 @@ async function main(): Promise<void> {
   const bits = arg('bits', DEFAULT_POW_BITS);
   const runs = arg('runs', 40);
   const salts = Array.from({ length: runs }, () => randomBytes(16).toString('base64url'));
-  process.stdout.write(`proof of work at ${bits} bits (2^${bits} = ${2 ** bits} hashes expected), ${runs} challenges each\n`);
+  process.stdout.write(
+    `proof of work at ${bits} bits (2^${bits} = ${2 ** bits} hashes expected), ${runs} challenges each\n`,
+  );
   const page = await pageSolve(salts, bits);
   process.stdout.write(`${stats('Chromium page (rampart.js)', 'wall ms/proof', page)}\n`);
   nodeSolve('warm-up-salt-0123456789', Math.min(bits, 12));

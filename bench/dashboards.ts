@@ -34,7 +34,16 @@
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
-import { asEnvId, type Action, type EnvId, type Endpoint, type EventContext, type PolicyRef, type Signals, type StoredEvent } from '../src/core/model';
+import {
+  asEnvId,
+  type Action,
+  type EnvId,
+  type Endpoint,
+  type EventContext,
+  type PolicyRef,
+  type Signals,
+  type StoredEvent,
+} from '../src/core/model';
 import type { DeviceChange, UserChange } from '../src/core/ports';
 import { deviceTokenFor, fingerprintKeyOf } from '../src/core/devices/service';
 import { lookupIp, parseUserAgent, type GeoLocation } from '../src/intel';
@@ -100,7 +109,19 @@ export interface Loaded {
 }
 
 /** Signals, most frequent first (names the engine uses: src/core/scoring/signals.ts). */
-const SIGNALS = ['new_device', 'new_country', 'high_activity_ip', 'proxy_ip', 'language_country_mismatch', 'unusual_network_for_device', 'impossible_travel', 'multiple_accounts_per_device', 'headless_browser', 'disposable_email', 'bot_behavior'];
+const SIGNALS = [
+  'new_device',
+  'new_country',
+  'high_activity_ip',
+  'proxy_ip',
+  'language_country_mismatch',
+  'unusual_network_for_device',
+  'impossible_travel',
+  'multiple_accounts_per_device',
+  'headless_browser',
+  'disposable_email',
+  'bot_behavior',
+];
 
 /** Event kinds of a known user: name, endpoint, whether it has a verdict, weight. */
 const USER_EVENTS: readonly { name: string; endpoint: Endpoint; verdict: boolean; weight: number }[] = [
@@ -117,7 +138,12 @@ const USER_EVENT_WEIGHT = USER_EVENTS.reduce((n, e) => n + e.weight, 0);
 /** Share of all events that are failed logins of unknown accounts (credential stuffing). */
 const UNKNOWN_SHARE = 0.03;
 const POLICIES: Record<Exclude<Action, 'allow'>, PolicyRef> = {
-  challenge: { id: 'bench-policy-challenge', revision: 'bench-policy-challenge', name: 'Challenge risky logins', action: 'challenge' },
+  challenge: {
+    id: 'bench-policy-challenge',
+    revision: 'bench-policy-challenge',
+    name: 'Challenge risky logins',
+    action: 'challenge',
+  },
   deny: { id: 'bench-policy-deny', revision: 'bench-policy-deny', name: 'Deny high risk', action: 'deny' },
 };
 
@@ -133,7 +159,12 @@ function networks(r: () => number, count: number, firstOctets: readonly number[]
     if (seen.has(prefix)) continue;
     seen.add(prefix);
     const intel = lookupIp(`${prefix}.1`);
-    out.push({ prefix, location: intel.location, country: intel.location?.country_code ?? null, asn: intel.asn?.number ?? null });
+    out.push({
+      prefix,
+      location: intel.location,
+      country: intel.location?.country_code ?? null,
+      asn: intel.asn?.number ?? null,
+    });
   }
   return out;
 }
@@ -142,7 +173,8 @@ function networks(r: () => number, count: number, firstOctets: readonly number[]
 const skewed = (r: () => number, n: number) => Math.min(n - 1, Math.floor(n * r() ** 2.5));
 
 /** An event time in the last 7 days, 40% of them in the last 24 h. */
-const eventTime = (r: () => number, now: number) => now - Math.floor((r() < 0.4 ? r() * DAY : r() * 7 * DAY) + 1000);
+const eventTime = (r: () => number, now: number) =>
+  now - Math.floor((r() < 0.4 ? r() * DAY : r() * 7 * DAY) + 1000);
 
 function pickSignals(r: () => number, hostile: boolean): string[] {
   if (!hostile && r() >= 0.13) return [];
@@ -153,20 +185,35 @@ function pickSignals(r: () => number, hostile: boolean): string[] {
 }
 
 function verdictOf(r: () => number, signals: readonly string[]): { action: Action; risk: number } {
-  const risk = signals.length === 0 ? 0.02 + r() * 0.3 : Math.min(0.99, 0.3 + 0.2 * signals.length + r() * 0.45);
-  return { action: risk >= 0.9 ? 'deny' : risk >= 0.6 ? 'challenge' : 'allow', risk: Math.round(risk * 1000) / 1000 };
+  const risk =
+    signals.length === 0 ? 0.02 + r() * 0.3 : Math.min(0.99, 0.3 + 0.2 * signals.length + r() * 0.45);
+  return {
+    action: risk >= 0.9 ? 'deny' : risk >= 0.6 ? 'challenge' : 'allow',
+    risk: Math.round(risk * 1000) / 1000,
+  };
 }
 
 function detailsOf(signals: readonly string[], ip: string | null): Signals {
   const out: Signals = {};
-  for (const s of signals) out[s] = s === 'multiple_accounts_per_device' ? { accounts: 4 } : s === 'high_activity_ip' ? { ip, events: 120 } : {};
+  for (const s of signals)
+    out[s] =
+      s === 'multiple_accounts_per_device'
+        ? { accounts: 4 }
+        : s === 'high_activity_ip'
+          ? { ip, events: 120 }
+          : {};
   return out;
 }
 
 function contextOf(ip: string, ua: string, language: string, fingerprint: string | null): EventContext {
   return {
     ip,
-    headers: { 'user-agent': ua, accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'accept-language': language, 'accept-encoding': 'gzip, deflate, br' },
+    headers: {
+      'user-agent': ua,
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'accept-language': language,
+      'accept-encoding': 'gzip, deflate, br',
+    },
     userAgent: ua,
     fingerprint,
     extra: {},
@@ -238,7 +285,8 @@ async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: s
     queueLimit: 100_000_000,
     maxUnwrittenMs: 3_600_000,
     flushIntervalMs: 1000,
-    onError: (err, what) => out(`  rollups and keys: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
+    onError: (err, what) =>
+      out(`  rollups and keys: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });
   const rollups = new RollupWriter(state, { pushEveryMs: 60_000 });
   const keys = new EventKeyWriter(state, { pushEveryMs: 60_000 });
@@ -265,27 +313,43 @@ async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: s
   const since = new Date(Math.floor(log.earliest / 60_000) * 60_000);
   await markRollupsSince(db, env, since);
   await markKeysSince(db, env, since);
-  return { rollups: state.changed.get(ROLLUPS)?.size ?? 0, rollupWrites: state.changes.get(ROLLUPS) ?? 0, keys: state.inserts.get(EVENT_KEYS) ?? 0, since };
+  return {
+    rollups: state.changed.get(ROLLUPS)?.size ?? 0,
+    rollupWrites: state.changes.get(ROLLUPS) ?? 0,
+    keys: state.inserts.get(EVENT_KEYS) ?? 0,
+    since,
+  };
 }
 
 /**
  * Load the environment: events straight into `events` (batches of `batch`, `parallel` at once,
  * each connection its own client) and users through the store's write path.
  */
-export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s: string) => void): Promise<Loaded> {
+export async function loadEnvironment(
+  e: Endpoints,
+  o: DashboardOptions,
+  out: (s: string) => void,
+): Promise<Loaded> {
   const env = asEnvId(e.envId);
   const r = rng(7);
   const now = Date.now();
   const started = performance.now();
   const PARALLEL = 4;
   const BATCH = 5000;
-  const clients = await Promise.all(Array.from({ length: PARALLEL }, () => new MongoClient(e.dbUri, { maxPoolSize: 2, serverSelectionTimeoutMS: 5000 }).connect()));
+  const clients = await Promise.all(
+    Array.from({ length: PARALLEL }, () =>
+      new MongoClient(e.dbUri, { maxPoolSize: 2, serverSelectionTimeoutMS: 5000 }).connect(),
+    ),
+  );
   const inserter = new Inserter(
     clients.map((c) => c.db(e.dbName)),
     PARALLEL,
   );
   // The store's write path for users, as the embedded Rampart configures it (src/app/build.ts).
-  const stateClient = await new MongoClient(e.dbUri, { maxPoolSize: 4, serverSelectionTimeoutMS: 5000 }).connect();
+  const stateClient = await new MongoClient(e.dbUri, {
+    maxPoolSize: 4,
+    serverSelectionTimeoutMS: 5000,
+  }).connect();
   const state = new StateLayer(stateClient.db(e.dbName), {
     writeMode: 'snapshots',
     packed: { [USERS]: USER_QUERY_FIELDS },
@@ -294,7 +358,8 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
     queueLimit: 100_000_000,
     maxUnwrittenMs: 3_600_000,
     flushIntervalMs: 1000,
-    onError: (err, what) => out(`  state layer: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
+    onError: (err, what) =>
+      out(`  state layer: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });
   const users = new StateUserStore(stateClient.db(e.dbName), state);
   const tokenKey = randomBytes(32);
@@ -309,7 +374,11 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
     email: `user${i}@${['example.com', 'mail.example', 'example.org', 'inbox.example'][i % 4]}`,
     ua: USER_AGENTS[Math.floor(r() * USER_AGENTS.length)] as string,
     language: LANGUAGES[Math.floor(r() * LANGUAGES.length)] as string,
-    fingerprints: [`dash-fp-${i}-a`, ...(r() < 0.5 ? [`dash-fp-${i}-b`] : []), ...(r() < 0.15 ? [`dash-fp-${i}-c`] : [])],
+    fingerprints: [
+      `dash-fp-${i}-a`,
+      ...(r() < 0.5 ? [`dash-fp-${i}-b`] : []),
+      ...(r() < 0.15 ? [`dash-fp-${i}-c`] : []),
+    ],
   }));
   const parsedUa = new Map(USER_AGENTS.map((ua) => [ua, parseUserAgent(ua)]));
 
@@ -323,7 +392,13 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
 
   const sample = (i: number) => {
     const p = people[i] as Person;
-    return { id: userIdOf(i), email: p.email, events: counts[i] ?? 0, device: deviceTokenFor(tokenKey, env, userIdOf(i), fingerprintKeyOf(p.fingerprints[0] as string)), ip: `${p.home.prefix}.${p.homeHost}` };
+    return {
+      id: userIdOf(i),
+      email: p.email,
+      events: counts[i] ?? 0,
+      device: deviceTokenFor(tokenKey, env, userIdOf(i), fingerprintKeyOf(p.fingerprints[0] as string)),
+      ip: `${p.home.prefix}.${p.homeHost}`,
+    };
   };
   let eventId = '';
   let docs: EventDoc[] = [];
@@ -351,12 +426,26 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
       for (const at of times) {
         const kindPick = r() * USER_EVENT_WEIGHT;
         let acc = 0;
-        const kind = USER_EVENTS.find((k) => (acc += k.weight) > kindPick) ?? (USER_EVENTS[0] as (typeof USER_EVENTS)[number]);
+        const kind =
+          USER_EVENTS.find((k) => (acc += k.weight) > kindPick) ??
+          (USER_EVENTS[0] as (typeof USER_EVENTS)[number]);
         const where = r();
-        const net = where < 0.8 ? p.home : where < 0.93 ? p.mobile : where < 0.98 ? (homes[Math.floor(r() * homes.length)] as Network) : (hostile[Math.floor(r() * hostile.length)] as Network);
+        const net =
+          where < 0.8
+            ? p.home
+            : where < 0.93
+              ? p.mobile
+              : where < 0.98
+                ? (homes[Math.floor(r() * homes.length)] as Network)
+                : (hostile[Math.floor(r() * hostile.length)] as Network);
         const ip = where < 0.8 ? `${net.prefix}.${p.homeHost}` : `${net.prefix}.${1 + Math.floor(r() * 254)}`;
         const which = r();
-        const fingerprint = which < 0.9 ? (p.fingerprints[0] as string) : which < 0.98 ? (p.fingerprints[Math.floor(r() * p.fingerprints.length)] as string) : `dash-fp-new-${Math.floor(r() * 1e9)}`;
+        const fingerprint =
+          which < 0.9
+            ? (p.fingerprints[0] as string)
+            : which < 0.98
+              ? (p.fingerprints[Math.floor(r() * p.fingerprints.length)] as string)
+              : `dash-fp-new-${Math.floor(r() * 1e9)}`;
         const key = fingerprintKeyOf(fingerprint);
         const token = deviceTokenFor(tokenKey, env, userId, key);
         const signals = pickSignals(r, where >= 0.98);
@@ -395,12 +484,21 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
         const ua = parsedUa.get(p.ua) ?? parseUserAgent(p.ua);
         const device: DeviceChange = {
           key,
-          seen: { at: occurredAt, context: { ip, location: net.location, userAgent: ua, type: ua.type, properties: {} } },
-          ...(created.has(key) ? {} : { create: { token, identity: 'fingerprint' as const, at: occurredAt } }),
+          seen: {
+            at: occurredAt,
+            context: { ip, location: net.location, userAgent: ua, type: ua.type, properties: {} },
+          },
+          ...(created.has(key)
+            ? {}
+            : { create: { token, identity: 'fingerprint' as const, at: occurredAt } }),
           ...(verdict ? { eventRisk: verdict.risk } : {}),
-          ...(kind.name === '$challenge.succeeded' ? { review: { state: 'approved' as const, at: occurredAt } } : {}),
+          ...(kind.name === '$challenge.succeeded'
+            ? { review: { state: 'approved' as const, at: occurredAt } }
+            : {}),
           // A few denied devices were reported by the user.
-          ...(verdict?.action === 'deny' && r() < 0.05 ? { review: { state: 'reported' as const, at: occurredAt } } : {}),
+          ...(verdict?.action === 'deny' && r() < 0.05
+            ? { review: { state: 'reported' as const, at: occurredAt } }
+            : {}),
         };
         created.add(key);
         const change: UserChange = {
@@ -408,7 +506,16 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
             seenAt: occurredAt,
             firstSeenAt: receivedAt,
             email: p.email,
-            ...(legit && net.location && net.location.lat !== null && net.location.lon !== null ? { location: { lat: net.location.lat, lon: net.location.lon, country: net.country, at: occurredAt } } : {}),
+            ...(legit && net.location && net.location.lat !== null && net.location.lon !== null
+              ? {
+                  location: {
+                    lat: net.location.lat,
+                    lon: net.location.lon,
+                    country: net.country,
+                    at: occurredAt,
+                  },
+                }
+              : {}),
             ...(legit && net.country ? { country: net.country } : {}),
           },
           devices: [device],
@@ -453,7 +560,9 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
     if (performance.now() - lastReport > 30_000) {
       lastReport = performance.now();
       const s = (performance.now() - started) / 1000;
-      out(`  … ${first + ids.length} users, ${inserter.inserted} events in ${s.toFixed(0)} s (${(inserter.inserted / s).toFixed(0)} events/s)\n`);
+      out(
+        `  … ${first + ids.length} users, ${inserter.inserted} events in ${s.toFixed(0)} s (${(inserter.inserted / s).toFixed(0)} events/s)\n`,
+      );
     }
   }
   if (docs.length) await inserter.add(EVENTS, docs);
@@ -464,7 +573,9 @@ export async function loadEnvironment(e: Endpoints, o: DashboardOptions, out: (s
   const derivedMs = performance.now() - derivedStarted;
   // Pack the settled hours and days, as the server's compactor would within 5 minutes.
   const packStarted = performance.now();
-  const packing = await new RollupCompactor(stateClient.db(e.dbName), { environments: async () => [{ id: env, retentionDays: 31 }] }).run();
+  const packing = await new RollupCompactor(stateClient.db(e.dbName), {
+    environments: async () => [{ id: env, retentionDays: 31 }],
+  }).run();
   const packMs = performance.now() - packStarted;
   const ms = performance.now() - started;
   // No count of what is stored: on FerretDB a count decodes every document (still running after
@@ -520,11 +631,23 @@ function graphqlClient(e: Endpoints) {
     const started = performance.now();
     try {
       const a = await post(url, { query, variables });
-      if (a.unparsed || typeof a.body !== 'object' || a.body === null) return { ms: a.ms, status: a.status, codes: [`HTTP_${a.status}_UNPARSED`] };
+      if (a.unparsed || typeof a.body !== 'object' || a.body === null)
+        return { ms: a.ms, status: a.status, codes: [`HTTP_${a.status}_UNPARSED`] };
       const body = a.body as GraphqlBody;
-      return { ms: a.ms, status: a.status, codes: (body.errors ?? []).map((x) => (typeof x.extensions?.code === 'string' ? x.extensions.code : 'UNKNOWN')), data: body.data };
+      return {
+        ms: a.ms,
+        status: a.status,
+        codes: (body.errors ?? []).map((x) =>
+          typeof x.extensions?.code === 'string' ? x.extensions.code : 'UNKNOWN',
+        ),
+        data: body.data,
+      };
     } catch (err) {
-      return { ms: performance.now() - started, status: 0, codes: [`TRANSPORT_${err instanceof Error ? err.message : String(err)}`] };
+      return {
+        ms: performance.now() - started,
+        status: 0,
+        codes: [`TRANSPORT_${err instanceof Error ? err.message : String(err)}`],
+      };
     }
   };
   return { ask, close: () => agent.destroy() };
@@ -542,8 +665,10 @@ function pages(l: Loaded, ask: ReturnType<typeof graphqlClient>['ask']): Page[] 
   let cursor: Promise<string> | null = null;
   const secondPage = async () => {
     cursor ??= ask(EVENTS_50, { filter: {} }).then((a) => {
-      const end = (a.data as { events?: { pageInfo?: { endCursor?: unknown } } } | undefined)?.events?.pageInfo?.endCursor;
-      if (typeof end !== 'string') throw new Error(`no end cursor on the first page (${a.codes.join(' ') || `HTTP ${a.status}`})`);
+      const end = (a.data as { events?: { pageInfo?: { endCursor?: unknown } } } | undefined)?.events
+        ?.pageInfo?.endCursor;
+      if (typeof end !== 'string')
+        throw new Error(`no end cursor on the first page (${a.codes.join(' ') || `HTTP ${a.status}`})`);
       return end;
     });
     return { filter: {}, after: await cursor };
@@ -553,30 +678,85 @@ function pages(l: Loaded, ask: ReturnType<typeof graphqlClient>['ask']): Page[] 
     { label: 'latest 50 events', query: EVENTS_50, variables: () => ({ filter: {} }) },
     { label: 'latest 50, next page', query: EVENTS_50, variables: secondPage },
     { label: `user page (top user, ${l.top.events} ev)`, query: USER, variables: () => ({ id: l.top.id }) },
-    { label: `user page (typical, ${l.typical.events} ev)`, query: USER, variables: () => ({ id: l.typical.id }) },
+    {
+      label: `user page (typical, ${l.typical.events} ev)`,
+      query: USER,
+      variables: () => ({ id: l.typical.id }),
+    },
     { label: 'events by address', query: EVENTS_25, variables: events({ ip: l.top.ip }) },
     { label: 'events by /24 network', query: EVENTS_25, variables: events({ network: l.network }) },
     { label: 'events by e-mail', query: EVENTS_25, variables: events({ email: l.typical.email }) },
     { label: 'events by device', query: EVENTS_25, variables: events({ deviceToken: l.typical.device }) },
     { label: `events by signal (${l.signal})`, query: EVENTS_25, variables: events({ signal: l.signal }) },
     { label: 'events by action (DENY)', query: EVENTS_25, variables: events({ action: 'DENY' }) },
-    { label: `events by country (${l.country})`, query: EVENTS_25, variables: events({ country: l.country }) },
+    {
+      label: `events by country (${l.country})`,
+      query: EVENTS_25,
+      variables: events({ country: l.country }),
+    },
     { label: `events by ASN (${l.asn})`, query: EVENTS_25, variables: events({ asn: l.asn }) },
     { label: 'events by policy (deny)', query: EVENTS_25, variables: events({ policyId: l.policyId }) },
     // Filters few events match, or none (a signal the load never gives, a policy that decided
     // nothing): answered from their keys like the others, never by reading the events.
-    { label: `events by rarest signal (${SIGNALS[SIGNALS.length - 1]})`, query: EVENTS_25, variables: events({ signal: SIGNALS[SIGNALS.length - 1] }) },
-    { label: 'events by signal (none: emulator)', query: EVENTS_25, variables: events({ signal: 'emulator' }) },
-    { label: 'events by policy (none)', query: EVENTS_25, variables: events({ policyId: 'bench-policy-unused' }) },
-    { label: 'events, last 3 min loaded', query: EVENTS_25, variables: () => ({ filter: range(3 * 60_000, l.newest) }) },
+    {
+      label: `events by rarest signal (${SIGNALS[SIGNALS.length - 1]})`,
+      query: EVENTS_25,
+      variables: events({ signal: SIGNALS[SIGNALS.length - 1] }),
+    },
+    {
+      label: 'events by signal (none: emulator)',
+      query: EVENTS_25,
+      variables: events({ signal: 'emulator' }),
+    },
+    {
+      label: 'events by policy (none)',
+      query: EVENTS_25,
+      variables: events({ policyId: 'bench-policy-unused' }),
+    },
+    {
+      label: 'events, last 3 min loaded',
+      query: EVENTS_25,
+      variables: () => ({ filter: range(3 * 60_000, l.newest) }),
+    },
     { label: 'one event by id', query: EVENT, variables: () => ({ id: l.eventId }) },
-    { label: 'overview 24 h: series', query: SERIES, variables: () => ({ filter: range(DAY), bucket: 'HOUR' }) },
-    { label: 'overview 24 h: denied from', query: SOURCES, variables: () => ({ filter: { ...range(DAY), action: 'DENY' } }) },
-    { label: 'overview 24 h: challenged', query: SOURCES, variables: () => ({ filter: { ...range(DAY), action: 'CHALLENGE' } }) },
-    { label: 'overview 7 d: series', query: SERIES, variables: () => ({ filter: range(7 * DAY), bucket: 'HOUR' }) },
-    { label: 'overview 7 d: denied from', query: SOURCES, variables: () => ({ filter: { ...range(7 * DAY), action: 'DENY' } }) },
-    { label: 'overview 7 d: challenged', query: SOURCES, variables: () => ({ filter: { ...range(7 * DAY), action: 'CHALLENGE' } }) },
-    { label: 'device search (review)', query: REVIEW, variables: () => ({ risky: { minRisk: 60, reviewState: 'UNREVIEWED' }, reported: { reviewState: 'REPORTED' } }) },
+    {
+      label: 'overview 24 h: series',
+      query: SERIES,
+      variables: () => ({ filter: range(DAY), bucket: 'HOUR' }),
+    },
+    {
+      label: 'overview 24 h: denied from',
+      query: SOURCES,
+      variables: () => ({ filter: { ...range(DAY), action: 'DENY' } }),
+    },
+    {
+      label: 'overview 24 h: challenged',
+      query: SOURCES,
+      variables: () => ({ filter: { ...range(DAY), action: 'CHALLENGE' } }),
+    },
+    {
+      label: 'overview 7 d: series',
+      query: SERIES,
+      variables: () => ({ filter: range(7 * DAY), bucket: 'HOUR' }),
+    },
+    {
+      label: 'overview 7 d: denied from',
+      query: SOURCES,
+      variables: () => ({ filter: { ...range(7 * DAY), action: 'DENY' } }),
+    },
+    {
+      label: 'overview 7 d: challenged',
+      query: SOURCES,
+      variables: () => ({ filter: { ...range(7 * DAY), action: 'CHALLENGE' } }),
+    },
+    {
+      label: 'device search (review)',
+      query: REVIEW,
+      variables: () => ({
+        risky: { minRisk: 60, reviewState: 'UNREVIEWED' },
+        reported: { reviewState: 'REPORTED' },
+      }),
+    },
   ];
 }
 
@@ -608,14 +788,23 @@ async function closedFor(secs: number, concurrency: number, call: Call): Promise
 export async function benchDashboards(
   e: Endpoints,
   o: DashboardOptions,
-  io: { out: (s: string) => void; memory: () => Promise<MemorySample>; risk: Call; settle: () => Promise<void> },
+  io: {
+    out: (s: string) => void;
+    memory: () => Promise<MemorySample>;
+    risk: Call;
+    settle: () => Promise<void>;
+  },
 ): Promise<void> {
   const { out } = io;
-  out(`\nDashboards at volume: loading ${o.events} events of ${o.users} users straight into the database (${e.database})\n`);
+  out(
+    `\nDashboards at volume: loading ${o.events} events of ${o.users} users straight into the database (${e.database})\n`,
+  );
   const loaded = await loadEnvironment(e, o, out);
   await io.settle();
   const afterLoad = await io.memory();
-  out(`  memory after loading: the database ${megabytes(afterLoad.dbRss)}, the analysts' reader ${afterLoad.readerRss === null ? 'not started yet' : megabytes(afterLoad.readerRss)}\n`);
+  out(
+    `  memory after loading: the database ${megabytes(afterLoad.dbRss)}, the analysts' reader ${afterLoad.readerRss === null ? 'not started yet' : megabytes(afterLoad.readerRss)}\n`,
+  );
 
   const gql = graphqlClient(e);
   const list = pages(loaded, gql.ask);
@@ -624,8 +813,12 @@ export async function benchDashboards(
     peak.db = Math.max(peak.db, m.dbRss ?? 0);
     peak.reader = Math.max(peak.reader, m.readerRss ?? 0);
   };
-  out(`\nConsole queries through GraphQL over HTTP, one at a time, ${o.reps} runs each (ms; failed: an error status or any GraphQL error; the reader's RSS after each query's runs)\n`);
-  out(`  ${'query'.padEnd(34)} ${pad('runs', 4)} ${pad('failed', 6)} ${pad('p50', 8)} ${pad('p95', 8)} ${pad('max', 8)} ${pad('reader', 7)}  error codes\n`);
+  out(
+    `\nConsole queries through GraphQL over HTTP, one at a time, ${o.reps} runs each (ms; failed: an error status or any GraphQL error; the reader's RSS after each query's runs)\n`,
+  );
+  out(
+    `  ${'query'.padEnd(34)} ${pad('runs', 4)} ${pad('failed', 6)} ${pad('p50', 8)} ${pad('p95', 8)} ${pad('max', 8)} ${pad('reader', 7)}  error codes\n`,
+  );
   const queriesStarted = performance.now();
   for (const page of list) {
     const answers: Answer[] = [];
@@ -636,7 +829,9 @@ export async function benchDashboards(
     const m = await io.memory();
     note(m);
     const codeText = [...codes].map(([c, n]) => `${c}×${n}`).join(' ') || '-';
-    out(`  ${page.label.padEnd(34)} ${pad(answers.length, 4)} ${pad(answers.filter(failed).length, 6)} ${pad(percentile(sorted, 50).toFixed(0), 8)} ${pad(percentile(sorted, 95).toFixed(0), 8)} ${pad((sorted[sorted.length - 1] ?? NaN).toFixed(0), 8)} ${pad(megabytes(m.readerRss), 7)}  ${codeText}\n`);
+    out(
+      `  ${page.label.padEnd(34)} ${pad(answers.length, 4)} ${pad(answers.filter(failed).length, 6)} ${pad(percentile(sorted, 50).toFixed(0), 8)} ${pad(percentile(sorted, 95).toFixed(0), 8)} ${pad((sorted[sorted.length - 1] ?? NaN).toFixed(0), 8)} ${pad(megabytes(m.readerRss), 7)}  ${codeText}\n`,
+    );
   }
   out(`  (all queries: ${seconds(performance.now() - queriesStarted)})\n`);
 
@@ -656,13 +851,22 @@ export async function benchDashboards(
   clicking = false;
   await user;
   note(await io.memory());
-  out(table('Scoring beside a console user (REST /v1/risk, closed loop at concurrency 4: 20 s alone, 60 s beside one console user clicking through every page above in a loop)', [
-    ['alone', alone],
-    ['beside a console user', beside],
-  ]));
-  out(`  beside ÷ alone: p50 x${(beside.p50 / alone.p50).toFixed(2)}, p99 x${(beside.p99 / alone.p99).toFixed(2)}; console pages meanwhile: ${clicks.ok} answered, ${clicks.failed} failed\n`);
+  out(
+    table(
+      'Scoring beside a console user (REST /v1/risk, closed loop at concurrency 4: 20 s alone, 60 s beside one console user clicking through every page above in a loop)',
+      [
+        ['alone', alone],
+        ['beside a console user', beside],
+      ],
+    ),
+  );
+  out(
+    `  beside ÷ alone: p50 x${(beside.p50 / alone.p50).toFixed(2)}, p99 x${(beside.p99 / alone.p99).toFixed(2)}; console pages meanwhile: ${clicks.ok} answered, ${clicks.failed} failed\n`,
+  );
   const end = await io.memory();
   note(end);
-  out(`\nThe embedded database's memory: primary ${megabytes(afterLoad.dbRss)} after loading, peak ${megabytes(peak.db)} (sampled after each query), ${megabytes(end.dbRss)} at the end; the analysts' reader peak ${megabytes(peak.reader)}, ${megabytes(end.readerRss)} at the end\n`);
+  out(
+    `\nThe embedded database's memory: primary ${megabytes(afterLoad.dbRss)} after loading, peak ${megabytes(peak.db)} (sampled after each query), ${megabytes(end.dbRss)} at the end; the analysts' reader peak ${megabytes(peak.reader)}, ${megabytes(end.readerRss)} at the end\n`,
+  );
   gql.close();
 }

@@ -26,7 +26,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { ensureFerretdb, FERRETDB_ENV, freePort, SQLITE_PRAGMAS, sqliteUrl, waitForPort } from '../src/store/embedded';
+import {
+  ensureFerretdb,
+  FERRETDB_ENV,
+  freePort,
+  SQLITE_PRAGMAS,
+  sqliteUrl,
+  waitForPort,
+} from '../src/store/embedded';
 import { cpuOf } from './lib/proc';
 import { rng } from './lib/traffic';
 
@@ -42,7 +49,10 @@ const rnd = rng(42);
 const int = (n: number) => Math.floor(rnd() * n);
 const hex = (n: number) => {
   let s = '';
-  while (s.length < n) s += Math.floor(rnd() * 4294967296).toString(16).padStart(8, '0');
+  while (s.length < n)
+    s += Math.floor(rnd() * 4294967296)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, n);
 };
 const ip = () => `${int(223) + 1}.${int(256)}.${int(256)}.${int(256)}`;
@@ -50,8 +60,20 @@ const ip = () => `${int(223) + 1}.${int(256)}.${int(256)}.${int(256)}`;
 function counterDoc(id: string): Document {
   const hour = 493_000 + int(48);
   const members = Array.from({ length: 3 + int(4) }, () => hex(12));
-  const rest = { key: id, window: 'hour', bucket: hour, n: { risk: int(50), login: int(20), fail: int(5) }, set: { dev: members }, updatedAt: { $date: Date.now() } };
-  return { _id: id, envId: 'env_bench', expiresAt: new Date(Date.now() + 86_400_000), _p: JSON.stringify(rest) };
+  const rest = {
+    key: id,
+    window: 'hour',
+    bucket: hour,
+    n: { risk: int(50), login: int(20), fail: int(5) },
+    set: { dev: members },
+    updatedAt: { $date: Date.now() },
+  };
+  return {
+    _id: id,
+    envId: 'env_bench',
+    expiresAt: new Date(Date.now() + 86_400_000),
+    _p: JSON.stringify(rest),
+  };
 }
 
 function userDoc(id: string): Document {
@@ -63,8 +85,25 @@ function userDoc(id: string): Document {
     ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
     n: int(100),
   }));
-  const rest = { countries: { FR: int(50), DE: int(9) }, asns: [3215, 12322, 5410], devices, hours: Array.from({ length: 24 }, () => int(9)), logins: int(500), fails: int(20), score: rnd(), lastIp: ip(), notes: hex(400) };
-  return { _id: id, envId: 'env_bench', userId: id.slice(4), email: `${id.slice(4)}@example.com`, lastSeenAt: new Date(), _p: JSON.stringify(rest) };
+  const rest = {
+    countries: { FR: int(50), DE: int(9) },
+    asns: [3215, 12322, 5410],
+    devices,
+    hours: Array.from({ length: 24 }, () => int(9)),
+    logins: int(500),
+    fails: int(20),
+    score: rnd(),
+    lastIp: ip(),
+    notes: hex(400),
+  };
+  return {
+    _id: id,
+    envId: 'env_bench',
+    userId: id.slice(4),
+    email: `${id.slice(4)}@example.com`,
+    lastSeenAt: new Date(),
+    _p: JSON.stringify(rest),
+  };
 }
 
 function eventDoc(): Document {
@@ -75,9 +114,31 @@ function eventDoc(): Document {
     userId: `u${int(5000)}`,
     at: new Date(),
     ip: ip(),
-    geo: { country: 'FR', region: 'IDF', city: 'Paris', lat: 48.85, lon: 2.35, asn: 3215, org: 'Orange S.A.' },
-    device: { key: hex(32), ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36', os: 'Linux', browser: 'Chrome', version: '120.0' },
-    verdict: { action: 'allow', score: rnd(), reasons: ['new_ip', 'usual_country'], rules: [{ id: 'r1', hit: false }, { id: 'r2', hit: true }] },
+    geo: {
+      country: 'FR',
+      region: 'IDF',
+      city: 'Paris',
+      lat: 48.85,
+      lon: 2.35,
+      asn: 3215,
+      org: 'Orange S.A.',
+    },
+    device: {
+      key: hex(32),
+      ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+      os: 'Linux',
+      browser: 'Chrome',
+      version: '120.0',
+    },
+    verdict: {
+      action: 'allow',
+      score: rnd(),
+      reasons: ['new_ip', 'usual_country'],
+      rules: [
+        { id: 'r1', hit: false },
+        { id: 'r2', hit: true },
+      ],
+    },
     signals: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i}`, rnd()])),
     properties: JSON.stringify({ path: '/login', ref: hex(200), extra: hex(300) }),
   };
@@ -90,7 +151,12 @@ function deviceDoc(id: string): Document {
     userId: `u${int(5000)}`,
     firstSeen: new Date(Date.now() - int(1e9)),
     lastSeen: new Date(),
-    context: { ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36', screen: { w: 1920, h: 1080, dpr: 1 }, tz: 'Europe/Paris', langs: ['fr-FR', 'en'] },
+    context: {
+      ua: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36',
+      screen: { w: 1920, h: 1080, dpr: 1 },
+      tz: 'Europe/Paris',
+      langs: ['fr-FR', 'en'],
+    },
     ips: Array.from({ length: 8 }, () => ({ ip: ip(), at: new Date(), country: 'FR', asn: 3215 })),
     fingerprints: Array.from({ length: 6 }, () => ({ h: hex(40), at: new Date() })),
     trust: { level: 'known', since: new Date(), by: 'login', score: rnd() },
@@ -99,7 +165,15 @@ function deviceDoc(id: string): Document {
 }
 
 function tokenDoc(): Document {
-  return { _id: `tok_${hex(24)}`, envId: 'env_bench', userId: `u${int(5000)}`, deviceKey: hex(32), createdAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000), nonce: hex(64) };
+  return {
+    _id: `tok_${hex(24)}`,
+    envId: 'env_bench',
+    userId: `u${int(5000)}`,
+    deviceKey: hex(32),
+    createdAt: new Date(),
+    expiresAt: new Date(Date.now() + 3_600_000),
+    nonce: hex(64),
+  };
 }
 
 async function upsert(db: Db, collection: string, docs: Document[]): Promise<void> {
@@ -143,10 +217,13 @@ async function main(): Promise<void> {
     const counterIds = Array.from({ length: 20_000 }, (_, i) => `env_bench:ip:${i}:${hex(6)}`);
     const userIds = Array.from({ length: 3_000 }, (_, i) => `env:u${i}`);
     const deviceIds = Array.from({ length: 1_000 }, () => `dev_${hex(24)}`);
-    for (let i = 0; i < counterIds.length; i += 100) await upsert(db, 'counters', counterIds.slice(i, i + 100).map(counterDoc));
-    for (let i = 0; i < userIds.length; i += 100) await upsert(db, 'users', userIds.slice(i, i + 100).map(userDoc));
+    for (let i = 0; i < counterIds.length; i += 100)
+      await upsert(db, 'counters', counterIds.slice(i, i + 100).map(counterDoc));
+    for (let i = 0; i < userIds.length; i += 100)
+      await upsert(db, 'users', userIds.slice(i, i + 100).map(userDoc));
     for (let i = 0; i < 3_000; i += 100) await insert(db, 'events', Array.from({ length: 100 }, eventDoc));
-    for (let i = 0; i < deviceIds.length; i += 100) await upsert(db, 'devices', deviceIds.slice(i, i + 100).map(deviceDoc));
+    for (let i = 0; i < deviceIds.length; i += 100)
+      await upsert(db, 'devices', deviceIds.slice(i, i + 100).map(deviceDoc));
     for (let i = 0; i < 500; i += 100) await insert(db, 'tokens', Array.from({ length: 100 }, tokenDoc));
     await sleep(500);
 
@@ -171,9 +248,15 @@ async function main(): Promise<void> {
         devices: [...new Set(Array.from({ length: around(6) }, () => pick(deviceIds)))].map(deviceDoc),
         tokens: Array.from({ length: around(5) }, tokenDoc),
       };
-      docs += batch.counters.length + batch.users.length + batch.events.length + batch.devices.length + batch.tokens.length;
+      docs +=
+        batch.counters.length +
+        batch.users.length +
+        batch.events.length +
+        batch.devices.length +
+        batch.tokens.length;
       const lookups = Array.from({ length: findIds > 0 ? 3 : 0 }, (_, i) => {
-        const [coll, ids] = i === 0 ? ['counters', counterIds] : i === 1 ? ['users', userIds] : ['devices', deviceIds];
+        const [coll, ids] =
+          i === 0 ? ['counters', counterIds] : i === 1 ? ['users', userIds] : ['devices', deviceIds];
         return db
           .collection<{ _id: string }>(coll)
           .find({ _id: { $in: Array.from({ length: findIds }, () => pick(ids)) } })

@@ -16,7 +16,16 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { closedLoop, percentile, summarize, table, type Call, type CpuProbe, type Result, type Summary } from './lib/load';
+import {
+  closedLoop,
+  percentile,
+  summarize,
+  table,
+  type Call,
+  type CpuProbe,
+  type Result,
+  type Summary,
+} from './lib/load';
 import type { Endpoints } from './lib/server';
 
 export interface ImportBenchOptions {
@@ -45,7 +54,10 @@ export interface ImportFigures {
   beside: { answered: number; state: string | null; seconds: number };
   risk: { alone: Summary; during: Summary };
   /** items/count every 500 ms, beside the verdicts alone and during the import beside them. */
-  count: Record<'alone' | 'during', { asked: number; errors: number; statuses: Record<string, number>; p50: number; p99: number; max: number }>;
+  count: Record<
+    'alone' | 'during',
+    { asked: number; errors: number; statuses: Record<string, number>; p50: number; p99: number; max: number }
+  >;
 }
 
 interface Answer {
@@ -54,12 +66,31 @@ interface Answer {
   body: unknown;
 }
 
-function request(e: Endpoints, agent: http.Agent, method: string, path: string, body?: string, contentType = 'application/json'): Promise<Answer> {
+function request(
+  e: Endpoints,
+  agent: http.Agent,
+  method: string,
+  path: string,
+  body?: string,
+  contentType = 'application/json',
+): Promise<Answer> {
   const url = new URL(path, e.rest);
   const authorization = `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}`;
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method, agent, headers: { authorization, ...(body === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method,
+        agent,
+        headers: {
+          authorization,
+          ...(body === undefined
+            ? {}
+            : { 'content-type': contentType, 'content-length': Buffer.byteLength(body) }),
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -107,13 +138,20 @@ interface Outcome {
  * An import of `csv`, followed to its end. `during` is started with the POST and told when the
  * import ended (a version that writes before answering answers 201, or an error, at its end).
  */
-async function importAndFollow(e: Endpoints, agent: http.Agent, listId: string, csv: string, during?: { start: () => Promise<void>; ended: () => void }): Promise<Outcome> {
+async function importAndFollow(
+  e: Endpoints,
+  agent: http.Agent,
+  listId: string,
+  csv: string,
+  during?: { start: () => Promise<void>; ended: () => void },
+): Promise<Outcome> {
   const started = performance.now();
   const beside = during?.start();
   try {
     const posted = await request(e, agent, 'POST', `/v1/lists/${listId}/items/import`, csv, 'text/csv');
     const postSeconds = (performance.now() - started) / 1000;
-    if (posted.status !== 202) return { answered: posted.status, job: null, body: posted.body, postSeconds, seconds: postSeconds };
+    if (posted.status !== 202)
+      return { answered: posted.status, job: null, body: posted.body, postSeconds, seconds: postSeconds };
     const location = String(posted.headers.location);
     let job = posted.body as Job;
     while (job.status !== 'succeeded' && job.status !== 'failed') {
@@ -134,7 +172,17 @@ const describe = (o: Outcome): string =>
     : `POST answered ${o.answered} after ${o.postSeconds.toFixed(1)} s: ${JSON.stringify(o.body).slice(0, 200)}`;
 
 async function newList(e: Endpoints, agent: http.Agent): Promise<string> {
-  const created = await request(e, agent, 'POST', '/v1/lists', JSON.stringify({ name: `bench import ${randomBytes(4).toString('hex')}`, color: '$red', primary_field: 'ip' }));
+  const created = await request(
+    e,
+    agent,
+    'POST',
+    '/v1/lists',
+    JSON.stringify({
+      name: `bench import ${randomBytes(4).toString('hex')}`,
+      color: '$red',
+      primary_field: 'ip',
+    }),
+  );
   if (created.status !== 201) throw new Error(`creating the list answered ${created.status}`);
   return (created.body as { id: string }).id;
 }
@@ -144,19 +192,26 @@ async function countOf(e: Endpoints, agent: http.Agent, listId: string): Promise
   return r.status === 200 ? (r.body as { total_count: number }).total_count : null;
 }
 
-export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: { out: (s: string) => void; risk: Call; cpu: CpuProbe; settle: () => Promise<void> }): Promise<ImportFigures> {
+export async function benchListImport(
+  e: Endpoints,
+  o: ImportBenchOptions,
+  io: { out: (s: string) => void; risk: Call; cpu: CpuProbe; settle: () => Promise<void> },
+): Promise<ImportFigures> {
   const { out } = io;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   try {
     // Two CSVs of as many rows (different networks), each into a list of its own.
     const csvOf = (first: number) => {
       let csv = 'value,comment\n';
-      for (let i = 0; i < o.rows; i++) csv += `${first}.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},seen in incident ${i % 977}\n`;
+      for (let i = 0; i < o.rows; i++)
+        csv += `${first}.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},seen in incident ${i % 977}\n`;
       return csv;
     };
     const quiet = csvOf(10);
     const busy = csvOf(11);
-    out(`\nCSV imports of ${o.rows} rows (${(quiet.length / 1024 / 1024).toFixed(1)} MB) into an IP list over REST: alone, then beside REST /v1/risk (closed loop, concurrency 4)\n`);
+    out(
+      `\nCSV imports of ${o.rows} rows (${(quiet.length / 1024 / 1024).toFixed(1)} MB) into an IP list over REST: alone, then beside REST /v1/risk (closed loop, concurrency 4)\n`,
+    );
 
     // 1. The import alone: its time and its cost.
     const alone = await newList(e, agent);
@@ -165,7 +220,9 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
     const first = await importAndFollow(e, agent, alone, quiet);
     const cpu1 = await io.cpu();
     const counted = await countOf(e, agent, alone);
-    out(`  alone: ${describe(first)}; ${(o.rows / first.seconds).toFixed(0)} rows/s; the list counts ${counted ?? '? (the count failed)'}; CPU per row: server ${((cpu1.server - cpu0.server) / o.rows).toFixed(0)} µs, database ${((cpu1.db - cpu0.db) / o.rows).toFixed(0)} µs\n`);
+    out(
+      `  alone: ${describe(first)}; ${(o.rows / first.seconds).toFixed(0)} rows/s; the list counts ${counted ?? '? (the count failed)'}; CPU per row: server ${((cpu1.server - cpu0.server) / o.rows).toFixed(0)} µs, database ${((cpu1.db - cpu0.db) / o.rows).toFixed(0)} µs\n`,
+    );
 
     // 2. The same CSV again: everything is there.
     await io.settle();
@@ -183,7 +240,9 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
       const c: Counting = { ms: [], statuses: new Map() };
       while (going()) {
         const t = performance.now();
-        const r = await request(e, agent, 'POST', `/v1/lists/${listId}/items/count`, '{}').catch(() => ({ status: 0 }));
+        const r = await request(e, agent, 'POST', `/v1/lists/${listId}/items/count`, '{}').catch(() => ({
+          status: 0,
+        }));
         c.ms.push(performance.now() - t);
         c.statuses.set(r.status, (c.statuses.get(r.status) ?? 0) + 1);
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -193,7 +252,14 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
     const summary = (c: Counting) => {
       const sorted = [...c.ms].sort((a, b) => a - b);
       const errors = c.ms.length - (c.statuses.get(200) ?? 0);
-      return { asked: c.ms.length, errors, statuses: Object.fromEntries(c.statuses), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+      return {
+        asked: c.ms.length,
+        errors,
+        statuses: Object.fromEntries(c.statuses),
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        max: sorted[sorted.length - 1] ?? NaN,
+      };
     };
     const countLine = (what: string, s: ReturnType<typeof summary>) =>
       `  items/count ${what}: ${s.asked} asked, ${s.errors} errors (statuses ${JSON.stringify(s.statuses)}), p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms\n`;
@@ -213,10 +279,15 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
       while (importing) riskRounds.push(await closedLoop(500, 4, io.risk));
       await countsDuring;
     };
-    const second = await importAndFollow(e, agent, besideList, busy, { start: beside, ended: () => (importing = false) });
+    const second = await importAndFollow(e, agent, besideList, busy, {
+      start: beside,
+      ended: () => (importing = false),
+    });
     const during = summarize(riskRounds);
     const countDuring = summary(await countsDuring);
-    out(`  beside the verdicts: ${describe(second)}; ${(o.rows / second.seconds).toFixed(0)} rows/s; the list counts ${(await countOf(e, agent, besideList)) ?? '? (the count failed)'}\n`);
+    out(
+      `  beside the verdicts: ${describe(second)}; ${(o.rows / second.seconds).toFixed(0)} rows/s; the list counts ${(await countOf(e, agent, besideList)) ?? '? (the count failed)'}\n`,
+    );
 
     const figures: ImportFigures = {
       rows: o.rows,
@@ -236,8 +307,15 @@ export async function benchListImport(e: Endpoints, o: ImportBenchOptions, io: {
     };
     out(countLine('beside the verdicts alone (the first list)', countAlone));
     out(countLine('during the import beside the verdicts', countDuring));
-    out(table('Verdicts beside a large import (REST /v1/risk, concurrency 4)', [['alone', riskAlone], ['during the import', during]]));
-    out(`  during ÷ alone: p50 ×${(during.p50 / riskAlone.p50).toFixed(2)}, p99 ×${(during.p99 / riskAlone.p99).toFixed(2)}\n`);
+    out(
+      table('Verdicts beside a large import (REST /v1/risk, concurrency 4)', [
+        ['alone', riskAlone],
+        ['during the import', during],
+      ]),
+    );
+    out(
+      `  during ÷ alone: p50 ×${(during.p50 / riskAlone.p50).toFixed(2)}, p99 ×${(during.p99 / riskAlone.p99).toFixed(2)}\n`,
+    );
     return figures;
   } finally {
     agent.destroy();

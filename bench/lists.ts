@@ -59,14 +59,27 @@ function compile(): { lists: CompiledLists; longestMs: number } {
   const now = new Date();
   let longestMs = 0;
   const compiled = SPECS.map(([field, value], n) => {
-    const list: List = { id: `list-${n}`, envId: ENV, name: `bench ${field} ${n}`, color: '$red', description: null, primaryField: field, type: LIST_FIELDS[field] as List['type'], secondaryField: null, secondaryType: null, createdAt: now, updatedAt: now };
+    const list: List = {
+      id: `list-${n}`,
+      envId: ENV,
+      name: `bench ${field} ${n}`,
+      color: '$red',
+      description: null,
+      primaryField: field,
+      type: LIST_FIELDS[field] as List['type'],
+      secondaryField: null,
+      secondaryType: null,
+      createdAt: now,
+      updatedAt: now,
+    };
     const problems: FieldProblem[] = [];
     const items: ListItem[] = [];
     for (let i = 0; i < ITEMS; i++) {
       const item = buildItem(list, { primaryValue: value(i), comment: 'bench' }, actor, now, problems, '');
       if (item) items.push(item);
     }
-    if (problems.length) throw new Error(`bench list ${field}: ${problems[0]?.field} ${problems[0]?.message}`);
+    if (problems.length)
+      throw new Error(`bench list ${field}: ${problems[0]?.field} ${problems[0]?.message}`);
     const t = performance.now();
     const one = new CompiledList(list, items);
     longestMs = Math.max(longestMs, performance.now() - t);
@@ -105,7 +118,17 @@ export function benchLists(count = 20_000): ListsBench {
   const m0 = performance.now();
   for (const v of values) if (matchLists(lists, v, now).length > 0) matched++;
   const matchMicros = ((performance.now() - m0) * 1000) / count;
-  return { lists: SPECS.length, items: SPECS.length * ITEMS, compileSeconds, longestListMs: longestMs, heapMB, events: count, matched, matchMicros, enrichMicros };
+  return {
+    lists: SPECS.length,
+    items: SPECS.length * ITEMS,
+    compileSeconds,
+    longestListMs: longestMs,
+    heapMB,
+    events: count,
+    matched,
+    matchMicros,
+    enrichMicros,
+  };
 }
 
 export function listsReport(b: ListsBench): string {

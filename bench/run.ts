@@ -57,9 +57,25 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { jsonPoster } from './lib/http';
-import { closedLoop, openLoop, summarize, table, type Call, type Cpu, type Result, type Summary } from './lib/load';
+import {
+  closedLoop,
+  openLoop,
+  summarize,
+  table,
+  type Call,
+  type Cpu,
+  type Result,
+  type Summary,
+} from './lib/load';
 import { riskBody, Traffic, trackBody, type Login } from './lib/traffic';
-import { entry, megabytes, type Endpoints, type FromServer, type MemorySample, type ToServer } from './lib/server';
+import {
+  entry,
+  megabytes,
+  type Endpoints,
+  type FromServer,
+  type MemorySample,
+  type ToServer,
+} from './lib/server';
 import { createRampartClient, type RiskRequest, type TrackRequest } from '../src/client';
 import { benchScoring, scoringReport } from './scoring';
 import { benchDashboards } from './dashboards';
@@ -70,10 +86,24 @@ import { runInfo } from './lib/run-info';
 import { runOverload, type OverloadReport } from './lib/overload';
 import os from 'node:os';
 
-const SECTIONS = ['scoring', 'closed', 'open', 'track', 'history', 'analyst', 'outage', 'imports', 'dashboards', 'webhooks', 'overload'] as const;
+const SECTIONS = [
+  'scoring',
+  'closed',
+  'open',
+  'track',
+  'history',
+  'analyst',
+  'outage',
+  'imports',
+  'dashboards',
+  'webhooks',
+  'overload',
+] as const;
 type Section = (typeof SECTIONS)[number];
 /** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each) and webhooks (a history to load first). */
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'dashboards' && s !== 'overload' && s !== 'webhooks');
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter(
+  (s) => s !== 'dashboards' && s !== 'overload' && s !== 'webhooks',
+);
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
 
@@ -115,10 +145,25 @@ interface Options {
 interface Figures {
   closed?: { concurrency: number; doors: Partial<Record<Door, Summary>> };
   open?: { rate: number; seconds: number; doors: Partial<Record<Door, Summary>> }[];
-  track?: { rest: Summary; stream: { accepted: number; perSecond: number; serverCpu: number; dbCpu: number }; stored: number; acknowledged: number };
-  history?: { events: { few: number; many: number }; risk: { few: Summary; many: Summary }; devices: { few: Summary; many: Summary } };
+  track?: {
+    rest: Summary;
+    stream: { accepted: number; perSecond: number; serverCpu: number; dbCpu: number };
+    stored: number;
+    acknowledged: number;
+  };
+  history?: {
+    events: { few: number; many: number };
+    risk: { few: Summary; many: Summary };
+    devices: { few: Summary; many: Summary };
+  };
   analyst?: { alone: Summary; beside: Summary; answered: number; refused: number };
-  memory?: { peakRss: number; rss: number; liveHeap: number | null; peakDbRss: number | null; dbRss: number | null };
+  memory?: {
+    peakRss: number;
+    rss: number;
+    liveHeap: number | null;
+    peakDbRss: number | null;
+    dbRss: number | null;
+  };
   imports?: ImportFigures;
   webhooks?: WebhookFigures;
   overload?: OverloadReport;
@@ -128,9 +173,34 @@ const USAGE =
   'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,webhooks,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--wh-history N] [--wh-burst N] [--wh-rate N] [--wh-seconds N] [--json FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { count: 20000, concurrency: 16, rates: [500, 1000, 2000], seconds: 8, rounds: 2, users: 10000, history: 10000, 'track-count': 40000, only: [...DEFAULT_SECTIONS], doors: [...DOORS], prof: null, soak: 0, 'soak-rate': 80, 'overload-minutes': 15, 'dash-events': 5_000_000, 'dash-users': 200_000, 'dash-reps': 5, 'import-rows': 100_000, 'wh-history': 100_000, 'wh-burst': 5_000, 'wh-rate': 100, 'wh-seconds': 20, json: null };
+  const o: Options = {
+    count: 20000,
+    concurrency: 16,
+    rates: [500, 1000, 2000],
+    seconds: 8,
+    rounds: 2,
+    users: 10000,
+    history: 10000,
+    'track-count': 40000,
+    only: [...DEFAULT_SECTIONS],
+    doors: [...DOORS],
+    prof: null,
+    soak: 0,
+    'soak-rate': 80,
+    'overload-minutes': 15,
+    'dash-events': 5_000_000,
+    'dash-users': 200_000,
+    'dash-reps': 5,
+    'import-rows': 100_000,
+    'wh-history': 100_000,
+    'wh-burst': 5_000,
+    'wh-rate': 100,
+    'wh-seconds': 20,
+    json: null,
+  };
   // `npm run bench --soak` reaches the script as npm's config variable, not as an argument.
-  if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false') o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
+  if (process.env.npm_config_soak && process.env.npm_config_soak !== 'false')
+    o.soak = process.env.npm_config_soak === 'true' ? 30 : Number(process.env.npm_config_soak) || 30;
   for (let i = 0; i < argv.length; i += 2) {
     const key = (argv[i] ?? '').replace(/^--/, '');
     const raw = argv[i + 1] ?? '';
@@ -152,7 +222,26 @@ function options(argv: string[]): Options {
     } else if (key === 'rates') {
       o.rates = raw.split(',').map(Number);
       if (o.rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(USAGE);
-    } else if (key === 'count' || key === 'concurrency' || key === 'seconds' || key === 'rounds' || key === 'users' || key === 'history' || key === 'track-count' || key === 'soak' || key === 'soak-rate' || key === 'overload-minutes' || key === 'dash-events' || key === 'dash-users' || key === 'dash-reps' || key === 'import-rows' || key === 'wh-history' || key === 'wh-burst' || key === 'wh-rate' || key === 'wh-seconds') {
+    } else if (
+      key === 'count' ||
+      key === 'concurrency' ||
+      key === 'seconds' ||
+      key === 'rounds' ||
+      key === 'users' ||
+      key === 'history' ||
+      key === 'track-count' ||
+      key === 'soak' ||
+      key === 'soak-rate' ||
+      key === 'overload-minutes' ||
+      key === 'dash-events' ||
+      key === 'dash-users' ||
+      key === 'dash-reps' ||
+      key === 'import-rows' ||
+      key === 'wh-history' ||
+      key === 'wh-burst' ||
+      key === 'wh-rate' ||
+      key === 'wh-seconds'
+    ) {
       const value = Number(raw);
       if (!Number.isInteger(value) || value <= 0) throw new Error(`${USAGE} (bad ${argv[i]})`);
       o[key] = value;
@@ -197,18 +286,36 @@ class Server {
   };
   cpu = async (): Promise<Cpu> => {
     const s = await this.ask({ type: 'stats' }, 'stats');
-    return { server: s.cpuMicros, db: s.dbCpuMicros ?? 0, backlog: s.backlog, writes: s.writes, allocated: s.allocated, promoted: s.promoted };
+    return {
+      server: s.cpuMicros,
+      db: s.dbCpuMicros ?? 0,
+      backlog: s.backlog,
+      writes: s.writes,
+      allocated: s.allocated,
+      promoted: s.promoted,
+    };
   };
 }
 
 /** A JSON POST over a keep-alive agent; true when the status is `expect` and the answer parses (it is read and parsed, as a caller would). */
 function poster(agent: http.Agent, secret: string) {
   const post = jsonPoster(agent, secret);
-  return (url: URL, body: unknown, expect: number): Promise<boolean> => post(url, body).then((a) => a.status === expect && !a.unparsed);
+  return (url: URL, body: unknown, expect: number): Promise<boolean> =>
+    post(url, body).then((a) => a.status === expect && !a.unparsed);
 }
 
-const toRisk = (l: Login): RiskRequest => ({ event: '$login', user: { id: l.userId, email: l.email }, requestToken: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
-const toTrack = (l: Login): TrackRequest => ({ event: '$login.failed', user: { id: l.userId, email: l.email }, requestToken: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
+const toRisk = (l: Login): RiskRequest => ({
+  event: '$login',
+  user: { id: l.userId, email: l.email },
+  requestToken: l.fingerprint,
+  context: { ip: l.ip, headers: l.headers },
+});
+const toTrack = (l: Login): TrackRequest => ({
+  event: '$login.failed',
+  user: { id: l.userId, email: l.email },
+  requestToken: l.fingerprint,
+  context: { ip: l.ip, headers: l.headers },
+});
 
 const LABEL: Record<Door, string> = {
   ceiling: 'bare Fastify POST',
@@ -221,16 +328,22 @@ const LABEL: Record<Door, string> = {
 function callers(e: Endpoints, sockets: number, traffic: Traffic) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   const post = poster(agent, e.secret);
-  const unary = createRampartClient({ address: e.grpc, secret: e.secret, deadlineMs: 60_000, verdictStreams: 0 });
+  const unary = createRampartClient({
+    address: e.grpc,
+    secret: e.secret,
+    deadlineMs: 60_000,
+    verdictStreams: 0,
+  });
   const streams = createRampartClient({ address: e.grpc, secret: e.secret, deadlineMs: 60_000 });
   const risk = new URL('/v1/risk', e.rest);
   const track = new URL('/v1/track', e.rest);
   const ceiling = new URL(e.ceiling);
   const door = new URL('/v1/risk', e.door);
-  const grpcOk = (p: Promise<unknown>) => p.then(
-    () => true,
-    () => false,
-  );
+  const grpcOk = (p: Promise<unknown>) =>
+    p.then(
+      () => true,
+      () => false,
+    );
   const doors: Record<Door, Call> = {
     ceiling: () => post(ceiling, riskBody(traffic.next()), 200),
     door: () => post(door, riskBody(traffic.next()), 201),
@@ -243,10 +356,19 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
     new Promise<{ status: number; ms: number }>((resolve, reject) => {
       const url = new URL(path, e.rest);
       const started = performance.now();
-      const req = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent, headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
-      });
+      const req = http.get(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          agent,
+          headers: { authorization: `Basic ${Buffer.from(`:${e.secret}`).toString('base64')}` },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+        },
+      );
       req.on('error', reject);
     });
   return {
@@ -254,7 +376,12 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
     riskFor: (l: Login) => post(risk, riskBody(l), 201),
     graphql: (query: string) => post(new URL('/graphql', e.rest), { query }, 200),
     track: () => post(track, trackBody(traffic.next()), 204),
-    filter: () => post(new URL('/v1/filter', e.rest), { ...riskBody(traffic.next()), event: '$login', status: '$attempted' }, 201),
+    filter: () =>
+      post(
+        new URL('/v1/filter', e.rest),
+        { ...riskBody(traffic.next()), event: '$login', status: '$attempted' },
+        201,
+      ),
     trackStream: async (n: number, make: () => TrackRequest) => {
       const { accepted } = await streams.trackStream(
         (function* () {
@@ -264,7 +391,8 @@ function callers(e: Endpoints, sockets: number, traffic: Traffic) {
       return accepted;
     },
     get,
-    devicesOf: (userId: string) => get(`/v1/users/${encodeURIComponent(userId)}/devices`).then((r) => r.status === 200),
+    devicesOf: (userId: string) =>
+      get(`/v1/users/${encodeURIComponent(userId)}/devices`).then((r) => r.status === 200),
     close: () => {
       unary.close();
       streams.close();
@@ -283,7 +411,10 @@ const x = (a: number, b: number) => `x${(a / b).toFixed(2)}`;
  * when it hung, the first new device read that answers 503, the slowest /readyz meanwhile, and
  * after SIGCONT how soon device reads are answered again.
  */
-async function hungDatabase(dbPid: number, get: (path: string) => Promise<{ status: number; ms: number }>): Promise<string> {
+async function hungDatabase(
+  dbPid: number,
+  get: (path: string) => Promise<{ status: number; ms: number }>,
+): Promise<string> {
   const cold = (name: string) => `/v1/users/${name}-${Math.random().toString(36).slice(2)}/devices`;
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
   await get(cold('warm'));
@@ -338,7 +469,14 @@ async function hungDatabase(dbPid: number, get: (path: string) => Promise<{ stat
  * database's write-ahead log (its largest size in the minute) and database file. It says whether
  * each levelled off: what it grew over the last third of the run against the first two thirds.
  */
-async function soak(minutes: number, rate: number, server: Server, c: ReturnType<typeof callers>, traffic: Traffic, out: (s: string) => void): Promise<void> {
+async function soak(
+  minutes: number,
+  rate: number,
+  server: Server,
+  c: ReturnType<typeof callers>,
+  traffic: Traffic,
+  out: (s: string) => void,
+): Promise<void> {
   const mixed: Call = (i) => {
     const k = i % 20;
     if (k < 8) return c.doors.rest(i);
@@ -346,7 +484,9 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     if (k < 16) return c.track();
     if (k < 19) return c.filter();
     // A user not seen yet answers 404 after its look-up: a full answer too.
-    return c.get(`/v1/users/${encodeURIComponent(traffic.next().userId)}/devices`).then((r) => r.status === 200 || r.status === 404);
+    return c
+      .get(`/v1/users/${encodeURIComponent(traffic.next().userId)}/devices`)
+      .then((r) => r.status === 200 || r.status === 404);
   };
   const queries = [
     '{ events(first: 50) { edges { node { id name } } } }',
@@ -365,8 +505,12 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     }
   })();
   const mb = (v: number | null) => (v === null ? '-' : (v / 1024 / 1024).toFixed(0)).padStart(7);
-  out(`\nSoak: ${rate} mixed calls/s offered for ${minutes} min (REST risk 40%, gRPC stream risk 15%, track 25%, filter 15%, device lists 5%; a GraphQL query every 2 s); resident memory in MB each minute, the embedded database's WAL (largest in the minute) and file in MB\n`);
-  out(`  ${'min'.padStart(4)} ${'calls'.padStart(8)} ${'errors'.padStart(7)} ${'p99 ms'.padStart(7)} ${'Rampart'.padStart(7)} ${'heap'.padStart(7)} ${'extern'.padStart(7)} ${'cached'.padStart(8)} ${'db'.padStart(7)} ${'reader'.padStart(7)} ${'WAL'.padStart(7)} ${'file'.padStart(7)} ${'graphql ok/failed'.padStart(18)}\n`);
+  out(
+    `\nSoak: ${rate} mixed calls/s offered for ${minutes} min (REST risk 40%, gRPC stream risk 15%, track 25%, filter 15%, device lists 5%; a GraphQL query every 2 s); resident memory in MB each minute, the embedded database's WAL (largest in the minute) and file in MB\n`,
+  );
+  out(
+    `  ${'min'.padStart(4)} ${'calls'.padStart(8)} ${'errors'.padStart(7)} ${'p99 ms'.padStart(7)} ${'Rampart'.padStart(7)} ${'heap'.padStart(7)} ${'extern'.padStart(7)} ${'cached'.padStart(8)} ${'db'.padStart(7)} ${'reader'.padStart(7)} ${'WAL'.padStart(7)} ${'file'.padStart(7)} ${'graphql ok/failed'.padStart(18)}\n`,
+  );
   const samples: MemorySample[] = [];
   const first = await server.ask({ type: 'memory', liveHeap: true }, 'memory');
   samples.push(first);
@@ -379,7 +523,9 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     const m = await server.ask({ type: 'memory', liveHeap: minute === minutes }, 'memory');
     samples.push(m);
     const p99 = summarize([r]).p99;
-    out(`  ${String(minute).padStart(4)} ${String(sent).padStart(8)} ${String(errors).padStart(7)} ${p99.toFixed(0).padStart(7)} ${mb(m.rss)} ${mb(m.heapUsed)} ${mb(m.external)} ${String(m.cachedDocuments).padStart(8)} ${mb(m.dbRss)} ${mb(m.readerRss)} ${mb(m.peakWalBytes)} ${mb(m.databaseBytes)} ${`${graphql.answered}/${graphql.failed}`.padStart(18)}\n`);
+    out(
+      `  ${String(minute).padStart(4)} ${String(sent).padStart(8)} ${String(errors).padStart(7)} ${p99.toFixed(0).padStart(7)} ${mb(m.rss)} ${mb(m.heapUsed)} ${mb(m.external)} ${String(m.cachedDocuments).padStart(8)} ${mb(m.dbRss)} ${mb(m.readerRss)} ${mb(m.peakWalBytes)} ${mb(m.databaseBytes)} ${`${graphql.answered}/${graphql.failed}`.padStart(18)}\n`,
+    );
   }
   dashboards = false;
   await dashboard;
@@ -394,10 +540,17 @@ async function soak(minutes: number, rate: number, server: Server, c: ReturnType
     const level = late < Math.max(16 * 1024 * 1024, early / 4);
     return `${name} ${mb(a).trim()} -> ${mb(b).trim()} -> ${mb(z).trim()} MB (${level ? 'levelled off' : 'STILL GROWING'})`;
   };
-  out(`  start -> two thirds -> end: ${[verdict('Rampart', (s) => s.rss), verdict('the database', (s) => s.dbRss), verdict("the analysts' reader", (s) => s.readerRss)].join('; ')}\n`);
+  out(
+    `  start -> two thirds -> end: ${[verdict('Rampart', (s) => s.rss), verdict('the database', (s) => s.dbRss), verdict("the analysts' reader", (s) => s.readerRss)].join('; ')}\n`,
+  );
   const peakWal = Math.max(...samples.map((s) => s.peakWalBytes ?? 0));
-  if (last.walBytes !== null) out(`  the write-ahead log: at most ${mb(peakWal).trim()} MB (minute ${samples.findIndex((s) => (s.peakWalBytes ?? 0) === peakWal)}), ${mb(last.walBytes).trim()} MB at the end; the database file ${mb(first.databaseBytes).trim()} -> ${mb(last.databaseBytes).trim()} MB\n`);
-  out(`  Rampart's live heap after a full collection: ${megabytes(first.liveHeap)} at the start, ${megabytes(last.liveHeap)} at the end\n`);
+  if (last.walBytes !== null)
+    out(
+      `  the write-ahead log: at most ${mb(peakWal).trim()} MB (minute ${samples.findIndex((s) => (s.peakWalBytes ?? 0) === peakWal)}), ${mb(last.walBytes).trim()} MB at the end; the database file ${mb(first.databaseBytes).trim()} -> ${mb(last.databaseBytes).trim()} MB\n`,
+    );
+  out(
+    `  Rampart's live heap after a full collection: ${megabytes(first.liveHeap)} at the start, ${megabytes(last.liveHeap)} at the end\n`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -410,7 +563,11 @@ async function main(): Promise<void> {
     process.stdout.write(s);
   };
   const record = () => {
-    if (o.json) writeFileSync(o.json, `${JSON.stringify({ kind: 'bench', run: runInfo(), options: o, figures, report: report.join('') }, null, 2)}\n`);
+    if (o.json)
+      writeFileSync(
+        o.json,
+        `${JSON.stringify({ kind: 'bench', run: runInfo(), options: o, figures, report: report.join('') }, null, 2)}\n`,
+      );
   };
   // The engine alone first, in this process, before anything else loads the machine.
   if (o.only.includes('scoring')) {
@@ -421,7 +578,11 @@ async function main(): Promise<void> {
     // Rampart as `npm start` runs it, with CPU hogs beside it (bench/lib/overload.ts): its own
     // processes, not the bench's server child.
     const r = await runOverload({
-      root: path.resolve(__dirname, '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : [])),
+      root: path.resolve(
+        __dirname,
+        '..',
+        ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []),
+      ),
       overloadSeconds: o['overload-minutes'] * 60,
       killSeconds: 30,
       termSeconds: 30,
@@ -437,14 +598,18 @@ async function main(): Promise<void> {
   if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return record();
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.
   const execArgv = [...SERVER_NODE_FLAGS, ...(o.prof ? ['--cpu-prof', `--cpu-prof-dir=${o.prof}`] : [])];
-  const server = new Server(fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }));
+  const server = new Server(
+    fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv }),
+  );
   const ready = await server.next();
   if (ready.type !== 'ready') throw new Error(`unexpected ${ready.type}`);
   const traffic = new Traffic(o.users);
   const closed = callers(ready, o.concurrency, traffic);
   const open = callers(ready, Math.max(o.concurrency, Math.ceil(Math.max(...o.rates) / 25)), traffic);
   try {
-    out(`rampart bench: node ${process.version}, ${ready.database}; Rampart and the load generator in separate processes on this machine; ${o.users} users\n`);
+    out(
+      `rampart bench: node ${process.version}, ${ready.database}; Rampart and the load generator in separate processes on this machine; ${o.users} users\n`,
+    );
     // Warm up every door (JIT, connections, caches of the most active users).
     for (const door of o.doors) await closedLoop(2000, o.concurrency, closed.doors[door]);
     await server.ask({ type: 'stats', resetPeak: true }, 'stats');
@@ -456,18 +621,29 @@ async function main(): Promise<void> {
         // Alternate the order so that no door always runs last (on a larger database).
         for (const door of r % 2 === 0 ? doors : [...doors].reverse()) {
           await server.settle();
-          (results[door] ??= []).push(await closedLoop(o.count, o.concurrency, closed.doors[door], server.cpu));
+          (results[door] ??= []).push(
+            await closedLoop(o.count, o.concurrency, closed.doors[door], server.cpu),
+          );
         }
       }
-      const s = Object.fromEntries(Object.entries(results).map(([d, rs]) => [d, summarize(rs)])) as Partial<Record<Door, Summary>>;
+      const s = Object.fromEntries(Object.entries(results).map(([d, rs]) => [d, summarize(rs)])) as Partial<
+        Record<Door, Summary>
+      >;
       figures.closed = { concurrency: o.concurrency, doors: s };
-      const ratio = (row: Summary, to: Summary | undefined, name: string) => (to ? `${x(row.throughput, to.throughput)} of ${name}` : '');
+      const ratio = (row: Summary, to: Summary | undefined, name: string) =>
+        to ? `${x(row.throughput, to.throughput)} of ${name}` : '';
       out(
-        table(`Closed loop, concurrency ${o.concurrency}: ${o.rounds} round(s) of ${o.count} calls each`, doors.map((d) => [LABEL[d], s[d] as Summary]), (_label, row) =>
-          [ratio(row, s.ceiling, 'ceiling'), ratio(row, s.door, 'door')].filter(Boolean).join(', '),
+        table(
+          `Closed loop, concurrency ${o.concurrency}: ${o.rounds} round(s) of ${o.count} calls each`,
+          doors.map((d) => [LABEL[d], s[d] as Summary]),
+          (_label, row) =>
+            [ratio(row, s.ceiling, 'ceiling'), ratio(row, s.door, 'door')].filter(Boolean).join(', '),
         ),
       );
-      if (s.rest && s.unary && s.stream) out(`  gRPC/REST p50: unary ${x(s.unary.p50, s.rest.p50)}, VerdictStream ${x(s.stream.p50, s.rest.p50)}\n`);
+      if (s.rest && s.unary && s.stream)
+        out(
+          `  gRPC/REST p50: unary ${x(s.unary.p50, s.rest.p50)}, VerdictStream ${x(s.stream.p50, s.rest.p50)}\n`,
+        );
     }
 
     if (o.only.includes('open')) {
@@ -476,10 +652,18 @@ async function main(): Promise<void> {
         const doors: Partial<Record<Door, Summary>> = {};
         for (const door of o.doors.filter((d) => d === 'rest' || d === 'unary' || d === 'stream')) {
           await server.settle();
-          rows.push([LABEL[door], (doors[door] = summarize([await openLoop(rate, o.seconds, open.doors[door], server.cpu)]))]);
+          rows.push([
+            LABEL[door],
+            (doors[door] = summarize([await openLoop(rate, o.seconds, open.doors[door], server.cpu)])),
+          ]);
         }
         (figures.open ??= []).push({ rate, seconds: o.seconds, doors });
-        out(table(`Open loop, ${rate} calls/s offered for ${o.seconds} s each (latency from when each call was due)`, rows));
+        out(
+          table(
+            `Open loop, ${rate} calls/s offered for ${o.seconds} s each (latency from when each call was due)`,
+            rows,
+          ),
+        );
       }
     }
 
@@ -490,26 +674,60 @@ async function main(): Promise<void> {
       const rest = summarize([await closedLoop(o['track-count'], o.concurrency, closed.track, server.cpu)]);
       const cpu0 = await server.cpu();
       const t0 = performance.now();
-      const accepted = (await Promise.all(Array.from({ length: streams }, () => closed.trackStream(perStream, () => toTrack(traffic.next()))))).reduce((a, b) => a + b, 0);
+      const accepted = (
+        await Promise.all(
+          Array.from({ length: streams }, () => closed.trackStream(perStream, () => toTrack(traffic.next()))),
+        )
+      ).reduce((a, b) => a + b, 0);
       const seconds = (performance.now() - t0) / 1000;
       const cpu1 = await server.cpu();
       const cpu = cpu1.server - cpu0.server;
       const dbCpu = cpu1.db - cpu0.db;
-      out(`\nFeedback: $login.failed events (REST: one POST /v1/track per event at concurrency ${o.concurrency}; gRPC: ${streams} TrackStreams of ${perStream})\n`);
-      out(`  REST /v1/track        ${String(rest.count - rest.errors).padStart(7)} accepted ${rest.errors} errors ${rest.throughput.toFixed(0).padStart(7)} events/s  p50 ${rest.p50.toFixed(2)} ms  p99 ${rest.p99.toFixed(2)} ms  ${rest.serverCpu.toFixed(0)} µs/event (db ${rest.dbCpu.toFixed(0)})\n`);
-      out(`  gRPC TrackStream      ${String(accepted).padStart(7)} accepted          ${(accepted / seconds).toFixed(0).padStart(7)} events/s                           ${(cpu / accepted).toFixed(0)} µs/event (db ${(dbCpu / accepted).toFixed(0)})\n`);
+      out(
+        `\nFeedback: $login.failed events (REST: one POST /v1/track per event at concurrency ${o.concurrency}; gRPC: ${streams} TrackStreams of ${perStream})\n`,
+      );
+      out(
+        `  REST /v1/track        ${String(rest.count - rest.errors).padStart(7)} accepted ${rest.errors} errors ${rest.throughput.toFixed(0).padStart(7)} events/s  p50 ${rest.p50.toFixed(2)} ms  p99 ${rest.p99.toFixed(2)} ms  ${rest.serverCpu.toFixed(0)} µs/event (db ${rest.dbCpu.toFixed(0)})\n`,
+      );
+      out(
+        `  gRPC TrackStream      ${String(accepted).padStart(7)} accepted          ${(accepted / seconds).toFixed(0).padStart(7)} events/s                           ${(cpu / accepted).toFixed(0)} µs/event (db ${(dbCpu / accepted).toFixed(0)})\n`,
+      );
       const settleStart = performance.now();
       await server.settle();
       const drained = (performance.now() - settleStart) / 1000;
       const { stored } = await server.ask({ type: 'count', event: '$login.failed' }, 'count');
       const acked = rest.count - rest.errors + accepted;
-      figures.track = { rest, stream: { accepted, perSecond: accepted / seconds, serverCpu: cpu / accepted, dbCpu: dbCpu / accepted }, stored, acknowledged: acked };
-      out(`  stored once the queues drained (${drained.toFixed(1)} s after the last answer): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`);
+      figures.track = {
+        rest,
+        stream: {
+          accepted,
+          perSecond: accepted / seconds,
+          serverCpu: cpu / accepted,
+          dbCpu: dbCpu / accepted,
+        },
+        stored,
+        acknowledged: acked,
+      };
+      out(
+        `  stored once the queues drained (${drained.toFixed(1)} s after the last answer): ${stored} of ${acked} accepted${stored === acked ? ' (all)' : ` (MISSING ${acked - stored})`}\n`,
+      );
     }
 
     if (o.only.includes('history')) {
       const people = { few: { id: 'history-10', n: 10 }, many: { id: `history-${o.history}`, n: o.history } };
-      const login = (id: string): Login => ({ userId: id, email: `${id}@example.com`, ip: '81.2.69.142', fingerprint: `${id}-fp`, headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15', Accept: 'text/html', 'Accept-Language': 'en-GB,en;q=0.9', 'Accept-Encoding': 'gzip' } });
+      const login = (id: string): Login => ({
+        userId: id,
+        email: `${id}@example.com`,
+        ip: '81.2.69.142',
+        fingerprint: `${id}-fp`,
+        headers: {
+          'User-Agent':
+            'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15',
+          Accept: 'text/html',
+          'Accept-Language': 'en-GB,en;q=0.9',
+          'Accept-Encoding': 'gzip',
+        },
+      });
       // History imported as it happened: events spread over the last 60 days (event time), in
       // chunks that wait for the server's queues to drain, as an importer that respects
       // backpressure would (one stream as fast as it can go outruns the embedded database's
@@ -520,7 +738,11 @@ async function main(): Promise<void> {
       for (const p of Object.values(people)) {
         let i = 0;
         for (let sent = 0; sent < p.n; sent += CHUNK) {
-          await closed.trackStream(Math.min(CHUNK, p.n - sent), () => ({ ...toTrack(login(p.id)), event: '$login.succeeded', timestamp: timestampOf(now - 60 * 86_400_000 + Math.floor(((i++ + 0.5) / p.n) * 60 * 86_400_000)) }));
+          await closed.trackStream(Math.min(CHUNK, p.n - sent), () => ({
+            ...toTrack(login(p.id)),
+            event: '$login.succeeded',
+            timestamp: timestampOf(now - 60 * 86_400_000 + Math.floor(((i++ + 0.5) / p.n) * 60 * 86_400_000)),
+          }));
           await server.settle();
         }
       }
@@ -528,7 +750,8 @@ async function main(): Promise<void> {
       const measure = async (call: (id: string) => Promise<boolean>) => {
         const r: Record<'few' | 'many', Result[]> = { few: [], many: [] };
         for (let round = 0; round < 4; round++) {
-          for (const k of round % 2 === 0 ? (['few', 'many'] as const) : (['many', 'few'] as const)) r[k].push(await closedLoop(500, 4, () => call(people[k].id)));
+          for (const k of round % 2 === 0 ? (['few', 'many'] as const) : (['many', 'few'] as const))
+            r[k].push(await closedLoop(500, 4, () => call(people[k].id)));
         }
         return { few: summarize(r.few), many: summarize(r.many) };
       };
@@ -543,13 +766,16 @@ async function main(): Promise<void> {
           [`devices, ${people.many.n} events`, devices.many],
         ]),
       );
-      out(`  ${people.many.n} ÷ ${people.few.n} events: risk p50 ${x(risk.many.p50, risk.few.p50)}, p99 ${x(risk.many.p99, risk.few.p99)}; devices p50 ${x(devices.many.p50, devices.few.p50)}\n`);
+      out(
+        `  ${people.many.n} ÷ ${people.few.n} events: risk p50 ${x(risk.many.p50, risk.few.p50)}, p99 ${x(risk.many.p99, risk.few.p99)}; devices p50 ${x(devices.many.p50, devices.few.p50)}\n`,
+      );
     }
 
     if (o.only.includes('analyst')) {
       // The bulkhead: scoring beside the heaviest analysis the GraphQL limits allow (every
       // analysis over all of the environment's events), run back to back by two dashboards.
-      const heaviest = '{ analytics { total actions { count } signals { signal count } top(dimension: IP) { distinct } users: top(dimension: USER) { distinct } timeSeries(bucket: DAY) { scanned } } }';
+      const heaviest =
+        '{ analytics { total actions { count } signals { signal count } top(dimension: IP) { distinct } users: top(dimension: USER) { distinct } timeSeries(bucket: DAY) { scanned } } }';
       await server.settle();
       const alone = summarize([await closedLoop(3000, 4, closed.doors.rest, server.cpu)]);
       let running = true;
@@ -564,34 +790,70 @@ async function main(): Promise<void> {
       running = false;
       await Promise.all(dashboards);
       figures.analyst = { alone, beside, answered: analyses.answered, refused: analyses.refusedOrStopped };
-      out(table('Scoring beside the heaviest allowed analysis (REST /v1/risk, concurrency 4, 3,000 calls each)', [['alone', alone], ['beside two dashboards', beside]]));
-      out(`  beside ÷ alone: p50 ${x(beside.p50, alone.p50)}, p99 ${x(beside.p99, alone.p99)}; analyses meanwhile: ${analyses.answered} answered (with their data, or stopped at their time limit), ${analyses.refusedOrStopped} refused\n`);
+      out(
+        table(
+          'Scoring beside the heaviest allowed analysis (REST /v1/risk, concurrency 4, 3,000 calls each)',
+          [
+            ['alone', alone],
+            ['beside two dashboards', beside],
+          ],
+        ),
+      );
+      out(
+        `  beside ÷ alone: p50 ${x(beside.p50, alone.p50)}, p99 ${x(beside.p99, alone.p99)}; analyses meanwhile: ${analyses.answered} answered (with their data, or stopped at their time limit), ${analyses.refusedOrStopped} refused\n`,
+      );
     }
 
     if (o.only.includes('outage')) {
-      if (ready.dbPid === null) out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
+      if (ready.dbPid === null)
+        out('\nA hung database: skipped (MONGODB_URI: no embedded database to stop)\n');
       else out(await hungDatabase(ready.dbPid, closed.get));
     }
 
     if (o.only.includes('imports')) {
       await server.settle();
-      figures.imports = await benchListImport(ready, { rows: o['import-rows'] }, { out, risk: closed.doors.rest, cpu: server.cpu, settle: server.settle });
+      figures.imports = await benchListImport(
+        ready,
+        { rows: o['import-rows'] },
+        { out, risk: closed.doors.rest, cpu: server.cpu, settle: server.settle },
+      );
     }
 
     if (o.only.includes('dashboards')) {
-      await benchDashboards(ready, { events: o['dash-events'], users: o['dash-users'], reps: o['dash-reps'] }, { out, memory: () => server.ask({ type: 'memory' }, 'memory'), risk: closed.doors.rest, settle: server.settle });
+      await benchDashboards(
+        ready,
+        { events: o['dash-events'], users: o['dash-users'], reps: o['dash-reps'] },
+        {
+          out,
+          memory: () => server.ask({ type: 'memory' }, 'memory'),
+          risk: closed.doors.rest,
+          settle: server.settle,
+        },
+      );
     }
 
     if (o.only.includes('webhooks')) {
       await server.settle();
-      figures.webhooks = await benchWebhooks(ready, { history: o['wh-history'], burst: o['wh-burst'], rate: o['wh-rate'], seconds: o['wh-seconds'] }, { out, cpu: server.cpu, settle: server.settle });
+      figures.webhooks = await benchWebhooks(
+        ready,
+        { history: o['wh-history'], burst: o['wh-burst'], rate: o['wh-rate'], seconds: o['wh-seconds'] },
+        { out, cpu: server.cpu, settle: server.settle },
+      );
     }
 
     if (o.soak > 0) await soak(o.soak, o['soak-rate'], server, open, traffic, out);
 
     const stats = await server.ask({ type: 'stats', liveHeap: true }, 'stats');
-    figures.memory = { peakRss: stats.peakRss, rss: stats.rss, liveHeap: stats.liveHeap, peakDbRss: stats.peakDbRss, dbRss: stats.dbRss };
-    out(`\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now (live heap after a full collection ${megabytes(stats.liveHeap)}); the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`);
+    figures.memory = {
+      peakRss: stats.peakRss,
+      rss: stats.rss,
+      liveHeap: stats.liveHeap,
+      peakDbRss: stats.peakDbRss,
+      dbRss: stats.dbRss,
+    };
+    out(
+      `\nMemory: Rampart peak ${megabytes(stats.peakRss)} under load, ${megabytes(stats.rss)} now (live heap after a full collection ${megabytes(stats.liveHeap)}); the embedded database peak ${megabytes(stats.peakDbRss)}, ${megabytes(stats.dbRss)} now\n`,
+    );
   } finally {
     closed.close();
     open.close();

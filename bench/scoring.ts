@@ -19,7 +19,8 @@ import { offlineIntel } from '../src/intel';
 import { riskBody, Traffic } from './lib/traffic';
 
 /** A Castle JSON body validated as the REST door validates it. */
-const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) =>
+  validateEvent(endpoint, eventCommand(body), opts);
 
 const DAY = 86_400_000;
 
@@ -39,8 +40,21 @@ function learn(b: Behaviour, x: Enriched): void {
 
 /** Fold counter bumps into snapshots (increments and set-adds). */
 function count(s: Map<string, CounterSnapshot>, x: Enriched, account: string): void {
-  const outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account };
-  for (const b of counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), { acceptLanguage: true, secFetch: false, clientHints: false })) {
+  const outcome = {
+    attempt: true,
+    failure: false,
+    success: true,
+    registration: false,
+    unknownAccount: false,
+    stopped: false,
+    challengeFeedback: false,
+    account,
+  };
+  for (const b of counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), {
+    acceptLanguage: true,
+    secFetch: false,
+    clientHints: false,
+  })) {
     let doc = s.get(b.key);
     if (!doc) s.set(b.key, (doc = { counts: {}, sets: {} }));
     for (const [k, v] of Object.entries(b.inc ?? {})) doc.counts[k] = (doc.counts[k] ?? 0) + v;
@@ -64,7 +78,12 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   const now = Date.now();
   const behaviours = new Map<string, Behaviour>();
   const snapshots = new Map<string, CounterSnapshot>();
-  const parse = (body: Record<string, unknown>, at: number) => parseEvent('risk', { ...body, timestamp: new Date(at).toISOString() }, { sandbox: false, now: new Date(at + 1000) });
+  const parse = (body: Record<string, unknown>, at: number) =>
+    parseEvent(
+      'risk',
+      { ...body, timestamp: new Date(at).toISOString() },
+      { sandbox: false, now: new Date(at + 1000) },
+    );
   // Thirty days of history for every user, and the environment's population from it.
   for (let i = 0; i < users * 30; i++) {
     const login = traffic.next();
@@ -80,7 +99,11 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
   });
 
   // Validation alone, of a login as applications send it: the user's traits, the form's properties.
-  const bodies = inputs.map(({ body }) => ({ ...body, user: { ...body.user, traits: { name: 'Ann Example', plan: 'pro', locale: 'en-GB' } }, properties: { remember_me: true, form: 'login', referrer: 'https://shop.example/cart?step=2' } }));
+  const bodies = inputs.map(({ body }) => ({
+    ...body,
+    user: { ...body.user, traits: { name: 'Ann Example', plan: 'pro', locale: 'en-GB' } },
+    properties: { remember_me: true, form: 'login', referrer: 'https://shop.example/cart?step=2' },
+  }));
   let validateMicros = Infinity;
   for (let round = 0; round < 5; round++) {
     const v0 = performance.now();
@@ -95,7 +118,13 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
     const s0 = performance.now();
     for (let i = 0; i < events; i++) {
       const e = validated[i % validated.length]!;
-      if (scrubRecord(e.userTraits) === e.userTraits && scrubRecord(e.properties) === e.properties && scrubRecord(e.context.extra) === e.context.extra && scrubRecord(e.extra) === e.extra) kept++;
+      if (
+        scrubRecord(e.userTraits) === e.userTraits &&
+        scrubRecord(e.properties) === e.properties &&
+        scrubRecord(e.context.extra) === e.context.extra &&
+        scrubRecord(e.extra) === e.extra
+      )
+        kept++;
     }
     scrubMicros = Math.min(scrubMicros, ((performance.now() - s0) * 1000) / events);
   }
@@ -119,12 +148,23 @@ export function benchScoring(events = 20_000, users = 500): ScoringFigures {
     }
     return out;
   };
-  const states: EventState[] = inputs.map((input, i) => ({ userId: input.userId, state: { profile: null as never, devices: [], behaviour: behaviours.get(input.userId) ?? emptyBehaviour() }, counters: read(enriched[i]!), unknownAccount: false }));
+  const states: EventState[] = inputs.map((input, i) => ({
+    userId: input.userId,
+    state: {
+      profile: null as never,
+      devices: [],
+      behaviour: behaviours.get(input.userId) ?? emptyBehaviour(),
+    },
+    counters: read(enriched[i]!),
+    unknownAccount: false,
+  }));
   let sink = 0;
   // Warm the JIT, then measure.
-  for (let i = 0; i < 2000; i++) sink += assessEvent(enriched[i % enriched.length]!, states[i % states.length]!, null).risk;
+  for (let i = 0; i < 2000; i++)
+    sink += assessEvent(enriched[i % enriched.length]!, states[i % states.length]!, null).risk;
   t0 = performance.now();
-  for (let i = 0; i < events; i++) sink += assessEvent(enriched[i % enriched.length]!, states[i % states.length]!, null).risk;
+  for (let i = 0; i < events; i++)
+    sink += assessEvent(enriched[i % enriched.length]!, states[i % states.length]!, null).risk;
   const scoreMicros = ((performance.now() - t0) * 1000) / events;
   if (Number.isNaN(sink)) throw new Error('scoring produced NaN');
   return { events, scoreMicros, enrichMicros, validateMicros, scrubMicros };

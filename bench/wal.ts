@@ -36,7 +36,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { DEFAULT_EMBEDDED_MEMORY_MB, ensureFerretdb, FERRETDB_ENV, freePort, primaryEnv, readerEnv, sqliteUrl, waitForPort } from '../src/store/embedded';
+import {
+  DEFAULT_EMBEDDED_MEMORY_MB,
+  ensureFerretdb,
+  FERRETDB_ENV,
+  freePort,
+  primaryEnv,
+  readerEnv,
+  sqliteUrl,
+  waitForPort,
+} from '../src/store/embedded';
 import { WalGuard, type CheckpointOutcome } from '../src/store/embedded-wal';
 import { rssOf } from './lib/proc';
 import { rng } from './lib/traffic';
@@ -60,7 +69,10 @@ const rnd = rng(7);
 const int = (n: number) => Math.floor(rnd() * n);
 const hex = (n: number) => {
   let s = '';
-  while (s.length < n) s += Math.floor(rnd() * 4294967296).toString(16).padStart(8, '0');
+  while (s.length < n)
+    s += Math.floor(rnd() * 4294967296)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, n);
 };
 
@@ -71,19 +83,43 @@ const eventDoc = (): Document => ({
   userId: `u${int(3000)}`,
   occurredAt: new Date(),
   ip: `${int(223) + 1}.${int(256)}.${int(256)}.${int(256)}`,
-  headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36' },
+  headers: {
+    'User-Agent':
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+  },
   signals: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i}`, rnd()])),
   properties: JSON.stringify({ path: '/login', extra: hex(1600) }),
 });
-const userDoc = (i: number): Document => ({ _id: `env_bench:u${i}`, envId: 'env_bench', _p: JSON.stringify({ devices: hex(2400), hours: hex(200), notes: hex(300) }) });
-const counterDoc = (i: number): Document => ({ _id: `env_bench:c${i}`, envId: 'env_bench', _p: JSON.stringify({ n: int(99), set: hex(300) }) });
+const userDoc = (i: number): Document => ({
+  _id: `env_bench:u${i}`,
+  envId: 'env_bench',
+  _p: JSON.stringify({ devices: hex(2400), hours: hex(200), notes: hex(300) }),
+});
+const counterDoc = (i: number): Document => ({
+  _id: `env_bench:c${i}`,
+  envId: 'env_bench',
+  _p: JSON.stringify({ n: int(99), set: hex(300) }),
+});
 
 /** A FerretDB on `dir`'s SQLite files, as src/store/embedded.ts starts one. */
-async function ferretdb(bin: string, dir: string, env: Record<string, string>, nice: number): Promise<{ child: ChildProcess; port: number }> {
+async function ferretdb(
+  bin: string,
+  dir: string,
+  env: Record<string, string>,
+  nice: number,
+): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const state = path.join(dir, `state-${port}`);
   mkdirSync(state);
-  const args = ['--handler=sqlite', `--sqlite-url=${sqliteUrl(dir)}`, `--state-dir=${state}`, `--listen-addr=127.0.0.1:${port}`, '--telemetry=disable', '--debug-addr=-', '--log-level=error'];
+  const args = [
+    '--handler=sqlite',
+    `--sqlite-url=${sqliteUrl(dir)}`,
+    `--state-dir=${state}`,
+    `--listen-addr=127.0.0.1:${port}`,
+    '--telemetry=disable',
+    '--debug-addr=-',
+    '--log-level=error',
+  ];
   const child = spawn(bin, args, { stdio: 'ignore', env: { ...FERRETDB_ENV, ...process.env, ...env } });
   if (nice > 0 && child.pid) os.setPriority(child.pid, nice);
   await waitForPort(port, child, 20_000);
@@ -111,7 +147,8 @@ async function main(): Promise<void> {
   const memoryMb = num('memory-mb', DEFAULT_EMBEDDED_MEMORY_MB);
   const hogs = num('hogs', 0);
   const phases = (arg('phases') ?? PHASES.join(',')).split(',').map((p) => {
-    if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--phases: one or more of ${PHASES.join(',')}`);
+    if (!(PHASES as readonly string[]).includes(p))
+      throw new Error(`--phases: one or more of ${PHASES.join(',')}`);
     return p as Phase;
   });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rampart-wal-bench-'));
@@ -137,23 +174,45 @@ async function main(): Promise<void> {
   try {
     const primary = await ferretdb(bin, dir, memoryMb > 0 ? primaryEnv(memoryMb) : {}, 0);
     procs.push(primary.child);
-    const writer = await new MongoClient(`mongodb://127.0.0.1:${primary.port}/`, { maxPoolSize: 16 }).connect();
+    const writer = await new MongoClient(`mongodb://127.0.0.1:${primary.port}/`, {
+      maxPoolSize: 16,
+    }).connect();
     clients.push(writer);
     const db = writer.db('bench');
-    for (let i = 0; i < outboxDocs; i += 200) await db.collection('outbox').insertMany(Array.from({ length: Math.min(200, outboxDocs - i) }, eventDoc));
+    for (let i = 0; i < outboxDocs; i += 200)
+      await db
+        .collection('outbox')
+        .insertMany(Array.from({ length: Math.min(200, outboxDocs - i) }, eventDoc));
     await db.collection('events').insertMany(Array.from({ length: 1000 }, eventDoc));
-    for (let i = 0; i < 3000; i += 100) await db.collection('users').insertMany(Array.from({ length: 100 }, (_, k) => userDoc(i + k)), { comment: UPSERT });
-    for (let i = 0; i < 20_000; i += 500) await db.collection('counters').insertMany(Array.from({ length: 500 }, (_, k) => counterDoc(i + k)), { comment: UPSERT });
+    for (let i = 0; i < 3000; i += 100)
+      await db.collection('users').insertMany(
+        Array.from({ length: 100 }, (_, k) => userDoc(i + k)),
+        { comment: UPSERT },
+      );
+    for (let i = 0; i < 20_000; i += 500)
+      await db.collection('counters').insertMany(
+        Array.from({ length: 500 }, (_, k) => counterDoc(i + k)),
+        { comment: UPSERT },
+      );
     const reader = await ferretdb(bin, dir, readerEnv(256), 10);
     procs.push(reader.child);
-    const analyst = await new MongoClient(`mongodb://127.0.0.1:${reader.port}/`, { maxPoolSize: 4 }).connect();
+    const analyst = await new MongoClient(`mongodb://127.0.0.1:${reader.port}/`, {
+      maxPoolSize: 4,
+    }).connect();
     clients.push(analyst);
     const rdb = analyst.db('bench');
     await rdb.collection('events').findOne({});
 
     const checkpoints: Record<CheckpointOutcome, number> = { truncated: 0, busy: 0, failed: 0 };
     if (guardMb > 0) {
-      guard = new WalGuard({ db, dir, dbName: 'bench', collection: 'users', limitBytes: guardMb * MB, onCheckpoint: (o) => checkpoints[o]++ });
+      guard = new WalGuard({
+        db,
+        dir,
+        dbName: 'bench',
+        collection: 'users',
+        limitBytes: guardMb * MB,
+        onCheckpoint: (o) => checkpoints[o]++,
+      });
       guard.start();
     }
     for (let i = 0; i < hogs; i++) {
@@ -170,7 +229,10 @@ async function main(): Promise<void> {
           upsert(db, 'counters', [...new Set(Array.from({ length: 60 }, () => int(20_000)))].map(counterDoc)),
           upsert(db, 'users', [...new Set(Array.from({ length: 10 }, () => int(3000)))].map(userDoc)),
           db.collection('events').insertMany(Array.from({ length: 10 }, eventDoc)),
-          db.collection('users').find({ _id: { $in: Array.from({ length: 8 }, () => `env_bench:u${int(3000)}`) } } as Document).toArray(),
+          db
+            .collection('users')
+            .find({ _id: { $in: Array.from({ length: 8 }, () => `env_bench:u${int(3000)}`) } } as Document)
+            .toArray(),
         ]);
         batches++;
         const wait = next - Date.now();
@@ -180,11 +242,24 @@ async function main(): Promise<void> {
 
     const t0 = Date.now();
     const out = (s: string) => process.stdout.write(s);
-    out(`rampart WAL bench: ${arg('bin') ? `FerretDB ${path.basename(bin)}` : "the project's FerretDB"}, an outbox of ${outboxDocs} documents, a batch every ${tick} ms; Rampart's WAL watcher ${guardMb > 0 ? `at ${guardMb} MB` : 'off'}; primary GOMEMLIMIT ${memoryMb > 0 ? `${memoryMb} MiB` : 'none'}; ${hogs} busy processes\n`);
-    out(`  ${'s'.padStart(5)} ${'phase'.padEnd(12)} ${'WAL MB'.padStart(8)} ${'batches'.padStart(8)} ${'primary'.padStart(8)} ${'reader'.padStart(8)}\n`);
+    out(
+      `rampart WAL bench: ${arg('bin') ? `FerretDB ${path.basename(bin)}` : "the project's FerretDB"}, an outbox of ${outboxDocs} documents, a batch every ${tick} ms; Rampart's WAL watcher ${guardMb > 0 ? `at ${guardMb} MB` : 'off'}; primary GOMEMLIMIT ${memoryMb > 0 ? `${memoryMb} MiB` : 'none'}; ${hogs} busy processes\n`,
+    );
+    out(
+      `  ${'s'.padStart(5)} ${'phase'.padEnd(12)} ${'WAL MB'.padStart(8)} ${'batches'.padStart(8)} ${'primary'.padStart(8)} ${'reader'.padStart(8)}\n`,
+    );
     const figures: PhaseFigures[] = [];
     const run = async (name: string, body: (going: () => boolean) => Promise<void>, length: number) => {
-      const f: PhaseFigures = { phase: name, peakWal: 0, endWal: 0, batches: 0, seconds: 0, peakPrimaryRss: 0, peakReaderRss: 0, checkpoints: { truncated: 0, busy: 0, failed: 0 } };
+      const f: PhaseFigures = {
+        phase: name,
+        peakWal: 0,
+        endWal: 0,
+        batches: 0,
+        seconds: 0,
+        peakPrimaryRss: 0,
+        peakReaderRss: 0,
+        checkpoints: { truncated: 0, busy: 0, failed: 0 },
+      };
       const before = { batches, checkpoints: { ...checkpoints }, at: Date.now() };
       let sampling = true;
       const sampler = (async () => {
@@ -193,7 +268,10 @@ async function main(): Promise<void> {
           f.peakWal = Math.max(f.peakWal, wal);
           f.peakPrimaryRss = Math.max(f.peakPrimaryRss, rssOf(primary.child.pid ?? 0) ?? 0);
           f.peakReaderRss = Math.max(f.peakReaderRss, rssOf(reader.child.pid ?? 0) ?? 0);
-          if (n % 5 === 0) out(`  ${((Date.now() - t0) / 1000).toFixed(0).padStart(5)} ${name.padEnd(12)} ${(wal / MB).toFixed(1).padStart(8)} ${String(batches).padStart(8)} ${((rssOf(primary.child.pid ?? 0) ?? 0) / MB).toFixed(0).padStart(8)} ${((rssOf(reader.child.pid ?? 0) ?? 0) / MB).toFixed(0).padStart(8)}\n`);
+          if (n % 5 === 0)
+            out(
+              `  ${((Date.now() - t0) / 1000).toFixed(0).padStart(5)} ${name.padEnd(12)} ${(wal / MB).toFixed(1).padStart(8)} ${String(batches).padStart(8)} ${((rssOf(primary.child.pid ?? 0) ?? 0) / MB).toFixed(0).padStart(8)} ${((rssOf(reader.child.pid ?? 0) ?? 0) / MB).toFixed(0).padStart(8)}\n`,
+            );
           await sleep(1000);
         }
       })();
@@ -206,7 +284,8 @@ async function main(): Promise<void> {
       f.endWal = walSize();
       f.batches = batches - before.batches;
       f.seconds = (Date.now() - before.at) / 1000;
-      for (const k of Object.keys(checkpoints) as CheckpointOutcome[]) f.checkpoints[k] = checkpoints[k] - before.checkpoints[k];
+      for (const k of Object.keys(checkpoints) as CheckpointOutcome[])
+        f.checkpoints[k] = checkpoints[k] - before.checkpoints[k];
       figures.push(f);
     };
     const scanLoops = (target: Db, sort: boolean) => async (going: () => boolean) => {
@@ -215,7 +294,13 @@ async function main(): Promise<void> {
         while (going()) {
           // Sorting: every event matches and is held for the sort, as a large backlog of
           // deliveries was by each poll; else every event is decoded and dropped.
-          if (sort) await target.collection('outbox').find({ envId: 'env_bench' }).sort({ occurredAt: 1 }).limit(100).toArray();
+          if (sort)
+            await target
+              .collection('outbox')
+              .find({ envId: 'env_bench' })
+              .sort({ occurredAt: 1 })
+              .limit(100)
+              .toArray();
           else await target.collection('outbox').find({ absent: true }).toArray();
         }
       };
@@ -245,9 +330,13 @@ async function main(): Promise<void> {
     writing = false;
     await writes;
 
-    out(`\n  ${'phase'.padEnd(14)} ${'peak WAL MB'.padStart(12)} ${'end WAL MB'.padStart(11)} ${'batches/s'.padStart(10)} ${'primary MB'.padStart(11)} ${'reader MB'.padStart(10)}  checkpoints (truncated/busy/failed)\n`);
+    out(
+      `\n  ${'phase'.padEnd(14)} ${'peak WAL MB'.padStart(12)} ${'end WAL MB'.padStart(11)} ${'batches/s'.padStart(10)} ${'primary MB'.padStart(11)} ${'reader MB'.padStart(10)}  checkpoints (truncated/busy/failed)\n`,
+    );
     for (const f of figures) {
-      out(`  ${f.phase.padEnd(14)} ${(f.peakWal / MB).toFixed(1).padStart(12)} ${(f.endWal / MB).toFixed(1).padStart(11)} ${(f.batches / f.seconds).toFixed(1).padStart(10)} ${(f.peakPrimaryRss / MB).toFixed(0).padStart(11)} ${(f.peakReaderRss / MB).toFixed(0).padStart(10)}  ${f.checkpoints.truncated}/${f.checkpoints.busy}/${f.checkpoints.failed}\n`);
+      out(
+        `  ${f.phase.padEnd(14)} ${(f.peakWal / MB).toFixed(1).padStart(12)} ${(f.endWal / MB).toFixed(1).padStart(11)} ${(f.batches / f.seconds).toFixed(1).padStart(10)} ${(f.peakPrimaryRss / MB).toFixed(0).padStart(11)} ${(f.peakReaderRss / MB).toFixed(0).padStart(10)}  ${f.checkpoints.truncated}/${f.checkpoints.busy}/${f.checkpoints.failed}\n`,
+      );
     }
   } finally {
     await guard?.stop();

@@ -42,8 +42,27 @@ export interface WebhookBenchOptions {
 export interface WebhookFigures {
   history: number;
   historyLoadSeconds: number;
-  burst: { verdicts: number; verdictSeconds: number; arrivedByLastVerdict: number; drained: number; drainSeconds: number; perSecond: number; totalSeconds: number; serverCpuPerDelivery: number; dbCpuPerDelivery: number };
-  live: { rate: number; seconds: number; verdicts: number; arrived: number; lagP50: number; lagP99: number; lagMax: number; onTheirWayAtEnd: number };
+  burst: {
+    verdicts: number;
+    verdictSeconds: number;
+    arrivedByLastVerdict: number;
+    drained: number;
+    drainSeconds: number;
+    perSecond: number;
+    totalSeconds: number;
+    serverCpuPerDelivery: number;
+    dbCpuPerDelivery: number;
+  };
+  live: {
+    rate: number;
+    seconds: number;
+    verdicts: number;
+    arrived: number;
+    lagP50: number;
+    lagP99: number;
+    lagMax: number;
+    onTheirWayAtEnd: number;
+  };
   duplicates: number;
 }
 
@@ -54,7 +73,8 @@ interface Io {
 }
 
 const DAY = 86_400_000;
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 
 /** A receiver that answers 200 at once and notes when each delivery (by user id) arrived. */
 class Receiver {
@@ -69,7 +89,9 @@ class Receiver {
     req.on('end', () => {
       res.statusCode = 200;
       res.end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string; user_id: string | null } };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        data: { id: string; user_id: string | null };
+      };
       if (this.ids.has(body.data.id)) this.duplicates++;
       else {
         this.ids.add(body.data.id);
@@ -103,8 +125,38 @@ function historyDoc(envId: string, i: number, now: number): Record<string, unkno
         userId,
         device: null,
         trigger: 'verdict_deny',
-        context: { ip: '81.2.69.142', userAgent: { raw: UA, browser: 'Chrome', version: '124.0', os: 'Mac OS X 10.15.7', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome', type: 'desktop', bot: false, headless: false, crawler: false }, location: { country_code: 'GB', country: 'United Kingdom', region: 'England', region_code: 'ENG', city: 'London', lat: 51.5, lon: -0.12 } },
-        policy: { id: '00000000-0000-0000-0000-000000000003', revision: '00000000-0000-0000-0000-000000000003', name: 'Deny high risk', action: 'deny' },
+        context: {
+          ip: '81.2.69.142',
+          userAgent: {
+            raw: UA,
+            browser: 'Chrome',
+            version: '124.0',
+            os: 'Mac OS X 10.15.7',
+            mobile: false,
+            platform: 'Mac OS X',
+            device: 'Unknown',
+            family: 'Chrome',
+            type: 'desktop',
+            bot: false,
+            headless: false,
+            crawler: false,
+          },
+          location: {
+            country_code: 'GB',
+            country: 'United Kingdom',
+            region: 'England',
+            region_code: 'ENG',
+            city: 'London',
+            lat: 51.5,
+            lon: -0.12,
+          },
+        },
+        policy: {
+          id: '00000000-0000-0000-0000-000000000003',
+          revision: '00000000-0000-0000-0000-000000000003',
+          name: 'Deny high risk',
+          action: 'deny',
+        },
         userTraits: { email: `${userId}@example.com` },
         properties: {},
         at: createdAt,
@@ -113,7 +165,14 @@ function historyDoc(envId: string, i: number, now: number): Record<string, unkno
     ),
   );
   const failed = i % 50 === 0;
-  const attempts = Array.from({ length: failed ? 10 : 1 }, (_, n) => ({ at: new Date(createdAt.getTime() + n * 60_000), statusCode: failed ? 503 : 200, error: null, durationMs: 12, instance: 'bench', url: 'http://127.0.0.1:1/hooks' }));
+  const attempts = Array.from({ length: failed ? 10 : 1 }, (_, n) => ({
+    at: new Date(createdAt.getTime() + n * 60_000),
+    statusCode: failed ? 503 : 200,
+    error: null,
+    durationMs: 12,
+    instance: 'bench',
+    url: 'http://127.0.0.1:1/hooks',
+  }));
   const d: Omit<WebhookDelivery, 'id'> = {
     envId: asEnvId(envId),
     userId,
@@ -142,7 +201,9 @@ const ms = (n: number) => `${n.toFixed(0)} ms`;
 
 export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io): Promise<WebhookFigures> {
   const out = io.out;
-  out(`\nWebhooks: delivery to a receiver on this machine answering 200 at once, with ${o.history.toLocaleString('en')} finished deliveries in the history\n`);
+  out(
+    `\nWebhooks: delivery to a receiver on this machine answering 200 at once, with ${o.history.toLocaleString('en')} finished deliveries in the history\n`,
+  );
   const client = await new MongoClient(e.dbUri, { serverSelectionTimeoutMS: 5000 }).connect();
   const receiver = new Receiver();
   await receiver.start();
@@ -155,31 +216,43 @@ export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io
     const now = Date.now();
     const BATCH = 1_000;
     for (let i = 0; i < o.history; i += BATCH) {
-      const docs = Array.from({ length: Math.min(BATCH, o.history - i) }, (_, k) => historyDoc(e.envId, i + k, now));
+      const docs = Array.from({ length: Math.min(BATCH, o.history - i) }, (_, k) =>
+        historyDoc(e.envId, i + k, now),
+      );
       await history.insertMany(docs as never[], { ordered: false });
     }
     const historyLoadSeconds = (performance.now() - t0) / 1000;
     out(`  history loaded in ${historyLoadSeconds.toFixed(1)} s\n`);
 
     // 2. The receiver.
-    const set = await post(new URL('/graphql', e.rest), { query: `mutation { setWebhookUrl(url: ${JSON.stringify(receiver.url)}) { webhookUrl } }` });
+    const set = await post(new URL('/graphql', e.rest), {
+      query: `mutation { setWebhookUrl(url: ${JSON.stringify(receiver.url)}) { webhookUrl } }`,
+    });
     if (set.status !== 200) throw new Error(`setWebhookUrl answered ${set.status}`);
     await io.settle();
 
     const risk = new URL('/v1/risk', e.rest);
     const deny = (user: string, device: string) =>
-      post(risk, { event: '$login', user: { id: user, email: `${user}@example.com` }, request_token: `test|device:${device}|policy.action:deny`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html' } } }).then((a) => a.status === 201);
+      post(risk, {
+        event: '$login',
+        user: { id: user, email: `${user}@example.com` },
+        request_token: `test|device:${device}|policy.action:deny`,
+        context: { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html' } },
+      }).then((a) => a.status === 201);
 
     // 3. The burst: five deliveries per user.
     const users = Math.max(1, Math.floor(o.burst / 5));
     const burstStart = performance.now();
-    const verdicts = await closedLoop(users * 5, 16, (i) => deny(`wh-burst-${i % users}`, `d${Math.floor(i / users)}`));
+    const verdicts = await closedLoop(users * 5, 16, (i) =>
+      deny(`wh-burst-${i % users}`, `d${Math.floor(i / users)}`),
+    );
     const lastVerdict = performance.now();
     const cpu0 = await io.cpu();
     const arrivedByLastVerdict = receiver.arrived;
     const expected = users * 5 - verdicts.errors;
     const deadline = lastVerdict + 20 * 60_000;
-    while (receiver.arrived < expected && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (receiver.arrived < expected && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const lastArrival = performance.now();
     const cpu1 = await io.cpu();
     const drained = receiver.arrived - arrivedByLastVerdict;
@@ -195,8 +268,12 @@ export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io
       serverCpuPerDelivery: (cpu1.server - cpu0.server) / Math.max(1, drained),
       dbCpuPerDelivery: (cpu1.db - cpu0.db) / Math.max(1, drained),
     };
-    out(`  burst: ${burst.verdicts} deny verdicts (${users} users, 5 devices each) in ${burst.verdictSeconds.toFixed(1)} s (${verdicts.errors} errors); ${arrivedByLastVerdict} webhooks had arrived by the last answer\n`);
-    out(`    the other ${drained} arrived in ${drainSeconds.toFixed(1)} s: ${burst.perSecond.toFixed(burst.perSecond < 10 ? 3 : 0)} deliveries/s (Rampart ${burst.serverCpuPerDelivery.toFixed(0)} µs, database ${burst.dbCpuPerDelivery.toFixed(0)} µs of CPU per delivery); ${receiver.arrived} of ${expected} in ${burst.totalSeconds.toFixed(1)} s from the first verdict\n`);
+    out(
+      `  burst: ${burst.verdicts} deny verdicts (${users} users, 5 devices each) in ${burst.verdictSeconds.toFixed(1)} s (${verdicts.errors} errors); ${arrivedByLastVerdict} webhooks had arrived by the last answer\n`,
+    );
+    out(
+      `    the other ${drained} arrived in ${drainSeconds.toFixed(1)} s: ${burst.perSecond.toFixed(burst.perSecond < 10 ? 3 : 0)} deliveries/s (Rampart ${burst.serverCpuPerDelivery.toFixed(0)} µs, database ${burst.dbCpuPerDelivery.toFixed(0)} µs of CPU per delivery); ${receiver.arrived} of ${expected} in ${burst.totalSeconds.toFixed(1)} s from the first verdict\n`,
+    );
 
     // 4. Live: one delivery per verdict, at a steady rate.
     const answeredAt = new Map<string, number>();
@@ -209,8 +286,12 @@ export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io
     const stopped = performance.now();
     const onTheirWay = [...answeredAt.keys()].filter((u) => !receiver.arrivedAt.has(u)).length;
     const liveDeadline = stopped + 10 * 60_000;
-    while ([...answeredAt.keys()].some((u) => !receiver.arrivedAt.has(u)) && performance.now() < liveDeadline) await new Promise((r) => setTimeout(r, 20));
-    const lags = [...answeredAt].filter(([u]) => receiver.arrivedAt.has(u)).map(([u, at]) => (receiver.arrivedAt.get(u) as number) - at).sort((a, b) => a - b);
+    while ([...answeredAt.keys()].some((u) => !receiver.arrivedAt.has(u)) && performance.now() < liveDeadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const lags = [...answeredAt]
+      .filter(([u]) => receiver.arrivedAt.has(u))
+      .map(([u, at]) => (receiver.arrivedAt.get(u) as number) - at)
+      .sort((a, b) => a - b);
     const live = {
       rate: o.rate,
       seconds: o.seconds,
@@ -221,7 +302,9 @@ export async function benchWebhooks(e: Endpoints, o: WebhookBenchOptions, io: Io
       lagMax: lags[lags.length - 1] ?? NaN,
       onTheirWayAtEnd: onTheirWay,
     };
-    out(`  live: ${o.rate} deny verdicts/s for ${o.seconds} s (${liveVerdicts.errors} errors): ${live.arrived} of ${live.verdicts} webhooks arrived; from the verdict's answer to the webhook's arrival p50 ${ms(live.lagP50)}, p99 ${ms(live.lagP99)}, max ${ms(live.lagMax)}; ${onTheirWay} on their way when the verdicts stopped\n`);
+    out(
+      `  live: ${o.rate} deny verdicts/s for ${o.seconds} s (${liveVerdicts.errors} errors): ${live.arrived} of ${live.verdicts} webhooks arrived; from the verdict's answer to the webhook's arrival p50 ${ms(live.lagP50)}, p99 ${ms(live.lagP99)}, max ${ms(live.lagMax)}; ${onTheirWay} on their way when the verdicts stopped\n`,
+    );
     if (receiver.duplicates > 0) out(`  ${receiver.duplicates} deliveries arrived more than once\n`);
     return { history: o.history, historyLoadSeconds, burst, live, duplicates: receiver.duplicates };
   } finally {

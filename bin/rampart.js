@@ -10,6 +10,14 @@ const entry = path.join(root, 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(entry)) {
   // `npm ci` builds dist/; a checkout without it is built once, here (most of a minute).
   process.stderr.write('rampart: building dist/ first (npm run build)...\n');
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      path.join(root, 'tsconfig.build.json'),
+    ],
+    { stdio: 'inherit' },
+  );
 }
 require(entry).cli();

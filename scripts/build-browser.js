@@ -49,18 +49,24 @@ const bundle = (entry, format) =>
 const esm = bundle('index.ts', 'esm');
 const classic = bundle('global.ts', 'iife');
 // The client has no dependencies: nothing may be left to import at run time.
-if (/^import\s/m.test(esm) || /\brequire\(/.test(esm)) throw new Error('build-browser: the browser client must bundle to a module with no imports');
+if (/^import\s/m.test(esm) || /\brequire\(/.test(esm))
+  throw new Error('build-browser: the browser client must bundle to a module with no imports');
 fs.writeFileSync(path.join(out, 'rampart.mjs'), esm);
 fs.writeFileSync(path.join(out, 'rampart.js'), classic);
 
 // The npm package: the module, the classic script (castle-js's `dist/castle.browser.js` counterpart), types.
 fs.writeFileSync(path.join(pkgDir, 'index.mjs'), esm);
 fs.writeFileSync(path.join(pkgDir, 'rampart.js'), classic);
-execFileSync(process.execPath, [tsc, '-p', config, '--declaration', '--emitDeclarationOnly', '--outDir', path.join(pkgDir, 'types')], { stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [tsc, '-p', config, '--declaration', '--emitDeclarationOnly', '--outDir', path.join(pkgDir, 'types')],
+  { stdio: 'inherit' },
+);
 const pkg = {
   name: '@rampart/browser',
   version: rootPkg.version,
-  description: "Rampart's browser client: device evidence in signed request tokens, and client-side events (castle-js 2.x's API)",
+  description:
+    "Rampart's browser client: device evidence in signed request tokens, and client-side events (castle-js 2.x's API)",
   license: rootPkg.license,
   type: 'module',
   main: './index.mjs',
@@ -79,6 +85,13 @@ fs.writeFileSync(path.join(pkgDir, 'package.json'), `${JSON.stringify(pkg, null,
 fs.copyFileSync(path.join(root, 'src', 'browser', 'README.md'), path.join(pkgDir, 'README.md'));
 
 // npm pack of a folder: no network, no scripts of ours. --json keeps its chatter off the output.
-const packed = JSON.parse(execFileSync('npm', ['pack', pkgDir, '--pack-destination', dist, '--json', '--silent'], { cwd: root, encoding: 'utf8' }));
+const packed = JSON.parse(
+  execFileSync('npm', ['pack', pkgDir, '--pack-destination', dist, '--json', '--silent'], {
+    cwd: root,
+    encoding: 'utf8',
+  }),
+);
 const size = (f) => `${(fs.statSync(path.join(out, f)).size / 1024).toFixed(0)} KiB`;
-process.stdout.write(`build-browser: ${path.relative(root, out) || out}/rampart.mjs (${size('rampart.mjs')}), rampart.js (${size('rampart.js')}), package/; ${path.relative(root, path.join(dist, packed[0].filename))}\n`);
+process.stdout.write(
+  `build-browser: ${path.relative(root, out) || out}/rampart.mjs (${size('rampart.mjs')}), rampart.js (${size('rampart.js')}), package/; ${path.relative(root, path.join(dist, packed[0].filename))}\n`,
+);

@@ -55,4 +55,6 @@ fs.writeFileSync(
 `,
 );
 const size = (f) => `${(fs.statSync(path.join(out, f)).size / 1024).toFixed(0)} KiB`;
-process.stdout.write(`build-console: dist/console/app.js (${size('app.js')}), app.css (${size('app.css')}), favicon.svg, index.html\n`);
+process.stdout.write(
+  `build-console: dist/console/app.js (${size('app.js')}), app.css (${size('app.css')}), favicon.svg, index.html\n`,
+);

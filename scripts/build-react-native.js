@@ -31,7 +31,9 @@ const rootPkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf
 const versionSource = fs.readFileSync(path.join(root, 'src', 'react-native', 'version.ts'), 'utf8');
 const sdkVersion = /SDK_VERSION = '([^']+)'/.exec(versionSource)?.[1];
 if (sdkVersion !== rootPkg.version) {
-  throw new Error(`build-react-native: src/react-native/version.ts says ${sdkVersion}, package.json ${rootPkg.version}: make them equal`);
+  throw new Error(
+    `build-react-native: src/react-native/version.ts says ${sdkVersion}, package.json ${rootPkg.version}: make them equal`,
+  );
 }
 
 /** Peer dependencies: the app installs them (native modules must be linked once, by the app). */
@@ -73,12 +75,15 @@ if (/__require/.test(esm)) throw new Error('build-react-native: index.mjs still 
 fs.writeFileSync(path.join(out, 'index.js'), cjs);
 fs.writeFileSync(path.join(out, 'index.mjs'), esm);
 
-execFileSync(process.execPath, [tsc, '-p', config, '--outDir', path.join(out, 'types')], { stdio: 'inherit' });
+execFileSync(process.execPath, [tsc, '-p', config, '--outDir', path.join(out, 'types')], {
+  stdio: 'inherit',
+});
 
 const pkg = {
   name: '@rampart/react-native',
   version: rootPkg.version,
-  description: "Rampart's React Native client: device sessions, request tokens minted on the device, and app events (Castle's mobile API shape)",
+  description:
+    "Rampart's React Native client: device sessions, request tokens minted on the device, and app events (Castle's mobile API shape)",
   license: rootPkg.license,
   main: './index.js',
   module: './index.mjs',
@@ -105,6 +110,13 @@ fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(pkg, null, 2)
 fs.copyFileSync(path.join(root, 'src', 'react-native', 'README.md'), path.join(out, 'README.md'));
 
 // npm pack of a folder: no network, no scripts of ours. --json keeps its chatter off the output.
-const packed = JSON.parse(execFileSync('npm', ['pack', out, '--pack-destination', dist, '--json', '--silent'], { cwd: root, encoding: 'utf8' }));
+const packed = JSON.parse(
+  execFileSync('npm', ['pack', out, '--pack-destination', dist, '--json', '--silent'], {
+    cwd: root,
+    encoding: 'utf8',
+  }),
+);
 const size = (f) => `${(fs.statSync(path.join(out, f)).size / 1024).toFixed(0)} KiB`;
-process.stdout.write(`build-react-native: ${path.relative(root, out) || out}/index.js (${size('index.js')}), index.mjs, types/, package.json; ${path.relative(root, path.join(dist, packed[0].filename))}\n`);
+process.stdout.write(
+  `build-react-native: ${path.relative(root, out) || out}/index.js (${size('index.js')}), index.mjs, types/, package.json; ${path.relative(root, path.join(dist, packed[0].filename))}\n`,
+);

@@ -19,7 +19,10 @@ const INPUT_FILES = (root) => [
   'package.json',
   'package-lock.json',
   ...fs.readdirSync(root).filter((f) => /^tsconfig.*\.json$/.test(f)),
-  ...fs.readdirSync(path.join(root, 'scripts')).filter((f) => /^build.*\.js$/.test(f)).map((f) => `scripts/${f}`),
+  ...fs
+    .readdirSync(path.join(root, 'scripts'))
+    .filter((f) => /^build.*\.js$/.test(f))
+    .map((f) => `scripts/${f}`),
 ];
 
 function listFiles(root, dir, out) {
@@ -45,7 +48,11 @@ function fingerprint(root = ROOT) {
   const hash = createHash('sha256');
   for (const f of files) {
     hash.update(f).update('\0');
-    hash.update(createHash('sha256').update(fs.readFileSync(path.join(root, f))).digest());
+    hash.update(
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(root, f)))
+        .digest(),
+    );
   }
   return hash.digest('hex');
 }

@@ -25,7 +25,8 @@ function build() {
   stamp.clearStamp(root);
   const run = (args) => execFileSync(process.execPath, args, { cwd: root, stdio: ['ignore', 2, 2] });
   run([require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
-  for (const script of ['build-browser.js', 'build-console.js', 'build-react-native.js']) run([path.join(__dirname, script)]);
+  for (const script of ['build-browser.js', 'build-console.js', 'build-react-native.js'])
+    run([path.join(__dirname, script)]);
   stamp.writeStamp(inputs, root);
 }
 
@@ -56,7 +57,8 @@ function locked(fn) {
       } catch {
         // being created or removed right now
       }
-      if (Number.isInteger(holder) && holder > 0 && !alive(holder)) fs.rmSync(lock, { recursive: true, force: true });
+      if (Number.isInteger(holder) && holder > 0 && !alive(holder))
+        fs.rmSync(lock, { recursive: true, force: true });
       else {
         if (!waited) process.stderr.write('build: another build is running; waiting for it\n');
         sleep(200);

@@ -34,10 +34,25 @@ const files = fs
   .map((f) => `rampart/v1/${f}`);
 
 fs.rmSync(outDir, { recursive: true, force: true });
-const bin = path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'proto-loader-gen-types.cmd' : 'proto-loader-gen-types');
+const bin = path.join(
+  root,
+  'node_modules',
+  '.bin',
+  process.platform === 'win32' ? 'proto-loader-gen-types.cmd' : 'proto-loader-gen-types',
+);
 execFileSync(
   bin,
-  [...optionFlags(options), '--includeComments', '--grpcLib', '@grpc/grpc-js', '--includeDirs', 'proto', '--outDir', path.relative(root, outDir), ...files],
+  [
+    ...optionFlags(options),
+    '--includeComments',
+    '--grpcLib',
+    '@grpc/grpc-js',
+    '--includeDirs',
+    'proto',
+    '--outDir',
+    path.relative(root, outDir),
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit' },
 );
 process.stdout.write(`generated gRPC types for ${files.join(', ')} in ${path.relative(root, outDir)}\n`);

@@ -15,7 +15,16 @@ const root = path.resolve(__dirname, '..');
 fs.mkdirSync(path.join(root, 'dist'), { recursive: true });
 const tmp = fs.mkdtempSync(path.join(root, 'dist', 'vectors-'));
 const bundle = path.join(tmp, 'vectors.js');
-esbuild.buildSync({ entryPoints: [path.join(root, 'test', 'support', 'test-vectors', 'index.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile: bundle, packages: 'external', logLevel: 'error' });
+esbuild.buildSync({
+  entryPoints: [path.join(root, 'test', 'support', 'test-vectors', 'index.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile: bundle,
+  packages: 'external',
+  logLevel: 'error',
+});
 
 (async () => {
   const { buildVectors, vectorText, VECTORS_DIR } = require(bundle);
@@ -30,7 +39,8 @@ esbuild.buildSync({ entryPoints: [path.join(root, 'test', 'support', 'test-vecto
     const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
     if (current === text) continue;
     differ++;
-    if (process.argv.includes('--check')) console.error(`${path.relative(root, file)} differs from what the code computes`);
+    if (process.argv.includes('--check'))
+      console.error(`${path.relative(root, file)} differs from what the code computes`);
     else {
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(file, text);

@@ -12,7 +12,11 @@ run(process.execPath, [path.join(__dirname, 'generate-grpc.js')]);
 run(process.execPath, [path.join(root, 'node_modules', '.bin', 'graphql-codegen'), '--config', 'codegen.ts']);
 
 if (process.argv.includes('--check')) {
-  const out = execFileSync('git', ['status', '--porcelain', '--', 'src/grpc/generated', 'src/graphql/generated'], { cwd: root }).toString();
+  const out = execFileSync(
+    'git',
+    ['status', '--porcelain', '--', 'src/grpc/generated', 'src/graphql/generated'],
+    { cwd: root },
+  ).toString();
   if (out.trim()) {
     process.stderr.write(`generated code is stale; run \`npm run generate\` and commit:\n${out}`);
     process.exit(1);

@@ -25,14 +25,24 @@ const mode = args.includes('--write') ? 'write' : args.includes('--check') ? 'ch
 const dir = args.find((a) => !a.startsWith('--')) ?? path.join(root, 'bench', 'results');
 /** The docs that hold a generated table. */
 const DOCS = ['docs/detection.md', 'docs/performance.md'];
-const STUFFING = ['stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'scripted_tokens'];
+const STUFFING = [
+  'stuffing_hosting',
+  'stuffing_residential',
+  'stuffing_vpn',
+  'library_bots',
+  'stealth_bots',
+  'scripted_tokens',
+];
 const pct = (n, d) => (d > 0 ? `${((100 * n) / d).toFixed(2)}%` : '—');
 
 /** A table row: sorted by when the run was, its first cells the date, the commit and the run's name. */
 function rowOf(file, doc, cells) {
   const date = doc.run?.at?.slice(0, 10) ?? path.basename(file).slice(0, 10);
   const commit = doc.run?.commit ? `${doc.run.commit.slice(0, 7)}${doc.run.dirty ? '+' : ''}` : '—';
-  return { sort: `${date} ${doc.run?.at ?? ''} ${file}`, cells: [date, commit, path.basename(file, '.json'), ...cells] };
+  return {
+    sort: `${date} ${doc.run?.at ?? ''} ${file}`,
+    cells: [date, commit, path.basename(file, '.json'), ...cells],
+  };
 }
 const n0 = (v) => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v).toLocaleString('en-GB') : '—');
 const n2 = (v) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(2) : '—');
@@ -67,10 +77,13 @@ function row(file, doc) {
     return s ? pct(s.stopped, s.attempts) : '—';
   };
   const stuffing = STUFFING.map(scenario).filter(Boolean);
-  const worst = stuffing.length ? stuffing.reduce((a, s) => (s.stopped / s.attempts < a.stopped / a.attempts ? s : a)) : null;
+  const worst = stuffing.length
+    ? stuffing.reduce((a, s) => (s.stopped / s.attempts < a.stopped / a.attempts ? s : a))
+    : null;
   const b10 = bucket('10-29');
   const b30 = bucket('30+');
-  const integration = { client: 'client', opaque: 'opaque tokens', none: 'headers only' }[doc.options?.tokens] ?? '?';
+  const integration =
+    { client: 'client', opaque: 'opaque tokens', none: 'headers only' }[doc.options?.tokens] ?? '?';
   return rowOf(file, doc, [
     integration,
     `${b10 ? pct(b10.friction, b10.logins) : '—'} / ${b30 ? pct(b30.friction, b30.logins) : '—'}`,
@@ -84,7 +97,10 @@ function row(file, doc) {
 
 const rows = [];
 const benchRows = [];
-for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+for (const name of fs
+  .readdirSync(dir)
+  .filter((n) => n.endsWith('.json'))
+  .sort()) {
   let doc;
   try {
     doc = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'));
@@ -94,8 +110,7 @@ for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()
   // A bench run without the closed loop (imports, webhooks, overload alone) has no row.
   if (doc.kind === 'bench') {
     if (doc.figures?.closed?.doors?.rest) benchRows.push(benchRow(name, doc));
-  }
-  else {
+  } else {
     const r = row(name, doc);
     if (r) rows.push(r);
   }
@@ -107,21 +122,52 @@ const table = (head, list) => {
 const TABLES = {
   eval: {
     title: 'Evaluation (`npm run eval`)',
-    text: table(['date', 'commit', 'run', 'integration', 'friction, 10–29 / 30+ logins', 'denied', 'real sign-ups in a wave stopped', 'targeted / very targeted stopped', 'least-stopped stuffing or bots', 'AUC'], rows),
+    text: table(
+      [
+        'date',
+        'commit',
+        'run',
+        'integration',
+        'friction, 10–29 / 30+ logins',
+        'denied',
+        'real sign-ups in a wave stopped',
+        'targeted / very targeted stopped',
+        'least-stopped stuffing or bots',
+        'AUC',
+      ],
+      rows,
+    ),
   },
   bench: {
     title: 'Hot path (`npm run bench`), REST `/v1/risk` closed loop',
-    text: table(['date', 'commit', 'run', 'verdicts/s', 'of the ceiling', 'CPU µs/verdict (Rampart + database)', 'documents written/verdict', 'p50 / p99 ms', 'p99 ms at 500/s offered', 'errors'], benchRows),
+    text: table(
+      [
+        'date',
+        'commit',
+        'run',
+        'verdicts/s',
+        'of the ceiling',
+        'CPU µs/verdict (Rampart + database)',
+        'documents written/verdict',
+        'p50 / p99 ms',
+        'p99 ms at 500/s offered',
+        'errors',
+      ],
+      benchRows,
+    ),
   },
 };
 
 /** A doc with each of its generated tables as --write makes it. */
 function regenerate(text, file) {
-  return text.replace(/(<!-- results-history: (\w+) -->\n)[\s\S]*?(<!-- \/results-history -->)/g, (_, open, kind, close) => {
-    const t = TABLES[kind];
-    if (!t) throw new Error(`${file}: no table of kind ${kind}`);
-    return `${open}\n${t.text}\n${close}`;
-  });
+  return text.replace(
+    /(<!-- results-history: (\w+) -->\n)[\s\S]*?(<!-- \/results-history -->)/g,
+    (_, open, kind, close) => {
+      const t = TABLES[kind];
+      if (!t) throw new Error(`${file}: no table of kind ${kind}`);
+      return `${open}\n${t.text}\n${close}`;
+    },
+  );
 }
 
 if (mode === 'print') {
@@ -137,7 +183,9 @@ if (mode === 'print') {
     else stale.push(doc);
   }
   if (stale.length) {
-    process.stderr.write(`results-history: the tables of ${stale.join(', ')} are not those of bench/results: run node scripts/results-history.js --write\n`);
+    process.stderr.write(
+      `results-history: the tables of ${stale.join(', ')} are not those of bench/results: run node scripts/results-history.js --write\n`,
+    );
     process.exit(1);
   }
 }

@@ -14,10 +14,15 @@ const stamp = require('./build-stamp');
 const root = path.resolve(__dirname, '..');
 
 if (!stamp.isFresh(root)) {
-  process.stderr.write('rampart: the sources changed since the last build (or it never ran): building first\n');
+  process.stderr.write(
+    'rampart: the sources changed since the last build (or it never ran): building first\n',
+  );
   try {
     // --if-stale: a start that waited for another's build finds it done.
-    execFileSync(process.execPath, [path.join(__dirname, 'build.js'), '--if-stale'], { cwd: root, stdio: ['ignore', 2, 2] });
+    execFileSync(process.execPath, [path.join(__dirname, 'build.js'), '--if-stale'], {
+      cwd: root,
+      stdio: ['ignore', 2, 2],
+    });
   } catch {
     process.stderr.write('rampart: the build failed; not starting\n');
     process.exit(1);

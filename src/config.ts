@@ -14,7 +14,9 @@ const optionalUrl = (protocols: string[]) =>
   z
     .string()
     .url()
-    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), { message: `must use ${protocols.join(' or ')}` })
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), {
+      message: `must use ${protocols.join(' or ')}`,
+    })
     .optional();
 
 const schema = z.object({
@@ -26,7 +28,10 @@ const schema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
     .optional(),
-  RAMPART_DB_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,60}$/).default('rampart'),
+  RAMPART_DB_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,60}$/)
+    .default('rampart'),
   RAMPART_DATA_DIR: z.string().min(1).default('.data'),
   RAMPART_API_SECRET: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   RAMPART_WEBHOOK_URL: optionalUrl(['http:', 'https:']),
@@ -39,7 +44,10 @@ const schema = z.object({
       try {
         return parseTrustedProxies(v);
       } catch (err) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${(err as Error).message} (false, true, or a comma-separated list of addresses, CIDRs, "loopback", "private")` });
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: `${(err as Error).message} (false, true, or a comma-separated list of addresses, CIDRs, "loopback", "private")`,
+        });
         return z.NEVER;
       }
     }),
@@ -49,8 +57,16 @@ const schema = z.object({
     .optional(),
   RAMPART_PUBLIC_URL: optionalUrl(['http:', 'https:']),
   RAMPART_SMTP_URL: optionalUrl(['smtp:', 'smtps:']),
-  RAMPART_MAIL_FROM: z.string().regex(/^[^\s@<>]+@[^\s@<>]+$/, 'must be an e-mail address').default('rampart@localhost'),
-  RAMPART_BODY_LIMIT: z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(100 * 1024),
+  RAMPART_MAIL_FROM: z
+    .string()
+    .regex(/^[^\s@<>]+@[^\s@<>]+$/, 'must be an e-mail address')
+    .default('rampart@localhost'),
+  RAMPART_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(10 * 1024 * 1024)
+    .default(100 * 1024),
   RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(5000),
   RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
   RAMPART_CLIENT_POW_BITS: z.coerce.number().int().min(0).max(MAX_POW_BITS).default(DEFAULT_POW_BITS),
@@ -58,7 +74,12 @@ const schema = z.object({
   RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(DEFAULT_VERDICT_BUDGET_MS),
-  RAMPART_MAX_EVENT_AGE_DAYS: z.coerce.number().int().min(1).max(3650).default(DEFAULT_MAX_EVENT_AGE_MS / 86_400_000),
+  RAMPART_MAX_EVENT_AGE_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(DEFAULT_MAX_EVENT_AGE_MS / 86_400_000),
   RAMPART_ANALYST_POOL: z.coerce.number().int().min(1).max(100).default(1),
   RAMPART_ANALYST_SHARE: z.coerce.number().min(0.05).max(1).default(0.5),
   RAMPART_ANALYST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -68,7 +89,10 @@ const schema = z.object({
   RAMPART_ANALYST_READER_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(256),
   RAMPART_EMBEDDED_WAL_LIMIT_MB: z.coerce.number().int().min(8).max(1_048_576).default(64),
   RAMPART_EMBEDDED_MEMORY_MB: z.coerce.number().int().min(32).max(1_048_576).default(512),
-  RAMPART_ANALYST_MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI').optional(),
+  RAMPART_ANALYST_MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI')
+    .optional(),
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
   RAMPART_DB_STALL_MAX_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
@@ -137,7 +161,16 @@ export interface Config {
    * lower CPU priority (`reader` 'separate', niceness `nice`); on MONGODB_URI through `uri` when
    * given (e.g. a secondary).
    */
-  analyst: { pool: number; timeoutMs: number; waitMs: number | undefined; share: number; reader: 'separate' | 'shared'; nice: number; readerMemoryMb: number; uri: string | undefined };
+  analyst: {
+    pool: number;
+    timeoutMs: number;
+    waitMs: number | undefined;
+    share: number;
+    reader: 'separate' | 'shared';
+    nice: number;
+    readerMemoryMb: number;
+    uri: string | undefined;
+  };
   /**
    * The embedded database: its write-ahead log is checkpointed and truncated past `walLimitMb`
    * (store/embedded-wal.ts); its FerretDB's soft memory limit (Go's GOMEMLIMIT) is `memoryMb`.
@@ -203,16 +236,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   let tls: TlsFiles | undefined;
   if (c.RAMPART_TLS_CERT && c.RAMPART_TLS_KEY) {
-    tls = { cert: readTlsFile('RAMPART_TLS_CERT', c.RAMPART_TLS_CERT), key: readTlsFile('RAMPART_TLS_KEY', c.RAMPART_TLS_KEY) };
+    tls = {
+      cert: readTlsFile('RAMPART_TLS_CERT', c.RAMPART_TLS_CERT),
+      key: readTlsFile('RAMPART_TLS_KEY', c.RAMPART_TLS_KEY),
+    };
   }
   if (c.RAMPART_MODE === 'production') {
     if (!tls && c.RAMPART_TRUST_PROXY.length === 0) {
       throw new ConfigError(
-        'invalid configuration: RAMPART_MODE=production needs RAMPART_TLS_CERT and RAMPART_TLS_KEY, or RAMPART_TRUST_PROXY (true, or the proxies\' addresses) behind a TLS-terminating proxy',
+        "invalid configuration: RAMPART_MODE=production needs RAMPART_TLS_CERT and RAMPART_TLS_KEY, or RAMPART_TRUST_PROXY (true, or the proxies' addresses) behind a TLS-terminating proxy",
       );
     }
     if (!c.RAMPART_MASTER_KEY) {
-      throw new ConfigError('invalid configuration: RAMPART_MASTER_KEY is required in production (64 hex characters)');
+      throw new ConfigError(
+        'invalid configuration: RAMPART_MASTER_KEY is required in production (64 hex characters)',
+      );
     }
   } else if (!tls && !LOOPBACK.has(c.RAMPART_HOST)) {
     throw new ConfigError(
@@ -255,7 +293,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       uri: c.RAMPART_ANALYST_MONGODB_URI,
     },
     embedded: { walLimitMb: c.RAMPART_EMBEDDED_WAL_LIMIT_MB, memoryMb: c.RAMPART_EMBEDDED_MEMORY_MB },
-    databaseHealth: { probeEveryMs: c.RAMPART_DB_PROBE_MS, stallMs: c.RAMPART_DB_STALL_MS, stallMaxMs: Math.max(c.RAMPART_DB_STALL_MS, c.RAMPART_DB_STALL_MAX_MS) },
+    databaseHealth: {
+      probeEveryMs: c.RAMPART_DB_PROBE_MS,
+      stallMs: c.RAMPART_DB_STALL_MS,
+      stallMaxMs: Math.max(c.RAMPART_DB_STALL_MS, c.RAMPART_DB_STALL_MAX_MS),
+    },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,
@@ -266,7 +308,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ackTimeoutMs: c.RAMPART_ACK_TIMEOUT_MS,
       maxAgeMs: c.RAMPART_STATE_MAX_AGE_MS ?? (c.MONGODB_URI ? 2000 : null),
     },
-    work: { maxConcurrent: c.RAMPART_MAX_CONCURRENT_VERDICTS, queueWaitMs: c.RAMPART_QUEUE_WAIT_MS, maxLoopDelayMs: c.RAMPART_MAX_LOOP_DELAY_MS },
+    work: {
+      maxConcurrent: c.RAMPART_MAX_CONCURRENT_VERDICTS,
+      queueWaitMs: c.RAMPART_QUEUE_WAIT_MS,
+      maxLoopDelayMs: c.RAMPART_MAX_LOOP_DELAY_MS,
+    },
     metricsToken: c.RAMPART_METRICS_TOKEN,
   };
 }

@@ -4,4 +4,8 @@
  */
 import path from 'node:path';
 
-export const PROJECT_ROOT = path.resolve(__dirname, '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []));
+export const PROJECT_ROOT = path.resolve(
+  __dirname,
+  '..',
+  ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []),
+);

@@ -88,24 +88,37 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const url = new URL(o.baseUrl);
   const auth = `Basic ${Buffer.from(`:${o.secret}`).toString('base64')}`;
   /** A call of the application's backend (with the API secret), or with `from`, one the app makes from the phone (no secret, its own headers). */
-  const post = (path: string, body: unknown, from?: Record<string, string>): Promise<{ status: number; json: Record<string, unknown> | null }> =>
+  const post = (
+    path: string,
+    body: unknown,
+    from?: Record<string, string>,
+  ): Promise<{ status: number; json: Record<string, unknown> | null }> =>
     new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
-      const headers = from ? { ...from, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) } : { authorization: auth, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
-      const req = http.request({ host: url.hostname, port: url.port, path, method: 'POST', agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks).toString('utf8');
-          let json: Record<string, unknown> | null = null;
-          try {
-            json = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
-          } catch {
-            json = null;
-          }
-          resolve({ status: res.statusCode ?? 0, json });
-        });
-      });
+      const headers = from
+        ? { ...from, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }
+        : {
+            authorization: auth,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(text)),
+          };
+      const req = http.request(
+        { host: url.hostname, port: url.port, path, method: 'POST', agent, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const raw = Buffer.concat(chunks).toString('utf8');
+            let json: Record<string, unknown> | null = null;
+            try {
+              json = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
+            } catch {
+              json = null;
+            }
+            resolve({ status: res.statusCode ?? 0, json });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(text);
     });
@@ -115,8 +128,16 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     const action = (json.action ?? policy?.action) as Verdict['action'] | undefined;
     if (!action) return null;
     const signals: Record<string, number> = {};
-    for (const [name, detail] of Object.entries((json.signals as Record<string, { score?: unknown }> | undefined) ?? {})) signals[name] = typeof detail?.score === 'number' ? detail.score : 0;
-    return { action, risk: typeof json.risk === 'number' ? json.risk : 0, signals, degraded: json.degraded === true };
+    for (const [name, detail] of Object.entries(
+      (json.signals as Record<string, { score?: unknown }> | undefined) ?? {},
+    ))
+      signals[name] = typeof detail?.score === 'number' ? detail.score : 0;
+    return {
+      action,
+      risk: typeof json.risk === 'number' ? json.risk : 0,
+      signals,
+      degraded: json.degraded === true,
+    };
   };
   const successes = new Map<string, number>();
   /** Accounts a sign-up step of this run was to create (their later logins need it to have succeeded). */
@@ -124,7 +145,12 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const withPreauth = o.preauth ?? true;
 
   /** What the page's script would send for a device (its id stands for the profile and the machine). */
-  const components = (profile: string, machine: string, headers: Record<string, string>, automation: string[]) => {
+  const components = (
+    profile: string,
+    machine: string,
+    headers: Record<string, string>,
+    automation: string[],
+  ) => {
     const h = (salt: string) => createHash('sha256').update(`${salt}:${machine}`).digest('hex');
     return {
       userAgent: headers['User-Agent'] ?? '',
@@ -132,7 +158,10 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       profile: createHash('sha256').update(`profile:${profile}`).digest('hex').slice(0, 32),
       canvas: h('canvas').slice(0, 12),
       audio: String(124 + parseInt(h('audio').slice(0, 4), 16) / 1e5),
-      webgl: { vendor: 'Google Inc.', renderer: `ANGLE (${['Intel', 'NVIDIA', 'AMD', 'Apple'][parseInt(h('gpu').slice(0, 2), 16) % 4]})` },
+      webgl: {
+        vendor: 'Google Inc.',
+        renderer: `ANGLE (${['Intel', 'NVIDIA', 'AMD', 'Apple'][parseInt(h('gpu').slice(0, 2), 16) % 4]})`,
+      },
       fonts: ['Arial', 'Helvetica', 'Verdana'],
       cores: 2 + (parseInt(h('cores').slice(0, 2), 16) % 14),
       automation,
@@ -160,16 +189,46 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     const automated = s.scenario !== 'legit';
     const password = automated ? 'typed' : h % 100 < 80 ? 'typed' : h % 100 < 95 ? 'filled' : 'pasted';
     out.behaviour = automated
-      ? { elapsedMs: 1500 + (h % 2000), keys: 20 + (h % 20), pointer: 1, pastes: 0, inputs: 20 + (h % 20), password }
-      : { elapsedMs: 4000 + (h % 40000), keys: password === 'filled' ? h % 3 : 8 + (h % 30), pointer: 1 + (h % 3), pastes: password === 'pasted' ? 1 : 0, inputs: 8 + (h % 30), password };
+      ? {
+          elapsedMs: 1500 + (h % 2000),
+          keys: 20 + (h % 20),
+          pointer: 1,
+          pastes: 0,
+          inputs: 20 + (h % 20),
+          password,
+        }
+      : {
+          elapsedMs: 4000 + (h % 40000),
+          keys: password === 'filled' ? h % 3 : 8 + (h % 30),
+          pointer: 1 + (h % 3),
+          pastes: password === 'pasted' ? 1 : 0,
+          inputs: 8 + (h % 30),
+          password,
+        };
     return out;
   };
   const collect = async (s: Step): Promise<string | null> => {
     if (!o.publishableKey || !s.context.token) return s.context.token;
-    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, components: components(s.context.token, s.context.machine ?? s.context.token, s.context.headers, s.context.automation ?? []), ...(await page(s)) });
+    const r = await post('/v1/client/token', {
+      publishable_key: o.publishableKey,
+      components: components(
+        s.context.token,
+        s.context.machine ?? s.context.token,
+        s.context.headers,
+        s.context.automation ?? [],
+      ),
+      ...(await page(s)),
+    });
     const token = typeof r.json?.token === 'string' ? r.json.token : null;
     // The page's view, as castle-js 2.x's `Castle.page()` reports it when the form loads (no user yet).
-    if (token && !s.context.scripted) await pageView(s, token, s.kind === 'register' ? 'Sign up' : 'Log in', s.kind === 'register' ? '/signup' : '/login', null);
+    if (token && !s.context.scripted)
+      await pageView(
+        s,
+        token,
+        s.kind === 'register' ? 'Sign up' : 'Log in',
+        s.kind === 'register' ? '/signup' : '/login',
+        null,
+      );
     return token;
   };
   /**
@@ -177,9 +236,25 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
    * view, naming the user (with the backend's signature of the id) once the login went through.
    */
   const pages = new Map<Step, { sent: number; rejected: number }>();
-  const pageView = async (s: Step, token: string, name: string, path: string, userId: string | null): Promise<void> => {
-    const event = { type: 'page', timestamp: new Date().toISOString(), name, url: `https://shop.example${path}`, ...(userId ? { user_id: userId, user_signature: signature(userId) } : {}) };
-    const r = await post('/v1/client/events', { publishable_key: o.publishableKey, request_token: token, events: [event] });
+  const pageView = async (
+    s: Step,
+    token: string,
+    name: string,
+    path: string,
+    userId: string | null,
+  ): Promise<void> => {
+    const event = {
+      type: 'page',
+      timestamp: new Date().toISOString(),
+      name,
+      url: `https://shop.example${path}`,
+      ...(userId ? { user_id: userId, user_signature: signature(userId) } : {}),
+    };
+    const r = await post('/v1/client/events', {
+      publishable_key: o.publishableKey,
+      request_token: token,
+      events: [event],
+    });
     const p = pages.get(s) ?? { sent: 0, rejected: 0 };
     p.sent++;
     if (r.status !== 202) p.rejected++;
@@ -208,7 +283,11 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     return h;
   };
   const register = async (s: Step, app: AppContext): Promise<Session | null> => {
-    const r = await post('/v1/client/token', { publishable_key: o.publishableKey, mobile: app.mobile }, appHeadersOf(s));
+    const r = await post(
+      '/v1/client/token',
+      { publishable_key: o.publishableKey, mobile: app.mobile },
+      appHeadersOf(s),
+    );
     const j = r.json;
     // A server without the mobile protocol answers 422 (`mobile` is not a component it knows):
     // the app goes on without a token, as the client library does when the collector fails.
@@ -219,7 +298,10 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   /** Where the app keeps its session: its private storage, which a reinstall wipes (a new install id, or on iOS a new vendor id). */
   const storageOf = (app: AppContext) => `${app.mobile.installId}:${app.mobile.vendorId}`;
   /** At an open: the install's session, registered again when it is older than an hour (or has expired after 24), or the app was just installed. */
-  const openApp = async (s: Step, app: AppContext): Promise<{ x: Session | null; how: 'registered' | 'kept' | 'refused' }> => {
+  const openApp = async (
+    s: Step,
+    app: AppContext,
+  ): Promise<{ x: Session | null; how: 'registered' | 'kept' | 'refused' }> => {
     const id = storageOf(app);
     const kept = app.installed ? undefined : sessions.get(id);
     if (kept && s.at - kept.since <= HOUR) return { x: kept, how: 'kept' };
@@ -235,13 +317,23 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     const body = `rpm1.${x.session.replace(/^rps1\./, '')}.${t}.${nonce}`;
     return `${body}.${createHmac('sha256', Buffer.from(x.key, 'utf8')).update(body).digest('base64url')}`;
   };
-  type AppEvent = { type: string; name?: string; user_id?: string; user_signature?: string; properties?: Record<string, string | number | boolean> };
+  type AppEvent = {
+    type: string;
+    name?: string;
+    user_id?: string;
+    user_signature?: string;
+    properties?: Record<string, string | number | boolean>;
+  };
   /**
    * Posts a batch of app events, stamped in order; a session Rampart no longer takes is registered
    * again and the batch resent. Whether Rampart accepted it (202).
    */
   const sendEvents = async (s: Step, app: AppContext, x: Session, events: AppEvent[]): Promise<boolean> => {
-    const batch = (y: Session) => ({ publishable_key: o.publishableKey, session: y.session, events: events.map((e, k) => ({ ...e, timestamp: new Date(Date.now() + y.offset + k).toISOString() })) });
+    const batch = (y: Session) => ({
+      publishable_key: o.publishableKey,
+      session: y.session,
+      events: events.map((e, k) => ({ ...e, timestamp: new Date(Date.now() + y.offset + k).toISOString() })),
+    });
     const r = await post('/v1/client/events', batch(x), appHeadersOf(s));
     if (r.status !== 422) return r.status === 202;
     const again = await register(s, app);
@@ -259,18 +351,41 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
    * call to Rampart (`flushing`); the request carries a freshly minted token. Afterwards, the
    * identify (a flush) and the screens, flushed when the app closes.
    */
-  const appOpens = async (s: Step, app: AppContext): Promise<{ token: string | null; flushing: () => Promise<void>; after: (succeeded: boolean) => Promise<void>; stats: NonNullable<Outcome['app']> }> => {
+  const appOpens = async (
+    s: Step,
+    app: AppContext,
+  ): Promise<{
+    token: string | null;
+    flushing: () => Promise<void>;
+    after: (succeeded: boolean) => Promise<void>;
+    stats: NonNullable<Outcome['app']>;
+  }> => {
     const { x, how } = await openApp(s, app);
     const stats: NonNullable<Outcome['app']> = { session: how, eventsRejected: 0 };
     if (!x) return { token: null, flushing: async () => {}, after: async () => {}, stats };
     const queued: AppEvent[] = [];
     if (app.events) {
       const opening: AppEvent[] = [];
-      if (app.installed) opening.push({ type: 'app_installed', properties: { version: app.mobile.app.version, build: app.mobile.app.build } });
-      else if (app.updatedFrom) opening.push({ type: 'app_updated', properties: { version: app.mobile.app.version, build: app.mobile.app.build, previous_version: app.updatedFrom.version } });
+      if (app.installed)
+        opening.push({
+          type: 'app_installed',
+          properties: { version: app.mobile.app.version, build: app.mobile.app.build },
+        });
+      else if (app.updatedFrom)
+        opening.push({
+          type: 'app_updated',
+          properties: {
+            version: app.mobile.app.version,
+            build: app.mobile.app.build,
+            previous_version: app.updatedFrom.version,
+          },
+        });
       opening.push({ type: 'app_opened' });
       if (!(await sendEvents(s, app, x, opening))) stats.eventsRejected++;
-      queued.push(...app.before.map((name) => ({ type: 'screen', name })), { type: 'screen', name: s.kind === 'register' ? 'SignUp' : 'Login' });
+      queued.push(...app.before.map((name) => ({ type: 'screen', name })), {
+        type: 'screen',
+        name: s.kind === 'register' ? 'SignUp' : 'Login',
+      });
     }
     return {
       token: mint(x),
@@ -280,7 +395,11 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       after: async (succeeded) => {
         if (!app.events) return;
         const closing: AppEvent[] = [];
-        if (succeeded && s.userId) closing.push({ type: 'identify', user_id: s.userId, user_signature: signature(s.userId) }, ...app.screens.map((name) => ({ type: 'screen', name })));
+        if (succeeded && s.userId)
+          closing.push(
+            { type: 'identify', user_id: s.userId, user_signature: signature(s.userId) },
+            ...app.screens.map((name) => ({ type: 'screen', name })),
+          );
         closing.push({ type: 'app_closed' });
         if (!(await sendEvents(s, app, sessions.get(storageOf(app)) ?? x, closing))) stats.eventsRejected++;
       },
@@ -291,14 +410,16 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const run = async (s: Step): Promise<Outcome> => {
     const app = s.context.app;
     // An old release of the app, from before it embedded the mobile client: headers only.
-    if (o.publishableKey && app && !app.client) return { ...(await verdicts(s, null)), app: { session: 'none', eventsRejected: 0 } };
+    if (o.publishableKey && app && !app.client)
+      return { ...(await verdicts(s, null)), app: { session: 'none', eventsRejected: 0 } };
     const opened = o.publishableKey && app ? await appOpens(s, app) : null;
     const token = opened ? opened.token : await collect(s);
     const [out] = await Promise.all([verdicts(s, token), opened?.flushing()]);
     // Logged in (a challenge is answered by the user, never by an attacker): the app identifies
     // the user and goes on; the page's next view names the user.
     const v = out.main;
-    const succeeded = v !== null && (v.action === 'allow' || (s.scenario === 'legit' && v.action === 'challenge'));
+    const succeeded =
+      v !== null && (v.action === 'allow' || (s.scenario === 'legit' && v.action === 'challenge'));
     if (opened) {
       await opened.after(succeeded);
       out.app = opened.stats;
@@ -316,11 +437,29 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
   const verdicts = async (s: Step, token: string | null): Promise<Outcome> => {
     if (token && s.context.replayedFrom) {
       // The victim's own session used the token first (the phishing proxy forwarded it).
-      await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ip: s.context.replayedFrom, headers: s.context.headers, client_id: token }, timestamp: new Date(s.at - 5000).toISOString() });
+      await post('/v1/authenticate', {
+        event: '$login.attempted',
+        properties: { email: s.email },
+        context: { ip: s.context.replayedFrom, headers: s.context.headers, client_id: token },
+        timestamp: new Date(s.at - 5000).toISOString(),
+      });
     }
     const ts = (offsetMs = 0) => new Date(s.at + offsetMs).toISOString();
     const context = { ip: s.context.ip, headers: s.context.headers };
-    const out: Outcome = { scenario: s.scenario, kind: s.kind, channel: s.channel, ...(s.duringWave ? { duringWave: true } : {}), ...(s.newOperator !== undefined ? { newOperator: s.newOperator } : {}), history: s.userId ? (successes.get(s.userId) ?? 0) : 0, preauth: null, main: null, stopped: false, risk: 0, errors: 0, degraded: 0 };
+    const out: Outcome = {
+      scenario: s.scenario,
+      kind: s.kind,
+      channel: s.channel,
+      ...(s.duringWave ? { duringWave: true } : {}),
+      ...(s.newOperator !== undefined ? { newOperator: s.newOperator } : {}),
+      history: s.userId ? (successes.get(s.userId) ?? 0) : 0,
+      preauth: null,
+      main: null,
+      stopped: false,
+      risk: 0,
+      errors: 0,
+      degraded: 0,
+    };
     const legit = s.scenario === 'legit';
     const note = (v: Verdict | null, status: number) => {
       if (v?.degraded) out.degraded++;
@@ -333,20 +472,40 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     };
     const answer = async (v: Verdict | null, offset: number) => {
       if (!o.feedback || v?.action !== 'challenge' || !s.userId) return;
-      await post('/v1/track', { event: legit ? '$challenge.succeeded' : '$challenge.failed', user_id: s.userId, context, timestamp: ts(offset) });
+      await post('/v1/track', {
+        event: legit ? '$challenge.succeeded' : '$challenge.failed',
+        user_id: s.userId,
+        context,
+        timestamp: ts(offset),
+      });
     };
 
     if (s.kind === 'register') {
       if (s.userId) signedUp.add(s.userId);
-      const filter = await post('/v1/filter', { type: '$registration', status: '$attempted', params: { email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts() });
+      const filter = await post('/v1/filter', {
+        type: '$registration',
+        status: '$attempted',
+        params: { email: s.email },
+        ...(token ? { request_token: token } : {}),
+        context,
+        timestamp: ts(),
+      });
       out.preauth = verdictOf(filter.json);
       note(out.preauth, filter.status);
       if (out.preauth?.action === 'deny' || (!legit && out.preauth?.action === 'challenge')) return out;
-      const risk = await post('/v1/risk', { type: '$registration', status: '$succeeded', user: { id: s.userId, email: s.email, registered_at: ts(1000) }, ...(token ? { request_token: token } : {}), context, timestamp: ts(1000) });
+      const risk = await post('/v1/risk', {
+        type: '$registration',
+        status: '$succeeded',
+        user: { id: s.userId, email: s.email, registered_at: ts(1000) },
+        ...(token ? { request_token: token } : {}),
+        context,
+        timestamp: ts(1000),
+      });
       out.main = verdictOf(risk.json);
       note(out.main, risk.status);
       await answer(out.main, 30_000);
-      if (s.userId && out.main && (out.main.action === 'allow' || (legit && out.main.action === 'challenge'))) successes.set(s.userId, out.history + 1);
+      if (s.userId && out.main && (out.main.action === 'allow' || (legit && out.main.action === 'challenge')))
+        successes.set(s.userId, out.history + 1);
       return out;
     }
 
@@ -357,10 +516,23 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
     // A failed login: tracked, or (without the pre-auth check) filtered, its verdict acted on.
     const failed = async (offset: number): Promise<Verdict | null> => {
       if (withPreauth) {
-        await post('/v1/track', { event: '$login.failed', ...(userId ? { user_id: userId } : {}), properties: { email: s.email }, context, timestamp: ts(offset) });
+        await post('/v1/track', {
+          event: '$login.failed',
+          ...(userId ? { user_id: userId } : {}),
+          properties: { email: s.email },
+          context,
+          timestamp: ts(offset),
+        });
         return null;
       }
-      const r = await post('/v1/filter', { type: '$login', status: '$failed', ...(userId ? { user: { id: userId, email: s.email } } : {}), params: { email: s.email }, context, timestamp: ts(offset) });
+      const r = await post('/v1/filter', {
+        type: '$login',
+        status: '$failed',
+        ...(userId ? { user: { id: userId, email: s.email } } : {}),
+        params: { email: s.email },
+        context,
+        timestamp: ts(offset),
+      });
       const v = verdictOf(r.json);
       note(v, r.status);
       return v;
@@ -371,7 +543,12 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       if (v?.action === 'deny') return out;
     }
     if (s.preauth && withPreauth) {
-      const pre = await post('/v1/authenticate', { event: '$login.attempted', properties: { email: s.email }, context: { ...context, ...(token ? { client_id: token } : {}) }, timestamp: ts() });
+      const pre = await post('/v1/authenticate', {
+        event: '$login.attempted',
+        properties: { email: s.email },
+        context: { ...context, ...(token ? { client_id: token } : {}) },
+        timestamp: ts(),
+      });
       out.preauth = verdictOf(pre.json);
       note(out.preauth, pre.status);
       // A bot stops at a pre-auth challenge (a CAPTCHA); a person solves it.
@@ -383,7 +560,14 @@ export async function drive(steps: readonly Step[], o: DriveOptions): Promise<Ou
       if (!withPreauth) out.preauth = v;
       return out;
     }
-    const risk = await post('/v1/risk', { type: '$login', status: '$succeeded', user: { id: userId, email: s.email }, ...(token ? { request_token: token } : {}), context, timestamp: ts(2000) });
+    const risk = await post('/v1/risk', {
+      type: '$login',
+      status: '$succeeded',
+      user: { id: userId, email: s.email },
+      ...(token ? { request_token: token } : {}),
+      context,
+      timestamp: ts(2000),
+    });
     out.main = verdictOf(risk.json);
     note(out.main, risk.status);
     await answer(out.main, 60_000);

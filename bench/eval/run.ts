@@ -48,10 +48,28 @@ interface Options {
   dump: string | null;
 }
 
-const USAGE = 'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--rotate-agents] [--no-preauth] [--no-apps] [--json FILE] [--dump FILE]';
+const USAGE =
+  'usage: run.js [--users N] [--days N] [--seed N] [--concurrency N] [--attack-scale X] [--attack-hours H] [--tokens | --client] [--no-feedback] [--ipv6] [--dynamic-home] [--ua-only] [--rotate-agents] [--no-preauth] [--no-apps] [--json FILE] [--dump FILE]';
 
 function options(argv: string[]): Options {
-  const o: Options = { users: 1200, days: 60, seed: 1, tokens: 'none', feedback: true, concurrency: 24, attackScale: 1, attackHours: null, ipv6: false, dynamicHome: false, uaOnly: false, rotateAgents: false, preauth: true, apps: true, json: null, dump: null };
+  const o: Options = {
+    users: 1200,
+    days: 60,
+    seed: 1,
+    tokens: 'none',
+    feedback: true,
+    concurrency: 24,
+    attackScale: 1,
+    attackHours: null,
+    ipv6: false,
+    dynamicHome: false,
+    uaOnly: false,
+    rotateAgents: false,
+    preauth: true,
+    apps: true,
+    json: null,
+    dump: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -75,8 +93,7 @@ function options(argv: string[]): Options {
       const v = Number(next());
       if (!(v > 0)) throw new Error(USAGE);
       o.attackHours = v;
-    }
-    else if (a === '--users' || a === '--days' || a === '--seed' || a === '--concurrency') {
+    } else if (a === '--users' || a === '--days' || a === '--seed' || a === '--concurrency') {
       const v = Number(next());
       if (!Number.isInteger(v) || v <= 0) throw new Error(USAGE);
       o[a.slice(2) as 'users' | 'days' | 'seed' | 'concurrency'] = v;
@@ -97,7 +114,10 @@ async function main(): Promise<void> {
   // The evaluation replays its days through the verdict endpoints, each verdict's `timestamp` the
   // event's time; the service's default bound (a year) takes them all as such. Only a longer
   // simulation raises it (docs/detection.md, "Event time").
-  const bound = (o.days + 9) * 86_400_000 > DEFAULT_MAX_EVENT_AGE_MS ? { RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 9) } : {};
+  const bound =
+    (o.days + 9) * 86_400_000 > DEFAULT_MAX_EVENT_AGE_MS
+      ? { RAMPART_MAX_EVENT_AGE_DAYS: process.env.RAMPART_MAX_EVENT_AGE_DAYS ?? String(o.days + 9) }
+      : {};
   // Every page proves work (docs/client.md): the detection is the same at any difficulty, so the
   // replay asks for an easy one (8 bits) rather than spend 50–170 ms of CPU on each of its logins.
   const proof = { RAMPART_CLIENT_POW_BITS: process.env.RAMPART_CLIENT_POW_BITS ?? '8' };
@@ -107,7 +127,8 @@ async function main(): Promise<void> {
     child.once('message', (m: FromServer) => resolve(m));
     child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
   });
-  if (ready.type !== 'ready') throw new Error(ready.type === 'failed' ? ready.error : `unexpected ${ready.type}`);
+  if (ready.type !== 'ready')
+    throw new Error(ready.type === 'failed' ? ready.error : `unexpected ${ready.type}`);
   try {
     const r = rng(o.seed);
     const nets = new Networks(r);
@@ -115,14 +136,39 @@ async function main(): Promise<void> {
     // steps all week, and the same ones, a whole number of weeks later, every week (the
     // generator's weekdays and hours stay where they were), so figures can be compared across days.
     const end = weekStart(Date.now());
-    const steps = generate({ users: o.users, days: o.days, seed: o.seed, tokens: o.tokens, attackScale: o.attackScale, ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}), ipv6: o.ipv6, dynamicHome: o.dynamicHome, rotateAgents: o.rotateAgents, apps: o.apps }, nets, r, end);
+    const steps = generate(
+      {
+        users: o.users,
+        days: o.days,
+        seed: o.seed,
+        tokens: o.tokens,
+        attackScale: o.attackScale,
+        ...(o.attackHours !== null ? { attackHours: o.attackHours } : {}),
+        ipv6: o.ipv6,
+        dynamicHome: o.dynamicHome,
+        rotateAgents: o.rotateAgents,
+        apps: o.apps,
+      },
+      nets,
+      r,
+      end,
+    );
     // An application that forwards only the User-Agent (and the address): the same steps, fewer headers.
-    if (o.uaOnly) for (const s of steps) s.context.headers = s.context.headers['User-Agent'] === undefined ? {} : { 'User-Agent': s.context.headers['User-Agent'] };
-    const appUsers = new Set(steps.filter((s) => s.scenario === 'legit' && s.channel !== 'web').map((s) => s.userId)).size;
+    if (o.uaOnly)
+      for (const s of steps)
+        s.context.headers =
+          s.context.headers['User-Agent'] === undefined
+            ? {}
+            : { 'User-Agent': s.context.headers['User-Agent'] };
+    const appUsers = new Set(
+      steps.filter((s) => s.scenario === 'legit' && s.channel !== 'web').map((s) => s.userId),
+    ).size;
     const appSteps = steps.filter((s) => s.channel !== 'web');
     process.stdout.write(
       `rampart eval: seed ${o.seed}, ${o.users} ${o.apps ? `web users and ${appUsers} users of the app` : 'users (no app users)'} over ${o.days} days, ${steps.length} steps (${steps.filter((s) => s.scenario === 'legit').length} legitimate` +
-        (o.apps ? `; from the app ${appSteps.filter((s) => s.scenario === 'legit').length} legitimate and ${appSteps.filter((s) => s.scenario !== 'legit').length} attacks on its API` : '') +
+        (o.apps
+          ? `; from the app ${appSteps.filter((s) => s.scenario === 'legit').length} legitimate and ${appSteps.filter((s) => s.scenario !== 'legit').length} attacks on its API`
+          : '') +
         `); ${o.tokens === 'client' ? "Rampart's browser and mobile clients" : o.tokens === 'opaque' ? 'client tokens' : 'headers only'}, challenge answers ${o.feedback ? 'reported' : 'not reported'}${o.ipv6 ? '; IPv6 homes and carriers' : ''}${o.dynamicHome ? '; home addresses that change' : ''}${o.uaOnly ? '; only the User-Agent header forwarded' : ''}${o.rotateAgents ? '; stuffing rotates user agents' : ''}${o.preauth ? '' : '; no pre-auth check, failed logins filtered'}${o.attackHours !== null ? `; each campaign spread over ${o.attackHours} hours` : ''}; ${ready.database}\n`,
     );
     let lastShown = 0;
@@ -136,15 +182,19 @@ async function main(): Promise<void> {
       onProgress: (done, total) => {
         if (done - lastShown >= total / 10 || done === total) {
           lastShown = done;
-          process.stderr.write(`  ${Math.round((100 * done) / total)}% (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+          process.stderr.write(
+            `  ${Math.round((100 * done) / total)}% (${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+          );
         }
       },
     });
     const figures = score(outcomes);
     process.stdout.write(report(figures));
     process.stdout.write(`\n(${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
-    if (o.dump) writeFileSync(o.dump, outcomes.map((x, k) => JSON.stringify({ ...x, step: steps[k] })).join('\n'));
-    if (o.json) writeFileSync(o.json, JSON.stringify({ kind: 'eval', run: runInfo(), options: o, figures }, null, 2));
+    if (o.dump)
+      writeFileSync(o.dump, outcomes.map((x, k) => JSON.stringify({ ...x, step: steps[k] })).join('\n'));
+    if (o.json)
+      writeFileSync(o.json, JSON.stringify({ kind: 'eval', run: runInfo(), options: o, figures }, null, 2));
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.send({ type: 'stop' } satisfies ToServer);

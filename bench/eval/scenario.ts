@@ -48,12 +48,31 @@ import {
 import { rng } from '../lib/traffic';
 
 export const SCENARIOS = [
-  'legit', 'stuffing_hosting', 'stuffing_residential', 'stuffing_vpn', 'library_bots', 'stealth_bots', 'targeted', 'very_targeted', 'device_farm', 'disposable_signups', 'token_replay', 'scripted_tokens',
-  'app_stuffing', 'app_takeover', 'emulator_farm', 'wiped_signups',
+  'legit',
+  'stuffing_hosting',
+  'stuffing_residential',
+  'stuffing_vpn',
+  'library_bots',
+  'stealth_bots',
+  'targeted',
+  'very_targeted',
+  'device_farm',
+  'disposable_signups',
+  'token_replay',
+  'scripted_tokens',
+  'app_stuffing',
+  'app_takeover',
+  'emulator_farm',
+  'wiped_signups',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 /** The attacks on the app's API (the rest are on the web login). */
-export const APP_SCENARIOS: readonly Scenario[] = ['app_stuffing', 'app_takeover', 'emulator_farm', 'wiped_signups'];
+export const APP_SCENARIOS: readonly Scenario[] = [
+  'app_stuffing',
+  'app_takeover',
+  'emulator_farm',
+  'wiped_signups',
+];
 /** Where a step comes from: a browser, or the company's app on Android or iOS. */
 export type Channel = 'web' | Platform;
 
@@ -244,7 +263,11 @@ function makeDevice(r: Rand, mobile: boolean, id: string): Device {
   };
 }
 
-const browserOf = (d: Device, day: number): Browser => ({ kind: d.browser, version: versionAt(d.browser, day, d.lag), mobile: d.mobile });
+const browserOf = (d: Device, day: number): Browser => ({
+  kind: d.browser,
+  version: versionAt(d.browser, day, d.lag),
+  mobile: d.mobile,
+});
 
 function emailFor(r: Rand, name: string): string {
   return `${name}@${weighted(r, MAIL_DOMAINS)}`;
@@ -264,11 +287,14 @@ interface Phone {
 
 const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** An install id as the client library makes one at first launch: 16 random bytes, base64url. */
-const newInstallId = (r: Rand): string => Array.from({ length: 22 }, () => ID_CHARS[Math.floor(r() * 64)]).join('');
+const newInstallId = (r: Rand): string =>
+  Array.from({ length: 22 }, () => ID_CHARS[Math.floor(r() * 64)]).join('');
 /** ANDROID_ID is 16 hex digits; identifierForVendor a random UUID. */
 function newVendorRaw(r: Rand, platform: Platform): string {
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(r() * 16).toString(16)).join('');
-  return platform === 'android' ? hex(16) : `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[Math.floor(r() * 4)] ?? '8'}${hex(3)}-${hex(12)}`.toUpperCase();
+  return platform === 'android'
+    ? hex(16)
+    : `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[Math.floor(r() * 4)] ?? '8'}${hex(3)}-${hex(12)}`.toUpperCase();
 }
 /** What the client library sends for the vendor id: SHA-256 of `<app id>:<vendor id>`, computed on the device. */
 const vendorHash = (raw: string): string => createHash('sha256').update(`${APP_ID}:${raw}`).digest('hex');
@@ -277,22 +303,51 @@ function makePhone(r: Rand, platform: Platform, days: number, model?: PhoneModel
   if (platform === 'android') {
     const m = model ?? weighted(r, ANDROID_PHONES);
     // A model runs the majors since it shipped; the newer ones more often (one major a year).
-    const majors = Array.from({ length: m.osMax - m.osMin + 1 }, (_, k) => [m.osMin + k, k + 1] as [number, number]);
+    const majors = Array.from(
+      { length: m.osMax - m.osMin + 1 },
+      (_, k) => [m.osMin + k, k + 1] as [number, number],
+    );
     const os = weighted(r, majors);
     const osUpdate = os < m.osMax && r() < 0.1 ? { day: Math.floor(r() * days), os: os + 1 } : null;
-    return { model: m, os, osUpdate, vendorRaw: newVendorRaw(r, 'android'), integrity: r() < 0.02 ? ['rooted'] : [] };
+    return {
+      model: m,
+      os,
+      osUpdate,
+      vendorRaw: newVendorRaw(r, 'android'),
+      integrity: r() < 0.02 ? ['rooted'] : [],
+    };
   }
   const m = model ?? weighted(r, IPHONES);
-  const os = weighted(r, IOS_RELEASES.map(([rel, w], k) => [k, w, Number(rel.version.split('.')[0])] as const).filter(([, , major]) => major >= m.osMin).map(([k, w]) => [k, w] as [number, number]));
+  const os = weighted(
+    r,
+    IOS_RELEASES.map(([rel, w], k) => [k, w, Number(rel.version.split('.')[0])] as const)
+      .filter(([, , major]) => major >= m.osMin)
+      .map(([k, w]) => [k, w] as [number, number]),
+  );
   // The next release (a point release, or the next major) installed one night during the period.
-  const osUpdate = os + 1 < IOS_RELEASES.length && r() < 0.4 ? { day: Math.floor(r() * days), os: os + 1 } : null;
-  return { model: m, os, osUpdate, vendorRaw: newVendorRaw(r, 'ios'), integrity: r() < 0.007 ? ['jailbroken'] : [] };
+  const osUpdate =
+    os + 1 < IOS_RELEASES.length && r() < 0.4 ? { day: Math.floor(r() * days), os: os + 1 } : null;
+  return {
+    model: m,
+    os,
+    osUpdate,
+    vendorRaw: newVendorRaw(r, 'ios'),
+    integrity: r() < 0.007 ? ['jailbroken'] : [],
+  };
 }
 
 const osOn = (p: Phone, day: number): number => (p.osUpdate && day >= p.osUpdate.day ? p.osUpdate.os : p.os);
 
 /** The `mobile` object the app registers its session with, for a phone at a moment. */
-function mobileInfo(d: AppDevice, installId: string, vendorRaw: string, locale: string, zone: string, at: number, integrity: string[]): MobileInfo {
+function mobileInfo(
+  d: AppDevice,
+  installId: string,
+  vendorRaw: string,
+  locale: string,
+  zone: string,
+  at: number,
+  integrity: string[],
+): MobileInfo {
   return {
     platform: d.phone.platform,
     osVersion: osVersionOf(d),
@@ -316,7 +371,12 @@ function mobileInfo(d: AppDevice, installId: string, vendorRaw: string, locale: 
 const localeOf = (language: string): string => language.split(',')[0] ?? 'en-US';
 
 /** Screens a shopper goes through after logging in. */
-const screensAfterLogin = (r: Rand): string[] => ['Home', ...Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(r, ['Search', 'Product', 'Product', 'Cart', 'Orders', 'Account', 'Wishlist']))];
+const screensAfterLogin = (r: Rand): string[] => [
+  'Home',
+  ...Array.from({ length: 1 + Math.floor(r() * 3) }, () =>
+    pick(r, ['Search', 'Product', 'Product', 'Cart', 'Orders', 'Account', 'Wishlist']),
+  ),
+];
 
 /** A user of the company's app: the same life as a web user's, on one phone at a time. */
 interface AppUser extends Life {
@@ -336,7 +396,10 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   const steps: Step[] = [];
   const people: Person[] = [];
   for (let i = 0; i < o.users; i++) {
-    const country = weighted(r, COUNTRIES.map((c) => [c, c.weight] as [Country, number]));
+    const country = weighted(
+      r,
+      COUNTRIES.map((c) => [c, c.weight] as [Country, number]),
+    );
     const homeAsn = pick(r, country.home);
     const registers = r() < 0.12;
     const devices = [makeDevice(r, false, `u${i}d`), makeDevice(r, true, `u${i}m`)];
@@ -356,10 +419,20 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       every: 0.7 + r() * 3,
       firstDay: registers ? Math.floor(r() * (o.days - 5)) : 0,
       registers,
-      trip: r() < 0.2 ? (() => {
-        const from = 10 + Math.floor(r() * (o.days - 20));
-        return { from, to: from + 3 + Math.floor(r() * 6), country: pick(r, COUNTRIES.filter((c) => c !== country)) };
-      })() : null,
+      trip:
+        r() < 0.2
+          ? (() => {
+              const from = 10 + Math.floor(r() * (o.days - 20));
+              return {
+                from,
+                to: from + 3 + Math.floor(r() * 6),
+                country: pick(
+                  r,
+                  COUNTRIES.filter((c) => c !== country),
+                ),
+              };
+            })()
+          : null,
       newPhoneDay: r() < 0.12 ? 15 + Math.floor(r() * (o.days - 20)) : null,
       shared: null,
     });
@@ -381,7 +454,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       if (o.ipv6) p.home64 = nets.hasV6(p.homeAsn) && r6() < 0.6 ? nets.prefix64(r6, p.homeAsn) : null;
       if (o.dynamicHome) p.leaseDays = r6() < 0.5 ? 1 + Math.floor(r6() * 14) : null;
     }
-    for (let i = 0; i + 1 < people.length; i += 25) (people[i + 1] as Person).home64 = (people[i] as Person).home64 ?? null;
+    for (let i = 0; i + 1 < people.length; i += 25)
+      (people[i + 1] as Person).home64 = (people[i] as Person).home64 ?? null;
   }
   /** A home's IPv4 address on a day: the same for the length of its lease (new ones drawn from `rand6`). */
   const leases = new Map<string, { until: number; ip: string }>();
@@ -400,7 +474,15 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
    * on their VPN, on mobile data (on a phone, `mobileShare` of the time), at work, in a café or
    * at home. `rand` draws the place, `rand6` the address within an IPv6 network or a new lease.
    */
-  const whereIs = (p: Life, day: number, at: number, onPhone: boolean, mobileShare: number, rand: Rand, rand6: Rand): { ip: string; abroad: Country | null } => {
+  const whereIs = (
+    p: Life,
+    day: number,
+    at: number,
+    onPhone: boolean,
+    mobileShare: number,
+    rand: Rand,
+    rand6: Rand,
+  ): { ip: string; abroad: Country | null } => {
     const traveling = p.trip && day >= p.trip.from && day <= p.trip.to;
     let ip: string;
     let mobile = false;
@@ -414,22 +496,33 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     else if (onPhone && rand() < mobileShare) {
       ip = nets.address(rand, p.mobileAsn);
       mobile = true;
-    } else if (p.workAsn && rand() < 0.25 && new Date(at).getUTCDay() % 6 !== 0) ip = nets.address(rand, p.workAsn);
-    else if (rand() < 0.03) ip = nets.address(rand, pick(rand, p.country.home)); // a café, a friend's
+    } else if (p.workAsn && rand() < 0.25 && new Date(at).getUTCDay() % 6 !== 0)
+      ip = nets.address(rand, p.workAsn);
+    else if (rand() < 0.03)
+      ip = nets.address(rand, pick(rand, p.country.home)); // a café, a friend's
     else {
       ip = homeAddress(p, day, rand6);
       if (p.home64 && rand6() < 0.7) ip = nets.inPrefix(rand6, p.home64);
     }
-    if (mobile && o.ipv6 === true && nets.hasV6(p.mobileAsn) && rand6() < 0.6) ip = nets.inPrefix(rand6, nets.prefix64(rand6, p.mobileAsn) as bigint);
+    if (mobile && o.ipv6 === true && nets.hasV6(p.mobileAsn) && rand6() < 0.6)
+      ip = nets.inPrefix(rand6, nets.prefix64(rand6, p.mobileAsn) as bigint);
     return { ip, abroad: traveling && p.trip ? p.trip.country : null };
   };
 
   const contextOf = (p: Person, day: number, at: number): Context => {
     // Which device: the desktop most days, the phone often, another one sometimes.
-    let device = weighted(r, p.devices.map((d, k) => [d, k === 0 ? 5 : k === 1 ? 4 : 1] as [Device, number]));
+    let device = weighted(
+      r,
+      p.devices.map((d, k) => [d, k === 0 ? 5 : k === 1 ? 4 : 1] as [Device, number]),
+    );
     if (p.shared && r() < 0.3) device = p.shared;
     if (p.newPhoneDay !== null && day >= p.newPhoneDay && device === p.devices[1]) {
-      device = { ...device, browser: device.browser === 'safari-iphone' ? 'chrome-android' : 'safari-iphone', token: `${device.token}-new`, lag: 0 };
+      device = {
+        ...device,
+        browser: device.browser === 'safari-iphone' ? 'chrome-android' : 'safari-iphone',
+        token: `${device.token}-new`,
+        lag: 0,
+      };
     }
     const { ip } = whereIs(p, day, at, device.mobile, 0.55, r, r6);
     const headers = browserHeaders(browserOf(device, day), p.language, device.model);
@@ -437,14 +530,23 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     // The browser's storage (where the page keeps its id): a private window starts empty, and a
     // user who cleared the site's data once has a new id on that computer from then on.
     const clearedOn = clearedStorage.get(p.id);
-    if (!device.mobile && rs() < PRIVATE_WINDOW_SHARE) return { ip, headers, token: `${device.token}-private-${Math.floor(rs() * 1e9).toString(36)}`, machine: device.token };
-    if (!device.mobile && device === p.devices[0] && clearedOn !== undefined && day >= clearedOn) return { ip, headers, token: `${device.token}-cleared`, machine: device.token };
+    if (!device.mobile && rs() < PRIVATE_WINDOW_SHARE)
+      return {
+        ip,
+        headers,
+        token: `${device.token}-private-${Math.floor(rs() * 1e9).toString(36)}`,
+        machine: device.token,
+      };
+    if (!device.mobile && device === p.devices[0] && clearedOn !== undefined && day >= clearedOn)
+      return { ip, headers, token: `${device.token}-cleared`, machine: device.token };
     return { ip, headers, token: device.token };
   };
   // Drawn from a sequence of their own, so that every other step stays the same.
   const rs = rng(o.seed * 6700417 + 41);
   const PRIVATE_WINDOW_SHARE = 0.04;
-  const clearedStorage = new Map(people.filter(() => rs() < 0.25).map((p) => [p.id, Math.floor(rs() * o.days)] as const));
+  const clearedStorage = new Map(
+    people.filter(() => rs() < 0.25).map((p) => [p.id, Math.floor(rs() * o.days)] as const),
+  );
 
   const history = new Map<string, number>();
   for (const p of people) {
@@ -453,7 +555,19 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     if (p.registers) {
       const at = start + p.firstDay * DAY + (p.habitHour - p.country.tz) * HOUR + r() * HOUR;
       registeredAt = at;
-      steps.push({ scenario: 'legit', kind: 'register', at, email: p.email, userId: p.id, context: contextOf(p, p.firstDay, at), preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+      steps.push({
+        scenario: 'legit',
+        kind: 'register',
+        at,
+        email: p.email,
+        userId: p.id,
+        context: contextOf(p, p.firstDay, at),
+        preauth: false,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: 'web',
+      });
       day = p.firstDay + 0.2 + r() * p.every;
     }
     while (day < o.days) {
@@ -461,7 +575,19 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       // Nobody logs in before signing up: a login drawn earlier on the day of the sign-up comes two hours after it.
       const at = Math.max(start + Math.floor(day) * DAY + hour * HOUR + r() * HOUR, registeredAt + 2 * HOUR);
       if (at >= end) break;
-      steps.push({ scenario: 'legit', kind: 'login', at, email: p.email, userId: p.id, context: contextOf(p, Math.floor(day), at), preauth: true, passwordCorrect: true, history: 0, typo: r() < 0.05, channel: 'web' });
+      steps.push({
+        scenario: 'legit',
+        kind: 'login',
+        at,
+        email: p.email,
+        userId: p.id,
+        context: contextOf(p, Math.floor(day), at),
+        preauth: true,
+        passwordCorrect: true,
+        history: 0,
+        typo: r() < 0.05,
+        channel: 'web',
+      });
       day += p.every * (0.3 + r() * 1.4);
     }
   }
@@ -473,25 +599,58 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   const stuffingEmails = (n: number) =>
     Array.from({ length: n }, (_, k) => {
       const existing = r() < 0.3 ? pick(r, victims) : null;
-      return { email: existing ? existing.email : `${pick(r, ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris'])}.${Math.floor(r() * 1e6)}@${weighted(r, MAIL_DOMAINS)}`, userId: existing?.id ?? null, correct: r() < 0.02 && existing !== null, k };
+      return {
+        email: existing
+          ? existing.email
+          : `${pick(r, ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris'])}.${Math.floor(r() * 1e6)}@${weighted(r, MAIL_DOMAINS)}`,
+        userId: existing?.id ?? null,
+        correct: r() < 0.02 && existing !== null,
+        k,
+      };
     });
   const scale = (n: number) => Math.max(1, Math.round(n * o.attackScale));
   const spread = (ownHours: number) => Math.min(o.attackHours ?? ownHours, (end - attackStart) / HOUR);
-  const campaign = (scenario: Scenario, n: number, ownHours: number, context: (k: number, victim: { email: string; userId: string | null }) => Context) => {
+  const campaign = (
+    scenario: Scenario,
+    n: number,
+    ownHours: number,
+    context: (k: number, victim: { email: string; userId: string | null }) => Context,
+  ) => {
     const hours = spread(ownHours);
     const from = attackStart + r() * (end - attackStart - hours * HOUR);
     for (const t of stuffingEmails(scale(n))) {
-      steps.push({ scenario, kind: 'login', at: inWindow(from, hours), email: t.email, userId: t.userId, context: context(t.k, t), preauth: true, passwordCorrect: t.correct, history: 0, typo: false, channel: 'web' });
+      steps.push({
+        scenario,
+        kind: 'login',
+        at: inWindow(from, hours),
+        email: t.email,
+        userId: t.userId,
+        context: context(t.k, t),
+        preauth: true,
+        passwordCorrect: t.correct,
+        history: 0,
+        typo: false,
+        channel: 'web',
+      });
     }
   };
 
   // Credential stuffing from rented servers: a handful of addresses, browser-like or not.
   const hostingIps = Array.from({ length: 40 }, () => nets.address(r, pick(r, HOSTING_ASNS)));
   const toolBrowser: Browser = { kind: 'chrome-win', version: 120, mobile: false };
-  campaign('stuffing_hosting', 1200, 2, () => ({ ip: pick(r, hostingIps), headers: r() < 0.5 ? browserHeaders(toolBrowser, 'en-US,en;q=0.9') : { 'User-Agent': userAgent(toolBrowser), Accept: '*/*' }, token: null }));
+  campaign('stuffing_hosting', 1200, 2, () => ({
+    ip: pick(r, hostingIps),
+    headers:
+      r() < 0.5
+        ? browserHeaders(toolBrowser, 'en-US,en;q=0.9')
+        : { 'User-Agent': userAgent(toolBrowser), Accept: '*/*' },
+    token: null,
+  }));
   // Through residential proxies: every attempt from another home address, real browser headers.
   // The tool's browsers: five current desktop ones, or (`rotateAgents`) a new one every attempt.
-  const toolBrowsers: Browser[] = (['chrome-win', 'chrome-mac', 'edge-win', 'safari-mac', 'firefox-win'] as BrowserKind[]).map((kind) => ({ kind, version: versionAt(kind, o.days, 0), mobile: false }));
+  const toolBrowsers: Browser[] = (
+    ['chrome-win', 'chrome-mac', 'edge-win', 'safari-mac', 'firefox-win'] as BrowserKind[]
+  ).map((kind) => ({ kind, version: versionAt(kind, o.days, 0), mobile: false }));
   // The rotation draws from a sequence of its own, so that every other step stays the same.
   const rr = rng(o.seed * 104729 + 3);
   const proxyBrowser = (): Browser => {
@@ -504,22 +663,50 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   // With Rampart's browser client, a tool that sends no token meets `missing_fingerprint`; the
   // adaptive ones run the page in an anti-detect browser that mints a fresh profile (and machine)
   // for every attempt, or post made-up components to the collector from a script.
-  const fresh = (kind: 'antidetect' | 'script'): Partial<Context> => ({ token: `tok-${kind}-${Math.floor(rs() * 1e12).toString(36)}`, ...(kind === 'script' ? { scripted: true } : {}) });
+  const fresh = (kind: 'antidetect' | 'script'): Partial<Context> => ({
+    token: `tok-${kind}-${Math.floor(rs() * 1e12).toString(36)}`,
+    ...(kind === 'script' ? { scripted: true } : {}),
+  });
   campaign('stuffing_residential', 1500, 3, () => {
-    const c = weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...(o.tokens === 'client' && rs() < 0.5 ? fresh('antidetect') : {}) };
+    const c = weighted(
+      r,
+      COUNTRIES.map((x) => [x, x.weight] as [Country, number]),
+    );
+    return {
+      ip: nets.address(r, pick(r, c.home)),
+      headers: browserHeaders(proxyBrowser(), pick(r, c.languages)),
+      token: null,
+      ...(o.tokens === 'client' && rs() < 0.5 ? fresh('antidetect') : {}),
+    };
   });
   // Through VPN exits in the victim's country.
   campaign('stuffing_vpn', 800, 2, (_k, victim) => {
     const p = victims.find((v) => v.email === victim.email);
-    const c = p?.country ?? weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-    return { ip: nets.vpnIn(r, c.cc), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...(o.tokens === 'client' ? fresh('antidetect') : {}) };
+    const c =
+      p?.country ??
+      weighted(
+        r,
+        COUNTRIES.map((x) => [x, x.weight] as [Country, number]),
+      );
+    return {
+      ip: nets.vpnIn(r, c.cc),
+      headers: browserHeaders(proxyBrowser(), pick(r, c.languages)),
+      token: null,
+      ...(o.tokens === 'client' ? fresh('antidetect') : {}),
+    };
   });
   // Scripts that do not pretend: HTTP libraries.
-  campaign('library_bots', 400, 1, () => ({ ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: { 'User-Agent': pick(r, LIBRARY_AGENTS), Accept: '*/*' }, token: null }));
+  campaign('library_bots', 400, 1, () => ({
+    ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)),
+    headers: { 'User-Agent': pick(r, LIBRARY_AGENTS), Accept: '*/*' },
+    token: null,
+  }));
   // Headless browsers with a desktop Chrome user agent: what a stealth plugin leaves behind.
   campaign('stealth_bots', 600, 2, () => {
-    const h = browserHeaders({ kind: 'chrome-win', version: versionAt('chrome-win', o.days, 0), mobile: false }, 'en-US,en;q=0.9');
+    const h = browserHeaders(
+      { kind: 'chrome-win', version: versionAt('chrome-win', o.days, 0), mobile: false },
+      'en-US,en;q=0.9',
+    );
     const variant = r();
     if (variant < 0.4) {
       delete h['sec-ch-ua'];
@@ -532,8 +719,18 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       delete h['Sec-Fetch-Dest'];
     }
     // With Rampart's browser client the headless browser runs the page's script, which sees it.
-    const client = o.tokens === 'client' ? { token: `tok-stealth-${Math.floor(r() * 1e9).toString(36)}`, automation: [pick(r, ['headless_window', 'tampered_natives', 'webdriver', 'automation_globals'])] } : { token: null };
-    return { ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)), headers: h, ...client };
+    const client =
+      o.tokens === 'client'
+        ? {
+            token: `tok-stealth-${Math.floor(r() * 1e9).toString(36)}`,
+            automation: [pick(r, ['headless_window', 'tampered_natives', 'webdriver', 'automation_globals'])],
+          }
+        : { token: null };
+    return {
+      ip: r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)),
+      headers: h,
+      ...client,
+    };
   });
 
   // Targeted takeover, with the right password: the attacker knows the victim's country and
@@ -550,13 +747,39 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const headers =
         scenario === 'very_targeted'
           ? browserHeaders(b, p.language, d.model)
-          : browserHeaders({ kind: d.browser, version: versionAt(d.browser, day, 0), mobile: false }, pick(r, p.country.languages).split(',')[0] ?? 'en', d.model);
-      const asn = scenario === 'very_targeted' && r() < 0.3 ? p.homeAsn : pick(r, [...p.country.home, ...p.country.mobile]);
+          : browserHeaders(
+              { kind: d.browser, version: versionAt(d.browser, day, 0), mobile: false },
+              pick(r, p.country.languages).split(',')[0] ?? 'en',
+              d.model,
+            );
+      const asn =
+        scenario === 'very_targeted' && r() < 0.3
+          ? p.homeAsn
+          : pick(r, [...p.country.home, ...p.country.mobile]);
       // With the browser client, half the very targeted attackers run an anti-detect browser
       // that copies the victim's fingerprint (its machine), but cannot read the victim's storage.
-      const copied = o.tokens === 'client' && scenario === 'very_targeted' && rs() < 0.5 ? { machine: d.token } : {};
+      const copied =
+        o.tokens === 'client' && scenario === 'very_targeted' && rs() < 0.5 ? { machine: d.token } : {};
       const newOperator = asn !== p.homeAsn && asn !== p.mobileAsn && asn !== p.workAsn;
-      steps.push({ scenario, kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, asn), headers, token: o.tokens !== 'none' ? `tok-attacker-${k}` : null, ...copied }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web', newOperator });
+      steps.push({
+        scenario,
+        kind: 'login',
+        at,
+        email: p.email,
+        userId: p.id,
+        context: {
+          ip: nets.address(r, asn),
+          headers,
+          token: o.tokens !== 'none' ? `tok-attacker-${k}` : null,
+          ...copied,
+        },
+        preauth: true,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: 'web',
+        newOperator,
+      });
     }
   }
 
@@ -569,7 +792,24 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const at = attackStart + r() * (end - attackStart);
       const d = p.devices[0] as Device;
       const headers = browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), p.language, d.model);
-      steps.push({ scenario: 'token_replay', kind: 'login', at, email: p.email, userId: p.id, context: { ip: nets.address(r, pick(r, [...p.country.home, ...p.country.mobile])), headers, token: d.token, replayedFrom: p.homeIp }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+      steps.push({
+        scenario: 'token_replay',
+        kind: 'login',
+        at,
+        email: p.email,
+        userId: p.id,
+        context: {
+          ip: nets.address(r, pick(r, [...p.country.home, ...p.country.mobile])),
+          headers,
+          token: d.token,
+          replayedFrom: p.homeIp,
+        },
+        preauth: true,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: 'web',
+      });
     }
   }
 
@@ -582,22 +822,65 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const c = pick(r, COUNTRIES);
     const id = `farm-account-${k}`;
     // With the browser client the farm wipes the browser's storage between sign-ups: the same machine, a new profile each time.
-    const wiped = o.tokens === 'client' ? { token: `${d.token}-wiped-${k}`, machine: d.token } : { token: o.tokens !== 'none' ? d.token : null };
-    const context = { ip: nets.address(r, pick(r, c.mobile)), headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model), ...wiped };
-    steps.push({ scenario: 'device_farm', kind: 'register', at: inWindow(farmFrom, farmHours), email: `${id}@${weighted(r, MAIL_DOMAINS)}`, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+    const wiped =
+      o.tokens === 'client'
+        ? { token: `${d.token}-wiped-${k}`, machine: d.token }
+        : { token: o.tokens !== 'none' ? d.token : null };
+    const context = {
+      ip: nets.address(r, pick(r, c.mobile)),
+      headers: browserHeaders(browserOf(d, o.days), 'en-US,en;q=0.9', d.model),
+      ...wiped,
+    };
+    steps.push({
+      scenario: 'device_farm',
+      kind: 'register',
+      at: inWindow(farmFrom, farmHours),
+      email: `${id}@${weighted(r, MAIL_DOMAINS)}`,
+      userId: id,
+      context,
+      preauth: false,
+      passwordCorrect: true,
+      history: 0,
+      typo: false,
+      channel: 'web',
+    });
   }
 
   // Sign-up waves on throw-away and freshly invented domains.
-  const invented = Array.from({ length: 6 }, () => `${Math.floor(r() * 1e6).toString(36)}mail.${pick(r, ['com', 'net', 'xyz', 'top'])}`);
-  const throwaway = ['mailinator.com', 'guerrillamail.com', 'yopmail.com', '10minutemail.com', 'trashmail.com', 'sharklasers.com'];
+  const invented = Array.from(
+    { length: 6 },
+    () => `${Math.floor(r() * 1e6).toString(36)}mail.${pick(r, ['com', 'net', 'xyz', 'top'])}`,
+  );
+  const throwaway = [
+    'mailinator.com',
+    'guerrillamail.com',
+    'yopmail.com',
+    '10minutemail.com',
+    'trashmail.com',
+    'sharklasers.com',
+  ];
   const waveHours = spread(3);
   const waveFrom = attackStart + r() * (end - attackStart - waveHours * HOUR);
-  const waveIps = Array.from({ length: 8 }, () => (r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home))));
+  const waveIps = Array.from({ length: 8 }, () =>
+    r() < 0.5 ? pick(r, hostingIps) : nets.address(r, pick(r, pick(r, COUNTRIES).home)),
+  );
   for (let k = 0; k < scale(300); k++) {
     const c = pick(r, COUNTRIES);
     const id = `wave-account-${k}`;
     const b = proxyBrowser();
-    steps.push({ scenario: 'disposable_signups', kind: 'register', at: inWindow(waveFrom, waveHours), email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`, userId: id, context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web' });
+    steps.push({
+      scenario: 'disposable_signups',
+      kind: 'register',
+      at: inWindow(waveFrom, waveHours),
+      email: `${id}@${r() < 0.5 ? pick(r, throwaway) : pick(r, invented)}`,
+      userId: id,
+      context: { ip: pick(r, waveIps), headers: browserHeaders(b, pick(r, c.languages)), token: null },
+      preauth: false,
+      passwordCorrect: true,
+      history: 0,
+      typo: false,
+      channel: 'web',
+    });
   }
 
   // (Last among the web attacks: its draws leave every step above the same.)
@@ -605,19 +888,50 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   // then the login posted with a browser's headers through residential proxies.
   if (o.tokens === 'client') {
     campaign('scripted_tokens', 600, 2, () => {
-      const c = weighted(r, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
-      return { ip: nets.address(r, pick(r, c.home)), headers: browserHeaders(proxyBrowser(), pick(r, c.languages)), token: null, ...fresh('script') };
+      const c = weighted(
+        r,
+        COUNTRIES.map((x) => [x, x.weight] as [Country, number]),
+      );
+      return {
+        ip: nets.address(r, pick(r, c.home)),
+        headers: browserHeaders(proxyBrowser(), pick(r, c.languages)),
+        token: null,
+        ...fresh('script'),
+      };
     });
   }
 
   // Real people signing up while the farm and the disposable-domain wave run: their own homes,
   // browsers and mailboxes (drawn from a sequence of their own).
-  for (const [k, [from, hours]] of [...Array.from({ length: 40 }, () => [waveFrom, waveHours]), ...Array.from({ length: 40 }, () => [farmFrom, farmHours])].entries()) {
-    const c = weighted(rs, COUNTRIES.map((x) => [x, x.weight] as [Country, number]));
+  for (const [k, [from, hours]] of [
+    ...Array.from({ length: 40 }, () => [waveFrom, waveHours]),
+    ...Array.from({ length: 40 }, () => [farmFrom, farmHours]),
+  ].entries()) {
+    const c = weighted(
+      rs,
+      COUNTRIES.map((x) => [x, x.weight] as [Country, number]),
+    );
     const d = makeDevice(rs, rs() < 0.4, `wl${k}`);
     const at = from + rs() * hours * HOUR;
-    const context = { ip: nets.address(rs, pick(rs, d.mobile && rs() < 0.6 ? c.mobile : c.home)), headers: browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), pick(rs, c.languages), d.model), token: o.tokens !== 'none' ? d.token : null };
-    steps.push({ scenario: 'legit', kind: 'register', at, email: emailFor(rs, `newcomer${k}`), userId: `wave-newcomer-${k}`, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'web', duringWave: true });
+    const context = {
+      ip: nets.address(rs, pick(rs, d.mobile && rs() < 0.6 ? c.mobile : c.home)),
+      headers: browserHeaders(browserOf(d, Math.floor((at - start) / DAY)), pick(rs, c.languages), d.model),
+      token: o.tokens !== 'none' ? d.token : null,
+    };
+    steps.push({
+      scenario: 'legit',
+      kind: 'register',
+      at,
+      email: emailFor(rs, `newcomer${k}`),
+      userId: `wave-newcomer-${k}`,
+      context,
+      preauth: false,
+      passwordCorrect: true,
+      history: 0,
+      typo: false,
+      channel: 'web',
+      duringWave: true,
+    });
   }
 
   if (o.apps !== false) appTraffic();
@@ -641,7 +955,12 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const phone = makePhone(ra, platform, o.days);
       // Most phones update apps overnight within a day or two; some users get to it in a week or
       // a month; a few never during the period (auto-updates off).
-      const updateLag = weighted(ra, [[ra() * 2, 55], [2 + ra() * 8, 30], [10 + ra() * 30, 10], [Infinity, 5]] as [number, number][]);
+      const updateLag = weighted(ra, [
+        [ra() * 2, 55],
+        [2 + ra() * 8, 30],
+        [10 + ra() * 30, 10],
+        [Infinity, 5],
+      ] as [number, number][]);
       // A new phone: mostly the same platform again.
       const nextPlatform: Platform = ra() < 0.85 ? platform : platform === 'android' ? 'ios' : 'android';
       const nextPhone = makePhone(ra, nextPlatform, o.days);
@@ -659,10 +978,20 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
         every: 0.7 + ra() * 3,
         firstDay: registers ? Math.floor(ra() * (o.days - 5)) : 0,
         registers,
-        trip: ra() < 0.2 ? (() => {
-          const from = 10 + Math.floor(ra() * (o.days - 20));
-          return { from, to: from + 3 + Math.floor(ra() * 6), country: pick(ra, COUNTRIES.filter((c) => c !== country)) };
-        })() : null,
+        trip:
+          ra() < 0.2
+            ? (() => {
+                const from = 10 + Math.floor(ra() * (o.days - 20));
+                return {
+                  from,
+                  to: from + 3 + Math.floor(ra() * 6),
+                  country: pick(
+                    ra,
+                    COUNTRIES.filter((c) => c !== country),
+                  ),
+                };
+              })()
+            : null,
         newPhoneDay: ra() < 0.12 ? 15 + Math.floor(ra() * (o.days - 20)) : null,
         shared: null,
         phone,
@@ -680,7 +1009,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     /** The release an install runs on a day: the one it was installed with, then each one `lag` days after it ships. */
     const releaseFor = (since: number, lag: number, day: number): AppRelease => {
       let out = releaseOn(since, o.days);
-      for (const a of APP_RELEASES) if (releaseDay(a, o.days) > since && releaseDay(a, o.days) + lag <= day) out = a;
+      for (const a of APP_RELEASES)
+        if (releaseDay(a, o.days) > since && releaseDay(a, o.days) + lag <= day) out = a;
       return out;
     };
 
@@ -726,7 +1056,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
         };
         fresh = false;
         last = release;
-        const token = o.tokens === 'opaque' || (o.tokens === 'client' && release.client) ? `tok-app-${installId}` : null;
+        const token =
+          o.tokens === 'opaque' || (o.tokens === 'client' && release.client) ? `tok-app-${installId}` : null;
         return { ip, headers: appHeaders(device, u.language), token, app };
       };
       const channelOf = (c: Context): Channel => c.app?.mobile.platform ?? 'web';
@@ -737,15 +1068,42 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
         const at = start + u.firstDay * DAY + (u.habitHour - u.country.tz) * HOUR + ra() * HOUR;
         registeredAt = at;
         const context = contextOf(u.firstDay, at);
-        steps.push({ scenario: 'legit', kind: 'register', at, email: u.email, userId: u.id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: channelOf(context) });
+        steps.push({
+          scenario: 'legit',
+          kind: 'register',
+          at,
+          email: u.email,
+          userId: u.id,
+          context,
+          preauth: false,
+          passwordCorrect: true,
+          history: 0,
+          typo: false,
+          channel: channelOf(context),
+        });
         day = u.firstDay + 0.2 + ra() * u.every;
       }
       while (day < o.days) {
         const hour = u.habitHour + (ra() - 0.5) * 6 - u.country.tz;
-        const at = Math.max(start + Math.floor(day) * DAY + hour * HOUR + ra() * HOUR, registeredAt + 2 * HOUR);
+        const at = Math.max(
+          start + Math.floor(day) * DAY + hour * HOUR + ra() * HOUR,
+          registeredAt + 2 * HOUR,
+        );
         if (at >= end) break;
         const context = contextOf(Math.floor(day), at);
-        steps.push({ scenario: 'legit', kind: 'login', at, email: u.email, userId: u.id, context, preauth: true, passwordCorrect: true, history: 0, typo: ra() < 0.05, channel: channelOf(context) });
+        steps.push({
+          scenario: 'legit',
+          kind: 'login',
+          at,
+          email: u.email,
+          userId: u.id,
+          context,
+          preauth: true,
+          passwordCorrect: true,
+          history: 0,
+          typo: ra() < 0.05,
+          channel: channelOf(context),
+        });
         day += u.every * (0.3 + ra() * 1.4);
       }
     }
@@ -755,9 +1113,36 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const windowFor = (hours: number) => attackStart + ra() * (end - attackStart - hours * HOUR);
     const appVictims = users.filter((u) => !u.registers);
     const lists: Life[] = [...victims, ...appVictims];
-    const first = ['john', 'maria', 'alex', 'sam', 'kim', 'lee', 'chris', 'anna', 'david', 'laura', 'lucas', 'emma'];
-    const surnames = ['smith', 'garcia', 'miller', 'jones', 'brown', 'martin', 'silva', 'khan', 'lopez', 'rossi', 'weber', 'tanaka'];
-    const realLooking = (domains: readonly string[]) => `${pick(ra, first)}.${pick(ra, surnames)}${Math.floor(ra() * 1e4)}@${pick(ra, domains)}`;
+    const first = [
+      'john',
+      'maria',
+      'alex',
+      'sam',
+      'kim',
+      'lee',
+      'chris',
+      'anna',
+      'david',
+      'laura',
+      'lucas',
+      'emma',
+    ];
+    const surnames = [
+      'smith',
+      'garcia',
+      'miller',
+      'jones',
+      'brown',
+      'martin',
+      'silva',
+      'khan',
+      'lopez',
+      'rossi',
+      'weber',
+      'tanaka',
+    ];
+    const realLooking = (domains: readonly string[]) =>
+      `${pick(ra, first)}.${pick(ra, surnames)}${Math.floor(ra() * 1e4)}@${pick(ra, domains)}`;
     const freeMail = MAIL_DOMAINS.slice(0, 5).map(([d]) => d);
 
     // Credential stuffing on the app's login API, scripted with OkHttp and exactly the headers
@@ -776,21 +1161,60 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     for (let k = 0; k < scale(1500); k++) {
       const at = stuffingFrom + ra() * stuffingHours * HOUR;
       const victim = ra() < 0.3 ? pick(ra, lists) : null;
-      const email = victim ? victim.email : `${pick(ra, first)}.${Math.floor(ra() * 1e6)}@${weighted(ra, MAIL_DOMAINS)}`;
+      const email = victim
+        ? victim.email
+        : `${pick(ra, first)}.${Math.floor(ra() * 1e6)}@${weighted(ra, MAIL_DOMAINS)}`;
       const correct = victim !== null && ra() < 0.02;
       const c = weighted(ra, byWeight);
       const residential = ra() < 0.6;
       const ip = residential ? nets.address(ra, pick(ra, c.home)) : pick(ra, rented);
       const model = weighted(ra, ANDROID_PHONES);
-      const device: AppDevice = { phone: model, os: model.osMax, release: ra() < 0.3 ? capture : releaseOn(dayOf(at), o.days) };
+      const device: AppDevice = {
+        phone: model,
+        os: model.osMax,
+        release: ra() < 0.3 ? capture : releaseOn(dayOf(at), o.days),
+      };
       const minted = ra() < 0.5;
       const installId = newInstallId(ra);
       const vendorRaw = newVendorRaw(ra, 'android');
       const app: AppContext | undefined = minted
-        ? { mobile: mobileInfo(device, installId, vendorRaw, residential ? localeOf(c.languages[0] as string) : 'en-US', residential ? c.zone : 'America/New_York', at, []), events: false, installed: false, updatedFrom: null, screens: [], client: true, before: [] }
+        ? {
+            mobile: mobileInfo(
+              device,
+              installId,
+              vendorRaw,
+              residential ? localeOf(c.languages[0] as string) : 'en-US',
+              residential ? c.zone : 'America/New_York',
+              at,
+              [],
+            ),
+            events: false,
+            installed: false,
+            updatedFrom: null,
+            screens: [],
+            client: true,
+            before: [],
+          }
         : undefined;
-      const context: Context = { ip, headers: appHeaders(device, ''), token: minted && o.tokens !== 'none' ? `tok-app-${installId}` : null, ...(app ? { app } : {}) };
-      steps.push({ scenario: 'app_stuffing', kind: 'login', at, email, userId: victim?.id ?? null, context, preauth: true, passwordCorrect: correct, history: 0, typo: false, channel: 'android' });
+      const context: Context = {
+        ip,
+        headers: appHeaders(device, ''),
+        token: minted && o.tokens !== 'none' ? `tok-app-${installId}` : null,
+        ...(app ? { app } : {}),
+      };
+      steps.push({
+        scenario: 'app_stuffing',
+        kind: 'login',
+        at,
+        email,
+        userId: victim?.id ?? null,
+        context,
+        preauth: true,
+        passwordCorrect: correct,
+        history: 0,
+        typo: false,
+        channel: 'android',
+      });
     }
 
     // Takeover from the attacker's own phone with the real app (a valid token, the app's events),
@@ -801,7 +1225,13 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     // keeps the install id, the vendor id is new).
     const attackers = Array.from({ length: 12 }, (_, k) => {
       const phone = makePhone(ra, k % 2 === 0 ? 'android' : 'ios', o.days);
-      return { phone, installId: newInstallId(ra), vendorRaw: phone.vendorRaw, reinstalls: ra() < 0.5, used: false };
+      return {
+        phone,
+        installId: newInstallId(ra),
+        vendorRaw: phone.vendorRaw,
+        reinstalls: ra() < 0.5,
+        used: false,
+      };
     });
     for (let k = 0; k < scale(150); k++) {
       const v = pick(ra, appVictims);
@@ -813,11 +1243,49 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       }
       const installed = !a.used || a.reinstalls;
       a.used = true;
-      const asn = ra() < 0.55 ? (ra() < 0.4 ? v.mobileAsn : pick(ra, v.country.mobile)) : pick(ra, v.country.home);
+      const asn =
+        ra() < 0.55 ? (ra() < 0.4 ? v.mobileAsn : pick(ra, v.country.mobile)) : pick(ra, v.country.home);
       const language = pick(ra, v.country.languages);
-      const device: AppDevice = { phone: a.phone.model, os: a.phone.os, release: releaseOn(dayOf(at), o.days) };
-      const app: AppContext = { mobile: mobileInfo(device, a.installId, a.vendorRaw, localeOf(language), v.country.zone, at, a.phone.integrity), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: installed ? ['Welcome'] : [] };
-      steps.push({ scenario: 'app_takeover', kind: 'login', at, email: v.email, userId: v.id, context: { ip: nets.address(ra, asn), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${a.installId}` : null, app }, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: device.phone.platform });
+      const device: AppDevice = {
+        phone: a.phone.model,
+        os: a.phone.os,
+        release: releaseOn(dayOf(at), o.days),
+      };
+      const app: AppContext = {
+        mobile: mobileInfo(
+          device,
+          a.installId,
+          a.vendorRaw,
+          localeOf(language),
+          v.country.zone,
+          at,
+          a.phone.integrity,
+        ),
+        events: true,
+        installed,
+        updatedFrom: null,
+        screens: screensAfterLogin(ra),
+        client: true,
+        before: installed ? ['Welcome'] : [],
+      };
+      steps.push({
+        scenario: 'app_takeover',
+        kind: 'login',
+        at,
+        email: v.email,
+        userId: v.id,
+        context: {
+          ip: nets.address(ra, asn),
+          headers: appHeaders(device, language),
+          token: o.tokens !== 'none' ? `tok-app-${a.installId}` : null,
+          app,
+        },
+        preauth: true,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: device.phone.platform,
+      });
     }
 
     // An emulator farm opening accounts through the app: six emulator instances, each wiped
@@ -827,17 +1295,53 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     // emulator; two are hardened (the checks see nothing, a real model, the proxy's country's
     // language and time zone). Two accounts in five are used later, once to three times: from the
     // account's saved snapshot (its install) or from a new wipe.
-    const instances = Array.from({ length: 6 }, (_, k) => ({ hardened: k >= 4, spoof: weighted(ra, ANDROID_PHONES), os: 13 + Math.floor(ra() * 3), country: weighted(ra, byWeight) }));
+    const instances = Array.from({ length: 6 }, (_, k) => ({
+      hardened: k >= 4,
+      spoof: weighted(ra, ANDROID_PHONES),
+      os: 13 + Math.floor(ra() * 3),
+      country: weighted(ra, byWeight),
+    }));
     const farmHours = spread(8);
     const farmFrom = windowFor(farmHours);
-    const emulated = (inst: (typeof instances)[number], at: number, installId: string, vendorRaw: string, installed: boolean): Context => {
+    const emulated = (
+      inst: (typeof instances)[number],
+      at: number,
+      installId: string,
+      vendorRaw: string,
+      installed: boolean,
+    ): Context => {
       const phone = inst.hardened ? inst.spoof : EMULATOR;
-      const device: AppDevice = { phone, os: Math.min(Math.max(inst.os, phone.osMin), phone.osMax), release: releaseOn(dayOf(at), o.days) };
+      const device: AppDevice = {
+        phone,
+        os: Math.min(Math.max(inst.os, phone.osMin), phone.osMax),
+        release: releaseOn(dayOf(at), o.days),
+      };
       const c = inst.country;
       const ip = nets.address(ra, ra() < 0.6 ? pick(ra, c.mobile) : pick(ra, c.home));
       const language = inst.hardened ? (c.languages[0] as string) : 'en-US,en;q=0.9';
-      const app: AppContext = { mobile: mobileInfo(device, installId, vendorRaw, localeOf(language), inst.hardened ? c.zone : 'Etc/UTC', at, inst.hardened ? [] : ['emulator']), events: true, installed, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: installed ? ['Welcome'] : [] };
-      return { ip, headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app };
+      const app: AppContext = {
+        mobile: mobileInfo(
+          device,
+          installId,
+          vendorRaw,
+          localeOf(language),
+          inst.hardened ? c.zone : 'Etc/UTC',
+          at,
+          inst.hardened ? [] : ['emulator'],
+        ),
+        events: true,
+        installed,
+        updatedFrom: null,
+        screens: screensAfterLogin(ra),
+        client: true,
+        before: installed ? ['Welcome'] : [],
+      };
+      return {
+        ip,
+        headers: appHeaders(device, language),
+        token: o.tokens !== 'none' ? `tok-app-${installId}` : null,
+        app,
+      };
     };
     for (let k = 0; k < scale(200); k++) {
       const inst = pick(ra, instances);
@@ -847,15 +1351,41 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       const installId = newInstallId(ra);
       const vendorRaw = newVendorRaw(ra, 'android');
       const context = emulated(inst, at, installId, vendorRaw, true);
-      steps.push({ scenario: 'emulator_farm', kind: 'register', at, email, userId: id, context, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+      steps.push({
+        scenario: 'emulator_farm',
+        kind: 'register',
+        at,
+        email,
+        userId: id,
+        context,
+        preauth: false,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: 'android',
+      });
       if (ra() < 0.4) {
         let t = at;
         for (let n = 1 + Math.floor(ra() * 3); n > 0; n--) {
           t += (2 + ra() * 46) * HOUR;
           if (t >= end) break;
           const snapshot = ra() < 0.5;
-          const later = snapshot ? emulated(inst, t, installId, vendorRaw, false) : emulated(inst, t, newInstallId(ra), newVendorRaw(ra, 'android'), true);
-          steps.push({ scenario: 'emulator_farm', kind: 'login', at: t, email, userId: id, context: later, preauth: true, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+          const later = snapshot
+            ? emulated(inst, t, installId, vendorRaw, false)
+            : emulated(inst, t, newInstallId(ra), newVendorRaw(ra, 'android'), true);
+          steps.push({
+            scenario: 'emulator_farm',
+            kind: 'login',
+            at: t,
+            email,
+            userId: id,
+            context: later,
+            preauth: true,
+            passwordCorrect: true,
+            history: 0,
+            typo: false,
+            channel: 'android',
+          });
         }
       }
     }
@@ -864,19 +1394,54 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     // install id; ANDROID_ID, per device and signing key, stays), on the carrier's network with a
     // new address after every airplane-mode toggle; throw-away and real-looking addresses.
     const wc = weighted(ra, byWeight);
-    const wiped = Array.from({ length: ra() < 0.5 ? 1 : 2 }, () => ({ phone: makePhone(ra, 'android', o.days), carrier: pick(ra, wc.mobile) }));
+    const wiped = Array.from({ length: ra() < 0.5 ? 1 : 2 }, () => ({
+      phone: makePhone(ra, 'android', o.days),
+      carrier: pick(ra, wc.mobile),
+    }));
     const wipedHours = spread(6);
     const wipedFrom = windowFor(wipedHours);
     for (let k = 0; k < scale(120); k++) {
       const w = pick(ra, wiped);
       const at = wipedFrom + ra() * wipedHours * HOUR;
       const id = `wiped-account-${k}`;
-      const email = ra() < 0.5 ? `${pick(ra, first)}${Math.floor(ra() * 1e5)}@${pick(ra, throwaway)}` : realLooking(freeMail);
+      const email =
+        ra() < 0.5
+          ? `${pick(ra, first)}${Math.floor(ra() * 1e5)}@${pick(ra, throwaway)}`
+          : realLooking(freeMail);
       const language = wc.languages[0] as string;
-      const device: AppDevice = { phone: w.phone.model, os: osOn(w.phone, dayOf(at)), release: releaseOn(dayOf(at), o.days) };
+      const device: AppDevice = {
+        phone: w.phone.model,
+        os: osOn(w.phone, dayOf(at)),
+        release: releaseOn(dayOf(at), o.days),
+      };
       const installId = newInstallId(ra);
-      const app: AppContext = { mobile: mobileInfo(device, installId, w.phone.vendorRaw, localeOf(language), wc.zone, at, []), events: true, installed: true, updatedFrom: null, screens: screensAfterLogin(ra), client: true, before: ['Welcome'] };
-      steps.push({ scenario: 'wiped_signups', kind: 'register', at, email, userId: id, context: { ip: nets.address(ra, w.carrier), headers: appHeaders(device, language), token: o.tokens !== 'none' ? `tok-app-${installId}` : null, app }, preauth: false, passwordCorrect: true, history: 0, typo: false, channel: 'android' });
+      const app: AppContext = {
+        mobile: mobileInfo(device, installId, w.phone.vendorRaw, localeOf(language), wc.zone, at, []),
+        events: true,
+        installed: true,
+        updatedFrom: null,
+        screens: screensAfterLogin(ra),
+        client: true,
+        before: ['Welcome'],
+      };
+      steps.push({
+        scenario: 'wiped_signups',
+        kind: 'register',
+        at,
+        email,
+        userId: id,
+        context: {
+          ip: nets.address(ra, w.carrier),
+          headers: appHeaders(device, language),
+          token: o.tokens !== 'none' ? `tok-app-${installId}` : null,
+          app,
+        },
+        preauth: false,
+        passwordCorrect: true,
+        history: 0,
+        typo: false,
+        channel: 'android',
+      });
     }
   }
 
@@ -890,4 +1455,3 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
   }
   return steps;
 }
-

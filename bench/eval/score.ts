@@ -79,9 +79,11 @@ const BUCKETS: [string, number, number][] = [
 
 /** Mann–Whitney AUC: the chance an attack scores above a legitimate attempt (ties count half). */
 export function auc(legit: number[], attacks: number[]): number {
-  const all = [...legit.map((v) => ({ v, a: false })), ...attacks.map((v) => ({ v, a: true }))].sort((x, y) => x.v - y.v);
+  const all = [...legit.map((v) => ({ v, a: false })), ...attacks.map((v) => ({ v, a: true }))].sort(
+    (x, y) => x.v - y.v,
+  );
   let rankSum = 0;
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j < all.length && all[j]!.v === all[i]!.v) j++;
     const rank = (i + j + 1) / 2;
@@ -152,7 +154,9 @@ export function score(played: readonly Outcome[]): Figures {
   const scenarios = SCENARIOS.filter((s) => s !== 'legit').flatMap((scenario) => {
     const list = outcomes.filter((o) => o.scenario === scenario);
     const fresh = list.filter((o) => o.newOperator === true);
-    return fresh.length ? [figuresOf(scenario, list), figuresOf(scenario, fresh, 'from a new operator')] : [figuresOf(scenario, list)];
+    return fresh.length
+      ? [figuresOf(scenario, list), figuresOf(scenario, fresh, 'from a new operator')]
+      : [figuresOf(scenario, list)];
   });
   const legit = outcomes.filter((o) => o.scenario === 'legit');
   const attacks = outcomes.filter((o) => o.scenario !== 'legit');
@@ -171,8 +175,14 @@ export function score(played: readonly Outcome[]): Figures {
     tprAt1: all.tprAt1,
     tprAt5: all.tprAt5,
     surfaces: {
-      web: ranking(legit.filter(onWeb), attacks.filter((o) => surfaceOf(o.scenario) === 'web')),
-      app: ranking(legit.filter((o) => !onWeb(o)), attacks.filter((o) => surfaceOf(o.scenario) === 'app')),
+      web: ranking(
+        legit.filter(onWeb),
+        attacks.filter((o) => surfaceOf(o.scenario) === 'web'),
+      ),
+      app: ranking(
+        legit.filter((o) => !onWeb(o)),
+        attacks.filter((o) => surfaceOf(o.scenario) === 'app'),
+      ),
     },
     errors: outcomes.reduce((n, o) => n + o.errors, 0),
     degraded: outcomes.reduce((n, o) => n + o.degraded, 0),
@@ -184,7 +194,10 @@ export function score(played: readonly Outcome[]): Figures {
       eventsRejected: outcomes.reduce((n, o) => n + (o.app?.eventsRejected ?? 0), 0),
       old: outcomes.filter((o) => o.app?.session === 'none').length,
     },
-    pageEvents: { sent: outcomes.reduce((n, o) => n + (o.page?.sent ?? 0), 0), rejected: outcomes.reduce((n, o) => n + (o.page?.rejected ?? 0), 0) },
+    pageEvents: {
+      sent: outcomes.reduce((n, o) => n + (o.page?.sent ?? 0), 0),
+      rejected: outcomes.reduce((n, o) => n + (o.page?.rejected ?? 0), 0),
+    },
   };
 }
 
@@ -192,17 +205,22 @@ const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(2)}%` : '-
 
 function attackRows(list: readonly ScenarioFigures[]): string {
   let out = '';
-  for (const s of list.filter((x) => x.attempts > 0)) out += `  ${(s.part ? `  ${s.part}` : s.scenario).padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
+  for (const s of list.filter((x) => x.attempts > 0))
+    out += `  ${(s.part ? `  ${s.part}` : s.scenario).padEnd(22)}${String(s.attempts).padStart(9)}${pct(s.stoppedPreauth, s.attempts).padStart(10)}${pct(s.stopped, s.attempts).padStart(10)}${pct(s.denied, s.attempts).padStart(10)}\n`;
   return out;
 }
 
 const legitLine = (l: LegitFigures) =>
   `${l.logins}; stopped anywhere ${pct(l.stopped, l.logins)} (the login verdict challenged ${pct(l.challenged, l.logins)}, the pre-auth check ${pct(l.preauthChallenged, l.logins)}), denied ${pct(l.denied, l.logins)}; sign-ups ${l.signups}, stopped ${pct(l.signupFriction, l.signups)}${l.waveSignups > 0 ? ` (during a sign-up wave ${l.waveSignups}, stopped ${pct(l.waveSignupFriction, l.waveSignups)})` : ''}`;
-const historyLine = (l: LegitFigures) => l.byHistory.map((b) => `  ${b.bucket}: ${pct(b.friction, b.logins)} of ${b.logins}`).join('');
-const rankingLine = (r: Ranking) => `AUC ${r.auc.toFixed(4)}; caught at 1%: ${pct(r.tprAt1, 1)}, at 5%: ${pct(r.tprAt5, 1)}`;
+const historyLine = (l: LegitFigures) =>
+  l.byHistory.map((b) => `  ${b.bucket}: ${pct(b.friction, b.logins)} of ${b.logins}`).join('');
+const rankingLine = (r: Ranking) =>
+  `AUC ${r.auc.toFixed(4)}; caught at 1%: ${pct(r.tprAt1, 1)}, at 5%: ${pct(r.tprAt5, 1)}`;
 
 export function report(f: Figures): string {
-  const apps = f.channels.app.logins + f.channels.app.signups > 0 || f.scenarios.some((s) => s.surface === 'app' && s.attempts > 0);
+  const apps =
+    f.channels.app.logins + f.channels.app.signups > 0 ||
+    f.scenarios.some((s) => s.surface === 'app' && s.attempts > 0);
   let out = '\nAttacks: share stopped (challenged or denied), at the pre-auth check and anywhere\n';
   out += `  ${'scenario'.padEnd(22)}${'attempts'.padStart(9)}${'pre-auth'.padStart(10)}${'stopped'.padStart(10)}${'denied'.padStart(10)}\n`;
   out += attackRows(f.scenarios.filter((s) => s.surface === 'web'));
@@ -218,11 +236,13 @@ export function report(f: Figures): string {
     out += `    iOS: ${legitLine(c.ios)}\n      by history:${historyLine(c.ios)}\n`;
   }
   out += `\nAUC ${f.auc.toFixed(4)}; attacks caught with 1% of legitimate attempts challenged: ${pct(f.tprAt1, 1)}, with 5%: ${pct(f.tprAt5, 1)}; request errors ${f.errors}, degraded verdicts ${f.degraded}${f.moot ? `; ${f.moot} attack logins to accounts whose sign-up was stopped, not counted` : ''}\n`;
-  if (apps) out += `  web users against web attacks: ${rankingLine(f.surfaces.web)}\n  app users against app attacks: ${rankingLine(f.surfaces.app)}\n`;
+  if (apps)
+    out += `  web users against web attacks: ${rankingLine(f.surfaces.web)}\n  app users against app attacks: ${rankingLine(f.surfaces.app)}\n`;
   const a = f.appClient;
   if (a.registered + a.kept + a.refused > 0) {
     out += `  the app's mobile client: sessions registered ${a.registered}, kept from an earlier open ${a.kept}, refused by the collector ${a.refused} (the app went on without a token); event batches not accepted ${a.eventsRejected}; steps from releases without the client ${a.old}\n`;
   }
-  if (f.pageEvents.sent > 0) out += `  the browser's pages: events sent ${f.pageEvents.sent}, not accepted ${f.pageEvents.rejected}\n`;
+  if (f.pageEvents.sent > 0)
+    out += `  the browser's pages: events sent ${f.pageEvents.sent}, not accepted ${f.pageEvents.rejected}\n`;
   return out;
 }

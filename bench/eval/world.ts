@@ -31,18 +31,114 @@ export interface Country {
 }
 
 export const COUNTRIES: readonly Country[] = [
-  { cc: 'US', weight: 30, home: [7922, 20115, 7018, 701], mobile: [21928, 22394, 20057], languages: ['en-US,en;q=0.9', 'en-US,en;q=0.9,es;q=0.8'], tz: -5, zone: 'America/New_York' },
-  { cc: 'GB', weight: 12, home: [2856, 5089, 5607, 13285], mobile: [25135, 206067], languages: ['en-GB,en;q=0.9', 'en-GB,en-US;q=0.9,en;q=0.8'], tz: 0, zone: 'Europe/London' },
-  { cc: 'DE', weight: 10, home: [3320, 3209], mobile: [6805, 3320], languages: ['de-DE,de;q=0.9,en;q=0.8', 'de-DE,de;q=0.9'], tz: 1, zone: 'Europe/Berlin' },
-  { cc: 'FR', weight: 8, home: [3215, 12322, 15557], mobile: [5410, 15557], languages: ['fr-FR,fr;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9'], tz: 1, zone: 'Europe/Paris' },
-  { cc: 'ES', weight: 5, home: [3352], mobile: [12430, 3352], languages: ['es-ES,es;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Madrid' },
-  { cc: 'IT', weight: 5, home: [3269], mobile: [3269], languages: ['it-IT,it;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Rome' },
-  { cc: 'NL', weight: 4, home: [1136, 33915], mobile: [1136, 33915], languages: ['nl-NL,nl;q=0.9,en;q=0.8'], tz: 1, zone: 'Europe/Amsterdam' },
-  { cc: 'BR', weight: 6, home: [28573, 26599], mobile: [26599, 28573], languages: ['pt-BR,pt;q=0.9,en;q=0.8'], tz: -3, zone: 'America/Sao_Paulo' },
-  { cc: 'IN', weight: 7, home: [24560, 55836], mobile: [55836, 24560], languages: ['en-IN,en;q=0.9,hi;q=0.8', 'en-US,en;q=0.9'], tz: 5.5, zone: 'Asia/Kolkata' },
-  { cc: 'JP', weight: 4, home: [4713, 2516], mobile: [2516], languages: ['ja-JP,ja;q=0.9,en;q=0.8'], tz: 9, zone: 'Asia/Tokyo' },
-  { cc: 'CA', weight: 5, home: [812, 577], mobile: [812, 577], languages: ['en-CA,en;q=0.9', 'fr-CA,fr;q=0.9,en;q=0.8'], tz: -5, zone: 'America/Toronto' },
-  { cc: 'AU', weight: 4, home: [1221], mobile: [1221], languages: ['en-AU,en;q=0.9'], tz: 10, zone: 'Australia/Sydney' },
+  {
+    cc: 'US',
+    weight: 30,
+    home: [7922, 20115, 7018, 701],
+    mobile: [21928, 22394, 20057],
+    languages: ['en-US,en;q=0.9', 'en-US,en;q=0.9,es;q=0.8'],
+    tz: -5,
+    zone: 'America/New_York',
+  },
+  {
+    cc: 'GB',
+    weight: 12,
+    home: [2856, 5089, 5607, 13285],
+    mobile: [25135, 206067],
+    languages: ['en-GB,en;q=0.9', 'en-GB,en-US;q=0.9,en;q=0.8'],
+    tz: 0,
+    zone: 'Europe/London',
+  },
+  {
+    cc: 'DE',
+    weight: 10,
+    home: [3320, 3209],
+    mobile: [6805, 3320],
+    languages: ['de-DE,de;q=0.9,en;q=0.8', 'de-DE,de;q=0.9'],
+    tz: 1,
+    zone: 'Europe/Berlin',
+  },
+  {
+    cc: 'FR',
+    weight: 8,
+    home: [3215, 12322, 15557],
+    mobile: [5410, 15557],
+    languages: ['fr-FR,fr;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9'],
+    tz: 1,
+    zone: 'Europe/Paris',
+  },
+  {
+    cc: 'ES',
+    weight: 5,
+    home: [3352],
+    mobile: [12430, 3352],
+    languages: ['es-ES,es;q=0.9,en;q=0.8'],
+    tz: 1,
+    zone: 'Europe/Madrid',
+  },
+  {
+    cc: 'IT',
+    weight: 5,
+    home: [3269],
+    mobile: [3269],
+    languages: ['it-IT,it;q=0.9,en;q=0.8'],
+    tz: 1,
+    zone: 'Europe/Rome',
+  },
+  {
+    cc: 'NL',
+    weight: 4,
+    home: [1136, 33915],
+    mobile: [1136, 33915],
+    languages: ['nl-NL,nl;q=0.9,en;q=0.8'],
+    tz: 1,
+    zone: 'Europe/Amsterdam',
+  },
+  {
+    cc: 'BR',
+    weight: 6,
+    home: [28573, 26599],
+    mobile: [26599, 28573],
+    languages: ['pt-BR,pt;q=0.9,en;q=0.8'],
+    tz: -3,
+    zone: 'America/Sao_Paulo',
+  },
+  {
+    cc: 'IN',
+    weight: 7,
+    home: [24560, 55836],
+    mobile: [55836, 24560],
+    languages: ['en-IN,en;q=0.9,hi;q=0.8', 'en-US,en;q=0.9'],
+    tz: 5.5,
+    zone: 'Asia/Kolkata',
+  },
+  {
+    cc: 'JP',
+    weight: 4,
+    home: [4713, 2516],
+    mobile: [2516],
+    languages: ['ja-JP,ja;q=0.9,en;q=0.8'],
+    tz: 9,
+    zone: 'Asia/Tokyo',
+  },
+  {
+    cc: 'CA',
+    weight: 5,
+    home: [812, 577],
+    mobile: [812, 577],
+    languages: ['en-CA,en;q=0.9', 'fr-CA,fr;q=0.9,en;q=0.8'],
+    tz: -5,
+    zone: 'America/Toronto',
+  },
+  {
+    cc: 'AU',
+    weight: 4,
+    home: [1221],
+    mobile: [1221],
+    languages: ['en-AU,en;q=0.9'],
+    tz: 10,
+    zone: 'Australia/Sydney',
+  },
 ];
 
 /** Cloud and hosting providers attackers rent, and providers of commercial VPN egress. */
@@ -67,7 +163,8 @@ function below(r: Rand, n: bigint): bigint {
 }
 
 /** The eight groups of a 128-bit address, in full. */
-const v6Text = (n: bigint): string => Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
+const v6Text = (n: bigint): string =>
+  Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':');
 
 /** IPv4 ranges of the ASNs the evaluation uses, read once from the bundled ASN data. */
 export class Networks {
@@ -79,7 +176,11 @@ export class Networks {
 
   constructor(r: Rand) {
     initIntel();
-    const wanted = new Set<number>([...COUNTRIES.flatMap((c) => [...c.home, ...c.mobile]), ...HOSTING_ASNS, ...VPN_ASNS]);
+    const wanted = new Set<number>([
+      ...COUNTRIES.flatMap((c) => [...c.home, ...c.mobile]),
+      ...HOSTING_ASNS,
+      ...VPN_ASNS,
+    ]);
     const file = join(dirname(require.resolve('@ip-location-db/asn/package.json')), 'asn-ipv4-num.csv');
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       const [s, e, a] = line.split(',');
@@ -151,7 +252,16 @@ export class Networks {
   }
 }
 
-export type BrowserKind = 'chrome-win' | 'chrome-mac' | 'edge-win' | 'firefox-win' | 'firefox-mac' | 'safari-mac' | 'safari-iphone' | 'chrome-android' | 'samsung-android';
+export type BrowserKind =
+  | 'chrome-win'
+  | 'chrome-mac'
+  | 'edge-win'
+  | 'firefox-win'
+  | 'firefox-mac'
+  | 'safari-mac'
+  | 'safari-iphone'
+  | 'chrome-android'
+  | 'samsung-android';
 
 /** A browser at some version: its user agent and the headers it sends with a login form post. */
 export interface Browser {
@@ -234,13 +344,24 @@ export function browserHeaders(b: Browser, language: string, model?: string): Re
     const brand = b.kind === 'edge-win' ? 'Microsoft Edge' : 'Google Chrome';
     h['sec-ch-ua'] = `"Chromium";v="${b.version}", "${brand}";v="${b.version}", "Not-A.Brand";v="99"`;
     h['sec-ch-ua-mobile'] = b.mobile ? '?1' : '?0';
-    h['sec-ch-ua-platform'] = b.kind.endsWith('android') ? '"Android"' : b.kind.endsWith('mac') ? '"macOS"' : '"Windows"';
+    h['sec-ch-ua-platform'] = b.kind.endsWith('android')
+      ? '"Android"'
+      : b.kind.endsWith('mac')
+        ? '"macOS"'
+        : '"Windows"';
   }
   return h;
 }
 
 /** Clients of automation tools, as credential-stuffing tools announce themselves. */
-export const LIBRARY_AGENTS = ['python-requests/2.31.0', 'curl/8.4.0', 'Go-http-client/1.1', 'okhttp/4.12.0', 'axios/1.6.7', 'Java/17.0.9'];
+export const LIBRARY_AGENTS = [
+  'python-requests/2.31.0',
+  'curl/8.4.0',
+  'Go-http-client/1.1',
+  'okhttp/4.12.0',
+  'axios/1.6.7',
+  'Java/17.0.9',
+];
 
 /** Common free-mail domains, and some companies', for legitimate users. */
 export const MAIL_DOMAINS: readonly [string, number][] = [
@@ -294,7 +415,8 @@ export const APP_RELEASES: readonly AppRelease[] = [
   { version: '3.3.1', build: '331', at: 0.78, namesItself: false, client: true },
 ];
 /** The day (of the period) a release ships. */
-export const releaseDay = (a: AppRelease, days: number): number => (a.at < 0 ? a.at : Math.round(a.at * days));
+export const releaseDay = (a: AppRelease, days: number): number =>
+  a.at < 0 ? a.at : Math.round(a.at * days);
 /** The newest release out on a day. */
 export function releaseOn(day: number, days: number): AppRelease {
   let out = APP_RELEASES[0] as AppRelease;
@@ -315,8 +437,30 @@ export interface PhoneModel {
   screen: { width: number; height: number; scale: number };
 }
 
-const android = (model: string, manufacturer: string, osMin: number, osMax: number, width: number, height: number, scale: number): PhoneModel => ({ platform: 'android', model, manufacturer, osMin, osMax, screen: { width, height, scale } });
-const iphone = (model: string, osMin: number, width: number, height: number, scale: number): PhoneModel => ({ platform: 'ios', model, manufacturer: 'Apple', osMin, osMax: 18, screen: { width, height, scale } });
+const android = (
+  model: string,
+  manufacturer: string,
+  osMin: number,
+  osMax: number,
+  width: number,
+  height: number,
+  scale: number,
+): PhoneModel => ({
+  platform: 'android',
+  model,
+  manufacturer,
+  osMin,
+  osMax,
+  screen: { width, height, scale },
+});
+const iphone = (model: string, osMin: number, width: number, height: number, scale: number): PhoneModel => ({
+  platform: 'ios',
+  model,
+  manufacturer: 'Apple',
+  osMin,
+  osMax: 18,
+  screen: { width, height, scale },
+});
 
 /** Common Android phones of the last few years (Pixel, Samsung Galaxy, Xiaomi/Redmi, Motorola). */
 export const ANDROID_PHONES: readonly [PhoneModel, number][] = [
@@ -388,7 +532,8 @@ export interface AppDevice {
   release: AppRelease;
 }
 
-export const osVersionOf = (d: AppDevice): string => (d.phone.platform === 'android' ? String(d.os) : (IOS_RELEASES[d.os] as [IosRelease, number])[0].version);
+export const osVersionOf = (d: AppDevice): string =>
+  d.phone.platform === 'android' ? String(d.os) : (IOS_RELEASES[d.os] as [IosRelease, number])[0].version;
 
 /**
  * The headers the app's requests to its own API carry, as its backend forwards them: no `Sec-*`,
@@ -399,7 +544,9 @@ export const osVersionOf = (d: AppDevice): string => (d.phone.platform === 'andr
 export function appHeaders(d: AppDevice, language: string): Record<string, string> {
   if (d.phone.platform === 'android') {
     return {
-      'User-Agent': d.release.namesItself ? `${APP_NAME}/${d.release.version} (Android ${d.os}; ${d.phone.model}) okhttp/4.12.0` : 'okhttp/4.12.0',
+      'User-Agent': d.release.namesItself
+        ? `${APP_NAME}/${d.release.version} (Android ${d.os}; ${d.phone.model}) okhttp/4.12.0`
+        : 'okhttp/4.12.0',
       Accept: 'application/json',
       'Content-Type': 'application/json',
       'Accept-Encoding': 'gzip',
@@ -421,7 +568,10 @@ export const sdkUserAgent = (d: AppDevice): string =>
 
 /** Minutes of UTC minus local time in a zone at a moment, as JavaScript's `getTimezoneOffset()` gives it. */
 export function timezoneOffset(zone: string, at: number): number {
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(new Date(at)).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const name =
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
+      .formatToParts(new Date(at))
+      .find((p) => p.type === 'timeZoneName')?.value ?? '';
   const m = /GMT([+-])(\d\d):(\d\d)/.exec(name);
   if (!m) return 0;
   const minutes = Number(m[2]) * 60 + Number(m[3]);

@@ -45,7 +45,8 @@ function packIp(ip: string | null): number {
   return n;
 }
 
-const unpackIp = (n: number): string | null => (n === 0 ? null : `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`);
+const unpackIp = (n: number): string | null =>
+  n === 0 ? null : `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 
 export class EventLog {
   private n = 0;
@@ -53,7 +54,10 @@ export class EventLog {
   private readonly at: Float64Array;
   /** receivedAt - occurredAt (ms). */
   private readonly lag: Uint16Array;
-  private readonly cols: Record<'name' | 'endpoint' | 'action' | 'signals' | 'policy' | 'country' | 'asn', Uint16Array>;
+  private readonly cols: Record<
+    'name' | 'endpoint' | 'action' | 'signals' | 'policy' | 'country' | 'asn',
+    Uint16Array
+  >;
   private readonly ip: Uint32Array;
   private readonly names = new Table<string>((v) => v);
   private readonly endpoints = new Table<Endpoint>((v) => v);
@@ -73,7 +77,15 @@ export class EventLog {
     this.ids = new Uint8Array(capacity * 16);
     this.at = new Float64Array(capacity);
     this.lag = new Uint16Array(capacity);
-    this.cols = { name: new Uint16Array(capacity), endpoint: new Uint16Array(capacity), action: new Uint16Array(capacity), signals: new Uint16Array(capacity), policy: new Uint16Array(capacity), country: new Uint16Array(capacity), asn: new Uint16Array(capacity) };
+    this.cols = {
+      name: new Uint16Array(capacity),
+      endpoint: new Uint16Array(capacity),
+      action: new Uint16Array(capacity),
+      signals: new Uint16Array(capacity),
+      policy: new Uint16Array(capacity),
+      country: new Uint16Array(capacity),
+      asn: new Uint16Array(capacity),
+    };
     this.ip = new Uint32Array(capacity);
   }
 
@@ -104,7 +116,8 @@ export class EventLog {
     this.earliest = Math.min(this.earliest, at);
     this.newest = Math.max(this.newest, at);
     // What the log gives back must have the original's keys (a new key dimension would show here).
-    if (i < 1000 && JSON.stringify(keysOfEvent(this.event(i))) !== JSON.stringify(keysOfEvent(e))) throw new Error('EventLog: the event keys of a logged event differ from the original');
+    if (i < 1000 && JSON.stringify(keysOfEvent(this.event(i))) !== JSON.stringify(keysOfEvent(e)))
+      throw new Error('EventLog: the event keys of a logged event differ from the original');
   }
 
   /** The event as the writers read it; the fields the log does not keep are empty. */
@@ -133,7 +146,7 @@ export class EventLog {
       userTraits: {},
       properties: {},
       occurredAt: new Date(at),
-      receivedAt: new Date(at + (this.lag[i])),
+      receivedAt: new Date(at + this.lag[i]),
       degraded: false,
     };
   }

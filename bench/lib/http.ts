@@ -16,14 +16,28 @@ export interface JsonAnswer {
  * A JSON POST with the secret (HTTP Basic, empty user) over `agent`: the answer is read and
  * parsed, as a caller would. Rejects on a transport error.
  */
-export function jsonPoster(agent: http.Agent, secret: string): (url: URL, body: unknown) => Promise<JsonAnswer> {
+export function jsonPoster(
+  agent: http.Agent,
+  secret: string,
+): (url: URL, body: unknown) => Promise<JsonAnswer> {
   const authorization = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
   return (url, body) =>
     new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
       const started = performance.now();
       const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent,
+          headers: {
+            authorization,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(text),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -44,10 +44,22 @@ export interface Cpu {
 }
 export type CpuProbe = () => Promise<Cpu>;
 
-const noProbe: CpuProbe = async () => ({ server: 0, db: 0, backlog: 0, writes: 0, allocated: 0, promoted: 0 });
+const noProbe: CpuProbe = async () => ({
+  server: 0,
+  db: 0,
+  backlog: 0,
+  writes: 0,
+  allocated: 0,
+  promoted: 0,
+});
 
 /** `count` calls, `concurrency` at a time. */
-export async function closedLoop(count: number, concurrency: number, call: Call, cpu: CpuProbe = noProbe): Promise<Result> {
+export async function closedLoop(
+  count: number,
+  concurrency: number,
+  call: Call,
+  cpu: CpuProbe = noProbe,
+): Promise<Result> {
   const latencies: number[] = new Array(count);
   let next = 0;
   let errors = 0;
@@ -66,11 +78,29 @@ export async function closedLoop(count: number, concurrency: number, call: Call,
   const seconds = (performance.now() - started) / 1000;
   const client = process.cpuUsage(client0);
   const server1 = await cpu();
-  return { count, errors, seconds, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes, allocated: server1.allocated - server0.allocated, promoted: server1.promoted - server0.promoted };
+  return {
+    count,
+    errors,
+    seconds,
+    latencies,
+    serverMicros: server1.server - server0.server,
+    dbMicros: server1.db - server0.db,
+    clientMicros: client.user + client.system,
+    backlog: server1.backlog,
+    writes: server1.writes - server0.writes,
+    allocated: server1.allocated - server0.allocated,
+    promoted: server1.promoted - server0.promoted,
+  };
 }
 
 /** `rate` calls per second for `seconds`, each sent when due. */
-export async function openLoop(rate: number, seconds: number, call: Call, cpu: CpuProbe = noProbe, first = 0): Promise<Result> {
+export async function openLoop(
+  rate: number,
+  seconds: number,
+  call: Call,
+  cpu: CpuProbe = noProbe,
+  first = 0,
+): Promise<Result> {
   const count = Math.max(1, Math.round(rate * seconds));
   const latencies: number[] = new Array(count);
   const interval = 1000 / rate;
@@ -101,10 +131,24 @@ export async function openLoop(rate: number, seconds: number, call: Call, cpu: C
   const elapsed = (performance.now() - started) / 1000;
   const client = process.cpuUsage(client0);
   const server1 = await cpu();
-  return { count, errors, seconds: elapsed, latencies, serverMicros: server1.server - server0.server, dbMicros: server1.db - server0.db, clientMicros: client.user + client.system, backlog: server1.backlog, writes: server1.writes - server0.writes, allocated: server1.allocated - server0.allocated, promoted: server1.promoted - server0.promoted, offered: rate };
+  return {
+    count,
+    errors,
+    seconds: elapsed,
+    latencies,
+    serverMicros: server1.server - server0.server,
+    dbMicros: server1.db - server0.db,
+    clientMicros: client.user + client.system,
+    backlog: server1.backlog,
+    writes: server1.writes - server0.writes,
+    allocated: server1.allocated - server0.allocated,
+    promoted: server1.promoted - server0.promoted,
+    offered: rate,
+  };
 }
 
-export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+export const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 
 export interface Summary {
   count: number;
@@ -149,7 +193,11 @@ export function summarize(results: readonly Result[]): Summary {
 const num = (n: number, w: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '-').padStart(w);
 
 /** A table of summaries, one row per label. */
-export function table(title: string, rows: readonly [string, Summary][], extra?: (label: string, s: Summary) => string): string {
+export function table(
+  title: string,
+  rows: readonly [string, Summary][],
+  extra?: (label: string, s: Summary) => string,
+): string {
   let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client  docs  KB/call: alloc promoted${extra ? '  ' : ''}\n`;
   for (const [label, s] of rows) {
     out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}${num(s.writes, 6, 1)}${num(s.allocated / 1024, 15, 1)}${num(s.promoted / 1024, 9, 1)}`;

@@ -101,7 +101,8 @@ export interface OverloadReport {
   c: Answers & { exitSeconds: number | null; exitCode: number | null; lost: { risk: number; track: number } };
 }
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 
 /** Rampart started as `npm start` starts it, on `dataDir` (kept when it ends). */
 interface Server {
@@ -111,9 +112,16 @@ interface Server {
   exited: Promise<number | null>;
 }
 
-export async function startServer(root: string, dataDir: string, secret: string, settings: Record<string, string>, errors: (line: string) => void = () => undefined): Promise<Server> {
+export async function startServer(
+  root: string,
+  dataDir: string,
+  secret: string,
+  settings: Record<string, string>,
+  errors: (line: string) => void = () => undefined,
+): Promise<Server> {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('RAMPART_') || key === 'MONGODB_URI') delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith('RAMPART_') || key === 'MONGODB_URI') delete env[key];
   Object.assign(env, {
     RAMPART_DATA_DIR: dataDir,
     RAMPART_HTTP_PORT: '0',
@@ -125,7 +133,11 @@ export async function startServer(root: string, dataDir: string, secret: string,
     RAMPART_LOG_LEVEL: 'info',
     ...settings,
   });
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // At the priority every process here started with, whatever the load generator's own (below).
   atNormalPriority(child);
   let out = '';
@@ -147,7 +159,8 @@ export async function startServer(root: string, dataDir: string, secret: string,
   for (;;) {
     const line = out.split('\n').find((l) => l.includes('"rampart listening"'));
     if (line) return { child, url: (JSON.parse(line) as { http: string }).http, output: () => out, exited };
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`rampart exited before listening:\n${out.slice(-4000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`rampart exited before listening:\n${out.slice(-4000)}`);
     if (Date.now() > deadline) throw new Error(`rampart did not listen within 240 s:\n${out.slice(-4000)}`);
     await sleep(50);
   }
@@ -157,7 +170,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** The embedded database's process and address, as the running Rampart recorded them. */
 function embeddedInfo(dataDir: string): { uri: string; ferretdbPid: number | null } {
-  const info = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as { uri: string; ferretdbPid: number | null };
+  const info = JSON.parse(readFileSync(path.join(dataDir, 'embedded.json'), 'utf8')) as {
+    uri: string;
+    ferretdbPid: number | null;
+  };
   return info;
 }
 
@@ -166,7 +182,8 @@ export function walBytes(dataDir: string): number {
   const dir = path.join(dataDir, 'ferretdb');
   let total = 0;
   try {
-    for (const name of readdirSync(dir)) if (name.endsWith('-wal')) total += statSync(path.join(dir, name)).size;
+    for (const name of readdirSync(dir))
+      if (name.endsWith('-wal')) total += statSync(path.join(dir, name)).size;
   } catch {
     // not created yet
   }
@@ -174,7 +191,14 @@ export function walBytes(dataDir: string): number {
 }
 
 /** One HTTP call with a client-side timeout: its status (or timeout/error) and its Retry-After. */
-function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body: string | null, timeoutMs: number): Promise<{ status: number | 'timeout' | 'error'; retryAfter: string | null; text: string }> {
+function request(
+  agent: http.Agent,
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | null,
+  timeoutMs: number,
+): Promise<{ status: number | 'timeout' | 'error'; retryAfter: string | null; text: string }> {
   return new Promise((resolve) => {
     let done = false;
     const finish = (r: { status: number | 'timeout' | 'error'; retryAfter: string | null; text: string }) => {
@@ -183,12 +207,28 @@ function request(agent: http.Agent, url: URL, method: string, headers: Record<st
       clearTimeout(timer);
       resolve(r);
     };
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, agent, headers: body === null ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => finish({ status: res.statusCode ?? 0, retryAfter: (res.headers['retry-after'] as string | undefined) ?? null, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', () => finish({ status: 'error', retryAfter: null, text: '' }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method,
+        agent,
+        headers: body === null ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          finish({
+            status: res.statusCode ?? 0,
+            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', () => finish({ status: 'error', retryAfter: null, text: '' }));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       finish({ status: 'timeout', retryAfter: null, text: '' });
@@ -220,7 +260,13 @@ export class Load {
     rate: number,
   ) {
     this.auth = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
-    this.answers = { offered: 0, byStatus: {}, refusedWithoutRetryAfter: 0, acked: { risk: 0, track: 0 }, rate };
+    this.answers = {
+      offered: 0,
+      byStatus: {},
+      refusedWithoutRetryAfter: 0,
+      acked: { risk: 0, track: 0 },
+      rate,
+    };
   }
 
   private call(): void {
@@ -232,10 +278,23 @@ export class Load {
     const context = { ip, headers: { 'User-Agent': UA, 'Accept-Language': 'en-US,en;q=0.9' } };
     const body =
       kind === 'risk'
-        ? { event: '$login', user: { id: user, email: `${user}@example.com` }, request_token: `ov-device-${n % 5000}`, context, properties: { seq } }
+        ? {
+            event: '$login',
+            user: { id: user, email: `${user}@example.com` },
+            request_token: `ov-device-${n % 5000}`,
+            context,
+            properties: { seq },
+          }
         : { event: '$login.failed', user_id: user, context, properties: { seq } };
     this.answers.offered++;
-    const p = request(this.agent, new URL(`/v1/${kind}`, this.url), 'POST', { authorization: this.auth, 'content-type': 'application/json' }, JSON.stringify(body), this.timeoutMs).then((r) => {
+    const p = request(
+      this.agent,
+      new URL(`/v1/${kind}`, this.url),
+      'POST',
+      { authorization: this.auth, 'content-type': 'application/json' },
+      JSON.stringify(body),
+      this.timeoutMs,
+    ).then((r) => {
       const key = String(r.status);
       this.answers.byStatus[key] = (this.answers.byStatus[key] ?? 0) + 1;
       this.answeredSinceLook++;
@@ -346,9 +405,15 @@ async function storedSeqs(uri: string, dbName: string): Promise<Set<string>> {
   try {
     await client.connect();
     const seqs = new Set<string>();
-    const cursor = client.db(dbName).collection<{ properties?: unknown }>('events').find({}, { projection: { properties: 1 } });
+    const cursor = client
+      .db(dbName)
+      .collection<{ properties?: unknown }>('events')
+      .find({}, { projection: { properties: 1 } });
     for await (const e of cursor) {
-      const p = typeof e.properties === 'string' ? (JSON.parse(e.properties) as { seq?: unknown }) : (e.properties as { seq?: unknown } | undefined);
+      const p =
+        typeof e.properties === 'string'
+          ? (JSON.parse(e.properties) as { seq?: unknown })
+          : (e.properties as { seq?: unknown } | undefined);
       if (typeof p?.seq === 'string') seqs.add(p.seq);
     }
     return seqs;
@@ -368,7 +433,13 @@ function lostOf(load: Load, stored: Set<string>): { risk: number; track: number;
 }
 
 /** The metrics and /readyz of the running server, and the memory and WAL of it and its database. */
-async function sample(server: Server, dataDir: string, t0: number, agent: http.Agent, pending = 0): Promise<Sample> {
+async function sample(
+  server: Server,
+  dataDir: string,
+  t0: number,
+  agent: http.Agent,
+  pending = 0,
+): Promise<Sample> {
   const ready = await request(agent, new URL('/readyz', server.url), 'GET', {}, null, 5_000);
   const metrics = await request(agent, new URL('/metrics', server.url), 'GET', {}, null, 5_000);
   const metric = (name: string): number | null => {
@@ -392,7 +463,11 @@ async function sample(server: Server, dataDir: string, t0: number, agent: http.A
     oldestUnwrittenS: metric('rampart_state_oldest_unwritten_seconds'),
     stuckS: metric('rampart_state_writes_stuck_seconds'),
     backlog: metric('rampart_state_write_backlog'),
-    verdicts: { inFlight: metric('rampart_verdicts_in_flight'), waiting: metric('rampart_verdicts_waiting'), limit: metric('rampart_verdict_concurrency_limit') },
+    verdicts: {
+      inFlight: metric('rampart_verdicts_in_flight'),
+      waiting: metric('rampart_verdicts_waiting'),
+      limit: metric('rampart_verdict_concurrency_limit'),
+    },
     pending,
   };
 }
@@ -412,7 +487,9 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
   const restorePriority = prioritiseGenerator();
   try {
     server = await startServer(o.root, dataDir, secret, settings, o.out);
-    o.out(`overload: Rampart at ${server.url}; ${o.hogs} CPU hogs; offered rate from ${o.rate.start}/s, +${o.rate.step}/s every ${o.rate.everyMs / 1000} s until a tenth is refused (at most ${o.rate.max}/s)\n`);
+    o.out(
+      `overload: Rampart at ${server.url}; ${o.hogs} CPU hogs; offered rate from ${o.rate.start}/s, +${o.rate.step}/s every ${o.rate.everyMs / 1000} s until a tenth is refused (at most ${o.rate.max}/s)\n`,
+    );
     hogs.push(...startHogs(o.hogs));
 
     // A. Overload, with the database stopped for a while in the middle.
@@ -431,7 +508,10 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
         // Writes stall once the database has not written for RAMPART_WRITE_STALL_MS (5 s): from
         // then on, plus a sample's slack, /readyz must say so.
         if (stalling && performance.now() - stallFrom > 7_000) readyDuringStall.push(s.ready);
-        if (samples.length % 3 === 0) o.out(`  ${s.t.toFixed(0)} s: offered ${a.answers.rate}/s, ${JSON.stringify(a.answers.byStatus)}, /readyz ${s.ready}${s.reason ? ` (${s.reason})` : ''}, rss ${((s.rss ?? 0) / MB).toFixed(0)} MB, db ${((s.dbRss ?? 0) / MB).toFixed(0)} MB, wal ${(s.walBytes / MB).toFixed(1)} MB, oldest unwritten ${s.oldestUnwrittenS ?? '?'} s, verdicts ${s.verdicts.inFlight ?? '?'} running / ${s.verdicts.waiting ?? '?'} waiting / bound ${s.verdicts.limit ?? '?'}, ${s.pending} calls pending\n`);
+        if (samples.length % 3 === 0)
+          o.out(
+            `  ${s.t.toFixed(0)} s: offered ${a.answers.rate}/s, ${JSON.stringify(a.answers.byStatus)}, /readyz ${s.ready}${s.reason ? ` (${s.reason})` : ''}, rss ${((s.rss ?? 0) / MB).toFixed(0)} MB, db ${((s.dbRss ?? 0) / MB).toFixed(0)} MB, wal ${(s.walBytes / MB).toFixed(1)} MB, oldest unwritten ${s.oldestUnwrittenS ?? '?'} s, verdicts ${s.verdicts.inFlight ?? '?'} running / ${s.verdicts.waiting ?? '?'} waiting / bound ${s.verdicts.limit ?? '?'}, ${s.pending} calls pending\n`,
+          );
         await sleep(1000);
       }
     })();
@@ -458,9 +538,20 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
     const recoveryAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
     const auth = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
     for (let i = 0; performance.now() - loadStopped < 120_000; i++) {
-      const body = JSON.stringify({ event: '$login', user: { id: `ov-recovery-${i}` }, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
+      const body = JSON.stringify({
+        event: '$login',
+        user: { id: `ov-recovery-${i}` },
+        context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
+      });
       const [verdict, ready] = await Promise.all([
-        request(recoveryAgent, new URL('/v1/risk', server.url), 'POST', { authorization: auth, 'content-type': 'application/json' }, body, 5_000),
+        request(
+          recoveryAgent,
+          new URL('/v1/risk', server.url),
+          'POST',
+          { authorization: auth, 'content-type': 'application/json' },
+          body,
+          5_000,
+        ),
         request(recoveryAgent, new URL('/readyz', server.url), 'GET', {}, null, 5_000),
       ]);
       if (verdict.status === 201 && ready.status === 200) {
@@ -515,7 +606,12 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
     const lostB = lostOf(b, storedB);
     const first = lostB.verdicts.length ? Math.min(...lostB.verdicts) : killedAt;
     const last = lostB.verdicts.length ? Math.max(...lostB.verdicts) : killedAt;
-    const reportB = { ...b.answers, lost: { risk: lostB.risk, track: lostB.track }, lossWindowSeconds: (killedAt - first) / 1000, lossSpanSeconds: (last - first) / 1000 };
+    const reportB = {
+      ...b.answers,
+      lost: { risk: lostB.risk, track: lostB.track },
+      lossWindowSeconds: (killedAt - first) / 1000,
+      lossSpanSeconds: (last - first) / 1000,
+    };
     o.out(
       `B. SIGKILL after ${o.killSeconds} s at ${b.answers.rate}/s: ${JSON.stringify(b.answers.byStatus)}; acknowledged ${b.answers.acked.risk} verdicts and ${b.answers.acked.track} track events; lost ${lostB.risk} verdict events (acknowledged in the last ${reportB.lossWindowSeconds.toFixed(2)} s before the kill, over ${reportB.lossSpanSeconds.toFixed(2)} s) and ${lostB.track} track events\n`,
     );
@@ -537,7 +633,12 @@ export async function runOverload(o: OverloadOptions): Promise<OverloadReport> {
     const storedC = await storedSeqs(again.uri, dbName);
     await again.stop();
     const lostC = lostOf(c, storedC);
-    const reportC = { ...c.answers, exitSeconds, exitCode: exitCode === 'late' ? null : exitCode, lost: { risk: lostC.risk, track: lostC.track } };
+    const reportC = {
+      ...c.answers,
+      exitSeconds,
+      exitCode: exitCode === 'late' ? null : exitCode,
+      lost: { risk: lostC.risk, track: lostC.track },
+    };
     o.out(
       `C. SIGTERM after ${o.termSeconds} s at ${c.answers.rate}/s: exited ${exitSeconds === null ? 'not within 120 s' : `after ${exitSeconds.toFixed(1)} s`} (code ${reportC.exitCode}); ${JSON.stringify(c.answers.byStatus)}; acknowledged ${c.answers.acked.risk} verdicts and ${c.answers.acked.track} track events, lost ${lostC.risk} and ${lostC.track}\n`,
     );

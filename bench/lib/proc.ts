@@ -14,7 +14,9 @@ export function rssOf(pid: number): number | null {
 /** CPU time of a process (user + system) in µs (clock ticks of 10 ms: use over seconds, not calls). */
 export function cpuOf(pid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10_000;
   } catch {
     return null;

@@ -28,6 +28,12 @@ export function runInfo(): RunInfo {
     commit: git(['rev-parse', 'HEAD']),
     dirty: (git(['status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
     at: new Date().toISOString(),
-    machine: { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` },
+    machine: {
+      cpus: cpus.length,
+      model: cpus[0]?.model ?? 'unknown',
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+    },
   };
 }

@@ -45,7 +45,12 @@ export interface Endpoints {
   dbName: string;
 }
 
-export type ToServer = { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean } | { type: 'memory'; liveHeap?: boolean } | { type: 'settle' } | { type: 'count'; event: string } | { type: 'stop' };
+export type ToServer =
+  | { type: 'stats'; resetPeak?: boolean; liveHeap?: boolean }
+  | { type: 'memory'; liveHeap?: boolean }
+  | { type: 'settle' }
+  | { type: 'count'; event: string }
+  | { type: 'stop' };
 
 /** One memory sample of the server side (bytes; null where there is no such process). */
 export interface MemorySample {
@@ -66,7 +71,20 @@ export interface MemorySample {
 }
 export type FromServer =
   | ({ type: 'ready' } & Endpoints)
-  | { type: 'stats'; cpuMicros: number; dbCpuMicros: number | null; rss: number; peakRss: number; dbRss: number | null; peakDbRss: number | null; backlog: number; liveHeap: number | null; writes: number; allocated: number; promoted: number }
+  | {
+      type: 'stats';
+      cpuMicros: number;
+      dbCpuMicros: number | null;
+      rss: number;
+      peakRss: number;
+      dbRss: number | null;
+      peakDbRss: number | null;
+      backlog: number;
+      liveHeap: number | null;
+      writes: number;
+      allocated: number;
+      promoted: number;
+    }
   | ({ type: 'memory' } & MemorySample)
   | { type: 'settled'; backlog: number }
   | { type: 'count'; stored: number }
@@ -77,7 +95,8 @@ const MB = 1024 * 1024;
 /** V8 heap spaces whose objects are young: what a scavenge keeps moves out of them (promotion). */
 const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
 type HeapSpaces = { spaceName: string; spaceUsedSize: number }[];
-const oldBytes = (spaces: HeapSpaces) => spaces.reduce((n, s) => (YOUNG_SPACES.has(s.spaceName) ? n : n + s.spaceUsedSize), 0);
+const oldBytes = (spaces: HeapSpaces) =>
+  spaces.reduce((n, s) => (YOUNG_SPACES.has(s.spaceName) ? n : n + s.spaceUsedSize), 0);
 
 /**
  * Bytes this process allocated on V8's heap so far, and of them the bytes promoted to the old
@@ -97,12 +116,22 @@ class AllocationCounter {
   }
   read(): { allocated: number; promoted: number } {
     const used = getHeapStatistics().used_heap_size;
-    const { statistics } = this.profiler.stop() as unknown as { statistics: { gcType: string; beforeGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces }; afterGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces } }[] };
+    const { statistics } = this.profiler.stop() as unknown as {
+      statistics: {
+        gcType: string;
+        beforeGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces };
+        afterGC: { heapStatistics: { usedHeapSize: number }; heapSpaceStatistics: HeapSpaces };
+      }[];
+    };
     this.profiler = new GCProfiler();
     this.profiler.start();
     for (const gc of statistics) {
       this.freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-      if (gc.gcType === 'Scavenge') this.promoted += Math.max(0, oldBytes(gc.afterGC.heapSpaceStatistics) - oldBytes(gc.beforeGC.heapSpaceStatistics));
+      if (gc.gcType === 'Scavenge')
+        this.promoted += Math.max(
+          0,
+          oldBytes(gc.afterGC.heapSpaceStatistics) - oldBytes(gc.beforeGC.heapSpaceStatistics),
+        );
     }
     return { allocated: used - this.start + this.freed, promoted: this.promoted };
   }
@@ -126,7 +155,8 @@ function databasePids(): { primary: number | null; reader: number | null } {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      if (!/^Name:\s+ferretdb$/m.test(status) || !new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status)) continue;
+      if (!/^Name:\s+ferretdb$/m.test(status) || !new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status))
+        continue;
       const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
       if (environ.includes('FERRETDB_RELOAD_METADATA_ON_MISS=1')) found.reader = Number(entry);
       else found.primary = Number(entry);
@@ -139,14 +169,21 @@ function databasePids(): { primary: number | null; reader: number | null } {
 
 export async function serve(): Promise<void> {
   const send = (m: FromServer) => process.send?.(m);
-  const root = path.resolve(__dirname, '..', '..', ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []));
+  const root = path.resolve(
+    __dirname,
+    '..',
+    '..',
+    ...(__dirname.includes(`${path.sep}dist${path.sep}`) ? ['..'] : []),
+  );
   const dataDir = path.join(root, '.data', `bench-${process.pid}`);
   const secret = `sk_bench_${randomBytes(16).toString('hex')}`;
   const dbName = `rampart_bench_${randomBytes(4).toString('hex')}`;
   // Rampart's own settings pass through (RAMPART_STATE_CACHE_ENTRIES=…, to measure them); the
   // bench decides where the data goes, the ports, the secret and the rate limit.
   const config = loadConfig({
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RAMPART_') || k === 'MONGODB_URI')),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k.startsWith('RAMPART_') || k === 'MONGODB_URI'),
+    ),
     RAMPART_DATA_DIR: dataDir,
     RAMPART_DB_NAME: dbName,
     RAMPART_HTTP_PORT: '0',
@@ -170,17 +207,29 @@ export async function serve(): Promise<void> {
   await ceiling.listen({ host: '127.0.0.1', port: 0 });
 
   // Door only: validation as usual, then a verdict the real core computed once.
-  const sample = { event: '$login', user: { id: 'bench-door', email: 'door@example.com' }, request_token: 'bench-door-fp', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh) Chrome/124.0' } } };
+  const sample = {
+    event: '$login',
+    user: { id: 'bench-door', email: 'door@example.com' },
+    request_token: 'bench-door-fp',
+    context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh) Chrome/124.0' } },
+  };
   const canned = await services.verdicts.evaluate(principal, 'risk', eventCommand(sample));
   const verdicts = Object.create(services.verdicts) as Services['verdicts'];
   verdicts.evaluate = async (p, endpoint, command) => {
     validateEvent(endpoint, command, { sandbox: p.env.sandbox, now: new Date() });
     return canned;
   };
-  const door = await buildRestServer({ services: { ...services, verdicts }, log, bodyLimit: config.bodyLimit, trustProxy: false, requireHttps: false });
+  const door = await buildRestServer({
+    services: { ...services, verdicts },
+    log,
+    bodyLimit: config.bodyLimit,
+    trustProxy: false,
+    requireHttps: false,
+  });
   await door.listen({ host: '127.0.0.1', port: 0 });
 
-  const uri = config.mongoUri ?? (JSON.parse(readFileSync(embeddedInfoFile(dataDir), 'utf8')) as { uri: string }).uri;
+  const uri =
+    config.mongoUri ?? (JSON.parse(readFileSync(embeddedInfoFile(dataDir), 'utf8')) as { uri: string }).uri;
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 5000 }).connect();
   const db = client.db(dbName);
 
@@ -219,7 +268,19 @@ export async function serve(): Promise<void> {
         const u = process.cpuUsage();
         const heap = allocated.read();
         const dbRss = dbPid ? rssOf(dbPid) : null;
-        send({ type: 'stats', cpuMicros: u.user + u.system, dbCpuMicros: dbPid ? cpuOf(dbPid) : null, rss: process.memoryUsage().rss, peakRss: peak, dbRss, peakDbRss: dbPid ? peakDb : null, backlog: running.built.state.backlog, liveHeap: m.liveHeap ? liveHeap() : null, writes: await documentsWritten(), ...heap });
+        send({
+          type: 'stats',
+          cpuMicros: u.user + u.system,
+          dbCpuMicros: dbPid ? cpuOf(dbPid) : null,
+          rss: process.memoryUsage().rss,
+          peakRss: peak,
+          dbRss,
+          peakDbRss: dbPid ? peakDb : null,
+          backlog: running.built.state.backlog,
+          liveHeap: m.liveHeap ? liveHeap() : null,
+          writes: await documentsWritten(),
+          ...heap,
+        });
         if (m.resetPeak) {
           peak = 0;
           peakDb = 0;
@@ -248,7 +309,10 @@ export async function serve(): Promise<void> {
         await running.built.state.flush();
         send({ type: 'settled', backlog: running.built.state.backlog });
       } else if (m.type === 'count') {
-        send({ type: 'count', stored: await db.collection('events').countDocuments({ envId: principal.env.id, name: m.event }) });
+        send({
+          type: 'count',
+          stored: await db.collection('events').countDocuments({ envId: principal.env.id, name: m.event }),
+        });
       } else if (m.type === 'stop') {
         clearInterval(sampler);
         await allocations?.();
@@ -262,7 +326,9 @@ export async function serve(): Promise<void> {
         if (process.env.RAMPART_BENCH_KEEP_DATA !== '1') rmSync(dataDir, { recursive: true, force: true });
         process.exit(0);
       }
-    })().catch((err: unknown) => send({ type: 'failed', error: err instanceof Error ? err.message : String(err) }));
+    })().catch((err: unknown) =>
+      send({ type: 'failed', error: err instanceof Error ? err.message : String(err) }),
+    );
   });
   const port = (s: { server: { address(): unknown } }) => (s.server.address() as { port: number }).port;
   send({
@@ -290,7 +356,10 @@ export const megabytes = (bytes: number | null) => (bytes === null ? '-' : `${(b
 export function entry(name: string, main: () => Promise<void>): void {
   if (process.argv[2] === '--serve') {
     serve().catch((err: unknown) => {
-      process.send?.({ type: 'failed', error: err instanceof Error ? err.message : String(err) } satisfies FromServer);
+      process.send?.({
+        type: 'failed',
+        error: err instanceof Error ? err.message : String(err),
+      } satisfies FromServer);
       process.exit(1);
     });
   } else {
@@ -310,9 +379,15 @@ async function startAllocationSampling(file: string | undefined): Promise<(() =>
   const session = new Session();
   session.connect();
   const post = <T>(method: string, params?: object) =>
-    new Promise<T>((resolve, reject) => session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))));
+    new Promise<T>((resolve, reject) =>
+      session.post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result as T))),
+    );
   await post('HeapProfiler.enable');
-  await post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 32_768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   return async () => {
     const { profile } = await post<{ profile: unknown }>('HeapProfiler.stopSampling');
     writeFileSync(file, JSON.stringify(profile));

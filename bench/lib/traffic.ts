@@ -29,9 +29,20 @@ export const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36 Edg/124.0.0.0',
   'Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0',
 ];
-export const LANGUAGES = ['en-US,en;q=0.9', 'en-GB,en;q=0.9', 'de-DE,de;q=0.9,en;q=0.8', 'fr-FR,fr;q=0.9', 'es-ES,es;q=0.9', 'pt-BR,pt;q=0.9', 'ja-JP,ja;q=0.9'];
+export const LANGUAGES = [
+  'en-US,en;q=0.9',
+  'en-GB,en;q=0.9',
+  'de-DE,de;q=0.9,en;q=0.8',
+  'fr-FR,fr;q=0.9',
+  'es-ES,es;q=0.9',
+  'pt-BR,pt;q=0.9',
+  'ja-JP,ja;q=0.9',
+];
 /** First octets of networks of residential and mobile providers in several countries. */
-export const NETWORKS = [2, 5, 24, 31, 37, 46, 62, 66, 73, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 98, 99, 108, 109, 151, 176, 178, 188, 212, 213, 217];
+export const NETWORKS = [
+  2, 5, 24, 31, 37, 46, 62, 66, 73, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94,
+  95, 98, 99, 108, 109, 151, 176, 178, 188, 212, 213, 217,
+];
 
 /** Request headers as Castle's SDKs forward them (User-Agent first). */
 export type Headers = Record<string, string>;
@@ -61,7 +72,11 @@ export class Traffic {
   private readonly people: Person[];
   private readonly r: () => number;
 
-  constructor(readonly users: number, seed = 42, readonly prefix = 'bench') {
+  constructor(
+    readonly users: number,
+    seed = 42,
+    readonly prefix = 'bench',
+  ) {
     const r = rng(seed);
     this.r = rng(seed ^ 0x5bd1e995);
     this.people = Array.from({ length: users }, (_, i) => ({
@@ -93,14 +108,29 @@ export class Traffic {
       userId: `${this.prefix}-${i}`,
       email: `${this.prefix}${i}@example.com`,
       ip: where < 0.85 ? p.home : where < 0.97 ? p.mobile : address(this.r),
-      fingerprint: which < 0.9 ? (p.devices[0] as string) : which < 0.98 ? (p.devices[1] as string) : `${this.prefix}-fp-new-${Math.floor(this.r() * 1e9)}`,
+      fingerprint:
+        which < 0.9
+          ? (p.devices[0] as string)
+          : which < 0.98
+            ? (p.devices[1] as string)
+            : `${this.prefix}-fp-new-${Math.floor(this.r() * 1e9)}`,
       headers: p.headers,
     };
   }
 }
 
 /** The Castle JSON body of a `$login` risk call. */
-export const riskBody = (l: Login) => ({ event: '$login', user: { id: l.userId, email: l.email }, request_token: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
+export const riskBody = (l: Login) => ({
+  event: '$login',
+  user: { id: l.userId, email: l.email },
+  request_token: l.fingerprint,
+  context: { ip: l.ip, headers: l.headers },
+});
 
 /** The Castle JSON body of a `$login.failed` track call. */
-export const trackBody = (l: Login) => ({ event: '$login.failed', user: { id: l.userId, email: l.email }, request_token: l.fingerprint, context: { ip: l.ip, headers: l.headers } });
+export const trackBody = (l: Login) => ({
+  event: '$login.failed',
+  user: { id: l.userId, email: l.email },
+  request_token: l.fingerprint,
+  context: { ip: l.ip, headers: l.headers },
+});

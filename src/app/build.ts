@@ -24,12 +24,25 @@ import { WebhookService } from '../core/webhooks/service';
 import { PrivacyService } from '../core/privacy/service';
 import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
-import { DEVICE_QUERY_FIELDS, DEVICES, StateUserStore, USER_QUERY_FIELDS, USERS, userStateIndexes } from '../store/user-state';
+import {
+  DEVICE_QUERY_FIELDS,
+  DEVICES,
+  StateUserStore,
+  USER_QUERY_FIELDS,
+  USERS,
+  userStateIndexes,
+} from '../store/user-state';
 import { StateLayer, type StateObserver } from '../store/state/layer';
 import { migrateLegacyDevices, migrateWebhookOutbox, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
-import { COUNTER_QUERY_FIELDS, COUNTERS, counterIndexes, lastBucketBefore, StateCounterStore } from '../store/counters';
+import {
+  COUNTER_QUERY_FIELDS,
+  COUNTERS,
+  counterIndexes,
+  lastBucketBefore,
+  StateCounterStore,
+} from '../store/counters';
 import { CreatedHere } from '../store/created-here';
 import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
@@ -92,7 +105,10 @@ export const ALL_INDEXES: readonly IndexSpec[] = [
 ];
 
 /** Every index `specs` declares on one collection (several specs may name it). */
-const mergedSpec = (specs: readonly IndexSpec[], collection: string): IndexSpec => ({ collection, indexes: specs.filter((s) => s.collection === collection).flatMap((s) => s.indexes) });
+const mergedSpec = (specs: readonly IndexSpec[], collection: string): IndexSpec => ({
+  collection,
+  indexes: specs.filter((s) => s.collection === collection).flatMap((s) => s.indexes),
+});
 
 const COUNTER_SWEEP_MS = 10 * 60_000;
 const PRIVACY_SWEEP_MS = 10 * 60_000;
@@ -135,7 +151,13 @@ export interface BuildOptions {
    * Webhook worker tuning (tests shorten these). `outboxEveryMs`: how often the open deliveries
    * are read again for the outbox metrics (default: 15 s on MongoDB, 10 min on FerretDB).
    */
-  webhooks?: { pollMs?: number; backoffBaseMs?: number; maxAttempts?: number; dedupeWindowMs?: number; outboxEveryMs?: number };
+  webhooks?: {
+    pollMs?: number;
+    backoffBaseMs?: number;
+    maxAttempts?: number;
+    dedupeWindowMs?: number;
+    outboxEveryMs?: number;
+  };
   /** How long a verdict may wait for its state (default 150 ms). */
   verdictBudgetMs?: number;
   /** The database as dashboards read it (searches, analytics): its own bounded pool (default: `db`). */
@@ -205,11 +227,20 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const indexes = indexesFor(kind, ALL_INDEXES);
   // On FerretDB a non-unique index serves no read unless it is one of this build's (and costs
   // every write): those of an earlier version or build go.
-  await applyIndexes(db, indexes, kind.ferretdb ? (collection, existing) => staleIndexes(existing, mergedSpec(indexes, collection)) : undefined);
+  await applyIndexes(
+    db,
+    indexes,
+    kind.ferretdb
+      ? (collection, existing) => staleIndexes(existing, mergedSpec(indexes, collection))
+      : undefined,
+  );
   // Whole-document writes only where this process is the database's only writer, and the
   // server is Rampart's FerretDB build (see StateOptions.writeMode).
   const writeMode = o.state?.writeMode ?? (o.privateDatabase && kind.upsertInsert ? 'snapshots' : 'deltas');
-  if (o.privateDatabase && !kind.upsertInsert) o.log.warn('the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower');
+  if (o.privateDatabase && !kind.upsertInsert)
+    o.log.warn(
+      'the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower',
+    );
 
   // The metrics read from the services built below; their hooks are called only once requests flow.
   const stateObserver: StateObserver = {
@@ -223,26 +254,38 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
     ...(o.state?.queueLimit !== undefined ? { queueLimit: o.state.queueLimit } : {}),
     ...(o.state?.maxUnwrittenMs !== undefined ? { maxUnwrittenMs: o.state.maxUnwrittenMs } : {}),
-    ...(o.state?.writeTimeoutMs !== undefined ? { writeTimeoutMs: o.state.writeTimeoutMs, readTimeoutMs: o.state.writeTimeoutMs } : {}),
+    ...(o.state?.writeTimeoutMs !== undefined
+      ? { writeTimeoutMs: o.state.writeTimeoutMs, readTimeoutMs: o.state.writeTimeoutMs }
+      : {}),
     ...(o.writer ? { writer: o.writer.db, onStall: o.writer.stalled } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
     now: () => clock.now().getTime(),
     observer: stateObserver,
-    onError: (err, what) => o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
+    onError: (err, what) =>
+      o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
   await migrateLegacyDevices(db, state, o.log);
   // Open webhook deliveries of an earlier version into the outbox (on MongoDB at every start:
   // older instances may still be recording into the history during an upgrade).
-  await migrateWebhookOutbox(db, { everyStart: !kind.ferretdb, dedupeWindowMs: o.webhooks?.dedupeWindowMs, now: clock.now(), log: o.log });
+  await migrateWebhookOutbox(db, {
+    everyStart: !kind.ferretdb,
+    dedupeWindowMs: o.webhooks?.dedupeWindowMs,
+    now: clock.now(),
+    log: o.log,
+  });
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
   if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS, DEVICES], o.log);
   // The analysts' bulkhead: dashboards' reads wait their turn and stop at their time limit.
   const analystTimeoutMs = o.analystTimeoutMs ?? DEFAULT_ANALYST_TIMEOUT_MS;
   const analyst = {
     maxTimeMS: analystTimeoutMs,
-    gate: new AnalystGate({ concurrency: o.analystConcurrency ?? 1, share: o.analystShare ?? 0.5, waitMs: o.analystWaitMs ?? Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS) }),
+    gate: new AnalystGate({
+      concurrency: o.analystConcurrency ?? 1,
+      share: o.analystShare ?? 0.5,
+      waitMs: o.analystWaitMs ?? Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS),
+    }),
   };
   const sealer = new Sealer(o.masterKey);
   // Every repository the core is given speaks the core's errors, never the driver's (`core`).
@@ -252,16 +295,26 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
   // On Rampart's FerretDB build the values shared by many events are found through event keys.
-  const eventKeys = kind.indexPushdown ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs }) : undefined;
+  const eventKeys = kind.indexPushdown
+    ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs })
+    : undefined;
   const events = core(new MongoEventStore(db, state, rollups, eventKeys));
   const debuggerLog = core(new MongoDebuggerStore(db, state));
   // Where this process is the database's only writer, windows it never wrote are not looked up,
   // and an address's window is kept in its network's (one document written for both).
   const alone = writeMode === 'snapshots';
-  const created = alone ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf) : undefined;
-  const counters = core(new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined));
+  const created = alone
+    ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf)
+    : undefined;
+  const counters = core(
+    new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined),
+  );
   // Policies may name only the environment's lists; a list a policy names cannot be deleted.
-  const policies = new PolicyService({ store: core(new MongoPolicyStore(db)), clock, listIds: (env) => lists.ids(env) });
+  const policies = new PolicyService({
+    store: core(new MongoPolicyStore(db)),
+    clock,
+    listIds: (env) => lists.ids(env),
+  });
   const audit = core(new MongoAuditLog(db));
   // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
   const lists: ListService = new ListService({
@@ -274,11 +327,24 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     log: o.log,
     ...(o.listImports ? { imports: o.listImports } : {}),
   });
-  const environments = new EnvironmentService({ environments: environmentsStore, credentials, policies, sealer, clock, authCacheMs: o.authCacheMs, scheduler: timerScheduler });
+  const environments = new EnvironmentService({
+    environments: environmentsStore,
+    credentials,
+    policies,
+    sealer,
+    clock,
+    authCacheMs: o.authCacheMs,
+    scheduler: timerScheduler,
+  });
   // At most so many verdicts at once, the bound adapting to how quickly they are answered: a
   // process given less CPU than its traffic needs answers what it admits in time and refuses the
   // rest early, instead of answering everything too late (core/work-limiter.ts).
-  const limiter = new WorkLimiter({ ...DEFAULT_WORK_LIMITS, ...o.workLimits, clock, scheduler: timerScheduler });
+  const limiter = new WorkLimiter({
+    ...DEFAULT_WORK_LIMITS,
+    ...o.workLimits,
+    clock,
+    scheduler: timerScheduler,
+  });
   // The instance's metrics: read when scraped, from the services built below (track, webhooks).
   const metrics: Metrics = new Metrics({
     writeBacklog: () => state.backlog,
@@ -312,9 +378,25 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const observations = core(new StateClientObservationStore(db, state));
   // Collections per environment and source address: a page asks once per form submission.
   const attestedKeys = core(new MongoAttestedKeyStore(db));
-  const attestation = new AttestationVerifier({ keys: attestedKeys, appleRoot: new X509Certificate(o.appAttestRoot ?? APPLE_APP_ATTESTATION_ROOT_PEM), open: (sealed) => sealer.open(sealed) });
+  const attestation = new AttestationVerifier({
+    keys: attestedKeys,
+    appleRoot: new X509Certificate(o.appAttestRoot ?? APPLE_APP_ATTESTATION_ROOT_PEM),
+    open: (sealed) => sealer.open(sealed),
+  });
   const CLIENT_LIMIT = { per: 'per environment and source address', setting: 'RAMPART_CLIENT_RATE_LIMIT' };
-  const client = new ClientService({ environments: environmentsStore, key: sealer.macKey('client-token'), clock, observations, limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10), CLIENT_LIMIT), powBits: o.clientPowBits, attestation });
+  const client = new ClientService({
+    environments: environmentsStore,
+    key: sealer.macKey('client-token'),
+    clock,
+    observations,
+    limiter: new RateLimiter(
+      o.clientRateLimitPerSecond ?? 10,
+      3 * (o.clientRateLimitPerSecond ?? 10),
+      CLIENT_LIMIT,
+    ),
+    powBits: o.clientPowBits,
+    attestation,
+  });
   const appEvents = core(new StateClientEventStore(db, state));
   // App events per environment and source address: an install flushes on each open, close and
   // identify, and every 20 events.
@@ -322,7 +404,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     keys: client.keys,
     key: sealer.macKey('client-token'),
     clock,
-    limiter: new RateLimiter(o.clientRateLimitPerSecond ?? 10, 3 * (o.clientRateLimitPerSecond ?? 10), CLIENT_LIMIT),
+    limiter: new RateLimiter(
+      o.clientRateLimitPerSecond ?? 10,
+      3 * (o.clientRateLimitPerSecond ?? 10),
+      CLIENT_LIMIT,
+    ),
     sink: appEvents,
     counters,
     secrets: (env: EnvId) => environments.liveSecrets(env),
@@ -331,8 +417,39 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ackTimeoutMs: o.state?.ackTimeoutMs,
   });
   const devices = new DeviceService({ users, webhooks, clock, clientTokens: client });
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes, clock, scheduler: timerScheduler, intel, log: o.log, clientTokens: client, ackTimeoutMs: o.state?.ackTimeoutMs });
-  const verdicts = new VerdictService({ users, events, counters, writes, policies, lists, webhooks, clock, intel, log: o.log, budgetMs: o.verdictBudgetMs, maxEventAgeMs: o.maxEventAgeMs, observer: metrics.verdictObserver, clientTokens: client, deviceTokenKey: sealer.macKey('device-token'), limiter });
+  const track = new TrackService({
+    users,
+    events,
+    counters,
+    debuggerLog,
+    deviceService: devices,
+    webhooks,
+    writes,
+    clock,
+    scheduler: timerScheduler,
+    intel,
+    log: o.log,
+    clientTokens: client,
+    ackTimeoutMs: o.state?.ackTimeoutMs,
+  });
+  const verdicts = new VerdictService({
+    users,
+    events,
+    counters,
+    writes,
+    policies,
+    lists,
+    webhooks,
+    clock,
+    intel,
+    log: o.log,
+    budgetMs: o.verdictBudgetMs,
+    maxEventAgeMs: o.maxEventAgeMs,
+    observer: metrics.verdictObserver,
+    clientTokens: client,
+    deviceTokenKey: sealer.macKey('device-token'),
+    limiter,
+  });
   const privacy = new PrivacyService({
     store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
     users,
@@ -346,18 +463,47 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   });
   const access = new AccessService({
     environments,
-    limiter: new RateLimiter(o.rateLimitPerSecond, undefined, { per: 'per environment', setting: 'RAMPART_RATE_LIMIT' }),
-    failedLimit: { limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit, windowMs: 60_000 },
+    limiter: new RateLimiter(o.rateLimitPerSecond, undefined, {
+      per: 'per environment',
+      setting: 'RAMPART_RATE_LIMIT',
+    }),
+    failedLimit: {
+      limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit,
+      windowMs: 60_000,
+    },
     now: () => clock.now().getTime(),
   });
-  const sessions = new SessionService({ store: core(new MongoSessionStore(db)), access, environments, clock, csrfKey: sealer.macKey('console-csrf') }, o.sessions);
+  const sessions = new SessionService(
+    {
+      store: core(new MongoSessionStore(db)),
+      access,
+      environments,
+      clock,
+      csrfKey: sealer.macKey('console-csrf'),
+    },
+    o.sessions,
+  );
   // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
   // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
   const embeddedSearch = kind.indexPushdown
-    ? new EmbeddedEventSearch(o.analystDb ?? db, analyst, new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS), { maxExamined: o.analystMaxExamined })
+    ? new EmbeddedEventSearch(
+        o.analystDb ?? db,
+        analyst,
+        new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS),
+        { maxExamined: o.analystMaxExamined },
+      )
     : undefined;
   const analyticsStore = core(
-    new MongoAnalyticsStore(o.analystDb ?? db, analyst, new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, { now: () => clock.now().getTime(), cacheMs: o.rollupCacheMs, indexed: kind.indexPushdown || !kind.ferretdb }), embeddedSearch),
+    new MongoAnalyticsStore(
+      o.analystDb ?? db,
+      analyst,
+      new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, {
+        now: () => clock.now().getTime(),
+        cacheMs: o.rollupCacheMs,
+        indexed: kind.indexPushdown || !kind.ferretdb,
+      }),
+      embeddedSearch,
+    ),
   );
   const services: Services = {
     environments,
@@ -371,10 +517,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     client,
     clientEvents,
     access,
-    queries: new QueryService(
-      core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)),
-      users,
-    ),
+    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)), users),
     analytics: new AnalyticsService(analyticsStore, clock),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
@@ -384,7 +527,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.
   const retention = new RetentionService({
     environments: environmentsStore,
-    store: core(new MongoRetentionStore(db, { strategy: o.retention?.strategy ?? (kind.ferretdb ? 'scan' : 'per-environment'), scanDb: o.analystDb ?? db })),
+    store: core(
+      new MongoRetentionStore(db, {
+        strategy: o.retention?.strategy ?? (kind.ferretdb ? 'scan' : 'per-environment'),
+        scanDb: o.analystDb ?? db,
+      }),
+    ),
     clock,
     scheduler: timerScheduler,
     log: o.log,
@@ -392,23 +540,55 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.retention?.pauseMs !== undefined ? { pauseMs: o.retention.pauseMs } : {}),
   });
   const rollupCompactor = new RollupCompactor(db, {
-    environments: async () => (await environmentsStore.list()).map((e) => ({ id: e.id, retentionDays: retentionDaysOf(e) })),
+    environments: async () =>
+      (await environmentsStore.list()).map((e) => ({ id: e.id, retentionDays: retentionDaysOf(e) })),
     now: () => clock.now().getTime(),
   });
   // The workers: when webhooks are delivered, and when expired data is swept.
-  const webhookWorker = new WebhookWorker(webhooks, { scheduler: timerScheduler, log: o.log, pollMs, outboxEveryMs: outboxReadMs });
+  const webhookWorker = new WebhookWorker(webhooks, {
+    scheduler: timerScheduler,
+    log: o.log,
+    pollMs,
+    outboxEveryMs: outboxReadMs,
+  });
   const sweeps = new Sweeps(
     [
       { name: 'privacy', everyMs: PRIVACY_SWEEP_MS, run: () => privacy.sweep() },
       { name: 'list imports', everyMs: PRIVACY_SWEEP_MS, atStart: false, run: () => lists.sweepImports() },
       { name: 'counters', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => counters.sweep(clock.now()) },
-      { name: 'client observations', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => observations.sweep(clock.now()) },
-      { name: 'attested keys', everyMs: RETENTION_SWEEP_MS, atStart: false, run: () => attestedKeys.sweep(clock.now()) },
-      { name: 'app events', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => appEvents.sweep(clock.now()) },
+      {
+        name: 'client observations',
+        everyMs: COUNTER_SWEEP_MS,
+        atStart: false,
+        run: () => observations.sweep(clock.now()),
+      },
+      {
+        name: 'attested keys',
+        everyMs: RETENTION_SWEEP_MS,
+        atStart: false,
+        run: () => attestedKeys.sweep(clock.now()),
+      },
+      {
+        name: 'app events',
+        everyMs: COUNTER_SWEEP_MS,
+        atStart: false,
+        run: () => appEvents.sweep(clock.now()),
+      },
       { name: 'console sessions', everyMs: COUNTER_SWEEP_MS, atStart: false, run: () => sessions.sweep() },
       // Not at start: an upgrade leaves 6 hours to set a longer retention than the default.
-      { name: 'retention', everyMs: RETENTION_SWEEP_MS, atStart: false, run: () => retention.sweep(), stop: () => retention.stop() },
-      { name: 'rollup packing', everyMs: ROLLUP_PACK_MS, run: () => rollupCompactor.run(), stop: () => rollupCompactor.stop() },
+      {
+        name: 'retention',
+        everyMs: RETENTION_SWEEP_MS,
+        atStart: false,
+        run: () => retention.sweep(),
+        stop: () => retention.stop(),
+      },
+      {
+        name: 'rollup packing',
+        everyMs: ROLLUP_PACK_MS,
+        run: () => rollupCompactor.run(),
+        stop: () => rollupCompactor.stop(),
+      },
     ],
     { scheduler: timerScheduler, log: o.log },
   );
@@ -433,13 +613,18 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
             o.log.error({ what }, 'shutdown: gave up waiting');
             resolve();
           }, left());
-          work.then(
-            () => resolve(),
-            (err: unknown) => {
-              o.log.error({ err: err instanceof Error ? err.message : String(err), what }, 'shutdown: a step failed');
-              resolve();
-            },
-          ).finally(() => clearTimeout(timer));
+          work
+            .then(
+              () => resolve(),
+              (err: unknown) => {
+                o.log.error(
+                  { err: err instanceof Error ? err.message : String(err), what },
+                  'shutdown: a step failed',
+                );
+                resolve();
+              },
+            )
+            .finally(() => clearTimeout(timer));
         });
       await within(sweeps.stop(), 'background sweeps');
       // Track's queue first (it produces writes), then everything queued for the database.
@@ -449,7 +634,14 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       await within(lists.stop(), 'list imports');
       rollups.drain();
       eventKeys?.drain();
-      await state.close(left()).catch((err: unknown) => o.log.error({ err: err instanceof Error ? err.message : String(err), lost: state.backlog }, 'shutdown: queued writes could not be written'));
+      await state
+        .close(left())
+        .catch((err: unknown) =>
+          o.log.error(
+            { err: err instanceof Error ? err.message : String(err), lost: state.backlog },
+            'shutdown: queued writes could not be written',
+          ),
+        );
     },
   };
 }

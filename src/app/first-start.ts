@@ -50,7 +50,11 @@ export type TerminalOpener = () => number;
 const openTerminal: TerminalOpener = () => openSync('/dev/tty', 'w');
 
 /** Show the generated secret on the terminal, or else put it in an owner-only file; never in the log. */
-export function deliverGeneratedSecret(g: GeneratedSecret, log: Logger, terminal: TerminalOpener = openTerminal): Delivered {
+export function deliverGeneratedSecret(
+  g: GeneratedSecret,
+  log: Logger,
+  terminal: TerminalOpener = openTerminal,
+): Delivered {
   const message = firstStartMessage(g);
   let fd: number | null = null;
   try {
@@ -79,6 +83,9 @@ export function deliverGeneratedSecret(g: GeneratedSecret, log: Logger, terminal
   } finally {
     closeSync(out);
   }
-  log.warn({ file }, 'created the sandbox environment; no terminal to show its generated API secret on, so it is in this file (readable by this user only): read it, then delete it');
+  log.warn(
+    { file },
+    'created the sandbox environment; no terminal to show its generated API secret on, so it is in this file (readable by this user only): read it, then delete it',
+  );
   return { to: 'file', file };
 }

@@ -59,7 +59,9 @@ export class LoopLag {
   behind(): string | null {
     if (this.maxMs <= 0) return null;
     const lag = this.lagMs;
-    return lag > this.maxMs ? `overloaded: the service ran ${Math.round(lag)} ms behind in the last ${WINDOW_MS / 1000} s` : null;
+    return lag > this.maxMs
+      ? `overloaded: the service ran ${Math.round(lag)} ms behind in the last ${WINDOW_MS / 1000} s`
+      : null;
   }
 
   /** Why this request is refused (one of the share `shedShare()` says), or null. */

@@ -86,16 +86,43 @@ export class Metrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'rampart_' });
-    this.requests = new Histogram({ name: 'rampart_request_duration_seconds', help: 'Requests by door (rest, grpc, graphql, console), route (gRPC: the full method name) and status (HTTP status, or gRPC status code name)', labelNames: ['door', 'route', 'status'], buckets: LATENCY, registers });
-    this.authFailures = new Counter({ name: 'rampart_auth_failures_total', help: 'Requests refused because their credential was missing or wrong (HTTP 401, gRPC UNAUTHENTICATED), by door', labelNames: ['door'], registers });
-    this.rateLimited = new Counter({ name: 'rampart_rate_limited_total', help: 'Requests refused by a rate limit (HTTP 429, gRPC RESOURCE_EXHAUSTED), by door', labelNames: ['door'], registers });
+    this.requests = new Histogram({
+      name: 'rampart_request_duration_seconds',
+      help: 'Requests by door (rest, grpc, graphql, console), route (gRPC: the full method name) and status (HTTP status, or gRPC status code name)',
+      labelNames: ['door', 'route', 'status'],
+      buckets: LATENCY,
+      registers,
+    });
+    this.authFailures = new Counter({
+      name: 'rampart_auth_failures_total',
+      help: 'Requests refused because their credential was missing or wrong (HTTP 401, gRPC UNAUTHENTICATED), by door',
+      labelNames: ['door'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: 'rampart_rate_limited_total',
+      help: 'Requests refused by a rate limit (HTTP 429, gRPC RESOURCE_EXHAUSTED), by door',
+      labelNames: ['door'],
+      registers,
+    });
     // Every door's series exist from the start (at 0), so that rate() and alerts see them.
     for (const door of DOORS) {
       this.authFailures.inc({ door }, 0);
       this.rateLimited.inc({ door }, 0);
     }
-    this.verdicts = new Counter({ name: 'rampart_verdicts_total', help: 'Verdicts by endpoint, action and whether they were degraded', labelNames: ['endpoint', 'action', 'degraded'], registers });
-    this.verdictSeconds = new Histogram({ name: 'rampart_verdict_duration_seconds', help: 'Time the core took for a verdict (reads, scoring, recording), by endpoint', labelNames: ['endpoint'], buckets: LATENCY, registers });
+    this.verdicts = new Counter({
+      name: 'rampart_verdicts_total',
+      help: 'Verdicts by endpoint, action and whether they were degraded',
+      labelNames: ['endpoint', 'action', 'degraded'],
+      registers,
+    });
+    this.verdictSeconds = new Histogram({
+      name: 'rampart_verdict_duration_seconds',
+      help: 'Time the core took for a verdict (reads, scoring, recording), by endpoint',
+      labelNames: ['endpoint'],
+      buckets: LATENCY,
+      registers,
+    });
     // A verdict makes ~30 state reads: they are counted in plain numbers and handed to the counter
     // when it is scraped (a labelled inc() hashes its labels, ~3% of the hot path's allocation).
     const pending = this.pendingReads;
@@ -113,32 +140,153 @@ export class Metrics {
         }
       },
     });
-    this.flushSeconds = new Histogram({ name: 'rampart_state_flush_duration_seconds', help: 'Duration of write-behind flushes, by outcome', labelNames: ['outcome'], buckets: LATENCY, registers });
-    this.flushWrites = new Counter({ name: 'rampart_state_flushed_writes_total', help: 'Writes sent by flushes: coalesced document updates and inserts', labelNames: ['kind'], registers });
-    this.flushErrors = new Counter({ name: 'rampart_state_flush_errors_total', help: 'Write-behind flushes that failed (the database unreachable or refusing); their writes stay queued and are retried', registers });
-    this.droppedWrites = new Counter({ name: 'rampart_state_dropped_writes_total', help: 'Queued writes the database refused for good (logged) and that were dropped, by collection', labelNames: ['collection'], registers });
-    new Gauge({ name: 'rampart_state_write_backlog', help: 'Writes waiting to be flushed (the bound is RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeBacklog()); } });
-    this.flushStalls = new Counter({ name: 'rampart_state_flush_stalls_total', help: 'Write-behind flushes abandoned by the watchdog (no answer within RAMPART_WRITE_TIMEOUT_MS); their writes are retried on a new connection', registers });
-    new Gauge({ name: 'rampart_state_oldest_unwritten_seconds', help: 'Age of the oldest acknowledged change not yet written (statistics held back on purpose aside); at RAMPART_MAX_UNWRITTEN_MS new work is refused', registers, collect() { this.set(sources.oldestUnwrittenMs() / 1000); } });
-    new Gauge({ name: 'rampart_state_max_unwritten_seconds', help: 'RAMPART_MAX_UNWRITTEN_MS: the age of the oldest unwritten change at which Rampart refuses new work (503)', registers, collect() { this.set(sources.writeLimits().maxUnwrittenMs / 1000); } });
-    new Gauge({ name: 'rampart_state_writes_stuck_seconds', help: 'How long writes have been due without a flush writing them (0 while writing); /readyz answers 503 past RAMPART_WRITE_STALL_MS', registers, collect() { this.set(sources.writesStuckMs() / 1000); } });
-    new Gauge({ name: 'rampart_state_write_queue_limit', help: 'Backlog past which Rampart answers 503 (RAMPART_WRITE_QUEUE_LIMIT)', registers, collect() { this.set(sources.writeLimits().queueLimit); } });
-    new Gauge({ name: 'rampart_state_cached_documents', help: 'Documents in the state cache', registers, collect() { this.set(sources.cachedDocuments()); } });
-    new Gauge({ name: 'rampart_verdicts_in_flight', help: 'Verdicts computing now', registers, collect() { this.set(sources.verdictWork().inFlight); } });
-    new Gauge({ name: 'rampart_verdicts_waiting', help: 'Verdicts waiting for a turn (refused after RAMPART_QUEUE_WAIT_MS)', registers, collect() { this.set(sources.verdictWork().waiting); } });
-    new Gauge({ name: 'rampart_verdict_concurrency_limit', help: 'Verdicts that may compute at once: adapts to how quickly they are answered, at most RAMPART_MAX_CONCURRENT_VERDICTS', registers, collect() { this.set(sources.verdictWork().limit); } });
-    new Gauge({ name: 'rampart_track_queue_depth', help: 'Track events accepted and not yet applied', registers, collect() { this.set(sources.trackPending()); } });
+    this.flushSeconds = new Histogram({
+      name: 'rampart_state_flush_duration_seconds',
+      help: 'Duration of write-behind flushes, by outcome',
+      labelNames: ['outcome'],
+      buckets: LATENCY,
+      registers,
+    });
+    this.flushWrites = new Counter({
+      name: 'rampart_state_flushed_writes_total',
+      help: 'Writes sent by flushes: coalesced document updates and inserts',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.flushErrors = new Counter({
+      name: 'rampart_state_flush_errors_total',
+      help: 'Write-behind flushes that failed (the database unreachable or refusing); their writes stay queued and are retried',
+      registers,
+    });
+    this.droppedWrites = new Counter({
+      name: 'rampart_state_dropped_writes_total',
+      help: 'Queued writes the database refused for good (logged) and that were dropped, by collection',
+      labelNames: ['collection'],
+      registers,
+    });
+    new Gauge({
+      name: 'rampart_state_write_backlog',
+      help: 'Writes waiting to be flushed (the bound is RAMPART_WRITE_QUEUE_LIMIT)',
+      registers,
+      collect() {
+        this.set(sources.writeBacklog());
+      },
+    });
+    this.flushStalls = new Counter({
+      name: 'rampart_state_flush_stalls_total',
+      help: 'Write-behind flushes abandoned by the watchdog (no answer within RAMPART_WRITE_TIMEOUT_MS); their writes are retried on a new connection',
+      registers,
+    });
+    new Gauge({
+      name: 'rampart_state_oldest_unwritten_seconds',
+      help: 'Age of the oldest acknowledged change not yet written (statistics held back on purpose aside); at RAMPART_MAX_UNWRITTEN_MS new work is refused',
+      registers,
+      collect() {
+        this.set(sources.oldestUnwrittenMs() / 1000);
+      },
+    });
+    new Gauge({
+      name: 'rampart_state_max_unwritten_seconds',
+      help: 'RAMPART_MAX_UNWRITTEN_MS: the age of the oldest unwritten change at which Rampart refuses new work (503)',
+      registers,
+      collect() {
+        this.set(sources.writeLimits().maxUnwrittenMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'rampart_state_writes_stuck_seconds',
+      help: 'How long writes have been due without a flush writing them (0 while writing); /readyz answers 503 past RAMPART_WRITE_STALL_MS',
+      registers,
+      collect() {
+        this.set(sources.writesStuckMs() / 1000);
+      },
+    });
+    new Gauge({
+      name: 'rampart_state_write_queue_limit',
+      help: 'Backlog past which Rampart answers 503 (RAMPART_WRITE_QUEUE_LIMIT)',
+      registers,
+      collect() {
+        this.set(sources.writeLimits().queueLimit);
+      },
+    });
+    new Gauge({
+      name: 'rampart_state_cached_documents',
+      help: 'Documents in the state cache',
+      registers,
+      collect() {
+        this.set(sources.cachedDocuments());
+      },
+    });
+    new Gauge({
+      name: 'rampart_verdicts_in_flight',
+      help: 'Verdicts computing now',
+      registers,
+      collect() {
+        this.set(sources.verdictWork().inFlight);
+      },
+    });
+    new Gauge({
+      name: 'rampart_verdicts_waiting',
+      help: 'Verdicts waiting for a turn (refused after RAMPART_QUEUE_WAIT_MS)',
+      registers,
+      collect() {
+        this.set(sources.verdictWork().waiting);
+      },
+    });
+    new Gauge({
+      name: 'rampart_verdict_concurrency_limit',
+      help: 'Verdicts that may compute at once: adapts to how quickly they are answered, at most RAMPART_MAX_CONCURRENT_VERDICTS',
+      registers,
+      collect() {
+        this.set(sources.verdictWork().limit);
+      },
+    });
+    new Gauge({
+      name: 'rampart_track_queue_depth',
+      help: 'Track events accepted and not yet applied',
+      registers,
+      collect() {
+        this.set(sources.trackPending());
+      },
+    });
 
     // The outbox as the webhook dispatcher knows it (WebhookService.outbox): no database read here.
-    new Gauge({ name: 'rampart_webhook_outbox_depth', help: 'Webhook deliveries not yet delivered or given up (pending or being sent)', registers, collect() { this.set(sources.outbox().depth); } });
-    new Gauge({ name: 'rampart_webhook_outbox_oldest_age_seconds', help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none)', registers, collect() { this.set(sources.outbox().oldestAgeSeconds); } });
-    this.webhookAttempts = new Counter({ name: 'rampart_webhook_attempts_total', help: 'Webhook delivery attempts recorded', registers });
-    this.webhookFailures = new Counter({ name: 'rampart_webhook_delivery_failures_total', help: 'Webhook delivery attempts that failed, by status: the HTTP status the receiver answered, or the error class (timeout, connection_refused, dns, tls, connection_reset, invalid_url, network, no_signing_secret, environment_gone, no_webhook_url, shutdown, other)', labelNames: ['status'], registers });
-    this.webhooksGivenUp = new Counter({ name: 'rampart_webhook_deliveries_given_up_total', help: 'Webhook deliveries given up for good (attempts exhausted, or undeliverable): status failed', registers });
+    new Gauge({
+      name: 'rampart_webhook_outbox_depth',
+      help: 'Webhook deliveries not yet delivered or given up (pending or being sent)',
+      registers,
+      collect() {
+        this.set(sources.outbox().depth);
+      },
+    });
+    new Gauge({
+      name: 'rampart_webhook_outbox_oldest_age_seconds',
+      help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none)',
+      registers,
+      collect() {
+        this.set(sources.outbox().oldestAgeSeconds);
+      },
+    });
+    this.webhookAttempts = new Counter({
+      name: 'rampart_webhook_attempts_total',
+      help: 'Webhook delivery attempts recorded',
+      registers,
+    });
+    this.webhookFailures = new Counter({
+      name: 'rampart_webhook_delivery_failures_total',
+      help: 'Webhook delivery attempts that failed, by status: the HTTP status the receiver answered, or the error class (timeout, connection_refused, dns, tls, connection_reset, invalid_url, network, no_signing_secret, environment_gone, no_webhook_url, shutdown, other)',
+      labelNames: ['status'],
+      registers,
+    });
+    this.webhooksGivenUp = new Counter({
+      name: 'rampart_webhook_deliveries_given_up_total',
+      help: 'Webhook deliveries given up for good (attempts exhausted, or undeliverable): status failed',
+      registers,
+    });
 
     this.databaseUp = new Gauge({
       name: 'rampart_database_up',
-      help: 'Whether the database answers (1) or is known to be down or hung (0), from the driver\'s monitoring and the health probe',
+      help: "Whether the database answers (1) or is known to be down or hung (0), from the driver's monitoring and the health probe",
       registers: [],
       collect: () => this.databaseUp.set(this.databaseStatus?.down() === null ? 1 : 0),
     });
@@ -147,7 +295,7 @@ export class Metrics {
     const files = () => this.embeddedFiles;
     new Gauge({
       name: 'rampart_embedded_database_bytes',
-      help: 'Size of the embedded database\'s SQLite file, by database name (none on MONGODB_URI)',
+      help: "Size of the embedded database's SQLite file, by database name (none on MONGODB_URI)",
       labelNames: ['database'],
       registers,
       collect() {
@@ -158,7 +306,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'rampart_embedded_wal_bytes',
-      help: 'Size of the embedded database\'s write-ahead log (RAMPART_EMBEDDED_WAL_LIMIT_MB: past it, it is checkpointed and truncated), by database name',
+      help: "Size of the embedded database's write-ahead log (RAMPART_EMBEDDED_WAL_LIMIT_MB: past it, it is checkpointed and truncated), by database name",
       labelNames: ['database'],
       registers,
       collect() {
@@ -177,8 +325,18 @@ export class Metrics {
         if (f) this.set({ database: f.database }, f.limitBytes);
       },
     });
-    this.walCheckpoints = new Counter({ name: 'rampart_embedded_wal_checkpoints_total', help: 'Checkpoints Rampart sent because the write-ahead log was past its limit, by outcome: truncated, busy (a read still held older frames: tried again later), failed', labelNames: ['outcome'], registers });
-    this.probeSeconds = new Histogram({ name: 'rampart_database_probe_duration_seconds', help: 'Time the database took to answer the health probe\'s ping (RAMPART_DB_PROBE_MS); a hung database answers none (see rampart_database_up)', buckets: LATENCY, registers: [] });
+    this.walCheckpoints = new Counter({
+      name: 'rampart_embedded_wal_checkpoints_total',
+      help: 'Checkpoints Rampart sent because the write-ahead log was past its limit, by outcome: truncated, busy (a read still held older frames: tried again later), failed',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.probeSeconds = new Histogram({
+      name: 'rampart_database_probe_duration_seconds',
+      help: "Time the database took to answer the health probe's ping (RAMPART_DB_PROBE_MS); a hung database answers none (see rampart_database_up)",
+      buckets: LATENCY,
+      registers: [],
+    });
   }
 
   /**
@@ -267,7 +425,8 @@ export class Metrics {
 export function restMetrics(metrics: Metrics, token: string | undefined) {
   return {
     expose: () => metrics.expose(),
-    request: (door: 'rest' | 'graphql' | 'console', route: string, status: number, seconds: number) => metrics.request(door, route, status, seconds),
+    request: (door: 'rest' | 'graphql' | 'console', route: string, status: number, seconds: number) =>
+      metrics.request(door, route, status, seconds),
     token,
   };
 }

@@ -9,7 +9,14 @@ import { ipListsInstalled, offlineIntel } from '../intel';
 import { MongoClient, type Db } from 'mongodb';
 import { connect, uriOptionNames, type Database } from '../store/database';
 import { watchDatabase } from '../store/health';
-import { embeddedSqliteDir, freePort, recordEmbedded, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../store/embedded';
+import {
+  embeddedSqliteDir,
+  freePort,
+  recordEmbedded,
+  startEmbedded,
+  startEmbeddedReader,
+  type EmbeddedDatabase,
+} from '../store/embedded';
 import { WalGuard } from '../store/embedded-wal';
 import { buildRestServer } from '../rest/server';
 import { buildServices, resolveMasterKey, type Built } from './build';
@@ -44,7 +51,12 @@ export async function run(config: Config, log: Logger): Promise<Running> {
   }
 }
 
-async function start(config: Config, log: Logger, started: (() => Promise<unknown>)[], secret: { generated: string | null }): Promise<Running> {
+async function start(
+  config: Config,
+  log: Logger,
+  started: (() => Promise<unknown>)[],
+  secret: { generated: string | null },
+): Promise<Running> {
   let embedded: EmbeddedDatabase | null = null;
   let reader: EmbeddedDatabase | null = null;
   let uri = config.mongoUri;
@@ -73,21 +85,34 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   // The write-behind flusher's own connections: each answer waited for at most a little more than
   // RAMPART_WRITE_TIMEOUT_MS, and replaced when the flusher's watchdog abandons a flush (a
   // connection that went silent is closed, not waited on).
-  const writer = new Writer(uri, config.dbName, { connectTimeoutMS, socketTimeoutMS: config.state.writeTimeoutMs + 5000 }, log);
+  const writer = new Writer(
+    uri,
+    config.dbName,
+    { connectTimeoutMS, socketTimeoutMS: config.state.writeTimeoutMs + 5000 },
+    log,
+  );
   started.push(() => writer.close());
   // A bulkhead: dashboards read through their own few connections (each read time-limited: see
   // buildServices), so the heaviest analyst query can neither take scoring's connections nor
   // run for minutes; on the embedded database through their own FerretDB at a lower CPU
   // priority (started once the database exists, below), so that their scans take only the CPU
   // scoring leaves; on MONGODB_URI through RAMPART_ANALYST_MONGODB_URI when given.
-  const readerPort = embedded && config.analyst.reader === 'separate' && !config.analyst.uri ? await freePort() : null;
+  const readerPort =
+    embedded && config.analyst.reader === 'separate' && !config.analyst.uri ? await freePort() : null;
   const analystUri = config.analyst.uri ?? (readerPort !== null ? `mongodb://127.0.0.1:${readerPort}/` : uri);
-  const analyst: Database = await connect(analystUri, config.dbName, { maxPoolSize: config.analyst.pool, connectTimeoutMS, lazy: readerPort !== null });
+  const analyst: Database = await connect(analystUri, config.dbName, {
+    maxPoolSize: config.analyst.pool,
+    connectTimeoutMS,
+    lazy: readerPort !== null,
+  });
   started.push(() => analyst.close());
 
   // Loaded before the listeners open, so that no verdict waits for the databases.
   offlineIntel.load();
-  if (!ipListsInstalled()) log.warn('the address lists (VPN, Tor, hosting ranges) are not installed: run `npm run setup`; until then no address is recognised as one');
+  if (!ipListsInstalled())
+    log.warn(
+      'the address lists (VPN, Tor, hosting ranges) are not installed: run `npm run setup`; until then no address is recognised as one',
+    );
   const built = await buildServices({
     db: database.db,
     analystDb: analyst.db,
@@ -102,7 +127,8 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
     clientRateLimitPerSecond: config.clientRateLimitPerSecond,
     clientPowBits: config.clientPowBits,
     authFailuresPerMinute: config.authFailuresPerMinute,
-    publicUrl: config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
+    publicUrl:
+      config.publicUrl ?? `${config.tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${config.httpPort}`,
     smtpUrl: config.smtpUrl,
     mailFrom: config.mailFrom,
     verdictBudgetMs: config.verdictBudgetMs,
@@ -120,14 +146,29 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   // connections each time) or keep failing: new connections after one watchdog period, and on the
   // embedded database, after three, a new FerretDB (one that answers pings but no longer writes is
   // wedged; the supervisor starts it again on the same files, as after a crash).
-  const unstick = new Unsticker(config.state.writeTimeoutMs, () => built.state.stuckMs(), () => writer.renew(), embedded?.restart ? (why) => embedded?.restart?.(why) : null);
+  const unstick = new Unsticker(
+    config.state.writeTimeoutMs,
+    () => built.state.stuckMs(),
+    () => writer.renew(),
+    embedded?.restart ? (why) => embedded?.restart?.(why) : null,
+  );
   started.push(async () => unstick.stop());
-  const { generatedSecret, env } = await built.services.environments.ensureSandbox(config.apiSecret, config.webhookUrl);
+  const { generatedSecret, env } = await built.services.environments.ensureSandbox(
+    config.apiSecret,
+    config.webhookUrl,
+  );
   secret.generated = generatedSecret;
   log.info({ environment: env.name }, 'default environment ready');
   if (embedded && readerPort !== null) {
     const primary = embedded;
-    const analysts = await startEmbeddedReader(config.dataDir, { port: readerPort, nice: config.analyst.nice, memoryMb: config.analyst.readerMemoryMb, log, install: false, onRestart: () => recordEmbedded(config.dataDir, primary, reader) });
+    const analysts = await startEmbeddedReader(config.dataDir, {
+      port: readerPort,
+      nice: config.analyst.nice,
+      memoryMb: config.analyst.readerMemoryMb,
+      log,
+      install: false,
+      onRestart: () => recordEmbedded(config.dataDir, primary, reader),
+    });
     reader = analysts;
     started.push(() => analysts.stop());
     recordEmbedded(config.dataDir, primary, reader);
@@ -138,18 +179,29 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
   // under its limit (store/embedded-wal.ts).
   let walGuard: WalGuard | null = null;
   if (embedded) {
-    const guard = new WalGuard({ db: database.db, dir: embeddedSqliteDir(config.dataDir), dbName: config.dbName, limitBytes: config.embedded.walLimitMb * 1024 * 1024, onCheckpoint: built.metrics.walCheckpointed, log });
+    const guard = new WalGuard({
+      db: database.db,
+      dir: embeddedSqliteDir(config.dataDir),
+      dbName: config.dbName,
+      limitBytes: config.embedded.walLimitMb * 1024 * 1024,
+      onCheckpoint: built.metrics.walCheckpointed,
+      log,
+    });
     walGuard = guard;
     guard.start();
     started.push(() => guard.stop());
     built.metrics.watchEmbeddedFiles(guard, config.dbName, guard.limitBytes);
   }
 
-  if (config.mode === 'development' && !config.tls) log.warn('plain HTTP on loopback: development only; configure TLS for production');
+  if (config.mode === 'development' && !config.tls)
+    log.warn('plain HTTP on loopback: development only; configure TLS for production');
 
   const health = await watchDatabase(database.client, uri, config.dbName, {
     ...config.databaseHealth,
-    onChange: (why) => (why ? log.warn({ why }, 'database down: requests that need it answer 503') : log.info('database answers again')),
+    onChange: (why) =>
+      why
+        ? log.warn({ why }, 'database down: requests that need it answer 503')
+        : log.info('database answers again'),
     onProbe: built.metrics.databaseProbed,
   });
   started.push(() => health.close());
@@ -226,7 +278,9 @@ async function start(config: Config, log: Logger, started: (() => Promise<unknow
         unstick.stop();
         lag.stop();
         await walGuard?.stop();
-        await step('connections', () => Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]));
+        await step('connections', () =>
+          Promise.allSettled([health.close(), database.close(), analyst.close(), writer.close()]),
+        );
         await reader?.stop();
         await step('database', async () => embedded?.stop());
       })()),
@@ -257,7 +311,10 @@ function showSecret(generated: string, httpUrl: string | null, config: Config, l
   try {
     deliverGeneratedSecret({ secret: generated, httpUrl, dataDir: config.dataDir }, log);
   } catch (err) {
-    log.error({ err: err instanceof Error ? err.message : String(err) }, 'the generated API secret of the sandbox could not be shown: add one with `npx rampart secret add sandbox`');
+    log.error(
+      { err: err instanceof Error ? err.message : String(err) },
+      'the generated API secret of the sandbox could not be shown: add one with `npx rampart secret add sandbox`',
+    );
   }
 }
 
@@ -267,7 +324,8 @@ const hostForUrl = (h: string) => (h.includes(':') ? `[${h}]` : h);
 function notReady(built: Built, config: Config): string | null {
   const stuck = built.state.stuckMs();
   if (stuck >= config.state.writeStallMs) return `writes have not progressed for ${stuck} ms`;
-  if (built.state.pressure === 'full') return `refusing new work: the oldest unwritten change is ${built.state.oldestUnwrittenMs()} ms old`;
+  if (built.state.pressure === 'full')
+    return `refusing new work: the oldest unwritten change is ${built.state.oldestUnwrittenMs()} ms old`;
   return null;
 }
 
@@ -283,19 +341,22 @@ class Unsticker {
     renew: () => void,
     restart: ((why: string) => void) | null,
   ) {
-    this.timer = setInterval(() => {
-      const stuck = stuckMs();
-      const now = Date.now();
-      if (stuck < this.periodMs) return;
-      if (now - this.renewedAt >= this.periodMs) {
-        this.renewedAt = now;
-        renew();
-      }
-      if (restart && stuck >= 3 * this.periodMs && now - this.restartedAt >= 3 * this.periodMs) {
-        this.restartedAt = now;
-        restart(`no write has succeeded for ${stuck} ms`);
-      }
-    }, Math.min(5000, this.periodMs));
+    this.timer = setInterval(
+      () => {
+        const stuck = stuckMs();
+        const now = Date.now();
+        if (stuck < this.periodMs) return;
+        if (now - this.renewedAt >= this.periodMs) {
+          this.renewedAt = now;
+          renew();
+        }
+        if (restart && stuck >= 3 * this.periodMs && now - this.restartedAt >= 3 * this.periodMs) {
+          this.restartedAt = now;
+          restart(`no write has succeeded for ${stuck} ms`);
+        }
+      },
+      Math.min(5000, this.periodMs),
+    );
     this.timer.unref();
   }
 
@@ -331,7 +392,8 @@ class Writer {
 
   private open(): MongoClient {
     const given = uriOptionNames(this.uri);
-    const pick = (name: string, value: number | undefined) => (value !== undefined && !given.has(name.toLowerCase()) ? { [name]: value } : {});
+    const pick = (name: string, value: number | undefined) =>
+      value !== undefined && !given.has(name.toLowerCase()) ? { [name]: value } : {};
     return new MongoClient(this.uri, {
       maxPoolSize: 4,
       heartbeatFrequencyMS: 1000,

@@ -5,7 +5,8 @@
  */
 import type { Behaviour } from '../core/client/wire';
 
-const isPassword = (t: EventTarget | null): t is HTMLInputElement => t instanceof HTMLInputElement && t.type === 'password';
+const isPassword = (t: EventTarget | null): t is HTMLInputElement =>
+  t instanceof HTMLInputElement && t.type === 'password';
 
 export class PageWatch {
   private readonly seen = { keys: 0, pointer: 0, pastes: 0, inputs: 0, typed: false, pasted: false };
@@ -16,7 +17,8 @@ export class PageWatch {
     if (this.started) return;
     this.started = true;
     const seen = this.seen;
-    const on = (type: string, f: (e: Event) => void) => document.addEventListener(type, (e) => e.isTrusted && f(e), { capture: true, passive: true });
+    const on = (type: string, f: (e: Event) => void) =>
+      document.addEventListener(type, (e) => e.isTrusted && f(e), { capture: true, passive: true });
     on('keydown', () => seen.keys++);
     on('pointerdown', () => seen.pointer++);
     on('paste', (e) => {
@@ -36,8 +38,25 @@ export class PageWatch {
   report(ahead: boolean): Behaviour {
     const seen = this.seen;
     const fields = Array.from(document.querySelectorAll('input')).filter(isPassword);
-    const password = fields.length === 0 ? 'absent' : seen.pasted ? 'pasted' : seen.typed ? 'typed' : fields.some((f) => f.value !== '') ? 'filled' : 'empty';
+    const password =
+      fields.length === 0
+        ? 'absent'
+        : seen.pasted
+          ? 'pasted'
+          : seen.typed
+            ? 'typed'
+            : fields.some((f) => f.value !== '')
+              ? 'filled'
+              : 'empty';
     const cap = (n: number) => Math.min(n, 100_000);
-    return { elapsedMs: Math.min(86_400_000, Math.max(0, Math.round(performance.now()))), keys: cap(seen.keys), pointer: cap(seen.pointer), pastes: cap(seen.pastes), inputs: cap(seen.inputs), password, ahead };
+    return {
+      elapsedMs: Math.min(86_400_000, Math.max(0, Math.round(performance.now()))),
+      keys: cap(seen.keys),
+      pointer: cap(seen.pointer),
+      pastes: cap(seen.pastes),
+      inputs: cap(seen.inputs),
+      password,
+      ahead,
+    };
   }
 }

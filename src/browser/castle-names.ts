@@ -52,7 +52,12 @@ export class CastleNames {
     const w = window as unknown as { _castle?: unknown };
     const queued = typeof w._castle === 'function' ? (w._castle as { q?: unknown }).q : undefined;
     w._castle = (command?: unknown, ...args: unknown[]) => this.command(command, ...args);
-    if (Array.isArray(queued)) for (const args of queued) attempt(() => this.command(...(Array.from(args as ArrayLike<unknown>) as [unknown, ...unknown[]])), undefined);
+    if (Array.isArray(queued))
+      for (const args of queued)
+        attempt(
+          () => this.command(...(Array.from(args as ArrayLike<unknown>) as [unknown, ...unknown[]])),
+          undefined,
+        );
     document.addEventListener('submit', (e) => this.onSubmit(e), true);
     window.addEventListener('pageshow', (e) => {
       if (e.persisted) void this.renew();
@@ -122,7 +127,8 @@ export class CastleNames {
           const held = { ...m, handedOut: false };
           this.held = held;
           this.writeCookie(held);
-          for (const input of Array.from(document.querySelectorAll('input'))) if (input.name === CID_FIELD) input.value = m.token;
+          for (const input of Array.from(document.querySelectorAll('input')))
+            if (input.name === CID_FIELD) input.value = m.token;
           this.schedule(Math.max(5000, m.expiresAt - Date.now() - RENEW_BEFORE_MS));
         },
         () => this.schedule(30_000),
@@ -144,10 +150,15 @@ export class CastleNames {
     const domain = this.exposed?.cookieDomain ? `; Domain=${this.exposed.cookieDomain}` : '';
     // A `__cid` left by Castle's own script (a long-lived id, perhaps on a parent domain) would be
     // read before ours: expired wherever it may have been set.
-    if (document.cookie.split(/;\s*/).some((c) => c.startsWith(`${CID_COOKIE}=`) && !c.startsWith(`${CID_COOKIE}=rpt1.`))) {
+    if (
+      document.cookie
+        .split(/;\s*/)
+        .some((c) => c.startsWith(`${CID_COOKIE}=`) && !c.startsWith(`${CID_COOKIE}=rpt1.`))
+    ) {
       const labels = location.hostname.split('.');
       document.cookie = `${CID_COOKIE}=; Path=/; Max-Age=0`;
-      for (let i = 0; i < labels.length - 1; i++) document.cookie = `${CID_COOKIE}=; Path=/; Max-Age=0; Domain=${labels.slice(i).join('.')}`;
+      for (let i = 0; i < labels.length - 1; i++)
+        document.cookie = `${CID_COOKIE}=; Path=/; Max-Age=0; Domain=${labels.slice(i).join('.')}`;
     }
     // Max-Age is the token's life: the browser never sends an expired token.
     document.cookie = `${CID_COOKIE}=${m.token}; Path=/; Max-Age=${maxAge}; SameSite=Lax${secure}${domain}`;
@@ -161,7 +172,11 @@ export class CastleNames {
    */
   private onSubmit(e: Event): void {
     const form = e.target;
-    if (!(form instanceof HTMLFormElement) || !Array.from(form.querySelectorAll('input')).some((i) => i.name === CID_FIELD || i.type === 'password')) return;
+    if (
+      !(form instanceof HTMLFormElement) ||
+      !Array.from(form.querySelectorAll('input')).some((i) => i.name === CID_FIELD || i.type === 'password')
+    )
+      return;
     const h = this.usable();
     if (!h) {
       if (this.heldBack.has(form)) {
@@ -173,7 +188,12 @@ export class CastleNames {
       e.stopImmediatePropagation();
       const submitter = (e as SubmitEvent).submitter;
       const again = () => {
-        if (typeof form.requestSubmit === 'function') form.requestSubmit(submitter instanceof HTMLElement && (submitter as HTMLButtonElement).form === form ? submitter : undefined);
+        if (typeof form.requestSubmit === 'function')
+          form.requestSubmit(
+            submitter instanceof HTMLElement && (submitter as HTMLButtonElement).form === form
+              ? submitter
+              : undefined,
+          );
         else {
           this.heldBack.delete(form);
           const next = this.usable();
@@ -204,7 +224,11 @@ export function keyFromQueue(): string | null {
   for (const args of queued) {
     const [command, value] = Array.from(args as ArrayLike<unknown>);
     const key = keyOf(value);
-    if ((command === 'setPublishableKey' || command === 'setAppId' || command === 'configure') && key !== null) return key;
+    if (
+      (command === 'setPublishableKey' || command === 'setAppId' || command === 'configure') &&
+      key !== null
+    )
+      return key;
   }
   return null;
 }

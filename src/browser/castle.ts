@@ -17,7 +17,12 @@ export function formOf(event: Event): HTMLFormElement | null {
  * form's `field` (added when missing), then the form submitted (or `onDone(event)` called). Without
  * a token the form still goes: the backend scores the login with less evidence.
  */
-export function injectOnSubmitEvent(event: Event, field: string, token: () => Promise<string>, onDone?: (event: Event) => unknown): void {
+export function injectOnSubmitEvent(
+  event: Event,
+  field: string,
+  token: () => Promise<string>,
+  onDone?: (event: Event) => unknown,
+): void {
   const form = formOf(event);
   if (!form) return;
   event.preventDefault();
@@ -33,7 +38,9 @@ export function injectOnSubmitEvent(event: Event, field: string, token: () => Pr
 /** The values castle-js's `formEventOnSubmit` reports: the fields marked `data-castle-value="<name>"`, never a password. */
 export function markedValues(form: HTMLFormElement): Record<string, string> {
   const values: Record<string, string> = {};
-  for (const el of Array.from(form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('[data-castle-value]'))) {
+  for (const el of Array.from(
+    form.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('[data-castle-value]'),
+  )) {
     const name = el.getAttribute('data-castle-value');
     if (!name || (el instanceof HTMLInputElement && el.type === 'password')) continue;
     values[name] = el.value;
@@ -54,7 +61,11 @@ let requestsPatched = false;
  * token in `header`; requests to `skip` (Rampart's own) and to other origins never do. A request
  * waits for its token; without one it goes as it was.
  */
-export function injectOnRequests(header: string, token: () => Promise<string>, skip: (url: URL) => boolean): void {
+export function injectOnRequests(
+  header: string,
+  token: () => Promise<string>,
+  skip: (url: URL) => boolean,
+): void {
   if (requestsPatched) return;
   requestsPatched = true;
   const wants = (url: string, method: string) => {

@@ -72,7 +72,9 @@ export class Collector {
       const res = await this.post('/v1/client/token', body);
       return { res, answer: (await res.json()) as Answer };
     };
-    const refused = (a: Answer) => Array.isArray(a.fields) && a.fields.some((f) => typeof f?.field === 'string' && f.field.startsWith('proof'));
+    const refused = (a: Answer) =>
+      Array.isArray(a.fields) &&
+      a.fields.some((f) => typeof f?.field === 'string' && f.field.startsWith('proof'));
     let proof = await this.takeProof();
     let { res, answer } = await send(proof);
     // A proof refused (a challenge that expired while the laptop slept): once more with a fresh one, then without.
@@ -80,7 +82,8 @@ export class Collector {
       proof = again === 0 ? await this.takeProof() : null;
       ({ res, answer } = await send(proof));
     }
-    if (!res.ok || typeof answer.token !== 'string') throw new Error(`Rampart: ${answer.message ?? `collector answered ${res.status}`}`);
+    if (!res.ok || typeof answer.token !== 'string')
+      throw new Error(`Rampart: ${answer.message ?? `collector answered ${res.status}`}`);
     const ttl = typeof answer.expires_in === 'number' && answer.expires_in > 0 ? answer.expires_in : 300;
     const now = Date.now();
     const minted = { token: answer.token, expiresAt: now + ttl * 1000, mintedAt: now };
@@ -95,10 +98,18 @@ export class Collector {
   async post(path: string, body: unknown): Promise<Response> {
     const o = this.opts;
     if (!o) throw new Error('Rampart: call configure() first');
-    const abort = typeof AbortController === 'function' && o.timeoutMs !== null ? new AbortController() : null;
+    const abort =
+      typeof AbortController === 'function' && o.timeoutMs !== null ? new AbortController() : null;
     const timer = abort ? setTimeout(() => abort.abort(), o.timeoutMs ?? 0) : undefined;
     try {
-      return await fetch(`${o.endpoint}${path}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(body), credentials: 'omit', mode: 'cors', ...(abort ? { signal: abort.signal } : {}) });
+      return await fetch(`${o.endpoint}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify(body),
+        credentials: 'omit',
+        mode: 'cors',
+        ...(abort ? { signal: abort.signal } : {}),
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -111,8 +122,14 @@ export class Collector {
       if (!o) return null;
       const res = await this.post('/v1/client/challenge', { publishable_key: o.publishableKey });
       if (!res.ok) return null;
-      const c = (await res.json()) as { challenge?: unknown; salt?: unknown; difficulty?: unknown; expires_in?: unknown };
-      if (typeof c.challenge !== 'string' || typeof c.salt !== 'string' || typeof c.difficulty !== 'number') return null;
+      const c = (await res.json()) as {
+        challenge?: unknown;
+        salt?: unknown;
+        difficulty?: unknown;
+        expires_in?: unknown;
+      };
+      if (typeof c.challenge !== 'string' || typeof c.salt !== 'string' || typeof c.difficulty !== 'number')
+        return null;
       const expiresAt = Date.now() + (typeof c.expires_in === 'number' ? c.expires_in : 300) * 1000;
       return { challenge: c.challenge, nonce: await proveWork(c.salt, c.difficulty), expiresAt };
     })().catch(() => null);

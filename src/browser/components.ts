@@ -17,7 +17,12 @@ export async function collect(storageKey: string): Promise<Components> {
     timezone: attempt(() => Intl.DateTimeFormat().resolvedOptions().timeZone ?? null, null),
     timezoneOffset: new Date().getTimezoneOffset(),
     platform: n.platform || null,
-    screen: { width: screen.width, height: screen.height, depth: screen.colorDepth, pixelRatio: window.devicePixelRatio || 1 },
+    screen: {
+      width: screen.width,
+      height: screen.height,
+      depth: screen.colorDepth,
+      pixelRatio: window.devicePixelRatio || 1,
+    },
     cores: n.hardwareConcurrency || null,
     memory: n.deviceMemory ?? null,
     touchPoints: n.maxTouchPoints ?? null,
@@ -69,7 +74,10 @@ async function audioHash(): Promise<string | null> {
   osc.connect(comp);
   comp.connect(ctx.destination);
   osc.start(0);
-  const rendered = await Promise.race([ctx.startRendering(), new Promise<null>((r) => setTimeout(() => r(null), 1000))]);
+  const rendered = await Promise.race([
+    ctx.startRendering(),
+    new Promise<null>((r) => setTimeout(() => r(null), 1000)),
+  ]);
   if (!rendered) return null;
   const data = rendered.getChannelData(0);
   let sum = 0;
@@ -86,7 +94,33 @@ function webgl(): { vendor: string; renderer: string } | null {
   return { vendor: String(vendor).slice(0, 256), renderer: String(renderer).slice(0, 256) };
 }
 
-const FONTS = ['Arial', 'Arial Black', 'Calibri', 'Cambria', 'Comic Sans MS', 'Consolas', 'Courier New', 'DejaVu Sans', 'Georgia', 'Helvetica', 'Helvetica Neue', 'Impact', 'Liberation Sans', 'Lucida Grande', 'Menlo', 'Monaco', 'Noto Sans', 'Roboto', 'Segoe UI', 'SF Pro Text', 'Tahoma', 'Times New Roman', 'Trebuchet MS', 'Ubuntu', 'Verdana'];
+const FONTS = [
+  'Arial',
+  'Arial Black',
+  'Calibri',
+  'Cambria',
+  'Comic Sans MS',
+  'Consolas',
+  'Courier New',
+  'DejaVu Sans',
+  'Georgia',
+  'Helvetica',
+  'Helvetica Neue',
+  'Impact',
+  'Liberation Sans',
+  'Lucida Grande',
+  'Menlo',
+  'Monaco',
+  'Noto Sans',
+  'Roboto',
+  'Segoe UI',
+  'SF Pro Text',
+  'Tahoma',
+  'Times New Roman',
+  'Trebuchet MS',
+  'Ubuntu',
+  'Verdana',
+];
 
 /** Fonts installed: text measured in each font falls back to a different width when it is missing. */
 function fonts(): string[] {
@@ -112,7 +146,21 @@ function profile(key: string): string | null {
   return id;
 }
 
-const AUTOMATION_GLOBALS = ['__nightmare', '_phantom', 'callPhantom', 'domAutomation', 'domAutomationController', '__selenium_unwrapped', '__webdriver_evaluate', '__driver_evaluate', '__webdriver_script_fn', '__fxdriver_unwrapped', '_Selenium_IDE_Recorder', '__playwright__binding__', '__pwInitScripts'];
+const AUTOMATION_GLOBALS = [
+  '__nightmare',
+  '_phantom',
+  'callPhantom',
+  'domAutomation',
+  'domAutomationController',
+  '__selenium_unwrapped',
+  '__webdriver_evaluate',
+  '__driver_evaluate',
+  '__webdriver_script_fn',
+  '__fxdriver_unwrapped',
+  '_Selenium_IDE_Recorder',
+  '__playwright__binding__',
+  '__pwInitScripts',
+];
 
 /** Signs of a driven, headless or tampered browser (names the server knows: core/client/components.ts). */
 export function automation(): string[] {
@@ -120,14 +168,37 @@ export function automation(): string[] {
   const n = navigator as Navigator & { userAgentData?: { brands?: { brand: string }[] } };
   if (n.webdriver === true) found.push('webdriver');
   const w = window as unknown as Record<string, unknown>;
-  if (AUTOMATION_GLOBALS.some((k) => k in w) || Object.keys(document).some((k) => /^\$?cdc_|^\$wdc_/.test(k))) found.push('automation_globals');
-  if (/HeadlessChrome/.test(n.userAgent) || (n.userAgentData?.brands ?? []).some((b) => /Headless/i.test(b.brand))) found.push('headless_user_agent');
+  if (AUTOMATION_GLOBALS.some((k) => k in w) || Object.keys(document).some((k) => /^\$?cdc_|^\$wdc_/.test(k)))
+    found.push('automation_globals');
+  if (
+    /HeadlessChrome/.test(n.userAgent) ||
+    (n.userAgentData?.brands ?? []).some((b) => /Headless/i.test(b.brand))
+  )
+    found.push('headless_user_agent');
   const desktopChrome = /Chrome\//.test(n.userAgent) && !/Mobile|Android/.test(n.userAgent);
-  if ((window.outerWidth === 0 && window.outerHeight === 0) || (desktopChrome && n.plugins.length === 0)) found.push('headless_window');
-  const natives: unknown[] = [Function.prototype.toString, n.permissions?.query, HTMLCanvasElement.prototype.toDataURL, Object.prototype.hasOwnProperty.call(Navigator.prototype, 'webdriver') ? Object.getOwnPropertyDescriptor(Navigator.prototype, 'webdriver')?.get : undefined];
-  if (natives.some((f) => typeof f === 'function' && !/\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f)))) found.push('tampered_natives');
+  if ((window.outerWidth === 0 && window.outerHeight === 0) || (desktopChrome && n.plugins.length === 0))
+    found.push('headless_window');
+  const natives: unknown[] = [
+    Function.prototype.toString,
+    n.permissions?.query,
+    HTMLCanvasElement.prototype.toDataURL,
+    Object.prototype.hasOwnProperty.call(Navigator.prototype, 'webdriver')
+      ? Object.getOwnPropertyDescriptor(Navigator.prototype, 'webdriver')?.get
+      : undefined,
+  ];
+  if (
+    natives.some(
+      (f) => typeof f === 'function' && !/\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f)),
+    )
+  )
+    found.push('tampered_natives');
   const ua = n.userAgent;
   const p = (n.platform || '').toLowerCase();
-  if ((/Windows/.test(ua) && p && !p.startsWith('win')) || (/Macintosh/.test(ua) && p && !p.startsWith('mac')) || (/iPhone|iPad/.test(ua) && p && !/iphone|ipad|mac/.test(p))) found.push('inconsistent_platform');
+  if (
+    (/Windows/.test(ua) && p && !p.startsWith('win')) ||
+    (/Macintosh/.test(ua) && p && !p.startsWith('mac')) ||
+    (/iPhone|iPad/.test(ua) && p && !/iphone|ipad|mac/.test(p))
+  )
+    found.push('inconsistent_platform');
   return found;
 }

@@ -80,7 +80,8 @@ export function bareUrl(value: unknown): string | null {
   }
 }
 
-const text = (value: unknown, max: number): string | undefined => (typeof value === 'string' && value !== '' ? value.slice(0, max) : undefined);
+const text = (value: unknown, max: number): string | undefined =>
+  typeof value === 'string' && value !== '' ? value.slice(0, max) : undefined;
 
 /** At most MAX_PROPERTIES members of strings (cut), finite numbers and booleans; others left out. */
 function properties(value: unknown): Record<string, string | number | boolean> | undefined {
@@ -106,17 +107,26 @@ function who(user: unknown, jwt: unknown): Pick<WireEvent, 'user_id' | 'user_sig
   const id = u && typeof u === 'object' ? (typeof u.id === 'number' ? String(u.id) : u.id) : undefined;
   if (typeof id === 'string' && id !== '') {
     out.user_id = id.slice(0, MAX_NAME);
-    if (typeof u?.signature === 'string' && /^[0-9a-fA-F]{64}$/.test(u.signature)) out.user_signature = u.signature;
+    if (typeof u?.signature === 'string' && /^[0-9a-fA-F]{64}$/.test(u.signature))
+      out.user_signature = u.signature;
   }
   return out;
 }
 
 /** The wire form of a castle-js event call (null: nothing to send, e.g. a form or custom event without a name). */
-export function wireEvent(type: WireEvent['type'], params: unknown, defaults: { user: UserParams | null; userJwt: string | null }): WireEvent | null {
+export function wireEvent(
+  type: WireEvent['type'],
+  params: unknown,
+  defaults: { user: UserParams | null; userJwt: string | null },
+): WireEvent | null {
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
   // The event's own user, else the one set for events that name none (user / userJwt).
   const own = p.user !== undefined || p.userJwt !== undefined;
-  const base = { type, timestamp: new Date().toISOString(), ...(own ? who(p.user, p.userJwt) : who(defaults.user, defaults.userJwt)) };
+  const base = {
+    type,
+    timestamp: new Date().toISOString(),
+    ...(own ? who(p.user, p.userJwt) : who(defaults.user, defaults.userJwt)),
+  };
   if (type === 'page') {
     const name = text(p.name, MAX_NAME) ?? text(document.title, MAX_NAME);
     const url = bareUrl(p.url ?? location.href);
@@ -143,7 +153,11 @@ export class EventSender {
       return null;
     }
     try {
-      const res = await this.collector.post('/v1/client/events', { publishable_key: o.publishableKey, request_token: token, events: [event] });
+      const res = await this.collector.post('/v1/client/events', {
+        publishable_key: o.publishableKey,
+        request_token: token,
+        events: [event],
+      });
       return res.status === 202;
     } catch {
       return null;

@@ -28,7 +28,14 @@ import { formOf, injectOnRequests, injectOnSubmitEvent, markedValues, userArgume
 import { CASTLE_TOKEN_FIELD, readOptions, REQUEST_TOKEN_HEADER, type ConfigureOptions } from './options';
 import { CastleNames, keyFromQueue, type CastleNamesOptions } from './castle-names';
 import { Collector } from './collector';
-import { EventSender, wireEvent, type CustomParams, type FormParams, type PageParams, type UserParams } from './events';
+import {
+  EventSender,
+  wireEvent,
+  type CustomParams,
+  type FormParams,
+  type PageParams,
+  type UserParams,
+} from './events';
 import { proveWork } from './pow';
 import { keyFromScriptTag, script, scriptOrigin } from './script';
 import { attempt, setField } from './util';
@@ -64,10 +71,19 @@ export interface Client {
 
 const watch = new PageWatch();
 const collector = new Collector(watch);
-const names = new CastleNames(collector, (key) => configure({ publishableKey: key, endpoint: collector.options?.endpoint }), () => createRequestToken());
+const names = new CastleNames(
+  collector,
+  (key) => configure({ publishableKey: key, endpoint: collector.options?.endpoint }),
+  () => createRequestToken(),
+);
 const events = new EventSender(collector);
 /** What `configure` set beyond the collector's options, and the user later events are sent for. */
-const settings = { verbose: true, cookieDomain: null as string | null, formTokenInputName: CASTLE_TOKEN_FIELD, submitWatched: false };
+const settings = {
+  verbose: true,
+  cookieDomain: null as string | null,
+  formTokenInputName: CASTLE_TOKEN_FIELD,
+  submitWatched: false,
+};
 const defaults: { user: UserParams | null; userJwt: string | null } = { user: null, userJwt: null };
 
 const warn = (message: string): void => {
@@ -94,7 +110,14 @@ export function configure(o: ConfigureOptions | RampartOptions | string): Client
       if (!e.defaultPrevented) injectOnSubmitEvent(e, settings.formTokenInputName, createRequestToken);
     });
   }
-  if (read.autoInjectTokenOnRequest) injectOnRequests(REQUEST_TOKEN_HEADER, createRequestToken, (u) => u.origin === new URL(collector.options?.endpoint ?? location.origin, location.href).origin && u.pathname.startsWith('/v1/client/'));
+  if (read.autoInjectTokenOnRequest)
+    injectOnRequests(
+      REQUEST_TOKEN_HEADER,
+      createRequestToken,
+      (u) =>
+        u.origin === new URL(collector.options?.endpoint ?? location.origin, location.href).origin &&
+        u.pathname.startsWith('/v1/client/'),
+    );
   return client;
 }
 
@@ -110,9 +133,17 @@ export async function createRequestToken(): Promise<string> {
  *    (`<form onsubmit="Castle.injectTokenOnSubmit(event)">`) fills `castle_request_token` (or
  *    `formTokenInputName`) and submits the form (or calls `onDone(event)`).
  */
-export function injectTokenOnSubmit(target: HTMLFormElement | Event, fieldOrOnDone?: string | ((event: Event) => unknown)): void {
+export function injectTokenOnSubmit(
+  target: HTMLFormElement | Event,
+  fieldOrOnDone?: string | ((event: Event) => unknown),
+): void {
   if (typeof Event === 'function' && target instanceof Event) {
-    injectOnSubmitEvent(target, settings.formTokenInputName, createRequestToken, typeof fieldOrOnDone === 'function' ? fieldOrOnDone : undefined);
+    injectOnSubmitEvent(
+      target,
+      settings.formTokenInputName,
+      createRequestToken,
+      typeof fieldOrOnDone === 'function' ? fieldOrOnDone : undefined,
+    );
     return;
   }
   const form = target as HTMLFormElement;
@@ -146,7 +177,8 @@ export function custom(params: CustomParams): Promise<boolean | null> {
 
 /** The user later events are sent for when they name none (castle-js passes `user` with each event; this sets it once). */
 export function user(u: UserParams | null): void {
-  defaults.user = u && typeof u === 'object' && (typeof u.id === 'string' || typeof u.id === 'number') ? u : null;
+  defaults.user =
+    u && typeof u === 'object' && (typeof u.id === 'string' || typeof u.id === 'number') ? u : null;
   if (u !== null && defaults.user === null) warn('user: a user is { id: "…", … }; ignored');
 }
 
@@ -160,7 +192,12 @@ export function userJwt(jwt: string | null): void {
  * `data-castle-name` with the values of its fields marked `data-castle-value` (never a password),
  * a token injected too with `{ injectToken: true }`, then the form submitted (or `onDone(event, result)`).
  */
-export function formEventOnSubmit(event: Event, who: UserParams | string, opts: { injectToken?: boolean } = {}, onDone?: (event: Event, result: boolean | null) => unknown): void {
+export function formEventOnSubmit(
+  event: Event,
+  who: UserParams | string,
+  opts: { injectToken?: boolean } = {},
+  onDone?: (event: Event, result: boolean | null) => unknown,
+): void {
   const f = formOf(event);
   if (!f) return;
   event.preventDefault();
@@ -197,7 +234,20 @@ export function getClientId(): string {
   return names.getClientId();
 }
 
-const client: Client = { configure, createRequestToken, injectTokenOnSubmit, formEventOnSubmit, page, form, custom, user, userJwt, exposeCastleNames, getClientId, proveWork };
+const client: Client = {
+  configure,
+  createRequestToken,
+  injectTokenOnSubmit,
+  formEventOnSubmit,
+  page,
+  form,
+  custom,
+  user,
+  userJwt,
+  exposeCastleNames,
+  getClientId,
+  proveWork,
+};
 
 // What the page saw is counted from the moment the script runs.
 watch.start();

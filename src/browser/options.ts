@@ -57,8 +57,33 @@ export interface ConfigureOptions {
 }
 
 /** Options castle-js 2.x takes that have no effect here (Rampart's script needs no workers, styles or throttling). */
-const WITHOUT_EFFECT = ['avoidCookies', 'throttling', 'window', 'storageNamespace', 'eFn', 'dbg', 'wUrl', 'swUrl', 'dwUrl', 'dCss', 'eCss'];
-const KNOWN = new Set(['publishableKey', 'pk', 'endpoint', 'apiUrl', 'timeout', 'verbose', 'storage', 'cookieDomain', 'autoInjectTokenOnSubmit', 'autoInjectTokenOnRequest', 'formTokenInputName', ...WITHOUT_EFFECT]);
+const WITHOUT_EFFECT = [
+  'avoidCookies',
+  'throttling',
+  'window',
+  'storageNamespace',
+  'eFn',
+  'dbg',
+  'wUrl',
+  'swUrl',
+  'dwUrl',
+  'dCss',
+  'eCss',
+];
+const KNOWN = new Set([
+  'publishableKey',
+  'pk',
+  'endpoint',
+  'apiUrl',
+  'timeout',
+  'verbose',
+  'storage',
+  'cookieDomain',
+  'autoInjectTokenOnSubmit',
+  'autoInjectTokenOnRequest',
+  'formTokenInputName',
+  ...WITHOUT_EFFECT,
+]);
 
 /** The header `autoInjectTokenOnRequest` sends the token in: Castle's, which Rampart reads among the forwarded headers. */
 export const REQUEST_TOKEN_HEADER = 'X-Castle-Request-Token';
@@ -85,9 +110,13 @@ function baseUrl(value: string): string {
 export function readOptions(o: ConfigureOptions | string | undefined, defaultEndpoint: string): ReadOptions {
   const given: ConfigureOptions = typeof o === 'string' ? { pk: o } : o && typeof o === 'object' ? o : {};
   const key = given.publishableKey ?? given.pk;
-  if (typeof key !== 'string' || !key.startsWith('pk_')) throw new Error('Rampart: configure({ pk: "pk_…" }) (or { publishableKey: "pk_…" }): the environment\'s publishable key');
+  if (typeof key !== 'string' || !key.startsWith('pk_'))
+    throw new Error(
+      'Rampart: configure({ pk: "pk_…" }) (or { publishableKey: "pk_…" }): the environment\'s publishable key',
+    );
   const warnings: string[] = [];
-  for (const name of Object.keys(given)) if (!KNOWN.has(name)) warnings.push(`configure: unknown option "${name}" ignored`);
+  for (const name of Object.keys(given))
+    if (!KNOWN.has(name)) warnings.push(`configure: unknown option "${name}" ignored`);
   const str = (name: keyof ConfigureOptions): string | undefined => {
     const v = given[name];
     if (v === undefined || typeof v === 'string') return v;
@@ -103,18 +132,34 @@ export function readOptions(o: ConfigureOptions | string | undefined, defaultEnd
   const endpoint = str('endpoint') ?? str('apiUrl');
   let timeoutMs: number | null = null;
   if (given.timeout !== undefined) {
-    if (typeof given.timeout === 'number' && Number.isFinite(given.timeout) && given.timeout > 0) timeoutMs = given.timeout;
+    if (typeof given.timeout === 'number' && Number.isFinite(given.timeout) && given.timeout > 0)
+      timeoutMs = given.timeout;
     else warnings.push('configure: option "timeout" must be a positive number of milliseconds; ignored');
   }
   const storage = given.storage;
   let storageKey = DEFAULT_STORAGE_KEY;
   if (storage !== undefined) {
-    if (storage && typeof storage === 'object' && (storage.name === undefined || (typeof storage.name === 'string' && /^[\w.:-]{1,64}$/.test(storage.name)))) storageKey = storage.name ?? storageKey;
-    else warnings.push('configure: option "storage" must be { name: 1 to 64 letters, digits, _ . : - }; ignored');
+    if (
+      storage &&
+      typeof storage === 'object' &&
+      (storage.name === undefined ||
+        (typeof storage.name === 'string' && /^[\w.:-]{1,64}$/.test(storage.name)))
+    )
+      storageKey = storage.name ?? storageKey;
+    else
+      warnings.push(
+        'configure: option "storage" must be { name: 1 to 64 letters, digits, _ . : - }; ignored',
+      );
   }
   const field = str('formTokenInputName');
-  if (field !== undefined && !/^[\w.[\]-]{1,64}$/.test(field)) warnings.push('configure: option "formTokenInputName" must be a field name of 1 to 64 characters; ignored');
-  if (!PUBLISHABLE_KEY.test(key)) warnings.push('configure: the publishable key does not look like one (pk_ and 8 to 64 letters, digits, _ or -): Rampart will refuse it');
+  if (field !== undefined && !/^[\w.[\]-]{1,64}$/.test(field))
+    warnings.push(
+      'configure: option "formTokenInputName" must be a field name of 1 to 64 characters; ignored',
+    );
+  if (!PUBLISHABLE_KEY.test(key))
+    warnings.push(
+      'configure: the publishable key does not look like one (pk_ and 8 to 64 letters, digits, _ or -): Rampart will refuse it',
+    );
   return {
     collector: { publishableKey: key, endpoint: baseUrl(endpoint ?? defaultEndpoint), timeoutMs, storageKey },
     verbose: given.verbose !== false,

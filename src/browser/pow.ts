@@ -23,7 +23,10 @@ const yieldToPage = (): Promise<void> =>
  * about SLICE_MS, yielding between them, so that the page stays responsive.
  */
 export async function proveWork(salt: string, difficulty: number): Promise<string> {
-  if (!/^[\x21-\x7e]{1,39}$/.test(salt) || !Number.isInteger(difficulty) || difficulty < 0 || difficulty > 30) throw new Error('Rampart: a challenge has a salt of 1 to 39 printable characters and a difficulty of 0 to 30 bits');
+  if (!/^[\x21-\x7e]{1,39}$/.test(salt) || !Number.isInteger(difficulty) || difficulty < 0 || difficulty > 30)
+    throw new Error(
+      'Rampart: a challenge has a salt of 1 to 39 printable characters and a difficulty of 0 to 30 bits',
+    );
   if (difficulty === 0) return '0';
   const block = new Uint8Array(64);
   for (let i = 0; i < salt.length; i++) block[i] = salt.charCodeAt(i);

@@ -4,7 +4,10 @@
  */
 import { PUBLISHABLE_KEY } from './options';
 
-export const script = typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement ? document.currentScript : null;
+export const script =
+  typeof document !== 'undefined' && document.currentScript instanceof HTMLScriptElement
+    ? document.currentScript
+    : null;
 
 /** Where this script was loaded from: Rampart's origin, the default endpoint (the page's own origin for a module or a bundle). */
 export const scriptOrigin = (() => {

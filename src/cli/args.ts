@@ -79,21 +79,33 @@ export class UsageError extends Error {
 
 export type ParsedCommand =
   | { kind: 'help' }
-  | { kind: 'command'; command: string; positional: string[]; options: Readonly<Record<string, string | true>> };
+  | {
+      kind: 'command';
+      command: string;
+      positional: string[];
+      options: Readonly<Record<string, string | true>>;
+    };
 
 /** `--name` or `-x`; `-1` (a negative number of days, refused by the core with its reason) is an argument. */
 const isOption = (a: string) => /^--?[A-Za-z]/.test(a);
 
 /** Read a command line (without `node` and the script). Throws UsageError saying what is wrong. */
 export function parseArgs(argv: readonly string[]): ParsedCommand {
-  if (argv.length === 0 || argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help') return { kind: 'help' };
+  if (argv.length === 0 || argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help')
+    return { kind: 'help' };
   const [group, cmd] = argv;
   if (!GROUPS.has(group as string)) throw new UsageError(`unknown command "${group}"`);
   const command = `${group} ${cmd ?? ''}`;
   const spec = COMMANDS[command];
   if (!spec || cmd === undefined || isOption(cmd)) {
-    const known = Object.keys(COMMANDS).filter((c) => c.startsWith(`${group} `)).map((c) => c.split(' ')[1]);
-    throw new UsageError(cmd === undefined || isOption(cmd) ? `${group} needs a command: ${known.join(', ')}` : `unknown command "${command}" (${group} takes ${known.join(', ')})`);
+    const known = Object.keys(COMMANDS)
+      .filter((c) => c.startsWith(`${group} `))
+      .map((c) => c.split(' ')[1]);
+    throw new UsageError(
+      cmd === undefined || isOption(cmd)
+        ? `${group} needs a command: ${known.join(', ')}`
+        : `unknown command "${command}" (${group} takes ${known.join(', ')})`,
+    );
   }
   const positional: string[] = [];
   const options: Record<string, string | true> = {};
@@ -118,11 +130,19 @@ export function parseArgs(argv: readonly string[]): ParsedCommand {
       continue;
     }
     const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
-    if (value === undefined || value === '' || (eq < 0 && isOption(value))) throw new UsageError(`--${name} needs a value`);
+    if (value === undefined || value === '' || (eq < 0 && isOption(value)))
+      throw new UsageError(`--${name} needs a value`);
     options[name] = value;
   }
   const syntax = `${command} ${spec.args.join(' ')}`.trim();
-  if (positional.length < spec.args.length) throw new UsageError(`${command} needs ${spec.args.slice(positional.length).join(' ')} (${syntax})`);
-  if (!spec.repeats && positional.length > spec.args.length) throw new UsageError(`${command} takes ${spec.args.length === 0 ? 'no arguments' : spec.args.join(' ')}, not ${positional.slice(spec.args.length).map((a) => `"${a}"`).join(' ')} (${syntax})`);
+  if (positional.length < spec.args.length)
+    throw new UsageError(`${command} needs ${spec.args.slice(positional.length).join(' ')} (${syntax})`);
+  if (!spec.repeats && positional.length > spec.args.length)
+    throw new UsageError(
+      `${command} takes ${spec.args.length === 0 ? 'no arguments' : spec.args.join(' ')}, not ${positional
+        .slice(spec.args.length)
+        .map((a) => `"${a}"`)
+        .join(' ')} (${syntax})`,
+    );
   return { kind: 'command', command, positional, options };
 }

@@ -28,12 +28,16 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
   switch (parsed.command) {
     case 'env list': {
       for (const e of await envs.list()) {
-        out(`${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tattestation=${attestationSummary(e)}\tretention=${retentionDaysOf(e)}d`);
+        out(
+          `${e.name}\t${e.id}\t${e.enabled ? 'enabled' : 'disabled'}\t${e.sandbox ? 'sandbox' : 'production'}\twebhook=${e.webhookUrl ?? '-'}\tprivacy=${e.privacyEmail ?? '-'}\tpublishable=${e.publishableKey}\torigins=${e.clientOrigins?.join(',') || '-'}\tapps=${e.clientApps?.join(',') || '-'}\tattestation=${attestationSummary(e)}\tretention=${retentionDaysOf(e)}d`,
+        );
       }
       return 0;
     }
     case 'env create': {
-      const { env, secret } = await envs.create(positional[0] as string, { sandbox: parsed.options.production !== true });
+      const { env, secret } = await envs.create(positional[0] as string, {
+        sandbox: parsed.options.production !== true,
+      });
       out(`created environment ${env.name} (${env.id})`);
       out(`API secret (shown only now): ${secret}`);
       out(`publishable key: ${env.publishableKey}`);
@@ -57,14 +61,18 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const env = await envs.byName(positional[0] as string);
       const origins = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientOrigins(env.id, origins);
-      out(`${env.name} client origins: ${updated.clientOrigins?.length ? updated.clientOrigins.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
+      out(
+        `${env.name} client origins: ${updated.clientOrigins?.length ? updated.clientOrigins.join(' ') : '(none)'}; publishable key ${env.publishableKey}`,
+      );
       return 0;
     }
     case 'env set-apps': {
       const env = await envs.byName(positional[0] as string);
       const apps = positional[1] === 'none' ? [] : positional.slice(1);
       const updated = await envs.setClientApps(env.id, apps);
-      out(`${env.name} apps: ${updated.clientApps?.length ? updated.clientApps.join(' ') : '(none)'}; publishable key ${env.publishableKey}`);
+      out(
+        `${env.name} apps: ${updated.clientApps?.length ? updated.clientApps.join(' ') : '(none)'}; publishable key ${env.publishableKey}`,
+      );
       return 0;
     }
     case 'env set-app-attest': {
@@ -72,7 +80,9 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const app = positional[1] as string;
       const team = positional[2] === 'none' ? null : (positional[2] as string);
       await envs.setAttestation(env.id, app, { appleTeamId: team });
-      out(`${env.name} ${app}: App Attest ${team ? `verified for the App ID ${team}.${app}` : 'not verified'}`);
+      out(
+        `${env.name} ${app}: App Attest ${team ? `verified for the App ID ${team}.${app}` : 'not verified'}`,
+      );
       return 0;
     }
     case 'env set-play-integrity': {
@@ -80,7 +90,9 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const app = positional[1] as string;
       const file = positional[2] as string;
       await envs.setAttestation(env.id, app, { play: file === 'none' ? null : readPlayKeysFile(file) });
-      out(`${env.name} ${app}: Play Integrity ${file === 'none' ? 'not verified (keys removed)' : 'verified with the keys given (stored sealed)'}`);
+      out(
+        `${env.name} ${app}: Play Integrity ${file === 'none' ? 'not verified (keys removed)' : 'verified with the keys given (stored sealed)'}`,
+      );
       return 0;
     }
     case 'env require-attestation': {
@@ -89,15 +101,22 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       const on = positional[2];
       if (on !== 'on' && on !== 'off') throw new UsageError('require-attestation takes on or off');
       await envs.setAttestation(env.id, app, { required: on === 'on' });
-      out(`${env.name} ${app}: sessions without a verified attestation are ${on === 'on' ? 'flagged' : 'not flagged'}`);
+      out(
+        `${env.name} ${app}: sessions without a verified attestation are ${on === 'on' ? 'flagged' : 'not flagged'}`,
+      );
       return 0;
     }
     case 'env set-retention': {
       const env = await envs.byName(positional[0] as string);
       // Only digits are a number of days ("30d", "1e2" or "" are not): the core checks the bounds.
       const given = positional[1] as string;
-      const updated = await envs.setRetentionDays(env.id, /^\d{1,9}$/.test(given) ? Number(given) : Number.NaN);
-      out(`${env.name} retention: ${retentionDaysOf(updated)} days (the running service deletes older events, rejected payloads and ended privacy requests within 6 hours)`);
+      const updated = await envs.setRetentionDays(
+        env.id,
+        /^\d{1,9}$/.test(given) ? Number(given) : Number.NaN,
+      );
+      out(
+        `${env.name} retention: ${retentionDaysOf(updated)} days (the running service deletes older events, rejected payloads and ended privacy requests within 6 hours)`,
+      );
       return 0;
     }
     case 'env set-privacy-email': {
@@ -111,14 +130,20 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
     case 'analyst-key add': {
       const env = await envs.byName(positional[0] as string);
       const kind = group === 'secret' ? 'secret' : 'analyst';
-      const { secret } = await envs.addCredential(env.id, kind, flag('label') ?? (kind === 'secret' ? 'cli' : 'analyst'));
+      const { secret } = await envs.addCredential(
+        env.id,
+        kind,
+        flag('label') ?? (kind === 'secret' ? 'cli' : 'analyst'),
+      );
       out(`${kind === 'secret' ? 'API secret' : 'analyst key'} for ${env.name} (shown only now): ${secret}`);
       return 0;
     }
     case 'secret list': {
       const env = await envs.byName(positional[0] as string);
       for (const c of await envs.listCredentials(env.id)) {
-        out(`${c.kind}\t…${c.hint}\t${c.label}\tcreated ${c.createdAt.toISOString()}\t${c.revokedAt ? `revoked ${c.revokedAt.toISOString()}` : 'live'}\t${c.hash}`);
+        out(
+          `${c.kind}\t…${c.hint}\t${c.label}\tcreated ${c.createdAt.toISOString()}\t${c.revokedAt ? `revoked ${c.revokedAt.toISOString()}` : 'live'}\t${c.hash}`,
+        );
       }
       return 0;
     }
@@ -135,7 +160,10 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
 
 /** What `env list` shows of an environment's attestation settings (never the keys). */
 function attestationSummary(e: Environment): string {
-  const list = (e.attestation ?? []).map((a) => `${a.app}:${[a.appleTeamId ? `app_attest(${a.appleTeamId})` : '', a.play ? 'play_integrity' : ''].filter(Boolean).join('+') || 'none'}${a.required ? ':required' : ''}`);
+  const list = (e.attestation ?? []).map(
+    (a) =>
+      `${a.app}:${[a.appleTeamId ? `app_attest(${a.appleTeamId})` : '', a.play ? 'play_integrity' : ''].filter(Boolean).join('+') || 'none'}${a.required ? ':required' : ''}`,
+  );
   return list.join(',') || '-';
 }
 
@@ -145,10 +173,15 @@ function readPlayKeysFile(file: string): { decryptionKey: string; verificationKe
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new InvalidParameters([{ field: 'keys-file', message: `cannot read ${file} as JSON: ${(err as Error).message}` }]);
+    throw new InvalidParameters([
+      { field: 'keys-file', message: `cannot read ${file} as JSON: ${(err as Error).message}` },
+    ]);
   }
   const o = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  if (typeof o.decryptionKey !== 'string' || typeof o.verificationKey !== 'string') throw new InvalidParameters([{ field: 'keys-file', message: `${file} must hold {"decryptionKey": "…", "verificationKey": "…"}` }]);
+  if (typeof o.decryptionKey !== 'string' || typeof o.verificationKey !== 'string')
+    throw new InvalidParameters([
+      { field: 'keys-file', message: `${file} must hold {"decryptionKey": "…", "verificationKey": "…"}` },
+    ]);
   return { decryptionKey: o.decryptionKey.trim(), verificationKey: o.verificationKey.trim() };
 }
 
@@ -161,7 +194,13 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const [{ loadConfig }, { createLogger }, { buildServices, resolveMasterKey }, { connect }, { attachOrStartEmbedded }] = await Promise.all([
+  const [
+    { loadConfig },
+    { createLogger },
+    { buildServices, resolveMasterKey },
+    { connect },
+    { attachOrStartEmbedded },
+  ] = await Promise.all([
     import('../config'),
     import('../app/logger'),
     import('../app/build'),
@@ -170,7 +209,9 @@ async function main(): Promise<number> {
   ]);
   const config = loadConfig(process.env);
   const log = createLogger(process.env.RAMPART_LOG_LEVEL ?? 'warn');
-  const db = config.mongoUri ? { uri: config.mongoUri, stop: async () => undefined } : await attachOrStartEmbedded(config.dataDir);
+  const db = config.mongoUri
+    ? { uri: config.mongoUri, stop: async () => undefined }
+    : await attachOrStartEmbedded(config.dataDir);
   const database = await connect(db.uri, config.dbName);
   try {
     const built = await buildServices({
@@ -197,7 +238,8 @@ export function cli(): void {
     (err: unknown) => {
       // 64: a command line that is not a command (EX_USAGE), with the usage; 1: the command failed.
       if (err instanceof UsageError) process.stderr.write(`rampart: ${err.message}\n\n${USAGE}`);
-      else if (err instanceof DomainError || (err instanceof Error && err.name === 'ConfigError')) process.stderr.write(`rampart: ${err.message}\n`);
+      else if (err instanceof DomainError || (err instanceof Error && err.name === 'ConfigError'))
+        process.stderr.write(`rampart: ${err.message}\n`);
       else process.stderr.write(`rampart: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(err instanceof UsageError ? 64 : 1);
     },

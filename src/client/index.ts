@@ -166,7 +166,10 @@ export interface RampartClient {
    * accepted. A stream Rampart refuses part-way (UNAVAILABLE, RESOURCE_EXHAUSTED) is resumed
    * from the first event it did not take, after its retry-after or a backoff (track-stream.ts).
    */
-  trackStream(events: Iterable<TrackRequest> | AsyncIterable<TrackRequest>, o?: TrackStreamOptions): Promise<TrackStreamResponse__Output>;
+  trackStream(
+    events: Iterable<TrackRequest> | AsyncIterable<TrackRequest>,
+    o?: TrackStreamOptions,
+  ): Promise<TrackStreamResponse__Output>;
   /** The user's devices; retried on UNAVAILABLE. */
   listUserDevices(req: ListUserDevicesRequest, o?: CallOptions): Promise<ListUserDevicesResponse__Output>;
   /** One device; retried on UNAVAILABLE. */
@@ -192,7 +195,13 @@ const SERVICE_CONFIG = {
         { service: 'rampart.v1.Devices', method: 'GetDevice' },
         { service: 'rampart.v1.Devices', method: 'ListUserDevices' },
       ],
-      retryPolicy: { maxAttempts: 3, initialBackoff: '0.05s', maxBackoff: '0.5s', backoffMultiplier: 2, retryableStatusCodes: ['UNAVAILABLE'] },
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.05s',
+        maxBackoff: '0.5s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
     },
   ],
 };
@@ -204,7 +213,12 @@ function channelCredentials(tls: RampartClientOptions['tls']): grpc.ChannelCrede
 }
 
 type UnaryCallback<Res> = (err: grpc.ServiceError | null, res?: Res) => void;
-type UnaryMethod<Req, Res> = (req: Req, metadata: grpc.Metadata, options: grpc.CallOptions, callback: UnaryCallback<Res>) => grpc.ClientUnaryCall;
+type UnaryMethod<Req, Res> = (
+  req: Req,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: UnaryCallback<Res>,
+) => grpc.ClientUnaryCall;
 
 /** A Rampart client. One per process is enough: it multiplexes calls on one HTTP/2 channel. */
 export function createRampartClient(o: RampartClientOptions): RampartClient {
@@ -235,12 +249,30 @@ export function createRampartClient(o: RampartClientOptions): RampartClient {
     md.set('authorization', `Bearer ${o.secret}`);
     return md;
   };
-  const callOptions = (c?: CallOptions): grpc.CallOptions => ({ deadline: Date.now() + (c?.deadlineMs ?? defaultDeadline) });
+  const callOptions = (c?: CallOptions): grpc.CallOptions => ({
+    deadline: Date.now() + (c?.deadlineMs ?? defaultDeadline),
+  });
 
   /** A unary call as a promise, cancelled by the caller's signal. */
-  function unary<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, req: Req, c?: CallOptions): Promise<Res> {
+  function unary<Req, Res>(
+    client: grpc.Client,
+    method: UnaryMethod<Req, Res>,
+    req: Req,
+    c?: CallOptions,
+  ): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      if (c?.signal?.aborted) return reject(new RampartError(grpc.status.CANCELLED, 'cancelled before it started', null, [], null, null, new grpc.Metadata()));
+      if (c?.signal?.aborted)
+        return reject(
+          new RampartError(
+            grpc.status.CANCELLED,
+            'cancelled before it started',
+            null,
+            [],
+            null,
+            null,
+            new grpc.Metadata(),
+          ),
+        );
       const call = method.call(client, req, metadata(), callOptions(c), (err, res) => {
         c?.signal?.removeEventListener('abort', cancel);
         if (err) reject(toRampartError(err));
@@ -251,9 +283,15 @@ export function createRampartClient(o: RampartClientOptions): RampartClient {
     });
   }
 
-  const unaryVerdict = (endpoint: VerdictEndpoint, req: unknown, deadline: number, signal: AbortSignal | undefined): Promise<unknown> => {
+  const unaryVerdict = (
+    endpoint: VerdictEndpoint,
+    req: unknown,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> => {
     const c = { deadlineMs: deadline - Date.now(), signal };
-    if (endpoint === 'authenticate') return unary(scoring, scoring.authenticate, req as AuthenticateRequest, c);
+    if (endpoint === 'authenticate')
+      return unary(scoring, scoring.authenticate, req as AuthenticateRequest, c);
     if (endpoint === 'risk') return unary(scoring, scoring.risk, req as RiskRequest, c);
     return unary(scoring, scoring.filter, req as FilterRequest, c);
   };
@@ -264,14 +302,22 @@ export function createRampartClient(o: RampartClientOptions): RampartClient {
           scoring,
           v1.Scoring.service.VerdictStream,
           metadata,
-          { local: (code, message) => new RampartError(code, message, null, [], null, null, new grpc.Metadata()), service: toRampartError },
+          {
+            local: (code, message) =>
+              new RampartError(code, message, null, [], null, null, new grpc.Metadata()),
+            service: toRampartError,
+          },
           unaryVerdict,
           { size: streamCount },
         )
       : null;
   const verdict = <Res>(endpoint: VerdictEndpoint, req: unknown, c?: CallOptions): Promise<Res> => {
     const deadline = Date.now() + (c?.deadlineMs ?? defaultDeadline);
-    return (streams ? streams.call(endpoint, req, deadline, c?.signal) : unaryVerdict(endpoint, req, deadline, c?.signal)) as Promise<Res>;
+    return (
+      streams
+        ? streams.call(endpoint, req, deadline, c?.signal)
+        : unaryVerdict(endpoint, req, deadline, c?.signal)
+    ) as Promise<Res>;
   };
 
   return {
@@ -284,12 +330,19 @@ export function createRampartClient(o: RampartClientOptions): RampartClient {
     trackStream: (events, c) =>
       resumableTrackStream<TrackRequest, RampartError>(
         {
-          open: (deadline, callback) => scoring.trackStream(metadata(), { deadline }, (err, res) => callback(err, res)),
+          open: (deadline, callback) =>
+            scoring.trackStream(metadata(), { deadline }, (err, res) => callback(err, res)),
           toError: toRampartError,
-          cancelled: (message) => new RampartError(grpc.status.CANCELLED, message, null, [], null, null, new grpc.Metadata()),
+          cancelled: (message) =>
+            new RampartError(grpc.status.CANCELLED, message, null, [], null, null, new grpc.Metadata()),
         },
         events,
-        { deadline: Date.now() + (c?.deadlineMs ?? defaultDeadline), ...(c?.signal ? { signal: c.signal } : {}), ...(c?.onRetry ? { onRetry: c.onRetry } : {}), ...(c?.chunk ? { chunk: c.chunk } : {}) },
+        {
+          deadline: Date.now() + (c?.deadlineMs ?? defaultDeadline),
+          ...(c?.signal ? { signal: c.signal } : {}),
+          ...(c?.onRetry ? { onRetry: c.onRetry } : {}),
+          ...(c?.chunk ? { chunk: c.chunk } : {}),
+        },
       ),
     listUserDevices: (req, c) => unary(devices, devices.listUserDevices, req, c),
     getDevice: (req, c) => unary(devices, devices.getDevice, req, c),

@@ -18,11 +18,18 @@ import * as grpc from '@grpc/grpc-js';
 import { ACCEPTED_KEY } from '../grpc/metadata-keys';
 
 /** The client's error as this module reads it (RampartError). */
-export type RampartLikeError = Error & { code: grpc.status; retryAfterSeconds: number | null; metadata: grpc.Metadata };
+export type RampartLikeError = Error & {
+  code: grpc.status;
+  retryAfterSeconds: number | null;
+  metadata: grpc.Metadata;
+};
 
 /** What one TrackStream call needs from the client: open a stream, turn its error into the caller's. */
 export interface TrackStreamDeps<Req, Err extends RampartLikeError> {
-  open: (deadline: number, callback: (err: grpc.ServiceError | null, res?: { accepted: number }) => void) => grpc.ClientWritableStream<Req>;
+  open: (
+    deadline: number,
+    callback: (err: grpc.ServiceError | null, res?: { accepted: number }) => void,
+  ) => grpc.ClientWritableStream<Req>;
   toError: (err: grpc.ServiceError) => Err;
   /** The error of a call the caller cancelled between two streams. */
   cancelled: (message: string) => Err;
@@ -39,7 +46,10 @@ export interface TrackStreamSettings<Err> {
 }
 
 export const TRACK_STREAM_CHUNK = 10_000;
-const RETRYABLE: ReadonlySet<grpc.status> = new Set([grpc.status.UNAVAILABLE, grpc.status.RESOURCE_EXHAUSTED]);
+const RETRYABLE: ReadonlySet<grpc.status> = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.RESOURCE_EXHAUSTED,
+]);
 /** Retries in a row without an event taken; the next refusal is the caller's. */
 const RETRIES = 8;
 /** The first wait after a refusal without retry-after (doubling, starting again after progress). */
@@ -136,7 +146,9 @@ export async function trackStream<Req, Err extends RampartLikeError>(
   s: TrackStreamSettings<Err>,
 ): Promise<{ accepted: number }> {
   const source: AsyncIterator<Req> | Iterator<Req> =
-    Symbol.asyncIterator in events ? (events as AsyncIterable<Req>)[Symbol.asyncIterator]() : (events as Iterable<Req>)[Symbol.iterator]();
+    Symbol.asyncIterator in events
+      ? (events as AsyncIterable<Req>)[Symbol.asyncIterator]()
+      : (events as Iterable<Req>)[Symbol.iterator]();
   const chunk = Math.max(1, s.chunk ?? TRACK_STREAM_CHUNK);
   let total = 0;
   let carry: Req[] = [];
@@ -149,7 +161,13 @@ export async function trackStream<Req, Err extends RampartLikeError>(
       throw err;
     }
     try {
-      const r: { accepted: number } & Sent<Req> = await oneStream(deps, s, carry, drained ? null : source, chunk);
+      const r: { accepted: number } & Sent<Req> = await oneStream(
+        deps,
+        s,
+        carry,
+        drained ? null : source,
+        chunk,
+      );
       total += r.accepted;
       drained = r.drained;
       carry = [];
@@ -168,7 +186,12 @@ export async function trackStream<Req, Err extends RampartLikeError>(
           ? Math.max(0, err.retryAfterSeconds * 1000)
           : Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** refusals);
       refusals++;
-      const retry = taken !== null && RETRYABLE.has(err.code) && refusals <= RETRIES && !s.signal?.aborted && Date.now() + delayMs < s.deadline;
+      const retry =
+        taken !== null &&
+        RETRYABLE.has(err.code) &&
+        refusals <= RETRIES &&
+        !s.signal?.aborted &&
+        Date.now() + delayMs < s.deadline;
       if (!retry) {
         // The trailer says what the whole call took, the streams before this one included.
         err.metadata.set(ACCEPTED_KEY, String(total));

@@ -47,7 +47,12 @@ export interface ErrorFactory {
 }
 
 /** The unary RPC of an endpoint, where calls go when they do not go on a stream. */
-export type UnaryVerdict = (endpoint: VerdictEndpoint, req: unknown, deadline: number, signal: AbortSignal | undefined) => Promise<unknown>;
+export type UnaryVerdict = (
+  endpoint: VerdictEndpoint,
+  req: unknown,
+  deadline: number,
+  signal: AbortSignal | undefined,
+) => Promise<unknown>;
 
 export interface VerdictStreamsOptions {
   /** At most this many streams open at once. */
@@ -146,7 +151,11 @@ export function callErrorAsServiceError(e: CallError__Output): grpc.ServiceError
   const metadata = new grpc.Metadata();
   for (const [key, value] of Object.entries(e.metadata ?? {})) metadata.set(key, value);
   if (e.details && e.details.length > 0) metadata.set(STATUS_DETAILS_KEY, Buffer.from(e.details));
-  return Object.assign(new Error(`${e.code} ${grpc.status[e.code] ?? 'UNKNOWN'}: ${e.message}`), { code: e.code, details: e.message, metadata });
+  return Object.assign(new Error(`${e.code} ${grpc.status[e.code] ?? 'UNKNOWN'}: ${e.message}`), {
+    code: e.code,
+    details: e.message,
+    metadata,
+  });
 }
 
 export class VerdictStreams {
@@ -162,7 +171,10 @@ export class VerdictStreams {
   constructor(
     private readonly client: grpc.Client,
     /** The encoder and decoder of Scoring/VerdictStream (the generated service definition's). */
-    private readonly method: { requestSerialize(m: VerdictStreamRequest): Buffer; responseDeserialize(b: Buffer): VerdictStreamResponse__Output },
+    private readonly method: {
+      requestSerialize(m: VerdictStreamRequest): Buffer;
+      responseDeserialize(b: Buffer): VerdictStreamResponse__Output;
+    },
     private readonly metadata: () => grpc.Metadata,
     private readonly errors: ErrorFactory,
     private readonly unary: UnaryVerdict,
@@ -183,14 +195,35 @@ export class VerdictStreams {
   }
 
   /** One call of `endpoint`; resolves with the unary RPC's answer. */
-  call(endpoint: VerdictEndpoint, req: unknown, deadline: number, signal: AbortSignal | undefined): Promise<unknown> {
+  call(
+    endpoint: VerdictEndpoint,
+    req: unknown,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
     if (this.disabled || this.closed) return this.unary(endpoint, req, deadline, signal);
     const body = this.encode(endpoint, req);
     if (body.length > LARGE_CALL_BYTES) return this.unary(endpoint, req, deadline, signal);
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(this.errors.local(grpc.status.CANCELLED, 'Cancelled on client'));
-      const p: Pending = { endpoint, req, body, deadline, resolve, reject, timer: undefined, signal, onAbort: undefined, stream: null, id: 0, resent: false };
-      p.timer = setTimeout(() => this.giveUp(p, grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'), Math.max(0, deadline - Date.now()));
+      const p: Pending = {
+        endpoint,
+        req,
+        body,
+        deadline,
+        resolve,
+        reject,
+        timer: undefined,
+        signal,
+        onAbort: undefined,
+        stream: null,
+        id: 0,
+        resent: false,
+      };
+      p.timer = setTimeout(
+        () => this.giveUp(p, grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'),
+        Math.max(0, deadline - Date.now()),
+      );
       if (signal) {
         p.onAbort = () => this.giveUp(p, grpc.status.CANCELLED, 'Cancelled on client');
         signal.addEventListener('abort', p.onAbort, { once: true });
@@ -244,7 +277,8 @@ export class VerdictStreams {
       const most = s.maxBytes === null ? 0 : Math.min(s.maxBytes, LARGE_CALL_BYTES);
       let bytes = 0;
       let n = 0;
-      while (n < s.queue.length && (n === 0 || bytes + s.queue[n].length <= most)) bytes += s.queue[n++].length;
+      while (n < s.queue.length && (n === 0 || bytes + s.queue[n].length <= most))
+        bytes += s.queue[n++].length;
       const entries = n === s.queue.length ? s.queue : s.queue.slice(0, n);
       s.queue = n === s.queue.length ? [] : s.queue.slice(n);
       s.writing = true;
@@ -270,9 +304,27 @@ export class VerdictStreams {
   }
 
   private open(): Stream {
-    const call = this.client.makeBidiStreamRequest<Buffer, VerdictStreamResponse__Output>(METHOD, (b: Buffer) => b, this.method.responseDeserialize, this.metadata(), {});
+    const call = this.client.makeBidiStreamRequest<Buffer, VerdictStreamResponse__Output>(
+      METHOD,
+      (b: Buffer) => b,
+      this.method.responseDeserialize,
+      this.metadata(),
+      {},
+    );
     const now = Date.now();
-    const s: Stream = { call, pending: new Map(), nextId: 0, openedAt: now, lastActive: now, retiring: false, failure: null, maxBytes: null, queue: [], writing: false, scheduled: false };
+    const s: Stream = {
+      call,
+      pending: new Map(),
+      nextId: 0,
+      openedAt: now,
+      lastActive: now,
+      retiring: false,
+      failure: null,
+      maxBytes: null,
+      queue: [],
+      writing: false,
+      scheduled: false,
+    };
     call.on('metadata', (md: grpc.Metadata) => {
       const announced = Number(md.get(MAX_MESSAGE_BYTES_KEY)[0]);
       if (Number.isInteger(announced) && announced > 0) s.maxBytes = announced;
@@ -296,7 +348,10 @@ export class VerdictStreams {
   private sweep(): void {
     const now = Date.now();
     for (const s of this.streams) {
-      if (!s.retiring && (now - s.openedAt >= this.maxAgeMs || (s.pending.size === 0 && now - s.lastActive >= this.idleMs))) {
+      if (
+        !s.retiring &&
+        (now - s.openedAt >= this.maxAgeMs || (s.pending.size === 0 && now - s.lastActive >= this.idleMs))
+      ) {
         s.retiring = true;
         this.maybeEnd(s);
       }
@@ -305,7 +360,8 @@ export class VerdictStreams {
 
   /** Half-close a retiring stream once its calls are answered and its queue written. */
   private maybeEnd(s: Stream): void {
-    if (s.retiring && s.pending.size === 0 && s.queue.length === 0 && !s.writing && !s.call.writableEnded) s.call.end();
+    if (s.retiring && s.pending.size === 0 && s.queue.length === 0 && !s.writing && !s.call.writableEnded)
+      s.call.end();
   }
 
   private answered(s: Stream, a: VerdictAnswer__Output): void {
@@ -314,7 +370,13 @@ export class VerdictStreams {
     this.settle(p);
     if (a.result === 'error' && a.error) p.reject(this.errors.service(callErrorAsServiceError(a.error)));
     else if (a.result === p.endpoint && a[p.endpoint]) p.resolve(a[p.endpoint]);
-    else p.reject(this.errors.local(grpc.status.INTERNAL, `VerdictStream answered ${a.result ?? 'nothing'} to a ${p.endpoint} call`));
+    else
+      p.reject(
+        this.errors.local(
+          grpc.status.INTERNAL,
+          `VerdictStream answered ${a.result ?? 'nothing'} to a ${p.endpoint} call`,
+        ),
+      );
   }
 
   /** Take `p` off its stream; clear its timer and abort listener. */
@@ -363,7 +425,13 @@ export class VerdictStreams {
       p.reject(
         status.code === grpc.status.OK
           ? this.errors.local(grpc.status.UNAVAILABLE, 'the VerdictStream ended before answering the call')
-          : this.errors.service(s.failure ?? Object.assign(new Error(`${status.code} ${grpc.status[status.code]}: ${status.details}`), status)),
+          : this.errors.service(
+              s.failure ??
+                Object.assign(
+                  new Error(`${status.code} ${grpc.status[status.code]}: ${status.details}`),
+                  status,
+                ),
+            ),
       );
     }
   }

@@ -38,7 +38,8 @@ const ASSETS: Readonly<Record<string, string>> = {
 };
 
 /** The page runs only its own script, talks only to its own origin, and is never framed. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const secure = (req: FastifyRequest) => req.protocol === 'https';
 
@@ -88,11 +89,16 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
     return body;
   };
 
-  const sendError = (reply: FastifyReply, err: unknown) => sendHttpError(reply, err, log, { headers: { 'cache-control': 'no-store' } });
+  const sendError = (reply: FastifyReply, err: unknown) =>
+    sendHttpError(reply, err, log, { headers: { 'cache-control': 'no-store' } });
 
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {
     const html = read('index.html');
-    if (!html) return reply.code(503).header('content-type', 'application/json; charset=utf-8').send({ type: 'service_unavailable', message: 'the console is not built (npm run build)' });
+    if (!html)
+      return reply
+        .code(503)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send({ type: 'service_unavailable', message: 'the console is not built (npm run build)' });
     return reply
       .code(200)
       .header('content-type', 'text/html; charset=utf-8')
@@ -110,18 +116,32 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
     const name = (req.params as { file: string }).file;
     const type = ASSETS[name];
     const body = type ? read(name) : null;
-    if (!type || !body) return reply.code(404).header('content-type', 'application/json; charset=utf-8').send({ type: 'not_found', message: 'no such file' });
-    return reply.code(200).header('content-type', type).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').send(body);
+    if (!type || !body)
+      return reply
+        .code(404)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send({ type: 'not_found', message: 'no such file' });
+    return reply
+      .code(200)
+      .header('content-type', type)
+      .header('cache-control', 'no-cache')
+      .header('x-content-type-options', 'nosniff')
+      .send(body);
   });
 
   app.post('/console/session', async (req, reply) => {
     try {
       assertSameOrigin(req);
-      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new BadRequest('send {"key": "…"} as application/json');
+      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+        throw new BadRequest('send {"key": "…"} as application/json');
       let key: unknown;
       try {
-        const body: unknown = Buffer.isBuffer(req.body) && req.body.length ? JSON.parse(req.body.toString('utf8')) : null;
-        key = body && typeof body === 'object' && !Array.isArray(body) ? (body as { key?: unknown }).key : undefined;
+        const body: unknown =
+          Buffer.isBuffer(req.body) && req.body.length ? JSON.parse(req.body.toString('utf8')) : null;
+        key =
+          body && typeof body === 'object' && !Array.isArray(body)
+            ? (body as { key?: unknown }).key
+            : undefined;
       } catch {
         throw new BadRequest('request body is not valid JSON');
       }
@@ -139,8 +159,14 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
 
   app.get('/console/session', async (req, reply) => {
     try {
-      const r = await services.sessions.resolve(sessionFromCookie(req.headers.cookie), null, { source: req.ip ?? null, requireCsrf: false });
-      return reply.code(200).header('cache-control', 'no-store').send(sessionJson(r.principal, r.session, r.csrf));
+      const r = await services.sessions.resolve(sessionFromCookie(req.headers.cookie), null, {
+        source: req.ip ?? null,
+        requireCsrf: false,
+      });
+      return reply
+        .code(200)
+        .header('cache-control', 'no-store')
+        .send(sessionJson(r.principal, r.session, r.csrf));
     } catch (err) {
       return sendError(reply, err);
     }
@@ -151,9 +177,14 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
       assertSameOrigin(req);
       const token = sessionFromCookie(req.headers.cookie);
       const csrf = headerValue(req.headers[CSRF_HEADER]);
-      if (token && (csrf === null || !services.sessions.csrfMatches(token, csrf))) throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
+      if (token && (csrf === null || !services.sessions.csrfMatches(token, csrf)))
+        throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
       await services.sessions.signOut(token);
-      return reply.code(204).header('set-cookie', cookie(req, '', 0)).header('cache-control', 'no-store').send();
+      return reply
+        .code(204)
+        .header('set-cookie', cookie(req, '', 0))
+        .header('cache-control', 'no-store')
+        .send();
     } catch (err) {
       return sendError(reply, err);
     }

@@ -71,7 +71,11 @@ export class AccessService {
    * (disabled environment) or RateLimited (the environment's rate; or a failure from `source`
    * past its limit of failed authentications, while a valid secret from there is let through).
    */
-  async caller(secret: string | null, mode: AccessMode, opts: { rateLimit?: boolean; source?: string | null } = {}): Promise<Principal> {
+  async caller(
+    secret: string | null,
+    mode: AccessMode,
+    opts: { rateLimit?: boolean; source?: string | null } = {},
+  ): Promise<Principal> {
     const source = opts.source ?? null;
     const refuse = (): never => {
       throw this.failedFrom(source, new Unauthorized());
@@ -106,6 +110,7 @@ export class AccessService {
 
   /** Changes need an API secret: analyst keys are read-only. */
   assertCanWrite(principal: Principal): void {
-    if (principal.kind !== 'secret') throw new Forbidden('analyst keys are read-only: changes need the API secret', 'read_only_key');
+    if (principal.kind !== 'secret')
+      throw new Forbidden('analyst keys are read-only: changes need the API secret', 'read_only_key');
   }
 }

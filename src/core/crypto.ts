@@ -2,12 +2,21 @@
  * Small cryptographic helpers: secret hashing, constant-time comparison, random tokens and
  * sealing (authenticated encryption) of secrets that must be recoverable to sign webhooks.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  randomUUID,
+  timingSafeEqual,
+} from 'node:crypto';
 
 export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
 /** A short, stable key for long text (16 URL-safe characters of its SHA-1): not a security measure. */
-export const shortHash = (value: string): string => createHash('sha1').update(value, 'utf8').digest('base64url').slice(0, 16);
+export const shortHash = (value: string): string =>
+  createHash('sha1').update(value, 'utf8').digest('base64url').slice(0, 16);
 
 /** Constant-time string comparison (lengths are compared first, which leaks only the length). */
 export function safeEqual(a: string, b: string): boolean {
@@ -39,7 +48,8 @@ export function timeOrderedUuid(now: number = Date.now()): string {
 /** A random 32-byte key (for MACs whose key need not outlive the process). */
 export const randomKey = (): Buffer => randomBytes(32);
 
-export const hmacSha256 = (key: string | Buffer, data: string | Buffer): Buffer => createHmac('sha256', key).update(data).digest();
+export const hmacSha256 = (key: string | Buffer, data: string | Buffer): Buffer =>
+  createHmac('sha256', key).update(data).digest();
 
 /** Seals and opens values with AES-256-GCM under a 32-byte master key. */
 export class Sealer {
@@ -52,14 +62,21 @@ export class Sealer {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    return [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      body.toString('base64url'),
+    ].join('.');
   }
   open(sealed: string): string {
     const [v, iv, tag, body] = sealed.split('.');
     if (v !== 'v1' || !iv || !tag || body === undefined) throw new Error('unrecognised sealed value');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
+      'utf8',
+    );
   }
   /** A key for signing links and other server-side MACs, derived so it never equals the sealing key. */
   macKey(purpose: string): Buffer {

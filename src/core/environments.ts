@@ -4,7 +4,14 @@
  * secret. Only a SHA-256 hash of each secret is used for look-up, compared in constant time.
  */
 import type { Clock, CredentialStore, EnvironmentStore, Scheduler } from './ports';
-import type { AppAttestationSettings, Credential, CredentialKind, EnvId, Environment, Principal } from './model';
+import type {
+  AppAttestationSettings,
+  Credential,
+  CredentialKind,
+  EnvId,
+  Environment,
+  Principal,
+} from './model';
 import { asEnvId } from './model';
 import { randomToken, safeEqual, Sealer, sha256Hex, uuid } from './crypto';
 import { Forbidden, InvalidParameters, NotFound, Unauthorized, Unavailable } from './errors';
@@ -73,9 +80,14 @@ export class EnvironmentService {
   constructor(private readonly deps: EnvironmentDeps) {}
 
   /** Create an environment with its default policies and a first API secret. */
-  async create(name: string, opts: { sandbox?: boolean; secret?: string; webhookUrl?: string | null } = {}): Promise<{ env: Environment; secret: string }> {
+  async create(
+    name: string,
+    opts: { sandbox?: boolean; secret?: string; webhookUrl?: string | null } = {},
+  ): Promise<{ env: Environment; secret: string }> {
     if (!ENV_NAME.test(name)) {
-      throw new InvalidParameters([{ field: 'name', message: 'lower-case letters, digits, - and _, at most 63 characters' }]);
+      throw new InvalidParameters([
+        { field: 'name', message: 'lower-case letters, digits, - and _, at most 63 characters' },
+      ]);
     }
     if (await this.deps.environments.byName(name)) {
       throw new InvalidParameters([{ field: 'name', message: `environment ${name} already exists` }]);
@@ -97,14 +109,20 @@ export class EnvironmentService {
   }
 
   /** Make sure the default `sandbox` environment exists; returns the generated secret when one was made. */
-  async ensureSandbox(secret: string | undefined, webhookUrl: string | undefined): Promise<{ env: Environment; generatedSecret: string | null }> {
+  async ensureSandbox(
+    secret: string | undefined,
+    webhookUrl: string | undefined,
+  ): Promise<{ env: Environment; generatedSecret: string | null }> {
     const existing = await this.deps.environments.byName('sandbox');
     if (existing) {
       if (secret && !(await this.deps.credentials.byHash(sha256Hex(secret)))) {
         await this.addCredential(existing.id, 'secret', 'RAMPART_API_SECRET', secret);
       }
       if (webhookUrl && existing.webhookUrl !== webhookUrl) {
-        return { env: (await this.deps.environments.update(existing.id, { webhookUrl })) ?? existing, generatedSecret: null };
+        return {
+          env: (await this.deps.environments.update(existing.id, { webhookUrl })) ?? existing,
+          generatedSecret: null,
+        };
       }
       return { env: existing, generatedSecret: null };
     }
@@ -112,7 +130,12 @@ export class EnvironmentService {
     return { env: created.env, generatedSecret: secret ? null : created.secret };
   }
 
-  async addCredential(envId: EnvId, kind: CredentialKind, label: string, given?: string): Promise<CreatedSecret> {
+  async addCredential(
+    envId: EnvId,
+    kind: CredentialKind,
+    label: string,
+    given?: string,
+  ): Promise<CreatedSecret> {
     const env = await this.require(envId);
     const secret = given ?? (kind === 'secret' ? `sk_${randomToken(24)}` : `ak_${randomToken(24)}`);
     const credential: Credential = {
@@ -174,7 +197,11 @@ export class EnvironmentService {
     } else if (hit && now - hit.until <= (this.deps.authStaleMs ?? DEFAULT_AUTH_STALE_MS)) {
       principal = await this.recheck(hash, hit);
     } else {
-      principal = await this.within(this.verify(hash), this.deps.authLookupTimeoutMs ?? DEFAULT_AUTH_LOOKUP_TIMEOUT_MS, null);
+      principal = await this.within(
+        this.verify(hash),
+        this.deps.authLookupTimeoutMs ?? DEFAULT_AUTH_LOOKUP_TIMEOUT_MS,
+        null,
+      );
     }
     if (!principal.env.enabled) throw new Forbidden('this environment is disabled', 'environment_disabled');
     return principal;
@@ -196,7 +223,11 @@ export class EnvironmentService {
       checking.then(done, done);
     }
     try {
-      return await this.within(hit.checking, this.deps.authRefreshWaitMs ?? DEFAULT_AUTH_REFRESH_WAIT_MS, hit.principal);
+      return await this.within(
+        hit.checking,
+        this.deps.authRefreshWaitMs ?? DEFAULT_AUTH_REFRESH_WAIT_MS,
+        hit.principal,
+      );
     } catch (e) {
       if (e instanceof Unauthorized) throw e;
       return hit.principal;
@@ -218,7 +249,11 @@ export class EnvironmentService {
     const principal: Principal = { env, kind: cred.kind, credentialHash: hash };
     if (this.deps.authCacheMs > 0) {
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(hash, { principal, until: this.deps.clock.now().getTime() + this.deps.authCacheMs, checking: null });
+      this.cache.set(hash, {
+        principal,
+        until: this.deps.clock.now().getTime() + this.deps.authCacheMs,
+        checking: null,
+      });
     }
     return principal;
   }
@@ -276,7 +311,8 @@ export class EnvironmentService {
   }
 
   async setWebhookUrl(id: EnvId, url: string | null): Promise<Environment> {
-    if (url !== null && !httpUrl(url)) throw new InvalidParameters([{ field: 'webhookUrl', message: 'must be an absolute http(s) URL' }]);
+    if (url !== null && !httpUrl(url))
+      throw new InvalidParameters([{ field: 'webhookUrl', message: 'must be an absolute http(s) URL' }]);
     return this.patch(id, { webhookUrl: url });
   }
 
@@ -296,11 +332,17 @@ export class EnvironmentService {
     const clean: string[] = [];
     for (const o of origins) {
       if (httpUrl(o)?.origin !== o) {
-        throw new InvalidParameters([{ field: 'clientOrigins', message: `${o} is not an origin (scheme://host[:port], nothing after it)` }]);
+        throw new InvalidParameters([
+          {
+            field: 'clientOrigins',
+            message: `${o} is not an origin (scheme://host[:port], nothing after it)`,
+          },
+        ]);
       }
       if (!clean.includes(o)) clean.push(o);
     }
-    if (clean.length > 50) throw new InvalidParameters([{ field: 'clientOrigins', message: 'at most 50 origins' }]);
+    if (clean.length > 50)
+      throw new InvalidParameters([{ field: 'clientOrigins', message: 'at most 50 origins' }]);
     return this.patch(id, { clientOrigins: clean });
   }
 
@@ -312,7 +354,13 @@ export class EnvironmentService {
   async setClientApps(id: EnvId, apps: readonly string[]): Promise<Environment> {
     const clean: string[] = [];
     for (const a of apps) {
-      if (!APP_ID.test(a)) throw new InvalidParameters([{ field: 'clientApps', message: `${a} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")` }]);
+      if (!APP_ID.test(a))
+        throw new InvalidParameters([
+          {
+            field: 'clientApps',
+            message: `${a} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")`,
+          },
+        ]);
       if (!clean.includes(a)) clean.push(a);
     }
     if (clean.length > 50) throw new InvalidParameters([{ field: 'clientApps', message: 'at most 50 apps' }]);
@@ -325,13 +373,35 @@ export class EnvironmentService {
    * none; sealed with the master key before they are stored), whether a session must carry one.
    * Each part left undefined is kept as it is; an app with nothing left is removed.
    */
-  async setAttestation(id: EnvId, app: string, change: { appleTeamId?: string | null; play?: PlayIntegrityKeys | null; required?: boolean }): Promise<Environment> {
-    if (!APP_ID.test(app)) throw new InvalidParameters([{ field: 'app', message: `${app} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")` }]);
-    if (change.appleTeamId !== undefined && change.appleTeamId !== null && !/^[A-Z0-9]{10}$/.test(change.appleTeamId)) {
-      throw new InvalidParameters([{ field: 'appleTeamId', message: 'must be an Apple team id (10 capital letters and digits)' }]);
+  async setAttestation(
+    id: EnvId,
+    app: string,
+    change: { appleTeamId?: string | null; play?: PlayIntegrityKeys | null; required?: boolean },
+  ): Promise<Environment> {
+    if (!APP_ID.test(app))
+      throw new InvalidParameters([
+        {
+          field: 'app',
+          message: `${app} is not a package name or bundle id (1 to 150 letters, digits, ".", "_" or "-")`,
+        },
+      ]);
+    if (
+      change.appleTeamId !== undefined &&
+      change.appleTeamId !== null &&
+      !/^[A-Z0-9]{10}$/.test(change.appleTeamId)
+    ) {
+      throw new InvalidParameters([
+        { field: 'appleTeamId', message: 'must be an Apple team id (10 capital letters and digits)' },
+      ]);
     }
     if (change.play && !readPlayKeys(change.play)) {
-      throw new InvalidParameters([{ field: 'play', message: "must be the Play Console's keys: a base64 AES-256 decryption key and a base64 EC P-256 verification key" }]);
+      throw new InvalidParameters([
+        {
+          field: 'play',
+          message:
+            "must be the Play Console's keys: a base64 AES-256 decryption key and a base64 EC P-256 verification key",
+        },
+      ]);
     }
     const env = await this.require(id);
     const list = env.attestation ?? [];
@@ -339,12 +409,21 @@ export class EnvironmentService {
     const next: AppAttestationSettings = {
       app,
       appleTeamId: change.appleTeamId === undefined ? was.appleTeamId : change.appleTeamId,
-      play: change.play === undefined ? was.play : change.play === null ? null : { decryptionKey: this.deps.sealer.seal(change.play.decryptionKey), verificationKey: this.deps.sealer.seal(change.play.verificationKey) },
+      play:
+        change.play === undefined
+          ? was.play
+          : change.play === null
+            ? null
+            : {
+                decryptionKey: this.deps.sealer.seal(change.play.decryptionKey),
+                verificationKey: this.deps.sealer.seal(change.play.verificationKey),
+              },
       required: change.required ?? was.required,
     };
     const keep = next.appleTeamId !== null || next.play !== null || next.required;
     const rest = list.filter((a) => a.app !== app);
-    if (keep && rest.length >= 50) throw new InvalidParameters([{ field: 'app', message: 'at most 50 apps' }]);
+    if (keep && rest.length >= 50)
+      throw new InvalidParameters([{ field: 'app', message: 'at most 50 apps' }]);
     return this.patch(id, { attestation: keep ? [...rest, next] : rest });
   }
 
@@ -359,7 +438,9 @@ export class EnvironmentService {
 
   /** Every live API secret of an environment in clear (to verify the user signatures apps send). */
   async liveSecrets(envId: EnvId): Promise<string[]> {
-    const live = (await this.deps.credentials.list(envId)).filter((c) => c.kind === 'secret' && !c.revokedAt && c.sealed);
+    const live = (await this.deps.credentials.list(envId)).filter(
+      (c) => c.kind === 'secret' && !c.revokedAt && c.sealed,
+    );
     return live.map((c) => this.deps.sealer.open(c.sealed as string));
   }
 

@@ -54,12 +54,21 @@ export class Unauthorized extends DomainError {
   }
 }
 /** Why a call is forbidden, as the REST body's `reason` says it (docs/client.md, docs/mobile.md). */
-export type ForbiddenReason = 'environment_disabled' | 'read_only_key' | 'origin_not_allowed' | 'no_origins_listed' | 'app_not_allowed' | 'no_apps_listed';
+export type ForbiddenReason =
+  | 'environment_disabled'
+  | 'read_only_key'
+  | 'origin_not_allowed'
+  | 'no_origins_listed'
+  | 'app_not_allowed'
+  | 'no_apps_listed';
 
 export class Forbidden extends DomainError {
   readonly kind = 'forbidden';
   /** `reason`: a stable code for the cause, where a caller can act on it. */
-  constructor(message: string, readonly reason?: ForbiddenReason) {
+  constructor(
+    message: string,
+    readonly reason?: ForbiddenReason,
+  ) {
     super(message);
   }
 }
@@ -83,14 +92,20 @@ export class InvalidParameters extends DomainError {
 export class InvalidRequestToken extends DomainError {
   readonly kind = 'invalid_request_token';
   /** The request field that carried the token (`request_token` or `context.client_id`). */
-  constructor(readonly field: string, detail: string) {
+  constructor(
+    readonly field: string,
+    detail: string,
+  ) {
     super(`${field} ${detail}`);
   }
 }
 export class RateLimited extends DomainError {
   readonly kind = 'rate_limited';
   /** `message`: what the limit is and which setting raises it, where the limiter says so. */
-  constructor(readonly retryAfterSeconds: number, message = 'rate limit exceeded, retry later') {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = 'rate limit exceeded, retry later',
+  ) {
     super(message);
   }
 }
@@ -99,7 +114,10 @@ export class Unavailable extends DomainError {
   readonly kind = 'unavailable';
   /** When to try again (every door says it: REST `Retry-After`, gRPC `retry-after` and RetryInfo, GraphQL). */
   readonly retryAfterSeconds: number;
-  constructor(message = 'the database is unreachable', options?: { cause?: unknown; retryAfterSeconds?: number }) {
+  constructor(
+    message = 'the database is unreachable',
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super(message, options);
     this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
   }

@@ -192,7 +192,12 @@ export interface MobileClient {
  * challenge, or nothing configured to verify it with), or missing where the app requires one.
  */
 export type AttestationOutcome =
-  | { status: 'verified'; kind: 'app_attest' | 'play_integrity'; device?: 'strong' | 'device' | 'basic' | 'virtual' | 'none'; app?: 'recognized' | 'unrecognized' | 'unevaluated' }
+  | {
+      status: 'verified';
+      kind: 'app_attest' | 'play_integrity';
+      device?: 'strong' | 'device' | 'basic' | 'virtual' | 'none';
+      app?: 'recognized' | 'unrecognized' | 'unevaluated';
+    }
   | { status: 'failed'; kind: 'app_attest' | 'play_integrity'; reason: string }
   | { status: 'unverified'; kind: 'app_attest' | 'play_integrity'; reason: 'no_challenge' | 'not_configured' }
   | { status: 'missing' };

@@ -23,7 +23,22 @@ export interface EnvironmentStore {
   byName(name: string): Promise<Environment | null>;
   byPublishableKey(key: string): Promise<Environment | null>;
   list(): Promise<Environment[]>;
-  update(id: EnvId, patch: Partial<Pick<Environment, 'enabled' | 'webhookUrl' | 'privacyEmail' | 'name' | 'clientOrigins' | 'clientApps' | 'attestation' | 'retentionDays'>>): Promise<Environment | null>;
+  update(
+    id: EnvId,
+    patch: Partial<
+      Pick<
+        Environment,
+        | 'enabled'
+        | 'webhookUrl'
+        | 'privacyEmail'
+        | 'name'
+        | 'clientOrigins'
+        | 'clientApps'
+        | 'attestation'
+        | 'retentionDays'
+      >
+    >,
+  ): Promise<Environment | null>;
 }
 
 export interface CredentialStore {
@@ -196,7 +211,11 @@ export interface CounterStore {
    * Read several counter documents (missing ones are empty). With `deadline` (epoch ms),
    * resolves undefined when they could not all be read by then.
    */
-  read(env: EnvId, keys: readonly string[], deadline?: number): Promise<ReadonlyMap<string, CounterSnapshot> | undefined>;
+  read(
+    env: EnvId,
+    keys: readonly string[],
+    deadline?: number,
+  ): Promise<ReadonlyMap<string, CounterSnapshot> | undefined>;
   /**
    * The documents this process holds in memory among `keys`, without waiting (a key not held is
    * absent): what a verdict whose read missed its budget still knows. The windows an attack
@@ -260,7 +279,8 @@ export interface Scheduler {
 }
 
 /** A promise that resolves after `ms` on `scheduler`. */
-export const wait = (scheduler: Scheduler, ms: number): Promise<void> => new Promise((resolve) => scheduler.after(ms, resolve));
+export const wait = (scheduler: Scheduler, ms: number): Promise<void> =>
+  new Promise((resolve) => scheduler.after(ms, resolve));
 
 /** One HTTP request the core sends (a webhook attempt): how it is sent is the poster's. */
 export interface HttpPost {

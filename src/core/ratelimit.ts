@@ -9,7 +9,11 @@ export class RateLimiter {
    * address`) and the setting that raises it (`RAMPART_CLIENT_RATE_LIMIT`), so that a caller who
    * meets it knows which knob it is.
    */
-  constructor(private readonly perSecond: number, private readonly burst = perSecond * 2, private readonly limit?: { per: string; setting: string }) {}
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst = perSecond * 2,
+    private readonly limit?: { per: string; setting: string },
+  ) {}
 
   /**
    * Take one token for `env` (or any other key) at `now` (epoch ms, from the caller's Clock), or
@@ -23,12 +27,15 @@ export class RateLimiter {
     }
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
     b.at = now;
-    if (b.tokens < 1) throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)), this.refusal());
+    if (b.tokens < 1)
+      throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond)), this.refusal());
     b.tokens -= 1;
   }
 
   private refusal(): string | undefined {
     const l = this.limit;
-    return l ? `rate limit exceeded: ${this.perSecond} a second ${l.per}, bursts of ${this.burst} (${l.setting}); retry after Retry-After seconds` : undefined;
+    return l
+      ? `rate limit exceeded: ${this.perSecond} a second ${l.per}, bursts of ${this.burst} (${l.setting}); retry after Retry-After seconds`
+      : undefined;
   }
 }

@@ -15,12 +15,18 @@ export const MAX_RETENTION_DAYS = 3650;
 export const DAY_MS = 86_400_000;
 
 /** The environment's retention in days (an environment stored before retention existed has the default). */
-export const retentionDaysOf = (env: Pick<Environment, 'retentionDays'>): number => env.retentionDays ?? DEFAULT_RETENTION_DAYS;
+export const retentionDaysOf = (env: Pick<Environment, 'retentionDays'>): number =>
+  env.retentionDays ?? DEFAULT_RETENTION_DAYS;
 
 /** A retention as given by a caller, checked: a whole number of days within the bounds. */
 export function checkRetentionDays(days: number): number {
   if (!Number.isInteger(days) || days < MIN_RETENTION_DAYS || days > MAX_RETENTION_DAYS) {
-    throw new InvalidParameters([{ field: 'retentionDays', message: `must be a whole number of days from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}` }]);
+    throw new InvalidParameters([
+      {
+        field: 'retentionDays',
+        message: `must be a whole number of days from ${MIN_RETENTION_DAYS} to ${MAX_RETENTION_DAYS}`,
+      },
+    ]);
   }
   return days;
 }
@@ -28,7 +34,14 @@ export function checkRetentionDays(days: number): number {
 /** The kinds of raw record a retention applies to, each by its own time. */
 export type RetainedKind = 'events' | 'debugger' | 'privacyJobs' | 'rollups' | 'webhooks' | 'audit';
 export type RetentionCounts = Record<RetainedKind, number>;
-export const RETAINED_KINDS: readonly RetainedKind[] = ['events', 'debugger', 'privacyJobs', 'rollups', 'webhooks', 'audit'];
+export const RETAINED_KINDS: readonly RetainedKind[] = [
+  'events',
+  'debugger',
+  'privacyJobs',
+  'rollups',
+  'webhooks',
+  'audit',
+];
 
 /** Finished webhook deliveries are kept for the environment's retention, and at most this long. */
 export const WEBHOOK_HISTORY_MAX_DAYS = 30;
@@ -81,7 +94,9 @@ export class RetentionService {
   /** The cutoff of every environment now: records before it are past their retention. */
   async cutoffs(): Promise<Map<EnvId, Date>> {
     const now = this.d.clock.now().getTime();
-    return new Map((await this.d.environments.list()).map((e) => [e.id, new Date(now - retentionDaysOf(e) * DAY_MS)]));
+    return new Map(
+      (await this.d.environments.list()).map((e) => [e.id, new Date(now - retentionDaysOf(e) * DAY_MS)]),
+    );
   }
 
   /** One pass: delete every environment's raw records past its retention. */
@@ -92,10 +107,12 @@ export class RetentionService {
     const counts = await this.d.store.sweep(cutoffs, {
       oldest: { webhooks: new Date(now - WEBHOOK_HISTORY_MAX_DAYS * DAY_MS) },
       batchSize: Math.max(1, Math.min(this.d.batchSize ?? DEFAULT_RETENTION_BATCH, DEFAULT_RETENTION_BATCH)),
-      pause: () => new Promise<void>((resolve) => this.d.scheduler.after(pauseMs, resolve, { background: true })),
+      pause: () =>
+        new Promise<void>((resolve) => this.d.scheduler.after(pauseMs, resolve, { background: true })),
       stopped: () => this.stopping,
     });
-    if (RETAINED_KINDS.some((kind) => counts[kind] > 0)) this.d.log.info({ ...counts }, 'retention: records past their environment\'s retention deleted');
+    if (RETAINED_KINDS.some((kind) => counts[kind] > 0))
+      this.d.log.info({ ...counts }, "retention: records past their environment's retention deleted");
     return counts;
   }
 

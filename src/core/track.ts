@@ -18,14 +18,32 @@
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
 import type { Device, EventInput, Principal, RejectedPayload, Signals } from './model';
-import type { ClientTokens, Clock, CounterStore, Intel, Scheduler, DebuggerStore, DeviceChange, EventStore, UserStateStore, WriteQueue } from './ports';
+import type {
+  ClientTokens,
+  Clock,
+  CounterStore,
+  Intel,
+  Scheduler,
+  DebuggerStore,
+  DeviceChange,
+  EventStore,
+  UserStateStore,
+  WriteQueue,
+} from './ports';
 import type { EventCommand } from './events/command';
 import { validateEvent } from './events/parse';
 import { scrubText } from './events/scrub';
 import { namedInText } from './privacy/names';
 import { buildContext, recognise, type DeviceService } from './devices/service';
 import type { WebhookSink } from './webhooks/ports';
-import { enrich, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent } from './verdicts/observe';
+import {
+  enrich,
+  profileChange,
+  readEventState,
+  recordCounters,
+  resolveDevice,
+  toStoredEvent,
+} from './verdicts/observe';
 import { lesson } from './scoring/model';
 import { missingFields } from './scoring/request-evidence';
 import type { Caller } from './work-limiter';
@@ -112,10 +130,12 @@ export class TrackService {
   /** Why a new event is refused now (shutting down, the queue full or too slow), or null. */
   private refusal(now: number): Unavailable | null {
     if (this.closed) return new Unavailable('the service is shutting down');
-    if (this.queue.length >= (this.d.maxQueue ?? 10_000)) return new Unavailable(`track is behind (${this.queue.length} events waiting)`);
+    if (this.queue.length >= (this.d.maxQueue ?? 10_000))
+      return new Unavailable(`track is behind (${this.queue.length} events waiting)`);
     const head = this.queue[0];
     const waited = head ? now - head.queuedAt : 0;
-    if (waited >= (this.d.maxQueueWaitMs ?? 1_000)) return new Unavailable(`track is behind (its oldest event has waited ${waited} ms)`);
+    if (waited >= (this.d.maxQueueWaitMs ?? 1_000))
+      return new Unavailable(`track is behind (its oldest event has waited ${waited} ms)`);
     return null;
   }
 
@@ -129,7 +149,11 @@ export class TrackService {
    * `hold: false`: taken or refused at once, never held while the writes catch up (a stream,
    * which keeps its events in order and has its own flow control: see admitNow()).
    */
-  async receive(principal: Principal, payload: { decode(): EventCommand; raw?: string; received?: unknown }, o: TakeOptions = {}): Promise<void> {
+  async receive(
+    principal: Principal,
+    payload: { decode(): EventCommand; raw?: string; received?: unknown },
+    o: TakeOptions = {},
+  ): Promise<void> {
     let command: EventCommand;
     try {
       command = payload.decode();
@@ -160,7 +184,13 @@ export class TrackService {
    * in the debugger with its reason (the payload as received: `rawText`, else `received`, else the
    * command). Resolves once written; rejects with Unavailable when it cannot be taken.
    */
-  async accept(principal: Principal, command: EventCommand, rawText?: string, received?: unknown, o: TakeOptions = {}): Promise<void> {
+  async accept(
+    principal: Principal,
+    command: EventCommand,
+    rawText?: string,
+    received?: unknown,
+    o: TakeOptions = {},
+  ): Promise<void> {
     const deadline = this.d.clock.now().getTime() + this.ackTimeoutMs;
     if (o.hold === false) this.admitNow();
     else await this.admit(deadline);
@@ -177,7 +207,14 @@ export class TrackService {
     if (late) throw late;
   }
 
-  private take(principal: Principal, command: EventCommand, deadline: number, rawText?: string, received?: unknown, caller?: Caller): Promise<void> {
+  private take(
+    principal: Principal,
+    command: EventCommand,
+    deadline: number,
+    rawText?: string,
+    received?: unknown,
+    caller?: Caller,
+  ): Promise<void> {
     let event: EventInput;
     try {
       event = validateEvent('track', command, { sandbox: principal.env.sandbox, now: this.d.clock.now() });
@@ -189,8 +226,22 @@ export class TrackService {
     if (this.d.clientTokens) event = this.d.clientTokens.attach(principal.env, event);
     if (caller?.gone) return Promise.reject(new Unavailable('the caller went away'));
     return new Promise<void>((resolve, reject) => {
-      const job: Job = { principal, event, attempts: 0, queuedAt: this.d.clock.now().getTime(), deadline, started: false, applied: false, settled: false, resolve, reject, cancelDeadline: () => undefined };
-      const stopExpiry = this.d.scheduler.after(Math.max(0, deadline - this.d.clock.now().getTime()), () => this.expire(job));
+      const job: Job = {
+        principal,
+        event,
+        attempts: 0,
+        queuedAt: this.d.clock.now().getTime(),
+        deadline,
+        started: false,
+        applied: false,
+        settled: false,
+        resolve,
+        reject,
+        cancelDeadline: () => undefined,
+      };
+      const stopExpiry = this.d.scheduler.after(Math.max(0, deadline - this.d.clock.now().getTime()), () =>
+        this.expire(job),
+      );
       // A caller that goes away before its event is applied takes it away: nobody would be told.
       const stopWatching = caller?.onGone(() => this.leave(job)) ?? (() => undefined);
       job.cancelDeadline = () => {
@@ -207,7 +258,14 @@ export class TrackService {
     if (job.settled) return;
     const i = this.queue.indexOf(job);
     if (i >= 0) this.queue.splice(i, 1);
-    this.done(job, new Unavailable(job.started ? 'the event was not written in time; it may still be' : `the event could not be applied in time (${this.ackTimeoutMs} ms); it was not kept`));
+    this.done(
+      job,
+      new Unavailable(
+        job.started
+          ? 'the event was not written in time; it may still be'
+          : `the event could not be applied in time (${this.ackTimeoutMs} ms); it was not kept`,
+      ),
+    );
     this.idleIfDone();
   }
 
@@ -239,11 +297,20 @@ export class TrackService {
     const source = rawText ?? safeStringify(body);
     const cut = source.length > MAX_DEBUG_PAYLOAD;
     // Never between the halves of a surrogate pair (BSON would mangle a lone half).
-    const end = cut && /[\uD800-\uDBFF]/.test(source[MAX_DEBUG_PAYLOAD - 1] ?? '') ? MAX_DEBUG_PAYLOAD - 1 : MAX_DEBUG_PAYLOAD;
+    const end =
+      cut && /[\uD800-\uDBFF]/.test(source[MAX_DEBUG_PAYLOAD - 1] ?? '')
+        ? MAX_DEBUG_PAYLOAD - 1
+        : MAX_DEBUG_PAYLOAD;
     const text = scrubText(cut ? source.slice(0, end) : source);
     // A decoded body names its user as `user_id` or `user.id`; a command or an event, as `userId` or `user.id`.
-    const b = (typeof body === 'object' && body !== null ? body : {}) as { user_id?: unknown; userId?: unknown; user?: { id?: unknown } | null };
-    const named = [b.user_id, b.userId, b.user?.id].find((v): v is string => typeof v === 'string' && v.length > 0);
+    const b = (typeof body === 'object' && body !== null ? body : {}) as {
+      user_id?: unknown;
+      userId?: unknown;
+      user?: { id?: unknown } | null;
+    };
+    const named = [b.user_id, b.userId, b.user?.id].find(
+      (v): v is string => typeof v === 'string' && v.length > 0,
+    );
     // A body that is not JSON at all may still say whose it is (a purge must find it).
     const found = namedInText(source);
     const userId = named ?? found.userId;
@@ -267,7 +334,8 @@ export class TrackService {
    */
   async drain(close = true, timeoutMs?: number): Promise<void> {
     if (close) this.closed = true;
-    if (this.queue.length > 0 || this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (this.queue.length > 0 || this.running > 0)
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.d.writes.flush(timeoutMs);
   }
 
@@ -336,15 +404,29 @@ export class TrackService {
     const now = this.d.clock.now().getTime();
     this.retriesSinceLog++;
     if (now - this.lastRetryLog >= 1000) {
-      this.d.log.warn({ err: err instanceof Error ? err.message : String(err), events: this.retriesSinceLog }, 'track: applying events failed; retrying');
+      this.d.log.warn(
+        { err: err instanceof Error ? err.message : String(err), events: this.retriesSinceLog },
+        'track: applying events failed; retrying',
+      );
       this.lastRetryLog = now;
       this.retriesSinceLog = 0;
     }
     if (!(err instanceof DomainError)) {
       // Not the database being away (that is Unavailable): a fault of this event alone, which
       // retrying will not mend. It is stored without its state changes rather than lost.
-      this.d.log.error({ err: err instanceof Error ? err.message : String(err), event: job.event.name }, 'track: could not apply an event; storing it without its state changes');
-      void this.d.events.append(toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), { action: null, risk: null, signals: {}, policy: null, deviceToken: null }));
+      this.d.log.error(
+        { err: err instanceof Error ? err.message : String(err), event: job.event.name },
+        'track: could not apply an event; storing it without its state changes',
+      );
+      void this.d.events.append(
+        toStoredEvent(job.principal.env.id, enrich(job.event, this.d.intel), {
+          action: null,
+          risk: null,
+          signals: {},
+          policy: null,
+          deviceToken: null,
+        }),
+      );
       job.applied = true;
       this.d.writes.durable(job.deadline).then(
         () => this.done(job),
@@ -372,7 +454,12 @@ export class TrackService {
     if (received.deviceToken) {
       device = await this.d.users.byToken(env.id, received.deviceToken);
       if (!device) {
-        this.reject(principal, received, undefined, new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]));
+        this.reject(
+          principal,
+          received,
+          undefined,
+          new InvalidParameters([{ field: 'device_token', message: 'unknown device token' }]),
+        );
         return;
       }
       // A device token names its user.
@@ -402,14 +489,30 @@ export class TrackService {
       case '$incident.mitigated':
         if (userId) {
           // The reset recorded by an earlier event of this user counts (events of one user run in order).
-          const result = ds.incidentMitigatedChanges(user, device && event.deviceToken ? device.token : null, at);
+          const result = ds.incidentMitigatedChanges(
+            user,
+            device && event.deviceToken ? device.token : null,
+            at,
+          );
           changes.push(...result.changes);
-          if (result.reason) this.reject(principal, event, undefined, new InvalidParameters([{ field: 'event', message: `$incident.mitigated had no effect: ${result.reason}` }]));
+          if (result.reason)
+            this.reject(
+              principal,
+              event,
+              undefined,
+              new InvalidParameters([
+                { field: 'event', message: `$incident.mitigated had no effect: ${result.reason}` },
+              ]),
+            );
         }
         break;
       default:
         // Other feedback refreshes "last seen" and the context of a device the user already has.
-        if (device && userId && !event.deviceToken && event.context.ip) changes.push({ key: device.fingerprintKey, seen: { at, context: buildContext(event, x.ip, x.ua, x.key.identity) } });
+        if (device && userId && !event.deviceToken && event.context.ip)
+          changes.push({
+            key: device.fingerprintKey,
+            seen: { at, context: buildContext(event, x.ip, x.ua, x.key.identity) },
+          });
     }
     const taught = lesson({
       event,
@@ -426,11 +529,18 @@ export class TrackService {
     let behaviour = taught.behaviour;
     if (event.name === '$review.escalated' && device) {
       // What the reported device brought (its key and last address) is the attacker's.
-      const values = { dev: device.identity === 'fingerprint' ? device.fingerprintKey : null, ip: device.context.ip };
+      const values = {
+        dev: device.identity === 'fingerprint' ? device.fingerprintKey : null,
+        ip: device.context.ip,
+      };
       behaviour = { ...behaviour, hostile: { values, weight: 1, at: at.getTime() } };
     }
     if (userId && (event.userId || user)) {
-      this.d.users.record(env.id, userId, { profile: profileChange({ ...x, event: { ...event, userId } }, taught.outcome.success), devices: changes, ...(behaviour ? { behaviour } : {}) });
+      this.d.users.record(env.id, userId, {
+        profile: profileChange({ ...x, event: { ...event, userId } }, taught.outcome.success),
+        devices: changes,
+        ...(behaviour ? { behaviour } : {}),
+      });
     } else if (userId && changes.length) {
       this.d.users.record(env.id, userId, { devices: changes });
     }
@@ -442,7 +552,11 @@ export class TrackService {
         userId,
         device: reported,
         trigger: 'review_escalated',
-        context: { ip: reported.context.ip, userAgent: reported.context.userAgent, location: reported.context.location },
+        context: {
+          ip: reported.context.ip,
+          userAgent: reported.context.userAgent,
+          location: reported.context.location,
+        },
         policy: null,
         userTraits: {},
         properties: {},
@@ -453,7 +567,13 @@ export class TrackService {
     // Feedback has no verdict, but what it lacked is kept with it, as a verdict names it.
     const missing = missingFields(event);
     const signals: Signals = missing ? { missing_fields: missing } : {};
-    void this.d.events.append(toStoredEvent(env.id, { ...x, event: { ...event, userId } }, { action: null, risk: null, signals, policy: null, deviceToken: device?.token ?? null }));
+    void this.d.events.append(
+      toStoredEvent(
+        env.id,
+        { ...x, event: { ...event, userId } },
+        { action: null, risk: null, signals, policy: null, deviceToken: device?.token ?? null },
+      ),
+    );
   }
 }
 

@@ -42,7 +42,14 @@ export interface WorkLimiterOptions {
   scheduler: Scheduler;
 }
 
-export const DEFAULT_WORK_LIMITS = { maxLimit: 128, minLimit: 2, maxWaitMs: 1000, maxQueue: 10_000, targetMs: 250, windowMs: 1000 } as const;
+export const DEFAULT_WORK_LIMITS = {
+  maxLimit: 128,
+  minLimit: 2,
+  maxWaitMs: 1000,
+  maxQueue: 10_000,
+  targetMs: 250,
+  windowMs: 1000,
+} as const;
 
 interface Waiter {
   resolve: (release: () => void) => void;
@@ -87,11 +94,16 @@ export class WorkLimiter {
     if (caller?.gone) return Promise.reject(new Unavailable('the caller went away'));
     if (this.running < this.bound && this.queue.length === 0) return Promise.resolve(this.start());
     this.saturated = true;
-    if (this.queue.length >= this.o.maxQueue) return Promise.reject(this.refusal('too many requests are waiting'));
+    if (this.queue.length >= this.o.maxQueue)
+      return Promise.reject(this.refusal('too many requests are waiting'));
     return new Promise<() => void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, cancel: () => undefined };
-      const stopWaiting = this.o.scheduler.after(this.o.maxWaitMs, () => this.leave(waiter, this.refusal(`no turn within ${this.o.maxWaitMs} ms`)));
-      const stopWatching = caller?.onGone(() => this.leave(waiter, new Unavailable('the caller went away'))) ?? (() => undefined);
+      const stopWaiting = this.o.scheduler.after(this.o.maxWaitMs, () =>
+        this.leave(waiter, this.refusal(`no turn within ${this.o.maxWaitMs} ms`)),
+      );
+      const stopWatching =
+        caller?.onGone(() => this.leave(waiter, new Unavailable('the caller went away'))) ??
+        (() => undefined);
       waiter.cancel = () => {
         stopWaiting();
         stopWatching();
@@ -101,7 +113,10 @@ export class WorkLimiter {
   }
 
   private refusal(why: string): Unavailable {
-    return new Unavailable(`the service is overloaded (${this.running} verdicts running, ${this.queue.length} waiting): ${why}`, { retryAfterSeconds: 1 });
+    return new Unavailable(
+      `the service is overloaded (${this.running} verdicts running, ${this.queue.length} waiting): ${why}`,
+      { retryAfterSeconds: 1 },
+    );
   }
 
   private leave(waiter: Waiter, err: unknown): void {

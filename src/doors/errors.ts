@@ -7,13 +7,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { DomainError, Forbidden, InternalError, InvalidParameters, retryAfterOf, type ErrorKind } from '../core/errors';
+import {
+  DomainError,
+  Forbidden,
+  InternalError,
+  InvalidParameters,
+  retryAfterOf,
+  type ErrorKind,
+} from '../core/errors';
 import { HTTP_STATUS } from './http-status';
 import type { Logger } from './logger';
 
 export function normaliseError(err: unknown, log: Logger): DomainError {
   if (err instanceof DomainError) {
-    if (err.kind === 'unavailable' && err.cause !== undefined) log.error({ err: err.cause }, 'database unavailable');
+    if (err.kind === 'unavailable' && err.cause !== undefined)
+      log.error({ err: err.cause }, 'database unavailable');
     return err;
   }
   const correlationId = randomUUID();
@@ -36,9 +44,17 @@ export interface HttpErrorStyle {
  * error's kind (doors/http-status.ts), a `{type, message}` JSON body with the invalid fields
  * when there are (and a refusal's `reason`), and `Retry-After` for a rate limit or an outage.
  */
-export function sendHttpError(reply: FastifyReply, err: unknown, log: Logger, style: HttpErrorStyle = {}): FastifyReply {
+export function sendHttpError(
+  reply: FastifyReply,
+  err: unknown,
+  log: Logger,
+  style: HttpErrorStyle = {},
+): FastifyReply {
   const e = normaliseError(err, log);
-  const body: Record<string, unknown> = { type: style.types && e.type === e.kind ? style.types[e.kind] : e.type, message: e.message };
+  const body: Record<string, unknown> = {
+    type: style.types && e.type === e.kind ? style.types[e.kind] : e.type,
+    message: e.message,
+  };
   if (e instanceof InvalidParameters) body.fields = e.fields;
   if (style.correlationId && e instanceof InternalError) body.correlation_id = e.correlationId;
   if (e instanceof Forbidden && e.reason) body.reason = e.reason;

@@ -53,7 +53,8 @@ function cidrOf(entry: string): string {
   if (family === 0) throw new Error(`${entry} is not an address, a CIDR, "loopback" or "private"`);
   const max = family === 4 ? 32 : 128;
   const prefixText = slash < 0 ? String(max) : entry.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) throw new Error(`${entry}: the prefix length must be 0 to ${max}`);
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max)
+    throw new Error(`${entry}: the prefix length must be 0 to ${max}`);
   const prefix = Number(prefixText);
   // Trusting every address is what lets a client write its own address: name the proxies.
   if (prefix === 0) throw new Error(`${entry} trusts every address: list the proxies' addresses or networks`);
@@ -91,7 +92,11 @@ export function proxyTrust(networks: TrustedProxies): (address: string) => boole
  * `X-Forwarded-For` entry that is not one (the left-most when every hop is trusted). Null when
  * the peer is unknown. `forwardedFor` is the header's value, or its values when repeated.
  */
-export function clientAddress(peer: string | null, forwardedFor: string | readonly string[] | undefined, trusted: (address: string) => boolean): string | null {
+export function clientAddress(
+  peer: string | null,
+  forwardedFor: string | readonly string[] | undefined,
+  trusted: (address: string) => boolean,
+): string | null {
   if (!peer) return null;
   if (!trusted(peer) || forwardedFor === undefined) return plain(peer);
   const hops = (typeof forwardedFor === 'string' ? [forwardedFor] : forwardedFor)

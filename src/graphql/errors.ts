@@ -42,7 +42,9 @@ export function requestError(e: DomainError, extra: Record<string, unknown> = {}
   const headers = new HeaderMap();
   const retryAfter = retryAfterOf(e);
   if (retryAfter !== null) headers.set('retry-after', String(retryAfter));
-  return new GraphQLError(e.message, { extensions: { ...extensionsOf(e), ...extra, http: { status: GRAPHQL_ERRORS[e.kind].status, headers } } });
+  return new GraphQLError(e.message, {
+    extensions: { ...extensionsOf(e), ...extra, http: { status: GRAPHQL_ERRORS[e.kind].status, headers } },
+  });
 }
 
 /** Apollo `formatError`: never a stack trace, never an internal message. */
@@ -56,6 +58,11 @@ export function formatError(log: Logger) {
       return { ...formatted, extensions };
     }
     const e = normaliseError(cause, log);
-    return { message: e.message, ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}), extensions: extensionsOf(e) };
+    return {
+      message: e.message,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: extensionsOf(e),
+    };
   };
 }

@@ -100,19 +100,22 @@ export function scanDays(filter: unknown, now = Date.now()): number {
 
 /** What a policy dry run costs per day it reads (at 30 days: 1,500, well under the limit, but not many at once). */
 const DRY_RUN_COST_PER_DAY = 50;
-const dryRunDays = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? Math.min(MAX_SCAN_DAYS, Math.max(1, Math.ceil(v))) : 7);
+const dryRunDays = (v: unknown): number =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.min(MAX_SCAN_DAYS, Math.max(1, Math.ceil(v))) : 7;
 
 /** Cost of a field: its own, plus its children times the page size it asks for (an analysis: times the days it may scan). */
 const pageEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const name = `${type.name}.${field.name}`;
   if (name === 'Query.analytics') return 1 + childComplexity * scanDays(args.filter);
   // A dry run reads (and decides again) up to its days of verdicts, like an analysis of them.
-  if (name === 'Query.policyDryRun') return 1 + DRY_RUN_COST_PER_DAY * dryRunDays(args.days) + childComplexity;
+  if (name === 'Query.policyDryRun')
+    return 1 + DRY_RUN_COST_PER_DAY * dryRunDays(args.days) + childComplexity;
   const own = FIELD_COST[name] ?? 1;
   // Inside an analysis the database work is the scan, whatever the number of entries or buckets
   // returned (ranked and bucketed in memory): no page multiplier there.
   if (type.name === 'Analytics' || type.name === 'TimeSeries') return own + childComplexity;
-  const first = typeof args.first === 'number' ? Math.min(Math.max(args.first, 1), MAX_PAGE_SIZE) : LIST_SIZE[name];
+  const first =
+    typeof args.first === 'number' ? Math.min(Math.max(args.first, 1), MAX_PAGE_SIZE) : LIST_SIZE[name];
   return own + childComplexity * (first ?? 1);
 };
 
@@ -128,7 +131,11 @@ interface Depth {
  * introspection. Each fragment's depth is computed once, so nested fragment spreads cost linear
  * time.
  */
-function depthOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, memo = new Map<string, Depth>()): Depth {
+function depthOf(
+  set: SelectionSetNode | undefined,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  memo = new Map<string, Depth>(),
+): Depth {
   const max: Depth = { api: 0, all: 0 };
   if (!set) return max;
   for (const sel of set.selections) {
@@ -197,15 +204,24 @@ function introspectionFields(
         continue;
       }
       // At the root (type null) only the meta-fields lead into introspection.
-      const def: GraphQLField<unknown, unknown> | undefined = type ? type.getFields()[name] : name === '__schema' ? SchemaMetaFieldDef : name === '__type' ? TypeMetaFieldDef : undefined;
+      const def: GraphQLField<unknown, unknown> | undefined = type
+        ? type.getFields()[name]
+        : name === '__schema'
+          ? SchemaMetaFieldDef
+          : name === '__type'
+            ? TypeMetaFieldDef
+            : undefined;
       if (!def) continue;
       take(1);
       // A leaf is one field whatever it answers: only what has a selection is resolved.
       if (!sel.selectionSet) continue;
-      const result: unknown = def.resolve ? def.resolve(value, args(def, sel), undefined, info) : (value as Record<string, unknown> | null)?.[name];
+      const result: unknown = def.resolve
+        ? def.resolve(value, args(def, sel), undefined, info)
+        : (value as Record<string, unknown> | null)?.[name];
       const named = getNamedType(def.type);
       if (result == null || !isObjectType(named)) continue;
-      for (const item of Array.isArray(result) ? result : [result]) if (item != null) walk(sel.selectionSet, named, item);
+      for (const item of Array.isArray(result) ? result : [result])
+        if (item != null) walk(sel.selectionSet, named, item);
     }
   };
   walk(root, null, null);
@@ -223,7 +239,10 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
         async didResolveOperation({ operation, document, request, schema, contextValue }) {
           if (!operation) return;
           // The schema has no subscriptions: say so, rather than fail in execution (a 500).
-          if (operation.operation === 'subscription') throw requestError(new BadRequest('subscriptions are not supported: the API has queries and mutations'));
+          if (operation.operation === 'subscription')
+            throw requestError(
+              new BadRequest('subscriptions are not supported: the API has queries and mutations'),
+            );
           if (operation.operation === 'mutation') {
             try {
               contextValue.services.access.assertCanWrite(contextValue.principal);
@@ -232,10 +251,16 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
             }
           }
           const fragments = new Map<string, FragmentDefinitionNode>();
-          for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+          for (const def of document.definitions)
+            if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
           const depth = depthOf(operation.selectionSet, fragments);
           if (depth.api > LIMITS.maxDepth) {
-            throw limitError('depth', LIMITS.maxDepth, depth.api, `query is too deep: depth ${depth.api} exceeds the limit of ${LIMITS.maxDepth}`);
+            throw limitError(
+              'depth',
+              LIMITS.maxDepth,
+              depth.api,
+              `query is too deep: depth ${depth.api} exceeds the limit of ${LIMITS.maxDepth}`,
+            );
           }
           if (depth.all > LIMITS.maxIntrospectionDepth) {
             throw limitError(
@@ -246,10 +271,20 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
             );
           }
           // Invalid variables: execution reports them (BAD_USER_INPUT) before resolving anything.
-          const variables = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
+          const variables = getVariableValues(
+            schema,
+            operation.variableDefinitions ?? [],
+            request.variables ?? {},
+          );
           if (variables.errors) return;
           try {
-            introspectionFields(schema, operation.selectionSet, fragments, variables.coerced, LIMITS.maxIntrospectionFields);
+            introspectionFields(
+              schema,
+              operation.selectionSet,
+              fragments,
+              variables.coerced,
+              LIMITS.maxIntrospectionFields,
+            );
           } catch (err) {
             if (!(err instanceof TooMuchIntrospection)) throw err;
             throw limitError(
@@ -270,10 +305,20 @@ export function limitsPlugin(): ApolloServerPlugin<GraphqlContext> {
               maxQueryNodes: LIMITS.maxNodes,
             });
           } catch {
-            throw limitError('nodes', LIMITS.maxNodes, null, `query is too complex: it expands to more than ${LIMITS.maxNodes} field selections`);
+            throw limitError(
+              'nodes',
+              LIMITS.maxNodes,
+              null,
+              `query is too complex: it expands to more than ${LIMITS.maxNodes} field selections`,
+            );
           }
           if (cost > LIMITS.maxComplexity) {
-            throw limitError('complexity', LIMITS.maxComplexity, cost, `query is too complex: estimated cost ${cost} exceeds the limit of ${LIMITS.maxComplexity}; ask for smaller pages or fewer fields`);
+            throw limitError(
+              'complexity',
+              LIMITS.maxComplexity,
+              cost,
+              `query is too complex: estimated cost ${cost} exceeds the limit of ${LIMITS.maxComplexity}; ask for smaller pages or fewer fields`,
+            );
           }
         },
       };

@@ -11,7 +11,6 @@ import type { Page } from '../core/queries/model';
 import type { UserRiskSummary } from '../core/queries/service';
 import type { Services } from '../core/services';
 
-
 export interface Loaders {
   user: DataLoader<string, UserProfile | null>;
   device: DataLoader<string, Device | null>;
@@ -27,7 +26,9 @@ export interface Loaders {
 }
 
 /** One loader per distinct argument set, created on first use. */
-function family<A extends unknown[], K, V>(make: (...args: A) => DataLoader<K, V>): (...args: A) => DataLoader<K, V> {
+function family<A extends unknown[], K, V>(
+  make: (...args: A) => DataLoader<K, V>,
+): (...args: A) => DataLoader<K, V> {
   const loaders = new Map<string, DataLoader<K, V>>();
   return (...args: A) => {
     const key = JSON.stringify(args);
@@ -49,15 +50,32 @@ export function createLoaders(env: EnvId, services: Services): Loaders {
   return {
     user: new DataLoader((ids: readonly string[]) => services.queries.users(env, ids)),
     // Any token a device was issued resolves to it (its first token is the one it shows).
-    device: new DataLoader((tokens: readonly string[]) => Promise.all(tokens.map((t) => services.read.users.byToken(env, t)))),
-    policy: new DataLoader(async (ids: readonly string[]) => byKey(ids, await services.policies.list(env, true), (p) => p.id)),
+    device: new DataLoader((tokens: readonly string[]) =>
+      Promise.all(tokens.map((t) => services.read.users.byToken(env, t))),
+    ),
+    policy: new DataLoader(async (ids: readonly string[]) =>
+      byKey(ids, await services.policies.list(env, true), (p) => p.id),
+    ),
     policyRevisions: new DataLoader(async (ids: readonly string[]) => {
       const all = await services.policies.revisions(env, ids);
       return ids.map((id) => all.filter((r) => r.policyId === id));
     }),
     riskSummary: new DataLoader((ids: readonly string[]) => services.queries.riskSummaries(env, ids)),
-    userDevices: family((first: number | null | undefined, includeRemoved: boolean) => new DataLoader((ids: readonly string[]) => services.queries.devicesOfUsers(env, ids, first, includeRemoved))),
-    deviceEvents: family((first: number | null | undefined) => new DataLoader((tokens: readonly string[]) => services.queries.latestEventsOfDevices(env, tokens, first))),
-    userEventPage: family((first: number | null | undefined) => new DataLoader((ids: readonly string[]) => services.queries.firstEventPageOfUsers(env, ids, first))),
+    userDevices: family(
+      (first: number | null | undefined, includeRemoved: boolean) =>
+        new DataLoader((ids: readonly string[]) =>
+          services.queries.devicesOfUsers(env, ids, first, includeRemoved),
+        ),
+    ),
+    deviceEvents: family(
+      (first: number | null | undefined) =>
+        new DataLoader((tokens: readonly string[]) =>
+          services.queries.latestEventsOfDevices(env, tokens, first),
+        ),
+    ),
+    userEventPage: family(
+      (first: number | null | undefined) =>
+        new DataLoader((ids: readonly string[]) => services.queries.firstEventPageOfUsers(env, ids, first)),
+    ),
   };
 }

@@ -4,7 +4,8 @@ import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 function parseInstant(value: unknown): Date {
-  if (typeof value !== 'string' || !ISO.test(value)) throw new GraphQLError('DateTime must be an ISO 8601 string with a time zone, e.g. 2024-05-01T12:00:00Z');
+  if (typeof value !== 'string' || !ISO.test(value))
+    throw new GraphQLError('DateTime must be an ISO 8601 string with a time zone, e.g. 2024-05-01T12:00:00Z');
   const d = new Date(value);
   if (Number.isNaN(d.getTime())) throw new GraphQLError('DateTime is not a valid instant');
   return d;

@@ -29,7 +29,8 @@ export interface GraphqlOptions {
   database?: DatabaseStatus;
 }
 
-const isJson = (contentType: string | undefined): boolean => /^application\/(graphql-response\+)?json\b/i.test(contentType ?? '');
+const isJson = (contentType: string | undefined): boolean =>
+  /^application\/(graphql-response\+)?json\b/i.test(contentType ?? '');
 
 export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): Promise<void> {
   const { services, log } = o;
@@ -61,8 +62,15 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
       // session's CSRF token in a header (a page of another site cannot read or send it).
       const session = req.headers.authorization === undefined ? sessionFromCookie(req.headers.cookie) : null;
       const principal = session
-        ? (await services.sessions.resolve(session, headerValue(req.headers[CSRF_HEADER]), { source: req.ip ?? null, requireCsrf: true })).principal
-        : await services.access.caller(secretFromAuthorization(req.headers.authorization), 'read', { source: req.ip ?? null });
+        ? (
+            await services.sessions.resolve(session, headerValue(req.headers[CSRF_HEADER]), {
+              source: req.ip ?? null,
+              requireCsrf: true,
+            })
+          ).principal
+        : await services.access.caller(secretFromAuthorization(req.headers.authorization), 'read', {
+            source: req.ip ?? null,
+          });
       return { principal, services, loaders: createLoaders(principal.env.id, services) };
     } catch (err) {
       throw requestError(normaliseError(err, log));
@@ -71,7 +79,10 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
 
   /** An error answered before Apollo runs (body too large, not JSON), in GraphQL's shape. */
   const sendError = (reply: FastifyReply, e: DomainError) =>
-    reply.code(GRAPHQL_ERRORS[e.kind].status).header('content-type', 'application/json; charset=utf-8').send({ errors: [{ message: e.message, extensions: extensionsOf(e) }] });
+    reply
+      .code(GRAPHQL_ERRORS[e.kind].status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send({ errors: [{ message: e.message, extensions: extensionsOf(e) }] });
 
   /** Bodies arrive as raw Buffers (see the REST server); JSON ones are parsed for Apollo here. */
   const parseBody = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -89,11 +100,19 @@ export async function registerGraphql(app: FastifyInstance, o: GraphqlOptions): 
 
   /** Errors fastify raises around the handler (e.g. reading the body). */
   const errorHandler = (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge('request body is larger than the limit'));
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return sendError(reply, new BadRequest(err.message));
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
+      return sendError(reply, new PayloadTooLarge('request body is larger than the limit'));
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+      return sendError(reply, new BadRequest(err.message));
     return sendError(reply, normaliseError(err, log));
   };
 
   if (o.database) cutOnOutage(app, o.database, (req) => req.routeOptions.url === '/graphql', sendError);
-  app.route({ method: 'POST', url: '/graphql', preValidation: parseBody, errorHandler, handler: fastifyApolloHandler(apollo, { context }) });
+  app.route({
+    method: 'POST',
+    url: '/graphql',
+    preValidation: parseBody,
+    errorHandler,
+    handler: fastifyApolloHandler(apollo, { context }),
+  });
 }

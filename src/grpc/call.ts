@@ -119,7 +119,12 @@ export function deadlineOf(call: Pick<SurfaceCall, 'getDeadline'>): number {
  * secrets expires under load, one database look-up serves them instead of one per call. Nothing
  * is kept once the look-up settles, so revocation and disabling take effect as they do on REST.
  */
-export async function principalFrom(door: Door, metadata: Metadata, peer: string | null, rateLimit = true): Promise<Principal> {
+export async function principalFrom(
+  door: Door,
+  metadata: Metadata,
+  peer: string | null,
+  rateLimit = true,
+): Promise<Principal> {
   const value = metadata.get('authorization')[0];
   const secret = secretFromAuthorization(typeof value === 'string' ? value : undefined);
   // Failed authentications are counted per caller's address, as on REST (the look-up itself is
@@ -140,7 +145,11 @@ export async function principalFrom(door: Door, metadata: Metadata, peer: string
  * The caller's address: the peer's, or behind a trusted proxy the right-most `x-forwarded-for`
  * hop that is not a trusted proxy, as on REST.
  */
-export function callerAddress(door: Pick<Door, 'trustedProxy'>, metadata: Metadata, peer: string | null): string | null {
+export function callerAddress(
+  door: Pick<Door, 'trustedProxy'>,
+  metadata: Metadata,
+  peer: string | null,
+): string | null {
   const address = addressOfPeer(peer);
   if (!door.trustedProxy || !address) return address;
   const forwarded = metadata.get('x-forwarded-for').filter((v): v is string => typeof v === 'string');
@@ -218,7 +227,11 @@ export function bounded<T>(call: SurfaceCall, work: (signal: CallSignal) => Prom
 }
 
 /** Answer an error: a cancelled call gets nothing, anything else goes through the table. */
-export function answerError(door: Door, err: unknown, send: (status: ReturnType<typeof toStatus>) => void): void {
+export function answerError(
+  door: Door,
+  err: unknown,
+  send: (status: ReturnType<typeof toStatus>) => void,
+): void {
   if (err instanceof CallCancelled) {
     door.log.debug('grpc call abandoned: cancelled by the client or past its deadline');
     return;
@@ -231,7 +244,13 @@ export function answerError(door: Door, err: unknown, send: (status: ReturnType<
  * as a call of a VerdictStream: refuse a message the guard rejected, authenticate the caller
  * (rate-limited), start nothing more if the call is over by then, handle.
  */
-export async function authorised<Req, Res>(door: Door, call: { metadata: Metadata; getPeer(): string }, req: Req, signal: CallSignal, handle: (req: Req, ctx: CallContext) => Promise<Res>): Promise<Res> {
+export async function authorised<Req, Res>(
+  door: Door,
+  call: { metadata: Metadata; getPeer(): string },
+  req: Req,
+  signal: CallSignal,
+  handle: (req: Req, ctx: CallContext) => Promise<Res>,
+): Promise<Res> {
   const rejected = rejection(req);
   if (rejected) throw rejected;
   const principal = await principalFrom(door, call.metadata, call.getPeer());
@@ -241,7 +260,10 @@ export async function authorised<Req, Res>(door: Door, call: { metadata: Metadat
 }
 
 /** A unary handler: guard, authenticate, run `handle` within the deadline, answer. */
-export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext) => Promise<Res>): handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(
+  door: Door,
+  handle: (req: Req, ctx: CallContext) => Promise<Res>,
+): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     bounded(call, (signal) => authorised(door, call, call.request, signal, handle)).then(
       (res) => callback(null, res),
@@ -259,7 +281,8 @@ export function unary<Req, Res>(door: Door, handle: (req: Req, ctx: CallContext)
 export function needingDatabase<H extends object>(door: Door, handlers: H): H {
   const database = door.database;
   if (!database) return handlers;
-  const unavailable = (why: string, callback: (status: ReturnType<typeof toStatus>) => void) => answerError(door, new Unavailable(why), callback);
+  const unavailable = (why: string, callback: (status: ReturnType<typeof toStatus>) => void) =>
+    answerError(door, new Unavailable(why), callback);
   const wrapped = Object.entries(handlers).map(([name, handler]) => {
     const guarded: handleUnaryCall<unknown, unknown> = (call, callback) => {
       const down = database.down();

@@ -11,8 +11,14 @@ export function devicesHandlers(door: Door): DevicesHandlers {
       const list = await devices.listForUser(principal.env, required('user_id', req.userId), [req.clientId]);
       return { totalCount: list.length, devices: list.map((d) => deviceMessage(d.device, d.current)) };
     }),
-    GetDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.get(principal.env.id, required('device_token', req.deviceToken)))),
-    ApproveDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.approve(principal.env.id, required('device_token', req.deviceToken)))),
-    ReportDevice: unary(door, async (req, { principal }) => deviceMessage(await devices.report(principal.env, required('device_token', req.deviceToken)))),
+    GetDevice: unary(door, async (req, { principal }) =>
+      deviceMessage(await devices.get(principal.env.id, required('device_token', req.deviceToken))),
+    ),
+    ApproveDevice: unary(door, async (req, { principal }) =>
+      deviceMessage(await devices.approve(principal.env.id, required('device_token', req.deviceToken))),
+    ),
+    ReportDevice: unary(door, async (req, { principal }) =>
+      deviceMessage(await devices.report(principal.env, required('device_token', req.deviceToken))),
+    ),
   };
 }

@@ -6,7 +6,14 @@
  * internal errors. Internal errors carry nothing but the correlation id.
  */
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import { DomainError, InternalError, InvalidParameters, InvalidRequestToken, retryAfterOf, type ErrorKind } from '../core/errors';
+import {
+  DomainError,
+  InternalError,
+  InvalidParameters,
+  InvalidRequestToken,
+  retryAfterOf,
+  type ErrorKind,
+} from '../core/errors';
 import { encodeStatusDetails, ERROR_DOMAIN, STATUS_DETAILS_KEY, type FieldViolation } from './status-details';
 import type { CallError } from './generated/rampart/v1/CallError';
 
@@ -30,14 +37,17 @@ export const RETRY_AFTER_KEY = 'retry-after';
 
 /** The offending fields of an error (request-message paths: the event command names them so). */
 function violations(e: DomainError): FieldViolation[] {
-  if (e instanceof InvalidParameters) return e.fields.map((f) => ({ field: f.field, description: f.message }));
+  if (e instanceof InvalidParameters)
+    return e.fields.map((f) => ({ field: f.field, description: f.message }));
   if (e instanceof InvalidRequestToken) return [{ field: e.field, description: e.message }];
   if (e.kind === 'payload_too_large') return [{ field: '(message)', description: e.message }];
   return [];
 }
 
 /** The status (code, message, trailers) to answer for a domain error. */
-export function toStatus(e: DomainError): Partial<StatusObject> & { code: Status; details: string; metadata: Metadata } {
+export function toStatus(
+  e: DomainError,
+): Partial<StatusObject> & { code: Status; details: string; metadata: Metadata } {
   const code = GRPC_STATUS[e.kind];
   const metadata = new Metadata();
   metadata.set(ERROR_TYPE_KEY, e.type);
@@ -53,10 +63,19 @@ export function toStatus(e: DomainError): Partial<StatusObject> & { code: Status
     metadata.set(RETRY_AFTER_KEY, String(retryAfter));
   }
   const fieldViolations = violations(e);
-  const details = fieldViolations.length > 0 && e instanceof InvalidParameters ? fieldViolations.map((f) => `${f.field}: ${f.description}`).join('; ') : e.message;
+  const details =
+    fieldViolations.length > 0 && e instanceof InvalidParameters
+      ? fieldViolations.map((f) => `${f.field}: ${f.description}`).join('; ')
+      : e.message;
   metadata.set(
     STATUS_DETAILS_KEY,
-    encodeStatusDetails({ code, message: details, fieldViolations, errorInfo: { reason: e.type.toUpperCase(), domain: ERROR_DOMAIN, metadata: info }, retryDelaySeconds }),
+    encodeStatusDetails({
+      code,
+      message: details,
+      fieldViolations,
+      errorInfo: { reason: e.type.toUpperCase(), domain: ERROR_DOMAIN, metadata: info },
+      retryDelaySeconds,
+    }),
   );
   return { code, details, metadata };
 }

@@ -17,7 +17,10 @@ import type { TrackRequest__Output } from './generated/rampart/v1/TrackRequest';
 import type { User__Output } from './generated/rampart/v1/User';
 
 /** The fields every event request shares (Authenticate has no `name`, only Track a `deviceToken`). */
-export type EventMessage = Pick<TrackRequest__Output, 'event' | 'user' | 'context' | 'properties' | 'requestToken' | 'timestamp'> & {
+export type EventMessage = Pick<
+  TrackRequest__Output,
+  'event' | 'user' | 'context' | 'properties' | 'requestToken' | 'timestamp'
+> & {
   /** An enum value this contract does not know arrives as its number. */
   status: EventStatus__Output | number;
   name?: string;
@@ -54,16 +57,21 @@ type Obj = Record<string, unknown>;
 
 function statusName(status: EventStatus__Output | number): string | null {
   const name = typeof status === 'string' ? STATUS[status] : undefined;
-  if (name === undefined) throw new InvalidParameters([{ field: 'status', message: `unknown EventStatus value ${JSON.stringify(status)}` }]);
+  if (name === undefined)
+    throw new InvalidParameters([
+      { field: 'status', message: `unknown EventStatus value ${JSON.stringify(status)}` },
+    ]);
   return name;
 }
 
 /** A Timestamp as a Date (an invalid Date when out of range: the core names it). */
-const timeOf = (t: Timestamp__Output): Date => new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6));
+const timeOf = (t: Timestamp__Output): Date =>
+  new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6));
 
 function userFields(u: User__Output, withId: boolean): Obj {
   const out: Obj = {};
-  for (const [k, v] of Object.entries(fromStruct(u.traits, 'user.traits') ?? {})) if (!USER_FIELDS.has(k)) put(out, k, v);
+  for (const [k, v] of Object.entries(fromStruct(u.traits, 'user.traits') ?? {}))
+    if (!USER_FIELDS.has(k)) put(out, k, v);
   if (withId && u.id) out.id = u.id;
   if (u.email) out.email = u.email;
   if (u.username) out.username = u.username;

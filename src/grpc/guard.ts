@@ -62,11 +62,18 @@ export function guardService<S extends ServiceDefinition>(service: S, maxBytes: 
     guarded[name] = {
       ...method,
       requestDeserialize: (buf: Buffer): unknown => {
-        if (buf.length > maxBytes) return new RejectedMessage(new PayloadTooLarge(`request message is larger than ${maxBytes} bytes`), buf);
+        if (buf.length > maxBytes)
+          return new RejectedMessage(
+            new PayloadTooLarge(`request message is larger than ${maxBytes} bytes`),
+            buf,
+          );
         try {
           return decode(buf);
         } catch {
-          return new RejectedMessage(new BadRequest('request message is not a valid protobuf encoding of the request type'), buf);
+          return new RejectedMessage(
+            new BadRequest('request message is not a valid protobuf encoding of the request type'),
+            buf,
+          );
         }
       },
     };

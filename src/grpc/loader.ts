@@ -18,12 +18,23 @@ export type RampartProto = ScoringProto & DevicesProto & PrivacyProto;
 /** `proto/` at the package root, from src/grpc (ts) and from dist/src/grpc (built). */
 export const PROTO_ROOT = path.join(PROJECT_ROOT, 'proto');
 
-export const PROTO_FILES: readonly string[] = ['rampart/v1/common.proto', 'rampart/v1/devices.proto', 'rampart/v1/privacy.proto', 'rampart/v1/scoring.proto'];
+export const PROTO_FILES: readonly string[] = [
+  'rampart/v1/common.proto',
+  'rampart/v1/devices.proto',
+  'rampart/v1/privacy.proto',
+  'rampart/v1/scoring.proto',
+];
 
 /** The fully qualified names of the services Rampart serves (for health and docs). */
 export const SERVICE_NAMES = ['rampart.v1.Scoring', 'rampart.v1.Devices', 'rampart.v1.Privacy'] as const;
 
-type JsonOptions = { keepCase: boolean; longs: 'String' | 'Number'; enums: 'String'; defaults: boolean; oneofs: boolean };
+type JsonOptions = {
+  keepCase: boolean;
+  longs: 'String' | 'Number';
+  enums: 'String';
+  defaults: boolean;
+  oneofs: boolean;
+};
 
 /** loader-options.json as loadSync options: the JSON names the types (`"String"`), loadSync wants the constructors. */
 export function loaderOptions(): protoLoader.Options {

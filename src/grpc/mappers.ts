@@ -18,7 +18,11 @@ import type { FilterResponse } from './generated/rampart/v1/FilterResponse';
 import type { Policy } from './generated/rampart/v1/Policy';
 import type { RiskResponse } from './generated/rampart/v1/RiskResponse';
 
-export const ACTION: Readonly<Record<Action, Action__Output>> = { allow: 'ACTION_ALLOW', challenge: 'ACTION_CHALLENGE', deny: 'ACTION_DENY' };
+export const ACTION: Readonly<Record<Action, Action__Output>> = {
+  allow: 'ACTION_ALLOW',
+  challenge: 'ACTION_CHALLENGE',
+  deny: 'ACTION_DENY',
+};
 
 const DEVICE_TYPE: Readonly<Record<Device['context']['type'], DeviceType__Output>> = {
   desktop: 'DEVICE_TYPE_DESKTOP',
@@ -42,7 +46,12 @@ export function timestamp(d: Date): Timestamp {
 
 const optionalTimestamp = (d: Date | null): Timestamp | null => (d ? timestamp(d) : null);
 
-export const policyMessage = (v: Verdict): Policy => ({ id: v.policy.id, revision: v.policy.revision, name: v.policy.name, action: ACTION[v.policy.action] });
+export const policyMessage = (v: Verdict): Policy => ({
+  id: v.policy.id,
+  revision: v.policy.revision,
+  name: v.policy.name,
+  action: ACTION[v.policy.action],
+});
 
 export function signalsMessage(s: Signals): Record<string, Struct> {
   const out: Record<string, Struct> = {};
@@ -68,7 +77,12 @@ export const riskMessage = (v: Verdict): RiskResponse => ({
   degraded: v.degraded,
 });
 
-export const filterMessage = (v: Verdict): FilterResponse => ({ risk: v.risk, policy: policyMessage(v), signals: signalsMessage(v.signals), degraded: v.degraded });
+export const filterMessage = (v: Verdict): FilterResponse => ({
+  risk: v.risk,
+  policy: policyMessage(v),
+  signals: signalsMessage(v.signals),
+  degraded: v.degraded,
+});
 
 /** A device; `current`: it is the one the `client_id` of ListUserDevices names. */
 export function deviceMessage(d: Device, current = false): DeviceMessage {
@@ -96,7 +110,16 @@ export function deviceMessage(d: Device, current = false): DeviceMessage {
             ...(loc.lon !== null ? { lon: loc.lon } : {}),
           }
         : null,
-      userAgent: { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family },
+      userAgent: {
+        raw: ua.raw,
+        browser: ua.browser,
+        version: ua.version,
+        os: ua.os,
+        mobile: ua.mobile,
+        platform: ua.platform,
+        device: ua.device,
+        family: ua.family,
+      },
       properties: toStruct(d.context.properties),
       type: DEVICE_TYPE[d.context.type] ?? 'DEVICE_TYPE_OTHER',
     },

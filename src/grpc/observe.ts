@@ -60,7 +60,11 @@ function observeCall(method: string, handler: CallbackHandler, metrics: GrpcMetr
  * `handlers` of `service` with every unary and client-streaming handler observed (bidirectional
  * ones observe their own calls); `handlers` as they are without metrics.
  */
-export function observed<H extends object>(service: ServiceDefinition, handlers: H, metrics: GrpcMetrics | undefined): H {
+export function observed<H extends object>(
+  service: ServiceDefinition,
+  handlers: H,
+  metrics: GrpcMetrics | undefined,
+): H {
   if (!metrics) return handlers;
   const out: Record<string, unknown> = { ...(handlers as Record<string, unknown>) };
   for (const [name, method] of Object.entries(service)) {

@@ -74,12 +74,16 @@ function fileOf(o: protobuf.ReflectionObject, sources: readonly Source[]): strin
   if (o.filename) {
     if (!path.isAbsolute(o.filename)) return o.filename;
     const source = sources.find((s) => !path.relative(s.dir, o.filename as string).startsWith('..'));
-    return (source ? path.relative(source.dir, o.filename) : path.basename(o.filename)).split(path.sep).join('/');
+    return (source ? path.relative(source.dir, o.filename) : path.basename(o.filename))
+      .split(path.sep)
+      .join('/');
   }
   // Built-in and JSON-defined types carry no file name: the standard files that declare them.
   const [, google, pkg, top] = o.fullName.split('.');
-  if (google === 'google' && pkg === 'protobuf' && WELL_KNOWN[top]) return `google/protobuf/${WELL_KNOWN[top]}.proto`;
-  if (google === 'google' && pkg === 'rpc') return top === 'Status' ? 'google/rpc/status.proto' : 'google/rpc/error_details.proto';
+  if (google === 'google' && pkg === 'protobuf' && WELL_KNOWN[top])
+    return `google/protobuf/${WELL_KNOWN[top]}.proto`;
+  if (google === 'google' && pkg === 'rpc')
+    return top === 'Status' ? 'google/rpc/status.proto' : 'google/rpc/error_details.proto';
   throw new Error(`reflection: cannot tell which file declares ${o.fullName}`);
 }
 
@@ -92,7 +96,11 @@ interface FileParts {
   dependencies: Set<string>;
 }
 
-function fieldType(f: protobuf.Field, deps: Set<string>, sources: readonly Source[]): { type: number; typeName?: string } {
+function fieldType(
+  f: protobuf.Field,
+  deps: Set<string>,
+  sources: readonly Source[],
+): { type: number; typeName?: string } {
   const rt = f.resolvedType;
   if (rt) deps.add(fileOf(rt, sources));
   if (rt instanceof protobuf.Type) return { type: TYPE_MESSAGE, typeName: rt.fullName };
@@ -118,7 +126,13 @@ function messageDescriptor(t: protobuf.Type, deps: Set<string>, sources: readonl
         name: entry,
         field: [
           { name: 'key', number: 1, label: LABEL_OPTIONAL, type: SCALAR[f.keyType], jsonName: 'key' },
-          { name: 'value', number: 2, label: LABEL_OPTIONAL, jsonName: 'value', ...fieldType(f, deps, sources) },
+          {
+            name: 'value',
+            number: 2,
+            label: LABEL_OPTIONAL,
+            jsonName: 'value',
+            ...fieldType(f, deps, sources),
+          },
         ],
         options: { mapEntry: true },
       });
@@ -133,7 +147,8 @@ function messageDescriptor(t: protobuf.Type, deps: Set<string>, sources: readonl
       ...(f.options?.proto3_optional ? { proto3Optional: true } : {}),
     });
   }
-  for (const n of t.nestedArray) if (n instanceof protobuf.Type) nestedType.push(messageDescriptor(n, deps, sources));
+  for (const n of t.nestedArray)
+    if (n instanceof protobuf.Type) nestedType.push(messageDescriptor(n, deps, sources));
   return {
     name: t.name,
     field,
@@ -152,19 +167,36 @@ function serviceDescriptor(s: protobuf.Service, deps: Set<string>, sources: read
       if (!input || !output) throw new Error(`reflection: unresolved types of ${m.fullName}`);
       deps.add(fileOf(input, sources));
       deps.add(fileOf(output, sources));
-      return { name: m.name, inputType: input.fullName, outputType: output.fullName, clientStreaming: Boolean(m.requestStream), serverStreaming: Boolean(m.responseStream) };
+      return {
+        name: m.name,
+        inputType: input.fullName,
+        outputType: output.fullName,
+        clientStreaming: Boolean(m.requestStream),
+        serverStreaming: Boolean(m.responseStream),
+      };
     }),
   };
 }
 
 /** Every top-level message, enum and service under `ns`, by the file that declares it. */
-function collect(ns: protobuf.NamespaceBase, files: Map<string, FileParts>, sources: readonly Source[]): void {
+function collect(
+  ns: protobuf.NamespaceBase,
+  files: Map<string, FileParts>,
+  sources: readonly Source[],
+): void {
   for (const o of ns.nestedArray) {
     if (o instanceof protobuf.Type || o instanceof protobuf.Enum || o instanceof protobuf.Service) {
       const name = fileOf(o, sources);
       let parts = files.get(name);
       if (!parts) {
-        parts = { name, package: ns.fullName.replace(/^\./, ''), messages: [], enums: [], services: [], dependencies: new Set() };
+        parts = {
+          name,
+          package: ns.fullName.replace(/^\./, ''),
+          messages: [],
+          enums: [],
+          services: [],
+          dependencies: new Set(),
+        };
         files.set(name, parts);
       }
       if (o instanceof protobuf.Type) parts.messages.push(o);
@@ -219,7 +251,11 @@ export function fileDescriptors(sources: readonly Source[]): Buffer[] {
 export function reflectionPackage(also: readonly Source[] = []): PackageDefinition {
   const def: PackageDefinition = {};
   fileDescriptors([{ dir: PROTO_ROOT, files: PROTO_FILES }, ...also]).forEach((buf, i) => {
-    def[`rampart.reflection.file${i}`] = { format: 'Protocol Buffer 3 FileDescriptorProto', type: {}, fileDescriptorProtos: [buf] } as unknown as PackageDefinition[string];
+    def[`rampart.reflection.file${i}`] = {
+      format: 'Protocol Buffer 3 FileDescriptorProto',
+      type: {},
+      fileDescriptorProtos: [buf],
+    } as unknown as PackageDefinition[string];
   });
   return def;
 }

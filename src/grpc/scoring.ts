@@ -5,14 +5,32 @@
  * /v1/track do. VerdictStream carries Authenticate, Risk and Filter calls on one stream, each
  * handled by the same code as its unary RPC.
  */
-import { Metadata, status as Status, type handleBidiStreamingCall, type handleClientStreamingCall, type ServerDuplexStream } from '@grpc/grpc-js';
+import {
+  Metadata,
+  status as Status,
+  type handleBidiStreamingCall,
+  type handleClientStreamingCall,
+  type ServerDuplexStream,
+} from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import { DeadlineExceeded, InvalidParameters } from '../core/errors';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
 import type { Caller } from '../core/work-limiter';
 import { normaliseError } from '../doors/errors';
-import { answerError, authorised, bounded, CallCancelled, CallSignal, deadlineOf, principalFrom, unary, type CallContext, type Door, type DrainableStream } from './call';
+import {
+  answerError,
+  authorised,
+  bounded,
+  CallCancelled,
+  CallSignal,
+  deadlineOf,
+  principalFrom,
+  unary,
+  type CallContext,
+  type Door,
+  type DrainableStream,
+} from './call';
 import { callError, toStatus } from './errors';
 import { callIds, rejection, RejectedMessage } from './guard';
 import { codeName } from './observe';
@@ -44,9 +62,18 @@ function callerOf(signal: CallSignal): Caller {
 }
 
 /** One feedback event, as Track takes it: resolves once it is written. A message the core cannot take goes to the debugger, as on REST. */
-function track(door: Door, principal: Principal, m: TrackRequest__Output, o: { hold?: boolean } = {}): Promise<void> {
+function track(
+  door: Door,
+  principal: Principal,
+  m: TrackRequest__Output,
+  o: { hold?: boolean } = {},
+): Promise<void> {
   // The debugger files rejected payloads by `user_id`, as REST bodies carry it.
-  return door.services.track.receive(principal, { decode: () => eventCommand('track', m), received: { ...m, user_id: m.user?.id || null } }, o);
+  return door.services.track.receive(
+    principal,
+    { decode: () => eventCommand('track', m), received: { ...m, user_id: m.user?.id || null } },
+    o,
+  );
 }
 
 /** Events of one TrackStream read and not yet written, past which the stream stops reading (HTTP/2 flow control holds the sender). */
@@ -100,19 +127,21 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
           }
           unwritten++;
           acks.push(
-            track(door, principal, m, { hold: false }).then(
-              () => true,
-              (err: unknown) => {
-                fail(err);
-                return false;
-              },
-            ).finally(() => {
-              unwritten--;
-              if (paused && unwritten <= TRACK_STREAM_WINDOW / 2 && !failed) {
-                paused = false;
-                call.resume();
-              }
-            }),
+            track(door, principal, m, { hold: false })
+              .then(
+                () => true,
+                (err: unknown) => {
+                  fail(err);
+                  return false;
+                },
+              )
+              .finally(() => {
+                unwritten--;
+                if (paused && unwritten <= TRACK_STREAM_WINDOW / 2 && !failed) {
+                  paused = false;
+                  call.resume();
+                }
+              }),
           );
           if (unwritten >= TRACK_STREAM_WINDOW && !paused) {
             paused = true;
@@ -150,8 +179,19 @@ function verdictHandlers(door: Door) {
   const handler =
     <Res extends VerdictResult>(endpoint: VerdictEndpoint, encode: (v: Verdict) => Res) =>
     async (req: EventMessage, { principal, signal }: CallContext): Promise<Res> =>
-      encode(await door.services.verdicts.evaluate(principal, endpoint, eventCommand(endpoint, req), callerOf(signal)));
-  return { authenticate: handler('authenticate', authenticateMessage), risk: handler('risk', riskMessage), filter: handler('filter', filterMessage) };
+      encode(
+        await door.services.verdicts.evaluate(
+          principal,
+          endpoint,
+          eventCommand(endpoint, req),
+          callerOf(signal),
+        ),
+      );
+  return {
+    authenticate: handler('authenticate', authenticateMessage),
+    risk: handler('risk', riskMessage),
+    filter: handler('filter', filterMessage),
+  };
 }
 
 /**
@@ -180,7 +220,10 @@ export const VERDICT_STREAM_METHOD = '/rampart.v1.Scoring/VerdictStream';
  * once every call read is answered; a call it did not read was not started. The initial metadata,
  * sent at once, says how large a message may be (MAX_MESSAGE_BYTES_KEY).
  */
-function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, VerdictHandler>>): handleBidiStreamingCall<VerdictStreamRequest__Output, VerdictStreamResponse> {
+function verdictStream(
+  door: Door,
+  handlers: Readonly<Record<VerdictEndpoint, VerdictHandler>>,
+): handleBidiStreamingCall<VerdictStreamRequest__Output, VerdictStreamResponse> {
   return (call: ServerDuplexStream<VerdictStreamRequest__Output, VerdictStreamResponse>) => {
     const inflight = new Map<number, CallSignal>();
     let closing = false;
@@ -222,7 +265,8 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       }
     };
     /** One call of the stream is over (answered, or cancelled): observed as a unary call would be. */
-    const observe = (started: number, code: Status) => door.metrics?.call(VERDICT_STREAM_METHOD, codeName(code), (performance.now() - started) / 1000);
+    const observe = (started: number, code: Status) =>
+      door.metrics?.call(VERDICT_STREAM_METHOD, codeName(code), (performance.now() - started) / 1000);
     const answerFailure = (id: number, err: unknown, started = performance.now()) => {
       const status = toStatus(normaliseError(err, door.log));
       observe(started, status.code);
@@ -257,8 +301,18 @@ function verdictStream(door: Door, handlers: Readonly<Record<VerdictEndpoint, Ve
       }
       const endpoint = c.call;
       const req = endpoint ? c[endpoint] : null;
-      if (!endpoint || !req) return answerFailure(id, new InvalidParameters([{ field: 'call', message: 'is required: authenticate, risk, filter or cancel' }]));
-      if (inflight.has(id)) return answerFailure(id, new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]));
+      if (!endpoint || !req)
+        return answerFailure(
+          id,
+          new InvalidParameters([
+            { field: 'call', message: 'is required: authenticate, risk, filter or cancel' },
+          ]),
+        );
+      if (inflight.has(id))
+        return answerFailure(
+          id,
+          new InvalidParameters([{ field: 'id', message: 'is already in flight on this stream' }]),
+        );
       const started = performance.now();
       const signal = new CallSignal(c.timeoutMs > 0 ? Date.now() + c.timeoutMs : deadlineOf(call));
       inflight.set(id, signal);

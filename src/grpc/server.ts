@@ -78,14 +78,31 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const { proto } = loadRampartProto();
   const v1 = proto.rampart.v1;
-  const door: Door = { services: o.services, log: o.log, streams: new Set(), draining: false, maxMessageBytes, database: o.database, metrics: o.metrics };
+  const door: Door = {
+    services: o.services,
+    log: o.log,
+    streams: new Set(),
+    draining: false,
+    maxMessageBytes,
+    database: o.database,
+    metrics: o.metrics,
+  };
   if (o.trustProxy && o.trustProxy.length > 0) door.trustedProxy = proxyTrust(o.trustProxy);
 
   const server = new grpc.Server(serverChannelOptions(maxMessageBytes));
   // Observed outermost, so that what the outage cut answers is counted too.
-  server.addService(guardService(v1.Scoring.service, maxMessageBytes), observed(v1.Scoring.service, scoringHandlers(door), o.metrics));
-  server.addService(guardService(v1.Devices.service, maxMessageBytes), observed(v1.Devices.service, needingDatabase(door, devicesHandlers(door)), o.metrics));
-  server.addService(guardService(v1.Privacy.service, maxMessageBytes), observed(v1.Privacy.service, needingDatabase(door, privacyHandlers(door)), o.metrics));
+  server.addService(
+    guardService(v1.Scoring.service, maxMessageBytes),
+    observed(v1.Scoring.service, scoringHandlers(door), o.metrics),
+  );
+  server.addService(
+    guardService(v1.Devices.service, maxMessageBytes),
+    observed(v1.Devices.service, needingDatabase(door, devicesHandlers(door)), o.metrics),
+  );
+  server.addService(
+    guardService(v1.Privacy.service, maxMessageBytes),
+    observed(v1.Privacy.service, needingDatabase(door, privacyHandlers(door)), o.metrics),
+  );
 
   // '' is the whole server, as grpc_health_probe asks by default.
   const statuses: ServingStatusMap = { '': 'SERVING' };
@@ -93,7 +110,9 @@ export async function startGrpcServer(o: GrpcServerOptions): Promise<GrpcServerH
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
   // Reflection describes the health service too, so that grpcurl can call it without protos.
-  new ReflectionService(reflectionPackage([{ dir: path.dirname(healthProtoPath), files: [path.basename(healthProtoPath)] }])).addToServer(server);
+  new ReflectionService(
+    reflectionPackage([{ dir: path.dirname(healthProtoPath), files: [path.basename(healthProtoPath)] }]),
+  ).addToServer(server);
 
   const credentials = o.tls
     ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: o.tls.cert, private_key: o.tls.key }], false)

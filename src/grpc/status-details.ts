@@ -35,7 +35,11 @@ export const STATUS_DESCRIPTOR = {
             },
             BadRequest: {
               fields: { fieldViolations: { rule: 'repeated', type: 'FieldViolation', id: 1 } },
-              nested: { FieldViolation: { fields: { field: { type: 'string', id: 1 }, description: { type: 'string', id: 2 } } } },
+              nested: {
+                FieldViolation: {
+                  fields: { field: { type: 'string', id: 1 }, description: { type: 'string', id: 2 } },
+                },
+              },
             },
             ErrorInfo: {
               fields: {
@@ -79,13 +83,18 @@ export interface StatusDetails {
   retryDelaySeconds: number | null;
 }
 
-const pack = (type: protobuf.Type, value: object) => ({ typeUrl: `${TYPE_PREFIX}${type.fullName.replace(/^\./, '')}`, value: type.encode(type.fromObject(value)).finish() });
+const pack = (type: protobuf.Type, value: object) => ({
+  typeUrl: `${TYPE_PREFIX}${type.fullName.replace(/^\./, '')}`,
+  value: type.encode(type.fromObject(value)).finish(),
+});
 
 export function encodeStatusDetails(d: StatusDetails): Buffer {
   const details: { typeUrl: string; value: Uint8Array }[] = [];
   if (d.errorInfo) details.push(pack(ErrorInfoType, d.errorInfo));
-  if (d.fieldViolations.length > 0) details.push(pack(BadRequestType, { fieldViolations: d.fieldViolations }));
-  if (d.retryDelaySeconds !== null) details.push(pack(RetryInfoType, { retryDelay: { seconds: d.retryDelaySeconds, nanos: 0 } }));
+  if (d.fieldViolations.length > 0)
+    details.push(pack(BadRequestType, { fieldViolations: d.fieldViolations }));
+  if (d.retryDelaySeconds !== null)
+    details.push(pack(RetryInfoType, { retryDelay: { seconds: d.retryDelaySeconds, nanos: 0 } }));
   const status = StatusType.fromObject({ code: d.code, message: d.message, details });
   return Buffer.from(StatusType.encode(status).finish());
 }
@@ -103,19 +112,31 @@ export function decodeStatusDetails(buf: Buffer): StatusDetails | null {
   } catch {
     return null;
   }
-  const out: StatusDetails = { code: status.code ?? 0, message: status.message ?? '', fieldViolations: [], errorInfo: null, retryDelaySeconds: null };
+  const out: StatusDetails = {
+    code: status.code ?? 0,
+    message: status.message ?? '',
+    fieldViolations: [],
+    errorInfo: null,
+    retryDelaySeconds: null,
+  };
   for (const any of status.details ?? []) {
     const name = (any.typeUrl ?? '').slice((any.typeUrl ?? '').lastIndexOf('/') + 1);
     const value = any.value ?? new Uint8Array();
     try {
       if (name === 'google.rpc.BadRequest') {
-        const br = BadRequestType.toObject(BadRequestType.decode(value), { defaults: true }) as { fieldViolations: FieldViolation[] };
-        out.fieldViolations.push(...br.fieldViolations.map((f) => ({ field: f.field ?? '', description: f.description ?? '' })));
+        const br = BadRequestType.toObject(BadRequestType.decode(value), { defaults: true }) as {
+          fieldViolations: FieldViolation[];
+        };
+        out.fieldViolations.push(
+          ...br.fieldViolations.map((f) => ({ field: f.field ?? '', description: f.description ?? '' })),
+        );
       } else if (name === 'google.rpc.ErrorInfo') {
         const ei = ErrorInfoType.toObject(ErrorInfoType.decode(value), { defaults: true }) as ErrorInfo;
         out.errorInfo = { reason: ei.reason, domain: ei.domain, metadata: { ...ei.metadata } };
       } else if (name === 'google.rpc.RetryInfo') {
-        const ri = RetryInfoType.toObject(RetryInfoType.decode(value), { longs: Number, defaults: true }) as { retryDelay?: { seconds: number; nanos: number } };
+        const ri = RetryInfoType.toObject(RetryInfoType.decode(value), { longs: Number, defaults: true }) as {
+          retryDelay?: { seconds: number; nanos: number };
+        };
         if (ri.retryDelay) out.retryDelaySeconds = ri.retryDelay.seconds + ri.retryDelay.nanos / 1e9;
       }
     } catch {

@@ -16,21 +16,28 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /** Own-property assignment that treats `__proto__` as a plain key, as JSON.parse does. */
 export function put(o: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
   else o[key] = value;
 }
 
 /** A Struct as a plain object; `null` for an unset Struct. Throws BadRequest when nested too deep. */
-export function fromStruct(s: Struct__Output | null | undefined, field: string, depth = 1): JsonObject | null {
+export function fromStruct(
+  s: Struct__Output | null | undefined,
+  field: string,
+  depth = 1,
+): JsonObject | null {
   if (!s) return null;
-  if (depth > MAX_STRUCT_DEPTH) throw new BadRequest(`${field} is nested deeper than ${MAX_STRUCT_DEPTH} levels`);
+  if (depth > MAX_STRUCT_DEPTH)
+    throw new BadRequest(`${field} is nested deeper than ${MAX_STRUCT_DEPTH} levels`);
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(s.fields ?? {})) put(out, k, fromValue(v, field, depth + 1));
   return out;
 }
 
 function fromList(l: ListValue__Output | null | undefined, field: string, depth: number): JsonValue[] {
-  if (depth > MAX_STRUCT_DEPTH) throw new BadRequest(`${field} is nested deeper than ${MAX_STRUCT_DEPTH} levels`);
+  if (depth > MAX_STRUCT_DEPTH)
+    throw new BadRequest(`${field} is nested deeper than ${MAX_STRUCT_DEPTH} levels`);
   return (l?.values ?? []).map((v) => fromValue(v, field, depth + 1));
 }
 
@@ -75,7 +82,13 @@ function toValue(v: unknown, depth: number): Value | null {
       return { numberValue: Number(v), kind: 'numberValue' };
     case 'object': {
       if (v instanceof Date) return { stringValue: v.toISOString(), kind: 'stringValue' };
-      if (Array.isArray(v)) return { listValue: { values: v.map((x) => toValue(x, depth + 1) ?? { nullValue: 'NULL_VALUE', kind: 'nullValue' }) }, kind: 'listValue' };
+      if (Array.isArray(v))
+        return {
+          listValue: {
+            values: v.map((x) => toValue(x, depth + 1) ?? { nullValue: 'NULL_VALUE', kind: 'nullValue' }),
+          },
+          kind: 'listValue',
+        };
       const fields: Record<string, Value> = {};
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
         const value = toValue(x, depth + 1);

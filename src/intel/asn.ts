@@ -68,7 +68,7 @@ const limbs = new Uint32Array(8); // scratch: 128-bit value as 16-bit limbs, lea
 function parseU128(buf: Buffer, from: number, to: number, out: Uint32Array, at: number): boolean {
   if (from >= to || to - from > 39) return false;
   limbs.fill(0);
-  for (let i = from; i < to; ) {
+  for (let i = from; i < to;) {
     const chunkEnd = Math.min(to, i + 9);
     let chunk = 0;
     let scale = 1;

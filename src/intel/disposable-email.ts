@@ -15,7 +15,9 @@ interface DomainSets {
 let sets: DomainSets | null = null;
 
 function readDomainList(file: string): Set<string> {
-  const parsed: unknown = JSON.parse(readFileSync(require.resolve(`disposable-email-domains/${file}`), 'utf8'));
+  const parsed: unknown = JSON.parse(
+    readFileSync(require.resolve(`disposable-email-domains/${file}`), 'utf8'),
+  );
   if (!Array.isArray(parsed)) throw new Error(`disposable-email-domains/${file} is not a JSON array`);
   const out = new Set<string>();
   for (const d of parsed) if (typeof d === 'string' && d.length > 0) out.add(d.toLowerCase());
@@ -31,7 +33,10 @@ function load(): DomainSets {
 function domainOf(emailOrDomain: string): string | null {
   if (typeof emailOrDomain !== 'string') return null;
   const at = emailOrDomain.lastIndexOf('@');
-  const domain = (at >= 0 ? emailOrDomain.slice(at + 1) : emailOrDomain).trim().toLowerCase().replace(/\.+$/, '');
+  const domain = (at >= 0 ? emailOrDomain.slice(at + 1) : emailOrDomain)
+    .trim()
+    .toLowerCase()
+    .replace(/\.+$/, '');
   return domain.length > 0 && domain.length <= 253 && !/\s/.test(domain) ? domain : null;
 }
 

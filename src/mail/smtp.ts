@@ -27,25 +27,41 @@ const flag = (url: URL, name: string): boolean => url.searchParams.get(name) ===
 /** A Mailer on an SMTP server. Each send rejects if the server refuses any recipient. */
 export function createSmtpMailer(opts: SmtpMailerOptions): SmtpMailer {
   const url = new URL(opts.url);
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new Error('SMTP URL must start with smtp:// or smtps://');
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new Error('SMTP URL must start with smtp:// or smtps://');
   const timeout = opts.timeoutMs ?? 30_000;
   const transport = nodemailer.createTransport({
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
     secure: url.protocol === 'smtps:',
-    auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+    auth: url.username
+      ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+      : undefined,
     requireTLS: flag(url, 'requireTLS'),
     ignoreTLS: flag(url, 'ignoreTLS'),
-    tls: url.searchParams.get('tls.rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
+    tls:
+      url.searchParams.get('tls.rejectUnauthorized') === 'false' ? { rejectUnauthorized: false } : undefined,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout,
   });
   return {
     async send(message: MailMessage): Promise<void> {
-      const info = await transport.sendMail({ from: opts.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      const info = await transport.sendMail({
+        from: opts.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+      });
       const rejected: unknown[] = Array.isArray(info.rejected) ? info.rejected : [];
-      const names = rejected.map((r) => (typeof r === 'string' ? r : typeof r === 'object' && r !== null && 'address' in r ? String((r as { address: unknown }).address) : String(r)));
+      const names = rejected.map((r) =>
+        typeof r === 'string'
+          ? r
+          : typeof r === 'object' && r !== null && 'address' in r
+            ? String((r as { address: unknown }).address)
+            : String(r),
+      );
       if (names.length > 0) throw new Error(`the SMTP server rejected ${names.join(', ')}`);
     },
     close(): void {

@@ -16,7 +16,12 @@ import { AllowList, parseHttpUrl } from './allow-list';
 import { buildComponents, buildUserAgent } from './components';
 import { base64url, base64urlDecodeText } from './crypto';
 import { Flusher } from './flusher';
-import { axiosInterceptor, wrapFetch, type AxiosRequestConfigLike, type InterceptorDeps } from './interceptor';
+import {
+  axiosInterceptor,
+  wrapFetch,
+  type AxiosRequestConfigLike,
+  type InterceptorDeps,
+} from './interceptor';
 import type { AppStateStatus, DeviceInfo, Platform } from './platform';
 import { EventQueue, type NewEvent } from './queue';
 import { SESSION_REFRESH_MS, SessionKeeper } from './session';
@@ -54,7 +59,11 @@ export interface RampartConfig {
 export const CASTLE_REQUEST_TOKEN_HEADER = 'X-Castle-Request-Token';
 
 /** Castle's spellings of our options: taken as ours. */
-const ALIASES = { requestTokenHeaderName: 'clientIdHeaderName', lifeCycleEventsEnabled: 'lifecycleTrackingEnabled', baseURLWhiteList: 'baseURLAllowList' } as const;
+const ALIASES = {
+  requestTokenHeaderName: 'clientIdHeaderName',
+  lifeCycleEventsEnabled: 'lifecycleTrackingEnabled',
+  baseURLWhiteList: 'baseURLAllowList',
+} as const;
 /** Castle's options that have no meaning here: a console warning says why, so that none is ignored in silence. */
 const CASTLE_ONLY: Record<string, string> = {
   useCloudflareApp: 'Rampart answers at baseUrl; a proxy in front of it goes in baseUrl',
@@ -130,11 +139,16 @@ function normalise(config: RampartConfig): { config: RampartConfig; warnings: st
     if (v === undefined) continue;
     if (k in ALIASES) {
       const ours = ALIASES[k as keyof typeof ALIASES];
-      if (ours in config && (config as unknown as Record<string, unknown>)[ours] !== undefined && (config as unknown as Record<string, unknown>)[ours] !== v) {
+      if (
+        ours in config &&
+        (config as unknown as Record<string, unknown>)[ours] !== undefined &&
+        (config as unknown as Record<string, unknown>)[ours] !== v
+      ) {
         throw new Error(`Rampart: configure() got both ${ours} and Castle's ${k}, with different values`);
       }
       out[ours] = v;
-    } else if (k in CASTLE_ONLY) warnings.push(`Rampart: configure() option ${k} is Castle's and does nothing here: ${CASTLE_ONLY[k]}`);
+    } else if (k in CASTLE_ONLY)
+      warnings.push(`Rampart: configure() option ${k} is Castle's and does nothing here: ${CASTLE_ONLY[k]}`);
     else if (!KNOWN.has(k)) warnings.push(`Rampart: configure() option ${k} is unknown and does nothing`);
     else out[k] = v;
   }
@@ -142,20 +156,27 @@ function normalise(config: RampartConfig): { config: RampartConfig; warnings: st
 }
 
 function validate(given: RampartConfig): { settings: Settings; warnings: string[] } {
-  if (!given || typeof given !== 'object') throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
+  if (!given || typeof given !== 'object')
+    throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
   const { config, warnings } = normalise(given);
-  if (typeof config.publishableKey !== 'string' || !config.publishableKey.startsWith('pk_')) throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
-  if (typeof config.baseUrl !== 'string' || !parseHttpUrl(config.baseUrl)) throw new Error('Rampart: configure({ baseUrl }) needs an absolute http(s) URL');
+  if (typeof config.publishableKey !== 'string' || !config.publishableKey.startsWith('pk_'))
+    throw new Error('Rampart: configure({ publishableKey: "pk_…", baseUrl }) needs the publishable key');
+  if (typeof config.baseUrl !== 'string' || !parseHttpUrl(config.baseUrl))
+    throw new Error('Rampart: configure({ baseUrl }) needs an absolute http(s) URL');
   const s: Settings = { ...DEFAULTS, ...config, baseUrl: config.baseUrl.replace(/\/+$/, '') };
   for (const k of ['maxQueueLimit', 'flushLimit'] as const) {
     if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`Rampart: ${k} must be a positive integer`);
   }
-  if (!HEADER_NAME.test(s.clientIdHeaderName)) throw new Error('Rampart: clientIdHeaderName must be an HTTP header name');
+  if (!HEADER_NAME.test(s.clientIdHeaderName))
+    throw new Error('Rampart: clientIdHeaderName must be an HTTP header name');
   return { settings: s, warnings };
 }
 
 /** Traits as event properties: at most 20 members, strings cut to 256, numbers and booleans; anything else left out. */
-function toProperties(traits: Record<string, unknown> | undefined, dropped?: (key: string) => void): EventProperties | undefined {
+function toProperties(
+  traits: Record<string, unknown> | undefined,
+  dropped?: (key: string) => void,
+): EventProperties | undefined {
   if (!traits || typeof traits !== 'object') return undefined;
   const out: EventProperties = {};
   let n = 0;
@@ -239,14 +260,22 @@ export class RampartClient {
         }),
     });
     this.sessions = sessions;
-    this.flusher = new Flusher({ platform: this.platform, queue, sessions, endpoint: s.baseUrl, publishableKey: s.publishableKey, log });
+    this.flusher = new Flusher({
+      platform: this.platform,
+      queue,
+      sessions,
+      endpoint: s.baseUrl,
+      publishableKey: s.publishableKey,
+      log,
+    });
     await Promise.all([queue.load(), sessions.load(), this.loadUser()]);
     if (this.destroyed) return;
 
     this.appState = this.platform.appState.current();
     this.unsubscribers.push(this.platform.appState.subscribe((state) => this.onAppState(state)));
     if (s.screenTrackingEnabled) {
-      if (this.platform.screens) this.unsubscribers.push(this.platform.screens.subscribe((name) => this.onScreen(name)));
+      if (this.platform.screens)
+        this.unsubscribers.push(this.platform.screens.subscribe((name) => this.onScreen(name)));
       else this.log('screen tracking is on but the platform has no screen source');
     }
 
@@ -255,7 +284,11 @@ export class RampartClient {
     if (open && s.lifecycleTrackingEnabled) this.enqueue('app_opened');
     // A launch in the foreground is an open: a session older than an hour is replaced.
     // One registration attempt per trigger: when it fails, the events wait for the next one.
-    this.track(this.ensureSession(open ? SESSION_REFRESH_MS : undefined).then((ok) => (ok && (lifecycle || open) ? this.flushNow() : undefined)));
+    this.track(
+      this.ensureSession(open ? SESSION_REFRESH_MS : undefined).then((ok) =>
+        ok && (lifecycle || open) ? this.flushNow() : undefined,
+      ),
+    );
   }
 
   /** Queues `app_installed` or `app_updated` when this launch is the first, or the first of a new version; true when it did. */
@@ -275,14 +308,22 @@ export class RampartClient {
       if (s.lifecycleTrackingEnabled) this.enqueue('app_installed', { properties });
       queued = s.lifecycleTrackingEnabled;
     } else if (previous.version !== app.version) {
-      if (typeof previous.version === 'string') properties.previous_version = previous.version.slice(0, LIMITS.propertyStringLength);
-      if (typeof previous.build === 'string') properties.previous_build = previous.build.slice(0, LIMITS.propertyStringLength);
+      if (typeof previous.version === 'string')
+        properties.previous_version = previous.version.slice(0, LIMITS.propertyStringLength);
+      if (typeof previous.build === 'string')
+        properties.previous_build = previous.build.slice(0, LIMITS.propertyStringLength);
       if (s.lifecycleTrackingEnabled) this.enqueue('app_updated', { properties });
       queued = s.lifecycleTrackingEnabled;
     }
     // Stored even with lifecycle tracking off, so that turning it on later is not taken for an install.
-    if (previous === null || previous.version !== app.version || (previous.build ?? null) !== (app.build ?? null)) {
-      await this.platform.storage.setItem(KEYS.app, JSON.stringify({ version: app.version, build: app.build ?? null })).catch(() => this.log('the app version could not be stored'));
+    if (
+      previous === null ||
+      previous.version !== app.version ||
+      (previous.build ?? null) !== (app.build ?? null)
+    ) {
+      await this.platform.storage
+        .setItem(KEYS.app, JSON.stringify({ version: app.version, build: app.build ?? null }))
+        .catch(() => this.log('the app version could not be stored'));
     }
     return queued;
   }
@@ -327,7 +368,12 @@ export class RampartClient {
     const queue = this.queue;
     const s = this.settings;
     if (!queue || !s || this.destroyed) return;
-    const e: NewEvent = { type, ...extra, at: this.platform.clock.now(), offset: this.sessions?.offset() ?? null };
+    const e: NewEvent = {
+      type,
+      ...extra,
+      at: this.platform.clock.now(),
+      offset: this.sessions?.offset() ?? null,
+    };
     if (e.properties === undefined) delete e.properties;
     if (e.name === undefined) delete e.name;
     if (this.user.id !== null) e.user_id = this.user.id;
@@ -345,7 +391,8 @@ export class RampartClient {
 
   /** Attaches `userId` to this and every later event, queues an `identify` and flushes. */
   async identify(userId: string, traits?: Record<string, unknown>): Promise<void> {
-    if (typeof userId !== 'string' || userId.length === 0 || userId.length > LIMITS.userIdLength) throw new Error(`Rampart: identify() needs a user id of 1 to ${LIMITS.userIdLength} characters`);
+    if (typeof userId !== 'string' || userId.length === 0 || userId.length > LIMITS.userIdLength)
+      throw new Error(`Rampart: identify() needs a user id of 1 to ${LIMITS.userIdLength} characters`);
     await this.whenReady('identify()');
     const u = this.user;
     // A signature given for another user must not travel with this one's events; one given
@@ -360,7 +407,8 @@ export class RampartClient {
 
   /** The user signature from the app's backend (hex HMAC-SHA256 of the user id under the API secret). */
   async secure(userSignature: string): Promise<void> {
-    if (typeof userSignature !== 'string' || !SIGNATURE.test(userSignature)) throw new Error('Rampart: secure() needs the 64-character hex HMAC-SHA256 of the user id');
+    if (typeof userSignature !== 'string' || !SIGNATURE.test(userSignature))
+      throw new Error('Rampart: secure() needs the 64-character hex HMAC-SHA256 of the user id');
     await this.whenReady('secure()');
     this.user = { ...this.user, signature: userSignature.toLowerCase(), signatureFor: this.user.id };
     await this.saveUser();
@@ -373,7 +421,10 @@ export class RampartClient {
    */
   async userJwt(jwt: string): Promise<void> {
     const userId = userIdOfJwt(jwt);
-    if (userId === null) throw new Error(`Rampart: userJwt() needs a JWT (at most ${LIMITS.userJwtLength} characters) whose payload names the user as id or sub`);
+    if (userId === null)
+      throw new Error(
+        `Rampart: userJwt() needs a JWT (at most ${LIMITS.userJwtLength} characters) whose payload names the user as id or sub`,
+      );
     await this.whenReady('userJwt()');
     this.user = { id: userId, signature: null, signatureFor: null, jwt };
     await this.saveUser();
@@ -385,7 +436,12 @@ export class RampartClient {
   async custom(name: string, properties?: Record<string, unknown>): Promise<void> {
     if (typeof name !== 'string' || name.length === 0) throw new Error('Rampart: custom() needs a name');
     await this.whenReady('custom()');
-    this.enqueue('custom', { name: name.slice(0, LIMITS.nameLength), properties: toProperties(properties, (k) => this.log(`custom ${name}: property ${k} is not a string, number or boolean and is not sent`)) });
+    this.enqueue('custom', {
+      name: name.slice(0, LIMITS.nameLength),
+      properties: toProperties(properties, (k) =>
+        this.log(`custom ${name}: property ${k} is not a string, number or boolean and is not sent`),
+      ),
+    });
   }
 
   /** Castle's spelling of `custom(name, properties)`. */
@@ -452,7 +508,11 @@ export class RampartClient {
 
   /** Castle's `configureWithPublishableKey`: refused with the reason, since a self-hosted Rampart needs its base URL. */
   configureWithPublishableKey(_publishableKey: string): Promise<void> {
-    return Promise.reject(new Error("Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })"));
+    return Promise.reject(
+      new Error(
+        "Rampart: configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })",
+      ),
+    );
   }
 
   /** Castle's `setAdvertisingIdentifier`: no advertising id is collected, on purpose; a console warning says so. */
@@ -480,7 +540,9 @@ export class RampartClient {
     await this.whenReady('reset()');
     await this.track(this.flushNow());
     this.user = { id: null, signature: null, signatureFor: null, jwt: null };
-    await this.platform.storage.removeItem(KEYS.user).catch(() => this.log('the user could not be removed from storage'));
+    await this.platform.storage
+      .removeItem(KEYS.user)
+      .catch(() => this.log('the user could not be removed from storage'));
   }
 
   /** Resolves when the work started so far (registration, flushes, storage) is done. For tests and for a clean shutdown. */
@@ -509,7 +571,8 @@ export class RampartClient {
   }
 
   /** For `axios.interceptors.request.use(Rampart.axiosRequestInterceptor)`: bound, so it can be passed as it is. */
-  readonly axiosRequestInterceptor = <C extends AxiosRequestConfigLike>(config: C): Promise<C> => axiosInterceptor(this.interceptorDeps)(config);
+  readonly axiosRequestInterceptor = <C extends AxiosRequestConfigLike>(config: C): Promise<C> =>
+    axiosInterceptor(this.interceptorDeps)(config);
 
   private readonly interceptorDeps: InterceptorDeps = {
     allowList: { allows: (url: string) => this.allowList.allows(url) },
@@ -548,7 +611,9 @@ export class RampartClient {
       this.log('the install id could not be read from secure storage');
     }
     const id = base64url(this.platform.randomBytes(16));
-    await secureStorage.setItem(KEYS.installId, id).catch(() => this.log('the install id could not be stored; a new one is made at the next launch'));
+    await secureStorage
+      .setItem(KEYS.installId, id)
+      .catch(() => this.log('the install id could not be stored; a new one is made at the next launch'));
     return id;
   }
 
@@ -567,7 +632,9 @@ export class RampartClient {
   }
 
   private saveUser(): Promise<void> {
-    return this.platform.storage.setItem(KEYS.user, JSON.stringify(this.user)).catch(() => this.log('the identified user could not be stored'));
+    return this.platform.storage
+      .setItem(KEYS.user, JSON.stringify(this.user))
+      .catch(() => this.log('the identified user could not be stored'));
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

@@ -10,10 +10,18 @@
  */
 import { sha256Hex } from './crypto';
 import type { DeviceInfo } from './platform';
-import { INTEGRITY_CHECKS, LIMITS, type Attestation, type IntegrityCheck, type MobileComponents } from './wire';
+import {
+  INTEGRITY_CHECKS,
+  LIMITS,
+  type Attestation,
+  type IntegrityCheck,
+  type MobileComponents,
+} from './wire';
 
-const cut = (s: string | undefined | null, max: number): string | undefined => (typeof s === 'string' && s.length > 0 ? s.slice(0, max) : undefined);
-const inRange = (n: unknown, min: number, max: number): n is number => typeof n === 'number' && Number.isFinite(n) && n >= min && n <= max;
+const cut = (s: string | undefined | null, max: number): string | undefined =>
+  typeof s === 'string' && s.length > 0 ? s.slice(0, max) : undefined;
+const inRange = (n: unknown, min: number, max: number): n is number =>
+  typeof n === 'number' && Number.isFinite(n) && n >= min && n <= max;
 
 export interface ComponentOptions {
   installId: string;
@@ -43,17 +51,26 @@ export function buildComponents(info: DeviceInfo, o: ComponentOptions): MobileCo
   if (timezone) m.timezone = timezone;
   if (inRange(info.timezoneOffset, -900, 900)) m.timezoneOffset = Math.round(info.timezoneOffset);
   const s = info.screen;
-  if (s && inRange(s.width, 0, 100_000) && inRange(s.height, 0, 100_000) && inRange(s.scale, 0, 10)) m.screen = { width: s.width, height: s.height, scale: s.scale };
+  if (s && inRange(s.width, 0, 100_000) && inRange(s.height, 0, 100_000) && inRange(s.scale, 0, 10))
+    m.screen = { width: s.width, height: s.height, scale: s.scale };
   if (typeof info.vendorId === 'string' && info.vendorId.length > 0) {
     m.vendorId = sha256Hex(`${info.app.id}:${info.vendorId}`);
     if (o.forwardDeviceId) m.deviceId = info.vendorId.slice(0, LIMITS.deviceIdLength);
   }
   m.userAgent = o.userAgent.slice(0, LIMITS.userAgentLength);
   const known: readonly string[] = INTEGRITY_CHECKS;
-  const integrity = [...new Set(info.integrity)].filter((c): c is IntegrityCheck => known.includes(c)).slice(0, LIMITS.integrityChecks);
+  const integrity = [...new Set(info.integrity)]
+    .filter((c): c is IntegrityCheck => known.includes(c))
+    .slice(0, LIMITS.integrityChecks);
   if (integrity.length > 0) m.integrity = integrity;
   const a = o.attestation;
-  if (a && (a.kind === 'play_integrity' || a.kind === 'app_attest') && typeof a.token === 'string' && a.token.length > 0 && a.token.length <= LIMITS.attestationTokenLength) {
+  if (
+    a &&
+    (a.kind === 'play_integrity' || a.kind === 'app_attest') &&
+    typeof a.token === 'string' &&
+    a.token.length > 0 &&
+    a.token.length <= LIMITS.attestationTokenLength
+  ) {
     m.attestation = { kind: a.kind, token: a.token };
   }
   return m;
@@ -74,5 +91,8 @@ export function buildUserAgent(info: DeviceInfo, sdk: string): string {
   const build = (comment(info.app.build ?? '') || version).slice(0, LIMITS.appVersionLength);
   const model = (comment(info.model) || 'unknown').slice(0, LIMITS.modelLength);
   const os = info.platform === 'ios' ? 'iOS' : 'Android';
-  return `${name}/${version} (${build}; ${model}; ${os} ${comment(info.osVersion).slice(0, LIMITS.osVersionLength)}) ${sdk}`.slice(0, LIMITS.userAgentLength);
+  return `${name}/${version} (${build}; ${model}; ${os} ${comment(info.osVersion).slice(0, LIMITS.osVersionLength)}) ${sdk}`.slice(
+    0,
+    LIMITS.userAgentLength,
+  );
 }

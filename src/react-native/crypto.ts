@@ -44,9 +44,10 @@ export function base64urlDecodeText(s: string): string | null {
     }
   }
   let out = '';
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const b = bytes[i];
-    const n = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    const n =
+      b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
     if (n === 0 || i + n > bytes.length) return null;
     let c = n === 1 ? b : b & (0xff >> (n + 1));
     for (let j = 1; j < n; j++) {

@@ -37,7 +37,10 @@ export interface FlusherDeps {
 
 /** The wire form of a queued event, stamped in Rampart's clock. */
 export function toWire(e: QueuedEvent, currentOffset: number | null): AppEvent {
-  const out: AppEvent = { type: e.type, timestamp: new Date(Math.round(e.at + (e.offset ?? currentOffset ?? 0))).toISOString() };
+  const out: AppEvent = {
+    type: e.type,
+    timestamp: new Date(Math.round(e.at + (e.offset ?? currentOffset ?? 0))).toISOString(),
+  };
   if (e.name !== undefined) out.name = e.name;
   if (e.user_id !== undefined) out.user_id = e.user_id;
   if (e.user_signature !== undefined) out.user_signature = e.user_signature;
@@ -138,7 +141,11 @@ export class Flusher {
 
   private async post(session: Session, batch: QueuedEvent[]): Promise<Outcome> {
     const { platform, endpoint, publishableKey, log } = this.deps;
-    const body: EventsRequest = { publishable_key: publishableKey, session: session.session, events: batch.map((e) => toWire(e, session.offset)) };
+    const body: EventsRequest = {
+      publishable_key: publishableKey,
+      session: session.session,
+      events: batch.map((e) => toWire(e, session.offset)),
+    };
     let res;
     try {
       res = await postJson(platform, `${endpoint}/v1/client/events`, body);

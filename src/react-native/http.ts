@@ -11,17 +11,26 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export function postJson(platform: Platform, url: string, body: unknown): Promise<HttpResponse> {
   const { clock } = platform;
   return new Promise<HttpResponse>((resolve, reject) => {
-    const timer = clock.setTimeout(() => reject(new Error(`Rampart: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
-    const done = () => clock.clearTimeout(timer);
-    platform.fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).then(
-      (res) => {
-        done();
-        resolve(res);
-      },
-      (e: unknown) => {
-        done();
-        reject(e);
-      },
+    const timer = clock.setTimeout(
+      () => reject(new Error(`Rampart: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+      REQUEST_TIMEOUT_MS,
     );
+    const done = () => clock.clearTimeout(timer);
+    platform
+      .fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      .then(
+        (res) => {
+          done();
+          resolve(res);
+        },
+        (e: unknown) => {
+          done();
+          reject(e);
+        },
+      );
   });
 }

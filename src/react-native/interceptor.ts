@@ -28,8 +28,13 @@ export interface FetchInitLike {
 }
 type FetchLike = (input: unknown, init?: FetchInitLike) => Promise<unknown>;
 
-const isHeadersLike = (h: unknown): h is HeadersLike => typeof h === 'object' && h !== null && typeof (h as HeadersLike).forEach === 'function' && !Array.isArray(h);
-const isRequestLike = (x: unknown): x is RequestLike => typeof x === 'object' && x !== null && typeof (x as RequestLike).url === 'string';
+const isHeadersLike = (h: unknown): h is HeadersLike =>
+  typeof h === 'object' &&
+  h !== null &&
+  typeof (h as HeadersLike).forEach === 'function' &&
+  !Array.isArray(h);
+const isRequestLike = (x: unknown): x is RequestLike =>
+  typeof x === 'object' && x !== null && typeof (x as RequestLike).url === 'string';
 
 /** The URL a fetch call goes to: a string, a URL object (`href`) or a Request (`url`). */
 function urlOf(input: unknown): string | null {
@@ -50,7 +55,8 @@ function withHeader(headers: unknown, name: string, value: string): Record<strin
   };
   if (Array.isArray(headers)) for (const [k, v] of headers as HeaderPairs) add(String(k), String(v));
   else if (isHeadersLike(headers)) headers.forEach((v, k) => add(k, v));
-  else if (typeof headers === 'object' && headers !== null) for (const [k, v] of Object.entries(headers)) if (v !== undefined) add(k, String(v));
+  else if (typeof headers === 'object' && headers !== null)
+    for (const [k, v] of Object.entries(headers)) if (v !== undefined) add(k, String(v));
   out[name] = value;
   return out;
 }
@@ -59,7 +65,10 @@ function withHeader(headers: unknown, name: string, value: string): Record<strin
  * `fetch` with the token header added to allow-listed URLs. With a Request and no `init.headers`
  * the Request's own headers are carried over, since `init.headers` replaces them.
  */
-export function wrapFetch<F extends (...args: never[]) => Promise<unknown>>(fetchImpl: F, deps: InterceptorDeps): F {
+export function wrapFetch<F extends (...args: never[]) => Promise<unknown>>(
+  fetchImpl: F,
+  deps: InterceptorDeps,
+): F {
   const inner = fetchImpl as unknown as FetchLike;
   const wrapped: FetchLike = async (input, init) => {
     const url = urlOf(input);
@@ -67,7 +76,8 @@ export function wrapFetch<F extends (...args: never[]) => Promise<unknown>>(fetc
     deps.allowed?.(url);
     const token = await deps.token();
     if (token === null) return inner(input, init);
-    const source = init?.headers !== undefined ? init.headers : isRequestLike(input) ? input.headers : undefined;
+    const source =
+      init?.headers !== undefined ? init.headers : isRequestLike(input) ? input.headers : undefined;
     return inner(input, { ...init, headers: withHeader(source, deps.headerName(), token) });
   };
   return wrapped as unknown as F;
@@ -89,7 +99,9 @@ function axiosUrl(config: AxiosRequestConfigLike): string | null {
 }
 
 /** For `axios.interceptors.request.use(…)`: the same rule as wrapFetch, on axios's config. */
-export function axiosInterceptor(deps: InterceptorDeps): <C extends AxiosRequestConfigLike>(config: C) => Promise<C> {
+export function axiosInterceptor(
+  deps: InterceptorDeps,
+): <C extends AxiosRequestConfigLike>(config: C) => Promise<C> {
   return async (config) => {
     const url = axiosUrl(config);
     if (url === null || !deps.allowList.allows(url)) return config;

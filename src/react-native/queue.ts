@@ -29,7 +29,14 @@ export type NewEvent = Omit<QueuedEvent, 'id'>;
 
 const isQueued = (e: unknown): e is QueuedEvent => {
   const o = e as QueuedEvent;
-  return typeof o === 'object' && o !== null && Number.isInteger(o.id) && typeof o.type === 'string' && typeof o.at === 'number' && (o.offset === null || typeof o.offset === 'number');
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    Number.isInteger(o.id) &&
+    typeof o.type === 'string' &&
+    typeof o.at === 'number' &&
+    (o.offset === null || typeof o.offset === 'number')
+  );
 };
 
 export class EventQueue {

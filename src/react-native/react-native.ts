@@ -41,7 +41,11 @@ interface AsyncStorageModule {
 
 interface KeychainModule {
   getGenericPassword(options?: { service?: string }): Promise<false | { password: string }>;
-  setGenericPassword(username: string, password: string, options?: { service?: string; accessible?: string }): Promise<unknown>;
+  setGenericPassword(
+    username: string,
+    password: string,
+    options?: { service?: string; accessible?: string },
+  ): Promise<unknown>;
   resetGenericPassword(options?: { service?: string }): Promise<unknown>;
   ACCESSIBLE?: Record<string, string>;
 }
@@ -122,7 +126,11 @@ function keychainStorage(keychain: KeychainModule): KeyValueStorage {
       return r ? r.password : null;
     },
     async setItem(key, value) {
-      await keychain.setGenericPassword('rampart', value, accessible ? { service: key, accessible } : { service: key });
+      await keychain.setGenericPassword(
+        'rampart',
+        value,
+        accessible ? { service: key, accessible } : { service: key },
+      );
     },
     async removeItem(key) {
       await keychain.resetGenericPassword({ service: key });
@@ -150,13 +158,19 @@ export function createReactNativePlatform(options: ReactNativePlatformOptions = 
   const g = globalThis as unknown as Globals;
   const getRandomValues = g.crypto?.getRandomValues;
   if (typeof getRandomValues !== 'function') {
-    throw new Error('Rampart: crypto.getRandomValues is missing; add react-native-get-random-values and import it first in index.js');
+    throw new Error(
+      'Rampart: crypto.getRandomValues is missing; add react-native-get-random-values and import it first in index.js',
+    );
   }
   // Literal require calls, one per module: Metro follows only those.
   const rn = moduleWith<RNModule>(require('react-native'), 'AppState');
-  if (rn.Platform.OS !== 'ios' && rn.Platform.OS !== 'android') throw new Error(`Rampart: @rampart/react-native runs on iOS and Android, not ${rn.Platform.OS}`);
+  if (rn.Platform.OS !== 'ios' && rn.Platform.OS !== 'android')
+    throw new Error(`Rampart: @rampart/react-native runs on iOS and Android, not ${rn.Platform.OS}`);
   const platform = rn.Platform.OS;
-  const storage = moduleWith<AsyncStorageModule>(require('@react-native-async-storage/async-storage'), 'getItem');
+  const storage = moduleWith<AsyncStorageModule>(
+    require('@react-native-async-storage/async-storage'),
+    'getItem',
+  );
   const keychain = moduleWith<KeychainModule>(require('react-native-keychain'), 'getGenericPassword');
   const device = moduleWith<DeviceInfoModule>(require('react-native-device-info'), 'getUniqueId');
   const jail = options.integrityChecks === false ? null : loadJailMonkey();
@@ -198,12 +212,21 @@ export function createReactNativePlatform(options: ReactNativePlatformOptions = 
       osVersion: device.getSystemVersion(),
       model: platform === 'ios' ? device.getDeviceId() : device.getModel(),
       manufacturer,
-      app: { id: device.getBundleId(), name: device.getApplicationName(), version: device.getVersion(), build: device.getBuildNumber() },
+      app: {
+        id: device.getBundleId(),
+        name: device.getApplicationName(),
+        version: device.getVersion(),
+        build: device.getBuildNumber(),
+      },
       locale: intl?.locale,
       timezone: intl?.timeZone,
       timezoneOffset: new Date().getTimezoneOffset(),
       // Dimensions are in points / dp; the protocol wants physical pixels and the density.
-      screen: { width: Math.round(screen.width * screen.scale), height: Math.round(screen.height * screen.scale), scale: screen.scale },
+      screen: {
+        width: Math.round(screen.width * screen.scale),
+        height: Math.round(screen.height * screen.scale),
+        scale: screen.scale,
+      },
       vendorId: vendorId && vendorId !== 'unknown' ? vendorId : null,
       integrity: await integrity(),
     };
@@ -225,8 +248,15 @@ export function createReactNativePlatform(options: ReactNativePlatformOptions = 
     deviceInfo,
     attestation: options.attestation,
     fetch: (url, init) => fetchImpl(url, init),
-    clock: { now: () => Date.now(), setTimeout: (f, ms) => g.setTimeout(f, ms), clearTimeout: (h) => g.clearTimeout(h) },
+    clock: {
+      now: () => Date.now(),
+      setTimeout: (f, ms) => g.setTimeout(f, ms),
+      clearTimeout: (h) => g.clearTimeout(h),
+    },
     randomBytes: (n) => getRandomValues.call(g.crypto, new Uint8Array(n)),
-    logger: { debug: (message) => g.console.log(message), warn: (message) => (g.console.warn ?? g.console.log)(message) },
+    logger: {
+      debug: (message) => g.console.log(message),
+      warn: (message) => (g.console.warn ?? g.console.log)(message),
+    },
   };
 }

@@ -11,7 +11,13 @@
 import { base64url, hmacSha256Base64url } from './crypto';
 import { postJson } from './http';
 import type { Platform } from './platform';
-import { MOBILE_TOKEN_PREFIX, SESSION_PREFIX, type ErrorResponse, type MobileComponents, type RegisterRequest } from './wire';
+import {
+  MOBILE_TOKEN_PREFIX,
+  SESSION_PREFIX,
+  type ErrorResponse,
+  type MobileComponents,
+  type RegisterRequest,
+} from './wire';
 
 export interface Session {
   /** `rps1.<claims>.<mac>`. */
@@ -47,7 +53,15 @@ export class RampartHttpError extends Error {
 
 const isSession = (s: unknown): s is Session => {
   const o = s as Session;
-  return typeof o === 'object' && o !== null && typeof o.session === 'string' && o.session.startsWith(SESSION_PREFIX) && typeof o.key === 'string' && o.key.length > 0 && [o.registeredAt, o.expiresAt, o.offset].every(Number.isFinite);
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.session === 'string' &&
+    o.session.startsWith(SESSION_PREFIX) &&
+    typeof o.key === 'string' &&
+    o.key.length > 0 &&
+    [o.registeredAt, o.expiresAt, o.offset].every(Number.isFinite)
+  );
 };
 
 /** The answer body as JSON, or null. */
@@ -64,7 +78,10 @@ export function describeError(status: number, body: unknown): { type: string | u
   const e = (typeof body === 'object' && body !== null ? body : {}) as ErrorResponse;
   const type = typeof e.type === 'string' ? e.type : undefined;
   const fields = Array.isArray(e.fields) ? e.fields.map((f) => `${f.field}: ${f.message}`).join('; ') : '';
-  return { type, message: `Rampart answered ${status}${type ? ` ${type}` : ''}${fields ? ` (${fields})` : ''}` };
+  return {
+    type,
+    message: `Rampart answered ${status}${type ? ` ${type}` : ''}${fields ? ` (${fields})` : ''}`,
+  };
 }
 
 export interface SessionDeps {
@@ -150,7 +167,12 @@ export class SessionKeeper {
    * nonce each time, and the MAC of everything before the last dot under the session key.
    */
   mintFrom(s: Session): string {
-    return mintToken(s.session, s.key, this.deps.platform.clock.now() + s.offset, base64url(this.deps.platform.randomBytes(16)));
+    return mintToken(
+      s.session,
+      s.key,
+      this.deps.platform.clock.now() + s.offset,
+      base64url(this.deps.platform.randomBytes(16)),
+    );
   }
 
   /** Forgets the session (memory and storage). */
@@ -178,7 +200,15 @@ export class SessionKeeper {
       throw new RampartHttpError(res.status, type, message);
     }
     const a = (answer ?? {}) as Record<string, unknown>;
-    if (typeof a.session !== 'string' || !a.session.startsWith(SESSION_PREFIX) || typeof a.session_key !== 'string' || a.session_key.length === 0 || typeof a.session_expires_in !== 'number' || typeof a.server_time !== 'number' || !Number.isFinite(a.server_time)) {
+    if (
+      typeof a.session !== 'string' ||
+      !a.session.startsWith(SESSION_PREFIX) ||
+      typeof a.session_key !== 'string' ||
+      a.session_key.length === 0 ||
+      typeof a.session_expires_in !== 'number' ||
+      typeof a.server_time !== 'number' ||
+      !Number.isFinite(a.server_time)
+    ) {
       log('session registration answered without a session');
       throw new RampartHttpError(res.status, undefined, 'Rampart: the collector answered without a session');
     }

@@ -8,7 +8,15 @@
 export type MobilePlatform = 'android' | 'ios';
 
 /** What the device's own checks can report (docs/mobile.md, `integrity`). */
-export const INTEGRITY_CHECKS = ['emulator', 'rooted', 'jailbroken', 'debugger', 'hooking_framework', 'app_tampered', 'mock_location'] as const;
+export const INTEGRITY_CHECKS = [
+  'emulator',
+  'rooted',
+  'jailbroken',
+  'debugger',
+  'hooking_framework',
+  'app_tampered',
+  'mock_location',
+] as const;
 export type IntegrityCheck = (typeof INTEGRITY_CHECKS)[number];
 
 export type AttestationKind = 'play_integrity' | 'app_attest';
@@ -65,7 +73,8 @@ export interface RegisterResponse {
 export const SESSION_PREFIX = 'rps1.';
 export const MOBILE_TOKEN_PREFIX = 'rpm1.';
 
-export type AppEventType = 'app_installed' | 'app_updated' | 'app_opened' | 'app_closed' | 'screen' | 'identify' | 'custom';
+export type AppEventType =
+  'app_installed' | 'app_updated' | 'app_opened' | 'app_closed' | 'screen' | 'identify' | 'custom';
 
 /** At most 20 members; strings of at most 256 characters, numbers or booleans. */
 export type EventProperties = Record<string, string | number | boolean>;

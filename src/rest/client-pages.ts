@@ -17,7 +17,10 @@ export interface ClientPagesOptions {
   sendError: (reply: FastifyReply, err: unknown) => unknown;
 }
 
-const SCRIPTS: Readonly<Record<string, string>> = { 'rampart.js': 'rampart.js', 'rampart.mjs': 'rampart.mjs' };
+const SCRIPTS: Readonly<Record<string, string>> = {
+  'rampart.js': 'rampart.js',
+  'rampart.mjs': 'rampart.mjs',
+};
 
 export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions): void {
   const dir = path.join(PROJECT_ROOT, 'dist', 'browser');
@@ -25,7 +28,11 @@ export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions)
   app.get('/client/v1/:file', async (req: FastifyRequest, reply: FastifyReply) => {
     const name = SCRIPTS[(req.params as { file: string }).file];
     const file = name ? path.join(dir, name) : null;
-    if (!file || !existsSync(file)) return reply.code(404).send({ type: 'not_found', message: name ? 'the browser client is not built (npm run build)' : 'no such file' });
+    if (!file || !existsSync(file))
+      return reply.code(404).send({
+        type: 'not_found',
+        message: name ? 'the browser client is not built (npm run build)' : 'no such file',
+      });
     let body = cache.get(file);
     if (body === undefined) {
       body = readFileSync(file, 'utf8');
@@ -44,7 +51,11 @@ export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions)
   app.get('/client/demo', async (_req, reply) => {
     try {
       const env = await o.services.environments.byName('sandbox');
-      return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(demoPage(env.publishableKey));
+      return reply
+        .code(200)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(demoPage(env.publishableKey));
     } catch (err) {
       return o.sendError(reply, err);
     }
@@ -56,16 +67,31 @@ export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions)
       const email = (form.get('email') ?? '').slice(0, 200) || 'demo@example.com';
       const token = form.get('rampart_request_token') ?? '';
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !/^(cookie|authorization)$/i.test(k)) headers[k] = v;
-      const verdict = await o.services.verdicts.evaluate({ env, kind: 'secret', credentialHash: 'demo-page' }, 'risk', {
-        event: '$login',
-        status: '$succeeded',
-        user: { id: email, email },
-        ...(token ? { requestToken: token } : {}),
-        context: { ip: req.ip, headers },
-      });
-      const answer = { action: verdict.action, risk: verdict.risk, device_token: verdict.device?.token ?? null, signals: verdict.signals, token_received: token !== '' };
-      return reply.code(200).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(resultPage(answer));
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !/^(cookie|authorization)$/i.test(k)) headers[k] = v;
+      const verdict = await o.services.verdicts.evaluate(
+        { env, kind: 'secret', credentialHash: 'demo-page' },
+        'risk',
+        {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: email, email },
+          ...(token ? { requestToken: token } : {}),
+          context: { ip: req.ip, headers },
+        },
+      );
+      const answer = {
+        action: verdict.action,
+        risk: verdict.risk,
+        device_token: verdict.device?.token ?? null,
+        signals: verdict.signals,
+        token_received: token !== '',
+      };
+      return reply
+        .code(200)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(resultPage(answer));
     } catch (err) {
       return o.sendError(reply, err);
     }

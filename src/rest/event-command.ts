@@ -8,7 +8,8 @@ import type { EventCommand } from '../core/events/command';
 
 /** Decode an event body (POST /v1/authenticate, /v1/risk, /v1/filter, /v1/track, /v1/log). */
 export function eventCommand(body: unknown): EventCommand {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidParameters([{ field: '(body)', message: 'must be a JSON object' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidParameters([{ field: '(body)', message: 'must be a JSON object' }]);
   const {
     event,
     type,
@@ -30,5 +31,23 @@ export function eventCommand(body: unknown): EventCommand {
     matching_user_id: _matchingUserId,
     ...extra
   } = body as Record<string, unknown>;
-  return { event, type, status, name, userId, userTraits, user, params, properties, context, clientId, deviceToken, requestToken, timestamp, createdAt, sentAt, extra };
+  return {
+    event,
+    type,
+    status,
+    name,
+    userId,
+    userTraits,
+    user,
+    params,
+    properties,
+    context,
+    clientId,
+    deviceToken,
+    requestToken,
+    timestamp,
+    createdAt,
+    sentAt,
+    extra,
+  };
 }

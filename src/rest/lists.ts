@@ -23,9 +23,15 @@ export const listBody = z.object({
   name: z.string(),
   color: z.string(),
   description: z.string().nullable(),
-  primary_field: z.string().describe('The event field items are matched on (e.g. ip, user.email); see docs/lists.md'),
+  primary_field: z
+    .string()
+    .describe('The event field items are matched on (e.g. ip, user.email); see docs/lists.md'),
   secondary_field: z.string().nullable(),
-  type: z.string().describe('What the primary field means to Rampart: user_id, email, email_domain, ip, asn, country, device, machine, request_shape'),
+  type: z
+    .string()
+    .describe(
+      'What the primary field means to Rampart: user_id, email, email_domain, ip, asn, country, device, machine, request_shape',
+    ),
   archived_at: timestamp.nullable().describe('Always null: a deleted list is gone'),
   created_at: timestamp,
   updated_at: timestamp,
@@ -49,11 +55,19 @@ export const itemBody = z.object({
 export type ItemBody = z.infer<typeof itemBody>;
 
 export const countBody = z.object({ total_count: z.number().int().min(0) });
-export const importBody = z.object({ rows: z.number().int(), created: z.number().int(), updated: z.number().int() });
+export const importBody = z.object({
+  rows: z.number().int(),
+  created: z.number().int(),
+  updated: z.number().int(),
+});
 export const importJobBody = z.object({
   id: z.string(),
   list_id: z.string(),
-  status: z.enum(['queued', 'running', 'succeeded', 'failed']).describe('queued: after another import of the list; running; succeeded: every item written; failed: see error (written says how far it got)'),
+  status: z
+    .enum(['queued', 'running', 'succeeded', 'failed'])
+    .describe(
+      'queued: after another import of the list; running; succeeded: every item written; failed: see error (written says how far it got)',
+    ),
   rows: z.number().int().min(0).describe('Data rows of the CSV'),
   items: z.number().int().min(0).describe('Distinct items they make, all to be written'),
   written: z.number().int().min(0).describe('Items done so far (created + updated)'),
@@ -67,7 +81,11 @@ export const importJobBody = z.object({
 });
 export type ImportJobBody = z.infer<typeof importJobBody>;
 
-const filter = z.object({ field: z.string(), op: z.string().describe('$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $contains'), value: z.unknown() });
+const filter = z.object({
+  field: z.string(),
+  op: z.string().describe('$eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $contains'),
+  value: z.unknown(),
+});
 export const queryRequest = z
   .object({
     filters: z.array(filter).max(20).optional(),
@@ -87,19 +105,35 @@ export const listCreateRequest = z
   })
   .passthrough();
 export const listUpdateRequest = listCreateRequest.partial().passthrough();
-const author = z.union([z.object({ type: z.string(), identifier: z.string() }), z.string()]).describe('Who added it: {type, identifier}; default: the API secret');
+const author = z
+  .union([z.object({ type: z.string(), identifier: z.string() }), z.string()])
+  .describe('Who added it: {type, identifier}; default: the API secret');
 export const itemCreateRequest = z
   .object({
-    primary_value: z.string().describe("A value of the list's type (an address or CIDR network, an e-mail, …)"),
+    primary_value: z
+      .string()
+      .describe("A value of the list's type (an address or CIDR network, an e-mail, …)"),
     secondary_value: z.string().nullable().optional(),
     comment: z.string().max(1000).nullable().optional(),
     author: author.optional(),
-    auto_archives_at: z.string().nullable().optional().describe('ISO 8601 time it stops matching (or expires_at)'),
+    auto_archives_at: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('ISO 8601 time it stops matching (or expires_at)'),
     expires_at: z.string().nullable().optional(),
   })
   .passthrough();
-export const itemBatchRequest = z.object({ items: z.array(itemCreateRequest).min(1).max(1000) }).passthrough();
-export const itemUpdateRequest = z.object({ comment: z.string().max(1000).nullable(), auto_archives_at: z.string().nullable().optional(), expires_at: z.string().nullable().optional() }).passthrough();
+export const itemBatchRequest = z
+  .object({ items: z.array(itemCreateRequest).min(1).max(1000) })
+  .passthrough();
+export const itemUpdateRequest = z
+  .object({
+    comment: z.string().max(1000).nullable(),
+    auto_archives_at: z.string().nullable().optional(),
+    expires_at: z.string().nullable().optional(),
+  })
+  .passthrough();
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
@@ -148,7 +182,8 @@ export const importJobJson = (j: ListImport): ImportJobBody => ({
 });
 
 /** Where a job is followed. */
-export const importJobPath = (listId: string, importId: string): string => `/v1/lists/${encodeURIComponent(listId)}/items/import/${encodeURIComponent(importId)}`;
+export const importJobPath = (listId: string, importId: string): string =>
+  `/v1/lists/${encodeURIComponent(listId)}/items/import/${encodeURIComponent(importId)}`;
 
 /** `Prefer: respond-async` (RFC 7240): the caller wants a job whatever the size. */
 const prefersAsync = (req: FastifyRequest): boolean =>
@@ -160,7 +195,9 @@ export interface ListRouteKit {
   services: Services;
   principal(req: FastifyRequest): Promise<Principal>;
   jsonBody(req: FastifyRequest): unknown;
-  route(handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>): (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  route(
+    handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+  ): (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
 const queryOf = (b: Record<string, unknown>): ListQuery => ({
@@ -169,13 +206,15 @@ const queryOf = (b: Record<string, unknown>): ListQuery => ({
   ...(b.page !== undefined ? { page: b.page as number } : {}),
   ...(b.results_size !== undefined ? { resultsSize: b.results_size as number } : {}),
 });
-const expiryOf = (b: Record<string, unknown>): unknown => (b.auto_archives_at !== undefined ? b.auto_archives_at : b.expires_at);
+const expiryOf = (b: Record<string, unknown>): unknown =>
+  b.auto_archives_at !== undefined ? b.auto_archives_at : b.expires_at;
 
 export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void {
   const { services, principal, route } = k;
   const lists = services.lists;
   /** A body that may be empty (queries and counts: all of them). */
-  const optionalBody = (req: FastifyRequest): Record<string, unknown> => (Buffer.isBuffer(req.body) && req.body.length > 0 ? (k.jsonBody(req) as Record<string, unknown>) : {});
+  const optionalBody = (req: FastifyRequest): Record<string, unknown> =>
+    Buffer.isBuffer(req.body) && req.body.length > 0 ? (k.jsonBody(req) as Record<string, unknown>) : {};
   const body = (req: FastifyRequest) => k.jsonBody(req) as Record<string, unknown>;
   const params = (req: FastifyRequest) => req.params as { listId: string; itemId: string };
 
@@ -187,7 +226,13 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const b = body(req);
-      const list = await lists.create(p.env.id, actorOf(p), { name: b.name, color: b.color, primaryField: b.primary_field, secondaryField: b.secondary_field, description: b.description });
+      const list = await lists.create(p.env.id, actorOf(p), {
+        name: b.name,
+        color: b.color,
+        primaryField: b.primary_field,
+        secondaryField: b.secondary_field,
+        description: b.description,
+      });
       return reply.code(201).send(listJson(list));
     }),
   );
@@ -217,7 +262,13 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const b = body(req);
-      const list = await lists.update(p.env.id, actorOf(p), params(req).listId, { name: b.name, color: b.color, primaryField: b.primary_field, secondaryField: b.secondary_field, description: b.description });
+      const list = await lists.update(p.env.id, actorOf(p), params(req).listId, {
+        name: b.name,
+        color: b.color,
+        primaryField: b.primary_field,
+        secondaryField: b.secondary_field,
+        description: b.description,
+      });
       return reply.code(200).send(listJson(list));
     }),
   );
@@ -235,7 +286,13 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const b = body(req);
-      const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, { primaryValue: b.primary_value, secondaryValue: b.secondary_value, comment: b.comment, author: b.author, expiresAt: expiryOf(b) });
+      const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, {
+        primaryValue: b.primary_value,
+        secondaryValue: b.secondary_value,
+        comment: b.comment,
+        author: b.author,
+        expiresAt: expiryOf(b),
+      });
       return reply.code(201).send(itemJson(item));
     }),
   );
@@ -248,7 +305,13 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
         ? b.items.map((i: unknown) => {
             if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
             const x = i as Record<string, unknown>;
-            return { primaryValue: x.primary_value, secondaryValue: x.secondary_value, comment: x.comment, author: x.author, expiresAt: expiryOf(x) };
+            return {
+              primaryValue: x.primary_value,
+              secondaryValue: x.secondary_value,
+              comment: x.comment,
+              author: x.author,
+              expiresAt: expiryOf(x),
+            };
           })
         : (b.items as never);
       const items = await lists.createItems(p.env.id, actorOf(p), params(req).listId, drafts);
@@ -259,7 +322,11 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     '/v1/lists/:listId/items/query',
     route(async (req, reply) => {
       const p = await principal(req);
-      return reply.code(200).send((await lists.queryItems(p.env.id, params(req).listId, queryOf(optionalBody(req)))).map(itemJson));
+      return reply
+        .code(200)
+        .send(
+          (await lists.queryItems(p.env.id, params(req).listId, queryOf(optionalBody(req)))).map(itemJson),
+        );
     }),
   );
   app.post(
@@ -267,7 +334,9 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const b = optionalBody(req);
-      return reply.code(200).send({ total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']) });
+      return reply.code(200).send({
+        total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']),
+      });
     }),
   );
   app.post(
@@ -275,17 +344,23 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const raw = req.body;
-      if (!(raw instanceof Readable)) throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
+      if (!(raw instanceof Readable))
+        throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
       const chunks = limited(raw, IMPORT_MAX_BYTES);
       const { listId } = params(req);
-      const outcome = await lists.importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) }).catch((e: unknown) => {
-        // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
-        // closes the connection, so that the rest of the body is not read.
-        if (!raw.readableEnded) reply.header('connection', 'close');
-        throw e;
-      });
+      const outcome = await lists
+        .importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) })
+        .catch((e: unknown) => {
+          // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
+          // closes the connection, so that the rest of the body is not read.
+          if (!raw.readableEnded) reply.header('connection', 'close');
+          throw e;
+        });
       if (outcome.report) return reply.code(201).send(outcome.report);
-      return reply.code(202).header('location', importJobPath(listId, outcome.job.id)).send(importJobJson(outcome.job));
+      return reply
+        .code(202)
+        .header('location', importJobPath(listId, outcome.job.id))
+        .send(importJobJson(outcome.job));
     }),
   );
   app.get(
@@ -293,7 +368,10 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
     route(async (req, reply) => {
       const p = await principal(req);
       const { listId, importId } = req.params as { listId: string; importId: string };
-      return reply.code(200).header('cache-control', 'no-store').send(importJobJson(await lists.importJob(p.env.id, listId, importId)));
+      return reply
+        .code(200)
+        .header('cache-control', 'no-store')
+        .send(importJobJson(await lists.importJob(p.env.id, listId, importId)));
     }),
   );
   app.get(
@@ -326,7 +404,14 @@ export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void 
       const p = await principal(req);
       const { listId, itemId } = params(req);
       const b = body(req);
-      return reply.code(200).send(itemJson(await lists.updateItem(p.env.id, actorOf(p), listId, itemId, { comment: b.comment, expiresAt: expiryOf(b) })));
+      return reply.code(200).send(
+        itemJson(
+          await lists.updateItem(p.env.id, actorOf(p), listId, itemId, {
+            comment: b.comment,
+            expiresAt: expiryOf(b),
+          }),
+        ),
+      );
     }),
   );
   app.delete(

@@ -6,7 +6,14 @@ import type { Device } from '../core/model';
 import { castleUserAgent } from '../intel';
 import type { Verdict } from '../core/verdicts/evaluate';
 import type { PrivacyJob } from '../core/privacy/model';
-import type { AuthenticateBody, DeviceBody, FilterBody, PrivacyAccessBody, PrivacyJobBody, RiskBody } from './responses';
+import type {
+  AuthenticateBody,
+  DeviceBody,
+  FilterBody,
+  PrivacyAccessBody,
+  PrivacyJobBody,
+  RiskBody,
+} from './responses';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
@@ -32,7 +39,12 @@ export function deviceJson(d: Device, current = false): DeviceBody {
   };
 }
 
-export const policyJson = (v: Verdict) => ({ action: v.policy.action, name: v.policy.name, id: v.policy.id, revision: v.policy.revision });
+export const policyJson = (v: Verdict) => ({
+  action: v.policy.action,
+  name: v.policy.name,
+  id: v.policy.id,
+  revision: v.policy.revision,
+});
 
 // `degraded`: true when the verdict was computed without all of its state (see README).
 export const authenticateJson = (v: Verdict): AuthenticateBody => ({
@@ -45,15 +57,36 @@ export const authenticateJson = (v: Verdict): AuthenticateBody => ({
   degraded: v.degraded,
 });
 
-export const riskJson = (v: Verdict): RiskBody => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, device: { token: v.device?.token ?? null }, degraded: v.degraded });
+export const riskJson = (v: Verdict): RiskBody => ({
+  risk: v.risk,
+  policy: policyJson(v),
+  signals: v.signals,
+  device: { token: v.device?.token ?? null },
+  degraded: v.degraded,
+});
 
-export const filterJson = (v: Verdict): FilterBody => ({ risk: v.risk, policy: policyJson(v), signals: v.signals, degraded: v.degraded });
+export const filterJson = (v: Verdict): FilterBody => ({
+  risk: v.risk,
+  policy: policyJson(v),
+  signals: v.signals,
+  degraded: v.degraded,
+});
 
-const privacyJobJson = (j: PrivacyJob): PrivacyJobBody => ({ id: j.id, status: j.status, expires_at: j.expiresAt.toISOString(), user_id: j.userId });
+const privacyJobJson = (j: PrivacyJob): PrivacyJobBody => ({
+  id: j.id,
+  status: j.status,
+  expires_at: j.expiresAt.toISOString(),
+  user_id: j.userId,
+});
 
 /** The 202 of an access request: the first job's fields (as documented), and every job started. */
 export function privacyAccessJson(jobs: readonly PrivacyJob[]): PrivacyAccessBody {
   const [first] = jobs;
   if (!first) throw new Error('an access request answers at least one job');
-  return { id: first.id, status: first.status, expires_at: first.expiresAt.toISOString(), jobs: jobs.map(privacyJobJson) };
+  return {
+    id: first.id,
+    status: first.status,
+    expires_at: first.expiresAt.toISOString(),
+    jobs: jobs.map(privacyJobJson),
+  };
 }

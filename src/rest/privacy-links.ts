@@ -11,6 +11,7 @@ export function restExportLinks(publicUrl: string): ExportLinks {
   if (!/^https?:\/\//.test(publicUrl)) throw new Error('publicUrl must be an absolute http(s) URL');
   const base = publicUrl.replace(/\/+$/, '');
   return {
-    downloadUrl: (jobId, q) => `${base}/v1/privacy/exports/${encodeURIComponent(jobId)}?expires=${q.expires}&signature=${q.signature}`,
+    downloadUrl: (jobId, q) =>
+      `${base}/v1/privacy/exports/${encodeURIComponent(jobId)}?expires=${q.expires}&signature=${q.signature}`,
   };
 }

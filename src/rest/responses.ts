@@ -11,12 +11,26 @@ const action = z.enum(ACTIONS as unknown as [string, ...string[]]).describe('all
 
 export const errorBody = z
   .object({
-    type: z.string().describe('bad_request, unauthorized, forbidden, not_found, route_not_found, payload_too_large, invalid_parameters, invalid_request_token, rate_limited, server_error, service_unavailable'),
+    type: z
+      .string()
+      .describe(
+        'bad_request, unauthorized, forbidden, not_found, route_not_found, payload_too_large, invalid_parameters, invalid_request_token, rate_limited, server_error, service_unavailable',
+      ),
     message: z.string(),
-    fields: z.array(z.object({ field: z.string(), message: z.string() })).optional().describe('invalid_parameters: every offending field'),
+    fields: z
+      .array(z.object({ field: z.string(), message: z.string() }))
+      .optional()
+      .describe('invalid_parameters: every offending field'),
     correlation_id: z.string().optional().describe('server_error: the id under which the error was logged'),
     reason: z
-      .enum(['environment_disabled', 'read_only_key', 'origin_not_allowed', 'no_origins_listed', 'app_not_allowed', 'no_apps_listed'])
+      .enum([
+        'environment_disabled',
+        'read_only_key',
+        'origin_not_allowed',
+        'no_origins_listed',
+        'app_not_allowed',
+        'no_apps_listed',
+      ])
       .optional()
       .describe('forbidden: why (each operation lists the reasons it can answer)'),
   })
@@ -64,13 +78,34 @@ export const deviceBody = z.object({
 
 export const devicesBody = z.object({ total_count: z.number().int().min(0), data: z.array(deviceBody) });
 
-const policy = z.object({ action, name: z.string(), id: z.string().describe('UUID'), revision: z.string().describe('UUID') });
-const signals = z.record(z.record(z.union([z.string(), z.number(), z.boolean(), z.null()]))).describe('The signals that fired, each with what explains it');
+const policy = z.object({
+  action,
+  name: z.string(),
+  id: z.string().describe('UUID'),
+  revision: z.string().describe('UUID'),
+});
+const signals = z
+  .record(z.record(z.union([z.string(), z.number(), z.boolean(), z.null()])))
+  .describe('The signals that fired, each with what explains it');
 const risk = z.number().min(0).max(1);
 const degraded = z.boolean().describe('true when the verdict was computed without all of its state');
 
-export const authenticateBody = z.object({ action, user_id: z.string().nullable(), device_token: z.string().nullable(), risk, policy, signals, degraded });
-export const riskBody = z.object({ risk, policy, signals, device: z.object({ token: z.string().nullable() }), degraded });
+export const authenticateBody = z.object({
+  action,
+  user_id: z.string().nullable(),
+  device_token: z.string().nullable(),
+  risk,
+  policy,
+  signals,
+  degraded,
+});
+export const riskBody = z.object({
+  risk,
+  policy,
+  signals,
+  device: z.object({ token: z.string().nullable() }),
+  degraded,
+});
 export const filterBody = z.object({ risk, policy, signals, degraded });
 
 export const clientTokenBody = z.object({
@@ -83,23 +118,49 @@ export const clientTokenBody = z.object({
 });
 export const clientEventsBody = z.object({
   accepted: z.number().int().min(0).describe('events kept'),
-  dropped: z.number().int().min(0).describe('events not kept: older than a year (docs/mobile.md, "Event times")'),
-  signed: z.number().int().min(0).describe('kept events that named their user with `user_signature` or `user_jwt`'),
-  verified: z.number().int().min(0).describe("of those, the ones whose signature or JWT verified under one of the environment's live API secrets"),
+  dropped: z
+    .number()
+    .int()
+    .min(0)
+    .describe('events not kept: older than a year (docs/mobile.md, "Event times")'),
+  signed: z
+    .number()
+    .int()
+    .min(0)
+    .describe('kept events that named their user with `user_signature` or `user_jwt`'),
+  verified: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "of those, the ones whose signature or JWT verified under one of the environment's live API secrets",
+    ),
 });
 export const clientChallengeBody = z.object({
-  challenge: z.string().describe('The signed challenge, to send back unchanged in the token request\'s `proof.challenge`'),
-  salt: z.string().describe('What the nonce is appended to: SHA-256(salt ‖ nonce) must begin with `difficulty` zero bits'),
+  challenge: z
+    .string()
+    .describe("The signed challenge, to send back unchanged in the token request's `proof.challenge`"),
+  salt: z
+    .string()
+    .describe('What the nonce is appended to: SHA-256(salt ‖ nonce) must begin with `difficulty` zero bits'),
   difficulty: z.number().int().min(0).describe('leading zero bits'),
   expires_in: z.number().int().describe('seconds; the challenge answers one token request'),
 });
 const privacyJobStatus = z.enum(['pending', 'sent', 'failed', 'expired']);
-export const privacyJobBody = z.object({ id: z.string(), status: privacyJobStatus, expires_at: timestamp, user_id: z.string() });
+export const privacyJobBody = z.object({
+  id: z.string(),
+  status: privacyJobStatus,
+  expires_at: timestamp,
+  user_id: z.string(),
+});
 export const privacyAccessBody = z.object({
   id: z.string().describe('The first job (of the first user found)'),
   status: privacyJobStatus,
   expires_at: timestamp,
-  jobs: z.array(privacyJobBody).min(1).describe('One job per user the request names (an e-mail address may name several)'),
+  jobs: z
+    .array(privacyJobBody)
+    .min(1)
+    .describe('One job per user the request names (an e-mail address may name several)'),
 });
 export const privacyPurgeBody = z.object({ status: z.literal('purged') });
 export const healthBody = z.object({ status: z.literal('ok') });

@@ -115,16 +115,35 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     // A request Fastify cannot route (a path that is not valid percent-encoding) gets the same
     // `{type, message}` body as every other error.
     frameworkErrors: (err: Error, _req: FastifyRequest, reply: FastifyReply) => {
-      void reply.code(400).header('content-type', 'application/json; charset=utf-8').send({ type: HTTP_TYPE.bad_request, message: err.message });
+      void reply
+        .code(400)
+        .header('content-type', 'application/json; charset=utf-8')
+        .send({ type: HTTP_TYPE.bad_request, message: err.message });
     },
     // So does one Node's HTTP parser refuses before Fastify sees it (malformed, headers too large).
     clientErrorHandler: (err: Error & { code?: string }, socket: Duplex) => {
       // A connection the client reset, or one already closing, gets no answer.
       if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-      const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-      const body = JSON.stringify({ type: HTTP_TYPE.bad_request, message: status === 431 ? 'request headers (or the URL) are too large' : status === 408 ? 'the request took too long to arrive' : 'malformed HTTP request' });
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const status =
+        err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const reason =
+        status === 431
+          ? 'Request Header Fields Too Large'
+          : status === 408
+            ? 'Request Timeout'
+            : 'Bad Request';
+      const body = JSON.stringify({
+        type: HTTP_TYPE.bad_request,
+        message:
+          status === 431
+            ? 'request headers (or the URL) are too large'
+            : status === 408
+              ? 'the request took too long to arrive'
+              : 'malformed HTTP request',
+      });
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
     bodyLimit: o.bodyLimit,
     // Fastify walks the chain from the socket's peer leftwards while each hop is trusted, and
@@ -134,7 +153,11 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     // not Fastify's `{error, statusCode}`.
     return503OnClosing: false,
     genReqId: () => randomUUID(),
-    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: {
+      ignoreDuplicateSlashes: true,
+      ignoreTrailingSlash: true,
+      maxParamLength: MAX_PARAM_LENGTH,
+    },
     ...(o.tls ? { https: { cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
   };
   // With `https` fastify types the instance for an HTTPS server; the routes are the same.
@@ -142,7 +165,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
 
   // Bodies are read raw: authentication comes before parsing, and track must see malformed bodies.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: o.bodyLimit }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: o.bodyLimit }, (_req, body, done) =>
+    done(null, body),
+  );
 
   const { services, log } = o;
 
@@ -171,13 +196,24 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   });
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, new PayloadTooLarge(`request body is larger than ${req.routeOptions?.bodyLimit ?? o.bodyLimit} bytes`));
-    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)) {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
+      return sendError(
+        reply,
+        new PayloadTooLarge(
+          `request body is larger than ${req.routeOptions?.bodyLimit ?? o.bodyLimit} bytes`,
+        ),
+      );
+    if (
+      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+      (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+    ) {
       return sendError(reply, new BadRequest(err.message));
     }
     return sendError(reply, err);
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
 
   const metrics = o.metrics;
   if (metrics) {
@@ -200,9 +236,18 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   // answer 503 while it is known to be down, rather than after the driver gives up (seconds, past
   // every SDK's timeout). Verdicts answer from memory and track queues (both bounded), so they are
   // not among them; GraphQL does the same on its own route.
-  if (o.database) cutOnOutage(app, o.database, (req) => NEEDS_DATABASE.test(req.routeOptions.url ?? ''), (reply, e) => sendError(reply, e));
+  if (o.database)
+    cutOnOutage(
+      app,
+      o.database,
+      (req) => NEEDS_DATABASE.test(req.routeOptions.url ?? ''),
+      (reply, e) => sendError(reply, e),
+    );
 
-  const principal = (req: FastifyRequest): Promise<Principal> => services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', { source: req.ip ?? null });
+  const principal = (req: FastifyRequest): Promise<Principal> =>
+    services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', {
+      source: req.ip ?? null,
+    });
 
   /**
    * The connection a request came on, as the core watches it: gone once the client closed its
@@ -241,8 +286,10 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     } catch {
       throw new BadRequest('request body is not valid JSON');
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BadRequest('request body must be a JSON object');
-    if (depthExceeds(parsed, MAX_JSON_DEPTH)) throw new BadRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new BadRequest('request body must be a JSON object');
+    if (depthExceeds(parsed, MAX_JSON_DEPTH))
+      throw new BadRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
     return parsed;
   };
 
@@ -258,22 +305,30 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     return droppedIfGone(req, reply);
   };
 
-  const route = (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
-    try {
-      return await handler(req, reply);
-    } catch (err) {
-      return sendError(reply, err);
-    }
-  };
+  const route =
+    (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await handler(req, reply);
+      } catch (err) {
+        return sendError(reply, err);
+      }
+    };
 
   for (const endpoint of ['authenticate', 'risk', 'filter'] as const) {
-    const encode = endpoint === 'authenticate' ? authenticateJson : endpoint === 'risk' ? riskJson : filterJson;
+    const encode =
+      endpoint === 'authenticate' ? authenticateJson : endpoint === 'risk' ? riskJson : filterJson;
     app.post(
       `/v1/${endpoint}`,
       route(async (req, reply) => {
         if (await left(req, reply)) return reply;
         const p = await principal(req);
-        const verdict = await services.verdicts.evaluate(p, endpoint, eventCommand(jsonBody(req)), callerOf(req));
+        const verdict = await services.verdicts.evaluate(
+          p,
+          endpoint,
+          eventCommand(jsonBody(req)),
+          callerOf(req),
+        );
         return reply.code(201).send(encode(verdict));
       }),
     );
@@ -286,7 +341,14 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
         if (await left(req, reply)) return reply;
         const p = await principal(req);
         // Answered once the event is written (acknowledged means stored).
-        await services.track.receive(p, { decode: () => eventCommand(jsonBody(req)), raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' }, { caller: callerOf(req) });
+        await services.track.receive(
+          p,
+          {
+            decode: () => eventCommand(jsonBody(req)),
+            raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '',
+          },
+          { caller: callerOf(req) },
+        );
         return reply.code(204).send();
       }),
     );
@@ -297,18 +359,28 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   // browser needs no preflight; a preflight is answered anyway for clients that send JSON.
   const cors = (req: FastifyRequest, reply: FastifyReply) => {
     const origin = req.headers.origin;
-    if (typeof origin === 'string' && origin.length <= 512) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    if (typeof origin === 'string' && origin.length <= 512)
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
   };
   for (const path of ['/v1/client/token', '/v1/client/challenge', '/v1/client/events']) {
     app.options(path, async (req, reply) => {
       cors(req, reply);
-      return reply.code(204).header('access-control-allow-methods', 'POST').header('access-control-allow-headers', 'content-type').header('access-control-max-age', '600').send();
+      return reply
+        .code(204)
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '600')
+        .send();
     });
   }
   /** A page's call to the collector (no secret): CORS for it, its body, the page's origin and address. */
   const collectorCall = (req: FastifyRequest, reply: FastifyReply) => {
     cors(req, reply);
-    return { body: jsonBody(req) as Record<string, unknown>, origin: typeof req.headers.origin === 'string' ? req.headers.origin : null, ip: req.ip ?? null };
+    return {
+      body: jsonBody(req) as Record<string, unknown>,
+      origin: typeof req.headers.origin === 'string' ? req.headers.origin : null,
+      ip: req.ip ?? null,
+    };
   };
   // A challenge for the next token (docs/client.md, "What a token costs"): optional, a second step
   // before /v1/client/token for clients that prove work.
@@ -316,17 +388,45 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     '/v1/client/challenge',
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
-      const c = await services.client.challenge({ publishableKey: body.publishable_key, origin, ip, app: body.app });
-      return reply.code(201).header('cache-control', 'no-store').send({ challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expires_in: c.expiresInSeconds });
+      const c = await services.client.challenge({
+        publishableKey: body.publishable_key,
+        origin,
+        ip,
+        app: body.app,
+      });
+      return reply.code(201).header('cache-control', 'no-store').send({
+        challenge: c.challenge,
+        salt: c.salt,
+        difficulty: c.difficulty,
+        expires_in: c.expiresInSeconds,
+      });
     }),
   );
   app.post(
     '/v1/client/token',
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
-      const collected = await services.client.collect({ publishableKey: body.publishable_key, origin, ip, components: body.components, mobile: body.mobile, proof: body.proof, behaviour: body.behaviour });
-      const session = collected.session ? { session: collected.session.session, session_key: collected.session.key, session_expires_in: collected.session.expiresInSeconds, server_time: collected.session.serverTime } : {};
-      return reply.code(201).header('cache-control', 'no-store').send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
+      const collected = await services.client.collect({
+        publishableKey: body.publishable_key,
+        origin,
+        ip,
+        components: body.components,
+        mobile: body.mobile,
+        proof: body.proof,
+        behaviour: body.behaviour,
+      });
+      const session = collected.session
+        ? {
+            session: collected.session.session,
+            session_key: collected.session.key,
+            session_expires_in: collected.session.expiresInSeconds,
+            server_time: collected.session.serverTime,
+          }
+        : {};
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
     }),
   );
 
@@ -340,7 +440,12 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     route(async (req, reply) => {
       const { body, origin, ip } = collectorCall(req, reply);
       const received = await services.clientEvents.receive({ body, ip, origin });
-      return reply.code(202).send({ accepted: received.accepted, dropped: received.dropped, signed: received.signed, verified: received.verified });
+      return reply.code(202).send({
+        accepted: received.accepted,
+        dropped: received.dropped,
+        signed: received.signed,
+        verified: received.verified,
+      });
     }),
   );
 
@@ -354,7 +459,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       const { userId } = req.params as { userId: string };
       const q = req.query as Record<string, unknown>;
       const devices = await services.devices.listForUser(p.env, userId, [q.cid, q.client_id]);
-      return reply.code(200).send({ total_count: devices.length, data: devices.map((d) => deviceJson(d.device, d.current)) });
+      return reply
+        .code(200)
+        .send({ total_count: devices.length, data: devices.map((d) => deviceJson(d.device, d.current)) });
     }),
   );
 
@@ -427,7 +534,8 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     app.get('/metrics', async (req, reply) => {
       if (metrics.token !== undefined) {
         const presented = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-        if (!safeEqual(presented, metrics.token)) return sendError(reply, new Unauthorized('metrics need the bearer token (RAMPART_METRICS_TOKEN)'));
+        if (!safeEqual(presented, metrics.token))
+          return sendError(reply, new Unauthorized('metrics need the bearer token (RAMPART_METRICS_TOKEN)'));
       }
       const { contentType, body } = await metrics.expose();
       return reply.code(200).header('content-type', contentType).send(body);
@@ -438,9 +546,18 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   let openapi: string | null = null;
   app.get('/v1/openapi.json', async (_req, reply) => {
     openapi ??= JSON.stringify(
-      openApiDocument({ bodyLimit: o.bodyLimit, maxParamLength: MAX_PARAM_LENGTH, demo: o.demo ?? false, metrics: metrics ? { token: metrics.token !== undefined } : null }),
+      openApiDocument({
+        bodyLimit: o.bodyLimit,
+        maxParamLength: MAX_PARAM_LENGTH,
+        demo: o.demo ?? false,
+        metrics: metrics ? { token: metrics.token !== undefined } : null,
+      }),
     );
-    return reply.code(200).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(openapi);
+    return reply
+      .code(200)
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(openapi);
   });
 
   // The listener's root is for people who typed the host name: the web console (on this listener).
@@ -457,7 +574,9 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     const late = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
     });
-    const ok = o.ready ? await Promise.race([o.ready().catch(() => false), late]).finally(() => clearTimeout(timer)) : true;
+    const ok = o.ready
+      ? await Promise.race([o.ready().catch(() => false), late]).finally(() => clearTimeout(timer))
+      : true;
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable' });
   });
 
@@ -488,4 +607,3 @@ export function depthExceeds(value: unknown, max: number): boolean {
   }
   return false;
 }
-

@@ -63,7 +63,11 @@ export class AnalystGate {
         timer: setTimeout(() => {
           const i = this.waiting.indexOf(entry);
           if (i >= 0) this.waiting.splice(i, 1);
-          reject(new DeadlineExceeded('dashboards are reading as much as they may right now: try again shortly, or narrow the query'));
+          reject(
+            new DeadlineExceeded(
+              'dashboards are reading as much as they may right now: try again shortly, or narrow the query',
+            ),
+          );
         }, this.o.waitMs),
       };
       this.waiting.push(entry);

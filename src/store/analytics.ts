@@ -7,7 +7,14 @@
 import type { Db, Document } from 'mongodb';
 import type { Action, EnvId } from '../core/model';
 import type { EventFilter } from '../core/queries/model';
-import type { AnalyticsStore, CountField, DecisionPoint, EventPoint, GroupCount, SeriesCounts } from '../core/analytics/ports';
+import type {
+  AnalyticsStore,
+  CountField,
+  DecisionPoint,
+  EventPoint,
+  GroupCount,
+  SeriesCounts,
+} from '../core/analytics/ports';
 import type { IndexSpec } from './database';
 import type { EventDoc } from './events';
 import { eventMatch } from './queries';
@@ -30,17 +37,41 @@ export const analyticsIndexes: IndexSpec[] = [];
 const keyText = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 /** The fields rollups count by, and where they keep them. */
-const ROLLED_UP_FIELDS: Partial<Record<CountField, RollupDimension | 'action' | 'signal'>> = { action: 'action', signal: 'signal', ip: 'ip', asn: 'asn', country: 'country' };
+const ROLLED_UP_FIELDS: Partial<Record<CountField, RollupDimension | 'action' | 'signal'>> = {
+  action: 'action',
+  signal: 'signal',
+  ip: 'ip',
+  asn: 'asn',
+  country: 'country',
+};
 
 /** Whether a filter says nothing but a time range. */
-const rangeOnly = (f: EventFilter): boolean => Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to');
+const rangeOnly = (f: EventFilter): boolean =>
+  Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to');
 
 /** Whether a filter says nothing but a time range and a verdict (rollups count dimensions per verdict too). */
 const rangeAndAction = (f: EventFilter): f is EventFilter & { action: Action } =>
-  f.action !== undefined && Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to' || k === 'action');
+  f.action !== undefined &&
+  Object.entries(f).every(([k, v]) => v === undefined || k === 'from' || k === 'to' || k === 'action');
 
 /** A stored verdict as the dry run reads it. */
-function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' | 'risk' | 'signals' | 'country' | 'userId' | 'deviceToken' | 'ip' | 'email' | 'asn'> & { policy?: { name?: string } | null }): DecisionPoint {
+function decisionOf(
+  d: Pick<
+    EventDoc,
+    | '_id'
+    | 'name'
+    | 'occurredAt'
+    | 'action'
+    | 'risk'
+    | 'signals'
+    | 'country'
+    | 'userId'
+    | 'deviceToken'
+    | 'ip'
+    | 'email'
+    | 'asn'
+  > & { policy?: { name?: string } | null },
+): DecisionPoint {
   return {
     id: d._id,
     name: d.name,
@@ -59,7 +90,12 @@ function decisionOf(d: Pick<EventDoc, '_id' | 'name' | 'occurredAt' | 'action' |
 }
 
 /** Counts by one field of events read whole, as the aggregation answers them. */
-function groupDocs(docs: readonly EventDoc[], field: CountField, limit: number, skipNull: boolean): { groups: GroupCount[]; distinct: number } {
+function groupDocs(
+  docs: readonly EventDoc[],
+  field: CountField,
+  limit: number,
+  skipNull: boolean,
+): { groups: GroupCount[]; distinct: number } {
   const counts = new Map<string | null, number>();
   const add = (k: string | null) => counts.set(k, (counts.get(k) ?? 0) + 1);
   for (const d of docs) {
@@ -76,8 +112,15 @@ function groupDocs(docs: readonly EventDoc[], field: CountField, limit: number, 
  * The `limit` largest counts, ties in the aggregation's order (its `$sort` on `_id`): ASNs as
  * numbers, the rest as text, no value last; `distinct`: how many values there were.
  */
-function ranked(counts: ReadonlyMap<string | null, number>, field: CountField, limit: number): { groups: GroupCount[]; distinct: number } {
-  const tie = field === 'asn' ? (a: string | null, b: string | null) => (a === null ? 1 : b === null ? -1 : Number(a) - Number(b)) : (a: string | null, b: string | null) => (a ?? '~').localeCompare(b ?? '~');
+function ranked(
+  counts: ReadonlyMap<string | null, number>,
+  field: CountField,
+  limit: number,
+): { groups: GroupCount[]; distinct: number } {
+  const tie =
+    field === 'asn'
+      ? (a: string | null, b: string | null) => (a === null ? 1 : b === null ? -1 : Number(a) - Number(b))
+      : (a: string | null, b: string | null) => (a ?? '~').localeCompare(b ?? '~');
   const groups = [...counts]
     .sort((a, b) => b[1] - a[1] || tie(a[0], b[0]))
     .slice(0, limit)
@@ -120,14 +163,26 @@ export class MongoAnalyticsStore implements AnalyticsStore {
   async series(env: EnvId, filter: EventFilter, bucketMs: number): Promise<SeriesCounts[] | null> {
     if (!this.rollups || !filter.from || !filter.to || !rangeOnly(filter)) return null;
     const buckets = await this.rollups.series(env, filter.from, filter.to, bucketMs);
-    return buckets && buckets.map((b) => ({ start: b.start, total: b.total, actions: [...b.actions].map(([action, count]) => ({ action, count })), signals: [...b.signals].map(([signal, count]) => ({ signal, count })) }));
+    return (
+      buckets &&
+      buckets.map((b) => ({
+        start: b.start,
+        total: b.total,
+        actions: [...b.actions].map(([action, count]) => ({ action, count })),
+        signals: [...b.signals].map(([signal, count]) => ({ signal, count })),
+      }))
+    );
   }
   private get events() {
     return this.db.collection<EventDoc>('events');
   }
 
   /** Every event of the filter through its access path, or a refusal past the bound. */
-  private async allEmbedded(embedded: EmbeddedEventSearch, env: EnvId, filter: EventFilter): Promise<EventDoc[]> {
+  private async allEmbedded(
+    embedded: EmbeddedEventSearch,
+    env: EnvId,
+    filter: EventFilter,
+  ): Promise<EventDoc[]> {
     const max = analysisMax(embedded);
     const { docs, complete } = await embedded.collect(env, filter, max, max * 2);
     if (complete) return docs;
@@ -143,32 +198,61 @@ export class MongoAnalyticsStore implements AnalyticsStore {
     const rolled = (await this.rolledUp(env, filter)) ?? (await this.rolledUpOf(env, filter));
     if (rolled) return rolled.total;
     if (this.embedded) return (await this.allEmbedded(this.embedded, env, filter)).length;
-    return this.gate.run(() => this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }));
+    return this.gate.run(() =>
+      this.events.countDocuments(eventMatch(env, filter), { maxTimeMS: this.maxTimeMS }),
+    );
   }
 
-  async countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }> {
+  async countBy(
+    env: EnvId,
+    filter: EventFilter,
+    field: CountField,
+    limit: number,
+    skipNull: boolean,
+  ): Promise<{ groups: GroupCount[]; distinct: number }> {
     const dimension = ROLLED_UP_FIELDS[field];
     if (dimension) {
       let counts: Map<string | null, number> | null = null;
       const byDimension = dimension !== 'action' && dimension !== 'signal';
       const rolled = await this.rolledUp(env, filter, byDimension);
       if (rolled) {
-        counts = dimension === 'action' ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null))) : dimension === 'signal' ? rolled.signals : rolled.byDimension[dimension];
+        counts =
+          dimension === 'action'
+            ? new Map([...rolled.actions].filter(([k]) => !(skipNull && k === null)))
+            : dimension === 'signal'
+              ? rolled.signals
+              : rolled.byDimension[dimension];
       } else if (dimension !== 'signal' && rangeAndAction(filter)) {
         // One verdict's events: by address, ASN or country from its own counts; by action, itself.
         const of = await this.rolledUpOf(env, filter, byDimension);
-        if (of) counts = dimension === 'action' ? new Map(of.total > 0 ? [[filter.action, of.total]] : []) : of.byDimension[dimension];
+        if (of)
+          counts =
+            dimension === 'action'
+              ? new Map(of.total > 0 ? [[filter.action, of.total]] : [])
+              : of.byDimension[dimension];
       }
       if (counts) return ranked(counts, field, limit);
     }
-    if (this.embedded) return groupDocs(await this.allEmbedded(this.embedded, env, filter), field, limit, skipNull);
+    if (this.embedded)
+      return groupDocs(await this.allEmbedded(this.embedded, env, filter), field, limit, skipNull);
     const match: Document = eventMatch(env, filter);
     if (field === 'signal') return this.countSignals(match, limit);
     if (skipNull && match[field] === undefined) match[field] = { $ne: null };
     const grouped = [{ $match: match }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }];
     const [top, distinct] = await Promise.all([
-      this.gate.run(() => this.events.aggregate<{ _id: unknown; n: number }>([...grouped, { $sort: { n: -1, _id: 1 } }, { $limit: limit }], { maxTimeMS: this.maxTimeMS }).toArray()),
-      this.gate.run(() => this.events.aggregate<{ n: number }>([...grouped, { $count: 'n' }], { maxTimeMS: this.maxTimeMS }).toArray()),
+      this.gate.run(() =>
+        this.events
+          .aggregate<{ _id: unknown; n: number }>(
+            [...grouped, { $sort: { n: -1, _id: 1 } }, { $limit: limit }],
+            { maxTimeMS: this.maxTimeMS },
+          )
+          .toArray(),
+      ),
+      this.gate.run(() =>
+        this.events
+          .aggregate<{ n: number }>([...grouped, { $count: 'n' }], { maxTimeMS: this.maxTimeMS })
+          .toArray(),
+      ),
     ]);
     return { groups: top.map((g) => ({ key: keyText(g._id), count: g.n })), distinct: distinct[0]?.n ?? 0 };
   }
@@ -177,20 +261,35 @@ export class MongoAnalyticsStore implements AnalyticsStore {
    * Signals are grouped by whole signal set and exploded here: FerretDB's `$unwind` drops the
    * other fields, and the number of distinct sets stays small.
    */
-  private async countSignals(match: Document, limit: number): Promise<{ groups: GroupCount[]; distinct: number }> {
+  private async countSignals(
+    match: Document,
+    limit: number,
+  ): Promise<{ groups: GroupCount[]; distinct: number }> {
     const rows = await this.gate.run(() =>
-      this.events.aggregate<{ _id: string[] | null; n: number }>([{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }], { maxTimeMS: this.maxTimeMS }).toArray(),
+      this.events
+        .aggregate<{ _id: string[] | null; n: number }>(
+          [{ $match: match }, { $group: { _id: '$signals', n: { $sum: 1 } } }],
+          { maxTimeMS: this.maxTimeMS },
+        )
+        .toArray(),
     );
     const counts = new Map<string | null, number>();
     for (const r of rows) for (const s of r._id ?? []) counts.set(s, (counts.get(s) ?? 0) + r.n);
     return ranked(counts, 'signal', limit);
   }
 
-  async points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }> {
+  async points(
+    env: EnvId,
+    filter: EventFilter,
+    cap: number,
+  ): Promise<{ points: EventPoint[]; truncated: boolean }> {
     if (this.embedded) {
       const n = Math.min(cap, analysisMax(this.embedded));
       const { docs, complete } = await this.embedded.collect(env, filter, n, n * 2);
-      return { points: docs.map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] })), truncated: !complete };
+      return {
+        points: docs.map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] })),
+        truncated: !complete,
+      };
     }
     const docs = await this.gate.run(() =>
       this.events
@@ -200,18 +299,47 @@ export class MongoAnalyticsStore implements AnalyticsStore {
         .maxTimeMS(this.maxTimeMS)
         .toArray(),
     );
-    const points = docs.slice(0, cap).map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] }));
+    const points = docs
+      .slice(0, cap)
+      .map((d) => ({ at: d.occurredAt, action: d.action ?? null, signals: d.signals ?? [] }));
     return { points, truncated: docs.length > cap };
   }
 
-  async decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }> {
+  async decisions(
+    env: EnvId,
+    filter: EventFilter,
+    cap: number,
+  ): Promise<{ points: DecisionPoint[]; truncated: boolean }> {
     if (this.embedded) {
       // Verdicts only: through the action's keys when it is given, else through time, the rest checked.
-      const { docs, complete } = await this.embedded.collect(env, filter, cap + 1, (cap + 1) * 2, (d) => d.action !== null);
+      const { docs, complete } = await this.embedded.collect(
+        env,
+        filter,
+        cap + 1,
+        (cap + 1) * 2,
+        (d) => d.action !== null,
+      );
       return { points: docs.slice(0, cap).map(decisionOf), truncated: !complete || docs.length > cap };
     }
-    const match: Document = { ...eventMatch(env, filter), action: filter.action ?? { $in: ['allow', 'challenge', 'deny'] } };
-    const projection = { _id: 1, name: 1, occurredAt: 1, action: 1, risk: 1, signals: 1, country: 1, userId: 1, deviceToken: 1, ip: 1, email: 1, asn: 1, 'policy.name': 1 };
+    const match: Document = {
+      ...eventMatch(env, filter),
+      action: filter.action ?? { $in: ['allow', 'challenge', 'deny'] },
+    };
+    const projection = {
+      _id: 1,
+      name: 1,
+      occurredAt: 1,
+      action: 1,
+      risk: 1,
+      signals: 1,
+      country: 1,
+      userId: 1,
+      deviceToken: 1,
+      ip: 1,
+      email: 1,
+      asn: 1,
+      'policy.name': 1,
+    };
     const docs = await this.gate.run(() =>
       this.events
         .find(match, { projection })
@@ -221,14 +349,28 @@ export class MongoAnalyticsStore implements AnalyticsStore {
         .maxTimeMS(this.maxTimeMS)
         .toArray(),
     );
-    return { points: docs.slice(0, cap).filter((d) => d.action).map(decisionOf), truncated: docs.length > cap };
+    return {
+      points: docs
+        .slice(0, cap)
+        .filter((d) => d.action)
+        .map(decisionOf),
+      truncated: docs.length > cap,
+    };
   }
 
-  async reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]> {
+  async reviewedDevices(
+    env: EnvId,
+    cap: number,
+  ): Promise<{ token: string; state: 'approved' | 'reported' }[]> {
     const docs = await this.gate.run(() =>
       this.db
-        .collection<{ _id: string; envId: string; token: string; feedback: string | null; lastSeenAt: Date }>('devices')
-        .find({ envId: env, feedback: { $in: ['approved', 'reported'] } }, { projection: { _id: 0, token: 1, feedback: 1 } })
+        .collection<{ _id: string; envId: string; token: string; feedback: string | null; lastSeenAt: Date }>(
+          'devices',
+        )
+        .find(
+          { envId: env, feedback: { $in: ['approved', 'reported'] } },
+          { projection: { _id: 0, token: 1, feedback: 1 } },
+        )
         .sort({ lastSeenAt: -1 })
         .limit(cap)
         .batchSize(1000)

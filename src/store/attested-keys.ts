@@ -13,7 +13,9 @@ export const ATTESTED_KEYS = 'attested_keys';
 /** How long a key no assertion used is kept. */
 export const ATTESTED_KEY_UNUSED_MS = 365 * 86_400_000;
 
-export const attestedKeyIndexes: IndexSpec[] = [{ collection: ATTESTED_KEYS, indexes: [{ key: { usedAt: 1 }, name: 'used' }] }];
+export const attestedKeyIndexes: IndexSpec[] = [
+  { collection: ATTESTED_KEYS, indexes: [{ key: { usedAt: 1 }, name: 'used' }] },
+];
 
 interface KeyDoc extends Omit<AttestedKeyRecord, 'envId' | 'keyId'> {
   _id: string;
@@ -43,12 +45,16 @@ export class MongoAttestedKeyStore implements AttestedKeyStore {
   }
 
   async advance(envId: EnvId, keyId: string, counter: number, at: Date): Promise<boolean> {
-    const r = await this.col.updateOne({ _id: idOf(envId, keyId), counter: { $lt: counter } }, { $set: { counter, usedAt: at } });
+    const r = await this.col.updateOne(
+      { _id: idOf(envId, keyId), counter: { $lt: counter } },
+      { $set: { counter, usedAt: at } },
+    );
     return r.matchedCount === 1;
   }
 
   /** Delete keys no assertion used for a year (all tenants: a maintenance task). */
   async sweep(now: Date): Promise<number> {
-    return (await this.col.deleteMany({ usedAt: { $lt: new Date(now.getTime() - ATTESTED_KEY_UNUSED_MS) } })).deletedCount;
+    return (await this.col.deleteMany({ usedAt: { $lt: new Date(now.getTime() - ATTESTED_KEY_UNUSED_MS) } }))
+      .deletedCount;
   }
 }

@@ -32,11 +32,17 @@ export class MongoAuditLog implements AuditLog {
   }
   async append(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.log.insertMany(entries.map(({ id, detail, ...e }) => ({ _id: id, ...e, detail: toJson(detail) })));
+    await this.log.insertMany(
+      entries.map(({ id, detail, ...e }) => ({ _id: id, ...e, detail: toJson(detail) })),
+    );
   }
   async recent(env: EnvId, q: { targetId?: string; listId?: string; limit: number }): Promise<AuditEntry[]> {
     const docs = await this.log
-      .find({ envId: env, ...(q.targetId ? { 'target.id': q.targetId } : {}), ...(q.listId ? { 'target.listId': q.listId } : {}) })
+      .find({
+        envId: env,
+        ...(q.targetId ? { 'target.id': q.targetId } : {}),
+        ...(q.listId ? { 'target.listId': q.listId } : {}),
+      })
       .sort(q.listId ? { envId: 1, 'target.listId': 1, at: -1, _id: -1 } : { envId: 1, at: -1, _id: -1 })
       .limit(q.limit)
       .toArray();

@@ -26,12 +26,19 @@ export const clientEventIndexes: IndexSpec[] = [
 ];
 
 export class StateClientEventStore implements ClientEventSink {
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+  ) {}
 
   append(events: readonly ClientEvent[]): void {
-    for (const { id, ...rest } of events) this.state.insert(CLIENT_EVENTS, { _id: id, ...rest, expiresAt: new Date(rest.receivedAt.getTime() + CLIENT_EVENT_KEEP_MS) });
+    for (const { id, ...rest } of events)
+      this.state.insert(CLIENT_EVENTS, {
+        _id: id,
+        ...rest,
+        expiresAt: new Date(rest.receivedAt.getTime() + CLIENT_EVENT_KEEP_MS),
+      });
   }
-
 
   /** Delete app events older than a week (all tenants: a maintenance task). */
   async sweep(now: Date): Promise<number> {

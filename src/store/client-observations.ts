@@ -10,14 +10,23 @@ import type { StateLayer } from './state/layer';
 export const CLIENT_OBSERVATIONS = 'client_observations';
 const KEEP_MS = 7 * 86_400_000;
 
-export const clientObservationIndexes: IndexSpec[] = [{ collection: CLIENT_OBSERVATIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
+export const clientObservationIndexes: IndexSpec[] = [
+  { collection: CLIENT_OBSERVATIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] },
+];
 
 export class StateClientObservationStore implements ClientObservationSink {
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+  ) {}
 
   record(o: ClientObservation): void {
     const { id, ...rest } = o;
-    this.state.insert(CLIENT_OBSERVATIONS, { _id: id, ...rest, expiresAt: new Date(o.at.getTime() + KEEP_MS) });
+    this.state.insert(CLIENT_OBSERVATIONS, {
+      _id: id,
+      ...rest,
+      expiresAt: new Date(o.at.getTime() + KEEP_MS),
+    });
   }
 
   /** Delete observations older than a week (all tenants: a maintenance task). */

@@ -33,7 +33,9 @@ const NAME = /^[a-z_][a-z0-9_]{0,31}$/;
 /** The fields of a counter document that queries filter on (kept as they are when packed). */
 export const COUNTER_QUERY_FIELDS = ['envId', 'expiresAt'] as const;
 
-export const counterIndexes: IndexSpec[] = [{ collection: COUNTERS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
+export const counterIndexes: IndexSpec[] = [
+  { collection: COUNTERS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] },
+];
 
 const EMPTY: CounterSnapshot = { counts: {}, sets: {} };
 
@@ -55,8 +57,10 @@ function partOf(s: CounterSnapshot, part: string): CounterSnapshot {
   const prefix = `${part}_`;
   let counts: Record<string, number> | undefined;
   let sets: Record<string, string[]> | undefined;
-  for (const n in s.counts) if (n.startsWith(prefix)) (counts ??= {})[n.slice(prefix.length)] = s.counts[n] as number;
-  for (const n in s.sets) if (n.startsWith(prefix)) (sets ??= {})[n.slice(prefix.length)] = s.sets[n] as string[];
+  for (const n in s.counts)
+    if (n.startsWith(prefix)) (counts ??= {})[n.slice(prefix.length)] = s.counts[n] as number;
+  for (const n in s.sets)
+    if (n.startsWith(prefix)) (sets ??= {})[n.slice(prefix.length)] = s.sets[n] as string[];
   return counts || sets ? { counts: counts ?? {}, sets: sets ?? {} } : EMPTY;
 }
 
@@ -93,7 +97,10 @@ function snapshotOf(d: CounterDoc): CounterSnapshot {
 const ENV_PATH = ['envId'] as const;
 const EXPIRES_PATH = ['expiresAt'] as const;
 /** The path of each count (`c.<name>`) and set (`s.<name>`) name, null for a name that is not valid. */
-const PATHS = { c: new Map<string, readonly string[] | null>(), s: new Map<string, readonly string[] | null>() };
+const PATHS = {
+  c: new Map<string, readonly string[] | null>(),
+  s: new Map<string, readonly string[] | null>(),
+};
 function fieldPath(section: 'c' | 's', name: string): readonly string[] | null {
   const known = PATHS[section].get(name);
   if (known !== undefined) return known;
@@ -107,7 +114,11 @@ function fieldPath(section: 'c' | 's', name: string): readonly string[] | null {
  * The last window bucket that documents already in the database can have: `horizon(startedAt)`,
  * or -Infinity when the database holds no counter document at all (a new install).
  */
-export async function lastBucketBefore(db: Db, startedAt: number, horizon: (startedAt: number) => number): Promise<number> {
+export async function lastBucketBefore(
+  db: Db,
+  startedAt: number,
+  horizon: (startedAt: number) => number,
+): Promise<number> {
   const any = await db.collection<{ _id: string }>(COUNTERS).findOne({}, { projection: { _id: 1 } });
   return any === null ? Number.NEGATIVE_INFINITY : horizon(startedAt);
 }
@@ -131,9 +142,14 @@ export class StateCounterStore implements CounterStore {
     private readonly fold?: (key: string) => Fold | null,
   ) {}
 
-  async read(env: EnvId, keys: readonly string[], deadline?: number): Promise<Map<string, CounterSnapshot> | undefined> {
+  async read(
+    env: EnvId,
+    keys: readonly string[],
+    deadline?: number,
+  ): Promise<Map<string, CounterSnapshot> | undefined> {
     const out = new Map<string, CounterSnapshot>();
-    const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? snapshotOf(d) : EMPTY);
+    const snapshot = (d: CounterDoc | null): CounterSnapshot =>
+      d && d.envId === env ? snapshotOf(d) : EMPTY;
     // The documents folded keys are kept in (their networks' windows, read with them anyway).
     let folds: Map<string, Fold> | undefined;
     let wanted = keys;
@@ -169,13 +185,16 @@ export class StateCounterStore implements CounterStore {
       if (!docs) return undefined;
       missed.forEach((k, i) => out.set(k, snapshot(docs[i] as CounterDoc | null)));
     }
-    if (folds) for (const [k, f] of folds) out.set(k, merged(out.get(k) ?? EMPTY, partOf(out.get(f.doc) ?? EMPTY, f.part)));
+    if (folds)
+      for (const [k, f] of folds)
+        out.set(k, merged(out.get(k) ?? EMPTY, partOf(out.get(f.doc) ?? EMPTY, f.part)));
     return out;
   }
 
   held(env: EnvId, keys: readonly string[]): Map<string, CounterSnapshot> {
     const out = new Map<string, CounterSnapshot>();
-    const snapshot = (d: CounterDoc | null): CounterSnapshot => (d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY);
+    const snapshot = (d: CounterDoc | null): CounterSnapshot =>
+      d && d.envId === env ? { counts: d.c ?? {}, sets: d.s ?? {} } : EMPTY;
     const cached = (k: string): CounterSnapshot | undefined => {
       const d = this.state.cached(COUNTERS, idOf(env, k));
       return d === undefined ? undefined : snapshot(d as CounterDoc | null);
@@ -185,7 +204,8 @@ export class StateCounterStore implements CounterStore {
       const f = this.fold?.(k);
       const whole = f ? cached(f.doc) : undefined;
       // A folded key is known when both its own document and its part elsewhere are held.
-      if (own !== undefined && (!f || whole !== undefined)) out.set(k, f && whole ? merged(own, partOf(whole, f.part)) : own);
+      if (own !== undefined && (!f || whole !== undefined))
+        out.set(k, f && whole ? merged(own, partOf(whole, f.part)) : own);
     }
     return out;
   }
@@ -271,20 +291,35 @@ export class StateCounterStore implements CounterStore {
  * the database (atomic, whatever other instances do), after writing what is queued; the caller
  * then drops the cached copies.
  */
-export async function pullCounterMember(db: Db, state: StateLayer, env: EnvId, member: string, setNames: readonly string[]): Promise<number> {
+export async function pullCounterMember(
+  db: Db,
+  state: StateLayer,
+  env: EnvId,
+  member: string,
+  setNames: readonly string[],
+): Promise<number> {
   const col = db.collection<CounterDoc & { _id: string }>(COUNTERS);
   if (!state.wholeDocuments) {
     await state.flush();
     let modified = 0;
     for (const name of setNames) {
       const path = `s.${name}`;
-      modified += (await col.updateMany({ envId: env, [path]: member }, { $pull: { [path]: member } as Record<string, string> })).modifiedCount;
+      modified += (
+        await col.updateMany(
+          { envId: env, [path]: member },
+          { $pull: { [path]: member } as Record<string, string> },
+        )
+      ).modifiedCount;
     }
     return modified;
   }
   const ids = new Set(state.cachedIds(COUNTERS, `${env}:`));
-  const holds = [...setNames.map((name) => ({ [`s.${name}`]: member })), { [PACKED]: { $regex: escapeRegex(JSON.stringify(member)) } }];
-  for (const d of await col.find({ envId: env, $or: holds }, { projection: { _id: 1 } }).toArray()) ids.add(d._id);
+  const holds = [
+    ...setNames.map((name) => ({ [`s.${name}`]: member })),
+    { [PACKED]: { $regex: escapeRegex(JSON.stringify(member)) } },
+  ];
+  for (const d of await col.find({ envId: env, $or: holds }, { projection: { _id: 1 } }).toArray())
+    ids.add(d._id);
   let modified = 0;
   for (const id of ids) {
     const doc = (await state.read(COUNTERS, id)) as CounterDoc | null;
@@ -294,7 +329,11 @@ export async function pullCounterMember(db: Db, state: StateLayer, env: EnvId, m
     for (const name in doc.s) {
       if (!setNames.some((n) => name === n || name.endsWith(`_${n}`))) continue;
       const members = doc.s[name];
-      if (members?.includes(member)) d.set(['s', name], members.filter((m) => m !== member));
+      if (members?.includes(member))
+        d.set(
+          ['s', name],
+          members.filter((m) => m !== member),
+        );
     }
     if (d.empty) continue;
     state.apply(COUNTERS, id, d);

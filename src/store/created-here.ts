@@ -59,7 +59,8 @@ export class CreatedHere {
     options: Partial<CreatedHereOptions> = {},
   ) {
     this.o = { ...DEFAULTS, ...options };
-    if (!Number.isInteger(Math.log2(this.o.bits)) || this.o.bits < 32) throw new Error('bits must be a power of two of at least 32');
+    if (!Number.isInteger(Math.log2(this.o.bits)) || this.o.bits < 32)
+      throw new Error('bits must be a power of two of at least 32');
   }
 
   /** Buckets tracked now (for tests and metrics). */

@@ -86,10 +86,17 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
  * Create the indexes `specs` name that a collection lacks. `drop` names, per collection, indexes
  * to drop first (on FerretDB: non-unique ones no read uses, see staleIndexes).
  */
-export async function applyIndexes(db: Db, specs: readonly IndexSpec[], drop?: (collection: string, existing: { name?: unknown; unique?: unknown }[]) => string[]): Promise<void> {
+export async function applyIndexes(
+  db: Db,
+  specs: readonly IndexSpec[],
+  drop?: (collection: string, existing: { name?: unknown; unique?: unknown }[]) => string[],
+): Promise<void> {
   for (const spec of specs) {
     const col = db.collection(spec.collection);
-    const listed: { name?: unknown; unique?: unknown }[] = await col.listIndexes().toArray().catch(() => []);
+    const listed: { name?: unknown; unique?: unknown }[] = await col
+      .listIndexes()
+      .toArray()
+      .catch(() => []);
     for (const name of drop?.(spec.collection, listed) ?? []) await col.dropIndex(name);
     const existing = new Set(listed.map((i) => String(i.name)));
     for (const index of spec.indexes) {
@@ -100,7 +107,8 @@ export async function applyIndexes(db: Db, specs: readonly IndexSpec[], drop?: (
   }
 }
 
-export const isDuplicateKey = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+export const isDuplicateKey = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 
 export interface WriteErrorLike {
   index: number;
@@ -135,7 +143,11 @@ export async function sweepExpired(db: Db, collection: string, now: Date): Promi
  * `expectedVersion`; version 0 means it must not exist yet. False when another writer got there
  * first (the caller reads again and retries): optimistic concurrency without transactions.
  */
-export async function putVersioned<T extends { _id: string; version: number }>(col: Collection<T>, doc: T, expectedVersion: number): Promise<boolean> {
+export async function putVersioned<T extends { _id: string; version: number }>(
+  col: Collection<T>,
+  doc: T,
+  expectedVersion: number,
+): Promise<boolean> {
   if (expectedVersion === 0) {
     try {
       await col.insertOne(doc as OptionalUnlessRequiredId<T>);
@@ -145,6 +157,9 @@ export async function putVersioned<T extends { _id: string; version: number }>(c
       throw err;
     }
   }
-  const r = await col.replaceOne({ _id: doc._id, version: expectedVersion } as Filter<T>, doc as WithoutId<T>);
+  const r = await col.replaceOne(
+    { _id: doc._id, version: expectedVersion } as Filter<T>,
+    doc as WithoutId<T>,
+  );
   return r.modifiedCount === 1;
 }

@@ -36,7 +36,8 @@ export const MAX_EXAMINED = 2_000;
 const IDS_PER_READ = 500;
 
 /** The filters an access path serves, as the refusal names them. */
-export const SERVED_FILTERS = 'userId, deviceToken, email, ip, a /24 network, policyId, signal, asn, country, name, action, or a time range alone';
+export const SERVED_FILTERS =
+  'userId, deviceToken, email, ip, a /24 network, policyId, signal, asn, country, name, action, or a time range alone';
 
 type Path =
   | { kind: 'index'; field: 'userId' | 'deviceToken' | 'email' | 'ip' | 'net'; values: string[] }
@@ -44,13 +45,15 @@ type Path =
   | { kind: 'time' };
 
 /** The first /24 of a network prefix ("81.2.69."), or null for a /16 or /8. */
-const net24 = (prefix: string | null): string | null => (prefix !== null && prefix.split('.').length === 4 ? prefix : null);
+const net24 = (prefix: string | null): string | null =>
+  prefix !== null && prefix.split('.').length === 4 ? prefix : null;
 
 /** The access path of a filter, or a refusal. */
 export function accessPath(f: EventFilter): Path {
   if (f.userId !== undefined) return { kind: 'index', field: 'userId', values: [f.userId] };
   if (f.deviceToken !== undefined) return { kind: 'index', field: 'deviceToken', values: [f.deviceToken] };
-  if (f.email !== undefined) return { kind: 'index', field: 'email', values: [...new Set([f.email, f.email.toLowerCase()])] };
+  if (f.email !== undefined)
+    return { kind: 'index', field: 'email', values: [...new Set([f.email, f.email.toLowerCase()])] };
   if (f.ip !== undefined) return { kind: 'index', field: 'ip', values: [f.ip] };
   const prefix = f.network === undefined ? null : ipv4Network(f.network);
   const net = net24(prefix);
@@ -63,7 +66,10 @@ export function accessPath(f: EventFilter): Path {
   if (f.action !== undefined) return { kind: 'keys', dim: 'action', value: f.action };
   if (f.network !== undefined) {
     throw new InvalidParameters([
-      { field: 'filter.network', message: `a /16 or /8 network is searched only together with another filter an index serves (${SERVED_FILTERS}); search one of its /24 networks instead` },
+      {
+        field: 'filter.network',
+        message: `a /16 or /8 network is searched only together with another filter an index serves (${SERVED_FILTERS}); search one of its /24 networks instead`,
+      },
     ]);
   }
   return { kind: 'time' };
@@ -96,7 +102,9 @@ export function afterKey(timeField: string, at: Date, id: string): Document {
 }
 
 /** (time desc, id desc): whether a comes first. */
-const before = (a: EventDoc, b: EventDoc): boolean => a.occurredAt.getTime() > b.occurredAt.getTime() || (a.occurredAt.getTime() === b.occurredAt.getTime() && a._id > b._id);
+const before = (a: EventDoc, b: EventDoc): boolean =>
+  a.occurredAt.getTime() > b.occurredAt.getTime() ||
+  (a.occurredAt.getTime() === b.occurredAt.getTime() && a._id > b._id);
 
 type Source = AsyncGenerator<EventDoc>;
 
@@ -105,7 +113,8 @@ async function* merged(sources: Source[]): Source {
   const heads = await Promise.all(sources.map(async (s) => ({ s, r: await s.next() })));
   for (;;) {
     let best: (typeof heads)[number] | null = null;
-    for (const h of heads) if (!h.r.done && (best === null || before(h.r.value, best.r.value as EventDoc))) best = h;
+    for (const h of heads)
+      if (!h.r.done && (best === null || before(h.r.value, best.r.value as EventDoc))) best = h;
     if (best === null || best.r.done) return;
     yield best.r.value;
     best.r = await best.s.next();
@@ -138,17 +147,36 @@ export class EmbeddedEventSearch {
 
   private read(filter: Filter<EventDoc>, limit: number): Promise<EventDoc[]> {
     const { gate, maxTimeMS } = this.limits;
-    return gate.run(() => this.events.find(filter).sort({ occurredAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(maxTimeMS).toArray());
+    return gate.run(() =>
+      this.events
+        .find(filter)
+        .sort({ occurredAt: -1, _id: -1 })
+        .limit(limit)
+        .batchSize(limit)
+        .maxTimeMS(maxTimeMS)
+        .toArray(),
+    );
   }
 
   /** Events through one (env, [field,] time, _id) index, newest first, in batches of `batch`. */
-  private async *indexed(env: EnvId, eq: Record<string, string>, range: { from?: Date; to?: Date }, after: SortKey | null, batch: number): Source {
+  private async *indexed(
+    env: EnvId,
+    eq: Record<string, string>,
+    range: { from?: Date; to?: Date },
+    after: SortKey | null,
+    batch: number,
+  ): Source {
     const time: { $gte?: Date; $lt?: Date } = {};
     if (range.from) time.$gte = range.from;
     if (range.to) time.$lt = range.to;
     let cursor = after;
     for (;;) {
-      const q = { envId: env, ...eq, ...(Object.keys(time).length > 0 ? { occurredAt: time } : {}), ...(cursor ? afterKey('occurredAt', cursor.at, cursor.id) : {}) } as Filter<EventDoc>;
+      const q = {
+        envId: env,
+        ...eq,
+        ...(Object.keys(time).length > 0 ? { occurredAt: time } : {}),
+        ...(cursor ? afterKey('occurredAt', cursor.at, cursor.id) : {}),
+      } as Filter<EventDoc>;
       const docs = await this.read(q, batch);
       yield* docs;
       if (docs.length < batch) return;
@@ -162,16 +190,35 @@ export class EmbeddedEventSearch {
    * began, by time. An environment whose every event has keys (`complete`) is read from its keys
    * alone: a value few events have, or none, costs a few key documents.
    */
-  private async *keyed(env: EnvId, dim: KeyDimension, value: string, range: { from?: Date; to?: Date }, after: SortKey | null, batch: number): Source {
+  private async *keyed(
+    env: EnvId,
+    dim: KeyDimension,
+    value: string,
+    range: { from?: Date; to?: Date },
+    after: SortKey | null,
+    batch: number,
+  ): Source {
     const { since: keysSince, complete } = await this.keys.coverage(env);
     const since = complete ? new Date(-8.64e15) : keysSince;
     if (since !== null && (!range.to || range.to.getTime() > since.getTime())) {
-      const from = range.from && range.from.getTime() > since.getTime() ? range.from : complete ? undefined : since;
-      for await (const minute of this.keys.events(env, dim, value, { ...(from ? { from } : {}), ...(range.to ? { to: range.to } : {}) }, after)) {
+      const from =
+        range.from && range.from.getTime() > since.getTime() ? range.from : complete ? undefined : since;
+      for await (const minute of this.keys.events(
+        env,
+        dim,
+        value,
+        { ...(from ? { from } : {}), ...(range.to ? { to: range.to } : {}) },
+        after,
+      )) {
         for (let i = 0; i < minute.length; i += IDS_PER_READ) {
           const ids = minute.slice(i, i + IDS_PER_READ).map((e) => e.id);
           const { gate, maxTimeMS } = this.limits;
-          const docs = await gate.run(() => this.events.find({ _id: { $in: ids } }).maxTimeMS(maxTimeMS).toArray());
+          const docs = await gate.run(() =>
+            this.events
+              .find({ _id: { $in: ids } })
+              .maxTimeMS(maxTimeMS)
+              .toArray(),
+          );
           const byId = new Map(docs.map((d) => [d._id, d]));
           for (const id of ids) {
             const d = byId.get(id);
@@ -184,7 +231,13 @@ export class EmbeddedEventSearch {
     // Events before keys began (since: null, never) are read by time; the filter is checked on each.
     if (!complete && (since === null || !range.from || range.from.getTime() < since.getTime())) {
       const to = since !== null && (!range.to || range.to.getTime() > since.getTime()) ? since : range.to;
-      yield* this.indexed(env, {}, { ...(range.from ? { from: range.from } : {}), ...(to ? { to } : {}) }, after, batch);
+      yield* this.indexed(
+        env,
+        {},
+        { ...(range.from ? { from: range.from } : {}), ...(to ? { to } : {}) },
+        after,
+        batch,
+      );
     }
   }
 
@@ -202,11 +255,18 @@ export class EmbeddedEventSearch {
     }
   }
 
-  async search(env: EnvId, f: EventFilter, limit: number, after: SortKey | null): Promise<Found<StoredEvent>> {
+  async search(
+    env: EnvId,
+    f: EventFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<Found<StoredEvent>> {
     const path = accessPath(f);
     // With nothing left to check, a batch of `limit` is the page; else read wider batches.
     // The access path serves one condition (and the time range): are others left to check?
-    const conditions = Object.entries(f).filter(([k, v]) => v !== undefined && k !== 'from' && k !== 'to').length;
+    const conditions = Object.entries(f).filter(
+      ([k, v]) => v !== undefined && k !== 'from' && k !== 'to',
+    ).length;
     const residual = conditions > (path.kind === 'time' ? 0 : 1);
     const batch = residual ? Math.max(limit, 200) : limit;
     const source = this.source(env, f, path, after, batch);
@@ -232,7 +292,13 @@ export class EmbeddedEventSearch {
    * at most `maxMatches` of them, reading at most `maxRead` candidates; `complete` when none are
    * left unread.
    */
-  async collect(env: EnvId, f: EventFilter, maxMatches: number, maxRead: number, also: (d: EventDoc) => boolean = () => true): Promise<{ docs: EventDoc[]; complete: boolean }> {
+  async collect(
+    env: EnvId,
+    f: EventFilter,
+    maxMatches: number,
+    maxRead: number,
+    also: (d: EventDoc) => boolean = () => true,
+  ): Promise<{ docs: EventDoc[]; complete: boolean }> {
     const source = this.source(env, f, accessPath(f), null, 1000);
     const docs: EventDoc[] = [];
     let read = 0;
@@ -270,8 +336,13 @@ export class EmbeddedEventSearch {
 }
 
 /** A user's activity from its counts by verdict and by signal, each most frequent first. */
-export function userActivity(total: number, actions: ReadonlyMap<EventDoc['action'], number>, signals: ReadonlyMap<string, number>): UserActivity {
-  const byCount = <K>(m: ReadonlyMap<K, number>) => [...m].sort((x, y) => y[1] - x[1] || String(x[0]).localeCompare(String(y[0])));
+export function userActivity(
+  total: number,
+  actions: ReadonlyMap<EventDoc['action'], number>,
+  signals: ReadonlyMap<string, number>,
+): UserActivity {
+  const byCount = <K>(m: ReadonlyMap<K, number>) =>
+    [...m].sort((x, y) => y[1] - x[1] || String(x[0]).localeCompare(String(y[0])));
   return {
     total,
     actions: byCount(actions).map(([action, count]) => ({ action, count })),

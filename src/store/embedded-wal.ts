@@ -97,7 +97,12 @@ export class WalGuard {
     const tick = () => {
       this.timer = null;
       void this.check()
-        .catch((err: unknown) => this.o.log?.warn({ err: err instanceof Error ? err.message : String(err) }, "the embedded database's files could not be checked"))
+        .catch((err: unknown) =>
+          this.o.log?.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            "the embedded database's files could not be checked",
+          ),
+        )
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(tick, this.everyMs).unref();
         });
@@ -140,7 +145,11 @@ export class WalGuard {
     if (after > this.o.limitBytes && Date.now() - this.lastWarnAt >= WARN_EVERY_MS) {
       this.lastWarnAt = Date.now();
       this.o.log?.warn(
-        { walMB: Math.round(after / 1048576), limitMB: Math.round(this.o.limitBytes / 1048576), checkpoint: outcome },
+        {
+          walMB: Math.round(after / 1048576),
+          limitMB: Math.round(this.o.limitBytes / 1048576),
+          checkpoint: outcome,
+        },
         "the embedded database's write-ahead log is past its limit: a read still holds older frames, so it cannot be truncated yet",
       );
     }

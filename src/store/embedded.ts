@@ -4,7 +4,18 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import { setPriority } from 'node:os';
 import path from 'node:path';
@@ -40,10 +51,7 @@ export function wantedStamp(): string {
     .filter((f) => f.endsWith('.patch'))
     .sort()
     .map((f) => readFileSync(path.join(dir, f)));
-  return createHash('sha256')
-    .update(`${version}\n`)
-    .update(Buffer.concat(patches))
-    .digest('hex');
+  return createHash('sha256').update(`${version}\n`).update(Buffer.concat(patches)).digest('hex');
 }
 
 /**
@@ -149,7 +157,8 @@ export function waitForPort(port: number, child: ChildProcess, timeoutMs: number
       });
       sock.once('error', () => {
         sock.destroy();
-        if (Date.now() > deadline) reject(new Error(`FerretDB did not listen on 127.0.0.1:${port} within ${timeoutMs} ms`));
+        if (Date.now() > deadline)
+          reject(new Error(`FerretDB did not listen on 127.0.0.1:${port} within ${timeoutMs} ms`));
         else setTimeout(attempt, 100);
       });
     };
@@ -190,13 +199,24 @@ const STABLE_MS = 30_000;
  * so the MongoDB driver reconnects to it without Rampart noticing more than a few failed
  * operations (which its write queue retries). `stop()` ends supervision and the process.
  */
-export async function startEmbedded(dataDir: string, portOrOptions: number | EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(
+  dataDir: string,
+  portOrOptions: number | EmbeddedOptions = {},
+): Promise<EmbeddedDatabase> {
   const opts: EmbeddedOptions = typeof portOrOptions === 'number' ? { port: portOrOptions } : portOrOptions;
   const sqliteDir = embeddedSqliteDir(dataDir);
   await stopOrphan(dataDir, sqliteDir);
   ownerOnly(dataDir, sqliteDir);
   return supervised(
-    { dataDir, sqliteDir, stateDir: sqliteDir, logName: 'ferretdb.log', name: 'the embedded FerretDB', socket: true, env: primaryEnv(opts.memoryMb ?? DEFAULT_EMBEDDED_MEMORY_MB) },
+    {
+      dataDir,
+      sqliteDir,
+      stateDir: sqliteDir,
+      logName: 'ferretdb.log',
+      name: 'the embedded FerretDB',
+      socket: true,
+      env: primaryEnv(opts.memoryMb ?? DEFAULT_EMBEDDED_MEMORY_MB),
+    },
     opts,
   );
 }
@@ -233,7 +253,15 @@ export async function startEmbeddedReader(dataDir: string, opts: ReaderOptions):
   const stateDir = path.join(dataDir, 'ferretdb-reader');
   ownerOnly(stateDir);
   return supervised(
-    { dataDir, sqliteDir, stateDir, logName: 'ferretdb-reader.log', name: "the analysts' FerretDB reader", env: readerEnv(opts.memoryMb ?? 256), nice: opts.nice },
+    {
+      dataDir,
+      sqliteDir,
+      stateDir,
+      logName: 'ferretdb-reader.log',
+      name: "the analysts' FerretDB reader",
+      env: readerEnv(opts.memoryMb ?? 256),
+      nice: opts.nice,
+    },
     opts,
   );
 }
@@ -267,7 +295,9 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
   const bin = ensureFerretdb(opts.install ?? true);
   const listenPort = opts.port ?? (await freePort());
   // Opened at once (a stream opens its file later): the log exists, owner-only, before FerretDB writes to it.
-  const log = createWriteStream('', { fd: openSync(path.join(instance.dataDir, instance.logName), 'a', 0o600) });
+  const log = createWriteStream('', {
+    fd: openSync(path.join(instance.dataDir, instance.logName), 'a', 0o600),
+  });
   const socket = instance.socket ? unixSocketPath(instance.stateDir) : null;
   const args = [
     ...(socket ? [`--listen-unix=${socket}`] : []),
@@ -286,14 +316,20 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
     // Through a shell that sets an owner-only umask and then becomes FerretDB (`exec`: the same
     // process, signals and all): the SQLite files it creates while it runs (a new database, its
     // WAL and shared memory) are 0600 from the start, not only the ones there at launch.
-    const c = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_ENV, ...process.env, ...instance.env } });
+    const c = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', bin, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...FERRETDB_ENV, ...process.env, ...instance.env },
+    });
     c.stdout?.pipe(log, { end: false });
     c.stderr?.pipe(log, { end: false });
     if (instance.nice !== undefined && c.pid !== undefined) {
       try {
         setPriority(c.pid, instance.nice);
       } catch (err) {
-        opts.log?.warn({ err: err instanceof Error ? err.message : String(err) }, `${instance.name}: could not lower its priority`);
+        opts.log?.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          `${instance.name}: could not lower its priority`,
+        );
       }
     }
     return c;
@@ -324,7 +360,11 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
             opts.log?.warn({ pid: child.pid, restarts }, `${instance.name} is running again`);
             opts.onRestart?.(child.pid ?? null);
           },
-          (err: unknown) => opts.log?.error({ err: err instanceof Error ? err.message : String(err) }, `${instance.name} did not come back; trying again`),
+          (err: unknown) =>
+            opts.log?.error(
+              { err: err instanceof Error ? err.message : String(err) },
+              `${instance.name} did not come back; trying again`,
+            ),
         );
       }, delay);
     });
@@ -334,11 +374,14 @@ async function supervised(instance: Instance, opts: EmbeddedOptions): Promise<Em
   return {
     uri: socket ? `mongodb://${encodeURIComponent(socket)}/` : `mongodb://127.0.0.1:${listenPort}/`,
     get pid() {
-      return child.exitCode === null ? child.pid ?? null : null;
+      return child.exitCode === null ? (child.pid ?? null) : null;
     },
     restart(why: string) {
       if (stopping || child.exitCode !== null || child.signalCode !== null) return;
-      opts.log?.error({ why, pid: child.pid }, `${instance.name} is not writing; killing it so that it is started again`);
+      opts.log?.error(
+        { why, pid: child.pid },
+        `${instance.name} is not writing; killing it so that it is started again`,
+      );
       child.kill('SIGKILL');
     },
     stop: () =>
@@ -372,8 +415,16 @@ interface EmbeddedInfo {
   readerPid?: unknown;
 }
 
-export function recordEmbedded(dataDir: string, db: EmbeddedDatabase, reader: EmbeddedDatabase | null = null): void {
-  writeFileSync(embeddedInfoFile(dataDir), JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid, readerPid: reader?.pid ?? null }), { mode: 0o600 });
+export function recordEmbedded(
+  dataDir: string,
+  db: EmbeddedDatabase,
+  reader: EmbeddedDatabase | null = null,
+): void {
+  writeFileSync(
+    embeddedInfoFile(dataDir),
+    JSON.stringify({ uri: db.uri, pid: process.pid, ferretdbPid: db.pid, readerPid: reader?.pid ?? null }),
+    { mode: 0o600 },
+  );
 }
 
 /**
@@ -435,6 +486,7 @@ async function stopOrphan(dataDir: string, sqliteDir: string): Promise<void> {
 /** Use the embedded database of a running Rampart, or start one for the duration of a command. */
 export async function attachOrStartEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
   const info = readInfo(dataDir);
-  if (info && typeof info.uri === 'string' && alive(info.pid)) return { uri: info.uri, pid: null, stop: async () => undefined };
+  if (info && typeof info.uri === 'string' && alive(info.pid))
+    return { uri: info.uri, pid: null, stop: async () => undefined };
   return startEmbedded(dataDir);
 }

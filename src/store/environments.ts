@@ -76,7 +76,10 @@ export class MongoCredentialStore implements CredentialStore {
     return (await this.col.find({ envId: env }).sort({ createdAt: 1 }).toArray()).map(toCred);
   }
   async revoke(env: EnvId, hash: string, at: Date): Promise<boolean> {
-    const r = await this.col.updateOne({ _id: hash, envId: env, revokedAt: null }, { $set: { revokedAt: at } });
+    const r = await this.col.updateOne(
+      { _id: hash, envId: env, revokedAt: null },
+      { $set: { revokedAt: at } },
+    );
     return r.modifiedCount === 1;
   }
 }

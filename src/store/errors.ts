@@ -16,14 +16,21 @@ import { DeadlineExceeded, DomainError, Unavailable } from '../core/errors';
  * write once on these; a multi-document write (a purge's deleteMany) is not retried, and must not
  * surface as an internal error either.
  */
-const TRANSIENT_CODES: ReadonlySet<number> = new Set([6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436]);
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([
+  6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436,
+]);
 
 /** Errors that mean the database cannot be reached, or cannot take this operation now (a failover). */
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
   // a pool closed, a server closed or a wait for a connection that timed out are outages too.
-  if (/^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(err.name)) return true;
+  if (
+    /^(Mongo(ServerSelection|Network|NetworkTimeout|TopologyClosed|NotConnected|PoolCleared|PoolClosed|ServerClosed|WaitQueueTimeout)Error|PoolClearedOnNetworkError)$/.test(
+      err.name,
+    )
+  )
+    return true;
   // A bulk write (insertMany, bulkWrite) cut by the connection closing: the driver throws a bulk
   // write error with no write error of its own, carrying the network error's fields (the
   // `ResetPool` label, `beforeHandshake`) and message (`connection … closed`, `write EPIPE`, …).
@@ -33,9 +40,15 @@ export function isUnavailableError(err: unknown): boolean {
 }
 
 function cutByNetwork(err: Error): boolean {
-  const e = err as { writeErrors?: unknown; errorLabelSet?: { has?(label: string): boolean }; beforeHandshake?: unknown };
+  const e = err as {
+    writeErrors?: unknown;
+    errorLabelSet?: { has?(label: string): boolean };
+    beforeHandshake?: unknown;
+  };
   const own = Array.isArray(e.writeErrors) ? e.writeErrors.length : e.writeErrors ? 1 : 0;
-  return own === 0 && (e.errorLabelSet?.has?.('ResetPool') === true || typeof e.beforeHandshake === 'boolean');
+  return (
+    own === 0 && (e.errorLabelSet?.has?.('ResetPool') === true || typeof e.beforeHandshake === 'boolean')
+  );
 }
 
 /** An operation stopped at its time limit (the server's `maxTimeMS`, code 50, or the driver's own timeout). */
@@ -48,12 +61,17 @@ export function isTimeLimitError(err: unknown): boolean {
 export function translateDriverError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   // An analyst read past its time limit (RAMPART_ANALYST_TIMEOUT_MS): narrow the query.
-  if (isTimeLimitError(err)) return new DeadlineExceeded('the query ran past its time limit: narrow its filter (a time range) or ask for less', { cause: err });
+  if (isTimeLimitError(err))
+    return new DeadlineExceeded(
+      'the query ran past its time limit: narrow its filter (a time range) or ask for less',
+      { cause: err },
+    );
   if (isUnavailableError(err)) return new Unavailable(undefined, { cause: err });
   return err;
 }
 
-const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 
 /**
  * The repository as the core receives it: every method call (synchronous or returning a promise)
@@ -67,7 +85,11 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === 'obje
 export function translatingErrors<T extends object>(repository: T): T {
   const wrapper = Object.create(repository) as Record<PropertyKey, unknown>;
   const done = new Set<PropertyKey>(['constructor']);
-  for (let proto: object | null = repository; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto: object | null = repository;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const prop of Reflect.ownKeys(proto)) {
       if (done.has(prop)) continue;
       done.add(prop);
@@ -89,7 +111,11 @@ export function translatingErrors<T extends object>(repository: T): T {
         } catch (err) {
           throw translateDriverError(err);
         }
-        return result instanceof Promise ? result.then(undefined, rethrowTranslated) : isThenable(result) ? Promise.resolve(result).then(undefined, rethrowTranslated) : result;
+        return result instanceof Promise
+          ? result.then(undefined, rethrowTranslated)
+          : isThenable(result)
+            ? Promise.resolve(result).then(undefined, rethrowTranslated)
+            : result;
       };
     }
   }

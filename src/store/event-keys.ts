@@ -35,7 +35,13 @@ import type { StateLayer } from './state/layer';
 import type { AnalystGate } from './analyst-gate';
 
 export const EVENT_KEYS = 'event_keys';
-export const eventKeyIndexes: IndexSpec[] = [{ collection: EVENT_KEYS, indexes: [], embeddedOnly: [{ key: { k: 1, t: -1, _id: -1 }, name: 'q_key_time' }] }];
+export const eventKeyIndexes: IndexSpec[] = [
+  {
+    collection: EVENT_KEYS,
+    indexes: [],
+    embeddedOnly: [{ key: { k: 1, t: -1, _id: -1 }, name: 'q_key_time' }],
+  },
+];
 
 /** The event fields searched through keys. */
 export type KeyDimension = 'name' | 'action' | 'signal' | 'policy' | 'country' | 'asn';
@@ -127,7 +133,14 @@ export class EventKeyBatch {
 
   private doc(p: Pending): EventKeyDoc {
     this.seq += 1;
-    return { _id: `${p.k}:${p.t}:${this.tag}:${this.seq}`, envId: p.envId, k: p.k, t: new Date(p.t), at: p.at, ids: p.ids };
+    return {
+      _id: `${p.k}:${p.t}:${this.tag}:${this.seq}`,
+      envId: p.envId,
+      k: p.k,
+      t: new Date(p.t),
+      at: p.at,
+      ids: p.ids,
+    };
   }
 }
 
@@ -154,7 +167,11 @@ export class EventKeyWriter {
       this.started.add(e.envId);
       // The first whole minute this instance records: keys are complete from there on.
       const since = new Date(Math.ceil(e.receivedAt.getTime() / MINUTE) * MINUTE);
-      this.state.apply(EVENT_KEYS, sinceId(e.envId), delta().setOnInsert(['envId'], e.envId).min(['since'], since));
+      this.state.apply(
+        EVENT_KEYS,
+        sinceId(e.envId),
+        delta().setOnInsert(['envId'], e.envId).min(['since'], since),
+      );
     }
     for (const d of this.batch.add(e)) this.state.insert(EVENT_KEYS, d);
     this.timer ??= setTimeout(() => this.drain(), this.o.pushEveryMs ?? 5_000).unref();
@@ -170,7 +187,9 @@ export class EventKeyWriter {
 
 /** Marks `since` for an environment whose events were loaded directly (the bench). */
 export async function markKeysSince(db: Db, env: EnvId, since: Date): Promise<void> {
-  await db.collection<{ _id: string; envId: EnvId; since: Date }>(EVENT_KEYS).updateOne({ _id: sinceId(env) }, { $setOnInsert: { envId: env }, $min: { since } }, { upsert: true });
+  await db
+    .collection<{ _id: string; envId: EnvId; since: Date }>(EVENT_KEYS)
+    .updateOne({ _id: sinceId(env) }, { $setOnInsert: { envId: env }, $min: { since } }, { upsert: true });
 }
 
 /**
@@ -178,7 +197,9 @@ export async function markKeysSince(db: Db, env: EnvId, since: Date): Promise<vo
  * (before any of its events), or by a loader that fed all of them to the key writers (the bench).
  */
 export async function markKeysComplete(db: Db, env: EnvId): Promise<void> {
-  await db.collection<{ _id: string; envId: EnvId }>(EVENT_KEYS).updateOne({ _id: completeId(env) }, { $setOnInsert: { envId: env } }, { upsert: true });
+  await db
+    .collection<{ _id: string; envId: EnvId }>(EVENT_KEYS)
+    .updateOne({ _id: completeId(env) }, { $setOnInsert: { envId: env } }, { upsert: true });
 }
 
 /** Which of an environment's events have keys. */
@@ -196,7 +217,8 @@ export interface KeyedEvent {
 }
 
 /** Newest first: (time desc, id desc), the events' keyset order. */
-const newestFirst = (a: KeyedEvent, b: KeyedEvent): number => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+const newestFirst = (a: KeyedEvent, b: KeyedEvent): number =>
+  b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /** Reads the key documents (the analysts' connection, through their gate). */
 export class EventKeyReader {
@@ -213,7 +235,12 @@ export class EventKeyReader {
   /** When keys began for the environment, and whether every one of its events has them (one read by `_id`). */
   async coverage(env: EnvId): Promise<KeyCoverage> {
     const ids = [sinceId(env), completeId(env)];
-    const docs = await this.gate.run(() => this.db.collection<{ _id: string; since?: Date }>(EVENT_KEYS).find({ _id: { $in: ids } }, { maxTimeMS: this.maxTimeMS }).toArray());
+    const docs = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; since?: Date }>(EVENT_KEYS)
+        .find({ _id: { $in: ids } }, { maxTimeMS: this.maxTimeMS })
+        .toArray(),
+    );
     const since = docs.find((d) => d._id === ids[0])?.since;
     return { since: since instanceof Date ? since : null, complete: docs.some((d) => d._id === ids[1]) };
   }
@@ -222,21 +249,44 @@ export class EventKeyReader {
    * The events of a value, newest first, strictly after `after` in keyset order and within
    * [from, to), one minute at a time: each yield is a whole minute's events, sorted.
    */
-  async *events(env: EnvId, dim: KeyDimension, value: string, range: { from?: Date; to?: Date }, after: SortKey | null): AsyncGenerator<KeyedEvent[]> {
+  async *events(
+    env: EnvId,
+    dim: KeyDimension,
+    value: string,
+    range: { from?: Date; to?: Date },
+    after: SortKey | null,
+  ): AsyncGenerator<KeyedEvent[]> {
     const k = keyOf(env, dim, value);
-    const before = Math.min(after ? after.at.getTime() + 1 : Infinity, range.to ? range.to.getTime() : Infinity);
+    const before = Math.min(
+      after ? after.at.getTime() + 1 : Infinity,
+      range.to ? range.to.getTime() : Infinity,
+    );
     const from = range.from ? range.from.getTime() : -Infinity;
     const t: { $lte?: Date; $gte?: Date } = {};
     if (Number.isFinite(before)) t.$lte = new Date(Math.floor((before - 1) / MINUTE) * MINUTE);
     if (Number.isFinite(from)) t.$gte = new Date(Math.floor(from / MINUTE) * MINUTE);
-    const keep = (e: KeyedEvent) => e.at >= from && (range.to === undefined || e.at < range.to.getTime()) && (!after || e.at < after.at.getTime() || (e.at === after.at.getTime() && e.id < after.id));
+    const keep = (e: KeyedEvent) =>
+      e.at >= from &&
+      (range.to === undefined || e.at < range.to.getTime()) &&
+      (!after || e.at < after.at.getTime() || (e.at === after.at.getTime() && e.id < after.id));
     let minute: number | null = null;
     let gathered: KeyedEvent[] = [];
     let cursor: { t: Date; id: string } | null = null;
     const finish = () => gathered.filter(keep).sort(newestFirst);
     for (;;) {
-      const filter = { k, ...(Object.keys(t).length > 0 ? { t } : {}), ...(cursor ? { $or: [{ t: { $lt: cursor.t } }, { t: cursor.t, _id: { $lt: cursor.id } }] } : {}) };
-      const docs = await this.gate.run(() => this.col.find(filter).sort({ t: -1, _id: -1 }).limit(DOCS_PER_READ).maxTimeMS(this.maxTimeMS).toArray());
+      const filter = {
+        k,
+        ...(Object.keys(t).length > 0 ? { t } : {}),
+        ...(cursor ? { $or: [{ t: { $lt: cursor.t } }, { t: cursor.t, _id: { $lt: cursor.id } }] } : {}),
+      };
+      const docs = await this.gate.run(() =>
+        this.col
+          .find(filter)
+          .sort({ t: -1, _id: -1 })
+          .limit(DOCS_PER_READ)
+          .maxTimeMS(this.maxTimeMS)
+          .toArray(),
+      );
       for (const d of docs) {
         const m = d.t.getTime();
         if (minute !== null && m !== minute) {
@@ -245,7 +295,8 @@ export class EventKeyReader {
           if (done.length > 0) yield done;
         }
         minute = m;
-        for (let i = 0; i < d.ids.length; i++) gathered.push({ at: d.at[i] as number, id: d.ids[i] as string });
+        for (let i = 0; i < d.ids.length; i++)
+          gathered.push({ at: d.at[i] as number, id: d.ids[i] as string });
       }
       if (docs.length < DOCS_PER_READ) break;
       const last = docs[docs.length - 1] as EventKeyDoc;

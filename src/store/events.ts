@@ -19,7 +19,10 @@ export function netOf(ip: string | null): string | null {
   return m ? (m[1] as string) : null;
 }
 
-export interface EventDoc extends Omit<StoredEvent, 'id' | 'context' | 'userTraits' | 'properties' | 'signalDetails'> {
+export interface EventDoc extends Omit<
+  StoredEvent,
+  'id' | 'context' | 'userTraits' | 'properties' | 'signalDetails'
+> {
   _id: string;
   /** The /24 of an IPv4 address ("81.2.69."), which the embedded database's network index reads. */
   net?: string;
@@ -50,7 +53,15 @@ export const toEventDoc = (e: StoredEvent): EventDoc => {
   const { id, context, userTraits, properties, signalDetails, ...rest } = e;
   const { ip: _ip, userAgent: _ua, ...ctx } = context;
   const net = netOf(rest.ip);
-  return { _id: id, ...rest, ...(net !== null ? { net } : {}), context: toJson(ctx), userTraits: toJson(userTraits), properties: toJson(properties), signalDetails: toJson(signalDetails) };
+  return {
+    _id: id,
+    ...rest,
+    ...(net !== null ? { net } : {}),
+    context: toJson(ctx),
+    userTraits: toJson(userTraits),
+    properties: toJson(properties),
+    signalDetails: toJson(signalDetails),
+  };
 };
 export const fromEventDoc = (d: EventDoc): StoredEvent => {
   const { _id, context, userTraits, properties, signalDetails, net: _net, ...rest } = d;
@@ -59,7 +70,13 @@ export const fromEventDoc = (d: EventDoc): StoredEvent => {
     id: _id,
     ...rest,
     degraded: rest.degraded === true,
-    context: { headers: ctx.headers ?? {}, fingerprint: ctx.fingerprint ?? null, extra: ctx.extra ?? {}, ip: ctx.ip ?? rest.ip, userAgent: ctx.userAgent ?? rest.userAgent },
+    context: {
+      headers: ctx.headers ?? {},
+      fingerprint: ctx.fingerprint ?? null,
+      extra: ctx.extra ?? {},
+      ip: ctx.ip ?? rest.ip,
+      userAgent: ctx.userAgent ?? rest.userAgent,
+    },
     userTraits: fromJson(userTraits, {}),
     properties: fromJson(properties, {}),
     signalDetails: fromJson<Signals>(signalDetails, {}),
@@ -96,16 +113,25 @@ export class MongoEventStore implements EventStore {
   }
 }
 
-export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPayload => ({ id: _id, ...rest, fields: fromJson(fields, []) });
+export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPayload => ({
+  id: _id,
+  ...rest,
+  fields: fromJson(fields, []),
+});
 
 export class MongoDebuggerStore implements DebuggerStore {
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+  ) {}
   private get col() {
     return this.db.collection<DebugDoc>(DEBUGGER);
   }
   /** Queued behind the answer like events; resolves once written. */
   append(e: RejectedPayload): Promise<void> {
     const { id, fields, ...rest } = e;
-    return new Promise((resolve) => this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, () => resolve()));
+    return new Promise((resolve) =>
+      this.state.insert(DEBUGGER, { _id: id, ...rest, fields: toJson(fields) }, () => resolve()),
+    );
   }
 }

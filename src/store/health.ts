@@ -63,7 +63,12 @@ export interface HealthOptions {
  * its own. The probe never throws; a failed ping counts as an answer (the driver's monitoring
  * reports refused connections), only silence counts as a hang.
  */
-export async function watchDatabase(client: MongoClient, uri: string, dbName: string, o: HealthOptions): Promise<DatabaseHealth> {
+export async function watchDatabase(
+  client: MongoClient,
+  uri: string,
+  dbName: string,
+  o: HealthOptions,
+): Promise<DatabaseHealth> {
   let topologyDown: string | null = null;
   let stalled: string | null = null;
   const listeners = new Set<(why: string) => void>();
@@ -84,7 +89,8 @@ export async function watchDatabase(client: MongoClient, uri: string, dbName: st
     const t = e.newDescription;
     const servers = [...t.servers.values()];
     // A replica set without a primary is down too: every read and write here goes to the primary.
-    const usable = t.type !== 'ReplicaSetNoPrimary' && t.type !== 'Unknown' && servers.some((s) => s.type !== 'Unknown');
+    const usable =
+      t.type !== 'ReplicaSetNoPrimary' && t.type !== 'Unknown' && servers.some((s) => s.type !== 'Unknown');
     const cause = servers.find((s) => s.error)?.error?.message;
     update(() => {
       topologyDown = usable ? null : `the database is unreachable${cause ? ` (${cause})` : ''}`;

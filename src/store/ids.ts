@@ -5,13 +5,19 @@ import type { EnvId } from '../core/model';
  * Lone UTF-16 surrogates (which `encodeURIComponent` refuses with an exception) become U+FFFD, so
  * an id built from any request string never throws.
  */
-const wellFormed = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+const wellFormed = (s: string): string =>
+  s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 /** Text that encodeURIComponent leaves as it is, but for colons (the hot path's counter keys). */
 const PLAIN_OR_COLON = /^[\w.!~*'():-]*$/;
 
 /** One part of an id: as encodeURIComponent writes it, without its cost for the common plain text. */
-const encodePart = (p: string): string => (PLAIN_OR_COLON.test(p) ? (p.includes(':') ? p.replaceAll(':', '%3A') : p) : encodeURIComponent(wellFormed(p)));
+const encodePart = (p: string): string =>
+  PLAIN_OR_COLON.test(p)
+    ? p.includes(':')
+      ? p.replaceAll(':', '%3A')
+      : p
+    : encodeURIComponent(wellFormed(p));
 
 export function idOf(env: EnvId, ...parts: string[]): string {
   let id: string = env;

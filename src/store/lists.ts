@@ -17,7 +17,15 @@
 import type { Db, Filter, Sort } from 'mongodb';
 import type { EnvId } from '../core/model';
 import { holdsAll, itemOrder } from '../core/lists/conditions';
-import type { ItemCondition, ItemField, ItemQuery, List, ListImport, ListItem, ListSet } from '../core/lists/model';
+import type {
+  ItemCondition,
+  ItemField,
+  ItemQuery,
+  List,
+  ListImport,
+  ListItem,
+  ListSet,
+} from '../core/lists/model';
 import type { ListStore } from '../core/lists/ports';
 import { putVersioned, type IndexSpec } from './database';
 import { escapeRegex, idOf } from './ids';
@@ -75,7 +83,14 @@ const SCAN_PAGE = 1000;
 /** Most ids (or values) one `$in` look-up names: what patch 0005 (and 0009) push down. */
 const MAX_IN = 1000;
 
-const fromDoc = ({ _id, itemId, ...d }: ItemDoc): ListItem => ({ id: itemId, ...d, secondaryValue: d.secondaryValue ?? null, comment: d.comment ?? null, expiresAt: d.expiresAt ?? null, archivedAt: d.archivedAt ?? null });
+const fromDoc = ({ _id, itemId, ...d }: ItemDoc): ListItem => ({
+  id: itemId,
+  ...d,
+  secondaryValue: d.secondaryValue ?? null,
+  comment: d.comment ?? null,
+  expiresAt: d.expiresAt ?? null,
+  archivedAt: d.archivedAt ?? null,
+});
 const toDoc = ({ id, ...i }: ListItem): ItemDoc => ({ _id: idOf(i.envId, i.listId, id), ...i, itemId: id });
 
 export interface ListStoreOptions {
@@ -107,12 +122,20 @@ export class MongoListStore implements ListStore {
   }
 
   async putSet(set: ListSet, expectedVersion: number): Promise<boolean> {
-    const doc: SetDoc = { _id: set.envId, version: set.version, lists: set.lists.map(({ envId: _env, ...l }) => l) };
+    const doc: SetDoc = {
+      _id: set.envId,
+      version: set.version,
+      lists: set.lists.map(({ envId: _env, ...l }) => l),
+    };
     return putVersioned(this.sets, doc, expectedVersion);
   }
 
   async bumpVersion(env: EnvId): Promise<number> {
-    const d = await this.sets.findOneAndUpdate({ _id: env }, { $inc: { version: 1 } }, { upsert: true, returnDocument: 'after' });
+    const d = await this.sets.findOneAndUpdate(
+      { _id: env },
+      { $inc: { version: 1 } },
+      { upsert: true, returnDocument: 'after' },
+    );
     return d?.version ?? 0;
   }
 
@@ -125,7 +148,8 @@ export class MongoListStore implements ListStore {
     const out: ListItem[] = [];
     for (let i = 0; i < itemIds.length; i += MAX_IN) {
       const ids = itemIds.slice(i, i + MAX_IN).map((id) => idOf(env, listId, id));
-      for (const d of await this.items.find({ _id: { $in: ids } }).toArray()) if (d.envId === env && d.listId === listId) out.push(fromDoc(d));
+      for (const d of await this.items.find({ _id: { $in: ids } }).toArray())
+        if (d.envId === env && d.listId === listId) out.push(fromDoc(d));
     }
     return out;
   }
@@ -149,7 +173,12 @@ export class MongoListStore implements ListStore {
     if (!this.o.indexed) {
       const dir = q.sort.order === 'asc' ? 1 : -1;
       const sort: Sort = { [FIELD[q.sort.field]]: dir, _id: dir };
-      const docs = await this.items.find(this.filter(env, listId, q.conditions)).sort(sort).skip(q.skip).limit(q.limit).toArray();
+      const docs = await this.items
+        .find(this.filter(env, listId, q.conditions))
+        .sort(sort)
+        .skip(q.skip)
+        .limit(q.limit)
+        .toArray();
       return docs.map(fromDoc);
     }
     const order = itemOrder(q.sort);
@@ -165,7 +194,8 @@ export class MongoListStore implements ListStore {
       return out.slice(q.skip, q.skip + q.limit);
     }
     const all: ListItem[] = [];
-    for await (const batch of this.pages(env, listId, null, 'asc', SCAN_PAGE)) for (const i of batch) if (holdsAll(i, q.conditions)) all.push(i);
+    for await (const batch of this.pages(env, listId, null, 'asc', SCAN_PAGE))
+      for (const i of batch) if (holdsAll(i, q.conditions)) all.push(i);
     return all.sort(order).slice(q.skip, q.skip + q.limit);
   }
 
@@ -174,7 +204,8 @@ export class MongoListStore implements ListStore {
     const narrowed = await this.narrowed(env, listId, conditions);
     if (narrowed) return narrowed.length;
     let n = 0;
-    for await (const batch of this.pages(env, listId, null, 'asc', SCAN_PAGE)) for (const i of batch) if (holdsAll(i, conditions)) n++;
+    for await (const batch of this.pages(env, listId, null, 'asc', SCAN_PAGE))
+      for (const i of batch) if (holdsAll(i, conditions)) n++;
     return n;
   }
 
@@ -205,9 +236,13 @@ export class MongoListStore implements ListStore {
 
   async sweepImports(before: Date): Promise<number> {
     // A small collection (one document per import), read whole on either server.
-    const old = await this.imports.find({ finishedAt: { $lt: before } }, { projection: { _id: 1 } }).toArray();
+    const old = await this.imports
+      .find({ finishedAt: { $lt: before } }, { projection: { _id: 1 } })
+      .toArray();
     let deleted = 0;
-    for (let i = 0; i < old.length; i += MAX_IN) deleted += (await this.imports.deleteMany({ _id: { $in: old.slice(i, i + MAX_IN).map((d) => d._id) } })).deletedCount;
+    for (let i = 0; i < old.length; i += MAX_IN)
+      deleted += (await this.imports.deleteMany({ _id: { $in: old.slice(i, i + MAX_IN).map((d) => d._id) } }))
+        .deletedCount;
     return deleted;
   }
 
@@ -215,18 +250,27 @@ export class MongoListStore implements ListStore {
    * (Indexed reads.) The items meeting the conditions when one of them names the ids or the values
    * asked for: read through `_id` or the value index, the rest checked here. Null otherwise.
    */
-  private async narrowed(env: EnvId, listId: string, conditions: readonly ItemCondition[]): Promise<ListItem[] | null> {
+  private async narrowed(
+    env: EnvId,
+    listId: string,
+    conditions: readonly ItemCondition[],
+  ): Promise<ListItem[] | null> {
     const strings = (c: ItemCondition): string[] | null => {
       const values = c.op === 'eq' ? [c.value] : c.op === 'in' ? [...c.value] : null;
       return values && values.every((v): v is string => typeof v === 'string') ? values : null;
     };
     const ids = conditions.find((c) => c.field === 'id' && strings(c));
-    if (ids) return (await this.getItems(env, listId, [...new Set(strings(ids))])).filter((i) => holdsAll(i, conditions));
+    if (ids)
+      return (await this.getItems(env, listId, [...new Set(strings(ids))])).filter((i) =>
+        holdsAll(i, conditions),
+      );
     const values = conditions.find((c) => c.field === 'primaryValue' && strings(c));
     if (!values) return null;
     const wanted = [...new Set(strings(values))];
     if (wanted.length === 0) return [];
-    const docs = await this.items.find({ envId: env, listId, primaryValue: wanted.length === 1 ? wanted[0] : { $in: wanted } }).toArray();
+    const docs = await this.items
+      .find({ envId: env, listId, primaryValue: wanted.length === 1 ? wanted[0] : { $in: wanted } })
+      .toArray();
     return docs.map(fromDoc).filter((i) => holdsAll(i, conditions));
   }
 
@@ -235,14 +279,24 @@ export class MongoListStore implements ListStore {
    * (createdAt), or in `_id` order (null), each page one bounded keyset read; the first page is
    * `first` long, later ones grow to SCAN_PAGE.
    */
-  private async *pages(env: EnvId, listId: string, field: 'createdAt' | null, order: 'asc' | 'desc', first: number): AsyncGenerator<ListItem[]> {
+  private async *pages(
+    env: EnvId,
+    listId: string,
+    field: 'createdAt' | null,
+    order: 'asc' | 'desc',
+    first: number,
+  ): AsyncGenerator<ListItem[]> {
     const dir = order === 'asc' ? 1 : -1;
     const op = order === 'asc' ? '$gt' : '$lt';
     let size = Math.max(1, Math.min(first, SCAN_PAGE));
     let after: ItemDoc | null = null;
     for (;;) {
       let filter: Filter<ItemDoc> = { envId: env, listId };
-      if (after && field) filter = { ...filter, $or: [{ [field]: { [op]: after[field] } }, { [field]: after[field], _id: { [op]: after._id } }] } as Filter<ItemDoc>;
+      if (after && field)
+        filter = {
+          ...filter,
+          $or: [{ [field]: { [op]: after[field] } }, { [field]: after[field], _id: { [op]: after._id } }],
+        } as Filter<ItemDoc>;
       else if (after) filter = { ...filter, _id: { [op]: after._id } };
       const sort: Sort = field ? { [field]: dir, _id: dir } : { _id: dir };
       const docs = await this.items.find(filter).sort(sort).limit(size).toArray();

@@ -18,7 +18,15 @@ import type { StateLayer } from './state/layer';
 import { PACKED, unpack } from './state/pack';
 import { DEVICE_TOKENS, DEVICES, storedDevice, USERS, type DeviceDoc } from './user-state';
 import { isDuplicateKey, writeErrors } from './database';
-import { dedupeRecordOf, fromDoc, toOutboxDoc, WEBHOOK_COLLECTIONS, type DedupeRecord, type DeliveryDoc, type OutboxDoc } from './webhooks';
+import {
+  dedupeRecordOf,
+  fromDoc,
+  toOutboxDoc,
+  WEBHOOK_COLLECTIONS,
+  type DedupeRecord,
+  type DeliveryDoc,
+  type OutboxDoc,
+} from './webhooks';
 import { DEDUPE_MARGIN_MS } from '../core/webhooks/outbox';
 
 const LEGACY_KEYS = 'device_keys';
@@ -34,7 +42,8 @@ export async function migrateLegacyDevices(db: Db, state: StateLayer, log: Migra
   let devices = 0;
   for await (const stored of db.collection<DeviceDoc>(DEVICES).find({})) {
     const d = storedDevice(stored);
-    if (typeof d.userId !== 'string' || typeof d.fingerprintKey !== 'string' || typeof d.token !== 'string') continue;
+    if (typeof d.userId !== 'string' || typeof d.fingerprintKey !== 'string' || typeof d.token !== 'string')
+      continue;
     const env = d.envId as EnvId;
     const at = (...field: string[]) => ['d', fieldName(d.fingerprintKey), ...field];
     const change = delta()
@@ -54,19 +63,36 @@ export async function migrateLegacyDevices(db: Db, state: StateLayer, log: Migra
       .set(at('lastEventRisk'), d.lastEventRisk ?? null)
       .set(at('pj'), d.lastSeenAt);
     state.apply(USERS, idOf(env, d.userId), change);
-    state.apply(DEVICE_TOKENS, idOf(env, d.token), delta().set(['envId'], env).set(['userId'], d.userId).set(['key'], d.fingerprintKey).set(['createdAt'], d.createdAt));
+    state.apply(
+      DEVICE_TOKENS,
+      idOf(env, d.token),
+      delta()
+        .set(['envId'], env)
+        .set(['userId'], d.userId)
+        .set(['key'], d.fingerprintKey)
+        .set(['createdAt'], d.createdAt),
+    );
     devices++;
     if (devices % 1000 === 0) await state.flush();
   }
-  type LegacyUser = { _id: string; lastLocation?: { lat: number; lon: number; country: string | null; at: Date } | null };
+  type LegacyUser = {
+    _id: string;
+    lastLocation?: { lat: number; lon: number; country: string | null; at: Date } | null;
+  };
   for await (const u of db.collection<LegacyUser>(USERS).find({ lastLocation: { $type: 'object' } })) {
     const l = u.lastLocation;
     if (!l || !(l.at instanceof Date)) continue;
-    state.apply(USERS, u._id, delta().max(['lastLoc'], `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`).unset(['lastLocation']));
+    state.apply(
+      USERS,
+      u._id,
+      delta()
+        .max(['lastLoc'], `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`)
+        .unset(['lastLocation']),
+    );
   }
   await state.flush();
   await db.collection(LEGACY_KEYS).drop();
-  log.info({ devices }, 'migrated devices into their users\' documents');
+  log.info({ devices }, "migrated devices into their users' documents");
   return devices;
 }
 
@@ -75,7 +101,11 @@ export async function migrateLegacyDevices(db: Db, state: StateLayer, log: Migra
  * Rampart that writes deltas to the same FerretDB (several instances, or MONGODB_URI pointed at
  * it): a delta applies to fields, which a packed document hides. Returns how many were unpacked.
  */
-export async function unpackStored(db: Db, collections: readonly string[], log: MigrationLog): Promise<number> {
+export async function unpackStored(
+  db: Db,
+  collections: readonly string[],
+  log: MigrationLog,
+): Promise<number> {
   let n = 0;
   for (const name of collections) {
     const col = db.collection<{ _id: string }>(name);
@@ -117,26 +147,35 @@ export interface OutboxMigrationOptions {
  * history reads all of it, does so once. Interrupted, it runs again: every step is an insert of
  * an id that may exist already, or a delete of what was moved.
  */
-export async function migrateWebhookOutbox(db: Db, o: OutboxMigrationOptions): Promise<{ moved: number; dedupe: number }> {
+export async function migrateWebhookOutbox(
+  db: Db,
+  o: OutboxMigrationOptions,
+): Promise<{ moved: number; dedupe: number }> {
   const meta = db.collection<{ _id: string; at: Date }>(MIGRATIONS);
   const done = (await meta.findOne({ _id: OUTBOX_MIGRATION })) !== null;
   if (done && !o.everyStart) return { moved: 0, dedupe: 0 };
   const history = db.collection<DeliveryDoc>(WEBHOOK_COLLECTIONS.history);
   const outbox = db.collection<OutboxDoc | DedupeRecord>(WEBHOOK_COLLECTIONS.outbox);
   const ignoreDuplicates = (err: unknown) => {
-    if (!isDuplicateKey(err) && !(writeErrors(err) ?? [{ error: err }]).every((w) => isDuplicateKey(w.error))) throw err;
+    if (!isDuplicateKey(err) && !(writeErrors(err) ?? [{ error: err }]).every((w) => isDuplicateKey(w.error)))
+      throw err;
   };
   // The open deliveries are few (the backlog): read them all before moving any.
   const open = await history.find({ status: { $in: ['pending', 'delivering'] } }).toArray();
   for (const doc of open) {
     await outbox.insertOne(toOutboxDoc(fromDoc(doc))).catch(ignoreDuplicates);
     // On FerretDB by `_id` alone (anything else reads the whole history); this process is its only writer.
-    await history.deleteOne(o.everyStart ? { _id: doc._id, status: doc.status, leaseVersion: doc.leaseVersion } : { _id: doc._id });
+    await history.deleteOne(
+      o.everyStart ? { _id: doc._id, status: doc.status, leaseVersion: doc.leaseVersion } : { _id: doc._id },
+    );
   }
   let dedupe = 0;
   if (!done) {
     const since = new Date(o.now.getTime() - (o.dedupeWindowMs ?? 3_600_000) - DEDUPE_MARGIN_MS);
-    const recent = history.find({ status: { $in: ['delivered', 'failed'] }, createdAt: { $gte: since } }, { projection: { _id: 1, createdAt: 1, test: 1 } });
+    const recent = history.find(
+      { status: { $in: ['delivered', 'failed'] }, createdAt: { $gte: since } },
+      { projection: { _id: 1, createdAt: 1, test: 1 } },
+    );
     let batch: DedupeRecord[] = [];
     const write = async () => {
       if (batch.length > 0) await outbox.insertMany(batch, { ordered: false }).catch(ignoreDuplicates);
@@ -151,11 +190,20 @@ export async function migrateWebhookOutbox(db: Db, o: OutboxMigrationOptions): P
     await write();
     // On MongoDB the history no longer serves the dispatcher: its indexes for it only cost writes.
     if (o.everyStart) {
-      const existing = new Set((await history.listIndexes().toArray().catch(() => [])).map((i: { name?: unknown }) => String(i.name)));
-      for (const name of ['status_due', 'status_lease', 'env_user_open']) if (existing.has(name)) await history.dropIndex(name);
+      const existing = new Set(
+        (
+          await history
+            .listIndexes()
+            .toArray()
+            .catch(() => [])
+        ).map((i: { name?: unknown }) => String(i.name)),
+      );
+      for (const name of ['status_due', 'status_lease', 'env_user_open'])
+        if (existing.has(name)) await history.dropIndex(name);
     }
     await meta.updateOne({ _id: OUTBOX_MIGRATION }, { $set: { at: o.now } }, { upsert: true });
   }
-  if (open.length + dedupe > 0) o.log.info({ moved: open.length, dedupe }, 'moved open webhook deliveries into the outbox');
+  if (open.length + dedupe > 0)
+    o.log.info({ moved: open.length, dedupe }, 'moved open webhook deliveries into the outbox');
   return { moved: open.length, dedupe };
 }

@@ -23,10 +23,17 @@ interface RevisionDoc extends Omit<PolicyRevision, 'id' | 'conditions'> {
 }
 
 export const policyIndexes: IndexSpec[] = [
-  { collection: 'policy_revisions', indexes: [{ key: { envId: 1, policyId: 1, createdAt: 1 }, name: 'env_policy_time' }] },
+  {
+    collection: 'policy_revisions',
+    indexes: [{ key: { envId: 1, policyId: 1, createdAt: 1 }, name: 'env_policy_time' }],
+  },
 ];
 
-const fromRevision = ({ _id, conditions, ...r }: RevisionDoc): PolicyRevision => ({ id: _id, ...r, conditions: fromJson(conditions, {}) });
+const fromRevision = ({ _id, conditions, ...r }: RevisionDoc): PolicyRevision => ({
+  id: _id,
+  ...r,
+  conditions: fromJson(conditions, {}),
+});
 
 export class MongoPolicyStore implements PolicyStore {
   constructor(private readonly db: Db) {}
@@ -39,19 +46,32 @@ export class MongoPolicyStore implements PolicyStore {
   async getSet(env: EnvId): Promise<PolicySet | null> {
     const d = await this.sets.findOne({ _id: env });
     if (!d) return null;
-    return { envId: env, version: d.version, policies: d.policies.map((p) => ({ ...p, envId: env, conditions: fromJson(p.conditions, {}) })) };
+    return {
+      envId: env,
+      version: d.version,
+      policies: d.policies.map((p) => ({ ...p, envId: env, conditions: fromJson(p.conditions, {}) })),
+    };
   }
   async putSet(set: PolicySet, expectedVersion: number): Promise<boolean> {
-    const doc: SetDoc = { _id: set.envId, version: set.version, policies: set.policies.map((p) => ({ ...p, conditions: toJson(p.conditions) })) };
+    const doc: SetDoc = {
+      _id: set.envId,
+      version: set.version,
+      policies: set.policies.map((p) => ({ ...p, conditions: toJson(p.conditions) })),
+    };
     return putVersioned(this.sets, doc, expectedVersion);
   }
   async addRevisions(revisions: PolicyRevision[]): Promise<void> {
     if (revisions.length === 0) return;
-    await this.revs.insertMany(revisions.map(({ id, conditions, ...r }) => ({ _id: id, ...r, conditions: toJson(conditions) })));
+    await this.revs.insertMany(
+      revisions.map(({ id, conditions, ...r }) => ({ _id: id, ...r, conditions: toJson(conditions) })),
+    );
   }
   async revisions(env: EnvId, policyIds: readonly string[]): Promise<PolicyRevision[]> {
     if (policyIds.length === 0) return [];
-    const docs = await this.revs.find({ envId: env, policyId: { $in: [...policyIds] } }).sort({ createdAt: 1 }).toArray();
+    const docs = await this.revs
+      .find({ envId: env, policyId: { $in: [...policyIds] } })
+      .sort({ createdAt: 1 })
+      .toArray();
     return docs.map(fromRevision);
   }
 

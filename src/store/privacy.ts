@@ -136,17 +136,37 @@ export class MongoPrivacyStore implements PrivacyStore {
     await this.jobs.updateOne({ _id: id, envId: env }, { $set: patch });
   }
   async listJobs(env: EnvId, limit: number, userId?: string): Promise<PrivacyJob[]> {
-    return (await this.jobs.find({ envId: env, ...(userId !== undefined ? { userId } : {}) }).sort({ createdAt: -1 }).limit(limit).toArray()).map(toJob);
+    return (
+      await this.jobs
+        .find({ envId: env, ...(userId !== undefined ? { userId } : {}) })
+        .sort({ createdAt: -1 })
+        .limit(limit)
+        .toArray()
+    ).map(toJob);
   }
   async expiredJobs(now: Date, limit: number): Promise<PrivacyJob[]> {
     const live: PrivacyJobStatus[] = ['pending', 'sent'];
-    return (await this.jobs.find({ status: { $in: live }, expiresAt: { $lte: now } }).limit(limit).toArray()).map(toJob);
+    return (
+      await this.jobs
+        .find({ status: { $in: live }, expiresAt: { $lte: now } })
+        .limit(limit)
+        .toArray()
+    ).map(toJob);
   }
   async stalePendingJobs(before: Date, limit: number): Promise<PrivacyJob[]> {
-    return (await this.jobs.find({ status: 'pending' as PrivacyJobStatus, createdAt: { $lt: before } }).limit(limit).toArray()).map(toJob);
+    return (
+      await this.jobs
+        .find({ status: 'pending' as PrivacyJobStatus, createdAt: { $lt: before } })
+        .limit(limit)
+        .toArray()
+    ).map(toJob);
   }
 
-  async putExport(env: EnvId, job: Pick<PrivacyJob, 'id' | 'userId' | 'expiresAt'>, json: string): Promise<number> {
+  async putExport(
+    env: EnvId,
+    job: Pick<PrivacyJob, 'id' | 'userId' | 'expiresAt'>,
+    json: string,
+  ): Promise<number> {
     const chunks = chunkText(json, this.chunkChars);
     try {
       // One chunk per insert: a batch of several 8 MB chunks would exceed the message size limit.
@@ -187,21 +207,36 @@ export class MongoPrivacyStore implements PrivacyStore {
   }
 
   async eventsForUser(env: EnvId, userId: string): Promise<StoredEvent[]> {
-    const docs = await this.db.collection<EventDoc>('events').find({ envId: env, userId }).sort({ occurredAt: 1 }).toArray();
+    const docs = await this.db
+      .collection<EventDoc>('events')
+      .find({ envId: env, userId })
+      .sort({ occurredAt: 1 })
+      .toArray();
     return docs.map(fromEventDoc);
   }
   async rejectedForUser(env: EnvId, userId: string): Promise<RejectedPayload[]> {
-    const docs = await this.db.collection<DebugDoc>('debugger').find({ envId: env, userId }).sort({ receivedAt: 1 }).toArray();
+    const docs = await this.db
+      .collection<DebugDoc>('debugger')
+      .find({ envId: env, userId })
+      .sort({ receivedAt: 1 })
+      .toArray();
     return docs.map(({ _id, fields, ...rest }) => ({ id: _id, ...rest, fields: fromJson(fields, []) }));
   }
   async appEventsForUser(env: EnvId, userId: string): Promise<ClientEvent[]> {
-    const docs = await this.db.collection<ClientEventDoc>(CLIENT_EVENTS).find({ envId: env, userId }).sort({ at: 1 }).toArray();
+    const docs = await this.db
+      .collection<ClientEventDoc>(CLIENT_EVENTS)
+      .find({ envId: env, userId })
+      .sort({ at: 1 })
+      .toArray();
     return docs.map(({ _id, expiresAt: _expires, ...rest }) => ({ id: _id, ...rest }));
   }
   async userIdsByEmail(env: EnvId, email: string, limit: number): Promise<string[]> {
     const docs = await this.db
       .collection<{ _id: string; envId: EnvId; userId: string; email: string | null }>('users')
-      .find({ envId: env, email: { $regex: `^${escapeRegex(email)}$`, $options: 'i' } }, { projection: { userId: 1 } })
+      .find(
+        { envId: env, email: { $regex: `^${escapeRegex(email)}$`, $options: 'i' } },
+        { projection: { userId: 1 } },
+      )
       .limit(limit)
       .toArray();
     return docs.map((d) => d.userId);
@@ -213,8 +248,15 @@ export class MongoPrivacyStore implements PrivacyStore {
     const deleted: Record<string, number> = {};
 
     const userDocId = idOf(env, s.userId);
-    deleted.users = (await db.collection<{ _id: string }>(USERS).deleteMany({ _id: userDocId, envId: env })).deletedCount;
-    const tokenIds = (await db.collection<{ _id: string }>(DEVICE_TOKENS).find(byUser, { projection: { _id: 1 } }).toArray()).map((t) => t._id);
+    deleted.users = (
+      await db.collection<{ _id: string }>(USERS).deleteMany({ _id: userDocId, envId: env })
+    ).deletedCount;
+    const tokenIds = (
+      await db
+        .collection<{ _id: string }>(DEVICE_TOKENS)
+        .find(byUser, { projection: { _id: 1 } })
+        .toArray()
+    ).map((t) => t._id);
     deleted[DEVICE_TOKENS] = (await db.collection(DEVICE_TOKENS).deleteMany(byUser)).deletedCount;
     deleted.devices = (await db.collection(DEVICES).deleteMany(byUser)).deletedCount;
     // Earlier versions kept a (user, fingerprint) → device index here.
@@ -222,30 +264,43 @@ export class MongoPrivacyStore implements PrivacyStore {
     // What names the user: the profile's e-mail, user name and phone, and those the user's own
     // events gave as the user's (an e-mail or a phone changed since).
     const names = new Set(s.names);
-    const own = db.collection<Pick<EventDoc, 'email' | 'userTraits'>>('events').find(byUser, { projection: { _id: 0, email: 1, userTraits: 1 } });
-    for await (const d of own) for (const n of ownNames({ email: d.email ?? null, userTraits: fromJson(d.userTraits, {}) })) names.add(n);
+    const own = db
+      .collection<Pick<EventDoc, 'email' | 'userTraits'>>('events')
+      .find(byUser, { projection: { _id: 0, email: 1, userTraits: 1 } });
+    for await (const d of own)
+      for (const n of ownNames({ email: d.email ?? null, userTraits: fromJson(d.userTraits, {}) }))
+        names.add(n);
     const named = [...names];
     let events = (await db.collection('events').deleteMany(byUser)).deletedCount;
     if (named.length > 0) {
       // Records without a user id that name the user: anonymous events (`names`, and the e-mail
       // of those written before events kept their names) and rejected payloads.
-      events += (await db.collection('events').deleteMany({ envId: env, userId: null, email: { $in: named } })).deletedCount;
-      events += (await db.collection('events').deleteMany({ envId: env, userId: null, names: { $in: named } })).deletedCount;
+      events += (
+        await db.collection('events').deleteMany({ envId: env, userId: null, email: { $in: named } })
+      ).deletedCount;
+      events += (
+        await db.collection('events').deleteMany({ envId: env, userId: null, names: { $in: named } })
+      ).deletedCount;
     }
     deleted.events = events;
     let rejected = (await db.collection('debugger').deleteMany(byUser)).deletedCount;
-    if (named.length > 0) rejected += (await db.collection('debugger').deleteMany({ envId: env, userId: null, names: { $in: named } })).deletedCount;
+    if (named.length > 0)
+      rejected += (
+        await db.collection('debugger').deleteMany({ envId: env, userId: null, names: { $in: named } })
+      ).deletedCount;
     deleted.debugger = rejected;
     deleted[CLIENT_EVENTS] = (await db.collection(CLIENT_EVENTS).deleteMany(byUser)).deletedCount;
 
     let counters = 0;
     const members = [...new Set([...s.identifiers, ...named, ...(s.email ? [emailAccount(s.email)] : [])])];
-    for (const member of members) counters += await pullCounterMember(db, this.state, env, member, COUNTER_SETS);
+    for (const member of members)
+      counters += await pullCounterMember(db, this.state, env, member, COUNTER_SETS);
     // Which account the e-mail belongs to: deleted once nothing queued can write it back.
     const emailDocId = s.email ? idOf(env, emailKey(sha256Hex(s.email.trim().toLowerCase()))) : null;
     if (emailDocId) {
       await this.state.flush();
-      counters += (await db.collection<{ _id: string }>(COUNTERS).deleteMany({ _id: emailDocId })).deletedCount;
+      counters += (await db.collection<{ _id: string }>(COUNTERS).deleteMany({ _id: emailDocId }))
+        .deletedCount;
     }
     deleted.counters = counters;
 
@@ -253,13 +308,24 @@ export class MongoPrivacyStore implements PrivacyStore {
     // a finished delivery in the outbox (its id, for de-duplication) names no user.
     const outbox = db.collection<{ _id: string }>(WEBHOOK_COLLECTIONS.outbox);
     const ids = (await outbox.find(byUser, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
-    deleted[WEBHOOK_COLLECTIONS.claims] = ids.length ? (await db.collection(WEBHOOK_COLLECTIONS.claims).deleteMany({ deliveryId: { $in: ids } })).deletedCount : 0;
+    deleted[WEBHOOK_COLLECTIONS.claims] = ids.length
+      ? (await db.collection(WEBHOOK_COLLECTIONS.claims).deleteMany({ deliveryId: { $in: ids } }))
+          .deletedCount
+      : 0;
     deleted[WEBHOOK_COLLECTIONS.outbox] = (await outbox.deleteMany(byUser)).deletedCount;
-    deleted[WEBHOOK_COLLECTIONS.history] = (await db.collection(WEBHOOK_COLLECTIONS.history).deleteMany(byUser)).deletedCount;
-    deleted[WEBHOOK_COLLECTIONS.dedupe] = (await db.collection(WEBHOOK_COLLECTIONS.dedupe).deleteMany(byUser)).deletedCount;
+    deleted[WEBHOOK_COLLECTIONS.history] = (
+      await db.collection(WEBHOOK_COLLECTIONS.history).deleteMany(byUser)
+    ).deletedCount;
+    deleted[WEBHOOK_COLLECTIONS.dedupe] = (
+      await db.collection(WEBHOOK_COLLECTIONS.dedupe).deleteMany(byUser)
+    ).deletedCount;
 
-    deleted[PRIVACY_COLLECTIONS.exports] = (await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)).deletedCount;
-    deleted[PRIVACY_COLLECTIONS.jobs] = (await db.collection(PRIVACY_COLLECTIONS.jobs).deleteMany(byUser)).deletedCount;
+    deleted[PRIVACY_COLLECTIONS.exports] = (
+      await db.collection(PRIVACY_COLLECTIONS.exports).deleteMany(byUser)
+    ).deletedCount;
+    deleted[PRIVACY_COLLECTIONS.jobs] = (
+      await db.collection(PRIVACY_COLLECTIONS.jobs).deleteMany(byUser)
+    ).deletedCount;
 
     // Forget the cached copies: the user, its tokens, its dashboard device copies, and (unless
     // they were changed through the state layer) this environment's counters, whose member sets
@@ -287,7 +353,10 @@ export class MongoPrivacyStore implements PrivacyStore {
       } catch (err) {
         const pause = ERASE_RETRY_MS[attempt];
         if (pause === undefined) {
-          this.o.log?.error({ err }, 'privacy: the purged rows are deleted, but older copies stay in the write-ahead log until its next checkpoint');
+          this.o.log?.error(
+            { err },
+            'privacy: the purged rows are deleted, but older copies stay in the write-ahead log until its next checkpoint',
+          );
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, pause));

@@ -34,7 +34,13 @@ export const queryIndexes: IndexSpec[] = [
     ],
     // Rampart's FerretDB build: the high-cardinality filters only; the others go through the
     // event keys (event-keys.ts), which cost far less per event than an index each.
-    servedOnEmbedded: ['q_env_time', 'q_env_user_time', 'q_env_device_time', 'q_env_ip_time', 'q_env_email_time'],
+    servedOnEmbedded: [
+      'q_env_time',
+      'q_env_user_time',
+      'q_env_device_time',
+      'q_env_ip_time',
+      'q_env_email_time',
+    ],
     // A /24 by equality (MongoDB reads the address index's range for the prefix instead).
     embeddedOnly: [{ key: { envId: 1, net: 1, occurredAt: -1, _id: -1 }, name: 'q_env_net_time' }],
   },
@@ -44,7 +50,10 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_seen' },
       { key: { envId: 1, userId: 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_user_seen' },
       { key: { envId: 1, feedback: 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_feedback_seen' },
-      { key: { envId: 1, 'context.location.country_code': 1, lastSeenAt: -1, _id: -1 }, name: 'q_env_country_seen' },
+      {
+        key: { envId: 1, 'context.location.country_code': 1, lastSeenAt: -1, _id: -1 },
+        name: 'q_env_country_seen',
+      },
     ],
     servedOnEmbedded: ['q_env_seen', 'q_env_user_seen', 'q_env_feedback_seen'],
   },
@@ -96,7 +105,8 @@ function deviceMatches(d: DeviceDoc, f: DeviceFilter): boolean {
   const seen = d.lastSeenAt.getTime();
   return (
     (f.userId === undefined || d.userId === f.userId) &&
-    (f.reviewState === undefined || (d.feedback ?? null) === (f.reviewState === 'unreviewed' ? null : f.reviewState)) &&
+    (f.reviewState === undefined ||
+      (d.feedback ?? null) === (f.reviewState === 'unreviewed' ? null : f.reviewState)) &&
     (f.country === undefined || d.context?.location?.country_code === f.country) &&
     (f.minRiskScore === undefined || d.risk >= f.minRiskScore) &&
     (f.maxRiskScore === undefined || d.risk <= f.maxRiskScore) &&
@@ -112,7 +122,10 @@ function deviceMatch(env: EnvId, f: DeviceFilter): Filter<DeviceDoc> {
   if (f.reviewState !== undefined) q.feedback = f.reviewState === 'unreviewed' ? null : f.reviewState;
   if (f.country !== undefined) q['context.location.country_code'] = f.country;
   if (f.minRiskScore !== undefined || f.maxRiskScore !== undefined) {
-    q.risk = { ...(f.minRiskScore !== undefined ? { $gte: f.minRiskScore } : {}), ...(f.maxRiskScore !== undefined ? { $lte: f.maxRiskScore } : {}) };
+    q.risk = {
+      ...(f.minRiskScore !== undefined ? { $gte: f.minRiskScore } : {}),
+      ...(f.maxRiskScore !== undefined ? { $lte: f.maxRiskScore } : {}),
+    };
   }
   const t = timeRange(f.lastSeenFrom, f.lastSeenTo);
   if (t) q.lastSeenAt = t;
@@ -148,8 +161,18 @@ async function newestPerKey<D extends Keyed>(
   const sort = { [timeField]: -1, _id: -1 } as const;
   for (let round = 0; pending.length > 0 && round < MAX_ROUNDS; round++) {
     const limit = Math.min(MAX_BATCH, Math.max(200, pending.length * perKey * 2));
-    const filter = { ...base, [field]: { $in: pending }, ...(cut ? afterKey(timeField, cut.at, cut.id) : {}) } as Filter<D>;
-    const docs = (await col.find(filter).sort(sort).limit(limit).batchSize(limit).maxTimeMS(maxTimeMS).toArray()) as D[];
+    const filter = {
+      ...base,
+      [field]: { $in: pending },
+      ...(cut ? afterKey(timeField, cut.at, cut.id) : {}),
+    } as Filter<D>;
+    const docs = (await col
+      .find(filter)
+      .sort(sort)
+      .limit(limit)
+      .batchSize(limit)
+      .maxTimeMS(maxTimeMS)
+      .toArray()) as D[];
     for (const d of docs) {
       const k = keyOf(d);
       const list = k === null ? undefined : out.get(k);
@@ -164,8 +187,19 @@ async function newestPerKey<D extends Keyed>(
   await Promise.all(
     pending.map(async (k) => {
       const list = out.get(k) ?? [];
-      const filter = { ...base, [field]: k, ...(from ? afterKey(timeField, from.at, from.id) : {}) } as Filter<D>;
-      list.push(...((await col.find(filter).sort(sort).limit(perKey - list.length).maxTimeMS(maxTimeMS).toArray()) as D[]));
+      const filter = {
+        ...base,
+        [field]: k,
+        ...(from ? afterKey(timeField, from.at, from.id) : {}),
+      } as Filter<D>;
+      list.push(
+        ...((await col
+          .find(filter)
+          .sort(sort)
+          .limit(perKey - list.length)
+          .maxTimeMS(maxTimeMS)
+          .toArray()) as D[]),
+      );
     }),
   );
   return out;
@@ -197,10 +231,26 @@ export class MongoQueryStore implements QueryStore {
     return this.db.collection<DebugDoc>('debugger');
   }
 
-  async searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<Found<StoredEvent>> {
+  async searchEvents(
+    env: EnvId,
+    filter: EventFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<Found<StoredEvent>> {
     if (this.embedded) return this.embedded.search(env, filter, limit, after);
-    const q = { ...eventMatch(env, filter), ...(after ? afterKey('occurredAt', after.at, after.id) : {}) } as Filter<EventDoc>;
-    const docs = await this.gate.run(() => this.events.find(q).sort({ occurredAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray());
+    const q = {
+      ...eventMatch(env, filter),
+      ...(after ? afterKey('occurredAt', after.at, after.id) : {}),
+    } as Filter<EventDoc>;
+    const docs = await this.gate.run(() =>
+      this.events
+        .find(q)
+        .sort({ occurredAt: -1, _id: -1 })
+        .limit(limit)
+        .batchSize(limit)
+        .maxTimeMS(this.maxTimeMS)
+        .toArray(),
+    );
     return { rows: docs.map(fromEventDoc) };
   }
 
@@ -209,11 +259,30 @@ export class MongoQueryStore implements QueryStore {
     return d && d.envId === env ? fromEventDoc(d) : null;
   }
 
-  async searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Found<Device>> {
+  async searchDevices(
+    env: EnvId,
+    filter: DeviceFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<Found<Device>> {
     // A device document weighs about four events (its context, user agent and location): a quarter as many.
-    if (this.embedded) return this.searchDevicesEmbedded(env, filter, limit, after, Math.ceil(this.embedded.maxExamined / 4));
-    const q = { ...deviceMatch(env, filter), ...(after ? afterKey('lastSeenAt', after.at, idOf(env, after.id)) : {}) } as Filter<DeviceDoc>;
-    const docs = (await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(limit).batchSize(limit).maxTimeMS(this.maxTimeMS).toArray())).map(storedDevice);
+    if (this.embedded)
+      return this.searchDevicesEmbedded(env, filter, limit, after, Math.ceil(this.embedded.maxExamined / 4));
+    const q = {
+      ...deviceMatch(env, filter),
+      ...(after ? afterKey('lastSeenAt', after.at, idOf(env, after.id)) : {}),
+    } as Filter<DeviceDoc>;
+    const docs = (
+      await this.gate.run(() =>
+        this.devices
+          .find(q)
+          .sort({ lastSeenAt: -1, _id: -1 })
+          .limit(limit)
+          .batchSize(limit)
+          .maxTimeMS(this.maxTimeMS)
+          .toArray(),
+      )
+    ).map(storedDevice);
     return { rows: docs.map(deviceFromDoc) };
   }
 
@@ -222,7 +291,13 @@ export class MongoQueryStore implements QueryStore {
    * index (else every device, most recently seen first), the rest of the filter checked on each,
    * at most `maxExamined` of them per page.
    */
-  private async searchDevicesEmbedded(env: EnvId, f: DeviceFilter, limit: number, after: SortKey | null, maxExamined: number): Promise<Found<Device>> {
+  private async searchDevicesEmbedded(
+    env: EnvId,
+    f: DeviceFilter,
+    limit: number,
+    after: SortKey | null,
+    maxExamined: number,
+  ): Promise<Found<Device>> {
     const eq: Record<string, string> = { envId: env };
     if (f.userId !== undefined) eq.userId = f.userId;
     else if (f.reviewState === 'approved' || f.reviewState === 'reported') eq.feedback = f.reviewState;
@@ -232,8 +307,22 @@ export class MongoQueryStore implements QueryStore {
     let examined = 0;
     let cursor = after ? { at: after.at, id: idOf(env, after.id) } : null;
     for (;;) {
-      const q = { ...eq, ...(seen ? { lastSeenAt: seen } : {}), ...(cursor ? afterKey('lastSeenAt', cursor.at, cursor.id) : {}) } as Filter<DeviceDoc>;
-      const docs = (await this.gate.run(() => this.devices.find(q).sort({ lastSeenAt: -1, _id: -1 }).limit(batch).batchSize(batch).maxTimeMS(this.maxTimeMS).toArray())).map(storedDevice);
+      const q = {
+        ...eq,
+        ...(seen ? { lastSeenAt: seen } : {}),
+        ...(cursor ? afterKey('lastSeenAt', cursor.at, cursor.id) : {}),
+      } as Filter<DeviceDoc>;
+      const docs = (
+        await this.gate.run(() =>
+          this.devices
+            .find(q)
+            .sort({ lastSeenAt: -1, _id: -1 })
+            .limit(batch)
+            .batchSize(batch)
+            .maxTimeMS(this.maxTimeMS)
+            .toArray(),
+        )
+      ).map(storedDevice);
       for (const d of docs) {
         examined += 1;
         if (deviceMatches(d, f)) {
@@ -248,7 +337,12 @@ export class MongoQueryStore implements QueryStore {
     }
   }
 
-  async searchRejected(env: EnvId, f: RejectedFilter, limit: number, after: SortKey | null): Promise<RejectedPayload[]> {
+  async searchRejected(
+    env: EnvId,
+    f: RejectedFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<RejectedPayload[]> {
     const q: Filter<DebugDoc> = { envId: env };
     if (f.userId !== undefined) q.userId = f.userId;
     const t = timeRange(f.from, f.to);
@@ -265,8 +359,25 @@ export class MongoQueryStore implements QueryStore {
     return docs.map(rejectedFromDoc);
   }
 
-  async latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>> {
-    const found = await this.gate.run(() => newestPerKey(this.events, { envId: env }, by, 'occurredAt', keys, perKey, (d) => d[by], (d) => d.occurredAt, this.maxTimeMS));
+  async latestEvents(
+    env: EnvId,
+    by: 'deviceToken' | 'userId',
+    keys: readonly string[],
+    perKey: number,
+  ): Promise<Map<string, StoredEvent[]>> {
+    const found = await this.gate.run(() =>
+      newestPerKey(
+        this.events,
+        { envId: env },
+        by,
+        'occurredAt',
+        keys,
+        perKey,
+        (d) => d[by],
+        (d) => d.occurredAt,
+        this.maxTimeMS,
+      ),
+    );
     return new Map([...found].map(([k, docs]) => [k, docs.map(fromEventDoc)]));
   }
 
@@ -276,13 +387,19 @@ export class MongoQueryStore implements QueryStore {
    */
   async activityOfUsers(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserActivity>> {
     if (this.embedded) return this.embedded.activity(env, userIds);
-    const out = new Map<string, { total: number; actions: Map<Action | null, number>; signals: Map<string, number> }>();
+    const out = new Map<
+      string,
+      { total: number; actions: Map<Action | null, number>; signals: Map<string, number> }
+    >();
     for (const u of userIds) out.set(u, { total: 0, actions: new Map(), signals: new Map() });
     if (userIds.length > 0) {
       const rows = await this.gate.run(() =>
         this.events
           .aggregate<{ _id: { u?: string | null; a?: Action | null; s?: string[] | null }; n: number }>(
-            [{ $match: { envId: env, userId: { $in: [...new Set(userIds)] } } }, { $group: { _id: { u: '$userId', a: '$action', s: '$signals' }, n: { $sum: 1 } } }],
+            [
+              { $match: { envId: env, userId: { $in: [...new Set(userIds)] } } },
+              { $group: { _id: { u: '$userId', a: '$action', s: '$signals' }, n: { $sum: 1 } } },
+            ],
             { maxTimeMS: this.maxTimeMS },
           )
           .toArray(),

@@ -45,7 +45,12 @@ export const RETAINED: readonly Retained[] = [
   { kind: 'debugger', collection: DEBUGGER, time: 'receivedAt' },
   // A request's export lives 48 hours whatever the retention; the job is its record, kept until
   // the retention once it has ended (its export is gone by then: PrivacyService.sweep).
-  { kind: 'privacyJobs', collection: PRIVACY_COLLECTIONS.jobs, time: 'createdAt', only: { status: { $in: ['failed', 'expired'] } } },
+  {
+    kind: 'privacyJobs',
+    collection: PRIVACY_COLLECTIONS.jobs,
+    time: 'createdAt',
+    only: { status: { $in: ['failed', 'expired'] } },
+  },
   // The overview's rollups count addresses: they go with the events they counted (not the
   // record of when rollups began, which has no count).
   { kind: 'rollups', collection: ROLLUPS, time: 'at', only: { n: { $exists: true } } },
@@ -53,7 +58,12 @@ export const RETAINED: readonly Retained[] = [
   { kind: 'events', collection: EVENT_KEYS, time: 't', only: { k: { $exists: true } }, uncounted: true },
   // Finished webhook deliveries (open ones are in the outbox, webhook_outbox), with their bodies
   // and attempts: at most 30 days (RetentionSweepOptions.oldest).
-  { kind: 'webhooks', collection: WEBHOOK_COLLECTIONS.history, time: 'createdAt', only: { status: { $in: ['delivered', 'failed'] } } },
+  {
+    kind: 'webhooks',
+    collection: WEBHOOK_COLLECTIONS.history,
+    time: 'createdAt',
+    only: { status: { $in: ['delivered', 'failed'] } },
+  },
   // Who changed which list or item, and how (an item's value may name a user).
   { kind: 'audit', collection: AUDIT_LOG, time: 'at' },
 ];
@@ -67,7 +77,9 @@ interface Row {
 /** Each environment's cutoff, moved up to `oldest` where that is later. */
 function capped(cutoffs: ReadonlyMap<EnvId, Date>, oldest: Date | undefined): ReadonlyMap<EnvId, Date> {
   if (!oldest) return cutoffs;
-  return new Map([...cutoffs].map(([env, cutoff]) => [env, cutoff.getTime() < oldest.getTime() ? oldest : cutoff]));
+  return new Map(
+    [...cutoffs].map(([env, cutoff]) => [env, cutoff.getTime() < oldest.getTime() ? oldest : cutoff]),
+  );
 }
 
 export class MongoRetentionStore implements RetentionStore {
@@ -75,15 +87,28 @@ export class MongoRetentionStore implements RetentionStore {
    * `db` deletes; `scanDb` is read by the `scan` strategy (default `db`). The strategy follows the
    * server: `scan` on FerretDB, `per-environment` on MongoDB.
    */
-  constructor(private readonly db: Db, private readonly o: { strategy: RetentionStrategy; scanDb?: Db }) {}
+  constructor(
+    private readonly db: Db,
+    private readonly o: { strategy: RetentionStrategy; scanDb?: Db },
+  ) {}
 
   async sweep(cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { events: 0, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 };
+    const counts: RetentionCounts = {
+      events: 0,
+      debugger: 0,
+      privacyJobs: 0,
+      rollups: 0,
+      webhooks: 0,
+      audit: 0,
+    };
     if (cutoffs.size === 0) return counts;
     for (const r of RETAINED) {
       if (o.stopped()) break;
       const kindCutoffs = capped(cutoffs, o.oldest?.[r.kind]);
-      const deleted = this.o.strategy === 'scan' ? await this.scan(r, kindCutoffs, o) : await this.perEnvironment(r, kindCutoffs, o);
+      const deleted =
+        this.o.strategy === 'scan'
+          ? await this.scan(r, kindCutoffs, o)
+          : await this.perEnvironment(r, kindCutoffs, o);
       if (!r.uncounted) counts[r.kind] += deleted;
     }
     return counts;
@@ -100,7 +125,11 @@ export class MongoRetentionStore implements RetentionStore {
     return (await this.db.collection<Row>(r.collection).deleteMany({ _id: { $in: ids } })).deletedCount;
   }
 
-  private async perEnvironment(r: Retained, cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<number> {
+  private async perEnvironment(
+    r: Retained,
+    cutoffs: ReadonlyMap<EnvId, Date>,
+    o: RetentionSweepOptions,
+  ): Promise<number> {
     const col = this.db.collection<Row>(r.collection);
     let deleted = 0;
     let first = true;
@@ -110,7 +139,13 @@ export class MongoRetentionStore implements RetentionStore {
         if (!first) await o.pause();
         first = false;
         const filter: Filter<Row> = { envId: env, [r.time]: { $lt: cutoff }, ...r.only };
-        const ids = (await col.find(filter, { projection: { _id: 1 } }).sort({ [r.time]: 1 }).limit(o.batchSize).toArray()).map((d) => d._id);
+        const ids = (
+          await col
+            .find(filter, { projection: { _id: 1 } })
+            .sort({ [r.time]: 1 })
+            .limit(o.batchSize)
+            .toArray()
+        ).map((d) => d._id);
         if (ids.length === 0) break;
         // The `_id`s were just read within this environment: the delete names the environment too.
         deleted += (await col.deleteMany({ _id: { $in: ids }, envId: env })).deletedCount;
@@ -120,13 +155,20 @@ export class MongoRetentionStore implements RetentionStore {
     return deleted;
   }
 
-  private async scan(r: Retained, cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<number> {
+  private async scan(
+    r: Retained,
+    cutoffs: ReadonlyMap<EnvId, Date>,
+    o: RetentionSweepOptions,
+  ): Promise<number> {
     // Nothing is older than the newest cutoff but what some environment may delete.
     let newest = 0;
     for (const c of cutoffs.values()) newest = Math.max(newest, c.getTime());
     const cursor = (this.o.scanDb ?? this.db)
       .collection<Row>(r.collection)
-      .find({ [r.time]: { $lt: new Date(newest) }, ...r.only }, { projection: { _id: 1, envId: 1, [r.time]: 1 }, batchSize: o.batchSize });
+      .find(
+        { [r.time]: { $lt: new Date(newest) }, ...r.only },
+        { projection: { _id: 1, envId: 1, [r.time]: 1 }, batchSize: o.batchSize },
+      );
     let deleted = 0;
     let ids: string[] = [];
     try {

@@ -109,14 +109,18 @@ export class RollupCompactor {
     if (!(since instanceof Date)) return run;
     const windowMs = Math.min(this.o.windowDays ?? 31, env.retentionDays) * DAY;
     // The first minute counted is the one before the marker (see RollupReader.planFrom).
-    const first = Math.max(Math.ceil((since.getTime() - MINUTE) / HOUR) * HOUR, Math.floor((now - windowMs) / HOUR) * HOUR);
+    const first = Math.max(
+      Math.ceil((since.getTime() - MINUTE) / HOUR) * HOUR,
+      Math.floor((now - windowMs) / HOUR) * HOUR,
+    );
     const end = Math.floor((now - SETTLED_AFTER_MS) / HOUR) * HOUR;
     const hours: number[] = [];
     for (let h = first; h < end; h += HOUR) hours.push(h);
     if (hours.length === 0) return run;
 
     // The rollups of counts of the hours to check: the last day's, and those not known packed.
-    const unknown = (h: number) => now - h < RECHECK_MS || PARTS.some((part) => !this.known.has(packedId(hourId(env.id, h), part)));
+    const unknown = (h: number) =>
+      now - h < RECHECK_MS || PARTS.some((part) => !this.known.has(packedId(hourId(env.id, h), part)));
     const toCheck = hours.filter(unknown);
     const counts = await this.byId<RollupDoc>(toCheck.map((h) => hourId(env.id, h)));
     const stale: { start: number; part: RollupPart; n: number }[] = [];
@@ -180,7 +184,10 @@ export class RollupCompactor {
   }
 
   /** Documents by id, in chunks, keyed by id. */
-  private async byId<T extends RollupDoc | PackedDoc>(ids: readonly string[], projection?: Record<string, 1>): Promise<Map<string, T>> {
+  private async byId<T extends RollupDoc | PackedDoc>(
+    ids: readonly string[],
+    projection?: Record<string, 1>,
+  ): Promise<Map<string, T>> {
     const found = new Map<string, T>();
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);

@@ -20,7 +20,11 @@ export const DAY = 86_400_000;
 
 /** The dimensions a rollup counts events by, and their fields in the document. */
 export type RollupDimension = 'ip' | 'asn' | 'country';
-export const DIMENSION_FIELD: Readonly<Record<RollupDimension, 'ip' | 'asn' | 'cc'>> = { ip: 'ip', asn: 'asn', country: 'cc' };
+export const DIMENSION_FIELD: Readonly<Record<RollupDimension, 'ip' | 'asn' | 'cc'>> = {
+  ip: 'ip',
+  asn: 'asn',
+  country: 'cc',
+};
 const DIMENSIONS = ['ip', 'asn', 'country'] as const;
 
 export interface RollupDoc {
@@ -83,16 +87,25 @@ export const dimensionsId = (rollupId: string, part: RollupPart) => `${rollupId}
 export const packedId = (rollupId: string, part: RollupPart) => `${rollupId}:p:${part}`;
 
 /** The events of `part` a rollup of counts holds. */
-export const partCount = (d: RollupDoc | undefined, part: RollupPart): number => (part === ALL ? (d?.n ?? 0) : (d?.a?.[part] ?? 0));
+export const partCount = (d: RollupDoc | undefined, part: RollupPart): number =>
+  part === ALL ? (d?.n ?? 0) : (d?.a?.[part] ?? 0);
 
-export const emptyDimensions = (): DimensionCounts => ({ byDimension: { ip: new Map(), asn: new Map(), country: new Map() }, overflow: { ip: 0, asn: 0, country: 0 } });
+export const emptyDimensions = (): DimensionCounts => ({
+  byDimension: { ip: new Map(), asn: new Map(), country: new Map() },
+  overflow: { ip: 0, asn: 0, country: 0 },
+});
 
 const add = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n);
 
 /** Adds counts per dimension (`values` by dimension field, field-name escaped; `overflow` by dimension field) into `sum`. */
-export function addDimensions(sum: DimensionCounts, values: Partial<Record<string, Record<string, number>>>, overflow: Record<string, number> | undefined): void {
+export function addDimensions(
+  sum: DimensionCounts,
+  values: Partial<Record<string, Record<string, number>>>,
+  overflow: Record<string, number> | undefined,
+): void {
   for (const dim of DIMENSIONS) {
-    for (const [k, n] of Object.entries(values[DIMENSION_FIELD[dim]] ?? {})) add(sum.byDimension[dim], fromFieldName(k), n);
+    for (const [k, n] of Object.entries(values[DIMENSION_FIELD[dim]] ?? {}))
+      add(sum.byDimension[dim], fromFieldName(k), n);
     sum.overflow[dim] += overflow?.[DIMENSION_FIELD[dim]] ?? 0;
   }
 }
@@ -101,7 +114,12 @@ export function addDimensions(sum: DimensionCounts, values: Partial<Record<strin
  * Adds one period's dimensions of `part` into `sum`: those kept inside its rollup of counts (the
  * earlier shape) and those of its dimensions' document.
  */
-export function addPartDimensions(sum: DimensionCounts, counts: RollupDoc | undefined, part: RollupPart, dims: RollupDoc | undefined): void {
+export function addPartDimensions(
+  sum: DimensionCounts,
+  counts: RollupDoc | undefined,
+  part: RollupPart,
+  dims: RollupDoc | undefined,
+): void {
   if (counts) {
     if (part === ALL) addDimensions(sum, { ip: counts.ip, asn: counts.asn, cc: counts.cc }, counts.o);
     else addDimensions(sum, counts.x?.[part] ?? {}, counts.xo?.[part]);
@@ -119,11 +137,28 @@ export function addPacked(sum: DimensionCounts, d: PackedDoc): void {
 }
 
 /** The packed copy of `sum`: at most `top` values per dimension, the largest (ties by value), the rest as overflow. */
-export function pack(id: string, envId: EnvId, at: Date, n: number, sum: DimensionCounts, top: number): PackedDoc {
-  const doc: PackedDoc = { _id: id, envId, at, n, k: 0, p: { ip: '[]', asn: '[]', cc: '[]' }, o: { ip: 0, asn: 0, cc: 0 } };
+export function pack(
+  id: string,
+  envId: EnvId,
+  at: Date,
+  n: number,
+  sum: DimensionCounts,
+  top: number,
+): PackedDoc {
+  const doc: PackedDoc = {
+    _id: id,
+    envId,
+    at,
+    n,
+    k: 0,
+    p: { ip: '[]', asn: '[]', cc: '[]' },
+    o: { ip: 0, asn: 0, cc: 0 },
+  };
   for (const dim of DIMENSIONS) {
     const field = DIMENSION_FIELD[dim];
-    const sorted = [...sum.byDimension[dim]].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const sorted = [...sum.byDimension[dim]].sort(
+      (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0),
+    );
     const kept = sorted.slice(0, top);
     doc.p[field] = JSON.stringify(kept);
     doc.k += kept.length;
@@ -133,4 +168,5 @@ export function pack(id: string, envId: EnvId, at: Date, n: number, sum: Dimensi
 }
 
 /** Whether a stored rollup document is a packed copy. */
-export const isPacked = (d: RollupDoc | PackedDoc): d is PackedDoc => typeof (d as Partial<PackedDoc>).p === 'object' && typeof (d as Partial<PackedDoc>).k === 'number';
+export const isPacked = (d: RollupDoc | PackedDoc): d is PackedDoc =>
+  typeof (d as Partial<PackedDoc>).p === 'object' && typeof (d as Partial<PackedDoc>).k === 'number';

@@ -62,7 +62,9 @@ export { ROLLUPS, type RollupDimension } from './rollup-docs';
  * index serves it. Rollups are read by `_id` only, so FerretDB (which would gain nothing from it)
  * does not get it (server-kind.ts: non-unique indexes there only where a read uses them).
  */
-export const rollupIndexes: IndexSpec[] = [{ collection: ROLLUPS, indexes: [{ key: { envId: 1, at: 1 }, name: 'env_at' }] }];
+export const rollupIndexes: IndexSpec[] = [
+  { collection: ROLLUPS, indexes: [{ key: { envId: 1, at: 1 }, name: 'env_at' }] },
+];
 
 /** Distinct addresses (ASNs, countries) one instance records per rollup before counting the rest as overflow. */
 export const ROLLUP_KEY_CAP = 5_000;
@@ -104,7 +106,8 @@ export class RollupWriter {
       this.started.add(e.envId);
       // The first minute this instance counts whole: rollups are complete from there on.
       const since = new Date(Math.ceil(e.receivedAt.getTime() / MINUTE) * MINUTE);
-      for (const id of [sinceId(e.envId), sinceByActionId(e.envId)]) this.state.apply(ROLLUPS, id, delta().setOnInsert(['envId'], e.envId).min(['at'], since));
+      for (const id of [sinceId(e.envId), sinceByActionId(e.envId)])
+        this.state.apply(ROLLUPS, id, delta().setOnInsert(['envId'], e.envId).min(['at'], since));
     }
     const at = e.occurredAt.getTime();
     const hour = Math.floor(at / HOUR) * HOUR;
@@ -127,7 +130,8 @@ export class RollupWriter {
           ['asn', e.asn === null ? null : String(e.asn)],
           ['cc', e.country],
         ] as const) {
-          if (value !== null && value !== '') incPart(this.admitted(partId, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
+          if (value !== null && value !== '')
+            incPart(this.admitted(partId, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
         }
       }
     }
@@ -192,7 +196,9 @@ export class RollupWriter {
  */
 export async function markRollupsSince(db: Db, env: EnvId, since: Date): Promise<void> {
   for (const id of [sinceId(env), sinceByActionId(env)]) {
-    await db.collection<{ _id: string; envId: EnvId; at: Date }>(ROLLUPS).updateOne({ _id: id }, { $setOnInsert: { envId: env }, $min: { at: since } }, { upsert: true });
+    await db
+      .collection<{ _id: string; envId: EnvId; at: Date }>(ROLLUPS)
+      .updateOne({ _id: id }, { $setOnInsert: { envId: env }, $min: { at: since } }, { upsert: true });
   }
 }
 
@@ -283,7 +289,14 @@ export class RollupReader {
     const now = this.o.now?.() ?? Date.now();
     const hit = this.emptyBefore.get(key);
     if (hit && hit.until > now) return hit.empty;
-    const older = await this.gate.run(() => this.db.collection<{ _id: string; envId: string; occurredAt: Date }>('events').findOne({ envId: env, occurredAt: { $lt: at } }, { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS }));
+    const older = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; envId: string; occurredAt: Date }>('events')
+        .findOne(
+          { envId: env, occurredAt: { $lt: at } },
+          { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
+        ),
+    );
     if (this.emptyBefore.size > 1000) this.emptyBefore.clear();
     this.emptyBefore.set(key, { empty: older === null, until: now + 10 * MINUTE });
     return older === null;
@@ -299,7 +312,13 @@ export class RollupReader {
     const since = await this.since(markerId);
     if (!since) return null;
     const first = new Date(since.getTime() - MINUTE);
-    if (from.getTime() < first.getTime() && from.getTime() % MINUTE === 0 && to.getTime() % MINUTE === 0 && this.o.indexed && (await this.noEventsBefore(env, first))) {
+    if (
+      from.getTime() < first.getTime() &&
+      from.getTime() % MINUTE === 0 &&
+      to.getTime() % MINUTE === 0 &&
+      this.o.indexed &&
+      (await this.noEventsBefore(env, first))
+    ) {
       return to.getTime() <= first.getTime() ? [] : this.plan(env, first, to, first);
     }
     return this.plan(env, from, to, since);
@@ -315,7 +334,7 @@ export class RollupReader {
     const t = to.getTime();
     if (f % MINUTE !== 0 || t % MINUTE !== 0 || f < since.getTime() || f >= t) return null;
     const parts: Period[] = [];
-    for (let m = f; m < t; ) {
+    for (let m = f; m < t;) {
       const hour = Math.floor(m / HOUR) * HOUR;
       if (m === hour && hour + HOUR <= t && hour >= since.getTime()) {
         parts.push({ id: hourId(env, hour), start: hour, ms: HOUR });
@@ -330,7 +349,11 @@ export class RollupReader {
 
   /** When rollups began (`sinceId`), or began counting per verdict (`sinceByActionId`); null: not yet. */
   private async since(id: string): Promise<Date | null> {
-    const doc = await this.gate.run(() => this.db.collection<{ _id: string; at?: Date }>(ROLLUPS).findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }));
+    const doc = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; at?: Date }>(ROLLUPS)
+        .findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }),
+    );
     return doc?.at instanceof Date ? doc.at : null;
   }
 
@@ -352,12 +375,19 @@ export class RollupReader {
     }
     for (let i = 0; i < missing.length; i += 1000) {
       const chunk = missing.slice(i, i + 1000);
-      const read = this.gate.run(() => this.db.collection<Stored>(ROLLUPS).find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS }).toArray());
+      const read = this.gate.run(() =>
+        this.db
+          .collection<Stored>(ROLLUPS)
+          .find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS })
+          .toArray(),
+      );
       const byId = read.then((docs) => new Map(docs.map((d) => [d._id, d])));
       for (const p of chunk) {
         const one = byId.then((m) => m.get(p.id) ?? null);
         this.reading.set(p.id, one);
-        void one.catch(() => undefined).finally(() => this.reading.get(p.id) === one && this.reading.delete(p.id));
+        void one
+          .catch(() => undefined)
+          .finally(() => this.reading.get(p.id) === one && this.reading.delete(p.id));
       }
       const docs = await byId;
       for (const p of chunk) {
@@ -394,7 +424,13 @@ export class RollupReader {
    * stale until the compactor packs it again); every other period from its dimensions' document.
    * A period with no event of `part` is not read at all.
    */
-  private async addDimensionsOf(sum: DimensionCounts, env: EnvId, plan: readonly Period[], part: RollupPart, counts: ReadonlyMap<string, RollupDoc>): Promise<void> {
+  private async addDimensionsOf(
+    sum: DimensionCounts,
+    env: EnvId,
+    plan: readonly Period[],
+    part: RollupPart,
+    counts: ReadonlyMap<string, RollupDoc>,
+  ): Promise<void> {
     const countOf = (p: Period) => partCount(counts.get(p.id), part);
     const hours = plan.filter((p) => p.ms === HOUR && countOf(p) > 0);
     const byDay = new Map<number, Period[]>();
@@ -402,8 +438,16 @@ export class RollupReader {
       const day = Math.floor(h.start / DAY) * DAY;
       byDay.set(day, [...(byDay.get(day) ?? []), h]);
     }
-    const days = [...byDay].filter(([, hs]) => hs.length === 24).map(([start, hs]) => ({ period: { id: packedId(dayId(env, start), part), start, ms: DAY }, hours: hs }));
-    const packs = await this.docs<PackedDoc>([...days.map((d) => d.period), ...hours.map((h) => ({ ...h, id: packedId(h.id, part) }))]);
+    const days = [...byDay]
+      .filter(([, hs]) => hs.length === 24)
+      .map(([start, hs]) => ({
+        period: { id: packedId(dayId(env, start), part), start, ms: DAY },
+        hours: hs,
+      }));
+    const packs = await this.docs<PackedDoc>([
+      ...days.map((d) => d.period),
+      ...hours.map((h) => ({ ...h, id: packedId(h.id, part) })),
+    ]);
     const done = new Set<string>();
     for (const d of days) {
       const packed = packs.get(d.period.id);
@@ -449,17 +493,25 @@ export class RollupReader {
   }
 
   async totals(env: EnvId, from: Date, to: Date, withDimensions = false): Promise<RollupTotals | null> {
-    return this.shared(`t|${env}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () => this.sumTotals(env, from, to, withDimensions));
+    return this.shared(`t|${env}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () =>
+      this.sumTotals(env, from, to, withDimensions),
+    );
   }
 
-  private async sumTotals(env: EnvId, from: Date, to: Date, withDimensions: boolean): Promise<RollupTotals | null> {
+  private async sumTotals(
+    env: EnvId,
+    from: Date,
+    to: Date,
+    withDimensions: boolean,
+  ): Promise<RollupTotals | null> {
     const plan = await this.planFrom(env, sinceId(env), from, to);
     if (!plan) return null;
     const docs = await this.docs(plan);
     const sum: RollupTotals = { total: 0, actions: new Map(), signals: new Map(), ...emptyDimensions() };
     for (const d of docs.values()) {
       sum.total += d.n ?? 0;
-      for (const [k, n] of Object.entries(d.a ?? {})) add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
+      for (const [k, n] of Object.entries(d.a ?? {}))
+        add(sum.actions, k === NO_ACTION ? null : (k as Action), n);
       for (const [k, n] of Object.entries(d.s ?? {})) add(sum.signals, fromFieldName(k), n);
     }
     if (withDimensions) await this.addDimensionsOf(sum, env, plan, ALL, docs);
@@ -470,11 +522,25 @@ export class RollupReader {
    * The sums over [from, to) of the events whose verdict was `action`, or null when rollups cannot
    * answer for that range exactly (as for `totals`, but from when they began counting per verdict).
    */
-  async totalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions = false): Promise<RollupActionTotals | null> {
-    return this.shared(`a|${env}|${action}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () => this.sumTotalsOf(env, action, from, to, withDimensions));
+  async totalsOf(
+    env: EnvId,
+    action: Action,
+    from: Date,
+    to: Date,
+    withDimensions = false,
+  ): Promise<RollupActionTotals | null> {
+    return this.shared(`a|${env}|${action}|${from.getTime()}|${to.getTime()}|${withDimensions}`, () =>
+      this.sumTotalsOf(env, action, from, to, withDimensions),
+    );
   }
 
-  private async sumTotalsOf(env: EnvId, action: Action, from: Date, to: Date, withDimensions: boolean): Promise<RollupActionTotals | null> {
+  private async sumTotalsOf(
+    env: EnvId,
+    action: Action,
+    from: Date,
+    to: Date,
+    withDimensions: boolean,
+  ): Promise<RollupActionTotals | null> {
     const plan = await this.planFrom(env, sinceByActionId(env), from, to);
     if (!plan) return null;
     const docs = await this.docs(plan);
@@ -498,7 +564,8 @@ export class RollupReader {
       const b = buckets.get(Math.floor(p.start / bucketMs) * bucketMs);
       if (!d || !b) continue;
       b.total += d.n ?? 0;
-      for (const [k, n] of Object.entries(d.a ?? {})) add(b.actions, k === NO_ACTION ? null : (k as Action), n);
+      for (const [k, n] of Object.entries(d.a ?? {}))
+        add(b.actions, k === NO_ACTION ? null : (k as Action), n);
       for (const [k, n] of Object.entries(d.s ?? {})) add(b.signals, fromFieldName(k), n);
     }
     return [...buckets.values()];

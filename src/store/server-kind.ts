@@ -52,7 +52,14 @@ export function indexesFor(kind: ServerKind, specs: readonly IndexSpec[]): Index
     collection: s.collection,
     indexes: [
       ...s.indexes.filter((i) => i.unique === true),
-      ...(kind.indexPushdown ? [...s.indexes.filter((i) => i.unique !== true && i.name !== undefined && (s.servedOnEmbedded ?? []).includes(i.name)), ...(s.embeddedOnly ?? [])].map((i) => ({ ...i, name: embeddedIndexName(i.name ?? '') })) : []),
+      ...(kind.indexPushdown
+        ? [
+            ...s.indexes.filter(
+              (i) => i.unique !== true && i.name !== undefined && (s.servedOnEmbedded ?? []).includes(i.name),
+            ),
+            ...(s.embeddedOnly ?? []),
+          ].map((i) => ({ ...i, name: embeddedIndexName(i.name ?? '') }))
+        : []),
     ],
   }));
 }
@@ -68,7 +75,12 @@ export const embeddedIndexName = (name: string): string => `v_${name}`;
  * On FerretDB, the non-unique indexes of `collection` that `wanted` does not name: made by an
  * earlier build or version, they serve no read and cost every write.
  */
-export function staleIndexes(existing: readonly { name?: unknown; unique?: unknown }[], wanted: IndexSpec | undefined): string[] {
+export function staleIndexes(
+  existing: readonly { name?: unknown; unique?: unknown }[],
+  wanted: IndexSpec | undefined,
+): string[] {
   const keep = new Set((wanted?.indexes ?? []).map((i) => i.name));
-  return existing.filter((i) => typeof i.name === 'string' && i.name !== '_id_' && i.unique !== true && !keep.has(i.name)).map((i) => i.name as string);
+  return existing
+    .filter((i) => typeof i.name === 'string' && i.name !== '_id_' && i.unique !== true && !keep.has(i.name))
+    .map((i) => i.name as string);
 }

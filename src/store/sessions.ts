@@ -14,9 +14,15 @@ interface SessionDoc extends Omit<Session, 'id'> {
 export const SESSIONS = 'console_sessions';
 
 /** Sessions are read by `_id` only; the sweep finds expired ones by idle expiry (never later than the absolute one). */
-export const sessionIndexes: IndexSpec[] = [{ collection: SESSIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] }];
+export const sessionIndexes: IndexSpec[] = [
+  { collection: SESSIONS, indexes: [{ key: { expiresAt: 1 }, name: 'expires' }] },
+];
 
-const toSession = ({ _id, ...rest }: SessionDoc): Session => ({ id: _id, ...rest, envId: rest.envId as EnvId });
+const toSession = ({ _id, ...rest }: SessionDoc): Session => ({
+  id: _id,
+  ...rest,
+  envId: rest.envId as EnvId,
+});
 
 export class MongoSessionStore implements SessionStore {
   constructor(private readonly db: Db) {}

@@ -152,15 +152,38 @@ const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
     : {
         ip: null,
         location: null,
-        userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false },
+        userAgent: {
+          raw: '',
+          browser: '',
+          version: '',
+          os: '',
+          mobile: false,
+          platform: '',
+          device: '',
+          family: '',
+          type: 'other',
+          bot: false,
+          headless: false,
+          crawler: false,
+        },
         type: 'other',
         properties: {},
       };
 
 /** A device copy as stored (packed by an embedded Rampart, or plain) as the document it stands for. */
-export const storedDevice = (stored: DeviceDoc): DeviceDoc => unpack(stored as unknown as Doc) as unknown as DeviceDoc;
-export const deviceToDoc = ({ riskScore, ...d }: Device): DeviceDoc => ({ _id: idOf(d.envId, d.token), ...d, risk: riskScore, context: toContextDoc(d.context) });
-export const deviceFromDoc = ({ _id, risk, ...d }: DeviceDoc): Device => ({ ...d, riskScore: risk, context: fromContextDoc(d.context) });
+export const storedDevice = (stored: DeviceDoc): DeviceDoc =>
+  unpack(stored as unknown as Doc) as unknown as DeviceDoc;
+export const deviceToDoc = ({ riskScore, ...d }: Device): DeviceDoc => ({
+  _id: idOf(d.envId, d.token),
+  ...d,
+  risk: riskScore,
+  context: toContextDoc(d.context),
+});
+export const deviceFromDoc = ({ _id, risk, ...d }: DeviceDoc): Device => ({
+  ...d,
+  riskScore: risk,
+  context: fromContextDoc(d.context),
+});
 
 /** A device's own risk, 0–100: set by feedback once given, else the latest event's risk. */
 function deviceRisk(s: DeviceSub): number {
@@ -257,13 +280,20 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
   for (const [id, pd] of Object.entries(p.pd ?? {})) {
     if (typeof pd?.at !== 'number') continue;
     const values: Partial<FeatureValues> = {};
-    for (const [k, v] of Object.entries(pd.v ?? {})) if ((LEVELS as readonly string[]).includes(k) && typeof v === 'string') values[k as Level] = v;
-    b.pending[fromFieldName(id)] = { at: pd.at, values, tentative: typeof pd.tw === 'number' ? pd.tw : 0, ...(pd.to === true ? { operator: true } : {}) };
+    for (const [k, v] of Object.entries(pd.v ?? {}))
+      if ((LEVELS as readonly string[]).includes(k) && typeof v === 'string') values[k as Level] = v;
+    b.pending[fromFieldName(id)] = {
+      at: pd.at,
+      values,
+      tentative: typeof pd.tw === 'number' ? pd.tw : 0,
+      ...(pd.to === true ? { operator: true } : {}),
+    };
   }
   if (p.ll) {
     const [at, lat, lon, cc] = p.ll.split('|');
     const when = Date.parse(at ?? '');
-    if (!Number.isNaN(when)) b.lastLegit = { at: when, lat: Number(lat), lon: Number(lon), cc: cc ? cc : null };
+    if (!Number.isNaN(when))
+      b.lastLegit = { at: when, lat: Number(lat), lon: Number(lon), cc: cc ? cc : null };
   }
   return b;
 }
@@ -273,8 +303,20 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
  * full table or the pending challenges forget is the core's eviction policy; this writes it.
  */
 function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | undefined): void {
-  const forget = planBehaviourEviction({ legit: known?.t, hostile: known?.h, pending: known?.pd }, c, fieldName);
-  const add = (section: 't' | 'h', total: 'n' | 'hn', values: Partial<FeatureValues>, weight: number, at: number, levels: readonly Level[], victims: Partial<Record<Level, string>>) => {
+  const forget = planBehaviourEviction(
+    { legit: known?.t, hostile: known?.h, pending: known?.pd },
+    c,
+    fieldName,
+  );
+  const add = (
+    section: 't' | 'h',
+    total: 'n' | 'hn',
+    values: Partial<FeatureValues>,
+    weight: number,
+    at: number,
+    levels: readonly Level[],
+    victims: Partial<Record<Level, string>>,
+  ) => {
     const w = weight * epochWeight(at);
     d.inc(['p', total], w);
     for (const level of levels) {
@@ -295,21 +337,31 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
     const loc = c.legit.location;
     if (loc) d.max(['p', 'll'], `${new Date(loc.at).toISOString()}|${loc.lat}|${loc.lon}|${loc.cc ?? ''}`);
   }
-  if (c.hostile) add('h', 'hn', c.hostile.values, c.hostile.weight, c.hostile.at, HOSTILE_LEVELS, forget.hostile);
+  if (c.hostile)
+    add('h', 'hn', c.hostile.values, c.hostile.weight, c.hostile.at, HOSTILE_LEVELS, forget.hostile);
   if (c.pend) {
     if (forget.pending !== null) d.unset(['p', 'pd', forget.pending]);
     const p: PendingChallenge = c.pend.challenge;
     const v: Record<string, string> = {};
     for (const [k, value] of Object.entries(p.values)) if (typeof value === 'string') v[k] = value;
-    d.set(['p', 'pd', fieldName(c.pend.id)], { at: p.at, v, tw: p.tentative, ...(p.operator === true ? { to: true } : {}) });
+    d.set(['p', 'pd', fieldName(c.pend.id)], {
+      at: p.at,
+      v,
+      tw: p.tentative,
+      ...(p.operator === true ? { to: true } : {}),
+    });
   }
   if (c.resolve) d.unset(['p', 'pd', fieldName(c.resolve)]);
 }
 
-const locationText = (l: NonNullable<ProfileChange['location']>) => `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
+const locationText = (l: NonNullable<ProfileChange['location']>) =>
+  `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
 
 export class StateUserStore implements UserStateStore {
-  constructor(private readonly db: Db, private readonly state: StateLayer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly state: StateLayer,
+  ) {}
 
   cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined {
     const doc = this.state.peek(USERS, idOf(env, userId)) as UserDocument | null | undefined;
@@ -330,7 +382,10 @@ export class StateUserStore implements UserStateStore {
 
   async loadMany(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserState>> {
     const ids = [...new Set(userIds)];
-    const docs = await this.state.readMany(USERS, ids.map((u) => idOf(env, u)));
+    const docs = await this.state.readMany(
+      USERS,
+      ids.map((u) => idOf(env, u)),
+    );
     const out = new Map<string, UserState>();
     for (const u of ids) {
       const s = this.view(env, u) ?? stateOf(env, u, docs.get(idOf(env, u)) ?? null);
@@ -351,7 +406,12 @@ export class StateUserStore implements UserStateStore {
       if (c.create && !sub && known) this.makeRoom(d, env, userId, known);
       deviceDelta(d, c, sub);
       if (c.create) {
-        this.state.put(DEVICE_TOKENS, idOf(env, c.create.token), { envId: env, userId, key: c.key, createdAt: c.create.at });
+        this.state.put(DEVICE_TOKENS, idOf(env, c.create.token), {
+          envId: env,
+          userId,
+          key: c.key,
+          createdAt: c.create.at,
+        });
       }
       if (needsProjection(c, sub)) projections.push(c);
     }
@@ -374,13 +434,22 @@ export class StateUserStore implements UserStateStore {
     const subs = Object.entries(known.d ?? {});
     if (subs.length < MAX_DEVICES_PER_USER) return;
     const stalest = (pick: (s: DeviceSub) => boolean) =>
-      subs.filter(([, s]) => pick(s)).sort(([, a], [, b]) => a.lastSeenAt.getTime() - b.lastSeenAt.getTime())[0];
+      subs
+        .filter(([, s]) => pick(s))
+        .sort(([, a], [, b]) => a.lastSeenAt.getTime() - b.lastSeenAt.getTime())[0];
     const victim = stalest((s) => !s.feedback && !s.removedAt) ?? stalest((s) => Boolean(s.removedAt));
     if (!victim) return;
     const [field, sub] = victim;
     d.unset(['d', field]);
     const token = sub.tokens[0];
-    if (token) this.state.apply(DEVICES, idOf(env, token), delta().set(['removedAt'], sub.removedAt ?? new Date()).set(['userId'], userId));
+    if (token)
+      this.state.apply(
+        DEVICES,
+        idOf(env, token),
+        delta()
+          .set(['removedAt'], sub.removedAt ?? new Date())
+          .set(['userId'], userId),
+      );
   }
 
   async byToken(env: EnvId, token: string): Promise<Device | null> {
@@ -392,12 +461,16 @@ export class StateUserStore implements UserStateStore {
     const tokenId = idOf(env, token);
     const t = this.state.peek(DEVICE_TOKENS, tokenId) as { userId?: unknown } | null | undefined;
     const userDoc = t && typeof t.userId === 'string' ? idOf(env, t.userId) : null;
-    this.state.invalidate((collection, id) => (collection === DEVICE_TOKENS && id === tokenId) || (collection === USERS && id === userDoc));
+    this.state.invalidate(
+      (collection, id) =>
+        (collection === DEVICE_TOKENS && id === tokenId) || (collection === USERS && id === userDoc),
+    );
     return this.deviceByToken(env, token);
   }
 
   private async deviceByToken(env: EnvId, token: string): Promise<Device | null> {
-    const t = (await this.state.read(DEVICE_TOKENS, idOf(env, token))) as { envId?: string; userId?: string; key?: string } | null | undefined;
+    const t = (await this.state.read(DEVICE_TOKENS, idOf(env, token))) as
+      { envId?: string; userId?: string; key?: string } | null | undefined;
     if (!t || t.envId !== env || typeof t.userId !== 'string' || typeof t.key !== 'string') return null;
     const key = t.key;
     return (await this.load(env, t.userId))?.devices.find((d) => d.fingerprintKey === key) ?? null;
@@ -410,10 +483,12 @@ function profileDelta(d: Delta, p: ProfileChange, known: UserDocument | null | u
   if (p.username) d.set(['username'], p.username);
   if (p.phone) d.set(['phone'], p.phone);
   if (p.registeredAt) d.set(['registeredAt'], p.registeredAt);
-  for (const [k, v] of Object.entries(p.traits ?? {})) d.set(['traits', fieldName(k)], JSON.stringify(v ?? null));
+  for (const [k, v] of Object.entries(p.traits ?? {}))
+    d.set(['traits', fieldName(k)], JSON.stringify(v ?? null));
   if (p.location) d.max(['lastLoc'], locationText(p.location));
   const countries = known?.countries ?? [];
-  if (p.country && !countries.includes(p.country) && countries.length < MAX_COUNTRIES) d.addToSet(['countries'], p.country);
+  if (p.country && !countries.includes(p.country) && countries.length < MAX_COUNTRIES)
+    d.addToSet(['countries'], p.country);
   if (p.passwordResetAt) d.max(['lastPasswordResetAt'], p.passwordResetAt);
 }
 
@@ -421,7 +496,10 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
   const device = fieldName(c.key);
   const at = (field: string) => ['d', device, field];
   if (c.create) {
-    d.set(at('key'), c.key).set(at('identity'), c.create.identity).min(at('createdAt'), c.create.at).max(at('lastSeenAt'), c.create.at);
+    d.set(at('key'), c.key)
+      .set(at('identity'), c.create.identity)
+      .min(at('createdAt'), c.create.at)
+      .max(at('lastSeenAt'), c.create.at);
     // A device known already keeps its first token; this one is added as another of its names.
     d.addToSet(at('tokens'), c.create.token);
   }
@@ -434,7 +512,9 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
   if (c.review) {
     // A report clears the approval and an approval clears the report: the latest feedback is the state.
     const approved = c.review.state === 'approved';
-    d.set(at('feedback'), c.review.state).set(at('approvedAt'), approved ? c.review.at : null).set(at('escalatedAt'), approved ? null : c.review.at);
+    d.set(at('feedback'), c.review.state)
+      .set(at('approvedAt'), approved ? c.review.at : null)
+      .set(at('escalatedAt'), approved ? null : c.review.at);
   }
   if (c.mitigatedAt) d.set(at('mitigatedAt'), c.mitigatedAt);
   if (c.removedAt) d.set(at('removedAt'), c.removedAt);
@@ -446,6 +526,11 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
 function needsProjection(c: DeviceChange, sub: DeviceSub | undefined): boolean {
   if (c.create || c.review || c.mitigatedAt || c.removedAt || c.link || !sub) return true;
   if (!c.seen) return false;
-  if (c.seen.context && sub.context && (c.seen.context.location?.country_code ?? null) !== (sub.context.location?.country_code ?? null)) return true;
+  if (
+    c.seen.context &&
+    sub.context &&
+    (c.seen.context.location?.country_code ?? null) !== (sub.context.location?.country_code ?? null)
+  )
+    return true;
   return !sub.pj || c.seen.at.getTime() - sub.pj.getTime() >= PROJECTION_REFRESH_MS;
 }

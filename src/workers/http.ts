@@ -29,7 +29,11 @@ export const httpPoster: HttpPoster = {
       }
       const agent = agents[target.protocol];
       if (!agent) {
-        reject(Object.assign(new TypeError(`cannot POST to a ${target.protocol} URL`), { code: 'ERR_INVALID_URL' }));
+        reject(
+          Object.assign(new TypeError(`cannot POST to a ${target.protocol} URL`), {
+            code: 'ERR_INVALID_URL',
+          }),
+        );
         return;
       }
       if (request.signal.aborted) {
@@ -46,11 +50,15 @@ export const httpPoster: HttpPoster = {
       };
       const body = Buffer.from(request.body, 'utf8');
       const send = target.protocol === 'https:' ? https.request : http.request;
-      const req = send(target, { method: 'POST', agent, headers: { ...request.headers, 'Content-Length': String(body.length) } }, (res) => {
-        res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0 })));
-        res.on('error', (err) => settle(() => reject(err)));
-        res.resume();
-      });
+      const req = send(
+        target,
+        { method: 'POST', agent, headers: { ...request.headers, 'Content-Length': String(body.length) } },
+        (res) => {
+          res.on('end', () => settle(() => resolve({ status: res.statusCode ?? 0 })));
+          res.on('error', (err) => settle(() => reject(err)));
+          res.resume();
+        },
+      );
       const onAbort = () => {
         settle(() => reject(request.signal.reason));
         req.destroy();

@@ -22,7 +22,10 @@ export class Sweeps {
   private readonly running = new Set<Promise<unknown>>();
   private started = false;
 
-  constructor(private readonly tasks: readonly SweepTask[], private readonly o: { scheduler: Scheduler; log: { warn(obj: object, msg: string): void } }) {}
+  constructor(
+    private readonly tasks: readonly SweepTask[],
+    private readonly o: { scheduler: Scheduler; log: { warn(obj: object, msg: string): void } },
+  ) {}
 
   start(): void {
     if (this.started) return;
@@ -42,16 +45,20 @@ export class Sweeps {
   private plan(task: SweepTask, ms: number): void {
     this.cancels.set(
       task,
-      this.o.scheduler.after(ms, () => {
-        const run = task
-          .run()
-          .catch((err: unknown) => this.o.log.warn({ err: message(err) }, `${task.name}: sweep failed`))
-          .finally(() => {
-            this.running.delete(run);
-            if (this.started) this.plan(task, task.everyMs);
-          });
-        this.running.add(run);
-      }, { background: true }),
+      this.o.scheduler.after(
+        ms,
+        () => {
+          const run = task
+            .run()
+            .catch((err: unknown) => this.o.log.warn({ err: message(err) }, `${task.name}: sweep failed`))
+            .finally(() => {
+              this.running.delete(run);
+              if (this.started) this.plan(task, task.everyMs);
+            });
+          this.running.add(run);
+        },
+        { background: true },
+      ),
     );
   }
 }

@@ -37,7 +37,10 @@ export class WebhookWorker {
   private lastOutboxRead: number | null = null;
   private stopping: Promise<void> | null = null;
 
-  constructor(private readonly webhooks: WebhookService, private readonly o: WebhookWorkerOptions) {
+  constructor(
+    private readonly webhooks: WebhookService,
+    private readonly o: WebhookWorkerOptions,
+  ) {
     this.pollMs = o.pollMs ?? 1000;
     this.sweepMs = o.sweepMs ?? 10 * 60_000;
     this.outboxEveryMs = o.outboxEveryMs ?? 10 * 60_000;
@@ -71,15 +74,19 @@ export class WebhookWorker {
       return;
     }
     this.cancel?.();
-    this.cancel = this.o.scheduler.after(ms, () => {
-      this.cancel = null;
-      this.pass = this.run().finally(() => {
-        this.pass = null;
-        const again = this.again;
-        this.again = false;
-        this.schedule(again ? 0 : this.pollMs);
-      });
-    }, { background: true });
+    this.cancel = this.o.scheduler.after(
+      ms,
+      () => {
+        this.cancel = null;
+        this.pass = this.run().finally(() => {
+          this.pass = null;
+          const again = this.again;
+          this.again = false;
+          this.schedule(again ? 0 : this.pollMs);
+        });
+      },
+      { background: true },
+    );
   }
 
   private async run(): Promise<void> {

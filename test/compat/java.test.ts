@@ -28,13 +28,36 @@ interface Outcome {
 }
 
 const SCENARIOS = [
-  'authenticate_login', 'authenticate_simple', 'authenticate_message', 'authenticate_registration', 'authenticate_async',
-  'authenticate_build_send', 'authenticate_merged_context', 'authenticate_do_not_track',
-  'track_login_failed', 'track_message', 'track_fire_and_forget',
-  'risk_map', 'risk_typed', 'filter_map', 'filter_typed', 'log_map', 'log_typed',
-  'devices', 'devices_unknown', 'remove_user', 'generic', 'unsupported', 'secure_user_id',
-  'bad_secret_authenticate', 'bad_secret_risk', 'bad_secret_devices', 'invalid_ip_risk', 'invalid_request_token_risk',
-  'invalid_ip_authenticate', 'missing_user_authenticate',
+  'authenticate_login',
+  'authenticate_simple',
+  'authenticate_message',
+  'authenticate_registration',
+  'authenticate_async',
+  'authenticate_build_send',
+  'authenticate_merged_context',
+  'authenticate_do_not_track',
+  'track_login_failed',
+  'track_message',
+  'track_fire_and_forget',
+  'risk_map',
+  'risk_typed',
+  'filter_map',
+  'filter_typed',
+  'log_map',
+  'log_typed',
+  'devices',
+  'devices_unknown',
+  'remove_user',
+  'generic',
+  'unsupported',
+  'secure_user_id',
+  'bad_secret_authenticate',
+  'bad_secret_risk',
+  'bad_secret_devices',
+  'invalid_ip_risk',
+  'invalid_request_token_risk',
+  'invalid_ip_authenticate',
+  'missing_user_authenticate',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -43,11 +66,28 @@ const MERGED_IP = '81.2.69.160';
 let app: TestApp;
 let out: Record<string, Outcome>;
 
-async function drive(scenarios: readonly string[], env: Record<string, string> = {}): Promise<Record<string, Outcome>> {
+async function drive(
+  scenarios: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Record<string, Outcome>> {
   const classpath = `${CLASSES}${path.delimiter}${readFileSync(CLASSPATH_FILE, 'utf8').trim()}`;
-  const vars = { ...process.env, RAMPART_URL: app.baseUrl, RAMPART_SECRET: app.secret, RAMPART_USER_ID: USER, RAMPART_MERGED_IP: MERGED_IP, ...env };
-  const { stdout } = await run('java', ['-cp', classpath, 'rampart.compat.DriveCastle', ...scenarios], { env: vars, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
-  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Outcome);
+  const vars = {
+    ...process.env,
+    RAMPART_URL: app.baseUrl,
+    RAMPART_SECRET: app.secret,
+    RAMPART_USER_ID: USER,
+    RAMPART_MERGED_IP: MERGED_IP,
+    ...env,
+  };
+  const { stdout } = await run('java', ['-cp', classpath, 'rampart.compat.DriveCastle', ...scenarios], {
+    env: vars,
+    timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Outcome);
   return Object.fromEntries(lines.map((l) => [l.scenario, l]));
 }
 
@@ -66,7 +106,8 @@ const error = (scenario: Scenario) => {
 };
 
 beforeAll(async () => {
-  if (!existsSync(CLASSPATH_FILE)) throw new Error(`${CLASSPATH_FILE} is missing: run scripts/setup-compat.sh (npm test does)`);
+  if (!existsSync(CLASSPATH_FILE))
+    throw new Error(`${CLASSPATH_FILE} is missing: run scripts/setup-compat.sh (npm test does)`);
   app = await startTestApp({ grpc: false });
   await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
   out = await drive(SCENARIOS);
@@ -79,11 +120,17 @@ afterAll(async () => {
 
 it('ran the published SDK, version 2.3.2, for every scenario', () => {
   expect(Object.keys(out).sort()).toEqual([...SCENARIOS].sort());
-  for (const o of Object.values(out)) expect({ sdk: o.sdk, sdk_version: o.sdk_version }).toEqual({ sdk: 'castle-java', sdk_version: '2.3.2' });
+  for (const o of Object.values(out))
+    expect({ sdk: o.sdk, sdk_version: o.sdk_version }).toEqual({ sdk: 'castle-java', sdk_version: '2.3.2' });
 });
 
 describe('authenticate', () => {
-  it.each(['authenticate_login', 'authenticate_message', 'authenticate_async', 'authenticate_merged_context'] as const)('%s: allow, with a device token, without failover', (scenario) => {
+  it.each([
+    'authenticate_login',
+    'authenticate_message',
+    'authenticate_async',
+    'authenticate_merged_context',
+  ] as const)('%s: allow, with a device token, without failover', (scenario) => {
     const v = result(scenario);
     expect(v).toMatchObject({ action: 'allow', user_id: user(scenario), failover: false });
     expect(v.device_token).toEqual(expect.any(String));
@@ -109,7 +156,11 @@ describe('authenticate', () => {
   it("the context came from the application's request: headers, scrubbed cookie, __cid fingerprint, client address", async () => {
     const [event] = await storedOf(app).eventsOfUser(app.env.id, user('authenticate_login'), 10);
     expect(event?.ip).toMatch(/^81\.2\.69\.\d+$/);
-    expect(event?.context.headers).toMatchObject({ 'user-agent': expect.stringContaining('Chrome/120'), 'accept-language': 'en-GB,en;q=0.9', cookie: true });
+    expect(event?.context.headers).toMatchObject({
+      'user-agent': expect.stringContaining('Chrome/120'),
+      'accept-language': 'en-GB,en;q=0.9',
+      cookie: true,
+    });
     expect(event?.context.fingerprint).toBe(`cid-${user('authenticate_login')}`);
     expect(event?.context.extra).toMatchObject({ library: { name: 'castle-java', version: '2.3.2' } });
   });
@@ -125,7 +176,11 @@ describe('authenticate', () => {
   });
 
   it('a sandbox test token in the X-Castle-Client-Id header forces deny', async () => {
-    const r = await drive(['authenticate_login'], { RAMPART_USER_ID: 'java-forced', RAMPART_CLIENT_ID_HEADER: 'test|device:chrome_on_mac|policy.action:deny', RAMPART_IP_INDEX: '100' });
+    const r = await drive(['authenticate_login'], {
+      RAMPART_USER_ID: 'java-forced',
+      RAMPART_CLIENT_ID_HEADER: 'test|device:chrome_on_mac|policy.action:deny',
+      RAMPART_IP_INDEX: '100',
+    });
     expect(r.authenticate_login?.result).toMatchObject({ action: 'deny', failover: false });
   });
 });
@@ -137,10 +192,14 @@ describe('track', () => {
   });
 
   it('stores the tracked events, fire-and-forget ones included', async () => {
-    const names = async (u: string) => (await storedOf(app).eventsOfUser(app.env.id, u, 10)).map((e) => e.name).sort();
+    const names = async (u: string) =>
+      (await storedOf(app).eventsOfUser(app.env.id, u, 10)).map((e) => e.name).sort();
     expect(await names(user('track_login_failed'))).toEqual(['$login.failed']);
     expect(await names(user('track_message'))).toEqual(['$challenge.succeeded', '$logout.succeeded']);
-    expect(await names(user('track_fire_and_forget'))).toEqual(['$profile_update.succeeded', '$review.resolved']);
+    expect(await names(user('track_fire_and_forget'))).toEqual([
+      '$profile_update.succeeded',
+      '$review.resolved',
+    ]);
     // None of them (the reset request names no user) went to the debugger.
     const debuggerEntries = await storedOf(app).debugger(app.env.id, 1000);
     expect(debuggerEntries.filter((e) => e.payload.includes(user('track_fire_and_forget')))).toEqual([]);
@@ -169,7 +228,9 @@ describe('risk, filter and log', () => {
     expect(result('log_map')).toEqual({ successful: true });
     expect(result('log_typed')).toEqual({ successful: true });
     for (const scenario of ['log_map', 'log_typed'] as const) {
-      expect((await storedOf(app).eventsOfUser(app.env.id, user(scenario), 10)).map((e) => e.name)).toEqual(['$login.failed']);
+      expect((await storedOf(app).eventsOfUser(app.env.id, user(scenario), 10)).map((e) => e.name)).toEqual([
+        '$login.failed',
+      ]);
     }
   });
 });
@@ -211,7 +272,10 @@ describe('privacy, generic calls, unsupported calls', () => {
   it('impersonation and account recovery are not Rampart calls: 404, CastleApiNotFoundException', () => {
     const r = result('unsupported');
     for (const step of ['impersonate_start', 'impersonate_end', 'recover']) {
-      expect(r[step]).toMatchObject({ ok: false, error: { class: 'CastleApiNotFoundException', status: 404 } });
+      expect(r[step]).toMatchObject({
+        ok: false,
+        error: { class: 'CastleApiNotFoundException', status: 404 },
+      });
       expect(JSON.parse(r[step].error.body)).toMatchObject({ type: 'route_not_found' });
     }
   });
@@ -231,16 +295,25 @@ describe('errors, as the application sees them', () => {
     for (const scenario of ['bad_secret_risk', 'bad_secret_devices'] as const) {
       const e = error(scenario);
       expect(e).toMatchObject({ class: 'CastleServerErrorException', status: 401 });
-      expect(JSON.parse(e?.body ?? '{}')).toMatchObject({ type: 'unauthorized', message: expect.any(String) });
+      expect(JSON.parse(e?.body ?? '{}')).toMatchObject({
+        type: 'unauthorized',
+        message: expect.any(String),
+      });
     }
   });
   it('422 invalid_parameters raises CastleApiInvalidParametersException', () => {
     const e = error('invalid_ip_risk');
     expect(e).toMatchObject({ class: 'CastleApiInvalidParametersException', status: 422 });
-    expect(JSON.parse(e?.body ?? '{}')).toMatchObject({ type: 'invalid_parameters', fields: [{ field: 'context.ip' }] });
+    expect(JSON.parse(e?.body ?? '{}')).toMatchObject({
+      type: 'invalid_parameters',
+      fields: [{ field: 'context.ip' }],
+    });
   });
   it('422 invalid_request_token raises CastleApiInvalidRequestTokenException', () => {
-    expect(error('invalid_request_token_risk')).toMatchObject({ class: 'CastleApiInvalidRequestTokenException', status: 422 });
+    expect(error('invalid_request_token_risk')).toMatchObject({
+      class: 'CastleApiInvalidRequestTokenException',
+      status: 422,
+    });
   });
   it('authenticate answers 422 as CastleRuntimeException (the SDK maps only risk, filter and log errors by type)', () => {
     for (const scenario of ['invalid_ip_authenticate', 'missing_user_authenticate'] as const) {

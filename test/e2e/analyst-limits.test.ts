@@ -25,15 +25,26 @@ beforeAll(async () => {
     occurredAt: new Date(at + i),
     receivedAt: new Date(at + i),
   }));
-  for (let i = 0; i < events.length; i += 5000) await app.database.db.collection('events').insertMany(events.slice(i, i + 5000) as never[]);
+  for (let i = 0; i < events.length; i += 5000)
+    await app.database.db.collection('events').insertMany(events.slice(i, i + 5000) as never[]);
 });
 afterAll(async () => {
   await app?.close();
 });
 
 async function gql(query: string) {
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { authorization: basic(app.secret), 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-  return { status: res.status, body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { authorization: basic(app.secret), 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      data?: unknown;
+      errors?: { message: string; extensions?: { code?: string } }[];
+    },
+  };
 }
 
 it.each([
@@ -52,7 +63,11 @@ it('scoring is not held by it', async () => {
     fetch(`${app.baseUrl}/v1/risk`, {
       method: 'POST',
       headers: { authorization: basic(app.secret), 'content-type': 'application/json' },
-      body: JSON.stringify({ event: '$login', user: { id: 'scored-meanwhile' }, context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0' } } }),
+      body: JSON.stringify({
+        event: '$login',
+        user: { id: 'scored-meanwhile' },
+        context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0' } },
+      }),
     }),
   ]);
   expect(analysis.body.errors?.[0]?.extensions?.code).toBe('DEADLINE_EXCEEDED');

@@ -34,7 +34,8 @@ function startBackend(name: 'backend' | 'other'): Promise<http.Server> {
     req.on('end', async () => {
       const clientId = req.headers['x-service-client-id'] as string | undefined;
       received.push({ server: name, path: req.url ?? '', clientId });
-      if (req.url !== '/api/login') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      if (req.url !== '/api/login')
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { user: string; password: string };
       if (body.password !== 'right') return res.writeHead(401).end();
       const headers: Record<string, string> = { 'User-Agent': req.headers['user-agent'] ?? '' };
@@ -76,13 +77,27 @@ afterAll(async () => {
 
 /** `mvn -o package` with the addresses as system properties; resolves with the output, rejects with it. */
 function maven(props: Record<string, string>): Promise<string> {
-  const args = ['-B', '-o', '-q', '--no-transfer-progress', '-Dstyle.color=never', `-Dmaven.repo.local=${androidMavenRepo()}`, ...Object.entries(props).map(([k, v]) => `-D${k}=${v}`), 'package'];
+  const args = [
+    '-B',
+    '-o',
+    '-q',
+    '--no-transfer-progress',
+    '-Dstyle.color=never',
+    `-Dmaven.repo.local=${androidMavenRepo()}`,
+    ...Object.entries(props).map(([k, v]) => `-D${k}=${v}`),
+    'package',
+  ];
   return new Promise((resolve, reject) => {
-    execFile('mvn', args, { cwd: ANDROID_DIR, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const out = `${stdout}\n${stderr}`.split(`${String.fromCharCode(27)}[0m`).join('');
-      if (err) reject(new Error(`mvn ${args.join(' ')} failed:\n${out.slice(-20_000)}`));
-      else resolve(out);
-    });
+    execFile(
+      'mvn',
+      args,
+      { cwd: ANDROID_DIR, timeout: 900_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const out = `${stdout}\n${stderr}`.split(`${String.fromCharCode(27)}[0m`).join('');
+        if (err) reject(new Error(`mvn ${args.join(' ')} failed:\n${out.slice(-20_000)}`));
+        else resolve(out);
+      },
+    );
   });
 }
 
@@ -110,44 +125,82 @@ describe('the Android client against the real service', () => {
     expect(existsSync(result)).toBe(true);
     outcome = JSON.parse(readFileSync(result, 'utf8')) as { device: string; package: string };
     // The jar, the AAR, and the jar dexed by D8 for Android 8 (the build fails when D8 cannot).
-    for (const f of ['rampart-android-0.1.0.jar', 'rampart-android-0.1.0.aar', 'd8/classes.dex']) expect(existsSync(path.join(ANDROID_DIR, 'target', f))).toBe(true);
+    for (const f of ['rampart-android-0.1.0.jar', 'rampart-android-0.1.0.aar', 'd8/classes.dex'])
+      expect(existsSync(path.join(ANDROID_DIR, 'target', f))).toBe(true);
   }, 900_000);
 
-  it('the interceptor sent a fresh token to the app\'s API and none elsewhere', () => {
+  it("the interceptor sent a fresh token to the app's API and none elsewhere", () => {
     expect(outcome).toBeDefined();
     const api = received.filter((r) => r.server === 'backend' && r.path.startsWith('/api/'));
     expect(api.find((r) => r.path === '/api/profile')?.clientId).toMatch(/^rpm1\./);
-    expect(api.filter((r) => r.path === '/api/login').every((r) => /^rpm1\./.test(r.clientId ?? ''))).toBe(true);
+    expect(api.filter((r) => r.path === '/api/login').every((r) => /^rpm1\./.test(r.clientId ?? ''))).toBe(
+      true,
+    );
     const viaInterceptor = [api[0], api[1], api[api.length - 1]].map((r) => r.clientId);
     expect(new Set(viaInterceptor).size).toBe(3);
-    expect(received.filter((r) => r.server === 'other')).toEqual([{ server: 'other', path: '/api/profile', clientId: undefined }]);
+    expect(received.filter((r) => r.server === 'other')).toEqual([
+      { server: 'other', path: '/api/profile', clientId: undefined },
+    ]);
   });
 
-  it('the app\'s events reached Rampart, with the user on those after identify', async () => {
+  it("the app's events reached Rampart, with the user on those after identify", async () => {
     expect(outcome).toBeDefined();
     await app.built.state.flush();
-    const events = await app.database.db.collection('client_events').find({ envId: app.env.id, appId: outcome.package }).sort({ at: 1 }).toArray();
+    const events = await app.database.db
+      .collection('client_events')
+      .find({ envId: app.env.id, appId: outcome.package })
+      .sort({ at: 1 })
+      .toArray();
     const count = (type: string) => events.filter((e) => e.type === type).length;
     // Two installs (the reinstall wiped the app's files), two opens, one close.
     expect([count('app_installed'), count('app_opened'), count('app_closed')]).toEqual([2, 2, 1]);
-    expect(events.find((e) => e.type === 'app_installed')).toMatchObject({ platform: 'android', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
-    expect(events.filter((e) => e.type === 'screen').map((e) => e.name).sort()).toEqual(['Home', 'LoginActivity', 'LoginActivity', 'Welcome']);
-    expect(events.find((e) => e.type === 'custom')).toMatchObject({ name: 'Added to cart', properties: { sku: 'A-1', qty: 2 } });
+    expect(events.find((e) => e.type === 'app_installed')).toMatchObject({
+      platform: 'android',
+      appVersion: '3.2.1',
+      properties: { version: '3.2.1', build: '321' },
+    });
+    expect(
+      events
+        .filter((e) => e.type === 'screen')
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['Home', 'LoginActivity', 'LoginActivity', 'Welcome']);
+    expect(events.find((e) => e.type === 'custom')).toMatchObject({
+      name: 'Added to cart',
+      properties: { sku: 'A-1', qty: 2 },
+    });
     // identify, then userJwt: the second is verified (the JWT is signed with the API secret).
-    expect(events.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified, e.properties])).toEqual([
+    expect(
+      events.filter((e) => e.type === 'identify').map((e) => [e.userId, e.verified, e.properties]),
+    ).toEqual([
       [user, false, { plan: 'pro' }],
       [user, true, {}],
     ]);
-    expect(events.filter((e) => e.userId === user).map((e) => e.type).sort()).toEqual(['app_closed', 'identify', 'identify', 'screen']);
+    expect(
+      events
+        .filter((e) => e.userId === user)
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual(['app_closed', 'identify', 'identify', 'screen']);
   });
 
-  it('the phone is in the user\'s registry once, with its model, OS and app version', async () => {
+  it("the phone is in the user's registry once, with its model, OS and app version", async () => {
     expect(outcome).toBeDefined();
     const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
     expect(devices.body.total_count).toBe(1);
     expect(devices.body.data[0]).toMatchObject({
       token: outcome.device,
-      context: { type: 'mobile', properties: { platform: 'android', model: 'Pixel 8', os: 'Android 14', app_id: outcome.package, app_version: '3.2.1', app_build: '321' } },
+      context: {
+        type: 'mobile',
+        properties: {
+          platform: 'android',
+          model: 'Pixel 8',
+          os: 'Android 14',
+          app_id: outcome.package,
+          app_version: '3.2.1',
+          app_build: '321',
+        },
+      },
     });
   });
 });

@@ -14,7 +14,12 @@ beforeAll(async () => {
   await app.built.services.environments.setEnabled(d.env.id, false);
   disabledSecret = d.secret;
   // A user with a device so that device and privacy endpoints have something to reject around.
-  await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'victim', email: 'victim@example.com' }, request_token: 'cid-victim', context: ctx });
+  await call(app, 'POST', '/v1/risk', {
+    event: '$login',
+    user: { id: 'victim', email: 'victim@example.com' },
+    request_token: 'cid-victim',
+    context: ctx,
+  });
   await settled();
 });
 
@@ -27,12 +32,16 @@ afterAll(async () => {
   await app?.close();
 });
 
-const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 const ctx = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: '*/*' } };
 
 /** Every document of every collection, as text, in a stable order. */
 async function snapshot(db: Db, exclude: string[] = []): Promise<string> {
-  const names = (await db.listCollections().toArray()).map((c) => c.name).filter((n) => !exclude.includes(n)).sort();
+  const names = (await db.listCollections().toArray())
+    .map((c) => c.name)
+    .filter((n) => !exclude.includes(n))
+    .sort();
   const parts: string[] = [];
   for (const name of names) {
     const docs = await db.collection(name).find({}).sort({ _id: 1 }).toArray();
@@ -49,23 +58,72 @@ interface Endpoint {
   /** Status for a body the endpoint cannot use (track answers 204). */
   malformed: number;
 }
-const verdict = (name: string, body: Record<string, unknown>): Endpoint => ({ name, method: 'POST', path: `/v1/${name}`, body, malformed: 422 });
+const verdict = (name: string, body: Record<string, unknown>): Endpoint => ({
+  name,
+  method: 'POST',
+  path: `/v1/${name}`,
+  body,
+  malformed: 422,
+});
 const ENDPOINTS: Endpoint[] = [
-  verdict('authenticate', { event: '$login.succeeded', user_id: 'bi-1', user_traits: { email: 'bi@example.com' }, context: ctx }),
+  verdict('authenticate', {
+    event: '$login.succeeded',
+    user_id: 'bi-1',
+    user_traits: { email: 'bi@example.com' },
+    context: ctx,
+  }),
   verdict('risk', { event: '$login', user: { id: 'bi-1' }, request_token: 'cid-bi', context: ctx }),
-  verdict('filter', { event: '$registration', user: { email: 'bi@example.com' }, request_token: 'cid-bi', context: ctx }),
-  { name: 'track', method: 'POST', path: '/v1/track', body: { event: '$login.failed', user_id: 'bi-1', context: ctx }, malformed: 204 },
-  { name: 'log', method: 'POST', path: '/v1/log', body: { event: '$login.failed', user_id: 'bi-1', context: ctx }, malformed: 204 },
+  verdict('filter', {
+    event: '$registration',
+    user: { email: 'bi@example.com' },
+    request_token: 'cid-bi',
+    context: ctx,
+  }),
+  {
+    name: 'track',
+    method: 'POST',
+    path: '/v1/track',
+    body: { event: '$login.failed', user_id: 'bi-1', context: ctx },
+    malformed: 204,
+  },
+  {
+    name: 'log',
+    method: 'POST',
+    path: '/v1/log',
+    body: { event: '$login.failed', user_id: 'bi-1', context: ctx },
+    malformed: 204,
+  },
   { name: 'devices list', method: 'GET', path: '/v1/users/victim/devices', body: null, malformed: 0 },
-  { name: 'privacy access', method: 'POST', path: '/v1/privacy/users', body: { identifier: 'victim', identifier_type: '$id' }, malformed: 422 },
-  { name: 'privacy purge', method: 'DELETE', path: '/v1/privacy/users', body: { identifier: 'victim', identifier_type: '$id' }, malformed: 422 },
+  {
+    name: 'privacy access',
+    method: 'POST',
+    path: '/v1/privacy/users',
+    body: { identifier: 'victim', identifier_type: '$id' },
+    malformed: 422,
+  },
+  {
+    name: 'privacy purge',
+    method: 'DELETE',
+    path: '/v1/privacy/users',
+    body: { identifier: 'victim', identifier_type: '$id' },
+    malformed: 422,
+  },
 ];
 const withBody = ENDPOINTS.filter((e) => e.body !== null);
-const verdicts = ENDPOINTS.filter((e) => e.malformed === 422 && e.name !== 'privacy access' && e.name !== 'privacy purge');
+const verdicts = ENDPOINTS.filter(
+  (e) => e.malformed === 422 && e.name !== 'privacy access' && e.name !== 'privacy purge',
+);
 const tracks = ENDPOINTS.filter((e) => e.malformed === 204);
 
 /** Send a request that must be rejected and check that nothing in the database changed. */
-async function rejected(method: string, path: string, body: unknown, opts: Parameters<typeof call>[4] = {}, status: number, type?: string) {
+async function rejected(
+  method: string,
+  path: string,
+  body: unknown,
+  opts: Parameters<typeof call>[4] = {},
+  status: number,
+  type?: string,
+) {
   await settled();
   const before = await snapshot(app.database.db);
   const r = await call(app, method, path, body, opts);
@@ -78,18 +136,41 @@ async function rejected(method: string, path: string, body: unknown, opts: Param
 
 describe.each(ENDPOINTS)('$name', (ep) => {
   const body = ep.body ?? undefined;
-  it('no auth: 401 unauthorized', () => rejected(ep.method, ep.path, body, { secret: null }, 401, 'unauthorized'));
-  it('wrong secret: 401 unauthorized', () => rejected(ep.method, ep.path, body, { secret: 'sk_wrong_wrong_wrong' }, 401, 'unauthorized'));
-  it('malformed Authorization header: 401', () => rejected(ep.method, ep.path, body, { secret: null, headers: { authorization: 'Basic !!!' } }, 401, 'unauthorized'));
-  it('disabled environment: 403 forbidden', () => rejected(ep.method, ep.path, body, { secret: disabledSecret }, 403, 'forbidden'));
+  it('no auth: 401 unauthorized', () =>
+    rejected(ep.method, ep.path, body, { secret: null }, 401, 'unauthorized'));
+  it('wrong secret: 401 unauthorized', () =>
+    rejected(ep.method, ep.path, body, { secret: 'sk_wrong_wrong_wrong' }, 401, 'unauthorized'));
+  it('malformed Authorization header: 401', () =>
+    rejected(
+      ep.method,
+      ep.path,
+      body,
+      { secret: null, headers: { authorization: 'Basic !!!' } },
+      401,
+      'unauthorized',
+    ));
+  it('disabled environment: 403 forbidden', () =>
+    rejected(ep.method, ep.path, body, { secret: disabledSecret }, 403, 'forbidden'));
 });
 
 describe.each(withBody.filter((e) => e.malformed === 422))('$name, body errors', (ep) => {
-  it('non-JSON: 400 bad_request', () => rejected(ep.method, ep.path, undefined, { raw: '{not json' }, 400, 'bad_request'));
-  it('a JSON array: 400 bad_request', () => rejected(ep.method, ep.path, undefined, { raw: '[1,2]' }, 400, 'bad_request'));
-  it('oversized body: 413 payload_too_large', () => rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
-  it('deeply nested body: 400', () => rejected(ep.method, ep.path, undefined, { raw: `${'{"a":'.repeat(100)}1${'}'.repeat(100)}` }, 400, 'bad_request'));
-  it('a 5,000-level nested body: 400', () => rejected(ep.method, ep.path, undefined, { raw: deep }, 400, 'bad_request'));
+  it('non-JSON: 400 bad_request', () =>
+    rejected(ep.method, ep.path, undefined, { raw: '{not json' }, 400, 'bad_request'));
+  it('a JSON array: 400 bad_request', () =>
+    rejected(ep.method, ep.path, undefined, { raw: '[1,2]' }, 400, 'bad_request'));
+  it('oversized body: 413 payload_too_large', () =>
+    rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
+  it('deeply nested body: 400', () =>
+    rejected(
+      ep.method,
+      ep.path,
+      undefined,
+      { raw: `${'{"a":'.repeat(100)}1${'}'.repeat(100)}` },
+      400,
+      'bad_request',
+    ));
+  it('a 5,000-level nested body: 400', () =>
+    rejected(ep.method, ep.path, undefined, { raw: deep }, 400, 'bad_request'));
 });
 
 describe.each(verdicts)('$name, field errors answer 422 and name the field', (ep) => {
@@ -99,16 +180,38 @@ describe.each(verdicts)('$name, field errors answer 422 and name the field', (ep
     ['event of the wrong type', { event: 42 }, 'event'],
     ['invalid IP', { context: { ...ctx, ip: '300.1.2.3' } }, 'context.ip'],
     ['context of the wrong type', { context: [1] }, 'context'],
-    ['huge header map', { context: { ip: '1.1.1.1', headers: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`x-h-${i}`, 'v'])) } }, 'context.headers'],
+    [
+      'huge header map',
+      {
+        context: {
+          ip: '1.1.1.1',
+          headers: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`x-h-${i}`, 'v'])),
+        },
+      },
+      'context.headers',
+    ],
     ['an operator object as an id', { user_id: { $gt: '' }, user: { id: { $gt: '' } } }, 'user'],
-    ['a header value of the wrong type', { context: { ...ctx, headers: { 'User-Agent': UA, 'X-Num': 5 } } }, 'context.headers'],
+    [
+      'a header value of the wrong type',
+      { context: { ...ctx, headers: { 'User-Agent': UA, 'X-Num': 5 } } },
+      'context.headers',
+    ],
   ];
   it.each(cases)('%s', async (_label, patch, field) => {
     const r = await rejected(ep.method, ep.path, { ...ep.body, ...patch }, {}, 422, 'invalid_parameters');
     expect(JSON.stringify(r.body.fields)).toContain(field);
   });
-  it('missing context: 422', () => rejected(ep.method, ep.path, { ...ep.body, context: undefined }, {}, 422, 'invalid_parameters'));
-  it('a malformed request token: 422 invalid_request_token', () => rejected(ep.method, ep.path, { ...ep.body, request_token: 'test|risk:9' }, {}, 422, 'invalid_request_token'));
+  it('missing context: 422', () =>
+    rejected(ep.method, ep.path, { ...ep.body, context: undefined }, {}, 422, 'invalid_parameters'));
+  it('a malformed request token: 422 invalid_request_token', () =>
+    rejected(
+      ep.method,
+      ep.path,
+      { ...ep.body, request_token: 'test|risk:9' },
+      {},
+      422,
+      'invalid_request_token',
+    ));
 });
 
 /** 5,000 levels of nesting under a user id and a credential. */
@@ -123,7 +226,18 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
     ['unknown event', { body: { event: '$nope' } }],
     ['invalid IP', { body: { event: '$login.failed', context: { ip: 'x.x.x.x' } } }],
     ['wrong types', { body: { event: '$login.failed', user_id: { $gt: '' } } }],
-    ['huge header map', { body: { event: '$login.failed', context: { ip: '1.1.1.1', headers: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`h${i}`, 'v'])) } } }],
+    [
+      'huge header map',
+      {
+        body: {
+          event: '$login.failed',
+          context: {
+            ip: '1.1.1.1',
+            headers: Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`h${i}`, 'v'])),
+          },
+        },
+      },
+    ],
   ];
   it.each(cases)('%s', async (_label, c) => {
     await settled();
@@ -135,7 +249,8 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
     expect((await storedOf(app).debugger(app.env.id, 1000)).length).toBe(count + 1);
     expect(await snapshot(app.database.db, ['debugger'])).toBe(before);
   });
-  it('oversized body: 413', () => rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
+  it('oversized body: 413', () =>
+    rejected(ep.method, ep.path, { ...ep.body, pad: 'x'.repeat(200 * 1024) }, {}, 413, 'payload_too_large'));
   it('a 5,000-level nested body: 204, kept in the debugger bounded and scrubbed, with the user it names', async () => {
     await settled();
     const before = await snapshot(app.database.db, ['debugger']);
@@ -154,7 +269,15 @@ describe.each(tracks)('$name answers 204 to malformed bodies and keeps them in t
 });
 
 describe('hostile strings are plain data', () => {
-  const hostile = ['$where', '{"$gt": ""}', "'; DROP TABLE users; --", '../../etc/passwd', '<script>alert(1)</script>', 'ユーザー😀', 'a'.repeat(200)];
+  const hostile = [
+    '$where',
+    '{"$gt": ""}',
+    "'; DROP TABLE users; --",
+    '../../etc/passwd',
+    '<script>alert(1)</script>',
+    'ユーザー😀',
+    'a'.repeat(200),
+  ];
   it.each(hostile)('%s in every string field of risk', async (s) => {
     const r = await call(app, 'POST', '/v1/risk', {
       event: '$login',
@@ -176,8 +299,22 @@ describe('hostile strings are plain data', () => {
     }
   });
   it('privacy by identifier rejects an operator object and an unknown identifier type', async () => {
-    await rejected('POST', '/v1/privacy/users', { identifier: { $gt: '' }, identifier_type: '$id' }, {}, 422, 'invalid_parameters');
-    await rejected('DELETE', '/v1/privacy/users', { identifier: 'victim', identifier_type: '$phone' }, {}, 422, 'invalid_parameters');
+    await rejected(
+      'POST',
+      '/v1/privacy/users',
+      { identifier: { $gt: '' }, identifier_type: '$id' },
+      {},
+      422,
+      'invalid_parameters',
+    );
+    await rejected(
+      'DELETE',
+      '/v1/privacy/users',
+      { identifier: 'victim', identifier_type: '$phone' },
+      {},
+      422,
+      'invalid_parameters',
+    );
     await rejected('DELETE', '/v1/privacy/users', {}, {}, 422, 'invalid_parameters');
   });
 });

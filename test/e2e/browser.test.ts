@@ -82,21 +82,46 @@ describe('the browser client in Chromium', () => {
     const v = await demoLogin(first, email);
     await app.built.state.flush();
     const [event] = await storedOf(app).eventsOfUser(app.env.id, email, 10);
-    const sent = Object.fromEntries(Object.entries(event?.context.headers ?? {}).filter((h): h is [string, string] => typeof h[1] === 'string'));
+    const sent = Object.fromEntries(
+      Object.entries(event?.context.headers ?? {}).filter(
+        (h): h is [string, string] => typeof h[1] === 'string',
+      ),
+    );
     // Chromium on Linux, on a secure origin (loopback is one): its user agent and its low-entropy client hints.
-    expect(sent['user-agent']).toMatch(/^Mozilla\/5\.0 \(X11; Linux x86_64\) AppleWebKit\/537\.36 \(KHTML, like Gecko\) HeadlessChrome\/\d+/);
-    expect(sent).toMatchObject({ 'sec-ch-ua': expect.stringMatching(/"Chromium";v="\d+"/), 'sec-ch-ua-mobile': '?0', 'sec-ch-ua-platform': '"Linux"', 'sec-fetch-mode': 'navigate' });
+    expect(sent['user-agent']).toMatch(
+      /^Mozilla\/5\.0 \(X11; Linux x86_64\) AppleWebKit\/537\.36 \(KHTML, like Gecko\) HeadlessChrome\/\d+/,
+    );
+    expect(sent).toMatchObject({
+      'sec-ch-ua': expect.stringMatching(/"Chromium";v="\d+"/),
+      'sec-ch-ua-mobile': '?0',
+      'sec-ch-ua-platform': '"Linux"',
+      'sec-fetch-mode': 'navigate',
+    });
     // Its own verdict: driven and headless (the user agent and the token say so), but not a spoofed device.
     expect(v.signals).toHaveProperty('headless_browser');
     expect(v.signals).not.toHaveProperty('spoofed_device');
     // The same request from a person's Chromium (no "Headless" in its name), over REST: none of the rules fires.
-    const person = Object.fromEntries(Object.entries(sent).map(([name, value]) => [name, value.replace(/HeadlessChrome/g, 'Chrome')]));
-    const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'chromium-person' }, context: { ip: context.ip, headers: person } });
+    const person = Object.fromEntries(
+      Object.entries(sent).map(([name, value]) => [name, value.replace(/HeadlessChrome/g, 'Chrome')]),
+    );
+    const r = await call(app, 'POST', '/v1/risk', {
+      event: '$login',
+      user: { id: 'chromium-person' },
+      context: { ip: context.ip, headers: person },
+    });
     expect(r.status).toBe(201);
     const signals = r.body.signals as Record<string, unknown>;
-    expect(Object.keys(signals).filter((name) => (USER_AGENT_SIGNALS as readonly string[]).includes(name))).toEqual([]);
-    const device = await call(app, 'GET', `/v1/devices/${(r.body as { device: { token: string } }).device.token}`);
-    expect(device.body).toMatchObject({ context: { type: 'desktop', user_agent: { browser: 'Chrome', platform: 'Linux' } } });
+    expect(
+      Object.keys(signals).filter((name) => (USER_AGENT_SIGNALS as readonly string[]).includes(name)),
+    ).toEqual([]);
+    const device = await call(
+      app,
+      'GET',
+      `/v1/devices/${(r.body as { device: { token: string } }).device.token}`,
+    );
+    expect(device.body).toMatchObject({
+      context: { type: 'desktop', user_agent: { browser: 'Chrome', platform: 'Linux' } },
+    });
   });
 
   it('the same browser twice is the same device; another profile is another device', async () => {
@@ -111,17 +136,29 @@ describe('the browser client in Chromium', () => {
     const page = await first.newPage();
     await page.goto(`${app.baseUrl}/client/demo`, { waitUntil: 'load' });
     // Runs in the page, where the classic script defined Rampart on the global object.
-    const token = await page.evaluate(() => (globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }).Rampart.createRequestToken());
+    const token = await page.evaluate(() =>
+      (
+        globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }
+      ).Rampart.createRequestToken(),
+    );
     await page.close();
     expect(token).toMatch(/^rpt1\./);
-    const risk = (t: string, ip = context.ip) => call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'replay-victim' }, request_token: t, context: { ...context, ip } });
+    const risk = (t: string, ip = context.ip) =>
+      call(app, 'POST', '/v1/risk', {
+        event: '$login',
+        user: { id: 'replay-victim' },
+        request_token: t,
+        context: { ...context, ip },
+      });
     expect((await risk(token)).body.signals).not.toHaveProperty('replayed_token');
     const elsewhere = await risk(token, '203.0.113.50');
     expect(elsewhere.body.signals).toHaveProperty('replayed_token');
     expect(elsewhere.body.policy.action).toBe('deny');
     const [prefix, claims, mac] = token.split('.') as [string, string, string];
     const altered = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const tampered = await risk(`${prefix}.${Buffer.from(JSON.stringify({ ...altered, auto: [] })).toString('base64url')}.${mac}`);
+    const tampered = await risk(
+      `${prefix}.${Buffer.from(JSON.stringify({ ...altered, auto: [] })).toString('base64url')}.${mac}`,
+    );
     expect(tampered.body.signals).toMatchObject({ invalid_token: { reason: 'forged' } });
   });
 
@@ -131,15 +168,28 @@ describe('the browser client in Chromium', () => {
       await page.goto(`${app.baseUrl}/client/demo`, { waitUntil: 'load' });
       await page.click('#password', { count: 3 });
       await page.type('#password', 'hunter2');
-      const token = await page.evaluate(() => (globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }).Rampart.createRequestToken());
-      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { pw?: number; pc?: string; bh?: Record<string, unknown> };
+      const token = await page.evaluate(() =>
+        (
+          globalThis as unknown as { Rampart: { createRequestToken(): Promise<string> } }
+        ).Rampart.createRequestToken(),
+      );
+      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+        pw?: number;
+        pc?: string;
+        bh?: Record<string, unknown>;
+      };
       // The collector checked the proof with node:crypto: the script's own SHA-256 agrees with it.
       expect(claims.pw).toBe(DEFAULT_POW_BITS);
       expect(claims.pc).toEqual(expect.any(String));
       expect(claims.bh).toMatchObject({ k: 7, pw: 'typed', v: 0 });
       expect(claims.bh?.p).toBeGreaterThanOrEqual(1);
       expect(claims.bh).not.toHaveProperty('a');
-      const verdict = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'proved-page' }, request_token: token, context });
+      const verdict = await call(app, 'POST', '/v1/risk', {
+        event: '$login',
+        user: { id: 'proved-page' },
+        request_token: token,
+        context,
+      });
       expect(verdict.body.signals).not.toHaveProperty('unproven_client');
       expect(verdict.body.signals).not.toHaveProperty('invalid_token');
     } finally {

@@ -30,10 +30,15 @@ import { launchChromium, requireChromium, type Chromium } from '../support/chrom
 
 // Castle's Node SDK, as an application's backend uses it (CommonJS, no types of its own).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { Castle: CastleServer } = require('@castleio/sdk') as { Castle: new (o: Record<string, unknown>) => { authenticate(p: Record<string, unknown>): Promise<Record<string, unknown>> } };
+const { Castle: CastleServer } = require('@castleio/sdk') as {
+  Castle: new (o: Record<string, unknown>) => {
+    authenticate(p: Record<string, unknown>): Promise<Record<string, unknown>>;
+  };
+};
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 const TARBALL = path.join(ROOT, 'dist', `rampart-browser-${VERSION}.tgz`);
 /** The address every login of these tests comes from (a token used from a second address is a replay). */
 const IP = '81.2.69.142';
@@ -79,18 +84,41 @@ beforeAll(async () => {
   if (!existsSync(TARBALL)) throw new Error(`${TARBALL} is missing: npm run build`);
   // The package installed as docs/client.md says (the packed tarball), and the application bundled against it.
   work = mkdtempSync(path.join(tmpdir(), 'rampart-castle-js-'));
-  writeFileSync(path.join(work, 'package.json'), JSON.stringify({ name: 'shop', version: '1.0.0', private: true }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', TARBALL], { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] });
+  writeFileSync(
+    path.join(work, 'package.json'),
+    JSON.stringify({ name: 'shop', version: '1.0.0', private: true }),
+  );
+  execFileSync(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', TARBALL],
+    { cwd: work, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   writeFileSync(path.join(work, 'app.js'), APP_SOURCE);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const esbuild = require('esbuild') as typeof import('esbuild');
-  bundle = esbuild.buildSync({ entryPoints: [path.join(work, 'app.js')], absWorkingDir: work, bundle: true, format: 'iife', target: 'es2019', write: false, logLevel: 'warning' }).outputFiles[0]?.text ?? '';
+  bundle =
+    esbuild.buildSync({
+      entryPoints: [path.join(work, 'app.js')],
+      absWorkingDir: work,
+      bundle: true,
+      format: 'iife',
+      target: 'es2019',
+      write: false,
+      logLevel: 'warning',
+    }).outputFiles[0]?.text ?? '';
 
   rampart = await startTestApp({ grpc: false });
-  castle = new CastleServer({ apiSecret: rampart.secret, apiUrl: rampart.baseUrl, timeout: 30_000, failoverStrategy: 'none', logLevel: 'silent' });
+  castle = new CastleServer({
+    apiSecret: rampart.secret,
+    apiUrl: rampart.baseUrl,
+    timeout: 30_000,
+    failoverStrategy: 'none',
+    logLevel: 'silent',
+  });
   shop = createServer((req, res) => {
     handle(req).then(
-      ([status, type, body]) => res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body),
+      ([status, type, body]) =>
+        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body),
       (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(err.stack),
     );
   });
@@ -116,26 +144,59 @@ async function readBody(req: IncomingMessage): Promise<string> {
 async function handle(req: IncomingMessage): Promise<[number, string, string]> {
   const url = new URL(req.url ?? '/', shopUrl);
   const html = 'text/html; charset=utf-8';
-  if (req.method === 'GET' && url.pathname === '/script') return [200, html, scriptPage(url.searchParams.get('user') ?? 'nobody')];
-  if (req.method === 'GET' && url.pathname === '/profile') return [200, html, profilePage(url.searchParams.get('user') ?? 'nobody', url.searchParams.get('jwt') ?? '')];
-  if (req.method === 'GET' && url.pathname === '/bundle') return [200, html, bundlePage(url.searchParams.get('auto') === '1')];
+  if (req.method === 'GET' && url.pathname === '/script')
+    return [200, html, scriptPage(url.searchParams.get('user') ?? 'nobody')];
+  if (req.method === 'GET' && url.pathname === '/profile')
+    return [
+      200,
+      html,
+      profilePage(url.searchParams.get('user') ?? 'nobody', url.searchParams.get('jwt') ?? ''),
+    ];
+  if (req.method === 'GET' && url.pathname === '/bundle')
+    return [200, html, bundlePage(url.searchParams.get('auto') === '1')];
   if (req.method === 'GET' && url.pathname === '/app.js') return [200, 'text/javascript', bundle];
   const body = await readBody(req);
   if (url.pathname.startsWith('/v1/client/')) {
     // A first-party proxy: the page's own origin forwards the collector's calls to Rampart.
-    const res = await fetch(`${rampart.baseUrl}${url.pathname}`, { method: req.method, headers: { 'content-type': req.headers['content-type'] ?? 'text/plain', origin: req.headers.origin ?? shopUrl }, body: req.method === 'POST' ? body : undefined });
+    const res = await fetch(`${rampart.baseUrl}${url.pathname}`, {
+      method: req.method,
+      headers: {
+        'content-type': req.headers['content-type'] ?? 'text/plain',
+        origin: req.headers.origin ?? shopUrl,
+      },
+      body: req.method === 'POST' ? body : undefined,
+    });
     return [res.status, 'application/json', await res.text()];
   }
   // The backend: Castle's Node SDK, as its README shows (`context.client_id`, the request's headers).
-  const form = url.pathname === '/api/login' ? (JSON.parse(body || '{}') as Record<string, string>) : Object.fromEntries(new URLSearchParams(body));
+  const form =
+    url.pathname === '/api/login'
+      ? (JSON.parse(body || '{}') as Record<string, string>)
+      : Object.fromEntries(new URLSearchParams(body));
   const token = form.castle_request_token ?? null;
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
   const email = form.email ?? 'nobody@example.com';
-  const verdict = await castle.authenticate({ event: '$login.succeeded', user_id: email, user_traits: { email }, context: { ip: IP, client_id: token ?? false, headers } });
-  const answer = { ...verdict, received: token?.slice(0, 5) ?? (headers['x-castle-request-token']?.slice(0, 5) ? `header:${headers['x-castle-request-token'].slice(0, 5)}` : null) };
+  const verdict = await castle.authenticate({
+    event: '$login.succeeded',
+    user_id: email,
+    user_traits: { email },
+    context: { ip: IP, client_id: token ?? false, headers },
+  });
+  const answer = {
+    ...verdict,
+    received:
+      token?.slice(0, 5) ??
+      (headers['x-castle-request-token']?.slice(0, 5)
+        ? `header:${headers['x-castle-request-token'].slice(0, 5)}`
+        : null),
+  };
   if (url.pathname === '/api/login') return [200, 'application/json', JSON.stringify(answer)];
-  return [200, html, `<!doctype html><pre id="verdict">${JSON.stringify(answer).replace(/</g, '\\u003c')}</pre>`];
+  return [
+    200,
+    html,
+    `<!doctype html><pre id="verdict">${JSON.stringify(answer).replace(/</g, '\\u003c')}</pre>`,
+  ];
 }
 
 /** castle-js 2.x's browser build in a script tag, as its documentation shows; the source and the key are Rampart's. */
@@ -217,8 +278,13 @@ describe("a page written for castle-js 2.x's script tag", () => {
       await page.goto(`${shopUrl}/script?user=${encodeURIComponent(user)}`, { waitUntil: 'load' });
       await page.waitForFunction('window.pageResult !== undefined', { timeout: 60_000 });
       expect(await page.evaluate('window.pageResult')).toBe(true);
-      expect(await page.evaluate('typeof window.Rampart.configure === typeof window.Castle.configure')).toBe(true);
-      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click('button[type=submit]')]);
+      expect(await page.evaluate('typeof window.Rampart.configure === typeof window.Castle.configure')).toBe(
+        true,
+      );
+      await Promise.all([
+        page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }),
+        page.click('button[type=submit]'),
+      ]);
       const verdict = JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as Verdict;
       expect(verdict.received).toBe('rpt1.');
       expectVerifiedToken(verdict);
@@ -235,7 +301,10 @@ describe("a page written for castle-js 2.x's script tag", () => {
   it('warns on the console about an option it does not know, and works on', async () => {
     const page = await browser.newPage();
     const warnings: string[] = [];
-    page.on('console', (m) => m.type() === 'warn' && m.text().startsWith('Rampart:') && warnings.push(m.text()));
+    page.on(
+      'console',
+      (m) => m.type() === 'warn' && m.text().startsWith('Rampart:') && warnings.push(m.text()),
+    );
     try {
       await page.goto(`${shopUrl}/script?user=warned`, { waitUntil: 'load' });
       await page.evaluate(`Castle.configure({ pk: '${rampart.env.publishableKey}', sendDebugData: true })`);
@@ -255,16 +324,26 @@ describe("castle-js's other helpers in a page", () => {
     const jwt = `${signed}.${createHmac('sha256', rampart.secret).update(signed).digest('base64url')}`;
     const page = await browser.newPage();
     try {
-      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, { waitUntil: 'load' });
+      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, {
+        waitUntil: 'load',
+      });
       await page.waitForFunction('window.pageResult !== undefined', { timeout: 60_000 });
       expect(await page.evaluate('window.pageResult')).toBe(true);
-      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click('#log-in')]);
+      await Promise.all([
+        page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }),
+        page.click('#log-in'),
+      ]);
       const login = JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as Verdict;
       expect(login.received).toBe('rpt1.');
       expectVerifiedToken(login);
 
-      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, { waitUntil: 'load' });
-      await Promise.all([page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }), page.click('#save')]);
+      await page.goto(`${shopUrl}/profile?user=${encodeURIComponent(user)}&jwt=${jwt}`, {
+        waitUntil: 'load',
+      });
+      await Promise.all([
+        page.waitForNavigation({ waitUntil: 'load', timeout: 60_000 }),
+        page.click('#save'),
+      ]);
       const saved = JSON.parse(await page.$eval('#verdict', (el) => el.textContent ?? '')) as Verdict;
       expect(saved.received).toBe('rpt1.');
       const events = await clientEvents(user);
@@ -285,12 +364,29 @@ describe('an application bundled against @rampart/browser, installed from its ta
     const page = await browser.newPage();
     try {
       await page.goto(`${shopUrl}/bundle`, { waitUntil: 'load' });
-      const verdict = (await page.evaluate((email) => (globalThis as unknown as { logIn(e: string, p: string): Promise<Verdict> }).logIn(email, 'correct horse'), user)) as Verdict;
+      const verdict = (await page.evaluate(
+        (email) =>
+          (globalThis as unknown as { logIn(e: string, p: string): Promise<Verdict> }).logIn(
+            email,
+            'correct horse',
+          ),
+        user,
+      )) as Verdict;
       expect(verdict.received).toBe('rpt1.');
       expectVerifiedToken(verdict);
       expect((await devices(user)).map((d) => d.token)).toContain(verdict.device_token);
-      expect(await page.evaluate((id) => (globalThis as unknown as { addToCart(u: { id: string }): Promise<boolean | null> }).addToCart({ id }), user)).toBe(true);
-      expect((await clientEvents(user)).map((e) => [e.type, e.name, e.properties])).toEqual([['custom', 'Added to cart', { sku: 'A-1' }]]);
+      expect(
+        await page.evaluate(
+          (id) =>
+            (globalThis as unknown as { addToCart(u: { id: string }): Promise<boolean | null> }).addToCart({
+              id,
+            }),
+          user,
+        ),
+      ).toBe(true);
+      expect((await clientEvents(user)).map((e) => [e.type, e.name, e.properties])).toEqual([
+        ['custom', 'Added to cart', { sku: 'A-1' }],
+      ]);
     } finally {
       await page.close();
     }
@@ -311,8 +407,27 @@ export const formSubmit = (evt: Event): void => Castle.formEventOnSubmit(evt, { 
 Castle.page({ user: { email: 'a@example.com' } });
 `,
     );
-    writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ES2020', module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2020', 'DOM'], types: [], skipLibCheck: false }, files: ['typed.ts'] }));
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(work, 'tsconfig.json')], { cwd: work, stdio: ['ignore', 'inherit', 'inherit'] });
+    writeFileSync(
+      path.join(work, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          target: 'ES2020',
+          module: 'ESNext',
+          moduleResolution: 'bundler',
+          lib: ['ES2020', 'DOM'],
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['typed.ts'],
+      }),
+    );
+    execFileSync(
+      process.execPath,
+      [require.resolve('typescript/bin/tsc'), '-p', path.join(work, 'tsconfig.json')],
+      { cwd: work, stdio: ['ignore', 'inherit', 'inherit'] },
+    );
   });
 
   it('with autoInjectTokenOnRequest, a fetch login carries a token in X-Castle-Request-Token, which the backend forwards among the headers', async () => {
@@ -320,7 +435,13 @@ Castle.page({ user: { email: 'a@example.com' } });
     const page = await browser.newPage();
     try {
       await page.goto(`${shopUrl}/bundle?auto=1`, { waitUntil: 'load' });
-      const verdict = (await page.evaluate((email) => (globalThis as unknown as { logInWithoutToken(e: string, p: string): Promise<Verdict> }).logInWithoutToken(email, 'correct horse'), user)) as Verdict;
+      const verdict = (await page.evaluate(
+        (email) =>
+          (
+            globalThis as unknown as { logInWithoutToken(e: string, p: string): Promise<Verdict> }
+          ).logInWithoutToken(email, 'correct horse'),
+        user,
+      )) as Verdict;
       expect(verdict.received).toBe('header:rpt1.');
       expectVerifiedToken(verdict);
       expect((await devices(user)).map((d) => d.token)).toContain(verdict.device_token);

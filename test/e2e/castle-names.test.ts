@@ -51,18 +51,26 @@ afterAll(async () => {
 /** The shop's pages (`/login?mode=…`) and its backend (`POST /login?via=…`, `POST /api/login`). */
 async function handle(req: IncomingMessage): Promise<[string, string]> {
   const url = new URL(req.url ?? '/', shopUrl);
-  if (req.method === 'GET' && url.pathname === '/login') return ['text/html; charset=utf-8', loginPage(url.searchParams.get('mode') ?? 'cookie')];
+  if (req.method === 'GET' && url.pathname === '/login')
+    return ['text/html; charset=utf-8', loginPage(url.searchParams.get('mode') ?? 'cookie')];
   let body = '';
   for await (const chunk of req) body += String(chunk);
   const form = new URLSearchParams(body);
-  const cookies = Object.fromEntries((req.headers.cookie ?? '').split(/;\s*/).filter(Boolean).map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)]));
+  const cookies = Object.fromEntries(
+    (req.headers.cookie ?? '')
+      .split(/;\s*/)
+      .filter(Boolean)
+      .map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)]),
+  );
   const field = form.get('castle_client_id');
   const cookie = cookies.__cid ?? null;
-  const header = typeof req.headers['x-castle-client-id'] === 'string' ? req.headers['x-castle-client-id'] : null;
+  const header =
+    typeof req.headers['x-castle-client-id'] === 'string' ? req.headers['x-castle-client-id'] : null;
   // What Castle's Node SDK sends for `context: { ip, client_id, headers: req.headers }`: the
   // Cookie header scrubbed to true, client_id false when there was none.
   const headers: Record<string, string | true> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = k === 'cookie' ? true : v;
+  for (const [k, v] of Object.entries(req.headers))
+    if (typeof v === 'string') headers[k] = k === 'cookie' ? true : v;
   const via = url.searchParams.get('via');
   const clientId = via === 'field' ? field : via === 'cookie' ? cookie : null;
   const user = form.get('email') ?? 'nobody@example.com';
@@ -70,11 +78,26 @@ async function handle(req: IncomingMessage): Promise<[string, string]> {
     event: '$login.succeeded',
     user_id: user,
     user_traits: { email: user },
-    context: { ip: '81.2.69.142', client_id: clientId || false, headers, library: { name: 'castle-node', version: '0.4.7' } },
+    context: {
+      ip: '81.2.69.142',
+      client_id: clientId || false,
+      headers,
+      library: { name: 'castle-node', version: '0.4.7' },
+    },
   });
-  const verdict = { ...(r.body as object), received: { field: field?.slice(0, 5) ?? null, cookie: cookie?.slice(0, 5) ?? null, header: header?.slice(0, 5) ?? null } };
+  const verdict = {
+    ...(r.body as object),
+    received: {
+      field: field?.slice(0, 5) ?? null,
+      cookie: cookie?.slice(0, 5) ?? null,
+      header: header?.slice(0, 5) ?? null,
+    },
+  };
   if (url.pathname === '/api/login') return ['application/json', JSON.stringify(verdict)];
-  return ['text/html; charset=utf-8', `<!doctype html><pre id="verdict">${JSON.stringify(verdict).replace(/</g, '\\u003c')}</pre>`];
+  return [
+    'text/html; charset=utf-8',
+    `<!doctype html><pre id="verdict">${JSON.stringify(verdict).replace(/</g, '\\u003c')}</pre>`,
+  ];
 }
 
 /**
@@ -135,7 +158,9 @@ async function formLogin(mode: 'field' | 'cookie' | 'queued', email: string): Pr
 const HAS_TOKEN_COOKIE = '/(^|; )__cid=rpt1\\./.test(document.cookie)';
 
 /** The token the page's `__cid` cookie holds now. */
-async function cidCookie(page: Page): Promise<{ value: string; expires: number; session: boolean } | undefined> {
+async function cidCookie(
+  page: Page,
+): Promise<{ value: string; expires: number; session: boolean } | undefined> {
   return (await page.cookies(shopUrl)).find((c) => c.name === '__cid');
 }
 
@@ -180,7 +205,14 @@ describe("a page written for Castle's web client, with Rampart's script tag", ()
     const page = await browser.newPage();
     try {
       await page.goto(`${shopUrl}/login?mode=cookie`, { waitUntil: 'load' });
-      const bare = (await page.evaluate(() => fetch('/api/login', { method: 'POST', credentials: 'omit', body: 'email=linus%40example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }).then((r) => r.json()))) as Verdict;
+      const bare = (await page.evaluate(() =>
+        fetch('/api/login', {
+          method: 'POST',
+          credentials: 'omit',
+          body: 'email=linus%40example.com',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }).then((r) => r.json()),
+      )) as Verdict;
       expect(bare.received).toEqual({ field: null, cookie: null, header: null });
       expect(bare.device_token).not.toBe(byCookie.device_token);
       expect(bare.signals.bot_behavior?.reason).not.toBe('browser_automation');
@@ -189,10 +221,15 @@ describe("a page written for Castle's web client, with Rampart's script tag", ()
     }
   });
 
-  it("replaces an old Castle __cid, and the cookie lives no longer than its token", async () => {
+  it('replaces an old Castle __cid, and the cookie lives no longer than its token', async () => {
     const page = await browser.newPage();
     try {
-      await page.setCookie({ name: '__cid', value: '5f2c7a90-1b7e-4c1e-9a51-4f0d2c9e8b11', url: shopUrl, expires: Math.floor(Date.now() / 1000) + 34_560_000 });
+      await page.setCookie({
+        name: '__cid',
+        value: '5f2c7a90-1b7e-4c1e-9a51-4f0d2c9e8b11',
+        url: shopUrl,
+        expires: Math.floor(Date.now() / 1000) + 34_560_000,
+      });
       await page.goto(`${shopUrl}/login?mode=cookie`, { waitUntil: 'load' });
       await page.waitForFunction(HAS_TOKEN_COOKIE);
       const cid = await cidCookie(page);
@@ -214,15 +251,22 @@ describe("a page written for Castle's web client, with Rampart's script tag", ()
       const seen = new Set<string>();
       for (let i = 0; i < 4; i++) {
         const before = (await cidCookie(page))?.value ?? '';
-        const v = (await page.evaluate((email) => (globalThis as unknown as { logIn(e: string): Promise<unknown> }).logIn(email), 'spa@example.com')) as Verdict;
+        const v = (await page.evaluate(
+          (email) => (globalThis as unknown as { logIn(e: string): Promise<unknown> }).logIn(email),
+          'spa@example.com',
+        )) as Verdict;
         expect(v.received.header).toBe('rpt1.');
         expectVerified(v);
         seen.add(before);
         // The token handed out is replaced: the next attempt waits for its own.
-        await page.waitForFunction((old) => {
-          const cookie = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
-          return !cookie.includes(`__cid=${old}`) && /(^|; )__cid=rpt1\./.test(cookie);
-        }, {}, before);
+        await page.waitForFunction(
+          (old) => {
+            const cookie = (globalThis as unknown as { document: { cookie: string } }).document.cookie;
+            return !cookie.includes(`__cid=${old}`) && /(^|; )__cid=rpt1\./.test(cookie);
+          },
+          {},
+          before,
+        );
       }
       expect(seen.size).toBe(4);
     } finally {

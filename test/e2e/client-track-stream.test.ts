@@ -12,7 +12,10 @@ import type { TrackRequest__Output } from '../../src/grpc/generated/rampart/v1/T
 import { ACCEPTED_KEY } from '../../src/grpc/metadata-keys';
 
 /** What a scripted stream does once it has received `received` events: go on, or end with an error. */
-type Script = (stream: number, received: number) => { code: grpc.status; trailers: Record<string, string> } | null;
+type Script = (
+  stream: number,
+  received: number,
+) => { code: grpc.status; trailers: Record<string, string> } | null;
 
 let server: grpc.Server;
 let client: RampartClient;
@@ -24,7 +27,10 @@ beforeAll(async () => {
   const { proto } = loadRampartProto();
   server = new grpc.Server();
   server.addService(proto.rampart.v1.Scoring.service, {
-    TrackStream: (call: grpc.ServerReadableStream<TrackRequest__Output, unknown>, callback: grpc.sendUnaryData<{ accepted: number }>) => {
+    TrackStream: (
+      call: grpc.ServerReadableStream<TrackRequest__Output, unknown>,
+      callback: grpc.sendUnaryData<{ accepted: number }>,
+    ) => {
       const n = streams.push([]) - 1;
       const taken = streams[n] as string[];
       let over = false;
@@ -45,8 +51,17 @@ beforeAll(async () => {
       });
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
-  client = createRampartClient({ address: `127.0.0.1:${port}`, secret: 'sk_scripted', verdictStreams: 0, deadlineMs: 20_000 });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  client = createRampartClient({
+    address: `127.0.0.1:${port}`,
+    secret: 'sk_scripted',
+    verdictStreams: 0,
+    deadlineMs: 20_000,
+  });
 });
 afterAll(async () => {
   client?.close();
@@ -57,7 +72,8 @@ beforeEach(() => {
   script = () => null;
 });
 
-const events = (n: number): TrackRequest[] => Array.from({ length: n }, (_, i) => ({ event: '$login.failed', user: { id: `u${i}` } }));
+const events = (n: number): TrackRequest[] =>
+  Array.from({ length: n }, (_, i) => ({ event: '$login.failed', user: { id: `u${i}` } }));
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `u${i}`);
 async function* slowly(n: number): AsyncGenerator<TrackRequest> {
   for (const e of events(n)) {
@@ -65,7 +81,10 @@ async function* slowly(n: number): AsyncGenerator<TrackRequest> {
     yield e;
   }
 }
-const refuse = (code: grpc.status, accepted: number | null, extra: Record<string, string> = {}) => ({ code, trailers: { ...(accepted === null ? {} : { [ACCEPTED_KEY]: String(accepted) }), ...extra } });
+const refuse = (code: grpc.status, accepted: number | null, extra: Record<string, string> = {}) => ({
+  code,
+  trailers: { ...(accepted === null ? {} : { [ACCEPTED_KEY]: String(accepted) }), ...extra },
+});
 
 describe('trackStream resumes a stream the server refused part-way', () => {
   it.each([
@@ -73,9 +92,16 @@ describe('trackStream resumes a stream the server refused part-way', () => {
     ['RESOURCE_EXHAUSTED with retry-after', grpc.status.RESOURCE_EXHAUSTED, { 'retry-after': '0.05' }],
   ])('%s: every event taken once, in order', async (_name, code, extra) => {
     // The first stream takes 37 events, the second 50 more; the rest go through.
-    script = (stream, received) => (stream === 0 && received === 37 ? refuse(code, 37, extra) : stream === 1 && received === 50 ? refuse(code, 50, extra) : null);
+    script = (stream, received) =>
+      stream === 0 && received === 37
+        ? refuse(code, 37, extra)
+        : stream === 1 && received === 50
+          ? refuse(code, 50, extra)
+          : null;
     const retries: { code: string; accepted: number; delayMs: number }[] = [];
-    const res = await client.trackStream(slowly(300), { onRetry: (r) => retries.push({ code: r.error.codeName, accepted: r.accepted, delayMs: r.delayMs }) });
+    const res = await client.trackStream(slowly(300), {
+      onRetry: (r) => retries.push({ code: r.error.codeName, accepted: r.accepted, delayMs: r.delayMs }),
+    });
     expect(res.accepted).toBe(300);
     expect(streams.flat()).toEqual(ids(300));
     expect(streams.map((s) => s.length)).toEqual([37, 50, 213]);
@@ -84,11 +110,14 @@ describe('trackStream resumes a stream the server refused part-way', () => {
       [grpc.status[code], 87],
     ]);
     // The server's retry-after when it gives one, else a backoff that starts again after progress.
-    expect(retries.map((r) => r.delayMs)).toEqual(code === grpc.status.RESOURCE_EXHAUSTED ? [50, 50] : [100, 100]);
+    expect(retries.map((r) => r.delayMs)).toEqual(
+      code === grpc.status.RESOURCE_EXHAUSTED ? [50, 50] : [100, 100],
+    );
   });
 
   it('from an array as from an async iterable, with a refusal before any event was taken', async () => {
-    script = (stream, received) => (stream === 0 && received === 0 ? refuse(grpc.status.UNAVAILABLE, 0) : null);
+    script = (stream, received) =>
+      stream === 0 && received === 0 ? refuse(grpc.status.UNAVAILABLE, 0) : null;
     const res = await client.trackStream(events(20));
     expect(res.accepted).toBe(20);
     expect(streams.map((s) => s.length)).toEqual([0, 20]);
@@ -102,9 +131,16 @@ describe('trackStream resumes a stream the server refused part-way', () => {
   });
 
   it('gives up after eight refusals in a row that took nothing, saying what the call took', async () => {
-    script = (stream, received) => (stream === 0 ? null : received === 0 ? refuse(grpc.status.RESOURCE_EXHAUSTED, 0, { 'retry-after': '0' }) : null);
+    script = (stream, received) =>
+      stream === 0
+        ? null
+        : received === 0
+          ? refuse(grpc.status.RESOURCE_EXHAUSTED, 0, { 'retry-after': '0' })
+          : null;
     let retried = 0;
-    const err = (await client.trackStream(slowly(15), { chunk: 10, onRetry: () => retried++ }).catch((e: unknown) => e)) as RampartError;
+    const err = (await client
+      .trackStream(slowly(15), { chunk: 10, onRetry: () => retried++ })
+      .catch((e: unknown) => e)) as RampartError;
     expect(err).toBeInstanceOf(RampartError);
     expect(err.codeName).toBe('RESOURCE_EXHAUSTED');
     expect(retried).toBe(8);
@@ -115,25 +151,35 @@ describe('trackStream resumes a stream the server refused part-way', () => {
 
 describe('trackStream does not retry what it cannot resume safely', () => {
   it.each([
-    ['UNAVAILABLE without the count taken (the client cannot know what the server took)', refuse(grpc.status.UNAVAILABLE, null)],
+    [
+      'UNAVAILABLE without the count taken (the client cannot know what the server took)',
+      refuse(grpc.status.UNAVAILABLE, null),
+    ],
     ['INVALID_ARGUMENT (an event the server refuses)', refuse(grpc.status.INVALID_ARGUMENT, 4)],
     ['PERMISSION_DENIED', refuse(grpc.status.PERMISSION_DENIED, 4)],
   ])('%s: rejects at once with what the whole call took', async (_name, refusal) => {
     // The first stream (10 events) goes through; the second is refused after 4.
     script = (stream, received) => (stream === 1 && received === 4 ? refusal : null);
     let retried = 0;
-    const err = (await client.trackStream(slowly(30), { chunk: 10, onRetry: () => retried++ }).catch((e: unknown) => e)) as RampartError;
+    const err = (await client
+      .trackStream(slowly(30), { chunk: 10, onRetry: () => retried++ })
+      .catch((e: unknown) => e)) as RampartError;
     expect(err).toBeInstanceOf(RampartError);
     expect(err.code).toBe(refusal.code);
     expect(retried).toBe(0);
-    expect(err.metadata.get(ACCEPTED_KEY)).toEqual([String(refusal.trailers[ACCEPTED_KEY] === undefined ? 10 : 14)]);
+    expect(err.metadata.get(ACCEPTED_KEY)).toEqual([
+      String(refusal.trailers[ACCEPTED_KEY] === undefined ? 10 : 14),
+    ]);
     expect(streams.length).toBe(2);
   });
 
   it('stops when the caller aborts during the wait before a retry, saying what the call took', async () => {
-    script = (_stream, received) => (received === 3 ? refuse(grpc.status.RESOURCE_EXHAUSTED, 3, { 'retry-after': '10' }) : null);
+    script = (_stream, received) =>
+      received === 3 ? refuse(grpc.status.RESOURCE_EXHAUSTED, 3, { 'retry-after': '10' }) : null;
     const abort = new AbortController();
-    const err = (await client.trackStream(slowly(10), { signal: abort.signal, onRetry: () => setImmediate(() => abort.abort()) }).catch((e: unknown) => e)) as RampartError;
+    const err = (await client
+      .trackStream(slowly(10), { signal: abort.signal, onRetry: () => setImmediate(() => abort.abort()) })
+      .catch((e: unknown) => e)) as RampartError;
     expect(err).toBeInstanceOf(RampartError);
     expect(err.codeName).toBe('CANCELLED');
     expect(err.metadata.get(ACCEPTED_KEY)).toEqual(['3']);
@@ -141,9 +187,12 @@ describe('trackStream does not retry what it cannot resume safely', () => {
   });
 
   it('gives up at once when the wait would pass the deadline', async () => {
-    script = (_stream, received) => (received === 3 ? refuse(grpc.status.RESOURCE_EXHAUSTED, 3, { 'retry-after': '60' }) : null);
+    script = (_stream, received) =>
+      received === 3 ? refuse(grpc.status.RESOURCE_EXHAUSTED, 3, { 'retry-after': '60' }) : null;
     let retried = 0;
-    const err = (await client.trackStream(slowly(10), { onRetry: () => retried++ }).catch((e: unknown) => e)) as RampartError;
+    const err = (await client
+      .trackStream(slowly(10), { onRetry: () => retried++ })
+      .catch((e: unknown) => e)) as RampartError;
     expect(err.codeName).toBe('RESOURCE_EXHAUSTED');
     expect(retried).toBe(0);
     expect(err.metadata.get(ACCEPTED_KEY)).toEqual(['3']);

@@ -12,9 +12,20 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
-import { consolePage, goTo as go, launchChromium, pageText as text, requireChromium, SCREENSHOTS as SHOTS, signIn, waitText, type Chromium } from '../support/chromium';
+import {
+  consolePage,
+  goTo as go,
+  launchChromium,
+  pageText as text,
+  requireChromium,
+  SCREENSHOTS as SHOTS,
+  signIn,
+  waitText,
+  type Chromium,
+} from '../support/chromium';
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 /** The address of the attack: seen once before anything is listed. */
 const BAD_IP = '198.51.100.23';
 const LIST_NAME = 'Card-testing addresses';
@@ -33,11 +44,18 @@ async function login(userId: string, ip: string) {
     context: { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
   });
   expect(r.status).toBe(201);
-  return r.body as { policy: { action: string; name: string }; signals: Record<string, Record<string, unknown>> };
+  return r.body as {
+    policy: { action: string; name: string };
+    signals: Record<string, Record<string, unknown>>;
+  };
 }
 
 async function gql(query: string, variables: Record<string, unknown> = {}) {
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: basic(app.secret) }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(app.secret) },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await res.json()) as { data?: any; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
@@ -50,7 +68,8 @@ beforeAll(async () => {
   expect((await login('carder', BAD_IP)).policy.action).not.toBe('deny');
   await login('regular', '81.2.69.142');
   await app.built.state.flush();
-  analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'lists analyst')).secret;
+  analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'lists analyst'))
+    .secret;
   chromium = await launchChromium('rampart-console-lists-');
   browser = chromium.browser;
 }, 120_000);
@@ -60,7 +79,8 @@ afterAll(async () => {
   await app?.close();
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
 
 describe('lists in the console, as an administrator', () => {
   let page: Page;
@@ -78,10 +98,14 @@ describe('lists in the console, as an administrator', () => {
     await page.type('#new-list input[name=description]', 'addresses seen testing stolen cards');
     await page.click('[data-testid=create-list]');
     await page.waitForFunction(() => /#\/lists\/[0-9a-f-]{36}$/.test((globalThis as any).location.hash));
-    listId = (await page.evaluate(() => (globalThis as any).location.hash as string)).split('/').pop() as string;
+    listId = (await page.evaluate(() => (globalThis as any).location.hash as string))
+      .split('/')
+      .pop() as string;
     await waitText(page, 'No items yet');
     const lists = (await gql('{ lists { id name type description } }')).lists;
-    expect(lists).toEqual([{ id: listId, name: LIST_NAME, type: 'IP', description: 'addresses seen testing stolen cards' }]);
+    expect(lists).toEqual([
+      { id: listId, name: LIST_NAME, type: 'IP', description: 'addresses seen testing stolen cards' },
+    ]);
   });
 
   it('makes a policy that denies what is in the list, with "in list" in the policy form', async () => {
@@ -95,12 +119,20 @@ describe('lists in the console, as an administrator', () => {
     await page.select('form.policy-form select[name=days]', '1');
     await page.click('[data-testid=dry-run]');
     await page.waitForSelector('[data-testid=dry-run-changed]');
-    await page.waitForFunction(() => !((globalThis as any).document.querySelector('[data-testid=publish]') as any).disabled);
+    await page.waitForFunction(
+      () => !((globalThis as any).document.querySelector('[data-testid=publish]') as any).disabled,
+    );
     await page.click('[data-testid=publish]');
     await page.waitForFunction(() => /#\/policies\/[0-9a-f-]{36}$/.test((globalThis as any).location.hash));
     await waitText(page, `in list {${LIST_NAME}}`);
-    const policies = (await gql('{ policies { name action group conditions { inLists notInLists } } }')).policies;
-    expect(policies.find((p: { name: string }) => p.name === POLICY_NAME)).toEqual({ name: POLICY_NAME, action: 'DENY', group: 'BEFORE', conditions: { inLists: [listId], notInLists: null } });
+    const policies = (await gql('{ policies { name action group conditions { inLists notInLists } } }'))
+      .policies;
+    expect(policies.find((p: { name: string }) => p.name === POLICY_NAME)).toEqual({
+      name: POLICY_NAME,
+      action: 'DENY',
+      group: 'BEFORE',
+      conditions: { inLists: [listId], notInLists: null },
+    });
     // Nothing is listed yet: the address still gets in.
     expect((await login('carder', BAD_IP)).policy.action).not.toBe('deny');
   });
@@ -112,22 +144,38 @@ describe('lists in the console, as an administrator', () => {
     await page.waitForSelector('[data-testid=event-ip] [data-testid=add-to-list-ip]');
     await page.click('[data-testid=event-ip] [data-testid=add-to-list-ip]');
     await page.waitForSelector('dialog[open] select[name=list]');
-    await page.waitForFunction((id) => ((globalThis as any).document.querySelector('dialog[open] select[name=list]') as any).value === id, {}, listId);
+    await page.waitForFunction(
+      (id) =>
+        ((globalThis as any).document.querySelector('dialog[open] select[name=list]') as any).value === id,
+      {},
+      listId,
+    );
     await page.type('dialog[open] input[name=reason]', 'card testing, incident 42');
     await shot(page, 'add-to-list');
     await page.click('dialog[open] [data-testid=add-to-list-submit]');
     await page.waitForSelector('[data-testid=event-ip] [data-testid=added-to-list]');
-    expect(await page.$eval('[data-testid=event-ip] [data-testid=added-to-list]', (el) => el.textContent)).toContain(LIST_NAME);
+    expect(
+      await page.$eval('[data-testid=event-ip] [data-testid=added-to-list]', (el) => el.textContent),
+    ).toContain(LIST_NAME);
 
     const denied = await login('carder', BAD_IP);
     expect(denied.policy).toMatchObject({ action: 'deny', name: POLICY_NAME });
-    expect(denied.signals.in_list).toMatchObject({ list_id: listId, list_name: LIST_NAME, value: BAD_IP, field: 'ip' });
+    expect(denied.signals.in_list).toMatchObject({
+      list_id: listId,
+      list_name: LIST_NAME,
+      value: BAD_IP,
+      field: 'ip',
+    });
     expect((await login('regular', '81.2.69.142')).policy.action).not.toBe('deny');
 
     // The console's events show the denial, and its page names the list.
     await app.built.state.flush();
     await go(page, `#/events?ip=${BAD_IP}&action=DENY`);
-    await page.waitForFunction(() => !(globalThis as any).document.querySelector('.state.loading') && (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 1);
+    await page.waitForFunction(
+      () =>
+        !(globalThis as any).document.querySelector('.state.loading') &&
+        (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 1,
+    );
     expect(await page.$eval('table.data tbody tr', (tr) => (tr as any).innerText)).toMatch(/deny/);
     await page.click('[data-testid=event-link]');
     await page.waitForSelector('[data-testid=in-list-link]');
@@ -143,7 +191,9 @@ describe('lists in the console, as an administrator', () => {
     expect(row).toContain('card testing, incident 42');
     expect(row).toContain('active');
     expect(await text(page)).toContain(POLICY_NAME);
-    const history = await page.$$eval('[data-testid=audit-row]', (trs) => trs.map((tr) => (tr as any).innerText as string));
+    const history = await page.$$eval('[data-testid=audit-row]', (trs) =>
+      trs.map((tr) => (tr as any).innerText as string),
+    );
     expect(history[0]).toContain('list_item.create');
     expect(history[history.length - 1]).toContain('list.create');
     // In use by a policy, the list cannot be deleted.
@@ -180,9 +230,20 @@ describe('lists in the console, as an administrator', () => {
     });
     await page.click('[data-testid=add-item]');
     await page.select('#items select[name=state]', 'active');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=item-row]').length === 2);
-    const items = (await gql(`query($id: ID!) { list(id: $id) { items { edges { node { value comment expiresAt } } } } }`, { id: listId })).list.items.edges.map((e: any) => e.node);
-    expect(items.find((i: { value: string }) => i.value === '203.0.113.0/24')).toEqual({ value: '203.0.113.0/24', comment: 'botnet range', expiresAt: '2099-01-01T12:00:00.000Z' });
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=item-row]').length === 2,
+    );
+    const items = (
+      await gql(
+        `query($id: ID!) { list(id: $id) { items { edges { node { value comment expiresAt } } } } }`,
+        { id: listId },
+      )
+    ).list.items.edges.map((e: any) => e.node);
+    expect(items.find((i: { value: string }) => i.value === '203.0.113.0/24')).toEqual({
+      value: '203.0.113.0/24',
+      comment: 'botnet range',
+      expiresAt: '2099-01-01T12:00:00.000Z',
+    });
   });
 
   it("adds a user's e-mail to a new list made in the same form", async () => {
@@ -197,9 +258,15 @@ describe('lists in the console, as an administrator', () => {
     await page.click('dialog[open] [data-testid=add-to-list-submit]');
     await page.waitForSelector('[data-testid=added-to-list]');
     const lists = (await gql('{ lists { name type items { edges { node { value comment } } } } }')).lists;
-    expect(lists.find((l: { name: string }) => l.name === 'Fraud ring e-mails')).toEqual({ name: 'Fraud ring e-mails', type: 'EMAIL', items: { edges: [{ node: { value: 'carder@example.com', comment: 'same ring' } }] } });
+    expect(lists.find((l: { name: string }) => l.name === 'Fraud ring e-mails')).toEqual({
+      name: 'Fraud ring e-mails',
+      type: 'EMAIL',
+      items: { edges: [{ node: { value: 'carder@example.com', comment: 'same ring' } }] },
+    });
     await go(page, '#/lists');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=list-row]').length === 2);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=list-row]').length === 2,
+    );
     await shot(page, 'lists');
   });
 });
@@ -214,7 +281,9 @@ describe('lists in the console, as an analyst', () => {
     expect(await text(page)).toContain('read-only');
     const lists = await page.$$eval('[data-testid=list-link]', (as) => as.map((a) => a.textContent));
     expect(lists).toContain(LIST_NAME);
-    const listId = (await gql('{ lists { id name } }')).lists.find((l: { name: string }) => l.name === LIST_NAME).id as string;
+    const listId = (await gql('{ lists { id name } }')).lists.find(
+      (l: { name: string }) => l.name === LIST_NAME,
+    ).id as string;
     await go(page, `#/lists/${listId}`);
     await page.waitForSelector('[data-testid=item-row]');
     await page.waitForSelector('[data-testid=audit-row]');
@@ -230,7 +299,13 @@ describe('lists in the console, as an analyst', () => {
     // The API refuses a change forced from the page.
     const forced = await page.evaluate(async (id) => {
       const s = (await (await fetch('/console/session')).json()) as { csrfToken: string };
-      const r = await fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', 'x-rampart-csrf': s.csrfToken }, body: JSON.stringify({ query: `mutation { addListItem(listId: "${id}", input: { value: "192.0.2.1" }) { id } }` }) });
+      const r = await fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-rampart-csrf': s.csrfToken },
+        body: JSON.stringify({
+          query: `mutation { addListItem(listId: "${id}", input: { value: "192.0.2.1" }) { id } }`,
+        }),
+      });
       return { status: r.status, body: (await r.json()) as { errors: { extensions: { code: string } }[] } };
     }, listId);
     expect(forced.status).toBe(403);

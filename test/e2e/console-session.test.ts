@@ -38,8 +38,15 @@ interface Session {
   body: any;
 }
 
-async function signIn(key: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; setCookie: string | null }> {
-  const res = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ key }) });
+async function signIn(
+  key: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; setCookie: string | null }> {
+  const res = await fetch(`${app.baseUrl}/console/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ key }),
+  });
   return { status: res.status, body: await res.json(), setCookie: res.headers.get('set-cookie') };
 }
 
@@ -52,28 +59,50 @@ async function session(key: string): Promise<Session> {
 }
 
 /** GraphQL with a session cookie (and, unless null, a CSRF header). */
-async function gqlAs(s: Pick<Session, 'cookie'> & { csrf: string | null }, query: string, variables: Record<string, unknown> = {}) {
+async function gqlAs(
+  s: Pick<Session, 'cookie'> & { csrf: string | null },
+  query: string,
+  variables: Record<string, unknown> = {},
+) {
   const headers: Record<string, string> = { 'content-type': 'application/json', cookie: s.cookie };
   if (s.csrf !== null) headers['x-rampart-csrf'] = s.csrf;
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-  const body = (await res.json()) as { data?: any; errors?: { message: string; extensions?: Record<string, any> }[] };
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as {
+    data?: any;
+    errors?: { message: string; extensions?: Record<string, any> }[];
+  };
   return { status: res.status, body, codes: (body.errors ?? []).map((e) => e.extensions?.code) };
 }
 
 async function gqlSecret(secret: string, query: string, variables: Record<string, unknown> = {}) {
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: basic(secret) }, body: JSON.stringify({ query, variables }) });
-  const body = (await res.json()) as { data?: any; errors?: { message: string; extensions?: Record<string, any> }[] };
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(secret) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as {
+    data?: any;
+    errors?: { message: string; extensions?: Record<string, any> }[];
+  };
   if (body.errors?.length) throw new Error(JSON.stringify(body.errors));
   return body.data;
 }
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 async function login(secret: string, userId: string, fp: string, event = '$login') {
   const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/risk', {
     event,
     user: { id: userId, email: `${userId}@example.com` },
     request_token: fp,
-    context: { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+    context: {
+      ip: '81.2.69.142',
+      headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+    },
   });
   expect(r.status).toBe(201);
   return r.body as { device: { token: string }; policy: { action: string } };
@@ -90,7 +119,11 @@ describe('sign-in', () => {
     expect(s.setCookie).toMatch(/; Path=\//);
     // Plain HTTP on loopback: a Secure cookie would never come back.
     expect(s.setCookie).not.toMatch(/Secure/);
-    expect(s.body).toMatchObject({ environment: { id: app.env.id, name: 'sandbox', sandbox: true }, credentialKind: 'SECRET', canMutate: true });
+    expect(s.body).toMatchObject({
+      environment: { id: app.env.id, name: 'sandbox', sandbox: true },
+      credentialKind: 'SECRET',
+      canMutate: true,
+    });
     expect(typeof s.body.csrfToken).toBe('string');
     expect(JSON.stringify(s.body)).not.toContain(app.secret);
   });
@@ -125,7 +158,11 @@ describe('sign-in', () => {
     ['a number for a key', { key: 42 }, 401, 'unauthorized'],
     ['an oversized key', { key: 'k'.repeat(5000) }, 401, 'unauthorized'],
   ])('refuses %s with {type, message}', async (_name, body, status, type) => {
-    const res = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(status);
     const json = (await res.json()) as any;
     expect(json.type).toBe(type);
@@ -134,13 +171,25 @@ describe('sign-in', () => {
   });
 
   it('refuses a body that is not JSON, or not sent as JSON (400), and one over the body limit (413)', async () => {
-    const notJson = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"key":' });
+    const notJson = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"key":',
+    });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as any).type).toBe('bad_request');
-    const form = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `key=${app.secret}` });
+    const form = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${app.secret}`,
+    });
     expect(form.status).toBe(400);
     expect(form.headers.get('set-cookie')).toBeNull();
-    const huge = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: 'x'.repeat(200 * 1024) }) });
+    const huge = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'x'.repeat(200 * 1024) }),
+    });
     expect(huge.status).toBe(413);
   });
 
@@ -156,8 +205,15 @@ describe('GraphQL with the session cookie', () => {
     const s = await session(app.secret);
     const r = await gqlAs(s, '{ viewer { credentialKind canMutate environment { id name } } }');
     expect(r.status).toBe(200);
-    expect(r.body.data.viewer).toEqual({ credentialKind: 'SECRET', canMutate: true, environment: { id: app.env.id, name: 'sandbox' } });
-    const m = await gqlAs(s, 'mutation { createPolicy(input: { name: "Console made", group: EVENT, action: CHALLENGE, conditions: { events: ["$registration"] } }) { id name } }');
+    expect(r.body.data.viewer).toEqual({
+      credentialKind: 'SECRET',
+      canMutate: true,
+      environment: { id: app.env.id, name: 'sandbox' },
+    });
+    const m = await gqlAs(
+      s,
+      'mutation { createPolicy(input: { name: "Console made", group: EVENT, action: CHALLENGE, conditions: { events: ["$registration"] } }) { id name } }',
+    );
     expect(m.codes).toEqual([]);
     expect(m.body.data.createPolicy.name).toBe('Console made');
   });
@@ -166,7 +222,10 @@ describe('GraphQL with the session cookie', () => {
     const s = await session(app.secret);
     const before = (await gqlSecret(app.secret, '{ policies { id } }')).policies.length;
     for (const csrf of [null, '', 'wrong', `${s.csrf}x`]) {
-      const r = await gqlAs({ cookie: s.cookie, csrf }, 'mutation { createPolicy(input: { name: "CSRF", group: EVENT, action: DENY }) { id } }');
+      const r = await gqlAs(
+        { cookie: s.cookie, csrf },
+        'mutation { createPolicy(input: { name: "CSRF", group: EVENT, action: DENY }) { id } }',
+      );
       expect(r.status).toBe(403);
       expect(r.codes).toEqual(['FORBIDDEN']);
       const q = await gqlAs({ cookie: s.cookie, csrf }, '{ environment { id } }');
@@ -183,7 +242,12 @@ describe('GraphQL with the session cookie', () => {
   });
 
   it('refuses an unknown or malformed session cookie with 401', async () => {
-    for (const cookie of ['rampart_session=nosuchsession', 'rampart_session=', 'rampart_session=a"b', `rampart_session=${'a'.repeat(200)}`]) {
+    for (const cookie of [
+      'rampart_session=nosuchsession',
+      'rampart_session=',
+      'rampart_session=a"b',
+      `rampart_session=${'a'.repeat(200)}`,
+    ]) {
       const r = await gqlAs({ cookie, csrf: 'x' }, '{ environment { id } }');
       expect(r.status).toBe(401);
       expect(r.codes).toEqual(['UNAUTHENTICATED']);
@@ -191,7 +255,9 @@ describe('GraphQL with the session cookie', () => {
   });
 
   it('lets an analyst session read but never mutate (403 FORBIDDEN, like the analyst key)', async () => {
-    const analyst = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'console analyst')).secret;
+    const analyst = (
+      await app.built.services.environments.addCredential(app.env.id, 'analyst', 'console analyst')
+    ).secret;
     const s = await session(analyst);
     expect(s.body).toMatchObject({ credentialKind: 'ANALYST', canMutate: false });
     const r = await gqlAs(s, '{ viewer { credentialKind canMutate } policies { id revision } }');
@@ -209,7 +275,11 @@ describe('GraphQL with the session cookie', () => {
       expect(res.codes).toEqual(['FORBIDDEN']);
     }
     // A dry run is a query: an analyst may try a draft, not publish it.
-    const dry = await gqlAs(s, `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 1) { scanned } }`, { d: [{ id: p.id, update: { action: 'DENY' } }] });
+    const dry = await gqlAs(
+      s,
+      `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 1) { scanned } }`,
+      { d: [{ id: p.id, update: { action: 'DENY' } }] },
+    );
     expect(dry.codes).toEqual([]);
   });
 
@@ -222,7 +292,10 @@ describe('GraphQL with the session cookie', () => {
     const b = await session(other.secret);
     expect(b.body.environment).toEqual({ id: other.env.id, name: 'console-tenant-b', sandbox: false });
     const aPolicy = (await gqlAs(a, '{ policies { id } }')).body.data.policies[0].id;
-    const rb = await gqlAs(b, `{ viewer { environment { id } } user(id: "a-only-user") { id } policy(id: "${aPolicy}") { id } events(first: 100) { edges { node { userId } } } }`);
+    const rb = await gqlAs(
+      b,
+      `{ viewer { environment { id } } user(id: "a-only-user") { id } policy(id: "${aPolicy}") { id } events(first: 100) { edges { node { userId } } } }`,
+    );
     expect(rb.body.data.viewer.environment.id).toBe(other.env.id);
     expect(rb.body.data.user).toBeNull();
     expect(rb.body.data.policy).toBeNull();
@@ -238,10 +311,16 @@ describe('GraphQL with the session cookie', () => {
 describe('session end', () => {
   it('signs out: DELETE with the CSRF header deletes the session and clears the cookie', async () => {
     const s = await session(app.secret);
-    const refused = await fetch(`${app.baseUrl}/console/session`, { method: 'DELETE', headers: { cookie: s.cookie } });
+    const refused = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'DELETE',
+      headers: { cookie: s.cookie },
+    });
     expect(refused.status).toBe(403);
     expect((await gqlAs(s, '{ environment { id } }')).status).toBe(200);
-    const res = await fetch(`${app.baseUrl}/console/session`, { method: 'DELETE', headers: { cookie: s.cookie, 'x-rampart-csrf': s.csrf } });
+    const res = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'DELETE',
+      headers: { cookie: s.cookie, 'x-rampart-csrf': s.csrf },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get('set-cookie')).toMatch(/^rampart_session=; .*Max-Age=0/);
     const after = await gqlAs(s, '{ environment { id } }');
@@ -283,7 +362,7 @@ describe('session end', () => {
     expect(await sessions().countDocuments({})).toBe(0);
   });
 
-  it("ends the sessions of a disabled environment (403), and they stay ended once it is enabled again", async () => {
+  it('ends the sessions of a disabled environment (403), and they stay ended once it is enabled again', async () => {
     const env = await app.newEnvironment('console-disabled');
     const s = await session(env.secret);
     await app.built.services.environments.setEnabled(env.env.id, false);
@@ -301,7 +380,9 @@ describe('session end', () => {
     await app.built.services.environments.revoke(app.env.id, secret);
     const r = await gqlAs(s, '{ environment { id } }');
     expect(r.status).toBe(401);
-    expect((await fetch(`${app.baseUrl}/console/session`, { headers: { cookie: s.cookie } })).status).toBe(401);
+    expect((await fetch(`${app.baseUrl}/console/session`, { headers: { cookie: s.cookie } })).status).toBe(
+      401,
+    );
   });
 });
 
@@ -335,12 +416,28 @@ describe('GraphQL for the console', () => {
       app.secret,
       `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 30) { scanned truncated changed before { action count } after { action count } transitions { from to count }
         samples(first: 100) { before after afterPolicy event { id name userId } } } }`,
-      { d: [{ create: { name: 'Deny every login', group: 'BEFORE', action: 'DENY', conditions: { events: ['$login'] } } }] },
+      {
+        d: [
+          {
+            create: {
+              name: 'Deny every login',
+              group: 'BEFORE',
+              action: 'DENY',
+              conditions: { events: ['$login'] },
+            },
+          },
+        ],
+      },
     );
     const r = d.policyDryRun;
-    const logins = await gqlSecret(app.secret, '{ events(filter: { name: "$login" }, first: 100) { edges { node { action policy { testToken } } } } }');
+    const logins = await gqlSecret(
+      app.secret,
+      '{ events(filter: { name: "$login" }, first: 100) { edges { node { action policy { testToken } } } } }',
+    );
     expect(logins.events.edges.filter((e: any) => e.node.policy.testToken).length).toBe(1);
-    const allowedLogins = logins.events.edges.filter((e: any) => e.node.action === 'ALLOW' && !e.node.policy.testToken).length;
+    const allowedLogins = logins.events.edges.filter(
+      (e: any) => e.node.action === 'ALLOW' && !e.node.policy.testToken,
+    ).length;
     expect(allowedLogins).toBeGreaterThanOrEqual(4);
     const count = (xs: any[], a: string) => xs.find((x) => x.action === a).count;
     expect(r.truncated).toBe(false);
@@ -355,9 +452,15 @@ describe('GraphQL for the console', () => {
     expect(r.transitions.reduce((n: number, t: any) => n + t.count, 0)).toBe(r.changed);
     expect(r.samples.some((s: any) => s.event.userId === 'dry-reg')).toBe(false);
     expect(r.samples.some((s: any) => s.event.userId === 'dry-forced')).toBe(false);
-    expect(await gqlSecret(app.secret, '{ policies(includeArchived: true) { id revision } }')).toEqual(policiesBefore);
+    expect(await gqlSecret(app.secret, '{ policies(includeArchived: true) { id revision } }')).toEqual(
+      policiesBefore,
+    );
     // At most maxEvents verdicts are read.
-    const capped = await gqlSecret(app.secret, `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 30, maxEvents: 2) { scanned truncated } }`, { d: [{ create: { name: 'x', group: 'EVENT', action: 'DENY' } }] });
+    const capped = await gqlSecret(
+      app.secret,
+      `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 30, maxEvents: 2) { scanned truncated } }`,
+      { d: [{ create: { name: 'x', group: 'EVENT', action: 'DENY' } }] },
+    );
     expect(capped.policyDryRun).toEqual({ scanned: 2, truncated: true });
   });
 
@@ -371,9 +474,13 @@ describe('GraphQL for the console', () => {
     const policies = (await gqlSecret(app.secret, '{ policies { id name } }')).policies;
     const denyReported = policies.find((p: any) => p.name === 'Deny reported devices').id;
     const r = (
-      await gqlSecret(app.secret, `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 1) { changed samples(first: 100) { before beforePolicy after event { userId } } } }`, {
-        d: [{ id: denyReported, archive: true }],
-      })
+      await gqlSecret(
+        app.secret,
+        `query($d: [PolicyDraftInput!]!) { policyDryRun(drafts: $d, days: 1) { changed samples(first: 100) { before beforePolicy after event { userId } } } }`,
+        {
+          d: [{ id: denyReported, archive: true }],
+        },
+      )
     ).policyDryRun;
     const mine = r.samples.filter((s: any) => s.event.userId === 'dry-reported');
     expect(mine.length).toBe(2);
@@ -386,9 +493,28 @@ describe('GraphQL for the console', () => {
     ['31 days', { days: 31 }, 'BAD_USER_INPUT'],
     ['too many events', { maxEvents: 20_001 }, 'BAD_USER_INPUT'],
     ['no drafts', { d: [] }, 'BAD_USER_INPUT'],
-    ['a draft with both create and id', { d: [{ id: 'x', create: { name: 'x', group: 'EVENT', action: 'DENY' } }] }, 'BAD_USER_INPUT'],
+    [
+      'a draft with both create and id',
+      { d: [{ id: 'x', create: { name: 'x', group: 'EVENT', action: 'DENY' } }] },
+      'BAD_USER_INPUT',
+    ],
     ['an id without a change', { d: [{ id: 'x' }] }, 'BAD_USER_INPUT'],
-    ['an unknown signal', { d: [{ create: { name: 'x', group: 'EVENT', action: 'DENY', conditions: { signalsAny: ['no_such_signal'] } } }] }, 'BAD_USER_INPUT'],
+    [
+      'an unknown signal',
+      {
+        d: [
+          {
+            create: {
+              name: 'x',
+              group: 'EVENT',
+              action: 'DENY',
+              conditions: { signalsAny: ['no_such_signal'] },
+            },
+          },
+        ],
+      },
+      'BAD_USER_INPUT',
+    ],
     ['an unknown policy', { d: [{ id: 'no-such-policy', update: { action: 'DENY' } }] }, 'NOT_FOUND'],
     ['a wrong-typed days', { days: 'seven' }, 'BAD_USER_INPUT'],
   ])('refuses a dry run with %s', async (_name, vars, code) => {
@@ -396,7 +522,11 @@ describe('GraphQL for the console', () => {
     const res = await fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basic(app.secret) },
-      body: JSON.stringify({ query: 'query($d: [PolicyDraftInput!]!, $days: Int, $maxEvents: Int) { policyDryRun(drafts: $d, days: $days, maxEvents: $maxEvents) { scanned } }', variables }),
+      body: JSON.stringify({
+        query:
+          'query($d: [PolicyDraftInput!]!, $days: Int, $maxEvents: Int) { policyDryRun(drafts: $d, days: $days, maxEvents: $maxEvents) { scanned } }',
+        variables,
+      }),
     });
     const body = (await res.json()) as any;
     expect(body.errors?.[0]?.extensions?.code).toBe(code);
@@ -404,24 +534,47 @@ describe('GraphQL for the console', () => {
   });
 
   it('rolls a policy back to an old revision: a new revision equal to it', async () => {
-    const created = (await gqlSecret(app.secret, 'mutation { createPolicy(input: { name: "Roll me", group: EVENT, action: CHALLENGE, conditions: { events: ["$login"], riskLevels: [MEDIUM] } }) { id revision } }')).createPolicy;
-    await gqlSecret(app.secret, `mutation { updatePolicy(id: "${created.id}", input: { name: "Rolled", action: DENY, conditions: { countries: ["FR"] } }) { revision } }`);
-    const rolled = (await gqlSecret(app.secret, `mutation { rollbackPolicy(id: "${created.id}", revision: "${created.revision}") { id revision name action conditions { events riskLevels countries } revisions { id name action } } }`)).rollbackPolicy;
+    const created = (
+      await gqlSecret(
+        app.secret,
+        'mutation { createPolicy(input: { name: "Roll me", group: EVENT, action: CHALLENGE, conditions: { events: ["$login"], riskLevels: [MEDIUM] } }) { id revision } }',
+      )
+    ).createPolicy;
+    await gqlSecret(
+      app.secret,
+      `mutation { updatePolicy(id: "${created.id}", input: { name: "Rolled", action: DENY, conditions: { countries: ["FR"] } }) { revision } }`,
+    );
+    const rolled = (
+      await gqlSecret(
+        app.secret,
+        `mutation { rollbackPolicy(id: "${created.id}", revision: "${created.revision}") { id revision name action conditions { events riskLevels countries } revisions { id name action } } }`,
+      )
+    ).rollbackPolicy;
     expect(rolled.revision).not.toBe(created.revision);
-    expect(rolled).toMatchObject({ name: 'Roll me', action: 'CHALLENGE', conditions: { events: ['$login'], riskLevels: ['MEDIUM'], countries: null } });
+    expect(rolled).toMatchObject({
+      name: 'Roll me',
+      action: 'CHALLENGE',
+      conditions: { events: ['$login'], riskLevels: ['MEDIUM'], countries: null },
+    });
     expect(rolled.revisions.map((r: any) => r.name)).toEqual(['Roll me', 'Rolled', 'Roll me']);
     // Unknown revisions, and revisions of another policy, are not found.
-    const other = (await gqlSecret(app.secret, '{ policies { id revision } }')).policies.find((p: any) => p.id !== created.id);
+    const other = (await gqlSecret(app.secret, '{ policies { id revision } }')).policies.find(
+      (p: any) => p.id !== created.id,
+    );
     const bad = await fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basic(app.secret) },
-      body: JSON.stringify({ query: `mutation { a: rollbackPolicy(id: "${created.id}", revision: "no-such-revision") { id } }` }),
+      body: JSON.stringify({
+        query: `mutation { a: rollbackPolicy(id: "${created.id}", revision: "no-such-revision") { id } }`,
+      }),
     });
     expect(((await bad.json()) as any).errors[0].extensions.code).toBe('NOT_FOUND');
     const wrongPolicy = await fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basic(app.secret) },
-      body: JSON.stringify({ query: `mutation { rollbackPolicy(id: "${created.id}", revision: "${other.revision}") { id } }` }),
+      body: JSON.stringify({
+        query: `mutation { rollbackPolicy(id: "${created.id}", revision: "${other.revision}") { id } }`,
+      }),
     });
     expect(((await wrongPolicy.json()) as any).errors[0].extensions.code).toBe('NOT_FOUND');
   });
@@ -430,12 +583,20 @@ describe('GraphQL for the console', () => {
     await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
     await login(app.secret, 'job-user-a', 'fp-job-a');
     await login(app.secret, 'job-user-b', 'fp-job-b');
-    await gqlSecret(app.secret, 'mutation { a: requestPrivacyExport(userId: "job-user-a") { id } b: requestPrivacyExport(userId: "job-user-b") { id } }');
-    const of = async (u: string) => (await gqlSecret(app.secret, `{ privacyJobs(userId: "${u}") { edges { node { userId } } } }`)).privacyJobs.edges.map((e: any) => e.node.userId);
+    await gqlSecret(
+      app.secret,
+      'mutation { a: requestPrivacyExport(userId: "job-user-a") { id } b: requestPrivacyExport(userId: "job-user-b") { id } }',
+    );
+    const of = async (u: string) =>
+      (
+        await gqlSecret(app.secret, `{ privacyJobs(userId: "${u}") { edges { node { userId } } } }`)
+      ).privacyJobs.edges.map((e: any) => e.node.userId);
     expect(await of('job-user-a')).toEqual(['job-user-a']);
     expect(await of('job-user-b')).toEqual(['job-user-b']);
     expect(await of('nobody')).toEqual([]);
-    expect((await gqlSecret(app.secret, '{ privacyJobs { edges { node { userId } } } }')).privacyJobs.edges.length).toBeGreaterThanOrEqual(2);
+    expect(
+      (await gqlSecret(app.secret, '{ privacyJobs { edges { node { userId } } } }')).privacyJobs.edges.length,
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('lists the webhook deliveries about one user', async () => {
@@ -443,7 +604,13 @@ describe('GraphQL for the console', () => {
     const a = await login(app.secret, 'hook-user-a', 'fp-hook-a');
     await login(app.secret, 'hook-user-b', 'fp-hook-b');
     await gqlSecret(app.secret, `mutation { reportDevice(token: "${a.device.token}") { token } }`);
-    const read = async (u: string) => (await gqlSecret(app.secret, `{ webhookDeliveries(userId: "${u}", first: 50) { edges { node { userId type } } } }`)).webhookDeliveries.edges.map((e: any) => e.node);
+    const read = async (u: string) =>
+      (
+        await gqlSecret(
+          app.secret,
+          `{ webhookDeliveries(userId: "${u}", first: 50) { edges { node { userId type } } } }`,
+        )
+      ).webhookDeliveries.edges.map((e: any) => e.node);
     const mine: any[] = await waitFor(
       async () => {
         const found = await read('hook-user-a');
@@ -461,7 +628,27 @@ describe('over TLS', () => {
   async function signInOn(tls: boolean): Promise<string> {
     const dir = mkdtempSync(path.join(tmpdir(), 'rampart-console-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          path.join(dir, 'key.pem'),
+          '-out',
+          path.join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
       const cert = readFileSync(path.join(dir, 'cert.pem'));
       const log = createLogger('silent');
       const server = await buildRestServer({
@@ -478,12 +665,29 @@ describe('over TLS', () => {
         const port = (server.server.address() as AddressInfo).port;
         const body = JSON.stringify({ key: app.secret });
         return await new Promise<string>((resolve, reject) => {
-          const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+          const headers: Record<string, string> = {
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+          };
           if (!tls) headers['x-forwarded-proto'] = 'https';
-          const req = (tls ? https : http).request({ host: '127.0.0.1', port, path: '/console/session', method: 'POST', headers, ...(tls ? { ca: cert } : {}) }, (res) => {
-            res.resume();
-            res.on('end', () => (res.statusCode === 201 ? resolve(String(res.headers['set-cookie'] ?? '')) : reject(new Error(`status ${res.statusCode}`))));
-          });
+          const req = (tls ? https : http).request(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/console/session',
+              method: 'POST',
+              headers,
+              ...(tls ? { ca: cert } : {}),
+            },
+            (res) => {
+              res.resume();
+              res.on('end', () =>
+                res.statusCode === 201
+                  ? resolve(String(res.headers['set-cookie'] ?? ''))
+                  : reject(new Error(`status ${res.statusCode}`)),
+              );
+            },
+          );
           req.on('error', reject);
           req.end(body);
         });
@@ -509,7 +713,11 @@ describe('failed sign-ins', () => {
     let last = 0;
     let retryAfter: string | null = null;
     for (let i = 0; i < 20 && last !== 429; i++) {
-      const res = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: `sk_guess_${i}_0123456789` }) });
+      const res = await fetch(`${app.baseUrl}/console/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ key: `sk_guess_${i}_0123456789` }),
+      });
       last = res.status;
       retryAfter = res.headers.get('retry-after');
     }

@@ -13,7 +13,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { startTestApp, call, basic, type TestApp } from '../support/app';
-import { consolePage, goTo as go, launchChromium, pageText as text, requireChromium, SCREENSHOTS, signIn, waitText, type Chromium } from '../support/chromium';
+import {
+  consolePage,
+  goTo as go,
+  launchChromium,
+  pageText as text,
+  requireChromium,
+  SCREENSHOTS,
+  signIn,
+  waitText,
+  type Chromium,
+} from '../support/chromium';
 import { appendVolume } from '../support/volume';
 import { serverKind } from '../../src/store/server-kind';
 import type { EnvId } from '../../src/core/model';
@@ -33,19 +43,28 @@ let other: { secret: string; envId: string };
 let hook: http.Server;
 const pageErrors: string[] = [];
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 /** Where a wave of failed logins comes from (no other seeded event uses it). */
 const WAVE_IP = '185.220.101.7';
-const UA_PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1';
+const UA_PHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1';
 
 /** A verdict over REST; `hoursAgo` dates the event in the past (the overview's chart spreads them out). */
-async function risk(secret: string, userId: string, opts: { token?: string; ip?: string; event?: string; ua?: string; hoursAgo?: number } = {}) {
+async function risk(
+  secret: string,
+  userId: string,
+  opts: { token?: string; ip?: string; event?: string; ua?: string; hoursAgo?: number } = {},
+) {
   const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/risk', {
     event: opts.event ?? '$login',
     ...(opts.hoursAgo ? { timestamp: new Date(Date.now() - opts.hoursAgo * 3_600_000).toISOString() } : {}),
     user: { id: userId, email: `${userId}@example.com` },
     ...(opts.token ? { request_token: opts.token } : {}),
-    context: { ip: opts.ip ?? '81.2.69.142', headers: { 'User-Agent': opts.ua ?? UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+    context: {
+      ip: opts.ip ?? '81.2.69.142',
+      headers: { 'User-Agent': opts.ua ?? UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+    },
   });
   expect(r.status).toBe(201);
   return r.body as { device: { token: string }; policy: { action: string } };
@@ -53,12 +72,19 @@ async function risk(secret: string, userId: string, opts: { token?: string; ip?:
 
 /** A feedback or activity event over REST (/v1/track: no verdict). */
 async function track(secret: string, body: Record<string, unknown>, ip = '81.2.69.142') {
-  const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/track', { ...body, context: { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } } });
+  const r = await call({ baseUrl: app.baseUrl, secret }, 'POST', '/v1/track', {
+    ...body,
+    context: { ip, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+  });
   expect(r.status).toBe(204);
 }
 
 async function gql(secret: string, query: string, variables: Record<string, unknown> = {}) {
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: basic(secret) }, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(secret) },
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await res.json()) as { data?: any; errors?: unknown[] };
   if (body.errors) throw new Error(JSON.stringify(body.errors));
   return body.data;
@@ -73,21 +99,36 @@ beforeAll(async () => {
     req.on('end', () => res.writeHead(200).end());
   });
   await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-  await gql(app.secret, 'mutation($u: String) { setWebhookUrl(url: $u) { id } }', { u: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook` });
+  await gql(app.secret, 'mutation($u: String) { setWebhookUrl(url: $u) { id } }', {
+    u: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
+  });
   await app.built.services.environments.setPrivacyEmail(app.env.id, 'privacy@example.com');
 
   // The sandbox (A): ordinary logins, a user with two devices, and forced denials and challenges.
   const ips = ['81.2.69.142', '81.2.69.160', '8.8.8.8', '1.1.1.1', '9.9.9.9'];
-  for (let i = 0; i < 10; i++) await risk(app.secret, `user-${i}`, { ip: ips[i % ips.length], hoursAgo: 20 - 2 * i });
-  for (let i = 0; i < 10; i++) await risk(app.secret, `user-${i}`, { ip: ips[i % ips.length], hoursAgo: 19 - 2 * i });
+  for (let i = 0; i < 10; i++)
+    await risk(app.secret, `user-${i}`, { ip: ips[i % ips.length], hoursAgo: 20 - 2 * i });
+  for (let i = 0; i < 10; i++)
+    await risk(app.secret, `user-${i}`, { ip: ips[i % ips.length], hoursAgo: 19 - 2 * i });
   await risk(app.secret, 'ada', { token: 'fp-ada-laptop' });
   await risk(app.secret, 'ada', { token: 'fp-ada-phone', ua: UA_PHONE, ip: '81.2.69.160' });
   await risk(app.secret, 'ada', { token: 'fp-ada-laptop' });
-  for (let i = 0; i < 4; i++) await risk(app.secret, `stuffed-${i}`, { token: 'test|device:chrome_on_mac|policy.action:deny|risk:0.95', ip: '8.8.8.8', hoursAgo: 6 + i * 0.2 });
-  for (let i = 0; i < 3; i++) await risk(app.secret, `checked-${i}`, { token: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7', ip: '1.1.1.1', hoursAgo: 12 - i });
+  for (let i = 0; i < 4; i++)
+    await risk(app.secret, `stuffed-${i}`, {
+      token: 'test|device:chrome_on_mac|policy.action:deny|risk:0.95',
+      ip: '8.8.8.8',
+      hoursAgo: 6 + i * 0.2,
+    });
+  for (let i = 0; i < 3; i++)
+    await risk(app.secret, `checked-${i}`, {
+      token: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7',
+      ip: '1.1.1.1',
+      hoursAgo: 12 - i,
+    });
   await risk(app.secret, 'new-signup', { event: '$registration' });
   // A wave of failed logins that name only the e-mail they tried (tracked, and one through filter).
-  for (let i = 0; i < 3; i++) await track(app.secret, { event: '$login.failed', user: { email: `wave-${i}@example.com` } }, WAVE_IP);
+  for (let i = 0; i < 3; i++)
+    await track(app.secret, { event: '$login.failed', user: { email: `wave-${i}@example.com` } }, WAVE_IP);
   const filtered = await call({ baseUrl: app.baseUrl, secret: app.secret }, 'POST', '/v1/filter', {
     type: '$login',
     status: '$failed',
@@ -102,7 +143,8 @@ beforeAll(async () => {
   await track(app.secret, { event: '$logout', user: { id: 'leaver' } });
   await app.built.services.track.drain(false);
   await gql(app.secret, 'mutation { requestPrivacyExport(userId: "user-1") { id } }');
-  analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'e2e analyst')).secret;
+  analystKey = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'e2e analyst'))
+    .secret;
 
   // Volume: the console works on a large environment (issue 31): 100,000 older events of 5,000
   // other users (25 hours to 7 days ago), written in bulk, their keys and rollups through the
@@ -129,10 +171,16 @@ afterAll(async () => {
   await app?.close();
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: name !== 'phone-menu' });
+const shot = (page: Page, name: string) =>
+  page.screenshot({
+    path: path.join(SHOTS, `${name}.png`) as `${string}.png`,
+    fullPage: name !== 'phone-menu',
+  });
 /** The text of each row's cell in `column` (1-based) of the page's data table. */
-const cells = (page: Page, column: number) => page.$$eval(`table.data tbody tr td:nth-child(${column})`, (tds) => tds.map((td) => (td.textContent ?? '').trim()));
-
+const cells = (page: Page, column: number) =>
+  page.$$eval(`table.data tbody tr td:nth-child(${column})`, (tds) =>
+    tds.map((td) => (td.textContent ?? '').trim()),
+  );
 
 describe('the console as an administrator (API secret)', () => {
   let page: Page;
@@ -162,21 +210,33 @@ describe('the console as an administrator (API secret)', () => {
     expect(env).toContain('sandbox');
     expect(env).toContain(app.env.id);
     expect(await page.$eval('[data-testid=credential-kind]', (el) => el.textContent)).toBe('admin');
-    const storage = await page.evaluate(() => ({ local: JSON.stringify((globalThis as any).localStorage), session: JSON.stringify((globalThis as any).sessionStorage), cookie: (globalThis as any).document.cookie }));
+    const storage = await page.evaluate(() => ({
+      local: JSON.stringify((globalThis as any).localStorage),
+      session: JSON.stringify((globalThis as any).sessionStorage),
+      cookie: (globalThis as any).document.cookie,
+    }));
     expect(storage).toEqual({ local: '{}', session: '{}', cookie: '' });
     const cookies = await page.browserContext().cookies();
     const c = cookies.find((x) => x.name === 'rampart_session');
     expect(c).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
-    expect(JSON.stringify(await page.evaluate(() => (globalThis as any).document.documentElement.outerHTML))).not.toContain(app.secret);
+    expect(
+      JSON.stringify(await page.evaluate(() => (globalThis as any).document.documentElement.outerHTML)),
+    ).not.toContain(app.secret);
   });
 
   it('shows the overview: verdict counts, the chart, top signals and where denials come from', async () => {
     await waitText(page, 'Verdicts over time');
     await page.waitForSelector('.chart canvas');
     await waitText(page, 'Denied: where from');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#denied table.bars tr').length > 0);
-    expect(Number(await page.$eval('[data-testid=count-deny]', (el) => el.textContent?.replace(/,/g, '')))).toBeGreaterThanOrEqual(4);
-    expect(Number(await page.$eval('[data-testid=count-challenge]', (el) => el.textContent?.replace(/,/g, '')))).toBeGreaterThanOrEqual(3);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('#denied table.bars tr').length > 0,
+    );
+    expect(
+      Number(await page.$eval('[data-testid=count-deny]', (el) => el.textContent?.replace(/,/g, ''))),
+    ).toBeGreaterThanOrEqual(4);
+    expect(
+      Number(await page.$eval('[data-testid=count-challenge]', (el) => el.textContent?.replace(/,/g, ''))),
+    ).toBeGreaterThanOrEqual(3);
     const denied = await page.$eval('#denied', (el) => (el as any).innerText);
     expect(denied).toContain('8.8.8.8');
     expect(await text(page)).not.toContain('203.0.113.77');
@@ -191,14 +251,26 @@ describe('the console as an administrator (API secret)', () => {
     expect(await page.$$eval('[data-testid=event-link]', (a) => a.length)).toBe(25);
     const more = await page.$$('button');
     for (const b of more) if ((await b.evaluate((el) => el.textContent)) === 'Load more') await b.click();
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length > 25);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length > 25,
+    );
     await page.type('input[name=ip]', '8.8.8.8');
     await page.select('select[name=action]', 'DENY');
     await page.click('form.filters button[type=submit]');
-    await page.waitForFunction(() => (globalThis as any).location.hash.includes('ip=8.8.8.8') && (globalThis as any).location.hash.includes('action=DENY'));
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).location.hash.includes('ip=8.8.8.8') &&
+        (globalThis as any).location.hash.includes('action=DENY'),
+    );
     await page.waitForFunction(() => {
-      const rows = [...(globalThis as any).document.querySelectorAll('table.data tbody tr')].map((tr) => (tr as any).innerText);
-      return !(globalThis as any).document.querySelector('.state.loading') && rows.length > 0 && rows.every((r) => r.includes('8.8.8.8'));
+      const rows = [...(globalThis as any).document.querySelectorAll('table.data tbody tr')].map(
+        (tr) => (tr as any).innerText,
+      );
+      return (
+        !(globalThis as any).document.querySelector('.state.loading') &&
+        rows.length > 0 &&
+        rows.every((r) => r.includes('8.8.8.8'))
+      );
     });
     const rows = await page.$$eval('table.data tbody tr', (trs) => trs.map((tr) => (tr as any).innerText));
     expect(rows.length).toBeGreaterThanOrEqual(4);
@@ -217,36 +289,65 @@ describe('the console as an administrator (API secret)', () => {
     expect(await page.$$eval('.signal-list li', (li) => li.length)).toBeGreaterThan(0);
     await shot(page, 'event');
     await go(page, '#/events?userId=ada');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 3 && !(globalThis as any).document.querySelector('.state.loading'));
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 3 &&
+        !(globalThis as any).document.querySelector('.state.loading'),
+    );
     await page.click('[data-testid=event-link]');
     await page.waitForSelector('[data-testid=event-revision]');
     const revision = await page.$eval('[data-testid=event-revision]', (el) => el.textContent);
-    const stored = await gql(app.secret, '{ events(filter: { userId: "ada" }, first: 1) { edges { node { policy { revision } } } } }');
+    const stored = await gql(
+      app.secret,
+      '{ events(filter: { userId: "ada" }, first: 1) { edges { node { policy { revision } } } } }',
+    );
     expect(revision).toBe(stored.events.edges[0].node.policy.revision);
-    expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe('allow when every event');
+    expect(await page.$eval('[data-testid=event-conditions]', (el) => el.textContent)).toBe(
+      'allow when every event',
+    );
   });
 
   it('names the accounts a wave of failed logins targets, by e-mail when the event has no user id', async () => {
     await go(page, '#/events?name=%24login.failed');
     await page.waitForFunction(() => {
-      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      const d = (
+        globalThis as unknown as {
+          document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } };
+        }
+      ).document;
       return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 4;
     });
-    expect((await cells(page, 5)).sort()).toEqual(['wave-0@example.com', 'wave-1@example.com', 'wave-2@example.com', 'wave-3@example.com']);
+    expect((await cells(page, 5)).sort()).toEqual([
+      'wave-0@example.com',
+      'wave-1@example.com',
+      'wave-2@example.com',
+      'wave-3@example.com',
+    ]);
     // With a user id, the e-mail stands beside it.
     await go(page, '#/events?userId=user-1');
     await page.waitForFunction(() => {
-      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      const d = (
+        globalThis as unknown as {
+          document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } };
+        }
+      ).document;
       return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 2;
     });
     const users = await cells(page, 5);
-    expect(users.map((u) => u.replace(/\s+/g, ' '))).toEqual(['user-1 user-1@example.com', 'user-1 user-1@example.com']);
+    expect(users.map((u) => u.replace(/\s+/g, ' '))).toEqual([
+      'user-1 user-1@example.com',
+      'user-1 user-1@example.com',
+    ]);
   });
 
   it('labels events without a verdict by what they are: a logout is no feedback', async () => {
     await go(page, '#/events?userId=leaver');
     await page.waitForFunction(() => {
-      const d = (globalThis as unknown as { document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } } }).document;
+      const d = (
+        globalThis as unknown as {
+          document: { querySelector(s: string): unknown; querySelectorAll(s: string): { length: number } };
+        }
+      ).document;
       return !d.querySelector('.state.loading') && d.querySelectorAll('table.data tbody tr').length === 3;
     });
     const names = await cells(page, 2);
@@ -271,7 +372,9 @@ describe('the console as an administrator (API secret)', () => {
   it("lists devices to review, shows a user's page and reports a device from it, after a confirmation", async () => {
     await go(page, '#/users');
     await page.waitForSelector('#reported-devices');
-    expect(await page.$eval('#reported-devices', (el) => (el as any).innerText)).toContain('No device has been reported');
+    expect(await page.$eval('#reported-devices', (el) => (el as any).innerText)).toContain(
+      'No device has been reported',
+    );
     await go(page, '#/users/ada');
     await page.waitForSelector('[data-testid=device-row]');
     expect(await page.$$eval('[data-testid=device-row]', (r) => r.length)).toBe(2);
@@ -282,9 +385,16 @@ describe('the console as an administrator (API secret)', () => {
     await report!.click();
     await page.waitForSelector('dialog[open] [data-testid=confirm]');
     await page.click('dialog[open] [data-testid=confirm]');
-    await page.waitForFunction(() => !(globalThis as any).document.querySelector('dialog[open]') && (globalThis as any).document.body.innerText.includes('reported'));
+    await page.waitForFunction(
+      () =>
+        !(globalThis as any).document.querySelector('dialog[open]') &&
+        (globalThis as any).document.body.innerText.includes('reported'),
+    );
     const devices = await gql(app.secret, '{ user(id: "ada") { devices { reviewState } } }');
-    expect(devices.user.devices.map((d: { reviewState: string }) => d.reviewState).sort()).toEqual(['REPORTED', 'UNREVIEWED']);
+    expect(devices.user.devices.map((d: { reviewState: string }) => d.reviewState).sort()).toEqual([
+      'REPORTED',
+      'UNREVIEWED',
+    ]);
     await go(page, '#/users');
     await page.waitForSelector('#reported-devices [data-testid=review-row]');
     expect(await page.$eval('#reported-devices', (el) => (el as any).innerText)).toContain('ada');
@@ -319,7 +429,9 @@ describe('the console as an administrator (API secret)', () => {
     await page.type('form.policy-form input[name=signalsAny]', 'no_such_signal');
     await page.click('[data-testid=dry-run]');
     await page.waitForSelector('.state.error');
-    expect(await page.$eval('.state.error', (el) => (el as any).innerText)).toMatch(/conditions\.signalsAny.*unknown signal no_such_signal/s);
+    expect(await page.$eval('.state.error', (el) => (el as any).innerText)).toMatch(
+      /conditions\.signalsAny.*unknown signal no_such_signal/s,
+    );
     expect(await page.$eval('[data-testid=publish]', (b) => (b as any).disabled)).toBe(true);
     await page.$eval('form.policy-form input[name=signalsAny]', (el) => {
       (el as any).value = '';
@@ -327,7 +439,9 @@ describe('the console as an administrator (API secret)', () => {
     });
     await page.click('[data-testid=dry-run]');
     await page.waitForSelector('[data-testid=dry-run-changed]');
-    const changed = Number((await page.$eval('[data-testid=dry-run-changed] strong', (el) => el.textContent))?.replace(/,/g, ''));
+    const changed = Number(
+      (await page.$eval('[data-testid=dry-run-changed] strong', (el) => el.textContent))?.replace(/,/g, ''),
+    );
     expect(changed).toBeGreaterThan(0);
     await shot(page, 'policy-dry-run');
     expect(await page.$eval('[data-testid=publish]', (b) => (b as any).disabled)).toBe(false);
@@ -335,8 +449,18 @@ describe('the console as an administrator (API secret)', () => {
     await page.waitForFunction(() => /#\/policies\/[0-9a-f-]{36}$/.test((globalThis as any).location.hash));
     await page.waitForSelector('[data-testid=revision]');
     const id = (await page.evaluate(() => (globalThis as any).location.hash)).split('/').pop() as string;
-    let p = (await gql(app.secret, `{ policy(id: "${id}") { name group action conditions { events } revisions { id } } }`)).policy;
-    expect(p).toMatchObject({ name: 'Deny every login (e2e)', group: 'BEFORE', action: 'DENY', conditions: { events: ['$login'] } });
+    let p = (
+      await gql(
+        app.secret,
+        `{ policy(id: "${id}") { name group action conditions { events } revisions { id } } }`,
+      )
+    ).policy;
+    expect(p).toMatchObject({
+      name: 'Deny every login (e2e)',
+      group: 'BEFORE',
+      action: 'DENY',
+      conditions: { events: ['$login'] },
+    });
     // The very next login is denied by it.
     expect((await risk(app.secret, 'after-publish')).policy.action).toBe('deny');
 
@@ -345,9 +469,13 @@ describe('the console as an administrator (API secret)', () => {
     expect(await page.$eval('[data-testid=publish]', (b) => (b as any).disabled)).toBe(true);
     await page.click('[data-testid=dry-run]');
     await page.waitForSelector('[data-testid=dry-run-changed]');
-    await page.waitForFunction(() => !((globalThis as any).document.querySelector('[data-testid=publish]') as any).disabled);
+    await page.waitForFunction(
+      () => !((globalThis as any).document.querySelector('[data-testid=publish]') as any).disabled,
+    );
     await page.click('[data-testid=publish]');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=revision]').length === 2);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=revision]').length === 2,
+    );
     p = (await gql(app.secret, `{ policy(id: "${id}") { action revisions { id } } }`)).policy;
     expect(p.action).toBe('CHALLENGE');
     await waitText(page, 'action');
@@ -357,7 +485,9 @@ describe('the console as an administrator (API secret)', () => {
     await page.click('[data-testid=rollback]');
     await page.waitForSelector('dialog[open] [data-testid=confirm]');
     await page.click('dialog[open] [data-testid=confirm]');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=revision]').length === 3);
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=revision]').length === 3,
+    );
     p = (await gql(app.secret, `{ policy(id: "${id}") { action revision revisions { id action } } }`)).policy;
     expect(p.action).toBe('DENY');
     expect(p.revisions.map((r: { action: string }) => r.action)).toEqual(['DENY', 'CHALLENGE', 'DENY']);
@@ -371,7 +501,9 @@ describe('the console as an administrator (API secret)', () => {
     await page.waitForSelector('[data-testid=delivery-row]');
     // Open a delivery that has been delivered (the newest may still be on its way).
     const rows = await page.$$('[data-testid=delivery-row]');
-    const states = await page.$$eval('[data-testid=delivery-row]', (trs) => trs.map((tr) => (tr as any).innerText));
+    const states = await page.$$eval('[data-testid=delivery-row]', (trs) =>
+      trs.map((tr) => (tr as any).innerText),
+    );
     const delivered = states.findIndex((t) => /\bdelivered\b/.test(t));
     expect(delivered).toBeGreaterThanOrEqual(0);
     await (await rows[delivered].$('button.link'))!.click();
@@ -409,22 +541,42 @@ describe('the console as an administrator (API secret)', () => {
     await go(page, '#/overview?range=7d');
     await waitText(page, 'Verdicts over time', 30_000);
     // The volume's verdicts are in the 7-day view (from the rollups).
-    expect(Number(await page.$eval('[data-testid=count-challenge]', (el) => el.textContent?.replace(/,/g, '')))).toBeGreaterThan(1000);
+    expect(
+      Number(await page.$eval('[data-testid=count-challenge]', (el) => el.textContent?.replace(/,/g, ''))),
+    ).toBeGreaterThan(1000);
     await go(page, '#/events?signal=proxy_ip');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 25 && !(globalThis as any).document.querySelector('.state.loading'), { timeout: 30_000 });
-    for (const b of await page.$$('button')) if ((await b.evaluate((el) => el.textContent)) === 'Load more') await b.click();
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 50, { timeout: 30_000 });
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 25 &&
+        !(globalThis as any).document.querySelector('.state.loading'),
+      { timeout: 30_000 },
+    );
+    for (const b of await page.$$('button'))
+      if ((await b.evaluate((el) => el.textContent)) === 'Load more') await b.click();
+    await page.waitForFunction(
+      () => (globalThis as any).document.querySelectorAll('[data-testid=event-link]').length === 50,
+      { timeout: 30_000 },
+    );
     // A user with thousands of events: the page answers, with the counts of the newest ones.
     await go(page, '#/users/volume-busy');
     await page.waitForSelector('[data-testid=event-link]', { timeout: 30_000 });
-    if ((await serverKind(app.database.db)).indexPushdown) await waitText(page, '+ (counts of the newest)', 30_000);
+    if ((await serverKind(app.database.db)).indexPushdown)
+      await waitText(page, '+ (counts of the newest)', 30_000);
   });
 
   it('signs out; the old cookie no longer opens anything', async () => {
     const cookie = (await page.browserContext().cookies()).find((c) => c.name === 'rampart_session')!.value;
     await page.click('[data-testid=sign-out]');
     await page.waitForSelector('input[name=key]');
-    const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `rampart_session=${cookie}`, 'x-rampart-csrf': 'x' }, body: '{"query":"{ environment { id } }"}' });
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: `rampart_session=${cookie}`,
+        'x-rampart-csrf': 'x',
+      },
+      body: '{"query":"{ environment { id } }"}',
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -442,7 +594,10 @@ describe('the console with an analyst key', () => {
     /** Submit a key the service refuses; the error box it then shows. */
     const refusal = async (key: string) => {
       await typeKey(key);
-      await Promise.all([page.waitForResponse((r) => r.url().endsWith('/console/session') && r.request().method() === 'POST'), page.keyboard.press('Enter')]);
+      await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/console/session') && r.request().method() === 'POST'),
+        page.keyboard.press('Enter'),
+      ]);
       await page.waitForSelector('.state.error');
       return page.$eval('.state.error', (el) => el.textContent ?? '');
     };
@@ -458,7 +613,8 @@ describe('the console with an analyst key', () => {
     expect(other).toContain('That key was not accepted');
     expect(other).toContain('npx rampart analyst-key add');
     expect(other).toContain('npx rampart secret add');
-    for (const t of [analyst, publishable, other]) expect(t).not.toMatch(/something went wrong|missing or invalid API secret/i);
+    for (const t of [analyst, publishable, other])
+      expect(t).not.toMatch(/something went wrong|missing or invalid API secret/i);
     // A live analyst key (as `npx rampart analyst-key add` prints it) signs in, read-only.
     await typeKey(analystKey);
     await page.keyboard.press('Enter');
@@ -490,7 +646,10 @@ describe('the console with an analyst key', () => {
         headers: { 'content-type': 'application/json', 'x-rampart-csrf': s.csrfToken },
         body: JSON.stringify({ query: 'mutation { reportDevice(token: "any") { token } }' }),
       });
-      return { status: res.status, body: (await res.json()) as { errors: { extensions: { code: string } }[] } };
+      return {
+        status: res.status,
+        body: (await res.json()) as { errors: { extensions: { code: string } }[] },
+      };
     });
     expect(forced.status).toBe(403);
     expect(forced.body.errors[0].extensions.code).toBe('FORBIDDEN');
@@ -513,13 +672,16 @@ describe('another environment', () => {
   it("shows only its own data, and none of the sandbox's", async () => {
     const page = await consolePage(browser, pageErrors);
     await signIn(page, app.baseUrl, other.secret);
-    expect(await page.$eval('[data-testid=environment]', (el) => (el as any).innerText)).toContain('tenant-b');
+    expect(await page.$eval('[data-testid=environment]', (el) => (el as any).innerText)).toContain(
+      'tenant-b',
+    );
     await go(page, '#/events');
     await page.waitForSelector('[data-testid=event-link]');
     const t = await text(page);
     expect(t).toContain('tenant-b-only-user');
     // As whole words: the environment's id (hex) may hold "ada" by chance.
-    for (const a of ['ada', 'user-1', 'stuffed-0', '8.8.8.8']) expect(t).not.toMatch(new RegExp(`(^|[^\\w.-])${a.replace(/[.-]/g, '\\$&')}($|[^\\w.-])`));
+    for (const a of ['ada', 'user-1', 'stuffed-0', '8.8.8.8'])
+      expect(t).not.toMatch(new RegExp(`(^|[^\\w.-])${a.replace(/[.-]/g, '\\$&')}($|[^\\w.-])`));
     await go(page, '#/users/ada');
     await waitText(page, 'never seen user ada');
     await go(page, '#/overview');
@@ -549,7 +711,10 @@ describe('the page', () => {
   it('has a favicon, of the right type, that its content security policy lets it load', async () => {
     const page = await consolePage(browser, pageErrors);
     await page.goto(`${app.baseUrl}/console`, { waitUntil: 'load' });
-    const icon = await page.$eval('link[rel~=icon]', (el) => ({ href: (el as unknown as { href: string }).href, type: el.getAttribute('type') }));
+    const icon = await page.$eval('link[rel~=icon]', (el) => ({
+      href: (el as unknown as { href: string }).href,
+      type: el.getAttribute('type'),
+    }));
     expect(icon.type).toBe('image/svg+xml');
     const res = await fetch(icon.href);
     expect(res.status).toBe(200);
@@ -557,7 +722,11 @@ describe('the page', () => {
     expect((await res.text()).trimStart()).toMatch(/^<svg /);
     // Loaded as an image by the page itself, under its CSP.
     const decoded = await page.evaluate(async (href) => {
-      const image = new (globalThis as unknown as { Image: new () => { src: string; naturalWidth: number; decode(): Promise<void> } }).Image();
+      const image = new (
+        globalThis as unknown as {
+          Image: new () => { src: string; naturalWidth: number; decode(): Promise<void> };
+        }
+      ).Image();
       image.src = href;
       try {
         await image.decode();
@@ -576,16 +745,28 @@ describe('on a phone', () => {
     await signIn(page, app.baseUrl, app.secret);
     await waitText(page, 'Verdicts over time');
     await page.waitForSelector('.chart canvas');
-    const overflow = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth);
+    const overflow = await page.evaluate(
+      () => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth,
+    );
     expect(overflow).toBeLessThanOrEqual(0);
-    expect(await page.$eval('nav#nav', (el) => (globalThis as any).getComputedStyle(el).display)).toBe('none');
+    expect(await page.$eval('nav#nav', (el) => (globalThis as any).getComputedStyle(el).display)).toBe(
+      'none',
+    );
     await shot(page, 'phone-overview');
     await page.click('.menu-toggle');
-    await page.waitForFunction(() => (globalThis as any).getComputedStyle((globalThis as any).document.getElementById('nav') as any).display !== 'none');
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).getComputedStyle((globalThis as any).document.getElementById('nav') as any)
+          .display !== 'none',
+    );
     await shot(page, 'phone-menu');
     await page.click('nav a[href="#/events"]');
     await page.waitForSelector('[data-testid=event-link]');
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth)).toBeLessThanOrEqual(0);
+    expect(
+      await page.evaluate(
+        () => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).innerWidth,
+      ),
+    ).toBeLessThanOrEqual(0);
   });
 
   it('raised no error in any page', () => {

@@ -12,7 +12,13 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { startTestApp, call, type TestApp } from '../support/app';
-import { createRampartClient, RampartError, toRampartError, type RampartClient, type RiskRequest } from '../../src/client';
+import {
+  createRampartClient,
+  RampartError,
+  toRampartError,
+  type RampartClient,
+  type RiskRequest,
+} from '../../src/client';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import { buildRestServer } from '../../src/rest/server';
 import { createLogger } from '../../src/app/logger';
@@ -66,7 +72,11 @@ const EXPECTED: Record<DoorName, Record<ErrorKind, number | string>> = {
 };
 
 /** REST's Castle types that differ from the kind's name (docs/decisions.md). */
-const REST_TYPE_TO_KIND: Record<string, string> = { server_error: 'internal', service_unavailable: 'unavailable', route_not_found: 'not_found' };
+const REST_TYPE_TO_KIND: Record<string, string> = {
+  server_error: 'internal',
+  service_unavailable: 'unavailable',
+  route_not_found: 'not_found',
+};
 
 const SECRET_INTERNALS = 'db-password=hunter2';
 /** devices.get of the faulty services throws these for these tokens. */
@@ -85,11 +95,28 @@ interface World {
   disabledSecret: string;
 }
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const riskBody = (user: string) => ({ event: '$login', user: { id: user }, request_token: `tok-${user}`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
-const riskMessage = (user: string): RiskRequest => ({ event: '$login', user: { id: user }, requestToken: `tok-${user}`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const riskBody = (user: string) => ({
+  event: '$login',
+  user: { id: user },
+  request_token: `tok-${user}`,
+  context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
+});
+const riskMessage = (user: string): RiskRequest => ({
+  event: '$login',
+  user: { id: user },
+  requestToken: `tok-${user}`,
+  context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
+});
 
-async function rest(base: { baseUrl: string; secret: string }, method: string, path: string, body?: unknown, opts: { secret?: string | null; raw?: string } = {}): Promise<Outcome> {
+async function rest(
+  base: { baseUrl: string; secret: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { secret?: string | null; raw?: string } = {},
+): Promise<Outcome> {
   const r = await call(base, method, path, body, opts);
   const type = typeof r.body?.type === 'string' ? (r.body.type as string) : null;
   return {
@@ -107,7 +134,14 @@ async function rpc(p: Promise<unknown>): Promise<Outcome> {
     await p;
   } catch (err) {
     if (!(err instanceof RampartError)) throw err;
-    return { status: err.codeName, kind: err.type, fields: err.fields.map((f) => f.field), message: err.message, retryAfter: err.retryAfterSeconds, correlationId: err.correlationId };
+    return {
+      status: err.codeName,
+      kind: err.type,
+      fields: err.fields.map((f) => f.field),
+      message: err.message,
+      retryAfter: err.retryAfterSeconds,
+      correlationId: err.correlationId,
+    };
   }
   return { status: 'OK', kind: null, fields: [], message: '', retryAfter: null, correlationId: null };
 }
@@ -121,7 +155,12 @@ async function untilFailure(attempt: () => Promise<Outcome>, ok: number | string
   throw new Error('never failed');
 }
 
-async function withClient(w: World, address: string, secret: string, fn: (c: RampartClient) => Promise<unknown>): Promise<Outcome> {
+async function withClient(
+  w: World,
+  address: string,
+  secret: string,
+  fn: (c: RampartClient) => Promise<unknown>,
+): Promise<Outcome> {
   const c = w.grpc(address, secret);
   try {
     return await rpc(fn(c));
@@ -141,7 +180,14 @@ const CASES: Record<ErrorKind, { how: string } & Record<DoorName, (w: World) => 
       const md = new grpc.Metadata();
       md.set('authorization', `Bearer ${w.app.secret}`);
       const raw = new Promise<void>((resolve, reject) =>
-        stub.makeUnaryRequest('/rampart.v1.Scoring/Risk', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0f]), md, (e) => (e ? reject(toRampartError(e)) : resolve())),
+        stub.makeUnaryRequest(
+          '/rampart.v1.Scoring/Risk',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from([0x0f]),
+          md,
+          (e) => (e ? reject(toRampartError(e)) : resolve()),
+        ),
       );
       const out = await rpc(raw);
       stub.close();
@@ -161,22 +207,48 @@ const CASES: Record<ErrorKind, { how: string } & Record<DoorName, (w: World) => 
   not_found: {
     how: 'an unknown device token',
     rest: (w) => rest(w.app, 'GET', '/v1/devices/no-such-device'),
-    grpc: (w) => withClient(w, w.app.grpcAddress, w.app.secret, (c) => c.getDevice({ deviceToken: 'no-such-device' })),
+    grpc: (w) =>
+      withClient(w, w.app.grpcAddress, w.app.secret, (c) => c.getDevice({ deviceToken: 'no-such-device' })),
   },
   payload_too_large: {
     how: 'a request over 100 KiB',
-    rest: (w) => rest(w.app, 'POST', '/v1/risk', { ...riskBody('c-large'), properties: { blob: 'x'.repeat(150 * 1024) } }),
-    grpc: (w) => withClient(w, w.app.grpcAddress, w.app.secret, (c) => c.risk({ ...riskMessage('c-large'), properties: { fields: { blob: { stringValue: 'x'.repeat(150 * 1024), kind: 'stringValue' } } } })),
+    rest: (w) =>
+      rest(w.app, 'POST', '/v1/risk', {
+        ...riskBody('c-large'),
+        properties: { blob: 'x'.repeat(150 * 1024) },
+      }),
+    grpc: (w) =>
+      withClient(w, w.app.grpcAddress, w.app.secret, (c) =>
+        c.risk({
+          ...riskMessage('c-large'),
+          properties: { fields: { blob: { stringValue: 'x'.repeat(150 * 1024), kind: 'stringValue' } } },
+        }),
+      ),
   },
   invalid_parameters: {
     how: 'a risk event without user and with an invalid IP',
-    rest: (w) => rest(w.app, 'POST', '/v1/risk', { ...riskBody('c-invalid'), user: undefined, context: { ip: 'nope', headers: { 'User-Agent': UA } } }),
-    grpc: (w) => withClient(w, w.app.grpcAddress, w.app.secret, (c) => c.risk({ ...riskMessage('c-invalid'), user: null, context: { ip: 'nope', headers: { 'User-Agent': UA } } })),
+    rest: (w) =>
+      rest(w.app, 'POST', '/v1/risk', {
+        ...riskBody('c-invalid'),
+        user: undefined,
+        context: { ip: 'nope', headers: { 'User-Agent': UA } },
+      }),
+    grpc: (w) =>
+      withClient(w, w.app.grpcAddress, w.app.secret, (c) =>
+        c.risk({
+          ...riskMessage('c-invalid'),
+          user: null,
+          context: { ip: 'nope', headers: { 'User-Agent': UA } },
+        }),
+      ),
   },
   invalid_request_token: {
     how: 'a malformed request token',
     rest: (w) => rest(w.app, 'POST', '/v1/risk', { ...riskBody('c-token'), request_token: 'has spaces' }),
-    grpc: (w) => withClient(w, w.app.grpcAddress, w.app.secret, (c) => c.risk({ ...riskMessage('c-token'), requestToken: 'has spaces' })),
+    grpc: (w) =>
+      withClient(w, w.app.grpcAddress, w.app.secret, (c) =>
+        c.risk({ ...riskMessage('c-token'), requestToken: 'has spaces' }),
+      ),
   },
   rate_limited: {
     how: 'calls beyond the environment rate limit (1/s, burst 2)',
@@ -186,23 +258,35 @@ const CASES: Record<ErrorKind, { how: string } & Record<DoorName, (w: World) => 
     },
     grpc: async (w) => {
       const { secret } = await w.limited.newEnvironment(`rl-grpc-${randomBytes(3).toString('hex')}`);
-      return untilFailure(() => withClient(w, w.limited.grpcAddress, secret, (c) => c.getDevice({ deviceToken: 'none' })), 'NOT_FOUND');
+      return untilFailure(
+        () => withClient(w, w.limited.grpcAddress, secret, (c) => c.getDevice({ deviceToken: 'none' })),
+        'NOT_FOUND',
+      );
     },
   },
   unavailable: {
     how: 'the core reports the database unreachable (fault injection)',
     rest: (w) => rest(w.faulty, 'GET', '/v1/devices/fault-unavailable'),
-    grpc: (w) => withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) => c.getDevice({ deviceToken: 'fault-unavailable' })),
+    grpc: (w) =>
+      withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) =>
+        c.getDevice({ deviceToken: 'fault-unavailable' }),
+      ),
   },
   deadline_exceeded: {
     how: 'the core gives up at a deadline (fault injection)',
     rest: (w) => rest(w.faulty, 'GET', '/v1/devices/fault-deadline'),
-    grpc: (w) => withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) => c.getDevice({ deviceToken: 'fault-deadline' })),
+    grpc: (w) =>
+      withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) =>
+        c.getDevice({ deviceToken: 'fault-deadline' }),
+      ),
   },
   internal: {
     how: 'an unexpected exception in the core (fault injection)',
     rest: (w) => rest(w.faulty, 'GET', '/v1/devices/fault-internal'),
-    grpc: (w) => withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) => c.getDevice({ deviceToken: 'fault-internal' })),
+    grpc: (w) =>
+      withClient(w, w.faulty.grpcAddress, w.faulty.secret, (c) =>
+        c.getDevice({ deviceToken: 'fault-internal' }),
+      ),
   },
 };
 
@@ -227,11 +311,21 @@ beforeAll(async () => {
   };
   const services: Services = { ...real, devices };
   const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
-  faultyRest = await buildRestServer({ services, log, bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false });
+  faultyRest = await buildRestServer({
+    services,
+    log,
+    bodyLimit: 100 * 1024,
+    trustProxy: false,
+    requireHttps: false,
+  });
   await faultyRest.listen({ host: '127.0.0.1', port: 0 });
   const addr = faultyRest.server.address();
   faultyGrpc = await startGrpcServer({ services, log, host: '127.0.0.1', port: 0, tls: undefined });
-  world.faulty = { baseUrl: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`, grpcAddress: faultyGrpc.address, secret: world.app.secret };
+  world.faulty = {
+    baseUrl: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+    grpcAddress: faultyGrpc.address,
+    secret: world.app.secret,
+  };
 });
 
 afterAll(async () => {
@@ -248,23 +342,28 @@ it('covers every error kind of the core', () => {
 describe.each(ERROR_KINDS.map((k) => [k] as const))('%s', (kind) => {
   const outcomes: Partial<Record<DoorName, Outcome>> = {};
 
-  it.each(DOORS.map((d) => [d] as const))(`%s answers its table's status and names the kind (${CASES[kind].how})`, async (door) => {
-    const o = await CASES[kind][door](world);
-    outcomes[door] = o;
-    expect(o.status).toBe(EXPECTED[door][kind]);
-    expect(o.kind).toBe(kind);
-    if (kind === 'invalid_parameters') expect(o.fields.sort()).toEqual(['context.ip', 'user']);
-    if (kind === 'rate_limited') expect(o.retryAfter).toBeGreaterThanOrEqual(1);
-    if (kind === 'internal') {
-      expect(o.correlationId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(o.message).toContain(o.correlationId);
-      expect(o.message).not.toContain(SECRET_INTERNALS);
-      expect(o.message).not.toContain('boom');
-    }
-  });
+  it.each(DOORS.map((d) => [d] as const))(
+    `%s answers its table's status and names the kind (${CASES[kind].how})`,
+    async (door) => {
+      const o = await CASES[kind][door](world);
+      outcomes[door] = o;
+      expect(o.status).toBe(EXPECTED[door][kind]);
+      expect(o.kind).toBe(kind);
+      if (kind === 'invalid_parameters') expect(o.fields.sort()).toEqual(['context.ip', 'user']);
+      if (kind === 'rate_limited') expect(o.retryAfter).toBeGreaterThanOrEqual(1);
+      if (kind === 'internal') {
+        expect(o.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+        expect(o.message).toContain(o.correlationId);
+        expect(o.message).not.toContain(SECRET_INTERNALS);
+        expect(o.message).not.toContain('boom');
+      }
+    },
+  );
 
   it('doors that list offending fields list the same ones', () => {
-    const lists = DOORS.map((d) => outcomes[d]?.fields.filter((f) => f !== '(message)').sort()).filter((l) => l && l.length > 0);
+    const lists = DOORS.map((d) => outcomes[d]?.fields.filter((f) => f !== '(message)').sort()).filter(
+      (l) => l && l.length > 0,
+    );
     for (const l of lists) expect(l).toEqual(lists[0]);
   });
 });

@@ -29,7 +29,7 @@ const sent: StoredEvent[] = [];
 /** A deterministic pseudo-random sequence. */
 function rng(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function eventOf(r: () => number, i: number, at: number, envId: EnvId = env): StoredEvent {
@@ -37,7 +37,9 @@ function eventOf(r: () => number, i: number, at: number, envId: EnvId = env): St
   const user = `u${Math.floor(r() * 12)}`;
   const ip = `${pick(['81.2.69', '81.2.70', '5.9.1'])}.${1 + Math.floor(r() * 3)}`;
   const action = pick(['allow', 'allow', 'challenge', 'deny', null] as const);
-  const signals = ['new_device', 'proxy_ip', 'rare_signal'].filter((s) => r() < (s === 'rare_signal' ? 0.05 : 0.4));
+  const signals = ['new_device', 'proxy_ip', 'rare_signal'].filter(
+    (s) => r() < (s === 'rare_signal' ? 0.05 : 0.4),
+  );
   return storedEvent({
     id: `e-${String(i).padStart(4, '0')}-${randomUUID().slice(0, 8)}`,
     envId,
@@ -52,7 +54,10 @@ function eventOf(r: () => number, i: number, at: number, envId: EnvId = env): St
     action,
     risk: action === null ? null : r(),
     signals,
-    policy: action === 'deny' || action === 'challenge' ? { id: pick(['pol-a', 'pol-b']), revision: 'r1', name: 'P', action } : null,
+    policy:
+      action === 'deny' || action === 'challenge'
+        ? { id: pick(['pol-a', 'pol-b']), revision: 'r1', name: 'P', action }
+        : null,
     occurredAt: new Date(at),
   });
 }
@@ -63,14 +68,21 @@ beforeAll(async () => {
     clock: { now: () => new Date(NOW) },
     analystMaxExamined: MAX_EXAMINED,
     // As an earlier version left it: an index of the same name (on FerretDB, one no read used).
-    beforeBuild: async (db) => void (await db.collection('events').createIndex({ envId: 1, occurredAt: -1, _id: -1 }, { name: 'q_env_time' })),
+    beforeBuild: async (db) =>
+      void (await db
+        .collection('events')
+        .createIndex({ envId: 1, occurredAt: -1, _id: -1 }, { name: 'q_env_time' })),
   });
   env = app.env.id as EnvId;
   const r = rng(31);
   // 400 events over the last three hours; some share a millisecond (the id breaks the tie).
   for (let i = 0; i < 400; i++) {
     const at = NOW - 3 * 3_600_000 + Math.floor(r() * 3 * 3_600_000);
-    const e = eventOf(r, i, i % 10 === 0 && sent.length > 0 ? (sent[sent.length - 1] as StoredEvent).occurredAt.getTime() : at);
+    const e = eventOf(
+      r,
+      i,
+      i % 10 === 0 && sent.length > 0 ? (sent[sent.length - 1] as StoredEvent).occurredAt.getTime() : at,
+    );
     sent.push(e);
     await (await seeder()).append(e);
   }
@@ -82,17 +94,32 @@ afterAll(async () => {
 });
 
 interface Answer {
-  data?: { events: { edges: { node: { id: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+  data?: {
+    events: {
+      edges: { node: { id: string } }[];
+      pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    };
+  };
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-async function page(filter: Record<string, unknown>, first: number, after: string | null, secret = app.secret): Promise<Answer> {
-  const query = 'query($f: EventFilter, $first: Int, $after: String) { events(filter: $f, first: $first, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }';
-  return (await call(app, 'POST', '/graphql', { query, variables: { f: filter, first, after } }, { secret })).body as Answer;
+async function page(
+  filter: Record<string, unknown>,
+  first: number,
+  after: string | null,
+  secret = app.secret,
+): Promise<Answer> {
+  const query =
+    'query($f: EventFilter, $first: Int, $after: String) { events(filter: $f, first: $first, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }';
+  return (await call(app, 'POST', '/graphql', { query, variables: { f: filter, first, after } }, { secret }))
+    .body as Answer;
 }
 
 /** Every page of a filter: the ids in order, and how many pages came back short yet not last. */
-async function walk(filter: Record<string, unknown>, first = 7): Promise<{ ids: string[]; shortPages: number }> {
+async function walk(
+  filter: Record<string, unknown>,
+  first = 7,
+): Promise<{ ids: string[]; shortPages: number }> {
   const ids: string[] = [];
   let after: string | null = null;
   let shortPages = 0;
@@ -109,9 +136,15 @@ async function walk(filter: Record<string, unknown>, first = 7): Promise<{ ids: 
   throw new Error('more than 500 pages');
 }
 
-const newestFirst = (a: StoredEvent, b: StoredEvent) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1);
-const expected = (keep: (e: StoredEvent) => boolean) => sent.filter(keep).sort(newestFirst).map((e) => e.id);
-const inRange = (e: StoredEvent, from: number, to: number) => e.occurredAt.getTime() >= from && e.occurredAt.getTime() < to;
+const newestFirst = (a: StoredEvent, b: StoredEvent) =>
+  b.occurredAt.getTime() - a.occurredAt.getTime() || (a.id < b.id ? 1 : -1);
+const expected = (keep: (e: StoredEvent) => boolean) =>
+  sent
+    .filter(keep)
+    .sort(newestFirst)
+    .map((e) => e.id);
+const inRange = (e: StoredEvent, from: number, to: number) =>
+  e.occurredAt.getTime() >= from && e.occurredAt.getTime() < to;
 const FROM = NOW - 2 * 3_600_000 + 17_000;
 const TO = NOW - 3_600_000 + 5_500;
 
@@ -119,8 +152,18 @@ it.each<[string, Record<string, unknown>, (e: StoredEvent) => boolean]>([
   ['nothing: the latest events', {}, () => true],
   ['a user', { userId: 'u3' }, (e) => e.userId === 'u3'],
   ['a device', { deviceToken: 'dev-u5-1' }, (e) => e.deviceToken === 'dev-u5-1'],
-  ['an e-mail, in another case', { email: 'U4@EXAMPLE.COM' }, (e) => e.email?.toLowerCase() === 'u4@example.com' && (e.email === 'U4@EXAMPLE.COM' || e.email === 'u4@example.com')],
-  ['an e-mail as sent', { email: 'u4@Example.COM' }, (e) => e.email === 'u4@Example.COM' || e.email === 'u4@example.com'],
+  [
+    'an e-mail, in another case',
+    { email: 'U4@EXAMPLE.COM' },
+    (e) =>
+      e.email?.toLowerCase() === 'u4@example.com' &&
+      (e.email === 'U4@EXAMPLE.COM' || e.email === 'u4@example.com'),
+  ],
+  [
+    'an e-mail as sent',
+    { email: 'u4@Example.COM' },
+    (e) => e.email === 'u4@Example.COM' || e.email === 'u4@example.com',
+  ],
   ['an address', { ip: '81.2.70.2' }, (e) => e.ip === '81.2.70.2'],
   ['a /24', { network: '81.2.69.0/24' }, (e) => e.ip?.startsWith('81.2.69.') === true],
   ['a signal', { signal: 'proxy_ip' }, (e) => e.signals.includes('proxy_ip')],
@@ -130,11 +173,31 @@ it.each<[string, Record<string, unknown>, (e: StoredEvent) => boolean]>([
   ['an ASN', { asn: 24940 }, (e) => e.asn === 24940],
   ['a policy', { policyId: 'pol-b' }, (e) => e.policy?.id === 'pol-b'],
   ['an event name', { name: '$login.failed' }, (e) => e.name === '$login.failed'],
-  ['a time range', { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, (e) => inRange(e, FROM, TO)],
-  ['a signal and a country', { signal: 'new_device', country: 'FR' }, (e) => e.signals.includes('new_device') && e.country === 'FR'],
-  ['a user, an action and a range', { userId: 'u7', action: 'ALLOW', from: new Date(FROM).toISOString() }, (e) => e.userId === 'u7' && e.action === 'allow' && e.occurredAt.getTime() >= FROM],
-  ['a /16 with an action', { network: '81.2.0.0/16', action: 'CHALLENGE' }, (e) => e.ip?.startsWith('81.2.') === true && e.action === 'challenge'],
-  ['a rare signal in a range', { signal: 'rare_signal', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() }, (e) => e.signals.includes('rare_signal') && inRange(e, FROM, TO)],
+  [
+    'a time range',
+    { from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+    (e) => inRange(e, FROM, TO),
+  ],
+  [
+    'a signal and a country',
+    { signal: 'new_device', country: 'FR' },
+    (e) => e.signals.includes('new_device') && e.country === 'FR',
+  ],
+  [
+    'a user, an action and a range',
+    { userId: 'u7', action: 'ALLOW', from: new Date(FROM).toISOString() },
+    (e) => e.userId === 'u7' && e.action === 'allow' && e.occurredAt.getTime() >= FROM,
+  ],
+  [
+    'a /16 with an action',
+    { network: '81.2.0.0/16', action: 'CHALLENGE' },
+    (e) => e.ip?.startsWith('81.2.') === true && e.action === 'challenge',
+  ],
+  [
+    'a rare signal in a range',
+    { signal: 'rare_signal', from: new Date(FROM).toISOString(), to: new Date(TO).toISOString() },
+    (e) => e.signals.includes('rare_signal') && inRange(e, FROM, TO),
+  ],
   ['nothing matches', { userId: 'nobody' }, () => false],
 ])('by %s: exactly its events, newest first, over every page', async (_what, filter, keep) => {
   const want = expected(keep);
@@ -144,7 +207,9 @@ it.each<[string, Record<string, unknown>, (e: StoredEvent) => boolean]>([
 it('a search that reads its bound of candidates stops there, and the next page goes on', async () => {
   // u1's allowed events from one country: few among the many allowed ones the keys give.
   const filter = { action: 'ALLOW', country: 'US', asn: 7922, name: '$registration' };
-  const want = expected((e) => e.action === 'allow' && e.country === 'US' && e.asn === 7922 && e.name === '$registration');
+  const want = expected(
+    (e) => e.action === 'allow' && e.country === 'US' && e.asn === 7922 && e.name === '$registration',
+  );
   const { ids, shortPages } = await walk(filter, 20);
   expect(ids).toEqual(want);
   if ((await serverKind(app.database.db)).indexPushdown) expect(shortPages).toBeGreaterThan(0);
@@ -162,17 +227,23 @@ it('keeps a page stable while newer events arrive', async () => {
   expect(second.data?.events.edges.map((e) => e.node.id)).toEqual(all.slice(5, 10));
   // The newer ones lead a fresh first page.
   sent.push(...newer);
-  expect((await page({}, 3, null)).data?.events.edges.map((e) => e.node.id)).toEqual(expected(() => true).slice(0, 3));
+  expect((await page({}, 3, null)).data?.events.edges.map((e) => e.node.id)).toEqual(
+    expected(() => true).slice(0, 3),
+  );
 });
 
 it('finds events recorded before the keys began, by every filter', async () => {
   const other = await app.newEnvironment('before-keys');
   const otherEnv = other.env.id as EnvId;
   // An environment an older version created: not every event of it has keys.
-  await app.database.db.collection<{ _id: string }>('event_keys').deleteOne({ _id: `${otherEnv}:keys-complete` });
+  await app.database.db
+    .collection<{ _id: string }>('event_keys')
+    .deleteOne({ _id: `${otherEnv}:keys-complete` });
   const r = rng(5);
   // Written as an older version wrote them: events only, no keys.
-  const old = Array.from({ length: 30 }, (_, i) => eventOf(r, 2000 + i, NOW - 10 * 3_600_000 + i * 60_000, otherEnv));
+  const old = Array.from({ length: 30 }, (_, i) =>
+    eventOf(r, 2000 + i, NOW - 10 * 3_600_000 + i * 60_000, otherEnv),
+  );
   await app.database.db.collection(EVENTS).insertMany(old.map(toEventDoc) as never[]);
   // Then this version records a few: keys begin now.
   const recent = Array.from({ length: 10 }, (_, i) => eventOf(r, 3000 + i, NOW - 60_000 + i, otherEnv));
@@ -190,7 +261,9 @@ it('finds events recorded before the keys began, by every filter', async () => {
       after = a.data.events.pageInfo.endCursor;
     }
   };
-  expect(await ids({ signal: 'proxy_ip' })).toEqual(both.filter((e) => e.signals.includes('proxy_ip')).map((e) => e.id));
+  expect(await ids({ signal: 'proxy_ip' })).toEqual(
+    both.filter((e) => e.signals.includes('proxy_ip')).map((e) => e.id),
+  );
   expect(await ids({ country: 'US' })).toEqual(both.filter((e) => e.country === 'US').map((e) => e.id));
   // And the first environment's filters never reach them, nor the reverse.
   expect((await walk({ country: 'US' })).ids.some((id) => both.some((e) => e.id === id))).toBe(false);
@@ -203,12 +276,32 @@ it('answers a filter few events match, or none, from its keys: every match in on
   // Activity without a verdict (no signal, no action, no policy): more than a search examines,
   // received now (the keys' first minute) with times of the last hour.
   const plain = Array.from({ length: MAX_EXAMINED * 4 }, (_, i) =>
-    storedEvent({ id: `plain-${String(i).padStart(4, '0')}`, envId: sparseEnv, name: '$logout', endpoint: 'track', userId: `p${i % 7}`, action: null, risk: null, country: 'DE', occurredAt: new Date(NOW - 3_600_000 + i * 1000), receivedAt: new Date(NOW) }),
+    storedEvent({
+      id: `plain-${String(i).padStart(4, '0')}`,
+      envId: sparseEnv,
+      name: '$logout',
+      endpoint: 'track',
+      userId: `p${i % 7}`,
+      action: null,
+      risk: null,
+      country: 'DE',
+      occurredAt: new Date(NOW - 3_600_000 + i * 1000),
+      receivedAt: new Date(NOW),
+    }),
   );
   for (const e of plain) await (await seeder()).append(e);
   // Then three events that happened hours earlier, sent late (a backfill): the only bot ones.
   const bots = Array.from({ length: 3 }, (_, i) =>
-    storedEvent({ id: `bot-${i}`, envId: sparseEnv, userId: `b${i}`, signals: ['bot_behavior'], action: 'deny', policy: { id: 'pol-bots', revision: 'r1', name: 'Bots', action: 'deny' }, occurredAt: new Date(NOW - 6 * 3_600_000 + i * 60_000), receivedAt: new Date(NOW) }),
+    storedEvent({
+      id: `bot-${i}`,
+      envId: sparseEnv,
+      userId: `b${i}`,
+      signals: ['bot_behavior'],
+      action: 'deny',
+      policy: { id: 'pol-bots', revision: 'r1', name: 'Bots', action: 'deny' },
+      occurredAt: new Date(NOW - 6 * 3_600_000 + i * 60_000),
+      receivedAt: new Date(NOW),
+    }),
   );
   for (const e of bots) await (await seeder()).append(e);
   await app.built.state.flush();
@@ -217,15 +310,33 @@ it('answers a filter few events match, or none, from its keys: every match in on
   for (const f of [{ signal: 'bot_behavior' }, { action: 'DENY' }, { policyId: 'pol-bots' }]) {
     const a = await first(f);
     expect(a.errors).toBeUndefined();
-    expect({ f, ids: a.data?.events.edges.map((e) => e.node.id), more: a.data?.events.pageInfo.hasNextPage }).toEqual({ f, ids: newestBots, more: false });
+    expect({
+      f,
+      ids: a.data?.events.edges.map((e) => e.node.id),
+      more: a.data?.events.pageInfo.hasNextPage,
+    }).toEqual({ f, ids: newestBots, more: false });
   }
-  for (const f of [{ signal: 'impossible_travel' }, { action: 'CHALLENGE' }, { policyId: 'pol-none' }, { country: 'BR' }, { asn: 64512 }, { name: '$registration' }]) {
+  for (const f of [
+    { signal: 'impossible_travel' },
+    { action: 'CHALLENGE' },
+    { policyId: 'pol-none' },
+    { country: 'BR' },
+    { asn: 64512 },
+    { name: '$registration' },
+  ]) {
     const a = await first(f);
     expect(a.errors).toBeUndefined();
-    expect({ f, ids: a.data?.events.edges.map((e) => e.node.id), more: a.data?.events.pageInfo.hasNextPage }).toEqual({ f, ids: [], more: false });
+    expect({
+      f,
+      ids: a.data?.events.edges.map((e) => e.node.id),
+      more: a.data?.events.pageInfo.hasNextPage,
+    }).toEqual({ f, ids: [], more: false });
   }
   // With a time range as well, and the rest of the filter checked on each match.
-  const ranged = await first({ signal: 'bot_behavior', from: new Date(NOW - 6 * 3_600_000 + 30_000).toISOString() });
+  const ranged = await first({
+    signal: 'bot_behavior',
+    from: new Date(NOW - 6 * 3_600_000 + 30_000).toISOString(),
+  });
   expect(ranged.data?.events.edges.map((e) => e.node.id)).toEqual(newestBots.slice(0, 2));
   expect((await first({ signal: 'bot_behavior', country: 'DE' })).data?.events.edges).toEqual([]);
   // And the sandbox's filters never reach them.
@@ -236,12 +347,26 @@ it('creates the access paths the embedded database serves, and only those', asyn
   const kind = await serverKind(app.database.db);
   const names = (await app.database.db.collection(EVENTS).listIndexes().toArray()).map((i) => String(i.name));
   if (kind.indexPushdown) {
-    expect(names).toEqual(expect.arrayContaining(['q_env_time', 'q_env_user_time', 'q_env_device_time', 'q_env_ip_time', 'q_env_email_time', 'q_env_net_time'].map(embeddedIndexName)));
+    expect(names).toEqual(
+      expect.arrayContaining(
+        [
+          'q_env_time',
+          'q_env_user_time',
+          'q_env_device_time',
+          'q_env_ip_time',
+          'q_env_email_time',
+          'q_env_net_time',
+        ].map(embeddedIndexName),
+      ),
+    );
     expect(names.filter((n) => /signal|country|asn|action|policy/.test(n))).toEqual([]);
     // An earlier version's index of the same key is gone: it served nothing and cost every write.
     expect(names).not.toContain('q_env_time');
     // The values shared by many events are found through their keys, written behind.
-    const keys = await app.database.db.collection<{ _id: string }>('event_keys').find({ _id: { $in: [`${env}:keys-since`] } }).toArray();
+    const keys = await app.database.db
+      .collection<{ _id: string }>('event_keys')
+      .find({ _id: { $in: [`${env}:keys-since`] } })
+      .toArray();
     expect(keys).toHaveLength(1);
   } else if (!kind.ferretdb) {
     expect(names).toEqual(expect.arrayContaining(['q_env_signal_time', 'q_env_country_time']));
@@ -251,7 +376,17 @@ it('creates the access paths the embedded database serves, and only those', asyn
 it('answers an analysis the rollups cannot through the same paths, and refuses one past its bound', async () => {
   const query = `query($f: EventFilter) { analytics(filter: $f) { total actions { action count } signals(first: 5) { signal count }
     top(dimension: COUNTRY, first: 3) { distinct entries { key count } } } }`;
-  const ask = async (f: Record<string, unknown>) => (await call(app, 'POST', '/graphql', { query, variables: { f } })).body as { data?: { analytics: { total: number; actions: { action: string | null; count: number }[]; top: { distinct: number } } }; errors?: { message: string; extensions?: { code?: string } }[] };
+  const ask = async (f: Record<string, unknown>) =>
+    (await call(app, 'POST', '/graphql', { query, variables: { f } })).body as {
+      data?: {
+        analytics: {
+          total: number;
+          actions: { action: string | null; count: number }[];
+          top: { distinct: number };
+        };
+      };
+      errors?: { message: string; extensions?: { code?: string } }[];
+    };
   const mine = sent.filter((e) => e.userId === 'u3');
   const a = await ask({ userId: 'u3' });
   expect(a.errors).toBeUndefined();
@@ -267,16 +402,32 @@ it('answers an analysis the rollups cannot through the same paths, and refuses o
 });
 
 it("counts a heavy user's newest events only, and says so", async () => {
-  const track = (user: string) => call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: user, context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } } });
+  const track = (user: string) =>
+    call(app, 'POST', '/v1/track', {
+      event: '$login.failed',
+      user_id: user,
+      context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } },
+    });
   const MAX_ACTIVITY = Math.ceil(MAX_EXAMINED / 4);
   for (let i = 0; i < MAX_ACTIVITY + 5; i++) expect((await track('heavy')).status).toBe(204);
   for (let i = 0; i < 3; i++) expect((await track('light')).status).toBe(204);
   await app.built.services.track.drain(false);
   await app.built.state.flush();
   const summary = async (id: string) =>
-    ((await call(app, 'POST', '/graphql', { query: 'query($id: ID!) { user(id: $id) { riskSummary { eventCount countsPartial } } }', variables: { id } })).body as { data: { user: { riskSummary: unknown } } }).data.user.riskSummary;
+    (
+      (
+        await call(app, 'POST', '/graphql', {
+          query: 'query($id: ID!) { user(id: $id) { riskSummary { eventCount countsPartial } } }',
+          variables: { id },
+        })
+      ).body as { data: { user: { riskSummary: unknown } } }
+    ).data.user.riskSummary;
   const embedded = (await serverKind(app.database.db)).indexPushdown;
-  expect(await summary('heavy')).toEqual(embedded ? { eventCount: MAX_ACTIVITY, countsPartial: true } : { eventCount: MAX_ACTIVITY + 5, countsPartial: false });
+  expect(await summary('heavy')).toEqual(
+    embedded
+      ? { eventCount: MAX_ACTIVITY, countsPartial: true }
+      : { eventCount: MAX_ACTIVITY + 5, countsPartial: false },
+  );
   expect(await summary('light')).toEqual({ eventCount: 3, countsPartial: false });
 });
 
@@ -284,13 +435,17 @@ it('answers the user page and a device search through the same paths', async () 
   const query = `query($id: ID!) { user(id: $id) { riskSummary { eventCount actions { action count } } events(first: 5) { edges { node { id } } } }
     devices(filter: { userId: $id }, first: 5) { edges { node { token } } } }`;
   const a = (await call(app, 'POST', '/graphql', { query, variables: { id: 'u2' } })).body as {
-    data?: { user: { riskSummary: { eventCount: number }; events: { edges: { node: { id: string } }[] } } | null };
+    data?: {
+      user: { riskSummary: { eventCount: number }; events: { edges: { node: { id: string } }[] } } | null;
+    };
     errors?: unknown;
   };
   expect(a.errors).toBeUndefined();
   // The user exists only through events appended straight to the store: no user state, so null.
   if (a.data?.user) {
     expect(a.data.user.riskSummary.eventCount).toBe(sent.filter((e) => e.userId === 'u2').length);
-    expect(a.data.user.events.edges.map((e) => e.node.id)).toEqual(expected((e) => e.userId === 'u2').slice(0, 5));
+    expect(a.data.user.events.edges.map((e) => e.node.id)).toEqual(
+      expected((e) => e.userId === 'u2').slice(0, 5),
+    );
   }
 });

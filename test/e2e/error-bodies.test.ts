@@ -28,7 +28,10 @@ const raw = (text: string) =>
     s.on('error', reject);
     s.on('close', () => {
       const [head, ...rest] = out.split('\r\n\r\n');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1] ?? 0), body: JSON.parse(rest.join('\r\n\r\n') || 'null') as unknown });
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1] ?? 0),
+        body: JSON.parse(rest.join('\r\n\r\n') || 'null') as unknown,
+      });
     });
   });
 
@@ -60,7 +63,14 @@ it('a GraphQL subscription is a bad request, not a server error', async () => {
 });
 
 it('the readiness probe answers 503 when the database does not answer its ping, instead of hanging', async () => {
-  const hung = await buildRestServer({ services: app.built.services, log: createLogger('silent'), bodyLimit: 1024, trustProxy: false, requireHttps: false, ready: () => new Promise<boolean>(() => undefined) });
+  const hung = await buildRestServer({
+    services: app.built.services,
+    log: createLogger('silent'),
+    bodyLimit: 1024,
+    trustProxy: false,
+    requireHttps: false,
+    ready: () => new Promise<boolean>(() => undefined),
+  });
   await hung.listen({ host: '127.0.0.1', port: 0 });
   try {
     const port = (hung.server.address() as { port: number }).port;
@@ -77,8 +87,13 @@ it("a request that arrives on an open connection once the server is closing: 503
   try {
     const u = new URL(own.baseUrl);
     const auth = `Basic ${Buffer.from(`:${own.secret}`).toString('base64')}`;
-    const body = JSON.stringify({ event: '$login.failed', user_id: 'closing-1', context: { ip: '81.2.69.142', headers: { 'User-Agent': 'x' } } });
-    const head = (contentLength: number) => `POST /v1/track HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\nConnection: keep-alive\r\n\r\n`;
+    const body = JSON.stringify({
+      event: '$login.failed',
+      user_id: 'closing-1',
+      context: { ip: '81.2.69.142', headers: { 'User-Agent': 'x' } },
+    });
+    const head = (contentLength: number) =>
+      `POST /v1/track HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\nConnection: keep-alive\r\n\r\n`;
     let out = '';
     const socket = net.connect(Number(u.port), u.hostname);
     socket.on('data', (d: Buffer) => (out += d.toString('utf8')));
@@ -100,7 +115,10 @@ it("a request that arrives on an open connection once the server is closing: 503
     expect(answers.map((a) => Number(/^HTTP\/1\.1 (\d{3})/.exec(a)?.[1]))).toEqual([204, 503]);
     const second = answers[1] as string;
     expect(second).toMatch(/\r\nconnection: close\r\n/i);
-    expect(JSON.parse(second.split('\r\n\r\n')[1] ?? '')).toEqual({ type: 'service_unavailable', message: 'the service is shutting down' });
+    expect(JSON.parse(second.split('\r\n\r\n')[1] ?? '')).toEqual({
+      type: 'service_unavailable',
+      message: 'the service is shutting down',
+    });
   } finally {
     await own.built.stop();
     await own.database.drop();

@@ -44,7 +44,11 @@ const DEVICE_OR_USER: Partial<Record<Endpoint, Gate[]>> = { track: [['user_id', 
 
 const TABLE: Row[] = [
   { event: '$login', endpoints: VERDICT_AND_TRACK },
-  { event: '$login.attempted', endpoints: ALL, recommended: { authenticate: [[['properties.email', 'user_traits.email'], 'properties.email']] } },
+  {
+    event: '$login.attempted',
+    endpoints: ALL,
+    recommended: { authenticate: [[['properties.email', 'user_traits.email'], 'properties.email']] },
+  },
   {
     event: '$login.succeeded',
     endpoints: ALL,
@@ -55,7 +59,11 @@ const TABLE: Row[] = [
   { event: '$logout', endpoints: VERDICT_AND_TRACK },
   { event: '$logout.succeeded', endpoints: VERDICT_AND_TRACK },
   { event: '$registration', endpoints: VERDICT_AND_TRACK },
-  { event: '$registration.attempted', endpoints: ALL, gates: { authenticate: [['user_traits.email|properties.email', 'user_traits.email']] } },
+  {
+    event: '$registration.attempted',
+    endpoints: ALL,
+    gates: { authenticate: [['user_traits.email|properties.email', 'user_traits.email']] },
+  },
   { event: '$registration.succeeded', endpoints: VERDICT_AND_TRACK },
   { event: '$registration.failed', endpoints: VERDICT_AND_TRACK },
   { event: '$password_reset_request', endpoints: VERDICT_AND_TRACK },
@@ -70,7 +78,11 @@ const TABLE: Row[] = [
       ],
     },
   },
-  { event: '$password_reset_request.failed', endpoints: VERDICT_AND_TRACK, recommended: { track: [[['properties.email'], 'properties.email|username|phone']] } },
+  {
+    event: '$password_reset_request.failed',
+    endpoints: VERDICT_AND_TRACK,
+    recommended: { track: [[['properties.email'], 'properties.email|username|phone']] },
+  },
   { event: '$password_reset.succeeded', endpoints: VERDICT_AND_TRACK, gates: DEVICE_OR_USER },
   { event: '$password_reset.failed', endpoints: VERDICT_AND_TRACK },
   { event: '$challenge.requested', endpoints: VERDICT_AND_TRACK, gates: DEVICE_OR_USER },
@@ -83,10 +95,15 @@ const TABLE: Row[] = [
   { event: '$incident.mitigated', endpoints: ['track'], gates: DEVICE_OR_USER },
   { event: '$review.resolved', endpoints: ['track'] },
   { event: '$review.escalated', endpoints: ['track'], gates: DEVICE_OR_USER },
-  { event: '$custom', endpoints: VERDICT_AND_TRACK, gates: { risk: [['name', 'name']], filter: [['name', 'name']], track: [['name', 'name']] } },
+  {
+    event: '$custom',
+    endpoints: VERDICT_AND_TRACK,
+    gates: { risk: [['name', 'name']], filter: [['name', 'name']], track: [['name', 'name']] },
+  },
 ];
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 let counter = 0;
 
 /** A complete body for `event` on `endpoint`: a user, an e-mail, an identifier and a context of its own. */
@@ -96,7 +113,10 @@ function completeBody(endpoint: Endpoint, event: string): { body: Record<string,
   const email = `${user}@example.com`;
   // An address of its own per body: many accounts from one address within the hour is what the
   // engine's velocity evidence is for, and not what this test is about.
-  const context = { ip: `81.2.69.${10 + (n % 200)}`, headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
+  const context = {
+    ip: `81.2.69.${10 + (n % 200)}`,
+    headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+  };
   const common = { event, name: 'gift_card', properties: { email, marker: user }, context };
   switch (endpoint) {
     case 'authenticate':
@@ -177,7 +197,8 @@ describe.each(cases)('%s on /v1/%s', (event, endpoint, row) => {
     it.each(recommended)('without %j it is still answered, and names %s missing', async (paths, field) => {
       const { body, user } = completeBody(endpoint, event);
       const stripped = without(body, paths);
-      const applied = endpoint === 'track' ? await tracked(stripped, user) : await verdict(endpoint, stripped);
+      const applied =
+        endpoint === 'track' ? await tracked(stripped, user) : await verdict(endpoint, stripped);
       expect(applied.signals.missing_fields).toBeDefined();
       expect(String(applied.signals.missing_fields?.missing).split(', ')).toContain(field);
       // Less evidence, not evidence against: the signal weighs nothing.
@@ -203,7 +224,12 @@ describe.each(cases)('%s on /v1/%s', (event, endpoint, row) => {
 
   if (endpoint !== 'track') {
     it('without a context it cannot be processed: 422 names context', async () => {
-      const r = await call(app, 'POST', `/v1/${endpoint}`, without(completeBody(endpoint, event).body, ['context']));
+      const r = await call(
+        app,
+        'POST',
+        `/v1/${endpoint}`,
+        without(completeBody(endpoint, event).body, ['context']),
+      );
       expect(r.status).toBe(422);
       expect(r.body.fields.map((f: { field: string }) => f.field)).toContain('context');
     });
@@ -213,32 +239,63 @@ describe.each(cases)('%s on /v1/%s', (event, endpoint, row) => {
 describe('the forms Castle SDKs send without the recommended fields', () => {
   // The headers are those the rest of this environment sends: a Chrome without the language its
   // logins here always carry would be `missing_headers` (a challenge), which is not the point here.
-  it("Go SDK AuthenticateSimple($login.succeeded, user-123): empty traits and properties get a verdict", async () => {
+  it('Go SDK AuthenticateSimple($login.succeeded, user-123): empty traits and properties get a verdict', async () => {
     const r = await call(app, 'POST', '/v1/authenticate', {
       event: '$login.succeeded',
       user_id: 'cat-go-user-123',
-      context: { client_id: '', ip: '81.2.69.250', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } },
+      context: {
+        client_id: '',
+        ip: '81.2.69.250',
+        headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+      },
       properties: {},
       user_traits: {},
     });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ action: 'allow', user_id: 'cat-go-user-123', device_token: expect.any(String) });
+    expect(r.body).toMatchObject({
+      action: 'allow',
+      user_id: 'cat-go-user-123',
+      device_token: expect.any(String),
+    });
     expect(r.body.signals.missing_fields).toEqual({ missing: 'user_traits.email', score: 0 });
   });
 
   it('a reset request naming no account at all is still scored', async () => {
-    const r = await call(app, 'POST', '/v1/authenticate', { event: '$password_reset_request.succeeded', context: { ip: '81.2.69.251', headers: { 'User-Agent': UA } } });
+    const r = await call(app, 'POST', '/v1/authenticate', {
+      event: '$password_reset_request.succeeded',
+      context: { ip: '81.2.69.251', headers: { 'User-Agent': UA } },
+    });
     expect(r.status).toBe(201);
-    expect(r.body.signals.missing_fields.missing).toBe('user_traits.email|username, properties.email|username|phone');
+    expect(r.body.signals.missing_fields.missing).toBe(
+      'user_traits.email|username, properties.email|username|phone',
+    );
   });
 
   it('a missing field is no gate for a policy either: a policy can match missing_fields', async () => {
-    const policy = await app.built.services.policies.create(app.env.id, { name: 'Challenge logins without an e-mail', group: 'event', action: 'challenge', conditions: { events: ['$login.succeeded'], signalsAny: ['missing_fields'] } });
+    const policy = await app.built.services.policies.create(app.env.id, {
+      name: 'Challenge logins without an e-mail',
+      group: 'event',
+      action: 'challenge',
+      conditions: { events: ['$login.succeeded'], signalsAny: ['missing_fields'] },
+    });
     try {
-      const ctx = { ip: '81.2.69.252', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
-      const bare = await call(app, 'POST', '/v1/authenticate', { event: '$login.succeeded', user_id: 'cat-policy-1', user_traits: {}, context: ctx });
+      const ctx = {
+        ip: '81.2.69.252',
+        headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+      };
+      const bare = await call(app, 'POST', '/v1/authenticate', {
+        event: '$login.succeeded',
+        user_id: 'cat-policy-1',
+        user_traits: {},
+        context: ctx,
+      });
       expect(bare.body).toMatchObject({ action: 'challenge', policy: { id: policy.id } });
-      const full = await call(app, 'POST', '/v1/authenticate', { event: '$login.succeeded', user_id: 'cat-policy-2', user_traits: { email: 'cat-policy-2@example.com' }, context: ctx });
+      const full = await call(app, 'POST', '/v1/authenticate', {
+        event: '$login.succeeded',
+        user_id: 'cat-policy-2',
+        user_traits: { email: 'cat-policy-2@example.com' },
+        context: ctx,
+      });
       expect(full.body.policy.id).not.toBe(policy.id);
     } finally {
       await app.built.services.policies.archive(app.env.id, policy.id);

@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { call, startTestApp, type TestApp } from '../support/app';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 describe.each([
   ['the default verdict budget', undefined],
@@ -28,9 +29,20 @@ describe.each([
     ['one client id', { request_token: 'one-client-id-for-all' }],
   ])('make one device with one token (%s)', async (_variant, token) => {
     const user = `first-${randomBytes(4).toString('hex')}`;
-    const context = { ip: '81.2.69.77', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en' } };
+    const context = {
+      ip: '81.2.69.77',
+      headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en' },
+    };
     const answers = await Promise.all(
-      Array.from({ length: 60 }, () => call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: user }, context, ...token })),
+      Array.from({ length: 60 }, () =>
+        call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: user },
+          context,
+          ...token,
+        }),
+      ),
     );
     expect(answers.map((r) => r.status)).toEqual(Array(60).fill(201));
     const tokens = new Set(answers.map((r) => r.body.device.token as string));

@@ -21,8 +21,14 @@ afterAll(async () => {
   await app?.close();
 });
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const good = (): RiskRequest => ({ event: '$login', user: { id: 'bad-1' }, requestToken: 'tok-bad-1', context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const good = (): RiskRequest => ({
+  event: '$login',
+  user: { id: 'bad-1' },
+  requestToken: 'tok-bad-1',
+  context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
+});
 const fields = (e: RampartError) => e.fields.map((f) => f.field).sort();
 
 describe('missing fields', () => {
@@ -43,7 +49,9 @@ describe('missing fields', () => {
 
   it('Authenticate paths name the request fields (user.id), not the Castle body', async () => {
     // The e-mail is recommended, not required (docs/decisions.md): only the user id is missing here.
-    const e = await failure(client.authenticate({ event: '$login.succeeded', context: { ip: '81.2.69.142' } }));
+    const e = await failure(
+      client.authenticate({ event: '$login.succeeded', context: { ip: '81.2.69.142' } }),
+    );
     expect(fields(e)).toEqual(['user.id']);
     expect(e.message).toContain('user.id: is required');
   });
@@ -66,7 +74,13 @@ describe('wrong values', () => {
 
   it('an unknown event, an invalid IP, a malformed request token', async () => {
     expect(fields(await failure(client.risk({ ...good(), event: '$nope' })))).toEqual(['event']);
-    expect(fields(await failure(client.risk({ ...good(), context: { ip: '999.1.1.1', headers: { 'User-Agent': UA } } })))).toEqual(['context.ip']);
+    expect(
+      fields(
+        await failure(
+          client.risk({ ...good(), context: { ip: '999.1.1.1', headers: { 'User-Agent': UA } } }),
+        ),
+      ),
+    ).toEqual(['context.ip']);
     const token = await failure(client.risk({ ...good(), requestToken: 'has spaces in it' }));
     expect(token.codeName).toBe('INVALID_ARGUMENT');
     expect(token.type).toBe('invalid_request_token');
@@ -74,15 +88,29 @@ describe('wrong values', () => {
   });
 
   it('a timestamp too far in the future, or out of range', async () => {
-    const future = await failure(client.risk({ ...good(), timestamp: { seconds: Math.floor(Date.now() / 1000) + 3600 } }));
+    const future = await failure(
+      client.risk({ ...good(), timestamp: { seconds: Math.floor(Date.now() / 1000) + 3600 } }),
+    );
     expect(fields(future)).toEqual(['timestamp']);
     const huge = await failure(client.risk({ ...good(), timestamp: { seconds: '99999999999999' } }));
     expect(fields(huge)).toEqual(['timestamp']);
   });
 
   it('problems inside free-form traits point into user.traits', async () => {
-    const e = await failure(client.authenticate({ event: '$login.succeeded', user: { id: 'bad-2', email: 'bad2@example.com', traits: { fields: { created_at: { stringValue: 'yesterday', kind: 'stringValue' } } } }, context: { ip: '81.2.69.142' } }));
-    expect(e.fields).toEqual([{ field: 'user.traits.created_at', description: 'must be an ISO 8601 timestamp' }]);
+    const e = await failure(
+      client.authenticate({
+        event: '$login.succeeded',
+        user: {
+          id: 'bad-2',
+          email: 'bad2@example.com',
+          traits: { fields: { created_at: { stringValue: 'yesterday', kind: 'stringValue' } } },
+        },
+        context: { ip: '81.2.69.142' },
+      }),
+    );
+    expect(e.fields).toEqual([
+      { field: 'user.traits.created_at', description: 'must be an ISO 8601 timestamp' },
+    ]);
   });
 });
 
@@ -96,7 +124,10 @@ describe('sizes', () => {
   });
 
   it('a message over 100 KiB is INVALID_ARGUMENT payload_too_large; over the hard cap grpc-js refuses it', async () => {
-    const big = (bytes: number): RiskRequest => ({ ...good(), properties: { fields: { blob: { stringValue: 'x'.repeat(bytes), kind: 'stringValue' } } } });
+    const big = (bytes: number): RiskRequest => ({
+      ...good(),
+      properties: { fields: { blob: { stringValue: 'x'.repeat(bytes), kind: 'stringValue' } } },
+    });
     const e = await failure(client.risk(big(150 * 1024)));
     expect(e.codeName).toBe('INVALID_ARGUMENT');
     expect(e.type).toBe('payload_too_large');
@@ -122,7 +153,14 @@ describe('sizes', () => {
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${app.secret}`);
     const err = await new Promise<grpc.ServiceError | null>((resolve) =>
-      stub.makeUnaryRequest('/rampart.v1.Scoring/Risk', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0x0f]) /* field 1, wire type 7: no such wire type */, md, (e) => resolve(e)),
+      stub.makeUnaryRequest(
+        '/rampart.v1.Scoring/Risk',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from([0x0f]) /* field 1, wire type 7: no such wire type */,
+        md,
+        (e) => resolve(e),
+      ),
     );
     stub.close();
     expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
@@ -142,7 +180,13 @@ describe('credentials', () => {
       if (auth) m.set('authorization', auth);
       return m;
     };
-    for (const auth of [undefined, 'Bearer nope', 'Basic !!!', 'Token x', `Basic ${Buffer.from('no-colon').toString('base64')}`]) {
+    for (const auth of [
+      undefined,
+      'Bearer nope',
+      'Basic !!!',
+      'Token x',
+      `Basic ${Buffer.from('no-colon').toString('base64')}`,
+    ]) {
       const codes = await Promise.all([
         new Promise((r) => devices.getDevice({ deviceToken: 't' }, md(auth), (e) => r(e?.code))),
         new Promise((r) => privacy.purge({ userId: 'u' }, md(auth), (e) => r(e?.code))),

@@ -16,8 +16,14 @@ import { createLogger } from '../../src/app/logger';
 import type { Services } from '../../src/core/services';
 
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const risk = (user: string): RiskRequest => ({ event: '$login', user: { id: user }, requestToken: `tok-${user}`, context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } } });
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const risk = (user: string): RiskRequest => ({
+  event: '$login',
+  user: { id: user },
+  requestToken: `tok-${user}`,
+  context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
+});
 
 /** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
 const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, trackAccepts: 0, authCalls: 0 };
@@ -79,7 +85,13 @@ let server: GrpcServerHandle;
 let client: RampartClient;
 beforeAll(async () => {
   app = await startTestApp({ grpc: false });
-  server = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined });
+  server = await startGrpcServer({
+    services: slowServices(app.built.services),
+    log,
+    host: '127.0.0.1',
+    port: 0,
+    tls: undefined,
+  });
   client = createRampartClient({ address: server.address, secret: app.secret, deadlineMs: 10_000 });
   await client.risk(risk('warm-up'));
 });
@@ -152,14 +164,22 @@ describe('cancellation', () => {
 describe('streams that fail part-way', () => {
   it('TrackStream fails with RESOURCE_EXHAUSTED at the rate limit and says how many it accepted', async () => {
     const limited = await startTestApp({ grpc: false, rateLimitPerSecond: 1 });
-    const own = await startGrpcServer({ services: limited.built.services, log, host: '127.0.0.1', port: 0, tls: undefined });
+    const own = await startGrpcServer({
+      services: limited.built.services,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+    });
     const c = createRampartClient({ address: own.address, secret: limited.secret, deadlineMs: 5000 });
     // One stream through the generated stub: the shipped client would resume it (client-track-stream.test.ts).
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${limited.secret}`);
     const e = await failure(
       new Promise((resolve, reject) => {
-        const stream = c.stubs.scoring.trackStream(md, { deadline: Date.now() + 5000 }, (err, res) => (err ? reject(toRampartError(err)) : resolve(res)));
+        const stream = c.stubs.scoring.trackStream(md, { deadline: Date.now() + 5000 }, (err, res) =>
+          err ? reject(toRampartError(err)) : resolve(res),
+        );
         for (let i = 0; i < 10; i++) stream.write({ event: '$login.failed', user: { id: 'rl-stream' } });
         stream.end();
       }),
@@ -176,7 +196,13 @@ describe('streams that fail part-way', () => {
 
 describe('graceful drain', () => {
   it('stop() lets calls in flight finish and refuses new ones', async () => {
-    const own = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined });
+    const own = await startGrpcServer({
+      services: slowServices(app.built.services),
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+    });
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
     expect(await c.health()).toBe('SERVING');
     slow.evaluateMs = 400;
@@ -192,7 +218,14 @@ describe('graceful drain', () => {
   });
 
   it('stop() cuts calls still running after the drain timeout', async () => {
-    const own = await startGrpcServer({ services: slowServices(app.built.services), log, host: '127.0.0.1', port: 0, tls: undefined, drainTimeoutMs: 100 });
+    const own = await startGrpcServer({
+      services: slowServices(app.built.services),
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+      drainTimeoutMs: 100,
+    });
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
     slow.evaluateMs = 3000;
     const evaluating = slow.evaluateCalls;
@@ -212,22 +245,55 @@ describe('TLS', () => {
   let key: Buffer;
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'rampart-tls-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(path.join(dir, 'cert.pem'));
     key = readFileSync(path.join(dir, 'key.pem'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('serves over TLS when given a certificate; a plaintext client cannot call', async () => {
-    const tlsServer = await startGrpcServer({ services: app.built.services, log, host: '127.0.0.1', port: 0, tls: { cert, key } });
-    const secure = createRampartClient({ address: `localhost:${tlsServer.port}`, secret: app.secret, tls: { rootCerts: cert }, deadlineMs: 5000 });
+    const tlsServer = await startGrpcServer({
+      services: app.built.services,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { cert, key },
+    });
+    const secure = createRampartClient({
+      address: `localhost:${tlsServer.port}`,
+      secret: app.secret,
+      tls: { rootCerts: cert },
+      deadlineMs: 5000,
+    });
     await expect(secure.risk(risk('tls-1'))).resolves.toHaveProperty('policy');
-    const plain = createRampartClient({ address: `localhost:${tlsServer.port}`, secret: app.secret, deadlineMs: 1000 });
-    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'INTERNAL']).toContain((await failure(plain.risk(risk('tls-2')))).codeName);
+    const plain = createRampartClient({
+      address: `localhost:${tlsServer.port}`,
+      secret: app.secret,
+      deadlineMs: 1000,
+    });
+    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'INTERNAL']).toContain(
+      (await failure(plain.risk(risk('tls-2')))).codeName,
+    );
     secure.close();
     plain.close();
     await tlsServer.stop();

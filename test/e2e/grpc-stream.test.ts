@@ -21,9 +21,18 @@ import type { VerdictStreamResponse__Output } from '../../src/grpc/generated/ram
 import { delay, waitFor } from '../support/wait';
 
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' } };
-const risk = (user: string, token = `tok-${user}`): RiskRequest => ({ event: '$login', user: { id: user }, requestToken: token, context });
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const context = {
+  ip: '81.2.69.142',
+  headers: { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB' },
+};
+const risk = (user: string, token = `tok-${user}`): RiskRequest => ({
+  event: '$login',
+  user: { id: user },
+  requestToken: token,
+  context,
+});
 
 /** A VerdictStream opened with the generated stub; one message per `send`, answers by id. */
 function openStream(address: string, secret: string, raw = false) {
@@ -32,7 +41,12 @@ function openStream(address: string, secret: string, raw = false) {
   const md = new grpc.Metadata();
   md.set('authorization', `Bearer ${secret}`);
   const call = raw
-    ? stub.makeBidiStreamRequest<Buffer, VerdictStreamResponse__Output>('/rampart.v1.Scoring/VerdictStream', (b: Buffer) => b, proto.rampart.v1.Scoring.service.VerdictStream.responseDeserialize, md)
+    ? stub.makeBidiStreamRequest<Buffer, VerdictStreamResponse__Output>(
+        '/rampart.v1.Scoring/VerdictStream',
+        (b: Buffer) => b,
+        proto.rampart.v1.Scoring.service.VerdictStream.responseDeserialize,
+        md,
+      )
     : stub.verdictStream(md);
   const answers = new Map<number, VerdictAnswer__Output[]>();
   const waiting = new Map<number, (m: VerdictAnswer__Output) => void>();
@@ -57,7 +71,10 @@ function openStream(address: string, secret: string, raw = false) {
     /** How many answers each response message carried. */
     messages,
     status,
-    send: (...calls: VerdictCall[]) => (raw ? (call as grpc.ClientDuplexStream<Buffer, unknown>).write(encode({ calls })) : (call as grpc.ClientDuplexStream<VerdictStreamRequest, unknown>).write({ calls })),
+    send: (...calls: VerdictCall[]) =>
+      raw
+        ? (call as grpc.ClientDuplexStream<Buffer, unknown>).write(encode({ calls }))
+        : (call as grpc.ClientDuplexStream<VerdictStreamRequest, unknown>).write({ calls }),
     sendBytes: (b: Buffer) => (call as grpc.ClientDuplexStream<Buffer, unknown>).write(b),
     answer: (id: number) =>
       new Promise<VerdictAnswer__Output>((resolve) => {
@@ -88,10 +105,32 @@ describe('VerdictStream', () => {
   it('answers each call with its id, as the unary RPC of the same name answers', async () => {
     const s = openStream(app.grpcAddress, app.secret);
     // The file's first verdicts (a fresh database) may be slow on a loaded machine: their own deadlines are not tested here.
-    s.send({ id: 7, timeoutMs: 30_000, risk: risk('vs-1', 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7') });
+    s.send({
+      id: 7,
+      timeoutMs: 30_000,
+      risk: risk('vs-1', 'test|device:chrome_on_mac|policy.action:challenge|risk:0.7'),
+    });
     s.send(
-      { id: 8, timeoutMs: 30_000, filter: { event: '$registration', status: 'EVENT_STATUS_ATTEMPTED', user: { email: 'vs-2@mailinator.com' }, requestToken: 'tok-vs-2', context } },
-      { id: 9, timeoutMs: 30_000, authenticate: { event: '$login.succeeded', user: { id: 'vs-3', email: 'vs3@example.com' }, context: { ...context, clientId: 'cid-vs-3' } } },
+      {
+        id: 8,
+        timeoutMs: 30_000,
+        filter: {
+          event: '$registration',
+          status: 'EVENT_STATUS_ATTEMPTED',
+          user: { email: 'vs-2@mailinator.com' },
+          requestToken: 'tok-vs-2',
+          context,
+        },
+      },
+      {
+        id: 9,
+        timeoutMs: 30_000,
+        authenticate: {
+          event: '$login.succeeded',
+          user: { id: 'vs-3', email: 'vs3@example.com' },
+          context: { ...context, clientId: 'cid-vs-3' },
+        },
+      },
     );
     const [r, f, a] = await Promise.all([s.answer(7), s.answer(8), s.answer(9)]);
     expect([r.error, f.error, a.error]).toEqual([undefined, undefined, undefined]);
@@ -119,7 +158,11 @@ describe('VerdictStream', () => {
   it('answers errors in-band, with the unary call status, details and trailers', async () => {
     const s = openStream(app.grpcAddress, app.secret);
     s.send(
-      { id: 1, timeoutMs: 5000, risk: { ...risk('vs-err'), user: null, context: { ip: 'nope', headers: { 'User-Agent': UA } } } },
+      {
+        id: 1,
+        timeoutMs: 5000,
+        risk: { ...risk('vs-err'), user: null, context: { ip: 'nope', headers: { 'User-Agent': UA } } },
+      },
       { id: 2, timeoutMs: 5000, authenticate: { event: '$login.succeeded', context: { ip: '81.2.69.142' } } },
       { id: 3, timeoutMs: 5000 },
     );
@@ -136,7 +179,9 @@ describe('VerdictStream', () => {
     // recommended: docs/decisions.md).
     const auth = toRampartError(callErrorAsServiceError((await s.answer(2)).error!));
     expect(auth.fields.map((f) => f.field).sort()).toEqual(['user.id']);
-    expect(toRampartError(callErrorAsServiceError((await s.answer(3)).error!)).fields.map((f) => f.field)).toEqual(['call']);
+    expect(
+      toRampartError(callErrorAsServiceError((await s.answer(3)).error!)).fields.map((f) => f.field),
+    ).toEqual(['call']);
     s.call.end();
     await s.status;
     s.close();
@@ -156,7 +201,9 @@ describe('VerdictStream', () => {
     const s = openStream(limited.grpcAddress, limited.secret);
     s.send(...[1, 2, 3, 4, 5].map((id) => ({ id, timeoutMs: 5000, risk: risk(`vs-rl-${id}`) })));
     const answers = await Promise.all([1, 2, 3, 4, 5].map((id) => s.answer(id)));
-    const refused = answers.filter((m) => m.result === 'error').map((m) => toRampartError(callErrorAsServiceError(m.error!)));
+    const refused = answers
+      .filter((m) => m.result === 'error')
+      .map((m) => toRampartError(callErrorAsServiceError(m.error!)));
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused[0].codeName).toBe('RESOURCE_EXHAUSTED');
     expect(refused[0].type).toBe('rate_limited');
@@ -170,7 +217,17 @@ describe('VerdictStream', () => {
 
   it('a call over the size limit is refused in-band; bytes without a call id fail the stream', async () => {
     const s = openStream(app.grpcAddress, app.secret, true);
-    s.send({ id: 5, timeoutMs: 5000, risk: { ...risk('vs-big'), properties: { fields: { blob: { stringValue: 'x'.repeat(150 * 1024), kind: 'stringValue' } } } } }, { id: 9, timeoutMs: 5000, risk: risk('vs-with-big') });
+    s.send(
+      {
+        id: 5,
+        timeoutMs: 5000,
+        risk: {
+          ...risk('vs-big'),
+          properties: { fields: { blob: { stringValue: 'x'.repeat(150 * 1024), kind: 'stringValue' } } },
+        },
+      },
+      { id: 9, timeoutMs: 5000, risk: risk('vs-with-big') },
+    );
     for (const id of [5, 9]) {
       const big = toRampartError(callErrorAsServiceError((await s.answer(id)).error!));
       expect(big.codeName).toBe('INVALID_ARGUMENT');
@@ -189,7 +246,13 @@ describe('VerdictStream', () => {
   it('ends with OK once the client half-closes and every call read is answered', async () => {
     const s = openStream(app.grpcAddress, app.secret);
     for (let id = 1; id <= 20; id++) s.send({ id, timeoutMs: 5000, risk: risk(`vs-hc-${id % 3}`) });
-    s.send(...Array.from({ length: 30 }, (_, i) => ({ id: 21 + i, timeoutMs: 5000, risk: risk(`vs-hc-${i % 3}`) })));
+    s.send(
+      ...Array.from({ length: 30 }, (_, i) => ({
+        id: 21 + i,
+        timeoutMs: 5000,
+        risk: risk(`vs-hc-${i % 3}`),
+      })),
+    );
     s.call.end();
     const status = await s.status;
     expect(status.code).toBe(grpc.status.OK);
@@ -214,7 +277,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     await new Promise((r) => setImmediate(r));
   };
   /** Resolves once `cond` holds (checked every few ms; fails after 5 s naming `what`). */
-  const until = (cond: () => boolean, what: string) => waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
+  const until = (cond: () => boolean, what: string) =>
+    waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
   let server: GrpcServerHandle;
   let slowServices: Services;
   beforeAll(async () => {
@@ -238,7 +302,13 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
         })(),
       );
     slowServices = { ...real, access, verdicts };
-    server = await startGrpcServer({ services: slowServices, log, host: '127.0.0.1', port: 0, tls: undefined });
+    server = await startGrpcServer({
+      services: slowServices,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+    });
   });
   beforeEach(() => {
     slow.authMs = 0;
@@ -269,9 +339,12 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     slow.authMs = 300;
     const before = slow.evaluateCalls;
     const authenticating = running.size;
-    s.send({ id: 1, timeoutMs: 5000, risk: risk('vs-cx-1') }, { id: 2, timeoutMs: 5000, risk: risk('vs-cx-2') });
+    s.send(
+      { id: 1, timeoutMs: 5000, risk: risk('vs-cx-1') },
+      { id: 2, timeoutMs: 5000, risk: risk('vs-cx-2') },
+    );
     // Both calls wait on one look-up of the stream's secret.
-    await until(() => running.size > authenticating, 'the look-up of the stream\'s secret to start');
+    await until(() => running.size > authenticating, "the look-up of the stream's secret to start");
     s.send({ id: 1, cancel: true });
     expect((await s.answer(2)).result).toBe('risk');
     await idle();
@@ -285,9 +358,14 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
   it('a call whose id is in flight already is refused', async () => {
     const s = openStream(server.address, app.secret);
     slow.authMs = 200;
-    s.send({ id: 4, timeoutMs: 5000, risk: risk('vs-dup') }, { id: 4, timeoutMs: 5000, risk: risk('vs-dup') });
+    s.send(
+      { id: 4, timeoutMs: 5000, risk: risk('vs-dup') },
+      { id: 4, timeoutMs: 5000, risk: risk('vs-dup') },
+    );
     const refused = await s.answer(4);
-    expect(toRampartError(callErrorAsServiceError(refused.error!)).fields.map((f) => f.field)).toEqual(['id']);
+    expect(toRampartError(callErrorAsServiceError(refused.error!)).fields.map((f) => f.field)).toEqual([
+      'id',
+    ]);
     expect((await s.answer(4)).result).toBe('risk');
     s.call.end();
     await s.status;
@@ -320,7 +398,13 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
   });
 
   it('on drain, calls in flight are answered, the stream ends, and new calls are refused', async () => {
-    const own = await startGrpcServer({ services: slowServices, log, host: '127.0.0.1', port: 0, tls: undefined });
+    const own = await startGrpcServer({
+      services: slowServices,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+    });
     const s = openStream(own.address, app.secret);
     const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 3000 });
     await c.risk(risk('vs-drain-warm'));
@@ -334,7 +418,9 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     await expect(inFlight).resolves.toHaveProperty('policy');
     expect((await s.status).code).toBe(grpc.status.OK);
     await stopped;
-    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain((await failure(c.risk(risk('vs-drain-3'), { deadlineMs: 1000 }))).codeName);
+    expect(['UNAVAILABLE', 'DEADLINE_EXCEEDED']).toContain(
+      (await failure(c.risk(risk('vs-drain-3'), { deadlineMs: 1000 }))).codeName,
+    );
     c.close();
     s.close();
   });
@@ -347,13 +433,23 @@ describe('the client', () => {
     const { VerdictStream: _handler, ...handlers } = scoringHandlers({ services: app.built.services, log });
     const old = new grpc.Server();
     old.addService(unaryOnly, handlers);
-    const port = await new Promise<number>((resolve, reject) => old.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const port = await new Promise<number>((resolve, reject) =>
+      old.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
     const c = createRampartClient({ address: `127.0.0.1:${port}`, secret: app.secret, deadlineMs: 5000 });
-    const answers = await Promise.all([c.risk(risk('vs-old-1')), c.risk(risk('vs-old-2')), c.filter({ event: '$registration', user: { email: 'vs-old@example.com' }, context })]);
+    const answers = await Promise.all([
+      c.risk(risk('vs-old-1')),
+      c.risk(risk('vs-old-2')),
+      c.filter({ event: '$registration', user: { email: 'vs-old@example.com' }, context }),
+    ]);
     expect(answers[0].policy?.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(answers[2].policy?.id).toMatch(/^[0-9a-f-]{36}$/);
     await expect(c.risk(risk('vs-old-3'))).resolves.toHaveProperty('policy');
-    expect((await failure(c.risk({ ...risk('vs-old-4'), user: null }))).fields.map((f) => f.field)).toEqual(['user']);
+    expect((await failure(c.risk({ ...risk('vs-old-4'), user: null }))).fields.map((f) => f.field)).toEqual([
+      'user',
+    ]);
     c.close();
     old.forceShutdown();
   });
@@ -362,15 +458,27 @@ describe('the client', () => {
     const { proto } = loadRampartProto();
     let opened = 0;
     const ending = new grpc.Server();
-    ending.addService({ VerdictStream: proto.rampart.v1.Scoring.service.VerdictStream }, {
-      VerdictStream: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
-        opened++;
-        // A server that answers nothing: it ends the stream a little later.
-        void delay(50).then(() => call.end());
+    ending.addService(
+      { VerdictStream: proto.rampart.v1.Scoring.service.VerdictStream },
+      {
+        VerdictStream: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
+          opened++;
+          // A server that answers nothing: it ends the stream a little later.
+          void delay(50).then(() => call.end());
+        },
       },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      ending.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? reject(e) : resolve(p),
+      ),
+    );
+    const c = createRampartClient({
+      address: `127.0.0.1:${port}`,
+      secret: app.secret,
+      deadlineMs: 5000,
+      verdictStreams: 1,
     });
-    const port = await new Promise<number>((resolve, reject) => ending.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    const c = createRampartClient({ address: `127.0.0.1:${port}`, secret: app.secret, deadlineMs: 5000, verdictStreams: 1 });
     const e = await failure(c.risk(risk('vs-unread')));
     expect(e.codeName).toBe('UNAVAILABLE');
     expect(opened).toBe(2);
@@ -379,10 +487,30 @@ describe('the client', () => {
   });
 
   it('sizes its messages by the limit the server announces, and sends larger calls unary', async () => {
-    const small = await startGrpcServer({ services: app.built.services, log, host: '127.0.0.1', port: 0, tls: undefined, maxMessageBytes: 2048 });
-    const c = createRampartClient({ address: small.address, secret: app.secret, deadlineMs: 5000, verdictStreams: 1 });
-    const u = createRampartClient({ address: small.address, secret: app.secret, deadlineMs: 5000, verdictStreams: 0 });
-    const sized = (bytes: number): RiskRequest => ({ ...risk('vs-small'), properties: { fields: { blob: { stringValue: 'x'.repeat(bytes), kind: 'stringValue' } } } });
+    const small = await startGrpcServer({
+      services: app.built.services,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+      maxMessageBytes: 2048,
+    });
+    const c = createRampartClient({
+      address: small.address,
+      secret: app.secret,
+      deadlineMs: 5000,
+      verdictStreams: 1,
+    });
+    const u = createRampartClient({
+      address: small.address,
+      secret: app.secret,
+      deadlineMs: 5000,
+      verdictStreams: 0,
+    });
+    const sized = (bytes: number): RiskRequest => ({
+      ...risk('vs-small'),
+      properties: { fields: { blob: { stringValue: 'x'.repeat(bytes), kind: 'stringValue' } } },
+    });
     // Many calls of about 1 KiB at once: each message stays under 2 KiB, so none is refused.
     const answers = await Promise.all(Array.from({ length: 40 }, () => c.risk(sized(900))));
     expect(answers).toHaveLength(40);
@@ -400,17 +528,34 @@ describe('the client', () => {
   it('answers the same on streams and unary, errors included', async () => {
     const unary = createRampartClient({ address: app.grpcAddress, secret: app.secret, verdictStreams: 0 });
     // An address of its own, so that the velocity signals of the other tests' calls do not differ between the two.
-    const req = { ...risk('vs-same', 'test|device:chrome_on_mac|policy.action:deny|risk:0.95'), context: { ...context, ip: '89.160.20.112' } };
+    const req = {
+      ...risk('vs-same', 'test|device:chrome_on_mac|policy.action:deny|risk:0.95'),
+      context: { ...context, ip: '89.160.20.112' },
+    };
     expect(await client.risk(req)).toEqual(await unary.risk(req));
     const bad = { ...req, context: { ip: '999.1.1.1', headers: { 'User-Agent': UA } } };
     const [es, eu] = [await failure(client.risk(bad)), await failure(unary.risk(bad))];
-    expect({ code: es.code, message: es.message, type: es.type, fields: es.fields }).toEqual({ code: eu.code, message: eu.message, type: eu.type, fields: eu.fields });
+    expect({ code: es.code, message: es.message, type: es.type, fields: es.fields }).toEqual({
+      code: eu.code,
+      message: eu.message,
+      type: eu.type,
+      fields: eu.fields,
+    });
     expect(es.metadata.get('rampart-error-type')).toEqual(eu.metadata.get('rampart-error-type'));
     unary.close();
   });
 
   it('carries many concurrent calls on a few streams', async () => {
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => client.risk(risk(`vs-many-${i % 7}`))));
-    expect(answers.every((a) => a.policy?.action === 'ACTION_ALLOW' || a.policy?.action === 'ACTION_CHALLENGE' || a.policy?.action === 'ACTION_DENY')).toBe(true);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => client.risk(risk(`vs-many-${i % 7}`))),
+    );
+    expect(
+      answers.every(
+        (a) =>
+          a.policy?.action === 'ACTION_ALLOW' ||
+          a.policy?.action === 'ACTION_CHALLENGE' ||
+          a.policy?.action === 'ACTION_DENY',
+      ),
+    ).toBe(true);
   });
 });

@@ -8,15 +8,26 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { call, startTestApp, type TestApp } from '../support/app';
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
-const body = (user: string, ip = '81.2.69.142') => ({ event: '$login', user: { id: user, email: `${user}@example.com` }, request_token: `${user}-device`, context: { ip, headers: { 'User-Agent': UA } } });
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
+const body = (user: string, ip = '81.2.69.142') => ({
+  event: '$login',
+  user: { id: user, email: `${user}@example.com` },
+  request_token: `${user}-device`,
+  context: { ip, headers: { 'User-Agent': UA } },
+});
 
 let app: TestApp;
 let recording: CommandStartedEvent[] | null = null;
 beforeAll(async () => {
   // Writes are flushed by size and by the test, never by the clock: how many write commands a
   // burst costs must not depend on how fast a loaded machine runs it.
-  app = await startTestApp({ grpc: false, authCacheMs: 60_000, state: { flushIntervalMs: 600_000 }, monitorCommands: (e) => recording?.push(e) });
+  app = await startTestApp({
+    grpc: false,
+    authCacheMs: 60_000,
+    state: { flushIntervalMs: 600_000 },
+    monitorCommands: (e) => recording?.push(e),
+  });
   // Credentials and the policy set are cached after the first call.
   expect((await call(app, 'POST', '/v1/risk', body('warm-up'))).status).toBe(201);
   await app.built.state.flush();
@@ -30,8 +41,20 @@ afterAll(async () => {
  * sweeper, and the policy set's and the lists' refresh once a second (a burst slowed down by a
  * loaded machine sees a few of those).
  */
-const BACKGROUND = new Set(['policy_sets', 'policy_revisions', 'list_sets', 'list_items', 'webhook_outbox', 'webhook_deliveries', 'webhook_claims', 'webhook_dedupe', 'privacy_jobs', 'privacy_exports']);
-const background = (e: CommandStartedEvent) => BACKGROUND.has(String((e.command as Record<string, unknown>)[e.commandName]));
+const BACKGROUND = new Set([
+  'policy_sets',
+  'policy_revisions',
+  'list_sets',
+  'list_items',
+  'webhook_outbox',
+  'webhook_deliveries',
+  'webhook_claims',
+  'webhook_dedupe',
+  'privacy_jobs',
+  'privacy_exports',
+]);
+const background = (e: CommandStartedEvent) =>
+  BACKGROUND.has(String((e.command as Record<string, unknown>)[e.commandName]));
 
 /** The commands sent while `f` runs, by name and collection (the write-behind flushes excluded). */
 async function readsDuring(f: () => Promise<unknown>): Promise<string[]> {
@@ -40,7 +63,9 @@ async function readsDuring(f: () => Promise<unknown>): Promise<string[]> {
   await f();
   const seen = recording;
   recording = null;
-  return seen.filter((e) => !['insert', 'update', 'delete'].includes(e.commandName) && !background(e)).map((e) => `${e.commandName} ${String((e.command as Record<string, unknown>)[e.commandName])}`);
+  return seen
+    .filter((e) => !['insert', 'update', 'delete'].includes(e.commandName) && !background(e))
+    .map((e) => `${e.commandName} ${String((e.command as Record<string, unknown>)[e.commandName])}`);
 }
 
 it('answers a known user on a known device and address without any database command', async () => {
@@ -49,7 +74,9 @@ it('answers a known user on a known device and address without any database comm
 });
 
 it('looks a new user up with at most one command for the user and one for the velocity counters', async () => {
-  const reads = await readsDuring(async () => expect((await call(app, 'POST', '/v1/risk', body('newcomer', '81.2.69.160'))).status).toBe(201));
+  const reads = await readsDuring(async () =>
+    expect((await call(app, 'POST', '/v1/risk', body('newcomer', '81.2.69.160'))).status).toBe(201),
+  );
   expect(reads.length).toBeLessThanOrEqual(2);
   expect(reads.every((r) => r === 'find users' || r === 'find counters')).toBe(true);
 });
@@ -61,7 +88,9 @@ it('looks up no velocity window of a new address, device or hour on a database o
   await app.built.state.flush();
   recording = [];
   expect((await call(app, 'POST', '/v1/risk', body('stranger', '203.0.113.77'))).status).toBe(201);
-  const asked = recording.filter((e) => e.commandName === 'find' && (e.command as Record<string, unknown>).find === 'counters').flatMap((e) => (e.command as { filter: { _id: { $in: string[] } } }).filter._id.$in);
+  const asked = recording
+    .filter((e) => e.commandName === 'find' && (e.command as Record<string, unknown>).find === 'counters')
+    .flatMap((e) => (e.command as { filter: { _id: { $in: string[] } } }).filter._id.$in);
   recording = null;
   expect(asked.filter((id) => decodeURIComponent(id).includes(':w:'))).toEqual([]);
 });
@@ -69,14 +98,20 @@ it('looks up no velocity window of a new address, device or hour on a database o
 it('costs at most three database commands per verdict for a burst of new users, writes included', async () => {
   await app.built.state.flush();
   recording = [];
-  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(app, 'POST', '/v1/risk', body(`burst-${i}`, `81.2.69.${i + 1}`))));
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      call(app, 'POST', '/v1/risk', body(`burst-${i}`, `81.2.69.${i + 1}`)),
+    ),
+  );
   await app.built.state.flush();
   const seen = recording.filter((e) => !background(e));
   recording = null;
   expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
   // Each verdict writes at least four documents (event, user, counter, device token).
   const finds = seen.filter((e) => e.commandName === 'find');
-  const reads = finds.filter((e) => ['users', 'counters'].includes(String((e.command as Record<string, unknown>).find))).length;
+  const reads = finds.filter((e) =>
+    ['users', 'counters'].includes(String((e.command as Record<string, unknown>).find)),
+  ).length;
   const writes = seen.filter((e) => e.commandName === 'insert' || e.commandName === 'update').length;
   // At most a look-up of the user and one of the counters each (fewer when requests share a
   // turn of the event loop), and the writes in a few batches.
@@ -84,6 +119,8 @@ it('costs at most three database commands per verdict for a burst of new users, 
   expect(finds.length).toBe(reads);
   expect(writes).toBeLessThanOrEqual(60);
   expect(seen.length).toBeLessThanOrEqual(3 * 60);
-  const written = seen.filter((e) => e.commandName === 'insert').reduce((n, e) => n + ((e.command as { documents?: unknown[] }).documents?.length ?? 0), 0);
+  const written = seen
+    .filter((e) => e.commandName === 'insert')
+    .reduce((n, e) => n + ((e.command as { documents?: unknown[] }).documents?.length ?? 0), 0);
   expect(written).toBeGreaterThanOrEqual(60 * 4);
 });

@@ -37,7 +37,8 @@ function startBackend(): Promise<http.Server> {
       const clientId = req.headers['x-service-client-id'] as string | undefined;
       received.push({ port: (server.address() as AddressInfo).port, path: req.url ?? '', clientId });
       if (process.env.RAMPART_TEST_LOG) console.log('backend', req.method, req.url, req.headers);
-      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const json = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (req.url !== '/api/login') return json(200, { ok: true, receivedToken: clientId });
       let body: { user?: string; password?: string } = {};
       try {
@@ -51,7 +52,15 @@ function startBackend(): Promise<http.Server> {
         status: '$succeeded',
         user: { id: body.user, email: `${body.user}@example.com` },
         request_token: clientId,
-        context: { ip: PHONE_IP, headers: { 'User-Agent': req.headers['user-agent'] ?? '', Accept: '*/*', 'Accept-Encoding': 'gzip, deflate, br', 'Accept-Language': 'en-GB,en;q=0.9' } },
+        context: {
+          ip: PHONE_IP,
+          headers: {
+            'User-Agent': req.headers['user-agent'] ?? '',
+            Accept: '*/*',
+            'Accept-Encoding': 'gzip, deflate, br',
+            'Accept-Language': 'en-GB,en;q=0.9',
+          },
+        },
       });
       json(200, { ...(r.body as Record<string, unknown>), receivedToken: clientId });
     });
@@ -72,10 +81,15 @@ const url = (s: http.Server) => `http://127.0.0.1:${(s.address() as AddressInfo)
 /** `scripts/swift.sh <args>`, with the RAMPART_E2E_* variables; resolves with its output whatever its exit code. */
 function swift(args: string[], vars: Record<string, string>): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile('bash', [path.join(REPO, 'scripts', 'swift.sh'), ...args], { env: { ...process.env, ...vars }, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, output: `${stderr}\n${stdout}` });
-    });
+    execFile(
+      'bash',
+      [path.join(REPO, 'scripts', 'swift.sh'), ...args],
+      { env: { ...process.env, ...vars }, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, output: `${stderr}\n${stdout}` });
+      },
+    );
   });
 }
 
@@ -94,27 +108,34 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
   const user = `ios-user-${Date.now()}`;
   let output = '';
 
-  it('builds, and passes its unit tests and its end-to-end test', async () => {
-    rmSync(REPORT, { force: true });
-    const run = await swift(['bash', '-c', 'swift build && swift test --disable-swift-testing'], {
-      RAMPART_E2E_BASE_URL: app.baseUrl,
-      RAMPART_E2E_PUBLISHABLE_KEY: app.env.publishableKey,
-      RAMPART_E2E_BACKEND: url(backend),
-      RAMPART_E2E_OTHER: url(other),
-      RAMPART_E2E_USER: user,
-      RAMPART_E2E_USER_SIGNATURE: signature(user),
-      RAMPART_E2E_USER_JWT: userJwt(user),
-      RAMPART_E2E_REPORT: '/rampart/clients/ios/.build/e2e-report.json',
-    });
-    output = run.output;
-    writeFileSync(LOG, output);
-    if (run.code !== 0) throw new Error(`swift build/test failed (${run.code}); the whole output is in ${LOG}:\n${output.slice(-8000)}`);
-    expect(output).toMatch(/Test Suite 'All tests' passed/);
-    expect(output).toMatch(/Executed \d+ tests, with 0 failures/);
-    // The end-to-end test ran (it skips only without RAMPART_E2E_*).
-    expect(output).toMatch(/E2ETests\.testAnIPhoneAppAgainstTheRealService' passed/);
-    expect(output).not.toMatch(/skipped/);
-  }, 25 * 60_000);
+  it(
+    'builds, and passes its unit tests and its end-to-end test',
+    async () => {
+      rmSync(REPORT, { force: true });
+      const run = await swift(['bash', '-c', 'swift build && swift test --disable-swift-testing'], {
+        RAMPART_E2E_BASE_URL: app.baseUrl,
+        RAMPART_E2E_PUBLISHABLE_KEY: app.env.publishableKey,
+        RAMPART_E2E_BACKEND: url(backend),
+        RAMPART_E2E_OTHER: url(other),
+        RAMPART_E2E_USER: user,
+        RAMPART_E2E_USER_SIGNATURE: signature(user),
+        RAMPART_E2E_USER_JWT: userJwt(user),
+        RAMPART_E2E_REPORT: '/rampart/clients/ios/.build/e2e-report.json',
+      });
+      output = run.output;
+      writeFileSync(LOG, output);
+      if (run.code !== 0)
+        throw new Error(
+          `swift build/test failed (${run.code}); the whole output is in ${LOG}:\n${output.slice(-8000)}`,
+        );
+      expect(output).toMatch(/Test Suite 'All tests' passed/);
+      expect(output).toMatch(/Executed \d+ tests, with 0 failures/);
+      // The end-to-end test ran (it skips only without RAMPART_E2E_*).
+      expect(output).toMatch(/E2ETests\.testAnIPhoneAppAgainstTheRealService' passed/);
+      expect(output).not.toMatch(/skipped/);
+    },
+    25 * 60_000,
+  );
 
   it('the app events arrived in order, with the user on those after identify', async () => {
     expect(existsSync(REPORT)).toBe(true);
@@ -133,12 +154,20 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
       ['identify', null],
     ];
     // In the order they happened; events queued in the same millisecond (an install and its open) in the order above.
-    const rank = (e: Record<string, unknown>) => expected.findIndex(([type, name]) => type === e.type && name === (e.name ?? null));
-    const events = (await app.database.db.collection('client_events').find({ envId: app.env.id, appId: 'com.example.shop' }).toArray()).sort(
-      (a, b) => (a.at as Date).getTime() - (b.at as Date).getTime() || rank(a) - rank(b),
-    );
+    const rank = (e: Record<string, unknown>) =>
+      expected.findIndex(([type, name]) => type === e.type && name === (e.name ?? null));
+    const events = (
+      await app.database.db
+        .collection('client_events')
+        .find({ envId: app.env.id, appId: 'com.example.shop' })
+        .toArray()
+    ).sort((a, b) => (a.at as Date).getTime() - (b.at as Date).getTime() || rank(a) - rank(b));
     expect(events.map((e) => [e.type, e.name ?? null])).toEqual(expected);
-    expect(events[0]).toMatchObject({ platform: 'ios', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
+    expect(events[0]).toMatchObject({
+      platform: 'ios',
+      appVersion: '3.2.1',
+      properties: { version: '3.2.1', build: '321' },
+    });
     expect(events.slice(4, 7).map((e) => e.userId)).toEqual([user, user, user]);
     // Both identifies verified: the first by secure()'s signature, the second by userJwt's JWT.
     expect([events[4]?.verified, events[9]?.verified]).toEqual([true, true]);
@@ -148,18 +177,32 @@ describe('the iOS library (Swift, XCTest) against the real service', () => {
   });
 
   it('the phone is in the registry with its model, OS and app version, and the reinstall is the same device', async () => {
-    const report = JSON.parse(readFileSync(REPORT, 'utf8')) as { deviceToken: string; reinstallDeviceToken: string; user: string };
+    const report = JSON.parse(readFileSync(REPORT, 'utf8')) as {
+      deviceToken: string;
+      reinstallDeviceToken: string;
+      user: string;
+    };
     expect(report.user).toBe(user);
     expect(report.reinstallDeviceToken).toBe(report.deviceToken);
     const devices = await call(app, 'GET', `/v1/users/${user}/devices`);
     expect(devices.body.total_count).toBe(1);
     expect(devices.body.data[0]).toMatchObject({
       token: report.deviceToken,
-      context: { type: 'mobile', properties: { platform: 'ios', model: 'iPhone15,3', os: 'iOS 17.4', app_id: 'com.example.shop', app_version: '3.2.1', app_build: '321' } },
+      context: {
+        type: 'mobile',
+        properties: {
+          platform: 'ios',
+          model: 'iPhone15,3',
+          os: 'iOS 17.4',
+          app_id: 'com.example.shop',
+          app_version: '3.2.1',
+          app_build: '321',
+        },
+      },
     });
   });
 
-  it('the header reached the app\'s API only', () => {
+  it("the header reached the app's API only", () => {
     const backendPort = (backend.address() as AddressInfo).port;
     const mine = received.filter((r) => r.port === backendPort && r.path === '/api/profile');
     expect(mine.length).toBe(2);

@@ -9,7 +9,8 @@ import net from 'node:net';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { waitFor } from '../support/wait';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
 
 let app: TestApp;
@@ -32,21 +33,47 @@ const countEvents = async (userId: string) => {
 
 describe('while the process runs behind', () => {
   const refused: [string, string, string, unknown][] = [
-    ['POST', '/v1/risk', 'a verdict', { event: '$login', status: '$succeeded', user: { id: 'shed-1' }, context }],
-    ['POST', '/v1/filter', 'a filter', { event: '$registration', status: '$attempted', params: { email: 'a@example.com' }, context }],
-    ['POST', '/v1/track', 'a track event', { event: '$login', status: '$failed', user: { id: 'shed-1' }, context }],
-    ['POST', '/v1/log', 'a log event', { event: '$login', status: '$failed', user: { id: 'shed-1' }, context }],
+    [
+      'POST',
+      '/v1/risk',
+      'a verdict',
+      { event: '$login', status: '$succeeded', user: { id: 'shed-1' }, context },
+    ],
+    [
+      'POST',
+      '/v1/filter',
+      'a filter',
+      { event: '$registration', status: '$attempted', params: { email: 'a@example.com' }, context },
+    ],
+    [
+      'POST',
+      '/v1/track',
+      'a track event',
+      { event: '$login', status: '$failed', user: { id: 'shed-1' }, context },
+    ],
+    [
+      'POST',
+      '/v1/log',
+      'a log event',
+      { event: '$login', status: '$failed', user: { id: 'shed-1' }, context },
+    ],
     ['GET', '/v1/users/shed-1/devices', 'a device list', undefined],
     ['POST', '/graphql', 'a GraphQL query', { query: '{ analytics { total } }' }],
   ];
-  it.each(refused)('%s %s (%s) answers 503 with Retry-After at once, and records nothing', async (method, path, _what, body) => {
-    behind = 'overloaded: the service is running 812 ms behind';
-    const res = await call(app, method, path, body);
-    expect(res.status).toBe(503);
-    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(res.body).toEqual({ type: 'service_unavailable', message: 'overloaded: the service is running 812 ms behind' });
-    expect(await countEvents('shed-1')).toBe(0);
-  });
+  it.each(refused)(
+    '%s %s (%s) answers 503 with Retry-After at once, and records nothing',
+    async (method, path, _what, body) => {
+      behind = 'overloaded: the service is running 812 ms behind';
+      const res = await call(app, method, path, body);
+      expect(res.status).toBe(503);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(res.body).toEqual({
+        type: 'service_unavailable',
+        message: 'overloaded: the service is running 812 ms behind',
+      });
+      expect(await countEvents('shed-1')).toBe(0);
+    },
+  );
 
   it('still answers /healthz and /metrics', async () => {
     behind = 'overloaded: the service is running 812 ms behind';
@@ -56,9 +83,27 @@ describe('while the process runs behind', () => {
 
   it('serves requests again once it has caught up', async () => {
     behind = 'overloaded: the service is running 812 ms behind';
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: 'shed-2' }, context })).status).toBe(503);
+    expect(
+      (
+        await call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: 'shed-2' },
+          context,
+        })
+      ).status,
+    ).toBe(503);
     behind = null;
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: 'shed-2' }, context })).status).toBe(201);
+    expect(
+      (
+        await call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: 'shed-2' },
+          context,
+        })
+      ).status,
+    ).toBe(201);
     expect(await countEvents('shed-2')).toBe(1);
   });
 });
@@ -69,7 +114,16 @@ describe('a request whose client left before it was read', () => {
   let own: TestApp;
   beforeAll(async () => {
     own = await startTestApp({ grpc: false, authCacheMs: 600_000 });
-    expect((await call(own, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: 'warm' }, context })).status).toBe(201);
+    expect(
+      (
+        await call(own, 'POST', '/v1/risk', {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: 'warm' },
+          context,
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await own?.close();
@@ -82,7 +136,12 @@ describe('a request whose client left before it was read', () => {
   it.each([['/v1/risk'], ['/v1/track']])('%s gets no work: no verdict, no event', async (path) => {
     const app = own;
     const countEvents = ownEvents;
-    const body = JSON.stringify({ event: '$login', status: '$succeeded', user: { id: `gone-${path.slice(4)}` }, context });
+    const body = JSON.stringify({
+      event: '$login',
+      status: '$succeeded',
+      user: { id: `gone-${path.slice(4)}` },
+      context,
+    });
     const auth = `Basic ${Buffer.from(`:${app.secret}`).toString('base64')}`;
     // The request and the client's FIN together, as a client that gave up leaves them in the
     // socket of a process that reads late.
@@ -94,7 +153,9 @@ describe('a request whose client left before it was read', () => {
           new Promise<void>((resolve) => {
             const port = Number(new URL(app.baseUrl).port);
             const socket = net.connect(port, '127.0.0.1', () => {
-              socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: ${auth}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+              socket.end(
+                `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: ${auth}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+              );
             });
             socket.resume();
             socket.on('close', () => resolve());
@@ -104,7 +165,9 @@ describe('a request whose client left before it was read', () => {
     );
     // A live request for the same user afterwards, answered: the door is working.
     expect((await call(app, 'POST', path, JSON.parse(body))).status).toBe(path === '/v1/risk' ? 201 : 204);
-    await waitFor(async () => (await countEvents(`gone-${path.slice(4)}`)) >= 1, { what: 'the live event stored' });
+    await waitFor(async () => (await countEvents(`gone-${path.slice(4)}`)) >= 1, {
+      what: 'the live event stored',
+    });
     // The live one; of those whose client had left, none (on a busy machine, a client preempted
     // between its request and its FIN may leave one read before it was seen going: a few at most).
     expect(await countEvents(`gone-${path.slice(4)}`)).toBeLessThan(1 + sent / 2);

@@ -25,7 +25,13 @@ const ABROAD = '175.16.199.1';
 const headers = { 'User-Agent': LAPTOP_UA, Accept: 'text/html', 'Accept-Language': 'en-GB' };
 
 async function token(components: Record<string, unknown>): Promise<string> {
-  const r = await call(app, 'POST', '/v1/client/token', { publishable_key: app.env.publishableKey, components }, { secret: null, headers: { 'content-type': 'text/plain', origin: 'https://shop.example' } });
+  const r = await call(
+    app,
+    'POST',
+    '/v1/client/token',
+    { publishable_key: app.env.publishableKey, components },
+    { secret: null, headers: { 'content-type': 'text/plain', origin: 'https://shop.example' } },
+  );
   expect(r.status).toBe(201);
   return r.body.token as string;
 }
@@ -36,9 +42,20 @@ interface Answer {
   device: { token: string };
   policy: { action: string };
 }
-async function login(user: string, profile: string, ip: string, over: Record<string, unknown> = {}): Promise<Answer> {
+async function login(
+  user: string,
+  profile: string,
+  ip: string,
+  over: Record<string, unknown> = {},
+): Promise<Answer> {
   const request_token = await token(laptopComponents({ profile, ...over }));
-  const r = await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: user, email: `${user}@example.com` }, request_token, context: { ip, headers } });
+  const r = await call(app, 'POST', '/v1/risk', {
+    event: '$login',
+    status: '$succeeded',
+    user: { id: user, email: `${user}@example.com` },
+    request_token,
+    context: { ip, headers },
+  });
   expect(r.status).toBe(201);
   return r.body as Answer;
 }
@@ -50,7 +67,8 @@ const settle = async () => {
 it('a new profile on the user’s own computer at home is the same device, and stays so abroad', async () => {
   const user = 'machine-owner';
   const first = await login(user, 'profile-aaaaaaaaaaaaaaaa', HOME);
-  for (let i = 0; i < 3; i++) expect((await login(user, 'profile-aaaaaaaaaaaaaaaa', HOME)).device.token).toBe(first.device.token);
+  for (let i = 0; i < 3; i++)
+    expect((await login(user, 'profile-aaaaaaaaaaaaaaaa', HOME)).device.token).toBe(first.device.token);
   await settle();
 
   // A private window (a new profile id, the same machine), on the home network.
@@ -93,7 +111,13 @@ it('a browser update that changed one rendering hash, in a new profile at home, 
 it('a machine shared by a fleet identifies nobody: a new profile on it is a new device', async () => {
   // Forty colleagues with one laptop model log in from their homes.
   const fleet = { canvas: 'f1ee7c', audio: '124.0001', cores: 12 };
-  for (let k = 0; k < 40; k++) await login(`colleague-${k}`, `profile-fleet-${String(k).padStart(10, '0')}`, `89.160.20.${k + 10}`, fleet);
+  for (let k = 0; k < 40; k++)
+    await login(
+      `colleague-${k}`,
+      `profile-fleet-${String(k).padStart(10, '0')}`,
+      `89.160.20.${k + 10}`,
+      fleet,
+    );
   const user = 'fleet-member';
   const first = await login(user, 'profile-gggggggggggggggg', HOME, fleet);
   await login(user, 'profile-gggggggggggggggg', HOME, fleet);

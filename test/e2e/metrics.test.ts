@@ -13,10 +13,18 @@ afterAll(async () => {
   await app?.close();
 });
 
-const context = { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36' } };
+const context = {
+  ip: '81.2.69.142',
+  headers: {
+    'User-Agent':
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+  },
+};
 
 async function scrape(token: string | null): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${app.baseUrl}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const res = await fetch(`${app.baseUrl}/metrics`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -34,20 +42,36 @@ describe('GET /metrics', () => {
   });
 
   it('counts requests, verdicts, cache reads, flushes and queues', async () => {
-    for (let i = 0; i < 3; i++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'metrics-1' }, context })).status).toBe(201);
-    expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'metrics-1', context })).status).toBe(204);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'metrics-1' }, context })).status,
+      ).toBe(201);
+    expect(
+      (await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'metrics-1', context }))
+        .status,
+    ).toBe(204);
     await app.built.services.track.drain(false);
 
     const { status, text } = await scrape(TOKEN);
     expect(status).toBe(200);
     expect(sample(text, 'rampart_verdicts_total{endpoint="risk",action="allow",degraded="false"}')).toBe(3);
-    expect(sample(text, 'rampart_request_duration_seconds_count{door="rest",route="/v1/risk",status="201"}')).toBe(3);
-    expect(sample(text, 'rampart_request_duration_seconds_count{door="rest",route="/v1/track",status="204"}')).toBe(1);
+    expect(
+      sample(text, 'rampart_request_duration_seconds_count{door="rest",route="/v1/risk",status="201"}'),
+    ).toBe(3);
+    expect(
+      sample(text, 'rampart_request_duration_seconds_count{door="rest",route="/v1/track",status="204"}'),
+    ).toBe(1);
     expect(sample(text, 'rampart_verdict_duration_seconds_count{endpoint="risk"}')).toBe(3);
     // The first verdict read the user from the database; the next ones from the cache.
-    expect(sample(text, 'rampart_state_reads_total{collection="users",outcome="miss"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'rampart_state_reads_total{collection="users",outcome="hit"}')).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'rampart_state_flush_duration_seconds_count{outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'rampart_state_reads_total{collection="users",outcome="miss"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'rampart_state_reads_total{collection="users",outcome="hit"}'),
+    ).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'rampart_state_flush_duration_seconds_count{outcome="ok"}')).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(sample(text, 'rampart_state_flushed_writes_total{kind="insert"}')).toBeGreaterThanOrEqual(4);
     expect(sample(text, 'rampart_state_write_backlog')).toBe(0);
     expect(sample(text, 'rampart_track_queue_depth')).toBe(0);

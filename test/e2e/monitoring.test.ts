@@ -22,7 +22,8 @@ import { call } from '../support/app';
 import { failure } from '../support/grpc';
 import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA } };
 const grpcContext = { ip: '81.2.69.142', headers: { 'User-Agent': UA }, clientId: 'cid-mon-grpc' };
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -74,8 +75,18 @@ beforeAll(async () => {
   running = await run(config, createLogger('silent'));
   app = { baseUrl: running.httpUrl, secret };
   throttled = (await running.built.services.environments.create('throttled', { sandbox: true })).secret;
-  unary = createRampartClient({ address: running.grpcAddress, secret, verdictStreams: 0, deadlineMs: 10_000 });
-  streams = createRampartClient({ address: running.grpcAddress, secret, verdictStreams: 1, deadlineMs: 10_000 });
+  unary = createRampartClient({
+    address: running.grpcAddress,
+    secret,
+    verdictStreams: 0,
+    deadlineMs: 10_000,
+  });
+  streams = createRampartClient({
+    address: running.grpcAddress,
+    secret,
+    verdictStreams: 1,
+    deadlineMs: 10_000,
+  });
 });
 
 afterAll(async () => {
@@ -85,7 +96,10 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
   if (process.env.MONGODB_URI && dbName) {
     const client = new MongoClient(process.env.MONGODB_URI);
-    await client.db(dbName).dropDatabase().catch(() => undefined);
+    await client
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await client.close();
   }
   rmSync(dir, { recursive: true, force: true });
@@ -101,16 +115,20 @@ async function scrape(): Promise<string> {
 const value = (text: string, series: string): number => sampleValue(text, series);
 const scrapeUntil = (done: (text: string) => boolean): Promise<string> => pollScrape(scrape, done);
 
-const requests = (door: string, route: string, status: string | number) => `rampart_request_duration_seconds_count{door="${door}",route="${route}",status="${status}"}`;
+const requests = (door: string, route: string, status: string | number) =>
+  `rampart_request_duration_seconds_count{door="${door}",route="${route}",status="${status}"}`;
 const authFailures = (door: string) => `rampart_auth_failures_total{door="${door}"}`;
 const rateLimited = (door: string) => `rampart_rate_limited_total{door="${door}"}`;
-const graphql = (secret: string) => call(app, 'POST', '/graphql', { query: '{ viewer { canMutate } }' }, { secret });
+const graphql = (secret: string) =>
+  call(app, 'POST', '/graphql', { query: '{ viewer { canMutate } }' }, { secret });
 const signIn = (key: string) => call(app, 'POST', '/console/session', { key }, { secret: null });
 
 describe('GET /metrics of a running Rampart', () => {
   it('times every door: REST, each gRPC method (VerdictStream per call), GraphQL and the console', async () => {
     const before = await scrape();
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'mon-1' }, context })).status).toBe(201);
+    expect(
+      (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'mon-1' }, context })).status,
+    ).toBe(201);
     await unary.risk({ event: '$login', user: { id: 'mon-1' }, context: grpcContext });
     await streams.risk({ event: '$login', user: { id: 'mon-1' }, context: grpcContext });
     await streams.authenticate({ event: '$login.succeeded', user: { id: 'mon-1' }, context: grpcContext });
@@ -132,9 +150,19 @@ describe('GET /metrics of a running Rampart', () => {
     expect(delta(requests('console', '/console/session', 201))).toBe(1);
     // Each gRPC verdict is a verdict as a REST one is, and is timed by its door too.
     // (Whatever the engine made of them, and degraded or not on a loaded machine: three risk verdicts.)
-    const riskVerdicts = ['allow', 'challenge', 'deny'].flatMap((action) => ['false', 'true'].map((degraded) => delta(`rampart_verdicts_total{endpoint="risk",action="${action}",degraded="${degraded}"}`) || 0));
+    const riskVerdicts = ['allow', 'challenge', 'deny'].flatMap((action) =>
+      ['false', 'true'].map(
+        (degraded) =>
+          delta(`rampart_verdicts_total{endpoint="risk",action="${action}",degraded="${degraded}"}`) || 0,
+      ),
+    );
     expect(riskVerdicts.reduce((a, b) => a + b, 0)).toBe(3);
-    expect(value(after, 'rampart_request_duration_seconds_sum{door="grpc",route="/rampart.v1.Scoring/Risk",status="OK"}')).toBeGreaterThan(0);
+    expect(
+      value(
+        after,
+        'rampart_request_duration_seconds_sum{door="grpc",route="/rampart.v1.Scoring/Risk",status="OK"}',
+      ),
+    ).toBeGreaterThan(0);
     // No label carries a user, a secret or an address.
     expect(after).not.toContain('mon-1');
     expect(after).not.toContain(app.secret);
@@ -144,11 +172,24 @@ describe('GET /metrics of a running Rampart', () => {
   it('counts refused credentials on every door', async () => {
     const wrong = `sk_test_${randomBytes(16).toString('hex')}`;
     const before = await scrape();
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'mon-2' }, context }, { secret: wrong })).status).toBe(401);
+    expect(
+      (
+        await call(
+          app,
+          'POST',
+          '/v1/risk',
+          { event: '$login', user: { id: 'mon-2' }, context },
+          { secret: wrong },
+        )
+      ).status,
+    ).toBe(401);
     expect((await call(app, 'GET', '/v1/users/mon-2/devices', undefined, { secret: null })).status).toBe(401);
     const badGrpc = createRampartClient({ address: running.grpcAddress, secret: wrong, verdictStreams: 0 });
     try {
-      expect((await failure(badGrpc.risk({ event: '$login', user: { id: 'mon-2' }, context: grpcContext }))).codeName).toBe('UNAUTHENTICATED');
+      expect(
+        (await failure(badGrpc.risk({ event: '$login', user: { id: 'mon-2' }, context: grpcContext })))
+          .codeName,
+      ).toBe('UNAUTHENTICATED');
     } finally {
       badGrpc.close();
     }
@@ -166,10 +207,27 @@ describe('GET /metrics of a running Rampart', () => {
   });
 
   it('counts 429s on every door, one for each the callers were answered', async () => {
-    const burst = async (send: () => Promise<boolean>) => (await Promise.all(Array.from({ length: 4 * RATE }, send))).filter(Boolean).length;
+    const burst = async (send: () => Promise<boolean>) =>
+      (await Promise.all(Array.from({ length: 4 * RATE }, send))).filter(Boolean).length;
     const before = await scrape();
-    const rest = await burst(async () => (await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'mon-3', context }, { secret: throttled })).status === 429);
-    const grpcClient = createRampartClient({ address: running.grpcAddress, secret: throttled, verdictStreams: 0, deadlineMs: 10_000 });
+    const rest = await burst(
+      async () =>
+        (
+          await call(
+            app,
+            'POST',
+            '/v1/track',
+            { event: '$login.failed', user_id: 'mon-3', context },
+            { secret: throttled },
+          )
+        ).status === 429,
+    );
+    const grpcClient = createRampartClient({
+      address: running.grpcAddress,
+      secret: throttled,
+      verdictStreams: 0,
+      deadlineMs: 10_000,
+    });
     let grpc: number;
     try {
       grpc = await burst(async () => {
@@ -197,7 +255,11 @@ describe('GET /metrics of a running Rampart', () => {
   });
 
   it('shows the webhook outbox filling while the receiver fails, its failures by status, and the outbox emptying once it answers', async () => {
-    const verdict = await call(app, 'POST', '/v1/authenticate', { event: '$login.succeeded', user_id: 'mon-hook', context: { ...context, client_id: 'cid-mon-hook' } });
+    const verdict = await call(app, 'POST', '/v1/authenticate', {
+      event: '$login.succeeded',
+      user_id: 'mon-hook',
+      context: { ...context, client_id: 'cid-mon-hook' },
+    });
     expect(verdict.status).toBe(201);
     const before = await scrape();
     expect(value(before, 'rampart_webhook_outbox_depth')).toBe(0);
@@ -205,7 +267,9 @@ describe('GET /metrics of a running Rampart', () => {
     expect((await call(app, 'PUT', `/v1/devices/${verdict.body.device_token}/report`)).status).toBe(200);
 
     // The first attempt fails: the delivery stays in the outbox for its retry.
-    const failing = await scrapeUntil((t) => value(t, 'rampart_webhook_delivery_failures_total{status="500"}') > 0);
+    const failing = await scrapeUntil(
+      (t) => value(t, 'rampart_webhook_delivery_failures_total{status="500"}') > 0,
+    );
     expect(hooks.received).toBeGreaterThan(0);
     expect(value(failing, 'rampart_webhook_delivery_failures_total{status="500"}')).toBeGreaterThanOrEqual(1);
     expect(value(failing, 'rampart_webhook_attempts_total')).toBeGreaterThanOrEqual(1);
@@ -217,7 +281,9 @@ describe('GET /metrics of a running Rampart', () => {
     const delivered = await scrapeUntil((t) => value(t, 'rampart_webhook_outbox_depth') === 0);
     expect(value(delivered, 'rampart_webhook_outbox_depth')).toBe(0);
     expect(value(delivered, 'rampart_webhook_outbox_oldest_age_seconds')).toBe(0);
-    expect(value(delivered, 'rampart_webhook_attempts_total')).toBeGreaterThan(value(failing, 'rampart_webhook_attempts_total'));
+    expect(value(delivered, 'rampart_webhook_attempts_total')).toBeGreaterThan(
+      value(failing, 'rampart_webhook_attempts_total'),
+    );
     expect(value(delivered, 'rampart_webhook_deliveries_given_up_total')).toBe(0);
   });
 
@@ -267,15 +333,27 @@ interface Panel {
 }
 
 describe('deploy/monitoring', () => {
-  const alerts = parseYaml(readFileSync(path.join(ROOT, 'deploy/monitoring/alerts.yaml'), 'utf8')) as { groups?: { name?: unknown; rules?: Rule[] }[] };
-  const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'deploy/monitoring/grafana-dashboard.json'), 'utf8')) as { title?: unknown; uid?: unknown; panels?: Panel[] };
+  const alerts = parseYaml(readFileSync(path.join(ROOT, 'deploy/monitoring/alerts.yaml'), 'utf8')) as {
+    groups?: { name?: unknown; rules?: Rule[] }[];
+  };
+  const dashboard = JSON.parse(
+    readFileSync(path.join(ROOT, 'deploy/monitoring/grafana-dashboard.json'), 'utf8'),
+  ) as { title?: unknown; uid?: unknown; panels?: Panel[] };
   const rules = (alerts.groups ?? []).flatMap((g) => g.rules ?? []);
-  const panels = (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])]).filter((p) => p.type !== 'row');
+  const panels = (dashboard.panels ?? [])
+    .flatMap((p) => [p, ...(p.panels ?? [])])
+    .filter((p) => p.type !== 'row');
 
   it('has alerting rules, each with alert, expr, for, a severity and a summary', () => {
     expect(rules.length).toBeGreaterThan(0);
     for (const r of rules) {
-      expect({ alert: typeof r.alert, expr: typeof r.expr, for: typeof r.for, severity: typeof r.labels?.severity, summary: typeof r.annotations?.summary }).toEqual({ alert: 'string', expr: 'string', for: 'string', severity: 'string', summary: 'string' });
+      expect({
+        alert: typeof r.alert,
+        expr: typeof r.expr,
+        for: typeof r.for,
+        severity: typeof r.labels?.severity,
+        summary: typeof r.annotations?.summary,
+      }).toEqual({ alert: 'string', expr: 'string', for: 'string', severity: 'string', summary: 'string' });
       expect(['critical', 'warning', 'info']).toContain(r.labels?.severity);
       expect(r.for).toMatch(/^\d+[smh]$/);
     }
@@ -288,14 +366,22 @@ describe('deploy/monitoring', () => {
     expect(typeof dashboard.uid).toBe('string');
     expect(panels.length).toBeGreaterThan(0);
     for (const p of panels) {
-      expect({ title: p.title, targets: (p.targets ?? []).length > 0 }).toEqual({ title: p.title, targets: true });
+      expect({ title: p.title, targets: (p.targets ?? []).length > 0 }).toEqual({
+        title: p.title,
+        targets: true,
+      });
       for (const t of p.targets ?? []) expect(typeof t.expr === 'string' && t.expr.length > 0).toBe(true);
     }
   });
 
   it('names only metrics that a running Rampart exposes', async () => {
     const types = families(await scrape());
-    const used = new Set([...rules.map((r) => String(r.expr)), ...panels.flatMap((p) => (p.targets ?? []).map((t) => String(t.expr)))].flatMap(metricNames));
+    const used = new Set(
+      [
+        ...rules.map((r) => String(r.expr)),
+        ...panels.flatMap((p) => (p.targets ?? []).map((t) => String(t.expr))),
+      ].flatMap(metricNames),
+    );
     expect(used.size).toBeGreaterThan(10);
     expect([...used].filter((name) => !exposed(name, types))).toEqual([]);
   });

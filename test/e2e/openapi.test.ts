@@ -19,9 +19,22 @@ const ST = path.join(process.env.COMPAT_VENV_DIR ?? path.join(ROOT, '.venv'), 's
 const MAX_EXAMPLES = Number(process.env.RAMPART_FUZZ_EXAMPLES ?? 180);
 /** The run must reach at least this many cases in all. */
 const MIN_CASES = Number(process.env.RAMPART_FUZZ_MIN_CASES ?? 5000);
-const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance'];
+const CHECKS = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_schema_conformance',
+  'response_headers_conformance',
+];
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { security?: unknown[]; requestBody?: { content: Record<string, { schema: Schema }> } }>>; components: { securitySchemes: Record<string, { type: string; scheme: string }> } };
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { security?: unknown[]; requestBody?: { content: Record<string, { schema: Schema }> } }>
+  >;
+  components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+};
 type Schema = { properties?: Record<string, Schema>; required?: string[]; enum?: string[] };
 
 let app: TestApp;
@@ -58,24 +71,42 @@ describe('GET /v1/openapi.json', () => {
     const served = new Set(
       routesOf(app.http)
         // The other doors on the listener, GraphQL and the web console, are not REST.
-        .filter((r) => r.method !== 'HEAD' && r.url !== '/graphql' && r.url !== '/console' && !r.url.startsWith('/console/'))
+        .filter(
+          (r) =>
+            r.method !== 'HEAD' &&
+            r.url !== '/graphql' &&
+            r.url !== '/console' &&
+            !r.url.startsWith('/console/'),
+        )
         .map((r) => `${r.method.toLowerCase()} ${r.url.replace(/:(\w+)/g, '{$1}')}`),
     );
-    const documented = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`)));
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`)),
+    );
     expect([...served].sort()).toEqual([...documented].sort());
     expect(served.size).toBeGreaterThan(15);
   });
 
   it('secures the API with HTTP Basic, and leaves the document, health and the signed export link open', () => {
     expect(doc.components.securitySchemes.apiSecret).toMatchObject({ type: 'http', scheme: 'basic' });
-    for (const p of ['/v1/risk', '/v1/filter', '/v1/authenticate', '/v1/track', '/v1/log', '/v1/devices/{token}', '/v1/privacy/users/{userId}']) {
+    for (const p of [
+      '/v1/risk',
+      '/v1/filter',
+      '/v1/authenticate',
+      '/v1/track',
+      '/v1/log',
+      '/v1/devices/{token}',
+      '/v1/privacy/users/{userId}',
+    ]) {
       for (const op of Object.values(doc.paths[p] ?? {})) expect(op.security).toEqual([{ apiSecret: [] }]);
     }
-    for (const p of ['/v1/openapi.json', '/healthz', '/readyz', '/v1/privacy/exports/{jobId}']) expect(doc.paths[p]?.get?.security).toEqual([]);
+    for (const p of ['/v1/openapi.json', '/healthz', '/readyz', '/v1/privacy/exports/{jobId}'])
+      expect(doc.paths[p]?.get?.security).toEqual([]);
   });
 
   it("says why the clients' endpoints refuse: the publishable key, each 403 reason, the client rate limit's setting", () => {
-    const responses = (p: string) => (doc.paths[p]?.post as unknown as { responses: Record<string, { description: string }> }).responses;
+    const responses = (p: string) =>
+      (doc.paths[p]?.post as unknown as { responses: Record<string, { description: string }> }).responses;
     for (const p of ['/v1/client/token', '/v1/client/challenge', '/v1/client/events']) {
       const r = responses(p);
       expect([p, r['401']?.description]).toEqual([p, expect.stringContaining('publishable key')]);
@@ -89,9 +120,14 @@ describe('GET /v1/openapi.json', () => {
   });
 
   it('takes its request bodies from the validation code: the event catalog and the endpoint requirements', () => {
-    const body = (p: string) => doc.paths[p]?.post?.requestBody?.content['application/json']?.schema as Schema;
+    const body = (p: string) =>
+      doc.paths[p]?.post?.requestBody?.content['application/json']?.schema as Schema;
     const risk = body('/v1/risk');
-    expect(risk.properties?.event?.enum?.sort()).toEqual(EVENTS.filter((e) => e.endpoints.includes('risk')).map((e) => e.name).sort());
+    expect(risk.properties?.event?.enum?.sort()).toEqual(
+      EVENTS.filter((e) => e.endpoints.includes('risk'))
+        .map((e) => e.name)
+        .sort(),
+    );
     expect(body('/v1/authenticate').properties?.event?.enum).toContain('$login.succeeded');
     expect(body('/v1/track').properties?.event?.enum).toContain('$review.escalated');
     expect(risk.required).toEqual(expect.arrayContaining(['user', 'context']));
@@ -116,59 +152,67 @@ function schemathesis(cwd: string, args: string[]): Promise<{ code: number | nul
 }
 
 describe('schemathesis against the running service', () => {
-  it(`answers at least ${MIN_CASES} generated cases across every operation with no 5xx and nothing the document does not describe`, async () => {
-    expect(existsSync(ST)).toBe(true);
-    const reports = mkdtempSync(path.join(tmpdir(), 'rampart-schemathesis-'));
-    try {
-      // The served document, from a file: from its own URL, schemathesis would leave out the
-      // operation that serves it.
-      const doc = (await call(app, 'GET', '/v1/openapi.json', undefined, { secret: null })).body as Doc;
-      writeFileSync(path.join(reports, 'openapi.json'), JSON.stringify(doc));
-      const { code, out } = await schemathesis(reports, [
-        'run',
-        path.join(reports, 'openapi.json'),
-        '--url',
-        app.baseUrl,
-        // Castle's form: an empty user name (which --auth refuses) and the secret as the password.
-        '--header',
-        `Authorization: ${basic(app.secret)}`,
-        '--checks',
-        CHECKS.join(','),
-        '--phases',
-        'examples,coverage,fuzzing',
-        '--mode',
-        'all',
-        '--max-examples',
-        String(MAX_EXAMPLES),
-        '--seed',
-        process.env.RAMPART_FUZZ_SEED ?? '20240601',
-        '--workers',
-        '2',
-        '--no-shrink',
-        '--suppress-health-check',
-        'all',
-        '--request-timeout',
-        '30',
-        '--report',
-        'junit',
-        '--report-dir',
-        reports,
-      ]);
-      if (process.env.RAMPART_FUZZ_LOG) writeFileSync(process.env.RAMPART_FUZZ_LOG, out);
-      if (code !== 0) process.stderr.write(out);
-      // "Test cases: N generated, N passed" (schemathesis 4's summary).
-      const cases = Number(/Test cases:\s+(\d+) generated/.exec(out)?.[1] ?? 0);
-      const junitFile = readdirSync(reports).find((f) => f.endsWith('.xml'));
-      const junit = junitFile ? readFileSync(path.join(reports, junitFile), 'utf8') : '';
-      const operations = new Set([...junit.matchAll(/<testcase name="([^"]+)"/g)].map((m) => m[1]));
-      process.stdout.write(`schemathesis: ${cases} cases over ${operations.size} operations, exit ${code}\n`);
-      expect(out).not.toMatch(/Failures:|FAILURES|Server error/);
-      expect(code).toBe(0);
-      expect(cases).toBeGreaterThanOrEqual(MIN_CASES);
-      const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
-      expect(documented.filter((op) => !operations.has(op))).toEqual([]);
-    } finally {
-      rmSync(reports, { recursive: true, force: true });
-    }
-  }, 15 * 60_000);
+  it(
+    `answers at least ${MIN_CASES} generated cases across every operation with no 5xx and nothing the document does not describe`,
+    async () => {
+      expect(existsSync(ST)).toBe(true);
+      const reports = mkdtempSync(path.join(tmpdir(), 'rampart-schemathesis-'));
+      try {
+        // The served document, from a file: from its own URL, schemathesis would leave out the
+        // operation that serves it.
+        const doc = (await call(app, 'GET', '/v1/openapi.json', undefined, { secret: null })).body as Doc;
+        writeFileSync(path.join(reports, 'openapi.json'), JSON.stringify(doc));
+        const { code, out } = await schemathesis(reports, [
+          'run',
+          path.join(reports, 'openapi.json'),
+          '--url',
+          app.baseUrl,
+          // Castle's form: an empty user name (which --auth refuses) and the secret as the password.
+          '--header',
+          `Authorization: ${basic(app.secret)}`,
+          '--checks',
+          CHECKS.join(','),
+          '--phases',
+          'examples,coverage,fuzzing',
+          '--mode',
+          'all',
+          '--max-examples',
+          String(MAX_EXAMPLES),
+          '--seed',
+          process.env.RAMPART_FUZZ_SEED ?? '20240601',
+          '--workers',
+          '2',
+          '--no-shrink',
+          '--suppress-health-check',
+          'all',
+          '--request-timeout',
+          '30',
+          '--report',
+          'junit',
+          '--report-dir',
+          reports,
+        ]);
+        if (process.env.RAMPART_FUZZ_LOG) writeFileSync(process.env.RAMPART_FUZZ_LOG, out);
+        if (code !== 0) process.stderr.write(out);
+        // "Test cases: N generated, N passed" (schemathesis 4's summary).
+        const cases = Number(/Test cases:\s+(\d+) generated/.exec(out)?.[1] ?? 0);
+        const junitFile = readdirSync(reports).find((f) => f.endsWith('.xml'));
+        const junit = junitFile ? readFileSync(path.join(reports, junitFile), 'utf8') : '';
+        const operations = new Set([...junit.matchAll(/<testcase name="([^"]+)"/g)].map((m) => m[1]));
+        process.stdout.write(
+          `schemathesis: ${cases} cases over ${operations.size} operations, exit ${code}\n`,
+        );
+        expect(out).not.toMatch(/Failures:|FAILURES|Server error/);
+        expect(code).toBe(0);
+        expect(cases).toBeGreaterThanOrEqual(MIN_CASES);
+        const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
+          Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+        );
+        expect(documented.filter((op) => !operations.has(op))).toEqual([]);
+      } finally {
+        rmSync(reports, { recursive: true, force: true });
+      }
+    },
+    15 * 60_000,
+  );
 });

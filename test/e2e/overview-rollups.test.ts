@@ -11,7 +11,8 @@
 import { call, startTestApp, type TestApp } from '../support/app';
 import { SOURCES } from '../../src/console/ui/queries';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const T0 = Date.parse('2026-03-02T00:00:30Z');
 const at = (iso: string) => Date.parse(`2026-03-02T${iso}Z`);
 
@@ -37,14 +38,25 @@ const QUERY = `query Overview($filter: EventFilter) {
 }`;
 
 async function overview(from: number, to: number): Promise<unknown> {
-  const r = await call(app, 'POST', '/graphql', { query: QUERY, variables: { filter: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } });
+  const r = await call(app, 'POST', '/graphql', {
+    query: QUERY,
+    variables: { filter: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } },
+  });
   expect(r.body.errors).toBeUndefined();
   return r.body.data.analytics;
 }
 
 it('answers a time range from the rollups exactly as from the events', async () => {
   // The first event starts the rollups at the next minute (00:01).
-  expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'early', context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } } })).status).toBe(204);
+  expect(
+    (
+      await call(app, 'POST', '/v1/track', {
+        event: '$login.failed',
+        user_id: 'early',
+        context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } },
+      })
+    ).status,
+  ).toBe(204);
   const sends: [string, string, string][] = [
     ['00:05:00', '81.2.69.160', '$login.failed'],
     ['00:59:59', '81.2.69.160', '$login'],
@@ -59,7 +71,13 @@ it('answers a time range from the rollups exactly as from the events', async () 
     const context = { ip, headers: { 'User-Agent': UA } };
     const r =
       event === '$login'
-        ? await call(app, 'POST', '/v1/risk', { event, status: '$succeeded', user: { id: `u${i % 3}` }, context, request_token: `test|device:d${i}` })
+        ? await call(app, 'POST', '/v1/risk', {
+            event,
+            status: '$succeeded',
+            user: { id: `u${i % 3}` },
+            context,
+            request_token: `test|device:d${i}`,
+          })
         : await call(app, 'POST', '/v1/track', { event, user_id: `u${i % 3}`, context });
     expect(r.status).toBeLessThan(300);
   }
@@ -101,9 +119,23 @@ describe('a time range and an action', () => {
       countries: top(dimension: COUNTRY, first: 8) { distinct entries { key count } }
     }
   }`;
-  type Panels = { total: number; ips: { entries: unknown[] }; asns: { entries: unknown[] }; countries: { entries: unknown[] } };
+  type Panels = {
+    total: number;
+    ips: { entries: unknown[] };
+    asns: { entries: unknown[] };
+    countries: { entries: unknown[] };
+  };
   const panels = async (from: number, to: number, action: string): Promise<Panels> => {
-    const r = await call(app, 'POST', '/graphql', { query: PANELS, variables: { filter: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), action: action.toUpperCase() } } });
+    const r = await call(app, 'POST', '/graphql', {
+      query: PANELS,
+      variables: {
+        filter: {
+          from: new Date(from).toISOString(),
+          to: new Date(to).toISOString(),
+          action: action.toUpperCase(),
+        },
+      },
+    });
     expect(r.body.errors).toBeUndefined();
     return r.body.data.analytics;
   };
@@ -124,7 +156,15 @@ describe('a time range and an action', () => {
   beforeAll(async () => {
     // Starts the rollups (at 00:01) when this runs alone; else they started the day before.
     now = day('00:00:30');
-    expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'early', context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } } })).status).toBe(204);
+    expect(
+      (
+        await call(app, 'POST', '/v1/track', {
+          event: '$login.failed',
+          user_id: 'early',
+          context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } },
+        })
+      ).status,
+    ).toBe(204);
     // [time, address, verdict (null: a tracked event, which has none)]
     const sends: [string, string, string | null][] = [
       ['00:05:00', '81.2.69.160', 'deny'],
@@ -147,7 +187,13 @@ describe('a time range and an action', () => {
       now = day(time);
       const context = { ip, headers: { 'User-Agent': UA } };
       const r = action
-        ? await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: `v${i % 4}` }, context, request_token: `test|device:e${i}|policy.action:${action}` })
+        ? await call(app, 'POST', '/v1/risk', {
+            event: '$login',
+            status: '$succeeded',
+            user: { id: `v${i % 4}` },
+            context,
+            request_token: `test|device:e${i}|policy.action:${action}`,
+          })
         : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `v${i % 4}`, context });
       expect(r.status).toBeLessThan(300);
     }
@@ -159,28 +205,52 @@ describe('a time range and an action', () => {
     ['allow', 3],
     ['challenge', 4],
     ['deny', 6],
-  ])('%s: the total and the top addresses, ASNs and countries come from the rollups, as the events say', async (action, total) => {
-    // One millisecond later is not a minute boundary: answered by scanning the events.
-    const fromEvents = await panels(from + 1, to, action);
-    expect(fromEvents.total).toBe(total);
-    expect(fromEvents.ips.entries.length).toBeGreaterThan(0);
-    expect(await panels(from, to, action)).toEqual(fromEvents);
-    // With the events gone, the rollups still answer; the scan finds nothing.
-    await withoutEvents(async () => {
+  ])(
+    '%s: the total and the top addresses, ASNs and countries come from the rollups, as the events say',
+    async (action, total) => {
+      // One millisecond later is not a minute boundary: answered by scanning the events.
+      const fromEvents = await panels(from + 1, to, action);
+      expect(fromEvents.total).toBe(total);
+      expect(fromEvents.ips.entries.length).toBeGreaterThan(0);
       expect(await panels(from, to, action)).toEqual(fromEvents);
-      expect((await panels(from + 1, to, action)).total).toBe(0);
-    });
-  });
+      // With the events gone, the rollups still answer; the scan finds nothing.
+      await withoutEvents(async () => {
+        expect(await panels(from, to, action)).toEqual(fromEvents);
+        expect((await panels(from + 1, to, action)).total).toBe(0);
+      });
+    },
+  );
 
   it("reads rollups of the earlier shape, with a verdict's addresses inside the rollup itself", async () => {
     const fromEvents = await panels(from + 1, to, 'deny');
-    const rollups = app.database.db.collection<{ _id: string; envId?: string; ip?: object; asn?: object; cc?: object; o?: object }>('rollups');
+    const rollups = app.database.db.collection<{
+      _id: string;
+      envId?: string;
+      ip?: object;
+      asn?: object;
+      cc?: object;
+      o?: object;
+    }>('rollups');
     // As a version before the dimensions were kept apart wrote them: `x.deny`, `xo.deny` in the rollup.
-    const parts = (await rollups.find({ envId: app.env.id }).toArray()).filter((d) => d._id.endsWith(':d:deny'));
+    const parts = (await rollups.find({ envId: app.env.id }).toArray()).filter((d) =>
+      d._id.endsWith(':d:deny'),
+    );
     expect(parts.length).toBeGreaterThan(0);
     for (const d of parts) {
       const owner = d._id.slice(0, -':d:deny'.length);
-      await rollups.updateOne({ _id: owner }, { $set: { 'x.deny': { ...(d.ip ? { ip: d.ip } : {}), ...(d.asn ? { asn: d.asn } : {}), ...(d.cc ? { cc: d.cc } : {}) }, ...(d.o ? { 'xo.deny': d.o } : {}) } });
+      await rollups.updateOne(
+        { _id: owner },
+        {
+          $set: {
+            'x.deny': {
+              ...(d.ip ? { ip: d.ip } : {}),
+              ...(d.asn ? { asn: d.asn } : {}),
+              ...(d.cc ? { cc: d.cc } : {}),
+            },
+            ...(d.o ? { 'xo.deny': d.o } : {}),
+          },
+        },
+      );
       await rollups.deleteOne({ _id: d._id });
     }
     expect(await panels(from, to, 'deny')).toEqual(fromEvents);
@@ -191,8 +261,13 @@ describe('a time range and an action', () => {
     // this version began counting them (the hour from 01:00 lacks them too, so it must not be read).
     const since2 = day('01:30:00');
     const rollups = app.database.db.collection<{ _id: string }>('rollups');
-    await rollups.updateMany({ envId: app.env.id, at: { $lt: new Date(since2) }, n: { $exists: true } }, { $unset: { x: '', xo: '' } });
-    const early = (await rollups.find({ envId: app.env.id, at: { $lt: new Date(since2) } } as never).toArray()).filter((d) => /:d:(allow|challenge|deny)$/.test(d._id));
+    await rollups.updateMany(
+      { envId: app.env.id, at: { $lt: new Date(since2) }, n: { $exists: true } },
+      { $unset: { x: '', xo: '' } },
+    );
+    const early = (
+      await rollups.find({ envId: app.env.id, at: { $lt: new Date(since2) } } as never).toArray()
+    ).filter((d) => /:d:(allow|challenge|deny)$/.test(d._id));
     await rollups.deleteMany({ _id: { $in: early.map((d) => d._id) } });
     await rollups.updateOne({ _id: `${app.env.id}:since2` }, { $set: { at: new Date(since2) } });
 
@@ -215,13 +290,21 @@ describe('the reader keeps settled rollups in memory', () => {
   let cached: TestApp;
   let clock = Date.parse('2026-03-05T00:00:30Z');
   beforeAll(async () => {
-    cached = await startTestApp({ grpc: false, clock: { now: () => new Date(clock) }, rollupPushEveryMs: 1, rollupCacheMs: 60_000 });
+    cached = await startTestApp({
+      grpc: false,
+      clock: { now: () => new Date(clock) },
+      rollupPushEveryMs: 1,
+      rollupCacheMs: 60_000,
+    });
   });
   afterAll(async () => {
     await cached?.close();
   });
   const total = async (from: number, to: number) => {
-    const r = await call(cached, 'POST', '/graphql', { query: 'query($f: EventFilter) { analytics(filter: $f) { total } }', variables: { f: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } });
+    const r = await call(cached, 'POST', '/graphql', {
+      query: 'query($f: EventFilter) { analytics(filter: $f) { total } }',
+      variables: { f: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } },
+    });
     expect(r.body.errors).toBeUndefined();
     return r.body.data.analytics.total as number;
   };
@@ -229,7 +312,15 @@ describe('the reader keeps settled rollups in memory', () => {
   it('answers a settled hour from memory until the cache time passes; an open minute always from the database', async () => {
     const send = async (iso: string) => {
       clock = Date.parse(`2026-03-05T${iso}Z`);
-      expect((await call(cached, 'POST', '/v1/track', { event: '$login.failed', user_id: 'c', context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } } })).status).toBe(204);
+      expect(
+        (
+          await call(cached, 'POST', '/v1/track', {
+            event: '$login.failed',
+            user_id: 'c',
+            context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } },
+          })
+        ).status,
+      ).toBe(204);
     };
     await send('00:00:40'); // starts the rollups at 00:01
     await send('00:10:00');
@@ -241,8 +332,12 @@ describe('the reader keeps settled rollups in memory', () => {
     const to = Date.parse('2026-03-05T02:01:00Z');
     expect(await total(from, to)).toBe(3);
     // Written behind the cache's back: every rollup loses its counts.
-    await cached.database.db.collection<{ _id: string }>('rollups').deleteMany({ _id: { $in: [`${cached.env.id}:h:${Date.parse('2026-03-05T01:00:00Z')}`] } });
-    await cached.database.db.collection<{ _id: string }>('rollups').updateMany({ n: { $exists: true } }, { $set: { n: 0 } });
+    await cached.database.db
+      .collection<{ _id: string }>('rollups')
+      .deleteMany({ _id: { $in: [`${cached.env.id}:h:${Date.parse('2026-03-05T01:00:00Z')}`] } });
+    await cached.database.db
+      .collection<{ _id: string }>('rollups')
+      .updateMany({ n: { $exists: true } }, { $set: { n: 0 } });
     // Within two seconds the same sum is reused (the fields of one query ask for it again).
     expect(await total(from, to)).toBe(3);
     clock += 3_000;
@@ -256,13 +351,32 @@ describe('the reader keeps settled rollups in memory', () => {
 it("answers a range that begins before a new environment's first event from the rollups", async () => {
   const young = await app.newEnvironment('young');
   now = at('05:10:20');
-  expect((await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/v1/track', { event: '$login.failed', user_id: 'y', context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } } })).status).toBe(204);
+  expect(
+    (
+      await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/v1/track', {
+        event: '$login.failed',
+        user_id: 'y',
+        context: { ip: '81.2.69.1', headers: { 'User-Agent': UA } },
+      })
+    ).status,
+  ).toBe(204);
   now = at('05:40:00');
-  expect((await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/v1/track', { event: '$login.failed', user_id: 'y', context: { ip: '81.2.69.2', headers: { 'User-Agent': UA } } })).status).toBe(204);
+  expect(
+    (
+      await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/v1/track', {
+        event: '$login.failed',
+        user_id: 'y',
+        context: { ip: '81.2.69.2', headers: { 'User-Agent': UA } },
+      })
+    ).status,
+  ).toBe(204);
   await app.built.services.track.drain(false);
   await app.built.state.flush();
   const total = async (from: number, to: number) => {
-    const r = await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/graphql', { query: 'query($f: EventFilter) { analytics(filter: $f) { total } }', variables: { f: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } } });
+    const r = await call({ baseUrl: app.baseUrl, secret: young.secret }, 'POST', '/graphql', {
+      query: 'query($f: EventFilter) { analytics(filter: $f) { total } }',
+      variables: { f: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } },
+    });
     expect(r.body.errors).toBeUndefined();
     return r.body.data.analytics.total as number;
   };
@@ -286,18 +400,35 @@ describe('settled rollups are packed', () => {
   let clock = Date.parse('2026-03-10T00:00:30Z');
   const t = (iso: string) => Date.parse(`2026-03-${iso}Z`);
   const ask = async (query: string, from: number, to: number, action?: string) => {
-    const filter = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), ...(action ? { action: action.toUpperCase() } : {}) };
+    const filter = {
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      ...(action ? { action: action.toUpperCase() } : {}),
+    };
     const r = await call(packed, 'POST', '/graphql', { query, variables: { filter } });
     expect(r.body.errors).toBeUndefined();
-    return r.body.data.analytics as { total: number; ips: { distinct: number; entries: { key: string; count: number }[] } };
+    return r.body.data.analytics as {
+      total: number;
+      ips: { distinct: number; entries: { key: string; count: number }[] };
+    };
   };
   // The console's own "denied from" / "challenged" panel.
   const PANELS = SOURCES;
-  const rollups = () => packed.database.db.collection<{ _id: string; n?: number; k?: number; p?: Record<string, string> }>('rollups');
+  const rollups = () =>
+    packed.database.db.collection<{ _id: string; n?: number; k?: number; p?: Record<string, string> }>(
+      'rollups',
+    );
   const send = async (iso: string, ip: string, action: string, timestamp?: string) => {
     clock = timestamp ? clock : t(iso);
     const context = { ip, headers: { 'User-Agent': UA } };
-    const r = await call(packed, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: `p${ip}` }, context, request_token: `test|device:d${ip.replaceAll(".", "")}|policy.action:${action}`, ...(timestamp ? { timestamp } : {}) });
+    const r = await call(packed, 'POST', '/v1/risk', {
+      event: '$login',
+      status: '$succeeded',
+      user: { id: `p${ip}` },
+      context,
+      request_token: `test|device:d${ip.replaceAll('.', '')}|policy.action:${action}`,
+      ...(timestamp ? { timestamp } : {}),
+    });
     expect(r.status).toBe(201);
   };
   const settle = async () => {
@@ -337,10 +468,20 @@ describe('settled rollups are packed', () => {
     const first = await packed.built.rollupCompactor.run();
     expect(first.written).toBeGreaterThan(0);
     expect(await packed.built.rollupCompactor.run()).toEqual({ written: 0, current: 0 });
-    const ids = (await rollups().find({}).toArray()).map((d) => d._id).filter((id) => id.startsWith(`${packed.env.id}:`) && id.includes(':p:'));
+    const ids = (await rollups().find({}).toArray())
+      .map((d) => d._id)
+      .filter((id) => id.startsWith(`${packed.env.id}:`) && id.includes(':p:'));
     // Whole days: the 10th (from the hour of the event that started the rollups) and the 11th; the 12th is not over.
-    expect(ids.filter((id) => id.includes(':D:')).sort()).toEqual(['all', 'allow', 'challenge', 'deny'].flatMap((p) => [`${packed.env.id}:D:${t('10T00:00:00')}:p:${p}`, `${packed.env.id}:D:${t('11T00:00:00')}:p:${p}`]).sort());
-    for (const [k, action] of everyPart.entries()) expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
+    expect(ids.filter((id) => id.includes(':D:')).sort()).toEqual(
+      ['all', 'allow', 'challenge', 'deny']
+        .flatMap((p) => [
+          `${packed.env.id}:D:${t('10T00:00:00')}:p:${p}`,
+          `${packed.env.id}:D:${t('11T00:00:00')}:p:${p}`,
+        ])
+        .sort(),
+    );
+    for (const [k, action] of everyPart.entries())
+      expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
   });
 
   it('counts a late event in a packed hour at once, and packs that hour and its day again', async () => {
@@ -356,7 +497,12 @@ describe('settled rollups are packed', () => {
 
   it("reads the packed copies: with every hour's own dimensions gone, the answers stay", async () => {
     const before = await Promise.all(everyPart.map((a) => ask(PANELS, from + 1, to, a)));
-    await rollups().deleteMany({ _id: { $in: (await rollups().find({}).toArray()).map((d) => d._id).filter((id) => /:h:\d+:d:/.test(id)) } });
-    for (const [k, action] of everyPart.entries()) expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
+    await rollups().deleteMany({
+      _id: {
+        $in: (await rollups().find({}).toArray()).map((d) => d._id).filter((id) => /:h:\d+:d:/.test(id)),
+      },
+    });
+    for (const [k, action] of everyPart.entries())
+      expect(await ask(PANELS, from, to, action)).toEqual(before[k]);
   });
 });

@@ -39,9 +39,11 @@ function startBackend(castle = false): Promise<http.Server> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const clientId = req.headers[castle ? 'x-castle-request-token' : 'x-service-client-id'] as string | undefined;
+      const clientId = req.headers[castle ? 'x-castle-request-token' : 'x-service-client-id'] as
+        string | undefined;
       received.push({ path: req.url ?? '', clientId });
-      if (req.url !== '/api/login') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      if (req.url !== '/api/login')
+        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { user: string; password: string };
       if (body.password !== 'right') return res.writeHead(401).end();
       const r = await call(app, 'POST', '/v1/risk', {
@@ -50,7 +52,15 @@ function startBackend(castle = false): Promise<http.Server> {
         user: { id: body.user, email: `${body.user}@example.com` },
         // Castle's SDKs forward the request's headers, and Rampart finds X-Castle-Request-Token among them.
         ...(castle ? {} : { request_token: clientId }),
-        context: { ip: PHONE_IP, headers: { 'User-Agent': req.headers['user-agent'] ?? '', Accept: 'application/json', 'Accept-Encoding': 'gzip', ...(castle && clientId ? { 'X-Castle-Request-Token': clientId } : {}) } },
+        context: {
+          ip: PHONE_IP,
+          headers: {
+            'User-Agent': req.headers['user-agent'] ?? '',
+            Accept: 'application/json',
+            'Accept-Encoding': 'gzip',
+            ...(castle && clientId ? { 'X-Castle-Request-Token': clientId } : {}),
+          },
+        },
       });
       verdicts.push(r.body as Record<string, unknown>);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(r.body));
@@ -82,7 +92,11 @@ function platform(): Platform {
     appState: phone.appState,
     deviceInfo: async () => PHONE,
     fetch: (url, init) => fetch(url, init),
-    clock: { now: () => Date.now(), setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
+    clock: {
+      now: () => Date.now(),
+      setTimeout: (f, ms) => setTimeout(f, ms),
+      clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+    },
     randomBytes: (n) => new Uint8Array(randomBytes(n)),
     logger: { debug: () => undefined },
   };
@@ -106,12 +120,21 @@ afterAll(async () => {
 
 const appEvents = async (filter: Record<string, unknown> = {}) => {
   await app.built.state.flush();
-  return app.database.db.collection('client_events').find({ envId: app.env.id, ...filter }).sort({ at: 1 }).toArray();
+  return app.database.db
+    .collection('client_events')
+    .find({ envId: app.env.id, ...filter })
+    .sort({ at: 1 })
+    .toArray();
 };
 
 async function open(config: Partial<RampartConfig> = {}): Promise<RampartClient> {
   const client = createRampart(platform());
-  await client.configure({ publishableKey: app.env.publishableKey, baseUrl: app.baseUrl, baseURLAllowList: [`${backendUrl}/api/`], ...config });
+  await client.configure({
+    publishableKey: app.env.publishableKey,
+    baseUrl: app.baseUrl,
+    baseURLAllowList: [`${backendUrl}/api/`],
+    ...config,
+  });
   await client.idle();
   return client;
 }
@@ -125,18 +148,30 @@ describe('@rampart/react-native against the real service', () => {
     client = await open();
     const events = await appEvents({ appId: 'com.example.shop' });
     expect(events.map((e) => e.type)).toEqual(['app_installed', 'app_opened']);
-    expect(events[0]).toMatchObject({ platform: 'android', appVersion: '3.2.1', properties: { version: '3.2.1', build: '321' } });
+    expect(events[0]).toMatchObject({
+      platform: 'android',
+      appVersion: '3.2.1',
+      properties: { version: '3.2.1', build: '321' },
+    });
     expect(client.queueSize()).toBe(0);
   });
 
-  it('screens wait in the queue; a login carries a fresh token to the app\'s API only, the backend gets an allow, and the request flushes the screens', async () => {
+  it("screens wait in the queue; a login carries a fresh token to the app's API only, the backend gets an allow, and the request flushes the screens", async () => {
     await client.screen('Welcome');
     await client.screen('Login');
     expect(client.queueSize()).toBe(2);
     const appFetch = client.wrapFetch(fetch);
     const headers = { 'content-type': 'application/json', 'user-agent': OKHTTP };
-    const login = await appFetch(`${backendUrl}/api/login`, { method: 'POST', headers, body: JSON.stringify({ user, password: 'right' }) });
-    const verdict = (await login.json()) as { policy: { action: string }; signals: Record<string, unknown>; device: { token: string } };
+    const login = await appFetch(`${backendUrl}/api/login`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ user, password: 'right' }),
+    });
+    const verdict = (await login.json()) as {
+      policy: { action: string };
+      signals: Record<string, unknown>;
+      device: { token: string };
+    };
     expect(verdict.policy.action).toBe('allow');
     expect(verdict.signals).not.toHaveProperty('bot_behavior');
     expect(verdict.signals).not.toHaveProperty('invalid_token');
@@ -152,14 +187,26 @@ describe('@rampart/react-native against the real service', () => {
     // The allow-listed requests flushed the queued screens.
     await client.idle();
     expect(client.queueSize()).toBe(0);
-    expect((await appEvents({ appId: 'com.example.shop', type: 'screen' })).map((e) => e.name)).toEqual(['Welcome', 'Login']);
+    expect((await appEvents({ appId: 'com.example.shop', type: 'screen' })).map((e) => e.name)).toEqual([
+      'Welcome',
+      'Login',
+    ]);
   });
 
-  it("a token the library minted, replayed beyond its login flow or altered, is denied", async () => {
+  it('a token the library minted, replayed beyond its login flow or altered, is denied', async () => {
     const used = received.find((r) => r.path === '/api/login')?.clientId as string;
     const risk = async (token: string) => {
       // Another account (a stolen token is used against someone else's), so that this user's registry stays the phone's.
-      const r = await call(app, 'POST', '/v1/risk', { type: '$login', status: '$succeeded', user: { id: `${user}-x`, email: `${user}-x@example.com` }, request_token: token, context: { ip: PHONE_IP, headers: { 'User-Agent': OKHTTP, Accept: 'application/json', 'Accept-Encoding': 'gzip' } } });
+      const r = await call(app, 'POST', '/v1/risk', {
+        type: '$login',
+        status: '$succeeded',
+        user: { id: `${user}-x`, email: `${user}-x@example.com` },
+        request_token: token,
+        context: {
+          ip: PHONE_IP,
+          headers: { 'User-Agent': OKHTTP, Accept: 'application/json', 'Accept-Encoding': 'gzip' },
+        },
+      });
       return r.body as { policy: { action: string }; signals: Record<string, unknown> };
     };
     // The login used it once; two more calls are within its flow, a fourth is a replay.
@@ -208,7 +255,18 @@ describe('@rampart/react-native against the real service', () => {
     expect(devices.body.total_count).toBe(1);
     expect(devices.body.data[0]).toMatchObject({
       token: deviceToken,
-      context: { type: 'mobile', user_agent: { raw: OKHTTP, os: 'Android 14', device: 'Google Pixel 8' }, properties: { platform: 'android', model: 'Pixel 8', os: 'Android 14', app_id: 'com.example.shop', app_version: '3.2.1', app_build: '321' } },
+      context: {
+        type: 'mobile',
+        user_agent: { raw: OKHTTP, os: 'Android 14', device: 'Google Pixel 8' },
+        properties: {
+          platform: 'android',
+          model: 'Pixel 8',
+          os: 'Android 14',
+          app_id: 'com.example.shop',
+          app_version: '3.2.1',
+          app_build: '321',
+        },
+      },
     });
   });
 
@@ -216,7 +274,11 @@ describe('@rampart/react-native against the real service', () => {
     await client.screen('Home');
     phone.appState.emit('background');
     await client.idle();
-    const closed = await appEvents({ appId: 'com.example.shop', type: { $in: ['screen', 'app_closed'] }, userId: user });
+    const closed = await appEvents({
+      appId: 'com.example.shop',
+      type: { $in: ['screen', 'app_closed'] },
+      userId: user,
+    });
     expect(closed.map((e) => e.type)).toEqual(['screen', 'app_closed']);
     client.destroy();
 
@@ -227,7 +289,11 @@ describe('@rampart/react-native against the real service', () => {
     expect(all.filter((e) => e.type === 'app_opened')).toHaveLength(2);
     // The identified user is remembered across the restart.
     expect(all[all.length - 1]).toMatchObject({ type: 'app_opened', userId: user });
-    const login = await again.wrapFetch(fetch)(`${backendUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': OKHTTP }, body: JSON.stringify({ user, password: 'right' }) });
+    const login = await again.wrapFetch(fetch)(`${backendUrl}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': OKHTTP },
+      body: JSON.stringify({ user, password: 'right' }),
+    });
     const verdict = (await login.json()) as { policy: { action: string }; device: { token: string } };
     expect(verdict.device.token).toBe(deviceToken);
     expect(verdict.policy.action).toBe('allow');
@@ -235,10 +301,22 @@ describe('@rampart/react-native against the real service', () => {
   });
 
   it("with Castle's header name and option spellings, a backend that forwards the headers as Castle's SDKs do gets the same device", async () => {
-    const castle = await open({ baseURLAllowList: [`${castleUrl}/api/`], requestTokenHeaderName: 'X-Castle-Request-Token', lifeCycleEventsEnabled: true });
+    const castle = await open({
+      baseURLAllowList: [`${castleUrl}/api/`],
+      requestTokenHeaderName: 'X-Castle-Request-Token',
+      lifeCycleEventsEnabled: true,
+    });
     expect(castle.requestTokenHeaderName()).toBe('X-Castle-Request-Token');
-    const login = await castle.wrapFetch(fetch)(`${castleUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': OKHTTP }, body: JSON.stringify({ user, password: 'right' }) });
-    const verdict = (await login.json()) as { policy: { action: string }; device: { token: string }; signals: Record<string, unknown> };
+    const login = await castle.wrapFetch(fetch)(`${castleUrl}/api/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': OKHTTP },
+      body: JSON.stringify({ user, password: 'right' }),
+    });
+    const verdict = (await login.json()) as {
+      policy: { action: string };
+      device: { token: string };
+      signals: Record<string, unknown>;
+    };
     expect(received.at(-1)?.clientId).toMatch(/^rpm1\./);
     expect(verdict.signals).not.toHaveProperty('invalid_token');
     expect(verdict.device.token).toBe(deviceToken);

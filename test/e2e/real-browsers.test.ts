@@ -26,23 +26,41 @@ interface DeviceAnswer {
 let n = 0;
 async function login(headers: HeaderSet): Promise<RiskAnswer> {
   const user = `real-browser-${++n}`;
-  const r = await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: user, email: `${user}@example.com` }, context: { ip: '81.2.69.142', headers } });
+  const r = await call(app, 'POST', '/v1/risk', {
+    event: '$login',
+    status: '$succeeded',
+    user: { id: user, email: `${user}@example.com` },
+    context: { ip: '81.2.69.142', headers },
+  });
   expect(r.status).toBe(201);
   return r.body as RiskAnswer;
 }
-const userAgentSignals = (a: RiskAnswer) => Object.fromEntries(Object.entries(a.signals).filter(([name]) => (USER_AGENT_SIGNALS as readonly string[]).includes(name)));
+const userAgentSignals = (a: RiskAnswer) =>
+  Object.fromEntries(
+    Object.entries(a.signals).filter(([name]) => (USER_AGENT_SIGNALS as readonly string[]).includes(name)),
+  );
 
-it.each(REAL_BROWSERS)('$name: no user-agent or client-hints signal; the device is $parsed.browser on $parsed.platform', async ({ headers, parsed }) => {
-  const answer = await login(headers);
-  expect(userAgentSignals(answer)).toEqual({});
-  const device = await call(app, 'GET', `/v1/devices/${answer.device.token}`);
-  expect(device.status).toBe(200);
-  const { context } = device.body as DeviceAnswer;
-  expect(context.type).toBe(parsed.type);
-  expect(context.user_agent).toMatchObject({ raw: headers['User-Agent'], browser: parsed.browser, platform: parsed.platform });
-});
+it.each(REAL_BROWSERS)(
+  '$name: no user-agent or client-hints signal; the device is $parsed.browser on $parsed.platform',
+  async ({ headers, parsed }) => {
+    const answer = await login(headers);
+    expect(userAgentSignals(answer)).toEqual({});
+    const device = await call(app, 'GET', `/v1/devices/${answer.device.token}`);
+    expect(device.status).toBe(200);
+    const { context } = device.body as DeviceAnswer;
+    expect(context.type).toBe(parsed.type);
+    expect(context.user_agent).toMatchObject({
+      raw: headers['User-Agent'],
+      browser: parsed.browser,
+      platform: parsed.platform,
+    });
+  },
+);
 
-it.each(CONTRADICTIONS.filter((c) => c.signal === 'spoofed_device'))('$name: a spoofed device', async ({ headers, detail }) => {
-  const answer = await login(headers);
-  expect(userAgentSignals(answer)).toEqual({ spoofed_device: expect.objectContaining(detail) });
-});
+it.each(CONTRADICTIONS.filter((c) => c.signal === 'spoofed_device'))(
+  '$name: a spoofed device',
+  async ({ headers, detail }) => {
+    const answer = await login(headers);
+    expect(userAgentSignals(answer)).toEqual({ spoofed_device: expect.objectContaining(detail) });
+  },
+);

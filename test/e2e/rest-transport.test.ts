@@ -23,7 +23,27 @@ let key: Buffer;
 beforeAll(async () => {
   app = await startTestApp({ grpc: false, rateLimitPerSecond: 2 });
   const dir = mkdtempSync(path.join(tmpdir(), 'rampart-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   cert = readFileSync(path.join(dir, 'cert.pem'));
   key = readFileSync(path.join(dir, 'key.pem'));
 });
@@ -32,7 +52,11 @@ afterAll(async () => {
   await app?.close();
 });
 
-async function serve(opts: { tls?: boolean; requireHttps?: boolean; trustProxy?: readonly string[] }): Promise<number> {
+async function serve(opts: {
+  tls?: boolean;
+  requireHttps?: boolean;
+  trustProxy?: readonly string[];
+}): Promise<number> {
   const s = await buildRestServer({
     services: app.built.services,
     log: createLogger('silent'),
@@ -46,13 +70,27 @@ async function serve(opts: { tls?: boolean; requireHttps?: boolean; trustProxy?:
   return (s.server.address() as AddressInfo).port;
 }
 
-function request(mod: typeof http | typeof https, port: number, options: https.RequestOptions): Promise<{ status: number; body: string }> {
+function request(
+  mod: typeof http | typeof https,
+  port: number,
+  options: https.RequestOptions,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = mod.request({ host: '127.0.0.1', port, path: '/v1/devices/none', method: 'GET', headers: { authorization: basic(app.secret) }, ...options }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = mod.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/devices/none',
+        method: 'GET',
+        headers: { authorization: basic(app.secret) },
+        ...options,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -65,7 +103,9 @@ describe('TLS', () => {
     expect(ok.status).toBe(404);
     expect(JSON.parse(ok.body)).toMatchObject({ type: 'not_found' });
     await expect(request(http, port, {})).rejects.toThrow();
-    await expect(request(https, port, { ca: cert, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' })).rejects.toThrow();
+    await expect(
+      request(https, port, { ca: cert, maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }),
+    ).rejects.toThrow();
   });
 });
 
@@ -75,23 +115,30 @@ describe('behind a trusted TLS-terminating proxy', () => {
     const plain = await request(http, port, {});
     expect(plain.status).toBe(400);
     expect(JSON.parse(plain.body)).toMatchObject({ type: 'bad_request', message: 'HTTPS is required' });
-    const proxied = await request(http, port, { headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' } });
+    const proxied = await request(http, port, {
+      headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' },
+    });
     expect(proxied.status).toBe(404);
   });
 
   it('answers the probes over plain HTTP, as the kubelet and a container health check reach each instance', async () => {
     const port = await serve({ requireHttps: true, trustProxy: ['127.0.0.1'] });
-    for (const path of ['/healthz', '/readyz']) expect([path, (await request(http, port, { path, headers: {} })).status]).toEqual([path, 200]);
+    for (const path of ['/healthz', '/readyz'])
+      expect([path, (await request(http, port, { path, headers: {} })).status]).toEqual([path, 200]);
     // Anything else still needs HTTPS, a route that does not exist included.
     expect((await request(http, port, { path: '/v1/openapi.json', headers: {} })).status).toBe(400);
-    expect((await request(http, port, { path: '/healthz/../v1/openapi.json', headers: {} })).status).toBe(400);
+    expect((await request(http, port, { path: '/healthz/../v1/openapi.json', headers: {} })).status).toBe(
+      400,
+    );
     expect((await request(http, port, { path: '/nowhere', headers: {} })).status).toBe(400);
   });
 
   it('believes X-Forwarded-Proto only from a trusted proxy', async () => {
     // The test connects from 127.0.0.1, which is not among this listener's proxies.
     const port = await serve({ requireHttps: true, trustProxy: ['10.0.0.0/8'] });
-    const claimed = await request(http, port, { headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' } });
+    const claimed = await request(http, port, {
+      headers: { authorization: basic(app.secret), 'x-forwarded-proto': 'https' },
+    });
     expect(claimed.status).toBe(400);
     expect(JSON.parse(claimed.body)).toMatchObject({ message: 'HTTPS is required' });
   });

@@ -21,11 +21,22 @@ afterAll(async () => {
 interface GqlAnswer {
   status: number;
   data?: any;
-  errors?: { message: string; extensions?: { code?: string; fields?: { field: string; message: string }[] } }[];
+  errors?: {
+    message: string;
+    extensions?: { code?: string; fields?: { field: string; message: string }[] };
+  }[];
 }
 
-async function gql(headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}): Promise<GqlAnswer> {
-  const res = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) });
+async function gql(
+  headers: Record<string, string>,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<GqlAnswer> {
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: res.status, ...((await res.json()) as Omit<GqlAnswer, 'status'>) };
 }
 const withKey = (key: string) => ({ authorization: basic(key) });
@@ -33,12 +44,15 @@ const withKey = (key: string) => ({ authorization: basic(key) });
 const SET = 'mutation Set($days: Int!) { setRetentionDays(days: $days) { name retentionDays } }';
 const READ = '{ environment { name retentionDays } }';
 
-const stored = async (env: Environment) => retentionDaysOf(await app.built.services.environments.require(env.id));
+const stored = async (env: Environment) =>
+  retentionDaysOf(await app.built.services.environments.require(env.id));
 
 describe('GraphQL', () => {
-  it('reads the default, and lets the API secret set its own environment\'s retention', async () => {
+  it("reads the default, and lets the API secret set its own environment's retention", async () => {
     const other = await app.newEnvironment('gql-other');
-    expect((await gql(withKey(app.secret), READ)).data).toEqual({ environment: { name: 'sandbox', retentionDays: 90 } });
+    expect((await gql(withKey(app.secret), READ)).data).toEqual({
+      environment: { name: 'sandbox', retentionDays: 90 },
+    });
     const r = await gql(withKey(app.secret), SET, { days: 30 });
     expect(r.errors).toBeUndefined();
     expect(r.data).toEqual({ setRetentionDays: { name: 'sandbox', retentionDays: 30 } });
@@ -50,7 +64,8 @@ describe('GraphQL', () => {
 
   it('refuses an analyst key with FORBIDDEN and changes nothing', async () => {
     const before = await stored(app.env);
-    const analyst = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'retention')).secret;
+    const analyst = (await app.built.services.environments.addCredential(app.env.id, 'analyst', 'retention'))
+      .secret;
     expect((await gql(withKey(analyst), READ)).data.environment.retentionDays).toBe(before);
     const r = await gql(withKey(analyst), SET, { days: before + 1 });
     expect(r.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
@@ -62,14 +77,18 @@ describe('GraphQL', () => {
     for (const days of [0, 3651, -5]) {
       const r = await gql(withKey(app.secret), SET, { days });
       expect(r.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
-      expect(r.errors?.[0]?.extensions?.fields).toEqual([{ field: 'retentionDays', message: 'must be a whole number of days from 1 to 3650' }]);
+      expect(r.errors?.[0]?.extensions?.fields).toEqual([
+        { field: 'retentionDays', message: 'must be a whole number of days from 1 to 3650' },
+      ]);
     }
     const fraction = await gql(withKey(app.secret), SET, { days: 1.5 });
     expect(fraction.errors?.map((e) => e.extensions?.code)).toEqual(['BAD_USER_INPUT']);
     expect(await stored(app.env)).toBe(before);
     // The bounds themselves are allowed.
     expect((await gql(withKey(app.secret), SET, { days: 1 })).data.setRetentionDays.retentionDays).toBe(1);
-    expect((await gql(withKey(app.secret), SET, { days: 3650 })).data.setRetentionDays.retentionDays).toBe(3650);
+    expect((await gql(withKey(app.secret), SET, { days: 3650 })).data.setRetentionDays.retentionDays).toBe(
+      3650,
+    );
   });
 });
 
@@ -81,7 +100,9 @@ describe('the CLI', () => {
     const out = (l: string) => lines.push(l);
     await runCommand(app.built.services, ['env', 'list'], out);
     expect(lines.find((l) => l.startsWith('cli-retention\t'))).toContain('retention=90d');
-    expect(await runCommand(app.built.services, ['env', 'set-retention', 'cli-retention', '30'], out)).toBe(0);
+    expect(await runCommand(app.built.services, ['env', 'set-retention', 'cli-retention', '30'], out)).toBe(
+      0,
+    );
     expect(lines.pop()).toMatch(/^cli-retention retention: 30 days/);
     expect(await stored(env)).toBe(30);
     lines.length = 0;
@@ -91,17 +112,27 @@ describe('the CLI', () => {
     expect(lines.find((l) => l.startsWith('cli-retention-other\t'))).toContain('retention=90d');
 
     for (const bad of ['0', '3651', '30d', '1e2', '-1', '']) {
-      await expect(runCommand(app.built.services, ['env', 'set-retention', 'cli-retention', bad], out)).rejects.toThrow('retentionDays: must be a whole number of days from 1 to 3650');
+      await expect(
+        runCommand(app.built.services, ['env', 'set-retention', 'cli-retention', bad], out),
+      ).rejects.toThrow('retentionDays: must be a whole number of days from 1 to 3650');
     }
-    await expect(runCommand(app.built.services, ['env', 'set-retention', 'no-such-env', '30'], out)).rejects.toThrow('no environment named no-such-env');
-    await expect(runCommand(app.built.services, ['env', 'set-retention', 'cli-retention'], out)).rejects.toThrow();
+    await expect(
+      runCommand(app.built.services, ['env', 'set-retention', 'no-such-env', '30'], out),
+    ).rejects.toThrow('no environment named no-such-env');
+    await expect(
+      runCommand(app.built.services, ['env', 'set-retention', 'cli-retention'], out),
+    ).rejects.toThrow();
     expect(await stored(env)).toBe(30);
   });
 });
 
-describe('the console\'s form', () => {
+describe("the console's form", () => {
   async function session(key: string): Promise<{ cookie: string; csrf: string }> {
-    const res = await fetch(`${app.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+    const res = await fetch(`${app.baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key }),
+    });
     expect(res.status).toBe(201);
     const body = (await res.json()) as { csrfToken: string };
     return { cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '', csrf: body.csrfToken };
@@ -113,7 +144,9 @@ describe('the console\'s form', () => {
     const noToken = await gql({ cookie: s.cookie }, SET, { days: 45 });
     expect(noToken.status).toBe(403);
     expect(noToken.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
-    const wrongToken = await gql({ cookie: s.cookie, 'x-rampart-csrf': `${s.csrf.slice(0, -2)}xx` }, SET, { days: 45 });
+    const wrongToken = await gql({ cookie: s.cookie, 'x-rampart-csrf': `${s.csrf.slice(0, -2)}xx` }, SET, {
+      days: 45,
+    });
     expect(wrongToken.status).toBe(403);
     expect(await stored(env)).toBe(90);
 
@@ -122,16 +155,21 @@ describe('the console\'s form', () => {
     expect(saved.data).toEqual({ setRetentionDays: { name: 'console-retention', retentionDays: 45 } });
     expect(await stored(env)).toBe(45);
     // What the page shows, and the field it names when the value is out of range.
-    expect((await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, READ)).data.environment.retentionDays).toBe(45);
+    expect(
+      (await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, READ)).data.environment.retentionDays,
+    ).toBe(45);
     const bad = await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, SET, { days: 0 });
     expect(bad.errors?.[0]?.extensions?.fields?.map((f) => f.field)).toEqual(['retentionDays']);
   });
 
-  it('is refused to an analyst\'s session', async () => {
+  it("is refused to an analyst's session", async () => {
     const { env } = await app.newEnvironment('console-retention-analyst');
-    const analyst = (await app.built.services.environments.addCredential(env.id, 'analyst', 'console')).secret;
+    const analyst = (await app.built.services.environments.addCredential(env.id, 'analyst', 'console'))
+      .secret;
     const s = await session(analyst);
-    expect((await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, READ)).data.environment.retentionDays).toBe(90);
+    expect(
+      (await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, READ)).data.environment.retentionDays,
+    ).toBe(90);
     const r = await gql({ cookie: s.cookie, 'x-rampart-csrf': s.csrf }, SET, { days: 10 });
     expect(r.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
     expect(await stored(env)).toBe(90);

@@ -15,7 +15,8 @@ afterAll(async () => {
   await app?.close();
 });
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const SECRETS = {
   Authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.secret-jwt',
   Cookie: 'session=s3cr3t-session-cookie',
@@ -32,17 +33,42 @@ const headers = { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-
 const leaked = (value: unknown) => Object.values(SECRETS).filter((s) => JSON.stringify(value).includes(s));
 
 it('a verdict stores the headers without their secret values, and says they were sent', async () => {
-  const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hdr-1' }, context: { ip: '81.2.69.142', headers } });
+  const r = await call(app, 'POST', '/v1/risk', {
+    event: '$login',
+    user: { id: 'hdr-1' },
+    context: { ip: '81.2.69.142', headers },
+  });
   expect(r.status).toBe(201);
   await app.built.state.flush();
   const [event] = await storedOf(app).eventsOfUser(app.env.id, 'hdr-1', 10);
   expect(event).toBeDefined();
   expect(leaked(event)).toEqual([]);
-  expect(event!.context.headers).toMatchObject({ authorization: true, cookie: true, 'x-api-key': true, 'x-csrf-token': true, 'x-session-id': true, 'x-access-key': true, 'x-jwt': true, 'x-customer-ssn': true, referer: true, 'user-agent': UA, 'accept-language': 'en-GB', accept: 'text/html' });
+  expect(event!.context.headers).toMatchObject({
+    authorization: true,
+    cookie: true,
+    'x-api-key': true,
+    'x-csrf-token': true,
+    'x-session-id': true,
+    'x-access-key': true,
+    'x-jwt': true,
+    'x-customer-ssn': true,
+    referer: true,
+    'user-agent': UA,
+    'accept-language': 'en-GB',
+    accept: 'text/html',
+  });
 });
 
 it('a tracked event too', async () => {
-  expect((await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'hdr-2', context: { ip: '81.2.69.142', headers } })).status).toBe(204);
+  expect(
+    (
+      await call(app, 'POST', '/v1/track', {
+        event: '$login.failed',
+        user_id: 'hdr-2',
+        context: { ip: '81.2.69.142', headers },
+      })
+    ).status,
+  ).toBe(204);
   await app.built.services.track.drain(false);
   await app.built.state.flush();
   const events = await storedOf(app).eventsOfUser(app.env.id, 'hdr-2', 10);
@@ -56,9 +82,21 @@ it('a rejected track payload is kept in the debugger without the secrets, with i
   const raw = `{"event": "$login.failed", "user_id": "hdr-3", "context": {"headers": ${JSON.stringify(headers)}}`;
   expect((await call(app, 'POST', '/v1/track', undefined, { raw })).status).toBe(204);
   // Well formed, but refused when applied (an unknown device token): kept with its user.
-  expect((await call(app, 'POST', '/v1/track', { event: '$challenge.succeeded', user_id: 'hdr-4', device_token: 'no-such-device', context: { ip: '81.2.69.142', headers } })).status).toBe(204);
+  expect(
+    (
+      await call(app, 'POST', '/v1/track', {
+        event: '$challenge.succeeded',
+        user_id: 'hdr-4',
+        device_token: 'no-such-device',
+        context: { ip: '81.2.69.142', headers },
+      })
+    ).status,
+  ).toBe(204);
   await app.built.services.track.drain(false);
-  const entries = (await storedOf(app).debugger(app.env.id, 1000)).slice(0, (await storedOf(app).debugger(app.env.id, 1000)).length - before);
+  const entries = (await storedOf(app).debugger(app.env.id, 1000)).slice(
+    0,
+    (await storedOf(app).debugger(app.env.id, 1000)).length - before,
+  );
   expect(entries.length).toBeGreaterThanOrEqual(2);
   expect(leaked(entries)).toEqual([]);
   expect(entries.map((e) => e.userId).sort()).toEqual(expect.arrayContaining(['hdr-3', 'hdr-4']));

@@ -15,8 +15,21 @@ afterAll(async () => {
   await app?.close();
 });
 
-const context = { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36', 'Accept-Language': 'en' } };
-const risk = (user: string) => call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: `fp-${user}`, context });
+const context = {
+  ip: '81.2.69.142',
+  headers: {
+    'User-Agent':
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+    'Accept-Language': 'en',
+  },
+};
+const risk = (user: string) =>
+  call(app, 'POST', '/v1/risk', {
+    event: '$login',
+    user: { id: user },
+    request_token: `fp-${user}`,
+    context,
+  });
 
 describe('verdict budget', () => {
   it('answers a cold user degraded at once, and the next verdict in full; both tokens name one device', async () => {
@@ -50,8 +63,12 @@ describe('verdict budget', () => {
     const first = await risk('budget-2');
     expect(first.body.degraded).toBe(true);
     await app.built.state.flush();
-    const q = await call(app, 'POST', '/graphql', { query: '{ events(filter: { userId: "budget-2" }, first: 5) { edges { node { degraded action } } } }' });
+    const q = await call(app, 'POST', '/graphql', {
+      query: '{ events(filter: { userId: "budget-2" }, first: 5) { edges { node { degraded action } } } }',
+    });
     expect(q.status).toBe(200);
-    expect(q.body.data.events.edges.map((e: { node: { degraded: boolean } }) => e.node.degraded)).toContain(true);
+    expect(q.body.data.events.edges.map((e: { node: { degraded: boolean } }) => e.node.degraded)).toContain(
+      true,
+    );
   });
 });

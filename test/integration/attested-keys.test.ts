@@ -21,7 +21,17 @@ afterAll(async () => {
 const A = asEnvId('env-a');
 const B = asEnvId('env-b');
 const at = new Date('2026-11-28T00:00:00Z');
-const key = (envId = A, keyId = 'k1'): AttestedKeyRecord => ({ envId, keyId, appId: 'TEAM123456.com.example.shop', publicKey: 'MFkw', counter: 0, development: false, receipt: null, createdAt: at, usedAt: at });
+const key = (envId = A, keyId = 'k1'): AttestedKeyRecord => ({
+  envId,
+  keyId,
+  appId: 'TEAM123456.com.example.shop',
+  publicKey: 'MFkw',
+  counter: 0,
+  development: false,
+  receipt: null,
+  createdAt: at,
+  usedAt: at,
+});
 
 describe.each<[string, () => AttestedKeyStore]>([
   ['MongoAttestedKeyStore', () => new MongoAttestedKeyStore(database.db)],
@@ -39,7 +49,11 @@ describe.each<[string, () => AttestedKeyStore]>([
     expect(await s.advance(B, keyId, 9, at)).toBe(false);
     // Attested again (a retry): the record, and its counter, stay.
     await s.add({ ...key(A, keyId), publicKey: 'other' });
-    expect(await s.get(A, keyId)).toMatchObject({ counter: 3, publicKey: 'MFkw', usedAt: new Date(at.getTime() + 1000) });
+    expect(await s.get(A, keyId)).toMatchObject({
+      counter: 3,
+      publicKey: 'MFkw',
+      usedAt: new Date(at.getTime() + 1000),
+    });
   });
 });
 

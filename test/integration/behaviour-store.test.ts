@@ -19,7 +19,8 @@ import { deviceKey } from '../../src/core/devices/service';
 import { lookupIp, parseUserAgent } from '../../src/intel';
 
 /** A Castle JSON body validated as the REST door validates it. */
-const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) =>
+  validateEvent(endpoint, eventCommand(body), opts);
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-11-01T10:00:00Z');
@@ -28,7 +29,12 @@ const env = asEnvId(`env-${randomBytes(4).toString('hex')}`);
 let database: TestDatabase;
 const layers: StateLayer[] = [];
 const layer = () => {
-  const l = new StateLayer(database.db, { flushIntervalMs: 5, onError: (err) => { throw err; } });
+  const l = new StateLayer(database.db, {
+    flushIntervalMs: 5,
+    onError: (err) => {
+      throw err;
+    },
+  });
   layers.push(l);
   return l;
 };
@@ -49,11 +55,22 @@ describe('behavioural profile', () => {
     // 30 addresses: more than the table keeps. The first one is used most and must survive.
     for (let k = 0; k < 30; k++) {
       const ip = k % 3 === 0 ? '81.2.69.1' : `81.2.69.${10 + k}`;
-      users.record(env, 'bob', { behaviour: { legit: { values: { ip, cc: 'GB' }, weight: 1, at: T0 + k * DAY, location: { at: T0 + k * DAY, lat: 51.5, lon: -0.1, cc: 'GB' } } } });
+      users.record(env, 'bob', {
+        behaviour: {
+          legit: {
+            values: { ip, cc: 'GB' },
+            weight: 1,
+            at: T0 + k * DAY,
+            location: { at: T0 + k * DAY, lat: 51.5, lon: -0.1, cc: 'GB' },
+          },
+        },
+      });
       // Each change lands in its own flush, as a stream of requests would.
       await writer.flush();
     }
-    users.record(env, 'bob', { behaviour: { hostile: { values: { ip: '52.95.110.1' }, weight: 1, at: T0 + 31 * DAY } } });
+    users.record(env, 'bob', {
+      behaviour: { hostile: { values: { ip: '52.95.110.1' }, weight: 1, at: T0 + 31 * DAY } },
+    });
     await writer.flush();
 
     const reader = new StateUserStore(database.db, layer());
@@ -74,17 +91,37 @@ describe('behavioural profile', () => {
     const users = new StateUserStore(database.db, l);
     await users.load(env, 'carol');
     for (let k = 0; k < PENDING_CAP + 2; k++) {
-      users.record(env, 'carol', { behaviour: { pend: { id: `ev.${k}`, challenge: { at: T0 + k * 60_000, values: { ip: '81.2.69.9', asn: 'AS2856' }, tentative: 0.3, operator: k === PENDING_CAP + 1 } } } });
+      users.record(env, 'carol', {
+        behaviour: {
+          pend: {
+            id: `ev.${k}`,
+            challenge: {
+              at: T0 + k * 60_000,
+              values: { ip: '81.2.69.9', asn: 'AS2856' },
+              tentative: 0.3,
+              operator: k === PENDING_CAP + 1,
+            },
+          },
+        },
+      });
       await l.flush();
     }
     let b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;
     expect(Object.keys(b.pending)).toHaveLength(PENDING_CAP);
     expect(b.pending['ev.0']).toBeUndefined();
-    expect(b.pending[`ev.${PENDING_CAP + 1}`]).toMatchObject({ values: { ip: '81.2.69.9', asn: 'AS2856' }, tentative: 0.3 });
+    expect(b.pending[`ev.${PENDING_CAP + 1}`]).toMatchObject({
+      values: { ip: '81.2.69.9', asn: 'AS2856' },
+      tentative: 0.3,
+    });
     // Whether the operator was taught tentatively comes back, so that a failed answer takes it back.
     expect(b.pending[`ev.${PENDING_CAP + 1}`]?.operator).toBe(true);
     expect(b.pending[`ev.${PENDING_CAP}`]?.operator).toBeUndefined();
-    users.record(env, 'carol', { behaviour: { resolve: `ev.${PENDING_CAP + 1}`, legit: { values: { ip: '81.2.69.9' }, weight: 1, at: T0, location: null } } });
+    users.record(env, 'carol', {
+      behaviour: {
+        resolve: `ev.${PENDING_CAP + 1}`,
+        legit: { values: { ip: '81.2.69.9' }, weight: 1, at: T0, location: null },
+      },
+    });
     await l.flush();
     b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;
     expect(b.pending[`ev.${PENDING_CAP + 1}`]).toBeUndefined();
@@ -95,15 +132,45 @@ describe('behavioural profile', () => {
 describe('velocity windows', () => {
   it('two instances counting the same address add up, and the distinct accounts are the union', async () => {
     const event = (user: string) =>
-      parseEvent('risk', { event: '$login', user: { id: user }, context: { ip: '81.2.69.200', headers: { 'User-Agent': 'curl/8.4.0' } }, timestamp: new Date(T0).toISOString() }, { sandbox: false, now: new Date(T0 + 1000) });
+      parseEvent(
+        'risk',
+        {
+          event: '$login',
+          user: { id: user },
+          context: { ip: '81.2.69.200', headers: { 'User-Agent': 'curl/8.4.0' } },
+          timestamp: new Date(T0).toISOString(),
+        },
+        { sandbox: false, now: new Date(T0 + 1000) },
+      );
     const a = new StateCounterStore(database.db, layer(), () => new Date(T0));
     const b = new StateCounterStore(database.db, layer(), () => new Date(T0));
-    const outcome = (account: string): Outcome => ({ attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account });
+    const outcome = (account: string): Outcome => ({
+      attempt: true,
+      failure: true,
+      success: false,
+      registration: false,
+      unknownAccount: true,
+      stopped: false,
+      challengeFeedback: false,
+      account,
+    });
     for (let k = 0; k < 40; k++) {
       const user = `victim-${k % 8}`;
       const e = event(user);
-      const f = extractFeatures(e, lookupIp('81.2.69.200'), parseUserAgent(e.context.userAgent), deviceKey(e));
-      (k % 2 === 0 ? a : b).bump(env, counterBumps(f, outcome(user), NO_SNAPSHOTS, T0, { acceptLanguage: false, secFetch: false, clientHints: false }));
+      const f = extractFeatures(
+        e,
+        lookupIp('81.2.69.200'),
+        parseUserAgent(e.context.userAgent),
+        deviceKey(e),
+      );
+      (k % 2 === 0 ? a : b).bump(
+        env,
+        counterBumps(f, outcome(user), NO_SNAPSHOTS, T0, {
+          acceptLanguage: false,
+          secFetch: false,
+          clientHints: false,
+        }),
+      );
     }
     await Promise.all(layers.map((l) => l.flush()));
     const e = event('victim-x');

@@ -4,27 +4,52 @@
  * and build scripts, the real compiler, and stand-ins for the three bundlers that record each run.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 let project: string;
 
-const BUNDLER = (name: string) => `require('node:fs').appendFileSync(require('node:path').join(__dirname, '..', 'bundlers.log'), '${name}\\n');\n`;
-const MAIN = (v: string) => `declare const console: { log(s: string): void };\nconsole.log('running ${v}');\n`;
+const BUNDLER = (name: string) =>
+  `require('node:fs').appendFileSync(require('node:path').join(__dirname, '..', 'bundlers.log'), '${name}\\n');\n`;
+const MAIN = (v: string) =>
+  `declare const console: { log(s: string): void };\nconsole.log('running ${v}');\n`;
 
 beforeAll(() => {
   project = mkdtempSync(path.join(tmpdir(), 'rampart-start-'));
   mkdirSync(path.join(project, 'scripts'));
   mkdirSync(path.join(project, 'src'));
-  for (const f of ['start.js', 'build.js', 'build-stamp.js']) copyFileSync(path.join(ROOT, 'scripts', f), path.join(project, 'scripts', f));
-  for (const name of ['browser', 'console', 'react-native']) writeFileSync(path.join(project, 'scripts', `build-${name}.js`), BUNDLER(name));
+  for (const f of ['start.js', 'build.js', 'build-stamp.js'])
+    copyFileSync(path.join(ROOT, 'scripts', f), path.join(project, 'scripts', f));
+  for (const name of ['browser', 'console', 'react-native'])
+    writeFileSync(path.join(project, 'scripts', `build-${name}.js`), BUNDLER(name));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(project, 'node_modules'));
   writeFileSync(path.join(project, 'package.json'), '{ "name": "start-fixture", "private": true }\n');
   writeFileSync(
     path.join(project, 'tsconfig.build.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'commonjs', lib: ['ES2022'], types: [], strict: true, outDir: 'dist', rootDir: '.' }, include: ['src'] }),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'commonjs',
+        lib: ['ES2022'],
+        types: [],
+        strict: true,
+        outDir: 'dist',
+        rootDir: '.',
+      },
+      include: ['src'],
+    }),
   );
   writeFileSync(path.join(project, 'src', 'main.ts'), MAIN('v1'));
 });
@@ -41,7 +66,10 @@ function bundlerRuns(): number {
 /** `npm start`'s script in the fixture: what it printed, and how many bundler runs it caused. */
 function start(): { status: number | null; stdout: string; stderr: string; bundled: number } {
   const before = bundlerRuns();
-  const r = spawnSync(process.execPath, [path.join(project, 'scripts', 'start.js')], { cwd: project, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(project, 'scripts', 'start.js')], {
+    cwd: project,
+    encoding: 'utf8',
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, bundled: bundlerRuns() - before };
 }
 
@@ -67,7 +95,10 @@ it('builds before the first start, then runs what was built until a source chang
   writeFileSync(path.join(project, 'src', 'extra.ts'), 'export const extra = 1;\n');
   expect(start()).toMatchObject({ status: 0, stdout: 'running v2\n', bundled: 3 });
   const config = path.join(project, 'tsconfig.build.json');
-  writeFileSync(config, readFileSync(config, 'utf8').replace('"strict":true', '"strict":true,"removeComments":true'));
+  writeFileSync(
+    config,
+    readFileSync(config, 'utf8').replace('"strict":true', '"strict":true,"removeComments":true'),
+  );
   expect(start()).toMatchObject({ status: 0, stdout: 'running v2\n', bundled: 3 });
   expect(start()).toMatchObject({ status: 0, bundled: 0 });
 });
@@ -77,7 +108,10 @@ it('builds once when two start at the same time: the second waits for the first 
   const before = bundlerRuns();
   const startOne = () =>
     new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(project, 'scripts', 'start.js')], { cwd: project, stdio: ['ignore', 'pipe', 'ignore'] });
+      const child = spawn(process.execPath, [path.join(project, 'scripts', 'start.js')], {
+        cwd: project,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       let stdout = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       child.on('close', (code) => resolve({ code, stdout }));

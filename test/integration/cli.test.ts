@@ -20,7 +20,12 @@ let dataDir: string;
 
 beforeAll(() => {
   // bin/rampart.js runs what was built: build first when a source changed, as `npm start` does.
-  expect(spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--if-stale'], { cwd: ROOT, stdio: 'ignore' }).status).toBe(0);
+  expect(
+    spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--if-stale'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    }).status,
+  ).toBe(0);
   scratch = mkdtempSync(path.join(tmpdir(), 'rampart-cli-'));
   dataDir = path.join(scratch, 'data');
 }, 300_000);
@@ -39,7 +44,11 @@ function rampart(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   const base: NodeJS.ProcessEnv = { ...process.env, RAMPART_DATA_DIR: dataDir, RAMPART_LOG_LEVEL: 'silent' };
   delete base.MONGODB_URI;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -50,7 +59,14 @@ function rampart(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
 }
 
 describe('help', () => {
-  it.each([[[]], [['--help']], [['help']], [['-h']], [['env', '--help']], [['secret', 'add', 'sandbox', '--help']]])('rampart %j prints the usage and exits 0, touching no database', async (args) => {
+  it.each([
+    [[]],
+    [['--help']],
+    [['help']],
+    [['-h']],
+    [['env', '--help']],
+    [['secret', 'add', 'sandbox', '--help']],
+  ])('rampart %j prints the usage and exits 0, touching no database', async (args) => {
     // A variable that would stop start-up is not even read.
     const r = await rampart(args, { RAMPART_HTTP_PORT: 'eighty' });
     expect(r).toMatchObject({ code: 0, stderr: '' });
@@ -65,7 +81,8 @@ describe('help', () => {
       const lines = r.stdout.split('\n');
       const at = lines.findIndex((l) => l.trimStart().startsWith(command));
       const text: string[] = [];
-      for (let i = at + 1; i < lines.length && /^ {20,}\S/.test(lines[i] as string); i++) text.push((lines[i] as string).trim());
+      for (let i = at + 1; i < lines.length && /^ {20,}\S/.test(lines[i] as string); i++)
+        text.push((lines[i] as string).trim());
       return text.join(' ');
     };
     expect(helpOf('env set-origins')).toMatch(/origins whose pages/);
@@ -107,7 +124,11 @@ describe('a command', () => {
   });
 
   it("runs on the service's database, and --label takes its value in either form", async () => {
-    const env = { MONGODB_URI: database.uri, RAMPART_DB_NAME: database.name, RAMPART_MASTER_KEY: 'ab'.repeat(32) };
+    const env = {
+      MONGODB_URI: database.uri,
+      RAMPART_DB_NAME: database.name,
+      RAMPART_MASTER_KEY: 'ab'.repeat(32),
+    };
     const created = await rampart(['env', 'create', 'cli-prod', '--production'], env);
     expect(created).toMatchObject({ code: 0, stderr: '' });
     expect(created.stdout).toMatch(/^created environment cli-prod \(/);

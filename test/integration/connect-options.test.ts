@@ -6,11 +6,15 @@
 import { connect, uriOptionNames } from '../../src/store/database';
 
 const base = process.env.MONGODB_URI as string;
-const withOptions = (uri: string, query: string) => (uri.includes('?') ? `${uri}&${query}` : `${uri.replace(/\/?$/, '/')}?${query}`);
+const withOptions = (uri: string, query: string) =>
+  uri.includes('?') ? `${uri}&${query}` : `${uri.replace(/\/?$/, '/')}?${query}`;
 
 it.each([
   ['mongodb://a:1,b:2/db?w=majority&maxPoolSize=20', ['w', 'maxpoolsize']],
-  ['mongodb+srv://cluster.example/?retryWrites=true&readPreference=primary', ['retrywrites', 'readpreference']],
+  [
+    'mongodb+srv://cluster.example/?retryWrites=true&readPreference=primary',
+    ['retrywrites', 'readpreference'],
+  ],
   ['mongodb://localhost:27017', []],
   ['mongodb://localhost:27017/?', []],
 ])('reads the option names of %s', (uri, names) => {
@@ -18,7 +22,11 @@ it.each([
 });
 
 it("keeps the connection string's options and fills in Rampart's defaults for the rest", async () => {
-  const given = await connect(withOptions(base, 'maxPoolSize=7&serverSelectionTimeoutMS=12000'), 'connect_options', { lazy: true });
+  const given = await connect(
+    withOptions(base, 'maxPoolSize=7&serverSelectionTimeoutMS=12000'),
+    'connect_options',
+    { lazy: true },
+  );
   try {
     expect(given.client.options.maxPoolSize).toBe(7);
     expect(given.client.options.serverSelectionTimeoutMS).toBe(12000);

@@ -7,7 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
-import { COUNTER_QUERY_FIELDS, COUNTERS, MAX_FOLDED, pullCounterMember, StateCounterStore } from '../../src/store/counters';
+import {
+  COUNTER_QUERY_FIELDS,
+  COUNTERS,
+  MAX_FOLDED,
+  pullCounterMember,
+  StateCounterStore,
+} from '../../src/store/counters';
 import { addressWindowFold } from '../../src/core/scoring/counters';
 import { asEnvId } from '../../src/core/model';
 import { idOf } from '../../src/store/ids';
@@ -21,9 +27,25 @@ const NET = `w:net:81.2.69.0/24:${H}`;
 let database: TestDatabase;
 const layers: StateLayer[] = [];
 function store(fold = true): { counters: StateCounterStore; state: StateLayer } {
-  const state = new StateLayer(database.db, { flushIntervalMs: 5, writeMode: 'snapshots', packed: { [COUNTERS]: COUNTER_QUERY_FIELDS }, onError: (err) => { throw err; } });
+  const state = new StateLayer(database.db, {
+    flushIntervalMs: 5,
+    writeMode: 'snapshots',
+    packed: { [COUNTERS]: COUNTER_QUERY_FIELDS },
+    onError: (err) => {
+      throw err;
+    },
+  });
   layers.push(state);
-  return { counters: new StateCounterStore(database.db, state, () => new Date(), undefined, fold ? addressWindowFold : undefined), state };
+  return {
+    counters: new StateCounterStore(
+      database.db,
+      state,
+      () => new Date(),
+      undefined,
+      fold ? addressWindowFold : undefined,
+    ),
+    state,
+  };
 }
 /** An attempt from `host` on `account`, as a verdict records it: read the windows, then bump both. */
 async function attempt(counters: StateCounterStore, host: string, account: string): Promise<void> {
@@ -53,11 +75,17 @@ it('keeps an address window in its network window: one document, read back as bo
   await attempt(counters, '81.2.69.6', 'eve');
   await state.flush();
   expect(await stored(ip('81.2.69.5'))).toBeNull();
-  expect(await stored(NET)).toMatchObject({ c: { a: 3, f: 3, o5_a: 2, o5_f: 2, o6_a: 1 }, s: { u: ['ada', 'bob', 'eve'], o5_u: ['ada', 'bob'], o6_uf: ['eve'] } });
+  expect(await stored(NET)).toMatchObject({
+    c: { a: 3, f: 3, o5_a: 2, o5_f: 2, o6_a: 1 },
+    s: { u: ['ada', 'bob', 'eve'], o5_u: ['ada', 'bob'], o6_uf: ['eve'] },
+  });
   // Another process reads the address's window from the network's document.
   const cold = store().counters;
   const read = (await cold.read(env, [ip('81.2.69.5'), ip('81.2.69.6'), NET]))!;
-  expect(read.get(ip('81.2.69.5'))).toEqual({ counts: { a: 2, f: 2 }, sets: { u: ['ada', 'bob'], uf: ['ada', 'bob'] } });
+  expect(read.get(ip('81.2.69.5'))).toEqual({
+    counts: { a: 2, f: 2 },
+    sets: { u: ['ada', 'bob'], uf: ['ada', 'bob'] },
+  });
   expect(read.get(ip('81.2.69.6'))).toEqual({ counts: { a: 1, f: 1 }, sets: { u: ['eve'], uf: ['eve'] } });
   expect(read.get(NET)!.counts).toMatchObject({ a: 3, f: 3 });
 });
@@ -100,7 +128,10 @@ it(`gives addresses past ${MAX_FOLDED} per network their own documents, and adds
 });
 
 it('keeps an IPv6 /64 in its /48, named by its fourth group', async () => {
-  expect(addressWindowFold(`w:ip:2001:db8:85a3:8d3::/64:${H}`)).toEqual({ doc: `w:net:2001:db8:85a3::/48:${H}`, part: 'h8d3' });
+  expect(addressWindowFold(`w:ip:2001:db8:85a3:8d3::/64:${H}`)).toEqual({
+    doc: `w:net:2001:db8:85a3::/48:${H}`,
+    part: 'h8d3',
+  });
   const { counters, state } = store();
   const key = `w:ip:2001:db8:85a3:8d3::/64:${H}`;
   await counters.read(env, [key]);

@@ -8,7 +8,12 @@ import { randomBytes } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
-import { COUNTER_QUERY_FIELDS, COUNTERS, lastBucketBefore, StateCounterStore } from '../../src/store/counters';
+import {
+  COUNTER_QUERY_FIELDS,
+  COUNTERS,
+  lastBucketBefore,
+  StateCounterStore,
+} from '../../src/store/counters';
 import { CreatedHere } from '../../src/store/created-here';
 import { firstHourOf, windowHorizon } from '../../src/core/scoring/counters';
 import { asEnvId } from '../../src/core/model';
@@ -24,18 +29,33 @@ let commands: CommandStartedEvent[] = [];
 const layers: StateLayer[] = [];
 
 /** A process's counters on the database: snapshots, as on the embedded database, and its horizon. */
-async function processOn(startedAt = now): Promise<{ counters: StateCounterStore; state: StateLayer; created: CreatedHere }> {
-  const state = new StateLayer(database.db, { flushIntervalMs: 5, writeMode: 'snapshots', packed: { [COUNTERS]: COUNTER_QUERY_FIELDS }, onError: (err) => { throw err; } });
+async function processOn(
+  startedAt = now,
+): Promise<{ counters: StateCounterStore; state: StateLayer; created: CreatedHere }> {
+  const state = new StateLayer(database.db, {
+    flushIntervalMs: 5,
+    writeMode: 'snapshots',
+    packed: { [COUNTERS]: COUNTER_QUERY_FIELDS },
+    onError: (err) => {
+      throw err;
+    },
+  });
   layers.push(state);
   const created = new CreatedHere(await lastBucketBefore(database.db, startedAt, windowHorizon), firstHourOf);
-  return { counters: new StateCounterStore(database.db, state, () => new Date(startedAt), created), state, created };
+  return {
+    counters: new StateCounterStore(database.db, state, () => new Date(startedAt), created),
+    state,
+    created,
+  };
 }
 
 /** The counter ids the commands sent while `f` ran looked up. */
 async function lookedUp(f: () => Promise<unknown>): Promise<string[]> {
   commands = [];
   await f();
-  return commands.filter((c) => c.commandName === 'find' && c.command.find === COUNTERS).flatMap((c) => ((c.command.filter as { _id: { $in: string[] } })._id.$in));
+  return commands
+    .filter((c) => c.commandName === 'find' && c.command.find === COUNTERS)
+    .flatMap((c) => (c.command.filter as { _id: { $in: string[] } })._id.$in);
 }
 
 beforeAll(async () => {
@@ -59,8 +79,11 @@ it('a new database: windows never written are known empty without a look-up, and
   expect(read.get(keys[0])).toEqual({ counts: {}, sets: {} });
   first.counters.bump(env, [{ key: keys[0]!, inc: { a: 1 }, add: { u: 'ada' } }]);
   first.counters.bump(env, [{ key: keys[0]!, inc: { a: 1 }, add: { u: 'bob' } }]);
-  expect((await lookedUp(() => first.counters.read(env, [keys[0]!])))).toEqual([]);
-  expect((await first.counters.read(env, [keys[0]!]))!.get(keys[0])).toMatchObject({ counts: { a: 2 }, sets: { u: ['ada', 'bob'] } });
+  expect(await lookedUp(() => first.counters.read(env, [keys[0]!]))).toEqual([]);
+  expect((await first.counters.read(env, [keys[0]!]))!.get(keys[0])).toMatchObject({
+    counts: { a: 2 },
+    sets: { u: ['ada', 'bob'] },
+  });
   await first.state.flush();
 });
 

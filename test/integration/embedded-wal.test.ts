@@ -11,7 +11,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Document } from 'mongodb';
-import { embeddedSqliteDir, startEmbedded, startEmbeddedReader, type EmbeddedDatabase } from '../../src/store/embedded';
+import {
+  embeddedSqliteDir,
+  startEmbedded,
+  startEmbeddedReader,
+  type EmbeddedDatabase,
+} from '../../src/store/embedded';
 import { WalGuard, type CheckpointOutcome } from '../../src/store/embedded-wal';
 import { waitFor } from '../support/wait';
 
@@ -36,10 +41,19 @@ beforeAll(async () => {
   writer = await new MongoClient(primary.uri, { serverSelectionTimeoutMS: 10_000 }).connect();
   // Documents for the analyst's cursor to read, in the collection the writes then rewrite.
   const docs = writer.db(DB).collection<Document>('docs');
-  for (let i = 0; i < 2000; i += 200) await docs.insertMany(Array.from({ length: 200 }, (_, k) => doc(i + k)));
+  for (let i = 0; i < 2000; i += 200)
+    await docs.insertMany(Array.from({ length: 200 }, (_, k) => doc(i + k)));
   reader = await startEmbeddedReader(dir, { nice: 10, supervise: false });
   analyst = await new MongoClient(reader.uri, { serverSelectionTimeoutMS: 10_000 }).connect();
-  guard = new WalGuard({ db: writer.db(DB), dir: embeddedSqliteDir(dir), dbName: DB, collection: 'docs', limitBytes: LIMIT, everyMs: 100, onCheckpoint: (o) => checkpoints[o]++ });
+  guard = new WalGuard({
+    db: writer.db(DB),
+    dir: embeddedSqliteDir(dir),
+    dbName: DB,
+    collection: 'docs',
+    limitBytes: LIMIT,
+    everyMs: 100,
+    onCheckpoint: (o) => checkpoints[o]++,
+  });
   guard.start();
 });
 
@@ -98,7 +112,11 @@ it('keeps the write-ahead log bounded while an analyst cursor stays open and wri
     expect(peak).toBeLessThan(WRITTEN / 2);
     expect(written).toBeGreaterThanOrEqual(WRITTEN);
     // ...and with the read still open, the watcher brings it back under its limit.
-    await waitFor(() => walBytes() <= LIMIT, { what: `the WAL back under ${LIMIT} bytes`, timeoutMs: 30_000, intervalMs: 100 });
+    await waitFor(() => walBytes() <= LIMIT, {
+      what: `the WAL back under ${LIMIT} bytes`,
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     expect(walBytes()).toBeLessThanOrEqual(LIMIT);
     expect(checkpoints.truncated).toBeGreaterThan(0);
     expect(guard.sizes()?.databaseBytes).toBeGreaterThan(0);

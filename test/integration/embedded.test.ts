@@ -4,13 +4,20 @@
  * The analysts' reader: a second FerretDB on the same files, at a lower priority, that reads what
  * the primary writes, also in collections created after it started.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { embeddedInfoFile, startEmbedded, startEmbeddedReader } from '../../src/store/embedded';
 import { alive } from '../support/process';
-
 
 it('starts, serves, and replaces an orphan left by a killed owner', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'rampart-embedded-'));
@@ -24,7 +31,10 @@ it('starts, serves, and replaces an orphan left by a killed owner', async () => 
   const orphanPid = first.pid as number;
   expect(orphanPid).toEqual(expect.any(Number));
   // As if the Rampart that started it had been killed: its pid is gone, FerretDB is not.
-  writeFileSync(embeddedInfoFile(dir), JSON.stringify({ uri: first.uri, pid: 2 ** 22 + 1, ferretdbPid: orphanPid }));
+  writeFileSync(
+    embeddedInfoFile(dir),
+    JSON.stringify({ uri: first.uri, pid: 2 ** 22 + 1, ferretdbPid: orphanPid }),
+  );
   const second = await startEmbedded(dir);
   try {
     expect(alive(orphanPid)).toBe(false);
@@ -55,10 +65,15 @@ it('keeps its files readable by this user only', async () => {
     expect(others(path.join(dir, 'ferretdb', 'leftover.txt'))).toBe(0);
     expect(others(path.join(dir, 'ferretdb.log'))).toBe(0);
     // The SQLite files FerretDB creates while it runs (a database, its WAL and shared memory).
-    await client.db('rampart_test_modes').collection('events').insertOne({ _id: 'e1', email: 'ada@example.com' } as never);
+    await client
+      .db('rampart_test_modes')
+      .collection('events')
+      .insertOne({ _id: 'e1', email: 'ada@example.com' } as never);
     const created = readdirSync(path.join(dir, 'ferretdb')).filter((f) => f !== 'leftover.txt');
     expect(created.some((f) => f.endsWith('.sqlite'))).toBe(true);
-    expect(created.map((f) => [f, others(path.join(dir, 'ferretdb', f))])).toEqual(created.map((f) => [f, 0]));
+    expect(created.map((f) => [f, others(path.join(dir, 'ferretdb', f))])).toEqual(
+      created.map((f) => [f, 0]),
+    );
   } finally {
     await client.close();
     await db.stop();
@@ -81,7 +96,9 @@ it("runs the analysts' reader on the same files at a lower priority, reading col
     // primary's GOGC=200 let a dashboard's scans grow it to 907 MB in a 12-minute soak).
     const environ = readFileSync(`/proc/${reader.pid}/environ`, 'utf8').split('\0');
     expect(environ).toEqual(expect.arrayContaining(['GOMEMLIMIT=96MiB', 'GOGC=100']));
-    expect(readFileSync(`/proc/${primary.pid}/environ`, 'utf8').split('\0')).not.toContain('GOMEMLIMIT=96MiB');
+    expect(readFileSync(`/proc/${primary.pid}/environ`, 'utf8').split('\0')).not.toContain(
+      'GOMEMLIMIT=96MiB',
+    );
     reading = new MongoClient(reader.uri, { serverSelectionTimeoutMS: 5000 });
     const seen = reading.db('rampart_test_reader');
     expect(await seen.collection('events').find({}).toArray()).toEqual([{ _id: 'e1', n: 1 }]);
@@ -89,7 +106,9 @@ it("runs the analysts' reader on the same files at a lower priority, reading col
     await db.collection('events').insertOne({ _id: 'e2', n: 2 } as never);
     await db.collection('privacy_jobs').insertOne({ _id: 'j1', status: 'pending' } as never);
     expect(await seen.collection('events').countDocuments({})).toBe(2);
-    expect(await seen.collection('privacy_jobs').find({}).toArray()).toEqual([{ _id: 'j1', status: 'pending' }]);
+    expect(await seen.collection('privacy_jobs').find({}).toArray()).toEqual([
+      { _id: 'j1', status: 'pending' },
+    ]);
   } finally {
     await reading?.close();
     await writer.close();

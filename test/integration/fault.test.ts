@@ -31,7 +31,8 @@ const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : desc
 // Each test streams load through an outage and waits for conditions, not for a time: on a machine
 // whose cores are shared many times over that takes minutes. The bound only catches a hang.
 jest.setTimeout(600_000);
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 embeddedOnly('killing the embedded database mid-stream', () => {
   let dir: string;
@@ -71,7 +72,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     await built.services.environments.ensureSandbox(app.secret, undefined);
     // As the runtime watches it: a ping every 100 ms, a hang taken as such after three times the
     // slowest recent ping, at least 300 ms and at most 5 s.
-    health = await watchDatabase(database.client, ferret.uri, 'rampart_test_fault', { probeEveryMs: 100, stallMs: 300, stallMaxMs: 5000 });
+    health = await watchDatabase(database.client, ferret.uri, 'rampart_test_fault', {
+      probeEveryMs: 100,
+      stallMs: 300,
+      stallMaxMs: 5000,
+    });
     const log = createLogger('silent');
     http = await buildRestServer({
       services: built.services,
@@ -85,7 +90,14 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     await http.listen({ host: '127.0.0.1', port: 0 });
     const addr = http.server.address();
     app.baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-    grpcServer = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, database: health });
+    grpcServer = await startGrpcServer({
+      services: built.services,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+      database: health,
+    });
     grpcClient = createRampartClient({ address: grpcServer.address, secret: app.secret, deadlineMs: 30_000 });
     built.start();
   });
@@ -109,7 +121,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     let seq = 0;
     let stop = false;
     // Known users: their state is cached before the outage.
-    for (let u = 0; u < 20; u++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fault-${u}` }, context })).status).toBe(201);
+    for (let u = 0; u < 20; u++)
+      expect(
+        (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fault-${u}` }, context }))
+          .status,
+      ).toBe(201);
 
     const retryAfter: (string | null)[] = [];
     // Eight callers, each on its own: a track call waiting to be written holds only its caller.
@@ -120,8 +136,18 @@ embeddedOnly('killing the embedded database mid-stream', () => {
           const id = `e-${n}`;
           const r =
             worker % 2 === 0
-              ? await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fault-${n % 20}` }, context, properties: { seq: id } })
-              : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `fault-${n % 20}`, context, properties: { seq: id } });
+              ? await call(app, 'POST', '/v1/risk', {
+                  event: '$login',
+                  user: { id: `fault-${n % 20}` },
+                  context,
+                  properties: { seq: id },
+                })
+              : await call(app, 'POST', '/v1/track', {
+                  event: '$login.failed',
+                  user_id: `fault-${n % 20}`,
+                  context,
+                  properties: { seq: id },
+                });
           statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
           if (r.status === 201 || r.status === 204) acknowledged.add(id);
           if (r.status === 503) {
@@ -133,7 +159,10 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     );
 
     // The stream is under way, the queues in use, before the kill.
-    await waitFor(() => acknowledged.size >= 50, { what: 'the stream to have 50 events acknowledged', timeoutMs: 120_000 });
+    await waitFor(() => acknowledged.size >= 50, {
+      what: 'the stream to have 50 events acknowledged',
+      timeoutMs: 120_000,
+    });
     const before = acknowledged.size;
     let killed = ferret!.pid as number;
     process.kill(killed, 'SIGKILL');
@@ -156,10 +185,15 @@ embeddedOnly('killing the embedded database mid-stream', () => {
             call(app, 'POST', '/graphql', { query: '{ viewer { canMutate } }' }),
           ]);
           if (devices.status === 503 && devices.body.type === 'service_unavailable') seen.devices++;
-          if (graphql.status === 503 && graphql.body.errors?.[0]?.extensions?.code === 'SERVICE_UNAVAILABLE') seen.graphql++;
+          if (graphql.status === 503 && graphql.body.errors?.[0]?.extensions?.code === 'SERVICE_UNAVAILABLE')
+            seen.graphql++;
           return (readsRefused = seen.devices > 0 && seen.graphql > 0);
         },
-        { what: 'device reads and GraphQL to answer 503 while the database is down', timeoutMs: 120_000, intervalMs: 50 },
+        {
+          what: 'device reads and GraphQL to answer 503 while the database is down',
+          timeoutMs: 120_000,
+          intervalMs: 50,
+        },
       );
       seen.beforeRestart = !restarted();
       return seen;
@@ -186,7 +220,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
         keepDown();
         return readsRefused;
       },
-      { what: 'device reads and GraphQL to answer 503 while the database is down', timeoutMs: 120_000, intervalMs: 20 },
+      {
+        what: 'device reads and GraphQL to answer 503 while the database is down',
+        timeoutMs: 120_000,
+        intervalMs: 20,
+      },
     );
     outageOver = true;
     // The supervisor starts it again (a new process on the same port).
@@ -196,15 +234,25 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     let fresh = 0;
     await waitFor(
       async () => {
-        const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `fresh-${fresh++}` }, context });
+        const r = await call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          user: { id: `fresh-${fresh++}` },
+          context,
+        });
         return r.status === 201 && r.body.degraded === false;
       },
-      { what: 'a complete verdict for a new user once the database is back', timeoutMs: 120_000, intervalMs: 100 },
+      {
+        what: 'a complete verdict for a new user once the database is back',
+        timeoutMs: 120_000,
+        intervalMs: 100,
+      },
     );
     const recoveredAfterMs = Date.now() - restartedAt;
     stop = true;
     await stream;
-    process.stdout.write(`fault: acknowledged ${acknowledged.size} events (${before} before the kill), statuses ${JSON.stringify([...statuses])}, recovered ${recoveredAfterMs} ms after the restart\n`);
+    process.stdout.write(
+      `fault: acknowledged ${acknowledged.size} events (${before} before the kill), statuses ${JSON.stringify([...statuses])}, recovered ${recoveredAfterMs} ms after the restart\n`,
+    );
 
     const down = await downAnswers;
     expect(down).toEqual({ devices: expect.any(Number), graphql: expect.any(Number), beforeRestart: true });
@@ -220,7 +268,10 @@ embeddedOnly('killing the embedded database mid-stream', () => {
 
     await built.services.track.drain(false);
     const stored = new Set<string>();
-    for (const e of await database.db.collection<{ properties: string }>('events').find({}, { projection: { properties: 1 } }).toArray()) {
+    for (const e of await database.db
+      .collection<{ properties: string }>('events')
+      .find({}, { projection: { properties: 1 } })
+      .toArray()) {
       const p = JSON.parse(e.properties) as { seq?: string };
       if (p.seq) stored.add(p.seq);
     }
@@ -230,7 +281,11 @@ embeddedOnly('killing the embedded database mid-stream', () => {
 
   it('while the database hangs past the credential cache: never waits past its deadlines or answers 500, refuses past the bound, stores every acknowledged event', async () => {
     const context = { ip: '81.2.69.161', headers: { 'User-Agent': UA } };
-    for (let u = 0; u < 10; u++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `stall-${u}` }, context })).status).toBe(201);
+    for (let u = 0; u < 10; u++)
+      expect(
+        (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `stall-${u}` }, context }))
+          .status,
+      ).toBe(201);
     const pid = ferret!.pid as number;
     process.kill(pid, 'SIGSTOP');
     await stopped(pid);
@@ -250,8 +305,17 @@ embeddedOnly('killing the embedded database mid-stream', () => {
             const kind = n % 2 === 0 ? 'risk' : 'track';
             const r =
               kind === 'risk'
-                ? await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `stall-${n % 10}` }, context })
-                : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `stall-${n % 10}`, context, properties: { seq: id } });
+                ? await call(app, 'POST', '/v1/risk', {
+                    event: '$login',
+                    user: { id: `stall-${n % 10}` },
+                    context,
+                  })
+                : await call(app, 'POST', '/v1/track', {
+                    event: '$login.failed',
+                    user_id: `stall-${n % 10}`,
+                    context,
+                    properties: { seq: id },
+                  });
             answers.push({ status: r.status, at: Date.now(), kind });
             if (kind === 'track' && r.status === 204) acknowledged.add(id);
           }
@@ -262,7 +326,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     }
     const late = answers.filter((a) => a.at - hungAt > 2_300);
     const slowest = Math.max(...answers.map((a, i) => a.at - (i > 0 ? answers[i - 1]!.at : hungAt)));
-    process.stdout.write(`fault (hang): ${answers.length} answers in 3.5 s of a hung database, ${late.length} after the credential cache expired; statuses ${JSON.stringify(answers.reduce<Record<number, number>>((m, a) => ({ ...m, [a.status]: (m[a.status] ?? 0) + 1 }), {}))}; longest gap between answers ${slowest} ms\n`);
+    process.stdout.write(
+      `fault (hang): ${answers.length} answers in 3.5 s of a hung database, ${late.length} after the credential cache expired; statuses ${JSON.stringify(answers.reduce<Record<number, number>>((m, a) => ({ ...m, [a.status]: (m[a.status] ?? 0) + 1 }), {}))}; longest gap between answers ${slowest} ms\n`,
+    );
     // Never a 500: verdicts answered from memory until the writes were a second behind, then 503.
     expect(answers.every((a) => [201, 204, 503].includes(a.status))).toBe(true);
     expect(answers.some((a) => a.kind === 'risk' && a.status === 201)).toBe(true);
@@ -274,7 +340,10 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     await built.services.track.drain(false);
     await built.state.flush();
     const stored = new Set<string>();
-    for (const e of await database.db.collection<{ properties: string }>('events').find({ userId: { $regex: '^stall-' } }, { projection: { properties: 1 } }).toArray()) {
+    for (const e of await database.db
+      .collection<{ properties: string }>('events')
+      .find({ userId: { $regex: '^stall-' } }, { projection: { properties: 1 } })
+      .toArray()) {
       const p = JSON.parse(e.properties) as { seq?: string };
       if (p.seq) stored.add(p.seq);
     }
@@ -283,7 +352,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
 
   it('answers verdicts and 503 (never a hang or a 500) while the database hangs, and recovers when it resumes', async () => {
     const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status).toBe(201);
+    expect(
+      (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status,
+    ).toBe(201);
     expect((await call(app, 'GET', '/v1/users/hang-1/devices')).status).toBe(200);
     // When the driver's own monitoring sees the hang (a heartbeat timing out: about 2 s here).
     let driverNoticed = false;
@@ -296,7 +367,13 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     // Stopped only once every thread of it is (one in a system call stops when the call returns).
     await stopped(pid);
     const seen: number[] = [];
-    let inFlight: { devices: number; graphql: number; grpc: string; driverNoticed: boolean; why: string } | null = null;
+    let inFlight: {
+      devices: number;
+      graphql: number;
+      grpc: string;
+      driverNoticed: boolean;
+      why: string;
+    } | null = null;
     try {
       // Requests that were already waiting on the database when it hung answer 503 once the probe
       // has seen the hang, before the driver has: they are not left waiting for it. (A user never
@@ -306,10 +383,18 @@ embeddedOnly('killing the embedded database mid-stream', () => {
         call(app, 'POST', '/graphql', { query: '{ user(id: "hang-cold") { id } }' }),
         failure(grpcClient.listUserDevices({ userId: 'hang-cold' })),
       ]);
-      inFlight = { devices: devices.status, graphql: graphql.status, grpc: `${grpcDevices.codeName}: ${grpcDevices.message}`, driverNoticed, why: String(devices.body.message) };
+      inFlight = {
+        devices: devices.status,
+        graphql: graphql.status,
+        grpc: `${grpcDevices.codeName}: ${grpcDevices.message}`,
+        driverNoticed,
+        why: String(devices.body.message),
+      };
       // A verdict answers at once: from memory (201) while the unwritten changes are under a
       // second old, refused (503) past that.
-      expect([201, 503]).toContain((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status);
+      expect([201, 503]).toContain(
+        (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'hang-1' }, context })).status,
+      );
       // Reads that need the database: 503 at once while it hangs.
       await waitFor(
         async () => {
@@ -327,16 +412,30 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     // connection whose handshake was already slow when the database stopped can time out first:
     // then the driver's own error says so, just as soon.
     const hung = /has not answered for \d+ ms|the database is unreachable \(connection \d+ .* timed out\)/;
-    expect(inFlight).toEqual({ devices: 503, graphql: 503, grpc: expect.stringMatching(new RegExp(`^UNAVAILABLE: .*(${hung.source})`)), driverNoticed: false, why: expect.stringMatching(hung) });
+    expect(inFlight).toEqual({
+      devices: 503,
+      graphql: 503,
+      grpc: expect.stringMatching(new RegExp(`^UNAVAILABLE: .*(${hung.source})`)),
+      driverNoticed: false,
+      why: expect.stringMatching(hung),
+    });
     expect(seen.filter((s) => s === 503).length).toBe(3);
     expect(seen.every((s) => s === 200 || s === 503)).toBe(true);
-    await waitFor(async () => (await call(app, 'GET', '/v1/users/hang-1/devices')).status === 200, { what: 'device reads to answer 200 once the database resumes', timeoutMs: 15_000, intervalMs: 100 });
+    await waitFor(async () => (await call(app, 'GET', '/v1/users/hang-1/devices')).status === 200, {
+      what: 'device reads to answer 200 once the database resumes',
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    });
   });
   it('a TrackStream refused while the database hangs is resumed by the client, and every event is stored once', async () => {
     const context = { ip: '81.2.69.162', headers: { 'User-Agent': UA } };
     // Users this process knows, so that their events are processed from memory while the database
     // hangs and their writes fill the bounded write queue (1,000 here).
-    for (let u = 0; u < 10; u++) expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `resume-${u}` }, context })).status).toBe(201);
+    for (let u = 0; u < 10; u++)
+      expect(
+        (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `resume-${u}` }, context }))
+          .status,
+      ).toBe(201);
     const pid = ferret!.pid as number;
     process.kill(pid, 'SIGSTOP');
     await stopped(pid);
@@ -346,12 +445,20 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     async function* events(): AsyncGenerator<TrackRequest> {
       for (let n = 0; n < total; n++) {
         if (n % 100 === 0) await new Promise((r) => setImmediate(r));
-        yield { event: '$login.failed', user: { id: `resume-${n % 10}` }, context, properties: toStruct({ seq: `resume-${n}` }) };
+        yield {
+          event: '$login.failed',
+          user: { id: `resume-${n % 10}` },
+          context,
+          properties: toStruct({ seq: `resume-${n}` }),
+        };
       }
     }
     let res: { accepted: number };
     // The database answers again once Rampart refuses new work (the writes a second behind).
-    const resume = waitFor(() => built.state.pressure === 'full', { what: 'Rampart to refuse new work while the database hangs', timeoutMs: 30_000 }).then(() => {
+    const resume = waitFor(() => built.state.pressure === 'full', {
+      what: 'Rampart to refuse new work while the database hangs',
+      timeoutMs: 30_000,
+    }).then(() => {
       resumed = true;
       process.kill(pid, 'SIGCONT');
     });
@@ -369,14 +476,19 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     } finally {
       if (!resumed) process.kill(pid, 'SIGCONT');
     }
-    process.stdout.write(`fault (TrackStream): ${retries.length} refusals resumed: ${JSON.stringify(retries.slice(0, 5))}\n`);
+    process.stdout.write(
+      `fault (TrackStream): ${retries.length} refusals resumed: ${JSON.stringify(retries.slice(0, 5))}\n`,
+    );
     expect(retries.length).toBeGreaterThan(0);
     expect(retries[0]!.code).toBe('UNAVAILABLE');
     expect(res.accepted).toBe(total);
     await built.services.track.drain(false);
     await built.state.flush();
     const seqs: string[] = [];
-    for (const e of await database.db.collection<{ properties: string }>('events').find({ userId: { $regex: '^resume-' } }, { projection: { properties: 1 } }).toArray()) {
+    for (const e of await database.db
+      .collection<{ properties: string }>('events')
+      .find({ userId: { $regex: '^resume-' } }, { projection: { properties: 1 } })
+      .toArray()) {
       const p = JSON.parse(e.properties) as { seq?: string };
       if (p.seq) seqs.push(p.seq);
     }

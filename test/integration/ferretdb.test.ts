@@ -36,11 +36,16 @@ embeddedOnly('the embedded FerretDB build', () => {
     const col = database.db.collection<{ _id: string; n: number }>('batches');
     await col.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `k${i}`, n: i })));
     const ids = ['k3', 'k17', 'k42', 'missing'];
-    const explained = await database.db.command({ explain: { find: 'batches', filter: { _id: { $in: ids } } } });
+    const explained = await database.db.command({
+      explain: { find: 'batches', filter: { _id: { $in: ids } } },
+    });
     const plan = JSON.stringify(explained.queryPlanner);
     expect(plan).toMatch(/SEARCH \S+ USING INDEX \S+__id_/);
     expect(plan).not.toMatch(/\bSCAN\b/);
-    const found = await col.find({ _id: { $in: ids } }).sort({ _id: 1 }).toArray();
+    const found = await col
+      .find({ _id: { $in: ids } })
+      .sort({ _id: 1 })
+      .toArray();
     expect(found).toEqual([
       { _id: 'k17', n: 17 },
       { _id: 'k3', n: 3 },
@@ -48,7 +53,12 @@ embeddedOnly('the embedded FerretDB build', () => {
     ]);
     // Anything else than strings (or ObjectIds) in the list is not pushed down, and still right.
     await col.insertOne({ _id: 7 as unknown as string, n: 7 });
-    expect(await col.find({ _id: { $in: [7 as unknown as string, 'k1'] } }).sort({ n: 1 }).toArray()).toEqual([
+    expect(
+      await col
+        .find({ _id: { $in: [7 as unknown as string, 'k1'] } })
+        .sort({ n: 1 })
+        .toArray(),
+    ).toEqual([
       { _id: 'k1', n: 1 },
       { _id: 7, n: 7 },
     ]);
@@ -56,13 +66,17 @@ embeddedOnly('the embedded FerretDB build', () => {
 
   it('loses no increment when 40 clients update one document at once, and never refuses an upsert', async () => {
     // Separate clients: separate connections, so the updates really run concurrently.
-    const clients = await Promise.all(Array.from({ length: 8 }, () => new MongoClient(database.uri).connect()));
+    const clients = await Promise.all(
+      Array.from({ length: 8 }, () => new MongoClient(database.uri).connect()),
+    );
     try {
       let acknowledged = 0;
       const refused: unknown[] = [];
       await Promise.all(
         Array.from({ length: 40 }, async (_, w) => {
-          const col = (clients[w % clients.length] as MongoClient).db(database.name).collection<{ _id: string; n?: number }>('hot');
+          const col = (clients[w % clients.length] as MongoClient)
+            .db(database.name)
+            .collection<{ _id: string; n?: number }>('hot');
           for (let i = 0; i < 25; i++) {
             try {
               // A fresh document per round and the shared one: upserts race on a new _id too.
@@ -87,7 +101,10 @@ embeddedOnly('the embedded FerretDB build', () => {
 
   it('replaces whole documents in one insert marked rampart:upsert, and only then', async () => {
     const col = database.db.collection<{ _id: string; v: number }>('upserts');
-    await col.insertMany([{ _id: 'a', v: 1 }, { _id: 'b', v: 1 }]);
+    await col.insertMany([
+      { _id: 'a', v: 1 },
+      { _id: 'b', v: 1 },
+    ]);
     await col.insertMany(
       [
         { _id: 'a', v: 2 },

@@ -29,7 +29,13 @@ embeddedOnly('the health probe', () => {
     ferret = await startEmbedded(dir);
     database = await connect(ferret.uri, 'rampart_probe', { connectTimeoutMS: 10_000 });
     // The runtime's defaults (config.ts): a ping every 100 ms, the bar within [300 ms, 5 s].
-    health = await watchDatabase(database.client, ferret.uri, 'rampart_probe', { probeEveryMs: 100, stallMs: 300, stallMaxMs: 5000, onChange: (why) => changes.push(why), onProbe: (s) => pings.push(s * 1000) });
+    health = await watchDatabase(database.client, ferret.uri, 'rampart_probe', {
+      probeEveryMs: 100,
+      stallMs: 300,
+      stallMaxMs: 5000,
+      onChange: (why) => changes.push(why),
+      onProbe: (s) => pings.push(s * 1000),
+    });
   });
   afterAll(async () => {
     for (const h of hogs) h.kill('SIGKILL');
@@ -41,30 +47,43 @@ embeddedOnly('the health probe', () => {
   });
 
   it('does not take a database slowed by a loaded machine for a hung one, and notices one that stopped', async () => {
-    hogs = Array.from({ length: os.availableParallelism() + 2 }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+    hogs = Array.from({ length: os.availableParallelism() + 2 }, () =>
+      spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }),
+    );
     // Writes keep the database busy too, as a service's flushes do.
     const col = database.db.collection('load');
     let writing = true;
     const writer = (async () => {
-      for (let i = 0; writing; i++) await col.insertMany(Array.from({ length: 200 }, (_, j) => ({ i, j, pad: 'x'.repeat(500) }))).catch(() => undefined);
+      for (let i = 0; writing; i++)
+        await col
+          .insertMany(Array.from({ length: 200 }, (_, j) => ({ i, j, pad: 'x'.repeat(500) })))
+          .catch(() => undefined);
     })();
     await delay(15_000);
     writing = false;
     await writer;
     for (const h of hogs) h.kill('SIGKILL');
     hogs = [];
-    process.stdout.write(`health probe under load: ${pings.length} pings, slowest ${Math.max(...pings).toFixed(0)} ms, changes ${JSON.stringify(changes)}\n`);
+    process.stdout.write(
+      `health probe under load: ${pings.length} pings, slowest ${Math.max(...pings).toFixed(0)} ms, changes ${JSON.stringify(changes)}\n`,
+    );
     expect(pings.length).toBeGreaterThan(10);
     expect(changes).toEqual([]);
     expect(health.down()).toBeNull();
 
     process.kill(ferret.pid as number, 'SIGSTOP');
     try {
-      await waitFor(() => health.down(), { what: 'the stopped database to be taken as hung', timeoutMs: 30_000 });
+      await waitFor(() => health.down(), {
+        what: 'the stopped database to be taken as hung',
+        timeoutMs: 30_000,
+      });
       expect(health.down()).toMatch(/has not answered for \d+ ms/);
     } finally {
       process.kill(ferret.pid as number, 'SIGCONT');
     }
-    await waitFor(() => health.down() === null, { what: 'the database to be taken as answering again', timeoutMs: 30_000 });
+    await waitFor(() => health.down() === null, {
+      what: 'the database to be taken as answering again',
+      timeoutMs: 30_000,
+    });
   });
 });

@@ -49,7 +49,10 @@ embeddedOnly('a list import while the embedded database fails', () => {
     ferret = await startEmbedded(dir, { port, restartDelaysMs: [1000] });
     database = await connect(ferret.uri, dbName, { connectTimeoutMS: 1000 });
     // Warnings are kept: the test waits for the one saying the job gave up.
-    const log = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => (logged.push(chunk.toString()), done()) }));
+    const log = pino(
+      { level: 'warn' },
+      new Writable({ write: (chunk: Buffer, _enc, done) => (logged.push(chunk.toString()), done()) }),
+    );
     built = await buildServices({
       db: database.db,
       log,
@@ -65,7 +68,14 @@ embeddedOnly('a list import while the embedded database fails', () => {
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
     health = await watchDatabase(database.client, ferret.uri, dbName, { probeEveryMs: 100, stallMs: 300 });
-    http = await buildRestServer({ services: built.services, log, bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false, database: health });
+    http = await buildRestServer({
+      services: built.services,
+      log,
+      bodyLimit: 100 * 1024,
+      trustProxy: false,
+      requireHttps: false,
+      database: health,
+    });
     await http.listen({ host: '127.0.0.1', port: 0 });
     const addr = http.server.address();
     app.baseUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -82,16 +92,24 @@ embeddedOnly('a list import while the embedded database fails', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const csv = (n: number) => `value\n${Array.from({ length: n }, (_, i) => `10.7.${(i >> 8) & 255}.${i & 255}`).join('\n')}\n`;
+  const csv = (n: number) =>
+    `value\n${Array.from({ length: n }, (_, i) => `10.7.${(i >> 8) & 255}.${i & 255}`).join('\n')}\n`;
   const newList = async (name: string) => {
-    const r = await waitFor(async () => {
-      const c = await call(app, 'POST', '/v1/lists', { name, color: '$red', primary_field: 'ip' });
-      return c.status === 201 ? c : null;
-    }, { what: 'the list to be created', timeoutMs: 30_000, intervalMs: 200 });
+    const r = await waitFor(
+      async () => {
+        const c = await call(app, 'POST', '/v1/lists', { name, color: '$red', primary_field: 'ip' });
+        return c.status === 201 ? c : null;
+      },
+      { what: 'the list to be created', timeoutMs: 30_000, intervalMs: 200 },
+    );
     return r.body.id as string;
   };
   const post = async (listId: string, text: string) => {
-    const r = await fetch(`${app.baseUrl}/v1/lists/${listId}/items/import`, { method: 'POST', headers: { authorization: basic(app.secret), 'content-type': 'text/csv' }, body: text });
+    const r = await fetch(`${app.baseUrl}/v1/lists/${listId}/items/import`, {
+      method: 'POST',
+      headers: { authorization: basic(app.secret), 'content-type': 'text/csv' },
+      body: text,
+    });
     expect(r.status).toBe(202);
     return r.headers.get('location') as string;
   };
@@ -110,16 +128,29 @@ embeddedOnly('a list import while the embedded database fails', () => {
       { what: 'the import to end', timeoutMs: 180_000, intervalMs: 100 },
     );
   const stored = (listId: string) => database.db.collection('list_items').countDocuments({ listId });
-  const counted = async (listId: string) => (await call(app, 'POST', `/v1/lists/${listId}/items/count`, {})).body.total_count as number;
+  const counted = async (listId: string) =>
+    (await call(app, 'POST', `/v1/lists/${listId}/items/count`, {})).body.total_count as number;
 
   it('killed mid-import and started again within the retries, the job waits and writes every item', async () => {
     const listId = await newList('killed');
     const location = await post(listId, csv(2000));
-    await waitFor(async () => ((await job(location))?.written ?? 0) >= 300, { what: '300 items to be written', timeoutMs: 60_000 });
+    await waitFor(async () => ((await job(location))?.written ?? 0) >= 300, {
+      what: '300 items to be written',
+      timeoutMs: 60_000,
+    });
     const killed = ferret!.pid as number;
     process.kill(killed, 'SIGKILL');
-    await waitFor(() => ferret!.pid !== null && ferret!.pid !== killed, { what: 'the supervisor to start the database again', timeoutMs: 30_000 });
-    expect(await ended(location)).toMatchObject({ status: 'succeeded', items: 2000, written: 2000, created: 2000, error: null });
+    await waitFor(() => ferret!.pid !== null && ferret!.pid !== killed, {
+      what: 'the supervisor to start the database again',
+      timeoutMs: 30_000,
+    });
+    expect(await ended(location)).toMatchObject({
+      status: 'succeeded',
+      items: 2000,
+      written: 2000,
+      created: 2000,
+      error: null,
+    });
     expect(await stored(listId)).toBe(2000);
     expect(await counted(listId)).toBe(2000);
   }, 240_000);
@@ -128,19 +159,33 @@ embeddedOnly('a list import while the embedded database fails', () => {
     const listId = await newList('stopped');
     // Long enough (60 batches, each followed by a pause) to be under way when the database stops.
     const location = await post(listId, csv(6000));
-    await waitFor(async () => ((await job(location))?.written ?? 0) >= 300, { what: '300 items to be written', timeoutMs: 60_000 });
+    await waitFor(async () => ((await job(location))?.written ?? 0) >= 300, {
+      what: '300 items to be written',
+      timeoutMs: 60_000,
+    });
     // Stopped, not restarted by the supervisor: down until started again below.
     await ferret!.stop();
     ferret = null;
     // The job is followed with 503s while the database is down, and gives up after its retries
     // (its outcome kept until it can be recorded).
-    await waitFor(async () => (await call(app, 'GET', location)).status === 503, { what: 'the job to answer 503 while the database is down', timeoutMs: 30_000 });
+    await waitFor(async () => (await call(app, 'GET', location)).status === 503, {
+      what: 'the job to answer 503 while the database is down',
+      timeoutMs: 30_000,
+    });
     const importId = location.split('/').pop() as string;
-    await waitFor(() => logged.some((l) => l.includes(importId) && l.includes('list import: the outcome could not be recorded yet')), { what: 'the job to give up', timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor(
+      () =>
+        logged.some(
+          (l) => l.includes(importId) && l.includes('list import: the outcome could not be recorded yet'),
+        ),
+      { what: 'the job to give up', timeoutMs: 60_000, intervalMs: 100 },
+    );
     ferret = await startEmbedded(dir, { port, restartDelaysMs: [1000] });
     const outcome = await ended(location);
     expect(outcome.status).toBe('failed');
-    expect(outcome.error).toContain(`${outcome.written} of 6000 items were written: import the same CSV again to finish`);
+    expect(outcome.error).toContain(
+      `${outcome.written} of 6000 items were written: import the same CSV again to finish`,
+    );
     expect(outcome.written).toBeGreaterThanOrEqual(300);
     expect(outcome.written).toBeLessThan(6000);
     // The batch under way when the database went may be written in part: at most one batch more.
@@ -149,7 +194,13 @@ embeddedOnly('a list import while the embedded database fails', () => {
     expect(before).toBeLessThanOrEqual(outcome.written + 100);
     expect(await counted(listId)).toBe(before);
     const again = await ended(await post(listId, csv(6000)));
-    expect(again).toMatchObject({ status: 'succeeded', written: 6000, created: 6000 - before, updated: before, unchanged: before });
+    expect(again).toMatchObject({
+      status: 'succeeded',
+      written: 6000,
+      created: 6000 - before,
+      updated: before,
+      unchanged: before,
+    });
     expect(await stored(listId)).toBe(6000);
     expect(await counted(listId)).toBe(6000);
   }, 300_000);

@@ -45,7 +45,10 @@ describe('LoopLag', () => {
       await hogTheLoop(250, () => ++turns > 12);
       expect(lag.shedShare()).toBe(1);
       expect(lag.overloaded(() => 0.999)).toMatch(/^overloaded: /);
-      await waitFor(() => lag.behind() === null && lag.shedShare() === 0, { what: 'the delay to fall back once the loop runs freely', timeoutMs: 60_000 });
+      await waitFor(() => lag.behind() === null && lag.shedShare() === 0, {
+        what: 'the delay to fall back once the loop runs freely',
+        timeoutMs: 60_000,
+      });
       expect(lag.overloaded(() => 0)).toBeNull();
     } finally {
       lag.stop();
@@ -90,7 +93,11 @@ embeddedOnly('the runtime behind its event loop', () => {
   let app: { baseUrl: string; secret: string };
 
   beforeAll(async () => {
-    runtime = await startTempRuntime('loop-lag-', { RAMPART_DB_NAME: 'rampart_test_loop_lag', RAMPART_ANALYST_READER: 'shared', RAMPART_MAX_LOOP_DELAY_MS: '600' });
+    runtime = await startTempRuntime('loop-lag-', {
+      RAMPART_DB_NAME: 'rampart_test_loop_lag',
+      RAMPART_ANALYST_READER: 'shared',
+      RAMPART_MAX_LOOP_DELAY_MS: '600',
+    });
     app = runtime.app;
   });
 
@@ -99,24 +106,56 @@ embeddedOnly('the runtime behind its event loop', () => {
   });
 
   it('refuses API requests with 503 and says so on /readyz while behind, and serves again after', async () => {
-    const context = { ip: '81.2.69.160', headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36' } };
-    type Answers = { ready: { status: number; body: unknown }; risk: { status: number; retryAfter: string | null } };
+    const context = {
+      ip: '81.2.69.160',
+      headers: {
+        'User-Agent':
+          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+      },
+    };
+    type Answers = {
+      ready: { status: number; body: unknown };
+      risk: { status: number; retryAfter: string | null };
+    };
     const box: { answers: Answers | null } = { answers: null };
     const asked = (async () => {
       // Asked while the loop is hogged: answered between its long turns.
       await new Promise((r) => setTimeout(r, 600));
       const ready = await fetch(`${app.baseUrl}/readyz`);
-      const risk = await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: 'lag-1' }, context });
-      box.answers = { ready: { status: ready.status, body: await ready.json() }, risk: { status: risk.status, retryAfter: risk.headers.get('retry-after') } };
+      const risk = await call(app, 'POST', '/v1/risk', {
+        event: '$login',
+        status: '$succeeded',
+        user: { id: 'lag-1' },
+        context,
+      });
+      box.answers = {
+        ready: { status: ready.status, body: await ready.json() },
+        risk: { status: risk.status, retryAfter: risk.headers.get('retry-after') },
+      };
     })();
     await hogTheLoop(450, () => box.answers !== null);
     await asked;
     const seen = box.answers as Answers;
     expect(seen.ready.status).toBe(503);
-    expect(seen.ready.body).toEqual({ status: 'unavailable', reason: expect.stringMatching(/^overloaded: the service ran \d+ ms behind in the last 2 s$/) });
+    expect(seen.ready.body).toEqual({
+      status: 'unavailable',
+      reason: expect.stringMatching(/^overloaded: the service ran \d+ ms behind in the last 2 s$/),
+    });
     expect(seen.risk.status).toBe(503);
     expect(Number(seen.risk.retryAfter)).toBeGreaterThanOrEqual(1);
-    await waitFor(async () => (await fetch(`${app.baseUrl}/readyz`)).status === 200, { what: '/readyz 200 once the loop runs freely', timeoutMs: 60_000 });
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', status: '$succeeded', user: { id: 'lag-1' }, context })).status).toBe(201);
+    await waitFor(async () => (await fetch(`${app.baseUrl}/readyz`)).status === 200, {
+      what: '/readyz 200 once the loop runs freely',
+      timeoutMs: 60_000,
+    });
+    expect(
+      (
+        await call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          status: '$succeeded',
+          user: { id: 'lag-1' },
+          context,
+        })
+      ).status,
+    ).toBe(201);
   });
 });

@@ -15,7 +15,8 @@ import { sampleValue, scrapeUntil as pollScrape } from '../support/metrics';
 import { stopped } from '../support/process';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 const context = { ip: '81.2.69.160', headers: { 'User-Agent': UA } };
 
 const DATABASE_BYTES = 'rampart_embedded_database_bytes{database="rampart_test_metrics_outage"}';
@@ -52,21 +53,34 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     return res.text();
   }
 
-  const scrapeUntil = (done: (text: string) => boolean, what: string): Promise<string> => pollScrape(scrape, done, what);
+  const scrapeUntil = (done: (text: string) => boolean, what: string): Promise<string> =>
+    pollScrape(scrape, done, what);
 
   it('says the database is down and holds the writes while it hangs, answering every scrape, and up again once it continues', async () => {
     // A verified credential, so that calls during the hang are answered from memory.
-    expect((await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'outage-1' }, context })).status).toBe(201);
-    const up = await scrapeUntil((t) => value(t, 'rampart_database_probe_duration_seconds_count') > 0 && value(t, 'rampart_state_write_backlog') === 0 && value(t, DATABASE_BYTES) > 0, 'a database probe, an empty write queue and the database file\'s size');
+    expect(
+      (await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: 'outage-1' }, context })).status,
+    ).toBe(201);
+    const up = await scrapeUntil(
+      (t) =>
+        value(t, 'rampart_database_probe_duration_seconds_count') > 0 &&
+        value(t, 'rampart_state_write_backlog') === 0 &&
+        value(t, DATABASE_BYTES) > 0,
+      "a database probe, an empty write queue and the database file's size",
+    );
     expect(value(up, 'rampart_database_up')).toBe(1);
     expect(value(up, 'rampart_state_write_backlog')).toBe(0);
     // The embedded database's files, as read from the file system, and the log's limit.
     expect(value(up, DATABASE_BYTES)).toBeGreaterThan(0);
     expect(value(up, WAL_BYTES)).toBeGreaterThanOrEqual(0);
-    expect(value(up, 'rampart_embedded_wal_limit_bytes{database="rampart_test_metrics_outage"}')).toBe(64 * 1024 * 1024);
+    expect(value(up, 'rampart_embedded_wal_limit_bytes{database="rampart_test_metrics_outage"}')).toBe(
+      64 * 1024 * 1024,
+    );
     const probesBefore = value(up, 'rampart_database_probe_duration_seconds_count');
 
-    const { ferretdbPid: pid } = JSON.parse(readFileSync(embeddedInfoFile((runtime as TempRuntime).dir), 'utf8')) as { ferretdbPid: number };
+    const { ferretdbPid: pid } = JSON.parse(
+      readFileSync(embeddedInfoFile((runtime as TempRuntime).dir), 'utf8'),
+    ) as { ferretdbPid: number };
     process.kill(pid, 'SIGSTOP');
     let hung: string;
     let failing: string;
@@ -74,10 +88,17 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
       await stopped(pid);
       // Not acknowledged, since it cannot be stored: refused with a time to come back, its
       // write queued for when the database answers again.
-      const refused = await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: 'outage-1', context });
+      const refused = await call(app, 'POST', '/v1/track', {
+        event: '$login.failed',
+        user_id: 'outage-1',
+        context,
+      });
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-      hung = await scrapeUntil((t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0, 'the database down with writes queued');
+      hung = await scrapeUntil(
+        (t) => value(t, 'rampart_database_up') === 0 && value(t, 'rampart_state_write_backlog') > 0,
+        'the database down with writes queued',
+      );
       // The watchdog gives up the flush under way (RAMPART_WRITE_TIMEOUT_MS) and its writes stay
       // queued.
       failing = await scrapeUntil((t) => value(t, 'rampart_state_flush_errors_total') > 0, 'a failed flush');
@@ -92,7 +113,10 @@ embeddedOnly('GET /metrics while the embedded database hangs', () => {
     expect(value(failing, 'rampart_state_flush_errors_total')).toBeGreaterThan(0);
     expect(value(failing, 'rampart_state_write_backlog')).toBeGreaterThan(0);
 
-    const back = await scrapeUntil((t) => value(t, 'rampart_database_up') === 1 && value(t, 'rampart_state_write_backlog') === 0, 'the database up again and the write queue drained');
+    const back = await scrapeUntil(
+      (t) => value(t, 'rampart_database_up') === 1 && value(t, 'rampart_state_write_backlog') === 0,
+      'the database up again and the write queue drained',
+    );
     expect(value(back, 'rampart_database_up')).toBe(1);
     expect(value(back, 'rampart_state_write_backlog')).toBe(0);
     expect(value(back, 'rampart_database_probe_duration_seconds_count')).toBeGreaterThan(probesBefore);

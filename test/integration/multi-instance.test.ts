@@ -37,7 +37,8 @@ import { waitFor } from '../support/wait';
 jest.setTimeout(600_000);
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 const HEADERS = { 'User-Agent': UA, Accept: 'text/html', 'Accept-Language': 'en-GB,en;q=0.9' };
 const SECRET = `sk_test_${randomBytes(16).toString('hex')}`;
 /** The bounds docs/state.md states for several instances (defaults on MONGODB_URI). */
@@ -54,7 +55,10 @@ class Receiver {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      this.received.push({ delivery: String(req.headers['x-rampart-delivery']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Receiver['received'][number]['body'] });
+      this.received.push({
+        delivery: String(req.headers['x-rampart-delivery']),
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Receiver['received'][number]['body'],
+      });
       res.end('ok');
     });
   });
@@ -84,15 +88,39 @@ const random = rng(34);
 const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
 
 const authorization = `Basic ${Buffer.from(`:${SECRET}`).toString('base64')}`;
-async function rest(inst: Instance, method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${inst.http}${url}`, { method, headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+async function rest(
+  inst: Instance,
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${inst.http}${url}`, {
+    method,
+    headers: {
+      authorization,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await r.text();
   return { status: r.status, body: text ? JSON.parse(text) : null };
 }
-const gql = async (inst: Instance, query: string) => (await rest(inst, 'POST', '/graphql', { query })).body as { data?: any; errors?: unknown[] };
+const gql = async (inst: Instance, query: string) =>
+  (await rest(inst, 'POST', '/graphql', { query })).body as { data?: any; errors?: unknown[] };
 const grpc = (inst: Instance): RampartClient => {
   let c = clients.get(inst);
-  if (!c) clients.set(inst, (c = createRampartClient({ address: inst.grpc, secret: SECRET, deadlineMs: 30_000, verdictStreams: 0 })));
+  if (!c)
+    clients.set(
+      inst,
+      (c = createRampartClient({
+        address: inst.grpc,
+        secret: SECRET,
+        deadlineMs: 30_000,
+        verdictStreams: 0,
+      })),
+    );
   return c;
 };
 
@@ -104,20 +132,53 @@ interface Verdict {
   policyId: string;
 }
 /** A `$login` verdict by REST or gRPC (`door`), from `ip` with the request token `device`. */
-async function login(inst: Instance, door: 'rest' | 'grpc', user: string, device: string, ip = '81.2.69.142', event = '$login'): Promise<Verdict> {
+async function login(
+  inst: Instance,
+  door: 'rest' | 'grpc',
+  user: string,
+  device: string,
+  ip = '81.2.69.142',
+  event = '$login',
+): Promise<Verdict> {
   if (door === 'rest') {
-    const r = await rest(inst, 'POST', '/v1/risk', { event, user: { id: user, email: `${user}@example.com` }, request_token: device, context: { ip, headers: HEADERS } });
+    const r = await rest(inst, 'POST', '/v1/risk', {
+      event,
+      user: { id: user, email: `${user}@example.com` },
+      request_token: device,
+      context: { ip, headers: HEADERS },
+    });
     if (r.status !== 201) throw new Error(`${inst.name} /v1/risk: ${r.status} ${JSON.stringify(r.body)}`);
-    return { action: r.body.policy.action, signals: r.body.signals, deviceToken: r.body.device.token, policyId: r.body.policy.id };
+    return {
+      action: r.body.policy.action,
+      signals: r.body.signals,
+      deviceToken: r.body.device.token,
+      policyId: r.body.policy.id,
+    };
   }
-  const r = await grpc(inst).risk({ event, user: { id: user, email: `${user}@example.com` }, requestToken: device, context: { ip, headers: HEADERS } });
-  const action = String(r.policy?.action ?? '').replace('ACTION_', '').toLowerCase() as Action;
-  return { action, signals: Object.fromEntries(Object.keys(r.signals ?? {}).map((k) => [k, true])), deviceToken: r.device?.token ?? '', policyId: r.policy?.id ?? '' };
+  const r = await grpc(inst).risk({
+    event,
+    user: { id: user, email: `${user}@example.com` },
+    requestToken: device,
+    context: { ip, headers: HEADERS },
+  });
+  const action = String(r.policy?.action ?? '')
+    .replace('ACTION_', '')
+    .toLowerCase() as Action;
+  return {
+    action,
+    signals: Object.fromEntries(Object.keys(r.signals ?? {}).map((k) => [k, true])),
+    deviceToken: r.device?.token ?? '',
+    policyId: r.policy?.id ?? '',
+  };
 }
 /** A `$login.failed` feedback event by REST or gRPC. */
 async function failed(inst: Instance, door: 'rest' | 'grpc', user: string, ip: string): Promise<void> {
   if (door === 'rest') {
-    const r = await rest(inst, 'POST', '/v1/track', { event: '$login.failed', user_id: user, context: { ip, headers: HEADERS } });
+    const r = await rest(inst, 'POST', '/v1/track', {
+      event: '$login.failed',
+      user_id: user,
+      context: { ip, headers: HEADERS },
+    });
     if (r.status !== 204) throw new Error(`${inst.name} /v1/track: ${r.status} ${JSON.stringify(r.body)}`);
   } else {
     await grpc(inst).track({ event: '$login.failed', user: { id: user }, context: { ip, headers: HEADERS } });
@@ -228,21 +289,39 @@ describe('three instances on one database', () => {
     expect(total).toBe(720);
 
     // Written behind: wait until the stored events are all there, then read every count once.
-    await waitFor(async () => (await db.collection('events').countDocuments({ envId: env, userId: { $in: users } })) === total, { timeoutMs: 60_000, intervalMs: 100, what: 'every acknowledged event stored' });
+    await waitFor(
+      async () =>
+        (await db.collection('events').countDocuments({ envId: env, userId: { $in: users } })) === total,
+      { timeoutMs: 60_000, intervalMs: 100, what: 'every acknowledged event stored' },
+    );
     for (const [user, a] of acks) {
-      expect(await db.collection('events').countDocuments({ envId: env, userId: user })).toBe(a.risk + a.track);
-      const stored = await waitFor(async () => {
-        const d = await usersCol().findOne({ _id: idOf(env, user) });
-        const doc = d ? (unpack(d) as { n?: number; d?: Record<string, { n?: number }> }) : null;
-        return doc && doc.n === a.risk + a.track ? doc : null;
-      }, { timeoutMs: 10_000, intervalMs: 100, what: `${user}'s event count` }).catch(async () => unpack((await usersCol().findOne({ _id: idOf(env, user) })) ?? { _id: '' }) as { n?: number; d?: Record<string, { n?: number }> });
+      expect(await db.collection('events').countDocuments({ envId: env, userId: user })).toBe(
+        a.risk + a.track,
+      );
+      const stored = await waitFor(
+        async () => {
+          const d = await usersCol().findOne({ _id: idOf(env, user) });
+          const doc = d ? (unpack(d) as { n?: number; d?: Record<string, { n?: number }> }) : null;
+          return doc && doc.n === a.risk + a.track ? doc : null;
+        },
+        { timeoutMs: 10_000, intervalMs: 100, what: `${user}'s event count` },
+      ).catch(
+        async () =>
+          unpack((await usersCol().findOne({ _id: idOf(env, user) })) ?? { _id: '' }) as {
+            n?: number;
+            d?: Record<string, { n?: number }>;
+          },
+      );
       expect(stored.n).toBe(a.risk + a.track);
       const devices = Object.values(stored.d ?? {});
       expect(devices).toHaveLength(1);
       expect(devices[0]?.n).toBe(a.risk);
     }
     for (const [ip, b] of byIp) {
-      const windows = await db.collection<{ _id: string }>('counters').find({ envId: env, _id: { $gte: idOf(env, `w:ip:${ip}:`), $lt: idOf(env, `w:ip:${ip};`) } }).toArray();
+      const windows = await db
+        .collection<{ _id: string }>('counters')
+        .find({ envId: env, _id: { $gte: idOf(env, `w:ip:${ip}:`), $lt: idOf(env, `w:ip:${ip};`) } })
+        .toArray();
       const docs = windows.map((d) => unpack(d) as { c?: Record<string, number> });
       expect([ip, docs.reduce((n, d) => n + (d.c?.a ?? 0), 0)]).toEqual([ip, b.all]);
       expect([ip, docs.reduce((n, d) => n + (d.c?.f ?? 0), 0)]).toEqual([ip, b.failed]);
@@ -252,26 +331,51 @@ describe('three instances on one database', () => {
   it('answers replayed_token on another instance for a client token used on one', async () => {
     const [a, b, c] = instances as [Instance, Instance, Instance];
     const mint = async () => {
-      const r = await fetch(`${a.http}/v1/client/token`, { method: 'POST', headers: { 'content-type': 'text/plain', origin: 'https://shop.example' }, body: JSON.stringify({ publishable_key: publishableKey, components: laptopComponents() }) });
+      const r = await fetch(`${a.http}/v1/client/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', origin: 'https://shop.example' },
+        body: JSON.stringify({ publishable_key: publishableKey, components: laptopComponents() }),
+      });
       expect(r.status).toBe(201);
       return ((await r.json()) as { token: string }).token;
     };
-    const jti = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8')) as { jti: string }).jti;
-    const used = (token: string, n: number) => waitFor(async () => ((await counterDoc(idOf(env, `t:${jti(token)}`)))?.c?.n ?? 0) >= n, { timeoutMs: 10_000, what: `token use ${n} written` });
+    const jti = (token: string) =>
+      (
+        JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8')) as {
+          jti: string;
+        }
+      ).jti;
+    const used = (token: string, n: number) =>
+      waitFor(async () => ((await counterDoc(idOf(env, `t:${jti(token)}`)))?.c?.n ?? 0) >= n, {
+        timeoutMs: 10_000,
+        what: `token use ${n} written`,
+      });
 
     // Used once on A from one address, then again on B from another: a replay.
     const first = await mint();
-    expect((await login(a, 'rest', 'mi-token-1', first, '81.2.69.160')).signals).not.toHaveProperty('replayed_token');
+    expect((await login(a, 'rest', 'mi-token-1', first, '81.2.69.160')).signals).not.toHaveProperty(
+      'replayed_token',
+    );
     await used(first, 1);
-    expect((await login(b, 'rest', 'mi-token-1', first, '81.2.69.161')).signals).toHaveProperty('replayed_token');
+    expect((await login(b, 'rest', 'mi-token-1', first, '81.2.69.161')).signals).toHaveProperty(
+      'replayed_token',
+    );
     // Three calls of one flow from one address may share a token (filter, risk, track); the
     // fourth is a replay, though each instance saw fewer than four.
     const second = await mint();
-    for (const [inst, n] of [[a, 1], [b, 2], [c, 3]] as const) {
-      expect((await login(inst, 'grpc', 'mi-token-2', second, '81.2.69.162')).signals).not.toHaveProperty('replayed_token');
+    for (const [inst, n] of [
+      [a, 1],
+      [b, 2],
+      [c, 3],
+    ] as const) {
+      expect((await login(inst, 'grpc', 'mi-token-2', second, '81.2.69.162')).signals).not.toHaveProperty(
+        'replayed_token',
+      );
       await used(second, n);
     }
-    expect((await login(pick([b, c]), 'rest', 'mi-token-2', second, '81.2.69.162')).signals).toHaveProperty('replayed_token');
+    expect((await login(pick([b, c]), 'rest', 'mi-token-2', second, '81.2.69.162')).signals).toHaveProperty(
+      'replayed_token',
+    );
   });
 
   it('delivers each webhook exactly once and in order per user, with three dispatchers', async () => {
@@ -286,29 +390,53 @@ describe('three instances on one database', () => {
         const report = (inst: Instance, token: string) =>
           waitFor(
             async () => {
-              if (random() < 0.5) return (await rest(inst, 'PUT', `/v1/devices/${token}/report`)).status === 200;
+              if (random() < 0.5)
+                return (await rest(inst, 'PUT', `/v1/devices/${token}/report`)).status === 200;
               return grpc(inst)
                 .reportDevice({ deviceToken: token })
-                .then(() => true, (err: { codeName?: string }) => (err.codeName === 'NOT_FOUND' ? false : Promise.reject(err)));
+                .then(
+                  () => true,
+                  (err: { codeName?: string }) =>
+                    err.codeName === 'NOT_FOUND' ? false : Promise.reject(err),
+                );
             },
             { timeoutMs: READ_ALLOWANCE_MS, intervalMs: 20, what: `${inst.name} to report ${token}` },
           );
         // The same report on two instances at once is one notice: one delivery.
-        await Promise.all([report(instances[u % 3] as Instance, first.deviceToken), report(instances[(u + 1) % 3] as Instance, first.deviceToken)]);
+        await Promise.all([
+          report(instances[u % 3] as Instance, first.deviceToken),
+          report(instances[(u + 1) % 3] as Instance, first.deviceToken),
+        ]);
         await report(pick(instances), second.deviceToken);
         reported.set(user, [first.deviceToken, second.deviceToken]);
       }),
     );
-    type Stored = { _id: string; userId: string | null; deviceToken: string | null; type: string; status: string; createdAt: Date; seq: number };
+    type Stored = {
+      _id: string;
+      userId: string | null;
+      deviceToken: string | null;
+      type: string;
+      status: string;
+      createdAt: Date;
+      seq: number;
+    };
     // Open deliveries are in the outbox; finished ones move to the history.
     const outbox = db.collection<{ _id: string; envId: string; status: string }>('webhook_outbox');
     const deliveries = db.collection<Stored>('webhook_deliveries');
     // Every delivery of the environment (the first test's challenges included) is delivered once.
-    const all = await waitFor(async () => {
-      if ((await outbox.countDocuments({ envId: env, status: { $in: ['pending', 'delivering'] } })) > 0) return null;
-      const list = await deliveries.find({ envId: env }).toArray();
-      return list.length > 0 && list.every((d) => d.status === 'delivered') && receiver.received.length >= list.length ? list : null;
-    }, { timeoutMs: 120_000, intervalMs: 200, what: 'every webhook delivered' });
+    const all = await waitFor(
+      async () => {
+        if ((await outbox.countDocuments({ envId: env, status: { $in: ['pending', 'delivering'] } })) > 0)
+          return null;
+        const list = await deliveries.find({ envId: env }).toArray();
+        return list.length > 0 &&
+          list.every((d) => d.status === 'delivered') &&
+          receiver.received.length >= list.length
+          ? list
+          : null;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: 'every webhook delivered' },
+    );
     const ids = receiver.received.map((r) => r.delivery);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(all.map((d) => d._id).sort());
@@ -317,30 +445,55 @@ describe('three instances on one database', () => {
     const byUser = new Map<string, Stored[]>();
     for (const d of all) if (d.userId) byUser.set(d.userId, [...(byUser.get(d.userId) ?? []), d]);
     for (const [user, list] of byUser) {
-      const created = [...list].sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime() || x.seq - y.seq).map((d) => d._id);
-      const received = [...list].sort((x, y) => (arrival.get(x._id) as number) - (arrival.get(y._id) as number)).map((d) => d._id);
+      const created = [...list]
+        .sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime() || x.seq - y.seq)
+        .map((d) => d._id);
+      const received = [...list]
+        .sort((x, y) => (arrival.get(x._id) as number) - (arrival.get(y._id) as number))
+        .map((d) => d._id);
       expect([user, received]).toEqual([user, created]);
     }
     // Each reported device: one `$incident.confirmed`, though reported twice on two instances.
     for (const [user, tokens] of reported) {
-      for (const token of tokens) expect([user, all.filter((d) => d.userId === user && d.deviceToken === token && d.type === '$incident.confirmed').length]).toEqual([user, 1]);
+      for (const token of tokens)
+        expect([
+          user,
+          all.filter((d) => d.userId === user && d.deviceToken === token && d.type === '$incident.confirmed')
+            .length,
+        ]).toEqual([user, 1]);
     }
   });
 
   it('decides by a policy published on one instance on every instance within its bound', async () => {
     const [a] = instances as [Instance];
     // Every instance has the environment's policy set cached before the change.
-    for (const inst of instances) expect((await login(inst, 'rest', 'mi-policy', 'mi-policy-device', '81.2.69.170', '$profile_update')).action).not.toBe('deny');
-    const created = await gql(a, 'mutation { createPolicy(input: { name: "Deny profile updates", group: EVENT, action: DENY, conditions: { events: ["$profile_update"] } }) { id } }');
+    for (const inst of instances)
+      expect(
+        (await login(inst, 'rest', 'mi-policy', 'mi-policy-device', '81.2.69.170', '$profile_update')).action,
+      ).not.toBe('deny');
+    const created = await gql(
+      a,
+      'mutation { createPolicy(input: { name: "Deny profile updates", group: EVENT, action: DENY, conditions: { events: ["$profile_update"] } }) { id } }',
+    );
     expect(created.errors).toBeUndefined();
     const id = created.data.createPolicy.id as string;
     const published = performance.now();
     const seen = await Promise.all(
       instances.map(async (inst) => {
-        await waitFor(async () => {
-          const v = await login(inst, 'rest', 'mi-policy', 'mi-policy-device', '81.2.69.170', '$profile_update');
-          return v.action === 'deny' && v.policyId === id;
-        }, { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to apply the policy` });
+        await waitFor(
+          async () => {
+            const v = await login(
+              inst,
+              'rest',
+              'mi-policy',
+              'mi-policy-device',
+              '81.2.69.170',
+              '$profile_update',
+            );
+            return v.action === 'deny' && v.policyId === id;
+          },
+          { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to apply the policy` },
+        );
         return performance.now() - published;
       }),
     );
@@ -353,12 +506,17 @@ describe('three instances on one database', () => {
     const first = await login(a, 'rest', user, 'mi-report-device');
     expect(first.action).toBe('allow');
     // B and C read (and cache) the user before the report.
-    for (const inst of [b, c]) expect((await login(inst, 'grpc', user, 'mi-report-device')).action).not.toBe('deny');
+    for (const inst of [b, c])
+      expect((await login(inst, 'grpc', user, 'mi-report-device')).action).not.toBe('deny');
     expect((await rest(a, 'PUT', `/v1/devices/${first.deviceToken}/report`)).status).toBe(200);
     const reportedAt = performance.now();
     const seen = await Promise.all(
       [b, c].map(async (inst) => {
-        await waitFor(async () => (await login(inst, 'rest', user, 'mi-report-device')).action === 'deny', { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to deny the reported device` });
+        await waitFor(async () => (await login(inst, 'rest', user, 'mi-report-device')).action === 'deny', {
+          timeoutMs: 30_000,
+          intervalMs: 50,
+          what: `${inst.name} to deny the reported device`,
+        });
         return performance.now() - reportedAt;
       }),
     );
@@ -367,27 +525,50 @@ describe('three instances on one database', () => {
     // A device first seen on A, once A has written it, is found on B though B has the user cached
     // from before it: B reads the user again instead of answering 404.
     const phone = await login(a, 'rest', user, 'mi-report-phone');
-    await waitFor(async () => (await db.collection('device_tokens').countDocuments({ _id: idOf(env, phone.deviceToken) } as never)) === 1, { timeoutMs: 10_000, what: "A's write of the new device" });
+    await waitFor(
+      async () =>
+        (await db
+          .collection('device_tokens')
+          .countDocuments({ _id: idOf(env, phone.deviceToken) } as never)) === 1,
+      { timeoutMs: 10_000, what: "A's write of the new device" },
+    );
     expect((await rest(b, 'GET', `/v1/devices/${phone.deviceToken}`)).status).toBe(200);
     expect((await grpc(c).approveDevice({ deviceToken: phone.deviceToken })).approvedAt).not.toBeNull();
   });
 
   it('matches a list item added on one instance in the verdicts of the others within its bound', async () => {
     const [a, b, c] = instances as [Instance, Instance, Instance];
-    const created = await rest(a, 'POST', '/v1/lists', { name: 'Multi-instance block list', color: '$red', primary_field: 'ip' });
+    const created = await rest(a, 'POST', '/v1/lists', {
+      name: 'Multi-instance block list',
+      color: '$red',
+      primary_field: 'ip',
+    });
     expect(created.status).toBe(201);
     const listId = created.body.id as string;
     // B and C have compiled the environment's lists (the new one empty) before the item exists.
-    for (const inst of [b, c]) expect((await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals).not.toHaveProperty('in_list');
-    const item = await rest(b, 'POST', `/v1/lists/${listId}/items`, { primary_value: '81.2.69.0/24', comment: 'multi-instance', author: { type: '$analyst_email', identifier: 'ana@example.com' } });
+    for (const inst of [b, c])
+      expect(
+        (await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals,
+      ).not.toHaveProperty('in_list');
+    const item = await rest(b, 'POST', `/v1/lists/${listId}/items`, {
+      primary_value: '81.2.69.0/24',
+      comment: 'multi-instance',
+      author: { type: '$analyst_email', identifier: 'ana@example.com' },
+    });
     expect(item.status).toBe(201);
     const addedAt = performance.now();
     // The instance it was added on: its next verdict.
-    expect((await login(b, 'grpc', 'mi-list', 'mi-list-device', '81.2.69.190')).signals).toHaveProperty('in_list');
+    expect((await login(b, 'grpc', 'mi-list', 'mi-list-device', '81.2.69.190')).signals).toHaveProperty(
+      'in_list',
+    );
     // The others: the list cache (1 s) plus one read of the version and the reload.
     const seen = await Promise.all(
       [a, c].map(async (inst) => {
-        await waitFor(async () => 'in_list' in (await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals, { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to match the new item` });
+        await waitFor(
+          async () =>
+            'in_list' in (await login(inst, 'rest', 'mi-list', 'mi-list-device', '81.2.69.190')).signals,
+          { timeoutMs: 30_000, intervalMs: 50, what: `${inst.name} to match the new item` },
+        );
         return performance.now() - addedAt;
       }),
     );
@@ -401,19 +582,37 @@ describe('three instances on one database', () => {
       await failed(inst, 'grpc', user, '81.2.69.142');
     }
     // Every instance has the user's devices in its cache.
-    for (const inst of instances) expect((await rest(inst, 'GET', `/v1/users/${user}/devices`)).body.total_count).toBeGreaterThan(0);
+    for (const inst of instances)
+      expect((await rest(inst, 'GET', `/v1/users/${user}/devices`)).body.total_count).toBeGreaterThan(0);
     const purged = await rest(instances[1] as Instance, 'DELETE', `/v1/privacy/users/${user}`);
     expect(purged.status).toBe(202);
-    for (const collection of ['events', 'users', 'devices']) expect([collection, await db.collection(collection).countDocuments({ envId: env, userId: user })]).toEqual([collection, 0]);
+    for (const collection of ['events', 'users', 'devices'])
+      expect([
+        collection,
+        await db.collection(collection).countDocuments({ envId: env, userId: user }),
+      ]).toEqual([collection, 0]);
     for (const inst of instances) {
-      await waitFor(async () => {
-        const r = await rest(inst, 'GET', `/v1/users/${user}/devices`);
-        return r.status === 404 || r.body.total_count === 0;
-      }, { timeoutMs: STATE_MAX_AGE_MS + READ_ALLOWANCE_MS, intervalMs: 50, what: `${inst.name} to forget the purged user` });
+      await waitFor(
+        async () => {
+          const r = await rest(inst, 'GET', `/v1/users/${user}/devices`);
+          return r.status === 404 || r.body.total_count === 0;
+        },
+        {
+          timeoutMs: STATE_MAX_AGE_MS + READ_ALLOWANCE_MS,
+          intervalMs: 50,
+          what: `${inst.name} to forget the purged user`,
+        },
+      );
     }
     // Nothing written back afterwards by an instance that had the user cached.
-    await Promise.all(instances.map((inst) => login(inst, 'rest', 'mi-purge-after', 'mi-purge-after-device')));
-    for (const collection of ['events', 'users', 'devices']) expect([collection, await db.collection(collection).countDocuments({ envId: env, userId: user })]).toEqual([collection, 0]);
+    await Promise.all(
+      instances.map((inst) => login(inst, 'rest', 'mi-purge-after', 'mi-purge-after-device')),
+    );
+    for (const collection of ['events', 'users', 'devices'])
+      expect([
+        collection,
+        await db.collection(collection).countDocuments({ envId: env, userId: user }),
+      ]).toEqual([collection, 0]);
   });
 
   it('shares verdicts between one, two and three instances (printed, not asserted)', async () => {
@@ -425,15 +624,25 @@ describe('three instances on one database', () => {
       const t0 = performance.now();
       await hammer(count, 16, async (i) => {
         const inst = serving[i % k] as Instance;
-        await login(inst, 'rest', `mi-rate-${i % 200}`, `mi-rate-device-${i % 200}`, `81.2.${70 + (i % 50)}.${i % 200}`);
+        await login(
+          inst,
+          'rest',
+          `mi-rate-${i % 200}`,
+          `mi-rate-device-${i % 200}`,
+          `81.2.${70 + (i % 50)}.${i % 200}`,
+        );
         served.set(inst.name, (served.get(inst.name) ?? 0) + 1);
       });
       const seconds = (performance.now() - t0) / 1000;
-      lines.push(`${k} instance(s): ${(count / seconds).toFixed(0)} verdicts/s (${[...served].map(([n, c]) => `${n} ${c}`).join(', ')})`);
+      lines.push(
+        `${k} instance(s): ${(count / seconds).toFixed(0)} verdicts/s (${[...served].map(([n, c]) => `${n} ${c}`).join(', ')})`,
+      );
       expect([...served.values()].reduce((n, c) => n + c, 0)).toBe(count);
       for (const inst of serving) expect(served.get(inst.name)).toBe(count / k);
     }
-    process.stdout.write(`multi-instance REST /v1/risk at concurrency 16 on this machine: ${lines.join('; ')}\n`);
+    process.stdout.write(
+      `multi-instance REST /v1/risk at concurrency 16 on this machine: ${lines.join('; ')}\n`,
+    );
   });
 
   it('loses at most what an instance had queued when it is SIGKILLed under load', async () => {
@@ -450,7 +659,13 @@ describe('three instances on one database', () => {
           const inst = instances[i % 3] as Instance;
           const user = `mi-kill-${i}`;
           try {
-            await login(inst, i % 2 ? 'grpc' : 'rest', user, `mi-kill-device-${i}`, `81.2.${80 + (i % 40)}.${i % 250}`);
+            await login(
+              inst,
+              i % 2 ? 'grpc' : 'rest',
+              user,
+              `mi-kill-device-${i}`,
+              `81.2.${80 + (i % 40)}.${i % 250}`,
+            );
             acked.push({ user, inst, at: performance.now() });
           } catch {
             // The killed instance's calls fail from then on.
@@ -458,7 +673,10 @@ describe('three instances on one database', () => {
         }
       }),
     );
-    await waitFor(() => acked.filter((x) => x.inst === victim).length >= 300, { timeoutMs: 60_000, what: 'load on the victim' });
+    await waitFor(() => acked.filter((x) => x.inst === victim).length >= 300, {
+      timeoutMs: 60_000,
+      what: 'load on the victim',
+    });
     // Its write backlog (rampart_state_write_backlog) just before it dies: what it may lose.
     const metrics = await (await fetch(`${victim.http}/metrics`)).text();
     const backlog = Number(/^rampart_state_write_backlog (\d+)/m.exec(metrics)?.[1]);
@@ -468,12 +686,23 @@ describe('three instances on one database', () => {
     stopAt = killedAt + 2000;
     await load;
     await victim.exited();
-    const stored = async () => new Set((await db.collection<{ userId: string }>('events').find({ envId: env, userId: { $in: acked.map((x) => x.user) } }, { projection: { userId: 1 } }).toArray()).map((d) => d.userId));
+    const stored = async () =>
+      new Set(
+        (
+          await db
+            .collection<{ userId: string }>('events')
+            .find({ envId: env, userId: { $in: acked.map((x) => x.user) } }, { projection: { userId: 1 } })
+            .toArray()
+        ).map((d) => d.userId),
+      );
     const survivors = acked.filter((x) => x.inst !== victim);
-    await waitFor(async () => {
-      const have = await stored();
-      return survivors.every((x) => have.has(x.user));
-    }, { timeoutMs: 60_000, intervalMs: 200, what: "the surviving instances' events written" });
+    await waitFor(
+      async () => {
+        const have = await stored();
+        return survivors.every((x) => have.has(x.user));
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: "the surviving instances' events written" },
+    );
     const have = await stored();
     const lost = acked.filter((x) => !have.has(x.user));
     expect(lost.filter((x) => x.inst !== victim)).toEqual([]);
@@ -483,7 +712,9 @@ describe('three instances on one database', () => {
     expect(Number.isFinite(backlog)).toBe(true);
     const answeredAfter = acked.filter((x) => x.inst === victim).length - ackedBeforeScrape;
     expect(lost.length).toBeLessThanOrEqual(backlog + answeredAfter);
-    process.stdout.write(`multi-instance SIGKILL: ${acked.filter((x) => x.inst === victim).length} verdicts acknowledged by the killed instance, ${lost.length} of them not stored (acknowledged in the last ${lost.length ? (killedAt - Math.min(...lost.map((x) => x.at))).toFixed(0) : 0} ms before the kill; its backlog was ${backlog} writes)\n`);
+    process.stdout.write(
+      `multi-instance SIGKILL: ${acked.filter((x) => x.inst === victim).length} verdicts acknowledged by the killed instance, ${lost.length} of them not stored (acknowledged in the last ${lost.length ? (killedAt - Math.min(...lost.map((x) => x.at))).toFixed(0) : 0} ms before the kill; its backlog was ${backlog} writes)\n`,
+    );
     instances.splice(2, 1);
   });
 });

@@ -23,7 +23,14 @@ import { WebhookService } from '../../src/core/webhooks/service';
 import { Sealer, sha256Hex } from '../../src/core/crypto';
 import { emailAccount, emailKey } from '../../src/core/scoring/population';
 import { InvalidParameters, NotFound } from '../../src/core/errors';
-import { asEnvId, type Device, type DeviceContext, type EnvId, type Environment, type StoredEvent } from '../../src/core/model';
+import {
+  asEnvId,
+  type Device,
+  type DeviceContext,
+  type EnvId,
+  type Environment,
+  type StoredEvent,
+} from '../../src/core/model';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { jobDone } from '../support/privacy';
 import { eventsOfUser } from '../support/stored';
@@ -65,7 +72,18 @@ function newEnv(privacyEmail: string | null = 'dpo@example.com'): Environment {
 }
 
 function privacy(opts: Partial<PrivacyServiceDeps> = {}): PrivacyService {
-  return new PrivacyService({ store, users, writes: state, webhooks, mailer, sealer, clock, links: restExportLinks('https://rampart.test/'), log, ...opts });
+  return new PrivacyService({
+    store,
+    users,
+    writes: state,
+    webhooks,
+    mailer,
+    sealer,
+    clock,
+    links: restExportLinks('https://rampart.test/'),
+    log,
+    ...opts,
+  });
 }
 
 /** Seed a user with a profile, devices, events (and an anonymous one naming the e-mail), a debugger entry, counters and a webhook. */
@@ -75,7 +93,20 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
   const context: DeviceContext = {
     ip: '198.51.100.4',
     location: null,
-    userAgent: { raw: 'UA', browser: 'Firefox', version: '1', os: 'Linux', mobile: false, platform: 'Linux', device: 'Unknown', family: 'Firefox', type: 'desktop', bot: false, headless: false, crawler: false },
+    userAgent: {
+      raw: 'UA',
+      browser: 'Firefox',
+      version: '1',
+      os: 'Linux',
+      mobile: false,
+      platform: 'Linux',
+      device: 'Unknown',
+      family: 'Firefox',
+      type: 'desktop',
+      bot: false,
+      headless: false,
+      crawler: false,
+    },
     type: 'desktop',
     properties: { note: `device of ${userId}` },
   };
@@ -91,7 +122,12 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
       location: { lat: 1, lon: 2, country: 'US', at: now },
       country: 'US',
     },
-    devices: [1, 2].map((n) => ({ key: `f:${userId}-${n}`, create: { token: `tok_${randomUUID()}`, identity: 'fingerprint' as const, at: now }, seen: { at: now, context }, eventRisk: 0.1 })),
+    devices: [1, 2].map((n) => ({
+      key: `f:${userId}-${n}`,
+      create: { token: `tok_${randomUUID()}`, identity: 'fingerprint' as const, at: now },
+      seen: { at: now, context },
+      eventRisk: 0.1,
+    })),
   });
   const made = (await users.load(env.id, userId))!.devices;
   const event = (name: string, uid: string | null, at: Date): StoredEvent => ({
@@ -111,7 +147,13 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
     signals: [],
     signalDetails: {},
     policy: null,
-    context: { ip: '198.51.100.4', headers: { 'user-agent': 'UA' }, userAgent: 'UA', fingerprint: null, extra: {} },
+    context: {
+      ip: '198.51.100.4',
+      headers: { 'user-agent': 'UA' },
+      userAgent: 'UA',
+      fingerprint: null,
+      extra: {},
+    },
     userTraits: { email },
     properties: { email },
     occurredAt: at,
@@ -154,7 +196,14 @@ async function seedUser(env: Environment, userId: string): Promise<{ email: stri
   });
   // And an earlier webhook about the user, delivered: the history keeps it apart from the outbox.
   const [open] = await webhooks.listForUser(env.id, userId);
-  const delivered = { ...open!, id: randomUUID(), status: 'delivered' as const, createdAt: new Date(now.getTime() - 60_000), deliveredAt: now, nextAttemptAt: null };
+  const delivered = {
+    ...open!,
+    id: randomUUID(),
+    status: 'delivered' as const,
+    createdAt: new Date(now.getTime() - 60_000),
+    deliveredAt: now,
+    nextAttemptAt: null,
+  };
   await database.db.collection('webhook_deliveries').insertOne(toDoc(delivered) as never);
   return { email, devices: made };
 }
@@ -166,7 +215,13 @@ async function chunksOf(jobId: string): Promise<number> {
 beforeAll(async () => {
   database = await testDatabase();
   // TTL indexes are left out: FerretDB 1.24 refuses `expireAfterSeconds` (nothing here relies on them).
-  const specs = [...userStateIndexes, ...eventIndexes, ...counterIndexes, ...webhookIndexes, ...privacyIndexes].map((s) => ({
+  const specs = [
+    ...userStateIndexes,
+    ...eventIndexes,
+    ...counterIndexes,
+    ...webhookIndexes,
+    ...privacyIndexes,
+  ].map((s) => ({
     ...s,
     indexes: s.indexes.filter((i) => i.expireAfterSeconds === undefined),
   }));
@@ -257,9 +312,20 @@ describe('access request', () => {
     const file = await svc.download(jobId, expires, signature);
     expect(file.filename).toBe(`rampart-privacy-export-${job.id}.json`);
     const doc = JSON.parse(file.json);
-    expect(doc).toMatchObject({ format: 'rampart.privacy-export.v1', user_id: userId, environment: { id: env.id }, profile: { userId, email: seeded.email } });
-    expect(doc.devices.map((d: { token: string }) => d.token).sort()).toEqual(seeded.devices.map((d) => d.token).sort());
-    expect(doc.events.map((e: { name: string }) => e.name)).toEqual(['$login.succeeded', '$login.succeeded', '$password_reset.succeeded']);
+    expect(doc).toMatchObject({
+      format: 'rampart.privacy-export.v1',
+      user_id: userId,
+      environment: { id: env.id },
+      profile: { userId, email: seeded.email },
+    });
+    expect(doc.devices.map((d: { token: string }) => d.token).sort()).toEqual(
+      seeded.devices.map((d) => d.token).sort(),
+    );
+    expect(doc.events.map((e: { name: string }) => e.name)).toEqual([
+      '$login.succeeded',
+      '$login.succeeded',
+      '$password_reset.succeeded',
+    ]);
     expect(doc.rejected_payloads).toHaveLength(1);
     expect(doc.webhooks).toHaveLength(2);
     expect(doc.webhooks[0].payload.data.user_id).toBe(userId);
@@ -267,7 +333,9 @@ describe('access request', () => {
     // Tampering with anything in the link is a 404.
     const flipped = signature.replace(/^./, (c) => (c === '0' ? '1' : '0'));
     await expect(svc.download(jobId, expires, flipped)).rejects.toBeInstanceOf(NotFound);
-    await expect(svc.download(jobId, String(Number(expires) + 3600), signature)).rejects.toBeInstanceOf(NotFound);
+    await expect(svc.download(jobId, String(Number(expires) + 3600), signature)).rejects.toBeInstanceOf(
+      NotFound,
+    );
     await expect(svc.download(randomUUID(), expires, signature)).rejects.toBeInstanceOf(NotFound);
     await expect(svc.download(jobId, expires, 'nothex')).rejects.toBeInstanceOf(NotFound);
 
@@ -289,7 +357,11 @@ describe('access request', () => {
   it('records a failure when the mail cannot be sent, and deletes the export', async () => {
     const env = newEnv();
     await seedUser(env, 'mailfail');
-    const unreachable = createSmtpMailer({ url: 'smtp://127.0.0.1:9', from: 'rampart@example.com', timeoutMs: 2000 });
+    const unreachable = createSmtpMailer({
+      url: 'smtp://127.0.0.1:9',
+      from: 'rampart@example.com',
+      timeoutMs: 2000,
+    });
     const failing = privacy({ mailer: unreachable });
     const job = await failing.requestAccess(env, 'mailfail');
     const done = await jobDone(failing, env.id, job.id);
@@ -300,14 +372,21 @@ describe('access request', () => {
 
     const noSmtp = privacy({ mailer: noMailer });
     const j2 = await noSmtp.requestAccess(env, 'mailfail');
-    expect(await jobDone(noSmtp, env.id, j2.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('RAMPART_SMTP_URL') });
+    expect(await jobDone(noSmtp, env.id, j2.id)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('RAMPART_SMTP_URL'),
+    });
   });
 
   it('stores large exports in chunks and reads them back intact', async () => {
     const small = new MongoPrivacyStore(database.db, state, { chunkChars: 1000 });
     const env = asEnvId(randomUUID());
     const text = `${'ab😀'.repeat(1500)}é${'x'.repeat(999)}😀`;
-    const bytes = await small.putExport(env, { id: randomUUID(), userId: 'u', expiresAt: new Date(Date.now() + 1000) }, text);
+    const bytes = await small.putExport(
+      env,
+      { id: randomUUID(), userId: 'u', expiresAt: new Date(Date.now() + 1000) },
+      text,
+    );
     expect(bytes).toBe(Buffer.byteLength(text));
     const [doc] = await database.db.collection('privacy_exports').find({ envId: env }).toArray();
     expect(doc).toBeDefined();
@@ -332,7 +411,11 @@ describe('access request', () => {
 
 describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (writeMode) => {
   // Whole documents are written only on Rampart's FerretDB build (the embedded database).
-  beforeAll(async () => useStores(writeMode === 'snapshots' && !(await serverKind(database.db)).upsertInsert ? 'deltas' : writeMode));
+  beforeAll(async () =>
+    useStores(
+      writeMode === 'snapshots' && !(await serverKind(database.db)).upsertInsert ? 'deltas' : writeMode,
+    ),
+  );
   afterAll(async () => {
     await state.flush();
     useStores('deltas');
@@ -351,13 +434,35 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     await jobDone(svc, env.id, bobJob.id);
 
     const { deleted } = await svc.purge(env, alice);
-    expect(deleted).toMatchObject({ users: 1, devices: 2, device_tokens: 2, events: 4, debugger: 1, webhook_outbox: 1, webhook_deliveries: 1, privacy_jobs: 1 });
+    expect(deleted).toMatchObject({
+      users: 1,
+      devices: 2,
+      device_tokens: 2,
+      events: 4,
+      debugger: 1,
+      webhook_outbox: 1,
+      webhook_deliveries: 1,
+      privacy_jobs: 1,
+    });
     expect(deleted.counters).toBeGreaterThanOrEqual(3);
     expect(deleted.privacy_exports).toBeGreaterThanOrEqual(1);
 
     // Nothing of alice (id or e-mail) remains anywhere in the database.
     const collections = (await database.db.listCollections().toArray()).map((c) => c.name);
-    expect(collections).toEqual(expect.arrayContaining(['users', 'devices', 'device_tokens', 'events', 'debugger', 'counters', 'webhook_outbox', 'webhook_deliveries', 'privacy_jobs', 'privacy_exports']));
+    expect(collections).toEqual(
+      expect.arrayContaining([
+        'users',
+        'devices',
+        'device_tokens',
+        'events',
+        'debugger',
+        'counters',
+        'webhook_outbox',
+        'webhook_deliveries',
+        'privacy_jobs',
+        'privacy_exports',
+      ]),
+    );
     const found: Record<string, number> = {};
     let bobSeen = 0;
     for (const name of collections) {
@@ -380,7 +485,9 @@ describe.each(['deltas', 'snapshots'] as const)('purge (state written as %s)', (
     expect((await users.load(env.id, bob))?.devices).toHaveLength(2);
     expect(await eventsOfUser(database.db, env.id, bob, 10)).toHaveLength(3);
     expect(await webhooks.listForUser(env.id, bob)).toHaveLength(2);
-    expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.get('w:dev:f:shared:1')?.sets.u).toEqual([bob]);
+    expect((await counters.read(env.id, ['w:dev:f:shared:1']))?.get('w:dev:f:shared:1')?.sets.u).toEqual([
+      bob,
+    ]);
     expect((await svc.job(env.id, bobJob.id))?.status).toBe('sent');
 
     // Idempotent: purging again, or an unknown user, deletes nothing and does not fail.
@@ -411,17 +518,31 @@ describe('over the REST door', () => {
         smtpUrl: `smtp://127.0.0.1:${smtp.port}`,
         mailFrom: 'rampart@example.com',
       });
-      http = await buildRestServer({ services: built.services, log: logger, bodyLimit: 100 * 1024, trustProxy: false, requireHttps: false });
+      http = await buildRestServer({
+        services: built.services,
+        log: logger,
+        bodyLimit: 100 * 1024,
+        trustProxy: false,
+        requireHttps: false,
+      });
       await http.listen({ host: '127.0.0.1', port: 0 });
       const base = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
       const { env, secret } = await built.services.environments.create('privacy-http', { sandbox: true });
       await built.services.environments.setPrivacyEmail(env.id, 'privacy-officer@example.com');
-      built.services.read.users.record(env.id, 'http-user', { profile: { seenAt: new Date(), firstSeenAt: new Date(), email: 'h@example.com' } });
+      built.services.read.users.record(env.id, 'http-user', {
+        profile: { seenAt: new Date(), firstSeenAt: new Date(), email: 'h@example.com' },
+      });
       const auth = `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
       const before = smtp.mails.length;
-      const res = await fetch(`${base}/v1/privacy/users/http-user`, { method: 'POST', headers: { authorization: auth } });
+      const res = await fetch(`${base}/v1/privacy/users/http-user`, {
+        method: 'POST',
+        headers: { authorization: auth },
+      });
       expect(res.status).toBe(202);
-      const mail = await waitFor(() => smtp.mails.slice(before).find((m) => m.to.includes('privacy-officer@example.com')), { what: "the export's mail to the privacy officer", timeoutMs: 10_000, intervalMs: 25 });
+      const mail = await waitFor(
+        () => smtp.mails.slice(before).find((m) => m.to.includes('privacy-officer@example.com')),
+        { what: "the export's mail to the privacy officer", timeoutMs: 10_000, intervalMs: 25 },
+      );
       const m = LINK.exec(mail.text);
       expect(m).not.toBeNull();
       const url = new URL(m![0]);
@@ -429,8 +550,13 @@ describe('over the REST door', () => {
       const download = await fetch(`${base}${url.pathname}${url.search}`);
       expect(download.status).toBe(200);
       expect(download.headers.get('content-type')).toMatch(/application\/json/);
-      expect(JSON.parse(await download.text())).toMatchObject({ user_id: 'http-user', environment: { id: env.id } });
-      const forged = await fetch(`${base}${url.pathname}?expires=${url.searchParams.get('expires')}&signature=${'0'.repeat(64)}`);
+      expect(JSON.parse(await download.text())).toMatchObject({
+        user_id: 'http-user',
+        environment: { id: env.id },
+      });
+      const forged = await fetch(
+        `${base}${url.pathname}?expires=${url.searchParams.get('expires')}&signature=${'0'.repeat(64)}`,
+      );
       expect(forged.status).toBe(404);
 
       // Another tenant's user: the purge answers 202 as for any id (idempotent, and no answer
@@ -441,17 +567,48 @@ describe('over the REST door', () => {
       const seen = await fetch(`${base}/v1/risk`, {
         method: 'POST',
         headers: { authorization: otherAuth, 'content-type': 'application/json' },
-        body: JSON.stringify({ event: '$login', status: '$succeeded', user: { id: 'other-user', email: 'o@example.com' }, context: { ip: '81.2.69.142', headers: { 'user-agent': 'Mozilla/5.0' } } }),
+        body: JSON.stringify({
+          event: '$login',
+          status: '$succeeded',
+          user: { id: 'other-user', email: 'o@example.com' },
+          context: { ip: '81.2.69.142', headers: { 'user-agent': 'Mozilla/5.0' } },
+        }),
       });
       expect(seen.status).toBe(201);
-      expect((await fetch(`${base}/v1/privacy/users/other-user`, { method: 'DELETE', headers: { authorization: auth } })).status).toBe(202);
-      expect((await fetch(`${base}/v1/privacy/users/never-seen-anywhere`, { method: 'DELETE', headers: { authorization: auth } })).status).toBe(202);
-      expect((await fetch(`${base}/v1/privacy/users/other-user`, { method: 'POST', headers: { authorization: auth } })).status).toBe(404);
-      const kept = await fetch(`${base}/v1/users/other-user/devices`, { headers: { authorization: otherAuth } });
+      expect(
+        (
+          await fetch(`${base}/v1/privacy/users/other-user`, {
+            method: 'DELETE',
+            headers: { authorization: auth },
+          })
+        ).status,
+      ).toBe(202);
+      expect(
+        (
+          await fetch(`${base}/v1/privacy/users/never-seen-anywhere`, {
+            method: 'DELETE',
+            headers: { authorization: auth },
+          })
+        ).status,
+      ).toBe(202);
+      expect(
+        (
+          await fetch(`${base}/v1/privacy/users/other-user`, {
+            method: 'POST',
+            headers: { authorization: auth },
+          })
+        ).status,
+      ).toBe(404);
+      const kept = await fetch(`${base}/v1/users/other-user/devices`, {
+        headers: { authorization: otherAuth },
+      });
       expect(kept.status).toBe(200);
       expect(((await kept.json()) as { total_count: number }).total_count).toBe(1);
 
-      const purge = await fetch(`${base}/v1/privacy/users/http-user`, { method: 'DELETE', headers: { authorization: auth } });
+      const purge = await fetch(`${base}/v1/privacy/users/http-user`, {
+        method: 'DELETE',
+        headers: { authorization: auth },
+      });
       expect(purge.status).toBe(202);
       const gone = await fetch(`${base}/v1/users/http-user/devices`, { headers: { authorization: auth } });
       expect(gone.status).toBe(404);

@@ -18,7 +18,8 @@ import { run, type Running } from '../../src/app/runtime';
 import { call } from '../support/app';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 /** Every regular file under `dir`, recursively. */
 function filesUnder(dir: string): string[] {
@@ -36,7 +37,8 @@ function occurrences(dir: string, needles: Record<string, string>): Record<strin
     const bytes = readFileSync(file);
     for (const [what, needle] of Object.entries(needles)) {
       const n = Buffer.from(needle, 'utf8');
-      for (let at = bytes.indexOf(n); at !== -1; at = bytes.indexOf(n, at + 1)) found[what] = (found[what] ?? 0) + 1;
+      for (let at = bytes.indexOf(n); at !== -1; at = bytes.indexOf(n, at + 1))
+        found[what] = (found[what] ?? 0) + 1;
     }
   }
   return found;
@@ -52,7 +54,13 @@ interface Person {
 
 const person = (tag: string): Person => {
   const r = randomBytes(5).toString('hex');
-  return { id: `${tag}-${r}`, email: `${tag}.${r}@example.org`, phone: `+4477${parseInt(r.slice(0, 8), 16).toString().padStart(9, '0').slice(0, 9)}`, name: `${tag} Q${r}`, username: `${tag}_u${r}` };
+  return {
+    id: `${tag}-${r}`,
+    email: `${tag}.${r}@example.org`,
+    phone: `+4477${parseInt(r.slice(0, 8), 16).toString().padStart(9, '0').slice(0, 9)}`,
+    name: `${tag} Q${r}`,
+    username: `${tag}_u${r}`,
+  };
 };
 
 embeddedOnly('purging a user on the embedded database', () => {
@@ -89,22 +97,64 @@ embeddedOnly('purging a user on the embedded database', () => {
       const user = { id: p.id, email: p.email, phone: p.phone, name: p.name, username: p.username };
       for (let i = 0; i < 12; i++) {
         // Each login rewrites the user's documents (devices, profile, counters) a little differently.
-        const context = { ip: `81.2.69.${10 + i}`, headers: { 'User-Agent': UA, 'Accept-Language': `en-GB,en;q=0.${i % 9 + 1}` } };
+        const context = {
+          ip: `81.2.69.${10 + i}`,
+          headers: { 'User-Agent': UA, 'Accept-Language': `en-GB,en;q=0.${(i % 9) + 1}` },
+        };
         const event = i % 3 === 2 ? '$login.failed' : '$login';
-        const risk = await call(app, 'POST', '/v1/risk', { event, status: i % 3 === 2 ? '$failed' : '$succeeded', user, context, request_token: `test|device:d${i % 4}` });
+        const risk = await call(app, 'POST', '/v1/risk', {
+          event,
+          status: i % 3 === 2 ? '$failed' : '$succeeded',
+          user,
+          context,
+          request_token: `test|device:d${i % 4}`,
+        });
         expect(risk.status).toBe(201);
       }
-      expect((await call(app, 'POST', '/v1/track', { event: '$profile_update', user_id: p.id, user_traits: { email: p.email, phone: p.phone, name: p.name }, context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } } })).status).toBe(204);
+      expect(
+        (
+          await call(app, 'POST', '/v1/track', {
+            event: '$profile_update',
+            user_id: p.id,
+            user_traits: { email: p.email, phone: p.phone, name: p.name },
+            context: { ip: '81.2.69.9', headers: { 'User-Agent': UA } },
+          })
+        ).status,
+      ).toBe(204);
       // Anonymous events: a form that submitted only the phone, or only the user name.
       const context = { ip: '81.2.69.8', headers: { 'User-Agent': UA } };
-      expect((await call(app, 'POST', '/v1/filter', { type: '$login', status: '$failed', params: { phone: p.phone }, context })).status).toBe(201);
-      expect((await call(app, 'POST', '/v1/filter', { type: '$login', status: '$failed', params: { username: p.username }, context })).status).toBe(201);
+      expect(
+        (
+          await call(app, 'POST', '/v1/filter', {
+            type: '$login',
+            status: '$failed',
+            params: { phone: p.phone },
+            context,
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await call(app, 'POST', '/v1/filter', {
+            type: '$login',
+            status: '$failed',
+            params: { username: p.username },
+            context,
+          })
+        ).status,
+      ).toBe(201);
     }
 
     const purged = await call(app, 'DELETE', `/v1/privacy/users/${encodeURIComponent(victim.id)}`);
     expect(purged.status).toBeLessThan(300);
 
-    const needles = (p: Person, tag: string) => ({ [`${tag} id`]: p.id, [`${tag} e-mail`]: p.email, [`${tag} phone`]: p.phone, [`${tag} name`]: p.name, [`${tag} user name`]: p.username });
+    const needles = (p: Person, tag: string) => ({
+      [`${tag} id`]: p.id,
+      [`${tag} e-mail`]: p.email,
+      [`${tag} phone`]: p.phone,
+      [`${tag} name`]: p.name,
+      [`${tag} user name`]: p.username,
+    });
     // While the service runs: the database file and its write-ahead log as they are on disk.
     const live = occurrences(dir, { ...needles(victim, 'victim'), ...needles(keeper, 'keeper') });
     expect(Object.keys(live).filter((k) => k.startsWith('victim'))).toEqual([]);

@@ -7,7 +7,17 @@
  * against the shipped declarations. No database: it runs in seconds.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -18,15 +28,27 @@ let pkgDir: string;
 
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'rampart-rn-pack-'));
-  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-react-native.js'), '--out', dir], { cwd: root, stdio: 'pipe' });
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-react-native.js'), '--out', dir], {
+    cwd: root,
+    stdio: 'pipe',
+  });
   pkgDir = path.join(dir, 'react-native');
   // An app's node_modules, as npm would lay it: the tarball unpacked, its one dependency, no React Native.
   const modules = path.join(dir, 'app', 'node_modules');
   mkdirSync(path.join(modules, '@rampart'), { recursive: true });
   mkdirSync(path.join(modules, '@noble'), { recursive: true });
-  execFileSync('tar', ['xzf', path.join(dir, `rampart-react-native-${rootPkg.version}.tgz`), '-C', path.join(modules, '@rampart')]);
+  execFileSync('tar', [
+    'xzf',
+    path.join(dir, `rampart-react-native-${rootPkg.version}.tgz`),
+    '-C',
+    path.join(modules, '@rampart'),
+  ]);
   renameSync(path.join(modules, '@rampart', 'package'), path.join(modules, '@rampart', 'react-native'));
-  symlinkSync(path.join(root, 'node_modules', '@noble', 'hashes'), path.join(modules, '@noble', 'hashes'), 'dir');
+  symlinkSync(
+    path.join(root, 'node_modules', '@noble', 'hashes'),
+    path.join(modules, '@noble', 'hashes'),
+    'dir',
+  );
 }, 60_000);
 
 afterAll(() => {
@@ -37,11 +59,23 @@ const run = (args: string[], cwd: string) => execFileSync(process.execPath, args
 
 describe('@rampart/react-native package', () => {
   it('packs the builds, the declarations, the README and package.json, nothing else', () => {
-    const [report] = JSON.parse(execFileSync('npm', ['pack', pkgDir, '--dry-run', '--json', '--silent'], { cwd: dir, encoding: 'utf8' }));
+    const [report] = JSON.parse(
+      execFileSync('npm', ['pack', pkgDir, '--dry-run', '--json', '--silent'], {
+        cwd: dir,
+        encoding: 'utf8',
+      }),
+    );
     const files = (report.files as { path: string }[]).map((f) => f.path).sort();
-    expect(files.filter((f) => !f.startsWith('types/'))).toEqual(['README.md', 'index.js', 'index.mjs', 'package.json']);
+    expect(files.filter((f) => !f.startsWith('types/'))).toEqual([
+      'README.md',
+      'index.js',
+      'index.mjs',
+      'package.json',
+    ]);
     expect(files.filter((f) => f.startsWith('types/'))).toContain('types/index.d.ts');
-    expect(files.every((f) => /^(types\/[\w-]+\.d\.ts|README\.md|index\.m?js|package\.json)$/.test(f))).toBe(true);
+    expect(files.every((f) => /^(types\/[\w-]+\.d\.ts|README\.md|index\.m?js|package\.json)$/.test(f))).toBe(
+      true,
+    );
     expect(report.name).toBe('@rampart/react-native');
     // The build packed the tarball too.
     expect(readdirSync(dir)).toContain(`rampart-react-native-${rootPkg.version}.tgz`);
@@ -53,19 +87,52 @@ describe('@rampart/react-native package', () => {
     expect(install).toContain('node scripts/build-react-native.js');
     expect(install).toContain('dist/rampart-react-native-<version>.tgz');
     expect(install).toContain(`npm install ./vendor/rampart-react-native-${rootPkg.version}.tgz`);
-    expect(install).toContain(`"@rampart/react-native": "file:vendor/rampart-react-native-${rootPkg.version}.tgz"`);
+    expect(install).toContain(
+      `"@rampart/react-native": "file:vendor/rampart-react-native-${rootPkg.version}.tgz"`,
+    );
     // Not `npm install @rampart/react-native`: the package is on no registry.
     expect(readme).not.toMatch(/npm install @rampart\/react-native/);
     // npm installs it by path into an app, under its name, with its dependency taken from the app's.
     const appDir = path.join(dir, 'installed-app');
     mkdirSync(path.join(appDir, 'vendor'), { recursive: true });
-    copyFileSync(path.join(dir, `rampart-react-native-${rootPkg.version}.tgz`), path.join(appDir, 'vendor', `rampart-react-native-${rootPkg.version}.tgz`));
+    copyFileSync(
+      path.join(dir, `rampart-react-native-${rootPkg.version}.tgz`),
+      path.join(appDir, 'vendor', `rampart-react-native-${rootPkg.version}.tgz`),
+    );
     // The app already has @noble/hashes (here from this clone, so that nothing is downloaded); React Native's peers are not installed.
     const noble = path.join(root, 'node_modules', '@noble', 'hashes');
-    writeFileSync(path.join(appDir, 'package.json'), JSON.stringify({ name: 'shop-app', version: '1.0.0', private: true, dependencies: { '@noble/hashes': `file:${noble}` } }));
-    execFileSync('npm', ['install', `./vendor/rampart-react-native-${rootPkg.version}.tgz`, '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--legacy-peer-deps'], { cwd: appDir, stdio: 'pipe' });
-    expect(JSON.parse(readFileSync(path.join(appDir, 'package.json'), 'utf8')).dependencies['@rampart/react-native']).toBe(`file:vendor/rampart-react-native-${rootPkg.version}.tgz`);
-    expect(JSON.parse(readFileSync(path.join(appDir, 'node_modules', '@rampart', 'react-native', 'package.json'), 'utf8')).name).toBe('@rampart/react-native');
+    writeFileSync(
+      path.join(appDir, 'package.json'),
+      JSON.stringify({
+        name: 'shop-app',
+        version: '1.0.0',
+        private: true,
+        dependencies: { '@noble/hashes': `file:${noble}` },
+      }),
+    );
+    execFileSync(
+      'npm',
+      [
+        'install',
+        `./vendor/rampart-react-native-${rootPkg.version}.tgz`,
+        '--offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--legacy-peer-deps',
+      ],
+      { cwd: appDir, stdio: 'pipe' },
+    );
+    expect(
+      JSON.parse(readFileSync(path.join(appDir, 'package.json'), 'utf8')).dependencies[
+        '@rampart/react-native'
+      ],
+    ).toBe(`file:vendor/rampart-react-native-${rootPkg.version}.tgz`);
+    expect(
+      JSON.parse(
+        readFileSync(path.join(appDir, 'node_modules', '@rampart', 'react-native', 'package.json'), 'utf8'),
+      ).name,
+    ).toBe('@rampart/react-native');
   });
 
   it('declares its entry points, its one dependency and its peers', () => {
@@ -78,12 +145,31 @@ describe('@rampart/react-native package', () => {
       module: './index.mjs',
       types: './types/index.d.ts',
       'react-native': './index.js',
-      exports: { '.': { types: './types/index.d.ts', 'react-native': './index.js', import: './index.mjs', require: './index.js' } },
+      exports: {
+        '.': {
+          types: './types/index.d.ts',
+          'react-native': './index.js',
+          import: './index.mjs',
+          require: './index.js',
+        },
+      },
       dependencies: { '@noble/hashes': rootPkg.devDependencies['@noble/hashes'] },
     });
-    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@react-native-async-storage/async-storage', 'jail-monkey', 'react-native', 'react-native-device-info', 'react-native-get-random-values', 'react-native-keychain']);
-    expect(pkg.peerDependenciesMeta).toEqual({ 'jail-monkey': { optional: true }, 'react-native-get-random-values': { optional: true } });
-    expect(readFileSync(path.join(pkgDir, 'README.md'), 'utf8')).toBe(readFileSync(path.join(root, 'src', 'react-native', 'README.md'), 'utf8'));
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual([
+      '@react-native-async-storage/async-storage',
+      'jail-monkey',
+      'react-native',
+      'react-native-device-info',
+      'react-native-get-random-values',
+      'react-native-keychain',
+    ]);
+    expect(pkg.peerDependenciesMeta).toEqual({
+      'jail-monkey': { optional: true },
+      'react-native-get-random-values': { optional: true },
+    });
+    expect(readFileSync(path.join(pkgDir, 'README.md'), 'utf8')).toBe(
+      readFileSync(path.join(root, 'src', 'react-native', 'README.md'), 'utf8'),
+    );
   });
 
   it('the CommonJS build loads and runs without React Native; only creating the adapter needs it', () => {
@@ -96,19 +182,34 @@ describe('@rampart/react-native package', () => {
         process.stdout.write(JSON.stringify(out));
       });`;
     const out = JSON.parse(run(['-e', script], path.join(dir, 'app')));
-    expect(out.exports).toEqual(expect.arrayContaining(['Rampart', 'RampartClient', 'createRampart', 'createReactNativePlatform', 'default']));
+    expect(out.exports).toEqual(
+      expect.arrayContaining([
+        'Rampart',
+        'RampartClient',
+        'createRampart',
+        'createReactNativePlatform',
+        'default',
+      ]),
+    );
     expect(out).toMatchObject({ clientId: null, same: true });
     expect(out.adapter).toMatch(/Cannot find module 'react-native'/);
     expect(out.configure).toMatch(/Cannot find module 'react-native'/);
     // Bundlers follow only literal requires of the peers.
     const cjs = readFileSync(path.join(pkgDir, 'index.js'), 'utf8');
-    for (const peer of ['react-native', '@react-native-async-storage/async-storage', 'react-native-keychain', 'react-native-device-info', 'jail-monkey']) expect(cjs).toContain(`require("${peer}")`);
+    for (const peer of [
+      'react-native',
+      '@react-native-async-storage/async-storage',
+      'react-native-keychain',
+      'react-native-device-info',
+      'jail-monkey',
+    ])
+      expect(cjs).toContain(`require("${peer}")`);
     // @noble/hashes is a dependency, not bundled in.
     expect(cjs).toContain('require("@noble/hashes/sha2.js")');
     expect(cjs).not.toContain('class SHA256');
   });
 
-  it('the core works from the built CommonJS over a platform of the app\'s own', () => {
+  it("the core works from the built CommonJS over a platform of the app's own", () => {
     const script = `
       const { createRampart } = require('@rampart/react-native');
       const crypto = require('node:crypto');
@@ -135,7 +236,14 @@ describe('@rampart/react-native package', () => {
   });
 
   it('the ES module loads', () => {
-    const out = run(['--input-type=module', '-e', "const m = await import('@rampart/react-native'); process.stdout.write(JSON.stringify([typeof m.default.configure, typeof m.createRampart]));"], path.join(dir, 'app'));
+    const out = run(
+      [
+        '--input-type=module',
+        '-e',
+        "const m = await import('@rampart/react-native'); process.stdout.write(JSON.stringify([typeof m.default.configure, typeof m.createRampart]));",
+      ],
+      path.join(dir, 'app'),
+    );
     expect(JSON.parse(out)).toEqual(['function', 'function']);
     expect(readFileSync(path.join(pkgDir, 'index.mjs'), 'utf8')).not.toContain('__require');
   });
@@ -156,7 +264,22 @@ void createRampart(platform).createRequestToken().then((t: string) => t.length);
 void token;
 `,
     );
-    writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'commonjs', moduleResolution: 'node', target: 'ES2020', lib: ['ES2020'], types: [], skipLibCheck: false }, files: ['app.ts'] }));
+    writeFileSync(
+      path.join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'commonjs',
+          moduleResolution: 'node',
+          target: 'ES2020',
+          lib: ['ES2020'],
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['app.ts'],
+      }),
+    );
     run([require.resolve('typescript/bin/tsc'), '-p', app], app);
   });
 });

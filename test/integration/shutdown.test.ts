@@ -20,7 +20,8 @@ import { alive } from '../support/process';
 import { waitFor } from '../support/wait';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
   let dir: string;
@@ -67,11 +68,25 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
             try {
               const r =
                 n % 5 === 0
-                  ? await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: `drill-${n % 50}` }, context, properties: { seq: id } })
-                  : await call(app, 'POST', '/v1/track', { event: '$login.failed', user_id: `drill-${n % 50}`, context, properties: { seq: id } });
+                  ? await call(app, 'POST', '/v1/risk', {
+                      event: '$login',
+                      user: { id: `drill-${n % 50}` },
+                      context,
+                      properties: { seq: id },
+                    })
+                  : await call(app, 'POST', '/v1/track', {
+                      event: '$login.failed',
+                      user_id: `drill-${n % 50}`,
+                      context,
+                      properties: { seq: id },
+                    });
               if (r.status === 201 || r.status === 204) acknowledged.add(id);
               // A refusal is in Rampart's error body, as every error is: {type, message}.
-              else if (r.status === 503 && r.body?.type !== 'service_unavailable') refused.set('503 without Rampart\'s body', (refused.get('503 without Rampart\'s body') ?? 0) + 1);
+              else if (r.status === 503 && r.body?.type !== 'service_unavailable')
+                refused.set(
+                  "503 without Rampart's body",
+                  (refused.get("503 without Rampart's body") ?? 0) + 1,
+                );
               else refused.set(String(r.status), (refused.get(String(r.status)) ?? 0) + 1);
             } catch {
               refused.set('closed', (refused.get('closed') ?? 0) + 1);
@@ -88,14 +103,22 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
 
     // Let the stream run, then stop while requests are in flight.
     // (A track call answers once written, here up to half a second later: the stream is slower.)
-    await waitFor(() => acknowledged.size >= 200, { what: 'the stream to have 200 events acknowledged', timeoutMs: 120_000 });
+    await waitFor(() => acknowledged.size >= 200, {
+      what: 'the stream to have 200 events acknowledged',
+      timeoutMs: 120_000,
+    });
     // Dashboards read through the analysts' FerretDB reader (a second process on the same files):
     // it sees what the primary wrote, and it stops with Rampart.
-    const info = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as { ferretdbPid: number; readerPid: number };
+    const info = JSON.parse(readFileSync(embeddedInfoFile(dir), 'utf8')) as {
+      ferretdbPid: number;
+      readerPid: number;
+    };
     expect(info.readerPid).toEqual(expect.any(Number));
     expect(info.readerPid).not.toBe(info.ferretdbPid);
     await running.built.state.flush();
-    const seen = await call(app, 'POST', '/graphql', { query: '{ analytics { total } events(first: 1) { edges { node { name } } } }' });
+    const seen = await call(app, 'POST', '/graphql', {
+      query: '{ analytics { total } events(first: 1) { edges { node { name } } } }',
+    });
     expect(seen.status).toBe(200);
     expect(seen.body.data.analytics.total).toBeGreaterThan(0);
     expect(seen.body.data.events.edges).toHaveLength(1);
@@ -105,7 +128,9 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
     expect(alive(info.readerPid)).toBe(false);
     await stream;
     expect(afterStop).toBeGreaterThan(0);
-    process.stdout.write(`shutdown drill: acknowledged ${acknowledged.size}, refused ${JSON.stringify([...refused])}\n`);
+    process.stdout.write(
+      `shutdown drill: acknowledged ${acknowledged.size}, refused ${JSON.stringify([...refused])}\n`,
+    );
     expect(refused.get('500') ?? 0).toBe(0);
     expect([...refused.keys()].every((k) => k === '503' || k === 'closed')).toBe(true);
 
@@ -115,7 +140,11 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
     try {
       await client.connect();
       const stored = new Set<string>();
-      for (const e of await client.db(dbName).collection<{ properties: string }>('events').find({}, { projection: { properties: 1 } }).toArray()) {
+      for (const e of await client
+        .db(dbName)
+        .collection<{ properties: string }>('events')
+        .find({}, { projection: { properties: 1 } })
+        .toArray()) {
         const p = JSON.parse(e.properties) as { seq?: string };
         if (p.seq) stored.add(p.seq);
       }
@@ -134,9 +163,19 @@ embeddedOnly('stopping Rampart (SIGTERM) mid-stream', () => {
     const port = (taken.address() as net.AddressInfo).port;
     const own = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'taken-'));
     try {
-      const config = loadConfig({ RAMPART_DATA_DIR: own, RAMPART_DB_NAME: 'rampart_taken', RAMPART_HOST: '127.0.0.1', RAMPART_HTTP_PORT: String(port), RAMPART_GRPC_PORT: '0', RAMPART_LOG_LEVEL: 'silent' });
+      const config = loadConfig({
+        RAMPART_DATA_DIR: own,
+        RAMPART_DB_NAME: 'rampart_taken',
+        RAMPART_HOST: '127.0.0.1',
+        RAMPART_HTTP_PORT: String(port),
+        RAMPART_GRPC_PORT: '0',
+        RAMPART_LOG_LEVEL: 'silent',
+      });
       await expect(run(config, createLogger('silent'))).rejects.toThrow(/EADDRINUSE|address already in use/i);
-      const info = JSON.parse(readFileSync(embeddedInfoFile(own), 'utf8')) as { ferretdbPid: number; readerPid: number | null };
+      const info = JSON.parse(readFileSync(embeddedInfoFile(own), 'utf8')) as {
+        ferretdbPid: number;
+        readerPid: number | null;
+      };
       expect(info.ferretdbPid).toEqual(expect.any(Number));
       expect(alive(info.ferretdbPid)).toBe(false);
       if (info.readerPid !== null) expect(alive(info.readerPid)).toBe(false);

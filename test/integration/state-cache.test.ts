@@ -32,7 +32,18 @@ afterAll(async () => {
 function cacheOf(o: Partial<CacheOptions> = {}, inflight: () => Promise<void> | null = () => null) {
   const clock = { now: 1_000_000 };
   const reads: string[] = [];
-  const cache = new StateCache(database.db, { maxEntries: 1000, maxAgeMs: null, readTimeoutMs: 10_000, now: () => clock.now, observer: { read: (_, outcome) => reads.push(outcome) }, ...o }, inflight);
+  const cache = new StateCache(
+    database.db,
+    {
+      maxEntries: 1000,
+      maxAgeMs: null,
+      readTimeoutMs: 10_000,
+      now: () => clock.now,
+      observer: { read: (_, outcome) => reads.push(outcome) },
+      ...o,
+    },
+    inflight,
+  );
   return { cache, clock, reads };
 }
 
@@ -73,17 +84,24 @@ it('keeps a copy with unwritten changes fresh at any age, and a look-up adds the
 });
 
 it('looks the misses of one turn up together, at most 500 ids a look-up and each document once', async () => {
-  await database.db.collection('batched').insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
+  await database.db
+    .collection('batched')
+    .insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
   const { cache } = cacheOf();
   const ids = Array.from({ length: 600 }, (_, i) => `d${i}`);
   // The same document read twice in one turn: one look-up.
-  const [docs, again] = await Promise.all([cache.readMany('batched', [...ids, 'd1', 'none']), cache.read('batched', 'd1')]);
+  const [docs, again] = await Promise.all([
+    cache.readMany('batched', [...ids, 'd1', 'none']),
+    cache.read('batched', 'd1'),
+  ]);
   expect(again).toEqual({ n: 1 });
   expect(docs.size).toBe(601);
   expect(docs.get('d599')).toEqual({ n: 599 });
   expect(docs.get('none')).toBeNull();
   expect(findsOf('batched').map((f) => f.length)).toEqual([500, 101]);
-  expect(cache.cachedIds('batched', 'd59').sort()).toEqual(['d59', ...Array.from({ length: 10 }, (_, i) => `d59${i}`)].sort());
+  expect(cache.cachedIds('batched', 'd59').sort()).toEqual(
+    ['d59', ...Array.from({ length: 10 }, (_, i) => `d59${i}`)].sort(),
+  );
 });
 
 it('does not look a document up while its changes are in flight: it waits for that flush', async () => {
@@ -118,7 +136,11 @@ it('answers undefined past a deadline, and its look-up goes on to fill the cache
 });
 
 it('invalidate() drops unchanged copies and forgets the copy of a changed one, keeping its changes', async () => {
-  await database.db.collection('purged').insertMany([{ _id: 'x' as never, n: 1 }, { _id: 'y' as never, n: 1 }, { _id: 'z' as never, n: 1 }]);
+  await database.db.collection('purged').insertMany([
+    { _id: 'x' as never, n: 1 },
+    { _id: 'y' as never, n: 1 },
+    { _id: 'z' as never, n: 1 },
+  ]);
   const { cache } = cacheOf();
   await cache.readAll('purged', ['x', 'y', 'z']);
   const ops = delta().inc(['n'], 10).ops;
@@ -141,7 +163,10 @@ it('invalidate() drops unchanged copies and forgets the copy of a changed one, k
 });
 
 it('answers an aged copy when its look-up is late, and nothing for a document it never had', async () => {
-  await database.db.collection('late-read').insertMany([{ _id: 'held' as never, n: 1 }, { _id: 'new' as never, n: 9 }]);
+  await database.db.collection('late-read').insertMany([
+    { _id: 'held' as never, n: 1 },
+    { _id: 'new' as never, n: 9 },
+  ]);
   const { cache, clock } = cacheOf({ maxAgeMs: 2000 });
   expect(await cache.read('late-read', 'held')).toEqual({ n: 1 });
   clock.now += 5000;

@@ -13,7 +13,8 @@ import { TENTATIVE_WEIGHT } from '../../src/core/scoring/model';
 import { idOf } from '../../src/store/ids';
 import { unpack } from '../../src/store/state/pack';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
 /** Run `count` calls, `concurrency` at a time. */
 async function hammer(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
@@ -47,7 +48,12 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
         if (r.status === 204) acks.track++;
         else refused.push(r.status);
       } else {
-        const r = await call(app, 'POST', '/v1/risk', { event: '$login', user: { id: user }, request_token: 'one-shared-device', context });
+        const r = await call(app, 'POST', '/v1/risk', {
+          event: '$login',
+          user: { id: user },
+          request_token: 'one-shared-device',
+          context,
+        });
         if (r.status === 201) {
           acks.risk++;
           if (r.body.policy.action === 'allow') acks.allowed++;
@@ -67,9 +73,13 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     // documents are stored packed, and the address's window is kept in its /24's (its counts
     // named `o77_…` there): both places are read.
     type CounterDoc = { _id: string; c?: Record<string, number>; s?: Record<string, string[]> };
-    const counterDocs = (await db.collection<{ _id: string }>('counters').find({ envId: env }).toArray()).map((d) => ({ ...unpack(d), _id: d._id }) as CounterDoc);
+    const counterDocs = (await db.collection<{ _id: string }>('counters').find({ envId: env }).toArray()).map(
+      (d) => ({ ...unpack(d), _id: d._id }) as CounterDoc,
+    );
     const own = counterDocs.filter((d) => d._id.startsWith(idOf(env, `w:ip:${ip}:`)));
-    const folded = counterDocs.filter((d) => d._id.startsWith(idOf(env, 'w:net:81.2.69.0/24:'))).map((d) => ({ c: { a: d.c?.o77_a, f: d.c?.o77_f }, s: { u: d.s?.o77_u } }));
+    const folded = counterDocs
+      .filter((d) => d._id.startsWith(idOf(env, 'w:net:81.2.69.0/24:')))
+      .map((d) => ({ c: { a: d.c?.o77_a, f: d.c?.o77_f }, s: { u: d.s?.o77_u } }));
     const ipWindows = [...own, ...folded].filter((d) => d.c?.a !== undefined);
     expect(ipWindows.length).toBeGreaterThan(0);
     expect(ipWindows.reduce((n, d) => n + (d.c?.a ?? 0), 0)).toBe(acks.risk + acks.track);
@@ -79,13 +89,18 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
     // (On the embedded database the user document is stored packed: read its stored form as is.)
     const stored = await db.collection<{ _id: string }>('users').findOne({ _id: idOf(env, user) });
     type Table = Record<string, Record<string, { c: number }>>;
-    const userDoc = (stored ? unpack(stored) : null) as { n?: number; d?: Record<string, { n?: number; tokens?: string[] }>; p?: { n?: number; hn?: number; t?: Table; h?: Table } } | null;
+    const userDoc = (stored ? unpack(stored) : null) as {
+      n?: number;
+      d?: Record<string, { n?: number; tokens?: string[] }>;
+      p?: { n?: number; hn?: number; t?: Table; h?: Table };
+    } | null;
     expect(userDoc?.n).toBe(acks.risk + acks.track);
     // The behavioural model: each allowed login taught the legitimate tables once (a challenged
     // one tentatively, as this environment reports no challenge answers), each failed login the
     // hostile record once (decayed counts, scaled back to counts at the test's time).
     const scale = epochWeight(Date.now());
-    const near = (stored: number | undefined, count: number) => expect(Math.abs((stored ?? 0) / scale - count)).toBeLessThan(1e-3 * Math.max(1, count));
+    const near = (stored: number | undefined, count: number) =>
+      expect(Math.abs((stored ?? 0) / scale - count)).toBeLessThan(1e-3 * Math.max(1, count));
     expect(acks.allowed).toBeGreaterThan(0);
     const taught = acks.allowed + TENTATIVE_WEIGHT * acks.challenged;
     near(userDoc?.p?.n, taught);
@@ -103,7 +118,9 @@ describe('one user, one IP, one device, many concurrent clients (REST)', () => {
       expect(d.body.token).toBe(devices[0]?.tokens?.[0]);
     }
 
-    expect(await db.collection('events').countDocuments({ envId: env, userId: user })).toBe(acks.risk + acks.track);
+    expect(await db.collection('events').countDocuments({ envId: env, userId: user })).toBe(
+      acks.risk + acks.track,
+    );
   });
 });
 
@@ -116,11 +133,16 @@ describe('two state layers (two instances) on one database', () => {
     await database?.drop();
   });
 
-  it('never lose each other\'s increments, set-adds or latest times', async () => {
+  it("never lose each other's increments, set-adds or latest times", async () => {
     // A failed flush (two upserts of a new document racing: duplicate key) is retried; only a
     // change the database refused for good would be an error here.
     const dropped: unknown[] = [];
-    const layer = () => new StateLayer(database.db, { flushIntervalMs: 1, retryBaseMs: 1, onError: (err, what) => (what === 'flush' ? undefined : dropped.push(err)) });
+    const layer = () =>
+      new StateLayer(database.db, {
+        flushIntervalMs: 1,
+        retryBaseMs: 1,
+        onError: (err, what) => (what === 'flush' ? undefined : dropped.push(err)),
+      });
     const a = layer();
     const b = layer();
     const ids = ['hot-1', 'hot-2', 'hot-3'];
@@ -132,13 +154,23 @@ describe('two state layers (two instances) on one database', () => {
     for (let i = 0; i < perLayer; i++) {
       for (const [n, l] of [a, b].entries()) {
         const id = ids[i % ids.length] as string;
-        l.apply('concurrency', id, delta().inc(['n'], 1).addToSet(['members'], `m${n}-${i % 50}`).max(['at'], new Date(latest.getTime() - (i % 1000))));
+        l.apply(
+          'concurrency',
+          id,
+          delta()
+            .inc(['n'], 1)
+            .addToSet(['members'], `m${n}-${i % 50}`)
+            .max(['at'], new Date(latest.getTime() - (i % 1000))),
+        );
       }
       if (i % 10 === 9) await Promise.all([a.flush(), b.flush()]);
     }
     await Promise.all([a.flush(), b.flush()]);
     expect(dropped).toEqual([]);
-    const docs = await database.db.collection<{ _id: string; n: number; members: string[]; at: Date }>('concurrency').find({}).toArray();
+    const docs = await database.db
+      .collection<{ _id: string; n: number; members: string[]; at: Date }>('concurrency')
+      .find({})
+      .toArray();
     expect(docs.reduce((n, d) => n + d.n, 0)).toBe(2 * perLayer);
     for (const d of docs) {
       expect(new Set(d.members).size).toBe(d.members.length);

@@ -8,7 +8,12 @@
  */
 import { MongoClient, type Db } from 'mongodb';
 import { testDatabase, type TestDatabase } from '../support/db';
-import { WriteBehind, UPSERT_COMMENT, type FlushHooks, type FlushOptions } from '../../src/store/state/flusher';
+import {
+  WriteBehind,
+  UPSERT_COMMENT,
+  type FlushHooks,
+  type FlushOptions,
+} from '../../src/store/state/flusher';
 import type { Entry } from '../../src/store/state/cache';
 import { applyDelta, delta, type Delta, type Doc } from '../../src/store/state/delta';
 import { DEFAULT_STATE_OPTIONS } from '../../src/store/state/layer';
@@ -24,9 +29,22 @@ const errors: { err: unknown; what: string }[] = [];
 beforeAll(async () => {
   database = await testDatabase({
     monitorCommands: (e) => {
-      const c = e.command as { update?: string; insert?: string; updates?: unknown[]; documents?: unknown[]; comment?: unknown };
-      if (e.commandName === 'update') commands.push({ name: 'update', collection: String(c.update), n: c.updates?.length ?? 0 });
-      if (e.commandName === 'insert') commands.push({ name: 'insert', collection: String(c.insert), n: c.documents?.length ?? 0, comment: c.comment });
+      const c = e.command as {
+        update?: string;
+        insert?: string;
+        updates?: unknown[];
+        documents?: unknown[];
+        comment?: unknown;
+      };
+      if (e.commandName === 'update')
+        commands.push({ name: 'update', collection: String(c.update), n: c.updates?.length ?? 0 });
+      if (e.commandName === 'insert')
+        commands.push({
+          name: 'insert',
+          collection: String(c.insert),
+          n: c.documents?.length ?? 0,
+          comment: c.comment,
+        });
     },
   });
 });
@@ -38,18 +56,26 @@ beforeEach(() => {
 });
 
 /** The commands of `name` on `collection` sent since the `since`th command. */
-const sent = (name: string, collection: string, since = 0) => commands.slice(since).filter((c) => c.name === name && c.collection === collection);
+const sent = (name: string, collection: string, since = 0) =>
+  commands.slice(since).filter((c) => c.name === name && c.collection === collection);
 
 /** A flusher that writes only when told to (flush()), with its hooks and what it reported. */
 function flusherOf(db: Db, o: Partial<FlushOptions> = {}, hooks: Partial<FlushHooks> = {}) {
-  const report = { flushes: [] as { updates: number; inserts: number; ok: boolean }[], dropped: [] as [string, number][], released: 0 };
+  const report = {
+    flushes: [] as { updates: number; inserts: number; ok: boolean }[],
+    dropped: [] as [string, number][],
+    released: 0,
+  };
   const flusher = new WriteBehind(
     db,
     {
       ...DEFAULT_STATE_OPTIONS,
       flushIntervalMs: 60_000,
       onError: (err, what) => errors.push({ err, what }),
-      observer: { flushed: ({ updates, inserts, ok }) => report.flushes.push({ updates, inserts, ok }), dropped: (collection, n) => report.dropped.push([collection, n]) },
+      observer: {
+        flushed: ({ updates, inserts, ok }) => report.flushes.push({ updates, inserts, ok }),
+        dropped: (collection, n) => report.dropped.push([collection, n]),
+      },
       ...o,
     },
     { fill: () => Promise.reject(new Error('not expected')), flushed: () => report.released++, ...hooks },
@@ -58,7 +84,16 @@ function flusherOf(db: Db, o: Partial<FlushOptions> = {}, hooks: Partial<FlushHo
 }
 
 /** A cache entry for a document (as cache.ts makes it), its copy `value` if known. */
-const entry = (collection: string, id: string, value?: Doc | null): Entry => ({ collection, id, value, pending: [], inflight: null, loading: null, readAt: 0, version: 0 });
+const entry = (collection: string, id: string, value?: Doc | null): Entry => ({
+  collection,
+  id,
+  value,
+  pending: [],
+  inflight: null,
+  loading: null,
+  readAt: 0,
+  version: 0,
+});
 
 /** Apply `d` to the entry's copy, as the cache does, and queue it. */
 function change(flusher: WriteBehind, e: Entry, d: Delta): void {
@@ -66,18 +101,29 @@ function change(flusher: WriteBehind, e: Entry, d: Delta): void {
   flusher.enqueue(e, d.ops);
 }
 
-it('coalesces each document\'s deltas into one update, sends at most maxUpdateBatch a command, and inserts; the backlog counts them down', async () => {
+it("coalesces each document's deltas into one update, sends at most maxUpdateBatch a command, and inserts; the backlog counts them down", async () => {
   const { flusher, report } = flusherOf(database.db, { maxUpdateBatch: 2 });
   const at = new Date('2026-11-23T10:00:00.000Z');
   const entries = Array.from({ length: 5 }, (_, i) => entry('coalesced', `c${i}`));
-  for (const e of entries) for (let k = 1; k <= 3; k++) change(flusher, e, delta().inc(['n'], k).max(['at'], new Date(at.getTime() - k)));
+  for (const e of entries)
+    for (let k = 1; k <= 3; k++)
+      change(
+        flusher,
+        e,
+        delta()
+          .inc(['n'], k)
+          .max(['at'], new Date(at.getTime() - k)),
+      );
   const done: boolean[] = [];
-  for (let i = 0; i < 3; i++) flusher.insert('inserted', { _id: `i${i}` as never, i }, (inserted) => done.push(inserted));
+  for (let i = 0; i < 3; i++)
+    flusher.insert('inserted', { _id: `i${i}` as never, i }, (inserted) => done.push(inserted));
   expect(flusher.backlog).toBe(18);
   await flusher.flush();
   expect(flusher.backlog).toBe(0);
   expect(sent('update', 'coalesced').map((c) => c.n)).toEqual([2, 2, 1]);
-  expect(await database.db.collection('coalesced').find({}).sort({ _id: 1 }).toArray()).toEqual(entries.map((e) => ({ _id: e.id, n: 6, at: new Date(at.getTime() - 1) })));
+  expect(await database.db.collection('coalesced').find({}).sort({ _id: 1 }).toArray()).toEqual(
+    entries.map((e) => ({ _id: e.id, n: 6, at: new Date(at.getTime() - 1) })),
+  );
   expect(done).toEqual([true, true, true]);
   expect(await database.db.collection('inserted').countDocuments({})).toBe(3);
   expect(report.flushes).toEqual([{ updates: 5, inserts: 3, ok: true }]);
@@ -91,14 +137,24 @@ it('finds an insert already there (not inserted, no error), and drops a write th
   await database.db.collection('refusals').insertOne({ _id: 'r1' as never, s: 'text' });
   const { flusher, report } = flusherOf(database.db);
   const done: [string, boolean][] = [];
-  for (const id of ['dup', 'new']) flusher.insert('kept', { _id: id as never }, (inserted) => done.push([id, inserted]));
+  for (const id of ['dup', 'new'])
+    flusher.insert('kept', { _id: id as never }, (inserted) => done.push([id, inserted]));
   // Ordered: the refused update comes first, the one after it is still written.
   change(flusher, entry('refusals', 'r1'), delta().inc(['s'], 1));
   change(flusher, entry('refusals', 'r2'), delta().inc(['n'], 1));
   await flusher.flush();
-  expect(done.sort()).toEqual([['dup', false], ['new', true]]);
-  expect(await database.db.collection('kept').findOne({ _id: 'dup' as never })).toEqual({ _id: 'dup', first: true });
-  expect(await database.db.collection('refusals').find({}).sort({ _id: 1 }).toArray()).toEqual([{ _id: 'r1', s: 'text' }, { _id: 'r2', n: 1 }]);
+  expect(done.sort()).toEqual([
+    ['dup', false],
+    ['new', true],
+  ]);
+  expect(await database.db.collection('kept').findOne({ _id: 'dup' as never })).toEqual({
+    _id: 'dup',
+    first: true,
+  });
+  expect(await database.db.collection('refusals').find({}).sort({ _id: 1 }).toArray()).toEqual([
+    { _id: 'r1', s: 'text' },
+    { _id: 'r2', n: 1 },
+  ]);
   expect(errors.map((e) => e.what)).toEqual(['write refused by the database (refusals r1); change dropped']);
   expect(report.dropped).toEqual([['refusals', 1]]);
   expect(flusher.backlog).toBe(0);
@@ -107,7 +163,9 @@ it('finds an insert already there (not inserted, no error), and drops a write th
 
 it('keeps everything queued while flushes fail, says why, and writes it all, in order, once the database answers', async () => {
   // The same flusher on a server that cannot be reached, then on the test database.
-  const unreachable = new MongoClient('mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100&connectTimeoutMS=100&directConnection=true');
+  const unreachable = new MongoClient(
+    'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100&connectTimeoutMS=100&directConnection=true',
+  );
   const current = { db: unreachable.db('down') };
   const db = new Proxy({} as Db, { get: (_, key) => Reflect.get(current.db, key).bind(current.db) });
   const { flusher, report } = flusherOf(db, { retryBaseMs: 5, retryMaxMs: 20 });
@@ -134,7 +192,11 @@ it('keeps everything queued while flushes fail, says why, and writes it all, in 
     expect(flusher.failing).toBeNull();
     expect(flusher.backlog).toBe(0);
     expect(done).toEqual([true]);
-    expect(await database.db.collection('outage').findOne({ _id: 'o' as never })).toEqual({ _id: 'o', n: 1, state: 'second' });
+    expect(await database.db.collection('outage').findOne({ _id: 'o' as never })).toEqual({
+      _id: 'o',
+      n: 1,
+      state: 'second',
+    });
     expect(await database.db.collection('outage_events').countDocuments({})).toBe(1);
   } finally {
     await flusher.close(1000);
@@ -154,7 +216,10 @@ it('hands over what the gatherers hold on an explicit flush, and close() writes 
   change(flusher, entry('gathered_state', 's'), delta().inc(['n'], 1));
   await flusher.close(1000);
   expect(await database.db.collection('gathered').countDocuments({})).toBe(3);
-  expect(await database.db.collection('gathered_state').findOne({ _id: 's' as never })).toEqual({ _id: 's', n: 1 });
+  expect(await database.db.collection('gathered_state').findOne({ _id: 's' as never })).toEqual({
+    _id: 's',
+    n: 1,
+  });
   expect(flusher.backlog).toBe(0);
 });
 
@@ -168,7 +233,8 @@ embeddedOnly('snapshots (embedded database)', () => {
       {
         fill: async (e) => {
           filled.push(e.id);
-          const { _id, ...stored } = (await database.db.collection('whole').findOne({ _id: e.id as never })) ?? {};
+          const { _id, ...stored } =
+            (await database.db.collection('whole').findOne({ _id: e.id as never })) ?? {};
           e.value = e.pending.reduce<Doc>((doc, ops) => applyDelta(doc, ops), stored);
         },
       },
@@ -179,7 +245,9 @@ embeddedOnly('snapshots (embedded database)', () => {
     await flusher.flush();
     expect(filled).toEqual(['blind']);
     expect(sent('update', 'whole', since)).toEqual([]);
-    expect(sent('insert', 'whole', since)).toEqual([{ name: 'insert', collection: 'whole', n: 2, comment: UPSERT_COMMENT }]);
+    expect(sent('insert', 'whole', since)).toEqual([
+      { name: 'insert', collection: 'whole', n: 2, comment: UPSERT_COMMENT },
+    ]);
     expect(await database.db.collection('whole').find({}).sort({ _id: 1 }).toArray()).toEqual([
       { _id: 'blind', kept: 'yes', n: 6 },
       { _id: 'known', a: 1 },
@@ -210,13 +278,21 @@ it('waits for a look-up under way instead of spinning when its document is all t
   change(flusher, e, delta().inc(['n'], 2));
   await flusher.flush();
   expect(calls).toBeLessThanOrEqual(2);
-  expect(await database.db.collection('looked-up').findOne({ _id: 'l1' } as never)).toEqual({ _id: 'l1', n: 3 });
+  expect(await database.db.collection('looked-up').findOne({ _id: 'l1' } as never)).toEqual({
+    _id: 'l1',
+    n: 3,
+  });
 });
 
 describe('late changes (statistics many events touch)', () => {
   it('holds them from timed flushes for lateMs, writes them once after, and leaves them out of what is due', async () => {
     let t = 1_000_000;
-    const { flusher, report } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 1000, now: () => t, writeMode: 'deltas' });
+    const { flusher, report } = flusherOf(database.db, {
+      flushIntervalMs: 2,
+      lateMs: 1000,
+      now: () => t,
+      writeMode: 'deltas',
+    });
     const e = entry('late', 'l1', null);
     for (let i = 0; i < 40; i++) {
       e.value = applyDelta(e.value ?? null, delta().inc(['n'], 1));
@@ -229,8 +305,14 @@ describe('late changes (statistics many events touch)', () => {
     await waitFor(() => report.released >= released + 3, { what: 'three timed flushes' });
     expect(await database.db.collection('late').findOne({ _id: 'l1' } as never)).toBeNull();
     t += 1000;
-    await waitFor(async () => (await database.db.collection('late').findOne({ _id: 'l1' } as never)) !== null, { what: 'the held document written after lateMs' });
-    expect(await database.db.collection('late').findOne({ _id: 'l1' } as never)).toEqual({ _id: 'l1', n: 40 });
+    await waitFor(
+      async () => (await database.db.collection('late').findOne({ _id: 'l1' } as never)) !== null,
+      { what: 'the held document written after lateMs' },
+    );
+    expect(await database.db.collection('late').findOne({ _id: 'l1' } as never)).toEqual({
+      _id: 'l1',
+      n: 40,
+    });
     expect(flusher.backlog).toBe(0);
     expect(report.flushes.filter((f) => f.updates > 0)).toHaveLength(1);
     await flusher.close(1000);
@@ -238,20 +320,38 @@ describe('late changes (statistics many events touch)', () => {
 
   it('writes a held document with the next timed flush once a change that may not wait joins it', async () => {
     const t = 2_000_000;
-    const { flusher } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 60_000, now: () => t, writeMode: 'deltas' });
+    const { flusher } = flusherOf(database.db, {
+      flushIntervalMs: 2,
+      lateMs: 60_000,
+      now: () => t,
+      writeMode: 'deltas',
+    });
     const e = entry('late', 'l2', null);
     flusher.enqueue(e, delta().inc(['n'], 1).ops, true);
     expect(flusher.due).toBe(0);
     flusher.enqueue(e, delta().inc(['m'], 1).ops);
     expect(flusher.due).toBe(2);
-    await waitFor(async () => (await database.db.collection('late').findOne({ _id: 'l2' } as never)) !== null, { what: 'the document written' });
-    expect(await database.db.collection('late').findOne({ _id: 'l2' } as never)).toEqual({ _id: 'l2', n: 1, m: 1 });
+    await waitFor(
+      async () => (await database.db.collection('late').findOne({ _id: 'l2' } as never)) !== null,
+      { what: 'the document written' },
+    );
+    expect(await database.db.collection('late').findOne({ _id: 'l2' } as never)).toEqual({
+      _id: 'l2',
+      n: 1,
+      m: 1,
+    });
     await flusher.close(1000);
   });
 
   it('holds long late changes for longLateMs; a document held both ways is written at the earlier deadline', async () => {
     let t = 3_000_000;
-    const { flusher, report } = flusherOf(database.db, { flushIntervalMs: 2, lateMs: 1000, longLateMs: 10_000, now: () => t, writeMode: 'deltas' });
+    const { flusher, report } = flusherOf(database.db, {
+      flushIntervalMs: 2,
+      lateMs: 1000,
+      longLateMs: 10_000,
+      now: () => t,
+      writeMode: 'deltas',
+    });
     const written = async (id: string) => database.db.collection('late').findOne({ _id: id } as never);
     const long = entry('late', 'l4', null);
     flusher.enqueue(long, delta().inc(['n'], 1).ops, 'long');
@@ -275,7 +375,11 @@ describe('late changes (statistics many events touch)', () => {
   });
 
   it('writes held documents at once on an explicit flush', async () => {
-    const { flusher } = flusherOf(database.db, { flushIntervalMs: 60_000, lateMs: 60_000, writeMode: 'deltas' });
+    const { flusher } = flusherOf(database.db, {
+      flushIntervalMs: 60_000,
+      lateMs: 60_000,
+      writeMode: 'deltas',
+    });
     const e = entry('late', 'l3', null);
     flusher.enqueue(e, delta().inc(['n'], 5).ops, true);
     await flusher.flush();

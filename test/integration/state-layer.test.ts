@@ -19,7 +19,8 @@ const later = new Date('2026-11-23T11:00:00.000Z');
 
 let database: TestDatabase;
 const errors: unknown[] = [];
-const layer = (o: Partial<StateOptions> = {}) => new StateLayer(database.db, { flushIntervalMs: 5, onError: (err) => errors.push(err), ...o });
+const layer = (o: Partial<StateOptions> = {}) =>
+  new StateLayer(database.db, { flushIntervalMs: 5, onError: (err) => errors.push(err), ...o });
 
 beforeAll(async () => {
   database = await testDatabase();
@@ -43,7 +44,10 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
       a.put(col, 'x', { n: 10, at });
       a.apply(col, 'x', delta().inc(['n'], 1).max(['at'], later));
       await a.flush();
-      expect(await database.db.collection(col).findOne({ _id: 'x' as never })).toMatchObject({ n: 11, at: later });
+      expect(await database.db.collection(col).findOne({ _id: 'x' as never })).toMatchObject({
+        n: 11,
+        at: later,
+      });
       expect(await database.db.collection(col).findOne({ _id: 'x' as never })).not.toHaveProperty('old');
       // A fresh layer (another process) reads the same document.
       expect(await layer({ writeMode }).read(col, 'x')).toEqual({ n: 11, at: later });
@@ -55,7 +59,11 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
       const a = layer({ writeMode });
       a.apply(col, 'y', delta().inc(['n'], 1));
       await a.flush();
-      expect(await database.db.collection(col).findOne({ _id: 'y' as never })).toEqual({ _id: 'y', kept: 'yes', n: 6 });
+      expect(await database.db.collection(col).findOne({ _id: 'y' as never })).toEqual({
+        _id: 'y',
+        kept: 'yes',
+        n: 6,
+      });
     });
   });
 });
@@ -64,13 +72,28 @@ embeddedOnly('packed documents (embedded database)', () => {
   it('stores the rest of a document in one string beside the query fields, and reads it back', async () => {
     const a = layer({ writeMode: 'snapshots', packed: { people: ['envId', 'email'] } });
     await a.read('people', 'p1');
-    a.apply('people', 'p1', delta().set(['envId'], 'e1').set(['email'], 'ada@example.com').max(['seen'], at).inc(['d', 'k', 'n'], 1));
+    a.apply(
+      'people',
+      'p1',
+      delta()
+        .set(['envId'], 'e1')
+        .set(['email'], 'ada@example.com')
+        .max(['seen'], at)
+        .inc(['d', 'k', 'n'], 1),
+    );
     await a.flush();
     const stored = await database.db.collection('people').findOne({ _id: 'p1' as never });
     expect(Object.keys(stored ?? {}).sort()).toEqual([PACKED, '_id', 'email', 'envId'].sort());
     // Queries still filter on the kept fields.
-    expect(await database.db.collection('people').countDocuments({ envId: 'e1', email: 'ada@example.com' })).toBe(1);
-    expect(await layer({ writeMode: 'snapshots' }).read('people', 'p1')).toEqual({ envId: 'e1', email: 'ada@example.com', seen: at, d: { k: { n: 1 } } });
+    expect(
+      await database.db.collection('people').countDocuments({ envId: 'e1', email: 'ada@example.com' }),
+    ).toBe(1);
+    expect(await layer({ writeMode: 'snapshots' }).read('people', 'p1')).toEqual({
+      envId: 'e1',
+      email: 'ada@example.com',
+      seen: at,
+      d: { k: { n: 1 } },
+    });
   });
 
   it('are made plain again for a Rampart that writes deltas, which then apply to their fields', async () => {
@@ -82,7 +105,11 @@ embeddedOnly('packed documents (embedded database)', () => {
     const b = layer({ writeMode: 'deltas' });
     b.apply('plain', 'q', delta().inc(['n'], 1));
     await b.flush();
-    expect(await database.db.collection('plain').findOne({ _id: 'q' as never })).toEqual({ _id: 'q', envId: 'e1', n: 5 });
+    expect(await database.db.collection('plain').findOne({ _id: 'q' as never })).toEqual({
+      _id: 'q',
+      envId: 'e1',
+      n: 5,
+    });
   });
 });
 
@@ -102,7 +129,9 @@ describe('look-ups', () => {
   it('go one at a time per collection: misses that arrive meanwhile share the next one, and each read gets its document', async () => {
     const { watched, finds } = await watchingFinds('lookups');
     try {
-      await watched.db.collection('lookups').insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
+      await watched.db
+        .collection('lookups')
+        .insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}` as never, n: i })));
       const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
       // One miss per turn of the event loop: before, each turn sent its own look-up.
       const reads: Promise<unknown>[] = [];
@@ -110,8 +139,12 @@ describe('look-ups', () => {
         reads.push(a.read('lookups', i % 10 === 9 ? `missing${i}` : `d${i}`));
         await new Promise((r) => setImmediate(r));
       }
-      expect(await Promise.all(reads)).toEqual(Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? null : { n: i })));
-      expect(finds.flat().sort()).toEqual(Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? `missing${i}` : `d${i}`)).sort());
+      expect(await Promise.all(reads)).toEqual(
+        Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? null : { n: i })),
+      );
+      expect(finds.flat().sort()).toEqual(
+        Array.from({ length: 30 }, (_, i) => (i % 10 === 9 ? `missing${i}` : `d${i}`)).sort(),
+      );
       expect(finds.length).toBeLessThan(30);
       // Cached now: no more look-ups.
       expect(a.cached('lookups', 'd3')).toEqual({ n: 3 });
@@ -127,7 +160,10 @@ describe('readAll', () => {
   it('reads cached, stored and missing documents in one look-up, in the order asked, or answers undefined past its deadline', async () => {
     const { watched, finds } = await watchingFinds('many');
     try {
-      await watched.db.collection('many').insertMany([{ _id: 'a' as never, n: 1 }, { _id: 'b' as never, n: 2 }]);
+      await watched.db.collection('many').insertMany([
+        { _id: 'a' as never, n: 1 },
+        { _id: 'b' as never, n: 2 },
+      ]);
       const a = new StateLayer(watched.db, { onError: (err) => errors.push(err) });
       a.put('many', 'c', { n: 3 });
       await a.flush();

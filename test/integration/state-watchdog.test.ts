@@ -25,7 +25,11 @@ embeddedOnly('the flusher on a database that stops answering', () => {
   const writers: MongoClient[] = [];
   const open = () => {
     // As the runtime's writer: the driver's heartbeat never cuts these connections here (30 s).
-    const c = new MongoClient(ferret.uri, { connectTimeoutMS: 30_000, heartbeatFrequencyMS: 10_000, serverSelectionTimeoutMS: 30_000 });
+    const c = new MongoClient(ferret.uri, {
+      connectTimeoutMS: 30_000,
+      heartbeatFrequencyMS: 10_000,
+      serverSelectionTimeoutMS: 30_000,
+    });
     writers.push(c);
     return c;
   };
@@ -33,7 +37,11 @@ embeddedOnly('the flusher on a database that stops answering', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', 'watchdog-'));
     ferret = await startEmbedded(dir);
-    reader = new MongoClient(ferret.uri, { connectTimeoutMS: 30_000, heartbeatFrequencyMS: 10_000, serverSelectionTimeoutMS: 30_000 });
+    reader = new MongoClient(ferret.uri, {
+      connectTimeoutMS: 30_000,
+      heartbeatFrequencyMS: 10_000,
+      serverSelectionTimeoutMS: 30_000,
+    });
   });
   afterAll(async () => {
     if (ferret?.pid) process.kill(ferret.pid, 'SIGCONT');
@@ -75,12 +83,18 @@ embeddedOnly('the flusher on a database that stops answering', () => {
       state.insert('events', { _id: 'e2' });
       const acked = state.durable(Date.now() + 60_000);
       acked.catch(() => undefined);
-      await waitFor(() => state.stalls >= 1, { what: 'the watchdog to abandon the stalled flush', timeoutMs: 30_000 });
+      await waitFor(() => state.stalls >= 1, {
+        what: 'the watchdog to abandon the stalled flush',
+        timeoutMs: 30_000,
+      });
       expect(stalls).toBeGreaterThanOrEqual(1);
       expect(errors.some((e) => /flush stalled: a flush made no progress/.test(e))).toBe(true);
       // Nothing was dropped: the changes wait, and count against the bound.
       expect(state.backlog).toBeGreaterThan(0);
-      await waitFor(() => state.pressure === 'full', { what: 'new work to be refused once the oldest change is a second old', timeoutMs: 30_000 });
+      await waitFor(() => state.pressure === 'full', {
+        what: 'new work to be refused once the oldest change is a second old',
+        timeoutMs: 30_000,
+      });
       await expect(state.admit()).rejects.toBeInstanceOf(Unavailable);
       await expect(state.durable(Date.now() + 20)).rejects.toBeInstanceOf(Unavailable);
       expect(state.stuckMs()).toBeGreaterThan(0);
@@ -96,7 +110,10 @@ embeddedOnly('the flusher on a database that stops answering', () => {
     expect(state.oldestUnwrittenMs()).toBe(0);
     // An abandoned write that landed after the retry is written over: the stored document ends as cached.
     const col = reader.db('watchdog').collection('docs');
-    await waitFor(async () => ((await col.findOne({ _id: 'w' as never })) as { n?: number } | null)?.n === 11, { what: 'the stored document to be the cached one', timeoutMs: 30_000 });
+    await waitFor(
+      async () => ((await col.findOne({ _id: 'w' as never })) as { n?: number } | null)?.n === 11,
+      { what: 'the stored document to be the cached one', timeoutMs: 30_000 },
+    );
     await state.flush(30_000);
     expect(((await col.findOne({ _id: 'w' as never })) as { n?: number } | null)?.n).toBe(11);
     expect(await reader.db('watchdog').collection('events').countDocuments({})).toBe(2);

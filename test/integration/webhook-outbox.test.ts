@@ -49,7 +49,15 @@ class DebugFerretDb {
     this.level = level;
     mkdirSync(this.dir, { recursive: true });
     const port = await freePort();
-    const args = ['--handler=sqlite', `--sqlite-url=${sqliteUrl(this.dir)}`, `--state-dir=${this.dir}`, `--listen-addr=127.0.0.1:${port}`, '--telemetry=disable', '--debug-addr=-', `--log-level=${level}`];
+    const args = [
+      '--handler=sqlite',
+      `--sqlite-url=${sqliteUrl(this.dir)}`,
+      `--state-dir=${this.dir}`,
+      `--listen-addr=127.0.0.1:${port}`,
+      '--telemetry=disable',
+      '--debug-addr=-',
+      `--log-level=${level}`,
+    ];
     const child = spawn(ferretdbBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (b: Buffer) => {
       const text = this.partial + b.toString('utf8');
@@ -88,18 +96,35 @@ let store: MongoWebhookStore;
 const commands: { name: string; collection: string; command: Record<string, unknown> }[] = [];
 let watching = false;
 const monitor = (e: CommandStartedEvent) => {
-  if (!watching || !['find', 'delete', 'update', 'findAndModify', 'aggregate', 'count'].includes(e.commandName)) return;
-  commands.push({ name: e.commandName, collection: String(e.command[e.commandName]), command: e.command as Record<string, unknown> });
+  if (
+    !watching ||
+    !['find', 'delete', 'update', 'findAndModify', 'aggregate', 'count'].includes(e.commandName)
+  )
+    return;
+  commands.push({
+    name: e.commandName,
+    collection: String(e.command[e.commandName]),
+    command: e.command as Record<string, unknown>,
+  });
 };
 /** Runs `work` and returns the commands it sent and the index-read lines FerretDB logged meanwhile. */
-async function watched(work: () => Promise<unknown>): Promise<{ sent: typeof commands; pushdowns: string[] }> {
+async function watched(
+  work: () => Promise<unknown>,
+): Promise<{ sent: typeof commands; pushdowns: string[] }> {
   commands.length = 0;
   // A barrier: FerretDB logs in order, but the pipe may deliver an earlier command's line late
   // (a busy machine). Once a read of our own, named by a marker, is logged, every earlier line is in.
   if (server.level === 'debug') {
     const marker = `barrier-${randomUUID()}`;
-    await db.collection('webhook_outbox').find({ status: marker, dueAt: new Date(0) }).limit(1).toArray();
-    await waitFor(() => server.lines.some((l) => l.includes(marker)), { what: 'FerretDB to log the barrier read', timeoutMs: 60_000 });
+    await db
+      .collection('webhook_outbox')
+      .find({ status: marker, dueAt: new Date(0) })
+      .limit(1)
+      .toArray();
+    await waitFor(() => server.lines.some((l) => l.includes(marker)), {
+      what: 'FerretDB to log the barrier read',
+      timeoutMs: 60_000,
+    });
   }
   const mark = server.lines.length;
   watching = true;
@@ -112,7 +137,10 @@ async function watched(work: () => Promise<unknown>): Promise<{ sent: typeof com
   // command on the outbox whose filter is not `_id` alone should have one.
   const sent = [...commands];
   const indexed = sent.flatMap(filtersOf).filter((f) => Object.keys(f).join() !== '_id').length;
-  await waitFor(() => server.lines.length - mark >= indexed, { what: 'FerretDB to log the index reads', timeoutMs: 10_000 }).catch(() => undefined);
+  await waitFor(() => server.lines.length - mark >= indexed, {
+    what: 'FerretDB to log the index reads',
+    timeoutMs: 10_000,
+  }).catch(() => undefined);
   return { sent, pushdowns: server.lines.slice(mark) };
 }
 
@@ -127,7 +155,16 @@ function filtersOf(c: (typeof commands)[number]): Record<string, unknown>[] {
 }
 
 const envId = asEnvId(randomUUID());
-const env: Environment = { id: envId, name: 'outbox', enabled: true, sandbox: true, publishableKey: 'pk_test', webhookUrl: 'http://127.0.0.1:9/hooks', privacyEmail: null, createdAt: new Date() };
+const env: Environment = {
+  id: envId,
+  name: 'outbox',
+  enabled: true,
+  sandbox: true,
+  publishableKey: 'pk_test',
+  webhookUrl: 'http://127.0.0.1:9/hooks',
+  privacyEmail: null,
+  createdAt: new Date(),
+};
 
 function delivery(userId: string, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
   const now = new Date();
@@ -159,7 +196,23 @@ function delivery(userId: string, over: Partial<WebhookDelivery> = {}): WebhookD
 /** `n` finished deliveries written straight into the history, as weeks of webhooks leave it. */
 async function history(n: number, over: Partial<WebhookDelivery> = {}): Promise<string[]> {
   const docs = Array.from({ length: n }, (_, i) => {
-    const { id, ...d } = delivery(`old-${i % 50}`, { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), leaseVersion: 1, attempts: [{ at: new Date(), statusCode: 200, error: null, durationMs: 3, instance: 'x', url: env.webhookUrl ?? '' }], ...over });
+    const { id, ...d } = delivery(`old-${i % 50}`, {
+      status: 'delivered',
+      nextAttemptAt: null,
+      deliveredAt: new Date(),
+      leaseVersion: 1,
+      attempts: [
+        {
+          at: new Date(),
+          statusCode: 200,
+          error: null,
+          durationMs: 3,
+          instance: 'x',
+          url: env.webhookUrl ?? '',
+        },
+      ],
+      ...over,
+    });
     return { _id: id, ...d };
   });
   await db.collection('webhook_deliveries').insertMany(docs as never[]);
@@ -168,7 +221,9 @@ async function history(n: number, over: Partial<WebhookDelivery> = {}): Promise<
 
 /** A receiver that answers 200 at once, in process (the dispatcher's HttpPoster port). */
 const sent: string[] = [];
-const okPoster: HttpPoster = { post: async (_url, request) => (sent.push(request.headers['X-Rampart-Delivery'] ?? ''), { status: 200 }) };
+const okPoster: HttpPoster = {
+  post: async (_url, request) => (sent.push(request.headers['X-Rampart-Delivery'] ?? ''), { status: 200 }),
+};
 const log = { warn: () => undefined, info: () => undefined };
 
 function service(instanceId: string, opts: { dedupeWindowMs?: number } = {}): WebhookService {
@@ -211,7 +266,15 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     const kind = await serverKind(db);
     expect(kind.indexPushdown).toBe(true);
     await applyIndexes(db, indexesFor(kind, webhookIndexes));
-    store = new MongoWebhookStore(db, new StateLayer(db, { onError: (err) => { throw err; } }), { atomicUpdates: true });
+    store = new MongoWebhookStore(
+      db,
+      new StateLayer(db, {
+        onError: (err) => {
+          throw err;
+        },
+      }),
+      { atomicUpdates: true },
+    );
   }
   beforeAll(async () => {
     server.remove();
@@ -223,30 +286,67 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     server.remove();
   });
 
-  it('answers what is due and whose turn it is through the outbox\'s indexes, never reading the history', async () => {
+  it("answers what is due and whose turn it is through the outbox's indexes, never reading the history", async () => {
     await history(3_000);
     await open('debug');
     // Open deliveries of three users (the first of each being sent), and due ones behind them.
     const now = Date.now();
     for (const [u, user] of ['ann', 'bea', 'cat'].entries()) {
-      for (let k = 0; k < 4; k++) await store.insert(delivery(user, { createdAt: new Date(now - 60_000 + u * 10 + k), nextAttemptAt: new Date(now - 60_000 + u * 10 + k), seq: k }));
+      for (let k = 0; k < 4; k++)
+        await store.insert(
+          delivery(user, {
+            createdAt: new Date(now - 60_000 + u * 10 + k),
+            nextAttemptAt: new Date(now - 60_000 + u * 10 + k),
+            seq: k,
+          }),
+        );
     }
     // A finished one, whose id stays in the outbox (its dedupe record).
     const done = delivery('dan');
     await store.insert(done);
     const claimed = await store.claim(done, 'a', new Date(), new Date(Date.now() + 30_000));
-    expect(await store.complete(claimed!, 'a', { at: new Date(), statusCode: 200, error: null, durationMs: 1, instance: 'a', url: env.webhookUrl ?? '' }, { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), lastError: null })).toBe(true);
+    expect(
+      await store.complete(
+        claimed!,
+        'a',
+        {
+          at: new Date(),
+          statusCode: 200,
+          error: null,
+          durationMs: 1,
+          instance: 'a',
+          url: env.webhookUrl ?? '',
+        },
+        { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), lastError: null },
+      ),
+    ).toBe(true);
 
-    const attempt = { at: new Date(), statusCode: 200, error: null, durationMs: 1, instance: 'a', url: env.webhookUrl ?? '' };
+    const attempt = {
+      at: new Date(),
+      statusCode: 200,
+      error: null,
+      durationMs: 1,
+      instance: 'a',
+      url: env.webhookUrl ?? '',
+    };
     const { sent: reads, pushdowns } = await watched(async () => {
       // A pass of the dispatcher: two pages of what is due, skipping the users being sent,
       const first = await store.due(new Date(), { limit: 2, skipUsers: [{ env: envId, userId: 'ann' }] });
       expect(first.deliveries.map((d) => d.userId)).toEqual(['bea', 'bea']);
-      const second = await store.due(new Date(), { limit: 2, skipUsers: [{ env: envId, userId: 'ann' }, { env: envId, userId: 'bea' }], after: first.next! });
+      const second = await store.due(new Date(), {
+        limit: 2,
+        skipUsers: [
+          { env: envId, userId: 'ann' },
+          { env: envId, userId: 'bea' },
+        ],
+        after: first.next!,
+      });
       expect(second.deliveries.map((d) => d.userId)).toEqual(['cat', 'cat']);
       // whose turn it is, and a user's due ones (to park them behind a retry).
       expect((await store.openOfUser(envId, 'cat', 8)).map((d) => d.seq)).toEqual([0, 1, 2, 3]);
-      expect((await store.due(new Date(), { limit: 100, user: { env: envId, userId: 'bea' } })).deliveries).toHaveLength(4);
+      expect(
+        (await store.due(new Date(), { limit: 100, user: { env: envId, userId: 'bea' } })).deliveries,
+      ).toHaveLength(4);
       expect(await store.openOfUser(envId, 'dan', 8)).toEqual([]);
     });
     const finds = reads.filter((c) => c.name === 'find');
@@ -265,9 +365,28 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     const [bea] = (await store.due(new Date(), { limit: 1, user: { env: envId, userId: 'bea' } })).deliveries;
     const writes = await watched(async () => {
       const a = await store.claim(cat!, 'a', new Date(), new Date(Date.now() + 30_000));
-      expect(await store.complete(a!, 'a', { ...attempt, statusCode: 503 }, { status: 'pending', nextAttemptAt: new Date(), deliveredAt: null, lastError: 'HTTP 503' })).toBe(true);
-      const again = await store.claim((await store.get(envId, cat!.id))!, 'a', new Date(), new Date(Date.now() + 30_000));
-      expect(await store.complete(again!, 'a', attempt, { status: 'delivered', nextAttemptAt: null, deliveredAt: new Date(), lastError: null })).toBe(true);
+      expect(
+        await store.complete(
+          a!,
+          'a',
+          { ...attempt, statusCode: 503 },
+          { status: 'pending', nextAttemptAt: new Date(), deliveredAt: null, lastError: 'HTTP 503' },
+        ),
+      ).toBe(true);
+      const again = await store.claim(
+        (await store.get(envId, cat!.id))!,
+        'a',
+        new Date(),
+        new Date(Date.now() + 30_000),
+      );
+      expect(
+        await store.complete(again!, 'a', attempt, {
+          status: 'delivered',
+          nextAttemptAt: null,
+          deliveredAt: new Date(),
+          lastError: null,
+        }),
+      ).toBe(true);
       const b = await store.claim(bea!, 'a', new Date(), new Date(Date.now() + 30_000));
       expect(await store.release(b!, 'a', new Date())).toBe(true);
       // A stale holder's write (a lease version since moved on) changes nothing.
@@ -276,11 +395,26 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     // Every filter is `_id` alone (FerretDB's `_id` index) or read through an index: no write scans.
     const guarded = writes.sent.flatMap(filtersOf).filter((f) => Object.keys(f).join() !== '_id');
     // The history is written by `_id` alone, or inserted.
-    expect(writes.sent.filter((c) => c.collection === 'webhook_deliveries' && c.name !== 'insert').flatMap((c) => (c.name === 'find' ? [c.command.filter] : c.name === 'update' ? (c.command.updates as { q: unknown }[]).map((u) => u.q) : [])).every((f) => Object.keys(f as object).join() === '_id')).toBe(true);
+    expect(
+      writes.sent
+        .filter((c) => c.collection === 'webhook_deliveries' && c.name !== 'insert')
+        .flatMap((c) =>
+          c.name === 'find'
+            ? [c.command.filter]
+            : c.name === 'update'
+              ? (c.command.updates as { q: unknown }[]).map((u) => u.q)
+              : [],
+        )
+        .every((f) => Object.keys(f as object).join() === '_id'),
+    ).toBe(true);
     expect(guarded.length).toBeGreaterThanOrEqual(5);
     expect(writes.pushdowns).toHaveLength(guarded.length);
-    for (const line of writes.pushdowns) expect(line).toMatch(/INDEXED BY \\?"webhook_outbox_[0-9a-f]+_v_status_due\\?"/);
-    expect(await db.collection('webhook_deliveries').findOne({ _id: cat!.id as never })).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 503 }), expect.objectContaining({ statusCode: 200 })] });
+    for (const line of writes.pushdowns)
+      expect(line).toMatch(/INDEXED BY \\?"webhook_outbox_[0-9a-f]+_v_status_due\\?"/);
+    expect(await db.collection('webhook_deliveries').findOne({ _id: cat!.id as never })).toMatchObject({
+      status: 'delivered',
+      attempts: [expect.objectContaining({ statusCode: 503 }), expect.objectContaining({ statusCode: 200 })],
+    });
   });
 
   it('moves a finished delivery to the history, and its id still refuses a repeated notice until its window has passed', async () => {
@@ -293,8 +427,15 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     expect(sent).toHaveLength(1);
     const id = sent[0]!;
     // The history has the delivery and its attempt; the outbox only its id.
-    expect(await db.collection('webhook_deliveries').findOne({ _id: id as never })).toMatchObject({ status: 'delivered', attempts: [expect.objectContaining({ statusCode: 200 })] });
-    expect(await db.collection('webhook_outbox').findOne({ _id: id as never })).toEqual({ _id: id, status: 'done', dueAt: expect.any(Date) });
+    expect(await db.collection('webhook_deliveries').findOne({ _id: id as never })).toMatchObject({
+      status: 'delivered',
+      attempts: [expect.objectContaining({ statusCode: 200 })],
+    });
+    expect(await db.collection('webhook_outbox').findOne({ _id: id as never })).toEqual({
+      _id: id,
+      status: 'done',
+      dueAt: expect.any(Date),
+    });
     expect((await svc.get(envId, id))?.status).toBe('delivered');
     expect((await svc.listForUser(envId, 'eve')).map((d) => d.id)).toEqual([id]);
     // The same notice again (another instance, or after a restart): refused, nothing sent.
@@ -307,7 +448,9 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     // then deletes it through the due index.
     await svc.sweep();
     expect(await db.collection('webhook_outbox').findOne({ _id: id as never })).not.toBeNull();
-    await db.collection('webhook_outbox').updateOne({ _id: id as never }, { $set: { dueAt: new Date(Date.now() - 60_000 - 11 * 60_000) } });
+    await db
+      .collection('webhook_outbox')
+      .updateOne({ _id: id as never }, { $set: { dueAt: new Date(Date.now() - 60_000 - 11 * 60_000) } });
     const { pushdowns } = await watched(() => svc.sweep());
     expect(await db.collection('webhook_outbox').findOne({ _id: id as never })).toBeNull();
     expect(pushdowns.some((l) => /_v_status_due/.test(l))).toBe(true);
@@ -315,7 +458,7 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     expect(await db.collection('webhook_deliveries').countDocuments({ _id: id as never })).toBe(1);
   });
 
-  it('migrates an earlier version\'s outbox: open deliveries are sent from the outbox, recent ones are not sent again', async () => {
+  it("migrates an earlier version's outbox: open deliveries are sent from the outbox, recent ones are not sent again", async () => {
     await open('info');
     // An earlier version kept every delivery in webhook_deliveries.
     const hist = db.collection<Record<string, unknown> & { _id: string }>('webhook_deliveries');
@@ -323,10 +466,29 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     await db.collection('rampart_migrations').deleteMany({});
     const doc = ({ id, ...d }: WebhookDelivery) => ({ _id: id, ...d });
     const pending = delivery('fay', { nextAttemptAt: new Date(Date.now() - 1000) });
-    const stuck = delivery('gus', { status: 'delivering', leaseOwner: 'gone', leaseUntil: new Date(Date.now() - 1000), leaseVersion: 3, attempts: [{ at: new Date(), statusCode: 503, error: null, durationMs: 2, instance: 'gone', url: '' }] });
+    const stuck = delivery('gus', {
+      status: 'delivering',
+      leaseOwner: 'gone',
+      leaseUntil: new Date(Date.now() - 1000),
+      leaseVersion: 3,
+      attempts: [{ at: new Date(), statusCode: 503, error: null, durationMs: 2, instance: 'gone', url: '' }],
+    });
     // Delivered a minute ago (its slot could still repeat), and weeks ago.
-    const slot = slotDeliveryId(envId, 'hal', 'dev-9', '$incident.confirmed', Math.floor(Date.now() / 3_600_000));
-    const recent = { ...delivery('hal', { status: 'delivered', nextAttemptAt: null, createdAt: new Date(Date.now() - 60_000) }), id: slot };
+    const slot = slotDeliveryId(
+      envId,
+      'hal',
+      'dev-9',
+      '$incident.confirmed',
+      Math.floor(Date.now() / 3_600_000),
+    );
+    const recent = {
+      ...delivery('hal', {
+        status: 'delivered',
+        nextAttemptAt: null,
+        createdAt: new Date(Date.now() - 60_000),
+      }),
+      id: slot,
+    };
     const [old] = await history(1, { createdAt: new Date(Date.now() - 20 * 86_400_000) });
     await hist.insertMany([doc(pending), doc(stuck), doc(recent)]);
 
@@ -334,13 +496,25 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     expect(first.moved).toBe(2);
     // Open ones moved as they were (lease, attempts, version), with when they are due.
     expect(await hist.countDocuments({ _id: { $in: [pending.id, stuck.id] } })).toBe(0);
-    expect(await db.collection('webhook_outbox').findOne({ _id: stuck.id as never })).toMatchObject({ status: 'delivering', leaseVersion: 3, dueAt: stuck.leaseUntil });
-    expect(await store.get(envId, stuck.id)).toMatchObject({ status: 'delivering', leaseOwner: 'gone', attempts: [expect.objectContaining({ statusCode: 503 })] });
+    expect(await db.collection('webhook_outbox').findOne({ _id: stuck.id as never })).toMatchObject({
+      status: 'delivering',
+      leaseVersion: 3,
+      dueAt: stuck.leaseUntil,
+    });
+    expect(await store.get(envId, stuck.id)).toMatchObject({
+      status: 'delivering',
+      leaseOwner: 'gone',
+      attempts: [expect.objectContaining({ statusCode: 503 })],
+    });
     // Recent finished ones leave their id in the outbox; old ones stay history only.
-    expect(await db.collection('webhook_outbox').findOne({ _id: recent.id as never })).toMatchObject({ status: 'done' });
+    expect(await db.collection('webhook_outbox').findOne({ _id: recent.id as never })).toMatchObject({
+      status: 'done',
+    });
     expect(await db.collection('webhook_outbox').findOne({ _id: old as never })).toBeNull();
     // Done once: the next start (FerretDB) does not read the history again.
-    const { sent: second } = await watched(() => migrateWebhookOutbox(db, { everyStart: false, now: new Date(), log }));
+    const { sent: second } = await watched(() =>
+      migrateWebhookOutbox(db, { everyStart: false, now: new Date(), log }),
+    );
     expect(second.filter((c) => c.collection === 'webhook_deliveries')).toEqual([]);
 
     // After the upgrade: the open ones are sent (the expired lease taken over), the recent slot is refused.
@@ -353,4 +527,3 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     expect((await svc.get(envId, stuck.id))?.attempts.map((a) => a.statusCode)).toEqual([503, 200]);
   });
 });
-

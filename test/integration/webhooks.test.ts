@@ -45,7 +45,11 @@ class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const n = this.requests.length;
-      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const received: Received = {
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       this.requests.push(received);
       // The receiver's latency (`delayMs`), then its work (`before`), then its answer.
       void delay(this.delayMs)
@@ -111,7 +115,10 @@ function newEnv(webhookUrl: string | null = receiver.url): Environment {
   return env;
 }
 
-function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<WebhookWorkerOptions, 'pollMs'> = {}): Running {
+function service(
+  instanceId: string,
+  opts: Partial<WebhookServiceDeps> & Pick<WebhookWorkerOptions, 'pollMs'> = {},
+): Running {
   const { pollMs = 50, ...deps } = opts;
   let attempted = 0;
   const s = new WebhookService({
@@ -130,7 +137,11 @@ function service(instanceId: string, opts: Partial<WebhookServiceDeps> & Pick<We
     ...deps,
   });
   const worker = new WebhookWorker(s, { scheduler: timerScheduler, log, pollMs });
-  const running = Object.assign(s, { start: () => worker.start(), stop: () => worker.stop(), attempted: () => attempted });
+  const running = Object.assign(s, {
+    start: () => worker.start(),
+    stop: () => worker.stop(),
+    attempted: () => attempted,
+  });
   services.push(running);
   return running;
 }
@@ -172,7 +183,20 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
     context: {
       ip: '203.0.113.7',
       location: null,
-      userAgent: { raw: 'UA', browser: 'Chrome', version: '120', os: 'Mac OS X', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome', type: 'desktop', bot: false, headless: false, crawler: false },
+      userAgent: {
+        raw: 'UA',
+        browser: 'Chrome',
+        version: '120',
+        os: 'Mac OS X',
+        mobile: false,
+        platform: 'Mac OS X',
+        device: 'Unknown',
+        family: 'Chrome',
+        type: 'desktop',
+        bot: false,
+        headless: false,
+        crawler: false,
+      },
       type: 'desktop',
       properties: {},
     },
@@ -180,7 +204,12 @@ function device(env: Environment, userId: string, token = `dev_${randomUUID()}`)
   };
 }
 
-function notice(env: Environment, userId: string, dev: Device | null, type: WebhookNotice['type'] = '$incident.confirmed'): WebhookNotice {
+function notice(
+  env: Environment,
+  userId: string,
+  dev: Device | null,
+  type: WebhookNotice['type'] = '$incident.confirmed',
+): WebhookNotice {
   return {
     type,
     env,
@@ -189,10 +218,36 @@ function notice(env: Environment, userId: string, dev: Device | null, type: Webh
     trigger: 'verdict_deny',
     context: {
       ip: '203.0.113.7',
-      userAgent: { raw: 'Mozilla/5.0 (Macintosh)', browser: 'Chrome', version: '120.0', os: 'Mac OS X 10.15', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome', type: 'desktop', bot: false, headless: false, crawler: false },
-      location: { country_code: 'US', country: 'United States', region: 'California', region_code: null, city: 'San Francisco', lat: 37.77, lon: -122.42 },
+      userAgent: {
+        raw: 'Mozilla/5.0 (Macintosh)',
+        browser: 'Chrome',
+        version: '120.0',
+        os: 'Mac OS X 10.15',
+        mobile: false,
+        platform: 'Mac OS X',
+        device: 'Unknown',
+        family: 'Chrome',
+        type: 'desktop',
+        bot: false,
+        headless: false,
+        crawler: false,
+      },
+      location: {
+        country_code: 'US',
+        country: 'United States',
+        region: 'California',
+        region_code: null,
+        city: 'San Francisco',
+        lat: 37.77,
+        lon: -122.42,
+      },
     },
-    policy: { id: '3b4a0c7e-0000-4000-8000-000000000001', revision: '3b4a0c7e-0000-4000-8000-000000000002', name: 'Deny high risk', action: 'deny' },
+    policy: {
+      id: '3b4a0c7e-0000-4000-8000-000000000001',
+      revision: '3b4a0c7e-0000-4000-8000-000000000002',
+      name: 'Deny high risk',
+      action: 'deny',
+    },
     userTraits: { email: 'ada@example.com' },
     properties: {},
     at: new Date(),
@@ -207,7 +262,11 @@ beforeAll(async () => {
   database = await testDatabase();
   await applyIndexes(database.db, indexesFor(await serverKind(database.db), webhookIndexes));
   const kind = await serverKind(database.db);
-  const state = new StateLayer(database.db, { onError: (err) => { throw err; } });
+  const state = new StateLayer(database.db, {
+    onError: (err) => {
+      throw err;
+    },
+  });
   // As the composition root builds it: claims without a claim document where findAndModify is atomic.
   store = new MongoWebhookStore(database.db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown });
   claimingStore = new MongoWebhookStore(database.db, state, { atomicUpdates: false });
@@ -239,7 +298,9 @@ describe('signatures', () => {
     expect(verifyRampart(SECRET, '{"a":2}', header, 300, now)).toBe(false);
     expect(verifyRampart(SECRET, body, header, 300, new Date(now.getTime() + 301_000))).toBe(false);
     expect(verifyRampart(SECRET, body, 'garbage', 300, now)).toBe(false);
-    expect(verifyRampart(SECRET, body, `t=${t},v1=${'0'.repeat(64)},${header.split(',')[1]}`, 300, now)).toBe(true);
+    expect(verifyRampart(SECRET, body, `t=${t},v1=${'0'.repeat(64)},${header.split(',')[1]}`, 300, now)).toBe(
+      true,
+    );
   });
 
   it('backs off exponentially with bounded jitter, capped', () => {
@@ -272,7 +333,15 @@ describe('delivery', () => {
     expect(rampart).toContain(`v1=${createHmac('sha256', SECRET).update(`${t}.${req.body}`).digest('hex')}`);
 
     const body = JSON.parse(req.body);
-    expect(Object.keys(body)).toEqual(['api_version', 'app_id', 'type', 'created_at', 'data', 'user_traits', 'properties']);
+    expect(Object.keys(body)).toEqual([
+      'api_version',
+      'app_id',
+      'type',
+      'created_at',
+      'data',
+      'user_traits',
+      'properties',
+    ]);
     expect(Object.keys(body.data)).toEqual(['id', 'device_token', 'user_id', 'trigger', 'context', 'policy']);
     expect(body).toEqual({
       api_version: 'v1',
@@ -286,17 +355,48 @@ describe('delivery', () => {
         trigger: 'verdict_deny',
         context: {
           ip: '203.0.113.7',
-          user_agent: { raw: 'Mozilla/5.0 (Macintosh)', browser: 'Chrome', version: '120.0', os: 'Mac OS X 10.15', mobile: false, platform: 'Mac OS X', device: 'Unknown', family: 'Chrome' },
-          location: { country_code: 'US', country: 'United States', region: 'California', region_code: null, city: 'San Francisco', lat: 37.77, lon: -122.42 },
+          user_agent: {
+            raw: 'Mozilla/5.0 (Macintosh)',
+            browser: 'Chrome',
+            version: '120.0',
+            os: 'Mac OS X 10.15',
+            mobile: false,
+            platform: 'Mac OS X',
+            device: 'Unknown',
+            family: 'Chrome',
+          },
+          location: {
+            country_code: 'US',
+            country: 'United States',
+            region: 'California',
+            region_code: null,
+            city: 'San Francisco',
+            lat: 37.77,
+            lon: -122.42,
+          },
         },
-        policy: { id: '3b4a0c7e-0000-4000-8000-000000000001', revision: '3b4a0c7e-0000-4000-8000-000000000002', name: 'Deny high risk', action: 'deny' },
+        policy: {
+          id: '3b4a0c7e-0000-4000-8000-000000000001',
+          revision: '3b4a0c7e-0000-4000-8000-000000000002',
+          name: 'Deny high risk',
+          action: 'deny',
+        },
       },
       user_traits: { email: 'ada@example.com' },
       properties: {},
     });
 
     const [d] = await deliveries(env);
-    expect(d).toMatchObject({ id: body.data.id, status: 'delivered', userId: 'user-1', deviceToken: dev.token, type: '$incident.confirmed', url: receiver.url, body: req.body, leaseOwner: null });
+    expect(d).toMatchObject({
+      id: body.data.id,
+      status: 'delivered',
+      userId: 'user-1',
+      deviceToken: dev.token,
+      type: '$incident.confirmed',
+      url: receiver.url,
+      body: req.body,
+      leaseOwner: null,
+    });
     expect(d!.deliveredAt).toBeInstanceOf(Date);
     expect(d!.attempts).toHaveLength(1);
     expect(d!.attempts[0]).toMatchObject({ statusCode: 200, error: null, instance: 'a', url: receiver.url });
@@ -359,7 +459,9 @@ describe('delivery', () => {
     expect(receiver.requests[1]!.at - receiver.requests[0]!.at).toBeGreaterThanOrEqual(160);
     // Same body and same Castle signature on every attempt.
     expect(receiver.requests[1]!.body).toBe(receiver.requests[0]!.body);
-    expect(receiver.requests[1]!.headers['x-castle-signature']).toBe(receiver.requests[0]!.headers['x-castle-signature']);
+    expect(receiver.requests[1]!.headers['x-castle-signature']).toBe(
+      receiver.requests[0]!.headers['x-castle-signature'],
+    );
   });
 
   it('the background worker retries on its own until delivered', async () => {
@@ -368,7 +470,9 @@ describe('delivery', () => {
     const svc = service('a', { backoffBaseMs: 20, pollMs: 20 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), {
+      what: 'the delivery to be delivered',
+    });
     expect(d.attempts.map((a) => a.statusCode)).toEqual([503, 503, 204]);
   });
 
@@ -402,7 +506,10 @@ describe('delivery', () => {
     expect(await sendDue(svc, 1)).toBe(1);
     const [e] = await deliveries(dead);
     expect(e!.status).toBe('pending');
-    expect(e!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringContaining('ECONNREFUSED') });
+    expect(e!.attempts[0]).toMatchObject({
+      statusCode: null,
+      error: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it.each([
@@ -425,7 +532,10 @@ describe('delivery', () => {
     // The single-delivery case of the brief: two instances, one delivery, exactly one send.
     receiver.reset();
     await seeder.emit(notice(env, 'solo', null));
-    const [x, y] = await Promise.all([sendDue(service('x', { store: storeOf() })), sendDue(service('y', { store: storeOf() }))]);
+    const [x, y] = await Promise.all([
+      sendDue(service('x', { store: storeOf() })),
+      sendDue(service('y', { store: storeOf() })),
+    ]);
     expect(x + y).toBe(1);
     expect(receiver.requests).toHaveLength(1);
   });
@@ -436,7 +546,9 @@ describe('delivery', () => {
     await first.emit(notice(env, 'user-1', null));
     await first.emit(notice(env, 'user-2', null));
     // "first" claims user-2's delivery and dies before sending it.
-    const [pending] = (await store.due(clock.now(), { limit: 10 })).deliveries.filter((d) => d.userId === 'user-2' && d.envId === env.id);
+    const [pending] = (await store.due(clock.now(), { limit: 10 })).deliveries.filter(
+      (d) => d.userId === 'user-2' && d.envId === env.id,
+    );
     const now = clock.now();
     const claimed = await store.claim(pending!, 'first', now, new Date(now.getTime() + 300));
     expect(claimed?.status).toBe('delivering');
@@ -445,7 +557,9 @@ describe('delivery', () => {
 
     const second = service('second', { pollMs: 25 });
     second.start();
-    await waitFor(async () => (await deliveries(env)).filter((d) => d.status === 'delivered').length === 2, { what: 'both deliveries to be delivered by the second instance' });
+    await waitFor(async () => (await deliveries(env)).filter((d) => d.status === 'delivered').length === 2, {
+      what: 'both deliveries to be delivered by the second instance',
+    });
     const all = await deliveries(env);
     expect(all.map((d) => d.attempts.map((a) => a.instance))).toEqual([['second'], ['second']]);
     expect(receiver.requests).toHaveLength(2);
@@ -472,8 +586,20 @@ describe('delivery', () => {
     expect(two.status).toBe('delivered');
     expect(one.test).toBe(true);
     const body = JSON.parse(receiver.requests[0]!.body);
-    expect(body).toMatchObject({ type: '$incident.confirmed', app_id: env.id, data: { user_id: null, device_token: null, trigger: 'test', policy: null } });
-    expect(verifyRampart(SECRET, receiver.requests[1]!.body, String(receiver.requests[1]!.headers['x-rampart-signature']), 300, new Date())).toBe(true);
+    expect(body).toMatchObject({
+      type: '$incident.confirmed',
+      app_id: env.id,
+      data: { user_id: null, device_token: null, trigger: 'test', policy: null },
+    });
+    expect(
+      verifyRampart(
+        SECRET,
+        receiver.requests[1]!.body,
+        String(receiver.requests[1]!.headers['x-rampart-signature']),
+        300,
+        new Date(),
+      ),
+    ).toBe(true);
 
     receiver.respond = () => 500;
     const failed = await svc.sendTest(env);
@@ -487,9 +613,13 @@ describe('delivery', () => {
     expect(page2).toHaveLength(2);
     expect(new Set([...page1, ...page2].map((d) => d.id)).size).toBe(4);
     expect((await svc.list(env.id, { limit: 10, status: 'failed' })).map((d) => d.id)).toEqual([failed.id]);
-    expect((await svc.list(env.id, { limit: 10, status: 'pending' })).map((d) => d.userId)).toEqual(['user-9']);
+    expect((await svc.list(env.id, { limit: 10, status: 'pending' })).map((d) => d.userId)).toEqual([
+      'user-9',
+    ]);
     expect((await svc.listForUser(env.id, 'user-9')).map((d) => d.userId)).toEqual(['user-9']);
-    await expect(svc.list(env.id, { limit: 2, after: randomUUID() })).rejects.toBeInstanceOf(InvalidParameters);
+    await expect(svc.list(env.id, { limit: 2, after: randomUUID() })).rejects.toBeInstanceOf(
+      InvalidParameters,
+    );
   });
 
   it('fails a delivery for good when the environment lost its webhook URL', async () => {
@@ -520,7 +650,9 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     const svc = service('a', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), {
+      what: 'the delivery to be delivered',
+    });
     await svc.stop();
     expect(receiver.requests.map(idOf)).toEqual([d.id]);
     expect(d.attempts.map((a) => a.statusCode)).toEqual([200]);
@@ -547,8 +679,16 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     const mark = logs.length;
     expect((await slow.deliverDue()).started).toBe(1);
     other.start();
-    await waitFor(() => logs.slice(mark).some((l) => l.msg === 'webhooks: lease too short for an attempt; given back without sending'), { what: 'instance a to give the delivery back' });
-    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
+    await waitFor(
+      () =>
+        logs
+          .slice(mark)
+          .some((l) => l.msg === 'webhooks: lease too short for an attempt; given back without sending'),
+      { what: 'instance a to give the delivery back' },
+    );
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), {
+      what: 'the delivery to be delivered',
+    });
     await other.stop();
     expect(receiver.requests.map(idOf)).toEqual([d.id]);
     expect(d.attempts.map((a) => [a.instance, a.statusCode])).toEqual([['b', 200]]);
@@ -596,14 +736,26 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
       if (n === 0) await delay(timeoutMs + 300);
       done.add(id);
     };
-    const svc = service('a', { requestTimeoutMs: timeoutMs, leaseMs: 5000, backoffBaseMs: 20, pollMs: 20, random: () => 0.5 });
+    const svc = service('a', {
+      requestTimeoutMs: timeoutMs,
+      leaseMs: 5000,
+      backoffBaseMs: 20,
+      pollMs: 20,
+      random: () => 0.5,
+    });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
-    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), { what: 'the delivery to be delivered' });
+    const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), {
+      what: 'the delivery to be delivered',
+    });
     expect(d.attempts.map((a) => a.statusCode)).toEqual([null, 200]);
     expect(d.attempts[0]!.error).toBe(`timed out after ${timeoutMs} ms`);
     // The retry was scheduled a full timeout after the attempt ended (injected clock).
-    const retry = logs.find((l) => l.msg === 'webhooks: attempt failed, will retry' && (l.obj as { delivery?: string }).delivery === d.id);
+    const retry = logs.find(
+      (l) =>
+        l.msg === 'webhooks: attempt failed, will retry' &&
+        (l.obj as { delivery?: string }).delivery === d.id,
+    );
     const next = (retry!.obj as { nextAttemptAt: Date }).nextAttemptAt;
     expect(next.getTime() - d.attempts[0]!.at.getTime()).toBeGreaterThanOrEqual(2 * timeoutMs - 50);
     // Every copy carries the same id, in the body and the header, and the receiver acted once.
@@ -616,13 +768,16 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
 
 /** What a request was about: user, device and type (tells apart the deliveries of one user). */
 const keyOf = (r: Received): string => {
-  const b = JSON.parse(r.body) as { type: string; data: { user_id: string | null; device_token: string | null } };
+  const b = JSON.parse(r.body) as {
+    type: string;
+    data: { user_id: string | null; device_token: string | null };
+  };
   return `${b.data.user_id}|${b.data.device_token}|${b.type}`;
 };
 const keyOfNotice = (n: WebhookNotice): string => `${n.userId}|${n.device?.token ?? null}|${n.type}`;
 
 describe('ordered per user', () => {
-  it('after an outage, each user\'s backlog arrives in the order it was created, with two instances sending', async () => {
+  it("after an outage, each user's backlog arrives in the order it was created, with two instances sending", async () => {
     const env = newEnv();
     let down = true;
     receiver.respond = () => (down ? 503 : 200);
@@ -691,7 +846,15 @@ describe('ordered per user', () => {
       // Alice's first delivery is stuck on the receiver until Bob's arrived (or the attempt times out).
       if (keyOf(req) === headKey) await Promise.race([bob, atMost(2500)]);
     };
-    const svc = service('a', { maxAttempts: 4, backoffBaseMs: 30, backoffMaxMs: 30, pollMs: 10, concurrency: 2, requestTimeoutMs: 3000, leaseMs: 8000 });
+    const svc = service('a', {
+      maxAttempts: 4,
+      backoffBaseMs: 30,
+      backoffMaxMs: 30,
+      pollMs: 10,
+      concurrency: 2,
+      requestTimeoutMs: 3000,
+      leaseMs: 8000,
+    });
     for (const dev of alice) await svc.emit(notice(env, 'alice', dev));
     await svc.emit(notice(env, 'bob', device(env, 'bob')));
     svc.start();
@@ -705,7 +868,13 @@ describe('ordered per user', () => {
     // Bob was neither held up by Alice's failing delivery nor by her twenty waiting ones.
     expect(headRequestsWhenBobArrived).toBe(1);
     const aliceSeen = receiver.requests.map(keyOf).filter((k) => k.startsWith('alice|'));
-    expect(aliceSeen).toEqual([headKey, headKey, headKey, headKey, ...alice.slice(1).map((dev) => keyOfNotice(notice(env, 'alice', dev)))]);
+    expect(aliceSeen).toEqual([
+      headKey,
+      headKey,
+      headKey,
+      headKey,
+      ...alice.slice(1).map((dev) => keyOfNotice(notice(env, 'alice', dev))),
+    ]);
     const all = await deliveries(env);
     expect(all.filter((d) => d.status === 'failed').map((d) => d.deviceToken)).toEqual([alice[0]!.token]);
   });
@@ -773,13 +942,18 @@ describe('shutdown', () => {
     const a = await deliveries(envA);
     const b = await deliveries(envB);
     const [c] = await deliveries(envC);
-    expect(b.map((d) => [d.userId, d.status]).sort()).toEqual([['b-0', 'delivered'], ['b-1', 'delivered']]);
+    expect(b.map((d) => [d.userId, d.status]).sort()).toEqual([
+      ['b-0', 'delivered'],
+      ['b-1', 'delivered'],
+    ]);
     // A's slow receiver did not hold B up: its first attempts were answered only after B arrived.
     expect(a.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
     expect(a.every((d) => d.attempts.length === 1 && d.attempts[0]!.statusCode === 200)).toBe(true);
     // C's attempt was cut short at the end of the grace; it stays due for the next instance.
     expect(c).toMatchObject({ status: 'pending', leaseOwner: null });
-    expect(c!.attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') })]);
+    expect(c!.attempts).toEqual([
+      expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') }),
+    ]);
     expect(dead.requests).toHaveLength(1);
   });
 });

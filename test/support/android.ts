@@ -11,7 +11,10 @@ export const ANDROID_DIR = path.join(__dirname, '..', '..', 'clients', 'android'
 
 /** The same rule as scripts/setup-android.sh: RAMPART_MAVEN_REPO, else a cache outside the clone. */
 export function androidMavenRepo(): string {
-  return process.env.RAMPART_MAVEN_REPO ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'rampart', 'maven');
+  return (
+    process.env.RAMPART_MAVEN_REPO ??
+    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'rampart', 'maven')
+  );
 }
 
 /**
@@ -20,7 +23,12 @@ export function androidMavenRepo(): string {
  */
 export function assertAndroidPrepared(): void {
   const stamp = path.join(androidMavenRepo(), '.rampart-android-ready');
-  const pom = createHash('sha256').update(readFileSync(path.join(ANDROID_DIR, 'pom.xml'))).digest('hex');
+  const pom = createHash('sha256')
+    .update(readFileSync(path.join(ANDROID_DIR, 'pom.xml')))
+    .digest('hex');
   const prepared = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : null;
-  if (prepared !== pom) throw new Error(`the Android client's Maven dependencies are not prepared for its pom.xml: run bash scripts/setup-android.sh (stamp ${stamp})`);
+  if (prepared !== pom)
+    throw new Error(
+      `the Android client's Maven dependencies are not prepared for its pom.xml: run bash scripts/setup-android.sh (stamp ${stamp})`,
+    );
 }

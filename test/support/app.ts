@@ -39,7 +39,11 @@ export interface TestAppOptions extends Partial<Omit<BuildOptions, 'db' | 'log'>
   overloaded?: () => string | null;
   /** Runs on the fresh database before the service is built (e.g. to write an older version's data). */
   beforeBuild?: (db: Db) => Promise<void>;
-  monitorCommands?: Parameters<typeof testDatabase>[0] extends infer O ? (O extends { monitorCommands?: infer M } ? M : never) : never;
+  monitorCommands?: Parameters<typeof testDatabase>[0] extends infer O
+    ? O extends { monitorCommands?: infer M }
+      ? M
+      : never
+    : never;
 }
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -95,7 +99,16 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const addr = http.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   let grpc: GrpcServerHandle | null = null;
-  if (opts.grpc !== false) grpc = await startGrpcServer({ services: built.services, log, host: '127.0.0.1', port: 0, tls: undefined, metrics: grpcMetrics(built.metrics), trustProxy: opts.trustProxy });
+  if (opts.grpc !== false)
+    grpc = await startGrpcServer({
+      services: built.services,
+      log,
+      host: '127.0.0.1',
+      port: 0,
+      tls: undefined,
+      metrics: grpcMetrics(built.metrics),
+      trustProxy: opts.trustProxy,
+    });
   built.start();
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -119,11 +132,21 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
 export const basic = (secret: string) => `Basic ${Buffer.from(`:${secret}`).toString('base64')}`;
 
 /** JSON over real HTTP. */
-export async function call(app: Pick<TestApp, 'baseUrl' | 'secret'>, method: string, path: string, body?: unknown, opts: { secret?: string | null; raw?: string; headers?: Record<string, string> } = {}) {
+export async function call(
+  app: Pick<TestApp, 'baseUrl' | 'secret'>,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { secret?: string | null; raw?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
   const secret = opts.secret === undefined ? app.secret : opts.secret;
   if (secret !== null) headers.authorization = basic(secret);
-  const res = await fetch(`${app.baseUrl}${path}`, { method, headers, body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)) });
+  const res = await fetch(`${app.baseUrl}${path}`, {
+    method,
+    headers,
+    body: opts.raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  });
   const text = await res.text();
   let json: unknown = null;
   try {

@@ -9,14 +9,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 
-export const CHROMIUM = process.env.RAMPART_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+export const CHROMIUM =
+  process.env.RAMPART_CHROMIUM ??
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 
 /** Where the console tests write their screenshots: docs/console with RAMPART_UPDATE_SCREENSHOTS=1. */
-export const SCREENSHOTS = process.env.RAMPART_UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '..', '..', 'docs', 'console') : path.resolve(__dirname, '..', '..', '.data', 'console-screenshots');
+export const SCREENSHOTS =
+  process.env.RAMPART_UPDATE_SCREENSHOTS === '1'
+    ? path.resolve(__dirname, '..', '..', 'docs', 'console')
+    : path.resolve(__dirname, '..', '..', '.data', 'console-screenshots');
 
 /** Fail at once, saying how to fix it, when there is no Chromium to drive. */
 export function requireChromium(): string {
-  if (!CHROMIUM) throw new Error('Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it');
+  if (!CHROMIUM)
+    throw new Error(
+      'Chromium is missing: apt-get install chromium (or set RAMPART_CHROMIUM); .ci/run installs it',
+    );
   return CHROMIUM;
 }
 
@@ -31,7 +39,12 @@ export async function launchChromium(prefix = 'rampart-chromium-'): Promise<Chro
   const executablePath = requireChromium();
   const profile = mkdtempSync(path.join(tmpdir(), prefix));
   try {
-    const browser = await puppeteer.launch({ executablePath, headless: true, userDataDir: profile, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+    const browser = await puppeteer.launch({
+      executablePath,
+      headless: true,
+      userDataDir: profile,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    });
     return {
       browser,
       close: async () => {
@@ -46,7 +59,12 @@ export async function launchChromium(prefix = 'rampart-chromium-'): Promise<Chro
 }
 
 /** A page in a fresh browser context (its own cookies), with page errors and console errors (but 4xx answers) recorded in `errors`. */
-export async function consolePage(browser: Browser, errors: string[], width = 1366, height = 900): Promise<Page> {
+export async function consolePage(
+  browser: Browser,
+  errors: string[],
+  width = 1366,
+  height = 900,
+): Promise<Page> {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
   await page.setViewport({ width, height });
@@ -58,7 +76,8 @@ export async function consolePage(browser: Browser, errors: string[], width = 13
 }
 
 /** The page's visible text. */
-export const pageText = (page: Page): Promise<string> => page.evaluate(() => (globalThis as any).document.body.innerText as string);
+export const pageText = (page: Page): Promise<string> =>
+  page.evaluate(() => (globalThis as any).document.body.innerText as string);
 
 /** Go to a console page by its hash (`#/lists`). */
 export async function goTo(page: Page, hash: string): Promise<void> {
@@ -69,7 +88,13 @@ export async function goTo(page: Page, hash: string): Promise<void> {
 
 /** Wait until the page shows `needle` (and no loading state). */
 export async function waitText(page: Page, needle: string, timeout = 15_000): Promise<void> {
-  await page.waitForFunction((n) => (globalThis as any).document.body.innerText.includes(n) && !(globalThis as any).document.querySelector('.state.loading'), { timeout }, needle);
+  await page.waitForFunction(
+    (n) =>
+      (globalThis as any).document.body.innerText.includes(n) &&
+      !(globalThis as any).document.querySelector('.state.loading'),
+    { timeout },
+    needle,
+  );
 }
 
 /** Sign in to the console at `baseUrl` by keyboard: the key field has focus, typing and Enter submit. */

@@ -13,7 +13,15 @@ import { waitFor } from './wait';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Settings a test's own Rampart must not inherit from the suite's environment. */
-const SUITE_ONLY = ['MONGODB_URI', 'RAMPART_API_SECRET', 'RAMPART_TEST_EMBEDDED', 'RAMPART_PUBLIC_URL', 'RAMPART_DB_NAME', 'RAMPART_WEBHOOK_URL', 'RAMPART_MASTER_KEY'];
+const SUITE_ONLY = [
+  'MONGODB_URI',
+  'RAMPART_API_SECRET',
+  'RAMPART_TEST_EMBEDDED',
+  'RAMPART_PUBLIC_URL',
+  'RAMPART_DB_NAME',
+  'RAMPART_WEBHOOK_URL',
+  'RAMPART_MASTER_KEY',
+];
 
 export interface Instance {
   readonly name: string;
@@ -35,8 +43,18 @@ export async function startInstance(name: string, settings: Record<string, strin
   const dataDir = mkdtempSync(path.join(ROOT, '.data', `${name}-`));
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of SUITE_ONLY) delete env[key];
-  Object.assign(env, { RAMPART_DATA_DIR: dataDir, RAMPART_HTTP_PORT: '0', RAMPART_GRPC_PORT: '0', RAMPART_LOG_LEVEL: 'info', ...settings });
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  Object.assign(env, {
+    RAMPART_DATA_DIR: dataDir,
+    RAMPART_HTTP_PORT: '0',
+    RAMPART_GRPC_PORT: '0',
+    RAMPART_LOG_LEVEL: 'info',
+    ...settings,
+  });
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'start.js')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

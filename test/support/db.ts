@@ -15,9 +15,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function testDatabase(opts: { monitorCommands?: (e: CommandStartedEvent) => void } = {}): Promise<TestDatabase> {
+export async function testDatabase(
+  opts: { monitorCommands?: (e: CommandStartedEvent) => void } = {},
+): Promise<TestDatabase> {
   const uri = process.env.MONGODB_URI;
-  if (!uri) throw new Error('MONGODB_URI is not set: run the tests through jest (global-setup starts the database)');
+  if (!uri)
+    throw new Error('MONGODB_URI is not set: run the tests through jest (global-setup starts the database)');
   const name = `rampart_test_${randomBytes(6).toString('hex')}`;
   const connection = await connect(uri, name, opts);
   return {

@@ -18,7 +18,9 @@ export function textOf(raw: string): string {
   const body = raw.slice(split + 4);
   const cte = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase() ?? '7bit';
   if (cte === 'quoted-printable') {
-    const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    const bytes = body
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
     return Buffer.from(bytes, 'latin1').toString('utf8');
   }
   if (cte === 'base64') return Buffer.from(body, 'base64').toString('utf8');
@@ -52,4 +54,5 @@ export class MailSink {
 }
 
 /** A privacy export's download link in a mail: the job id, the expiry and the signature. */
-export const EXPORT_LINK = /https?:\/\/\S+\/v1\/privacy\/exports\/([0-9a-f-]{36})\?expires=(\d+)&signature=([0-9a-f]{64})/;
+export const EXPORT_LINK =
+  /https?:\/\/\S+\/v1\/privacy\/exports\/([0-9a-f-]{36})\?expires=(\d+)&signature=([0-9a-f]{64})/;

@@ -11,7 +11,11 @@ export function sampleValue(text: string, series: string, absent = 0): number {
  * Scrape until `done` holds, returning that scrape; rejects after 20 s, naming `what` and quoting
  * the last scrape's `rampart_` samples (what the metrics said instead).
  */
-export async function scrapeUntil(scrape: () => Promise<string>, done: (text: string) => boolean, what = 'a scrape that satisfies the condition'): Promise<string> {
+export async function scrapeUntil(
+  scrape: () => Promise<string>,
+  done: (text: string) => boolean,
+  what = 'a scrape that satisfies the condition',
+): Promise<string> {
   let last = '';
   try {
     return await waitFor(

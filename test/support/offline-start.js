@@ -63,7 +63,9 @@ async function main() {
     stdio: ['ignore', fs.openSync(process.env.OUT_LOG, 'w'), fs.openSync(process.env.OUT_ERR, 'w')],
   });
   let exited = null;
-  const exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve((exited = { code, signal }))));
+  const exit = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve((exited = { code, signal }))),
+  );
 
   // Until it answers, or until it has exited (the test then reads its output).
   const health = await untilAnswers(`${base}/healthz`, () => exited !== null);
@@ -71,7 +73,10 @@ async function main() {
     result.health = health;
     const risk = await fetch(`${base}/v1/risk`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`:${secret}`).toString('base64')}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`:${secret}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({
         event: '$login',
         user: { id: 'offline-1', email: 'ada@example.com' },
@@ -82,7 +87,9 @@ async function main() {
     const home = await fetch(`${base}/`, { redirect: 'manual' });
     result.home = { status: home.status, location: home.headers.get('location') };
     // SIGTERM to Rampart itself, as a service manager sends it (npm, killed, would not wait for it).
-    const { pid } = JSON.parse(fs.readFileSync(path.join(process.env.RAMPART_DATA_DIR, 'embedded.json'), 'utf8'));
+    const { pid } = JSON.parse(
+      fs.readFileSync(path.join(process.env.RAMPART_DATA_DIR, 'embedded.json'), 'utf8'),
+    );
     process.kill(pid, 'SIGTERM');
   }
   result.exit = await exit;

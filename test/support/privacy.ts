@@ -7,7 +7,12 @@ import type { EnvId } from '../../src/core/model';
 import type { PrivacyJob } from '../../src/core/privacy/model';
 import { waitFor } from './wait';
 
-export async function jobDone(privacy: { job(env: EnvId, id: string): Promise<PrivacyJob | null> }, env: EnvId, id: string, timeoutMs = 20_000): Promise<PrivacyJob> {
+export async function jobDone(
+  privacy: { job(env: EnvId, id: string): Promise<PrivacyJob | null> },
+  env: EnvId,
+  id: string,
+  timeoutMs = 20_000,
+): Promise<PrivacyJob> {
   return waitFor(
     async () => {
       const job = await privacy.job(env, id);

@@ -18,7 +18,8 @@ export function routesOf(app: FastifyInstance): Route[] {
   for (const line of app.printRoutes().split('\n')) {
     const node = /^((?:[│ ] {3})*)[├└]── (.*?)(?: \(([A-Z]+(?:, [A-Z]+)*)\))?$/.exec(line);
     if (!node) {
-      if (line.trim() !== '') throw new Error(`printRoutes(): a line not understood: ${JSON.stringify(line)}`);
+      if (line.trim() !== '')
+        throw new Error(`printRoutes(): a line not understood: ${JSON.stringify(line)}`);
       continue;
     }
     const depth = (node[1] as string).length / 4;
@@ -27,6 +28,8 @@ export function routesOf(app: FastifyInstance): Route[] {
     for (const method of node[3]?.split(', ') ?? []) routes.push({ method, url: path.join('') });
   }
   // Read right: each is a route the router finds.
-  for (const r of routes) if (!app.hasRoute(r)) throw new Error(`printRoutes(): ${r.method} ${r.url} read from the tree, but not a route`);
+  for (const r of routes)
+    if (!app.hasRoute(r))
+      throw new Error(`printRoutes(): ${r.method} ${r.url} read from the tree, but not a route`);
   return routes;
 }

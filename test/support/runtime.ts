@@ -29,7 +29,14 @@ export async function startTempRuntime(prefix: string, env: Record<string, strin
   const dir = mkdtempSync(path.resolve(__dirname, '..', '..', '.data', prefix));
   const secret = env.RAMPART_API_SECRET ?? `sk_test_${randomBytes(16).toString('hex')}`;
   try {
-    const config = loadConfig({ RAMPART_DATA_DIR: dir, RAMPART_HTTP_PORT: '0', RAMPART_GRPC_PORT: '0', RAMPART_LOG_LEVEL: 'silent', ...env, RAMPART_API_SECRET: secret });
+    const config = loadConfig({
+      RAMPART_DATA_DIR: dir,
+      RAMPART_HTTP_PORT: '0',
+      RAMPART_GRPC_PORT: '0',
+      RAMPART_LOG_LEVEL: 'silent',
+      ...env,
+      RAMPART_API_SECRET: secret,
+    });
     const running = await run(config, createLogger('silent'));
     return {
       dir,

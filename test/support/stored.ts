@@ -7,21 +7,44 @@
 import type { Db } from 'mongodb';
 import type { EnvId, RejectedPayload, StoredEvent } from '../../src/core/model';
 import type { EventStore } from '../../src/core/ports';
-import { DEBUGGER, EVENTS, fromEventDoc, MongoEventStore, rejectedFromDoc, type DebugDoc, type EventDoc } from '../../src/store/events';
+import {
+  DEBUGGER,
+  EVENTS,
+  fromEventDoc,
+  MongoEventStore,
+  rejectedFromDoc,
+  type DebugDoc,
+  type EventDoc,
+} from '../../src/store/events';
 import { RollupWriter } from '../../src/store/rollups';
 import { EventKeyWriter } from '../../src/store/event-keys';
 import { serverKind } from '../../src/store/server-kind';
 import type { StateLayer } from '../../src/store/state/layer';
 
 /** A user's stored events, newest first. */
-export async function eventsOfUser(db: Db, env: EnvId, userId: string, limit: number): Promise<StoredEvent[]> {
-  const docs = await db.collection<EventDoc>(EVENTS).find({ envId: env, userId }).sort({ occurredAt: -1 }).limit(limit).toArray();
+export async function eventsOfUser(
+  db: Db,
+  env: EnvId,
+  userId: string,
+  limit: number,
+): Promise<StoredEvent[]> {
+  const docs = await db
+    .collection<EventDoc>(EVENTS)
+    .find({ envId: env, userId })
+    .sort({ occurredAt: -1 })
+    .limit(limit)
+    .toArray();
   return docs.map(fromEventDoc);
 }
 
 /** The environment's rejected payloads (the debugger), newest first. */
 export async function debuggerEntries(db: Db, env: EnvId, limit: number): Promise<RejectedPayload[]> {
-  const docs = await db.collection<DebugDoc>(DEBUGGER).find({ envId: env }).sort({ receivedAt: -1 }).limit(limit).toArray();
+  const docs = await db
+    .collection<DebugDoc>(DEBUGGER)
+    .find({ envId: env })
+    .sort({ receivedAt: -1 })
+    .limit(limit)
+    .toArray();
   return docs.map(rejectedFromDoc);
 }
 
@@ -45,5 +68,10 @@ export function storedOf(app: { built: { state: StateLayer }; database: { db: Db
  */
 export async function eventWriter(db: Db, state: StateLayer): Promise<EventStore> {
   const kind = await serverKind(db);
-  return new MongoEventStore(db, state, new RollupWriter(state), kind.indexPushdown ? new EventKeyWriter(state) : undefined);
+  return new MongoEventStore(
+    db,
+    state,
+    new RollupWriter(state),
+    kind.indexPushdown ? new EventKeyWriter(state) : undefined,
+  );
 }

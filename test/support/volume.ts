@@ -15,15 +15,26 @@ import { markRollupsSince, RollupWriter } from '../../src/store/rollups';
 import { StateLayer } from '../../src/store/state/layer';
 import type { TestApp } from './app';
 
-const SIGNALS = ['new_device', 'new_country', 'proxy_ip', 'multiple_accounts_per_device', 'impossible_travel'];
+const SIGNALS = [
+  'new_device',
+  'new_country',
+  'proxy_ip',
+  'multiple_accounts_per_device',
+  'impossible_travel',
+];
 /** Events per `insertMany`. */
 const CHUNK = 5_000;
 
 /** `busyUser` (optional) is the user of 3% of the events. */
-export async function appendVolume(app: TestApp, env: EnvId, count: number, o: { users?: number; busyUser?: string } = {}): Promise<void> {
+export async function appendVolume(
+  app: TestApp,
+  env: EnvId,
+  count: number,
+  o: { users?: number; busyUser?: string } = {},
+): Promise<void> {
   const users = o.users ?? 5_000;
   let s = 12345;
-  const r = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const r = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const now = Date.now();
   const oldest = now - 7 * 86_400_000;
   const newest = now - 25 * 3_600_000;
@@ -56,7 +67,9 @@ export async function appendVolume(app: TestApp, env: EnvId, count: number, o: {
   events.sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime());
   const db = app.database.db;
   for (let first = 0; first < events.length; first += CHUNK) {
-    await db.collection<EventDoc>(EVENTS).insertMany(events.slice(first, first + CHUNK).map(toEventDoc), { ordered: false });
+    await db
+      .collection<EventDoc>(EVENTS)
+      .insertMany(events.slice(first, first + CHUNK).map(toEventDoc), { ordered: false });
   }
   // Deltas (increments), not snapshots: the app's own state layer may hold some of the same
   // documents (the environment's markers), and increments from both add up.

@@ -41,7 +41,10 @@ export interface WaitOptions {
  * ("the child exited before it listened"); a probe for which an error means "not yet" (a request
  * to a server still starting) catches it itself and returns a falsy value.
  */
-export async function waitFor<T>(probe: () => T | Promise<T>, { what, timeoutMs = 10_000, intervalMs = 20 }: WaitOptions): Promise<Truthy<T>> {
+export async function waitFor<T>(
+  probe: () => T | Promise<T>,
+  { what, timeoutMs = 10_000, intervalMs = 20 }: WaitOptions,
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -8,7 +8,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const semver = createRequire(__filename)('semver') as { intersects(a: string, b: string): boolean; minVersion(range: string): { major: number } | null };
+const semver = createRequire(__filename)('semver') as {
+  intersects(a: string, b: string): boolean;
+  minVersion(range: string): { major: number } | null;
+};
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const json = <T>(file: string): T => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8')) as T;
@@ -26,8 +29,13 @@ describe('the locked dependencies and Node', () => {
     const refusing = Object.entries(lock.packages)
       .filter(([where]) => where !== '')
       .flatMap(([where, p]) => {
-        const wants = p.engines && typeof p.engines === 'object' && !Array.isArray(p.engines) ? (p.engines as { node?: unknown }).node : undefined;
-        return typeof wants === 'string' && !semver.intersects(wants, `^${line}`) ? [`${where.replace(/^.*node_modules\//, '')}@${p.version}: node ${wants}`] : [];
+        const wants =
+          p.engines && typeof p.engines === 'object' && !Array.isArray(p.engines)
+            ? (p.engines as { node?: unknown }).node
+            : undefined;
+        return typeof wants === 'string' && !semver.intersects(wants, `^${line}`)
+          ? [`${where.replace(/^.*node_modules\//, '')}@${p.version}: node ${wants}`]
+          : [];
       });
     expect(refusing).toEqual([]);
   });

@@ -9,7 +9,10 @@ const root = path.resolve(__dirname, '..', '..');
 
 describe('generated docs', () => {
   it('the history tables are those bench/results makes (node scripts/results-history.js --write)', () => {
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'results-history.js'), '--check'], { cwd: root, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'results-history.js'), '--check'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
   });

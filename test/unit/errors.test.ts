@@ -17,7 +17,10 @@ const named = (name: string) => Object.defineProperty(new Error('x'), 'name', { 
 it.each([
   ['a network error', new MongoNetworkError('connection reset')],
   ['no server to select', named('MongoServerSelectionError')],
-  ['a pool cleared because the database stopped answering (PoolClearedOnNetworkError)', named('PoolClearedOnNetworkError')],
+  [
+    'a pool cleared because the database stopped answering (PoolClearedOnNetworkError)',
+    named('PoolClearedOnNetworkError'),
+  ],
   ['a pool cleared', named('MongoPoolClearedError')],
   ['a pool closed', named('MongoPoolClosedError')],
   ['a server closed', named('MongoServerClosedError')],
@@ -31,7 +34,10 @@ it.each([
 
 it.each([
   ['an operation past its client time limit (timeoutMS)', named('MongoOperationTimeoutError')],
-  ['an operation stopped by the server at maxTimeMS', new MongoServerError({ message: 'operation exceeded time limit', code: 50 })],
+  [
+    'an operation stopped by the server at maxTimeMS',
+    new MongoServerError({ message: 'operation exceeded time limit', code: 50 }),
+  ],
 ])('%s is deadline_exceeded (504): an analyst query asked for too much', (_name, err) => {
   expect(translateDriverError(err)).toBeInstanceOf(DeadlineExceeded);
 });

@@ -10,14 +10,37 @@ const behind = (spec: string) => proxyTrust(parseTrustedProxies(spec));
 describe('proxyTrust', () => {
   it('trusts the listed addresses and networks, IPv4 as a dual-stack socket reports it included', () => {
     const t = behind('10.0.0.0/8,192.0.2.7,2001:db8::/32');
-    expect(['10.1.2.3', '::ffff:10.1.2.3', '192.0.2.7', '2001:db8::1'].map(t)).toEqual([true, true, true, true]);
-    expect(['11.0.0.1', '192.0.2.8', '2001:db9::1', 'not-an-address', ''].map(t)).toEqual([false, false, false, false, false]);
+    expect(['10.1.2.3', '::ffff:10.1.2.3', '192.0.2.7', '2001:db8::1'].map(t)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['11.0.0.1', '192.0.2.8', '2001:db9::1', 'not-an-address', ''].map(t)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('true is loopback and the private networks, nothing public', () => {
     const t = behind('true');
-    expect(['127.0.0.1', '::1', '10.0.0.5', '172.20.0.1', '192.168.1.1', 'fd00::1'].map(t)).toEqual([true, true, true, true, true, true]);
-    expect(['203.0.113.9', '172.32.0.1', '2001:db8::1', '169.254.1.1'].map(t)).toEqual([false, false, false, false]);
+    expect(['127.0.0.1', '::1', '10.0.0.5', '172.20.0.1', '192.168.1.1', 'fd00::1'].map(t)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['203.0.113.9', '172.32.0.1', '2001:db8::1', '169.254.1.1'].map(t)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(behind('false')('127.0.0.1')).toBe(false);
   });
 });

@@ -63,7 +63,12 @@ export async function currentSession(): Promise<SessionInfo | null> {
 }
 
 export async function signIn(key: string): Promise<SessionInfo> {
-  const res = await fetch('/console/session', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key }) });
+  const res = await fetch('/console/session', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key }),
+  });
   const body = await json(res);
   if (!res.ok) throw restError(res, body);
   const s = body as unknown as SessionInfo;
@@ -72,7 +77,11 @@ export async function signIn(key: string): Promise<SessionInfo> {
 }
 
 export async function signOut(): Promise<void> {
-  const res = await fetch('/console/session', { method: 'DELETE', credentials: 'same-origin', headers: { 'x-rampart-csrf': csrf ?? '' } });
+  const res = await fetch('/console/session', {
+    method: 'DELETE',
+    credentials: 'same-origin',
+    headers: { 'x-rampart-csrf': csrf ?? '' },
+  });
   csrf = null;
   if (!res.ok && res.status !== 401) throw restError(res, await json(res));
 }

@@ -26,7 +26,9 @@ const TITLES: Readonly<Record<string, string>> = {
 
 export function ErrorBox({ error, retry, title }: { error: ApiError; retry?: () => void; title?: string }) {
   // The API's message for refused fields is those fields joined: the list says it once.
-  const onlyFields = error.fields.length > 0 && error.message === error.fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+  const onlyFields =
+    error.fields.length > 0 &&
+    error.message === error.fields.map((f) => `${f.field}: ${f.message}`).join('; ');
   return (
     <div class="state error" role="alert">
       <strong>{title ?? TITLES[error.code] ?? 'Something went wrong'}</strong>
@@ -58,7 +60,17 @@ export function Empty({ children }: { children: ComponentChildren }) {
 }
 
 /** The console's data table: scrolls sideways in its wrapper on a narrow screen; `head` names the columns, `children` are the body's rows. */
-export function DataTable({ head, children, compact, caption }: { head: string[]; children: ComponentChildren; compact?: boolean; caption?: string }) {
+export function DataTable({
+  head,
+  children,
+  compact,
+  caption,
+}: {
+  head: string[];
+  children: ComponentChildren;
+  compact?: boolean;
+  caption?: string;
+}) {
   return (
     <div class="table-wrap">
       <table class={compact ? 'data compact' : 'data'}>
@@ -78,7 +90,17 @@ export function DataTable({ head, children, compact, caption }: { head: string[]
   );
 }
 
-export function Card({ title, children, actions, id }: { title: string; children: ComponentChildren; actions?: ComponentChildren; id?: string }) {
+export function Card({
+  title,
+  children,
+  actions,
+  id,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+  id?: string;
+}) {
   return (
     <section class="card" aria-labelledby={id ? `${id}-title` : undefined} id={id}>
       <header>
@@ -92,8 +114,15 @@ export function Card({ title, children, actions, id }: { title: string; children
 
 /** What an event without a verdict is (the API's `Event.kind`), as its badge says it. */
 const NO_VERDICT: Readonly<Record<string, { label: string; title: string }>> = {
-  FEEDBACK: { label: 'feedback', title: 'Feedback: the application reported how a challenge, a review, an incident or a password reset ended (no verdict)' },
-  ACTIVITY: { label: 'no verdict', title: 'Activity sent to track or log, such as a logout or a failed login: recorded without a verdict' },
+  FEEDBACK: {
+    label: 'feedback',
+    title:
+      'Feedback: the application reported how a challenge, a review, an incident or a password reset ended (no verdict)',
+  },
+  ACTIVITY: {
+    label: 'no verdict',
+    title: 'Activity sent to track or log, such as a logout or a failed login: recorded without a verdict',
+  },
 };
 
 /** A verdict's action; for an event without one, what the event is (`kind`: FEEDBACK or ACTIVITY). */
@@ -116,7 +145,15 @@ export function StateBadge({ state }: { state: string }) {
 }
 
 /** A ranked list as horizontal bars (readable as a table by screen readers). */
-export function Bars({ rows, label, render }: { rows: { key: string; count: number }[]; label: string; render?: (key: string) => ComponentChildren }) {
+export function Bars({
+  rows,
+  label,
+  render,
+}: {
+  rows: { key: string; count: number }[];
+  label: string;
+  render?: (key: string) => ComponentChildren;
+}) {
   if (rows.length === 0) return <Empty>No {label.toLowerCase()} in this range.</Empty>;
   const max = Math.max(...rows.map((r) => r.count), 1);
   return (
@@ -163,8 +200,20 @@ export function TimeChart({ times, series, title }: { times: number[]; series: S
         height: 240,
         title: undefined,
         scales: { x: { time: true } },
-        axes: [{ stroke: '#5b6474', grid: { stroke: '#eef0f3' } }, { stroke: '#5b6474', grid: { stroke: '#eef0f3' }, size: 50 }],
-        series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}22`, points: { show: false } }))],
+        axes: [
+          { stroke: '#5b6474', grid: { stroke: '#eef0f3' } },
+          { stroke: '#5b6474', grid: { stroke: '#eef0f3' }, size: 50 },
+        ],
+        series: [
+          {},
+          ...series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            fill: `${s.color}22`,
+            points: { show: false },
+          })),
+        ],
       },
       [times, ...series.map((s) => s.values)],
       el,
@@ -199,7 +248,23 @@ export function Json({ value }: { value: unknown }) {
 }
 
 /** A dialog that asks before something that cannot be undone. */
-export function Confirm({ title, children, confirmLabel, danger, onConfirm, onCancel, busy }: { title: string; children: ComponentChildren; confirmLabel: string; danger?: boolean; onConfirm: () => void; onCancel: () => void; busy?: boolean }) {
+export function Confirm({
+  title,
+  children,
+  confirmLabel,
+  danger,
+  onConfirm,
+  onCancel,
+  busy,
+}: {
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+  busy?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -207,14 +272,28 @@ export function Confirm({ title, children, confirmLabel, danger, onConfirm, onCa
     return () => d?.close();
   }, []);
   return (
-    <dialog ref={ref} class="confirm" aria-labelledby="confirm-title" onCancel={(e) => { e.preventDefault(); onCancel(); }}>
+    <dialog
+      ref={ref}
+      class="confirm"
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
       <h2 id="confirm-title">{title}</h2>
       <div>{children}</div>
       <div class="row end">
         <button type="button" onClick={onCancel} disabled={busy}>
           Cancel
         </button>
-        <button type="button" class={danger ? 'danger' : 'primary'} onClick={onConfirm} disabled={busy} data-testid="confirm">
+        <button
+          type="button"
+          class={danger ? 'danger' : 'primary'}
+          onClick={onConfirm}
+          disabled={busy}
+          data-testid="confirm"
+        >
           {busy ? 'Working…' : confirmLabel}
         </button>
       </div>
@@ -224,5 +303,7 @@ export function Confirm({ title, children, confirmLabel, danger, onConfirm, onCa
 
 /** Explains why a change is not offered to an analyst key. */
 export function ReadOnlyNote() {
-  return <p class="note">Signed in with an analyst key: read-only. Changes need the environment's API secret.</p>;
+  return (
+    <p class="note">Signed in with an analyst key: read-only. Changes need the environment's API secret.</p>
+  );
 }

@@ -14,7 +14,8 @@ export interface Conditions {
 }
 
 /** The fields of PolicyConditions every page asks for. */
-export const CONDITION_FIELDS = 'events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates inLists notInLists';
+export const CONDITION_FIELDS =
+  'events riskLevels minRisk maxRisk signalsAny signalsAll countries deviceStates inLists notInLists';
 
 /**
  * "event ∈ {$login} and risk level ∈ {high}", or "every event". `listNames` names lists by id
@@ -24,7 +25,8 @@ export function conditionText(c: Conditions, listNames: ReadonlyMap<string, stri
   const parts: string[] = [];
   const lists = (ids: string[]) => ids.map((id) => listNames.get(id) ?? id).join(', ');
   if (c.events?.length) parts.push(`event ∈ {${c.events.join(', ')}}`);
-  if (c.riskLevels?.length) parts.push(`risk level ∈ {${c.riskLevels.map((l) => l.toLowerCase()).join(', ')}}`);
+  if (c.riskLevels?.length)
+    parts.push(`risk level ∈ {${c.riskLevels.map((l) => l.toLowerCase()).join(', ')}}`);
   if (c.minRisk !== null) parts.push(`risk ≥ ${c.minRisk}`);
   if (c.maxRisk !== null) parts.push(`risk ≤ ${c.maxRisk}`);
   if (c.signalsAny?.length) parts.push(`any of {${c.signalsAny.join(', ')}}`);

@@ -11,7 +11,8 @@ export function shortTime(iso: string): string {
   return new Date(iso).toISOString().slice(5, 16).replace('T', ' ');
 }
 
-export const risk = (r: number | null | undefined): string => (r === null || r === undefined ? '—' : r.toFixed(2));
+export const risk = (r: number | null | undefined): string =>
+  r === null || r === undefined ? '—' : r.toFixed(2);
 
 export const count = (n: number): string => n.toLocaleString('en');
 

@@ -10,9 +10,17 @@ export interface QueryState<T> {
 }
 
 /** Runs `query` whenever `variables` (compared as JSON) change; `skip` holds it back. */
-export function useQuery<T>(query: string, variables: Record<string, unknown> = {}, skip = false): QueryState<T> {
+export function useQuery<T>(
+  query: string,
+  variables: Record<string, unknown> = {},
+  skip = false,
+): QueryState<T> {
   const key = JSON.stringify(variables);
-  const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({ data: null, error: null, loading: !skip });
+  const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: !skip,
+  });
   const [tick, setTick] = useState(0);
   const seq = useRef(0);
   useEffect(() => {
@@ -21,7 +29,13 @@ export function useQuery<T>(query: string, variables: Record<string, unknown> = 
     setState((s) => ({ data: s.data, error: null, loading: true }));
     gql<T>(query, JSON.parse(key) as Record<string, unknown>).then(
       (data) => mine === seq.current && setState({ data, error: null, loading: false }),
-      (error: unknown) => mine === seq.current && setState({ data: null, error: error instanceof ApiError ? error : new ApiError(String(error), 'ERROR', 0), loading: false }),
+      (error: unknown) =>
+        mine === seq.current &&
+        setState({
+          data: null,
+          error: error instanceof ApiError ? error : new ApiError(String(error), 'ERROR', 0),
+          loading: false,
+        }),
     );
   }, [query, key, tick, skip]);
   const reload = useCallback(() => setTick((t) => t + 1), []);

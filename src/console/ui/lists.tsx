@@ -11,7 +11,8 @@ import { useAction, useQuery } from './hooks';
 import { LIST_CHOICES } from './queries';
 import { href } from './router';
 
-export type ListType = 'USER_ID' | 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'ASN' | 'COUNTRY' | 'DEVICE' | 'MACHINE' | 'REQUEST_SHAPE';
+export type ListType =
+  'USER_ID' | 'EMAIL' | 'EMAIL_DOMAIN' | 'IP' | 'ASN' | 'COUNTRY' | 'DEVICE' | 'MACHINE' | 'REQUEST_SHAPE';
 
 /** What each type holds, in words, and the field a new list of it is created with. */
 export const LIST_TYPES: Readonly<Record<ListType, { label: string; field: string; example: string }>> = {
@@ -27,7 +28,15 @@ export const LIST_TYPES: Readonly<Record<ListType, { label: string; field: strin
 };
 
 /** The types a new list may be created with from the console (machine and request-shape lists come from the API). */
-export const CREATABLE_TYPES: readonly ListType[] = ['IP', 'ASN', 'EMAIL', 'EMAIL_DOMAIN', 'USER_ID', 'DEVICE', 'COUNTRY'];
+export const CREATABLE_TYPES: readonly ListType[] = [
+  'IP',
+  'ASN',
+  'EMAIL',
+  'EMAIL_DOMAIN',
+  'USER_ID',
+  'DEVICE',
+  'COUNTRY',
+];
 
 /** Castle's list colours. */
 export const COLORS = ['$red', '$orange', '$yellow', '$green', '$blue', '$purple', '$gray'];
@@ -76,7 +85,13 @@ export function AddToList({ type, value, canMutate }: { type: ListType; value: s
   return (
     <>
       {' '}
-      <button type="button" class="link small" onClick={() => setOpen(true)} data-testid={`add-to-list-${type.toLowerCase()}`} aria-label={`Add ${what} ${value} to a list`}>
+      <button
+        type="button"
+        class="link small"
+        onClick={() => setOpen(true)}
+        data-testid={`add-to-list-${type.toLowerCase()}`}
+        aria-label={`Add ${what} ${value} to a list`}
+      >
         add to list
       </button>
       {done && (
@@ -99,7 +114,15 @@ export function AddToList({ type, value, canMutate }: { type: ListType; value: s
   );
 }
 
-function AddToListDialog({ type, value, onClose }: { type: ListType; value: string; onClose: (added: { id: string; name: string } | null) => void }) {
+function AddToListDialog({
+  type,
+  value,
+  onClose,
+}: {
+  type: ListType;
+  value: string;
+  onClose: (added: { id: string; name: string } | null) => void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const choices = useQuery<{ lists: Choice[] }>(LIST_CHOICES);
   const matching = (choices.data?.lists ?? []).filter((l) => l.type === type);
@@ -120,9 +143,12 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
   const add = useAction(async () => {
     let target = matching.find((l) => l.id === listId) ?? null;
     if (listId === 'new') {
-      const r = await gql<{ createList: { id: string; name: string } }>(`mutation($input: ListCreateInput!) { createList(input: $input) { id name } }`, {
-        input: { name: newName.trim(), color, primaryField: LIST_TYPES[type].field },
-      });
+      const r = await gql<{ createList: { id: string; name: string } }>(
+        `mutation($input: ListCreateInput!) { createList(input: $input) { id name } }`,
+        {
+          input: { name: newName.trim(), color, primaryField: LIST_TYPES[type].field },
+        },
+      );
       target = { ...r.createList, type };
       setListId(target.id);
       choices.reload();
@@ -135,7 +161,15 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
     onClose({ id: target.id, name: target.name });
   });
   return (
-    <dialog ref={ref} class="confirm add-to-list" aria-labelledby="add-to-list-title" onCancel={(e) => { e.preventDefault(); onClose(null); }}>
+    <dialog
+      ref={ref}
+      class="confirm add-to-list"
+      aria-labelledby="add-to-list-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose(null);
+      }}
+    >
       <h2 id="add-to-list-title">Add to a list</h2>
       <form
         class="list-form"
@@ -150,7 +184,12 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
         {choices.error && <ErrorBox error={choices.error} retry={choices.reload} />}
         <label>
           List
-          <select name="list" value={listId} onChange={(e) => setListId((e.target as HTMLSelectElement).value)} disabled={!choices.data}>
+          <select
+            name="list"
+            value={listId}
+            onChange={(e) => setListId((e.target as HTMLSelectElement).value)}
+            disabled={!choices.data}
+          >
             {matching.map((l) => (
               <option key={l.id} value={l.id}>
                 {l.name}
@@ -163,18 +202,35 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
           <div class="row">
             <label>
               New list's name
-              <input name="newListName" value={newName} required maxLength={200} onInput={(e) => setNewName((e.target as HTMLInputElement).value)} />
+              <input
+                name="newListName"
+                value={newName}
+                required
+                maxLength={200}
+                onInput={(e) => setNewName((e.target as HTMLInputElement).value)}
+              />
             </label>
             <ColorField color={color} setColor={setColor} />
           </div>
         )}
         <label>
           Reason
-          <input name="reason" value={reason} maxLength={1000} placeholder="e.g. card testing, incident 42" onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+          <input
+            name="reason"
+            value={reason}
+            maxLength={1000}
+            placeholder="e.g. card testing, incident 42"
+            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
           Expires (UTC, optional)
-          <input type="datetime-local" name="expires" value={expires} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />
+          <input
+            type="datetime-local"
+            name="expires"
+            value={expires}
+            onInput={(e) => setExpires((e.target as HTMLInputElement).value)}
+          />
           <small>Empty: until archived.</small>
         </label>
         {add.error && <ErrorBox error={add.error} />}
@@ -182,7 +238,12 @@ function AddToListDialog({ type, value, onClose }: { type: ListType; value: stri
           <button type="button" onClick={() => onClose(null)} disabled={add.busy}>
             Cancel
           </button>
-          <button type="submit" class="primary" disabled={add.busy || !listId || (listId === 'new' && !newName.trim())} data-testid="add-to-list-submit">
+          <button
+            type="submit"
+            class="primary"
+            disabled={add.busy || !listId || (listId === 'new' && !newName.trim())}
+            data-testid="add-to-list-submit"
+          >
             {add.busy ? 'Adding…' : 'Add'}
           </button>
         </div>

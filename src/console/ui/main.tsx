@@ -64,7 +64,10 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
       <form onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">Rampart console</h1>
         <p>
-          Sign in with an environment's key: an analyst key (read-only; <code>npx rampart analyst-key add &lt;environment&gt;</code> prints one) or the API secret (may edit policies and review devices). The key chooses the environment; to switch, sign out and sign in with another.
+          Sign in with an environment's key: an analyst key (read-only;{' '}
+          <code>npx rampart analyst-key add &lt;environment&gt;</code> prints one) or the API secret (may edit
+          policies and review devices). The key chooses the environment; to switch, sign out and sign in with
+          another.
         </p>
         {message && (
           <p class="note" role="status">
@@ -73,13 +76,26 @@ function SignIn({ message, onSignedIn }: { message: string | null; onSignedIn: (
         )}
         <label>
           Key
-          <input ref={input} type="password" name="key" autoComplete="off" spellcheck={false} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} required autoFocus />
+          <input
+            ref={input}
+            type="password"
+            name="key"
+            autoComplete="off"
+            spellcheck={false}
+            value={key}
+            onInput={(e) => setKey((e.target as HTMLInputElement).value)}
+            required
+            autoFocus
+          />
         </label>
         {error && <ErrorBox error={error} title={SIGN_IN_TITLES[error.code]} />}
         <button class="primary" type="submit" disabled={busy || !key.trim()}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
-        <p class="muted small">The key is sent once; the browser then keeps only a session cookie it cannot read, which ends after 30 minutes idle, 12 hours at most, on sign-out, or when the key is revoked.</p>
+        <p class="muted small">
+          The key is sent once; the browser then keeps only a session cookie it cannot read, which ends after
+          30 minutes idle, 12 hours at most, on sign-out, or when the key is revoked.
+        </p>
       </form>
     </main>
   );
@@ -95,7 +111,8 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
     setMenu(false);
     const main = document.getElementById('main');
     const active = document.activeElement;
-    if (main && !(active && main.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) main.focus();
+    if (main && !(active && main.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)))
+      main.focus();
   }, [route.parts.join('/')]);
   let body;
   switch (page) {
@@ -124,12 +141,23 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
       body = <Settings session={session} />;
       break;
     default:
-      body = <p class="state empty">No such page. <a href={href(['overview'])}>Go to the overview</a>.</p>;
+      body = (
+        <p class="state empty">
+          No such page. <a href={href(['overview'])}>Go to the overview</a>.
+        </p>
+      );
   }
   const env = session.environment;
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -144,7 +172,13 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
             {session.canMutate ? 'admin' : 'read-only'}
           </span>
         </div>
-        <button type="button" class="menu-toggle" aria-expanded={menu} aria-controls="nav" onClick={() => setMenu(!menu)}>
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menu}
+          aria-controls="nav"
+          onClick={() => setMenu(!menu)}
+        >
           Menu
         </button>
         <nav id="nav" class={menu ? 'open' : ''} aria-label="Console">
@@ -157,7 +191,12 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
               </li>
             ))}
           </ul>
-          <button type="button" onClick={onSignOut} data-testid="sign-out" title={`Signed in until ${time(session.absoluteExpiresAt)} at most`}>
+          <button
+            type="button"
+            onClick={onSignOut}
+            data-testid="sign-out"
+            title={`Signed in until ${time(session.absoluteExpiresAt)} at most`}
+          >
             Sign out / switch environment
           </button>
         </nav>
@@ -178,7 +217,9 @@ function App() {
     setChecking(true);
     setError(null);
     currentSession()
-      .then(setSession, (e: unknown) => setError(e instanceof ApiError ? e : new ApiError(String(e), 'ERROR', 0)))
+      .then(setSession, (e: unknown) =>
+        setError(e instanceof ApiError ? e : new ApiError(String(e), 'ERROR', 0)),
+      )
       .finally(() => setChecking(false));
   };
   useEffect(() => {
@@ -193,7 +234,16 @@ function App() {
   }, [session]);
   if (checking) return <Loading what="Checking the session" />;
   if (error) return <ErrorBox error={error} retry={check} />;
-  if (!session) return <SignIn message={message} onSignedIn={(s) => { setMessage(null); setSession(s); }} />;
+  if (!session)
+    return (
+      <SignIn
+        message={message}
+        onSignedIn={(s) => {
+          setMessage(null);
+          setSession(s);
+        }}
+      />
+    );
   return (
     <Shell
       session={session}

@@ -25,7 +25,10 @@ export function parseHash(hash: string): Route {
 }
 
 /** A hash link to `parts`, with optional query parameters (empty ones left out). */
-export function href(parts: readonly string[], params: Record<string, string | undefined | null> = {}): string {
+export function href(
+  parts: readonly string[],
+  params: Record<string, string | undefined | null> = {},
+): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
   const qs = q.toString();

@@ -59,7 +59,13 @@ export interface AnalyticsStore {
    * The `limit` largest groups of `field` (ties by key), and how many distinct values there are.
    * With `skipNull`, events without a value are left out of both.
    */
-  countBy(env: EnvId, filter: EventFilter, field: CountField, limit: number, skipNull: boolean): Promise<{ groups: GroupCount[]; distinct: number }>;
+  countBy(
+    env: EnvId,
+    filter: EventFilter,
+    field: CountField,
+    limit: number,
+    skipNull: boolean,
+  ): Promise<{ groups: GroupCount[]; distinct: number }>;
   /** Points of the matching events, at most `cap` of them; `truncated` when there were more. */
   points(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: EventPoint[]; truncated: boolean }>;
   /**
@@ -68,5 +74,9 @@ export interface AnalyticsStore {
    */
   reviewedDevices(env: EnvId, cap: number): Promise<{ token: string; state: 'approved' | 'reported' }[]>;
   /** Stored verdicts (events with an action) matching `filter`, newest first, at most `cap`; `truncated` when there were more. */
-  decisions(env: EnvId, filter: EventFilter, cap: number): Promise<{ points: DecisionPoint[]; truncated: boolean }>;
+  decisions(
+    env: EnvId,
+    filter: EventFilter,
+    cap: number,
+  ): Promise<{ points: DecisionPoint[]; truncated: boolean }>;
 }

@@ -15,14 +15,28 @@ import type { AnalyticsStore, CountField } from './ports';
 export type BucketSize = 'minute' | 'hour' | 'day';
 export type Dimension = 'ip' | 'asn' | 'country' | 'device' | 'user';
 
-export const BUCKET_MS: Readonly<Record<BucketSize, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+export const BUCKET_MS: Readonly<Record<BucketSize, number>> = {
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+};
 /** Range of a time series whose filter gives no `from`. */
-export const DEFAULT_RANGE_MS: Readonly<Record<BucketSize, number>> = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 };
+export const DEFAULT_RANGE_MS: Readonly<Record<BucketSize, number>> = {
+  minute: 3_600_000,
+  hour: 86_400_000,
+  day: 30 * 86_400_000,
+};
 export const MAX_BUCKETS = 1000;
 /** Most events one time series reads; beyond it the series says `truncated`. */
 export const MAX_SCAN = 200_000;
 
-const DIMENSION_FIELD: Readonly<Record<Dimension, CountField>> = { ip: 'ip', asn: 'asn', country: 'country', device: 'deviceToken', user: 'userId' };
+const DIMENSION_FIELD: Readonly<Record<Dimension, CountField>> = {
+  ip: 'ip',
+  asn: 'asn',
+  country: 'country',
+  device: 'deviceToken',
+  user: 'userId',
+};
 
 export interface ActionCount {
   action: Action | null;
@@ -53,12 +67,18 @@ export interface TopList {
   entries: { key: string; count: number }[];
 }
 
-const byCount = <T extends { count: number }>(key: (x: T) => string) => (a: T, b: T) => b.count - a.count || key(a).localeCompare(key(b));
+const byCount =
+  <T extends { count: number }>(key: (x: T) => string) =>
+  (a: T, b: T) =>
+    b.count - a.count || key(a).localeCompare(key(b));
 const sortActions = (xs: ActionCount[]) => xs.sort(byCount((x) => x.action ?? '~'));
 const sortSignals = (xs: SignalCount[]) => xs.sort(byCount((x) => x.signal));
 
 export class AnalyticsService {
-  constructor(private readonly store: AnalyticsStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: AnalyticsStore,
+    private readonly clock: Clock,
+  ) {}
 
   /** Number of events matching `filter`. */
   total(env: EnvId, filter: EventFilter): Promise<number> {
@@ -91,12 +111,18 @@ export class AnalyticsService {
     const ms = BUCKET_MS[bucket];
     const to = filter.to ?? this.clock.now();
     const from = filter.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS[bucket]);
-    if (from.getTime() >= to.getTime()) throw new InvalidParameters([{ field: 'filter.from', message: 'must be before to' }]);
+    if (from.getTime() >= to.getTime())
+      throw new InvalidParameters([{ field: 'filter.from', message: 'must be before to' }]);
     const start = Math.floor(from.getTime() / ms) * ms;
     const end = Math.ceil(to.getTime() / ms) * ms;
     const count = Math.max(1, (end - start) / ms);
     if (count > MAX_BUCKETS) {
-      throw new InvalidParameters([{ field: 'bucket', message: `the range holds ${count} buckets of this size; at most ${MAX_BUCKETS}: use a larger bucket or a shorter range` }]);
+      throw new InvalidParameters([
+        {
+          field: 'bucket',
+          message: `the range holds ${count} buckets of this size; at most ${MAX_BUCKETS}: use a larger bucket or a shorter range`,
+        },
+      ]);
     }
     // A range alone (the overview's views) may be counted by storage already.
     const counted = ms >= BUCKET_MS.hour ? await this.store.series?.(env, { ...filter, from, to }, ms) : null;
@@ -111,12 +137,22 @@ export class AnalyticsService {
         truncated: false,
         buckets: Array.from({ length: count }, (_, i) => {
           const b = byStart.get(start + i * ms);
-          return { start: new Date(start + i * ms), end: new Date(start + (i + 1) * ms), total: b?.total ?? 0, actions: sortActions([...(b?.actions ?? [])]), signals: sortSignals([...(b?.signals ?? [])]) };
+          return {
+            start: new Date(start + i * ms),
+            end: new Date(start + (i + 1) * ms),
+            total: b?.total ?? 0,
+            actions: sortActions([...(b?.actions ?? [])]),
+            signals: sortSignals([...(b?.signals ?? [])]),
+          };
         }),
       };
     }
     const { points, truncated } = await this.store.points(env, { ...filter, from, to }, MAX_SCAN);
-    const acc = Array.from({ length: count }, () => ({ total: 0, actions: new Map<Action | null, number>(), signals: new Map<string, number>() }));
+    const acc = Array.from({ length: count }, () => ({
+      total: 0,
+      actions: new Map<Action | null, number>(),
+      signals: new Map<string, number>(),
+    }));
     for (const p of points) {
       const b = acc[Math.floor((p.at.getTime() - start) / ms)];
       if (!b) continue;
@@ -148,7 +184,9 @@ export class AnalyticsService {
     return {
       dimension,
       distinct,
-      entries: groups.filter((g): g is { key: string; count: number } => g.key !== null).map((g) => ({ key: g.key, count: g.count })),
+      entries: groups
+        .filter((g): g is { key: string; count: number } => g.key !== null)
+        .map((g) => ({ key: g.key, count: g.count })),
     };
   }
 }

@@ -29,11 +29,14 @@ export const AUTOMATION: Readonly<Record<string, 'bot' | 'headless' | 'tampered'
 const MAX_STRING = 512;
 const MAX_LIST = 64;
 
-const str = z.string({ invalid_type_error: `must be a string of at most ${MAX_STRING} characters` }).max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`);
+const str = z
+  .string({ invalid_type_error: `must be a string of at most ${MAX_STRING} characters` })
+  .max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`);
 const NUM = 'must be a number between 0 and 1000000';
 const num = z.number({ invalid_type_error: NUM }).finite(NUM).min(0, NUM).max(1e6, NUM).nullish();
 const LIST = `must be a list of at most ${MAX_LIST} short strings`;
-const list = (item: z.ZodTypeAny) => z.array(item, { invalid_type_error: LIST }).max(MAX_LIST, LIST).nullish();
+const list = (item: z.ZodTypeAny) =>
+  z.array(item, { invalid_type_error: LIST }).max(MAX_LIST, LIST).nullish();
 const shortString = z.string({ invalid_type_error: LIST }).max(128, LIST);
 const automationNames = Object.keys(AUTOMATION) as [string, ...string[]];
 const WEBGL = 'must be {vendor, renderer} strings';
@@ -45,29 +48,55 @@ const WEBGL = 'must be {vendor, renderer} strings';
  */
 const OFFSET_RANGE = 'must be a whole number of minutes between -900 and 900';
 /** The offset of the client's timezone from UTC in whole minutes, as browsers and phones report it (both schemas below). */
-export const timezoneOffsetSchema = z.number({ invalid_type_error: OFFSET_RANGE }).int(OFFSET_RANGE).min(-900, OFFSET_RANGE).max(900, OFFSET_RANGE).nullish();
+export const timezoneOffsetSchema = z
+  .number({ invalid_type_error: OFFSET_RANGE })
+  .int(OFFSET_RANGE)
+  .min(-900, OFFSET_RANGE)
+  .max(900, OFFSET_RANGE)
+  .nullish();
 
 export const componentsSchema = z
   .object(
     {
-      userAgent: z.string({ required_error: 'is required', invalid_type_error: `must be a string of at most ${MAX_STRING} characters` }).max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`),
+      userAgent: z
+        .string({
+          required_error: 'is required',
+          invalid_type_error: `must be a string of at most ${MAX_STRING} characters`,
+        })
+        .max(MAX_STRING, `must be a string of at most ${MAX_STRING} characters`),
       languages: list(shortString),
       timezone: str.nullish(),
       timezoneOffset: timezoneOffsetSchema,
       platform: str.nullish(),
-      screen: z.object({ width: num, height: num, depth: num, pixelRatio: num }, { invalid_type_error: 'must be an object' }).strict().nullish(),
+      screen: z
+        .object(
+          { width: num, height: num, depth: num, pixelRatio: num },
+          { invalid_type_error: 'must be an object' },
+        )
+        .strict()
+        .nullish(),
       cores: num,
       memory: num,
       touchPoints: num,
       canvas: str.nullish(),
       audio: str.nullish(),
       webgl: z
-        .object({ vendor: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL), renderer: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL) }, { invalid_type_error: WEBGL })
+        .object(
+          {
+            vendor: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL),
+            renderer: z.string({ required_error: WEBGL, invalid_type_error: WEBGL }).max(MAX_STRING, WEBGL),
+          },
+          { invalid_type_error: WEBGL },
+        )
         .strict()
         .nullish(),
       fonts: list(shortString),
       profile: str.regex(/^[A-Za-z0-9_-]{16,64}$/, 'must be 16 to 64 letters, digits, - or _').nullish(),
-      automation: list(z.enum(automationNames, { errorMap: () => ({ message: `unknown values (known: ${automationNames.join(', ')})` }) })),
+      automation: list(
+        z.enum(automationNames, {
+          errorMap: () => ({ message: `unknown values (known: ${automationNames.join(', ')})` }),
+        }),
+      ),
     },
     { invalid_type_error: 'must be an object' },
   )
@@ -79,7 +108,10 @@ export function readComponents(value: unknown): Components {
   if (!r.success) {
     // A problem is named by its component (`components.fonts`), a screen's or WebGL's by its
     // member, an unknown member by its name.
-    throw invalidParameters(r.error.issues, { prefix: 'components', depth: (path) => ((path[0] === 'screen' || path[0] === 'webgl') && typeof path[1] === 'string' ? 2 : 1) });
+    throw invalidParameters(r.error.issues, {
+      prefix: 'components',
+      depth: (path) => ((path[0] === 'screen' || path[0] === 'webgl') && typeof path[1] === 'string' ? 2 : 1),
+    });
   }
   const c = r.data;
   const s = c.screen;
@@ -89,7 +121,9 @@ export function readComponents(value: unknown): Components {
     timezone: c.timezone ?? null,
     timezoneOffset: c.timezoneOffset ?? null,
     platform: c.platform ?? null,
-    screen: s ? { width: s.width ?? 0, height: s.height ?? 0, depth: s.depth ?? 0, pixelRatio: s.pixelRatio ?? 0 } : null,
+    screen: s
+      ? { width: s.width ?? 0, height: s.height ?? 0, depth: s.depth ?? 0, pixelRatio: s.pixelRatio ?? 0 }
+      : null,
     cores: c.cores ?? null,
     memory: c.memory ?? null,
     touchPoints: c.touchPoints ?? null,
@@ -116,7 +150,18 @@ export function deviceKeyOf(c: Components): string {
 
 /** A hash of the machine's stable components (identical machines share it). */
 export function machineKeyOf(c: Components): string {
-  const stable = [c.canvas ?? '', c.audio ?? '', c.webgl?.vendor ?? '', c.webgl?.renderer ?? '', [...c.fonts].sort().join(','), c.platform ?? '', c.cores ?? '', c.memory ?? '', c.touchPoints ?? '', c.screen?.depth ?? ''];
+  const stable = [
+    c.canvas ?? '',
+    c.audio ?? '',
+    c.webgl?.vendor ?? '',
+    c.webgl?.renderer ?? '',
+    [...c.fonts].sort().join(','),
+    c.platform ?? '',
+    c.cores ?? '',
+    c.memory ?? '',
+    c.touchPoints ?? '',
+    c.screen?.depth ?? '',
+  ];
   return createHash('sha256').update(JSON.stringify(stable)).digest('base64url').slice(0, 22);
 }
 
@@ -131,9 +176,23 @@ export function machineVectorOf(c: Components): string | null {
   const h = (v: string) => createHash('sha256').update(v).digest('base64url').slice(0, 6);
   const part = (v: string | null | undefined) => (v ? h(v) : '-');
   if (!c.canvas && !c.audio && !c.webgl) return null;
-  const base = h(JSON.stringify([c.platform ?? '', c.cores ?? '', c.memory ?? '', c.touchPoints ?? '', c.screen?.depth ?? '']));
+  const base = h(
+    JSON.stringify([
+      c.platform ?? '',
+      c.cores ?? '',
+      c.memory ?? '',
+      c.touchPoints ?? '',
+      c.screen?.depth ?? '',
+    ]),
+  );
   const webgl = c.webgl ? `${c.webgl.vendor}|${c.webgl.renderer}` : null;
-  return [base, part(c.canvas), part(c.audio), part(webgl), part(c.fonts.length ? [...c.fonts].sort().join(',') : null)].join('.');
+  return [
+    base,
+    part(c.canvas),
+    part(c.audio),
+    part(webgl),
+    part(c.fonts.length ? [...c.fonts].sort().join(',') : null),
+  ].join('.');
 }
 
 /** The browser's first language, as a primary tag (`en`, `pt`), or null. */

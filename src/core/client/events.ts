@@ -32,10 +32,28 @@ import { USER_JWT_MAX_LENGTH, userIdOfJwt, verifyUserJwt } from './user-jwt';
 import { DEFAULT_MAX_EVENT_AGE_MS } from '../verdicts/evaluate';
 
 /** What an app's install sends (with its session). */
-export const APP_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify', 'custom'] as const;
+export const APP_EVENT_TYPES = [
+  'app_installed',
+  'app_updated',
+  'app_opened',
+  'app_closed',
+  'screen',
+  'identify',
+  'custom',
+] as const;
 /** What a page sends (with a request token): castle-js 2.x's `page`, `form` and `custom`. */
 export const BROWSER_EVENT_TYPES = ['page', 'form', 'custom'] as const;
-export const CLIENT_EVENT_TYPES = ['app_installed', 'app_updated', 'app_opened', 'app_closed', 'screen', 'identify', 'page', 'form', 'custom'] as const;
+export const CLIENT_EVENT_TYPES = [
+  'app_installed',
+  'app_updated',
+  'app_opened',
+  'app_closed',
+  'screen',
+  'identify',
+  'page',
+  'form',
+  'custom',
+] as const;
 export type ClientEventType = (typeof CLIENT_EVENT_TYPES)[number];
 /** How long after its issue a page's request token may send events (a page left open keeps sending page views). */
 export const BROWSER_EVENTS_TOKEN_MS = 3_600_000;
@@ -110,42 +128,93 @@ export interface ReceiveInput {
 const URL_PATTERN = /^https?:\/\/[^\s?#]+$/;
 const JWT_PATTERN = /^[A-Za-z0-9_-]{1,1024}\.[A-Za-z0-9_-]{1,2048}\.[A-Za-z0-9_-]{0,512}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
-const property = z.union([z.string().max(256, 'strings at most 256 characters'), z.number().finite(), z.boolean()], { errorMap: () => ({ message: 'must be strings of at most 256 characters, numbers or booleans' }) });
+const property = z.union(
+  [z.string().max(256, 'strings at most 256 characters'), z.number().finite(), z.boolean()],
+  { errorMap: () => ({ message: 'must be strings of at most 256 characters, numbers or booleans' }) },
+);
 const eventSchema = z
   .object(
     {
-      type: z.enum(CLIENT_EVENT_TYPES, { errorMap: () => ({ message: `must be one of ${CLIENT_EVENT_TYPES.join(', ')}` }) }),
-      timestamp: z.string({ required_error: 'is required', invalid_type_error: 'must be an ISO 8601 time' }).max(40).regex(ISO, 'must be an ISO 8601 time'),
-      name: z.string({ invalid_type_error: 'must be a string of at most 128 characters' }).min(1, 'must not be empty').max(128, 'must be a string of at most 128 characters').nullish(),
-      user_id: z.string({ invalid_type_error: 'must be a string of at most 128 characters' }).min(1, 'must not be empty').max(128, 'must be a string of at most 128 characters').nullish(),
-      user_signature: z.string({ invalid_type_error: 'must be hex' }).regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (HMAC-SHA256)').nullish(),
-      user_jwt: z.string({ invalid_type_error: 'must be a JWT' }).max(USER_JWT_MAX_LENGTH, `must be a JWT of at most ${USER_JWT_MAX_LENGTH} characters`).regex(JWT_PATTERN, 'must be a JWT (three base64url parts)').nullish(),
-      url: z.string({ invalid_type_error: 'must be an http(s) address' }).max(2048, 'must be at most 2048 characters').regex(URL_PATTERN, 'must be an http(s) address without query or fragment').nullish(),
-      referrer: z.string({ invalid_type_error: 'must be an http(s) address' }).max(2048, 'must be at most 2048 characters').regex(URL_PATTERN, 'must be an http(s) address without query or fragment').nullish(),
+      type: z.enum(CLIENT_EVENT_TYPES, {
+        errorMap: () => ({ message: `must be one of ${CLIENT_EVENT_TYPES.join(', ')}` }),
+      }),
+      timestamp: z
+        .string({ required_error: 'is required', invalid_type_error: 'must be an ISO 8601 time' })
+        .max(40)
+        .regex(ISO, 'must be an ISO 8601 time'),
+      name: z
+        .string({ invalid_type_error: 'must be a string of at most 128 characters' })
+        .min(1, 'must not be empty')
+        .max(128, 'must be a string of at most 128 characters')
+        .nullish(),
+      user_id: z
+        .string({ invalid_type_error: 'must be a string of at most 128 characters' })
+        .min(1, 'must not be empty')
+        .max(128, 'must be a string of at most 128 characters')
+        .nullish(),
+      user_signature: z
+        .string({ invalid_type_error: 'must be hex' })
+        .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (HMAC-SHA256)')
+        .nullish(),
+      user_jwt: z
+        .string({ invalid_type_error: 'must be a JWT' })
+        .max(USER_JWT_MAX_LENGTH, `must be a JWT of at most ${USER_JWT_MAX_LENGTH} characters`)
+        .regex(JWT_PATTERN, 'must be a JWT (three base64url parts)')
+        .nullish(),
+      url: z
+        .string({ invalid_type_error: 'must be an http(s) address' })
+        .max(2048, 'must be at most 2048 characters')
+        .regex(URL_PATTERN, 'must be an http(s) address without query or fragment')
+        .nullish(),
+      referrer: z
+        .string({ invalid_type_error: 'must be an http(s) address' })
+        .max(2048, 'must be at most 2048 characters')
+        .regex(URL_PATTERN, 'must be an http(s) address without query or fragment')
+        .nullish(),
       properties: z
         .record(property, { invalid_type_error: 'must be an object' })
         .refine((p) => Object.keys(p).length <= 20, 'at most 20 members')
-        .refine((p) => Object.keys(p).every((k) => k.length >= 1 && k.length <= 64), 'member names of 1 to 64 characters')
+        .refine(
+          (p) => Object.keys(p).every((k) => k.length >= 1 && k.length <= 64),
+          'member names of 1 to 64 characters',
+        )
         .nullish(),
     },
     { invalid_type_error: 'must be an object' },
   )
   .strict()
   .superRefine((e, ctx) => {
-    if (e.type === 'screen' && !e.name) ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required for a screen' });
-    if (e.type === 'identify' && !e.user_id) ctx.addIssue({ code: 'custom', path: ['user_id'], message: 'is required for an identify' });
-    if ((e.type === 'form' || e.type === 'custom') && !e.name) ctx.addIssue({ code: 'custom', path: ['name'], message: `is required for a ${e.type} event` });
-    if (e.type !== 'page' && (e.url || e.referrer)) ctx.addIssue({ code: 'custom', path: [e.url ? 'url' : 'referrer'], message: 'belongs to a page event' });
+    if (e.type === 'screen' && !e.name)
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'is required for a screen' });
+    if (e.type === 'identify' && !e.user_id)
+      ctx.addIssue({ code: 'custom', path: ['user_id'], message: 'is required for an identify' });
+    if ((e.type === 'form' || e.type === 'custom') && !e.name)
+      ctx.addIssue({ code: 'custom', path: ['name'], message: `is required for a ${e.type} event` });
+    if (e.type !== 'page' && (e.url || e.referrer))
+      ctx.addIssue({
+        code: 'custom',
+        path: [e.url ? 'url' : 'referrer'],
+        message: 'belongs to a page event',
+      });
   });
-const eventsSchema = z.array(eventSchema, { required_error: 'is required', invalid_type_error: 'must be a list' }).min(1, 'must not be empty').max(MAX_EVENTS_PER_REQUEST, `must be a list of at most ${MAX_EVENTS_PER_REQUEST} events`);
+const eventsSchema = z
+  .array(eventSchema, { required_error: 'is required', invalid_type_error: 'must be a list' })
+  .min(1, 'must not be empty')
+  .max(MAX_EVENTS_PER_REQUEST, `must be a list of at most ${MAX_EVENTS_PER_REQUEST} events`);
 /** The body of POST /v1/client/events (also the OpenAPI document's). */
 export const clientEventsSchema = z
   .object({
     publishable_key: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
     /** An app's session (docs/mobile.md); a page sends `request_token` instead. */
-    session: z.string({ invalid_type_error: 'must be a string' }).max(8192, 'must be at most 8192 characters').optional(),
+    session: z
+      .string({ invalid_type_error: 'must be a string' })
+      .max(8192, 'must be at most 8192 characters')
+      .optional(),
     /** A request token the collector gave the page (docs/client.md); an app sends `session` instead. */
-    request_token: z.string({ invalid_type_error: 'must be a string' }).max(4096, 'must be at most 4096 characters').optional(),
+    request_token: z
+      .string({ invalid_type_error: 'must be a string' })
+      .max(4096, 'must be at most 4096 characters')
+      .optional(),
     events: eventsSchema,
   })
   .strict();
@@ -173,7 +242,16 @@ export class ClientEventsService {
     const device = this.device(env, sent, token, input, now.getTime());
     // What each kind of client sends: an app its lifecycle, a page castle-js's page, form and custom events.
     const allowed: readonly string[] = device.platform === 'web' ? BROWSER_EVENT_TYPES : APP_EVENT_TYPES;
-    const wrong = events.flatMap((e, i) => (allowed.includes(e.type) ? [] : [{ field: `events.${i}.type`, message: `must be one of ${allowed.join(', ')} (${device.platform === 'web' ? 'a page' : 'an app'})` }]));
+    const wrong = events.flatMap((e, i) =>
+      allowed.includes(e.type)
+        ? []
+        : [
+            {
+              field: `events.${i}.type`,
+              message: `must be one of ${allowed.join(', ')} (${device.platform === 'web' ? 'a page' : 'an app'})`,
+            },
+          ],
+    );
     if (wrong.length > 0) throw new InvalidParameters(wrong.slice(0, 20));
     const signed = events.some(signedEvent);
     const secrets = signed ? await this.secrets(env.id, now.getTime()) : [];
@@ -191,7 +269,10 @@ export class ClientEventsService {
       // The event's own user id when it names one (an identify), else the JWT's.
       const userId = e.user_id ?? jwt?.userId ?? null;
       // Vouched for by a signature of its user, or by a JWT that verifies and names that user.
-      const verified = userId !== null && ((jwt !== null && jwt.verified && jwt.userId === userId) || (!!e.user_signature && verifies(secrets, userId, e.user_signature)));
+      const verified =
+        userId !== null &&
+        ((jwt !== null && jwt.verified && jwt.userId === userId) ||
+          (!!e.user_signature && verifies(secrets, userId, e.user_signature)));
       if (signedEvent(e)) {
         answer.signed += 1;
         if (verified) answer.verified += 1;
@@ -232,19 +313,42 @@ export class ClientEventsService {
    * issue, from an origin the environment allows). Throws InvalidParameters without exactly one,
    * InvalidRequestToken when it does not verify, Forbidden for another origin.
    */
-  private device(env: Environment, session: string | undefined, token: string | undefined, input: ReceiveInput, now: number): SentBy {
-    if ((session === undefined) === (token === undefined)) throw new InvalidParameters([{ field: session === undefined ? 'session' : 'request_token', message: 'send session (an app) or request_token (a page): exactly one' }]);
+  private device(
+    env: Environment,
+    session: string | undefined,
+    token: string | undefined,
+    input: ReceiveInput,
+    now: number,
+  ): SentBy {
+    if ((session === undefined) === (token === undefined))
+      throw new InvalidParameters([
+        {
+          field: session === undefined ? 'session' : 'request_token',
+          message: 'send session (an app) or request_token (a page): exactly one',
+        },
+      ]);
     if (session !== undefined) {
       const opened = openSession(this.d.key, session, env.id, now, SESSION_EVENTS_GRACE_MS);
-      if (!opened.ok) throw new InvalidRequestToken('session', `does not verify (${opened.reason}): register again`);
+      if (!opened.ok)
+        throw new InvalidRequestToken('session', `does not verify (${opened.reason}): register again`);
       const c: SessionClaims = opened.claims;
       return { dk: c.dk, sid: c.sid, platform: c.p, appId: c.app, appVersion: c.av };
     }
     const origin = input.origin ?? null;
     if (!ClientService.originAllowed(env, origin)) throw originRefused(env, origin);
     const opened = openClientToken(this.d.key, token ?? '', env.id, now, BROWSER_EVENTS_TOKEN_MS);
-    if (!opened.ok) throw new InvalidRequestToken('request_token', `does not verify (${opened.reason}): ask the collector for a new token`);
-    return { dk: opened.claims.dk, sid: opened.claims.jti, platform: 'web', appId: origin ?? '', appVersion: '' };
+    if (!opened.ok)
+      throw new InvalidRequestToken(
+        'request_token',
+        `does not verify (${opened.reason}): ask the collector for a new token`,
+      );
+    return {
+      dk: opened.claims.dk,
+      sid: opened.claims.jti,
+      platform: 'web',
+      appId: origin ?? '',
+      appVersion: '',
+    };
   }
 
   /** What the model reads of a device: one counter document of its device key (population.ts). */
@@ -252,7 +356,18 @@ export class ClientEventsService {
     const snapshots = await this.d.counters.read(env, [activityKey(deviceKey)]);
     const snapshot = snapshots?.get(activityKey(deviceKey));
     // The users an app identified, and the users a page's events named.
-    this.d.counters.bump(env, activityBump(deviceKey, snapshot, events.map((e) => ({ type: e.type, at: e.at.getTime(), userId: e.type === 'identify' || e.platform === 'web' ? e.userId : null }))));
+    this.d.counters.bump(
+      env,
+      activityBump(
+        deviceKey,
+        snapshot,
+        events.map((e) => ({
+          type: e.type,
+          at: e.at.getTime(),
+          userId: e.type === 'identify' || e.platform === 'web' ? e.userId : null,
+        })),
+      ),
+    );
   }
 
   private secrets(env: EnvId, now: number): Promise<string[]> {
@@ -296,7 +411,11 @@ interface SentBy {
  * whether it verifies under one of the live secrets within its `exp` and `nbf`. userId null: not
  * HS256, or no user in it.
  */
-export function openUserJwt(secrets: readonly string[], jwt: string, now: number): { userId: string | null; verified: boolean } {
+export function openUserJwt(
+  secrets: readonly string[],
+  jwt: string,
+  now: number,
+): { userId: string | null; verified: boolean } {
   const head = jwt.split('.')[0];
   const header = head ? decodeClaims(head) : null;
   const userId = header?.alg === 'HS256' ? userIdOfJwt(jwt) : null;
@@ -307,11 +426,16 @@ export function openUserJwt(secrets: readonly string[], jwt: string, now: number
 /** Whether a user signature is HMAC-SHA256(user id) under one of the live secrets (constant time). */
 function verifies(secrets: readonly string[], userId: string, signature: string): boolean {
   let ok = false;
-  for (const secret of secrets) if (safeEqual(hmacSha256(secret, userId).toString('hex'), signature.toLowerCase())) ok = true;
+  for (const secret of secrets)
+    if (safeEqual(hmacSha256(secret, userId).toString('hex'), signature.toLowerCase())) ok = true;
   return ok;
 }
 
-function readBody(value: Record<string, unknown>): { session?: string; request_token?: string; events: ParsedEvent[] } {
+function readBody(value: Record<string, unknown>): {
+  session?: string;
+  request_token?: string;
+  events: ParsedEvent[];
+} {
   const r = clientEventsSchema.safeParse(value);
   if (r.success) return r.data;
   // Named by the event and its member (`events.3.name`), at most 20.

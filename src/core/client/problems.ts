@@ -27,7 +27,8 @@ export function invalidParameters(issues: readonly ZodIssue[], o: ProblemNaming)
     const named = path.slice(0, o.depth(path)).join('.');
     const field = o.prefix === null ? named : named ? `${o.prefix}.${named}` : o.prefix;
     const message = unknown ? `unknown member (${issue.keys.join(', ')})` : issue.message;
-    if (!problems.some((p) => p.field === field) && problems.length < (o.limit ?? Infinity)) problems.push({ field, message });
+    if (!problems.some((p) => p.field === field) && problems.length < (o.limit ?? Infinity))
+      problems.push({ field, message });
   }
   return new InvalidParameters(problems);
 }

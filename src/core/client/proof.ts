@@ -63,21 +63,45 @@ export const challengeKey = (tokenKey: Buffer): Buffer => hmacSha256(tokenKey, '
 
 const mac = (key: Buffer, signed: string) => hmacSha256(key, signed).toString('base64url');
 
-export function issueChallenge(key: Buffer, env: string, difficulty: number, now: number): IssuedChallenge & { claims: ChallengeClaims } {
+export function issueChallenge(
+  key: Buffer,
+  env: string,
+  difficulty: number,
+  now: number,
+): IssuedChallenge & { claims: ChallengeClaims } {
   const claims: ChallengeClaims = { env, cid: randomToken(12), s: randomToken(16), d: difficulty, iat: now };
   const signed = `${CHALLENGE_PREFIX}${encodeClaims(claims)}`;
-  return { challenge: `${signed}.${mac(key, signed)}`, salt: claims.s, difficulty, expiresInSeconds: CHALLENGE_TTL_MS / 1000, claims };
+  return {
+    challenge: `${signed}.${mac(key, signed)}`,
+    salt: claims.s,
+    difficulty,
+    expiresInSeconds: CHALLENGE_TTL_MS / 1000,
+    claims,
+  };
 }
 
 /** Verify a challenge's MAC, age and environment; never throws. */
 export function openChallenge(key: Buffer, challenge: string, env: string, now: number): OpenedChallenge {
   const dot = challenge.lastIndexOf('.');
-  if (!challenge.startsWith(CHALLENGE_PREFIX) || dot <= CHALLENGE_PREFIX.length) return { ok: false, reason: 'malformed' };
+  if (!challenge.startsWith(CHALLENGE_PREFIX) || dot <= CHALLENGE_PREFIX.length)
+    return { ok: false, reason: 'malformed' };
   const signed = challenge.slice(0, dot);
   if (!safeEqual(challenge.slice(dot + 1), mac(key, signed))) return { ok: false, reason: 'forged' };
   const c = decodeClaims(signed.slice(CHALLENGE_PREFIX.length));
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 64;
-  if (!c || !str(c.env) || !str(c.cid) || !str(c.s) || typeof c.d !== 'number' || !Number.isInteger(c.d) || c.d < 0 || c.d > MAX_POW_BITS || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return { ok: false, reason: 'malformed' };
+  if (
+    !c ||
+    !str(c.env) ||
+    !str(c.cid) ||
+    !str(c.s) ||
+    typeof c.d !== 'number' ||
+    !Number.isInteger(c.d) ||
+    c.d < 0 ||
+    c.d > MAX_POW_BITS ||
+    typeof c.iat !== 'number' ||
+    !Number.isFinite(c.iat)
+  )
+    return { ok: false, reason: 'malformed' };
   if (c.env !== env) return { ok: false, reason: 'other_environment' };
   if (c.iat - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
   if (now - c.iat > CHALLENGE_TTL_MS) return { ok: false, reason: 'expired' };
@@ -98,7 +122,8 @@ export function leadingZeroBits(digest: Uint8Array): number {
 }
 
 /** Whether `nonce` answers `salt` at `difficulty`: SHA-256(salt ‖ nonce) begins with that many zero bits. */
-export const proofHolds = (salt: string, nonce: string, difficulty: number): boolean => leadingZeroBits(createHash('sha256').update(`${salt}${nonce}`, 'utf8').digest()) >= difficulty;
+export const proofHolds = (salt: string, nonce: string, difficulty: number): boolean =>
+  leadingZeroBits(createHash('sha256').update(`${salt}${nonce}`, 'utf8').digest()) >= difficulty;
 
 /**
  * Challenges already redeemed, until they expire (one instance's memory; across instances a
@@ -123,19 +148,40 @@ export class RedeemedChallenges {
 }
 
 /** How the page's password field came to hold its value (wire.ts, PasswordEntry). */
-export const PASSWORD_ENTRY = ['typed', 'pasted', 'filled', 'empty', 'absent'] as const satisfies readonly PasswordEntry[];
+export const PASSWORD_ENTRY = [
+  'typed',
+  'pasted',
+  'filled',
+  'empty',
+  'absent',
+] as const satisfies readonly PasswordEntry[];
 export type { Behaviour, PasswordEntry };
 
 const COUNT = 'must be a whole number between 0 and 100000';
-const count = z.number({ required_error: 'is required', invalid_type_error: COUNT }).int(COUNT).min(0, COUNT).max(100_000, COUNT);
+const count = z
+  .number({ required_error: 'is required', invalid_type_error: COUNT })
+  .int(COUNT)
+  .min(0, COUNT)
+  .max(100_000, COUNT);
 const ELAPSED = 'must be a whole number of milliseconds between 0 and 86400000';
 
 /** The collector's `proof` object. */
 export const proofSchema = z
   .object(
     {
-      challenge: z.string({ required_error: 'is required', invalid_type_error: 'must be the challenge string the collector answered' }).min(1, 'is required').max(512, 'must be at most 512 characters'),
-      nonce: z.string({ required_error: 'is required', invalid_type_error: 'must be a string of 1 to 16 decimal digits' }).regex(/^[0-9]{1,16}$/, 'must be a string of 1 to 16 decimal digits'),
+      challenge: z
+        .string({
+          required_error: 'is required',
+          invalid_type_error: 'must be the challenge string the collector answered',
+        })
+        .min(1, 'is required')
+        .max(512, 'must be at most 512 characters'),
+      nonce: z
+        .string({
+          required_error: 'is required',
+          invalid_type_error: 'must be a string of 1 to 16 decimal digits',
+        })
+        .regex(/^[0-9]{1,16}$/, 'must be a string of 1 to 16 decimal digits'),
     },
     { invalid_type_error: 'must be an object {challenge, nonce}' },
   )
@@ -145,12 +191,18 @@ export const proofSchema = z
 export const behaviourSchema = z
   .object(
     {
-      elapsedMs: z.number({ required_error: 'is required', invalid_type_error: ELAPSED }).int(ELAPSED).min(0, ELAPSED).max(86_400_000, ELAPSED),
+      elapsedMs: z
+        .number({ required_error: 'is required', invalid_type_error: ELAPSED })
+        .int(ELAPSED)
+        .min(0, ELAPSED)
+        .max(86_400_000, ELAPSED),
       keys: count,
       pointer: count,
       pastes: count,
       inputs: count,
-      password: z.enum(PASSWORD_ENTRY, { errorMap: () => ({ message: `must be one of ${PASSWORD_ENTRY.join(', ')}` }) }),
+      password: z.enum(PASSWORD_ENTRY, {
+        errorMap: () => ({ message: `must be one of ${PASSWORD_ENTRY.join(', ')}` }),
+      }),
       ahead: z.boolean({ invalid_type_error: 'must be true or false' }).optional(),
     },
     { invalid_type_error: 'must be an object' },
@@ -187,17 +239,43 @@ export interface BehaviourClaim {
   a?: 1;
 }
 
-export const behaviourClaim = (b: Behaviour): BehaviourClaim => ({ t: b.elapsedMs, k: b.keys, p: b.pointer, v: b.pastes, i: b.inputs, pw: b.password, ...(b.ahead ? { a: 1 as const } : {}) });
+export const behaviourClaim = (b: Behaviour): BehaviourClaim => ({
+  t: b.elapsedMs,
+  k: b.keys,
+  p: b.pointer,
+  v: b.pastes,
+  i: b.inputs,
+  pw: b.password,
+  ...(b.ahead ? { a: 1 as const } : {}),
+});
 
 /** A token's behaviour claim as the engine reads it (null: absent or not of this shape). */
 export function behaviourOfClaim(v: unknown): Behaviour | null {
   if (typeof v !== 'object' || v === null) return null;
   const c = v as Record<string, unknown>;
-  const n = (x: unknown) => (typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 86_400_000 ? x : null);
+  const n = (x: unknown) =>
+    typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 86_400_000 ? x : null;
   const [t, k, p, pv, i] = [n(c.t), n(c.k), n(c.p), n(c.v), n(c.i)];
-  if (t === null || k === null || p === null || pv === null || i === null || !(PASSWORD_ENTRY as readonly string[]).includes(c.pw as string)) return null;
-  return { elapsedMs: t, keys: k, pointer: p, pastes: pv, inputs: i, password: c.pw as PasswordEntry, ahead: c.a === 1 };
+  if (
+    t === null ||
+    k === null ||
+    p === null ||
+    pv === null ||
+    i === null ||
+    !(PASSWORD_ENTRY as readonly string[]).includes(c.pw as string)
+  )
+    return null;
+  return {
+    elapsedMs: t,
+    keys: k,
+    pointer: p,
+    pastes: pv,
+    inputs: i,
+    password: c.pw as PasswordEntry,
+    ahead: c.a === 1,
+  };
 }
 
 /** Whether a person did anything on the page before the token was asked for (a key, a pointer press, a paste, or a password typed or pasted). */
-export const interacted = (b: Behaviour): boolean => b.keys + b.pointer + b.pastes > 0 || b.password === 'typed' || b.password === 'pasted';
+export const interacted = (b: Behaviour): boolean =>
+  b.keys + b.pointer + b.pastes > 0 || b.password === 'typed' || b.password === 'pasted';

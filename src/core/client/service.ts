@@ -12,10 +12,41 @@ import { AttestationVerifier, decodeOutcome, encodeOutcome } from './attestation
 import type { Clock, EnvironmentStore } from '../ports';
 import type { RateLimiter } from '../ratelimit';
 import { automationOf, deviceKeyOf, machineVectorOf, primaryLanguageOf, readComponents } from './components';
-import { APP_ID, localeLanguage, mobileDeviceKey, mobileMachineKey, mobileOs, readMobileComponents, type MobileComponents } from './mobile';
-import { isMobileToken, mintMobileToken, openMobileToken, SESSION_TTL_MS, sessionKey, signSession, type SessionClaims } from './session';
+import {
+  APP_ID,
+  localeLanguage,
+  mobileDeviceKey,
+  mobileMachineKey,
+  mobileOs,
+  readMobileComponents,
+  type MobileComponents,
+} from './mobile';
+import {
+  isMobileToken,
+  mintMobileToken,
+  openMobileToken,
+  SESSION_TTL_MS,
+  sessionKey,
+  signSession,
+  type SessionClaims,
+} from './session';
 import { CLIENT_TOKEN_TTL_MS, isClientToken, openClientToken, signClientToken } from './token';
-import { behaviourClaim, behaviourOfClaim, CHALLENGE_TTL_MS, challengeKey, DEFAULT_POW_BITS, issueChallenge, MAX_POW_BITS, openChallenge, proofHolds, readBehaviour, readProof, RedeemedChallenges, type Behaviour, type IssuedChallenge } from './proof';
+import {
+  behaviourClaim,
+  behaviourOfClaim,
+  CHALLENGE_TTL_MS,
+  challengeKey,
+  DEFAULT_POW_BITS,
+  issueChallenge,
+  MAX_POW_BITS,
+  openChallenge,
+  proofHolds,
+  readBehaviour,
+  readProof,
+  RedeemedChallenges,
+  type Behaviour,
+  type IssuedChallenge,
+} from './proof';
 
 /** One collection, kept for investigation (what the browser or the phone showed, and what it was given). */
 export interface ClientObservation {
@@ -99,7 +130,11 @@ export class PublishableKeys {
   private readonly envs = new Map<string, { env: Environment | null; until: number }>();
 
   constructor(
-    private readonly d: { environments: Pick<EnvironmentStore, 'byPublishableKey'>; clock: Clock; cacheMs?: number },
+    private readonly d: {
+      environments: Pick<EnvironmentStore, 'byPublishableKey'>;
+      clock: Clock;
+      cacheMs?: number;
+    },
   ) {}
 
   /** The enabled environment a publishable key belongs to; Unauthorized otherwise. */
@@ -140,7 +175,10 @@ export class ClientService {
     this.keys = new PublishableKeys(d);
     this.challengeKey = challengeKey(d.key);
     this.powBits = d.powBits ?? DEFAULT_POW_BITS;
-    if (!Number.isInteger(this.powBits) || this.powBits < 0 || this.powBits > MAX_POW_BITS) throw new Error(`the proof of work's difficulty must be a whole number of bits from 0 to ${MAX_POW_BITS}`);
+    if (!Number.isInteger(this.powBits) || this.powBits < 0 || this.powBits > MAX_POW_BITS)
+      throw new Error(
+        `the proof of work's difficulty must be a whole number of bits from 0 to ${MAX_POW_BITS}`,
+      );
   }
 
   /**
@@ -151,13 +189,24 @@ export class ClientService {
     const env = await this.keys.resolve(input.publishableKey);
     if (input.app !== undefined && input.app !== null) {
       // An app's challenge, for its attestation: the app is checked as for its session.
-      if (typeof input.app !== 'string' || !APP_ID.test(input.app)) throw new InvalidParameters([{ field: 'app', message: 'must be a package name or bundle id' }]);
-      if (!ClientService.appAllowed(env, input.app)) throw new Forbidden(env.clientApps?.length ? `app ${input.app} is not allowed for this publishable key` : 'this environment allows no apps yet (rampart env set-apps)');
+      if (typeof input.app !== 'string' || !APP_ID.test(input.app))
+        throw new InvalidParameters([{ field: 'app', message: 'must be a package name or bundle id' }]);
+      if (!ClientService.appAllowed(env, input.app))
+        throw new Forbidden(
+          env.clientApps?.length
+            ? `app ${input.app} is not allowed for this publishable key`
+            : 'this environment allows no apps yet (rampart env set-apps)',
+        );
     } else this.checkOrigin(env, input.origin);
     const now = this.d.clock.now().getTime();
     this.d.limiter.take(`${env.id}|${input.ip ?? '-'}|challenge`, now);
     const c = issueChallenge(this.challengeKey, env.id, this.powBits, now);
-    return { challenge: c.challenge, salt: c.salt, difficulty: c.difficulty, expiresInSeconds: c.expiresInSeconds };
+    return {
+      challenge: c.challenge,
+      salt: c.salt,
+      difficulty: c.difficulty,
+      expiresInSeconds: c.expiresInSeconds,
+    };
   }
 
   private checkOrigin(env: Environment, origin: string | null): void {
@@ -169,7 +218,11 @@ export class ClientService {
    * expired, redeemed now (a challenge buys one token, whether its nonce is right or not: the
    * collector is no oracle to search with), and its nonce answering it.
    */
-  private checkProof(env: Environment, proof: { challenge: string; nonce: string } | null, now: number): { bits: number; challenge: string } | null {
+  private checkProof(
+    env: Environment,
+    proof: { challenge: string; nonce: string } | null,
+    now: number,
+  ): { bits: number; challenge: string } | null {
     if (!proof) return null;
     const opened = openChallenge(this.challengeKey, proof.challenge, env.id, now);
     if (!opened.ok) {
@@ -177,8 +230,17 @@ export class ClientService {
       throw new InvalidParameters([{ field: 'proof.challenge', message: why }]);
     }
     const c = opened.claims;
-    if (!this.redeemed.redeem(c.cid, c.iat + CHALLENGE_TTL_MS, now)) throw new InvalidParameters([{ field: 'proof.challenge', message: 'was already used: ask for another' }]);
-    if (!proofHolds(c.s, proof.nonce, c.d)) throw new InvalidParameters([{ field: 'proof.nonce', message: `does not answer the challenge (SHA-256 of the salt and the nonce must begin with ${c.d} zero bits)` }]);
+    if (!this.redeemed.redeem(c.cid, c.iat + CHALLENGE_TTL_MS, now))
+      throw new InvalidParameters([
+        { field: 'proof.challenge', message: 'was already used: ask for another' },
+      ]);
+    if (!proofHolds(c.s, proof.nonce, c.d))
+      throw new InvalidParameters([
+        {
+          field: 'proof.nonce',
+          message: `does not answer the challenge (SHA-256 of the salt and the nonce must begin with ${c.d} zero bits)`,
+        },
+      ]);
     return { bits: c.d, challenge: c.cid };
   }
 
@@ -205,9 +267,18 @@ export class ClientService {
   async collect(input: CollectInput): Promise<Collected> {
     const env = await this.keys.resolve(input.publishableKey);
     if (input.mobile !== undefined && input.mobile !== null) {
-      if (input.components !== undefined && input.components !== null) throw new InvalidParameters([{ field: 'mobile', message: 'send components (a browser) or mobile (an app), not both' }]);
+      if (input.components !== undefined && input.components !== null)
+        throw new InvalidParameters([
+          { field: 'mobile', message: 'send components (a browser) or mobile (an app), not both' },
+        ]);
       for (const field of ['proof', 'behaviour'] as const) {
-        if (input[field] !== undefined && input[field] !== null) throw new InvalidParameters([{ field, message: "comes with a browser's components, not with mobile (an app's session proves itself)" }]);
+        if (input[field] !== undefined && input[field] !== null)
+          throw new InvalidParameters([
+            {
+              field,
+              message: "comes with a browser's components, not with mobile (an app's session proves itself)",
+            },
+          ]);
       }
       return await this.collectMobile(env, input);
     }
@@ -233,7 +304,20 @@ export class ClientService {
       ...(proved ? { pw: proved.bits, pc: proved.challenge } : {}),
       ...(behaviour ? { bh: { ...behaviourClaim(behaviour) } } : {}),
     });
-    this.d.observations.record({ id: jti, envId: env.id, at: now, kind: 'browser', deviceKey, automation, origin: input.origin, ip: input.ip, userAgent: components.userAgent, components: { ...components }, proof: proved ? { bits: proved.bits } : null, behaviour });
+    this.d.observations.record({
+      id: jti,
+      envId: env.id,
+      at: now,
+      kind: 'browser',
+      deviceKey,
+      automation,
+      origin: input.origin,
+      ip: input.ip,
+      userAgent: components.userAgent,
+      components: { ...components },
+      proof: proved ? { bits: proved.bits } : null,
+      behaviour,
+    });
     return { token, expiresInSeconds: CLIENT_TOKEN_TTL_MS / 1000 };
   }
 
@@ -247,12 +331,18 @@ export class ClientService {
     const m = readMobileComponents(input.mobile);
     if (!ClientService.appAllowed(env, m.app.id)) {
       throw env.clientApps?.length
-        ? new Forbidden(`app ${m.app.id} is not one of this environment's apps (rampart env set-apps)`, 'app_not_allowed')
+        ? new Forbidden(
+            `app ${m.app.id} is not one of this environment's apps (rampart env set-apps)`,
+            'app_not_allowed',
+          )
         : new Forbidden('this environment lists no apps yet (rampart env set-apps)', 'no_apps_listed');
     }
     const attested = await this.attest(env, m, now);
     const outcome = encodeOutcome(attested);
-    const claims: SessionClaims = { ...sessionClaims(env, m, randomToken(12), now.getTime()), ...(outcome ? { ats: outcome } : {}) };
+    const claims: SessionClaims = {
+      ...sessionClaims(env, m, randomToken(12), now.getTime()),
+      ...(outcome ? { ats: outcome } : {}),
+    };
     const session = signSession(this.d.key, claims);
     const key = sessionKey(this.d.key, claims.sid);
     const { attestation, ...described } = m;
@@ -267,7 +357,12 @@ export class ClientService {
       ip: input.ip,
       userAgent: m.userAgent ?? '',
       // The attestation is kept for investigation as the app sent it, with what verifying it found.
-      components: { ...described, machineKey: claims.mk, ...(attestation ? { attestation: stripNulls({ ...attestation }) } : {}), ...(attested ? { attested } : {}) },
+      components: {
+        ...described,
+        machineKey: claims.mk,
+        ...(attestation ? { attestation: stripNulls({ ...attestation }) } : {}),
+        ...(attested ? { attested } : {}),
+      },
     });
     return {
       token: mintMobileToken(session, key, now.getTime(), randomToken(12)),
@@ -286,15 +381,24 @@ export class ClientService {
     const required = Boolean(settings?.required) && AttestationVerifier.configured(settings, m.platform);
     const a = m.attestation;
     if (!a) return required ? { status: 'missing' } : null;
-    if (a.challenge === null) return required ? { status: 'missing' } : { status: 'unverified', kind: a.kind, reason: 'no_challenge' };
+    if (a.challenge === null)
+      return required
+        ? { status: 'missing' }
+        : { status: 'unverified', kind: a.kind, reason: 'no_challenge' };
     const opened = openChallenge(this.challengeKey, a.challenge, env.id, now.getTime());
     if (!opened.ok) {
       const why = CHALLENGE_REFUSED[opened.reason];
       throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: why }]);
     }
-    if (!this.redeemed.redeem(opened.claims.cid, opened.claims.iat + CHALLENGE_TTL_MS, now.getTime())) throw new InvalidParameters([{ field: 'mobile.attestation.challenge', message: 'was already used: ask for another' }]);
+    if (!this.redeemed.redeem(opened.claims.cid, opened.claims.iat + CHALLENGE_TTL_MS, now.getTime()))
+      throw new InvalidParameters([
+        { field: 'mobile.attestation.challenge', message: 'was already used: ask for another' },
+      ]);
     if (!this.d.attestation) return { status: 'unverified', kind: a.kind, reason: 'not_configured' };
-    return this.d.attestation.verify({ ...a, challenge: a.challenge }, { envId: env.id, platform: m.platform, appId: m.app.id, settings, issuedAt: opened.claims.iat, now });
+    return this.d.attestation.verify(
+      { ...a, challenge: a.challenge },
+      { envId: env.id, platform: m.platform, appId: m.app.id, settings, issuedAt: opened.claims.iat, now },
+    );
   }
 
   /**
@@ -307,9 +411,29 @@ export class ClientService {
     if (raw && isMobileToken(raw)) {
       const opened = openMobileToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
       const client: ClientTokenUse = opened.ok
-        ? { problem: null, jti: opened.jti, automation: [], userAgentHash: null, language: opened.claims.lang, timezoneOffset: opened.claims.tzo, mobile: mobileClient(opened.claims) }
-        : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null, mobile: null };
-      return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
+        ? {
+            problem: null,
+            jti: opened.jti,
+            automation: [],
+            userAgentHash: null,
+            language: opened.claims.lang,
+            timezoneOffset: opened.claims.tzo,
+            mobile: mobileClient(opened.claims),
+          }
+        : {
+            problem: opened.reason,
+            jti: null,
+            automation: [],
+            userAgentHash: null,
+            language: null,
+            timezoneOffset: null,
+            mobile: null,
+          };
+      return {
+        ...event,
+        context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null },
+        client,
+      };
     }
     if (!raw || !isClientToken(raw)) return event;
     const opened = openClientToken(this.d.key, raw, env.id, this.d.clock.now().getTime());
@@ -327,8 +451,19 @@ export class ClientService {
           machine: opened.claims.mk ?? null,
           deviceKey: opened.claims.dk,
         }
-      : { problem: opened.reason, jti: null, automation: [], userAgentHash: null, language: null, timezoneOffset: null };
-    return { ...event, context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null }, client };
+      : {
+          problem: opened.reason,
+          jti: null,
+          automation: [],
+          userAgentHash: null,
+          language: null,
+          timezoneOffset: null,
+        };
+    return {
+      ...event,
+      context: { ...event.context, fingerprint: opened.ok ? tokenFingerprint(opened.claims.dk) : null },
+      client,
+    };
   }
 
   /**
@@ -345,13 +480,15 @@ export class ClientService {
     const opened = openClientToken(this.d.key, clientId, env.id, this.d.clock.now().getTime());
     return opened.ok ? tokenFingerprint(opened.claims.dk) : null;
   }
-
 }
 
 /** The refusal of a page's origin the environment does not allow (the collector's and the events'). */
 export function originRefused(env: Environment, origin: string | null): Forbidden {
   return env.clientOrigins?.length
-    ? new Forbidden(`origin ${origin ?? '(none)'} is not one of this environment's origins (rampart env set-origins)`, 'origin_not_allowed')
+    ? new Forbidden(
+        `origin ${origin ?? '(none)'} is not one of this environment's origins (rampart env set-origins)`,
+        'origin_not_allowed',
+      )
     : new Forbidden('this environment lists no origins yet (rampart env set-origins)', 'no_origins_listed');
 }
 

@@ -60,7 +60,8 @@ export interface SessionClaims {
 }
 
 export type OpenedSession = { ok: true; claims: SessionClaims } | { ok: false; reason: TokenProblem };
-export type OpenedMobileToken = { ok: true; claims: SessionClaims; jti: string; at: number } | { ok: false; reason: TokenProblem };
+export type OpenedMobileToken =
+  { ok: true; claims: SessionClaims; jti: string; at: number } | { ok: false; reason: TokenProblem };
 
 const b64 = (b: Buffer) => b.toString('base64url');
 const sessionMacKey = (key: Buffer) => hmacSha256(key, 'rps1:session');
@@ -78,15 +79,30 @@ export function signSession(key: Buffer, claims: SessionClaims): string {
 export const isMobileToken = (token: string): boolean => token.startsWith(MOBILE_TOKEN_PREFIX);
 
 /** Verify a session's MAC and environment; `graceMs` past its expiry it still opens. Never throws. */
-export function openSession(key: Buffer, session: string, env: string, now: number, graceMs = 0): OpenedSession {
-  if (typeof session !== 'string' || !session.startsWith(SESSION_PREFIX) || session.length > 8192) return { ok: false, reason: 'malformed' };
+export function openSession(
+  key: Buffer,
+  session: string,
+  env: string,
+  now: number,
+  graceMs = 0,
+): OpenedSession {
+  if (typeof session !== 'string' || !session.startsWith(SESSION_PREFIX) || session.length > 8192)
+    return { ok: false, reason: 'malformed' };
   const parts = session.slice(SESSION_PREFIX.length).split('.');
   if (parts.length !== 2) return { ok: false, reason: 'malformed' };
   return openParts(key, parts[0] as string, parts[1] as string, env, now, graceMs);
 }
 
-function openParts(key: Buffer, body: string, mac: string, env: string, now: number, graceMs: number): OpenedSession {
-  if (!safeEqual(mac, b64(hmacSha256(sessionMacKey(key), `${SESSION_PREFIX}${body}`)))) return { ok: false, reason: 'forged' };
+function openParts(
+  key: Buffer,
+  body: string,
+  mac: string,
+  env: string,
+  now: number,
+  graceMs: number,
+): OpenedSession {
+  if (!safeEqual(mac, b64(hmacSha256(sessionMacKey(key), `${SESSION_PREFIX}${body}`))))
+    return { ok: false, reason: 'forged' };
   const claims = parseClaims(body);
   if (!claims) return { ok: false, reason: 'malformed' };
   if (claims.env !== env) return { ok: false, reason: 'other_environment' };
@@ -107,15 +123,18 @@ export function openMobileToken(key: Buffer, token: string, env: string, now: nu
   const parts = token.slice(MOBILE_TOKEN_PREFIX.length).split('.');
   if (parts.length !== 5) return { ok: false, reason: 'malformed' };
   const [body, smac, t, nonce, mac] = parts as [string, string, string, string, string];
-  if (!/^\d{1,15}$/.test(t) || !/^[A-Za-z0-9_-]{16,32}$/.test(nonce)) return { ok: false, reason: 'malformed' };
+  if (!/^\d{1,15}$/.test(t) || !/^[A-Za-z0-9_-]{16,32}$/.test(nonce))
+    return { ok: false, reason: 'malformed' };
   // The session first: its key is derived from the session id it carries.
   const session = openParts(key, body, smac, env, now, MOBILE_TOKEN_TTL_MS);
   if (!session.ok) return session;
   const signed = token.slice(0, token.lastIndexOf('.'));
-  if (!safeEqual(mac, b64(hmacSha256(Buffer.from(sessionKey(key, session.claims.sid), 'utf8'), signed)))) return { ok: false, reason: 'forged' };
+  if (!safeEqual(mac, b64(hmacSha256(Buffer.from(sessionKey(key, session.claims.sid), 'utf8'), signed))))
+    return { ok: false, reason: 'forged' };
   const at = Number(t);
   // A time past the session's end is a token of an ended session; one ahead of this clock, a phone whose offset is off.
-  if (now - at > MOBILE_TOKEN_TTL_MS || at > session.claims.exp + SKEW_MS) return { ok: false, reason: 'expired' };
+  if (now - at > MOBILE_TOKEN_TTL_MS || at > session.claims.exp + SKEW_MS)
+    return { ok: false, reason: 'expired' };
   if (at - now > SKEW_MS) return { ok: false, reason: 'not_yet_valid' };
   return { ok: true, claims: session.claims, jti: `${session.claims.sid}.${nonce}`, at };
 }
@@ -123,7 +142,8 @@ export function openMobileToken(key: Buffer, token: string, env: string, now: nu
 function parseClaims(encoded: string): SessionClaims | null {
   const c = decodeClaims(encoded);
   if (!c) return null;
-  const str = (x: unknown, max = 160): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
+  const str = (x: unknown, max = 160): x is string =>
+    typeof x === 'string' && x.length > 0 && x.length <= max;
   const opt = (x: unknown, max = 160): string | null => (typeof x === 'string' && x.length <= max ? x : null);
   const num = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
   if (!str(c.env) || !str(c.sid) || !str(c.dk) || !str(c.mk) || !num(c.iat) || !num(c.exp)) return null;

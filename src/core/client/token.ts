@@ -64,7 +64,13 @@ export function signClientToken(key: Buffer, claims: ClientClaims): string {
 }
 
 /** Verify a token's MAC, age (at most `maxAgeMs` since its issue) and environment; never throws. */
-export function openClientToken(key: Buffer, token: string, env: string, now: number, maxAgeMs = CLIENT_TOKEN_TTL_MS): OpenedToken {
+export function openClientToken(
+  key: Buffer,
+  token: string,
+  env: string,
+  now: number,
+  maxAgeMs = CLIENT_TOKEN_TTL_MS,
+): OpenedToken {
   const dot = token.lastIndexOf('.');
   if (!isClientToken(token) || dot <= CLIENT_TOKEN_PREFIX.length) return { ok: false, reason: 'malformed' };
   const signed = token.slice(0, dot);
@@ -78,7 +84,8 @@ export function openClientToken(key: Buffer, token: string, env: string, now: nu
 }
 
 /** Claims as a token carries them: base64url JSON (session.ts's too). */
-export const encodeClaims = (claims: object): string => Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
+export const encodeClaims = (claims: object): string =>
+  Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
 
 /** The object a token's claims encode, or null when they are not base64url JSON of an object (never throws). */
 export function decodeClaims(encoded: string): Record<string, unknown> | null {
@@ -94,12 +101,31 @@ function parseClaims(encoded: string): ClientClaims | null {
   const c = decodeClaims(encoded);
   if (!c) return null;
   const str = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 128;
-  if (!str(c.env) || !str(c.jti) || !str(c.dk) || typeof c.ua !== 'string' || typeof c.iat !== 'number' || !Number.isFinite(c.iat)) return null;
+  if (
+    !str(c.env) ||
+    !str(c.jti) ||
+    !str(c.dk) ||
+    typeof c.ua !== 'string' ||
+    typeof c.iat !== 'number' ||
+    !Number.isFinite(c.iat)
+  )
+    return null;
   if (!Array.isArray(c.auto) || c.auto.length > 16 || !c.auto.every(str)) return null;
   const lang = typeof c.lang === 'string' && c.lang.length <= 8 ? c.lang : null;
   const tzo = typeof c.tzo === 'number' && Number.isFinite(c.tzo) ? c.tzo : null;
   const mk = typeof c.mk === 'string' && /^[\w-]{6}(\.(?:[\w-]{6}|-)){4}$/.test(c.mk) ? c.mk : null;
-  return { env: c.env, jti: c.jti, iat: c.iat, dk: c.dk, auto: c.auto as string[], ua: c.ua, lang, tzo, mk, ...provenClaims(c) };
+  return {
+    env: c.env,
+    jti: c.jti,
+    iat: c.iat,
+    dk: c.dk,
+    auto: c.auto as string[],
+    ua: c.ua,
+    lang,
+    tzo,
+    mk,
+    ...provenClaims(c),
+  };
 }
 
 /** The proof claims a token carries (additive: absent when it carries none). */
@@ -107,6 +133,8 @@ function provenClaims(c: Record<string, unknown>): Pick<ClientClaims, 'pw' | 'pc
   return {
     ...(typeof c.pw === 'number' && Number.isInteger(c.pw) && c.pw >= 0 && c.pw <= 64 ? { pw: c.pw } : {}),
     ...(typeof c.pc === 'string' && c.pc.length > 0 && c.pc.length <= 64 ? { pc: c.pc } : {}),
-    ...(typeof c.bh === 'object' && c.bh !== null && !Array.isArray(c.bh) ? { bh: c.bh as Record<string, unknown> } : {}),
+    ...(typeof c.bh === 'object' && c.bh !== null && !Array.isArray(c.bh)
+      ? { bh: c.bh as Record<string, unknown> }
+      : {}),
   };
 }

@@ -28,7 +28,8 @@ export function joseSegment(part: string): Record<string, unknown> | null {
 /** The user a JWT names (its `id`, else its `sub`), without verifying it; null when it names none. */
 export function userIdOfJwt(jwt: string): string | null {
   const parts = typeof jwt === 'string' ? jwt.split('.') : [];
-  const payload = parts.length === 3 && PART.test(parts[1] as string) ? joseSegment(parts[1] as string) : null;
+  const payload =
+    parts.length === 3 && PART.test(parts[1] as string) ? joseSegment(parts[1] as string) : null;
   if (!payload) return null;
   const id = payload.id ?? payload.sub;
   if (typeof id === 'string' && id.length > 0 && id.length <= 128) return id;
@@ -48,12 +49,15 @@ export function verifyUserJwt(secrets: readonly string[], jwt: string, now: numb
   const header = joseSegment(h);
   if (!header || header.alg !== 'HS256') return null;
   let ok = false;
-  for (const secret of secrets) if (safeEqual(hmacSha256(secret, `${h}.${p}`).toString('base64url'), sig)) ok = true;
+  for (const secret of secrets)
+    if (safeEqual(hmacSha256(secret, `${h}.${p}`).toString('base64url'), sig)) ok = true;
   if (!ok) return null;
   const payload = joseSegment(p);
   if (!payload) return null;
   const seconds = now / 1000;
-  if (payload.exp !== undefined && (typeof payload.exp !== 'number' || payload.exp + SKEW_S < seconds)) return null;
-  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf - SKEW_S > seconds)) return null;
+  if (payload.exp !== undefined && (typeof payload.exp !== 'number' || payload.exp + SKEW_S < seconds))
+    return null;
+  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf - SKEW_S > seconds))
+    return null;
   return userIdOfJwt(jwt);
 }

@@ -53,13 +53,25 @@ export function sameMachine(a: string, b: string): boolean {
  * The user's device a new browser profile on this machine is (see above), or null. `machineCount`:
  * the environment's legitimate events with this exact machine vector (decayed, see population.ts).
  */
-export function deviceOfMachine(state: UserState, f: Features, machineCount: number, now: number): Device | null {
+export function deviceOfMachine(
+  state: UserState,
+  f: Features,
+  machineCount: number,
+  now: number,
+): Device | null {
   const machine = f.machine;
   const b = state.behaviour;
   if (!machine || !f.fingerprinted || !ownNetwork(b, f, now)) return null;
   let best: { device: Device; own: number } | null = null;
   for (const d of state.devices) {
-    if (!d.machine || d.removedAt || d.feedback === 'reported' || d.identity !== 'fingerprint' || !sameMachine(d.machine, machine)) continue;
+    if (
+      !d.machine ||
+      d.removedAt ||
+      d.feedback === 'reported' ||
+      d.identity !== 'fingerprint' ||
+      !sameMachine(d.machine, machine)
+    )
+      continue;
     // Only a device the user really used (its legitimate logins), never one an attacker brought.
     const own = userCount(b, LEVEL.device, d.fingerprintKey, now);
     if (own < 1 || (best && best.own >= own)) continue;

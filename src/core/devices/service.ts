@@ -21,7 +21,9 @@ export function deviceKey(event: Pick<EventInput, 'context'>): { key: string; id
   const fp = event.context.fingerprint;
   if (fp) return { key: fingerprintKeyOf(fp), identity: 'fingerprint' };
   const h = event.context.headers;
-  const stable = [event.context.userAgent, h['accept-language'], h['sec-ch-ua-platform'], h['sec-ch-ua']].map((v) => (typeof v === 'string' ? v : '')).join('\n');
+  const stable = [event.context.userAgent, h['accept-language'], h['sec-ch-ua-platform'], h['sec-ch-ua']]
+    .map((v) => (typeof v === 'string' ? v : ''))
+    .join('\n');
   return { key: `d:${sha256Hex(stable).slice(0, 40)}`, identity: 'derived' };
 }
 
@@ -53,19 +55,30 @@ export function reviewState(device: Device | null): DeviceReviewState {
   return 'unreviewed';
 }
 
-export function buildContext(event: EventInput, ip: IpIntel | null, ua: ParsedUserAgent, identity: Device['identity']): DeviceContext {
+export function buildContext(
+  event: EventInput,
+  ip: IpIntel | null,
+  ua: ParsedUserAgent,
+  identity: Device['identity'],
+): DeviceContext {
   return {
     ip: event.context.ip,
     location: ip?.location ?? null,
     userAgent: ua,
     type: ua.type,
-    properties: { identity, ...(event.context.extra.locale !== undefined ? { locale: event.context.extra.locale } : {}), ...(event.client?.mobile ? mobileProperties(event.client.mobile) : {}) },
+    properties: {
+      identity,
+      ...(event.context.extra.locale !== undefined ? { locale: event.context.extra.locale } : {}),
+      ...(event.client?.mobile ? mobileProperties(event.client.mobile) : {}),
+    },
   };
 }
 
 /** The user's device with this key, if the user has it. */
 export const recognise = (state: UserState | null | undefined, key: string): Device | null =>
-  state?.devices.find((d) => d.fingerprintKey === key) ?? state?.devices.find((d) => d.linkedKeys.includes(key)) ?? null;
+  state?.devices.find((d) => d.fingerprintKey === key) ??
+  state?.devices.find((d) => d.linkedKeys.includes(key)) ??
+  null;
 
 /** A sighting of a device by an event for a known user (pure): what to record. */
 export interface Sighting {
@@ -100,7 +113,10 @@ export interface Sighting {
 export function sightingChange(s: Sighting): DeviceChange {
   const registeredAt = s.registeredAt;
   const sinceRegistration = registeredAt ? s.at.getTime() - registeredAt.getTime() : -1;
-  const autoApprove = s.stateKnown && (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) && !s.denied;
+  const autoApprove =
+    s.stateKnown &&
+    (s.registration || (sinceRegistration >= 0 && sinceRegistration < REGISTRATION_APPROVAL_WINDOW_MS)) &&
+    !s.denied;
   const change: DeviceChange = { key: s.key.key, seen: { at: s.at, context: s.context } };
   if (s.machine && s.machine !== s.existing?.machine) change.machine = s.machine;
   if (s.link && !s.existing?.linkedKeys.includes(s.link)) change.link = s.link;
@@ -114,7 +130,12 @@ export function sightingChange(s: Sighting): DeviceChange {
  * The device a sighting produced, as the answer shows it: the recorded state when it is known,
  * else (degraded) what the change itself says.
  */
-export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, after: Device | null | undefined): Device {
+export function sightedDevice(
+  env: EnvId,
+  userId: string,
+  change: DeviceChange,
+  after: Device | null | undefined,
+): Device {
   if (after) return after;
   const at = change.seen?.at ?? new Date(0);
   const approved = change.review?.state === 'approved';
@@ -132,7 +153,26 @@ export function sightedDevice(env: EnvId, userId: string, change: DeviceChange, 
     removedAt: null,
     riskScore: approved ? 0 : Math.round((change.eventRisk ?? 0) * 100),
     feedback: approved ? 'approved' : null,
-    context: change.seen?.context ?? { ip: null, location: null, userAgent: { raw: '', browser: '', version: '', os: '', mobile: false, platform: '', device: '', family: '', type: 'other', bot: false, headless: false, crawler: false }, type: 'other', properties: {} },
+    context: change.seen?.context ?? {
+      ip: null,
+      location: null,
+      userAgent: {
+        raw: '',
+        browser: '',
+        version: '',
+        os: '',
+        mobile: false,
+        platform: '',
+        device: '',
+        family: '',
+        type: 'other',
+        bot: false,
+        headless: false,
+        crawler: false,
+      },
+      type: 'other',
+      properties: {},
+    },
     lastEventRisk: change.eventRisk ?? null,
     sightings: change.seen ? 1 : 0,
     machine: change.machine ?? null,
@@ -174,18 +214,31 @@ export class DeviceService {
    * Rampart client token names the device its key identifies. Values that mean "no fingerprint"
    * (`""`, `"?"`, …) mark none.
    */
-  async listForUser(env: Environment, userId: string, clientIds: readonly unknown[] = []): Promise<ListedDevice[]> {
+  async listForUser(
+    env: Environment,
+    userId: string,
+    clientIds: readonly unknown[] = [],
+  ): Promise<ListedDevice[]> {
     const state = await this.users.load(env.id, userId);
     if (!state) throw new NotFound('user not found');
     const cid = clientIds.map(fingerprintValue).find((v) => v !== null) ?? null;
     const fingerprint = cid && this.clientTokens ? this.clientTokens.fingerprintOf(env, cid) : cid;
     const currentKey = fingerprint ? fingerprintKeyOf(fingerprint) : null;
-    return state.devices.filter((d) => !d.removedAt).map((device) => ({ device, current: device.fingerprintKey === currentKey }));
+    return state.devices
+      .filter((d) => !d.removedAt)
+      .map((device) => ({ device, current: device.fingerprintKey === currentKey }));
   }
 
   /** Record feedback on a device and answer it as it now is. */
-  private async review(env: EnvId, device: Device, state: 'approved' | 'reported', at: Date): Promise<Device> {
-    this.users.record(env, device.userId, { devices: [{ key: device.fingerprintKey, review: { state, at } }] });
+  private async review(
+    env: EnvId,
+    device: Device,
+    state: 'approved' | 'reported',
+    at: Date,
+  ): Promise<Device> {
+    this.users.record(env, device.userId, {
+      devices: [{ key: device.fingerprintKey, review: { state, at } }],
+    });
     return this.users.cachedDevice(env, device.userId, device.fingerprintKey) ?? device;
   }
 
@@ -198,7 +251,11 @@ export class DeviceService {
    * PUT /devices/{token}/report (and its gRPC/GraphQL twins), or a tracked `$review.escalated`:
    * the device is reported and `$incident.confirmed` is sent with the trigger.
    */
-  async report(environment: Environment, token: string, trigger: 'device_reported' | 'review_escalated' = 'device_reported'): Promise<Device> {
+  async report(
+    environment: Environment,
+    token: string,
+    trigger: 'device_reported' | 'review_escalated' = 'device_reported',
+  ): Promise<Device> {
     const now = this.clock.now();
     const d = await this.review(environment.id, await this.get(environment.id, token), 'reported', now);
     this.webhooks.emit({
@@ -222,9 +279,11 @@ export class DeviceService {
    */
   passwordResetChanges(state: UserState | null, resettingDevice: Device | null, at: Date): DeviceChange[] {
     const changes: DeviceChange[] = [];
-    if (resettingDevice) changes.push({ key: resettingDevice.fingerprintKey, review: { state: 'approved', at } });
+    if (resettingDevice)
+      changes.push({ key: resettingDevice.fingerprintKey, review: { state: 'approved', at } });
     for (const d of state?.devices ?? []) {
-      if (d.escalatedAt && !d.mitigatedAt && !d.removedAt && d.token !== resettingDevice?.token) changes.push({ key: d.fingerprintKey, mitigatedAt: at });
+      if (d.escalatedAt && !d.mitigatedAt && !d.removedAt && d.token !== resettingDevice?.token)
+        changes.push({ key: d.fingerprintKey, mitigatedAt: at });
     }
     return changes;
   }
@@ -233,13 +292,22 @@ export class DeviceService {
    * `$incident.mitigated`: after the user reset the password, flagged devices are removed from the
    * account. Returns the changes, or a reason when nothing could be done.
    */
-  incidentMitigatedChanges(state: UserState | null, onlyToken: string | null, at: Date): { changes: DeviceChange[]; reason: string | null } {
-    const flagged = (state?.devices ?? []).filter((d) => d.feedback === 'reported' && !d.removedAt && (!onlyToken || d.token === onlyToken));
+  incidentMitigatedChanges(
+    state: UserState | null,
+    onlyToken: string | null,
+    at: Date,
+  ): { changes: DeviceChange[]; reason: string | null } {
+    const flagged = (state?.devices ?? []).filter(
+      (d) => d.feedback === 'reported' && !d.removedAt && (!onlyToken || d.token === onlyToken),
+    );
     if (flagged.length === 0) return { changes: [], reason: 'no flagged device for this user' };
     const resetAt = state?.profile.lastPasswordResetAt ?? null;
     const changes: DeviceChange[] = flagged
       .filter((d) => resetAt && resetAt >= (d.escalatedAt ?? at))
       .map((d) => ({ key: d.fingerprintKey, removedAt: at, ...(d.mitigatedAt ? {} : { mitigatedAt: at }) }));
-    return { changes, reason: changes.length ? null : 'the password was not reset after the device was flagged' };
+    return {
+      changes,
+      reason: changes.length ? null : 'the password was not reset after the device was flagged',
+    };
   }
 }

@@ -23,7 +23,8 @@ export type Requirement = 'user_id' | 'registration_identifier' | 'device_or_use
  * value arrived in any of the places Rampart reads it from (`user_traits`, `user`, `params`,
  * `properties`): `a|b` is satisfied by either.
  */
-export type Recommendation = 'user_traits.email' | 'properties.email' | 'user_traits.email|username' | 'properties.email|username|phone';
+export type Recommendation =
+  'user_traits.email' | 'properties.email' | 'user_traits.email|username' | 'properties.email|username|phone';
 
 export interface EventSpec {
   name: string;
@@ -56,7 +57,12 @@ interface Fields {
   tracked?: EventSpec['tracked'];
 }
 
-const spec = (name: string, endpoints: readonly Endpoint[], purpose: string, fields: Fields = {}): EventSpec => ({
+const spec = (
+  name: string,
+  endpoints: readonly Endpoint[],
+  purpose: string,
+  fields: Fields = {},
+): EventSpec => ({
   name,
   endpoints,
   requires: fields.requires ?? {},
@@ -71,10 +77,15 @@ export const EVENTS: readonly EventSpec[] = [
   spec('$login.attempted', ['authenticate', ...VERDICT], 'Login attempt with the submitted e-mail', {
     recommends: { authenticate: ['properties.email'] },
   }),
-  spec('$login.succeeded', ['authenticate', ...VERDICT], 'Valid credentials; verdict before the session starts', {
-    requires: { authenticate: ['user_id'] },
-    recommends: { authenticate: ['user_traits.email'] },
-  }),
+  spec(
+    '$login.succeeded',
+    ['authenticate', ...VERDICT],
+    'Valid credentials; verdict before the session starts',
+    {
+      requires: { authenticate: ['user_id'] },
+      recommends: { authenticate: ['user_traits.email'] },
+    },
+  ),
   spec('$login.failed', VERDICT, 'Failed login'),
   spec('$logout', VERDICT, 'Logout'),
   spec('$logout.succeeded', VERDICT, 'Logout'),
@@ -89,15 +100,31 @@ export const EVENTS: readonly EventSpec[] = [
   spec('$password_reset_request.succeeded', ['authenticate', ...VERDICT], 'Evaluated reset request', {
     recommends: { authenticate: ['user_traits.email|username', 'properties.email|username|phone'] },
   }),
-  spec('$password_reset_request.failed', VERDICT, 'Failed reset request', { recommends: { track: ['properties.email|username|phone'] } }),
-  spec('$password_reset.succeeded', VERDICT, 'Completed reset; marks threats mitigated; approves the device', {
+  spec('$password_reset_request.failed', VERDICT, 'Failed reset request', {
+    recommends: { track: ['properties.email|username|phone'] },
+  }),
+  spec(
+    '$password_reset.succeeded',
+    VERDICT,
+    'Completed reset; marks threats mitigated; approves the device',
+    {
+      requires: { track: ['device_or_user'] },
+      tracked: FEEDBACK,
+    },
+  ),
+  spec('$password_reset.failed', VERDICT, 'Failed reset (feedback only)', { tracked: FEEDBACK }),
+  spec('$challenge.requested', VERDICT, 'Challenge started', {
     requires: { track: ['device_or_user'] },
     tracked: FEEDBACK,
   }),
-  spec('$password_reset.failed', VERDICT, 'Failed reset (feedback only)', { tracked: FEEDBACK }),
-  spec('$challenge.requested', VERDICT, 'Challenge started', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
-  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
-  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', { requires: { track: ['device_or_user'] }, tracked: FEEDBACK }),
+  spec('$challenge.succeeded', VERDICT, 'Challenge passed; approves the device', {
+    requires: { track: ['device_or_user'] },
+    tracked: FEEDBACK,
+  }),
+  spec('$challenge.failed', VERDICT, 'Challenge failed; raises the risk of similar contexts', {
+    requires: { track: ['device_or_user'] },
+    tracked: FEEDBACK,
+  }),
   spec('$profile_update', VERDICT, 'Profile update'),
   spec('$profile_update.attempted', VERDICT, 'Profile update attempt'),
   spec('$profile_update.succeeded', VERDICT, 'Profile update'),
@@ -107,7 +134,12 @@ export const EVENTS: readonly EventSpec[] = [
     tracked: FEEDBACK,
   }),
   // Castle's Go SDK names it among its events; no device changes state on it.
-  spec('$review.resolved', TRACK_ONLY, 'End user resolved a review (the activity was theirs); kept as feedback', { tracked: FEEDBACK }),
+  spec(
+    '$review.resolved',
+    TRACK_ONLY,
+    'End user resolved a review (the activity was theirs); kept as feedback',
+    { tracked: FEEDBACK },
+  ),
   spec('$review.escalated', TRACK_ONLY, 'End user reports a device; triggers $incident.confirmed', {
     requires: { track: ['device_or_user'] },
     tracked: FEEDBACK,
@@ -146,7 +178,11 @@ export const LOGIN_EVENTS = ['$login', '$login.succeeded'];
  * are the registration ones, and the engine scores them as registrations. A failed registration is
  * none of these: it is a failure.
  */
-export const REGISTRATION_EVENTS: readonly string[] = ['$registration', '$registration.attempted', '$registration.succeeded'];
+export const REGISTRATION_EVENTS: readonly string[] = [
+  '$registration',
+  '$registration.attempted',
+  '$registration.succeeded',
+];
 /** The pre-auth check: a login attempt before the password is checked. */
 export const PREAUTH_EVENTS = ['$login.attempted'];
 /** A failed login (the password was wrong, or the account is not there). */
@@ -155,4 +191,5 @@ export const FAILED_LOGIN_EVENTS = ['$login.failed'];
 export const isRegistration = (name: string): boolean => REGISTRATION_EVENTS.includes(name);
 
 /** The registrations after which the user has registered (an attempt has not yet): they set `registered_at`. */
-export const completesRegistration = (name: string): boolean => name === '$registration' || name === '$registration.succeeded';
+export const completesRegistration = (name: string): boolean =>
+  name === '$registration' || name === '$registration.succeeded';

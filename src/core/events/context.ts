@@ -16,7 +16,11 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export const TOKEN_CHARS = /^[\x21-\x7e]+$/;
 
 /** Normalise headers (object or [name, value] pairs) to lower-cased names; collect problems. */
-export function normaliseHeaders(raw: unknown, field: string, problems: FieldProblem[]): Record<string, string | true> {
+export function normaliseHeaders(
+  raw: unknown,
+  field: string,
+  problems: FieldProblem[],
+): Record<string, string | true> {
   const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
   if (raw === undefined || raw === null) return out;
   let pairs: [unknown, unknown][];
@@ -32,7 +36,10 @@ export function normaliseHeaders(raw: unknown, field: string, problems: FieldPro
   } else if (typeof raw === 'object') {
     pairs = Object.entries(raw as Record<string, unknown>);
   } else {
-    problems.push({ field, message: 'must be an object of header name to value, or an array of [name, value] pairs' });
+    problems.push({
+      field,
+      message: 'must be an object of header name to value, or an array of [name, value] pairs',
+    });
     return out;
   }
   if (pairs.length > MAX_HEADERS) {
@@ -40,14 +47,20 @@ export function normaliseHeaders(raw: unknown, field: string, problems: FieldPro
     return out;
   }
   for (const [name, value] of pairs) {
-    if (typeof name !== 'string' || name.length === 0 || name.length > MAX_HEADER_NAME || !HEADER_NAME.test(name)) {
+    if (
+      typeof name !== 'string' ||
+      name.length === 0 ||
+      name.length > MAX_HEADER_NAME ||
+      !HEADER_NAME.test(name)
+    ) {
       problems.push({ field, message: `invalid header name ${JSON.stringify(String(name).slice(0, 40))}` });
       continue;
     }
     const key = name.toLowerCase();
     if (value === true || value === 'true') out[key] = true;
     else if (typeof value === 'string') {
-      if (value.length > MAX_HEADER_VALUE) problems.push({ field: `${field}.${name}`, message: `at most ${MAX_HEADER_VALUE} characters` });
+      if (value.length > MAX_HEADER_VALUE)
+        problems.push({ field: `${field}.${name}`, message: `at most ${MAX_HEADER_VALUE} characters` });
       else out[key] = value;
     } else if (value === false || value === null) {
       continue;
@@ -66,7 +79,10 @@ export function fingerprintValue(value: unknown): string | null {
 }
 
 /** The fingerprint from `client_id`, `request_token`, or the client-id headers, in that order. */
-export function pickFingerprint(candidates: unknown[], headers: Record<string, string | true>): string | null {
+export function pickFingerprint(
+  candidates: unknown[],
+  headers: Record<string, string | true>,
+): string | null {
   for (const c of candidates) {
     const v = fingerprintValue(c);
     if (v) return v;
@@ -103,17 +119,20 @@ export function parseTestToken(token: string): TestToken | null {
         result.device = value.toLowerCase();
         break;
       case 'ip':
-        if (!/^[a-z]{2}(-[a-z0-9]{1,3})?$/i.test(value)) throw new Error('test token ip must look like us or us-ca');
+        if (!/^[a-z]{2}(-[a-z0-9]{1,3})?$/i.test(value))
+          throw new Error('test token ip must look like us or us-ca');
         result.ip = value.toLowerCase();
         break;
       case 'policy.action':
       case 'action':
-        if (!ACTIONS.has(value as Action)) throw new Error('test token policy.action must be allow, challenge or deny');
+        if (!ACTIONS.has(value as Action))
+          throw new Error('test token policy.action must be allow, challenge or deny');
         result.action = value as Action;
         break;
       case 'risk': {
         const n = Number(value);
-        if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error('test token risk must be a number in [0, 1]');
+        if (!Number.isFinite(n) || n < 0 || n > 1)
+          throw new Error('test token risk must be a number in [0, 1]');
         result.risk = n;
         break;
       }

@@ -38,7 +38,7 @@ class Reader {
 
   obj(path: EventField, value: unknown): Obj | null {
     const v = this.valid(path, value);
-    return isObj(v) ? value as Obj : null;
+    return isObj(v) ? (value as Obj) : null;
   }
 
   str(path: EventField, value: unknown): string | null {
@@ -51,7 +51,10 @@ class Reader {
     if (value instanceof Date) {
       const year = value.getUTCFullYear();
       if (year >= 0 && year <= 9999) return value;
-      this.problems.push({ field: path, message: Number.isNaN(year) ? 'is out of range' : TIMESTAMP_MESSAGE });
+      this.problems.push({
+        field: path,
+        message: Number.isNaN(year) ? 'is out of range' : TIMESTAMP_MESSAGE,
+      });
       return null;
     }
     const s = this.str(path, value);
@@ -66,7 +69,9 @@ export interface ParseOptions {
 
 /** The problems, each field named as the door that sent it names it. */
 function named(problems: FieldProblem[], names: FieldNames | undefined): FieldProblem[] {
-  return names ? problems.map((q) => ({ field: names[q.field as EventField] ?? q.field, message: q.message })) : problems;
+  return names
+    ? problems.map((q) => ({ field: names[q.field as EventField] ?? q.field, message: q.message }))
+    : problems;
 }
 
 /**
@@ -79,7 +84,8 @@ export function validateEvent(endpoint: Endpoint, command: EventCommand, opts: P
   } catch (err) {
     const names = command.names;
     if (names && err instanceof InvalidParameters) throw new InvalidParameters(named(err.fields, names));
-    if (names && err instanceof InvalidRequestToken) throw new InvalidRequestToken(names[err.field as EventField] ?? err.field, err.message);
+    if (names && err instanceof InvalidRequestToken)
+      throw new InvalidRequestToken(names[err.field as EventField] ?? err.field, err.message);
     throw err;
   }
 }
@@ -93,10 +99,12 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
   const type = r.str('type', command.type);
   const status = r.str('status', command.status);
   // `event` + `status` (as some SDK versions send) and `type` + `status` both name a dotted event.
-  let name: string | null = event && status && !event.includes('.') ? nameFromTypeStatus(event, status) : event;
+  let name: string | null =
+    event && status && !event.includes('.') ? nameFromTypeStatus(event, status) : event;
   if (!name && type) name = nameFromTypeStatus(type, status ?? undefined);
   if (!name) {
-    if (command.event === undefined && command.type === undefined) p.push({ field: 'event', message: 'is required' });
+    if (command.event === undefined && command.type === undefined)
+      p.push({ field: 'event', message: 'is required' });
     throw new InvalidParameters(p);
   }
   // A name without `$` is the application's own event (Castle's v1 track took any name; Castle's
@@ -108,10 +116,17 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     name = CUSTOM_EVENT;
   }
   const spec = eventSpec(name);
-  if (!spec) throw new InvalidParameters([...p, { field: event ? 'event' : 'type', message: `unknown event ${JSON.stringify(name.slice(0, 100))}` }]);
+  if (!spec)
+    throw new InvalidParameters([
+      ...p,
+      { field: event ? 'event' : 'type', message: `unknown event ${JSON.stringify(name.slice(0, 100))}` },
+    ]);
   if (!spec.endpoints.includes(endpoint)) {
     const where = spec.endpoints.includes('track') ? ' send it to /v1/track' : '';
-    throw new InvalidParameters([...p, { field: 'event', message: `${name} is not accepted by /v1/${endpoint};${where}`.replace(/;$/, '') }]);
+    throw new InvalidParameters([
+      ...p,
+      { field: 'event', message: `${name} is not accepted by /v1/${endpoint};${where}`.replace(/;$/, '') },
+    ]);
   }
 
   const user = r.obj('user', command.user);
@@ -126,8 +141,15 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     (user ? r.str('user.email', user.email) : null) ??
     r.str('params.email', params.email) ??
     r.str('properties.email', properties.email);
-  const username = r.str('user_traits.username', traits.username) ?? r.str('params.username', params.username) ?? r.str('properties.username', properties.username);
-  const phone = r.str('user_traits.phone', traits.phone) ?? (user ? r.str('user.phone', user.phone) : null) ?? r.str('params.phone', params.phone) ?? r.str('properties.phone', properties.phone);
+  const username =
+    r.str('user_traits.username', traits.username) ??
+    r.str('params.username', params.username) ??
+    r.str('properties.username', properties.username);
+  const phone =
+    r.str('user_traits.phone', traits.phone) ??
+    (user ? r.str('user.phone', user.phone) : null) ??
+    r.str('params.phone', params.phone) ??
+    r.str('properties.phone', properties.phone);
   const registeredAt =
     r.date('user_traits.registered_at', traits.registered_at) ??
     (user ? r.date('user.registered_at', user.registered_at) : null) ??
@@ -141,7 +163,10 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
   const headers = normaliseHeaders(context?.headers, 'context.headers', p);
   const uaFromHeader = headers['user-agent'];
   // Older SDKs send `context.user_agent` as `false` when the request had none (castle-java).
-  const contextUa = context && typeof context.user_agent !== 'boolean' ? r.str('context.user_agent', context.user_agent) : null;
+  const contextUa =
+    context && typeof context.user_agent !== 'boolean'
+      ? r.str('context.user_agent', context.user_agent)
+      : null;
   const userAgent = (typeof uaFromHeader === 'string' ? uaFromHeader : null) ?? contextUa ?? '';
   const requestToken = r.str('request_token', command.requestToken);
   const clientIdSent = context?.client_id ?? command.clientId;
@@ -151,7 +176,10 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
   // Event time.
   const occurred = r.date('timestamp', command.timestamp) ?? r.date('created_at', command.createdAt);
   if (occurred && occurred.getTime() > opts.now.getTime() + FUTURE_TOLERANCE_MS) {
-    p.push({ field: command.timestamp !== undefined ? 'timestamp' : 'created_at', message: 'is more than 5 minutes in the future' });
+    p.push({
+      field: command.timestamp !== undefined ? 'timestamp' : 'created_at',
+      message: 'is more than 5 minutes in the future',
+    });
   }
 
   // Endpoint requirements (schema.ts): a field is required once its parent object was sent.
@@ -167,20 +195,31 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     if (dot > 0 && !sent[field.slice(0, dot) as EventField]) continue;
     if (!sent[field]) {
       if (!p.some((x) => x.field === field)) p.push({ field, message: 'is required' });
-    } else if (field === 'context.headers' && typeof uaFromHeader !== 'string' && !p.some((x) => x.field.startsWith('context.headers'))) {
+    } else if (
+      field === 'context.headers' &&
+      typeof uaFromHeader !== 'string' &&
+      !p.some((x) => x.field.startsWith('context.headers'))
+    ) {
       p.push({ field: 'context.headers.User-Agent', message: 'is required' });
     }
   }
   const identifiers: Sent = { email, username, phone, submitted: submittedIdentifier(properties, params) };
-  for (const req of spec.requires[endpoint] ?? []) checkRequirement(req, { userId, deviceToken, customName, sent: identifiers }, p);
+  for (const req of spec.requires[endpoint] ?? [])
+    checkRequirement(req, { userId, deviceToken, customName, sent: identifiers }, p);
   const missing = (spec.recommends[endpoint] ?? []).filter((rec) => !recommendationSent(rec, identifiers));
 
   // Tokens: shape, sandbox test tokens.
   let testToken: EventInput['testToken'] = null;
-  for (const [field, token] of [['request_token', requestToken], ['context.client_id', typeof clientId === 'string' ? clientId : null]] as const) {
+  for (const [field, token] of [
+    ['request_token', requestToken],
+    ['context.client_id', typeof clientId === 'string' ? clientId : null],
+  ] as const) {
     if (!token || testToken) continue;
     if (!tokenShapeOk(token)) {
-      throw new InvalidRequestToken(field, `is malformed (printable ASCII, at most ${MAX_TOKEN_LENGTH} characters)`);
+      throw new InvalidRequestToken(
+        field,
+        `is malformed (printable ASCII, at most ${MAX_TOKEN_LENGTH} characters)`,
+      );
     }
     let parsed;
     try {
@@ -188,7 +227,8 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     } catch (err) {
       throw new InvalidRequestToken(field, `is not a valid test token: ${(err as Error).message}`);
     }
-    if (parsed && !opts.sandbox) throw new InvalidRequestToken(field, 'is a test token, accepted only in sandbox environments');
+    if (parsed && !opts.sandbox)
+      throw new InvalidRequestToken(field, 'is a test token, accepted only in sandbox environments');
     testToken = parsed;
   }
 
@@ -203,7 +243,9 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
   if (context) for (const [k, v] of Object.entries(context)) if (!CONTEXT_KNOWN.has(k)) contextExtra[k] = v;
 
   const userTraits: Record<string, unknown> = { ...traits };
-  if (user) for (const [k, v] of Object.entries(user)) if (k !== 'id' && userTraits[k] === undefined) userTraits[k] = v;
+  if (user)
+    for (const [k, v] of Object.entries(user))
+      if (k !== 'id' && userTraits[k] === undefined) userTraits[k] = v;
 
   return {
     endpoint,
@@ -216,7 +258,13 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
     registeredAt,
     userTraits: scrubRecord(userTraits),
     properties: scrubRecord({ ...params, ...properties }),
-    context: { ip, headers: scrubHeaders(headers), userAgent, fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint, extra: scrubRecord(contextExtra) },
+    context: {
+      ip,
+      headers: scrubHeaders(headers),
+      userAgent,
+      fingerprint: testToken?.device ? `test-device:${testToken.device}` : fingerprint,
+      extra: scrubRecord(contextExtra),
+    },
     deviceToken,
     requestToken,
     testToken,
@@ -248,19 +296,33 @@ function nonEmpty(v: unknown): boolean {
 }
 
 function submittedIdentifier(properties: Obj, params: Obj): boolean {
-  return [properties.email, properties.username, properties.phone, params.email, params.username, params.phone].some(nonEmpty);
+  return [
+    properties.email,
+    properties.username,
+    properties.phone,
+    params.email,
+    params.username,
+    params.phone,
+  ].some(nonEmpty);
 }
 
 function checkRequirement(req: Requirement, x: RequirementInput, p: FieldProblem[]): void {
   switch (req) {
     case 'user_id':
-      if (!x.userId && !p.some((q) => q.field === 'user_id')) p.push({ field: 'user_id', message: 'is required for this event' });
+      if (!x.userId && !p.some((q) => q.field === 'user_id'))
+        p.push({ field: 'user_id', message: 'is required for this event' });
       break;
     case 'registration_identifier':
-      if (!nonEmpty(x.sent.email) && !nonEmpty(x.sent.phone)) p.push({ field: 'user_traits.email', message: 'a registration needs the e-mail (user_traits.email) or phone (user_traits.phone) it registers' });
+      if (!nonEmpty(x.sent.email) && !nonEmpty(x.sent.phone))
+        p.push({
+          field: 'user_traits.email',
+          message:
+            'a registration needs the e-mail (user_traits.email) or phone (user_traits.phone) it registers',
+        });
       break;
     case 'device_or_user':
-      if (!x.deviceToken && !x.userId) p.push({ field: 'device_token', message: 'device_token or user_id is required for this event' });
+      if (!x.deviceToken && !x.userId)
+        p.push({ field: 'device_token', message: 'device_token or user_id is required for this event' });
       break;
     case 'name':
       if (!nonEmpty(x.customName)) p.push({ field: 'name', message: 'is required for $custom events' });

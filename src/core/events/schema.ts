@@ -16,7 +16,8 @@ const MAX_EMAIL = 320;
 const MAX_PHONE = 64;
 
 /** A string of at most `max` characters, with the messages parse.ts answers. */
-const str = (max: number) => z.string({ invalid_type_error: 'must be a string' }).max(max, `must be at most ${max} characters`);
+const str = (max: number) =>
+  z.string({ invalid_type_error: 'must be a string' }).max(max, `must be at most ${max} characters`);
 
 export const TIMESTAMP_MESSAGE = 'must be an ISO 8601 timestamp';
 /** An ISO 8601 timestamp: a date first, and something `Date.parse` reads. */
@@ -38,9 +39,13 @@ export const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export const headersSchema = z
   .union([
     z.record(z.string().min(1).max(MAX_HEADER_NAME).regex(HEADER_NAME_PATTERN), headerValue),
-    z.array(z.tuple([z.string().min(1).max(MAX_HEADER_NAME).regex(HEADER_NAME_PATTERN), headerValue])).max(MAX_HEADERS),
+    z
+      .array(z.tuple([z.string().min(1).max(MAX_HEADER_NAME).regex(HEADER_NAME_PATTERN), headerValue]))
+      .max(MAX_HEADERS),
   ])
-  .describe(`Request headers of the end user's client: an object of name to value, or an array of [name, value] pairs (at most ${MAX_HEADERS}); names in any case. A value may be a string or true ("sent, scrubbed"). The verdict endpoints need User-Agent.`);
+  .describe(
+    `Request headers of the end user's client: an object of name to value, or an array of [name, value] pairs (at most ${MAX_HEADERS}); names in any case. A value may be a string or true ("sent, scrubbed"). The verdict endpoints need User-Agent.`,
+  );
 
 /**
  * Every field parse.ts reads, by its JSON path. An object-valued path (`user`) holds the fields
@@ -76,11 +81,17 @@ export const EVENT_FIELDS = {
     .refine((s) => normaliseIp(s) !== null, 'is not a valid IP address')
     .describe("IP address of the end user's client (IPv4 or IPv6)"),
   'context.headers': headersSchema,
-  'context.client_id': z.union([z.string(), z.literal(false)], { errorMap: () => ({ message: 'must be a string or false' }) }).describe('Fingerprint token of the client library, or false'),
+  'context.client_id': z
+    .union([z.string(), z.literal(false)], { errorMap: () => ({ message: 'must be a string or false' }) })
+    .describe('Fingerprint token of the client library, or false'),
   'context.user_agent': str(4096).describe('Older SDKs: the User-Agent, when not in headers'),
-  client_id: z.union([z.string(), z.literal(false)], { errorMap: () => ({ message: 'must be a string or false' }) }).describe('Fingerprint token (as context.client_id)'),
+  client_id: z
+    .union([z.string(), z.literal(false)], { errorMap: () => ({ message: 'must be a string or false' }) })
+    .describe('Fingerprint token (as context.client_id)'),
   device_token: str(256).describe('A device token, to address a device directly (track)'),
-  request_token: z.string({ invalid_type_error: 'must be a string' }).describe("Token of Rampart's browser client (or a fingerprint token; sandbox test tokens)"),
+  request_token: z
+    .string({ invalid_type_error: 'must be a string' })
+    .describe("Token of Rampart's browser client (or a fingerprint token; sandbox test tokens)"),
   timestamp: timestamp.describe('When the event happened (ISO 8601 UTC); the receive time when absent'),
   created_at: timestamp.describe('As timestamp (older SDKs)'),
   sent_at: z.unknown().describe('When the SDK sent the event (stored)'),
@@ -97,7 +108,8 @@ export const ENDPOINT_REQUIRES: Readonly<Record<Endpoint, readonly EventField[]>
 };
 
 /** The events an endpoint accepts (catalog.ts). */
-export const eventNames = (endpoint: Endpoint): string[] => EVENTS.filter((e) => e.endpoints.includes(endpoint)).map((e) => e.name);
+export const eventNames = (endpoint: Endpoint): string[] =>
+  EVENTS.filter((e) => e.endpoints.includes(endpoint)).map((e) => e.name);
 
 /** What each event an endpoint accepts needs beyond the endpoint's own fields (catalog.ts). */
 export function eventRequirements(endpoint: Endpoint): Record<string, readonly string[]> {
@@ -115,7 +127,10 @@ export function eventRequirements(endpoint: Endpoint): Record<string, readonly s
  * unknown members allowed (they are stored). For documents; parse.ts validates field by field.
  * `describe` lets a document add what it says about a field (formats, examples) to a copy.
  */
-export function eventBodySchema(endpoint: Endpoint, describe: (path: EventField, schema: z.ZodTypeAny) => z.ZodTypeAny = (_p, s) => s): z.ZodObject<z.ZodRawShape> {
+export function eventBodySchema(
+  endpoint: Endpoint,
+  describe: (path: EventField, schema: z.ZodTypeAny) => z.ZodTypeAny = (_p, s) => s,
+): z.ZodObject<z.ZodRawShape> {
   const required = new Set<string>(ENDPOINT_REQUIRES[endpoint]);
   const children = new Map<string, [string, z.ZodTypeAny][]>();
   const top: [string, z.ZodTypeAny][] = [];
@@ -132,7 +147,12 @@ export function eventBodySchema(endpoint: Endpoint, describe: (path: EventField,
     for (const [key, schema] of entries) {
       const path = prefix + key;
       const kids = children.get(path);
-      const field = kids ? z.object(shape(kids, `${path}.`)).passthrough().describe(schema.description ?? '') : describe(path as EventField, schema);
+      const field = kids
+        ? z
+            .object(shape(kids, `${path}.`))
+            .passthrough()
+            .describe(schema.description ?? '')
+        : describe(path as EventField, schema);
       out[key] = required.has(path) ? field : field.optional();
     }
     return out;

@@ -31,16 +31,77 @@ export const MAX_SCRUB_MEMBERS = 10_000;
  * separators (`X-Api-Key` → `xapikey`, `newPassword` → `newpassword`).
  */
 const SECRET_PARTS = [
-  'passw', 'passphrase', 'passcode', 'secret', 'token', 'apikey', 'accesskey', 'privatekey', 'authorization', 'cookie',
-  'credential', 'csrf', 'xsrf', 'jwt', 'bearer', 'signature', 'sessionid', 'sessid', 'creditcard', 'cardnumber', 'ccnumber',
-  'cvv', 'cvc', 'authcode', 'pincode', 'otpcode',
+  'passw',
+  'passphrase',
+  'passcode',
+  'secret',
+  'token',
+  'apikey',
+  'accesskey',
+  'privatekey',
+  'authorization',
+  'cookie',
+  'credential',
+  'csrf',
+  'xsrf',
+  'jwt',
+  'bearer',
+  'signature',
+  'sessionid',
+  'sessid',
+  'creditcard',
+  'cardnumber',
+  'ccnumber',
+  'cvv',
+  'cvc',
+  'authcode',
+  'pincode',
+  'otpcode',
 ];
 /** Short words that make a name secret when they are its last word (`db_pass`, `x-session`, `card_pin`). */
-const SECRET_LAST_WORDS: ReadonlySet<string> = new Set(['pwd', 'pass', 'pin', 'otp', 'totp', 'auth', 'sig', 'session', 'ssn']);
+const SECRET_LAST_WORDS: ReadonlySet<string> = new Set([
+  'pwd',
+  'pass',
+  'pin',
+  'otp',
+  'totp',
+  'auth',
+  'sig',
+  'session',
+  'ssn',
+]);
 /** Last words that make a name secret after one of these words (`private_key`, `reset_code`, `card_number`). */
 const QUALIFIED: Readonly<Record<string, ReadonlySet<string>>> = {
-  key: new Set(['api', 'access', 'private', 'secret', 'signing', 'encryption', 'master', 'client', 'license', 'session']),
-  code: new Set(['verification', 'verify', 'confirmation', 'confirm', 'reset', 'recovery', 'backup', 'security', 'auth', 'otp', 'mfa', '2fa', 'login', 'sms', 'access', 'activation']),
+  key: new Set([
+    'api',
+    'access',
+    'private',
+    'secret',
+    'signing',
+    'encryption',
+    'master',
+    'client',
+    'license',
+    'session',
+  ]),
+  code: new Set([
+    'verification',
+    'verify',
+    'confirmation',
+    'confirm',
+    'reset',
+    'recovery',
+    'backup',
+    'security',
+    'auth',
+    'otp',
+    'mfa',
+    '2fa',
+    'login',
+    'sms',
+    'access',
+    'activation',
+  ]),
   number: new Set(['card', 'cc', 'security']),
 };
 /** Query parameters that carry a credential in a URL whatever else they are called in JSON (`?code=`, `?key=`). */
@@ -50,7 +111,11 @@ function classify(name: string): boolean {
   const lower = name.toLowerCase();
   const squashed = lower.replace(/[^a-z0-9]+/g, '');
   if (SECRET_PARTS.some((part) => squashed.includes(part))) return true;
-  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0);
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
   const last = words[words.length - 1];
   if (last === undefined) return false;
   if (SECRET_LAST_WORDS.has(last)) return true;
@@ -79,7 +144,8 @@ export function isSecretName(name: string): boolean {
 }
 
 /** Whether a URL's query parameter of this name carries a credential (isSecretName, or `code`, `key`, `ticket`). */
-export const isSecretParam = (name: string): boolean => isSecretName(name) || SECRET_PARAMS.has(name.toLowerCase());
+export const isSecretParam = (name: string): boolean =>
+  isSecretName(name) || SECRET_PARAMS.has(name.toLowerCase());
 
 /**
  * The headers whose values Rampart keeps: what the model reads (the user agent, the Accept
@@ -89,11 +155,46 @@ export const isSecretParam = (name: string): boolean => isSecretName(name) || SE
  * cannot keep up with the names applications give their credentials (`X-Access-Key`, `X-Jwt`).
  */
 const KEPT_HEADERS: ReadonlySet<string> = new Set([
-  'user-agent', 'accept', 'accept-language', 'accept-encoding', 'accept-charset', 'content-type', 'content-length',
-  'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest', 'sec-fetch-user',
-  'sec-ch-ua', 'sec-ch-ua-mobile', 'sec-ch-ua-platform', 'sec-ch-ua-platform-version', 'sec-ch-ua-model', 'sec-ch-ua-arch', 'sec-ch-ua-bitness', 'sec-ch-ua-full-version-list', 'sec-ch-ua-wow64',
-  'dnt', 'sec-gpc', 'upgrade-insecure-requests', 'cache-control', 'pragma', 'priority', 'te', 'connection', 'keep-alive',
-  'origin', 'host', 'via', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'true-client-ip', 'cf-connecting-ip', 'cf-ipcountry',
+  'user-agent',
+  'accept',
+  'accept-language',
+  'accept-encoding',
+  'accept-charset',
+  'content-type',
+  'content-length',
+  'sec-fetch-site',
+  'sec-fetch-mode',
+  'sec-fetch-dest',
+  'sec-fetch-user',
+  'sec-ch-ua',
+  'sec-ch-ua-mobile',
+  'sec-ch-ua-platform',
+  'sec-ch-ua-platform-version',
+  'sec-ch-ua-model',
+  'sec-ch-ua-arch',
+  'sec-ch-ua-bitness',
+  'sec-ch-ua-full-version-list',
+  'sec-ch-ua-wow64',
+  'dnt',
+  'sec-gpc',
+  'upgrade-insecure-requests',
+  'cache-control',
+  'pragma',
+  'priority',
+  'te',
+  'connection',
+  'keep-alive',
+  'origin',
+  'host',
+  'via',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-real-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'cf-ipcountry',
   'x-requested-with',
 ]);
 
@@ -130,7 +231,12 @@ function hasSecretParam(s: string): boolean {
       if (isParamLead(c) || c === 0x3d || c <= 0x20) break;
       start--;
     }
-    if (start < eq && (start === 0 || isParamLead(s.charCodeAt(start - 1)) || s.charCodeAt(start - 1) <= 0x20) && isSecretParam(s.slice(start, eq))) return true;
+    if (
+      start < eq &&
+      (start === 0 || isParamLead(s.charCodeAt(start - 1)) || s.charCodeAt(start - 1) <= 0x20) &&
+      isSecretParam(s.slice(start, eq))
+    )
+      return true;
   }
   return false;
 }
@@ -138,14 +244,21 @@ function hasSecretParam(s: string): boolean {
 /** A string with the values of its secret query parameters and a URL's password as `***`. */
 export function scrubString(s: string): string {
   let out = s;
-  if (out.includes('=') && hasSecretParam(out)) out = out.replace(QUERY_PARAM, (whole, lead: string, name: string, value: string) => (value.length > 0 && value !== SCRUBBED && isSecretParam(name) ? `${lead}${name}=${SCRUBBED}` : whole));
-  if (out.includes('://') && out.includes('@')) out = out.replace(URL_PASSWORD, (whole, head: string, pass: string) => (pass === SCRUBBED ? whole : `${head}${SCRUBBED}@`));
+  if (out.includes('=') && hasSecretParam(out))
+    out = out.replace(QUERY_PARAM, (whole, lead: string, name: string, value: string) =>
+      value.length > 0 && value !== SCRUBBED && isSecretParam(name) ? `${lead}${name}=${SCRUBBED}` : whole,
+    );
+  if (out.includes('://') && out.includes('@'))
+    out = out.replace(URL_PASSWORD, (whole, head: string, pass: string) =>
+      pass === SCRUBBED ? whole : `${head}${SCRUBBED}@`,
+    );
   return out;
 }
 
 /** Own-property assignment that keeps `__proto__` a plain key, as JSON.parse does. */
 function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -210,7 +323,8 @@ export function scrubRecord<T extends Record<string, unknown>>(record: T): T {
  * A name and its separator in text: a quoted name (any quote, JSON's escaped `\"` too) or a bare
  * one, then `:` or `=`; or a `["name",` pair (headers as pairs). Lazy and bounded: linear in the text.
  */
-const MEMBER = /(?<![\w$.-])(?:(\\?["'`])([^"'`\\\r\n]{1,256}?)\1|([\w$.-]{1,128}))[ \t]*([:=])[ \t]*|\[\s*(\\?["'`])([^"'`\\\r\n]{1,256}?)\5\s*(,)\s*/g;
+const MEMBER =
+  /(?<![\w$.-])(?:(\\?["'`])([^"'`\\\r\n]{1,256}?)\1|([\w$.-]{1,128}))[ \t]*([:=])[ \t]*|\[\s*(\\?["'`])([^"'`\\\r\n]{1,256}?)\5\s*(,)\s*/g;
 /** A member name that looks like an HTTP header (`X-Access-Key`): words joined by hyphens. */
 const HEADER_LIKE = /^[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+$/;
 
@@ -256,18 +370,24 @@ const BARE_AFTER_COLON = /[\r\n,"'`}\]]/;
 type ValueKind = 'quoted' | 'container' | 'number' | 'literal' | 'bare';
 
 /** The kind of the value starting at `at` after a separator (and its quote); null when there is none. */
-function valueAt(text: string, at: number, sep: string): { kind: ValueKind; quote: string; end?: number } | null {
+function valueAt(
+  text: string,
+  at: number,
+  sep: string,
+): { kind: ValueKind; quote: string; end?: number } | null {
   const c = text[at];
   if (c === undefined) return null;
   if (c === '"' || c === "'" || c === '`') return { kind: 'quoted', quote: c };
-  if (c === '\\' && (text[at + 1] === '"' || text[at + 1] === "'")) return { kind: 'quoted', quote: text.slice(at, at + 2) };
+  if (c === '\\' && (text[at + 1] === '"' || text[at + 1] === "'"))
+    return { kind: 'quoted', quote: text.slice(at, at + 2) };
   if (c === '{' || c === '[') return { kind: 'container', quote: '' };
   if (sep !== '=') {
     const head = text.slice(at, at + 64);
     const literal = LITERAL.exec(head);
     if (literal) return { kind: 'literal', quote: '', end: at + literal[0].length };
     const number = NUMBER.exec(head);
-    if (number && !/[\w$.]/.test(head[number[0].length] ?? '')) return { kind: 'number', quote: '', end: at + number[0].length };
+    if (number && !/[\w$.]/.test(head[number[0].length] ?? ''))
+      return { kind: 'number', quote: '', end: at + number[0].length };
   }
   const stop = sep === '=' ? BARE_AFTER_EQUALS : BARE_AFTER_COLON;
   return stop.test(c) ? null : { kind: 'bare', quote: '' };
@@ -277,7 +397,12 @@ function valueAt(text: string, at: number, sep: string): { kind: ValueKind; quot
  * Where the value at `at` ends. Computed only for a value that is replaced (the scan then goes on
  * after it) or a `headers` object, so that the scan stays linear.
  */
-function valueEnd(text: string, at: number, sep: string, v: { kind: ValueKind; quote: string; end?: number }): number {
+function valueEnd(
+  text: string,
+  at: number,
+  sep: string,
+  v: { kind: ValueKind; quote: string; end?: number },
+): number {
   if (v.end !== undefined) return v.end;
   if (v.kind === 'quoted') return stringEnd(text, at, v.quote);
   if (v.kind === 'container') return closingOf(text, at);
@@ -318,7 +443,9 @@ export function scrubText(text: string): string {
       continue;
     }
     const secret = isSecretName(name) || (sep === '=' && isSecretParam(name));
-    const hiddenHeader = (value.kind === 'quoted' || value.kind === 'bare') && (inHeaders ? !keepsHeaderValue(name) : HEADER_LIKE.test(name) && !keepsHeaderValue(name));
+    const hiddenHeader =
+      (value.kind === 'quoted' || value.kind === 'bare') &&
+      (inHeaders ? !keepsHeaderValue(name) : HEADER_LIKE.test(name) && !keepsHeaderValue(name));
     if (!secret && !hiddenHeader) continue;
     const end = valueEnd(text, valueStart, sep, value);
     const q = value.quote.length;

@@ -23,4 +23,3 @@ export function normaliseIp(raw: string): string | null {
   if (!ipaddr.IPv4.isValidFourPartDecimal(s)) return null;
   return ipaddr.IPv4.parse(s).toString();
 }
-

@@ -81,9 +81,21 @@ export interface AppClient {
 }
 
 /** The `user_agent` object of Castle's API: the keys of a parsed user agent that leave Rampart. */
-export type CastleUserAgent = Pick<ParsedUserAgent, 'raw' | 'browser' | 'version' | 'os' | 'mobile' | 'platform' | 'device' | 'family'>;
+export type CastleUserAgent = Pick<
+  ParsedUserAgent,
+  'raw' | 'browser' | 'version' | 'os' | 'mobile' | 'platform' | 'device' | 'family'
+>;
 
 /** Only Castle's `user_agent` keys, for what leaves Rampart (API answers, webhooks); internal flags stay. */
 export function castleUserAgent(ua: ParsedUserAgent): CastleUserAgent {
-  return { raw: ua.raw, browser: ua.browser, version: ua.version, os: ua.os, mobile: ua.mobile, platform: ua.platform, device: ua.device, family: ua.family };
+  return {
+    raw: ua.raw,
+    browser: ua.browser,
+    version: ua.version,
+    os: ua.os,
+    mobile: ua.mobile,
+    platform: ua.platform,
+    device: ua.device,
+    family: ua.family,
+  };
 }

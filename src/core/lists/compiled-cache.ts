@@ -189,7 +189,11 @@ export class CompiledListCache {
     const lists = new Map(set.lists.map((l) => [l.id, new CompiledList(l)]));
     const now = this.clock.now().getTime();
     // Archived and expired items are read too (the store reads them either way), to be counted.
-    for await (const batch of this.store.scanItems(env, set.lists.map((l) => l.id), false)) {
+    for await (const batch of this.store.scanItems(
+      env,
+      set.lists.map((l) => l.id),
+      false,
+    )) {
       for (const i of batch) lists.get(i.listId)?.apply(i, now);
     }
     return new CompiledLists(set.version, [...lists.values()]);
@@ -198,5 +202,6 @@ export class CompiledListCache {
 
 function applyChange(compiled: CompiledLists, change: Change): void {
   change.apply?.(compiled);
-  if (change.from !== undefined && change.to !== undefined && compiled.version === change.from) compiled.version = change.to;
+  if (change.from !== undefined && change.to !== undefined && compiled.version === change.from)
+    compiled.version = change.to;
 }

@@ -24,7 +24,8 @@ export function fieldOf(i: ListItem, f: ItemField): Scalar {
   }
 }
 
-const same = (a: Scalar, b: Scalar): boolean => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
+const same = (a: Scalar, b: Scalar): boolean =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b;
 
 /** -1, 0 or 1 for two values of one type; null when they cannot be compared (MongoDB's ranges compare within a type). */
 function order(a: Scalar, b: Scalar): number | null {
@@ -58,9 +59,11 @@ export function holds(i: ListItem, c: ItemCondition): boolean {
 }
 
 /** Whether an item meets every condition. */
-export const holdsAll = (i: ListItem, conditions: readonly ItemCondition[]): boolean => conditions.every((c) => holds(i, c));
+export const holdsAll = (i: ListItem, conditions: readonly ItemCondition[]): boolean =>
+  conditions.every((c) => holds(i, c));
 
-const rank = (v: Scalar): number => (v === null ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : 3);
+const rank = (v: Scalar): number =>
+  v === null ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : 3;
 
 /** A comparator in the query's order: the field (null first when ascending), then the id, both in the same direction. */
 export function itemOrder(sort: ItemQuery['sort']): (a: ListItem, b: ListItem) => number {

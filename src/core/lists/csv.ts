@@ -1,7 +1,18 @@
 /** CSV for items' bulk import and export: parsing lines as they stream in, and quoting cells. */
 import { InvalidParameters } from '../errors';
 
-export const EXPORT_COLUMNS = ['id', 'value', 'secondary_value', 'comment', 'expires_at', 'archived', 'archived_at', 'author_type', 'author_identifier', 'created_at'] as const;
+export const EXPORT_COLUMNS = [
+  'id',
+  'value',
+  'secondary_value',
+  'comment',
+  'expires_at',
+  'archived',
+  'archived_at',
+  'author_type',
+  'author_identifier',
+  'created_at',
+] as const;
 
 /** One line of CSV (RFC 4180 quoting; a quoted field cannot hold a line break): its cells, or null. */
 export function parseCsvLine(line: string): string[] | null {
@@ -69,7 +80,10 @@ export function csvCell(v: string): string {
 }
 
 /** Text arriving in chunks, as lines (without their line breaks); a line longer than `maxLine` fails. */
-export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLine = 8192): AsyncGenerator<string> {
+export async function* linesOf(
+  chunks: AsyncIterable<Uint8Array | string>,
+  maxLine = 8192,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let rest = '';
   for await (const chunk of chunks) {
@@ -91,4 +105,5 @@ export async function* linesOf(chunks: AsyncIterable<Uint8Array | string>, maxLi
   if (rest) yield rest;
 }
 
-const tooLong = (maxLine: number) => new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);
+const tooLong = (maxLine: number) =>
+  new InvalidParameters([{ field: 'body', message: `a line is longer than ${maxLine} characters` }]);

@@ -22,7 +22,13 @@ export interface ReadCsv {
  * optionally `secondary_value`, `comment`, `expires_at` or `auto_archives_at`; other columns are
  * ignored, so an export imports back). At most `maxRows` data rows.
  */
-export async function readCsv(list: List, actor: Actor, now: Date, lines: AsyncIterable<string>, maxRows: number): Promise<ReadCsv> {
+export async function readCsv(
+  list: List,
+  actor: Actor,
+  now: Date,
+  lines: AsyncIterable<string>,
+  maxRows: number,
+): Promise<ReadCsv> {
   const problems: FieldProblem[] = [];
   const items = new Map<string, ListItem>();
   let header: string[] | null = null;
@@ -41,12 +47,17 @@ export async function readCsv(list: List, actor: Actor, now: Date, lines: AsyncI
     if (!header) {
       header = cells.map((c) => c.trim().toLowerCase());
       if (!header.includes('value') && !header.includes('primary_value')) {
-        throw new InvalidParameters([{ field: 'line 1', message: 'the header must name a `value` (or `primary_value`) column' }]);
+        throw new InvalidParameters([
+          { field: 'line 1', message: 'the header must name a `value` (or `primary_value`) column' },
+        ]);
       }
       continue;
     }
     rows++;
-    if (rows > maxRows) throw new InvalidParameters([{ field: `line ${lineNo}`, message: `an import has at most ${maxRows} rows; nothing was imported` }]);
+    if (rows > maxRows)
+      throw new InvalidParameters([
+        { field: `line ${lineNo}`, message: `an import has at most ${maxRows} rows; nothing was imported` },
+      ]);
     const named = header;
     const cell = (name: string): string | undefined => {
       const at = named.indexOf(name);
@@ -66,7 +77,8 @@ export async function readCsv(list: List, actor: Actor, now: Date, lines: AsyncI
     if (item) items.set(item.id, item);
     for (const p of lineProblems) report(problems, lineNo, `${p.field}: ${p.message}`, () => more++);
   }
-  if (!header) throw new InvalidParameters([{ field: 'line 1', message: 'the CSV is empty: give a header and rows' }]);
+  if (!header)
+    throw new InvalidParameters([{ field: 'line 1', message: 'the CSV is empty: give a header and rows' }]);
   if (problems.length) {
     if (more) problems.push({ field: 'lines', message: `and ${more} more bad lines; nothing was imported` });
     throw new InvalidParameters(problems);

@@ -78,11 +78,17 @@ const HEARTBEAT_MS = 15_000;
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 /** The database cannot take the write now: worth trying again. */
-const transient = (e: unknown): boolean => e instanceof DomainError && (e.kind === 'unavailable' || e.kind === 'deadline_exceeded');
+const transient = (e: unknown): boolean =>
+  e instanceof DomainError && (e.kind === 'unavailable' || e.kind === 'deadline_exceeded');
 
 /** The stored item `k` is exactly what writing `i` would leave (so it is not rewritten). */
 const unchanged = (k: ListItem, i: ListItem): boolean =>
-  !k.archived && k.secondaryValue === i.secondaryValue && k.comment === i.comment && (k.expiresAt?.getTime() ?? null) === (i.expiresAt?.getTime() ?? null) && k.author.type === i.author.type && k.author.identifier === i.author.identifier;
+  !k.archived &&
+  k.secondaryValue === i.secondaryValue &&
+  k.comment === i.comment &&
+  (k.expiresAt?.getTime() ?? null) === (i.expiresAt?.getTime() ?? null) &&
+  k.author.type === i.author.type &&
+  k.author.identifier === i.author.identifier;
 
 interface Running {
   job: ListImport;
@@ -109,7 +115,15 @@ export class ListImports {
   ) {
     this.syncItems = o.syncItems ?? 1000;
     this.batch = Math.max(1, Math.min(o.batch ?? 500, 1000));
-    this.o = { pauseRatio: o.pauseRatio ?? 1, minPauseMs: o.minPauseMs ?? 5, maxPauseMs: o.maxPauseMs ?? 2000, retryForMs: o.retryForMs ?? 120_000, staleMs: o.staleMs ?? 60_000, keepMs: o.keepMs ?? 7 * 86_400_000, maxJobs: o.maxJobs ?? 10 };
+    this.o = {
+      pauseRatio: o.pauseRatio ?? 1,
+      minPauseMs: o.minPauseMs ?? 5,
+      maxPauseMs: o.maxPauseMs ?? 2000,
+      retryForMs: o.retryForMs ?? 120_000,
+      staleMs: o.staleMs ?? 60_000,
+      keepMs: o.keepMs ?? 7 * 86_400_000,
+      maxJobs: o.maxJobs ?? 10,
+    };
   }
 
   /**
@@ -144,7 +158,10 @@ export class ListImports {
             ? `the list was deleted; ${done} before`
             : `${e instanceof Stopped ? e.message : transient(e) ? `the database did not take the writes (${message(e)})` : message(e)}; ${done}: import the same CSV again to finish`;
         await this.finish(job, error).catch((err: unknown) => {
-          this.h.log?.warn({ env, import: job.id, err: message(err) }, 'list import: the outcome could not be recorded yet');
+          this.h.log?.warn(
+            { env, import: job.id, err: message(err) },
+            'list import: the outcome could not be recorded yet',
+          );
           this.unrecorded.set(job.id, { ...job });
         });
       })
@@ -162,7 +179,10 @@ export class ListImports {
     const job = typeof id === 'string' && id.length <= 64 ? await this.h.store.getImport(env, id) : null;
     if (!job || job.listId !== listId) throw new NotFound('no such import');
     const now = this.h.clock.now();
-    if ((job.state === 'queued' || job.state === 'running') && now.getTime() - job.updatedAt.getTime() > this.o.staleMs) {
+    if (
+      (job.state === 'queued' || job.state === 'running') &&
+      now.getTime() - job.updatedAt.getTime() > this.o.staleMs
+    ) {
       job.state = 'failed';
       job.error = `interrupted: the instance writing it stopped; ${job.written} of ${job.items} items were written: import the same CSV again to finish`;
       job.finishedAt = now;
@@ -207,7 +227,23 @@ export class ListImports {
 
   private newJob(env: EnvId, actor: Actor, list: List, rows: number, items: readonly ListItem[]): ListImport {
     const now = this.h.clock.now();
-    return { id: uuid(), envId: env, listId: list.id, state: 'queued', rows, items: items.length, written: 0, created: 0, updated: 0, unchanged: 0, error: null, actor, createdAt: now, updatedAt: now, finishedAt: null };
+    return {
+      id: uuid(),
+      envId: env,
+      listId: list.id,
+      state: 'queued',
+      rows,
+      items: items.length,
+      written: 0,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      error: null,
+      actor,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
   }
 
   /**
@@ -246,7 +282,7 @@ export class ListImports {
   private async write(job: ListImport, items: ListItem[], paced: boolean, entry?: Running): Promise<void> {
     let failingSince: number | null = null;
     let retryMs = RETRY_FIRST_MS;
-    for (let at = 0; at < items.length; ) {
+    for (let at = 0; at < items.length;) {
       if (entry?.stop) throw new Stopped(entry.stop);
       if (paced) await this.admitted(job, entry);
       const started = monotonicMs(this.h.clock);
@@ -254,7 +290,15 @@ export class ListImports {
         const list = await this.h.listOf(job.envId, job.listId);
         if (!list) throw new Stopped(DELETED);
         const batch = items.slice(at, at + this.batch);
-        const known = new Map((await this.h.store.getItems(job.envId, job.listId, batch.map((i) => i.id))).map((k) => [k.id, k]));
+        const known = new Map(
+          (
+            await this.h.store.getItems(
+              job.envId,
+              job.listId,
+              batch.map((i) => i.id),
+            )
+          ).map((k) => [k.id, k]),
+        );
         const writing: ListItem[] = [];
         let same = 0;
         for (const i of batch) {
@@ -285,7 +329,8 @@ export class ListImports {
       job.updatedAt = this.h.clock.now();
       await this.h.store.putImport({ ...job }).catch(() => undefined);
       const took = monotonicMs(this.h.clock) - started;
-      if (at < items.length) await this.sleep(Math.min(this.o.maxPauseMs, Math.max(this.o.minPauseMs, took * this.o.pauseRatio)));
+      if (at < items.length)
+        await this.sleep(Math.min(this.o.maxPauseMs, Math.max(this.o.minPauseMs, took * this.o.pauseRatio)));
     }
   }
 
@@ -318,10 +363,27 @@ export class ListImports {
     job.error = error;
     job.finishedAt = now;
     job.updatedAt = now;
-    const detail = { import_id: job.id, state: job.state, rows: job.rows, items: job.items, written: job.written, created: job.created, updated: job.updated, unchanged: job.unchanged, ...(error ? { error } : {}) };
+    const detail = {
+      import_id: job.id,
+      state: job.state,
+      rows: job.rows,
+      items: job.items,
+      written: job.written,
+      created: job.created,
+      updated: job.updated,
+      unchanged: job.unchanged,
+      ...(error ? { error } : {}),
+    };
     if (!this.running.has(job.id)) return this.h.audit(job.envId, job.actor, detail, job.listId);
     await this.save(job);
-    await this.h.audit(job.envId, job.actor, detail, job.listId).catch((err: unknown) => this.h.log?.warn({ env: job.envId, import: job.id, err: message(err) }, 'list import: the audit entry could not be written'));
+    await this.h
+      .audit(job.envId, job.actor, detail, job.listId)
+      .catch((err: unknown) =>
+        this.h.log?.warn(
+          { env: job.envId, import: job.id, err: message(err) },
+          'list import: the audit entry could not be written',
+        ),
+      );
   }
 
   /** Record the job, trying again while the database is unavailable (for `retryForMs`). */

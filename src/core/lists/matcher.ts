@@ -122,7 +122,8 @@ function maskOf(i: number, bits: number): number {
 
 /** An address's (or network's) key at prefix length `bits`: an IPv4-mapped one's masked last word, else the masked words as text. */
 function keyOf(w: Uint32Array, bits: number): Key {
-  if (bits >= 96 && w[0] === 0 && w[1] === 0 && w[2] === 0xffff) return ((w[3] as number) & maskOf(3, bits)) >>> 0;
+  if (bits >= 96 && w[0] === 0 && w[1] === 0 && w[2] === 0xffff)
+    return ((w[3] as number) & maskOf(3, bits)) >>> 0;
   let key = '';
   for (let i = 0; i < 4; i++) key += `${(((w[i] as number) & maskOf(i, bits)) >>> 0).toString(16)}:`;
   return key;
@@ -142,7 +143,11 @@ export class CompiledList {
   private readonly expired = new Set<string>();
 
   /** `items` as read (archived ones included); those expired at `nowMs` are counted, not compiled. */
-  constructor(public list: List, items: readonly ListItem[] = [], nowMs = -Infinity) {
+  constructor(
+    public list: List,
+    items: readonly ListItem[] = [],
+    nowMs = -Infinity,
+  ) {
     const active: { item: ListItem; entry: MatchEntry }[] = [];
     for (const i of items) {
       if (i.archived) this.archived.add(i.id);
@@ -150,7 +155,8 @@ export class CompiledList {
       else active.push({ item: i, entry: entryOf(i) });
     }
     for (const e of active) this.byItem.set(e.item.id, e.entry);
-    if (list.type === 'ip') this.ranges = new IpRanges(active.map((e) => ({ value: e.item.primaryValue, entry: e.entry })));
+    if (list.type === 'ip')
+      this.ranges = new IpRanges(active.map((e) => ({ value: e.item.primaryValue, entry: e.entry })));
     else {
       this.ranges = null;
       for (const e of active) this.addExact(e.entry);
@@ -212,13 +218,23 @@ export class CompiledList {
 }
 
 function entryOf(i: ListItem): MatchEntry {
-  return { itemId: i.id, listId: i.listId, value: i.primaryValue, secondary: i.secondaryValue, expiresAtMs: i.expiresAt ? i.expiresAt.getTime() : Infinity, active: true };
+  return {
+    itemId: i.id,
+    listId: i.listId,
+    value: i.primaryValue,
+    secondary: i.secondaryValue,
+    expiresAtMs: i.expiresAt ? i.expiresAt.getTime() : Infinity,
+    active: true,
+  };
 }
 
 /** An environment's lists, compiled; `version` is the list set's version it reflects. */
 export class CompiledLists {
   readonly byId = new Map<string, CompiledList>();
-  constructor(public version: number, lists: readonly CompiledList[] = []) {
+  constructor(
+    public version: number,
+    lists: readonly CompiledList[] = [],
+  ) {
     for (const l of lists) this.byId.set(l.list.id, l);
   }
   get lists(): IterableIterator<CompiledList> {
@@ -244,7 +260,8 @@ export function matchLists(lists: CompiledLists, v: EventValues, nowMs: number):
   for (const cl of lists.lists) {
     const type = cl.list.type;
     const secondary = cl.list.secondaryType ? valueOf(v, cl.list.secondaryType) : null;
-    const usable = (e: MatchEntry): boolean => e.active && e.expiresAtMs > nowMs && (e.secondary === null || e.secondary === secondary);
+    const usable = (e: MatchEntry): boolean =>
+      e.active && e.expiresAtMs > nowMs && (e.secondary === null || e.secondary === secondary);
     let hit: MatchEntry | null = null;
     if (type === 'ip') {
       if (ipParsed === 0) ipParsed = v.ip !== null && writeAddressWords(v.ip, scratch) ? 1 : -1;
@@ -260,7 +277,10 @@ export function matchLists(lists: CompiledLists, v: EventValues, nowMs: number):
   return out ?? NO_MATCHES;
 }
 
-function first(entries: readonly MatchEntry[] | undefined, usable: (e: MatchEntry) => boolean): MatchEntry | null {
+function first(
+  entries: readonly MatchEntry[] | undefined,
+  usable: (e: MatchEntry) => boolean,
+): MatchEntry | null {
   if (!entries) return null;
   for (const e of entries) if (usable(e)) return e;
   return null;

@@ -8,9 +8,20 @@ import type { Actor } from '../audit/model';
 import type { EnvId } from '../model';
 
 /** What a list's values are, and so which part of an event they are compared with. */
-export type ListType = 'user_id' | 'email' | 'email_domain' | 'ip' | 'asn' | 'country' | 'device' | 'machine' | 'request_shape';
+export type ListType =
+  'user_id' | 'email' | 'email_domain' | 'ip' | 'asn' | 'country' | 'device' | 'machine' | 'request_shape';
 
-export const LIST_TYPES: readonly ListType[] = ['user_id', 'email', 'email_domain', 'ip', 'asn', 'country', 'device', 'machine', 'request_shape'];
+export const LIST_TYPES: readonly ListType[] = [
+  'user_id',
+  'email',
+  'email_domain',
+  'ip',
+  'asn',
+  'country',
+  'device',
+  'machine',
+  'request_shape',
+];
 
 /**
  * The field names a list may be created with (`primary_field`, `secondary_field`), Castle's first
@@ -146,10 +157,24 @@ export type ItemCondition =
   | { field: ItemField; op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte'; value: string | boolean | Date | null }
   | { field: ItemField; op: 'in' | 'nin'; value: readonly (string | boolean | null)[] }
   | { field: ItemField; op: 'contains'; value: string };
-export type ItemField = 'id' | 'primaryValue' | 'secondaryValue' | 'comment' | 'archived' | 'authorType' | 'authorIdentifier' | 'createdAt' | 'updatedAt' | 'expiresAt' | 'archivedAt';
+export type ItemField =
+  | 'id'
+  | 'primaryValue'
+  | 'secondaryValue'
+  | 'comment'
+  | 'archived'
+  | 'authorType'
+  | 'authorIdentifier'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'expiresAt'
+  | 'archivedAt';
 export interface ItemQuery {
   conditions: readonly ItemCondition[];
-  sort: { field: 'createdAt' | 'updatedAt' | 'primaryValue' | 'expiresAt' | 'archivedAt'; order: 'asc' | 'desc' };
+  sort: {
+    field: 'createdAt' | 'updatedAt' | 'primaryValue' | 'expiresAt' | 'archivedAt';
+    order: 'asc' | 'desc';
+  };
   skip: number;
   limit: number;
 }
@@ -186,4 +211,3 @@ export interface ListImport {
   updatedAt: Date;
   finishedAt: Date | null;
 }
-

@@ -4,7 +4,15 @@
  * lists, or item conditions with each value in the form items are stored in.
  */
 import { InvalidParameters, type FieldProblem } from '../errors';
-import { LIST_LIMITS, type ItemCondition, type ItemField, type ItemQuery, type List, type ListQuery, type QueryFilter } from './model';
+import {
+  LIST_LIMITS,
+  type ItemCondition,
+  type ItemField,
+  type ItemQuery,
+  type List,
+  type ListQuery,
+  type QueryFilter,
+} from './model';
 import { normaliseValue } from './values';
 
 type Op = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'nin' | 'contains';
@@ -13,15 +21,25 @@ const OPS: readonly Op[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', '
 function pageOf(q: ListQuery, p: FieldProblem[]): { skip: number; limit: number } {
   const page = q.page ?? 1;
   const size = q.resultsSize ?? 50;
-  if (!Number.isInteger(page) || page < 1 || page > 100_000) p.push({ field: 'page', message: 'must be an integer from 1' });
-  if (!Number.isInteger(size) || size < 1 || size > LIST_LIMITS.pageSize) p.push({ field: 'results_size', message: `must be an integer from 1 to ${LIST_LIMITS.pageSize}` });
-  return { skip: (Number.isInteger(page) && page >= 1 ? page - 1 : 0) * (Number.isInteger(size) && size >= 1 ? size : 50), limit: Number.isInteger(size) ? size : 50 };
+  if (!Number.isInteger(page) || page < 1 || page > 100_000)
+    p.push({ field: 'page', message: 'must be an integer from 1' });
+  if (!Number.isInteger(size) || size < 1 || size > LIST_LIMITS.pageSize)
+    p.push({ field: 'results_size', message: `must be an integer from 1 to ${LIST_LIMITS.pageSize}` });
+  return {
+    skip:
+      (Number.isInteger(page) && page >= 1 ? page - 1 : 0) *
+      (Number.isInteger(size) && size >= 1 ? size : 50),
+    limit: Number.isInteger(size) ? size : 50,
+  };
 }
 
 function opOf(f: QueryFilter, i: number, p: FieldProblem[], allowed: readonly Op[]): Op | null {
   const op = typeof f.op === 'string' ? f.op.replace(/^\$/, '').toLowerCase() : '';
   if (!allowed.includes(op as Op)) {
-    p.push({ field: `filters[${i}].op`, message: `must be one of ${allowed.map((o) => `$${o}`).join(', ')}` });
+    p.push({
+      field: `filters[${i}].op`,
+      message: `must be one of ${allowed.map((o) => `$${o}`).join(', ')}`,
+    });
     return null;
   }
   return op as Op;
@@ -42,7 +60,12 @@ function filtersOf(q: ListQuery, p: FieldProblem[]): readonly QueryFilter[] {
   });
 }
 
-function sortOf(q: ListQuery, p: FieldProblem[], fields: readonly string[], fallback: string): { field: string; desc: boolean } {
+function sortOf(
+  q: ListQuery,
+  p: FieldProblem[],
+  fields: readonly string[],
+  fallback: string,
+): { field: string; desc: boolean } {
   const s = q.sort;
   if (s === undefined || s === null) return { field: fallback, desc: false };
   if (typeof s !== 'object' || typeof s.field !== 'string' || !fields.includes(s.field)) {
@@ -65,13 +88,21 @@ const LIST_FIELD_VALUE: Readonly<Record<string, (l: List) => string | null>> = {
   updated_at: (l) => l.updatedAt.toISOString(),
 };
 
-export function validateListQuery(q: ListQuery): { filters: ((l: List) => boolean)[]; sort: (a: List, b: List) => number; skip: number; limit: number } {
+export function validateListQuery(q: ListQuery): {
+  filters: ((l: List) => boolean)[];
+  sort: (a: List, b: List) => number;
+  skip: number;
+  limit: number;
+} {
   const p: FieldProblem[] = [];
   const page = pageOf(q, p);
   const filters = filtersOf(q, p).flatMap((f, i) => {
     const get = LIST_FIELD_VALUE[f.field];
     if (!get) {
-      p.push({ field: `filters[${i}].field`, message: `must be one of ${Object.keys(LIST_FIELD_VALUE).join(', ')}` });
+      p.push({
+        field: `filters[${i}].field`,
+        message: `must be one of ${Object.keys(LIST_FIELD_VALUE).join(', ')}`,
+      });
       return [];
     }
     const op = opOf(f, i, p, OPS);
@@ -87,9 +118,20 @@ export function validateListQuery(q: ListQuery): { filters: ((l: List) => boolea
       return String(v);
     };
     const many = op === 'in' || op === 'nin';
-    const values = many ? (Array.isArray(f.value) && f.value.length <= 1000 ? f.value.map(norm) : [undefined]) : [norm(f.value)];
+    const values = many
+      ? Array.isArray(f.value) && f.value.length <= 1000
+        ? f.value.map(norm)
+        : [undefined]
+      : [norm(f.value)];
     if (values.some((v) => v === undefined)) {
-      p.push({ field: `filters[${i}].value`, message: many ? 'must be a list of at most 1000 strings' : dated ? 'must be an ISO 8601 time' : 'must be a string' });
+      p.push({
+        field: `filters[${i}].value`,
+        message: many
+          ? 'must be a list of at most 1000 strings'
+          : dated
+            ? 'must be an ISO 8601 time'
+            : 'must be a string',
+      });
       return [];
     }
     const want = values as (string | null)[];
@@ -109,7 +151,11 @@ export function validateListQuery(q: ListQuery): { filters: ((l: List) => boolea
           case 'contains':
             return v !== null && w !== null && v.toLowerCase().includes(w.toLowerCase());
           default:
-            return v !== null && w !== null && (op === 'gt' ? v > w : op === 'gte' ? v >= w : op === 'lt' ? v < w : v <= w);
+            return (
+              v !== null &&
+              w !== null &&
+              (op === 'gt' ? v > w : op === 'gte' ? v >= w : op === 'lt' ? v < w : v <= w)
+            );
         }
       },
     ];
@@ -117,10 +163,17 @@ export function validateListQuery(q: ListQuery): { filters: ((l: List) => boolea
   const sort = sortOf(q, p, ['name', 'created_at', 'updated_at'], 'created_at');
   if (p.length) throw new InvalidParameters(p);
   const get = LIST_FIELD_VALUE[sort.field] as (l: List) => string | null;
-  return { filters, sort: (a, b) => (sort.desc ? -1 : 1) * ((get(a) ?? '') < (get(b) ?? '') ? -1 : (get(a) ?? '') > (get(b) ?? '') ? 1 : 0), ...page };
+  return {
+    filters,
+    sort: (a, b) =>
+      (sort.desc ? -1 : 1) * ((get(a) ?? '') < (get(b) ?? '') ? -1 : (get(a) ?? '') > (get(b) ?? '') ? 1 : 0),
+    ...page,
+  };
 }
 
-const ITEM_FIELDS: Readonly<Record<string, { field: ItemField; kind: 'text' | 'value' | 'secondary' | 'bool' | 'date' }>> = {
+const ITEM_FIELDS: Readonly<
+  Record<string, { field: ItemField; kind: 'text' | 'value' | 'secondary' | 'bool' | 'date' }>
+> = {
   id: { field: 'id', kind: 'text' },
   primary_value: { field: 'primaryValue', kind: 'value' },
   secondary_value: { field: 'secondaryValue', kind: 'secondary' },
@@ -150,10 +203,18 @@ export function validateItemQuery(list: List, q: ListQuery): ItemQuery {
   const conditions = filtersOf(q, p).flatMap((f, i): ItemCondition[] => {
     const spec = ITEM_FIELDS[f.field];
     if (!spec) {
-      p.push({ field: `filters[${i}].field`, message: `must be one of ${Object.keys(ITEM_FIELDS).join(', ')}` });
+      p.push({
+        field: `filters[${i}].field`,
+        message: `must be one of ${Object.keys(ITEM_FIELDS).join(', ')}`,
+      });
       return [];
     }
-    const allowed: readonly Op[] = spec.kind === 'bool' ? ['eq', 'ne'] : spec.kind === 'date' ? ['eq', 'ne', 'gt', 'gte', 'lt', 'lte'] : OPS;
+    const allowed: readonly Op[] =
+      spec.kind === 'bool'
+        ? ['eq', 'ne']
+        : spec.kind === 'date'
+          ? ['eq', 'ne', 'gt', 'gte', 'lt', 'lte']
+          : OPS;
     const op = opOf(f, i, p, allowed);
     if (!op) return [];
     const one = (v: unknown): string | boolean | Date | null | undefined => {
@@ -171,7 +232,8 @@ export function validateItemQuery(list: List, q: ListQuery): ItemQuery {
           const s = String(v);
           if (s.length > LIST_LIMITS.value) return undefined;
           // A value compared for equality is compared as items are stored (1.2.3.4/32 is 1.2.3.4).
-          const type = spec.kind === 'value' ? list.type : spec.kind === 'secondary' ? list.secondaryType : null;
+          const type =
+            spec.kind === 'value' ? list.type : spec.kind === 'secondary' ? list.secondaryType : null;
           if (type && op !== 'contains') {
             const n = normaliseValue(type, s);
             return n.ok ? n.value : s;
@@ -190,12 +252,28 @@ export function validateItemQuery(list: List, q: ListQuery): ItemQuery {
     }
     const value = one(f.value);
     if (value === undefined || (op === 'contains' && typeof value !== 'string')) {
-      p.push({ field: `filters[${i}].value`, message: spec.kind === 'bool' ? 'must be true or false' : spec.kind === 'date' ? 'must be an ISO 8601 time' : 'must be a string' });
+      p.push({
+        field: `filters[${i}].value`,
+        message:
+          spec.kind === 'bool'
+            ? 'must be true or false'
+            : spec.kind === 'date'
+              ? 'must be an ISO 8601 time'
+              : 'must be a string',
+      });
       return [];
     }
-    return [op === 'contains' ? { field: spec.field, op, value: value as string } : { field: spec.field, op, value }];
+    return [
+      op === 'contains'
+        ? { field: spec.field, op, value: value as string }
+        : { field: spec.field, op, value },
+    ];
   });
   const sort = sortOf(q, p, Object.keys(ITEM_SORT), 'created_at');
   if (p.length) throw new InvalidParameters(p);
-  return { conditions, sort: { field: ITEM_SORT[sort.field] as ItemQuery['sort']['field'], order: sort.desc ? 'desc' : 'asc' }, ...page };
+  return {
+    conditions,
+    sort: { field: ITEM_SORT[sort.field] as ItemQuery['sort']['field'], order: sort.desc ? 'desc' : 'asc' },
+    ...page,
+  };
 }

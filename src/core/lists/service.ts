@@ -15,19 +15,47 @@ import { EXPORT_COLUMNS, csvCell } from './csv';
 import { readCsv } from './import-csv';
 import { ListImports, type ImportOptions, type ImportReport } from './imports';
 import { CompiledList, type CompiledLists } from './matcher';
-import { LIST_LIMITS, type ItemCondition, type ItemDraft, type List, type ListImport, type ListItem, type ListQuery, type ListSet, type QueryFilter } from './model';
+import {
+  LIST_LIMITS,
+  type ItemCondition,
+  type ItemDraft,
+  type List,
+  type ListImport,
+  type ListItem,
+  type ListQuery,
+  type ListSet,
+  type QueryFilter,
+} from './model';
 import type { ListStore } from './ports';
 import { validateItemQuery, validateListQuery } from './queries';
-import { type ListCommand, buildItem, checkComment, checkExpiry, itemDetail, listDetail, MAX_REPORTED_LINES, validateList } from './validation';
+import {
+  type ListCommand,
+  buildItem,
+  checkComment,
+  checkExpiry,
+  itemDetail,
+  listDetail,
+  MAX_REPORTED_LINES,
+  validateList,
+} from './validation';
 
 export { actorOf, itemIdOf } from './ids';
-export { EXPORT_COLUMNS, csvCell, exportedCell, importedCell, isFormulaLike, linesOf, parseCsvLine } from './csv';
+export {
+  EXPORT_COLUMNS,
+  csvCell,
+  exportedCell,
+  importedCell,
+  isFormulaLike,
+  linesOf,
+  parseCsvLine,
+} from './csv';
 export { validateItemQuery } from './queries';
 export type { ListCommand } from './validation';
 export type { ImportOptions, ImportReport } from './imports';
 
 /** What an import answers: written already (a small one), or the job writing it. */
-export type ImportOutcome = { report: ImportReport; job?: undefined } | { job: ListImport; report?: undefined };
+export type ImportOutcome =
+  { report: ImportReport; job?: undefined } | { job: ListImport; report?: undefined };
 
 const MAX_RETRIES = 5;
 
@@ -65,9 +93,11 @@ export class ListService {
         ...(d.scheduler ? { scheduler: d.scheduler } : {}),
         ...(d.writes ? { writes: d.writes } : {}),
         ...(d.log ? { log: d.log } : {}),
-        listOf: async (env, listId) => (await d.store.getSet(env))?.lists.find((l) => l.id === listId) ?? null,
+        listOf: async (env, listId) =>
+          (await d.store.getSet(env))?.lists.find((l) => l.id === listId) ?? null,
         write: (env, list, items) => this.write(env, list, items),
-        audit: (env, actor, detail, listId) => this.audit(env, actor, 'list_item.import', { kind: 'list', id: listId, listId }, detail),
+        audit: (env, actor, detail, listId) =>
+          this.audit(env, actor, 'list_item.import', { kind: 'list', id: listId, listId }, detail),
       },
       d.imports,
     );
@@ -79,14 +109,24 @@ export class ListService {
   async create(env: EnvId, actor: Actor, cmd: ListCommand): Promise<List> {
     const draft = validateList(cmd, null);
     const list = await this.mutate(env, (set, now) => {
-      if (set.lists.length >= LIST_LIMITS.lists) throw new InvalidParameters([{ field: 'name', message: `an environment has at most ${LIST_LIMITS.lists} lists` }]);
-      if (set.lists.some((l) => l.name === draft.name)) throw new InvalidParameters([{ field: 'name', message: 'a list of this name exists' }]);
+      if (set.lists.length >= LIST_LIMITS.lists)
+        throw new InvalidParameters([
+          { field: 'name', message: `an environment has at most ${LIST_LIMITS.lists} lists` },
+        ]);
+      if (set.lists.some((l) => l.name === draft.name))
+        throw new InvalidParameters([{ field: 'name', message: 'a list of this name exists' }]);
       const l: List = { id: uuid(), envId: env, ...draft, createdAt: now, updatedAt: now };
       set.lists.push(l);
       return l;
     });
-    this.compiled.local(env, set => set.byId.set(list.id, new CompiledList(list)));
-    await this.audit(env, actor, 'list.create', { kind: 'list', id: list.id, listId: list.id }, listDetail(list));
+    this.compiled.local(env, (set) => set.byId.set(list.id, new CompiledList(list)));
+    await this.audit(
+      env,
+      actor,
+      'list.create',
+      { kind: 'list', id: list.id, listId: list.id },
+      listDetail(list),
+    );
     return list;
   }
 
@@ -115,7 +155,8 @@ export class ListService {
       const l = set.lists.find((x) => x.id === id);
       if (!l) throw new NotFound('no such list');
       const next = validateList(cmd, l);
-      if (next.name !== l.name && set.lists.some((x) => x.id !== id && x.name === next.name)) throw new InvalidParameters([{ field: 'name', message: 'a list of this name exists' }]);
+      if (next.name !== l.name && set.lists.some((x) => x.id !== id && x.name === next.name))
+        throw new InvalidParameters([{ field: 'name', message: 'a list of this name exists' }]);
       Object.assign(l, next, { updatedAt: now });
       return l;
     });
@@ -130,7 +171,13 @@ export class ListService {
   /** Delete a list and its items. A list an active policy names cannot be deleted (archive the policy first). */
   async delete(env: EnvId, actor: Actor, id: string): Promise<void> {
     const using = (await this.d.policiesUsing?.(env, id)) ?? [];
-    if ((await this.get(env, id)) && using.length) throw new InvalidParameters([{ field: 'list_id', message: `the list is used by ${using.length === 1 ? 'policy' : 'policies'} ${using.join(', ')}` }]);
+    if ((await this.get(env, id)) && using.length)
+      throw new InvalidParameters([
+        {
+          field: 'list_id',
+          message: `the list is used by ${using.length === 1 ? 'policy' : 'policies'} ${using.join(', ')}`,
+        },
+      ]);
     // Its imports end first (after the batch under way), so that nothing of them is written after.
     await this.importer.cancel(env, id);
     const list = await this.mutate(env, (set) => {
@@ -160,10 +207,19 @@ export class ListService {
     const item = buildItem(list, draft, actor, now, problems, '');
     if (!item) throw new InvalidParameters(problems);
     const existing = await this.d.store.getItem(env, listId, item.id);
-    if (existing && !existing.archived) throw new InvalidParameters([{ field: 'primary_value', message: `is in this list already (item ${existing.id})` }]);
+    if (existing && !existing.archived)
+      throw new InvalidParameters([
+        { field: 'primary_value', message: `is in this list already (item ${existing.id})` },
+      ]);
     if (!existing) await this.checkRoom(env, listId, 1);
     await this.write(env, list, [item]);
-    await this.audit(env, actor, 'list_item.create', { kind: 'list_item', id: item.id, listId }, itemDetail(item));
+    await this.audit(
+      env,
+      actor,
+      'list_item.create',
+      { kind: 'list_item', id: item.id, listId },
+      itemDetail(item),
+    );
     return item;
   }
 
@@ -171,21 +227,36 @@ export class ListService {
    * Add or replace up to LIST_LIMITS.batch values at once (Castle's batch upsert): every item is
    * checked first, and nothing is written unless all are valid.
    */
-  async createItems(env: EnvId, actor: Actor, listId: string, drafts: readonly ItemDraft[]): Promise<ListItem[]> {
-    if (!Array.isArray(drafts) || drafts.length === 0 || drafts.length > LIST_LIMITS.batch) throw new InvalidParameters([{ field: 'items', message: `give 1-${LIST_LIMITS.batch} items` }]);
+  async createItems(
+    env: EnvId,
+    actor: Actor,
+    listId: string,
+    drafts: readonly ItemDraft[],
+  ): Promise<ListItem[]> {
+    if (!Array.isArray(drafts) || drafts.length === 0 || drafts.length > LIST_LIMITS.batch)
+      throw new InvalidParameters([{ field: 'items', message: `give 1-${LIST_LIMITS.batch} items` }]);
     const list = await this.get(env, listId);
     const now = this.d.clock.now();
     const problems: FieldProblem[] = [];
     const items = new Map<string, ListItem>();
     drafts.forEach((draft, i) => {
-      const item = typeof draft === 'object' && draft !== null ? buildItem(list, draft, actor, now, problems, `items[${i}].`) : (problems.push({ field: `items[${i}]`, message: 'must be an object' }), null);
+      const item =
+        typeof draft === 'object' && draft !== null
+          ? buildItem(list, draft, actor, now, problems, `items[${i}].`)
+          : (problems.push({ field: `items[${i}]`, message: 'must be an object' }), null);
       if (item) items.set(item.id, item);
     });
     if (problems.length) throw new InvalidParameters(problems.slice(0, MAX_REPORTED_LINES));
     const fresh = await this.keepCreatedAt(env, listId, [...items.values()]);
     await this.checkRoom(env, listId, fresh);
     await this.write(env, list, [...items.values()]);
-    await this.audit(env, actor, 'list_item.batch', { kind: 'list', id: listId, listId }, { items: items.size, created: fresh });
+    await this.audit(
+      env,
+      actor,
+      'list_item.batch',
+      { kind: 'list', id: listId, listId },
+      { items: items.size, created: fresh },
+    );
     return [...items.values()];
   }
 
@@ -193,7 +264,11 @@ export class ListService {
     return (await this.listAndItem(env, listId, itemId)).item;
   }
 
-  private async listAndItem(env: EnvId, listId: string, itemId: string): Promise<{ list: List; item: ListItem }> {
+  private async listAndItem(
+    env: EnvId,
+    listId: string,
+    itemId: string,
+  ): Promise<{ list: List; item: ListItem }> {
     const list = await this.get(env, listId);
     const item = await this.d.store.getItem(env, listId, itemId);
     if (!item) throw new NotFound('no such list item');
@@ -219,23 +294,39 @@ export class ListService {
     const archived = archivedOnly(conditions);
     if (archived !== null) {
       const compiled = (await this.compiled.atVersion(env, set.version))?.byId.get(listId);
-      if (compiled) return archived === 'none' ? 0 : compiled.count(archived === 'all' ? undefined : archived);
+      if (compiled)
+        return archived === 'none' ? 0 : compiled.count(archived === 'all' ? undefined : archived);
     }
     return this.d.store.countItems(env, listId, conditions);
   }
 
   /** Change an item's comment (and, when given, its expiry). */
-  async updateItem(env: EnvId, actor: Actor, listId: string, itemId: string, patch: { comment?: unknown; expiresAt?: unknown }): Promise<ListItem> {
+  async updateItem(
+    env: EnvId,
+    actor: Actor,
+    listId: string,
+    itemId: string,
+    patch: { comment?: unknown; expiresAt?: unknown },
+  ): Promise<ListItem> {
     const { list, item } = await this.listAndItem(env, listId, itemId);
     const now = this.d.clock.now();
     const problems: FieldProblem[] = [];
     const comment = checkComment(patch.comment, problems, 'comment');
-    const expiresAt = patch.expiresAt === undefined ? item.expiresAt : checkExpiry(patch.expiresAt, now, problems, 'expires_at');
+    const expiresAt =
+      patch.expiresAt === undefined
+        ? item.expiresAt
+        : checkExpiry(patch.expiresAt, now, problems, 'expires_at');
     if (patch.comment === undefined) problems.push({ field: 'comment', message: 'is required' });
     if (problems.length) throw new InvalidParameters(problems);
     const next: ListItem = { ...item, comment, expiresAt, updatedAt: now };
     await this.write(env, list, [next]);
-    await this.audit(env, actor, 'list_item.update', { kind: 'list_item', id: itemId, listId }, { comment, expires_at: expiresAt?.toISOString() ?? null });
+    await this.audit(
+      env,
+      actor,
+      'list_item.update',
+      { kind: 'list_item', id: itemId, listId },
+      { comment, expires_at: expiresAt?.toISOString() ?? null },
+    );
     return next;
   }
 
@@ -257,9 +348,21 @@ export class ListService {
    * are written by a job (`job`, imports.ts) that the caller follows with `importJob`. Rows are
    * upserted by value, so the same CSV can be imported again (it finishes a failed job).
    */
-  async importCsv(env: EnvId, actor: Actor, listId: string, lines: AsyncIterable<string>, opts: { async?: boolean } = {}): Promise<ImportOutcome> {
+  async importCsv(
+    env: EnvId,
+    actor: Actor,
+    listId: string,
+    lines: AsyncIterable<string>,
+    opts: { async?: boolean } = {},
+  ): Promise<ImportOutcome> {
     const list = await this.get(env, listId);
-    const { rows, items } = await readCsv(list, actor, this.d.clock.now(), lines, this.d.imports?.maxRows ?? LIST_LIMITS.importRows);
+    const { rows, items } = await readCsv(
+      list,
+      actor,
+      this.d.clock.now(),
+      lines,
+      this.d.imports?.maxRows ?? LIST_LIMITS.importRows,
+    );
     // The list as it is now (reading the CSV may have taken a while), and its room.
     const set = await this.d.store.getSet(env);
     const now = set?.lists.find((l) => l.id === listId);
@@ -268,7 +371,8 @@ export class ListService {
     const stored = compiled ? compiled.count() : await this.d.store.countItems(env, listId, []);
     const adding = compiled ? items.reduce((n, i) => (compiled.holds(i.id) ? n : n + 1), 0) : items.length;
     this.roomFor(stored, adding);
-    if (items.length <= this.importer.syncItems && !opts.async) return { report: await this.importer.now(env, actor, now, rows, items) };
+    if (items.length <= this.importer.syncItems && !opts.async)
+      return { report: await this.importer.now(env, actor, now, rows, items) };
     return { job: await this.importer.start(env, actor, now, rows, items) };
   }
 
@@ -295,7 +399,18 @@ export class ListService {
     for await (const batch of this.d.store.scanItems(env, [listId], !includeArchived)) {
       yield batch
         .map((i) =>
-          [i.id, i.primaryValue, i.secondaryValue ?? '', i.comment ?? '', i.expiresAt?.toISOString() ?? '', String(i.archived), i.archivedAt?.toISOString() ?? '', i.author.type, i.author.identifier, i.createdAt.toISOString()]
+          [
+            i.id,
+            i.primaryValue,
+            i.secondaryValue ?? '',
+            i.comment ?? '',
+            i.expiresAt?.toISOString() ?? '',
+            String(i.archived),
+            i.archivedAt?.toISOString() ?? '',
+            i.author.type,
+            i.author.identifier,
+            i.createdAt.toISOString(),
+          ]
             .map(csvCell)
             .join(','),
         )
@@ -308,8 +423,15 @@ export class ListService {
    * The newest audit entries of the environment: of one list or item when `targetId` is given,
    * of one list and every item of it with `listId`. At most 500 (default 50).
    */
-  auditLog(env: EnvId, q: { targetId?: string; listId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    return this.d.audit.recent(env, { ...(q.targetId ? { targetId: q.targetId } : {}), ...(q.listId ? { listId: q.listId } : {}), limit: Math.min(Math.max(q.limit ?? 50, 1), 500) });
+  auditLog(
+    env: EnvId,
+    q: { targetId?: string; listId?: string; limit?: number } = {},
+  ): Promise<AuditEntry[]> {
+    return this.d.audit.recent(env, {
+      ...(q.targetId ? { targetId: q.targetId } : {}),
+      ...(q.listId ? { listId: q.listId } : {}),
+      limit: Math.min(Math.max(q.limit ?? 50, 1), 500),
+    });
   }
 
   // ---- verdicts ----
@@ -319,15 +441,29 @@ export class ListService {
     return this.compiled.forVerdicts(env);
   }
 
-  private async setArchived(env: EnvId, actor: Actor, listId: string, itemId: string, archived: boolean): Promise<ListItem> {
+  private async setArchived(
+    env: EnvId,
+    actor: Actor,
+    listId: string,
+    itemId: string,
+    archived: boolean,
+  ): Promise<ListItem> {
     const { list, item } = await this.listAndItem(env, listId, itemId);
     const now = this.d.clock.now();
     if (!archived && item.expiresAt && item.expiresAt.getTime() <= now.getTime()) {
-      throw new InvalidParameters([{ field: 'list_item_id', message: 'the item has expired: add the value again with a new expiry' }]);
+      throw new InvalidParameters([
+        { field: 'list_item_id', message: 'the item has expired: add the value again with a new expiry' },
+      ]);
     }
     const next: ListItem = { ...item, archived, archivedAt: archived ? now : null, updatedAt: now };
     if (item.archived !== archived) await this.write(env, list, [next]);
-    await this.audit(env, actor, archived ? 'list_item.archive' : 'list_item.unarchive', { kind: 'list_item', id: itemId, listId }, { value: item.primaryValue });
+    await this.audit(
+      env,
+      actor,
+      archived ? 'list_item.archive' : 'list_item.unarchive',
+      { kind: 'list_item', id: itemId, listId },
+      { value: item.primaryValue },
+    );
     return next;
   }
 
@@ -358,7 +494,15 @@ export class ListService {
   /** Keep the creation time of items already stored; answers how many are new. */
   private async keepCreatedAt(env: EnvId, listId: string, items: ListItem[]): Promise<number> {
     let fresh = 0;
-    const byId = new Map((await this.d.store.getItems(env, listId, items.map((i) => i.id))).map((k) => [k.id, k]));
+    const byId = new Map(
+      (
+        await this.d.store.getItems(
+          env,
+          listId,
+          items.map((i) => i.id),
+        )
+      ).map((k) => [k.id, k]),
+    );
     for (const i of items) {
       const k = byId.get(i.id);
       if (k) i.createdAt = k.createdAt;
@@ -378,7 +522,12 @@ export class ListService {
   private roomFor(stored: number, adding: number): void {
     const most = this.d.itemsPerList ?? LIST_LIMITS.itemsPerList;
     if (stored + adding > most) {
-      throw new InvalidParameters([{ field: 'items', message: `a list holds at most ${most} items (archived ones included); it has ${stored}, and this would add ${adding}` }]);
+      throw new InvalidParameters([
+        {
+          field: 'items',
+          message: `a list holds at most ${most} items (archived ones included); it has ${stored}, and this would add ${adding}`,
+        },
+      ]);
     }
   }
 
@@ -396,8 +545,16 @@ export class ListService {
     throw new Error('list set changed concurrently too many times');
   }
 
-  private async audit(env: EnvId, actor: Actor, action: string, target: AuditEntry['target'], detail: Record<string, unknown>): Promise<void> {
-    await this.d.audit.append([{ id: uuid(), envId: env, at: this.d.clock.now(), actor, action, target, detail }]);
+  private async audit(
+    env: EnvId,
+    actor: Actor,
+    action: string,
+    target: AuditEntry['target'],
+    detail: Record<string, unknown>,
+  ): Promise<void> {
+    await this.d.audit.append([
+      { id: uuid(), envId: env, at: this.d.clock.now(), actor, action, target, detail },
+    ]);
   }
 }
 

@@ -9,7 +9,6 @@ import { LIST_COLOR, LIST_FIELDS, LIST_LIMITS, type ItemDraft, type List, type L
 import { normaliseValue } from './values';
 import { itemIdOf } from './ids';
 
-
 /** A new list or a change to one, as a door decoded it (values unchecked). */
 export interface ListCommand {
   name?: unknown;
@@ -27,11 +26,26 @@ export function report(problems: FieldProblem[], line: number, message: string, 
   else overflow();
 }
 
-export const listDetail = (l: List) => ({ name: l.name, color: l.color, description: l.description, primary_field: l.primaryField, secondary_field: l.secondaryField });
-export const itemDetail = (i: ListItem) => ({ value: i.primaryValue, secondary_value: i.secondaryValue, comment: i.comment, expires_at: i.expiresAt?.toISOString() ?? null, author: i.author });
+export const listDetail = (l: List) => ({
+  name: l.name,
+  color: l.color,
+  description: l.description,
+  primary_field: l.primaryField,
+  secondary_field: l.secondaryField,
+});
+export const itemDetail = (i: ListItem) => ({
+  value: i.primaryValue,
+  secondary_value: i.secondaryValue,
+  comment: i.comment,
+  expires_at: i.expiresAt?.toISOString() ?? null,
+  author: i.author,
+});
 
 /** A list's fields from a command: all of them for a new list (`existing` null), the given ones over `existing`. */
-export function validateList(cmd: ListCommand, existing: List | null): Omit<List, 'id' | 'envId' | 'createdAt' | 'updatedAt'> {
+export function validateList(
+  cmd: ListCommand,
+  existing: List | null,
+): Omit<List, 'id' | 'envId' | 'createdAt' | 'updatedAt'> {
   const p: FieldProblem[] = [];
   const text = (v: unknown, field: string, max: number, required: boolean): string | null | undefined => {
     if (v === undefined) {
@@ -40,14 +54,18 @@ export function validateList(cmd: ListCommand, existing: List | null): Omit<List
     }
     if (v === null && !required) return null;
     if (typeof v !== 'string' || (required && !v.trim()) || v.length > max) {
-      p.push({ field, message: `must be a${required ? ' non-empty' : ''} string of at most ${max} characters` });
+      p.push({
+        field,
+        message: `must be a${required ? ' non-empty' : ''} string of at most ${max} characters`,
+      });
       return undefined;
     }
     return v.trim();
   };
   const name = text(cmd.name, 'name', LIST_LIMITS.name, existing === null);
   const color = text(cmd.color, 'color', 21, existing === null);
-  if (typeof color === 'string' && !LIST_COLOR.test(color)) p.push({ field: 'color', message: 'must be a colour name like $red, $green or $blue' });
+  if (typeof color === 'string' && !LIST_COLOR.test(color))
+    p.push({ field: 'color', message: 'must be a colour name like $red, $green or $blue' });
   const description = text(cmd.description, 'description', LIST_LIMITS.description, false);
   const fieldOf = (v: unknown, field: string): string | null | undefined => {
     if (v === undefined) return undefined;
@@ -94,7 +112,10 @@ export function checkComment(v: unknown, p: FieldProblem[], field: string): stri
 
 export function checkExpiry(v: unknown, now: Date, p: FieldProblem[], field: string): Date | null {
   if (v === undefined || v === null || v === '') return null;
-  const d = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v.trim()) ? new Date(v.trim()) : null;
+  const d =
+    typeof v === 'string' && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v.trim())
+      ? new Date(v.trim())
+      : null;
   if (!d || Number.isNaN(d.getTime())) {
     p.push({ field, message: 'must be an ISO 8601 time (2030-01-31T00:00:00Z)' });
     return null;
@@ -109,25 +130,41 @@ export function checkExpiry(v: unknown, now: Date, p: FieldProblem[], field: str
 export function checkAuthor(v: unknown, actor: Actor, p: FieldProblem[], field: string): Actor {
   if (v === undefined || v === null) return actor;
   // Castle's author is `{type, identifier}`; a bare string is taken as the identifier.
-  if (typeof v === 'string' && v.trim() && v.length <= 256) return { type: v.startsWith('$') ? v : '$other', identifier: v.startsWith('$') ? actor.identifier : v };
+  if (typeof v === 'string' && v.trim() && v.length <= 256)
+    return { type: v.startsWith('$') ? v : '$other', identifier: v.startsWith('$') ? actor.identifier : v };
   if (typeof v === 'object' && !Array.isArray(v)) {
     const { type, identifier } = v as Record<string, unknown>;
     const okType = typeof type === 'string' && /^\$?[A-Za-z0-9_.-]{1,64}$/.test(type);
     const okId = typeof identifier === 'string' && identifier.trim().length > 0 && identifier.length <= 256;
     if (okType && okId) return { type, identifier: identifier.trim() };
   }
-  p.push({ field, message: 'must be {type, identifier} (e.g. {"type": "$analyst_email", "identifier": "ana@example.com"})' });
+  p.push({
+    field,
+    message: 'must be {type, identifier} (e.g. {"type": "$analyst_email", "identifier": "ana@example.com"})',
+  });
   return actor;
 }
 
 /** A checked item from a draft, or null (and its problems, fields prefixed). */
-export function buildItem(list: List, d: ItemDraft, actor: Actor, now: Date, p: FieldProblem[], prefix: string): ListItem | null {
+export function buildItem(
+  list: List,
+  d: ItemDraft,
+  actor: Actor,
+  now: Date,
+  p: FieldProblem[],
+  prefix: string,
+): ListItem | null {
   const before = p.length;
   const primary = normaliseValue(list.type, d.primaryValue);
-  if (!primary.ok) p.push({ field: `${prefix}primary_value`, message: d.primaryValue === undefined ? 'is required' : primary.message });
+  if (!primary.ok)
+    p.push({
+      field: `${prefix}primary_value`,
+      message: d.primaryValue === undefined ? 'is required' : primary.message,
+    });
   let secondary: string | null = null;
   if (d.secondaryValue !== undefined && d.secondaryValue !== null) {
-    if (!list.secondaryType) p.push({ field: `${prefix}secondary_value`, message: 'the list has no secondary field' });
+    if (!list.secondaryType)
+      p.push({ field: `${prefix}secondary_value`, message: 'the list has no secondary field' });
     else {
       const s = normaliseValue(list.secondaryType, d.secondaryValue);
       if (s.ok) secondary = s.value;
@@ -138,5 +175,18 @@ export function buildItem(list: List, d: ItemDraft, actor: Actor, now: Date, p: 
   const expiresAt = checkExpiry(d.expiresAt, now, p, `${prefix}expires_at`);
   const author = checkAuthor(d.author, actor, p, `${prefix}author`);
   if (p.length > before || !primary.ok) return null;
-  return { id: itemIdOf(list.id, primary.value, secondary), envId: list.envId, listId: list.id, primaryValue: primary.value, secondaryValue: secondary, comment, author, createdAt: now, updatedAt: now, expiresAt, archived: false, archivedAt: null };
+  return {
+    id: itemIdOf(list.id, primary.value, secondary),
+    envId: list.envId,
+    listId: list.id,
+    primaryValue: primary.value,
+    secondaryValue: secondary,
+    comment,
+    author,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt,
+    archived: false,
+    archivedAt: null,
+  };
 }

@@ -37,7 +37,8 @@ export function normaliseValue(type: ListType, raw: unknown): Normalised {
     case 'email': {
       const e = s.toLowerCase();
       const at = e.lastIndexOf('@');
-      if (at < 1 || /\s/.test(e) || !DOMAIN.test(e.slice(at + 1))) return bad('must be an e-mail address (name@domain)');
+      if (at < 1 || /\s/.test(e) || !DOMAIN.test(e.slice(at + 1)))
+        return bad('must be an e-mail address (name@domain)');
       return ok(e);
     }
     case 'email_domain': {
@@ -47,10 +48,14 @@ export function normaliseValue(type: ListType, raw: unknown): Normalised {
     case 'asn': {
       const m = /^(?:AS)?(\d{1,10})$/i.exec(s);
       const n = m ? Number(m[1]) : NaN;
-      return Number.isInteger(n) && n >= 1 && n <= 4_294_967_295 ? ok(String(n)) : bad('must be an AS number (13335 or AS13335)');
+      return Number.isInteger(n) && n >= 1 && n <= 4_294_967_295
+        ? ok(String(n))
+        : bad('must be an AS number (13335 or AS13335)');
     }
     case 'country':
-      return /^[A-Za-z]{2}$/.test(s) ? ok(s.toUpperCase()) : bad('must be an ISO 3166-1 alpha-2 country code (DE)');
+      return /^[A-Za-z]{2}$/.test(s)
+        ? ok(s.toUpperCase())
+        : bad('must be an ISO 3166-1 alpha-2 country code (DE)');
     case 'user_id':
     case 'device':
     case 'machine':
@@ -66,15 +71,21 @@ export function normaliseNetwork(s: string): Normalised {
   const addr = slash < 0 ? s : s.slice(0, slash);
   const bitsText = slash < 0 ? null : s.slice(slash + 1);
   const parsed = parseAddress(addr);
-  if (!parsed) return bad('must be an IPv4 or IPv6 address or network (203.0.113.7, 203.0.113.0/24, 2001:db8::/32)');
+  if (!parsed)
+    return bad('must be an IPv4 or IPv6 address or network (203.0.113.7, 203.0.113.0/24, 2001:db8::/32)');
   const max = parsed.kind() === 'ipv4' ? 32 : 128;
   let bits = max;
   if (bitsText !== null) {
-    if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > max) return bad(`must have a prefix length from 0 to ${max}`);
+    if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > max)
+      return bad(`must have a prefix length from 0 to ${max}`);
     bits = Number(bitsText);
   }
-  if (bits === max) return ok(parsed.kind() === 'ipv6' ? (parsed as ipaddr.IPv6).toRFC5952String() : parsed.toString());
-  const network = parsed.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toString() : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toRFC5952String();
+  if (bits === max)
+    return ok(parsed.kind() === 'ipv6' ? (parsed as ipaddr.IPv6).toRFC5952String() : parsed.toString());
+  const network =
+    parsed.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toString()
+      : ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/${bits}`).toRFC5952String();
   return ok(`${network}/${bits}`);
 }
 

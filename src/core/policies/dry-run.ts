@@ -57,15 +57,25 @@ export interface DryRunRequest {
 }
 
 export class PolicyDryRunService {
-  constructor(private readonly d: { policies: PolicyService; events: AnalyticsStore; clock: Clock; lists?: ListService }) {}
+  constructor(
+    private readonly d: {
+      policies: PolicyService;
+      events: AnalyticsStore;
+      clock: Clock;
+      lists?: ListService;
+    },
+  ) {}
 
   async run(env: EnvId, req: DryRunRequest): Promise<DryRunResult> {
     const days = req.days ?? 7;
     const maxEvents = req.maxEvents ?? 5000;
     const problems: { field: string; message: string }[] = [];
-    if (!Number.isInteger(days) || days < 1 || days > DRY_RUN_MAX_DAYS) problems.push({ field: 'days', message: `must be an integer from 1 to ${DRY_RUN_MAX_DAYS}` });
-    if (!Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > DRY_RUN_MAX_EVENTS) problems.push({ field: 'maxEvents', message: `must be an integer from 1 to ${DRY_RUN_MAX_EVENTS}` });
-    if (req.drafts.length === 0 || req.drafts.length > 50) problems.push({ field: 'drafts', message: 'give 1-50 drafts' });
+    if (!Number.isInteger(days) || days < 1 || days > DRY_RUN_MAX_DAYS)
+      problems.push({ field: 'days', message: `must be an integer from 1 to ${DRY_RUN_MAX_DAYS}` });
+    if (!Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > DRY_RUN_MAX_EVENTS)
+      problems.push({ field: 'maxEvents', message: `must be an integer from 1 to ${DRY_RUN_MAX_EVENTS}` });
+    if (req.drafts.length === 0 || req.drafts.length > 50)
+      problems.push({ field: 'drafts', message: 'give 1-50 drafts' });
     if (problems.length) throw new InvalidParameters(problems);
 
     const { current, draft } = await this.d.policies.draftSet(env, req.drafts);
@@ -73,7 +83,9 @@ export class PolicyDryRunService {
     const from = new Date(to.getTime() - days * DAY_MS);
     const { points, truncated } = await this.d.events.decisions(env, { from, to }, maxEvents);
     const states = new Map<string, DeviceReviewState>();
-    if (points.some((p) => p.deviceToken)) for (const r of await this.d.events.reviewedDevices(env, DRY_RUN_MAX_REVIEWED_DEVICES)) states.set(r.token, r.state);
+    if (points.some((p) => p.deviceToken))
+      for (const r of await this.d.events.reviewedDevices(env, DRY_RUN_MAX_REVIEWED_DEVICES))
+        states.set(r.token, r.state);
 
     const lists = this.d.lists ? await this.d.lists.forVerdicts(env) : null;
     const before = new Map<Action, number>();
@@ -93,9 +105,17 @@ export class PolicyDryRunService {
       const m = moves.get(key) ?? { from: was.action, to: would.action, count: 0 };
       m.count++;
       moves.set(key, m);
-      if (samples.length < DRY_RUN_SAMPLES) samples.push({ eventId: p.id, before: was.action, beforePolicy: was.policy, after: would.action, afterPolicy: would.policy });
+      if (samples.length < DRY_RUN_SAMPLES)
+        samples.push({
+          eventId: p.id,
+          before: was.action,
+          beforePolicy: was.policy,
+          after: would.action,
+          afterPolicy: would.policy,
+        });
     }
-    const counts = (m: Map<Action, number>) => ACTIONS.map((action) => ({ action, count: m.get(action) ?? 0 }));
+    const counts = (m: Map<Action, number>) =>
+      ACTIONS.map((action) => ({ action, count: m.get(action) ?? 0 }));
     return {
       from,
       to,
@@ -109,7 +129,12 @@ export class PolicyDryRunService {
     };
   }
 
-  private decide(set: PolicySet, p: DecisionPoint, states: Map<string, DeviceReviewState>, lists: readonly ListMatch[]): { action: Action; policy: string } {
+  private decide(
+    set: PolicySet,
+    p: DecisionPoint,
+    states: Map<string, DeviceReviewState>,
+    lists: readonly ListMatch[],
+  ): { action: Action; policy: string } {
     if (p.policyName && FORCED.has(p.policyName)) return { action: p.action, policy: p.policyName };
     const matched = this.d.policies.match(set, {
       event: p.name,

@@ -7,8 +7,22 @@ import { InvalidParameters, NotFound } from '../errors';
 import type { Action, EnvId, RiskLevel } from '../model';
 import { ACTIONS } from '../model';
 import type { Clock, PolicyStore } from '../ports';
-import { FAILED_LOGIN_EVENTS, LOGIN_EVENTS, PREAUTH_EVENTS, REGISTRATION_EVENTS, eventSpec } from '../events/catalog';
-import type { DeviceReviewState, Policy, PolicyConditions, PolicyDraft, PolicyGroup, PolicyRevision, PolicySet } from './model';
+import {
+  FAILED_LOGIN_EVENTS,
+  LOGIN_EVENTS,
+  PREAUTH_EVENTS,
+  REGISTRATION_EVENTS,
+  eventSpec,
+} from '../events/catalog';
+import type {
+  DeviceReviewState,
+  Policy,
+  PolicyConditions,
+  PolicyDraft,
+  PolicyGroup,
+  PolicyRevision,
+  PolicySet,
+} from './model';
 import { POLICY_GROUPS } from './model';
 import { SIGNAL_NAMES } from '../scoring/signals';
 
@@ -25,8 +39,18 @@ export interface MatchInput {
 }
 
 export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
-  { name: 'Deny reported devices', group: 'before', conditions: { deviceStates: ['reported'] }, action: 'deny' },
-  { name: 'Deny high-risk logins', group: 'event', conditions: { events: [...LOGIN_EVENTS], riskLevels: ['high'] }, action: 'deny' },
+  {
+    name: 'Deny reported devices',
+    group: 'before',
+    conditions: { deviceStates: ['reported'] },
+    action: 'deny',
+  },
+  {
+    name: 'Deny high-risk logins',
+    group: 'event',
+    conditions: { events: [...LOGIN_EVENTS], riskLevels: ['high'] },
+    action: 'deny',
+  },
   {
     name: 'Challenge medium-risk logins',
     group: 'event',
@@ -34,16 +58,51 @@ export const DEFAULT_POLICIES: readonly PolicyDraft[] = [
     action: 'challenge',
   },
   // Pre-auth: before the password is checked, so a challenge here is a CAPTCHA or a delay.
-  { name: 'Deny high-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['high'] }, action: 'deny' },
-  { name: 'Challenge medium-risk login attempts', group: 'event', conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
+  {
+    name: 'Deny high-risk login attempts',
+    group: 'event',
+    conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['high'] },
+    action: 'deny',
+  },
+  {
+    name: 'Challenge medium-risk login attempts',
+    group: 'event',
+    conditions: { events: [...PREAUTH_EVENTS], riskLevels: ['medium'] },
+    action: 'challenge',
+  },
   // A failed login's verdict (/v1/filter) says what to do before the next attempt: an integration
   // without the pre-auth check stops a stuffing source here (a CAPTCHA, a block), not a person.
-  { name: 'Deny high-risk failed logins', group: 'event', conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['high'] }, action: 'deny' },
-  { name: 'Challenge medium-risk failed logins', group: 'event', conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
-  { name: 'Deny high-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['high'] }, action: 'deny' },
-  { name: 'Challenge medium-risk registrations', group: 'event', conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['medium'] }, action: 'challenge' },
+  {
+    name: 'Deny high-risk failed logins',
+    group: 'event',
+    conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['high'] },
+    action: 'deny',
+  },
+  {
+    name: 'Challenge medium-risk failed logins',
+    group: 'event',
+    conditions: { events: [...FAILED_LOGIN_EVENTS], riskLevels: ['medium'] },
+    action: 'challenge',
+  },
+  {
+    name: 'Deny high-risk registrations',
+    group: 'event',
+    conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['high'] },
+    action: 'deny',
+  },
+  {
+    name: 'Challenge medium-risk registrations',
+    group: 'event',
+    conditions: { events: [...REGISTRATION_EVENTS], riskLevels: ['medium'] },
+    action: 'challenge',
+  },
 ];
-export const CATCH_ALL: PolicyDraft = { name: 'Allow everything else', group: 'after', conditions: {}, action: 'allow' };
+export const CATCH_ALL: PolicyDraft = {
+  name: 'Allow everything else',
+  group: 'after',
+  conditions: {},
+  action: 'allow',
+};
 
 const MAX_RETRIES = 5;
 
@@ -64,7 +123,10 @@ export interface PolicyServiceDeps {
 }
 
 export class PolicyService {
-  private readonly cache = new Map<EnvId, { set: PolicySet; until: number; refreshing: Promise<void> | null }>();
+  private readonly cache = new Map<
+    EnvId,
+    { set: PolicySet; until: number; refreshing: Promise<void> | null }
+  >();
 
   private readonly store: PolicyStore;
   private readonly clock: Clock;
@@ -81,16 +143,32 @@ export class PolicyService {
   /** The active policies whose conditions name a list (by name, for a message). */
   async usingList(envId: EnvId, listId: string): Promise<string[]> {
     const set = await this.store.getSet(envId);
-    return (set?.policies ?? []).filter((p) => !p.archived && (p.conditions.inLists?.includes(listId) || p.conditions.notInLists?.includes(listId))).map((p) => p.name);
+    return (set?.policies ?? [])
+      .filter(
+        (p) =>
+          !p.archived &&
+          (p.conditions.inLists?.includes(listId) || p.conditions.notInLists?.includes(listId)),
+      )
+      .map((p) => p.name);
   }
 
   /** Refuse conditions naming a list the environment does not have. */
-  private async checkLists(envId: EnvId, conditions: PolicyConditions | undefined, prefix = ''): Promise<void> {
+  private async checkLists(
+    envId: EnvId,
+    conditions: PolicyConditions | undefined,
+    prefix = '',
+  ): Promise<void> {
     const named = [...(conditions?.inLists ?? []), ...(conditions?.notInLists ?? [])];
     if (!named.length || !this.listIds) return;
     const known = await this.listIds(envId);
     const missing = named.filter((id) => !known.has(id));
-    if (missing.length) throw new InvalidParameters([{ field: `${prefix}conditions.${conditions?.inLists?.some((id) => missing.includes(id)) ? 'inLists' : 'notInLists'}`, message: `no such list: ${missing.join(', ')}` }]);
+    if (missing.length)
+      throw new InvalidParameters([
+        {
+          field: `${prefix}conditions.${conditions?.inLists?.some((id) => missing.includes(id)) ? 'inLists' : 'notInLists'}`,
+          message: `no such list: ${missing.join(', ')}`,
+        },
+      ]);
   }
 
   /**
@@ -106,7 +184,12 @@ export class PolicyService {
       if (hit.until <= now && !hit.refreshing) {
         hit.refreshing = this.requireSet(envId).then(
           (set) => {
-            if (this.cache.get(envId) === hit) this.cache.set(envId, { set, until: this.clock.now().getTime() + this.cacheMs, refreshing: null });
+            if (this.cache.get(envId) === hit)
+              this.cache.set(envId, {
+                set,
+                until: this.clock.now().getTime() + this.cacheMs,
+                refreshing: null,
+              });
           },
           () => {
             // Keep answering the set we have; the next verdict after the delay tries again.
@@ -130,7 +213,9 @@ export class PolicyService {
     const existing = await this.store.getSet(envId);
     if (existing) return existing;
     const now = this.clock.now();
-    const policies = [...DEFAULT_POLICIES, CATCH_ALL].map((d, i) => this.newPolicy(envId, d, i, now, d === CATCH_ALL));
+    const policies = [...DEFAULT_POLICIES, CATCH_ALL].map((d, i) =>
+      this.newPolicy(envId, d, i, now, d === CATCH_ALL),
+    );
     const set: PolicySet = { envId, version: 1, policies };
     await this.store.addRevisions(policies.map((p) => toRevision(p, now)));
     if (!(await this.store.putSet(set, 0))) return (await this.store.getSet(envId)) ?? set;
@@ -201,10 +286,21 @@ export class PolicyService {
    * The environment's policy set with `drafts` applied, in memory only (for a dry run): each
    * draft is validated as createPolicy, updatePolicy or archivePolicy would validate it.
    */
-  async draftSet(envId: EnvId, drafts: readonly PolicyDraftChange[]): Promise<{ current: PolicySet; draft: PolicySet }> {
+  async draftSet(
+    envId: EnvId,
+    drafts: readonly PolicyDraftChange[],
+  ): Promise<{ current: PolicySet; draft: PolicySet }> {
     const current = await this.requireSet(envId);
-    for (const [i, d] of drafts.entries()) await this.checkLists(envId, 'create' in d ? d.create.conditions : d.update?.conditions, `drafts[${i}].`);
-    const copy: PolicySet = { ...current, policies: current.policies.map((p) => ({ ...p, conditions: { ...p.conditions } })) };
+    for (const [i, d] of drafts.entries())
+      await this.checkLists(
+        envId,
+        'create' in d ? d.create.conditions : d.update?.conditions,
+        `drafts[${i}].`,
+      );
+    const copy: PolicySet = {
+      ...current,
+      policies: current.policies.map((p) => ({ ...p, conditions: { ...p.conditions } })),
+    };
     const now = this.clock.now();
     drafts.forEach((d, i) => {
       try {
@@ -217,11 +313,17 @@ export class PolicyService {
         if (!p) throw new NotFound(`no such policy: ${d.id}`);
         if (d.update) applyUpdate(p, d.update, now);
         if (d.archive) {
-          if (p.catchAll) throw new InvalidParameters([{ field: 'archive', message: 'the catch-all policy cannot be archived' }]);
+          if (p.catchAll)
+            throw new InvalidParameters([
+              { field: 'archive', message: 'the catch-all policy cannot be archived' },
+            ]);
           p.archived = true;
         }
       } catch (err) {
-        if (err instanceof InvalidParameters) throw new InvalidParameters(err.fields.map((f) => ({ field: `drafts[${i}].${f.field}`, message: f.message })));
+        if (err instanceof InvalidParameters)
+          throw new InvalidParameters(
+            err.fields.map((f) => ({ field: `drafts[${i}].${f.field}`, message: f.message })),
+          );
         throw err;
       }
     });
@@ -232,7 +334,8 @@ export class PolicyService {
     return this.mutate(envId, (set, now) => {
       const p = set.policies.find((x) => x.id === id);
       if (!p) throw new NotFound('no such policy');
-      if (p.catchAll) throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy cannot be archived' }]);
+      if (p.catchAll)
+        throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy cannot be archived' }]);
       Object.assign(p, { archived: true, revision: uuid(), updatedAt: now });
       return { result: p, changed: [p] };
     });
@@ -244,7 +347,9 @@ export class PolicyService {
       const members = set.policies.filter((p) => p.group === group && !p.archived && !p.catchAll);
       const want = new Set(ids);
       if (want.size !== ids.length || members.length !== ids.length || members.some((m) => !want.has(m.id))) {
-        throw new InvalidParameters([{ field: 'ids', message: `must list each active policy of group ${group} exactly once` }]);
+        throw new InvalidParameters([
+          { field: 'ids', message: `must list each active policy of group ${group} exactly once` },
+        ]);
       }
       ids.forEach((id, i) => {
         const p = members.find((m) => m.id === id);
@@ -265,7 +370,17 @@ export class PolicyService {
   }
 
   private newPolicy(envId: EnvId, d: PolicyDraft, position: number, now: Date, catchAll: boolean): Policy {
-    return { ...d, id: uuid(), envId, revision: uuid(), position, archived: false, catchAll, createdAt: now, updatedAt: now };
+    return {
+      ...d,
+      id: uuid(),
+      envId,
+      revision: uuid(),
+      position,
+      archived: false,
+      catchAll,
+      createdAt: now,
+      updatedAt: now,
+    };
   }
 
   private async requireSet(envId: EnvId): Promise<PolicySet> {
@@ -274,7 +389,10 @@ export class PolicyService {
     return set;
   }
 
-  private async mutate<T>(envId: EnvId, change: (set: PolicySet, now: Date) => { result: T; changed: Policy[] }): Promise<T> {
+  private async mutate<T>(
+    envId: EnvId,
+    change: (set: PolicySet, now: Date) => { result: T; changed: Policy[] },
+  ): Promise<T> {
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const set = await this.requireSet(envId);
       const expected = set.version;
@@ -292,30 +410,53 @@ export class PolicyService {
 }
 
 /** One change of a dry run's draft set: a new policy, or a change to an existing one. */
-export type PolicyDraftChange = { create: PolicyDraft } | { id: string; update?: Partial<PolicyDraft>; archive?: boolean };
+export type PolicyDraftChange =
+  { create: PolicyDraft } | { id: string; update?: Partial<PolicyDraft>; archive?: boolean };
 
 /** Position after the last of a group. */
 function nextPosition(set: PolicySet, group: PolicyGroup): number {
-  return Math.max(-1, ...set.policies.filter((p) => p.group === group && !p.catchAll).map((p) => p.position)) + 1;
+  return (
+    Math.max(-1, ...set.policies.filter((p) => p.group === group && !p.catchAll).map((p) => p.position)) + 1
+  );
 }
 
 /** Apply an updatePolicy patch to a policy (a new revision id); the catch-all can only be renamed. */
 function applyUpdate(p: Policy, patch: Partial<PolicyDraft>, now: Date): void {
-  if (p.catchAll && (patch.action !== undefined || patch.conditions !== undefined || patch.group !== undefined)) {
+  if (
+    p.catchAll &&
+    (patch.action !== undefined || patch.conditions !== undefined || patch.group !== undefined)
+  ) {
     throw new InvalidParameters([{ field: 'id', message: 'the catch-all policy can only be renamed' }]);
   }
-  const draft: PolicyDraft = { name: patch.name ?? p.name, group: patch.group ?? p.group, conditions: patch.conditions ?? p.conditions, action: patch.action ?? p.action };
+  const draft: PolicyDraft = {
+    name: patch.name ?? p.name,
+    group: patch.group ?? p.group,
+    conditions: patch.conditions ?? p.conditions,
+    action: patch.action ?? p.action,
+  };
   validateDraft(draft);
   Object.assign(p, draft, { revision: uuid(), updatedAt: now });
 }
 
 function toRevision(p: Policy, at: Date): PolicyRevision {
-  return { id: p.revision, policyId: p.id, envId: p.envId, name: p.name, group: p.group, conditions: p.conditions, action: p.action, archived: p.archived, createdAt: at };
+  return {
+    id: p.revision,
+    policyId: p.id,
+    envId: p.envId,
+    name: p.name,
+    group: p.group,
+    conditions: p.conditions,
+    action: p.action,
+    archived: p.archived,
+    createdAt: at,
+  };
 }
 
 function ordered(policies: readonly Policy[]): Policy[] {
   const g = (p: Policy) => POLICY_GROUPS.indexOf(p.group) * 2 + (p.catchAll ? 1 : 0);
-  return [...policies].sort((a, b) => Number(a.archived) - Number(b.archived) || g(a) - g(b) || a.position - b.position);
+  return [...policies].sort(
+    (a, b) => Number(a.archived) - Number(b.archived) || g(a) - g(b) || a.position - b.position,
+  );
 }
 
 function matches(c: PolicyConditions, x: MatchInput): boolean {
@@ -338,24 +479,41 @@ const STATES: readonly DeviceReviewState[] = ['approved', 'reported', 'unreviewe
 /** Validate a policy draft; throws InvalidParameters naming each bad field. */
 export function validateDraft(d: PolicyDraft): void {
   const p: { field: string; message: string }[] = [];
-  if (typeof d.name !== 'string' || !d.name.trim() || d.name.length > 200) p.push({ field: 'name', message: 'must be 1-200 characters' });
-  if (!POLICY_GROUPS.includes(d.group)) p.push({ field: 'group', message: `must be one of ${POLICY_GROUPS.join(', ')}` });
-  if (!ACTIONS.includes(d.action as Action)) p.push({ field: 'action', message: 'must be allow, challenge or deny' });
+  if (typeof d.name !== 'string' || !d.name.trim() || d.name.length > 200)
+    p.push({ field: 'name', message: 'must be 1-200 characters' });
+  if (!POLICY_GROUPS.includes(d.group))
+    p.push({ field: 'group', message: `must be one of ${POLICY_GROUPS.join(', ')}` });
+  if (!ACTIONS.includes(d.action as Action))
+    p.push({ field: 'action', message: 'must be allow, challenge or deny' });
   const c = d.conditions ?? {};
-  for (const e of c.events ?? []) if (!eventSpec(e)) p.push({ field: 'conditions.events', message: `unknown event ${e}` });
-  for (const l of c.riskLevels ?? []) if (!LEVELS.includes(l)) p.push({ field: 'conditions.riskLevels', message: `unknown level ${l}` });
+  for (const e of c.events ?? [])
+    if (!eventSpec(e)) p.push({ field: 'conditions.events', message: `unknown event ${e}` });
+  for (const l of c.riskLevels ?? [])
+    if (!LEVELS.includes(l)) p.push({ field: 'conditions.riskLevels', message: `unknown level ${l}` });
   for (const k of ['minRisk', 'maxRisk'] as const) {
     const v = c[k];
-    if (v !== undefined && (typeof v !== 'number' || v < 0 || v > 1)) p.push({ field: `conditions.${k}`, message: 'must be in [0, 1]' });
+    if (v !== undefined && (typeof v !== 'number' || v < 0 || v > 1))
+      p.push({ field: `conditions.${k}`, message: 'must be in [0, 1]' });
   }
   for (const k of ['signalsAny', 'signalsAll'] as const) {
-    for (const s of c[k] ?? []) if (!SIGNAL_NAMES.includes(s)) p.push({ field: `conditions.${k}`, message: `unknown signal ${s}` });
+    for (const s of c[k] ?? [])
+      if (!SIGNAL_NAMES.includes(s)) p.push({ field: `conditions.${k}`, message: `unknown signal ${s}` });
   }
-  for (const cc of c.countries ?? []) if (!/^[A-Z]{2}$/.test(cc)) p.push({ field: 'conditions.countries', message: `not an ISO country code: ${cc}` });
-  for (const s of c.deviceStates ?? []) if (!STATES.includes(s)) p.push({ field: 'conditions.deviceStates', message: `unknown device state ${s}` });
+  for (const cc of c.countries ?? [])
+    if (!/^[A-Z]{2}$/.test(cc))
+      p.push({ field: 'conditions.countries', message: `not an ISO country code: ${cc}` });
+  for (const s of c.deviceStates ?? [])
+    if (!STATES.includes(s))
+      p.push({ field: 'conditions.deviceStates', message: `unknown device state ${s}` });
   for (const k of ['inLists', 'notInLists'] as const) {
     const ids = c[k];
-    if (ids !== undefined && (!Array.isArray(ids) || ids.length > 20 || ids.some((id) => typeof id !== 'string' || !id || id.length > 64))) p.push({ field: `conditions.${k}`, message: 'must be at most 20 list ids' });
+    if (
+      ids !== undefined &&
+      (!Array.isArray(ids) ||
+        ids.length > 20 ||
+        ids.some((id) => typeof id !== 'string' || !id || id.length > 64))
+    )
+      p.push({ field: `conditions.${k}`, message: 'must be at most 20 list ids' });
   }
   if (p.length) throw new InvalidParameters(p);
 }

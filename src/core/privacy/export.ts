@@ -32,12 +32,17 @@ function parsedBody(body: string): unknown {
   }
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A webhook body with its user traits and properties scrubbed (the rest is Rampart's own). */
 function scrubbedBody(body: unknown): unknown {
   if (!isRecord(body)) return body;
-  return { ...body, ...(isRecord(body.user_traits) ? { user_traits: scrubRecord(body.user_traits) } : {}), ...(isRecord(body.properties) ? { properties: scrubRecord(body.properties) } : {}) };
+  return {
+    ...body,
+    ...(isRecord(body.user_traits) ? { user_traits: scrubRecord(body.user_traits) } : {}),
+    ...(isRecord(body.properties) ? { properties: scrubRecord(body.properties) } : {}),
+  };
 }
 
 /**
@@ -55,17 +60,31 @@ export function buildExport(s: ExportSources): string {
     user_id: s.userId,
     profile: s.profile ? { ...s.profile, traits: scrubRecord(s.profile.traits) } : null,
     // A device's own 0-100 score is its `risk` here, as on every door.
-    devices: s.devices.map(({ riskScore, ...d }) => ({ ...d, context: { ...d.context, properties: scrubRecord(d.context.properties) }, risk: riskScore })),
+    devices: s.devices.map(({ riskScore, ...d }) => ({
+      ...d,
+      context: { ...d.context, properties: scrubRecord(d.context.properties) },
+      risk: riskScore,
+    })),
     events: s.events.map(({ names: _names, ...e }) => ({
       ...e,
-      context: { ...e.context, headers: scrubHeaders(e.context.headers), extra: scrubRecord(e.context.extra) },
+      context: {
+        ...e.context,
+        headers: scrubHeaders(e.context.headers),
+        extra: scrubRecord(e.context.extra),
+      },
       userTraits: scrubRecord(e.userTraits),
       properties: scrubRecord(e.properties),
     })),
     rejected_payloads: s.rejected.map(({ names: _names, ...r }) => ({ ...r, payload: scrubText(r.payload) })),
     webhooks: s.webhooks.map(({ body, ...rest }) => ({ ...rest, payload: scrubbedBody(parsedBody(body)) })),
     app_events: (s.appEvents ?? []).map((e) => ({ ...e, properties: scrubRecord(e.properties) })),
-    counts: { devices: s.devices.length, events: s.events.length, rejected_payloads: s.rejected.length, webhooks: s.webhooks.length, app_events: s.appEvents?.length ?? 0 },
+    counts: {
+      devices: s.devices.length,
+      events: s.events.length,
+      rejected_payloads: s.rejected.length,
+      webhooks: s.webhooks.length,
+      app_events: s.appEvents?.length ?? 0,
+    },
   };
   return JSON.stringify(doc, null, 2);
 }

@@ -34,7 +34,9 @@ function addMembers(names: string[], record: Readonly<Record<string, unknown>>):
  * `username`, `phone`), its user (`user_traits`, `user`) and what its form submitted (`params`,
  * `properties`). What a purge matches an anonymous event by.
  */
-export function namesOfEvent(e: Pick<EventInput, 'email' | 'username' | 'phone' | 'userTraits' | 'properties'>): string[] {
+export function namesOfEvent(
+  e: Pick<EventInput, 'email' | 'username' | 'phone' | 'userTraits' | 'properties'>,
+): string[] {
   const names: string[] = [];
   add(names, nameOf('email', e.email));
   add(names, nameOf('username', e.username));
@@ -62,7 +64,8 @@ const USER_ID = /(?<![\w$.-])\\?["'`]?user_?id\\?["'`]?\s*[:=]\s*\\?["'`]([^"'`\
 /** `user: {…` and what follows, up to the next brace. */
 const USER_OBJECT = /(?<![\w$.-])\\?["'`]?user\\?["'`]?\s*[:=]\s*\{([^{}]{0,1024})/i;
 const ID_MEMBER = /(?<![\w$.-])\\?["'`]?id\\?["'`]?\s*[:=]\s*\\?["'`]([^"'`\\\r\n]{1,320})\\?["'`]/;
-const IDENTITY_MEMBER = /(?<![\w$.-])\\?["'`]?(email|username|phone)\\?["'`]?\s*[:=]\s*\\?["'`]([^"'`\\\r\n]{1,320})\\?["'`]/gi;
+const IDENTITY_MEMBER =
+  /(?<![\w$.-])\\?["'`]?(email|username|phone)\\?["'`]?\s*[:=]\s*\\?["'`]([^"'`\\\r\n]{1,320})\\?["'`]/gi;
 
 /**
  * Whom a payload kept as text names, by pattern, whatever its syntax (a cut body, single quotes,

@@ -79,8 +79,12 @@ export interface Cancellation {
  */
 export function privacySubject(input: { userId?: string | null; email?: string | null }): PrivacySubject {
   const given = [input.userId, input.email].filter((v) => v !== undefined && v !== null);
-  if (given.length !== 1) throw new InvalidParameters([{ field: 'user_id', message: 'give the user_id or the email of the user, not both' }]);
-  if (input.email !== undefined && input.email !== null) return subjectOfIdentifier(input.email, '$email', 'email');
+  if (given.length !== 1)
+    throw new InvalidParameters([
+      { field: 'user_id', message: 'give the user_id or the email of the user, not both' },
+    ]);
+  if (input.email !== undefined && input.email !== null)
+    return subjectOfIdentifier(input.email, '$email', 'email');
   return subjectOfIdentifier(input.userId, '$id', 'user_id');
 }
 
@@ -88,9 +92,19 @@ export function privacySubject(input: { userId?: string | null; email?: string |
  * The subject of a newer SDK's body `{identifier, identifier_type}`: type `$id` (the default) or
  * `$email`. `field` names the identifier in errors.
  */
-export function subjectOfIdentifier(identifier: unknown, identifierType: unknown, field = 'identifier'): PrivacySubject {
+export function subjectOfIdentifier(
+  identifier: unknown,
+  identifierType: unknown,
+  field = 'identifier',
+): PrivacySubject {
   const r = privacyIdentifierSchema.safeParse({ identifier, identifier_type: identifierType });
-  if (!r.success) throw new InvalidParameters(r.error.issues.map((i) => ({ field: i.path[0] === 'identifier' ? field : i.path.join('.'), message: i.message })));
+  if (!r.success)
+    throw new InvalidParameters(
+      r.error.issues.map((i) => ({
+        field: i.path[0] === 'identifier' ? field : i.path.join('.'),
+        message: i.message,
+      })),
+    );
   return r.data.identifier_type === '$email' ? { email: r.data.identifier } : { userId: r.data.identifier };
 }
 
@@ -112,14 +126,22 @@ const REACHABLE_JOBS = 500;
 
 function checkUserId(userId: string): void {
   if (typeof userId !== 'string' || userId.length === 0 || userId.length > 1024) {
-    throw new InvalidParameters([{ field: 'user_id', message: 'must be a non-empty string of at most 1024 characters' }]);
+    throw new InvalidParameters([
+      { field: 'user_id', message: 'must be a non-empty string of at most 1024 characters' },
+    ]);
   }
 }
 
 /** The environment's privacy address, which an access request needs. */
 function requirePrivacyEmail(env: Environment): string {
   if (!env.privacyEmail) {
-    throw new InvalidParameters([{ field: 'privacy_email', message: 'this environment has no privacy e-mail address; set one with `npx rampart env set-privacy-email <env> <address>`' }]);
+    throw new InvalidParameters([
+      {
+        field: 'privacy_email',
+        message:
+          'this environment has no privacy e-mail address; set one with `npx rampart env set-privacy-email <env> <address>`',
+      },
+    ]);
   }
   return env.privacyEmail;
 }
@@ -174,7 +196,11 @@ export class PrivacyService {
    * a privacy address is InvalidParameters (`privacy_email`). With `signal`, users not started
    * when it aborts are left out.
    */
-  async requestAccessFor(env: Environment, subject: PrivacySubject, signal?: Cancellation): Promise<PrivacyJob[]> {
+  async requestAccessFor(
+    env: Environment,
+    subject: PrivacySubject,
+    signal?: Cancellation,
+  ): Promise<PrivacyJob[]> {
     requirePrivacyEmail(env);
     const userIds = await this.usersOf(env.id, subject);
     if (userIds.length === 0) throw new NotFound('no user has this e-mail address');
@@ -223,8 +249,16 @@ export class PrivacyService {
   }
 
   /** A page of the environment's jobs (only user `userId`'s, when given), newest first (pages are cut from the newest 500). */
-  async jobsPage(env: EnvId, page: { userId?: string | null; first?: number | null; after?: string | null }): Promise<Page<PrivacyJob>> {
-    return pageOfList(await this.jobs(env, REACHABLE_JOBS, page.userId ?? undefined), pageSize(page.first, 20), page.after, (j) => j.id);
+  async jobsPage(
+    env: EnvId,
+    page: { userId?: string | null; first?: number | null; after?: string | null },
+  ): Promise<Page<PrivacyJob>> {
+    return pageOfList(
+      await this.jobs(env, REACHABLE_JOBS, page.userId ?? undefined),
+      pageSize(page.first, 20),
+      page.after,
+      (j) => j.id,
+    );
   }
 
   /** The environment's jobs (only user `userId`'s, when given), newest first. */
@@ -237,13 +271,19 @@ export class PrivacyService {
    * credential. A bad signature, a passed expiry (of the link or of the job), or an unknown,
    * failed or swept job all answer NotFound, so the link never works after 48 hours.
    */
-  async download(jobId: string, expires: string, signature: string): Promise<{ filename: string; json: string }> {
-    if (!/^[0-9a-f-]{36}$/i.test(jobId) || !/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/i.test(signature)) throw new NotFound(NOT_FOUND);
+  async download(
+    jobId: string,
+    expires: string,
+    signature: string,
+  ): Promise<{ filename: string; json: string }> {
+    if (!/^[0-9a-f-]{36}$/i.test(jobId) || !/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/i.test(signature))
+      throw new NotFound(NOT_FOUND);
     if (!safeEqual(signature.toLowerCase(), this.sign(jobId, Number(expires)))) throw new NotFound(NOT_FOUND);
     const now = this.d.clock.now().getTime();
     if (now >= Number(expires) * 1000) throw new NotFound(NOT_FOUND);
     const job = await this.d.store.jobBySignedId(jobId);
-    if (!job || job.status === 'failed' || job.status === 'expired' || now >= job.expiresAt.getTime()) throw new NotFound(NOT_FOUND);
+    if (!job || job.status === 'failed' || job.status === 'expired' || now >= job.expiresAt.getTime())
+      throw new NotFound(NOT_FOUND);
     const json = await this.d.store.readExport(job.envId, job.id);
     if (json === null) throw new NotFound(NOT_FOUND);
     this.d.log.info({ env: job.envId, job: job.id }, 'privacy: export downloaded');
@@ -267,11 +307,17 @@ export class PrivacyService {
       if (batch.length < 100) break;
     }
     await this.d.store.deleteExpiredExports(now);
-    const stale = await this.d.store.stalePendingJobs(new Date(now.getTime() - (this.d.staleJobMs ?? 3_600_000)), 100);
+    const stale = await this.d.store.stalePendingJobs(
+      new Date(now.getTime() - (this.d.staleJobMs ?? 3_600_000)),
+      100,
+    );
     for (const job of stale) {
       if (this.running.has(job.id)) continue;
       await this.d.store.deleteExport(job.envId, job.id);
-      await this.d.store.updateJob(job.envId, job.id, { status: 'failed', error: 'interrupted: the instance compiling the export stopped' });
+      await this.d.store.updateJob(job.envId, job.id, {
+        status: 'failed',
+        error: 'interrupted: the instance compiling the export stopped',
+      });
     }
     if (expired > 0) this.d.log.info({ expired }, 'privacy: expired exports deleted');
     return expired;
@@ -296,9 +342,24 @@ export class PrivacyService {
     // Changes still queued for the user would recreate what is deleted: write them first.
     await this.d.writes.flush();
     const user = (await this.d.users.load(env.id, userId))?.profile;
-    const identifiers = [...new Set([userId, user?.email, user?.username, user?.phone].filter((v): v is string => typeof v === 'string' && v.length > 0))];
-    const names = [nameOf('email', user?.email), nameOf('username', user?.username), nameOf('phone', user?.phone)].filter((v): v is string => v !== null);
-    const deleted = await this.d.store.purgeUser(env.id, { userId, email: user?.email ?? null, names, identifiers });
+    const identifiers = [
+      ...new Set(
+        [userId, user?.email, user?.username, user?.phone].filter(
+          (v): v is string => typeof v === 'string' && v.length > 0,
+        ),
+      ),
+    ];
+    const names = [
+      nameOf('email', user?.email),
+      nameOf('username', user?.username),
+      nameOf('phone', user?.phone),
+    ].filter((v): v is string => v !== null);
+    const deleted = await this.d.store.purgeUser(env.id, {
+      userId,
+      email: user?.email ?? null,
+      names,
+      identifiers,
+    });
     this.d.log.info({ env: env.id, deleted }, 'privacy: user purged');
     return { deleted };
   }
@@ -326,7 +387,19 @@ export class PrivacyService {
       ]);
       if (!state) throw new Error('the user no longer exists');
       const { profile, devices } = state;
-      const json = buildExport({ env, userId: job.userId, jobId: job.id, generatedAt: this.d.clock.now(), expiresAt: job.expiresAt, profile, devices, events, rejected, webhooks, appEvents });
+      const json = buildExport({
+        env,
+        userId: job.userId,
+        jobId: job.id,
+        generatedAt: this.d.clock.now(),
+        expiresAt: job.expiresAt,
+        profile,
+        devices,
+        events,
+        rejected,
+        webhooks,
+        appEvents,
+      });
       const bytes = await this.d.store.putExport(env.id, job, json);
       await this.d.store.updateJob(env.id, job.id, { exportBytes: bytes });
       const link = this.link(job);
@@ -352,7 +425,11 @@ export class PrivacyService {
       const error = message(err);
       this.d.log.warn({ env: env.id, job: job.id, err: error }, 'privacy: access request failed');
       await this.d.store.deleteExport(env.id, job.id).catch(() => undefined);
-      await this.d.store.updateJob(env.id, job.id, { status: 'failed', error }).catch((e) => this.d.log.warn({ job: job.id, err: message(e) }, 'privacy: could not record the failure'));
+      await this.d.store
+        .updateJob(env.id, job.id, { status: 'failed', error })
+        .catch((e) =>
+          this.d.log.warn({ job: job.id, err: message(e) }, 'privacy: could not record the failure'),
+        );
     }
   }
 }

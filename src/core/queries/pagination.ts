@@ -8,7 +8,12 @@ import type { Found, Page, SortKey } from './model';
 import { MAX_PAGE_SIZE } from './model';
 
 /** Validate a page size: 1..max, or refuse with the field named. */
-export function pageSize(first: number | null | undefined, fallback: number, field = 'first', max = MAX_PAGE_SIZE): number {
+export function pageSize(
+  first: number | null | undefined,
+  fallback: number,
+  field = 'first',
+  max = MAX_PAGE_SIZE,
+): number {
   const n = first ?? fallback;
   if (!Number.isInteger(n) || n < 1 || n > max) {
     throw new InvalidParameters([{ field, message: `must be an integer from 1 to ${max}` }]);
@@ -25,7 +30,12 @@ export function encodeParts(parts: readonly unknown[]): string {
  * The parts of a cursor of `kind` (the kind itself dropped), null for no cursor; anything that is
  * not such a cursor is refused as `after`. `valid` checks the rest of the parts.
  */
-export function decodeParts(kind: string, cursor: string | null | undefined, valid: (rest: unknown[]) => boolean, maxLength = 2048): unknown[] | null {
+export function decodeParts(
+  kind: string,
+  cursor: string | null | undefined,
+  valid: (rest: unknown[]) => boolean,
+  maxLength = 2048,
+): unknown[] | null {
   if (cursor === null || cursor === undefined || cursor === '') return null;
   const bad = () => new InvalidParameters([{ field: 'after', message: 'not a cursor of this list' }]);
   if (cursor.length > maxLength) throw bad();
@@ -45,7 +55,11 @@ export function encodeCursor(kind: string, key: SortKey): string {
 
 /** Decode a cursor of `kind`; anything else is refused as `after`. */
 export function decodeCursor(kind: string, cursor: string | null | undefined): SortKey | null {
-  const parts = decodeParts(kind, cursor, (r) => r.length === 2 && typeof r[0] === 'number' && Number.isFinite(r[0]) && typeof r[1] === 'string');
+  const parts = decodeParts(
+    kind,
+    cursor,
+    (r) => r.length === 2 && typeof r[0] === 'number' && Number.isFinite(r[0]) && typeof r[1] === 'string',
+  );
   return parts ? { at: new Date(parts[0] as number), id: parts[1] as string } : null;
 }
 
@@ -62,14 +76,24 @@ export function toPage<T>(rows: readonly T[], first: number, cursorOf: (row: T) 
  * The same for a search that may stop early (`stoppedAt`: the key of the last candidate it read):
  * a short page then still has a next one, which starts after that key.
  */
-export function toFoundPage<T>(found: Found<T>, first: number, kind: string, cursorOf: (row: T) => string): Page<T> {
+export function toFoundPage<T>(
+  found: Found<T>,
+  first: number,
+  kind: string,
+  cursorOf: (row: T) => string,
+): Page<T> {
   const page = toPage(found.rows, first, cursorOf);
   if (page.hasNextPage || !found.stoppedAt) return page;
   return { ...page, hasNextPage: true, endCursor: encodeCursor(kind, found.stoppedAt) };
 }
 
 /** Page through an already ordered, bounded list by item id (for lists the stores only give by limit). */
-export function pageOfList<T>(all: readonly T[], first: number, after: string | null | undefined, idOf: (row: T) => string): Page<T> {
+export function pageOfList<T>(
+  all: readonly T[],
+  first: number,
+  after: string | null | undefined,
+  idOf: (row: T) => string,
+): Page<T> {
   let start = 0;
   if (after) {
     const i = all.findIndex((x) => idOf(x) === after);

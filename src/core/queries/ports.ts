@@ -22,14 +22,34 @@ export interface QueryStore {
    * stop early (Found.stoppedAt) rather than read without bound; a filter no index of the store
    * serves is refused (InvalidParameters naming the filters that are).
    */
-  searchEvents(env: EnvId, filter: EventFilter, limit: number, after: SortKey | null): Promise<Found<StoredEvent>>;
+  searchEvents(
+    env: EnvId,
+    filter: EventFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<Found<StoredEvent>>;
   eventById(env: EnvId, id: string): Promise<StoredEvent | null>;
   /** Devices matching `filter`, most recently seen first, strictly after `after`, at most `limit`. */
-  searchDevices(env: EnvId, filter: DeviceFilter, limit: number, after: SortKey | null): Promise<Found<Device>>;
+  searchDevices(
+    env: EnvId,
+    filter: DeviceFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<Found<Device>>;
   /** Rejected payloads, newest first. */
-  searchRejected(env: EnvId, filter: RejectedFilter, limit: number, after: SortKey | null): Promise<RejectedPayload[]>;
+  searchRejected(
+    env: EnvId,
+    filter: RejectedFilter,
+    limit: number,
+    after: SortKey | null,
+  ): Promise<RejectedPayload[]>;
   /** The newest `perKey` events of each key (device token or user id), newest first. */
-  latestEvents(env: EnvId, by: 'deviceToken' | 'userId', keys: readonly string[], perKey: number): Promise<Map<string, StoredEvent[]>>;
+  latestEvents(
+    env: EnvId,
+    by: 'deviceToken' | 'userId',
+    keys: readonly string[],
+    perKey: number,
+  ): Promise<Map<string, StoredEvent[]>>;
   /** Counts of each user's events by verdict and signal. */
   activityOfUsers(env: EnvId, userIds: readonly string[]): Promise<Map<string, UserActivity>>;
 }

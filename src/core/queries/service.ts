@@ -34,10 +34,14 @@ export interface UserRiskSummary {
 
 export const eventCursor = (e: StoredEvent): string => encodeCursor('event', { at: e.occurredAt, id: e.id });
 export const deviceCursor = (d: Device): string => encodeCursor('device', { at: d.lastSeenAt, id: d.token });
-export const rejectedCursor = (r: RejectedPayload): string => encodeCursor('rejected', { at: r.receivedAt, id: r.id });
+export const rejectedCursor = (r: RejectedPayload): string =>
+  encodeCursor('rejected', { at: r.receivedAt, id: r.id });
 
 /** Summarise a user's risk from their devices and event counts (pure). */
-export function summariseRisk(devices: readonly Device[], activity: UserActivity | undefined): UserRiskSummary {
+export function summariseRisk(
+  devices: readonly Device[],
+  activity: UserActivity | undefined,
+): UserRiskSummary {
   const states = devices.map(reviewState);
   const highest = devices.reduce((m, d) => Math.max(m, d.riskScore), 0);
   return {
@@ -55,7 +59,10 @@ export function summariseRisk(devices: readonly Device[], activity: UserActivity
 }
 
 export class QueryService {
-  constructor(private readonly store: QueryStore, private readonly userStates: UserStateStore) {}
+  constructor(
+    private readonly store: QueryStore,
+    private readonly userStates: UserStateStore,
+  ) {}
 
   /** Events matching `filter`, newest first. */
   async events(env: EnvId, filter: EventFilter, req: PageRequest): Promise<Page<StoredEvent>> {
@@ -79,7 +86,8 @@ export class QueryService {
     // Cursors stay those of the copy, so that paging follows the order searched.
     const page = toFoundPage(found, first, 'device', deviceCursor);
     const states = await this.userStates.loadMany(env, [...new Set(page.edges.map((e) => e.node.userId))]);
-    const live = (d: Device) => states.get(d.userId)?.devices.find((x) => x.fingerprintKey === d.fingerprintKey) ?? d;
+    const live = (d: Device) =>
+      states.get(d.userId)?.devices.find((x) => x.fingerprintKey === d.fingerprintKey) ?? d;
     return { ...page, edges: page.edges.map((e) => ({ ...e, node: live(e.node) })) };
   }
 
@@ -98,21 +106,36 @@ export class QueryService {
   }
 
   /** Each user's devices, most recently seen first, at most `first` each. */
-  async devicesOfUsers(env: EnvId, userIds: readonly string[], first: number | null | undefined, includeRemoved: boolean): Promise<Device[][]> {
+  async devicesOfUsers(
+    env: EnvId,
+    userIds: readonly string[],
+    first: number | null | undefined,
+    includeRemoved: boolean,
+  ): Promise<Device[][]> {
     const n = pageSize(first, 50, 'first', MAX_DEVICES_PER_USER);
     const found = await this.userStates.loadMany(env, userIds);
-    return userIds.map((id) => (found.get(id)?.devices ?? []).filter((d) => includeRemoved || !d.removedAt).slice(0, n));
+    return userIds.map((id) =>
+      (found.get(id)?.devices ?? []).filter((d) => includeRemoved || !d.removedAt).slice(0, n),
+    );
   }
 
   /** Each device's `first` newest events. */
-  async latestEventsOfDevices(env: EnvId, tokens: readonly string[], first: number | null | undefined): Promise<StoredEvent[][]> {
+  async latestEventsOfDevices(
+    env: EnvId,
+    tokens: readonly string[],
+    first: number | null | undefined,
+  ): Promise<StoredEvent[][]> {
     const n = pageSize(first, 10);
     const found = await this.store.latestEvents(env, 'deviceToken', tokens, n);
     return tokens.map((t) => found.get(t) ?? []);
   }
 
   /** The first page of each user's events (what `events` with a `userId` filter answers first). */
-  async firstEventPageOfUsers(env: EnvId, userIds: readonly string[], first: number | null | undefined): Promise<Page<StoredEvent>[]> {
+  async firstEventPageOfUsers(
+    env: EnvId,
+    userIds: readonly string[],
+    first: number | null | undefined,
+  ): Promise<Page<StoredEvent>[]> {
     const n = pageSize(first, DEFAULT_PAGE_SIZE);
     const found = await this.store.latestEvents(env, 'userId', userIds, n + 1);
     return userIds.map((id) => toPage(found.get(id) ?? [], n, eventCursor));
@@ -120,7 +143,15 @@ export class QueryService {
 
   /** Risk summaries in the order of `userIds`. */
   async riskSummaries(env: EnvId, userIds: readonly string[]): Promise<UserRiskSummary[]> {
-    const [states, activity] = await Promise.all([this.userStates.loadMany(env, userIds), this.store.activityOfUsers(env, userIds)]);
-    return userIds.map((id) => summariseRisk((states.get(id)?.devices ?? []).filter((d) => !d.removedAt), activity.get(id)));
+    const [states, activity] = await Promise.all([
+      this.userStates.loadMany(env, userIds),
+      this.store.activityOfUsers(env, userIds),
+    ]);
+    return userIds.map((id) =>
+      summariseRisk(
+        (states.get(id)?.devices ?? []).filter((d) => !d.removedAt),
+        activity.get(id),
+      ),
+    );
   }
 }

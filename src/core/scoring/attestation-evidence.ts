@@ -9,7 +9,14 @@
  * Pure: no I/O.
  */
 import type { Contribution, EvidenceInput } from './evidence';
-import { ATTESTATION_FAILED, ATTESTATION_MISSING, ATTESTED_DEVICE_CREDIT, COMPROMISED, EMULATOR, TAMPERED_APP } from './weights';
+import {
+  ATTESTATION_FAILED,
+  ATTESTATION_MISSING,
+  ATTESTED_DEVICE_CREDIT,
+  COMPROMISED,
+  EMULATOR,
+  TAMPERED_APP,
+} from './weights';
 
 export function attestationEvidence(x: EvidenceInput): Contribution[] {
   const m = x.client?.mobile;
@@ -17,20 +24,51 @@ export function attestationEvidence(x: EvidenceInput): Contribution[] {
   if (!m || !a || x.client?.problem !== null) return [];
   switch (a.status) {
     case 'missing':
-      return [{ signal: 'spoofed_device', weight: ATTESTATION_MISSING, detail: { reason: 'attestation_missing' } }];
+      return [
+        { signal: 'spoofed_device', weight: ATTESTATION_MISSING, detail: { reason: 'attestation_missing' } },
+      ];
     case 'failed':
-      return [{ signal: 'spoofed_device', weight: ATTESTATION_FAILED, detail: { reason: 'attestation_failed', attestation: a.kind, failure: a.reason } }];
+      return [
+        {
+          signal: 'spoofed_device',
+          weight: ATTESTATION_FAILED,
+          detail: { reason: 'attestation_failed', attestation: a.kind, failure: a.reason },
+        },
+      ];
     case 'unverified':
       return [];
     case 'verified': {
-      if (a.kind === 'app_attest') return [{ signal: 'attested_device', weight: -ATTESTED_DEVICE_CREDIT, detail: { attestation: a.kind } }];
+      if (a.kind === 'app_attest')
+        return [
+          { signal: 'attested_device', weight: -ATTESTED_DEVICE_CREDIT, detail: { attestation: a.kind } },
+        ];
       const out: Contribution[] = [];
       // Google's verdicts: an emulator (virtual) or a device it vouches nothing for; a rooted or
       // unlocked phone (basic only); a build of the app the Play Store did not ship.
-      if (a.device === 'virtual' || a.device === 'none') out.push({ signal: 'emulator', weight: EMULATOR, detail: { evidence: 'play_integrity', device_verdict: a.device } });
-      else if (a.device === 'basic') out.push({ signal: 'compromised_device', weight: COMPROMISED, detail: { evidence: 'play_integrity', device_verdict: a.device } });
-      if (a.app === 'unrecognized') out.push({ signal: 'spoofed_device', weight: TAMPERED_APP, detail: { reason: 'tampered_app', evidence: 'play_integrity', app_verdict: a.app } });
-      if (out.length === 0) out.push({ signal: 'attested_device', weight: -ATTESTED_DEVICE_CREDIT, detail: { attestation: a.kind, device_verdict: a.device ?? 'none' } });
+      if (a.device === 'virtual' || a.device === 'none')
+        out.push({
+          signal: 'emulator',
+          weight: EMULATOR,
+          detail: { evidence: 'play_integrity', device_verdict: a.device },
+        });
+      else if (a.device === 'basic')
+        out.push({
+          signal: 'compromised_device',
+          weight: COMPROMISED,
+          detail: { evidence: 'play_integrity', device_verdict: a.device },
+        });
+      if (a.app === 'unrecognized')
+        out.push({
+          signal: 'spoofed_device',
+          weight: TAMPERED_APP,
+          detail: { reason: 'tampered_app', evidence: 'play_integrity', app_verdict: a.app },
+        });
+      if (out.length === 0)
+        out.push({
+          signal: 'attested_device',
+          weight: -ATTESTED_DEVICE_CREDIT,
+          detail: { attestation: a.kind, device_verdict: a.device ?? 'none' },
+        });
       return out;
     }
   }

@@ -19,7 +19,14 @@
  * Pure: no I/O. The record is read as the store holds it (`StoredRecord`), keyed as stored.
  */
 import { LEVELS, type Level } from './features';
-import { HOSTILE_CAP, HOSTILE_LEVELS, PENDING_CAP, TABLE_CAPS, type BehaviourChange, type HostileLevel } from './behaviour-tables';
+import {
+  HOSTILE_CAP,
+  HOSTILE_LEVELS,
+  PENDING_CAP,
+  TABLE_CAPS,
+  type BehaviourChange,
+  type HostileLevel,
+} from './behaviour-tables';
 
 /** A table entry as the database holds it: any field may be missing (`c`: count, `l`: last seen, `f`: first seen). */
 export interface StoredEntry {
@@ -54,13 +61,20 @@ export interface EvictionPlan {
  * The value to evict from a full table to make room for `incoming` (rules 3 and 4): null when
  * the table holds it already or has room.
  */
-export function evictionCandidate(table: StoredTable | undefined, cap: number, incoming: string): string | null {
+export function evictionCandidate(
+  table: StoredTable | undefined,
+  cap: number,
+  incoming: string,
+): string | null {
   if (!table || table[incoming] || Object.keys(table).length < cap) return null;
   let victim: string | null = null;
   let least = Infinity;
   for (const [value, e] of Object.entries(table)) {
     // (`as number`: an entry without a count or last sighting compares false, so is never chosen.)
-    if ((e.c as number) < least || (e.c === least && victim !== null && (e.l as number) < (table[victim]?.l ?? 0))) {
+    if (
+      (e.c as number) < least ||
+      (e.c === least && victim !== null && (e.l as number) < (table[victim]?.l ?? 0))
+    ) {
       least = e.c as number;
       victim = value;
     }
@@ -92,11 +106,16 @@ function tableEvictions<L extends Level>(
  * the record as stored (`known`, undefined when none is). `storedKey` turns a feature value into
  * the key the store files it under (the same keys `known` has).
  */
-export function planBehaviourEviction(known: StoredRecord | undefined, change: BehaviourChange, storedKey: (value: string) => string = (v) => v): EvictionPlan {
+export function planBehaviourEviction(
+  known: StoredRecord | undefined,
+  change: BehaviourChange,
+  storedKey: (value: string) => string = (v) => v,
+): EvictionPlan {
   let pending: string | null = null;
   if (change.pend) {
     const held = Object.entries(known?.pending ?? {});
-    if (held.length >= PENDING_CAP) pending = held.sort(([, a], [, b]) => (a.at ?? 0) - (b.at ?? 0))[0]?.[0] ?? null;
+    if (held.length >= PENDING_CAP)
+      pending = held.sort(([, a], [, b]) => (a.at ?? 0) - (b.at ?? 0))[0]?.[0] ?? null;
   }
   return {
     legit: tableEvictions(known?.legit, LEVELS, (l) => TABLE_CAPS[l], change.legit, storedKey),

@@ -16,7 +16,13 @@
  * Pure: no I/O.
  */
 import type { FeatureValues, Level } from './features';
-import { HOSTILE_CAP, NOVELTY_HALF_LIFE_MS, PENDING_CAP, TABLE_CAPS as CAPS, USER_HALF_LIFE_MS } from './weights';
+import {
+  HOSTILE_CAP,
+  NOVELTY_HALF_LIFE_MS,
+  PENDING_CAP,
+  TABLE_CAPS as CAPS,
+  USER_HALF_LIFE_MS,
+} from './weights';
 
 export { HOSTILE_CAP, NOVELTY_HALF_LIFE_MS, PENDING_CAP, USER_HALF_LIFE_MS };
 
@@ -44,7 +50,8 @@ export const epochWeight = (t: number, halfLifeMs = USER_HALF_LIFE_MS): number =
   return w;
 };
 /** A stored decayed count as a count at time `t`. */
-export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number => stored / epochWeight(t, halfLifeMs);
+export const atTime = (stored: number, t: number, halfLifeMs = USER_HALF_LIFE_MS): number =>
+  stored / epochWeight(t, halfLifeMs);
 
 /** Most values kept per level (weights.ts); beyond it the least used value is forgotten (behaviour-eviction.ts). */
 export const TABLE_CAPS: Readonly<Record<Level, number>> = CAPS;
@@ -103,10 +110,18 @@ export interface Behaviour {
   lastLegit: { at: number; lat: number; lon: number; cc: string | null } | null;
 }
 
-export const emptyBehaviour = (): Behaviour => ({ n: 0, tables: {}, hostileN: 0, hostile: {}, pending: {}, lastLegit: null });
+export const emptyBehaviour = (): Behaviour => ({
+  n: 0,
+  tables: {},
+  hostileN: 0,
+  hostile: {},
+  pending: {},
+  lastLegit: null,
+});
 
 /** The user's decayed count of `value` at `level`, at `now` (0: never shown). */
-export const userCount = (b: Behaviour, level: Level, value: string, now: number): number => atTime(b.tables[level]?.[value]?.c ?? 0, now);
+export const userCount = (b: Behaviour, level: Level, value: string, now: number): number =>
+  atTime(b.tables[level]?.[value]?.c ?? 0, now);
 
 /** A change to a user's behaviour, applied by the store as commutative deltas. */
 export interface BehaviourChange {

@@ -22,18 +22,67 @@
  * Pure: no I/O.
  */
 import { LEVEL, networkOf, type Features, type Level } from './features';
-import { atTime, countAt, FIRST_SEEN_LEVELS, HOSTILE_LEVELS, NOVELTY_HALF_LIFE_MS, userCount, type Behaviour, type HostileLevel } from './behaviour-tables';
 import {
-  BROWSER_VERSION_FLOOR, HOSTILE_ENTRY_MIN, HOUR_MIN_HISTORY, HOUR_NEIGHBOUR_SHARE, HOUR_PRIOR_EVENTS, IP_FLOOR, NET_FLOOR, OWN_IP_MIN, OWN_NET_MIN, PLACE_MIN_LOGINS, POP_PSEUDO, POP_PSEUDO_DEFAULT, POP_VALUE_PRIOR, Q_DEVICE, Q_IP_IN_NET, Q_NET_IN_ASN, Q_PLACE_IN_ASN,
-  SOFTWARE_MIN_EVENTS, SOFTWARE_PARENT_PRIOR, USER_AGENT_FLOOR,
+  atTime,
+  countAt,
+  FIRST_SEEN_LEVELS,
+  HOSTILE_LEVELS,
+  NOVELTY_HALF_LIFE_MS,
+  userCount,
+  type Behaviour,
+  type HostileLevel,
+} from './behaviour-tables';
+import {
+  BROWSER_VERSION_FLOOR,
+  HOSTILE_ENTRY_MIN,
+  HOUR_MIN_HISTORY,
+  HOUR_NEIGHBOUR_SHARE,
+  HOUR_PRIOR_EVENTS,
+  IP_FLOOR,
+  NET_FLOOR,
+  OWN_IP_MIN,
+  OWN_NET_MIN,
+  PLACE_MIN_LOGINS,
+  POP_PSEUDO,
+  POP_PSEUDO_DEFAULT,
+  POP_VALUE_PRIOR,
+  Q_DEVICE,
+  Q_IP_IN_NET,
+  Q_NET_IN_ASN,
+  Q_PLACE_IN_ASN,
+  SOFTWARE_MIN_EVENTS,
+  SOFTWARE_PARENT_PRIOR,
+  USER_AGENT_FLOOR,
 } from './weights';
 
 export {
-  atTime, emptyBehaviour, epochWeight, EPOCH_MS, FIRST_SEEN_LEVELS, HOSTILE_CAP, HOSTILE_LEVELS, NOVELTY_HALF_LIFE_MS, PENDING_CAP, TABLE_CAPS, USER_HALF_LIFE_MS,
-  type Behaviour, type BehaviourChange, type HostileLevel, type PendingChallenge, type Table, type TableEntry,
+  atTime,
+  emptyBehaviour,
+  epochWeight,
+  EPOCH_MS,
+  FIRST_SEEN_LEVELS,
+  HOSTILE_CAP,
+  HOSTILE_LEVELS,
+  NOVELTY_HALF_LIFE_MS,
+  PENDING_CAP,
+  TABLE_CAPS,
+  USER_HALF_LIFE_MS,
+  type Behaviour,
+  type BehaviourChange,
+  type HostileLevel,
+  type PendingChallenge,
+  type Table,
+  type TableEntry,
 } from './behaviour-tables';
 export { evictionCandidate, planBehaviourEviction, type EvictionPlan } from './behaviour-eviction';
-export { answeredChallenge, learnedValues, recurringOperator, RECURRING_AFTER_MS, RECURRING_WITHIN_MS, withoutOperator } from './challenges';
+export {
+  answeredChallenge,
+  learnedValues,
+  recurringOperator,
+  RECURRING_AFTER_MS,
+  RECURRING_WITHIN_MS,
+  withoutOperator,
+} from './challenges';
 
 /** The environment's population, as the likelihood ratio needs it (decayed counts at `now`). */
 export interface PopulationCounts {
@@ -73,7 +122,8 @@ function levelView(b: Behaviour, level: Level, value: string | null, now: number
   const e = value !== null ? t[value] : undefined;
   let distinct = 0;
   if (FIRST_SEEN_LEVELS.has(level)) {
-    for (const entry of Object.values(t)) distinct += entry.f === undefined ? 1 : 2 ** (-Math.max(0, now - entry.f) / NOVELTY_HALF_LIFE_MS);
+    for (const entry of Object.values(t))
+      distinct += entry.f === undefined ? 1 : 2 ** (-Math.max(0, now - entry.f) / NOVELTY_HALF_LIFE_MS);
   } else distinct = Object.keys(t).length;
   return { count: e ? countAt(e, now) : 0, distinct };
 }
@@ -161,7 +211,12 @@ const SOFTWARE_ON = {
  * is for this software than for the user at large. A laptop that always logs in from home,
  * seen on a network only the user's phone used, is unusual even though the network is not.
  */
-export function conditionalRatio(b: Behaviour, where: keyof typeof SOFTWARE_ON, f: Features, now: number): number {
+export function conditionalRatio(
+  b: Behaviour,
+  where: keyof typeof SOFTWARE_ON,
+  f: Features,
+  now: number,
+): number {
   const { joint: level, parent } = SOFTWARE_ON[where];
   const sw = f.values[LEVEL.software];
   const joint = f.values[level];
@@ -237,8 +292,20 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
     [
       { level: 'cc', value: v.cc },
       { level: 'asn', value: v.asn },
-      { level: 'net', value: v.net, fixedShare: Q_NET_IN_ASN, floor: NET_FLOOR, within: netsWithin(b, v.asn, now) },
-      { level: 'ip', value: v.ip, fixedShare: Q_IP_IN_NET, floor: IP_FLOOR, within: addressesWithin(b, v.net, now) },
+      {
+        level: 'net',
+        value: v.net,
+        fixedShare: Q_NET_IN_ASN,
+        floor: NET_FLOOR,
+        within: netsWithin(b, v.asn, now),
+      },
+      {
+        level: 'ip',
+        value: v.ip,
+        fixedShare: Q_IP_IN_NET,
+        floor: IP_FLOOR,
+        within: addressesWithin(b, v.net, now),
+      },
     ],
     now,
   );
@@ -301,7 +368,8 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
   // A profile from before places were kept, or addresses without one: nothing to compare.
   if (inAsn < PLACE_MIN_LOGINS) return 0;
   const novelty = Math.max(1, distinct);
-  const pUser = (userCount(b, LEVEL.placeInOperator, place, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
+  const pUser =
+    (userCount(b, LEVEL.placeInOperator, place, now) + novelty * Q_PLACE_IN_ASN) / (inAsn + novelty);
   return Math.log(Q_PLACE_IN_ASN / pUser);
 }
 
@@ -323,7 +391,11 @@ function hourRatio(b: Behaviour, hour: string | null, now: number): number {
 }
 
 /** Values of this event found in the user's hostile record, with the record's decayed weight. */
-export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: HostileLevel[]; weight: number } {
+export function hostileMatch(
+  b: Behaviour,
+  f: Features,
+  now: number,
+): { levels: HostileLevel[]; weight: number } {
   const levels: HostileLevel[] = [];
   let weight = 0;
   for (const level of HOSTILE_LEVELS) {
@@ -343,5 +415,8 @@ export function hostileMatch(b: Behaviour, f: Features, now: number): { levels: 
 export function ownNetwork(b: Behaviour, f: Features, now: number): boolean {
   const address = f.values[LEVEL.address];
   const network = f.values[LEVEL.network];
-  return (address !== null && userCount(b, LEVEL.address, address, now) >= OWN_IP_MIN) || (network !== null && userCount(b, LEVEL.network, network, now) >= OWN_NET_MIN);
+  return (
+    (address !== null && userCount(b, LEVEL.address, address, now) >= OWN_IP_MIN) ||
+    (network !== null && userCount(b, LEVEL.network, network, now) >= OWN_NET_MIN)
+  );
 }

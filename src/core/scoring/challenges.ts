@@ -41,13 +41,19 @@ export function recurringOperator(b: Behaviour, asn: string | null | undefined, 
   if (!asn) return false;
   for (const p of Object.values(b.pending)) {
     const age = at - p.at;
-    if (p.values[LEVEL.operator] === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS) return true;
+    if (p.values[LEVEL.operator] === asn && age >= RECURRING_AFTER_MS && age <= RECURRING_WITHIN_MS)
+      return true;
   }
   return false;
 }
 
 /** The levels that name the event's operator (alone, with the software, with the network, with the place). */
-const OPERATOR_LEVELS = [LEVEL.operator, LEVEL.softwareOnOperator, LEVEL.networkInOperator, LEVEL.placeInOperator] as const;
+const OPERATOR_LEVELS = [
+  LEVEL.operator,
+  LEVEL.softwareOnOperator,
+  LEVEL.networkInOperator,
+  LEVEL.placeInOperator,
+] as const;
 
 /** The values without the operator's: what an unanswered challenge teaches at first. */
 export function withoutOperator(values: Partial<FeatureValues>): Partial<FeatureValues> {

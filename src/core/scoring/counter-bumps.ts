@@ -8,8 +8,33 @@
 import type { CounterBump } from '../ports';
 import { epochWeight } from './behaviour-tables';
 import {
-  ACTIVITY_KEEP_MS, activityHabitKey, activityKey, appFingerprintKey, DAY_KEEP_MS, dayKey, dayOf, ENV_KEY, headersKey, interactionHabitKey, languageKey, machineKey, machineOf, popKey, POPULATION_HALF_LIFE_MS,
-  POPULATION_KEEP_MS, POPULATION_LEVELS, proofHabitKey, screenHabitKey, SET_CAP, snap, USUAL_SHARE_HALF_LIFE_MS, WINDOW_KEEP_MS, windowKey, windowValues, type Snapshots, type WindowKind,
+  ACTIVITY_KEEP_MS,
+  activityHabitKey,
+  activityKey,
+  appFingerprintKey,
+  DAY_KEEP_MS,
+  dayKey,
+  dayOf,
+  ENV_KEY,
+  headersKey,
+  interactionHabitKey,
+  languageKey,
+  machineKey,
+  machineOf,
+  popKey,
+  POPULATION_HALF_LIFE_MS,
+  POPULATION_KEEP_MS,
+  POPULATION_LEVELS,
+  proofHabitKey,
+  screenHabitKey,
+  SET_CAP,
+  snap,
+  USUAL_SHARE_HALF_LIFE_MS,
+  WINDOW_KEEP_MS,
+  windowKey,
+  windowValues,
+  type Snapshots,
+  type WindowKind,
 } from './counters';
 import { LEVEL, type Features, type Level } from './features';
 import { populationCounts } from './population-habits';
@@ -46,7 +71,13 @@ export interface Outcome {
 const SHARED_WINDOWS: ReadonlySet<WindowKind> = new Set(['asn', 'shape', 'dom', 'env', 'mk']);
 
 /** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
-export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean; acceptEncoding?: boolean }): CounterBump[] {
+export function counterBumps(
+  f: Features,
+  o: Outcome,
+  s: Snapshots,
+  at: number,
+  headers: { acceptLanguage: boolean; secFetch: boolean; clientHints: boolean; acceptEncoding?: boolean },
+): CounterBump[] {
   const bumps: CounterBump[] = [];
   const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
   const env: Record<string, number> = {};
@@ -67,29 +98,93 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
     env.rs = popW;
     if (populationCounts(s, at).domain(f.emailDomain) < NEW_DOMAIN_BELOW) env.rn = popW;
   }
-  if (Object.keys(env).length) bumps.push({ key: ENV_KEY, inc: env, min: { first: at }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+  if (Object.keys(env).length)
+    bumps.push({
+      key: ENV_KEY,
+      inc: env,
+      min: { first: at },
+      keepMs: POPULATION_KEEP_MS,
+      late: 'population',
+    });
   if (o.success) {
     for (const level of POPULATION_LEVELS) {
       const v = f.values[level];
-      if (v !== null) bumps.push({ key: popKey(level, v), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      if (v !== null)
+        bumps.push({
+          key: popKey(level, v),
+          inc: { c: popW },
+          keepMs: POPULATION_KEEP_MS,
+          late: 'population',
+        });
     }
-    bumps.push({ key: popKey('shape' as Level, f.shape), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
-    if (f.emailDomain) bumps.push({ key: popKey('dom' as Level, f.emailDomain), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    bumps.push({
+      key: popKey('shape' as Level, f.shape),
+      inc: { c: popW },
+      keepMs: POPULATION_KEEP_MS,
+      late: 'population',
+    });
+    if (f.emailDomain)
+      bumps.push({
+        key: popKey('dom' as Level, f.emailDomain),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
     const country = f.values[LEVEL.country];
     const language = f.values[LEVEL.language];
-    if (country && language) bumps.push({ key: languageKey(country, language), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
-    if (f.app) bumps.push({ key: appFingerprintKey(f.fingerprinted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    if (country && language)
+      bumps.push({
+        key: languageKey(country, language),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
+    if (f.app)
+      bumps.push({
+        key: appFingerprintKey(f.fingerprinted),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
     const machine = machineOf(f);
-    if (machine) bumps.push({ key: machineKey(machine), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+    if (machine)
+      bumps.push({
+        key: machineKey(machine),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
     if (f.browserToken) {
-      bumps.push({ key: proofHabitKey(f.browserToken.proved), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
-      if (f.browserToken.interacted !== null) bumps.push({ key: interactionHabitKey(f.browserToken.interacted), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      bumps.push({
+        key: proofHabitKey(f.browserToken.proved),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
+      if (f.browserToken.interacted !== null)
+        bumps.push({
+          key: interactionHabitKey(f.browserToken.interacted),
+          inc: { c: popW },
+          keepMs: POPULATION_KEEP_MS,
+          late: 'population',
+        });
     }
     if (f.mobile) {
       const activity = appActivity(s, f.mobile.deviceKey);
-      bumps.push({ key: activityHabitKey(announced(activity)), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      bumps.push({
+        key: activityHabitKey(announced(activity)),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
       // Screens are expected only from an install that opened before (its first ones may still be queued).
-      if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS) bumps.push({ key: screenHabitKey(activity.screens > 0), inc: { c: popW }, keepMs: POPULATION_KEEP_MS, late: 'population' });
+      if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS)
+        bumps.push({
+          key: screenHabitKey(activity.screens > 0),
+          inc: { c: popW },
+          keepMs: POPULATION_KEEP_MS,
+          late: 'population',
+        });
     }
   }
   const browser = f.values[LEVEL.browser];
@@ -110,7 +205,8 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
   // The accounts an install was used for (a phone opening account after account, wiped or not).
   if (f.mobile && o.account && (o.attempt || o.failure)) {
     const sets = snap(s, activityKey(f.mobile.deviceKey)).sets;
-    if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
+    if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account))
+      bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
   for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
@@ -135,13 +231,20 @@ export function counterBumps(f: Features, o: Outcome, s: Snapshots, at: number, 
       if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
       if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
     }
-    bumps.push({ key, inc, add, keepMs: WINDOW_KEEP_MS, ...(SHARED_WINDOWS.has(kind) ? { late: true } : {}) });
+    bumps.push({
+      key,
+      inc,
+      add,
+      keepMs: WINDOW_KEEP_MS,
+      ...(SHARED_WINDOWS.has(kind) ? { late: true } : {}),
+    });
   }
   const day: Record<string, number> = {};
   if (o.attempt) day.a = 1;
   if (o.unknownAccount) day.x = 1;
   if (o.failure) day.f = 1;
   if (o.registration) day.r = 1;
-  if (Object.keys(day).length) bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS, late: true });
+  if (Object.keys(day).length)
+    bumps.push({ key: dayKey(dayOf(f)), inc: day, keepMs: DAY_KEEP_MS, late: true });
   return bumps;
 }

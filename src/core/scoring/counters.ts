@@ -79,7 +79,8 @@ const CLOCK_SLACK_MS = 10 * 60_000;
  * and earlier runs' clocks at most CLOCK_SLACK_MS ahead of this one's. A window of a later hour
  * exists only if this run wrote it.
  */
-export const windowHorizon = (startedAt: number): number => Math.floor((startedAt + FUTURE_TOLERANCE_MS + CLOCK_SLACK_MS) / HOUR_MS);
+export const windowHorizon = (startedAt: number): number =>
+  Math.floor((startedAt + FUTURE_TOLERANCE_MS + CLOCK_SLACK_MS) / HOUR_MS);
 export const emailKey = (emailHash: string) => `e:${emailHash}`;
 /**
  * What a native app's install reported of itself (core/client/events.ts), per device key: installs
@@ -111,7 +112,16 @@ export const TOKEN_USES_KEEP_MS = 15 * 60_000;
 
 /** The value of each window kind for an event (null: the event has none). */
 export function windowValues(f: Features): Record<WindowKind, string | null> {
-  return { ip: f.values[LEVEL.address], net: f.values[LEVEL.network], asn: f.values[LEVEL.operator], dev: f.values[LEVEL.device], shape: f.shape, dom: f.emailDomain, env: '*', mk: machineOf(f) };
+  return {
+    ip: f.values[LEVEL.address],
+    net: f.values[LEVEL.network],
+    asn: f.values[LEVEL.operator],
+    dev: f.values[LEVEL.device],
+    shape: f.shape,
+    dom: f.emailDomain,
+    env: '*',
+    mk: machineOf(f),
+  };
 }
 
 /** The machine an event names: a mobile token's phone model, or a browser token's machine vector (null: none). */
@@ -141,10 +151,23 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
-  if (f.browserToken) keys.push(proofHabitKey(true), proofHabitKey(false), interactionHabitKey(true), interactionHabitKey(false));
+  if (f.browserToken)
+    keys.push(
+      proofHabitKey(true),
+      proofHabitKey(false),
+      interactionHabitKey(true),
+      interactionHabitKey(false),
+    );
   // The accounts a browser's page named in its events (castle-js's page, form, custom: core/client/events.ts).
   if (f.browserToken?.deviceKey) keys.push(activityKey(f.browserToken.deviceKey));
-  if (f.mobile) keys.push(activityKey(f.mobile.deviceKey), activityHabitKey(true), activityHabitKey(false), screenHabitKey(true), screenHabitKey(false));
+  if (f.mobile)
+    keys.push(
+      activityKey(f.mobile.deviceKey),
+      activityHabitKey(true),
+      activityHabitKey(false),
+      screenHabitKey(true),
+      screenHabitKey(false),
+    );
   const machine = machineOf(f);
   if (machine) keys.push(machineKey(machine));
   return keys;

@@ -14,7 +14,14 @@ import type { Behaviour } from '../client/proof';
 import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import type { AttestationOutcome, EventInput, SignalDetail } from '../model';
 import type { Features } from './features';
-import type { AppActivity, EnvironmentStats, HeaderHabits, LanguageCounts, RecentCounts, Window } from './population';
+import type {
+  AppActivity,
+  EnvironmentStats,
+  HeaderHabits,
+  LanguageCounts,
+  RecentCounts,
+  Window,
+} from './population';
 import { ENV_USUAL_AFTER_HOURS, type Ramp } from './weights';
 
 export interface Contribution {

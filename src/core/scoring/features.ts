@@ -23,8 +23,14 @@ export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
 export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
 /** A level's code: what the database stores (see LEVEL). */
-export type Level = NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
-export const LEVELS: readonly Level[] = [...NETWORK_LEVELS, ...SOFTWARE_LEVELS, ...OTHER_LEVELS, ...JOINT_LEVELS];
+export type Level =
+  NetworkLevel | SoftwareLevel | (typeof OTHER_LEVELS)[number] | (typeof JOINT_LEVELS)[number];
+export const LEVELS: readonly Level[] = [
+  ...NETWORK_LEVELS,
+  ...SOFTWARE_LEVELS,
+  ...OTHER_LEVELS,
+  ...JOINT_LEVELS,
+];
 
 /**
  * Every level by its readable name, and the code it is stored under: the one place that says what
@@ -177,7 +183,23 @@ export function primaryLanguage(header: string | true | undefined): string | nul
 }
 
 /** Header names whose values vary by request rather than by client (left out of the shape). */
-const VOLATILE = new Set(['cookie', 'authorization', 'content-length', 'x-forwarded-for', 'x-real-ip', 'forwarded', 'x-request-id', 'traceparent', 'referer', 'origin', 'host', 'content-type', 'x-castle-client-id', 'x-castle-request-token', 'x-service-client-id']);
+const VOLATILE = new Set([
+  'cookie',
+  'authorization',
+  'content-length',
+  'x-forwarded-for',
+  'x-real-ip',
+  'forwarded',
+  'x-request-id',
+  'traceparent',
+  'referer',
+  'origin',
+  'host',
+  'content-type',
+  'x-castle-client-id',
+  'x-castle-request-token',
+  'x-service-client-id',
+]);
 
 /** The request's shape: what one client (or one attack tool) sends alike on every request. */
 export function requestShape(event: Pick<EventInput, 'context'>): string {
@@ -186,13 +208,28 @@ export function requestShape(event: Pick<EventInput, 'context'>): string {
     .filter((n) => !VOLATILE.has(n))
     .sort();
   const value = (n: string) => (typeof h[n] === 'string' ? (h[n] as string) : '');
-  return shortHash([event.context.userAgent, names.join(','), value('accept-language'), value('accept'), value('accept-encoding'), value('sec-ch-ua')].join('\n'));
+  return shortHash(
+    [
+      event.context.userAgent,
+      names.join(','),
+      value('accept-language'),
+      value('accept'),
+      value('accept-encoding'),
+      value('sec-ch-ua'),
+    ].join('\n'),
+  );
 }
 
 /** Where the operator placed the event's address, for people (`<country>, <city>`; null: nowhere). */
-export const placeName = (v: Pick<FeatureValues, typeof LEVEL.placeInOperator>): string | null => v[LEVEL.placeInOperator]?.split('|').slice(1).join(', ') ?? null;
+export const placeName = (v: Pick<FeatureValues, typeof LEVEL.placeInOperator>): string | null =>
+  v[LEVEL.placeInOperator]?.split('|').slice(1).join(', ') ?? null;
 
-export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: ParsedUserAgent, device: { key: string; identity: Device['identity'] }): Features {
+export function extractFeatures(
+  event: EventInput,
+  ip: IpIntel | null,
+  ua: ParsedUserAgent,
+  device: { key: string; identity: Device['identity'] },
+): Features {
   const at = event.occurredAt.getTime();
   const major = ua.version.split('.')[0] ?? '';
   const known = (s: string) => (s && s !== 'Other' && s !== 'Unknown' ? s : null);
@@ -202,7 +239,8 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
   // client's learning (request-evidence.ts) go by the family.
   const app = ua.app && ua.app.library !== 'native' ? ua.app : null;
   const browser = app ? app.library : known(ua.browser);
-  const machine = device.identity === 'fingerprint' && !event.client?.mobile ? (event.client?.machine ?? null) : null;
+  const machine =
+    device.identity === 'fingerprint' && !event.client?.mobile ? (event.client?.machine ?? null) : null;
   const operator = ip?.asn ? `AS${ip.asn.number}` : null;
   const network = ip && !ip.bogon ? networkOf(ip.ip) : null;
   const country = ip?.location?.country_code ?? null;
@@ -218,7 +256,11 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     asn: operator,
     cc: country,
     ua: event.context.userAgent ? shortHash(event.context.userAgent) : null,
-    br: app ? `${known(ua.browser) ?? app.library} ${major}`.trim() : browser ? `${browser} ${major}`.trim() : null,
+    br: app
+      ? `${known(ua.browser) ?? app.library} ${major}`.trim()
+      : browser
+        ? `${browser} ${major}`.trim()
+        : null,
     bf: browser,
     os,
     dt: ua.type,
@@ -245,7 +287,9 @@ export function extractFeatures(event: EventInput, ip: IpIntel | null, ua: Parse
     hourBucket: Math.floor(at / HOUR_MS),
     hourFraction: (at % HOUR_MS) / HOUR_MS,
     app: Boolean(ua.app),
-    mobile: event.client?.mobile ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey } : null,
+    mobile: event.client?.mobile
+      ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey }
+      : null,
     machine,
     browserToken: browserToken(event),
   };
@@ -256,5 +300,9 @@ function browserToken(event: EventInput): Features['browserToken'] {
   const c = event.client;
   if (!c || c.problem !== null || c.mobile) return null;
   const b = c.behaviour ?? null;
-  return { proved: (c.proof ?? null) !== null, interacted: b && !b.ahead ? interacted(b) : null, ...(c.deviceKey ? { deviceKey: c.deviceKey } : {}) };
+  return {
+    proved: (c.proof ?? null) !== null,
+    interacted: b && !b.ahead ? interacted(b) : null,
+    ...(c.deviceKey ? { deviceKey: c.deviceKey } : {}),
+  };
 }

@@ -40,11 +40,20 @@ export interface LessonInput {
 
 export function lesson(x: LessonInput): Lesson {
   const at = x.event.occurredAt.getTime();
-  const email = x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
+  const email =
+    x.event.email ?? (typeof x.event.properties.email === 'string' ? x.event.properties.email : null);
   const account = x.userId ?? (email ? emailAccount(email) : null);
   const outcome: Outcome = {
-    attempt: x.kind === 'login' || x.kind === 'preauth' || x.kind === 'registration' || x.kind === 'reset' || x.kind === 'failure',
-    failure: x.kind === 'failure' || x.event.name === '$challenge.failed' || (x.action === 'deny' && x.kind === 'login'),
+    attempt:
+      x.kind === 'login' ||
+      x.kind === 'preauth' ||
+      x.kind === 'registration' ||
+      x.kind === 'reset' ||
+      x.kind === 'failure',
+    failure:
+      x.kind === 'failure' ||
+      x.event.name === '$challenge.failed' ||
+      (x.action === 'deny' && x.kind === 'login'),
     success: false,
     registration: x.kind === 'registration',
     unknownAccount: x.unknownAccount && (x.kind === 'login' || x.kind === 'preauth' || x.kind === 'failure'),
@@ -55,11 +64,15 @@ export function lesson(x: LessonInput): Lesson {
   };
   const values = learnedValues(x.features);
   const loc = x.ip?.location;
-  const location = loc && loc.lat !== null && loc.lon !== null && !placeless(x.ip) ? { at, lat: loc.lat, lon: loc.lon, cc: loc.country_code } : null;
+  const location =
+    loc && loc.lat !== null && loc.lon !== null && !placeless(x.ip)
+      ? { at, lat: loc.lat, lon: loc.lon, cc: loc.country_code }
+      : null;
   let behaviour: BehaviourChange | null = null;
   if (!x.userId) return { behaviour, outcome };
 
-  const learnable = x.kind === 'login' || (x.kind === 'registration' && x.event.name !== '$registration.attempted');
+  const learnable =
+    x.kind === 'login' || (x.kind === 'registration' && x.event.name !== '$registration.attempted');
   if (learnable && (x.action === 'allow' || x.action === null)) {
     // An allowed login (or one the application reports as succeeded) is the user being there.
     behaviour = { legit: { values, weight: 1, at, location } };
@@ -70,21 +83,41 @@ export function lesson(x: LessonInput): Lesson {
     // challenged from it hours or days before: an attacker trying again from another address of
     // the same network must still look new, and a user's new office or carrier must not be
     // challenged for ever where the application does not say that the challenges were passed.
-    const operator = tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values[LEVEL.operator], at);
+    const operator =
+      tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values[LEVEL.operator], at);
     const taught = operator ? values : withoutOperator(values);
-    behaviour = { pend: { id: x.eventId, challenge: { at, values, tentative, operator } }, ...(tentative > 0 ? { legit: { values: taught, weight: tentative, at, location: null } } : {}) };
+    behaviour = {
+      pend: { id: x.eventId, challenge: { at, values, tentative, operator } },
+      ...(tentative > 0 ? { legit: { values: taught, weight: tentative, at, location: null } } : {}),
+    };
   } else if (learnable && x.action === 'deny') {
     behaviour = { hostile: { values, weight: 1, at } };
   } else if (x.kind === 'failure' && x.event.name === '$login.failed') {
     behaviour = { hostile: { values, weight: 1, at } };
-  } else if ((x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed') && x.behaviour) {
+  } else if (
+    (x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed') &&
+    x.behaviour
+  ) {
     const answered = answeredChallenge(x.behaviour, at);
     if (answered) {
       const [id, p] = answered;
       behaviour =
         x.event.name === '$challenge.succeeded'
           ? { resolve: id, legit: { values: p.values, weight: 1 - p.tentative, at: p.at, location: null } }
-          : { resolve: id, hostile: { values: p.values, weight: 1, at: p.at }, ...(p.tentative > 0 ? { legit: { values: p.operator === true ? p.values : withoutOperator(p.values), weight: -p.tentative, at: p.at, location: null } } : {}) };
+          : {
+              resolve: id,
+              hostile: { values: p.values, weight: 1, at: p.at },
+              ...(p.tentative > 0
+                ? {
+                    legit: {
+                      values: p.operator === true ? p.values : withoutOperator(p.values),
+                      weight: -p.tentative,
+                      at: p.at,
+                      location: null,
+                    },
+                  }
+                : {}),
+            };
     } else if (x.event.name === '$challenge.failed') {
       behaviour = { hostile: { values, weight: 1, at } };
     }

@@ -23,12 +23,47 @@ import { attackWave, velocityEvidence } from './velocity-evidence';
 import { behaviourEvidence, hostileEvidence, travelEvidence } from './user-evidence';
 import { REGISTRATION_EVENTS } from '../events/catalog';
 import {
-  APPROVED_CREDIT, BASE_LOGIT, HEADER_APPROVAL_EVIDENCE_DIVISOR, CAP_KNEE, CARRIER_NEW_DEVICE, CERTAIN_LOGIT, HABITUAL_AGENT, HARD_EVIDENCE_MIN, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE,
-  JOINT_NOVELTY, PLACE_WEIGHT, SIGNAL_MIN_SCORE, SOFT_EVIDENCE_MIN, TENTATIVE_WEIGHT, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, WAVE_KNOWN_MAX, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_UNFAMILIAR,
+  APPROVED_CREDIT,
+  BASE_LOGIT,
+  HEADER_APPROVAL_EVIDENCE_DIVISOR,
+  CAP_KNEE,
+  CARRIER_NEW_DEVICE,
+  CERTAIN_LOGIT,
+  HABITUAL_AGENT,
+  HARD_EVIDENCE_MIN,
+  HISTORY_GAIN,
+  HISTORY_GAIN_FROM,
+  HISTORY_GAIN_FULL,
+  HOME_NEW_DEVICE,
+  JOINT_NOVELTY,
+  PLACE_WEIGHT,
+  SIGNAL_MIN_SCORE,
+  SOFT_EVIDENCE_MIN,
+  TENTATIVE_WEIGHT,
+  TRUSTED_TRAVEL_MAX,
+  UNFAMILIARITY_CAP,
+  WAVE_KNOWN_MAX,
+  WAVE_LIFT_FROM,
+  WAVE_LIFT_FULL,
+  WAVE_UNFAMILIAR,
 } from './weights';
 
 /** The model's numbers live in weights.ts; these are imported from here by tests and callers. */
-export { APPROVED_CREDIT, BASE_LOGIT, CAP_KNEE, CARRIER_NEW_DEVICE, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, JOINT_NOVELTY, PLACE_WEIGHT, TENTATIVE_WEIGHT, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP };
+export {
+  APPROVED_CREDIT,
+  BASE_LOGIT,
+  CAP_KNEE,
+  CARRIER_NEW_DEVICE,
+  HISTORY_GAIN,
+  HISTORY_GAIN_FROM,
+  HISTORY_GAIN_FULL,
+  HOME_NEW_DEVICE,
+  JOINT_NOVELTY,
+  PLACE_WEIGHT,
+  TENTATIVE_WEIGHT,
+  TRUSTED_TRAVEL_MAX,
+  UNFAMILIARITY_CAP,
+};
 export { historyGain } from './user-evidence';
 export { lesson, type Lesson, type LessonInput } from './lesson';
 
@@ -51,7 +86,11 @@ const round2 = (v: number) => Math.round(v * 100) / 100;
 
 const LOGIN_SUCCESS = new Set(['$login', '$login.succeeded']);
 const REGISTRATION = new Set(REGISTRATION_EVENTS);
-const RESET = new Set(['$password_reset_request', '$password_reset_request.attempted', '$password_reset_request.succeeded']);
+const RESET = new Set([
+  '$password_reset_request',
+  '$password_reset_request.attempted',
+  '$password_reset_request.succeeded',
+]);
 const FAILURE = new Set(['$login.failed', '$password_reset_request.failed', '$registration.failed']);
 
 /** What the model makes of an event's name. */
@@ -64,7 +103,10 @@ export function eventKind(name: string): EventKind {
   return 'other';
 }
 
-export interface AssessInput extends Omit<EvidenceInput, 'kind' | 'familiarAsn' | 'ownDevice' | 'habitualAgent'> {
+export interface AssessInput extends Omit<
+  EvidenceInput,
+  'kind' | 'familiarAsn' | 'ownDevice' | 'habitualAgent'
+> {
   behaviour: Behaviour | null;
   population: PopulationCounts;
   device: Device | null;
@@ -82,14 +124,35 @@ export interface Assessment {
  * anonymising network, a throw-away address, missing headers, a past failure) only together.
  */
 const HARD_SIGNALS = new Set([
-  'headless_browser', 'bot_behavior', 'web_crawler', 'spoofed_device', 'credential_stuffing', 'high_activity_ip',
-  'multiple_accounts_per_device', 'request_shape_burst', 'high_activity_network', 'attack_wave', 'registration_velocity', 'replayed_token', 'invalid_token',
+  'headless_browser',
+  'bot_behavior',
+  'web_crawler',
+  'spoofed_device',
+  'credential_stuffing',
+  'high_activity_ip',
+  'multiple_accounts_per_device',
+  'request_shape_burst',
+  'high_activity_network',
+  'attack_wave',
+  'registration_velocity',
+  'replayed_token',
+  'invalid_token',
   'emulator',
 ]);
-const SOFT_SIGNALS = new Set(['proxy_ip', 'missing_headers', 'disposable_email', 'new_email_domain', 'impossible_travel', 'hostile_context', 'language_country_mismatch', 'compromised_device']);
+const SOFT_SIGNALS = new Set([
+  'proxy_ip',
+  'missing_headers',
+  'disposable_email',
+  'new_email_domain',
+  'impossible_travel',
+  'hostile_context',
+  'language_country_mismatch',
+  'compromised_device',
+]);
 
 /** Evidence that alone settles it: a replayed or forged client token (risk at least 0.95). */
-const certain = (c: Contribution) => c.signal === 'replayed_token' || (c.signal === 'invalid_token' && c.detail.reason === 'forged');
+const certain = (c: Contribution) =>
+  c.signal === 'replayed_token' || (c.signal === 'invalid_token' && c.detail.reason === 'forged');
 
 /** Signals named whenever they hold, whatever their weight (`missing_fields` weighs nothing). */
 const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossible_travel', 'missing_fields']);
@@ -116,7 +179,9 @@ function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Co
  * attacker sending the victim's browser's headers is that same "device" by its identity.
  */
 function approvalCredit(fingerprinted: boolean, attackEvidence: number): number {
-  return fingerprinted ? APPROVED_CREDIT : Math.max(0, APPROVED_CREDIT - attackEvidence / HEADER_APPROVAL_EVIDENCE_DIVISOR);
+  return fingerprinted
+    ? APPROVED_CREDIT
+    : Math.max(0, APPROVED_CREDIT - attackEvidence / HEADER_APPROVAL_EVIDENCE_DIVISOR);
 }
 
 /*
@@ -137,9 +202,19 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   const ownDevice = x.features.fingerprinted && Boolean(b && device && b.tables[LEVEL.device]?.[device]);
   // The user's own client: the exact user agent, seen in at least HABITUAL_AGENT of their legitimate logins.
   const agent = x.features.values[LEVEL.userAgent];
-  const habitualAgent = !x.unknownAccount && Boolean(b && agent && userCount(b, LEVEL.userAgent, agent, now) >= HABITUAL_AGENT);
+  const habitualAgent =
+    !x.unknownAccount && Boolean(b && agent && userCount(b, LEVEL.userAgent, agent, now) >= HABITUAL_AGENT);
   const evidence: EvidenceInput = { ...x, kind, familiarAsn, ownDevice, habitualAgent };
-  const contributions = onceEach([...behaviourEvidence(x, now), ...hostileEvidence(x, now), ...travelEvidence(b, x.ip, now), ...requestEvidence(evidence), ...velocityEvidence(evidence)], COUNTED_ONCE);
+  const contributions = onceEach(
+    [
+      ...behaviourEvidence(x, now),
+      ...hostileEvidence(x, now),
+      ...travelEvidence(b, x.ip, now),
+      ...requestEvidence(evidence),
+      ...velocityEvidence(evidence),
+    ],
+    COUNTED_ONCE,
+  );
   let z = BASE_LOGIT;
   let hard = 0;
   let soft = 0;
@@ -161,10 +236,15 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
     else if (SOFT_SIGNALS.has(c.signal)) soft += c.weight;
   }
   // (Not on a device of the user's that a client token identifies.)
-  const wave = !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
+  const wave =
+    !x.unknownAccount && !ownDevice && z - BASE_LOGIT >= WAVE_UNFAMILIAR ? attackWave(evidence) : null;
   const waveWeight = wave ? ramp(wave.lift, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_KNOWN_MAX) : 0;
   if (wave) {
-    contributions.push({ signal: 'attack_wave', weight: waveWeight, detail: { ...wave.detail, known_account: true } });
+    contributions.push({
+      signal: 'attack_wave',
+      weight: waveWeight,
+      detail: { ...wave.detail, known_account: true },
+    });
     z += waveWeight;
   }
   // Unfamiliar is not hostile: without evidence of an attack the answer stays below deny.
@@ -177,7 +257,11 @@ export function assess(x: AssessInput, kind: EventKind, now: number): Assessment
   // A copied or forged client token is not the user's browser, whatever device it names (a
   // stolen token names the victim's): deny, as for a reported device.
   if (contributions.some(certain)) z = Math.max(z, CERTAIN_LOGIT);
-  if (x.device?.feedback === 'approved') z -= approvalCredit(x.features.fingerprinted, Math.max(0, hard) + Math.max(0, soft) + waveWeight + capped);
+  if (x.device?.feedback === 'approved')
+    z -= approvalCredit(
+      x.features.fingerprinted,
+      Math.max(0, hard) + Math.max(0, soft) + waveWeight + capped,
+    );
   let risk = 1 / (1 + Math.exp(-z));
   if (x.device?.feedback === 'reported') risk = 1;
   risk = Math.round(Math.min(1, Math.max(0, risk)) * 10000) / 10000;

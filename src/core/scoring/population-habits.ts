@@ -10,7 +10,19 @@
 import type { PopulationCounts } from './behaviour';
 import { atTime } from './behaviour-tables';
 import {
-  activityHabitKey, appFingerprintKey, ENV_KEY, headersKey, interactionHabitKey, languageKey, machineKey, popKey, POPULATION_HALF_LIFE_MS, proofHabitKey, screenHabitKey, snap, type Snapshots,
+  activityHabitKey,
+  appFingerprintKey,
+  ENV_KEY,
+  headersKey,
+  interactionHabitKey,
+  languageKey,
+  machineKey,
+  popKey,
+  POPULATION_HALF_LIFE_MS,
+  proofHabitKey,
+  screenHabitKey,
+  snap,
+  type Snapshots,
 } from './counters';
 import { LEVEL, type Features, type Level } from './features';
 
@@ -48,7 +60,11 @@ export function languageCounts(pop: Population, f: Features): LanguageCounts | n
   const country = f.values[LEVEL.country];
   const language = f.values[LEVEL.language];
   if (!country || !language) return null;
-  return { country: pop.count(LEVEL.country, country), inCountry: pop.languageIn(country, language), overall: pop.total > 0 ? pop.count(LEVEL.language, language) / pop.total : 0 };
+  return {
+    country: pop.count(LEVEL.country, country),
+    inCountry: pop.languageIn(country, language),
+    overall: pop.total > 0 ? pop.count(LEVEL.language, language) / pop.total : 0,
+  };
 }
 
 /** The environment's long-run habits, decayed to `now`. */
@@ -88,7 +104,19 @@ export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const span = Math.min(ageHours, POPULATION_HALF_LIFE_MS / 3_600_000 / Math.LN2);
   // Shares of the attempts counted with the short half-life (the same decay on both sides).
   const ofRecentAttempts = (name: string) => (e.aw ? (e[name] ?? 0) / e.aw : 0);
-  return { legit: d('c'), attemptsPerHour: d('a') / span, failuresPerHour: d('f') / span, unknownPerHour: d('x') / span, usualUnknownShare: ofRecentAttempts('xw'), usualSignupShare: ofRecentAttempts('rw'), registrationsPerHour: d('r') / span, signups: d('rs'), newDomainSignups: d('rn'), feedback: d('fb'), ageHours };
+  return {
+    legit: d('c'),
+    attemptsPerHour: d('a') / span,
+    failuresPerHour: d('f') / span,
+    unknownPerHour: d('x') / span,
+    usualUnknownShare: ofRecentAttempts('xw'),
+    usualSignupShare: ofRecentAttempts('rw'),
+    registrationsPerHour: d('r') / span,
+    signups: d('rs'),
+    newDomainSignups: d('rn'),
+    feedback: d('fb'),
+    ageHours,
+  };
 }
 
 /** How often a browser arrives with the headers an honest one sends (shares of its events). */
@@ -109,8 +137,17 @@ export function headerHabits(s: Snapshots, browser: string | null, now: number):
   const c = snap(s, headersKey(browser)).counts;
   const d = (name: string) => atTime(c[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
   const events = d('n');
-  if (events <= 0) return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed: 0, failed: 0 };
-  return { events, acceptLanguage: d('al') / events, secFetch: d('sf') / events, clientHints: d('ch') / events, credentialed: d('ok'), failed: d('fl'), acceptEncoding: d('ae') / events };
+  if (events <= 0)
+    return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed: 0, failed: 0 };
+  return {
+    events,
+    acceptLanguage: d('al') / events,
+    secFetch: d('sf') / events,
+    clientHints: d('ch') / events,
+    credentialed: d('ok'),
+    failed: d('fl'),
+    acceptEncoding: d('ae') / events,
+  };
 }
 
 /**
@@ -123,7 +160,11 @@ export function activityHabit(s: Snapshots, now: number): { events: number; shar
   const n = c(activityHabitKey(false));
   const shown = c(screenHabitKey(true));
   const none = c(screenHabitKey(false));
-  return { events: y + n, share: y + n > 0 ? y / (y + n) : 0, screens: shown + none > 0 ? shown / (shown + none) : 0 };
+  return {
+    events: y + n,
+    share: y + n > 0 ? y / (y + n) : 0,
+    screens: shown + none > 0 ? shown / (shown + none) : 0,
+  };
 }
 
 /** The share of the environment's legitimate events from native apps' HTTP stacks that carried a client token. */
@@ -138,8 +179,21 @@ export function appFingerprintShare(s: Snapshots, now: number): { events: number
  * the share whose collection carried a proof of work; among those whose page reported its
  * behaviour for the request, how many and the share where a person did something on the page.
  */
-export function proofHabit(s: Snapshots, now: number): { events: number; proved: number; reported: number; interacted: number } {
+export function proofHabit(
+  s: Snapshots,
+  now: number,
+): { events: number; proved: number; reported: number; interacted: number } {
   const c = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
-  const [y, n, ui, none] = [c(proofHabitKey(true)), c(proofHabitKey(false)), c(interactionHabitKey(true)), c(interactionHabitKey(false))];
-  return { events: y + n, proved: y + n > 0 ? y / (y + n) : 0, reported: ui + none, interacted: ui + none > 0 ? ui / (ui + none) : 0 };
+  const [y, n, ui, none] = [
+    c(proofHabitKey(true)),
+    c(proofHabitKey(false)),
+    c(interactionHabitKey(true)),
+    c(interactionHabitKey(false)),
+  ];
+  return {
+    events: y + n,
+    proved: y + n > 0 ? y / (y + n) : 0,
+    reported: ui + none,
+    interacted: ui + none > 0 ? ui / (ui + none) : 0,
+  };
 }

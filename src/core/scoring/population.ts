@@ -13,15 +13,50 @@
  * Pure: no I/O.
  */
 export {
-  ACTIVITY_KEEP_MS, activityKey, COUNTER_SETS, emailAccount, emailKey, keysToRead, machineOf, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, POPULATION_KEEP_MS, POPULATION_LEVELS, SET_CAP,
-  TOKEN_USES_KEEP_MS, USUAL_SHARE_HALF_LIFE_MS, WINDOW_KEEP_MS, WINDOW_KINDS, windowValues, type Snapshots, type WindowKind,
+  ACTIVITY_KEEP_MS,
+  activityKey,
+  COUNTER_SETS,
+  emailAccount,
+  emailKey,
+  keysToRead,
+  machineOf,
+  NO_SNAPSHOTS,
+  POPULATION_HALF_LIFE_MS,
+  POPULATION_KEEP_MS,
+  POPULATION_LEVELS,
+  SET_CAP,
+  TOKEN_USES_KEEP_MS,
+  USUAL_SHARE_HALF_LIFE_MS,
+  WINDOW_KEEP_MS,
+  WINDOW_KINDS,
+  windowValues,
+  type Snapshots,
+  type WindowKind,
 } from './counters';
 export {
-  activityHabit, appFingerprintShare, environmentStats, headerHabits, languageCounts, populationCounts, proofHabit,
-  type EnvironmentStats, type HeaderHabits, type LanguageCounts, type Population,
+  activityHabit,
+  appFingerprintShare,
+  environmentStats,
+  headerHabits,
+  languageCounts,
+  populationCounts,
+  proofHabit,
+  type EnvironmentStats,
+  type HeaderHabits,
+  type LanguageCounts,
+  type Population,
 } from './population-habits';
 export { readWindow, RECENT_SLOT_MINUTES, type DayCounts, type RecentCounts, type Window } from './windows';
-export { accountOfEmail, activityBump, appActivity, emailBump, tokenBump, tokenReplayed, type ActivityEvent, type AppActivity } from './records';
+export {
+  accountOfEmail,
+  activityBump,
+  appActivity,
+  emailBump,
+  tokenBump,
+  tokenReplayed,
+  type ActivityEvent,
+  type AppActivity,
+} from './records';
 export { counterBumps, type Outcome } from './counter-bumps';
 /*
  * NEW_DOMAIN_BELOW: a domain whose decayed count of legitimate users is below it is one no

@@ -5,7 +5,17 @@
  * Pure: reads snapshots of counter documents (counters.ts) and says what to add.
  */
 import type { CounterBump, CounterSnapshot } from '../ports';
-import { ACTIVITY_KEEP_MS, activityKey, emailKey, POPULATION_KEEP_MS, SET_CAP, snap, tokenKey, TOKEN_USES_KEEP_MS, type Snapshots } from './counters';
+import {
+  ACTIVITY_KEEP_MS,
+  activityKey,
+  emailKey,
+  POPULATION_KEEP_MS,
+  SET_CAP,
+  snap,
+  tokenKey,
+  TOKEN_USES_KEEP_MS,
+  type Snapshots,
+} from './counters';
 import { TOKEN_FLOW_MS, TOKEN_MAX_USES } from './weights';
 
 /** What an install reported of itself (null: nothing: it never sent an app event, or not within a week). */
@@ -24,7 +34,14 @@ export function appActivity(s: Snapshots, deviceKey: string): AppActivity | null
   const a = s.get(activityKey(deviceKey));
   if (!a) return null;
   const c = a.counts;
-  return { installs: c.n ?? 0, opens: c.o ?? 0, screens: c.s ?? 0, events: c.e ?? 0, accounts: a.sets.u?.length ?? 0, first: c.first ?? null };
+  return {
+    installs: c.n ?? 0,
+    opens: c.o ?? 0,
+    screens: c.s ?? 0,
+    events: c.e ?? 0,
+    accounts: a.sets.u?.length ?? 0,
+    first: c.first ?? null,
+  };
 }
 
 /** Whether an install's activity shows it announced itself (an install or an open). */
@@ -39,7 +56,11 @@ export interface ActivityEvent {
 }
 
 /** The counter changes a batch of an install's events makes (`snapshot`: its document as read, for the set's cap). */
-export function activityBump(deviceKey: string, snapshot: CounterSnapshot | undefined, events: readonly ActivityEvent[]): CounterBump[] {
+export function activityBump(
+  deviceKey: string,
+  snapshot: CounterSnapshot | undefined,
+  events: readonly ActivityEvent[],
+): CounterBump[] {
   const key = activityKey(deviceKey);
   const inc: Record<string, number> = { e: events.length };
   const count = (field: string) => (inc[field] = (inc[field] ?? 0) + 1);
@@ -72,12 +93,22 @@ export function tokenReplayed(s: Snapshots, tokenId: string, now: number, ip: st
   if (uses === 0) return false;
   const first = t.counts.first ?? now;
   const ips = t.sets.ip ?? [];
-  return uses >= TOKEN_MAX_USES || now - first > TOKEN_FLOW_MS || (ip !== null && ips.length > 0 && !ips.includes(ip));
+  return (
+    uses >= TOKEN_MAX_USES ||
+    now - first > TOKEN_FLOW_MS ||
+    (ip !== null && ips.length > 0 && !ips.includes(ip))
+  );
 }
 
 /** Record one use of a client token. */
 export function tokenBump(tokenId: string, now: number, ip: string | null): CounterBump {
-  return { key: tokenKey(tokenId), inc: { n: 1 }, min: { first: now }, ...(ip ? { add: { ip } } : {}), keepMs: TOKEN_USES_KEEP_MS };
+  return {
+    key: tokenKey(tokenId),
+    inc: { n: 1 },
+    min: { first: now },
+    ...(ip ? { add: { ip } } : {}),
+    keepMs: TOKEN_USES_KEEP_MS,
+  };
 }
 
 /** The account an e-mail belongs to, as far as Rampart has seen it. */

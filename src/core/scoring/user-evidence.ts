@@ -15,11 +15,55 @@ import { countAt, firstSeen, userCount, type Behaviour } from './behaviour-table
 import { clamp, type Contribution } from './evidence';
 import { LEVEL, placeless, placeName, type Features } from './features';
 import {
-  BEHAVIOUR_MIN_HISTORY, CARRIER_NEW_DEVICE, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, HOME_NEW_DEVICE, HOSTILE_MAX, HOSTILE_MIN, HOSTILE_PER_VALUE,
-  IMPOSSIBLE_TRAVEL, JOINT_NOVELTY, NETWORK_LLR_FLOOR, NEW_COUNTRY_FLOOR, PLACE_WEIGHT, SHARED_NETWORK_FLOOR, SIGNAL_MIN_SCORE, TOKEN_HABIT, TOKENLESS_HABIT_LOGINS, TOKENLESS_HABIT_SHARE, TRAVEL_MAX_KMH, TRAVEL_MIN_HOURS, TRAVEL_MIN_KM, TRUSTED_AFTER_MS, TRUSTED_LOGINS,
-  TRUSTED_TRAVEL_MAX, UNPROVEN_MIN_HISTORY, USUAL_OPERATOR_LOGINS,
-  DEVICE_LLR, DEVICE_TERM, FINGERPRINT_LLR, FINGERPRINT_TERM, HOUR_LLR, HOUR_TERM, LANGUAGE_LLR, LANGUAGE_TERM, MISSING_FINGERPRINT_NAMED_FROM, NETWORK_FOR_SOFTWARE_TERM, NETWORK_LLR_MAX, NETWORK_TERM, OPERATOR_FOR_SOFTWARE_TERM,
-  PLACE_LLR, SOFTWARE_LLR_MAX, SOFTWARE_LLR_MIN, SOFTWARE_LLR_MIN_FINGERPRINTED, SOFTWARE_NETWORK_LLR, SOFTWARE_OPERATOR_LLR, SOFTWARE_TERM, UNUSUAL_HOUR_NAMED_FROM, UNUSUAL_LANGUAGE_NAMED_FROM,
+  BEHAVIOUR_MIN_HISTORY,
+  CARRIER_NEW_DEVICE,
+  HISTORY_GAIN,
+  HISTORY_GAIN_FROM,
+  HISTORY_GAIN_FULL,
+  HOME_NEW_DEVICE,
+  HOSTILE_MAX,
+  HOSTILE_MIN,
+  HOSTILE_PER_VALUE,
+  IMPOSSIBLE_TRAVEL,
+  JOINT_NOVELTY,
+  NETWORK_LLR_FLOOR,
+  NEW_COUNTRY_FLOOR,
+  PLACE_WEIGHT,
+  SHARED_NETWORK_FLOOR,
+  SIGNAL_MIN_SCORE,
+  TOKEN_HABIT,
+  TOKENLESS_HABIT_LOGINS,
+  TOKENLESS_HABIT_SHARE,
+  TRAVEL_MAX_KMH,
+  TRAVEL_MIN_HOURS,
+  TRAVEL_MIN_KM,
+  TRUSTED_AFTER_MS,
+  TRUSTED_LOGINS,
+  TRUSTED_TRAVEL_MAX,
+  UNPROVEN_MIN_HISTORY,
+  USUAL_OPERATOR_LOGINS,
+  DEVICE_LLR,
+  DEVICE_TERM,
+  FINGERPRINT_LLR,
+  FINGERPRINT_TERM,
+  HOUR_LLR,
+  HOUR_TERM,
+  LANGUAGE_LLR,
+  LANGUAGE_TERM,
+  MISSING_FINGERPRINT_NAMED_FROM,
+  NETWORK_FOR_SOFTWARE_TERM,
+  NETWORK_LLR_MAX,
+  NETWORK_TERM,
+  OPERATOR_FOR_SOFTWARE_TERM,
+  PLACE_LLR,
+  SOFTWARE_LLR_MAX,
+  SOFTWARE_LLR_MIN,
+  SOFTWARE_LLR_MIN_FINGERPRINTED,
+  SOFTWARE_NETWORK_LLR,
+  SOFTWARE_OPERATOR_LLR,
+  SOFTWARE_TERM,
+  UNUSUAL_HOUR_NAMED_FROM,
+  UNUSUAL_LANGUAGE_NAMED_FROM,
 } from './weights';
 
 /** What the user's evidence reads of an event (AssessInput gives it). */
@@ -61,7 +105,9 @@ function trustedDevice(x: UserEvidenceInput, b: Behaviour, now: number): boolean
   if (x.device?.feedback === 'approved' && x.device.fingerprintKey === key) return true;
   const e = b.tables[LEVEL.device]?.[key];
   const first = e ? firstSeen(e) : undefined;
-  return Boolean(e && countAt(e, now) >= TRUSTED_LOGINS && first !== undefined && now - first >= TRUSTED_AFTER_MS);
+  return Boolean(
+    e && countAt(e, now) >= TRUSTED_LOGINS && first !== undefined && now - first >= TRUSTED_AFTER_MS,
+  );
 }
 
 /** The user's usual operator (at least USUAL_OPERATOR_LOGINS legitimate logins), placing the address where it places the user. */
@@ -101,7 +147,8 @@ export function behaviourEvidence(x: UserEvidenceInput, now: number): Contributi
   // device someone else holds or a new one of theirs: what can be copied (user agent, language,
   // the hour) or shared (the home network's operator) no longer vouches for it. Only an address
   // the user really logged in from still does.
-  const strangeDevice = x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= UNPROVEN_MIN_HISTORY;
+  const strangeDevice =
+    x.features.fingerprinted && f.device.firstUnseen !== null && f.history >= UNPROVEN_MIN_HISTORY;
   // So is no fingerprint at all from a user whose logins nearly always carried one: a script
   // posting to the login form, or a browser whose page never ran the application's script.
   const noDevice = !x.features.fingerprinted && f.history >= UNPROVEN_MIN_HISTORY && tokenHabit(b, now);
@@ -112,7 +159,14 @@ export function behaviourEvidence(x: UserEvidenceInput, now: number): Contributi
   const shared = Boolean(x.ip && (x.ip.vpn || x.ip.hosting || x.ip.tor));
   // The user's own network: an address, or the /24 (/48) of addresses, of their legitimate logins.
   const home = !shared && ownNetwork(b, x.features, now);
-  const floor = unproven && !home ? 0 : shared ? SHARED_NETWORK_FLOOR : f.network.firstUnseen === 'cc' ? NEW_COUNTRY_FLOOR : NETWORK_LLR_FLOOR;
+  const floor =
+    unproven && !home
+      ? 0
+      : shared
+        ? SHARED_NETWORK_FLOOR
+        : f.network.firstUnseen === 'cc'
+          ? NEW_COUNTRY_FLOOR
+          : NETWORK_LLR_FLOOR;
   // A device of the user's that a client token identifies and that the user has long used (or
   // approved) is the strongest evidence there is: where it travels (a new country, a hotel's
   // network, an odd hour), what the network says counts TRUSTED_TRAVEL_MAX at most.
@@ -124,38 +178,89 @@ export function behaviourEvidence(x: UserEvidenceInput, now: number): Contributi
   else if (f.network.firstUnseen === 'asn') out.push({ signal: 'new_isp', weight: net, detail: netDetail });
   else out.push({ signal: 'network', weight: net, detail: netDetail });
   // This software somewhere it has not been (a laptop on a network only the phone used).
-  const where = travel(gain * (OPERATOR_FOR_SOFTWARE_TERM * clamp(f.softwareOperator, SOFTWARE_OPERATOR_LLR.lo, SOFTWARE_OPERATOR_LLR.hi) + NETWORK_FOR_SOFTWARE_TERM * clamp(f.softwareNetwork, SOFTWARE_NETWORK_LLR.lo, SOFTWARE_NETWORK_LLR.hi)));
-  if (where > SIGNAL_MIN_SCORE) out.push({ signal: 'unusual_network_for_device', weight: where, detail: { browser: v.bf, os: v.os, asn: v.asn } });
+  const where = travel(
+    gain *
+      (OPERATOR_FOR_SOFTWARE_TERM *
+        clamp(f.softwareOperator, SOFTWARE_OPERATOR_LLR.lo, SOFTWARE_OPERATOR_LLR.hi) +
+        NETWORK_FOR_SOFTWARE_TERM *
+          clamp(f.softwareNetwork, SOFTWARE_NETWORK_LLR.lo, SOFTWARE_NETWORK_LLR.hi)),
+  );
+  if (where > SIGNAL_MIN_SCORE)
+    out.push({
+      signal: 'unusual_network_for_device',
+      weight: where,
+      detail: { browser: v.bf, os: v.os, asn: v.asn },
+    });
   else out.push({ signal: 'network_for_device', weight: where, detail: {} });
   // Somewhere else on a familiar operator (another city): what a targeted attacker on the
   // victim's own ISP looks like, and a reassigned home address does not. A familiar place is no
   // credit to a device the user never showed (like the operator above).
-  const place = travel(gain * PLACE_WEIGHT * clamp(f.place, unproven && !home ? 0 : PLACE_LLR.lo, PLACE_LLR.hi));
-  if (place > SIGNAL_MIN_SCORE) out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: placeName(v) } });
+  const place = travel(
+    gain * PLACE_WEIGHT * clamp(f.place, unproven && !home ? 0 : PLACE_LLR.lo, PLACE_LLR.hi),
+  );
+  if (place > SIGNAL_MIN_SCORE)
+    out.push({ signal: 'unusual_place', weight: place, detail: { asn: v.asn, place: placeName(v) } });
   else out.push({ signal: 'place', weight: place, detail: {} });
   // Headers are easy to copy: a familiar user agent, without a fingerprint, vouches for little.
   // A new device on the user's own network (a new phone at home) counts HOME_NEW_DEVICE of what
   // it would on a stranger's; on the user's usual operator in the user's usual place (a phone on
   // its carrier), CARRIER_NEW_DEVICE.
-  const newHere = strangeDevice ? (home ? HOME_NEW_DEVICE : !shared && usualOperatorAndPlace(b, v.asn, f.place, now) ? CARRIER_NEW_DEVICE : 1) : 1;
-  const sw = newHere * gain * SOFTWARE_TERM * clamp(f.software.llr, unproven ? 0 : x.features.fingerprinted ? SOFTWARE_LLR_MIN_FINGERPRINTED : SOFTWARE_LLR_MIN, SOFTWARE_LLR_MAX);
+  const newHere = strangeDevice
+    ? home
+      ? HOME_NEW_DEVICE
+      : !shared && usualOperatorAndPlace(b, v.asn, f.place, now)
+        ? CARRIER_NEW_DEVICE
+        : 1
+    : 1;
+  const sw =
+    newHere *
+    gain *
+    SOFTWARE_TERM *
+    clamp(
+      f.software.llr,
+      unproven ? 0 : x.features.fingerprinted ? SOFTWARE_LLR_MIN_FINGERPRINTED : SOFTWARE_LLR_MIN,
+      SOFTWARE_LLR_MAX,
+    );
   const dev = newHere * (strangeDevice ? 1 : DEVICE_TERM) * clamp(f.device.llr, DEVICE_LLR.lo, DEVICE_LLR.hi);
   const fp = FINGERPRINT_TERM * clamp(f.fingerprint.llr, FINGERPRINT_LLR.lo, FINGERPRINT_LLR.hi);
-  const deviceDetail: SignalDetail = { history: round2(f.history), browser: v.br, os: v.os, fingerprinted: x.features.fingerprinted };
-  const newDevice = f.device.firstUnseen !== null || (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
+  const deviceDetail: SignalDetail = {
+    history: round2(f.history),
+    browser: v.br,
+    os: v.os,
+    fingerprinted: x.features.fingerprinted,
+  };
+  const newDevice =
+    f.device.firstUnseen !== null ||
+    (f.software.firstUnseen !== null && f.software.firstUnseen !== 'ua' && f.software.firstUnseen !== 'br');
   // A new kind of device usually arrives on a network of its own (a phone on its carrier, a work
   // laptop on the office's): the two hierarchies see one change, which their sum would count
   // twice. Without a fingerprint, on an operator new to the user in a country the user has shown,
   // the device's novelty counts JOINT_NOVELTY of its weight. (A fingerprint is the device itself,
   // and a new country stays the stronger evidence it is.)
-  const joint = newDevice && !x.features.fingerprinted && f.network.firstUnseen === 'asn' && sw + dev > 0 ? JOINT_NOVELTY : 1;
-  out.push({ signal: newDevice ? 'new_device' : 'device', weight: (sw + dev) * joint, detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null } });
-  if (fp > MISSING_FINGERPRINT_NAMED_FROM) out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
+  const joint =
+    newDevice && !x.features.fingerprinted && f.network.firstUnseen === 'asn' && sw + dev > 0
+      ? JOINT_NOVELTY
+      : 1;
+  out.push({
+    signal: newDevice ? 'new_device' : 'device',
+    weight: (sw + dev) * joint,
+    detail: { ...deviceDetail, new_fingerprint: f.device.firstUnseen !== null },
+  });
+  if (fp > MISSING_FINGERPRINT_NAMED_FROM)
+    out.push({ signal: 'missing_fingerprint', weight: fp, detail: { history: round2(f.history) } });
   else out.push({ signal: 'fingerprint', weight: fp, detail: {} });
   const lang = gain * LANGUAGE_TERM * clamp(f.language.llr, unproven ? 0 : LANGUAGE_LLR.lo, LANGUAGE_LLR.hi);
-  out.push({ signal: lang > UNUSUAL_LANGUAGE_NAMED_FROM ? 'unusual_language' : 'language', weight: lang, detail: { language: v.lang } });
+  out.push({
+    signal: lang > UNUSUAL_LANGUAGE_NAMED_FROM ? 'unusual_language' : 'language',
+    weight: lang,
+    detail: { language: v.lang },
+  });
   const hour = travel(gain * HOUR_TERM * clamp(f.hour, unproven ? 0 : HOUR_LLR.lo, HOUR_LLR.hi));
-  out.push({ signal: hour > UNUSUAL_HOUR_NAMED_FROM ? 'unusual_hour' : 'hour', weight: hour, detail: { hour_utc: v.hr } });
+  out.push({
+    signal: hour > UNUSUAL_HOUR_NAMED_FROM ? 'unusual_hour' : 'hour',
+    weight: hour,
+    detail: { hour_utc: v.hr },
+  });
   return out;
 }
 
@@ -171,7 +276,8 @@ export function behaviourEvidence(x: UserEvidenceInput, now: number): Contributi
  * targeted 17% → 31%, for 1.5% → 2.1% of the logins of users with 10+ logins challenged.
  */
 export const historyGain = (history: number): number =>
-  1 + (HISTORY_GAIN - 1) * clamp((history - HISTORY_GAIN_FROM) / (HISTORY_GAIN_FULL - HISTORY_GAIN_FROM), 0, 1);
+  1 +
+  (HISTORY_GAIN - 1) * clamp((history - HISTORY_GAIN_FROM) / (HISTORY_GAIN_FULL - HISTORY_GAIN_FROM), 0, 1);
 
 /** Values of the event an attacker already used against this account, and not the user. */
 export function hostileEvidence(x: UserEvidenceInput, now: number): Contribution[] {
@@ -185,7 +291,13 @@ export function hostileEvidence(x: UserEvidenceInput, now: number): Contribution
     return value !== null && !b.tables[level]?.[value];
   });
   if (foreign.length === 0) return [];
-  return [{ signal: 'hostile_context', weight: Math.min(HOSTILE_MAX, HOSTILE_PER_VALUE * foreign.length), detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) } }];
+  return [
+    {
+      signal: 'hostile_context',
+      weight: Math.min(HOSTILE_MAX, HOSTILE_PER_VALUE * foreign.length),
+      detail: { seen_in: foreign.join(', '), attempts: round2(m.weight) },
+    },
+  ];
 }
 
 /** Too fast from where the user last really was. */
@@ -196,5 +308,11 @@ export function travelEvidence(b: Behaviour | null, ip: IpIntel | null, at: numb
   const km = distanceKm(last, { lat: loc.lat, lon: loc.lon });
   const hours = Math.max((at - last.at) / 3_600_000, TRAVEL_MIN_HOURS);
   if (km < TRAVEL_MIN_KM || km / hours <= TRAVEL_MAX_KMH) return [];
-  return [{ signal: 'impossible_travel', weight: IMPOSSIBLE_TRAVEL, detail: { km: Math.round(km), hours: round2(hours) } }];
+  return [
+    {
+      signal: 'impossible_travel',
+      weight: IMPOSSIBLE_TRAVEL,
+      detail: { km: Math.round(km), hours: round2(hours) },
+    },
+  ];
 }

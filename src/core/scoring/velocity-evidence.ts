@@ -6,8 +6,77 @@
 import type { SignalDetail } from '../model';
 import type { DayCounts, Window } from './population';
 import { LEVEL } from './features';
-import { BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, BURST_LIFT, BURST_USUAL_SHARE_MIN, DEVICE_ACCOUNTS, ENV_USUAL_AFTER_HOURS, FAILURE_RATIO_FROM, FAILURE_RATIO_SPAN, HIGH_ACTIVITY_IP, HONEST_FROM, HONEST_FULL, NEW_DOMAIN_BELOW, NEW_DOMAIN_IN_ATTACKS, NEW_DOMAIN_MAX, NEW_DOMAIN_MIN, NEW_DOMAIN_MIN_SIGNUPS, OPERATOR_BURST_MAX, POPULATION_KNOWN, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX, REGISTRATIONS_HOUR_MIN, REGISTRATIONS_USUAL_MIN, RESEMBLANCE_LIFT_FROM, RESEMBLANCE_LIFT_SPAN, SHAPE_BURST_MAX, SIGNUP_SHARE_FLOOR, SIGNUPS_DEVICE, SIGNUPS_DOMAIN, SIGNUPS_IP, SIGNUPS_MACHINE, SLOW_WAVE_FAILURE_SHARE_FLOOR, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX, SLOW_WAVE_MIN, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, STUFFING_IP, STUFFING_NETWORK, STUFFING_OPERATOR, STUFFING_SHAPE, VELOCITY_MIN_WEIGHT, UNCOMMON_DOMAIN_BELOW, UNKNOWN_ACCOUNT_AGE_HOURS, UNKNOWN_ACCOUNT_MAX, UNKNOWN_ACCOUNT_MIN_ATTEMPTS, UNKNOWN_IN_ATTACKS, WAVE_HOUR_FAILURES_MIN, WAVE_HOUR_UNKNOWN_MIN, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_LIKE_FULL, WAVE_MAX, WAVE_RECENT_MIN, WAVE_UNLIKE, WAVE_USUAL_FAILURES_MIN, WAVE_USUAL_SHARE_MIN, WAVE_USUAL_UNKNOWN_MIN } from './weights';
-import { clamp, ramp, byRamp, count, perHour, ATTEMPT_KINDS, type Contribution, type EvidenceInput, type EventKind } from './evidence';
+import {
+  BURST_ACCOUNTS_FROM,
+  BURST_ACCOUNTS_FULL,
+  BURST_LIFT,
+  BURST_USUAL_SHARE_MIN,
+  DEVICE_ACCOUNTS,
+  ENV_USUAL_AFTER_HOURS,
+  FAILURE_RATIO_FROM,
+  FAILURE_RATIO_SPAN,
+  HIGH_ACTIVITY_IP,
+  HONEST_FROM,
+  HONEST_FULL,
+  NEW_DOMAIN_BELOW,
+  NEW_DOMAIN_IN_ATTACKS,
+  NEW_DOMAIN_MAX,
+  NEW_DOMAIN_MIN,
+  NEW_DOMAIN_MIN_SIGNUPS,
+  OPERATOR_BURST_MAX,
+  POPULATION_KNOWN,
+  REGISTRATION_LIFT_FROM,
+  REGISTRATION_LIFT_FULL,
+  REGISTRATION_MAX,
+  REGISTRATIONS_HOUR_MIN,
+  REGISTRATIONS_USUAL_MIN,
+  RESEMBLANCE_LIFT_FROM,
+  RESEMBLANCE_LIFT_SPAN,
+  SHAPE_BURST_MAX,
+  SIGNUP_SHARE_FLOOR,
+  SIGNUPS_DEVICE,
+  SIGNUPS_DOMAIN,
+  SIGNUPS_IP,
+  SIGNUPS_MACHINE,
+  SLOW_WAVE_FAILURE_SHARE_FLOOR,
+  SLOW_WAVE_FROM,
+  SLOW_WAVE_FULL,
+  SLOW_WAVE_MAX,
+  SLOW_WAVE_MIN,
+  SLOW_WAVE_UNKNOWN_SHARE_FLOOR,
+  STUFFING_IP,
+  STUFFING_NETWORK,
+  STUFFING_OPERATOR,
+  STUFFING_SHAPE,
+  VELOCITY_MIN_WEIGHT,
+  UNCOMMON_DOMAIN_BELOW,
+  UNKNOWN_ACCOUNT_AGE_HOURS,
+  UNKNOWN_ACCOUNT_MAX,
+  UNKNOWN_ACCOUNT_MIN_ATTEMPTS,
+  UNKNOWN_IN_ATTACKS,
+  WAVE_HOUR_FAILURES_MIN,
+  WAVE_HOUR_UNKNOWN_MIN,
+  WAVE_LIFT_FROM,
+  WAVE_LIFT_FULL,
+  WAVE_LIKE_FULL,
+  WAVE_MAX,
+  WAVE_RECENT_MIN,
+  WAVE_UNLIKE,
+  WAVE_USUAL_FAILURES_MIN,
+  WAVE_USUAL_SHARE_MIN,
+  WAVE_USUAL_UNKNOWN_MIN,
+} from './weights';
+import {
+  clamp,
+  ramp,
+  byRamp,
+  count,
+  perHour,
+  ATTEMPT_KINDS,
+  type Contribution,
+  type EvidenceInput,
+  type EventKind,
+} from './evidence';
 
 /**
  * The environment is under a wave: attempts on accounts that do not exist, or failures, far above
@@ -21,7 +90,10 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
   if (!envWindow || !ATTEMPT_KINDS.has(x.kind)) return null;
   const usualUnknown = Math.max(x.env.unknownPerHour, WAVE_USUAL_UNKNOWN_MIN);
   const usualFailures = Math.max(x.env.failuresPerHour, WAVE_USUAL_FAILURES_MIN);
-  const hourly = Math.max(envWindow.unknown >= WAVE_HOUR_UNKNOWN_MIN ? envWindow.unknown / usualUnknown : 0, envWindow.failures >= WAVE_HOUR_FAILURES_MIN ? envWindow.failures / usualFailures : 0);
+  const hourly = Math.max(
+    envWindow.unknown >= WAVE_HOUR_UNKNOWN_MIN ? envWindow.unknown / usualUnknown : 0,
+    envWindow.failures >= WAVE_HOUR_FAILURES_MIN ? envWindow.failures / usualFailures : 0,
+  );
   // Recently: both the rate and the share of attempts must stand out. A young environment or a
   // busy hour brings more attempts on accounts Rampart has not seen yet, but not a larger share.
   const r = envWindow.recent;
@@ -70,7 +142,14 @@ export function attackWave(x: EvidenceInput): { lift: number; detail: Record<str
  * How many times its usual share of attempts `n` of the day's are (0 under `min` of them, or in an
  * environment younger than a week). The usual share counts as at least `floor`.
  */
-function dayLift(x: EvidenceInput, d: DayCounts, n: number, usualShare: number, floor: number, min: number): number {
+function dayLift(
+  x: EvidenceInput,
+  d: DayCounts,
+  n: number,
+  usualShare: number,
+  floor: number,
+  min: number,
+): number {
   if (n < min || x.env.ageHours < UNKNOWN_ACCOUNT_AGE_HOURS) return 0;
   return n / Math.max(d.attempts, n) / Math.max(usualShare, floor);
 }
@@ -79,7 +158,17 @@ export function slowWave(x: EvidenceInput): { lift: number; detail: Record<strin
   const d = x.windows.env?.day;
   if (!d || !ATTEMPT_KINDS.has(x.kind)) return null;
   const attemptsPerHour = Math.max(x.env.attemptsPerHour, 1e-9);
-  const wave = Math.max(dayLift(x, d, d.unknown, x.env.usualUnknownShare, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, SLOW_WAVE_MIN), dayLift(x, d, d.failures, x.env.failuresPerHour / attemptsPerHour, SLOW_WAVE_FAILURE_SHARE_FLOOR, SLOW_WAVE_MIN * 2));
+  const wave = Math.max(
+    dayLift(x, d, d.unknown, x.env.usualUnknownShare, SLOW_WAVE_UNKNOWN_SHARE_FLOOR, SLOW_WAVE_MIN),
+    dayLift(
+      x,
+      d,
+      d.failures,
+      x.env.failuresPerHour / attemptsPerHour,
+      SLOW_WAVE_FAILURE_SHARE_FLOOR,
+      SLOW_WAVE_MIN * 2,
+    ),
+  );
   if (wave <= SLOW_WAVE_FROM) return null;
   return {
     lift: wave,
@@ -100,11 +189,16 @@ export function slowWave(x: EvidenceInput): { lift: number; detail: Record<strin
  * marked dayLevel (it raises the risk no further than the unfamiliarity cap). Adding them would
  * count one campaign twice; keeping only the day's would lose what the request itself shows.
  */
-function strongerOf(signal: string, now: { weight: number; detail: SignalDetail } | null, day: { weight: number; detail: SignalDetail } | null): Contribution[] {
+function strongerOf(
+  signal: string,
+  now: { weight: number; detail: SignalDetail } | null,
+  day: { weight: number; detail: SignalDetail } | null,
+): Contribution[] {
   const out: Contribution[] = [];
   const first = now && now.weight > 0 ? now.weight : 0;
   if (now && first > 0) out.push({ signal, weight: first, detail: now.detail });
-  if (day && day.weight > first) out.push({ signal, weight: day.weight - first, detail: day.detail, dayLevel: true });
+  if (day && day.weight > first)
+    out.push({ signal, weight: day.weight - first, detail: day.detail, dayLevel: true });
   return out;
 }
 
@@ -135,14 +229,22 @@ function honest(window: Window | null | undefined, kind: EventKind): number {
  * nearly never seen counts as a small one, not as none). Weighed by the accounts, fully at
  * BURST_ACCOUNTS_FULL, less where most of its attempts succeed (honest). Null: no burst.
  */
-function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: number, max: number): { weight: number; share: number } | null {
+function burst(
+  x: EvidenceInput,
+  w: Window | null | undefined,
+  usualShare: number,
+  max: number,
+): { weight: number; share: number } | null {
   const envAttempts = x.windows.env?.attempts ?? 0;
-  if (!w || w.accounts < BURST_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN) return null;
+  if (!w || w.accounts < BURST_ACCOUNTS_FROM || envAttempts <= 0 || x.env.legit < POPULATION_KNOWN)
+    return null;
   const share = Math.min(1, w.attempts / envAttempts);
   if (share / Math.max(usualShare, BURST_USUAL_SHARE_MIN) < BURST_LIFT) return null;
-  return { weight: ramp(w.accounts, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, max) * (1 - honest(w, x.kind)), share };
+  return {
+    weight: ramp(w.accounts, BURST_ACCOUNTS_FROM, BURST_ACCOUNTS_FULL, max) * (1 - honest(w, x.kind)),
+    share,
+  };
 }
-
 
 /**
  * How much a sign-up looks like the others of its hour: the largest share of the hour's sign-ups
@@ -156,7 +258,9 @@ function burst(x: EvidenceInput, w: Window | null | undefined, usualShare: numbe
 function waveResemblance(x: EvidenceInput, envRegs: number): number {
   const w = x.windows;
   const share = (n: number | undefined) => (n ?? 0) / Math.max(envRegs, 1);
-  const beyond = (n: number | undefined, usual: number) => share(n) * clamp((share(n) / Math.max(usual, 1e-4) - RESEMBLANCE_LIFT_FROM) / RESEMBLANCE_LIFT_SPAN, 0, 1);
+  const beyond = (n: number | undefined, usual: number) =>
+    share(n) *
+    clamp((share(n) / Math.max(usual, 1e-4) - RESEMBLANCE_LIFT_FROM) / RESEMBLANCE_LIFT_SPAN, 0, 1);
   return Math.max(
     share(w.ip?.registrations),
     share(w.net?.registrations),
@@ -172,7 +276,12 @@ function machineSignups(x: EvidenceInput, w: Window): { by: string; n: number; f
   // A sign-up is counted twice when the application asks before and after it (filter, then
   // risk): one is never a wave. Where the model brings next to none an hour, a second sign-up
   // from it within the hour is already as unlikely as the fourth from one device: full weight.
-  return { by: 'machine', n: w.registrations, from: SIGNUPS_MACHINE.from + SIGNUPS_MACHINE.fromPerExpected * expected, to: SIGNUPS_MACHINE.to + SIGNUPS_MACHINE.toPerExpected * expected };
+  return {
+    by: 'machine',
+    n: w.registrations,
+    from: SIGNUPS_MACHINE.from + SIGNUPS_MACHINE.fromPerExpected * expected,
+    to: SIGNUPS_MACHINE.to + SIGNUPS_MACHINE.toPerExpected * expected,
+  };
 }
 
 function operatorBurst(x: EvidenceInput): Contribution | null {
@@ -181,7 +290,13 @@ function operatorBurst(x: EvidenceInput): Contribution | null {
   return {
     signal: 'high_activity_network',
     weight: b.weight,
-    detail: { by: 'operator', asn: x.features.values[LEVEL.operator] ?? '', accounts_last_hour: x.windows.asn?.accounts ?? 0, share_of_attempts: Math.round(b.share * 1000) / 1000, usual_share: Math.round(x.operatorShare * 1000) / 1000 },
+    detail: {
+      by: 'operator',
+      asn: x.features.values[LEVEL.operator] ?? '',
+      accounts_last_hour: x.windows.asn?.accounts ?? 0,
+      share_of_attempts: Math.round(b.share * 1000) / 1000,
+      usual_share: Math.round(x.operatorShare * 1000) / 1000,
+    },
   };
 }
 
@@ -197,7 +312,9 @@ function newEmailDomain(domain: string, env: EvidenceInput['env']): Contribution
   const learned = env.signups >= NEW_DOMAIN_MIN_SIGNUPS;
   // Smoothed: one sign-up in two with a new domain, before the first.
   const share = (env.newDomainSignups + 1) / (env.signups + 2);
-  const weight = learned ? clamp(Math.log(NEW_DOMAIN_IN_ATTACKS / share), NEW_DOMAIN_MIN, NEW_DOMAIN_MAX) : NEW_DOMAIN_MIN;
+  const weight = learned
+    ? clamp(Math.log(NEW_DOMAIN_IN_ATTACKS / share), NEW_DOMAIN_MIN, NEW_DOMAIN_MAX)
+    : NEW_DOMAIN_MIN;
   const detail: SignalDetail = { domain };
   if (learned) detail.usual_share = Math.round(share * 1000) / 1000;
   return { signal: 'new_email_domain', weight, detail };
@@ -211,34 +328,80 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // Failed logins across accounts from one address, network, operator or request shape. Beyond
   // a single address, only where failures far outnumber successes (a big network or a common
   // browser has its share of typos).
-  const ratio = (window: Window | null | undefined) => (window ? Math.min(1, Math.max(0, (window.failures / (window.successes + 1) - FAILURE_RATIO_FROM) / FAILURE_RATIO_SPAN)) : 0);
+  const ratio = (window: Window | null | undefined) =>
+    window
+      ? Math.min(
+          1,
+          Math.max(0, (window.failures / (window.successes + 1) - FAILURE_RATIO_FROM) / FAILURE_RATIO_SPAN),
+        )
+      : 0;
   const shared = honest(w.ip, x.kind);
   const failed = [
     { window: w.ip, kind: 'ip', weight: byRamp(w.ip?.failedAccounts ?? 0, STUFFING_IP) * (1 - shared) },
-    { window: w.net, kind: 'network', weight: byRamp(w.net?.failedAccounts ?? 0, STUFFING_NETWORK) * ratio(w.net) },
-    { window: w.asn, kind: 'operator', weight: byRamp(w.asn?.failedAccounts ?? 0, STUFFING_OPERATOR) * ratio(w.asn) },
-    { window: w.shape, kind: 'request_shape', weight: byRamp(w.shape?.failedAccounts ?? 0, STUFFING_SHAPE) * ratio(w.shape) },
+    {
+      window: w.net,
+      kind: 'network',
+      weight: byRamp(w.net?.failedAccounts ?? 0, STUFFING_NETWORK) * ratio(w.net),
+    },
+    {
+      window: w.asn,
+      kind: 'operator',
+      weight: byRamp(w.asn?.failedAccounts ?? 0, STUFFING_OPERATOR) * ratio(w.asn),
+    },
+    {
+      window: w.shape,
+      kind: 'request_shape',
+      weight: byRamp(w.shape?.failedAccounts ?? 0, STUFFING_SHAPE) * ratio(w.shape),
+    },
   ].sort((a, b) => b.weight - a.weight)[0];
   if (failed && failed.weight > VELOCITY_MIN_WEIGHT) {
-    out.push({ signal: 'credential_stuffing', weight: failed.weight, detail: { by: failed.kind, accounts_failed_last_hour: failed.window?.failedAccounts ?? 0, failures_last_hour: count(failed.window?.failures ?? 0), successes_last_hour: count(failed.window?.successes ?? 0) } });
+    out.push({
+      signal: 'credential_stuffing',
+      weight: failed.weight,
+      detail: {
+        by: failed.kind,
+        accounts_failed_last_hour: failed.window?.failedAccounts ?? 0,
+        failures_last_hour: count(failed.window?.failures ?? 0),
+        successes_last_hour: count(failed.window?.successes ?? 0),
+      },
+    });
   }
 
   // Many accounts tried from one address (beyond what a shared household or office shows).
   const ipAccounts = w.ip?.accounts ?? 0;
   const ipWeight = byRamp(ipAccounts, HIGH_ACTIVITY_IP) * (1 - shared);
-  if (ipWeight > 0) out.push({ signal: 'high_activity_ip', weight: ipWeight, detail: { accounts_last_hour: ipAccounts, attempts_last_hour: count(w.ip?.attempts ?? 0) } });
+  if (ipWeight > 0)
+    out.push({
+      signal: 'high_activity_ip',
+      weight: ipWeight,
+      detail: { accounts_last_hour: ipAccounts, attempts_last_hour: count(w.ip?.attempts ?? 0) },
+    });
 
   // One fingerprinted device, many accounts: a device farm, or one phone opening accounts.
   const devAccounts = x.features.fingerprinted ? (w.dev?.accounts ?? 0) : 0;
   const devWeight = byRamp(devAccounts, DEVICE_ACCOUNTS);
-  if (devWeight > 0) out.push({ signal: 'multiple_accounts_per_device', weight: devWeight, detail: { accounts: devAccounts } });
+  if (devWeight > 0)
+    out.push({
+      signal: 'multiple_accounts_per_device',
+      weight: devWeight,
+      detail: { accounts: devAccounts },
+    });
 
   // The same request shape (client, header set, language) across many accounts at once, far
   // beyond its usual share of this environment's traffic.
   const shape = x.ownDevice ? null : burst(x, w.shape, x.shapeShare, SHAPE_BURST_MAX);
   if (shape && shape.weight > 0) {
-    const detail = { accounts_last_hour: w.shape?.accounts ?? 0, share_of_attempts: Math.round(shape.share * 1000) / 1000, usual_share: Math.round(x.shapeShare * 1000) / 1000 };
-    out.push({ signal: 'request_shape_burst', weight: shape.weight, detail: x.habitualAgent ? { ...detail, users_own_client: true } : detail, ...(x.habitualAgent ? { capped: true as const } : {}) });
+    const detail = {
+      accounts_last_hour: w.shape?.accounts ?? 0,
+      share_of_attempts: Math.round(shape.share * 1000) / 1000,
+      usual_share: Math.round(x.shapeShare * 1000) / 1000,
+    };
+    out.push({
+      signal: 'request_shape_burst',
+      weight: shape.weight,
+      detail: x.habitualAgent ? { ...detail, users_own_client: true } : detail,
+      ...(x.habitualAgent ? { capped: true as const } : {}),
+    });
   }
 
   // Many accounts through one operator at once, far beyond its usual share of the traffic: a VPN
@@ -256,7 +419,13 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const slow = slowWave(x);
     const fastWeight = fast ? ramp(fast.lift, WAVE_LIFT_FROM, WAVE_LIFT_FULL, WAVE_MAX) : 0;
     const slowWeight = slow ? ramp(slow.lift, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX) : 0;
-    out.push(...strongerOf('attack_wave', fast ? { weight: fastWeight, detail: fast.detail } : null, slow ? { weight: slowWeight, detail: slow.detail } : null));
+    out.push(
+      ...strongerOf(
+        'attack_wave',
+        fast ? { weight: fastWeight, detail: fast.detail } : null,
+        slow ? { weight: slowWeight, detail: slow.detail } : null,
+      ),
+    );
   }
 
   // An account Rampart does not know, where nearly every attempt is on one it knows: a login list
@@ -264,24 +433,48 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
   // few attempts of a hundred. Weighed by that likelihood ratio, at most UNKNOWN_ACCOUNT_MAX: alone
   // it challenges nobody (a user's first login), it tips an anonymising address or missing headers.
   // A young environment, where every account is new to Rampart, gives it no weight.
-  if (x.unknownAccount && ATTEMPT_KINDS.has(x.kind) && x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS && x.env.attemptsPerHour * x.env.ageHours >= UNKNOWN_ACCOUNT_MIN_ATTEMPTS) {
+  if (
+    x.unknownAccount &&
+    ATTEMPT_KINDS.has(x.kind) &&
+    x.env.ageHours >= UNKNOWN_ACCOUNT_AGE_HOURS &&
+    x.env.attemptsPerHour * x.env.ageHours >= UNKNOWN_ACCOUNT_MIN_ATTEMPTS
+  ) {
     const share = Math.min(1, x.env.unknownPerHour / Math.max(x.env.attemptsPerHour, 1e-9));
     const weight = Math.min(UNKNOWN_ACCOUNT_MAX, Math.log(UNKNOWN_IN_ATTACKS / Math.max(share, 1e-3)));
-    if (weight > 0) out.push({ signal: 'unknown_account', weight, detail: { usual_share: Math.round(share * 1000) / 1000 } });
+    if (weight > 0)
+      out.push({
+        signal: 'unknown_account',
+        weight,
+        detail: { usual_share: Math.round(share * 1000) / 1000 },
+      });
   }
 
   // Registrations: several from one address, device or e-mail domain.
   if (x.kind === 'registration') {
     const regs = [
       { by: 'ip', n: w.ip?.registrations ?? 0, from: SIGNUPS_IP.from, to: SIGNUPS_IP.to },
-      { by: 'device', n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0, from: SIGNUPS_DEVICE.from, to: SIGNUPS_DEVICE.to },
-      { by: 'email_domain', n: x.domainCount < UNCOMMON_DOMAIN_BELOW ? (w.dom?.registrations ?? 0) : 0, from: SIGNUPS_DOMAIN.from, to: SIGNUPS_DOMAIN.to },
+      {
+        by: 'device',
+        n: x.features.fingerprinted ? (w.dev?.registrations ?? 0) : 0,
+        from: SIGNUPS_DEVICE.from,
+        to: SIGNUPS_DEVICE.to,
+      },
+      {
+        by: 'email_domain',
+        n: x.domainCount < UNCOMMON_DOMAIN_BELOW ? (w.dom?.registrations ?? 0) : 0,
+        from: SIGNUPS_DOMAIN.from,
+        to: SIGNUPS_DOMAIN.to,
+      },
       // Phones of one model, OS and screen (a farm's emulator images, spoofed alike): as many
       // sign-ups as from one device, beyond what the model's share of the environment's sign-ups
       // brings in an hour (a popular phone in a busy environment signs up several an hour).
       ...(w.mk ? [machineSignups(x, w.mk)] : []),
-    ]
-      .map((r) => ({ by: r.by, n: r.n, weight: ramp(r.n, r.from, r.to, REGISTRATION_MAX), usual: null as number | null }));
+    ].map((r) => ({
+      by: r.by,
+      n: r.n,
+      weight: ramp(r.n, r.from, r.to, REGISTRATION_MAX),
+      usual: null as number | null,
+    }));
     // Sign-ups across the environment far above their usual hourly rate: a wave from many
     // addresses and devices at once (a farm, a bought list), each of which looks new anyway.
     // Over the last hour, and over the last 5–10 minutes (at least WAVE_RECENT_MIN of them), so
@@ -289,14 +482,28 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const envRegs = w.env?.registrations ?? 0;
     const usualRegs = Math.max(x.env.registrationsPerHour, REGISTRATIONS_USUAL_MIN);
     const recent = w.env?.recent;
-    const recentLift = recent && recent.registrations >= WAVE_RECENT_MIN ? perHour(recent.registrations, recent) / usualRegs : 0;
+    const recentLift =
+      recent && recent.registrations >= WAVE_RECENT_MIN
+        ? perHour(recent.registrations, recent) / usualRegs
+        : 0;
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.
-    const regLift = x.env.ageHours < ENV_USUAL_AFTER_HOURS ? 0 : Math.max(envRegs >= REGISTRATIONS_HOUR_MIN ? envRegs / usualRegs : 0, recentLift);
+    const regLift =
+      x.env.ageHours < ENV_USUAL_AFTER_HOURS
+        ? 0
+        : Math.max(envRegs >= REGISTRATIONS_HOUR_MIN ? envRegs / usualRegs : 0, recentLift);
     // The wave is challenged, not everybody who signs up during it: the weight goes with how much
     // this sign-up looks like the hour's others (see waveResemblance).
     const like = regLift > 0 ? waveResemblance(x, envRegs) : 0;
-    if (regLift > 0) regs.push({ by: 'environment', n: envRegs, weight: ramp(regLift, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX) * (WAVE_UNLIKE + (1 - WAVE_UNLIKE) * clamp(like / WAVE_LIKE_FULL, 0, 1)), usual: x.env.registrationsPerHour });
+    if (regLift > 0)
+      regs.push({
+        by: 'environment',
+        n: envRegs,
+        weight:
+          ramp(regLift, REGISTRATION_LIFT_FROM, REGISTRATION_LIFT_FULL, REGISTRATION_MAX) *
+          (WAVE_UNLIKE + (1 - WAVE_UNLIKE) * clamp(like / WAVE_LIKE_FULL, 0, 1)),
+        usual: x.env.registrationsPerHour,
+      });
     const top = regs.sort((a, b) => b.weight - a.weight)[0];
     let hour: { weight: number; detail: SignalDetail } | null = null;
     if (top && top.weight > 0) {
@@ -308,17 +515,29 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     // were sign-ups against their usual share (those Rampart let through, over the last week or
     // so), as for attempts on unknown accounts (slowWave). Alone it challenges no sign-up.
     const day = w.env?.day;
-    const signups = day ? dayLift(x, day, day.registrations, x.env.usualSignupShare, SIGNUP_SHARE_FLOOR, SLOW_WAVE_MIN) : 0;
+    const signups = day
+      ? dayLift(x, day, day.registrations, x.env.usualSignupShare, SIGNUP_SHARE_FLOOR, SLOW_WAVE_MIN)
+      : 0;
     const daily =
       day && signups > SLOW_WAVE_FROM
         ? {
             weight: ramp(signups, SLOW_WAVE_FROM, SLOW_WAVE_FULL, SLOW_WAVE_MAX),
-            detail: { by: 'environment', window_hours: 24, registrations_last_day: count(day.registrations), usual_share: Math.round(x.env.usualSignupShare * 10000) / 10000 },
+            detail: {
+              by: 'environment',
+              window_hours: 24,
+              registrations_last_day: count(day.registrations),
+              usual_share: Math.round(x.env.usualSignupShare * 10000) / 10000,
+            },
           }
         : null;
     out.push(...strongerOf('registration_velocity', hour, daily));
     // A domain no legitimate user of this environment has, while the environment has many.
-    if (x.features.emailDomain && x.domainCount < NEW_DOMAIN_BELOW && x.env.legit >= POPULATION_KNOWN && !x.disposableEmail) {
+    if (
+      x.features.emailDomain &&
+      x.domainCount < NEW_DOMAIN_BELOW &&
+      x.env.legit >= POPULATION_KNOWN &&
+      !x.disposableEmail
+    ) {
       out.push(newEmailDomain(x.features.emailDomain, x.env));
     }
   }

@@ -342,7 +342,17 @@ export const UNUSUAL_HOUR_NAMED_FROM = 0.3;
 export const BROWSER_VERSION_FLOOR = 1 / 6;
 export const USER_AGENT_FLOOR = 1 / 4;
 /** Pseudo-counts of distinct values per level for the population's smoothing, and for other levels. Chosen by hand; checked by `npm run eval`. */
-export const POP_PSEUDO: Readonly<Partial<Record<string, number>>> = { cc: 40, asn: 200, dt: 4, os: 12, bf: 12, br: 60, ua: 400, lang: 40, fp: 2 };
+export const POP_PSEUDO: Readonly<Partial<Record<string, number>>> = {
+  cc: 40,
+  asn: 200,
+  dt: 4,
+  os: 12,
+  bf: 12,
+  br: 60,
+  ua: 400,
+  lang: 40,
+  fp: 2,
+};
 export const POP_PSEUDO_DEFAULT = 20;
 /** The operator-for-software term: the software needs this many legitimate events first. Chosen by hand; checked by `npm run eval`. */
 export const SOFTWARE_MIN_EVENTS = 2;
@@ -436,7 +446,27 @@ export const NOVELTY_HALF_LIFE_MS = 30 * 86_400_000;
  * (behaviour-eviction.ts; docs: 24 addresses, 10 ASNs, 8 countries, 12 devices, …). Keyed by the
  * stored level codes (features.ts LEVEL). Chosen by hand; checked by `npm run eval`.
  */
-export const TABLE_CAPS = { ip: 24, net: 16, asn: 10, cc: 8, ua: 10, br: 8, bf: 6, os: 6, dt: 4, dev: 12, fp: 2, lang: 6, hr: 24, mk: 8, sw: 8, sa: 16, sn: 24, an: 16, ap: 16 } as const;
+export const TABLE_CAPS = {
+  ip: 24,
+  net: 16,
+  asn: 10,
+  cc: 8,
+  ua: 10,
+  br: 8,
+  bf: 6,
+  os: 6,
+  dt: 4,
+  dev: 12,
+  fp: 2,
+  lang: 6,
+  hr: 24,
+  mk: 8,
+  sw: 8,
+  sa: 16,
+  sn: 24,
+  an: 16,
+  ap: 16,
+} as const;
 /** Most values kept per level of the hostile record. Chosen by hand; checked by `npm run eval`. */
 export const HOSTILE_CAP = 16;
 /** Pending challenges beyond this many are forgotten, oldest first. Chosen by hand. */

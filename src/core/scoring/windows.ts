@@ -42,10 +42,15 @@ export interface DayCounts {
 }
 
 /** A sliding window's count: the current period's and the previous one's in proportion `w` (what is left of it). */
-const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number) => (name: string) => (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
+const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number) => (name: string) =>
+  (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
 
 function dayCounts(s: Snapshots, f: Features): DayCounts {
-  const n = sliding(snap(s, dayKey(dayOf(f))), snap(s, dayKey(dayOf(f) - 1)), 1 - ((f.hourBucket % 24) + f.hourFraction) / 24);
+  const n = sliding(
+    snap(s, dayKey(dayOf(f))),
+    snap(s, dayKey(dayOf(f) - 1)),
+    1 - ((f.hourBucket % 24) + f.hourFraction) / 24,
+  );
   return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r') };
 }
 
@@ -66,12 +71,14 @@ export interface RecentCounts {
   minutes: number;
 }
 
-export const slotOf = (f: Features) => Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
+export const slotOf = (f: Features) =>
+  Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
 
 function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features): RecentCounts {
   const slot = slotOf(f);
   const [before, beforeDoc] = slot > 0 ? [slot - 1, cur] : [SLOTS_PER_HOUR - 1, prev];
-  const n = (name: string) => (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
+  const n = (name: string) =>
+    (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
   const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
   return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r'), minutes };
 }
@@ -80,7 +87,12 @@ function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features):
  * One window as it stands before this event. `account` (the account this event is about) counts
  * among the distinct accounts attempted: the event is one of them.
  */
-export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account: string | null = null): Window | null {
+export function readWindow(
+  s: Snapshots,
+  f: Features,
+  kind: WindowKind,
+  account: string | null = null,
+): Window | null {
   const value = windowValues(f)[kind];
   if (value === null) return null;
   const cur = snap(s, windowKey(kind, value, f.hourBucket));
@@ -88,9 +100,21 @@ export function readWindow(s: Snapshots, f: Features, kind: WindowKind, account:
   const w = 1 - f.hourFraction;
   const n = sliding(cur, prev, w);
   const withPrevious = w > PREVIOUS_HOUR_SETS_FROM;
-  const accounts = distinct(cur.sets.u, withPrevious ? prev.sets.u : undefined, account !== null && kind !== 'env' ? account : null);
+  const accounts = distinct(
+    cur.sets.u,
+    withPrevious ? prev.sets.u : undefined,
+    account !== null && kind !== 'env' ? account : null,
+  );
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
-  const window: Window = { attempts: n('a'), failures: n('f'), successes: n('s'), registrations: n('r'), unknown: n('x'), accounts, failedAccounts };
+  const window: Window = {
+    attempts: n('a'),
+    failures: n('f'),
+    successes: n('s'),
+    registrations: n('r'),
+    unknown: n('x'),
+    accounts,
+    failedAccounts,
+  };
   if (kind === 'env') {
     window.recent = recentCounts(cur, prev, f);
     window.day = dayCounts(s, f);
@@ -136,7 +160,11 @@ function unionSize(x: readonly string[], y: readonly string[]): number {
 }
 
 /** How many distinct members two sets and one more member make (each set without duplicates, as stored). */
-function distinct(a: readonly string[] | undefined, b: readonly string[] | undefined, extra: string | null): number {
+function distinct(
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+  extra: string | null,
+): number {
   const x = a ?? [];
   const y = b ?? [];
   if (y.length === 0 || x.length === 0) {

@@ -74,9 +74,12 @@ const SECRET_ADD = 'npx rampart secret add <environment>';
  * alone (the prefixes Rampart gives its keys), so it tells nothing about the keys that are stored.
  */
 export function keyNotAccepted(key: string | null): string {
-  if (key?.startsWith('ak_')) return `That analyst key was not accepted: it is mistyped, or it was revoked. Create one with \`${ANALYST_KEY_ADD}\`.`;
-  if (key?.startsWith('sk_')) return `That API secret was not accepted: it is mistyped, or it was revoked. Create one with \`${SECRET_ADD}\`, or sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only).`;
-  if (key?.startsWith('pk_')) return `That is a publishable key: client libraries use it, and it opens nothing on the server. Sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only) or the environment's API secret.`;
+  if (key?.startsWith('ak_'))
+    return `That analyst key was not accepted: it is mistyped, or it was revoked. Create one with \`${ANALYST_KEY_ADD}\`.`;
+  if (key?.startsWith('sk_'))
+    return `That API secret was not accepted: it is mistyped, or it was revoked. Create one with \`${SECRET_ADD}\`, or sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only).`;
+  if (key?.startsWith('pk_'))
+    return `That is a publishable key: client libraries use it, and it opens nothing on the server. Sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only) or the environment's API secret.`;
   return `That key was not accepted: sign in with an analyst key (\`${ANALYST_KEY_ADD}\`, read-only) or the environment's API secret (\`${SECRET_ADD}\`).`;
 }
 
@@ -85,7 +88,13 @@ export class SessionService {
   private readonly absoluteMs: number;
 
   constructor(
-    private readonly deps: { store: SessionStore; access: AccessService; environments: EnvironmentService; clock: Clock; csrfKey: Buffer },
+    private readonly deps: {
+      store: SessionStore;
+      access: AccessService;
+      environments: EnvironmentService;
+      clock: Clock;
+      csrfKey: Buffer;
+    },
     o: SessionOptions = {},
   ) {
     this.idleMs = o.idleMs ?? DEFAULT_SESSION_IDLE_MS;
@@ -107,7 +116,8 @@ export class SessionService {
    * the failed-authentication throttle of `source`, the environment's rate limit).
    */
   async signIn(credential: unknown, source: string | null): Promise<OpenedSession> {
-    const secret = typeof credential === 'string' && credential.length > 0 && credential.length <= 512 ? credential : null;
+    const secret =
+      typeof credential === 'string' && credential.length > 0 && credential.length <= 512 ? credential : null;
     let principal: Principal;
     try {
       principal = await this.deps.access.caller(secret, 'read', { source });
@@ -137,7 +147,11 @@ export class SessionService {
    * (null: none); with `requireCsrf` a missing or wrong one is Forbidden. An unknown, expired or
    * revoked session is Unauthorized and counts as a failed authentication of `source`.
    */
-  async resolve(token: string | null, csrf: string | null, o: { source: string | null; requireCsrf: boolean; rateLimit?: boolean }): Promise<ResolvedSession> {
+  async resolve(
+    token: string | null,
+    csrf: string | null,
+    o: { source: string | null; requireCsrf: boolean; rateLimit?: boolean },
+  ): Promise<ResolvedSession> {
     const { access } = this.deps;
     const refuse = (message: string): never => {
       throw access.failedFrom(o.source, new Unauthorized(message));
@@ -147,12 +161,16 @@ export class SessionService {
     const session = await this.deps.store.byId(id);
     const now = this.deps.clock.now();
     if (!session || !safeEqual(session.id, id)) return refuse('not signed in');
-    if (session.expiresAt.getTime() <= now.getTime() || session.absoluteExpiresAt.getTime() <= now.getTime()) {
+    if (
+      session.expiresAt.getTime() <= now.getTime() ||
+      session.absoluteExpiresAt.getTime() <= now.getTime()
+    ) {
       await this.deps.store.delete(id);
       return refuse('the session has expired: sign in again');
     }
     const expected = this.csrfOf(token);
-    if (o.requireCsrf && (!csrf || !safeEqual(csrf, expected))) throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
+    if (o.requireCsrf && (!csrf || !safeEqual(csrf, expected)))
+      throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
     let principal: Principal;
     try {
       principal = await this.deps.environments.authenticateHash(session.credentialHash);
@@ -160,7 +178,8 @@ export class SessionService {
       // The credential was revoked, or the environment disabled: the session ends with it. (Any
       // other failure, e.g. the database, leaves the session alone.)
       if (err instanceof Unauthorized || err instanceof Forbidden) await this.deps.store.delete(id);
-      if (err instanceof Unauthorized) return refuse('the key this session was opened with is no longer valid: sign in again');
+      if (err instanceof Unauthorized)
+        return refuse('the key this session was opened with is no longer valid: sign in again');
       throw err;
     }
     if (principal.env.id !== session.envId || principal.kind !== session.kind) {

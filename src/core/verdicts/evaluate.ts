@@ -11,23 +11,75 @@
  * (`degraded`). Between the reads and the recording nothing awaits, so concurrent requests for
  * one user never interleave there.
  */
-import type { Action, Device, Environment, EventInput, MobileClient, PolicyRef, Principal, Signals } from '../model';
-import { monotonicMs, type ClientTokens, type Clock, type CounterStore, type EventStore, type Intel, type UserStateStore, type WriteQueue } from '../ports';
+import type {
+  Action,
+  Device,
+  Environment,
+  EventInput,
+  MobileClient,
+  PolicyRef,
+  Principal,
+  Signals,
+} from '../model';
+import {
+  monotonicMs,
+  type ClientTokens,
+  type Clock,
+  type CounterStore,
+  type EventStore,
+  type Intel,
+  type UserStateStore,
+  type WriteQueue,
+} from '../ports';
 import type { EventCommand } from '../events/command';
 import { validateEvent } from '../events/parse';
 import { isRegistration } from '../events/catalog';
-import { buildContext, deviceTokenFor, recognise, reviewState, sightedDevice, sightingChange } from '../devices/service';
+import {
+  buildContext,
+  deviceTokenFor,
+  recognise,
+  reviewState,
+  sightedDevice,
+  sightingChange,
+} from '../devices/service';
 import { riskLevel } from '../scoring/signals';
 import { FEEDBACK_REPORTED_MIN } from '../scoring/weights';
 import { LEVEL } from '../scoring/features';
 import { assess, lesson, type AssessInput, type Assessment } from '../scoring/model';
 import type { ClientEvidence, MobileEvidence } from '../scoring/evidence';
 import { tokenlessHabit } from '../scoring/user-evidence';
-import { activityHabit, activityKey, appActivity, appFingerprintShare, emailAccount, environmentStats, headerHabits, machineOf, languageCounts, NO_SNAPSHOTS, populationCounts, proofHabit, readWindow, tokenReplayed, WINDOW_KINDS, type Snapshots } from '../scoring/population';
+import {
+  activityHabit,
+  activityKey,
+  appActivity,
+  appFingerprintShare,
+  emailAccount,
+  environmentStats,
+  headerHabits,
+  machineOf,
+  languageCounts,
+  NO_SNAPSHOTS,
+  populationCounts,
+  proofHabit,
+  readWindow,
+  tokenReplayed,
+  WINDOW_KINDS,
+  type Snapshots,
+} from '../scoring/population';
 import { randomKey, shortHash, timeOrderedUuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
 import type { WebhookSink } from '../webhooks/ports';
-import { enrich, eventEmail, profileChange, readEventState, recordCounters, resolveDevice, toStoredEvent, type Enriched, type EventState } from './observe';
+import {
+  enrich,
+  eventEmail,
+  profileChange,
+  readEventState,
+  recordCounters,
+  resolveDevice,
+  toStoredEvent,
+  type Enriched,
+  type EventState,
+} from './observe';
 import { TEST_TOKEN_POLICIES, type Policy, type PolicySet } from '../policies/model';
 import type { ListService } from '../lists/service';
 import { matchLists, NO_MATCHES, type ListMatch } from '../lists/matcher';
@@ -112,7 +164,12 @@ export function staleAt(event: EventInput, maxAgeMs: number): Date | null {
   return event.receivedAt.getTime() - event.occurredAt.getTime() > maxAgeMs ? event.occurredAt : null;
 }
 
-const policyRef = (p: Policy): PolicyRef => ({ id: p.id, revision: p.revision, name: p.name, action: p.action });
+const policyRef = (p: Policy): PolicyRef => ({
+  id: p.id,
+  revision: p.revision,
+  name: p.name,
+  action: p.action,
+});
 
 export class VerdictService {
   private readonly budgetMs: number;
@@ -129,7 +186,12 @@ export class VerdictService {
    * The verdict on one event, from the command a door built. `caller`: the connection or call it
    * answers, so that a verdict whose caller left while it waited its turn is never computed.
    */
-  async evaluate(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand, caller?: Caller): Promise<Verdict> {
+  async evaluate(
+    principal: Principal,
+    endpoint: VerdictEndpoint,
+    command: EventCommand,
+    caller?: Caller,
+  ): Promise<Verdict> {
     // 0. A turn: at most so many verdicts compute at once (the rest wait, or are refused early).
     const release = this.d.limiter ? await this.d.limiter.acquire(caller) : null;
     try {
@@ -139,7 +201,11 @@ export class VerdictService {
     }
   }
 
-  private async decideAndRecord(principal: Principal, endpoint: VerdictEndpoint, command: EventCommand): Promise<Verdict> {
+  private async decideAndRecord(
+    principal: Principal,
+    endpoint: VerdictEndpoint,
+    command: EventCommand,
+  ): Promise<Verdict> {
     const started = monotonicMs(this.d.clock);
     const env = principal.env;
     const now = this.d.clock.now();
@@ -154,7 +220,11 @@ export class VerdictService {
     const enriched = enrich(event, this.d.intel);
 
     // 3. State: the policies in force, the user and the counters, what is not read in time unknown.
-    const [set, read, lists] = await Promise.all([this.d.policies.forVerdicts(env.id), readEventState(this.d, env.id, enriched, deadline), this.d.lists ? this.d.lists.forVerdicts(env.id) : NO_LISTS]);
+    const [set, read, lists] = await Promise.all([
+      this.d.policies.forVerdicts(env.id),
+      readEventState(this.d, env.id, enriched, deadline),
+      this.d.lists ? this.d.lists.forVerdicts(env.id) : NO_LISTS,
+    ]);
     // A browser profile on one of the user's own machines is that device (core/devices/machine.ts).
     const { x, link } = resolveDevice(enriched, read);
     // From here on nothing awaits: what was read and what is recorded cannot interleave with
@@ -175,7 +245,15 @@ export class VerdictService {
     // 6. Record what the event taught, written behind the answer, and notify. Not if the writes
     // fell a second behind while this verdict read (it would be lost in a crash past the bound).
     this.d.writes.check();
-    const device = this.record(env, endpoint, x, read, existing, { action, risk, signals, policy, degraded, stale: sentAt !== null, link });
+    const device = this.record(env, endpoint, x, read, existing, {
+      action,
+      risk,
+      signals,
+      policy,
+      degraded,
+      stale: sentAt !== null,
+      link,
+    });
     if (event.userId && action !== 'allow') this.notify(env, event.userId, x, device, action, policy);
 
     this.d.observer?.verdict(endpoint, action, degraded, (monotonicMs(this.d.clock) - started) / 1000);
@@ -186,7 +264,12 @@ export class VerdictService {
    * The validated event, its client token read; an event too old for a verdict (staleAt) is
    * scored as happening now, with when it was sent.
    */
-  private validate(env: Environment, endpoint: VerdictEndpoint, command: EventCommand, now: Date): { event: EventInput; sentAt: Date | null } {
+  private validate(
+    env: Environment,
+    endpoint: VerdictEndpoint,
+    command: EventCommand,
+    now: Date,
+  ): { event: EventInput; sentAt: Date | null } {
     const parsed = validateEvent(endpoint, command, { sandbox: env.sandbox, now });
     const sentAt = staleAt(parsed, this.maxEventAgeMs);
     const timed = sentAt ? { ...parsed, occurredAt: parsed.receivedAt } : parsed;
@@ -196,21 +279,51 @@ export class VerdictService {
   /** Whether state the verdict needs was not read within the budget (logged when so). */
   private degraded(env: Environment, read: EventState): boolean {
     if (read.state !== undefined && read.counters !== undefined && !read.partial) return false;
-    const missing = [...(read.state === undefined ? ['user'] : []), ...(read.counters === undefined ? ['population and velocity counters'] : read.partial ? ['counters not held in memory'] : [])];
-    this.d.log.warn({ env: env.id, missing, budgetMs: this.budgetMs }, 'verdict degraded: state not read within the verdict budget');
+    const missing = [
+      ...(read.state === undefined ? ['user'] : []),
+      ...(read.counters === undefined
+        ? ['population and velocity counters']
+        : read.partial
+          ? ['counters not held in memory']
+          : []),
+    ];
+    this.d.log.warn(
+      { env: env.id, missing, budgetMs: this.budgetMs },
+      'verdict degraded: state not read within the verdict budget',
+    );
     return true;
   }
 
-  private score(env: Environment, x: Enriched, read: EventState, existing: Device | null, sentAt: Date | null): { risk: number; signals: Signals } {
+  private score(
+    env: Environment,
+    x: Enriched,
+    read: EventState,
+    existing: Device | null,
+    sentAt: Date | null,
+  ): { risk: number; signals: Signals } {
     const assessed = assessEvent(x, read, existing, { appsDeclared: (env.clientApps?.length ?? 0) > 0 });
     const signals = sentAt
-      ? { ...assessed.signals, stale_timestamp: { score: 0, timestamp: sentAt.toISOString(), max_age_days: Math.round(this.maxEventAgeMs / 86_400_000) } }
+      ? {
+          ...assessed.signals,
+          stale_timestamp: {
+            score: 0,
+            timestamp: sentAt.toISOString(),
+            max_age_days: Math.round(this.maxEventAgeMs / 86_400_000),
+          },
+        }
       : assessed.signals;
     const forced = x.event.testToken?.risk;
     return { risk: forced !== null && forced !== undefined ? forced : assessed.risk, signals };
   }
 
-  private decide(set: PolicySet, x: Enriched, risk: number, signals: Signals, existing: Device | null, lists: readonly ListMatch[]): { action: Action; policy: PolicyRef } {
+  private decide(
+    set: PolicySet,
+    x: Enriched,
+    risk: number,
+    signals: Signals,
+    existing: Device | null,
+    lists: readonly ListMatch[],
+  ): { action: Action; policy: PolicyRef } {
     // A sandbox test token's action is decided by its own test policy, never by one of the environment's.
     const forced = x.event.testToken?.action ?? null;
     if (forced) return { action: forced, policy: TEST_TOKEN_POLICIES[forced] };
@@ -236,7 +349,15 @@ export class VerdictService {
     x: Enriched,
     read: EventState,
     existing: Device | null,
-    v: { action: Action; risk: number; signals: Signals; policy: PolicyRef; degraded: boolean; stale: boolean; link: string | null },
+    v: {
+      action: Action;
+      risk: number;
+      signals: Signals;
+      policy: PolicyRef;
+      degraded: boolean;
+      stale: boolean;
+      link: string | null;
+    },
   ): Device | null {
     const event = x.event;
     const state = read.state;
@@ -249,12 +370,16 @@ export class VerdictService {
       behaviour: state?.behaviour ?? null,
       action: v.action,
       unknownAccount: read.unknownAccount,
-      feedbackReported: read.counters ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= FEEDBACK_REPORTED_MIN : false,
+      feedbackReported: read.counters
+        ? environmentStats(read.counters, event.occurredAt.getTime()).feedback >= FEEDBACK_REPORTED_MIN
+        : false,
       ip: x.ip,
       eventId,
     });
     // A stale event still counts in the windows of now; its behaviour is not the user's of now.
-    const taught = v.stale ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } } : learnt;
+    const taught = v.stale
+      ? { ...learnt, behaviour: null, outcome: { ...learnt.outcome, success: false } }
+      : learnt;
     let device: Device | null = null;
     const userId = event.userId;
     if (userId) {
@@ -273,19 +398,40 @@ export class VerdictService {
         stateKnown: state !== undefined,
         newToken: () => deviceTokenFor(this.deviceTokenKey, env.id, userId, x.key.key),
       });
-      this.d.users.record(env.id, userId, { profile: profileChange(x, taught.outcome.success), devices: [change], ...(taught.behaviour ? { behaviour: taught.behaviour } : {}) });
+      this.d.users.record(env.id, userId, {
+        profile: profileChange(x, taught.outcome.success),
+        devices: [change],
+        ...(taught.behaviour ? { behaviour: taught.behaviour } : {}),
+      });
       device = sightedDevice(env.id, userId, change, this.d.users.cachedDevice(env.id, userId, x.key.key));
     } else if (read.userId && taught.behaviour) {
       // An event naming the account only by its e-mail still teaches that account.
       this.d.users.record(env.id, read.userId, { behaviour: taught.behaviour });
     }
     recordCounters(this.d.counters, env.id, x, read, taught.outcome);
-    void this.d.events.append(toStoredEvent(env.id, x, { id: eventId, action: v.action, risk: v.risk, signals: v.signals, policy: v.policy, deviceToken: device?.token ?? null, degraded: v.degraded }));
+    void this.d.events.append(
+      toStoredEvent(env.id, x, {
+        id: eventId,
+        action: v.action,
+        risk: v.risk,
+        signals: v.signals,
+        policy: v.policy,
+        deviceToken: device?.token ?? null,
+        degraded: v.degraded,
+      }),
+    );
     return device;
   }
 
   /** A challenge or a denial of a known user: `$incident.confirmed` (and `$review.opened` for a challenge). */
-  private notify(env: Environment, userId: string, x: Enriched, device: Device | null, action: Action, policy: PolicyRef): void {
+  private notify(
+    env: Environment,
+    userId: string,
+    x: Enriched,
+    device: Device | null,
+    action: Action,
+    policy: PolicyRef,
+  ): void {
     const event = x.event;
     const notice = {
       env,
@@ -298,12 +444,18 @@ export class VerdictService {
       at: event.occurredAt,
     };
     void this.d.webhooks.emit({ ...notice, type: '$incident.confirmed', trigger: `verdict_${action}` });
-    if (action === 'challenge') void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
+    if (action === 'challenge')
+      void this.d.webhooks.emit({ ...notice, type: '$review.opened', trigger: 'verdict_challenge' });
   }
 }
 
 /** Score an event from what was read (pure): the engine's input assembled from the counters. */
-export function assessEvent(x: Enriched, read: EventState, device: Device | null, env: { appsDeclared: boolean } = { appsDeclared: false }): Assessment {
+export function assessEvent(
+  x: Enriched,
+  read: EventState,
+  device: Device | null,
+  env: { appsDeclared: boolean } = { appsDeclared: false },
+): Assessment {
   const at = x.event.occurredAt.getTime();
   const s = read.counters ?? NO_SNAPSHOTS;
   const pop = populationCounts(s, at);
@@ -325,8 +477,13 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
       shapeShare: pop.shape(x.features.shape) / total,
       operatorShare: operator ? pop.count(LEVEL.operator, operator) / total : 0,
       machineShare: machineOf(x.features) ? pop.machine(machineOf(x.features) as string) / total : 0,
-      fingerprints: fingerprintShare(pop, x.features.app ? appFingerprintShare(s, at) : null, !x.features.app && x.features.values[LEVEL.browser] !== null ? appFingerprintShare(s, at) : null),
-      tokenlessHabit: x.features.app && read.state?.behaviour ? tokenlessHabit(read.state.behaviour, at) : false,
+      fingerprints: fingerprintShare(
+        pop,
+        x.features.app ? appFingerprintShare(s, at) : null,
+        !x.features.app && x.features.values[LEVEL.browser] !== null ? appFingerprintShare(s, at) : null,
+      ),
+      tokenlessHabit:
+        x.features.app && read.state?.behaviour ? tokenlessHabit(read.state.behaviour, at) : false,
       appsDeclared: env.appsDeclared,
       client: clientEvidence(x, s, account),
       domainCount: x.features.emailDomain ? pop.domain(x.features.emailDomain) : 0,
@@ -347,7 +504,11 @@ export function assessEvent(x: Enriched, read: EventState, device: Device | null
  * level `fp`) less the apps' (`others`), since an application's pages and its app integrate the
  * client separately.
  */
-function fingerprintShare(pop: { count(level: 'fp', value: string): number }, app: { events: number; share: number } | null, others: { events: number; share: number } | null): { events: number; share: number } {
+function fingerprintShare(
+  pop: { count(level: 'fp', value: string): number },
+  app: { events: number; share: number } | null,
+  others: { events: number; share: number } | null,
+): { events: number; share: number } {
   if (app) return app;
   const withFp = pop.count('fp', 'y') - (others ? others.events * others.share : 0);
   const events = pop.count('fp', 'y') + pop.count('fp', 'n') - (others ? others.events : 0);
@@ -358,7 +519,8 @@ function fingerprintShare(pop: { count(level: 'fp', value: string): number }, ap
 function clientEvidence(x: Enriched, s: Snapshots, account: string | null): ClientEvidence | null {
   const c = x.event.client;
   if (!c) return null;
-  const replayed = c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
+  const replayed =
+    c.jti !== null && tokenReplayed(s, c.jti, x.event.receivedAt.getTime(), x.event.context.ip);
   const headerLanguage = x.features.values[LEVEL.language];
   const lon = x.ip?.location?.lon;
   let timezoneGapHours: number | null = null;
@@ -370,11 +532,23 @@ function clientEvidence(x: Enriched, s: Snapshots, account: string | null): Clie
   return {
     problem: replayed ? 'replayed' : c.problem,
     automation: c.automation,
-    userAgentMismatch: c.userAgentHash !== null && x.event.context.userAgent !== '' && c.userAgentHash !== shortHash(x.event.context.userAgent),
-    languageMismatch: c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
+    userAgentMismatch:
+      c.userAgentHash !== null &&
+      x.event.context.userAgent !== '' &&
+      c.userAgentHash !== shortHash(x.event.context.userAgent),
+    languageMismatch:
+      c.language !== null && headerLanguage !== null && c.language !== headerLanguage.split('-')[0],
     timezoneGapHours,
     mobile: c.mobile && c.problem === null ? mobileEvidence(x, s, account, c.mobile) : null,
-    proof: !c.mobile && c.problem === null ? { bits: c.proof ?? null, behaviour: c.behaviour ?? null, habit: proofHabit(s, x.event.occurredAt.getTime()), accounts: pageAccounts(s, c.deviceKey ?? null, account) } : null,
+    proof:
+      !c.mobile && c.problem === null
+        ? {
+            bits: c.proof ?? null,
+            behaviour: c.behaviour ?? null,
+            habit: proofHabit(s, x.event.occurredAt.getTime()),
+            accounts: pageAccounts(s, c.deviceKey ?? null, account),
+          }
+        : null,
   };
 }
 
@@ -398,6 +572,16 @@ function mobileEvidence(x: Enriched, s: Snapshots, account: string | null, m: Mo
   const habit = activityHabit(s, at);
   // The user agent's platform, where it names one: a desktop browser, or the other handset OS.
   const named = x.ua.platform.toLowerCase();
-  const platformMismatch = x.ua.type === 'desktop' || (m.platform === 'android' && /ios|mac/.test(named)) || (m.platform === 'ios' && named.includes('android'));
-  return { integrity: m.integrity, activity, accounts, habit: { events: habit.events, announced: habit.share, screens: habit.screens }, platformMismatch, attestation: m.attested ?? null };
+  const platformMismatch =
+    x.ua.type === 'desktop' ||
+    (m.platform === 'android' && /ios|mac/.test(named)) ||
+    (m.platform === 'ios' && named.includes('android'));
+  return {
+    integrity: m.integrity,
+    activity,
+    accounts,
+    habit: { events: habit.events, announced: habit.share, screens: habit.screens },
+    platformMismatch,
+    attestation: m.attested ?? null,
+  };
 }

@@ -12,13 +12,22 @@ import { sha256Hex } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { EventKind } from '../scoring/evidence';
 import { eventKind } from '../scoring/model';
-import { accountOfEmail, counterBumps, emailBump, keysToRead, NO_SNAPSHOTS, populationCounts, tokenBump, type Outcome, type Snapshots } from '../scoring/population';
+import {
+  accountOfEmail,
+  counterBumps,
+  emailBump,
+  keysToRead,
+  NO_SNAPSHOTS,
+  populationCounts,
+  tokenBump,
+  type Outcome,
+  type Snapshots,
+} from '../scoring/population';
 import { deviceOfMachine } from '../devices/machine';
 import { deviceKey } from '../devices/service';
 import { completesRegistration } from '../events/catalog';
 import { withMobileDevice } from '../client/mobile';
 import { namesOfEvent } from '../privacy/names';
-
 
 /** Approximate locations for sandbox test tokens (`ip:us-ca`). */
 const TEST_LOCATIONS: Record<string, { country: string; region: string | null; lat: number; lon: number }> = {
@@ -80,7 +89,16 @@ export function enrich(event: EventInput, intel: Intel): Enriched {
   const key = deviceKey(event);
   const email = eventEmail(event);
   const named = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
-  return { event, ip, ua, key, features: extractFeatures(event, ip, ua, key), emailHash: email ? sha256Hex(email) : null, kind: eventKind(event.name), disposableEmail: named !== null && intel.isDisposableEmail(named) };
+  return {
+    event,
+    ip,
+    ua,
+    key,
+    features: extractFeatures(event, ip, ua, key),
+    emailHash: email ? sha256Hex(email) : null,
+    kind: eventKind(event.name),
+    disposableEmail: named !== null && intel.isDisposableEmail(named),
+  };
 }
 
 /** The e-mail an event names (identity or submitted identifier), lower-cased. */
@@ -114,14 +132,24 @@ export interface EventState {
  */
 export function resolveDevice(x: Enriched, read: EventState): { x: Enriched; link: string | null } {
   const state = read.state;
-  if (!state || x.key.identity !== 'fingerprint' || state.devices.some((d) => d.fingerprintKey === x.key.key)) return { x, link: null };
-  const as = (device: Device): Enriched => ({ ...x, key: { key: device.fingerprintKey, identity: 'fingerprint' }, features: { ...x.features, values: { ...x.features.values, dev: device.fingerprintKey } } });
+  if (!state || x.key.identity !== 'fingerprint' || state.devices.some((d) => d.fingerprintKey === x.key.key))
+    return { x, link: null };
+  const as = (device: Device): Enriched => ({
+    ...x,
+    key: { key: device.fingerprintKey, identity: 'fingerprint' },
+    features: { ...x.features, values: { ...x.features.values, dev: device.fingerprintKey } },
+  });
   const linked = state.devices.find((d) => d.linkedKeys.includes(x.key.key));
   if (linked) return { x: as(linked), link: null };
   const machine = x.features.machine;
   if (!machine) return { x, link: null };
   const at = x.event.occurredAt.getTime();
-  const device = deviceOfMachine(state, x.features, populationCounts(read.counters ?? NO_SNAPSHOTS, at).machine(machine), at);
+  const device = deviceOfMachine(
+    state,
+    x.features,
+    populationCounts(read.counters ?? NO_SNAPSHOTS, at).machine(machine),
+    at,
+  );
   return device ? { x: as(device), link: x.key.key } : { x, link: null };
 }
 
@@ -135,10 +163,18 @@ export interface StateReaders {
  * of the user (at the same time when the event names its user; after the counters when only its
  * e-mail says who it is). With `deadline`, what is not read by then is undefined.
  */
-export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, deadline?: number): Promise<EventState> {
+export async function readEventState(
+  d: StateReaders,
+  env: EnvId,
+  x: Enriched,
+  deadline?: number,
+): Promise<EventState> {
   const userId = x.event.userId;
   const keys = keysToRead(x.features, x.emailHash, x.event.client?.jti ?? null);
-  const [state, read] = await Promise.all([userId ? d.users.load(env, userId, deadline) : Promise.resolve(null), d.counters.read(env, keys, deadline)]);
+  const [state, read] = await Promise.all([
+    userId ? d.users.load(env, userId, deadline) : Promise.resolve(null),
+    d.counters.read(env, keys, deadline),
+  ]);
   // Past the budget, what memory holds: the windows that decide stuffing are always there, so a
   // slow database (or an attacker who makes the service slow) does not make the verdict blind.
   const partial = read === undefined;
@@ -146,7 +182,8 @@ export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, d
   const flag = partial ? { partial: true } : {};
   if (userId) return { userId, state, counters, unknownAccount: state === null, ...flag };
   const account = accountOfEmail(counters, x.emailHash);
-  if (!account) return { userId: null, state: null, counters, unknownAccount: x.emailHash !== null && !partial, ...flag };
+  if (!account)
+    return { userId: null, state: null, counters, unknownAccount: x.emailHash !== null && !partial, ...flag };
   const byEmail = await d.users.load(env, account, deadline);
   return { userId: account, state: byEmail, counters, unknownAccount: byEmail === null, ...flag };
 }
@@ -154,11 +191,22 @@ export async function readEventState(d: StateReaders, env: EnvId, x: Enriched, d
 /** The header facts counted per browser (what the application forwards). */
 export const headerFacts = (x: Enriched) => {
   const h = x.event.context.headers;
-  return { acceptLanguage: h['accept-language'] !== undefined, secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined, clientHints: h['sec-ch-ua'] !== undefined, acceptEncoding: h['accept-encoding'] !== undefined };
+  return {
+    acceptLanguage: h['accept-language'] !== undefined,
+    secFetch: h['sec-fetch-mode'] !== undefined || h['sec-fetch-site'] !== undefined,
+    clientHints: h['sec-ch-ua'] !== undefined,
+    acceptEncoding: h['accept-encoding'] !== undefined,
+  };
 };
 
 /** Record what the event taught in the counters (and which account its e-mail belongs to). */
-export function recordCounters(counters: CounterStore, env: EnvId, x: Enriched, read: EventState, outcome: Outcome): void {
+export function recordCounters(
+  counters: CounterStore,
+  env: EnvId,
+  x: Enriched,
+  read: EventState,
+  outcome: Outcome,
+): void {
   const s = read.counters ?? NO_SNAPSHOTS;
   const bumps = counterBumps(x.features, outcome, s, x.event.occurredAt.getTime(), headerFacts(x));
   const token = x.event.client?.jti;
@@ -186,7 +234,8 @@ export function profileChange(x: Enriched, legit: boolean): ProfileChange {
   else if (completesRegistration(e.name)) change.registeredAt = at;
   if (Object.keys(e.userTraits).length > 0) change.traits = e.userTraits;
   const loc = x.ip?.location;
-  if (legit && loc && loc.lat !== null && loc.lon !== null) change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
+  if (legit && loc && loc.lat !== null && loc.lon !== null)
+    change.location = { lat: loc.lat, lon: loc.lon, country: loc.country_code, at };
   if (legit && loc?.country_code) change.country = loc.country_code;
   if (e.name === '$password_reset.succeeded') change.passwordResetAt = at;
   return change;
@@ -195,7 +244,15 @@ export function profileChange(x: Enriched, legit: boolean): ProfileChange {
 export function toStoredEvent(
   env: EnvId,
   x: Enriched,
-  outcome: { id?: string; action: Action | null; risk: number | null; signals: Signals; policy: PolicyRef | null; deviceToken: string | null; degraded?: boolean },
+  outcome: {
+    id?: string;
+    action: Action | null;
+    risk: number | null;
+    signals: Signals;
+    policy: PolicyRef | null;
+    deviceToken: string | null;
+    degraded?: boolean;
+  },
 ): StoredEvent {
   const e = x.event;
   const stored: StoredEvent = {

@@ -6,7 +6,14 @@
  * (dispatcher.ts) says which deliveries to attempt and when; this file says how one attempt goes.
  */
 import type { EnvId, Environment } from '../model';
-import { monotonicMs, wait, type Clock, type HttpPoster, type HttpPostResult, type Scheduler } from '../ports';
+import {
+  monotonicMs,
+  wait,
+  type Clock,
+  type HttpPoster,
+  type HttpPostResult,
+  type Scheduler,
+} from '../ports';
 import type { DeliveryAttempt, WebhookDelivery } from './model';
 import type { DeliveryOutcome, WebhookDeliveryStore } from './ports';
 import type { OutboxLedger } from './outbox';
@@ -39,19 +46,31 @@ export const SHUT_DOWN = new Error('shut down');
  * Delay before retry number `attempt` (1 = after the first failed attempt): `base * 2^(attempt-1)`,
  * jittered by ±20 % and capped at `maxMs`.
  */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  baseMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(maxMs, baseMs * 2 ** Math.min(40, Math.max(0, attempt - 1)));
   return Math.max(0, Math.min(maxMs, Math.round(exp * (0.8 + 0.4 * random()))));
 }
 
 export function describeError(err: unknown, timeoutMs: number): string {
   // Duck-typed: errors from fetch may come from another realm (e.g. under a test runner).
-  const e = typeof err === 'object' && err !== null ? (err as { name?: unknown; message?: unknown; cause?: unknown }) : null;
+  const e =
+    typeof err === 'object' && err !== null
+      ? (err as { name?: unknown; message?: unknown; cause?: unknown })
+      : null;
   if (!e || typeof e.message !== 'string') return String(err);
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
-  const cause = typeof e.cause === 'object' && e.cause !== null ? (e.cause as { code?: unknown; message?: unknown }) : null;
+  const cause =
+    typeof e.cause === 'object' && e.cause !== null
+      ? (e.cause as { code?: unknown; message?: unknown })
+      : null;
   if (cause) {
-    const detail = typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : '';
+    const detail =
+      typeof cause.code === 'string' ? cause.code : typeof cause.message === 'string' ? cause.message : '';
     if (detail) return `${e.message}: ${detail}`;
   }
   return e.message;
@@ -63,13 +82,18 @@ export function describeError(err: unknown, timeoutMs: number): string {
  * its cause's (Node's and undici's codes).
  */
 export function failureClass(err: unknown): string {
-  const e = typeof err === 'object' && err !== null ? (err as { name?: unknown; code?: unknown; cause?: unknown }) : null;
+  const e =
+    typeof err === 'object' && err !== null
+      ? (err as { name?: unknown; code?: unknown; cause?: unknown })
+      : null;
   const cause = e && typeof e.cause === 'object' && e.cause !== null ? (e.cause as { code?: unknown }) : null;
   const code = typeof cause?.code === 'string' ? cause.code : typeof e?.code === 'string' ? e.code : '';
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || /TIMEOUT|^ETIMEDOUT$/.test(code)) return 'timeout';
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || /TIMEOUT|^ETIMEDOUT$/.test(code))
+    return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED') return 'connection_reset';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'UND_ERR_CLOSED')
+    return 'connection_reset';
   if (/^(ERR_TLS|ERR_SSL|ERR_OSSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED)/.test(code)) return 'tls';
   if (code === 'ERR_INVALID_URL') return 'invalid_url';
   return code ? 'network' : 'other';
@@ -131,7 +155,10 @@ interface Receiver {
 export class Attempts {
   private readonly receivers = new Map<EnvId, Receiver>();
 
-  constructor(private readonly d: AttemptDeps, private readonly gate: AttemptGate) {}
+  constructor(
+    private readonly d: AttemptDeps,
+    private readonly gate: AttemptGate,
+  ) {}
 
   /** The environment of a delivery and the secret to sign with, read at most once a RECEIVER_CACHE_MS. */
   private async receiver(envId: EnvId): Promise<Receiver> {
@@ -180,7 +207,12 @@ export class Attempts {
         } else {
           const budget = this.budget(delivery);
           if (budget === null || !this.gate.mayStart() || abort.signal.aborted) {
-            await this.giveBack(delivery, budget === null ? 'webhooks: lease too short for an attempt; given back without sending' : 'webhooks: shutting down; given back without sending');
+            await this.giveBack(
+              delivery,
+              budget === null
+                ? 'webhooks: lease too short for an attempt; given back without sending'
+                : 'webhooks: shutting down; given back without sending',
+            );
             return false;
           }
           try {
@@ -215,32 +247,56 @@ export class Attempts {
     if (ok) outcome = { status: 'delivered', nextAttemptAt: null, deliveredAt: now, lastError: null };
     // Our own shutdown is not the receiver's failure: due again at once, the attempt limit untouched.
     else if (cut) outcome = { status: 'pending', nextAttemptAt: now, deliveredAt: null, lastError };
-    else if (permanent || attemptNo >= delivery.maxAttempts) outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
+    else if (permanent || attemptNo >= delivery.maxAttempts)
+      outcome = { status: 'failed', nextAttemptAt: null, deliveredAt: null, lastError };
     else {
       // After a timeout the receiver may still be working on this copy: give it at least as long
       // again before the next one, so that it has recorded data.id and can drop the repeat.
       const backoff = backoffDelay(attemptNo, this.d.baseMs, this.d.maxDelayMs, this.d.random);
       const delay = timedOut ? Math.max(backoff, this.d.timeoutMs) : backoff;
-      outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + delay), deliveredAt: null, lastError };
+      outcome = {
+        status: 'pending',
+        nextAttemptAt: new Date(now.getTime() + delay),
+        deliveredAt: null,
+        lastError,
+      };
     }
     const attempt: DeliveryAttempt = { at, statusCode, error, durationMs, instance: this.d.instanceId, url };
-    const meta = { delivery: delivery.id, env: delivery.envId, type: delivery.type, attempt: attemptNo, statusCode, error, durationMs };
+    const meta = {
+      delivery: delivery.id,
+      env: delivery.envId,
+      type: delivery.type,
+      attempt: attemptNo,
+      statusCode,
+      error,
+      durationMs,
+    };
     let recorded: boolean;
     try {
       recorded = await this.record(delivery, attempt, outcome);
       if (!recorded) this.d.log.warn(meta, 'webhooks: lease lost before the attempt was recorded');
     } catch (err) {
       // The lease expires and another claim retries: at-least-once, never silently dropped.
-      this.d.log.warn({ ...meta, err: describeError(err, this.d.timeoutMs) }, 'webhooks: could not record the attempt');
+      this.d.log.warn(
+        { ...meta, err: describeError(err, this.d.timeoutMs) },
+        'webhooks: could not record the attempt',
+      );
       this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: false });
       return false;
     }
     const over = recorded && outcome.status !== 'pending';
     if (over) this.d.ledger.finished(delivery.id);
-    this.d.observer?.attempted({ failure: ok ? null : (failure ?? 'other'), gaveUp: over && outcome.status === 'failed' });
+    this.d.observer?.attempted({
+      failure: ok ? null : (failure ?? 'other'),
+      gaveUp: over && outcome.status === 'failed',
+    });
     if (outcome.status === 'delivered') this.d.log.info(meta, 'webhooks: delivered');
     else if (outcome.status === 'failed') this.d.log.warn(meta, 'webhooks: delivery failed for good');
-    else this.d.log.warn({ ...meta, nextAttemptAt: outcome.nextAttemptAt }, 'webhooks: attempt failed, will retry');
+    else
+      this.d.log.warn(
+        { ...meta, nextAttemptAt: outcome.nextAttemptAt },
+        'webhooks: attempt failed, will retry',
+      );
     return over;
   }
 
@@ -258,7 +314,11 @@ export class Attempts {
    * Record an attempt; a failure to write is retried while the lease lasts, since a lease that
    * runs out with the outcome unrecorded makes another claim send the delivery again.
    */
-  private async record(delivery: WebhookDelivery, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean> {
+  private async record(
+    delivery: WebhookDelivery,
+    attempt: DeliveryAttempt,
+    outcome: DeliveryOutcome,
+  ): Promise<boolean> {
     let delay = RECORD_RETRY_MS;
     for (;;) {
       try {
@@ -266,7 +326,10 @@ export class Attempts {
       } catch (err) {
         const leaseLeft = (delivery.leaseUntil?.getTime() ?? 0) - this.d.clock.now().getTime();
         if (Math.min(leaseLeft, this.gate.graceLeftMs()) <= delay) throw err;
-        this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.d.timeoutMs), retryInMs: delay }, 'webhooks: could not record the attempt yet; retrying');
+        this.d.log.warn(
+          { delivery: delivery.id, err: describeError(err, this.d.timeoutMs), retryInMs: delay },
+          'webhooks: could not record the attempt yet; retrying',
+        );
         await wait(this.d.scheduler, delay);
         delay = Math.min(RECORD_RETRY_MAX_MS, delay * 2);
       }
@@ -284,7 +347,13 @@ export class Attempts {
     }
   }
 
-  private post(url: string, delivery: WebhookDelivery, secret: string, timeoutMs: number, signal: AbortSignal): Promise<HttpPostResult> {
+  private post(
+    url: string,
+    delivery: WebhookDelivery,
+    secret: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<HttpPostResult> {
     // Receivers check the timestamp against their own wall clock: the Clock is the wall clock in production.
     const t = Math.floor(this.d.clock.now().getTime() / 1000);
     const headers = {

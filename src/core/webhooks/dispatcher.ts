@@ -126,7 +126,8 @@ export class WebhookDispatcher {
     this.graceMs = d.shutdownGraceMs ?? 10_000;
     this.shutdownConcurrency = d.shutdownConcurrency ?? 64;
     this.ledger = d.ledger ?? new OutboxLedger(OUTBOX_TRACKED);
-    if (this.leaseMs <= timeoutMs) throw new Error('leaseMs must exceed requestTimeoutMs, or a slow attempt could be sent twice');
+    if (this.leaseMs <= timeoutMs)
+      throw new Error('leaseMs must exceed requestTimeoutMs, or a slow attempt could be sent twice');
     this.attempts = new Attempts(
       {
         ...d,
@@ -137,7 +138,10 @@ export class WebhookDispatcher {
         maxDelayMs: d.backoffMaxMs ?? HOUR_MS,
         random: d.random ?? Math.random,
       },
-      { mayStart: () => this.mayStart(), graceLeftMs: () => (this.graceEnd === null ? Infinity : this.graceEnd - monotonicMs(this.d.clock)) },
+      {
+        mayStart: () => this.mayStart(),
+        graceLeftMs: () => (this.graceEnd === null ? Infinity : this.graceEnd - monotonicMs(this.d.clock)),
+      },
     );
   }
 
@@ -177,7 +181,9 @@ export class WebhookDispatcher {
   async shutdown(opts: { deliver: boolean; passUnderWay?: Promise<unknown> | null }): Promise<void> {
     this.graceEnd = monotonicMs(this.d.clock) + this.graceMs;
     let cancel: () => void = () => undefined;
-    const graceOver = new Promise<void>((resolve) => (cancel = this.d.scheduler.after(this.graceMs, resolve)));
+    const graceOver = new Promise<void>(
+      (resolve) => (cancel = this.d.scheduler.after(this.graceMs, resolve)),
+    );
     try {
       if (opts.passUnderWay) await Promise.race([opts.passUnderWay, graceOver]);
       if (opts.deliver) await this.drain(graceOver);
@@ -210,7 +216,10 @@ export class WebhookDispatcher {
         await Promise.race([graceOver, ended]);
       }
     } catch (err) {
-      this.d.log.warn({ err: describeError(err, this.timeoutMs) }, 'webhooks: delivering at shutdown stopped early');
+      this.d.log.warn(
+        { err: describeError(err, this.timeoutMs) },
+        'webhooks: delivering at shutdown stopped early',
+      );
     }
   }
 
@@ -254,7 +263,13 @@ export class WebhookDispatcher {
     let wrapped = after === null;
     for (let round = 0; round < FILL_ROUNDS && started.length < slots && this.mayStart(); round++) {
       const limit = slots - started.length;
-      const page = await this.d.store.due(this.d.clock.now(), { limit, skipIds: [...skipIds], skipUsers: [...skipUsers.values()], skipEnvs: [...skipEnvs], ...(after ? { after } : {}) });
+      const page = await this.d.store.due(this.d.clock.now(), {
+        limit,
+        skipIds: [...skipIds],
+        skipUsers: [...skipUsers.values()],
+        skipEnvs: [...skipEnvs],
+        ...(after ? { after } : {}),
+      });
       const due = page.deliveries;
       more = page.next !== null;
       after = page.next;
@@ -314,7 +329,12 @@ export class WebhookDispatcher {
     const now = this.d.clock.now().getTime();
     if (first.status === 'pending' && first.nextAttemptAt && first.nextAttemptAt.getTime() > now) {
       // Every due delivery of this user waits for that retry, out of everyone else's way.
-      const waiting = (await this.d.store.due(this.d.clock.now(), { limit: PARK_BATCH, user: { env: candidate.envId, userId: candidate.userId } })).deliveries;
+      const waiting = (
+        await this.d.store.due(this.d.clock.now(), {
+          limit: PARK_BATCH,
+          user: { env: candidate.envId, userId: candidate.userId },
+        })
+      ).deliveries;
       for (const d of waiting.some((w) => w.id === candidate.id) ? waiting : [candidate, ...waiting]) {
         if (d.id !== first.id && !this.inflight.has(d.id)) await this.park(d, first.nextAttemptAt);
       }
@@ -342,7 +362,10 @@ export class WebhookDispatcher {
       await this.d.store.release(claimed, this.d.instanceId, until);
     } catch (err) {
       // The lease runs out and the delivery is looked at again then.
-      this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, 'webhooks: could not park a delivery behind its user\'s earlier one');
+      this.d.log.warn(
+        { delivery: delivery.id, err: describeError(err, this.timeoutMs) },
+        "webhooks: could not park a delivery behind its user's earlier one",
+      );
     }
   }
 
@@ -368,7 +391,10 @@ export class WebhookDispatcher {
           if (!went && (this.saturated || laneOf(delivery))) this.wake();
         },
         (err: unknown) => {
-          this.d.log.warn({ delivery: delivery.id, err: describeError(err, this.timeoutMs) }, "webhooks: could not send a user's next delivery at once");
+          this.d.log.warn(
+            { delivery: delivery.id, err: describeError(err, this.timeoutMs) },
+            "webhooks: could not send a user's next delivery at once",
+          );
           this.wake();
         },
       );
@@ -401,7 +427,10 @@ export class WebhookDispatcher {
       const next = fresh ? await this.firstOf(lane) : known;
       if (!next || this.inflight.has(next.id) || !this.hasSlot(next.envId)) break;
       const now = this.d.clock.now().getTime();
-      const due = next.status === 'pending' ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now : (next.leaseUntil?.getTime() ?? Infinity) < now;
+      const due =
+        next.status === 'pending'
+          ? (next.nextAttemptAt?.getTime() ?? Infinity) <= now
+          : (next.leaseUntil?.getTime() ?? Infinity) < now;
       if (!due) {
         if (fresh) break;
         continue;
@@ -430,7 +459,8 @@ export class WebhookDispatcher {
   /** Whether another attempt may start now, to this environment's receiver. */
   private hasSlot(env: EnvId): boolean {
     if (!this.mayStart()) return false;
-    if (this.inflight.size >= (this.graceEnd === null ? this.concurrency : this.shutdownConcurrency)) return false;
+    if (this.inflight.size >= (this.graceEnd === null ? this.concurrency : this.shutdownConcurrency))
+      return false;
     let toReceiver = 0;
     for (const f of this.inflight.values()) if (f.delivery.envId === env) toReceiver++;
     return toReceiver < this.receiverConcurrency;

@@ -93,7 +93,8 @@ export class OutboxLedger {
     try {
       const found = await read(this.cap);
       this.open.clear();
-      for (const d of found.oldest) if (!changes.finished.has(d.id)) this.open.set(d.id, d.createdAt.getTime());
+      for (const d of found.oldest)
+        if (!changes.finished.has(d.id)) this.open.set(d.id, d.createdAt.getTime());
       this.untracked = Math.max(0, found.total - found.oldest.length);
       for (const [id, at] of changes.added) {
         if (this.open.has(id)) continue;
@@ -122,7 +123,13 @@ function uuidFrom(slot: string): string {
 }
 
 /** The id of the delivery of a dedupe slot: (environment, user, device token, type, window number). */
-export function slotDeliveryId(env: EnvId, userId: string, deviceToken: string | null, type: string, window: number): string {
+export function slotDeliveryId(
+  env: EnvId,
+  userId: string,
+  deviceToken: string | null,
+  type: string,
+  window: number,
+): string {
   return uuidFrom(JSON.stringify([env, userId, deviceToken, type, window]));
 }
 
@@ -208,7 +215,8 @@ export class WebhookOutbox {
     const id = slotDeliveryId(env.id, notice.userId, notice.device?.token ?? null, notice.type, window);
     if (this.recentSlots.has(id)) return Promise.resolve();
     this.recentSlots.add(id);
-    if (this.recentSlots.size > RECENT_SLOTS) this.recentSlots.delete(this.recentSlots.values().next().value as string);
+    if (this.recentSlots.size > RECENT_SLOTS)
+      this.recentSlots.delete(this.recentSlots.values().next().value as string);
     const body = JSON.stringify(webhookBody(id, { ...notice, appId: env.id }, now));
     const written = this.d.store.enqueue(this.newDelivery(env, id, body, notice, now)).then((inserted) => {
       // Not inserted: a delivery of this slot was there already (a notice repeated after a restart).
@@ -226,7 +234,8 @@ export class WebhookOutbox {
    * deduplicated, and is attempted exactly once (no retries).
    */
   async sendTest(env: Environment): Promise<WebhookDelivery> {
-    if (!env.webhookUrl) throw new InvalidParameters([{ field: 'webhook_url', message: 'the environment has no webhook URL' }]);
+    if (!env.webhookUrl)
+      throw new InvalidParameters([{ field: 'webhook_url', message: 'the environment has no webhook URL' }]);
     const now = this.d.clock.now();
     const id = uuid();
     const notice = {
@@ -271,9 +280,22 @@ export class WebhookOutbox {
   }
 
   /** A page of an environment's deliveries, newest first, optionally by status. */
-  async page(env: EnvId, page: { status?: DeliveryStatus | null; userId?: string | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
+  async page(
+    env: EnvId,
+    page: {
+      status?: DeliveryStatus | null;
+      userId?: string | null;
+      first?: number | null;
+      after?: string | null;
+    },
+  ): Promise<Page<WebhookDelivery>> {
     const n = pageSize(page.first, 20);
-    const rows = await this.list(env, { status: page.status ?? undefined, userId: page.userId ?? undefined, limit: n + 1, after: page.after ?? undefined });
+    const rows = await this.list(env, {
+      status: page.status ?? undefined,
+      userId: page.userId ?? undefined,
+      limit: n + 1,
+      after: page.after ?? undefined,
+    });
     return toPage(rows, n, (d) => d.id);
   }
 
@@ -313,7 +335,13 @@ export class WebhookOutbox {
     if (swept.dedupe > 0) this.d.log.info(swept, 'webhooks: swept expired dedupe records');
   }
 
-  private newDelivery(env: Environment, id: string, body: string, notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string }, now: Date): WebhookDelivery {
+  private newDelivery(
+    env: Environment,
+    id: string,
+    body: string,
+    notice: { userId: string | null; device: { token: string } | null; type: string; trigger: string },
+    now: Date,
+  ): WebhookDelivery {
     return {
       id,
       envId: env.id,

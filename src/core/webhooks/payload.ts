@@ -24,15 +24,31 @@ export interface WebhookBody {
   properties: Record<string, unknown>;
 }
 
-const userAgentJson = (ua: ParsedUserAgent | null): CastleUserAgent | null => (ua ? castleUserAgent(ua) : null);
+const userAgentJson = (ua: ParsedUserAgent | null): CastleUserAgent | null =>
+  ua ? castleUserAgent(ua) : null;
 
 const locationJson = (l: GeoLocation | null): GeoLocation | null =>
-  l ? { country_code: l.country_code, country: l.country, region: l.region, region_code: l.region_code, city: l.city, lat: l.lat, lon: l.lon } : null;
+  l
+    ? {
+        country_code: l.country_code,
+        country: l.country,
+        region: l.region,
+        region_code: l.region_code,
+        city: l.city,
+        lat: l.lat,
+        lon: l.lon,
+      }
+    : null;
 
-const policyJson = (p: PolicyRef | null): PolicyRef | null => (p ? { id: p.id, revision: p.revision, name: p.name, action: p.action } : null);
+const policyJson = (p: PolicyRef | null): PolicyRef | null =>
+  p ? { id: p.id, revision: p.revision, name: p.name, action: p.action } : null;
 
 /** The body of the delivery `id` for a notice, created at `createdAt`. */
-export function webhookBody(id: string, notice: Omit<WebhookNotice, 'env' | 'userId'> & { appId: string; userId: string | null }, createdAt: Date): WebhookBody {
+export function webhookBody(
+  id: string,
+  notice: Omit<WebhookNotice, 'env' | 'userId'> & { appId: string; userId: string | null },
+  createdAt: Date,
+): WebhookBody {
   return {
     api_version: 'v1',
     app_id: notice.appId,
@@ -43,7 +59,11 @@ export function webhookBody(id: string, notice: Omit<WebhookNotice, 'env' | 'use
       device_token: notice.device?.token ?? null,
       user_id: notice.userId,
       trigger: notice.trigger,
-      context: { ip: notice.context.ip, user_agent: userAgentJson(notice.context.userAgent), location: locationJson(notice.context.location) },
+      context: {
+        ip: notice.context.ip,
+        user_agent: userAgentJson(notice.context.userAgent),
+        location: locationJson(notice.context.location),
+      },
       policy: policyJson(notice.policy),
     },
     user_traits: { ...notice.userTraits },

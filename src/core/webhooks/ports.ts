@@ -42,7 +42,6 @@ export interface WebhookSink {
   emit(notice: WebhookNotice): Promise<void>;
 }
 
-
 export interface DeliveryListQuery {
   status?: DeliveryStatus;
   /** Only deliveries about this user. */
@@ -121,12 +120,22 @@ export interface WebhookDeliveryStore {
    * (delivery, leaseVersion), even on servers whose findAndModify is not atomic. Returns the
    * claimed delivery (status `delivering`, leaseVersion incremented) or null.
    */
-  claim(delivery: WebhookDelivery, owner: string, now: Date, leaseUntil: Date): Promise<WebhookDelivery | null>;
+  claim(
+    delivery: WebhookDelivery,
+    owner: string,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<WebhookDelivery | null>;
   /**
    * Record an attempt and the next state, if `owner` still holds lease `leaseVersion`.
    * False when the lease was lost (expired and taken over) or the delivery was purged.
    */
-  complete(delivery: WebhookDelivery, owner: string, attempt: DeliveryAttempt, outcome: DeliveryOutcome): Promise<boolean>;
+  complete(
+    delivery: WebhookDelivery,
+    owner: string,
+    attempt: DeliveryAttempt,
+    outcome: DeliveryOutcome,
+  ): Promise<boolean>;
   /**
    * Give a claimed delivery back without an attempt: `pending` again, due at `nextAttemptAt`, if
    * `owner` still holds lease `leaseVersion`. False when the lease was lost.

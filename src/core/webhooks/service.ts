@@ -20,9 +20,16 @@ import { OutboxLedger, WebhookOutbox, type DeliveryListOptions, type WebhookOutb
 import { WebhookDispatcher, type WebhookDispatcherDeps } from './dispatcher';
 
 export { TEST_TRIGGER, type DeliveryListOptions } from './outbox';
-export { WEBHOOK_USER_AGENT, backoffDelay, failureClass, type WebhookLog, type WebhookObserver } from './attempt';
+export {
+  WEBHOOK_USER_AGENT,
+  backoffDelay,
+  failureClass,
+  type WebhookLog,
+  type WebhookObserver,
+} from './attempt';
 
-export type WebhookServiceDeps = Omit<WebhookDispatcherDeps, 'ledger' | 'recording'> & Pick<WebhookOutboxDeps, 'dedupeWindowMs' | 'maxAttempts'>;
+export type WebhookServiceDeps = Omit<WebhookDispatcherDeps, 'ledger' | 'recording'> &
+  Pick<WebhookOutboxDeps, 'dedupeWindowMs' | 'maxAttempts'>;
 
 /** Open deliveries the outbox ledger holds by id (the others are only counted): see outbox.ts. */
 const OUTBOX_TRACKED = 10_000;
@@ -36,8 +43,20 @@ export class WebhookService implements WebhookSink {
   constructor(d: WebhookServiceDeps) {
     const ledger = new OutboxLedger(OUTBOX_TRACKED);
     const { dedupeWindowMs, maxAttempts, ...dispatch } = d;
-    const dispatcher: WebhookDispatcher = new WebhookDispatcher({ ...dispatch, ledger, recording: (): Promise<unknown> => outbox.recording() });
-    const outbox: WebhookOutbox = new WebhookOutbox({ store: d.store, clock: d.clock, log: d.log, sender: dispatcher, ledger, dedupeWindowMs, maxAttempts });
+    const dispatcher: WebhookDispatcher = new WebhookDispatcher({
+      ...dispatch,
+      ledger,
+      recording: (): Promise<unknown> => outbox.recording(),
+    });
+    const outbox: WebhookOutbox = new WebhookOutbox({
+      store: d.store,
+      clock: d.clock,
+      log: d.log,
+      sender: dispatcher,
+      ledger,
+      dedupeWindowMs,
+      maxAttempts,
+    });
     this.deliveries = outbox;
     this.dispatcher = dispatcher;
   }
@@ -56,7 +75,15 @@ export class WebhookService implements WebhookSink {
     return this.deliveries.list(env, opts);
   }
 
-  page(env: EnvId, page: { status?: DeliveryStatus | null; userId?: string | null; first?: number | null; after?: string | null }): Promise<Page<WebhookDelivery>> {
+  page(
+    env: EnvId,
+    page: {
+      status?: DeliveryStatus | null;
+      userId?: string | null;
+      first?: number | null;
+      after?: string | null;
+    },
+  ): Promise<Page<WebhookDelivery>> {
     return this.deliveries.page(env, page);
   }
 

@@ -34,7 +34,13 @@ export function verifyCastle(secret: string, body: string, signature: string): b
  * Check an `X-Rampart-Signature` header: well-formed, timestamp within `toleranceSec` of `now`
  * (either direction), and one of its `v1` digests matching (constant-time).
  */
-export function verifyRampart(secret: string, body: string, header: string, toleranceSec: number, now: Date): boolean {
+export function verifyRampart(
+  secret: string,
+  body: string,
+  header: string,
+  toleranceSec: number,
+  now: Date,
+): boolean {
   let t: number | null = null;
   const digests: string[] = [];
   for (const part of header.split(',')) {

@@ -6,7 +6,8 @@ import type { PageInfoResolvers } from '../generated/types';
 export const envOf = (ctx: GraphqlContext): EnvId => ctx.principal.env.id;
 
 /** The caller's environment as stored now (the principal may come from the auth cache). */
-export const freshEnv = (ctx: GraphqlContext): Promise<Environment> => ctx.services.environments.require(envOf(ctx));
+export const freshEnv = (ctx: GraphqlContext): Promise<Environment> =>
+  ctx.services.environments.require(envOf(ctx));
 
 /** GraphQL sends absent optional inputs as null; the core leaves them undefined. */
 export type Compact<T> = { -readonly [K in keyof T]?: Exclude<T[K], null> };

@@ -7,7 +7,11 @@ export const query: QueryResolvers = {
   device: (_p, { token }, ctx) => ctx.loaders.device.load(token),
   devices: (_p, { filter, first, after }, ctx) => {
     const { minRisk, maxRisk, ...rest } = compact(filter);
-    return ctx.services.queries.devices(envOf(ctx), { ...rest, minRiskScore: minRisk, maxRiskScore: maxRisk }, { first, after });
+    return ctx.services.queries.devices(
+      envOf(ctx),
+      { ...rest, minRiskScore: minRisk, maxRiskScore: maxRisk },
+      { first, after },
+    );
   },
 };
 

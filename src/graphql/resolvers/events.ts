@@ -7,7 +7,8 @@ import { compact, connection, envOf } from './common';
 
 export const query: QueryResolvers = {
   event: (_p, { id }, ctx) => ctx.services.queries.event(envOf(ctx), id),
-  events: (_p, { filter, first, after }, ctx) => ctx.services.queries.events(envOf(ctx), compact(filter), { first, after }),
+  events: (_p, { filter, first, after }, ctx) =>
+    ctx.services.queries.events(envOf(ctx), compact(filter), { first, after }),
 };
 
 export const types: Resolvers = {
@@ -21,7 +22,10 @@ export const types: Resolvers = {
   },
   PolicyRef: {
     testToken: (ref) => isTestTokenPolicy(ref.id),
-    revisionDetails: async (ref, _a, ctx) => (isTestTokenPolicy(ref.id) ? null : ((await ctx.loaders.policyRevisions.load(ref.id)).find((r) => r.id === ref.revision) ?? null)),
+    revisionDetails: async (ref, _a, ctx) =>
+      isTestTokenPolicy(ref.id)
+        ? null
+        : ((await ctx.loaders.policyRevisions.load(ref.id)).find((r) => r.id === ref.revision) ?? null),
     current: (ref, _a, ctx) => (isTestTokenPolicy(ref.id) ? null : ctx.loaders.policy.load(ref.id)),
   },
   EventConnection: connection,

@@ -28,7 +28,10 @@ async function named<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
-    if (e instanceof InvalidParameters) throw new InvalidParameters(e.fields.map((f: FieldProblem) => ({ ...f, field: FIELD_NAMES[f.field] ?? f.field })));
+    if (e instanceof InvalidParameters)
+      throw new InvalidParameters(
+        e.fields.map((f: FieldProblem) => ({ ...f, field: FIELD_NAMES[f.field] ?? f.field })),
+      );
     throw e;
   }
 }
@@ -44,7 +47,8 @@ async function orNull<T>(run: () => Promise<T>): Promise<T | null> {
 }
 
 const actor = (ctx: GraphqlContext) => actorOf(ctx.principal);
-const iso = (d: Date | null | undefined): string | null | undefined => (d === undefined ? undefined : d === null ? null : d.toISOString());
+const iso = (d: Date | null | undefined): string | null | undefined =>
+  d === undefined ? undefined : d === null ? null : d.toISOString();
 
 /**
  * A page of items is read by position (newest first); the cursor is that position, opaque. Items
@@ -54,14 +58,23 @@ const iso = (d: Date | null | undefined): string | null | undefined => (d === un
 const CURSOR_KIND = 'li';
 const encodeOffset = (n: number): string => encodeParts([CURSOR_KIND, n]);
 function decodeOffset(cursor: string | null | undefined): number {
-  const parts = decodeParts(CURSOR_KIND, cursor, (r) => r.length === 1 && Number.isInteger(r[0]) && (r[0] as number) >= 0 && (r[0] as number) <= 1_000_000, 256);
+  const parts = decodeParts(
+    CURSOR_KIND,
+    cursor,
+    (r) => r.length === 1 && Number.isInteger(r[0]) && (r[0] as number) >= 0 && (r[0] as number) <= 1_000_000,
+    256,
+  );
   return parts ? (parts[0] as number) : 0;
 }
 
-function itemFilters(filter: { value?: string | null; archived?: boolean | null } | null | undefined): QueryFilter[] {
+function itemFilters(
+  filter: { value?: string | null; archived?: boolean | null } | null | undefined,
+): QueryFilter[] {
   const out: QueryFilter[] = [];
-  if (filter?.value !== null && filter?.value !== undefined) out.push({ field: 'primary_value', op: '$eq', value: filter.value });
-  if (filter?.archived !== null && filter?.archived !== undefined) out.push({ field: 'archived', op: '$eq', value: filter.archived });
+  if (filter?.value !== null && filter?.value !== undefined)
+    out.push({ field: 'primary_value', op: '$eq', value: filter.value });
+  if (filter?.archived !== null && filter?.archived !== undefined)
+    out.push({ field: 'archived', op: '$eq', value: filter.archived });
   return out;
 }
 
@@ -106,20 +119,33 @@ export const mutation: MutationResolvers = {
   updateListItem: async (_p, { listId, itemId, input }, ctx) => {
     const env = envOf(ctx);
     // The core's update sets the comment; one left out here keeps the item's.
-    const comment = input.comment !== undefined ? input.comment : (await ctx.services.lists.getItem(env, listId, itemId)).comment;
-    return named(() => ctx.services.lists.updateItem(env, actor(ctx), listId, itemId, { comment, ...(input.expiresAt !== undefined ? { expiresAt: iso(input.expiresAt) } : {}) }));
+    const comment =
+      input.comment !== undefined
+        ? input.comment
+        : (await ctx.services.lists.getItem(env, listId, itemId)).comment;
+    return named(() =>
+      ctx.services.lists.updateItem(env, actor(ctx), listId, itemId, {
+        comment,
+        ...(input.expiresAt !== undefined ? { expiresAt: iso(input.expiresAt) } : {}),
+      }),
+    );
   },
-  archiveListItem: (_p, { listId, itemId }, ctx) => ctx.services.lists.archiveItem(envOf(ctx), actor(ctx), listId, itemId),
-  unarchiveListItem: (_p, { listId, itemId }, ctx) => named(() => ctx.services.lists.unarchiveItem(envOf(ctx), actor(ctx), listId, itemId)),
+  archiveListItem: (_p, { listId, itemId }, ctx) =>
+    ctx.services.lists.archiveItem(envOf(ctx), actor(ctx), listId, itemId),
+  unarchiveListItem: (_p, { listId, itemId }, ctx) =>
+    named(() => ctx.services.lists.unarchiveItem(envOf(ctx), actor(ctx), listId, itemId)),
 };
 
 export const types: Resolvers = {
   List: {
-    itemCount: (l, { archived }, ctx) => ctx.services.lists.countItems(envOf(ctx), l.id, itemFilters({ archived })),
-    items: (l, { filter, first, after }, ctx) => named(() => readPage(ctx, l.id, itemFilters(filter), decodeOffset(after), pageSize(first, 50))),
+    itemCount: (l, { archived }, ctx) =>
+      ctx.services.lists.countItems(envOf(ctx), l.id, itemFilters({ archived })),
+    items: (l, { filter, first, after }, ctx) =>
+      named(() => readPage(ctx, l.id, itemFilters(filter), decodeOffset(after), pageSize(first, 50))),
     item: (l, { id }, ctx) => orNull(() => ctx.services.lists.getItem(envOf(ctx), l.id, id)),
     usedBy: (l, _a, ctx) => ctx.services.policies.usingList(envOf(ctx), l.id),
-    auditEntries: (l, { first }, ctx) => ctx.services.lists.auditLog(envOf(ctx), { listId: l.id, limit: pageSize(first, 20) }),
+    auditEntries: (l, { first }, ctx) =>
+      ctx.services.lists.auditLog(envOf(ctx), { listId: l.id, limit: pageSize(first, 20) }),
   },
   ListItem: {
     value: (i) => i.primaryValue,
@@ -136,13 +162,30 @@ export const types: Resolvers = {
  * size, so a position that is not a multiple of the size (a client that changed `first` between
  * pages) takes two reads; whether more follow is counted.
  */
-async function readPage(ctx: GraphqlContext, listId: string, filters: QueryFilter[], skip: number, size: number): Promise<Page<ListItem>> {
+async function readPage(
+  ctx: GraphqlContext,
+  listId: string,
+  filters: QueryFilter[],
+  skip: number,
+  size: number,
+): Promise<Page<ListItem>> {
   const env = envOf(ctx);
-  const read = (page: number) => ctx.services.lists.queryItems(env, listId, { filters, sort: { field: 'created_at', order: 'desc' }, page, resultsSize: size });
+  const read = (page: number) =>
+    ctx.services.lists.queryItems(env, listId, {
+      filters,
+      sort: { field: 'created_at', order: 'desc' },
+      page,
+      resultsSize: size,
+    });
   const first = Math.floor(skip / size) + 1;
   let rows = await read(first);
   const offset = skip % size;
-  if (offset) rows = [...rows.slice(offset), ...(rows.length === size ? await read(first + 1) : [])].slice(0, size);
-  const total = rows.length === size ? await ctx.services.lists.countItems(env, listId, filters) : skip + rows.length;
-  return { edges: rows.map((node, i) => ({ node, cursor: encodeOffset(skip + i + 1) })), hasNextPage: skip + rows.length < total };
+  if (offset)
+    rows = [...rows.slice(offset), ...(rows.length === size ? await read(first + 1) : [])].slice(0, size);
+  const total =
+    rows.length === size ? await ctx.services.lists.countItems(env, listId, filters) : skip + rows.length;
+  return {
+    edges: rows.map((node, i) => ({ node, cursor: encodeOffset(skip + i + 1) })),
+    hasNextPage: skip + rows.length < total,
+  };
 }

@@ -6,7 +6,14 @@ import type { PolicyConditions, PolicyDraft } from '../../core/policies/model';
 import type { PolicyDraftChange } from '../../core/policies/service';
 import { InvalidParameters } from '../../core/errors';
 import { pageSize } from '../../core/queries/pagination';
-import type { MutationResolvers, PolicyConditionsInput, PolicyDraftInput, PolicyUpdateInput, QueryResolvers, Resolvers } from '../generated/types';
+import type {
+  MutationResolvers,
+  PolicyConditionsInput,
+  PolicyDraftInput,
+  PolicyUpdateInput,
+  QueryResolvers,
+  Resolvers,
+} from '../generated/types';
 import { envOf } from './common';
 
 const list = <T>(v: ReadonlyArray<T> | null | undefined): T[] | undefined => (v ? [...v] : undefined);
@@ -35,7 +42,8 @@ function updatePatch(input: PolicyUpdateInput): Partial<PolicyDraft> {
   if (input.name !== null && input.name !== undefined) patch.name = input.name;
   if (input.group !== null && input.group !== undefined) patch.group = input.group;
   if (input.action !== null && input.action !== undefined) patch.action = input.action;
-  if (input.conditions !== null && input.conditions !== undefined) patch.conditions = conditions(input.conditions);
+  if (input.conditions !== null && input.conditions !== undefined)
+    patch.conditions = conditions(input.conditions);
   return patch;
 }
 
@@ -43,22 +51,44 @@ function updatePatch(input: PolicyUpdateInput): Partial<PolicyDraft> {
 function draftChange(d: PolicyDraftInput, i: number): PolicyDraftChange {
   const field = `drafts[${i}]`;
   if (d.create) {
-    if (d.id || d.update || d.archive) throw new InvalidParameters([{ field, message: 'give either create, or id with update and/or archive' }]);
-    return { create: { name: d.create.name, group: d.create.group, action: d.create.action, conditions: conditions(d.create.conditions) } };
+    if (d.id || d.update || d.archive)
+      throw new InvalidParameters([
+        { field, message: 'give either create, or id with update and/or archive' },
+      ]);
+    return {
+      create: {
+        name: d.create.name,
+        group: d.create.group,
+        action: d.create.action,
+        conditions: conditions(d.create.conditions),
+      },
+    };
   }
-  if (!d.id || (!d.update && !d.archive)) throw new InvalidParameters([{ field, message: 'give either create, or id with update and/or archive' }]);
-  return { id: d.id, ...(d.update ? { update: updatePatch(d.update) } : {}), ...(d.archive ? { archive: true } : {}) };
+  if (!d.id || (!d.update && !d.archive))
+    throw new InvalidParameters([{ field, message: 'give either create, or id with update and/or archive' }]);
+  return {
+    id: d.id,
+    ...(d.update ? { update: updatePatch(d.update) } : {}),
+    ...(d.archive ? { archive: true } : {}),
+  };
 }
 
 export const query: QueryResolvers = {
-  policies: (_p, { includeArchived }, ctx) => ctx.services.policies.list(envOf(ctx), includeArchived ?? false),
+  policies: (_p, { includeArchived }, ctx) =>
+    ctx.services.policies.list(envOf(ctx), includeArchived ?? false),
   policy: (_p, { id }, ctx) => ctx.loaders.policy.load(id),
-  policyDryRun: (_p, { drafts, days, maxEvents }, ctx) => ctx.services.dryRun.run(envOf(ctx), { drafts: drafts.map(draftChange), days, maxEvents }),
+  policyDryRun: (_p, { drafts, days, maxEvents }, ctx) =>
+    ctx.services.dryRun.run(envOf(ctx), { drafts: drafts.map(draftChange), days, maxEvents }),
 };
 
 export const mutation: MutationResolvers = {
   createPolicy: (_p, { input }, ctx) =>
-    ctx.services.policies.create(envOf(ctx), { name: input.name, group: input.group, action: input.action, conditions: conditions(input.conditions) }),
+    ctx.services.policies.create(envOf(ctx), {
+      name: input.name,
+      group: input.group,
+      action: input.action,
+      conditions: conditions(input.conditions),
+    }),
   updatePolicy: (_p, { id, input }, ctx) => ctx.services.policies.update(envOf(ctx), id, updatePatch(input)),
   rollbackPolicy: (_p, { id, revision }, ctx) => ctx.services.policies.rollback(envOf(ctx), id, revision),
   archivePolicy: (_p, { id }, ctx) => ctx.services.policies.archive(envOf(ctx), id),

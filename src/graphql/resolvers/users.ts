@@ -10,7 +10,8 @@ export const types: Resolvers = {
   User: {
     id: (u) => u.userId,
     traits: (u) => u.traits,
-    devices: (u, { first, includeRemoved }, ctx) => ctx.loaders.userDevices(first, includeRemoved ?? false).load(u.userId),
+    devices: (u, { first, includeRemoved }, ctx) =>
+      ctx.loaders.userDevices(first, includeRemoved ?? false).load(u.userId),
     events: (u, { first, after, filter }, ctx) => {
       const f = compact(filter);
       // The first page of an unfiltered list is batched across users; later pages are searches.

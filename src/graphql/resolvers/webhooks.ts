@@ -3,7 +3,8 @@ import type { MutationResolvers, QueryResolvers, Resolvers } from '../generated/
 import { connection, envOf, freshEnv } from './common';
 
 export const query: QueryResolvers = {
-  webhookDeliveries: (_p, { status, userId, first, after }, ctx) => ctx.services.webhooks.page(envOf(ctx), { status, userId, first, after }),
+  webhookDeliveries: (_p, { status, userId, first, after }, ctx) =>
+    ctx.services.webhooks.page(envOf(ctx), { status, userId, first, after }),
   webhookDelivery: (_p, { id }, ctx) => ctx.services.webhooks.get(envOf(ctx), id),
 };
 

@@ -88,7 +88,9 @@ export class AdmissionGate {
     const queued = this.writes.backlog;
     if (queued >= this.o.queueLimit) {
       const lastError = this.writes.failing;
-      return new Unavailable(`the write queue is full (${queued} writes waiting${lastError ? `; last error: ${lastError}` : ''})`);
+      return new Unavailable(
+        `the write queue is full (${queued} writes waiting${lastError ? `; last error: ${lastError}` : ''})`,
+      );
     }
     return null;
   }
@@ -98,7 +100,10 @@ export class AdmissionGate {
     const age = this.writes.oldestUnwrittenMs();
     if (age < this.o.maxUnwrittenMs) return null;
     const lastError = this.writes.failing;
-    return new Unavailable(`the database is behind: a change waits to be written for ${age} ms (at most ${this.o.maxUnwrittenMs} ms)${lastError ? `; last error: ${lastError}` : ''}`, { retryAfterSeconds: 1 });
+    return new Unavailable(
+      `the database is behind: a change waits to be written for ${age} ms (at most ${this.o.maxUnwrittenMs} ms)${lastError ? `; last error: ${lastError}` : ''}`,
+      { retryAfterSeconds: 1 },
+    );
   }
 
   /** See WriteQueue.admit: at once, after the writes caught up (or at `waitUntil`), or Unavailable. */
@@ -113,7 +118,9 @@ export class AdmissionGate {
     }
     return new Promise<void>((resolve, reject) => {
       const waiter: Held = { resolve, reject, cancel: () => undefined };
-      waiter.cancel = this.scheduler.after(wait, () => this.release(waiter, this.closed ? null : this.refusal()));
+      waiter.cancel = this.scheduler.after(wait, () =>
+        this.release(waiter, this.closed ? null : this.refusal()),
+      );
       this.held.add(waiter);
     });
   }

@@ -135,7 +135,16 @@ export class StateCache {
   entry(collection: string, id: string): Entry {
     let e = this.entries.get(collection, id);
     if (e) return e;
-    e = { collection, id, value: undefined, pending: [], inflight: null, loading: null, readAt: 0, version: 0 };
+    e = {
+      collection,
+      id,
+      value: undefined,
+      pending: [],
+      inflight: null,
+      loading: null,
+      readAt: 0,
+      version: 0,
+    };
     this.entries.add(collection, id, e);
     return e;
   }
@@ -151,7 +160,12 @@ export class StateCache {
 
   private fresh(e: Entry): boolean {
     if (e.value === undefined) return false;
-    return this.o.maxAgeMs === null || this.now() - e.readAt <= this.o.maxAgeMs || e.pending.length > 0 || e.inflight !== null;
+    return (
+      this.o.maxAgeMs === null ||
+      this.now() - e.readAt <= this.o.maxAgeMs ||
+      e.pending.length > 0 ||
+      e.inflight !== null
+    );
   }
 
   /**
@@ -238,10 +252,19 @@ export class StateCache {
    * read, or held from before (an aged copy whose look-up is late, as read() answers it); the
    * look-ups go on and fill the cache. Rejects when the database fails.
    */
-  async readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined> {
+  async readAll(
+    collection: string,
+    ids: readonly string[],
+    deadline?: number,
+  ): Promise<(Doc | null)[] | undefined> {
     const entries = ids.map((id) => this.entry(collection, id));
     const loads = entries.map((e) => this.lookUp(e)).filter((l): l is Promise<void> => l !== null);
-    if (loads.length > 0 && !(await this.inTime(Promise.all(loads), deadline)) && entries.some((e) => e.value === undefined)) return undefined;
+    if (
+      loads.length > 0 &&
+      !(await this.inTime(Promise.all(loads), deadline)) &&
+      entries.some((e) => e.value === undefined)
+    )
+      return undefined;
     // A look-up that ended sets its document; one that could not answer leaves it unknown.
     const docs = entries.map((e) => e.value);
     return docs.some((d) => d === undefined) ? undefined : (docs as (Doc | null)[]);
@@ -275,7 +298,10 @@ export class StateCache {
           .find({ _id: { $in: entries.map((e) => e.id) } })
           .toArray(),
         this.o.readTimeoutMs,
-        () => new Unavailable(`a look-up of ${entries.length} ${collection} documents did not answer within ${this.o.readTimeoutMs} ms`),
+        () =>
+          new Unavailable(
+            `a look-up of ${entries.length} ${collection} documents did not answer within ${this.o.readTimeoutMs} ms`,
+          ),
       );
       const byId = new Map(docs.map(({ _id, ...rest }) => [_id, unpack(rest)]));
       for (const e of entries) {
@@ -321,7 +347,8 @@ export class StateCache {
       this.misses.delete(collection);
       this.finding.add(collection);
       const chunks: Miss[][] = [];
-      for (let i = 0; i < waiting.length; i += MAX_IDS_PER_FIND) chunks.push(waiting.slice(i, i + MAX_IDS_PER_FIND));
+      for (let i = 0; i < waiting.length; i += MAX_IDS_PER_FIND)
+        chunks.push(waiting.slice(i, i + MAX_IDS_PER_FIND));
       void Promise.all(
         chunks.map((chunk) =>
           this.loadMany(

@@ -104,8 +104,10 @@ function compare(a: Ordered, b: Ordered): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-const isOrdered = (v: unknown): v is Ordered => typeof v === 'number' || typeof v === 'string' || v instanceof Date;
-const isObject = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+const isOrdered = (v: unknown): v is Ordered =>
+  typeof v === 'number' || typeof v === 'string' || v instanceof Date;
+const isObject = (v: unknown): v is Doc =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
 /** Deep copy of plain data (objects, arrays, dates, scalars). */
 export function clone<T>(v: T): T {
@@ -243,7 +245,8 @@ export function coalesce(deltas: readonly (Delta | readonly OpEntry[])[]): Updat
         existing = undefined;
       }
       // Only the first update can insert the document.
-      if (op === 'setOnInsert' && groups.length > 0) throw new Error(`setOnInsert on ${key} does not fit in the first update: it could never apply`);
+      if (op === 'setOnInsert' && groups.length > 0)
+        throw new Error(`setOnInsert on ${key} does not fit in the first update: it could never apply`);
       if (!existing) {
         fields.set(key, { op, value: op === 'addToSet' ? [...(value as string[])] : value });
         for (let i = 1; i < path.length; i++) prefixes.add(join(path.slice(0, i)));
@@ -263,7 +266,8 @@ export function coalesce(deltas: readonly (Delta | readonly OpEntry[])[]): Updat
           existing.value = value;
           break;
         case 'addToSet':
-          for (const m of value as string[]) if (!(existing.value as string[]).includes(m)) (existing.value as string[]).push(m);
+          for (const m of value as string[])
+            if (!(existing.value as string[]).includes(m)) (existing.value as string[]).push(m);
           break;
         case 'setOnInsert':
         case 'unset':
@@ -300,5 +304,9 @@ export function toUpdateDocument(group: UpdateGroup): Record<string, Record<stri
 /** A coalesced group back as operations (a requeued group is written as one update again). */
 export function groupOps(group: UpdateGroup): OpEntry[] {
   if (group.replace) return replacement(group.replace);
-  return [...group.fields].map(([path, { op, value }]) => ({ op, path: path.split('.'), value: clone(value) }));
+  return [...group.fields].map(([path, { op, value }]) => ({
+    op,
+    path: path.split('.'),
+    value: clone(value),
+  }));
 }

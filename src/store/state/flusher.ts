@@ -251,7 +251,11 @@ export class WriteBehind {
           () => {
             const i = this.waiters.indexOf(waiter);
             if (i >= 0) this.waiters.splice(i, 1);
-            reject(new Unavailable(`the database did not write this in time${this.lastError ? ` (${this.lastError})` : ''}`));
+            reject(
+              new Unavailable(
+                `the database did not write this in time${this.lastError ? ` (${this.lastError})` : ''}`,
+              ),
+            );
           },
           Math.max(0, deadline - this.now()),
         );
@@ -348,7 +352,8 @@ export class WriteBehind {
 
   private schedule(): void {
     if (this.stopped || this.flushing || this.timer) return;
-    const delay = this.failures > 0 ? this.retryDelay() : this.due >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
+    const delay =
+      this.failures > 0 ? this.retryDelay() : this.due >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runFlush();
@@ -363,7 +368,14 @@ export class WriteBehind {
     if (this.flushing) return this.flushing;
     let done = () => undefined as void;
     const end = new Promise<void>((resolve) => (done = resolve));
-    const run: FlushRun = { started: this.now(), end, done, abandoned: false, entries: [], inserts: new Map() };
+    const run: FlushRun = {
+      started: this.now(),
+      end,
+      done,
+      abandoned: false,
+      entries: [],
+      inserts: new Map(),
+    };
     this.run = run;
     this.flushing = end;
     this.armWatchdog(run);
@@ -464,7 +476,8 @@ export class WriteBehind {
   private findOldest(): void {
     let oldest: Mark | null = null;
     for (const e of this.dirty) {
-      if (e.dueSeq !== undefined && (oldest === null || e.dueSeq < oldest.seq)) oldest = { seq: e.dueSeq, at: e.dueAt ?? this.now() };
+      if (e.dueSeq !== undefined && (oldest === null || e.dueSeq < oldest.seq))
+        oldest = { seq: e.dueSeq, at: e.dueAt ?? this.now() };
     }
     for (const q of this.queues.values()) {
       const first = q[0];
@@ -472,8 +485,11 @@ export class WriteBehind {
     }
     if (this.run) {
       // A flush under way (the watchdog abandoned the one before): what it carries is unwritten.
-      for (const e of this.run.entries) if (e.inflightSeq !== undefined && (oldest === null || e.inflightSeq < oldest.seq)) oldest = { seq: e.inflightSeq, at: e.inflightAt ?? this.now() };
-      for (const q of this.run.inserts.values()) for (const i of q) if (oldest === null || i.seq < oldest.seq) oldest = { seq: i.seq, at: i.at };
+      for (const e of this.run.entries)
+        if (e.inflightSeq !== undefined && (oldest === null || e.inflightSeq < oldest.seq))
+          oldest = { seq: e.inflightSeq, at: e.inflightAt ?? this.now() };
+      for (const q of this.run.inserts.values())
+        for (const i of q) if (oldest === null || i.seq < oldest.seq) oldest = { seq: i.seq, at: i.at };
     }
     this.oldest = oldest;
   }
@@ -504,7 +520,11 @@ export class WriteBehind {
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         give.up = true;
-        reject(new Error(`could not write ${this.queued} queued changes within ${timeoutMs} ms: ${this.lastError ?? 'the database did not answer'}`));
+        reject(
+          new Error(
+            `could not write ${this.queued} queued changes within ${timeoutMs} ms: ${this.lastError ?? 'the database did not answer'}`,
+          ),
+        );
       }, timeoutMs);
     });
     try {
@@ -558,7 +578,9 @@ export class WriteBehind {
       // A document changed without being read (a verdict past its budget, a feedback on a token):
       // read it first, so it is written whole like the others; an update costs FerretDB several
       // times a read and a whole-document write together. (Nothing is in flight here.)
-      const unknown = [...this.dirty].filter((e) => e.value === undefined && e.pending.length > 0 && !holding(e));
+      const unknown = [...this.dirty].filter(
+        (e) => e.value === undefined && e.pending.length > 0 && !holding(e),
+      );
       if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => this.hooks.fill(e)));
       if (run.abandoned) return;
       this.progress(run);
@@ -611,7 +633,8 @@ export class WriteBehind {
     // Inserts in parallel; updates one command at a time (see maxUpdateBatch).
     const updating = (async () => {
       const failures: unknown[] = [];
-      for (const [name, list] of updates) await this.writeUpdates(run, name, list).catch((err: unknown) => failures.push(err));
+      for (const [name, list] of updates)
+        await this.writeUpdates(run, name, list).catch((err: unknown) => failures.push(err));
       if (failures.length) throw failures[0];
     })();
     const results = await Promise.allSettled([
@@ -620,13 +643,22 @@ export class WriteBehind {
       ...[...inserts].map(([name, items]) => this.writeInserts(run, name, items)),
     ]);
     if (run.abandoned) return;
-    this.o.observer?.flushed({ seconds: Number(process.hrtime.bigint() - started) / 1e9, updates: nUpdates, inserts: nInserts, ok: results.every((r) => r.status === 'fulfilled') });
+    this.o.observer?.flushed({
+      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+      updates: nUpdates,
+      inserts: nInserts,
+      ok: results.every((r) => r.status === 'fulfilled'),
+    });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
   /** One ordered bulk per chunk; what was not written goes back to the front of its document's queue. */
-  private async writeUpdates(run: FlushRun, collection: string, list: { entry: Entry; groups: UpdateGroup[] }[]): Promise<void> {
+  private async writeUpdates(
+    run: FlushRun,
+    collection: string,
+    list: { entry: Entry; groups: UpdateGroup[] }[],
+  ): Promise<void> {
     const ops: { entry: Entry; group: UpdateGroup }[] = [];
     for (const { entry, groups } of list) for (const group of groups) ops.push({ entry, group });
     let done = 0;
@@ -637,8 +669,20 @@ export class WriteBehind {
         const chunk = ops.slice(done, done + this.o.maxUpdateBatch);
         const bulk: AnyBulkWriteOperation<StateDocument>[] = chunk.map(({ entry, group }) =>
           group.replace
-            ? { replaceOne: { filter: { _id: entry.id }, replacement: { ...group.replace, _id: entry.id }, upsert: true } }
-            : { updateOne: { filter: { _id: entry.id }, update: toUpdateDocument(group) as UpdateFilter<StateDocument>, upsert: true } },
+            ? {
+                replaceOne: {
+                  filter: { _id: entry.id },
+                  replacement: { ...group.replace, _id: entry.id },
+                  upsert: true,
+                },
+              }
+            : {
+                updateOne: {
+                  filter: { _id: entry.id },
+                  update: toUpdateDocument(group) as UpdateFilter<StateDocument>,
+                  upsert: true,
+                },
+              },
         );
         try {
           await this.target(collection).bulkWrite(bulk, { ordered: true });
@@ -653,7 +697,10 @@ export class WriteBehind {
           done += at.index;
           if (isDuplicateKey(at.error)) throw err; // two upserts raced (another instance): retry
           const bad = ops[done];
-          this.o.onError(at.error, `write refused by the database (${collection} ${bad?.entry.id}); change dropped`);
+          this.o.onError(
+            at.error,
+            `write refused by the database (${collection} ${bad?.entry.id}); change dropped`,
+          );
           this.o.observer?.dropped?.(collection, 1);
           done += 1;
         }
@@ -690,7 +737,7 @@ export class WriteBehind {
     let written = 0;
     const keep = this.o.packed[collection];
     try {
-      for (; written < list.length; ) {
+      for (; written < list.length;) {
         if (run.abandoned) return;
         // Each chunk is serialised when it is sent, so a large backlog never blocks the event
         // loop (and the answers waiting on it) for longer than one chunk.

@@ -86,7 +86,8 @@ export class Generations<V> {
 
   /** Every entry as [space, key, value], the young generation first. */
   *entries(): IterableIterator<[string, string, V]> {
-    for (const g of [this.young, this.old]) for (const [space, m] of g.spaces) for (const [key, v] of m) yield [space, key, v];
+    for (const g of [this.young, this.old])
+      for (const [space, m] of g.spaces) for (const [key, v] of m) yield [space, key, v];
   }
 
   /** The entries of one space as [key, value]. */
@@ -100,7 +101,8 @@ export class Generations<V> {
   private rotateIfFull(): void {
     if (this.young.size - this.carried < Math.max(1, this.bound >> 1)) return;
     const next = new Generation<V>();
-    for (const [space, m] of this.old.spaces) for (const [k, v] of m) if (this.pinned(v)) next.set(space, k, v);
+    for (const [space, m] of this.old.spaces)
+      for (const [k, v] of m) if (this.pinned(v)) next.set(space, k, v);
     this.old = this.young;
     this.young = next;
     this.carried = next.size;

@@ -37,7 +37,11 @@ export { UPSERT_COMMENT } from './flusher';
 export interface StateObserver extends CacheObserver, FlushObserver {}
 
 /** Each collaborator's options (see cache.ts, flusher.ts and admission.ts), and the clock they share. */
-export interface StateOptions extends Omit<CacheOptions, 'observer' | 'now'>, Omit<FlushOptions, 'observer'>, Omit<AdmissionOptions, 'now' | 'scheduler'> {
+export interface StateOptions
+  extends
+    Omit<CacheOptions, 'observer' | 'now'>,
+    Omit<FlushOptions, 'observer'>,
+    Omit<AdmissionOptions, 'now' | 'scheduler'> {
   observer?: StateObserver;
   now?: () => number;
 }
@@ -69,7 +73,10 @@ export class StateLayer implements WriteQueue {
   constructor(db: Db, options: Partial<StateOptions> & Pick<StateOptions, 'onError'>) {
     this.o = { ...DEFAULT_STATE_OPTIONS, ...options };
     this.cache = new StateCache(db, this.o, () => this.writes.inflight);
-    this.writes = new WriteBehind(db, this.o, { fill: (e) => this.cache.fill(e), flushed: () => this.gate.releaseHeld() });
+    this.writes = new WriteBehind(db, this.o, {
+      fill: (e) => this.cache.fill(e),
+      flushed: () => this.gate.releaseHeld(),
+    });
     this.gate = new AdmissionGate(this.writes, this.o);
   }
 
@@ -153,7 +160,11 @@ export class StateLayer implements WriteQueue {
   }
 
   /** See StateCache.readAll: several documents of one collection with one promise. */
-  readAll(collection: string, ids: readonly string[], deadline?: number): Promise<(Doc | null)[] | undefined> {
+  readAll(
+    collection: string,
+    ids: readonly string[],
+    deadline?: number,
+  ): Promise<(Doc | null)[] | undefined> {
     return this.cache.readAll(collection, ids, deadline);
   }
 

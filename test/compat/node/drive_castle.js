@@ -75,7 +75,10 @@ function client(secret) {
   const url = env('RAMPART_URL');
   const apiSecret = secret !== undefined ? secret : env('RAMPART_SECRET');
   if (!url || !apiSecret) {
-    emit({ ok: false, error: { class: 'UsageError', message: 'RAMPART_URL and RAMPART_SECRET are required' } }, 2);
+    emit(
+      { ok: false, error: { class: 'UsageError', message: 'RAMPART_URL and RAMPART_SECRET are required' } },
+      2,
+    );
     return null;
   }
   // The SDK builds `${apiUrl}/v1/authenticate`: the base must not carry /v1 or a trailing slash.
@@ -160,7 +163,9 @@ function fromRequest(call) {
       req.on('data', (c) => (body += c));
       req.on('end', async () => {
         // What Express adds: req.ip (with `trust proxy`: the client end of X-Forwarded-For), req.cookies (cookie-parser).
-        const forwarded = String(req.headers['x-forwarded-for'] || '').split(',')[0].trim();
+        const forwarded = String(req.headers['x-forwarded-for'] || '')
+          .split(',')[0]
+          .trim();
         req.ip = forwarded || req.socket.remoteAddress;
         req.cookies = parseCookies(req.headers.cookie);
         req.body = Object.fromEntries(new URLSearchParams(body));
@@ -183,7 +188,13 @@ function fromRequest(call) {
         };
         if (env('RAMPART_CID_HEADER')) headers['X-Castle-Client-Id'] = env('RAMPART_CID_HEADER');
         const { port } = server.address();
-        resolve(await browserPost(port, headers, new URLSearchParams({ email: EMAIL, password: 'correct horse' }).toString()));
+        resolve(
+          await browserPost(
+            port,
+            headers,
+            new URLSearchParams({ email: EMAIL, password: 'correct horse' }).toString(),
+          ),
+        );
       } catch (err) {
         reject(err);
       } finally {
@@ -197,18 +208,27 @@ function fromRequest(call) {
 function browserPost(port, headers, body) {
   const http = require('node:http');
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/login', method: 'POST', headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(text));
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/login',
+        method: 'POST',
+        headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(text));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -229,7 +249,13 @@ const SCENARIOS = {
   authenticate_registration: () => {
     const c = client();
     return attempt(() =>
-      c.authenticate(withTimestamp({ event: '$registration.attempted', user_traits: { email: EMAIL }, context: context() })),
+      c.authenticate(
+        withTimestamp({
+          event: '$registration.attempted',
+          user_traits: { email: EMAIL },
+          context: context(),
+        }),
+      ),
     );
   },
   bad_secret_authenticate: () => {
@@ -244,26 +270,46 @@ const SCENARIOS = {
     const c = client();
     return attempt(() =>
       c.track(
-        withTimestamp({ event: EVENTS.LOGIN_FAILED, user_id: USER_ID, properties: { email: EMAIL }, context: context() }),
+        withTimestamp({
+          event: EVENTS.LOGIN_FAILED,
+          user_id: USER_ID,
+          properties: { email: EMAIL },
+          context: context(),
+        }),
       ),
     );
   },
   bad_secret_track: () => {
     const c = client(badSecret());
     return attempt(() =>
-      c.track({ event: EVENTS.LOGIN_FAILED, user_id: USER_ID, properties: { email: EMAIL }, context: context() }),
+      c.track({
+        event: EVENTS.LOGIN_FAILED,
+        user_id: USER_ID,
+        properties: { email: EMAIL },
+        context: context(),
+      }),
     );
   },
   authenticate_from_request: () => {
     const c = client();
     return fromRequest((req) =>
-      c.authenticate({ event: EVENTS.LOGIN_SUCCEEDED, user_id: USER_ID, user_traits: { email: req.body.email }, context: contextFromRequest(req) }),
+      c.authenticate({
+        event: EVENTS.LOGIN_SUCCEEDED,
+        user_id: USER_ID,
+        user_traits: { email: req.body.email },
+        context: contextFromRequest(req),
+      }),
     );
   },
   track_from_request: () => {
     const c = client();
     return fromRequest((req) =>
-      c.track({ event: EVENTS.LOGIN_FAILED, user_id: USER_ID, properties: { email: req.body.email }, context: contextFromRequest(req) }),
+      c.track({
+        event: EVENTS.LOGIN_FAILED,
+        user_id: USER_ID,
+        properties: { email: req.body.email },
+        context: contextFromRequest(req),
+      }),
     );
   },
   track_challenge_succeeded: () => trackDevice(EVENTS.CHALLENGE_SUCCEEDED),
@@ -287,7 +333,10 @@ async function main() {
     return emit(
       {
         ok: false,
-        error: { class: 'UsageError', message: `unknown scenario '${SCENARIO}'; known: ${Object.keys(SCENARIOS).sort().join(', ')}` },
+        error: {
+          class: 'UsageError',
+          message: `unknown scenario '${SCENARIO}'; known: ${Object.keys(SCENARIOS).sort().join(', ')}`,
+        },
       },
       2,
     );
@@ -301,6 +350,8 @@ async function main() {
 }
 
 // The SDK's track() can leave a rejected logging promise behind on network errors; report, don't crash.
-process.on('unhandledRejection', (err) => process.stderr.write(`drive_castle: unhandled rejection: ${err && err.stack}\n`));
+process.on('unhandledRejection', (err) =>
+  process.stderr.write(`drive_castle: unhandled rejection: ${err && err.stack}\n`),
+);
 
 main();

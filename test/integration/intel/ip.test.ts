@@ -17,29 +17,73 @@ describe('normaliseIp', () => {
     expect(normaliseIp(raw)).toBe(expected);
   });
 
-  it.each(['', 'garbage', '1.2.3', '127.1', '01.2.3.4', '0x7f.0.0.1', '256.1.1.1', '1.2.3.4:80', '1::2::3', 'gggg::1', '1.2.3.4/24', 'x'.repeat(500)])(
-    'rejects %j',
-    (raw) => {
-      expect(normaliseIp(raw)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    'garbage',
+    '1.2.3',
+    '127.1',
+    '01.2.3.4',
+    '0x7f.0.0.1',
+    '256.1.1.1',
+    '1.2.3.4:80',
+    '1::2::3',
+    'gggg::1',
+    '1.2.3.4/24',
+    'x'.repeat(500),
+  ])('rejects %j', (raw) => {
+    expect(normaliseIp(raw)).toBeNull();
+  });
 });
 
 describe('lookupIp bogons (no database needed)', () => {
-  it.each(['10.0.0.1', '192.168.1.1', '172.16.5.4', '127.0.0.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '240.0.0.1'])(
-    '%s is a bogon with no data',
+  it.each([
+    '10.0.0.1',
+    '192.168.1.1',
+    '172.16.5.4',
+    '127.0.0.1',
+    '169.254.1.1',
+    '100.64.0.1',
+    '0.0.0.0',
+    '255.255.255.255',
+    '224.0.0.1',
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    '240.0.0.1',
+  ])('%s is a bogon with no data', (ip) => {
+    expect(lookupIp(ip)).toEqual({
+      ip,
+      version: 4,
+      location: null,
+      asn: null,
+      hosting: false,
+      vpn: false,
+      relay: false,
+      tor: false,
+      bogon: true,
+    });
+  });
+
+  it.each(['::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '4000::1'])(
+    '%s is a bogon',
     (ip) => {
-      expect(lookupIp(ip)).toEqual({ ip, version: 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true });
+      const r = lookupIp(ip);
+      expect(r).toMatchObject({ version: 6, bogon: true, location: null, asn: null, hosting: false });
     },
   );
 
-  it.each(['::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '4000::1'])('%s is a bogon', (ip) => {
-    const r = lookupIp(ip);
-    expect(r).toMatchObject({ version: 6, bogon: true, location: null, asn: null, hosting: false });
-  });
-
   it('treats invalid input as a data-less bogon instead of throwing', () => {
-    expect(lookupIp('not-an-ip')).toEqual({ ip: 'not-an-ip', version: 4, location: null, asn: null, hosting: false, vpn: false, relay: false, tor: false, bogon: true });
+    expect(lookupIp('not-an-ip')).toEqual({
+      ip: 'not-an-ip',
+      version: 4,
+      location: null,
+      asn: null,
+      hosting: false,
+      vpn: false,
+      relay: false,
+      tor: false,
+      bogon: true,
+    });
   });
 });
 
@@ -53,7 +97,13 @@ describe('lookupIp with the bundled databases', () => {
     const r = lookupIp('8.8.8.8');
     expect(r).toMatchObject({ ip: '8.8.8.8', version: 4, bogon: false, tor: false, hosting: true });
     expect(r.asn).toEqual({ number: 15169, organization: 'Google LLC' });
-    expect(r.location).toMatchObject({ country_code: 'US', country: 'United States', region: 'California', city: 'Mountain View', region_code: null });
+    expect(r.location).toMatchObject({
+      country_code: 'US',
+      country: 'United States',
+      region: 'California',
+      city: 'Mountain View',
+      region_code: null,
+    });
     expect(r.location?.lat).toBeCloseTo(37.42, 1);
     expect(r.location?.lon).toBeCloseTo(-122.08, 1);
   });
@@ -110,7 +160,10 @@ describe('lookupIp with the bundled databases', () => {
 
 describe('hosting classification', () => {
   it('knows the big clouds by ASN', () => {
-    for (const asn of [16509, 14618, 396982, 8075, 14061, 16276, 24940, 63949, 20473, 51167, 12876, 31898, 45102, 132203, 9009, 60781, 16265, 60068]) {
+    for (const asn of [
+      16509, 14618, 396982, 8075, 14061, 16276, 24940, 63949, 20473, 51167, 12876, 31898, 45102, 132203, 9009,
+      60781, 16265, 60068,
+    ]) {
       expect(HOSTING_ASNS.has(asn)).toBe(true);
     }
   });

@@ -37,7 +37,11 @@ describe.each([
   ])('matches mmdb-lib on 3,000 random addresses with %s', (_what, maxPages, pageSize) => {
     const paged = new PagedMmdb(join(dir, file), { maxPages, pageSize });
     try {
-      expect(paged.metadata).toMatchObject({ ipVersion: version, nodeCount: reference.metadata.nodeCount, recordSize: reference.metadata.recordSize });
+      expect(paged.metadata).toMatchObject({
+        ipVersion: version,
+        nodeCount: reference.metadata.nodeCount,
+        recordSize: reference.metadata.recordSize,
+      });
       let found = 0;
       for (const ip of randomAddresses(version, 3000, version * 97)) {
         const want = reference.get(ip);

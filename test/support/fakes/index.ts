@@ -15,8 +15,20 @@ import { PrivacyService } from '../../../src/core/privacy/service';
 import { ListService } from '../../../src/core/lists/service';
 import type { ImportOptions } from '../../../src/core/lists/imports';
 import { createFakeTime, type FakeTime } from './time';
-import { createFakeHttpPoster, createFakeIntel, createFakeMailer, type FakeHttpPoster, type FakeIntel, type FakeMailer } from './outside';
-import { createFakeCounterStore, createFakeStateLayer, createFakeUserStateStore, type FakeStateLayer } from './state';
+import {
+  createFakeHttpPoster,
+  createFakeIntel,
+  createFakeMailer,
+  type FakeHttpPoster,
+  type FakeIntel,
+  type FakeMailer,
+} from './outside';
+import {
+  createFakeCounterStore,
+  createFakeStateLayer,
+  createFakeUserStateStore,
+  type FakeStateLayer,
+} from './state';
 import {
   createFakeAuditLog,
   createFakeDebuggerStore,
@@ -71,7 +83,9 @@ export interface FakeServices {
   environment(opts?: Partial<Environment>): Promise<{ env: Environment; principal: Principal }>;
 }
 
-export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: number; listImports?: ImportOptions & { maxRows?: number } } = {}): FakeServices {
+export function createFakeServices(
+  opts: { http?: FakeHttpPoster; budgetMs?: number; listImports?: ImportOptions & { maxRows?: number } } = {},
+): FakeServices {
   const time = createFakeTime();
   const clock = time.clock;
   const state = createFakeStateLayer();
@@ -86,10 +100,23 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
   const privacyStore = createFakePrivacyStore({ events, debuggerLog });
   const users = createFakeUserStateStore(state);
   const counters = createFakeCounterStore(state, () => clock.now());
-  const policies = new PolicyService({ store: createFakePolicyStore(), clock, listIds: (env) => lists.ids(env) });
+  const policies = new PolicyService({
+    store: createFakePolicyStore(),
+    clock,
+    listIds: (env) => lists.ids(env),
+  });
   const listStore = createFakeListStore();
   const audit = createFakeAuditLog();
-  const lists: ListService = new ListService({ store: listStore, audit, clock, policiesUsing: (env, id) => policies.usingList(env, id), scheduler: time.scheduler, writes: state, log, ...(opts.listImports ? { imports: opts.listImports } : {}) });
+  const lists: ListService = new ListService({
+    store: listStore,
+    audit,
+    clock,
+    policiesUsing: (env, id) => policies.usingList(env, id),
+    scheduler: time.scheduler,
+    writes: state,
+    log,
+    ...(opts.listImports ? { imports: opts.listImports } : {}),
+  });
   const webhookAttempts: FakeServices['webhookAttempts'] = [];
   const webhooks = new WebhookService({
     store: webhookStore,
@@ -104,8 +131,32 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     observer: { attempted: (outcome) => void webhookAttempts.push(outcome) },
   });
   const devices = new DeviceService({ users, webhooks, clock });
-  const verdicts = new VerdictService({ users, events, counters, writes: state, policies, lists, webhooks, clock, intel, log, budgetMs: opts.budgetMs });
-  const track = new TrackService({ users, events, counters, debuggerLog, deviceService: devices, webhooks, writes: state, clock, scheduler: time.scheduler, intel, log });
+  const verdicts = new VerdictService({
+    users,
+    events,
+    counters,
+    writes: state,
+    policies,
+    lists,
+    webhooks,
+    clock,
+    intel,
+    log,
+    budgetMs: opts.budgetMs,
+  });
+  const track = new TrackService({
+    users,
+    events,
+    counters,
+    debuggerLog,
+    deviceService: devices,
+    webhooks,
+    writes: state,
+    clock,
+    scheduler: time.scheduler,
+    intel,
+    log,
+  });
   const privacy = new PrivacyService({
     store: privacyStore,
     users,
@@ -114,7 +165,10 @@ export function createFakeServices(opts: { http?: FakeHttpPoster; budgetMs?: num
     mailer,
     sealer: { macKey: (purpose) => Buffer.from(`fake-mac-key-${purpose}`) },
     clock,
-    links: { downloadUrl: (jobId, q) => `https://rampart.test/v1/privacy/exports/${jobId}?expires=${q.expires}&signature=${q.signature}` },
+    links: {
+      downloadUrl: (jobId, q) =>
+        `https://rampart.test/v1/privacy/exports/${jobId}?expires=${q.expires}&signature=${q.signature}`,
+    },
     log,
   });
   return {

@@ -31,8 +31,26 @@ export function createFakeIntel(addresses: Record<string, FakeAddress> = {}): Fa
     set: (ip, address) => void table.set(ip, address),
     lookupIp(ip: string): IpIntel {
       const a = table.get(ip) ?? {};
-      const location: GeoLocation = { country_code: a.country ?? 'DE', country: null, region: null, region_code: null, city: null, lat: a.lat ?? 52.52, lon: a.lon ?? 13.405 };
-      return { ip, version: ip.includes(':') ? 6 : 4, location, asn: a.asn ?? { number: 3320, organization: 'Deutsche Telekom AG' }, hosting: a.hosting ?? false, vpn: false, relay: false, tor: a.tor ?? false, bogon: false };
+      const location: GeoLocation = {
+        country_code: a.country ?? 'DE',
+        country: null,
+        region: null,
+        region_code: null,
+        city: null,
+        lat: a.lat ?? 52.52,
+        lon: a.lon ?? 13.405,
+      };
+      return {
+        ip,
+        version: ip.includes(':') ? 6 : 4,
+        location,
+        asn: a.asn ?? { number: 3320, organization: 'Deutsche Telekom AG' },
+        hosting: a.hosting ?? false,
+        vpn: false,
+        relay: false,
+        tor: a.tor ?? false,
+        bogon: false,
+      };
     },
     parseUserAgent,
     isDisposableEmail,
@@ -44,7 +62,11 @@ export interface FakeHttpPoster extends HttpPoster {
 }
 
 /** Answers each POST with `answer` (default 200). */
-export function createFakeHttpPoster(answer: (url: string, request: HttpPost) => HttpPostResult | Promise<HttpPostResult> = () => ({ status: 200 })): FakeHttpPoster {
+export function createFakeHttpPoster(
+  answer: (url: string, request: HttpPost) => HttpPostResult | Promise<HttpPostResult> = () => ({
+    status: 200,
+  }),
+): FakeHttpPoster {
   const requests: { url: string; request: HttpPost }[] = [];
   return {
     requests,

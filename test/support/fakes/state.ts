@@ -6,7 +6,14 @@
  */
 import { Unavailable } from '../../../src/core/errors';
 import type { CounterStore, UserStateStore, WriteQueue } from '../../../src/core/ports';
-import { applyDelta, clone, replacement, type Delta, type Doc, type OpEntry } from '../../../src/store/state/delta';
+import {
+  applyDelta,
+  clone,
+  replacement,
+  type Delta,
+  type Doc,
+  type OpEntry,
+} from '../../../src/store/state/delta';
 import type { StateLayer } from '../../../src/store/state/layer';
 import { StateUserStore } from '../../../src/store/user-state';
 import { StateCounterStore } from '../../../src/store/counters';
@@ -110,7 +117,12 @@ export function createFakeStateLayer(): FakeStateLayer {
       }
       return ids.map((id) => entry(collection, id).value);
     },
-    cached: (collection, id) => (layer.unreachable ? undefined : layer.slow ? entries.get(key(collection, id))?.value : entry(collection, id).value),
+    cached: (collection, id) =>
+      layer.unreachable
+        ? undefined
+        : layer.slow
+          ? entries.get(key(collection, id))?.value
+          : entry(collection, id).value,
     peek: (collection, id) => entries.get(key(collection, id))?.value,
     view(collection, id, make) {
       const e = entries.get(key(collection, id));
@@ -135,7 +147,14 @@ export function createFakeStateLayer(): FakeStateLayer {
 }
 
 /** No database behind the repositories: what would reach one (sweeps, purges) fails loudly. */
-const noDatabase = new Proxy({}, { get: () => { throw new Error('a unit test reached for the database'); } }) as Db;
+const noDatabase = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('a unit test reached for the database');
+    },
+  },
+) as Db;
 
 /** The users-and-devices repository on a fake state layer. */
 export function createFakeUserStateStore(state: FakeStateLayer): UserStateStore {
@@ -146,4 +165,3 @@ export function createFakeUserStateStore(state: FakeStateLayer): UserStateStore 
 export function createFakeCounterStore(state: FakeStateLayer, now: () => Date): CounterStore {
   return new StateCounterStore(noDatabase, state as unknown as StateLayer, now);
 }
-

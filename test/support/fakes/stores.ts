@@ -3,11 +3,22 @@
  * core/privacy/ports.ts): what each method promises, kept in maps and arrays, every query scoped
  * to its environment as the MongoDB repositories scope theirs.
  */
-import type { CredentialStore, DebuggerStore, EnvironmentStore, EventStore, PolicyStore } from '../../../src/core/ports';
+import type {
+  CredentialStore,
+  DebuggerStore,
+  EnvironmentStore,
+  EventStore,
+  PolicyStore,
+} from '../../../src/core/ports';
 import type { Credential, EnvId, Environment, RejectedPayload, StoredEvent } from '../../../src/core/model';
 import type { PolicyRevision, PolicySet } from '../../../src/core/policies/model';
 import type { DeliveryAttempt, WebhookDelivery } from '../../../src/core/webhooks/model';
-import type { DeliveryListQuery, DeliveryOutcome, DueQuery, WebhookDeliveryStore } from '../../../src/core/webhooks/ports';
+import type {
+  DeliveryListQuery,
+  DeliveryOutcome,
+  DueQuery,
+  WebhookDeliveryStore,
+} from '../../../src/core/webhooks/ports';
 import type { PrivacyJob } from '../../../src/core/privacy/model';
 import type { ListImport, ListItem, ListSet } from '../../../src/core/lists/model';
 import { holdsAll, itemOrder } from '../../../src/core/lists/conditions';
@@ -100,9 +111,12 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
   const find = (d: WebhookDelivery) => all.find((x) => x.id === d.id);
   const held = (d: WebhookDelivery, owner: string) => {
     const x = find(d);
-    return x && x.leaseOwner === owner && x.leaseVersion === d.leaseVersion && x.status === 'delivering' ? x : null;
+    return x && x.leaseOwner === owner && x.leaseVersion === d.leaseVersion && x.status === 'delivering'
+      ? x
+      : null;
   };
-  const order = (a: WebhookDelivery, b: WebhookDelivery) => a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq || a.id.localeCompare(b.id);
+  const order = (a: WebhookDelivery, b: WebhookDelivery) =>
+    a.createdAt.getTime() - b.createdAt.getTime() || a.seq - b.seq || a.id.localeCompare(b.id);
   return {
     all,
     async enqueue(d) {
@@ -116,23 +130,68 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
     },
     get: async (env, id) => copy(all.find((x) => x.id === id && x.envId === env) ?? null),
     async list(env, q: DeliveryListQuery) {
-      const newest = all.filter((x) => x.envId === env && (!q.status || x.status === q.status) && (!q.userId || x.userId === q.userId)).sort((a, b) => -order(a, b));
+      const newest = all
+        .filter(
+          (x) =>
+            x.envId === env && (!q.status || x.status === q.status) && (!q.userId || x.userId === q.userId),
+        )
+        .sort((a, b) => -order(a, b));
       const before = q.before;
-      const page = before ? newest.filter((x) => x.createdAt < before.createdAt || (x.createdAt.getTime() === before.createdAt.getTime() && x.id < before.id)) : newest;
+      const page = before
+        ? newest.filter(
+            (x) =>
+              x.createdAt < before.createdAt ||
+              (x.createdAt.getTime() === before.createdAt.getTime() && x.id < before.id),
+          )
+        : newest;
       return copy(page.slice(0, q.limit));
     },
-    listForUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId).sort((a, b) => -order(a, b)).slice(0, limit)),
-    openOfUser: async (env, userId, limit) => copy(all.filter((x) => x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering')).sort(order).slice(0, limit)),
+    listForUser: async (env, userId, limit) =>
+      copy(
+        all
+          .filter((x) => x.envId === env && x.userId === userId)
+          .sort((a, b) => -order(a, b))
+          .slice(0, limit),
+      ),
+    openOfUser: async (env, userId, limit) =>
+      copy(
+        all
+          .filter(
+            (x) =>
+              x.envId === env && x.userId === userId && (x.status === 'pending' || x.status === 'delivering'),
+          )
+          .sort(order)
+          .slice(0, limit),
+      ),
     async due(now, q: DueQuery) {
       const claimable = (x: WebhookDelivery) =>
-        (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now) || (x.status === 'pending' && x.nextAttemptAt !== null && x.nextAttemptAt <= now);
+        (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now) ||
+        (x.status === 'pending' && x.nextAttemptAt !== null && x.nextAttemptAt <= now);
       if (q.user) {
         const user = q.user;
-        return { deliveries: copy(all.filter((x) => x.envId === user.env && x.userId === user.userId && (x.status === 'pending' || x.status === 'delivering')).sort(order).slice(0, q.limit).filter(claimable)), next: null };
+        return {
+          deliveries: copy(
+            all
+              .filter(
+                (x) =>
+                  x.envId === user.env &&
+                  x.userId === user.userId &&
+                  (x.status === 'pending' || x.status === 'delivering'),
+              )
+              .sort(order)
+              .slice(0, q.limit)
+              .filter(claimable),
+          ),
+          next: null,
+        };
       }
       const skipped = (x: WebhookDelivery) =>
-        q.skipIds?.includes(x.id) || q.skipUsers?.some((u) => u.env === x.envId && u.userId === x.userId) || q.skipEnvs?.includes(x.envId);
-      const expired = all.filter((x) => x.status === 'delivering' && claimable(x) && !skipped(x)).slice(0, q.limit);
+        q.skipIds?.includes(x.id) ||
+        q.skipUsers?.some((u) => u.env === x.envId && u.userId === x.userId) ||
+        q.skipEnvs?.includes(x.envId);
+      const expired = all
+        .filter((x) => x.status === 'delivering' && claimable(x) && !skipped(x))
+        .slice(0, q.limit);
       if (expired.length >= q.limit) return { deliveries: copy(expired), next: q.after ?? null };
       // Pending ones in the order they fell due (time, then id), from the cursor on; at most 256 examined.
       const at = (x: WebhookDelivery) => (x.nextAttemptAt as Date).getTime();
@@ -140,23 +199,32 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
       const pending = all
         .filter((x) => x.status === 'pending' && claimable(x))
         .sort((a, b) => at(a) - at(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .filter((x) => !after || at(x) > after.at.getTime() || (at(x) === after.at.getTime() && x.id > after.id));
+        .filter(
+          (x) => !after || at(x) > after.at.getTime() || (at(x) === after.at.getTime() && x.id > after.id),
+        );
       const found = [...expired];
       let examined = 0;
       for (const x of pending) {
         examined++;
         const cursor = { at: new Date(at(x)), id: x.id };
         if (!skipped(x)) found.push(x);
-        if (found.length >= q.limit || (examined >= 256 && examined < pending.length)) return { deliveries: copy(found), next: cursor };
+        if (found.length >= q.limit || (examined >= 256 && examined < pending.length))
+          return { deliveries: copy(found), next: cursor };
       }
       return { deliveries: copy(found), next: null };
     },
     async claim(d, owner, now, leaseUntil) {
       const x = find(d);
       if (!x || x.leaseVersion !== d.leaseVersion) return null;
-      const free = x.status === 'pending' || (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now);
+      const free =
+        x.status === 'pending' || (x.status === 'delivering' && x.leaseUntil !== null && x.leaseUntil < now);
       if (!free) return null;
-      Object.assign(x, { status: 'delivering', leaseOwner: owner, leaseUntil, leaseVersion: x.leaseVersion + 1 });
+      Object.assign(x, {
+        status: 'delivering',
+        leaseOwner: owner,
+        leaseUntil,
+        leaseVersion: x.leaseVersion + 1,
+      });
       return copy(x);
     },
     async complete(d, owner, attempt: DeliveryAttempt, outcome: DeliveryOutcome) {
@@ -174,7 +242,10 @@ export function createFakeWebhookStore(): WebhookDeliveryStore & { readonly all:
     },
     async openDeliveries(limit) {
       const open = all.filter((x) => x.status === 'pending' || x.status === 'delivering').sort(order);
-      return { total: open.length, oldest: open.slice(0, limit).map((x) => ({ id: x.id, createdAt: new Date(x.createdAt) })) };
+      return {
+        total: open.length,
+        oldest: open.slice(0, limit).map((x) => ({ id: x.id, createdAt: new Date(x.createdAt) })),
+      };
     },
     // Finished deliveries stay (their ids refuse repeated notices here); the history's retention is the store's.
     sweep: async () => ({ dedupe: 0 }),
@@ -192,7 +263,11 @@ export interface FakePrivacyStore extends PrivacyStore {
  * Jobs and exports in memory; a user's data is read from the fake event and debugger stores
  * (and e-mail look-ups from `emails`), and a purge deletes what those hold of the user.
  */
-export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerLog: FakeDebuggerStore; emails?: Map<string, string[]> }): FakePrivacyStore {
+export function createFakePrivacyStore(data: {
+  events: FakeEventStore;
+  debuggerLog: FakeDebuggerStore;
+  emails?: Map<string, string[]>;
+}): FakePrivacyStore {
   const jobs: PrivacyJob[] = [];
   const exports = new Map<string, { envId: EnvId; expiresAt: Date; json: string }>();
   const purged: { env: EnvId; subject: PurgeSubject }[] = [];
@@ -213,9 +288,17 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
       const j = job(env, id);
       if (j) Object.assign(j, patch);
     },
-    listJobs: async (env, limit, userId) => copy(jobs.filter((j) => j.envId === env && (!userId || j.userId === userId)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit)),
-    expiredJobs: async (now, limit) => copy(jobs.filter((j) => j.expiresAt <= now && j.status !== 'expired').slice(0, limit)),
-    stalePendingJobs: async (before, limit) => copy(jobs.filter((j) => j.status === 'pending' && j.createdAt < before).slice(0, limit)),
+    listJobs: async (env, limit, userId) =>
+      copy(
+        jobs
+          .filter((j) => j.envId === env && (!userId || j.userId === userId))
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+          .slice(0, limit),
+      ),
+    expiredJobs: async (now, limit) =>
+      copy(jobs.filter((j) => j.expiresAt <= now && j.status !== 'expired').slice(0, limit)),
+    stalePendingJobs: async (before, limit) =>
+      copy(jobs.filter((j) => j.status === 'pending' && j.createdAt < before).slice(0, limit)),
     // The unit tier has no app events (they are an integration concern: client_events).
     appEventsForUser: async () => [],
     async putExport(env, j, json) {
@@ -232,18 +315,29 @@ export function createFakePrivacyStore(data: { events: FakeEventStore; debuggerL
       for (const [id, e] of exports) if (e.expiresAt <= now && exports.delete(id)) n++;
       return n;
     },
-    eventsForUser: async (env, userId) => copy(data.events.all.filter((e) => e.envId === env && e.userId === userId)),
-    rejectedForUser: async (env, userId) => copy(data.debuggerLog.all.filter((e) => e.envId === env && e.userId === userId)),
+    eventsForUser: async (env, userId) =>
+      copy(data.events.all.filter((e) => e.envId === env && e.userId === userId)),
+    rejectedForUser: async (env, userId) =>
+      copy(data.debuggerLog.all.filter((e) => e.envId === env && e.userId === userId)),
     userIdsByEmail: async (env, email, limit) => (data.emails?.get(`${env}:${email}`) ?? []).slice(0, limit),
     async purgeUser(env, subject) {
       purged.push({ env, subject: copy(subject) });
       // The user's records, and those without a user id that name the user (as the MongoDB store).
       const names = new Set(subject.names);
-      for (const e of data.events.all) if (e.envId === env && e.userId === subject.userId) for (const n of ownNames(e)) names.add(n);
-      const namesUser = (e: { userId: string | null; names?: string[]; email?: string | null }) => e.userId === null && ((e.email != null && names.has(e.email)) || (e.names ?? []).some((n) => names.has(n)));
+      for (const e of data.events.all)
+        if (e.envId === env && e.userId === subject.userId) for (const n of ownNames(e)) names.add(n);
+      const namesUser = (e: { userId: string | null; names?: string[]; email?: string | null }) =>
+        e.userId === null &&
+        ((e.email != null && names.has(e.email)) || (e.names ?? []).some((n) => names.has(n)));
       return {
-        events: remove(data.events.all, (e) => e.envId === env && (e.userId === subject.userId || namesUser(e))),
-        rejected_payloads: remove(data.debuggerLog.all, (e) => e.envId === env && (e.userId === subject.userId || namesUser(e))),
+        events: remove(
+          data.events.all,
+          (e) => e.envId === env && (e.userId === subject.userId || namesUser(e)),
+        ),
+        rejected_payloads: remove(
+          data.debuggerLog.all,
+          (e) => e.envId === env && (e.userId === subject.userId || namesUser(e)),
+        ),
         privacy_jobs: remove(jobs, (j) => j.envId === env && j.userId === subject.userId),
       };
     },
@@ -271,12 +365,16 @@ export function createFakeSessionStore(): SessionStore & { readonly all: Map<str
 }
 
 /** Lists, their items and import jobs in maps, with the MongoDB repository's version check and query semantics. */
-export function createFakeListStore(): ListStore & { items: Map<string, ListItem>; imports: Map<string, ListImport> } {
+export function createFakeListStore(): ListStore & {
+  items: Map<string, ListItem>;
+  imports: Map<string, ListImport>;
+} {
   const sets = new Map<EnvId, ListSet>();
   const items = new Map<string, ListItem>();
   const imports = new Map<string, ListImport>();
   const key = (env: EnvId, listId: string, id: string) => `${env}\u0000${listId}\u0000${id}`;
-  const of = (env: EnvId, listId: string) => [...items.values()].filter((i) => i.envId === env && i.listId === listId);
+  const of = (env: EnvId, listId: string) =>
+    [...items.values()].filter((i) => i.envId === env && i.listId === listId);
   const copy = (s: ListSet): ListSet => ({ ...s, lists: s.lists.map((l) => ({ ...l })) });
   return {
     items,
@@ -319,7 +417,11 @@ export function createFakeListStore(): ListStore & { items: Map<string, ListItem
       return of(env, listId).filter((i) => holdsAll(i, conditions)).length;
     },
     async *scanItems(env, listIds, activeOnly) {
-      for (const listId of listIds) yield of(env, listId).filter((i) => !activeOnly || !i.archived).sort((a, b) => (a.id < b.id ? -1 : 1)).map((i) => ({ ...i }));
+      for (const listId of listIds)
+        yield of(env, listId)
+          .filter((i) => !activeOnly || !i.archived)
+          .sort((a, b) => (a.id < b.id ? -1 : 1))
+          .map((i) => ({ ...i }));
     },
     async deleteItems(env, listId) {
       for (const i of of(env, listId)) items.delete(key(env, listId, i.id));
@@ -348,13 +450,23 @@ export function createFakeAuditLog(): AuditLog & { entries: AuditEntry[] } {
       entries.push(...list);
     },
     async recent(env, q) {
-      return entries.filter((e) => e.envId === env && (!q.targetId || e.target.id === q.targetId) && (!q.listId || e.target.listId === q.listId)).reverse().slice(0, q.limit);
+      return entries
+        .filter(
+          (e) =>
+            e.envId === env &&
+            (!q.targetId || e.target.id === q.targetId) &&
+            (!q.listId || e.target.listId === q.listId),
+        )
+        .reverse()
+        .slice(0, q.limit);
     },
   };
 }
 
 /** Attested App Attest keys (core/client/attestation/verifier.ts), as store/attested-keys.ts keeps them. */
-export function createFakeAttestedKeyStore(): AttestedKeyStore & { readonly all: Map<string, AttestedKeyRecord> } {
+export function createFakeAttestedKeyStore(): AttestedKeyStore & {
+  readonly all: Map<string, AttestedKeyRecord>;
+} {
   const all = new Map<string, AttestedKeyRecord>();
   const id = (envId: EnvId, keyId: string) => `${envId}:${keyId}`;
   return {

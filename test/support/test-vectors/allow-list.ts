@@ -58,25 +58,65 @@ const CASES: [string[], string, string][] = [
   [[API], '', 'empty'],
   [[API], 'wss://api.example.com/v1/socket', 'another scheme (WebSocket)'],
   [[API], 'ftp://api.example.com/v1/file', 'another scheme (ftp)'],
-  [['https://xn--bcher-kva.example/api'], 'https://xn--bcher-kva.example/api/login', 'an IDN host in its ASCII (punycode) form'],
-  [['https://xn--bcher-kva.example/api'], 'https://bücher.example/api/login', 'an IDN host in Unicode: refused, the native stack may encode it otherwise'],
+  [
+    ['https://xn--bcher-kva.example/api'],
+    'https://xn--bcher-kva.example/api/login',
+    'an IDN host in its ASCII (punycode) form',
+  ],
+  [
+    ['https://xn--bcher-kva.example/api'],
+    'https://bücher.example/api/login',
+    'an IDN host in Unicode: refused, the native stack may encode it otherwise',
+  ],
   [[LOCAL], 'http://10.0.2.2:8080/login', 'an IPv4 address and a port'],
   [[LOCAL], 'http://10.0.2.2/login', 'the same address on the default port'],
   [[LOCAL], 'http://10.0.2.20:8080/login', 'another address with the same prefix'],
   [['http://[::1]:3000/api'], 'http://[::1]:3000/api/login', 'a bracketed IPv6 address'],
-  [['http://[::1]:3000/api'], 'http://[0:0:0:0:0:0:0:1]:3000/api/login', 'the same IPv6 address written otherwise: compared as written'],
-  [['https://api.example.com'], 'https://api.example.com/anything', 'an entry without a path allows the whole origin'],
-  [['https://api.example.com/'], 'https://api.example.com/anything', 'an entry of "/" allows the whole origin'],
+  [
+    ['http://[::1]:3000/api'],
+    'http://[0:0:0:0:0:0:0:1]:3000/api/login',
+    'the same IPv6 address written otherwise: compared as written',
+  ],
+  [
+    ['https://api.example.com'],
+    'https://api.example.com/anything',
+    'an entry without a path allows the whole origin',
+  ],
+  [
+    ['https://api.example.com/'],
+    'https://api.example.com/anything',
+    'an entry of "/" allows the whole origin',
+  ],
   [['https://api.example.com/v1/'], 'https://api.example.com/v1/login', 'an entry ending in "/", below it'],
-  [['https://api.example.com/v1/'], 'https://api.example.com/v1', 'an entry ending in "/" does not allow the path without it'],
-  [['https://API.EXAMPLE.COM/v1'], 'https://api.example.com/v1/login', "the entry's host is case-insensitive too"],
-  [['https://api.example.com:443/v1'], 'https://api.example.com/v1/login', "the entry's default port written out"],
+  [
+    ['https://api.example.com/v1/'],
+    'https://api.example.com/v1',
+    'an entry ending in "/" does not allow the path without it',
+  ],
+  [
+    ['https://API.EXAMPLE.COM/v1'],
+    'https://api.example.com/v1/login',
+    "the entry's host is case-insensitive too",
+  ],
+  [
+    ['https://api.example.com:443/v1'],
+    'https://api.example.com/v1/login',
+    "the entry's default port written out",
+  ],
   [[API, LOCAL], 'http://10.0.2.2:8080/health', 'any entry of several'],
   [[], 'https://api.example.com/v1/login', 'an empty list allows nothing'],
 ];
 
 /** Entries that configure must refuse (a typo must not silently disable the header). */
-const INVALID_ENTRIES = ['api.example.com/v1', '/v1', 'ftp://api.example.com', 'https://user@api.example.com', 'https://api.example.com:99999', 'https://api example.com', ''];
+const INVALID_ENTRIES = [
+  'api.example.com/v1',
+  '/v1',
+  'ftp://api.example.com',
+  'https://user@api.example.com',
+  'https://api.example.com:99999',
+  'https://api example.com',
+  '',
+];
 
 export function allowListVectors() {
   return {
@@ -88,7 +128,8 @@ export function allowListVectors() {
       } catch {
         refused = true;
       }
-      if (!refused) throw new Error(`allow-list vectors: ${entry} is not refused by the reference implementation`);
+      if (!refused)
+        throw new Error(`allow-list vectors: ${entry} is not refused by the reference implementation`);
       return entry;
     }),
   };

@@ -23,12 +23,23 @@ export function proofVectors() {
   return {
     solve: SALTS.map(([salt, difficulty]) => {
       const nonce = first(salt, difficulty);
-      return { salt, difficulty, nonce, sha256_hex: createHash('sha256').update(`${salt}${nonce}`, 'utf8').digest('hex') };
+      return {
+        salt,
+        difficulty,
+        nonce,
+        sha256_hex: createHash('sha256').update(`${salt}${nonce}`, 'utf8').digest('hex'),
+      };
     }),
     check: SALTS.flatMap(([salt, difficulty]) =>
       ['0', '1', '42', '1000', first(salt, difficulty)].map((nonce) => {
         const digest = createHash('sha256').update(`${salt}${nonce}`, 'utf8').digest();
-        return { salt, difficulty, nonce, zero_bits: leadingZeroBits(digest), holds: proofHolds(salt, nonce, difficulty) };
+        return {
+          salt,
+          difficulty,
+          nonce,
+          zero_bits: leadingZeroBits(digest),
+          holds: proofHolds(salt, nonce, difficulty),
+        };
       }),
     ),
   };

@@ -42,7 +42,9 @@ const expand = (name: string, i: number) => name.replace('{i}', String(i));
 
 /** Runs a scenario on the React Native client and answers its steps with every `expect` filled in from what happened. */
 export async function runQueueScenario(sc: Scenario): Promise<Step[]> {
-  const w: World = world({ app: { id: 'com.example.shop', name: 'Shop App', version: APP.version, build: APP.build } });
+  const w: World = world({
+    app: { id: 'com.example.shop', name: 'Shop App', version: APP.version, build: APP.build },
+  });
   let accepted: WireEvent[][] = [];
   const fetch = w.platform.fetch;
   w.platform.fetch = async (url, init) => {
@@ -128,22 +130,176 @@ const SAME: Step = { op: 'launch', installed: APP, foreground: true };
 
 /** The scenarios (their `expect` steps are filled in by running them). */
 export const SCENARIOS: Scenario[] = [
-  { name: 'first launch: app_installed, then app_opened, in one batch', options: {}, steps: [{ op: 'launch', installed: null, foreground: true }, E] },
-  { name: 'launch of a new version: app_updated with the previous version, then app_opened', options: {}, steps: [{ op: 'launch', installed: { version: '3.1.0', build: '310' }, foreground: true }, E] },
+  {
+    name: 'first launch: app_installed, then app_opened, in one batch',
+    options: {},
+    steps: [{ op: 'launch', installed: null, foreground: true }, E],
+  },
+  {
+    name: 'launch of a new version: app_updated with the previous version, then app_opened',
+    options: {},
+    steps: [{ op: 'launch', installed: { version: '3.1.0', build: '310' }, foreground: true }, E],
+  },
   { name: 'launch of the same version: app_opened', options: {}, steps: [SAME, E] },
-  { name: 'launch in the background queues no open and flushes nothing until the app comes to the foreground', options: {}, steps: [{ op: 'launch', installed: APP, foreground: false }, E, { op: 'screen', name: 'Push' }, E, { op: 'foreground' }, E] },
-  { name: 'the queue flushes when it reaches the flush limit (20), not before', options: {}, steps: [SAME, E, { op: 'screen', name: 'S{i}', repeat: 19 }, E, { op: 'screen', name: 'S20' }, E] },
-  { name: 'a flush limit of 5', options: { flushLimit: 5 }, steps: [SAME, E, { op: 'screen', name: 'S{i}', repeat: 12 }, E] },
-  { name: 'going to the background queues app_closed and flushes; coming back queues app_opened and flushes', options: {}, steps: [SAME, E, { op: 'screen', name: 'Home' }, E, { op: 'background' }, E, { op: 'foreground' }, E] },
-  { name: 'identify flushes, and later events carry the user; reset flushes, then forgets the user', options: {}, steps: [SAME, E, { op: 'screen', name: 'Login' }, { op: 'identify', user_id: '42' }, E, { op: 'screen', name: 'Home' }, E, { op: 'reset' }, E, { op: 'screen', name: 'Goodbye' }, { op: 'flush' }, E] },
-  { name: 'custom events are queued with their name and properties, and flushed at the flush limit', options: { flushLimit: 3 }, steps: [SAME, E, { op: 'custom', name: 'Added to cart', properties: { sku: 'A-1', qty: 2, gift: false } }, { op: 'custom', name: 'Checkout' }, E, { op: 'screen', name: 'Pay' }, E] },
-  { name: 'the signed-user form (userJwt): an identify carrying the JWT, flushed; later events carry the user it names', options: {}, steps: [SAME, E, { op: 'user_jwt', jwt: USER_JWT }, E, { op: 'screen', name: 'Home' }, { op: 'flush' }, E] },
-  { name: 'an allow-listed request going out flushes; a request elsewhere does not', options: { baseURLAllowList: [API] }, steps: [SAME, E, { op: 'screen', name: 'Login' }, { op: 'request', url: 'https://cdn.example.com/logo.png' }, E, { op: 'request', url: 'https://api.example.com/v10/login' }, E, { op: 'request', url: `${API}/login` }, E, { op: 'request', url: `${API}/login` }, E] },
-  { name: 'flush() sends what is queued', options: {}, steps: [SAME, E, { op: 'screen', name: 'A' }, { op: 'screen', name: 'B' }, E, { op: 'flush' }, E, { op: 'flush' }, E] },
-  { name: 'events stay queued while the server cannot be reached, and go at the next trigger', options: {}, steps: [SAME, E, { op: 'server', accepting: false }, { op: 'screen', name: 'Offline' }, { op: 'background' }, E, { op: 'server', accepting: true }, { op: 'foreground' }, E] },
-  { name: 'at most 100 events a batch, oldest first, one batch after the other', options: {}, steps: [SAME, E, { op: 'server', accepting: false }, { op: 'screen', name: 'S{i}', repeat: 249 }, E, { op: 'server', accepting: true }, { op: 'flush' }, E] },
-  { name: 'the queue keeps at most maxQueueLimit events, dropping the oldest', options: { maxQueueLimit: 30 }, steps: [SAME, E, { op: 'server', accepting: false }, { op: 'screen', name: 'S{i}', repeat: 35 }, E, { op: 'server', accepting: true }, { op: 'flush' }, E] },
-  { name: 'the default queue limit is 1,000 events, dropping the oldest', options: {}, steps: [{ op: 'server', accepting: false }, SAME, { op: 'screen', name: 'S{i}', repeat: 1005 }, E, { op: 'server', accepting: true }, { op: 'flush' }, E] },
+  {
+    name: 'launch in the background queues no open and flushes nothing until the app comes to the foreground',
+    options: {},
+    steps: [
+      { op: 'launch', installed: APP, foreground: false },
+      E,
+      { op: 'screen', name: 'Push' },
+      E,
+      { op: 'foreground' },
+      E,
+    ],
+  },
+  {
+    name: 'the queue flushes when it reaches the flush limit (20), not before',
+    options: {},
+    steps: [SAME, E, { op: 'screen', name: 'S{i}', repeat: 19 }, E, { op: 'screen', name: 'S20' }, E],
+  },
+  {
+    name: 'a flush limit of 5',
+    options: { flushLimit: 5 },
+    steps: [SAME, E, { op: 'screen', name: 'S{i}', repeat: 12 }, E],
+  },
+  {
+    name: 'going to the background queues app_closed and flushes; coming back queues app_opened and flushes',
+    options: {},
+    steps: [SAME, E, { op: 'screen', name: 'Home' }, E, { op: 'background' }, E, { op: 'foreground' }, E],
+  },
+  {
+    name: 'identify flushes, and later events carry the user; reset flushes, then forgets the user',
+    options: {},
+    steps: [
+      SAME,
+      E,
+      { op: 'screen', name: 'Login' },
+      { op: 'identify', user_id: '42' },
+      E,
+      { op: 'screen', name: 'Home' },
+      E,
+      { op: 'reset' },
+      E,
+      { op: 'screen', name: 'Goodbye' },
+      { op: 'flush' },
+      E,
+    ],
+  },
+  {
+    name: 'custom events are queued with their name and properties, and flushed at the flush limit',
+    options: { flushLimit: 3 },
+    steps: [
+      SAME,
+      E,
+      { op: 'custom', name: 'Added to cart', properties: { sku: 'A-1', qty: 2, gift: false } },
+      { op: 'custom', name: 'Checkout' },
+      E,
+      { op: 'screen', name: 'Pay' },
+      E,
+    ],
+  },
+  {
+    name: 'the signed-user form (userJwt): an identify carrying the JWT, flushed; later events carry the user it names',
+    options: {},
+    steps: [
+      SAME,
+      E,
+      { op: 'user_jwt', jwt: USER_JWT },
+      E,
+      { op: 'screen', name: 'Home' },
+      { op: 'flush' },
+      E,
+    ],
+  },
+  {
+    name: 'an allow-listed request going out flushes; a request elsewhere does not',
+    options: { baseURLAllowList: [API] },
+    steps: [
+      SAME,
+      E,
+      { op: 'screen', name: 'Login' },
+      { op: 'request', url: 'https://cdn.example.com/logo.png' },
+      E,
+      { op: 'request', url: 'https://api.example.com/v10/login' },
+      E,
+      { op: 'request', url: `${API}/login` },
+      E,
+      { op: 'request', url: `${API}/login` },
+      E,
+    ],
+  },
+  {
+    name: 'flush() sends what is queued',
+    options: {},
+    steps: [
+      SAME,
+      E,
+      { op: 'screen', name: 'A' },
+      { op: 'screen', name: 'B' },
+      E,
+      { op: 'flush' },
+      E,
+      { op: 'flush' },
+      E,
+    ],
+  },
+  {
+    name: 'events stay queued while the server cannot be reached, and go at the next trigger',
+    options: {},
+    steps: [
+      SAME,
+      E,
+      { op: 'server', accepting: false },
+      { op: 'screen', name: 'Offline' },
+      { op: 'background' },
+      E,
+      { op: 'server', accepting: true },
+      { op: 'foreground' },
+      E,
+    ],
+  },
+  {
+    name: 'at most 100 events a batch, oldest first, one batch after the other',
+    options: {},
+    steps: [
+      SAME,
+      E,
+      { op: 'server', accepting: false },
+      { op: 'screen', name: 'S{i}', repeat: 249 },
+      E,
+      { op: 'server', accepting: true },
+      { op: 'flush' },
+      E,
+    ],
+  },
+  {
+    name: 'the queue keeps at most maxQueueLimit events, dropping the oldest',
+    options: { maxQueueLimit: 30 },
+    steps: [
+      SAME,
+      E,
+      { op: 'server', accepting: false },
+      { op: 'screen', name: 'S{i}', repeat: 35 },
+      E,
+      { op: 'server', accepting: true },
+      { op: 'flush' },
+      E,
+    ],
+  },
+  {
+    name: 'the default queue limit is 1,000 events, dropping the oldest',
+    options: {},
+    steps: [
+      { op: 'server', accepting: false },
+      SAME,
+      { op: 'screen', name: 'S{i}', repeat: 1005 },
+      E,
+      { op: 'server', accepting: true },
+      { op: 'flush' },
+      E,
+    ],
+  },
 ];
 
 export async function queueVectors() {

@@ -4,17 +4,33 @@
  * spoilt one way at a time; the CBOR and DER readers on hostile input; and Apple's committed root.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { APPLE_APP_ATTESTATION_ROOT_PEM, APPLE_APP_ATTESTATION_ROOT_SHA256 } from '../../../src/core/client/attestation/apple-root';
+import {
+  APPLE_APP_ATTESTATION_ROOT_PEM,
+  APPLE_APP_ATTESTATION_ROOT_SHA256,
+} from '../../../src/core/client/attestation/apple-root';
 import { verifyAppAssertion, verifyAppAttestation } from '../../../src/core/client/attestation/app-attest';
 import { CborError, decodeCbor, encodeCbor } from '../../../src/core/client/attestation/cbor';
 import { verifyPlayIntegrity } from '../../../src/core/client/attestation/play-integrity';
-import { AttestationVerifier, decodeOutcome, encodeOutcome, type AttestationClaim } from '../../../src/core/client/attestation/verifier';
+import {
+  AttestationVerifier,
+  decodeOutcome,
+  encodeOutcome,
+  type AttestationClaim,
+} from '../../../src/core/client/attestation/verifier';
 import { createFakeAttestedKeyStore } from '../../support/fakes/stores';
 import { asEnvId } from '../../../src/core/model';
 import { attestationEvidence } from '../../../src/core/scoring/attestation-evidence';
 import type { EvidenceInput } from '../../../src/core/scoring/evidence';
 import type { AttestationOutcome } from '../../../src/core/model';
-import { clientDataHash, makeAppAssertion, makeAppAttestation, makePlayKeys, makePlayToken, makeRoot, playPayload } from '../../support/attestation';
+import {
+  clientDataHash,
+  makeAppAssertion,
+  makeAppAttestation,
+  makePlayKeys,
+  makePlayToken,
+  makeRoot,
+  playPayload,
+} from '../../support/attestation';
 
 const APP_ID = 'ABCDE12345.com.example.shop';
 const now = new Date('2026-11-28T02:00:00Z');
@@ -33,14 +49,23 @@ describe("Apple's App Attestation root", () => {
 
   it('is not the trust anchor of an attestation made under another root', () => {
     const made = makeAppAttestation({ root, appId: APP_ID, challenge, now });
-    const r = verifyAppAttestation({ keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(challenge) }, { root: new X509Certificate(APPLE_APP_ATTESTATION_ROOT_PEM), appIds: [APP_ID], now });
+    const r = verifyAppAttestation(
+      { keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(challenge) },
+      { root: new X509Certificate(APPLE_APP_ATTESTATION_ROOT_PEM), appIds: [APP_ID], now },
+    );
     expect(r).toEqual({ ok: false, reason: 'untrusted_chain' });
   });
 });
 
 describe('App Attest attestation', () => {
-  const verify = (made: { keyId: string; object: string }, o: { challenge?: string; appIds?: string[]; at?: Date; anchor?: X509Certificate } = {}) =>
-    verifyAppAttestation({ keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(o.challenge ?? challenge) }, { root: o.anchor ?? root.cert, appIds: o.appIds ?? [APP_ID], now: o.at ?? now });
+  const verify = (
+    made: { keyId: string; object: string },
+    o: { challenge?: string; appIds?: string[]; at?: Date; anchor?: X509Certificate } = {},
+  ) =>
+    verifyAppAttestation(
+      { keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(o.challenge ?? challenge) },
+      { root: o.anchor ?? root.cert, appIds: o.appIds ?? [APP_ID], now: o.at ?? now },
+    );
 
   it('holds for a complete, valid object: the key, the App ID, a production build', () => {
     const made = makeAppAttestation({ root, appId: APP_ID, challenge, now });
@@ -53,24 +78,63 @@ describe('App Attest attestation', () => {
   });
 
   it("accepts a development build's AAGUID and says so", () => {
-    const r = verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, aaguid: Buffer.from('appattestdevelop') }));
+    const r = verify(
+      makeAppAttestation({ root, appId: APP_ID, challenge, now, aaguid: Buffer.from('appattestdevelop') }),
+    );
     expect(r.ok && r.value.development).toBe(true);
   });
 
   it('refuses each spoilt part, naming it', () => {
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), { anchor: makeRoot(now, 'Another Root').cert })).toEqual({ ok: false, reason: 'untrusted_chain' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), { challenge: 'rpc1.another.challenge' })).toEqual({ ok: false, reason: 'nonce_mismatch' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, nonce: Buffer.alloc(32, 7) }))).toEqual({ ok: false, reason: 'nonce_mismatch' });
-    expect(verify(makeAppAttestation({ root, appId: 'ZZZZZ99999.com.example.shop', challenge, now }))).toEqual({ ok: false, reason: 'app_id_mismatch' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), { appIds: ['ABCDE12345.com.example.other'] })).toEqual({ ok: false, reason: 'app_id_mismatch' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, counter: 3 }))).toEqual({ ok: false, reason: 'counter' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, aaguid: Buffer.alloc(16, 1) }))).toEqual({ ok: false, reason: 'aaguid' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, keyId: Buffer.alloc(32, 9) }))).toEqual({ ok: false, reason: 'key_id_mismatch' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), {
+        anchor: makeRoot(now, 'Another Root').cert,
+      }),
+    ).toEqual({ ok: false, reason: 'untrusted_chain' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), {
+        challenge: 'rpc1.another.challenge',
+      }),
+    ).toEqual({ ok: false, reason: 'nonce_mismatch' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, nonce: Buffer.alloc(32, 7) })),
+    ).toEqual({ ok: false, reason: 'nonce_mismatch' });
+    expect(
+      verify(makeAppAttestation({ root, appId: 'ZZZZZ99999.com.example.shop', challenge, now })),
+    ).toEqual({ ok: false, reason: 'app_id_mismatch' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), {
+        appIds: ['ABCDE12345.com.example.other'],
+      }),
+    ).toEqual({ ok: false, reason: 'app_id_mismatch' });
+    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, counter: 3 }))).toEqual({
+      ok: false,
+      reason: 'counter',
+    });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, aaguid: Buffer.alloc(16, 1) })),
+    ).toEqual({ ok: false, reason: 'aaguid' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, keyId: Buffer.alloc(32, 9) })),
+    ).toEqual({ ok: false, reason: 'key_id_mismatch' });
   });
 
   it('refuses an expired credential certificate, and one checked after its time', () => {
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now, leafNotAfter: new Date(now.getTime() - 1000) }))).toEqual({ ok: false, reason: 'expired_certificate' });
-    expect(verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), { at: new Date(now.getTime() + 400 * 86_400_000) })).toEqual({ ok: false, reason: 'expired_certificate' });
+    expect(
+      verify(
+        makeAppAttestation({
+          root,
+          appId: APP_ID,
+          challenge,
+          now,
+          leafNotAfter: new Date(now.getTime() - 1000),
+        }),
+      ),
+    ).toEqual({ ok: false, reason: 'expired_certificate' });
+    expect(
+      verify(makeAppAttestation({ root, appId: APP_ID, challenge, now }), {
+        at: new Date(now.getTime() + 400 * 86_400_000),
+      }),
+    ).toEqual({ ok: false, reason: 'expired_certificate' });
   });
 
   it('refuses a tampered object: a byte of the authenticator data changed, garbage, another format', () => {
@@ -79,35 +143,98 @@ describe('App Attest attestation', () => {
     const authData = Buffer.from(top.get('authData') as Buffer);
     authData[40] ^= 1;
     top.set('authData', authData);
-    expect(verify({ keyId: made.keyId, object: encodeCbor(top as never).toString('base64') })).toEqual({ ok: false, reason: 'nonce_mismatch' });
+    expect(verify({ keyId: made.keyId, object: encodeCbor(top as never).toString('base64') })).toEqual({
+      ok: false,
+      reason: 'nonce_mismatch',
+    });
     top.set('fmt', 'packed');
-    expect(verify({ keyId: made.keyId, object: encodeCbor(top as never).toString('base64') })).toEqual({ ok: false, reason: 'malformed' });
-    expect(verify({ keyId: made.keyId, object: Buffer.from('not cbor at all').toString('base64') })).toEqual({ ok: false, reason: 'malformed' });
+    expect(verify({ keyId: made.keyId, object: encodeCbor(top as never).toString('base64') })).toEqual({
+      ok: false,
+      reason: 'malformed',
+    });
+    expect(verify({ keyId: made.keyId, object: Buffer.from('not cbor at all').toString('base64') })).toEqual({
+      ok: false,
+      reason: 'malformed',
+    });
     expect(verify({ keyId: made.keyId, object: '' })).toEqual({ ok: false, reason: 'malformed' });
   });
 });
 
 describe('App Attest assertion', () => {
   const made = makeAppAttestation({ root, appId: APP_ID, challenge, now });
-  const attested = verifyAppAttestation({ keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(challenge) }, { root: root.cert, appIds: [APP_ID], now });
+  const attested = verifyAppAttestation(
+    { keyId: made.keyId, object: made.object, clientDataHash: clientDataHash(challenge) },
+    { root: root.cert, appIds: [APP_ID], now },
+  );
   if (!attested.ok) throw new Error('the fixture does not attest');
   const key = attested.value.publicKey;
-  const check = (assertion: string, o: { challenge?: string; last?: number; appId?: string; publicKey?: string } = {}) =>
-    verifyAppAssertion({ assertion, clientDataHash: clientDataHash(o.challenge ?? 'rpc1.second'), publicKey: o.publicKey ?? key, appId: o.appId ?? APP_ID, lastCounter: o.last ?? 0 });
+  const check = (
+    assertion: string,
+    o: { challenge?: string; last?: number; appId?: string; publicKey?: string } = {},
+  ) =>
+    verifyAppAssertion({
+      assertion,
+      clientDataHash: clientDataHash(o.challenge ?? 'rpc1.second'),
+      publicKey: o.publicKey ?? key,
+      appId: o.appId ?? APP_ID,
+      lastCounter: o.last ?? 0,
+    });
 
   it('holds with the attested key and a rising counter, and gives the counter to keep', () => {
-    expect(check(makeAppAssertion({ credential: made.credential, appId: APP_ID, challenge: 'rpc1.second', counter: 1 }))).toEqual({ ok: true, value: 1 });
-    expect(check(makeAppAssertion({ credential: made.credential, appId: APP_ID, challenge: 'rpc1.second', counter: 9 }), { last: 1 })).toEqual({ ok: true, value: 9 });
+    expect(
+      check(
+        makeAppAssertion({
+          credential: made.credential,
+          appId: APP_ID,
+          challenge: 'rpc1.second',
+          counter: 1,
+        }),
+      ),
+    ).toEqual({ ok: true, value: 1 });
+    expect(
+      check(
+        makeAppAssertion({
+          credential: made.credential,
+          appId: APP_ID,
+          challenge: 'rpc1.second',
+          counter: 9,
+        }),
+        { last: 1 },
+      ),
+    ).toEqual({ ok: true, value: 9 });
   });
 
   it('refuses a replayed counter, another challenge, another app, another key, garbage', () => {
-    const a = makeAppAssertion({ credential: made.credential, appId: APP_ID, challenge: 'rpc1.second', counter: 5 });
+    const a = makeAppAssertion({
+      credential: made.credential,
+      appId: APP_ID,
+      challenge: 'rpc1.second',
+      counter: 5,
+    });
     expect(check(a, { last: 5 })).toEqual({ ok: false, reason: 'counter' });
     expect(check(a, { last: 7 })).toEqual({ ok: false, reason: 'counter' });
     expect(check(a, { challenge: 'rpc1.third' })).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(check(makeAppAssertion({ credential: made.credential, appId: 'ABCDE12345.com.other', challenge: 'rpc1.second', counter: 1 }))).toEqual({ ok: false, reason: 'app_id_mismatch' });
+    expect(
+      check(
+        makeAppAssertion({
+          credential: made.credential,
+          appId: 'ABCDE12345.com.other',
+          challenge: 'rpc1.second',
+          counter: 1,
+        }),
+      ),
+    ).toEqual({ ok: false, reason: 'app_id_mismatch' });
     const other = makeAppAttestation({ root, appId: APP_ID, challenge, now });
-    expect(check(makeAppAssertion({ credential: other.credential, appId: APP_ID, challenge: 'rpc1.second', counter: 1 }))).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(
+      check(
+        makeAppAssertion({
+          credential: other.credential,
+          appId: APP_ID,
+          challenge: 'rpc1.second',
+          counter: 1,
+        }),
+      ),
+    ).toEqual({ ok: false, reason: 'bad_signature' });
     expect(check(Buffer.from([0xa0]).toString('base64'))).toEqual({ ok: false, reason: 'malformed' });
   });
 });
@@ -117,13 +244,31 @@ describe('Play Integrity', () => {
   const binding = createHash('sha256').update(challenge).digest('base64url');
   const at = now.getTime();
   const expect_ = { packageName: 'com.example.shop', binding, notBefore: at - 60_000, notAfter: at + 30_000 };
-  const token = (o: Partial<Parameters<typeof playPayload>[0]> = {}) => makePlayToken(keys, playPayload({ packageName: 'com.example.shop', nonce: binding, at: at - 1000, ...o }));
+  const token = (o: Partial<Parameters<typeof playPayload>[0]> = {}) =>
+    makePlayToken(
+      keys,
+      playPayload({ packageName: 'com.example.shop', nonce: binding, at: at - 1000, ...o }),
+    );
 
   it('opens a valid token: the device and app verdicts', () => {
-    expect(verifyPlayIntegrity(token(), keys, expect_)).toEqual({ ok: true, value: { device: 'device', app: 'recognized', at: at - 1000 } });
-    expect(verifyPlayIntegrity(token({ device: ['MEETS_BASIC_INTEGRITY', 'MEETS_DEVICE_INTEGRITY', 'MEETS_STRONG_INTEGRITY'] }), keys, expect_)).toMatchObject({ ok: true, value: { device: 'strong' } });
-    expect(verifyPlayIntegrity(token({ device: ['MEETS_VIRTUAL_INTEGRITY'] }), keys, expect_)).toMatchObject({ ok: true, value: { device: 'virtual' } });
-    expect(verifyPlayIntegrity(token({ device: [], app: 'UNRECOGNIZED_VERSION' }), keys, expect_)).toMatchObject({ ok: true, value: { device: 'none', app: 'unrecognized' } });
+    expect(verifyPlayIntegrity(token(), keys, expect_)).toEqual({
+      ok: true,
+      value: { device: 'device', app: 'recognized', at: at - 1000 },
+    });
+    expect(
+      verifyPlayIntegrity(
+        token({ device: ['MEETS_BASIC_INTEGRITY', 'MEETS_DEVICE_INTEGRITY', 'MEETS_STRONG_INTEGRITY'] }),
+        keys,
+        expect_,
+      ),
+    ).toMatchObject({ ok: true, value: { device: 'strong' } });
+    expect(verifyPlayIntegrity(token({ device: ['MEETS_VIRTUAL_INTEGRITY'] }), keys, expect_)).toMatchObject({
+      ok: true,
+      value: { device: 'virtual' },
+    });
+    expect(
+      verifyPlayIntegrity(token({ device: [], app: 'UNRECOGNIZED_VERSION' }), keys, expect_),
+    ).toMatchObject({ ok: true, value: { device: 'none', app: 'unrecognized' } });
   });
 
   it('takes a nonce in standard base64 with padding as the same binding', () => {
@@ -133,27 +278,68 @@ describe('Play Integrity', () => {
 
   it('refuses other keys, another nonce, another package, an old or future verdict, a tampered token', () => {
     const other = makePlayKeys();
-    expect(verifyPlayIntegrity(token(), { ...keys, decryptionKey: other.decryptionKey }, expect_)).toEqual({ ok: false, reason: 'undecryptable' });
-    expect(verifyPlayIntegrity(token(), { ...keys, verificationKey: other.verificationKey }, expect_)).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(verifyPlayIntegrity(makePlayToken({ decryptionKey: keys.decryptionKey, signer: other.signer }, playPayload({ packageName: 'com.example.shop', nonce: binding, at }))!, keys, expect_)).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(verifyPlayIntegrity(token({ nonce: createHash('sha256').update('rpc1.other').digest('base64url') }), keys, expect_)).toEqual({ ok: false, reason: 'nonce_mismatch' });
-    expect(verifyPlayIntegrity(token({ packageName: 'com.attacker.repack' }), keys, expect_)).toEqual({ ok: false, reason: 'app_id_mismatch' });
-    expect(verifyPlayIntegrity(token({ at: at - 3_600_000 }), keys, expect_)).toEqual({ ok: false, reason: 'stale' });
-    expect(verifyPlayIntegrity(token({ at: at + 120_000 }), keys, expect_)).toEqual({ ok: false, reason: 'stale' });
+    expect(verifyPlayIntegrity(token(), { ...keys, decryptionKey: other.decryptionKey }, expect_)).toEqual({
+      ok: false,
+      reason: 'undecryptable',
+    });
+    expect(
+      verifyPlayIntegrity(token(), { ...keys, verificationKey: other.verificationKey }, expect_),
+    ).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(
+      verifyPlayIntegrity(
+        makePlayToken(
+          { decryptionKey: keys.decryptionKey, signer: other.signer },
+          playPayload({ packageName: 'com.example.shop', nonce: binding, at }),
+        )!,
+        keys,
+        expect_,
+      ),
+    ).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(
+      verifyPlayIntegrity(
+        token({ nonce: createHash('sha256').update('rpc1.other').digest('base64url') }),
+        keys,
+        expect_,
+      ),
+    ).toEqual({ ok: false, reason: 'nonce_mismatch' });
+    expect(verifyPlayIntegrity(token({ packageName: 'com.attacker.repack' }), keys, expect_)).toEqual({
+      ok: false,
+      reason: 'app_id_mismatch',
+    });
+    expect(verifyPlayIntegrity(token({ at: at - 3_600_000 }), keys, expect_)).toEqual({
+      ok: false,
+      reason: 'stale',
+    });
+    expect(verifyPlayIntegrity(token({ at: at + 120_000 }), keys, expect_)).toEqual({
+      ok: false,
+      reason: 'stale',
+    });
     const parts = token().split('.');
     const ct = Buffer.from(parts[3] as string, 'base64url');
     ct[5] ^= 1;
     parts[3] = ct.toString('base64url');
-    expect(verifyPlayIntegrity(parts.join('.'), keys, expect_)).toEqual({ ok: false, reason: 'undecryptable' });
+    expect(verifyPlayIntegrity(parts.join('.'), keys, expect_)).toEqual({
+      ok: false,
+      reason: 'undecryptable',
+    });
     expect(verifyPlayIntegrity('a.b.c', keys, expect_)).toEqual({ ok: false, reason: 'malformed' });
-    expect(verifyPlayIntegrity(token(), { decryptionKey: 'c2hvcnQ=', verificationKey: keys.verificationKey }, expect_)).toEqual({ ok: false, reason: 'bad_keys' });
+    expect(
+      verifyPlayIntegrity(
+        token(),
+        { decryptionKey: 'c2hvcnQ=', verificationKey: keys.verificationKey },
+        expect_,
+      ),
+    ).toEqual({ ok: false, reason: 'bad_keys' });
   });
 });
 
 describe('the CBOR decoder', () => {
   it('reads what it writes: integers of every width, strings, bytes, arrays, maps, simple values', () => {
     const v = new Map<string | number, never>([
-      ['a', [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32, Number.MAX_SAFE_INTEGER, -1, -24, -25, -1000] as never],
+      [
+        'a',
+        [0, 23, 24, 255, 256, 65535, 65536, 2 ** 32, Number.MAX_SAFE_INTEGER, -1, -24, -25, -1000] as never,
+      ],
       [1, Buffer.from([1, 2, 3]) as never],
       [-2, 'ünïcode' as never],
       ['t', [true, false, null] as never],
@@ -197,15 +383,30 @@ describe("an attestation's outcome", () => {
     expect(decodeOutcome('v', 'something_else')).toBeNull();
   });
 
-  it('is weighed: for a verified device, against a failed or missing one, with Google\'s verdicts', () => {
+  it("is weighed: for a verified device, against a failed or missing one, with Google's verdicts", () => {
     const weigh = (attestation: AttestationOutcome | null, problem: string | null = null) =>
-      attestationEvidence({ client: { problem, mobile: { attestation } } } as unknown as EvidenceInput).map((c) => [c.signal, Math.sign(c.weight), c.detail.reason ?? c.detail.evidence ?? null]);
+      attestationEvidence({ client: { problem, mobile: { attestation } } } as unknown as EvidenceInput).map(
+        (c) => [c.signal, Math.sign(c.weight), c.detail.reason ?? c.detail.evidence ?? null],
+      );
     expect(weigh({ status: 'verified', kind: 'app_attest' })).toEqual([['attested_device', -1, null]]);
-    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'device', app: 'recognized' })).toEqual([['attested_device', -1, null]]);
-    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'virtual', app: 'recognized' })).toEqual([['emulator', 1, 'play_integrity']]);
-    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'none', app: 'unrecognized' })).toEqual([['emulator', 1, 'play_integrity'], ['spoofed_device', 1, 'tampered_app']]);
-    expect(weigh({ status: 'verified', kind: 'play_integrity', device: 'basic', app: 'unevaluated' })).toEqual([['compromised_device', 1, 'play_integrity']]);
-    expect(weigh({ status: 'failed', kind: 'app_attest', reason: 'untrusted_chain' })).toEqual([['spoofed_device', 1, 'attestation_failed']]);
+    expect(
+      weigh({ status: 'verified', kind: 'play_integrity', device: 'device', app: 'recognized' }),
+    ).toEqual([['attested_device', -1, null]]);
+    expect(
+      weigh({ status: 'verified', kind: 'play_integrity', device: 'virtual', app: 'recognized' }),
+    ).toEqual([['emulator', 1, 'play_integrity']]);
+    expect(
+      weigh({ status: 'verified', kind: 'play_integrity', device: 'none', app: 'unrecognized' }),
+    ).toEqual([
+      ['emulator', 1, 'play_integrity'],
+      ['spoofed_device', 1, 'tampered_app'],
+    ]);
+    expect(
+      weigh({ status: 'verified', kind: 'play_integrity', device: 'basic', app: 'unevaluated' }),
+    ).toEqual([['compromised_device', 1, 'play_integrity']]);
+    expect(weigh({ status: 'failed', kind: 'app_attest', reason: 'untrusted_chain' })).toEqual([
+      ['spoofed_device', 1, 'attestation_failed'],
+    ]);
     expect(weigh({ status: 'missing' })).toEqual([['spoofed_device', 1, 'attestation_missing']]);
     expect(weigh({ status: 'unverified', kind: 'app_attest', reason: 'no_challenge' })).toEqual([]);
     expect(weigh(null)).toEqual([]);
@@ -214,7 +415,7 @@ describe("an attestation's outcome", () => {
   });
 });
 
-describe('the collector\'s verifier (settings, the kept keys)', () => {
+describe("the collector's verifier (settings, the kept keys)", () => {
   const keys = createFakeAttestedKeyStore();
   const play = makePlayKeys();
   const sealed = new Map<string, string>();
@@ -232,29 +433,96 @@ describe('the collector\'s verifier (settings, the kept keys)', () => {
       return v;
     },
   });
-  const settings = { app: 'com.example.shop', appleTeamId: 'ABCDE12345', play: { decryptionKey: seal(play.decryptionKey), verificationKey: seal(play.verificationKey) }, required: false };
-  const ctx = (platform: 'ios' | 'android', over: Partial<Parameters<AttestationVerifier['verify']>[1]> = {}) => ({ envId: asEnvId('env-1'), platform, appId: 'com.example.shop', settings, issuedAt: now.getTime() - 1000, now, ...over });
-  const claim = (o: Partial<AttestationClaim>): AttestationClaim & { challenge: string } => ({ kind: 'app_attest', token: null, keyId: null, object: null, assertion: null, ...o, challenge });
+  const settings = {
+    app: 'com.example.shop',
+    appleTeamId: 'ABCDE12345',
+    play: { decryptionKey: seal(play.decryptionKey), verificationKey: seal(play.verificationKey) },
+    required: false,
+  };
+  const ctx = (
+    platform: 'ios' | 'android',
+    over: Partial<Parameters<AttestationVerifier['verify']>[1]> = {},
+  ) => ({
+    envId: asEnvId('env-1'),
+    platform,
+    appId: 'com.example.shop',
+    settings,
+    issuedAt: now.getTime() - 1000,
+    now,
+    ...over,
+  });
+  const claim = (o: Partial<AttestationClaim>): AttestationClaim & { challenge: string } => ({
+    kind: 'app_attest',
+    token: null,
+    keyId: null,
+    object: null,
+    assertion: null,
+    ...o,
+    challenge,
+  });
 
   it('attests a key, keeps it, verifies its assertions, and refuses a key it never attested', async () => {
     const made = makeAppAttestation({ root, appId: APP_ID, challenge, now });
-    expect(await verifier.verify(claim({ keyId: made.keyId, object: made.object }), ctx('ios'))).toEqual({ status: 'verified', kind: 'app_attest' });
+    expect(await verifier.verify(claim({ keyId: made.keyId, object: made.object }), ctx('ios'))).toEqual({
+      status: 'verified',
+      kind: 'app_attest',
+    });
     expect(keys.all.size).toBe(1);
     const assertion = makeAppAssertion({ credential: made.credential, appId: APP_ID, challenge, counter: 2 });
-    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({ status: 'verified', kind: 'app_attest' });
-    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({ status: 'failed', kind: 'app_attest', reason: 'counter' });
-    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios', { envId: asEnvId('env-2') }))).toEqual({ status: 'failed', kind: 'app_attest', reason: 'unknown_key' });
+    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({
+      status: 'verified',
+      kind: 'app_attest',
+    });
+    expect(await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios'))).toEqual({
+      status: 'failed',
+      kind: 'app_attest',
+      reason: 'counter',
+    });
+    expect(
+      await verifier.verify(claim({ keyId: made.keyId, assertion }), ctx('ios', { envId: asEnvId('env-2') })),
+    ).toEqual({ status: 'failed', kind: 'app_attest', reason: 'unknown_key' });
   });
 
   it('says what it could not verify: another platform, nothing configured, keys it cannot open', async () => {
-    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('ios'))).toEqual({ status: 'failed', kind: 'play_integrity', reason: 'platform_mismatch' });
-    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('android', { settings: { ...settings, play: null } }))).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
-    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('android', { settings: { ...settings, play: { decryptionKey: 'lost', verificationKey: 'lost' } } }))).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: 'x' }), ctx('ios'))).toEqual({
+      status: 'failed',
+      kind: 'play_integrity',
+      reason: 'platform_mismatch',
+    });
+    expect(
+      await verifier.verify(
+        claim({ kind: 'play_integrity', token: 'x' }),
+        ctx('android', { settings: { ...settings, play: null } }),
+      ),
+    ).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
+    expect(
+      await verifier.verify(
+        claim({ kind: 'play_integrity', token: 'x' }),
+        ctx('android', {
+          settings: { ...settings, play: { decryptionKey: 'lost', verificationKey: 'lost' } },
+        }),
+      ),
+    ).toEqual({ status: 'unverified', kind: 'play_integrity', reason: 'not_configured' });
     const binding = createHash('sha256').update(challenge).digest('base64url');
-    const token = makePlayToken(play, playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() }));
-    expect(await verifier.verify(claim({ kind: 'play_integrity', token }), ctx('android'))).toEqual({ status: 'verified', kind: 'play_integrity', device: 'device', app: 'recognized' });
+    const token = makePlayToken(
+      play,
+      playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() }),
+    );
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token }), ctx('android'))).toEqual({
+      status: 'verified',
+      kind: 'play_integrity',
+      device: 'device',
+      app: 'recognized',
+    });
     // Made before the challenge was issued: not over it.
-    const early = makePlayToken(play, playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() - 120_000 }));
-    expect(await verifier.verify(claim({ kind: 'play_integrity', token: early }), ctx('android'))).toEqual({ status: 'failed', kind: 'play_integrity', reason: 'stale' });
+    const early = makePlayToken(
+      play,
+      playPayload({ packageName: 'com.example.shop', nonce: binding, at: now.getTime() - 120_000 }),
+    );
+    expect(await verifier.verify(claim({ kind: 'play_integrity', token: early }), ctx('android'))).toEqual({
+      status: 'failed',
+      kind: 'play_integrity',
+      reason: 'stale',
+    });
   });
 });

@@ -22,13 +22,18 @@ describe('the client libraries documentation', () => {
 
   it.each(['README.md', 'docs/clients.md'])('%s names only test files and scripts that exist', (file) => {
     const text = file === 'README.md' ? table : clients;
-    const paths = [...text.matchAll(/(?:test|scripts)\/[\w/.-]+\.(?:ts|js)\b|test\/[\w-]+\/[\w-]+(?=[ `])/g)].map((m) => m[0]);
+    const paths = [
+      ...text.matchAll(/(?:test|scripts)\/[\w/.-]+\.(?:ts|js)\b|test\/[\w-]+\/[\w-]+(?=[ `])/g),
+    ].map((m) => m[0]);
     expect(paths.length).toBeGreaterThan(3);
     for (const p of paths) expect([p, existsSync(path.join(root, p))]).toEqual([p, true]);
   });
 
   it('docs/clients.md links every vector file, and docs/README.md links docs/clients.md', () => {
-    for (const f of readdirSync(path.join(root, 'clients', 'test-vectors')).filter((f) => f.endsWith('.json'))) expect(clients).toContain(`../clients/test-vectors/${f}`);
+    for (const f of readdirSync(path.join(root, 'clients', 'test-vectors')).filter((f) =>
+      f.endsWith('.json'),
+    ))
+      expect(clients).toContain(`../clients/test-vectors/${f}`);
     expect(read('docs/README.md')).toContain('](clients.md)');
   });
 });

@@ -27,7 +27,8 @@ const NOW = Date.parse('2026-11-26T12:00:00Z');
 
 /** A nonce for `salt` at `bits`, found as any client would. */
 function solve(salt: string, bits: number): string {
-  for (let n = 0; ; n++) if (leadingZeroBits(createHash('sha256').update(`${salt}${n}`).digest()) >= bits) return String(n);
+  for (let n = 0; ; n++)
+    if (leadingZeroBits(createHash('sha256').update(`${salt}${n}`).digest()) >= bits) return String(n);
 }
 
 const fields = (f: () => unknown) => {
@@ -44,7 +45,10 @@ describe('challenge', () => {
   it('opens what was issued, with its salt and difficulty', () => {
     const c = issueChallenge(KEY, 'env-1', 12, NOW);
     expect(c.challenge).toMatch(/^rpc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
-    expect(openChallenge(KEY, c.challenge, 'env-1', NOW + 1000)).toEqual({ ok: true, claims: { env: 'env-1', cid: c.claims.cid, s: c.salt, d: 12, iat: NOW } });
+    expect(openChallenge(KEY, c.challenge, 'env-1', NOW + 1000)).toEqual({
+      ok: true,
+      claims: { env: 'env-1', cid: c.claims.cid, s: c.salt, d: 12, iat: NOW },
+    });
     expect(c.expiresInSeconds).toBe(CHALLENGE_TTL_MS / 1000);
     // Each challenge is another: another id, another salt.
     const other = issueChallenge(KEY, 'env-1', 12, NOW);
@@ -52,20 +56,51 @@ describe('challenge', () => {
   });
 
   it.each<[string, () => string, string]>([
-    ['signed with another key', () => issueChallenge(challengeKey(randomBytes(32)), 'env-1', 12, NOW).challenge, 'forged'],
-    ['its difficulty lowered after signing', () => {
-      const [prefix, claims, mac] = issueChallenge(KEY, 'env-1', 12, NOW).challenge.split('.') as [string, string, string];
-      const lowered = { ...(JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as object), d: 0 };
-      return `${prefix}.${Buffer.from(JSON.stringify(lowered)).toString('base64url')}.${mac}`;
-    }, 'forged'],
+    [
+      'signed with another key',
+      () => issueChallenge(challengeKey(randomBytes(32)), 'env-1', 12, NOW).challenge,
+      'forged',
+    ],
+    [
+      'its difficulty lowered after signing',
+      () => {
+        const [prefix, claims, mac] = issueChallenge(KEY, 'env-1', 12, NOW).challenge.split('.') as [
+          string,
+          string,
+          string,
+        ];
+        const lowered = {
+          ...(JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')) as object),
+          d: 0,
+        };
+        return `${prefix}.${Buffer.from(JSON.stringify(lowered)).toString('base64url')}.${mac}`;
+      },
+      'forged',
+    ],
     ['a client token instead', () => 'rpt1.eyJ9.abc', 'malformed'],
-    ['claims not JSON, correctly signed', () => {
-      const signed = `rpc1.${Buffer.from('not json').toString('base64url')}`;
-      return `${signed}.${createHmac('sha256', KEY).update(signed).digest('base64url')}`;
-    }, 'malformed'],
-    ['issued for another environment', () => issueChallenge(KEY, 'env-2', 12, NOW).challenge, 'other_environment'],
-    ['older than its lifetime', () => issueChallenge(KEY, 'env-1', 12, NOW - CHALLENGE_TTL_MS - 1).challenge, 'expired'],
-    ['issued ahead of this clock (beyond 30 s of skew)', () => issueChallenge(KEY, 'env-1', 12, NOW + 30_001).challenge, 'not_yet_valid'],
+    [
+      'claims not JSON, correctly signed',
+      () => {
+        const signed = `rpc1.${Buffer.from('not json').toString('base64url')}`;
+        return `${signed}.${createHmac('sha256', KEY).update(signed).digest('base64url')}`;
+      },
+      'malformed',
+    ],
+    [
+      'issued for another environment',
+      () => issueChallenge(KEY, 'env-2', 12, NOW).challenge,
+      'other_environment',
+    ],
+    [
+      'older than its lifetime',
+      () => issueChallenge(KEY, 'env-1', 12, NOW - CHALLENGE_TTL_MS - 1).challenge,
+      'expired',
+    ],
+    [
+      'issued ahead of this clock (beyond 30 s of skew)',
+      () => issueChallenge(KEY, 'env-1', 12, NOW + 30_001).challenge,
+      'not_yet_valid',
+    ],
   ])('%s', (_name, make, reason) => {
     expect(openChallenge(KEY, make(), 'env-1', NOW)).toEqual({ ok: false, reason });
   });
@@ -115,7 +150,15 @@ describe('proof of work', () => {
 });
 
 describe('the collector reads proof and behaviour', () => {
-  const behaviour: Behaviour = { elapsedMs: 8400, keys: 23, pointer: 2, pastes: 0, inputs: 21, password: 'typed', ahead: false };
+  const behaviour: Behaviour = {
+    elapsedMs: 8400,
+    keys: 23,
+    pointer: 2,
+    pastes: 0,
+    inputs: 21,
+    password: 'typed',
+    ahead: false,
+  };
 
   it('absent is null (the one-step flow)', () => {
     expect(readProof(undefined)).toBeNull();
@@ -150,13 +193,24 @@ describe('the collector reads proof and behaviour', () => {
     expect(readBehaviour({ ...behaviour, ahead: undefined })).toEqual(behaviour);
     expect(behaviourClaim(behaviour)).toEqual({ t: 8400, k: 23, p: 2, v: 0, i: 21, pw: 'typed' });
     expect(behaviourOfClaim(behaviourClaim(behaviour))).toEqual(behaviour);
-    expect(behaviourOfClaim(behaviourClaim({ ...behaviour, ahead: true }))).toEqual({ ...behaviour, ahead: true });
+    expect(behaviourOfClaim(behaviourClaim({ ...behaviour, ahead: true }))).toEqual({
+      ...behaviour,
+      ahead: true,
+    });
     expect(behaviourOfClaim({ t: 1, k: 'x' })).toBeNull();
     expect(behaviourOfClaim('typed')).toBeNull();
   });
 
   it('a person interacted: a key, a pointer press, a paste, or a password typed or pasted', () => {
-    const none: Behaviour = { elapsedMs: 300, keys: 0, pointer: 0, pastes: 0, inputs: 0, password: 'filled', ahead: false };
+    const none: Behaviour = {
+      elapsedMs: 300,
+      keys: 0,
+      pointer: 0,
+      pastes: 0,
+      inputs: 0,
+      password: 'filled',
+      ahead: false,
+    };
     expect(interacted(none)).toBe(false);
     expect(interacted({ ...none, pointer: 1 })).toBe(true);
     expect(interacted({ ...none, password: 'pasted' })).toBe(true);
@@ -168,12 +222,18 @@ describe('the collector reads proof and behaviour', () => {
 /** clients/test-vectors/proof.json, table by table: what a client's proof of work is checked against. */
 describe('the shared vectors (proof of work)', () => {
   const v = readVectors('proof.json');
-  it.each<[string, number, any]>(v.solve.map((c: any) => [c.salt, c.difficulty, c]))('%s at %i bits: the first nonce counting from 0', (_salt, _d, c) => {
-    expect(solve(c.salt, c.difficulty)).toBe(c.nonce);
-    expect(createHash('sha256').update(`${c.salt}${c.nonce}`).digest('hex')).toBe(c.sha256_hex);
-  });
-  it.each<[string, number, string, any]>(v.check.map((c: any) => [c.salt, c.difficulty, c.nonce, c]))('%s at %i bits, nonce %s', (_s, _d, _n, c) => {
-    expect(leadingZeroBits(createHash('sha256').update(`${c.salt}${c.nonce}`).digest())).toBe(c.zero_bits);
-    expect(proofHolds(c.salt, c.nonce, c.difficulty)).toBe(c.holds);
-  });
+  it.each<[string, number, any]>(v.solve.map((c: any) => [c.salt, c.difficulty, c]))(
+    '%s at %i bits: the first nonce counting from 0',
+    (_salt, _d, c) => {
+      expect(solve(c.salt, c.difficulty)).toBe(c.nonce);
+      expect(createHash('sha256').update(`${c.salt}${c.nonce}`).digest('hex')).toBe(c.sha256_hex);
+    },
+  );
+  it.each<[string, number, string, any]>(v.check.map((c: any) => [c.salt, c.difficulty, c.nonce, c]))(
+    '%s at %i bits, nonce %s',
+    (_s, _d, _n, c) => {
+      expect(leadingZeroBits(createHash('sha256').update(`${c.salt}${c.nonce}`).digest())).toBe(c.zero_bits);
+      expect(proofHolds(c.salt, c.nonce, c.difficulty)).toBe(c.holds);
+    },
+  );
 });

@@ -17,11 +17,14 @@ describe('clients/test-vectors', () => {
     expect(readdirSync(VECTORS_DIR).sort()).toEqual([...Object.keys(computed), 'README.md'].sort());
   });
 
-  it.each(['tokens.json', 'allow-list.json', 'queue.json', 'proof.json'])('%s is what the code computes', (file) => {
-    const onDisk = readFileSync(join(VECTORS_DIR, file), 'utf8');
-    expect(JSON.parse(onDisk)).toEqual(computed[file]);
-    expect(onDisk).toBe(vectorText(computed[file]));
-  });
+  it.each(['tokens.json', 'allow-list.json', 'queue.json', 'proof.json'])(
+    '%s is what the code computes',
+    (file) => {
+      const onDisk = readFileSync(join(VECTORS_DIR, file), 'utf8');
+      expect(JSON.parse(onDisk)).toEqual(computed[file]);
+      expect(onDisk).toBe(vectorText(computed[file]));
+    },
+  );
 
   it('the README describes every file', () => {
     const readme = readFileSync(join(VECTORS_DIR, 'README.md'), 'utf8');

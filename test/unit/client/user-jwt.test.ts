@@ -8,7 +8,11 @@ import { userIdOfJwt, verifyUserJwt } from '../../../src/core/client/user-jwt';
 const SECRET = 'sk_test_secret_1';
 const NOW = Date.parse('2026-11-25T20:00:00Z');
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-function jwt(payload: Record<string, unknown>, secret = SECRET, header: Record<string, unknown> = { alg: 'HS256', typ: 'JWT' }): string {
+function jwt(
+  payload: Record<string, unknown>,
+  secret = SECRET,
+  header: Record<string, unknown> = { alg: 'HS256', typ: 'JWT' },
+): string {
   const signed = `${b64(header)}.${b64(payload)}`;
   return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
 }
@@ -34,10 +38,13 @@ describe('a user JWT', () => {
     ['alg none, unsigned', () => `${b64({ alg: 'none' })}.${b64({ id: '42' })}.`],
     ['alg none, with a signature', () => jwt({ id: '42' }, SECRET, { alg: 'none' })],
     ['another algorithm', () => jwt({ id: '42' }, SECRET, { alg: 'HS512' })],
-    ['a payload altered after signing', () => {
-      const [h, , sig] = jwt({ id: '42' }).split('.');
-      return `${h}.${b64({ id: 'admin' })}.${sig}`;
-    }],
+    [
+      'a payload altered after signing',
+      () => {
+        const [h, , sig] = jwt({ id: '42' }).split('.');
+        return `${h}.${b64({ id: 'admin' })}.${sig}`;
+      },
+    ],
     ['no user in it', () => jwt({ email: 'a@example.com' })],
     ['a user id too long', () => jwt({ id: 'x'.repeat(129) })],
     ['a payload that is not an object', () => jwt(['42'] as unknown as Record<string, unknown>)],

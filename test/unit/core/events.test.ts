@@ -11,7 +11,8 @@ import type { Endpoint } from '../../../src/core/model';
 import { isSecretName, scrubHeaders, scrubText } from '../../../src/core/events/scrub';
 
 /** A Castle JSON body validated as the REST door validates it. */
-const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) =>
+  validateEvent(endpoint, eventCommand(body), opts);
 
 const now = new Date('2026-11-22T10:00:00.000Z');
 const opts = { sandbox: true, now };
@@ -39,13 +40,75 @@ function without(body: Record<string, unknown>, path: string): Record<string, un
 
 // [endpoint, valid body, [field removed, field reported][], [fields removed, recommendation named][]]
 const TABLE: [Endpoint, Record<string, unknown>, [string, string][], [string[], string][]][] = [
-  ['authenticate', { event: '$login.attempted', properties: { email: 'a@example.com' }, context: ctx }, [['context', 'context']], [[['properties.email'], 'properties.email']]],
-  ['authenticate', { event: '$login.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_id', 'user_id'], ['context', 'context'], ['context.ip', 'context.ip']], [[['user_traits.email'], 'user_traits.email']]],
-  ['authenticate', { event: '$registration.attempted', user_traits: { email: 'a@example.com' }, context: ctx }, [['user_traits.email', 'user_traits.email'], ['context', 'context']], []],
-  ['authenticate', { event: '$password_reset_request.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, properties: { email: 'a@example.com' }, context: ctx }, [['context', 'context']], [[['user_traits.email', 'properties.email'], 'user_traits.email|username'], [['properties.email'], 'properties.email|username|phone']]],
-  ['risk', { event: '$login', user: { id: 'u1', email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['user', 'user'], ['user.id', 'user.id'], ['context', 'context'], ['context.ip', 'context.ip'], ['context.headers', 'context.headers'], ['context.headers.User-Agent', 'context.headers.User-Agent']], []],
-  ['filter', { event: '$registration', user: { email: 'a@example.com' }, request_token: 'tok_abc', context: ctx }, [['context', 'context'], ['context.ip', 'context.ip'], ['context.headers.User-Agent', 'context.headers.User-Agent']], []],
-  ['track', { event: '$password_reset_request.failed', properties: { email: 'a@example.com' } }, [], [[['properties.email'], 'properties.email|username|phone']]],
+  [
+    'authenticate',
+    { event: '$login.attempted', properties: { email: 'a@example.com' }, context: ctx },
+    [['context', 'context']],
+    [[['properties.email'], 'properties.email']],
+  ],
+  [
+    'authenticate',
+    { event: '$login.succeeded', user_id: 'u1', user_traits: { email: 'a@example.com' }, context: ctx },
+    [
+      ['user_id', 'user_id'],
+      ['context', 'context'],
+      ['context.ip', 'context.ip'],
+    ],
+    [[['user_traits.email'], 'user_traits.email']],
+  ],
+  [
+    'authenticate',
+    { event: '$registration.attempted', user_traits: { email: 'a@example.com' }, context: ctx },
+    [
+      ['user_traits.email', 'user_traits.email'],
+      ['context', 'context'],
+    ],
+    [],
+  ],
+  [
+    'authenticate',
+    {
+      event: '$password_reset_request.succeeded',
+      user_id: 'u1',
+      user_traits: { email: 'a@example.com' },
+      properties: { email: 'a@example.com' },
+      context: ctx,
+    },
+    [['context', 'context']],
+    [
+      [['user_traits.email', 'properties.email'], 'user_traits.email|username'],
+      [['properties.email'], 'properties.email|username|phone'],
+    ],
+  ],
+  [
+    'risk',
+    { event: '$login', user: { id: 'u1', email: 'a@example.com' }, request_token: 'tok_abc', context: ctx },
+    [
+      ['user', 'user'],
+      ['user.id', 'user.id'],
+      ['context', 'context'],
+      ['context.ip', 'context.ip'],
+      ['context.headers', 'context.headers'],
+      ['context.headers.User-Agent', 'context.headers.User-Agent'],
+    ],
+    [],
+  ],
+  [
+    'filter',
+    { event: '$registration', user: { email: 'a@example.com' }, request_token: 'tok_abc', context: ctx },
+    [
+      ['context', 'context'],
+      ['context.ip', 'context.ip'],
+      ['context.headers.User-Agent', 'context.headers.User-Agent'],
+    ],
+    [],
+  ],
+  [
+    'track',
+    { event: '$password_reset_request.failed', properties: { email: 'a@example.com' } },
+    [],
+    [[['properties.email'], 'properties.email|username|phone']],
+  ],
   ['track', { event: '$challenge.succeeded', device_token: 'dt1' }, [['device_token', 'device_token']], []],
   ['track', { event: '$review.escalated', device_token: 'dt1' }, [['device_token', 'device_token']], []],
   ['track', { event: '$password_reset.succeeded', user_id: 'u1' }, [['user_id', 'device_token']], []],
@@ -59,14 +122,16 @@ describe.each(TABLE)('%s %j', (endpoint, body, removals, recommended) => {
     expect(parseEvent(endpoint, body, opts).missing).toEqual([]);
   });
   // (jest refuses an empty table)
-  if (removals.length) it.each(removals)('reports a missing %s as %s', (path, field) => {
-    expect(problems(endpoint, without(body, path))).toContain(field);
-  });
-  if (recommended.length) it.each(recommended)('accepts a body without %j and names %s missing', (paths, field) => {
-    const stripped = paths.reduce(without, body);
-    expect(problems(endpoint, stripped)).toEqual([]);
-    expect(parseEvent(endpoint, stripped, opts).missing).toContain(field);
-  });
+  if (removals.length)
+    it.each(removals)('reports a missing %s as %s', (path, field) => {
+      expect(problems(endpoint, without(body, path))).toContain(field);
+    });
+  if (recommended.length)
+    it.each(recommended)('accepts a body without %j and names %s missing', (paths, field) => {
+      const stripped = paths.reduce(without, body);
+      expect(problems(endpoint, stripped)).toEqual([]);
+      expect(parseEvent(endpoint, stripped, opts).missing).toContain(field);
+    });
 });
 
 describe('what an event is: a verdict, feedback or activity', () => {
@@ -85,7 +150,16 @@ describe('what an event is: a verdict, feedback or activity', () => {
       '$review.escalated',
       '$review.resolved',
     ]);
-    for (const name of ['$logout', '$logout.succeeded', '$login.failed', '$registration.failed', '$profile_update', '$password_reset_request.failed', '$custom:checkout', '$never.heard.of']) {
+    for (const name of [
+      '$logout',
+      '$logout.succeeded',
+      '$login.failed',
+      '$registration.failed',
+      '$profile_update',
+      '$password_reset_request.failed',
+      '$custom:checkout',
+      '$never.heard.of',
+    ]) {
       expect(eventRole(name, null)).toBe('activity');
     }
   });
@@ -94,25 +168,69 @@ describe('what an event is: a verdict, feedback or activity', () => {
 describe('recommended fields count wherever they arrive', () => {
   it('an e-mail in user_traits, user, params or properties', () => {
     for (const where of [{ user_traits: { email: 'a@x.com' } }, { properties: { email: 'a@x.com' } }]) {
-      expect(parseEvent('authenticate', { event: '$login.succeeded', user_id: 'u', context: ctx, ...where }, opts).missing).toEqual([]);
+      expect(
+        parseEvent('authenticate', { event: '$login.succeeded', user_id: 'u', context: ctx, ...where }, opts)
+          .missing,
+      ).toEqual([]);
     }
   });
   it("the Go SDK's AuthenticateSimple body (empty traits and properties) is accepted", () => {
-    const e = parseEvent('authenticate', { event: '$login.succeeded', user_id: 'user-123', context: { client_id: '', ip: '8.8.8.8', headers: { 'User-Agent': 'Mozilla/5.0' } }, properties: {}, user_traits: {} }, opts);
+    const e = parseEvent(
+      'authenticate',
+      {
+        event: '$login.succeeded',
+        user_id: 'user-123',
+        context: { client_id: '', ip: '8.8.8.8', headers: { 'User-Agent': 'Mozilla/5.0' } },
+        properties: {},
+        user_traits: {},
+      },
+      opts,
+    );
     expect(e.missing).toEqual(['user_traits.email']);
   });
   it('a registration identified by a phone, or by an e-mail sent in properties', () => {
-    expect(problems('authenticate', { event: '$registration.attempted', user_traits: { phone: '+15550100' }, context: ctx })).toEqual([]);
-    expect(problems('authenticate', { event: '$registration.attempted', properties: { email: 'a@x.com' }, context: ctx })).toEqual([]);
+    expect(
+      problems('authenticate', {
+        event: '$registration.attempted',
+        user_traits: { phone: '+15550100' },
+        context: ctx,
+      }),
+    ).toEqual([]);
+    expect(
+      problems('authenticate', {
+        event: '$registration.attempted',
+        properties: { email: 'a@x.com' },
+        context: ctx,
+      }),
+    ).toEqual([]);
   });
   it("castle-java's context.user_agent false (no User-Agent on the request) is no error", () => {
-    expect(problems('track', { event: '$login.failed', user_id: 'u', context: { ip: '8.8.8.8', user_agent: false, client_id: false, headers: {} } })).toEqual([]);
+    expect(
+      problems('track', {
+        event: '$login.failed',
+        user_id: 'u',
+        context: { ip: '8.8.8.8', user_agent: false, client_id: false, headers: {} },
+      }),
+    ).toEqual([]);
   });
 });
 
 describe('event acceptance per endpoint', () => {
-  const bodyFor = (endpoint: Endpoint, event: string) => ({ event, user_id: 'u1', user: { id: 'u1' }, user_traits: { email: 'a@example.com', username: 'a' }, properties: { email: 'a@example.com' }, name: 'x', device_token: 'dt', context: ctx });
-  const rows = EVENTS.flatMap((e) => (['authenticate', 'risk', 'filter', 'track'] as Endpoint[]).map((ep) => [e.name, ep, e.endpoints.includes(ep)] as const));
+  const bodyFor = (endpoint: Endpoint, event: string) => ({
+    event,
+    user_id: 'u1',
+    user: { id: 'u1' },
+    user_traits: { email: 'a@example.com', username: 'a' },
+    properties: { email: 'a@example.com' },
+    name: 'x',
+    device_token: 'dt',
+    context: ctx,
+  });
+  const rows = EVENTS.flatMap((e) =>
+    (['authenticate', 'risk', 'filter', 'track'] as Endpoint[]).map(
+      (ep) => [e.name, ep, e.endpoints.includes(ep)] as const,
+    ),
+  );
   it.each(rows)('%s on %s accepted=%s', (name, endpoint, accepted) => {
     const found = problems(endpoint, bodyFor(endpoint, name));
     if (accepted) expect(found).toEqual([]);
@@ -121,9 +239,16 @@ describe('event acceptance per endpoint', () => {
 
   it("takes a name without $ as the application's own event where $custom is accepted", () => {
     const e = parseEvent('track', { event: 'custom-event', user_id: 'u1', context: ctx }, opts);
-    expect({ name: e.name, customName: e.customName }).toEqual({ name: '$custom', customName: 'custom-event' });
-    expect(parseEvent('risk', { event: 'Added to cart', user: { id: 'u' }, context: ctx }, opts).customName).toBe('Added to cart');
-    expect(problems('authenticate', { event: 'custom-event', user_id: 'u1', context: ctx })).toContain('event');
+    expect({ name: e.name, customName: e.customName }).toEqual({
+      name: '$custom',
+      customName: 'custom-event',
+    });
+    expect(
+      parseEvent('risk', { event: 'Added to cart', user: { id: 'u' }, context: ctx }, opts).customName,
+    ).toBe('Added to cart');
+    expect(problems('authenticate', { event: 'custom-event', user_id: 'u1', context: ctx })).toContain(
+      'event',
+    );
   });
 
   it('rejects an unknown event and a missing event', () => {
@@ -134,32 +259,89 @@ describe('event acceptance per endpoint', () => {
 
 describe('payload forms', () => {
   it('maps type + status and event + status to the dotted name', () => {
-    expect(parseEvent('risk', { type: '$login', status: '$succeeded', user: { id: 'u' }, context: ctx }, opts).name).toBe('$login.succeeded');
-    expect(parseEvent('risk', { event: '$login', status: '$failed', user: { id: 'u' }, context: ctx }, opts).name).toBe('$login.failed');
-    expect(parseEvent('filter', { type: '$registration', status: '$attempted', params: { email: 'X@Example.com' }, context: ctx }, opts).email).toBe('x@example.com');
+    expect(
+      parseEvent('risk', { type: '$login', status: '$succeeded', user: { id: 'u' }, context: ctx }, opts)
+        .name,
+    ).toBe('$login.succeeded');
+    expect(
+      parseEvent('risk', { event: '$login', status: '$failed', user: { id: 'u' }, context: ctx }, opts).name,
+    ).toBe('$login.failed');
+    expect(
+      parseEvent(
+        'filter',
+        { type: '$registration', status: '$attempted', params: { email: 'X@Example.com' }, context: ctx },
+        opts,
+      ).email,
+    ).toBe('x@example.com');
   });
   it('accepts headers as [name, value] pairs, case-insensitively, with scrubbed values', () => {
-    const e = parseEvent('filter', { event: '$registration', context: { ip: '1.2.3.4', headers: [['USER-AGENT', 'UA'], ['Cookie', true]] } }, opts);
+    const e = parseEvent(
+      'filter',
+      {
+        event: '$registration',
+        context: {
+          ip: '1.2.3.4',
+          headers: [
+            ['USER-AGENT', 'UA'],
+            ['Cookie', true],
+          ],
+        },
+      },
+      opts,
+    );
     expect(e.context.headers).toEqual({ 'user-agent': 'UA', cookie: true });
     expect(e.context.userAgent).toBe('UA');
   });
   it('treats false, "", "?" and "_" client ids as no fingerprint, and finds it in headers', () => {
     for (const cid of [false, '', '?', '_']) {
-      expect(parseEvent('filter', { event: '$registration', context: { ...ctx, client_id: cid } }, opts).context.fingerprint).toBeNull();
+      expect(
+        parseEvent('filter', { event: '$registration', context: { ...ctx, client_id: cid } }, opts).context
+          .fingerprint,
+      ).toBeNull();
     }
-    const e = parseEvent('filter', { event: '$registration', context: { ip: '1.2.3.4', headers: { 'User-Agent': 'UA', 'X-Castle-Client-Id': 'abc' } } }, opts);
+    const e = parseEvent(
+      'filter',
+      {
+        event: '$registration',
+        context: { ip: '1.2.3.4', headers: { 'User-Agent': 'UA', 'X-Castle-Client-Id': 'abc' } },
+      },
+      opts,
+    );
     expect(e.context.fingerprint).toBe('abc');
   });
   it('keeps older SDK keys and uses timestamp as event time', () => {
-    const e = parseEvent('track', { event: '$login.failed', timestamp: '2026-11-22T09:00:00.000Z', sent_at: '2026-11-22T09:00:01', context: { ...ctx, active: true, locale: 'en' } }, opts);
+    const e = parseEvent(
+      'track',
+      {
+        event: '$login.failed',
+        timestamp: '2026-11-22T09:00:00.000Z',
+        sent_at: '2026-11-22T09:00:01',
+        context: { ...ctx, active: true, locale: 'en' },
+      },
+      opts,
+    );
     expect(e.occurredAt.toISOString()).toBe('2026-11-22T09:00:00.000Z');
     expect(e.receivedAt).toBe(now);
     expect(e.context.extra).toEqual({ active: true, locale: 'en' });
     expect(e.extra.sent_at).toBe('2026-11-22T09:00:01');
   });
   it('rejects a timestamp more than 5 minutes in the future', () => {
-    expect(problems('risk', { event: '$login', timestamp: '2026-11-22T10:06:00Z', user: { id: 'u' }, context: ctx })).toContain('timestamp');
-    expect(problems('risk', { event: '$login', timestamp: '2026-11-22T10:04:00Z', user: { id: 'u' }, context: ctx })).toEqual([]);
+    expect(
+      problems('risk', {
+        event: '$login',
+        timestamp: '2026-11-22T10:06:00Z',
+        user: { id: 'u' },
+        context: ctx,
+      }),
+    ).toContain('timestamp');
+    expect(
+      problems('risk', {
+        event: '$login',
+        timestamp: '2026-11-22T10:04:00Z',
+        user: { id: 'u' },
+        context: ctx,
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -179,17 +361,32 @@ describe('hostile and wrong-typed input', () => {
 
   it('reports a huge header map', () => {
     const headers = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`x-h${i}`, 'v']));
-    expect(problems('risk', { event: '$login', user: { id: 'u' }, context: { ip: '1.1.1.1', headers } })).toContain('context.headers');
+    expect(
+      problems('risk', { event: '$login', user: { id: 'u' }, context: { ip: '1.1.1.1', headers } }),
+    ).toContain('context.headers');
   });
 
   it('stores $where-looking strings as plain data', () => {
-    const e = parseEvent('risk', { event: '$login', user: { id: '$where: 1 == 1', email: "a'--@x.com" }, context: ctx, properties: { $where: 'sleep(1)' } }, opts);
+    const e = parseEvent(
+      'risk',
+      {
+        event: '$login',
+        user: { id: '$where: 1 == 1', email: "a'--@x.com" },
+        context: ctx,
+        properties: { $where: 'sleep(1)' },
+      },
+      opts,
+    );
     expect(e.userId).toBe('$where: 1 == 1');
     expect(e.properties).toEqual({ $where: 'sleep(1)' });
   });
 
   it('accepts unicode', () => {
-    const e = parseEvent('risk', { event: '$login', user: { id: 'ユーザー😀', email: 'ü@exämple.com' }, context: ctx }, opts);
+    const e = parseEvent(
+      'risk',
+      { event: '$login', user: { id: 'ユーザー😀', email: 'ü@exämple.com' }, context: ctx },
+      opts,
+    );
     expect(e.userId).toBe('ユーザー😀');
   });
 });
@@ -197,8 +394,18 @@ describe('hostile and wrong-typed input', () => {
 describe('request tokens', () => {
   const base = { event: '$login', user: { id: 'u' }, context: ctx };
   it('parses sandbox test tokens', () => {
-    const e = parseEvent('risk', { ...base, request_token: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9' }, opts);
-    expect(e.testToken).toEqual({ raw: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9', device: 'chrome_on_mac', ip: 'us-ca', action: 'deny', risk: 0.9 });
+    const e = parseEvent(
+      'risk',
+      { ...base, request_token: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9' },
+      opts,
+    );
+    expect(e.testToken).toEqual({
+      raw: 'test|device:chrome_on_mac|ip:us-ca|policy.action:deny|risk:0.9',
+      device: 'chrome_on_mac',
+      ip: 'us-ca',
+      action: 'deny',
+      risk: 0.9,
+    });
   });
   it.each([
     ['test tokens outside sandbox', 'test|policy.action:deny', false],
@@ -207,7 +414,9 @@ describe('request tokens', () => {
     ['non-printable tokens', 'abc\u0000def', true],
     ['overlong tokens', 'x'.repeat(5000), true],
   ])('rejects %s', (_label, token, sandbox) => {
-    expect(() => parseEvent('risk', { ...base, request_token: token }, { sandbox, now })).toThrow(InvalidRequestToken);
+    expect(() => parseEvent('risk', { ...base, request_token: token }, { sandbox, now })).toThrow(
+      InvalidRequestToken,
+    );
   });
 });
 
@@ -231,30 +440,85 @@ describe('headers kept without their secrets', () => {
   });
 
   it('scrubHeaders keeps that a sensitive header was sent, not its value', () => {
-    expect({ ...scrubHeaders({ authorization: 'Bearer x', 'user-agent': 'UA' }) }).toEqual({ authorization: true, 'user-agent': 'UA' });
+    expect({ ...scrubHeaders({ authorization: 'Bearer x', 'user-agent': 'UA' }) }).toEqual({
+      authorization: true,
+      'user-agent': 'UA',
+    });
   });
 
   it('scrubHeaders keeps the values only of the headers the model and analysts read (an allow-list)', () => {
-    const kept = scrubHeaders({ 'user-agent': 'UA', 'accept-language': 'en', 'sec-ch-ua-platform': '"macOS"', origin: 'https://shop.example', 'x-access-key': 'k', 'x-jwt': 'j', referer: 'https://shop.example/reset?token=t', 'x-service-client-id': 'rpm1.x' });
-    expect({ ...kept }).toEqual({ 'user-agent': 'UA', 'accept-language': 'en', 'sec-ch-ua-platform': '"macOS"', origin: 'https://shop.example', 'x-access-key': true, 'x-jwt': true, referer: true, 'x-service-client-id': true });
+    const kept = scrubHeaders({
+      'user-agent': 'UA',
+      'accept-language': 'en',
+      'sec-ch-ua-platform': '"macOS"',
+      origin: 'https://shop.example',
+      'x-access-key': 'k',
+      'x-jwt': 'j',
+      referer: 'https://shop.example/reset?token=t',
+      'x-service-client-id': 'rpm1.x',
+    });
+    expect({ ...kept }).toEqual({
+      'user-agent': 'UA',
+      'accept-language': 'en',
+      'sec-ch-ua-platform': '"macOS"',
+      origin: 'https://shop.example',
+      'x-access-key': true,
+      'x-jwt': true,
+      referer: true,
+      'x-service-client-id': true,
+    });
   });
 
   it('scrubText keeps header values by the allow-list in well-formed and malformed payloads', () => {
-    expect(JSON.parse(scrubText('{"event":"$login.failed","context":{"headers":{"X-Access-Key":"k","Referer":"r","Accept":"*/*"}}}'))).toEqual({ event: '$login.failed', context: { headers: { 'X-Access-Key': true, Referer: true, Accept: '*/*' } } });
-    expect(JSON.parse(scrubText('{"context":{"headers":[["X-Jwt","j"],["User-Agent","UA"]]}}'))).toEqual({ context: { headers: [['X-Jwt', true], ['User-Agent', 'UA']] } });
+    expect(
+      JSON.parse(
+        scrubText(
+          '{"event":"$login.failed","context":{"headers":{"X-Access-Key":"k","Referer":"r","Accept":"*/*"}}}',
+        ),
+      ),
+    ).toEqual({
+      event: '$login.failed',
+      context: { headers: { 'X-Access-Key': true, Referer: true, Accept: '*/*' } },
+    });
+    expect(JSON.parse(scrubText('{"context":{"headers":[["X-Jwt","j"],["User-Agent","UA"]]}}'))).toEqual({
+      context: {
+        headers: [
+          ['X-Jwt', true],
+          ['User-Agent', 'UA'],
+        ],
+      },
+    });
     // Malformed: the headers' region by the allow-list, the rest by the deny-list.
-    expect(scrubText('{"user_id":"u1","context":{"headers":{"Referer":"r","Accept":"*/*"}, "note":"hello", broken')).toBe('{"user_id":"u1","context":{"headers":{"Referer":true,"Accept":"*/*"}, "note":"hello", broken');
-    expect(scrubText('{"headers":[["Referer","r"],["Accept","a"]], "X-Access-Key":"k", oops')).toBe('{"headers":[["Referer",true],["Accept","a"]], "X-Access-Key":true, oops');
+    expect(
+      scrubText(
+        '{"user_id":"u1","context":{"headers":{"Referer":"r","Accept":"*/*"}, "note":"hello", broken',
+      ),
+    ).toBe('{"user_id":"u1","context":{"headers":{"Referer":true,"Accept":"*/*"}, "note":"hello", broken');
+    expect(scrubText('{"headers":[["Referer","r"],["Accept","a"]], "X-Access-Key":"k", oops')).toBe(
+      '{"headers":[["Referer",true],["Accept","a"]], "X-Access-Key":true, oops',
+    );
   });
 
   it('scrubText works on JSON and on text that is not', () => {
-    expect(scrubText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe('{"headers":{"Cookie":true,"Accept":"*/*"}}');
-    expect(scrubText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe('{"Authorization" : true, broken');
+    expect(scrubText('{"headers":{"Cookie":"s=1","Accept":"*/*"}}')).toBe(
+      '{"headers":{"Cookie":true,"Accept":"*/*"}}',
+    );
+    expect(scrubText('{"Authorization" : "Bearer \\"quoted\\" x", broken')).toBe(
+      '{"Authorization" : true, broken',
+    );
     expect(scrubText('plain text with no JSON')).toBe('plain text with no JSON');
   });
 
   it('parseEvent stores the scrubbed headers', () => {
-    const e = parseEvent('track', { event: '$login.failed', user_id: 'u', context: { headers: { Authorization: 'Bearer x', 'User-Agent': 'UA' } } }, { sandbox: true, now: new Date() });
+    const e = parseEvent(
+      'track',
+      {
+        event: '$login.failed',
+        user_id: 'u',
+        context: { headers: { Authorization: 'Bearer x', 'User-Agent': 'UA' } },
+      },
+      { sandbox: true, now: new Date() },
+    );
     expect(e.context.headers.authorization).toBe(true);
     expect(e.context.userAgent).toBe('UA');
   });

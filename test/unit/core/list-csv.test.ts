@@ -2,7 +2,14 @@
  * CSV of list items: OWASP's CSV-injection rule on export (a cell a spreadsheet could take for a
  * formula is prefixed with `'`), undone exactly on import, and the cell quoting.
  */
-import { csvCell, exportedCell, importedCell, isFormulaLike, linesOf, parseCsvLine } from '../../../src/core/lists/csv';
+import {
+  csvCell,
+  exportedCell,
+  importedCell,
+  isFormulaLike,
+  linesOf,
+  parseCsvLine,
+} from '../../../src/core/lists/csv';
 
 describe('CSV injection (OWASP): cells a spreadsheet could run are neutralised', () => {
   // [stored text, formula-like, exported text]
@@ -30,14 +37,17 @@ describe('CSV injection (OWASP): cells a spreadsheet could run are neutralised',
     ['', false, ''],
     [' ', false, ' '],
   ];
-  it.each(cases)('%j: formula-like %s, exported as %j, imported back as stored', (stored, formula, exported) => {
-    expect(isFormulaLike(stored)).toBe(formula);
-    expect(exportedCell(stored)).toBe(exported);
-    expect(isFormulaLike(exportedCell(stored))).toBe(formula);
-    expect(importedCell(exportedCell(stored))).toBe(stored);
-  });
+  it.each(cases)(
+    '%j: formula-like %s, exported as %j, imported back as stored',
+    (stored, formula, exported) => {
+      expect(isFormulaLike(stored)).toBe(formula);
+      expect(exportedCell(stored)).toBe(exported);
+      expect(isFormulaLike(exportedCell(stored))).toBe(formula);
+      expect(importedCell(exportedCell(stored))).toBe(stored);
+    },
+  );
 
-  it("a cell of the import is its own text unless it is a neutralised one", () => {
+  it('a cell of the import is its own text unless it is a neutralised one', () => {
     expect(importedCell("'abc")).toBe("'abc");
     expect(importedCell("'")).toBe("'");
     expect(importedCell("'=x")).toBe('=x');
@@ -67,8 +77,12 @@ describe('lines of an import', () => {
     expect(await read(['val', 'ue\n1.2', '.3.4\r\n5.6.7.8'])).toEqual(['value', '1.2.3.4\r', '5.6.7.8']);
   });
   it('refuses a line longer than the bound, ended or not, in one chunk or across several', async () => {
-    await expect(read([`value\n${'x'.repeat(11)}\nok\n`], 10)).rejects.toMatchObject({ fields: [{ field: 'body', message: 'a line is longer than 10 characters' }] });
-    await expect(read(['value\n', 'x'.repeat(6), 'x'.repeat(6)], 10)).rejects.toMatchObject({ fields: [{ field: 'body' }] });
+    await expect(read([`value\n${'x'.repeat(11)}\nok\n`], 10)).rejects.toMatchObject({
+      fields: [{ field: 'body', message: 'a line is longer than 10 characters' }],
+    });
+    await expect(read(['value\n', 'x'.repeat(6), 'x'.repeat(6)], 10)).rejects.toMatchObject({
+      fields: [{ field: 'body' }],
+    });
     expect(await read([`${'x'.repeat(10)}\n`], 10)).toEqual(['x'.repeat(10)]);
   });
 });

@@ -1,5 +1,12 @@
 /** The lists matcher: networks (IPv4 and IPv6, nested, overlapping by nesting), exact values, expiry, archiving. */
-import { CompiledList, CompiledLists, IpRanges, matchLists, type EventValues, type MatchEntry } from '../../../src/core/lists/matcher';
+import {
+  CompiledList,
+  CompiledLists,
+  IpRanges,
+  matchLists,
+  type EventValues,
+  type MatchEntry,
+} from '../../../src/core/lists/matcher';
 import { normaliseValue, writeAddressWords } from '../../../src/core/lists/values';
 import { LIST_FIELDS, type List, type ListItem } from '../../../src/core/lists/model';
 import { asEnvId } from '../../../src/core/model';
@@ -23,9 +30,34 @@ const list = (primaryField: string, secondaryField: string | null = null): List 
 const item = (l: List, raw: string, o: Partial<ListItem> = {}): ListItem => {
   const n = normaliseValue(l.type, raw);
   if (!n.ok) throw new Error(`${raw}: ${n.message}`);
-  return { id: `i${++seq}`, envId: env, listId: l.id, primaryValue: n.value, secondaryValue: null, comment: null, author: { type: '$test', identifier: 't' }, createdAt: new Date(T0), updatedAt: new Date(T0), expiresAt: null, archived: false, archivedAt: null, ...o };
+  return {
+    id: `i${++seq}`,
+    envId: env,
+    listId: l.id,
+    primaryValue: n.value,
+    secondaryValue: null,
+    comment: null,
+    author: { type: '$test', identifier: 't' },
+    createdAt: new Date(T0),
+    updatedAt: new Date(T0),
+    expiresAt: null,
+    archived: false,
+    archivedAt: null,
+    ...o,
+  };
 };
-const values = (o: Partial<EventValues>): EventValues => ({ userId: null, email: null, emailDomain: null, ip: null, asn: null, country: null, devices: [], machine: null, shape: null, ...o });
+const values = (o: Partial<EventValues>): EventValues => ({
+  userId: null,
+  email: null,
+  emailDomain: null,
+  ip: null,
+  asn: null,
+  country: null,
+  devices: [],
+  machine: null,
+  shape: null,
+  ...o,
+});
 
 describe('normaliseValue', () => {
   it.each([
@@ -67,9 +99,30 @@ describe('IpRanges', () => {
     expect(writeAddressWords(ip, w)).toBe(true);
     return w;
   };
-  const e = (id: string): MatchEntry => ({ itemId: id, listId: 'l', value: id, secondary: null, expiresAtMs: Infinity, active: true });
+  const e = (id: string): MatchEntry => ({
+    itemId: id,
+    listId: 'l',
+    value: id,
+    secondary: null,
+    expiresAtMs: Infinity,
+    active: true,
+  });
   const ranges = new IpRanges(
-    ['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24', '10.1.2.3', '192.168.0.0/16', '0.0.0.0/0', '2001:db8::/32', '2001:db8:1::/48', '255.255.255.255', '::/0'].map((v) => ({ value: normaliseValue('ip', v).ok ? (normaliseValue('ip', v) as { value: string }).value : v, entry: e(v) })),
+    [
+      '10.0.0.0/8',
+      '10.1.0.0/16',
+      '10.1.2.0/24',
+      '10.1.2.3',
+      '192.168.0.0/16',
+      '0.0.0.0/0',
+      '2001:db8::/32',
+      '2001:db8:1::/48',
+      '255.255.255.255',
+      '::/0',
+    ].map((v) => ({
+      value: normaliseValue('ip', v).ok ? (normaliseValue('ip', v) as { value: string }).value : v,
+      entry: e(v),
+    })),
   );
   const any = () => true;
   it.each([
@@ -88,7 +141,9 @@ describe('IpRanges', () => {
     expect(ranges.find(words(ip), any)?.itemId).toBe(want);
   });
   it('walks out to the enclosing networks when the innermost entry is not usable', () => {
-    expect(ranges.find(words('10.1.2.3'), (x) => x.itemId !== '10.1.2.3' && x.itemId !== '10.1.2.0/24')?.itemId).toBe('10.1.0.0/16');
+    expect(
+      ranges.find(words('10.1.2.3'), (x) => x.itemId !== '10.1.2.3' && x.itemId !== '10.1.2.0/24')?.itemId,
+    ).toBe('10.1.0.0/16');
   });
   it('finds networks added after the build, before and after the rebuild', () => {
     const r = new IpRanges([]);
@@ -107,7 +162,12 @@ describe('IpRanges', () => {
       nets.push({ a: (rnd() * 2 + (rnd() & 1)) & mask, bits });
     }
     const text = (a: number) => [a >>> 24, (a >>> 16) & 255, (a >>> 8) & 255, a & 255].join('.');
-    const r = new IpRanges(nets.map((n, i) => ({ value: n.bits === 32 ? text(n.a >>> 0) : `${text(n.a >>> 0)}/${n.bits}`, entry: e(String(i)) })));
+    const r = new IpRanges(
+      nets.map((n, i) => ({
+        value: n.bits === 32 ? text(n.a >>> 0) : `${text(n.a >>> 0)}/${n.bits}`,
+        entry: e(String(i)),
+      })),
+    );
     for (let k = 0; k < 2000; k++) {
       const probe = k % 2 ? (nets[rnd() % nets.length] as { a: number }).a + (rnd() % 256) : rnd() * 2;
       const ip = text(probe >>> 0);
@@ -134,17 +194,28 @@ describe('matchLists', () => {
     new CompiledList(deviceList, [item(deviceList, 'tok_123')]),
     new CompiledList(pairList, [item(pairList, 'u1', { secondaryValue: '192.0.2.1' })]),
   ]);
-  const ids = (v: Partial<EventValues>, now = T0) => matchLists(compiled, values(v), now).map((m) => `${m.list.primaryField}:${m.entry.value}`).sort();
+  const ids = (v: Partial<EventValues>, now = T0) =>
+    matchLists(compiled, values(v), now)
+      .map((m) => `${m.list.primaryField}:${m.entry.value}`)
+      .sort();
   it.each<[string, Partial<EventValues>, string[]]>([
     ['an address in a network', { ip: '203.0.113.77' }, ['ip:203.0.113.0/24']],
     ['an IPv6 address', { ip: '2001:db8:ffff::1' }, ['ip:2001:db8::/32']],
     ['an address outside', { ip: '203.0.114.1' }, []],
-    ['an e-mail (lower-cased by the event)', { email: 'fraud@example.com' }, ['user.email:fraud@example.com']],
+    [
+      'an e-mail (lower-cased by the event)',
+      { email: 'fraud@example.com' },
+      ['user.email:fraud@example.com'],
+    ],
     ['a domain', { emailDomain: 'mailinator.com' }, ['email.domain:mailinator.com']],
     ['any name of the device', { devices: ['d:key', 'tok_123'] }, ['device.fingerprint:tok_123']],
     ['a pair: both values', { userId: 'u1', ip: '192.0.2.1' }, ['user.id:u1']],
     ['a pair: one value only', { userId: 'u1', ip: '192.0.2.2' }, []],
-    ['several lists', { ip: '203.0.113.1', email: 'fraud@example.com' }, ['ip:203.0.113.0/24', 'user.email:fraud@example.com']],
+    [
+      'several lists',
+      { ip: '203.0.113.1', email: 'fraud@example.com' },
+      ['ip:203.0.113.0/24', 'user.email:fraud@example.com'],
+    ],
     ['nothing', {}, []],
   ])('%s', (_name, v, want) => {
     expect(ids(v)).toEqual(want);

@@ -20,7 +20,12 @@ describe('the outbox ledger', () => {
 
   it('holds at most `cap` ids and counts the rest', () => {
     const ledger = new OutboxLedger(2);
-    for (const [id, s] of [['a', 1], ['b', 2], ['c', 3]] as const) ledger.added(id, at(s));
+    for (const [id, s] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      ledger.added(id, at(s));
     ledger.claimed('d', at(0));
     expect([ledger.depth, ledger.oldest]).toEqual([3, at(1).getTime()]);
     ledger.finished('c');
@@ -39,7 +44,14 @@ describe('the outbox ledger', () => {
     // While the read is under way: one delivered, one new.
     ledger.finished('a');
     ledger.added('c', at(3));
-    answer({ total: 3, oldest: [{ id: 'a', createdAt: at(1) }, { id: 'b', createdAt: at(2) }, { id: 'x', createdAt: at(4) }] });
+    answer({
+      total: 3,
+      oldest: [
+        { id: 'a', createdAt: at(1) },
+        { id: 'b', createdAt: at(2) },
+        { id: 'x', createdAt: at(4) },
+      ],
+    });
     await reading;
     // `gone` was not in the outbox (purged), `a` was delivered meanwhile, `b` and `x` another
     // instance recorded, `c` was recorded after the read.
@@ -48,14 +60,22 @@ describe('the outbox ledger', () => {
 
   it('counts the open deliveries past the ids a read returns', async () => {
     const ledger = new OutboxLedger(2);
-    await ledger.reconcile(async (limit) => ({ total: 5, oldest: [{ id: 'a', createdAt: at(1) }, { id: 'b', createdAt: at(2) }].slice(0, limit) }));
+    await ledger.reconcile(async (limit) => ({
+      total: 5,
+      oldest: [
+        { id: 'a', createdAt: at(1) },
+        { id: 'b', createdAt: at(2) },
+      ].slice(0, limit),
+    }));
     expect([ledger.depth, ledger.oldest]).toEqual([5, at(1).getTime()]);
   });
 
   it('changes nothing when the read fails, and reads again when asked', async () => {
     const ledger = new OutboxLedger(100);
     ledger.added('a', at(1));
-    await expect(ledger.reconcile(async () => Promise.reject(new Error('the database is unreachable')))).rejects.toThrow('unreachable');
+    await expect(
+      ledger.reconcile(async () => Promise.reject(new Error('the database is unreachable'))),
+    ).rejects.toThrow('unreachable');
     expect(ledger.depth).toBe(1);
     await ledger.reconcile(async () => ({ total: 0, oldest: [] }));
     expect([ledger.depth, ledger.oldest]).toEqual([0, null]);

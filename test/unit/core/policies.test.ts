@@ -1,5 +1,10 @@
 /** Policy matching, defaults and levels, without I/O. */
-import { PolicyService, DEFAULT_POLICIES, CATCH_ALL, validateDraft } from '../../../src/core/policies/service';
+import {
+  PolicyService,
+  DEFAULT_POLICIES,
+  CATCH_ALL,
+  validateDraft,
+} from '../../../src/core/policies/service';
 import type { PolicySet, PolicyRevision } from '../../../src/core/policies/model';
 import type { PolicyStore } from '../../../src/core/ports';
 import { asEnvId } from '../../../src/core/model';
@@ -11,7 +16,9 @@ class MemoryPolicyStore implements PolicyStore {
   set: PolicySet | null = null;
   revs: PolicyRevision[] = [];
   async getSet() {
-    return this.set ? (JSON.parse(JSON.stringify(this.set), (k, v) => (k.endsWith('At') ? new Date(v) : v)) as PolicySet) : null;
+    return this.set
+      ? (JSON.parse(JSON.stringify(this.set), (k, v) => (k.endsWith('At') ? new Date(v) : v)) as PolicySet)
+      : null;
   }
   async putSet(s: PolicySet, expected: number) {
     if ((this.set?.version ?? 0) !== expected) return false;
@@ -50,8 +57,11 @@ describe('default policies', () => {
     svc = new PolicyService({ store: new MemoryPolicyStore(), clock });
     set = await svc.createDefaults(env);
   });
-  const m = (event: string, risk: number, deviceState: 'approved' | 'reported' | 'unreviewed' = 'unreviewed') =>
-    svc.match(set, { event, risk, level: riskLevel(risk), signals: [], country: null, deviceState });
+  const m = (
+    event: string,
+    risk: number,
+    deviceState: 'approved' | 'reported' | 'unreviewed' = 'unreviewed',
+  ) => svc.match(set, { event, risk, level: riskLevel(risk), signals: [], country: null, deviceState });
 
   it.each([
     ['$login.succeeded', 0.95, 'unreviewed', 'deny'],
@@ -85,7 +95,12 @@ describe('default policies', () => {
     expect(set.policies.find((p) => p.catchAll)?.name).toBe(CATCH_ALL.name);
   });
   it('a new policy for $password_reset_request.succeeded gives a verdict; an edit makes a new revision', async () => {
-    const p = await svc.create(env, { name: 'Deny risky resets', group: 'event', conditions: { events: ['$password_reset_request.succeeded'], minRisk: 0.8 }, action: 'deny' });
+    const p = await svc.create(env, {
+      name: 'Deny risky resets',
+      group: 'event',
+      conditions: { events: ['$password_reset_request.succeeded'], minRisk: 0.8 },
+      action: 'deny',
+    });
     set = await svc.set(env);
     expect(m('$password_reset_request.succeeded', 0.85).id).toBe(p.id);
     const updated = await svc.update(env, p.id, { action: 'challenge' });
@@ -98,10 +113,28 @@ describe('default policies', () => {
     expect(m('$password_reset_request.succeeded', 0.85).action).toBe('allow');
   });
   it('orders groups before, event, after and positions within a group', async () => {
-    const a = await svc.create(env, { name: 'A', group: 'event', conditions: { signalsAny: ['proxy_ip'] }, action: 'challenge' });
-    const b = await svc.create(env, { name: 'B', group: 'event', conditions: { signalsAny: ['proxy_ip'] }, action: 'deny' });
+    const a = await svc.create(env, {
+      name: 'A',
+      group: 'event',
+      conditions: { signalsAny: ['proxy_ip'] },
+      action: 'challenge',
+    });
+    const b = await svc.create(env, {
+      name: 'B',
+      group: 'event',
+      conditions: { signalsAny: ['proxy_ip'] },
+      action: 'deny',
+    });
     set = await svc.set(env);
-    const hit = () => svc.match(set, { event: '$logout', risk: 0.1, level: 'low', signals: ['proxy_ip'], country: null, deviceState: 'unreviewed' });
+    const hit = () =>
+      svc.match(set, {
+        event: '$logout',
+        risk: 0.1,
+        level: 'low',
+        signals: ['proxy_ip'],
+        country: null,
+        deviceState: 'unreviewed',
+      });
     expect(hit().id).toBe(a.id);
     const ids = (await svc.list(env)).filter((p) => p.group === 'event').map((p) => p.id);
     await svc.reorder(env, 'event', [b.id, ...ids.filter((i) => i !== b.id)]);
@@ -110,14 +143,39 @@ describe('default policies', () => {
   });
   it('rejects invalid drafts naming each field', () => {
     try {
-      validateDraft({ name: '', group: 'middle' as never, conditions: { events: ['$nope'], minRisk: 3, signalsAny: ['nope'], countries: ['usa'] }, action: 'maybe' as never });
+      validateDraft({
+        name: '',
+        group: 'middle' as never,
+        conditions: { events: ['$nope'], minRisk: 3, signalsAny: ['nope'], countries: ['usa'] },
+        action: 'maybe' as never,
+      });
       throw new Error('no error');
     } catch (err) {
       expect(err).toBeInstanceOf(InvalidParameters);
-      expect((err as InvalidParameters).fields.map((f) => f.field).sort()).toEqual(['action', 'conditions.countries', 'conditions.events', 'conditions.minRisk', 'conditions.signalsAny', 'group', 'name'].sort());
+      expect((err as InvalidParameters).fields.map((f) => f.field).sort()).toEqual(
+        [
+          'action',
+          'conditions.countries',
+          'conditions.events',
+          'conditions.minRisk',
+          'conditions.signalsAny',
+          'group',
+          'name',
+        ].sort(),
+      );
     }
   });
-  it.each(['emulator', 'compromised_device', 'no_app_activity', 'unproven_client', 'registration_velocity'])('a policy can name the %s signal', (signal) => {
-    expect(() => validateDraft({ name: 'By signal', group: 'event', conditions: { signalsAny: [signal] }, action: 'challenge' })).not.toThrow();
-  });
+  it.each(['emulator', 'compromised_device', 'no_app_activity', 'unproven_client', 'registration_velocity'])(
+    'a policy can name the %s signal',
+    (signal) => {
+      expect(() =>
+        validateDraft({
+          name: 'By signal',
+          group: 'event',
+          conditions: { signalsAny: [signal] },
+          action: 'challenge',
+        }),
+      ).not.toThrow();
+    },
+  );
 });

@@ -8,7 +8,15 @@ import type { Endpoint } from '../../../src/core/model';
 import { eventCommand } from '../../../src/rest/event-command';
 import { isDisposableEmail, parseUserAgent, type IpIntel } from '../../../src/intel';
 import { deviceKey } from '../../../src/core/devices/service';
-import { extractFeatures, hostOf, networkOf, primaryLanguage, requestShape, type Features, type Level } from '../../../src/core/scoring/features';
+import {
+  extractFeatures,
+  hostOf,
+  networkOf,
+  primaryLanguage,
+  requestShape,
+  type Features,
+  type Level,
+} from '../../../src/core/scoring/features';
 import {
   answeredChallenge,
   placeRatio,
@@ -28,17 +36,53 @@ import { requestEvidence } from '../../../src/core/scoring/request-evidence';
 import { tokenlessHabit } from '../../../src/core/scoring/user-evidence';
 import { velocityEvidence } from '../../../src/core/scoring/velocity-evidence';
 import type { Behaviour as ProofBehaviour } from '../../../src/core/client/proof';
-import { assess, eventKind, lesson, historyGain, BASE_LOGIT, HISTORY_GAIN, HISTORY_GAIN_FROM, HISTORY_GAIN_FULL, TENTATIVE_WEIGHT, APPROVED_CREDIT, JOINT_NOVELTY, HOME_NEW_DEVICE, TRUSTED_TRAVEL_MAX, UNFAMILIARITY_CAP, CAP_KNEE, belowCap, type AssessInput } from '../../../src/core/scoring/model';
-import { counterBumps, keysToRead, languageCounts, populationCounts, proofHabit, readWindow, environmentStats, NO_SNAPSHOTS, POPULATION_HALF_LIFE_MS, tokenBump, tokenReplayed, type Outcome, type Snapshots, type Window } from '../../../src/core/scoring/population';
+import {
+  assess,
+  eventKind,
+  lesson,
+  historyGain,
+  BASE_LOGIT,
+  HISTORY_GAIN,
+  HISTORY_GAIN_FROM,
+  HISTORY_GAIN_FULL,
+  TENTATIVE_WEIGHT,
+  APPROVED_CREDIT,
+  JOINT_NOVELTY,
+  HOME_NEW_DEVICE,
+  TRUSTED_TRAVEL_MAX,
+  UNFAMILIARITY_CAP,
+  CAP_KNEE,
+  belowCap,
+  type AssessInput,
+} from '../../../src/core/scoring/model';
+import {
+  counterBumps,
+  keysToRead,
+  languageCounts,
+  populationCounts,
+  proofHabit,
+  readWindow,
+  environmentStats,
+  NO_SNAPSHOTS,
+  POPULATION_HALF_LIFE_MS,
+  tokenBump,
+  tokenReplayed,
+  type Outcome,
+  type Snapshots,
+  type Window,
+} from '../../../src/core/scoring/population';
 import type { CounterSnapshot } from '../../../src/core/ports';
 import { riskLevel, SIGNAL_NAMES } from '../../../src/core/scoring/signals';
 import type { Device, EventInput } from '../../../src/core/model';
 
 /** A Castle JSON body validated as the REST door validates it. */
-const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) => validateEvent(endpoint, eventCommand(body), opts);
+const parseEvent = (endpoint: Endpoint, body: unknown, opts: ParseOptions) =>
+  validateEvent(endpoint, eventCommand(body), opts);
 
-const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
+const CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0';
 const DAY = 86_400_000;
 const T0 = Date.parse('2026-10-01T12:00:00Z');
@@ -50,7 +94,9 @@ const browser = (ua = CHROME, lang = 'en-GB,en;q=0.9'): Record<string, string> =
   'Accept-Language': lang,
   'Sec-Fetch-Mode': 'navigate',
   'Sec-Fetch-Site': 'same-origin',
-  ...(ua.includes('Chrome/') ? { 'sec-ch-ua': '"Chromium";v="124"', 'sec-ch-ua-mobile': '?0', 'sec-ch-ua-platform': '"Windows"' } : {}),
+  ...(ua.includes('Chrome/')
+    ? { 'sec-ch-ua': '"Chromium";v="124"', 'sec-ch-ua-mobile': '?0', 'sec-ch-ua-platform': '"Windows"' }
+    : {}),
 });
 
 interface Net {
@@ -79,7 +125,15 @@ const TOR: Net = { ip: '185.220.101.1', asn: 208294, cc: 'DE', lat: 52.5, lon: 1
 const intel = (n: Net): IpIntel => ({
   ip: n.ip,
   version: 4,
-  location: { country_code: n.cc, country: n.cc, region: null, region_code: null, city: n.city ?? null, lat: n.lat, lon: n.lon },
+  location: {
+    country_code: n.cc,
+    country: n.cc,
+    region: null,
+    region_code: null,
+    city: n.city ?? null,
+    lat: n.lat,
+    lon: n.lon,
+  },
   asn: { number: n.asn, organization: `AS${n.asn}` },
   hosting: n.hosting ?? false,
   vpn: n.vpn ?? false,
@@ -103,7 +157,9 @@ function event(c: Call = {}): EventInput {
   const user = c.user === undefined ? 'alice' : c.user;
   const body: Record<string, unknown> = {
     event: c.name ?? '$login',
-    ...(user ? { user: { id: user, email: c.email ?? `${user}@example.com` } } : { user: { email: c.email ?? 'someone@example.com' } }),
+    ...(user
+      ? { user: { id: user, email: c.email ?? `${user}@example.com` } }
+      : { user: { email: c.email ?? 'someone@example.com' } }),
     context: { ip: (c.net ?? HOME).ip, headers: c.headers ?? browser() },
     ...(c.token ? { request_token: c.token } : {}),
     timestamp: new Date(at).toISOString(),
@@ -119,7 +175,10 @@ function features(c: Call = {}): { event: EventInput; f: Features; ip: IpIntel }
 }
 
 /** A population where every value is as common as `share` of `total` legitimate events. */
-const population = (total = 10_000, share = 0.05): PopulationCounts => ({ total, count: () => total * share });
+const population = (total = 10_000, share = 0.05): PopulationCounts => ({
+  total,
+  count: () => total * share,
+});
 
 /** A user's behaviour after the given legitimate logins (in event time). */
 function history(calls: Call[]): Behaviour {
@@ -144,13 +203,35 @@ function history(calls: Call[]): Behaviour {
 }
 
 /** Thirty days of logins from home on the user's laptop. */
-const habitual = (): Behaviour => history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-laptop' })));
+const habitual = (): Behaviour =>
+  history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-laptop' })));
 
 const noWindows = (): EvidenceInput['windows'] => ({});
-const window = (w: Partial<Window>): Window => ({ attempts: 0, failures: 0, successes: 0, registrations: 0, unknown: 0, accounts: 0, failedAccounts: 0, ...w });
+const window = (w: Partial<Window>): Window => ({
+  attempts: 0,
+  failures: 0,
+  successes: 0,
+  registrations: 0,
+  unknown: 0,
+  accounts: 0,
+  failedAccounts: 0,
+  ...w,
+});
 
 /** A settled environment: weeks old, 50 attempts an hour, 2 of them on accounts Rampart does not know. */
-const ENV: EvidenceInput['env'] = { legit: 10_000, attemptsPerHour: 50, failuresPerHour: 5, unknownPerHour: 2, usualUnknownShare: 0.04, usualSignupShare: 0.02, registrationsPerHour: 1, signups: 0, newDomainSignups: 0, feedback: 100, ageHours: 2000 };
+const ENV: EvidenceInput['env'] = {
+  legit: 10_000,
+  attemptsPerHour: 50,
+  failuresPerHour: 5,
+  unknownPerHour: 2,
+  usualUnknownShare: 0.04,
+  usualSignupShare: 0.02,
+  registrationsPerHour: 1,
+  signups: 0,
+  newDomainSignups: 0,
+  feedback: 100,
+  ageHours: 2000,
+};
 
 function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   const { event: e, ip, f } = features(c);
@@ -178,8 +259,14 @@ function assessInput(c: Call, over: Partial<AssessInput> = {}): AssessInput {
   };
 }
 
-const evidenceInput = (c: Call, kind: EventKind, over: Partial<EvidenceInput> = {}): EvidenceInput => ({ ...assessInput(c), kind, familiarAsn: false, ...over });
-const fired = (list: { signal: string; weight: number }[]) => list.filter((x) => x.weight > 0).map((x) => x.signal);
+const evidenceInput = (c: Call, kind: EventKind, over: Partial<EvidenceInput> = {}): EvidenceInput => ({
+  ...assessInput(c),
+  kind,
+  familiarAsn: false,
+  ...over,
+});
+const fired = (list: { signal: string; weight: number }[]) =>
+  list.filter((x) => x.weight > 0).map((x) => x.signal);
 
 describe('features', () => {
   it.each([
@@ -230,7 +317,19 @@ describe('features', () => {
 
   it('every level of both hierarchies, and the device only when fingerprinted', () => {
     const { f } = features({ token: 'laptop' });
-    expect(f.values).toMatchObject({ ip: HOME.ip, net: '81.2.69.0/24', asn: 'AS2856', cc: 'GB', bf: 'Chrome', br: 'Chrome 124', os: 'Windows 10', dt: 'desktop', fp: 'y', lang: 'en-gb', hr: '12' });
+    expect(f.values).toMatchObject({
+      ip: HOME.ip,
+      net: '81.2.69.0/24',
+      asn: 'AS2856',
+      cc: 'GB',
+      bf: 'Chrome',
+      br: 'Chrome 124',
+      os: 'Windows 10',
+      dt: 'desktop',
+      fp: 'y',
+      lang: 'en-gb',
+      hr: '12',
+    });
     expect(f.values.dev).toMatch(/^f:/);
     expect(f.fingerprinted).toBe(true);
     const headersOnly = features({}).f;
@@ -252,7 +351,16 @@ describe('behavioural model', () => {
 
   it('the decay weight is the same whatever was asked before it (it keeps the last answer per half-life)', () => {
     const direct = (t: number, h: number) => 2 ** ((t - Date.UTC(2025, 0, 1)) / h);
-    const asks: [number, number][] = [[T0, 120 * DAY], [T0, 30 * DAY], [T0, 120 * DAY], [T0 + DAY, 30 * DAY], [T0, 30 * DAY], [T0 + DAY, 7 * DAY], [T0, 120 * DAY], [T0 + DAY, 120 * DAY]];
+    const asks: [number, number][] = [
+      [T0, 120 * DAY],
+      [T0, 30 * DAY],
+      [T0, 120 * DAY],
+      [T0 + DAY, 30 * DAY],
+      [T0, 30 * DAY],
+      [T0 + DAY, 7 * DAY],
+      [T0, 120 * DAY],
+      [T0 + DAY, 120 * DAY],
+    ];
     for (const [t, h] of asks) expect(epochWeight(t, h)).toBe(direct(t, h));
   });
 
@@ -281,9 +389,21 @@ describe('behavioural model', () => {
   it('a new network within an operator is surprising where the user always showed one network there, not where they always change', () => {
     const days = Array.from({ length: 30 }, (_, k) => T0 - (30 - k) * DAY);
     // Both users also log in from a mobile operator whose addresses always change.
-    const mobile = (at: number, k: number): Call => ({ at, token: 'alice-laptop', net: { ip: `92.40.${k}.3`, asn: 25135, cc: 'GB', lat: 51.5, lon: -0.1 } });
-    const settled = history(days.map((at, k) => (k % 3 === 2 ? mobile(at, k) : { at, token: 'alice-laptop' })));
-    const roaming = history(days.map((at, k) => (k % 3 === 2 ? mobile(at, k) : { at, token: 'alice-laptop', net: { ...HOME, ip: `81.2.${100 + k}.7` } })));
+    const mobile = (at: number, k: number): Call => ({
+      at,
+      token: 'alice-laptop',
+      net: { ip: `92.40.${k}.3`, asn: 25135, cc: 'GB', lat: 51.5, lon: -0.1 },
+    });
+    const settled = history(
+      days.map((at, k) => (k % 3 === 2 ? mobile(at, k) : { at, token: 'alice-laptop' })),
+    );
+    const roaming = history(
+      days.map((at, k) =>
+        k % 3 === 2
+          ? mobile(at, k)
+          : { at, token: 'alice-laptop', net: { ...HOME, ip: `81.2.${100 + k}.7` } },
+      ),
+    );
     const { f } = features({ net: { ...HOME, ip: '81.2.250.9' }, token: 'alice-laptop' });
     const settledLlr = familiarity(settled, population(), f, T0).network.llr;
     const roamingLlr = familiarity(roaming, population(), f, T0).network.llr;
@@ -291,21 +411,37 @@ describe('behavioural model', () => {
     // about 1.2; given the operator, by about 2.5.
     expect(settledLlr).toBeGreaterThan(roamingLlr + 1.8);
     // The usual network stays familiar for the settled user.
-    expect(familiarity(settled, population(), features({ token: 'alice-laptop' }).f, T0).network.llr).toBeLessThan(0);
+    expect(
+      familiarity(settled, population(), features({ token: 'alice-laptop' }).f, T0).network.llr,
+    ).toBeLessThan(0);
   });
 
   it('devices set up long ago make a new one less likely than as many set up this week', () => {
     const tokens = ['alice-laptop', 'alice-phone', 'alice-tablet'];
     // Thirty logins each, the same three devices; only when they first appeared differs.
-    const early = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (90 - 3 * k) * DAY, token: tokens[k % 3] })));
-    const recent = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (90 - 3 * k) * DAY, token: tokens[k < 27 ? 0 : k % 3] })));
+    const early = history(
+      Array.from({ length: 30 }, (_, k) => ({ at: T0 - (90 - 3 * k) * DAY, token: tokens[k % 3] })),
+    );
+    const recent = history(
+      Array.from({ length: 30 }, (_, k) => ({
+        at: T0 - (90 - 3 * k) * DAY,
+        token: tokens[k < 27 ? 0 : k % 3],
+      })),
+    );
     const { f } = features({ token: 'stranger' });
-    expect(familiarity(early, population(), f, T0).device.llr).toBeGreaterThan(familiarity(recent, population(), f, T0).device.llr + 0.5);
+    expect(familiarity(early, population(), f, T0).device.llr).toBeGreaterThan(
+      familiarity(recent, population(), f, T0).device.llr + 0.5,
+    );
   });
 
   it('with a client fingerprint, a new kind of device counts as new once in the software levels; without one, at every level', () => {
     const b = habitual();
-    const phone = familiarity(b, population(), features({ token: 'alice-phone', headers: browser(IPHONE) }).f, T0).software;
+    const phone = familiarity(
+      b,
+      population(),
+      features({ token: 'alice-phone', headers: browser(IPHONE) }).f,
+      T0,
+    ).software;
     const headersOnly = familiarity(b, population(), features({ headers: browser(IPHONE) }).f, T0).software;
     expect(phone.firstUnseen).toBe('dt');
     expect(headersOnly.firstUnseen).toBe('dt');
@@ -316,10 +452,16 @@ describe('behavioural model', () => {
 
   it('names the coarsest level the user had never shown', () => {
     const b = habitual();
-    const at = (call: Call) => chainRatio(b, population(), [
-      { level: 'cc', value: features(call).f.values.cc },
-      { level: 'asn', value: features(call).f.values.asn },
-    ], T0).firstUnseen;
+    const at = (call: Call) =>
+      chainRatio(
+        b,
+        population(),
+        [
+          { level: 'cc', value: features(call).f.values.cc },
+          { level: 'asn', value: features(call).f.values.asn },
+        ],
+        T0,
+      ).firstUnseen;
     expect(at({})).toBeNull();
     expect(at({ net: OTHER_ISP })).toBe('asn');
     expect(at({ net: PARIS })).toBe('cc');
@@ -344,7 +486,11 @@ describe('behavioural model', () => {
 
   it('pairs a challenge answer with the latest challenge of the day before it', () => {
     const b = emptyBehaviour();
-    b.pending = { old: { at: T0 - 2 * DAY, values: {}, tentative: 0 }, recent: { at: T0 - 60_000, values: {}, tentative: 0 }, older: { at: T0 - 3_600_000, values: {}, tentative: 0 } };
+    b.pending = {
+      old: { at: T0 - 2 * DAY, values: {}, tentative: 0 },
+      recent: { at: T0 - 60_000, values: {}, tentative: 0 },
+      older: { at: T0 - 3_600_000, values: {}, tentative: 0 },
+    };
     expect(answeredChallenge(b, T0)?.[0]).toBe('recent');
     expect(answeredChallenge(b, T0 + 3 * DAY)).toBeNull();
   });
@@ -356,20 +502,65 @@ describe('attack-population evidence (one signal each)', () => {
     ['Tor', { net: TOR }, 'login', ['proxy_ip']],
     ['a cloud server', { net: CLOUD }, 'login', ['proxy_ip']],
     ['a commercial VPN', { net: VPN }, 'login', ['proxy_ip']],
-    ['an HTTP library', { headers: { 'User-Agent': 'python-requests/2.31.0', Accept: '*/*' } }, 'preauth', ['bot_behavior']],
-    ['a headless browser', { headers: browser(CHROME.replace('Chrome/', 'HeadlessChrome/')) }, 'preauth', ['headless_browser']],
-    ['a crawler', { headers: { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' } }, 'login', ['web_crawler']],
-    ['Chrome without Sec-Fetch or client hints', { headers: { 'User-Agent': CHROME, Accept: 'text/html', 'Accept-Language': 'en' } }, 'login', ['missing_headers']],
-    ['client hints naming another platform', { headers: { ...browser(), 'sec-ch-ua-platform': '"Linux"' } }, 'login', ['spoofed_device']],
-    ['client hints from Firefox', { headers: { ...browser(FIREFOX), 'sec-ch-ua': '"Chromium";v="124"' } }, 'login', ['spoofed_device']],
-    ['a throw-away address at sign-up', { email: 'x@mailinator.com', name: '$registration' }, 'registration', ['disposable_email']],
+    [
+      'an HTTP library',
+      { headers: { 'User-Agent': 'python-requests/2.31.0', Accept: '*/*' } },
+      'preauth',
+      ['bot_behavior'],
+    ],
+    [
+      'a headless browser',
+      { headers: browser(CHROME.replace('Chrome/', 'HeadlessChrome/')) },
+      'preauth',
+      ['headless_browser'],
+    ],
+    [
+      'a crawler',
+      {
+        headers: { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' },
+      },
+      'login',
+      ['web_crawler'],
+    ],
+    [
+      'Chrome without Sec-Fetch or client hints',
+      { headers: { 'User-Agent': CHROME, Accept: 'text/html', 'Accept-Language': 'en' } },
+      'login',
+      ['missing_headers'],
+    ],
+    [
+      'client hints naming another platform',
+      { headers: { ...browser(), 'sec-ch-ua-platform': '"Linux"' } },
+      'login',
+      ['spoofed_device'],
+    ],
+    [
+      'client hints from Firefox',
+      { headers: { ...browser(FIREFOX), 'sec-ch-ua': '"Chromium";v="124"' } },
+      'login',
+      ['spoofed_device'],
+    ],
+    [
+      'a throw-away address at sign-up',
+      { email: 'x@mailinator.com', name: '$registration' },
+      'registration',
+      ['disposable_email'],
+    ],
   ] as const)('%s', (_name, call, kind, expected) => {
     expect(fired(requestEvidence(evidenceInput(call as Call, kind)))).toEqual(expected);
   });
 
   it('missing headers count only where this application usually forwards them', () => {
     const bare = { headers: { 'User-Agent': CHROME, Accept: 'text/html', 'Accept-Language': 'en' } };
-    expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: { events: 5000, acceptLanguage: 1, secFetch: 0.1, clientHints: 0.1 } })))).toEqual([]);
+    expect(
+      fired(
+        requestEvidence(
+          evidenceInput(bare, 'login', {
+            headers: { events: 5000, acceptLanguage: 1, secFetch: 0.1, clientHints: 0.1 },
+          }),
+        ),
+      ),
+    ).toEqual([]);
     expect(fired(requestEvidence(evidenceInput(bare, 'login', { headers: null })))).toEqual([]);
   });
 
@@ -382,22 +573,35 @@ describe('attack-population evidence (one signal each)', () => {
     [0.98, 3],
     [1, 3],
   ])('Chrome without Sec-Fetch-*, where %s of its logins carry them, counts %s', (share, weight) => {
-    const noSecFetch = { headers: Object.fromEntries(Object.entries(browser()).filter(([name]) => !name.toLowerCase().startsWith('sec-fetch'))) };
-    const missing = requestEvidence(evidenceInput(noSecFetch, 'preauth', { headers: { events: 5000, acceptLanguage: 1, secFetch: share, clientHints: 1 } })).filter((c) => c.signal === 'missing_headers');
+    const noSecFetch = {
+      headers: Object.fromEntries(
+        Object.entries(browser()).filter(([name]) => !name.toLowerCase().startsWith('sec-fetch')),
+      ),
+    };
+    const missing = requestEvidence(
+      evidenceInput(noSecFetch, 'preauth', {
+        headers: { events: 5000, acceptLanguage: 1, secFetch: share, clientHints: 1 },
+      }),
+    ).filter((c) => c.signal === 'missing_headers');
     if (weight === null) expect(missing).toEqual([]);
     else expect(missing.map((c) => c.weight)).toEqual([expect.closeTo(weight, 9)]);
   });
 
   it('several missing groups add up to at most 3', () => {
     const bare = { headers: { 'User-Agent': CHROME, Accept: 'text/html' } };
-    const [missing] = requestEvidence(evidenceInput(bare, 'preauth', { headers: { events: 5000, acceptLanguage: 0.9, secFetch: 0.9, clientHints: 0.9 } })).filter((c) => c.signal === 'missing_headers');
+    const [missing] = requestEvidence(
+      evidenceInput(bare, 'preauth', {
+        headers: { events: 5000, acceptLanguage: 0.9, secFetch: 0.9, clientHints: 0.9 },
+      }),
+    ).filter((c) => c.signal === 'missing_headers');
     expect(missing?.detail.missing).toBe('accept-language, sec-fetch-*, sec-ch-ua');
     expect(missing?.weight).toBe(3);
   });
 
   it('no client token where nearly every legitimate login of the environment carries one', () => {
     const bare = { user: null };
-    const signals = (share: number, events = 5000, call: Call = bare) => fired(requestEvidence(evidenceInput(call, 'preauth', { fingerprints: { events, share } })));
+    const signals = (share: number, events = 5000, call: Call = bare) =>
+      fired(requestEvidence(evidenceInput(call, 'preauth', { fingerprints: { events, share } })));
     expect(signals(0.995)).toEqual(['missing_fingerprint']);
     // Many of its logins come without one (a native app, a page without the SDK), or too few seen.
     expect(signals(0.6)).toEqual([]);
@@ -407,7 +611,15 @@ describe('attack-population evidence (one signal each)', () => {
   });
 
   it('no token from a user whose own app logins mostly came without one (a release without the client) is their habit, not missing_fingerprint', () => {
-    const signals = (tokenlessHabit: boolean) => fired(requestEvidence(evidenceInput({ user: null }, 'preauth', { fingerprints: { events: 5000, share: 0.995 }, tokenlessHabit })));
+    const signals = (tokenlessHabit: boolean) =>
+      fired(
+        requestEvidence(
+          evidenceInput({ user: null }, 'preauth', {
+            fingerprints: { events: 5000, share: 0.995 },
+            tokenlessHabit,
+          }),
+        ),
+      );
     expect(signals(false)).toEqual(['missing_fingerprint']);
     expect(signals(true)).toEqual([]);
   });
@@ -417,17 +629,28 @@ describe('attack-population evidence (one signal each)', () => {
     ['an old app release: never a token', 0, 6, true],
     ['web with a token, the old app without one', 6, 4, true],
     ['once without, long ago or rarely', 20, 1, false],
-  ] as const)('a user\'s tokenless habit: %s', (_name, carried, without, expected) => {
-    const b = history([...Array.from({ length: carried }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000, token: 'phone-1' })), ...Array.from({ length: without }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000 - 1 }))]);
+  ] as const)("a user's tokenless habit: %s", (_name, carried, without, expected) => {
+    const b = history([
+      ...Array.from({ length: carried }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000, token: 'phone-1' })),
+      ...Array.from({ length: without }, (_, k) => ({ at: T0 - (k + 1) * 3_600_000 - 1 })),
+    ]);
     expect(tokenlessHabit(b, T0)).toBe(expected);
   });
 
   it('a Rampart client token: replayed or invalid, automation the browser showed, a swapped user agent', () => {
-    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
-    const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) => fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
+    const clean = {
+      problem: null,
+      automation: [],
+      userAgentMismatch: false,
+      languageMismatch: false,
+      timezoneGapHours: null,
+    };
+    const signals = (client: Partial<NonNullable<EvidenceInput['client']>>) =>
+      fired(requestEvidence(evidenceInput({}, 'login', { client: { ...clean, ...client } })));
     expect(signals({})).toEqual([]);
     expect(signals({ problem: 'replayed' })).toEqual(['replayed_token']);
-    for (const problem of ['forged', 'malformed', 'expired', 'not_yet_valid', 'other_environment'] as const) expect(signals({ problem })).toEqual(['invalid_token']);
+    for (const problem of ['forged', 'malformed', 'expired', 'not_yet_valid', 'other_environment'] as const)
+      expect(signals({ problem })).toEqual(['invalid_token']);
     expect(signals({ automation: ['webdriver'] })).toEqual(['bot_behavior']);
     expect(signals({ automation: ['headless_window'] })).toEqual(['headless_browser']);
     expect(signals({ automation: ['tampered_natives'] })).toEqual(['spoofed_device']);
@@ -436,32 +659,108 @@ describe('attack-population evidence (one signal each)', () => {
     expect(signals({ timezoneGapHours: 9 })).toEqual(['spoofed_device']);
     expect(signals({ timezoneGapHours: 2 })).toEqual([]);
     // A clock far from the address is evidence, never alone a deny (a traveller's laptop).
-    expect(riskLevel(assess(assessInput({}, { client: { ...clean, timezoneGapHours: 9 } }), 'login', T0).risk)).not.toBe('high');
+    expect(
+      riskLevel(assess(assessInput({}, { client: { ...clean, timezoneGapHours: 9 } }), 'login', T0).risk),
+    ).not.toBe('high');
   });
 
   describe('unproven_client: a browser token without the proof of work, or from a page no person touched, where nearly every legitimate login has them', () => {
-    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
-    const person: ProofBehaviour = { elapsedMs: 9400, keys: 23, pointer: 2, pastes: 0, inputs: 21, password: 'typed', ahead: false };
-    const untouched: ProofBehaviour = { elapsedMs: 310, keys: 0, pointer: 0, pastes: 0, inputs: 0, password: 'filled', ahead: false };
+    const clean = {
+      problem: null,
+      automation: [],
+      userAgentMismatch: false,
+      languageMismatch: false,
+      timezoneGapHours: null,
+    };
+    const person: ProofBehaviour = {
+      elapsedMs: 9400,
+      keys: 23,
+      pointer: 2,
+      pastes: 0,
+      inputs: 21,
+      password: 'typed',
+      ahead: false,
+    };
+    const untouched: ProofBehaviour = {
+      elapsedMs: 310,
+      keys: 0,
+      pointer: 0,
+      pastes: 0,
+      inputs: 0,
+      password: 'filled',
+      ahead: false,
+    };
     /** 5,000 legitimate logins with browser tokens, 99.5% with a proof and 99.5% with a person on the page. */
-    const habit = (over: Partial<ProofEvidence['habit']> = {}): ProofEvidence['habit'] => ({ events: 5000, proved: 0.995, reported: 5000, interacted: 0.995, ...over });
-    const unproven = (proof: ProofEvidence | null, kind: EventKind = 'login', client: Partial<NonNullable<EvidenceInput['client']>> = {}) =>
-      requestEvidence(evidenceInput({}, kind, { client: { ...clean, proof, ...client } })).filter((c) => c.signal === 'unproven_client');
+    const habit = (over: Partial<ProofEvidence['habit']> = {}): ProofEvidence['habit'] => ({
+      events: 5000,
+      proved: 0.995,
+      reported: 5000,
+      interacted: 0.995,
+      ...over,
+    });
+    const unproven = (
+      proof: ProofEvidence | null,
+      kind: EventKind = 'login',
+      client: Partial<NonNullable<EvidenceInput['client']>> = {},
+    ) =>
+      requestEvidence(evidenceInput({}, kind, { client: { ...clean, proof, ...client } })).filter(
+        (c) => c.signal === 'unproven_client',
+      );
 
     it('no proof of work, where nearly every legitimate login with a token has one: up to 2.5 as that share goes from 90% to 99%', () => {
-      expect(unproven({ bits: null, behaviour: null, habit: habit() })).toEqual([{ signal: 'unproven_client', weight: 2.5, detail: { reason: 'no_proof_of_work', expected_by: 'environment', share_with_proof: 0.995, behaviour: 'absent' } }]);
-      expect(unproven({ bits: null, behaviour: null, habit: habit({ proved: 0.945 }) })[0]?.weight).toBeCloseTo(1.25, 5);
-      expect(unproven({ bits: null, behaviour: person, habit: habit() })[0]?.detail).toMatchObject({ behaviour: 'reported' });
+      expect(unproven({ bits: null, behaviour: null, habit: habit() })).toEqual([
+        {
+          signal: 'unproven_client',
+          weight: 2.5,
+          detail: {
+            reason: 'no_proof_of_work',
+            expected_by: 'environment',
+            share_with_proof: 0.995,
+            behaviour: 'absent',
+          },
+        },
+      ]);
+      expect(
+        unproven({ bits: null, behaviour: null, habit: habit({ proved: 0.945 }) })[0]?.weight,
+      ).toBeCloseTo(1.25, 5);
+      expect(unproven({ bits: null, behaviour: person, habit: habit() })[0]?.detail).toMatchObject({
+        behaviour: 'reported',
+      });
     });
 
     it.each<[string, ProofEvidence | null, EventKind, Partial<NonNullable<EvidenceInput['client']>>]>([
       ['the token carries a proof', { bits: 17, behaviour: person, habit: habit() }, 'login', {}],
-      ['many legitimate logins come without one (old pages, other integrations, an evaluation posting components)', { bits: null, behaviour: null, habit: habit({ proved: 0.6 }) }, 'login', {}],
-      ['too few legitimate logins with tokens to tell', { bits: null, behaviour: null, habit: habit({ events: 40 }) }, 'login', {}],
-      ['an event that is no attempt (a logout, a profile update)', { bits: null, behaviour: null, habit: habit() }, 'other', {}],
-      ['a token that does not verify (invalid_token says so)', { bits: null, behaviour: null, habit: habit() }, 'login', { problem: 'forged' }],
-      ['a replayed token (replayed_token says so)', { bits: null, behaviour: null, habit: habit() }, 'login', { problem: 'replayed' }],
-      ['no proof evidence at all (a native app\'s token)', null, 'login', {}],
+      [
+        'many legitimate logins come without one (old pages, other integrations, an evaluation posting components)',
+        { bits: null, behaviour: null, habit: habit({ proved: 0.6 }) },
+        'login',
+        {},
+      ],
+      [
+        'too few legitimate logins with tokens to tell',
+        { bits: null, behaviour: null, habit: habit({ events: 40 }) },
+        'login',
+        {},
+      ],
+      [
+        'an event that is no attempt (a logout, a profile update)',
+        { bits: null, behaviour: null, habit: habit() },
+        'other',
+        {},
+      ],
+      [
+        'a token that does not verify (invalid_token says so)',
+        { bits: null, behaviour: null, habit: habit() },
+        'login',
+        { problem: 'forged' },
+      ],
+      [
+        'a replayed token (replayed_token says so)',
+        { bits: null, behaviour: null, habit: habit() },
+        'login',
+        { problem: 'replayed' },
+      ],
+      ["no proof evidence at all (a native app's token)", null, 'login', {}],
     ])('not when %s', (_name, proof, kind, client) => {
       expect(unproven(proof, kind, client)).toEqual([]);
     });
@@ -471,10 +770,22 @@ describe('attack-population evidence (one signal each)', () => {
       expect(c).toEqual({
         signal: 'unproven_client',
         weight: 1.5,
-        detail: { reason: 'no_user_input', expected_by: 'environment', share_with_input: 0.995, time_on_page_ms: 310, keys: 0, pointer: 0, pastes: 0, inputs: 0, password: 'filled' },
+        detail: {
+          reason: 'no_user_input',
+          expected_by: 'environment',
+          share_with_input: 0.995,
+          time_on_page_ms: 310,
+          keys: 0,
+          pointer: 0,
+          pastes: 0,
+          inputs: 0,
+          password: 'filled',
+        },
       });
       // A pasted password is a person; so is one pointer press.
-      expect(unproven({ bits: 17, behaviour: { ...untouched, password: 'pasted' }, habit: habit() })).toEqual([]);
+      expect(unproven({ bits: 17, behaviour: { ...untouched, password: 'pasted' }, habit: habit() })).toEqual(
+        [],
+      );
       expect(unproven({ bits: 17, behaviour: { ...untouched, pointer: 1 }, habit: habit() })).toEqual([]);
       // A token kept ready ahead of any request (Castle's names): no person is expected yet.
       expect(unproven({ bits: 17, behaviour: { ...untouched, ahead: true }, habit: habit() })).toEqual([]);
@@ -487,8 +798,26 @@ describe('attack-population evidence (one signal each)', () => {
 
     it("a browser whose pages named many accounts over the week (castle-js's events): multiple_accounts_per_device, as an install's accounts", () => {
       const accounts = (n: number | undefined, kind: EventKind = 'login') =>
-        requestEvidence(evidenceInput({}, kind, { client: { ...clean, proof: { bits: 17, behaviour: person, habit: habit(), ...(n === undefined ? {} : { accounts: n }) } } })).filter((c) => c.signal === 'multiple_accounts_per_device');
-      expect(accounts(6)).toEqual([{ signal: 'multiple_accounts_per_device', weight: 3.5, detail: { by: 'browser_events', accounts: 6, window_days: 7 } }]);
+        requestEvidence(
+          evidenceInput({}, kind, {
+            client: {
+              ...clean,
+              proof: {
+                bits: 17,
+                behaviour: person,
+                habit: habit(),
+                ...(n === undefined ? {} : { accounts: n }),
+              },
+            },
+          }),
+        ).filter((c) => c.signal === 'multiple_accounts_per_device');
+      expect(accounts(6)).toEqual([
+        {
+          signal: 'multiple_accounts_per_device',
+          weight: 3.5,
+          detail: { by: 'browser_events', accounts: 6, window_days: 7 },
+        },
+      ]);
       expect(accounts(4)[0]?.weight).toBeCloseTo(1.75, 5);
       // Any event kind: one profile for many accounts is the device's, not the login's.
       expect(accounts(6, 'other')).toHaveLength(1);
@@ -500,35 +829,70 @@ describe('attack-population evidence (one signal each)', () => {
     });
 
     it('counts once: no proof is the reason, whatever the page reported', () => {
-      expect(unproven({ bits: null, behaviour: untouched, habit: habit() }).map((c) => c.detail.reason)).toEqual(['no_proof_of_work']);
+      expect(
+        unproven({ bits: null, behaviour: untouched, habit: habit() }).map((c) => c.detail.reason),
+      ).toEqual(['no_proof_of_work']);
     });
 
     it('alone it challenges at most, never denies (privacy tools and old pages exist)', () => {
-      const input = assessInput({ token: 'some-device' }, { client: { ...clean, proof: { bits: null, behaviour: untouched, habit: habit() } } });
+      const input = assessInput(
+        { token: 'some-device' },
+        { client: { ...clean, proof: { bits: null, behaviour: untouched, habit: habit() } } },
+      );
       const r = assess(input, 'login', T0);
       expect(r.signals).toMatchObject({ unproven_client: { reason: 'no_proof_of_work' } });
       expect(riskLevel(r.risk)).not.toBe('high');
     });
 
     it('what the population learns: legitimate logins with browser tokens, proved or not, a person on the page or not', () => {
-      const login: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, credentialed: true, stopped: false, challengeFeedback: false, account: 'alice' };
+      const login: Outcome = {
+        attempt: true,
+        failure: false,
+        success: true,
+        registration: false,
+        unknownAccount: false,
+        credentialed: true,
+        stopped: false,
+        challengeFeedback: false,
+        account: 'alice',
+      };
       const flags = { acceptLanguage: true, secFetch: true, clientHints: true };
       const { f } = features({ token: 'some-device' });
-      const keys = (browserToken: Features['browserToken'], o: Outcome = login) => counterBumps({ ...f, browserToken }, o, NO_SNAPSHOTS, T0, flags).map((b) => b.key).filter((k) => /^p:(pow|ui):/.test(k));
+      const keys = (browserToken: Features['browserToken'], o: Outcome = login) =>
+        counterBumps({ ...f, browserToken }, o, NO_SNAPSHOTS, T0, flags)
+          .map((b) => b.key)
+          .filter((k) => /^p:(pow|ui):/.test(k));
       expect(keys({ proved: true, interacted: true })).toEqual(['p:pow:y', 'p:ui:y']);
       expect(keys({ proved: false, interacted: null })).toEqual(['p:pow:n']);
       expect(keys({ proved: true, interacted: false })).toEqual(['p:pow:y', 'p:ui:n']);
       expect(keys(null)).toEqual([]);
-      expect(keys({ proved: true, interacted: true }, { ...login, success: false, failure: true })).toEqual([]);
-      expect(keysToRead({ ...f, browserToken: { proved: false, interacted: null } }, null)).toEqual(expect.arrayContaining(['p:pow:y', 'p:pow:n', 'p:ui:y', 'p:ui:n']));
-      expect(keysToRead({ ...f, browserToken: null }, null).filter((k) => /^p:(pow|ui):/.test(k))).toEqual([]);
+      expect(keys({ proved: true, interacted: true }, { ...login, success: false, failure: true })).toEqual(
+        [],
+      );
+      expect(keysToRead({ ...f, browserToken: { proved: false, interacted: null } }, null)).toEqual(
+        expect.arrayContaining(['p:pow:y', 'p:pow:n', 'p:ui:y', 'p:ui:n']),
+      );
+      expect(keysToRead({ ...f, browserToken: null }, null).filter((k) => /^p:(pow|ui):/.test(k))).toEqual(
+        [],
+      );
       // A verified browser token's device: its pages' events are read with the rest (pageAccounts).
-      expect(keysToRead({ ...f, browserToken: { proved: true, interacted: true, deviceKey: 'dk-1' } }, null)).toContain('i:dk-1');
-      expect(keysToRead({ ...f, browserToken: { proved: true, interacted: true } }, null).filter((k) => k.startsWith('i:'))).toEqual([]);
+      expect(
+        keysToRead({ ...f, browserToken: { proved: true, interacted: true, deviceKey: 'dk-1' } }, null),
+      ).toContain('i:dk-1');
+      expect(
+        keysToRead({ ...f, browserToken: { proved: true, interacted: true } }, null).filter((k) =>
+          k.startsWith('i:'),
+        ),
+      ).toEqual([]);
       // Read back as shares (decayed counts: 30 with a proof, 10 without; 24 with a person, 6 without).
       const w = epochWeight(T0, POPULATION_HALF_LIFE_MS);
       const snap = (c: number): CounterSnapshot => ({ counts: { c: c * w }, sets: {} });
-      const s: Snapshots = new Map([['p:pow:y', snap(30)], ['p:pow:n', snap(10)], ['p:ui:y', snap(24)], ['p:ui:n', snap(6)]]);
+      const s: Snapshots = new Map([
+        ['p:pow:y', snap(30)],
+        ['p:pow:n', snap(10)],
+        ['p:ui:y', snap(24)],
+        ['p:ui:n', snap(6)],
+      ]);
       const h = proofHabit(s, T0);
       expect(h.events).toBeCloseTo(40, 5);
       expect(h.proved).toBeCloseTo(0.75, 5);
@@ -539,30 +903,77 @@ describe('attack-population evidence (one signal each)', () => {
     it("an event's features say what its token proved", () => {
       const withClient = (client: EventInput['client']) => {
         const e = { ...event({ token: 'rp-device' }), client };
-        return extractFeatures(e, intel(HOME), parseUserAgent(e.context.userAgent), deviceKey(e)).browserToken;
+        return extractFeatures(e, intel(HOME), parseUserAgent(e.context.userAgent), deviceKey(e))
+          .browserToken;
       };
-      const base = { problem: null, jti: 'j', automation: [], userAgentHash: 'u', language: null, timezoneOffset: null };
-      expect(withClient({ ...base, proof: 17, behaviour: person })).toEqual({ proved: true, interacted: true });
-      expect(withClient({ ...base, proof: null, behaviour: untouched })).toEqual({ proved: false, interacted: false });
-      expect(withClient({ ...base, proof: 17, behaviour: { ...untouched, ahead: true } })).toEqual({ proved: true, interacted: null });
+      const base = {
+        problem: null,
+        jti: 'j',
+        automation: [],
+        userAgentHash: 'u',
+        language: null,
+        timezoneOffset: null,
+      };
+      expect(withClient({ ...base, proof: 17, behaviour: person })).toEqual({
+        proved: true,
+        interacted: true,
+      });
+      expect(withClient({ ...base, proof: null, behaviour: untouched })).toEqual({
+        proved: false,
+        interacted: false,
+      });
+      expect(withClient({ ...base, proof: 17, behaviour: { ...untouched, ahead: true } })).toEqual({
+        proved: true,
+        interacted: null,
+      });
       expect(withClient({ ...base, problem: 'expired', jti: null })).toBeNull();
       expect(withClient(null)).toBeNull();
     });
   });
 
-  describe('language_country_mismatch: a browser language rare in the address\'s country, for an account without history', () => {
+  describe("language_country_mismatch: a browser language rare in the address's country, for an account without history", () => {
     // 10,000 legitimate events; 2,000 from Britain. English (en-us) is 30% of all events and 4 of
     // Britain's 2,000 (Britain asks for en-gb); Japanese is 0.5% of all and 1% of Britain's.
     const counts = (inCountry: number, overall: number, country = 2000) => ({ country, inCountry, overall });
-    const mismatch = (kind: EventKind, language: EvidenceInput['language'], over: Partial<EvidenceInput> = {}) =>
-      requestEvidence(evidenceInput({ headers: browser(CHROME, 'en-US,en;q=0.9') }, kind, { language, ...over })).find((c) => c.signal === 'language_country_mismatch');
+    const mismatch = (
+      kind: EventKind,
+      language: EvidenceInput['language'],
+      over: Partial<EvidenceInput> = {},
+    ) =>
+      requestEvidence(
+        evidenceInput({ headers: browser(CHROME, 'en-US,en;q=0.9') }, kind, { language, ...over }),
+      ).find((c) => c.signal === 'language_country_mismatch');
     it.each([
       ['a sign-up asking for a language Britain rarely asks for', 'registration', counts(4, 0.3), {}, true],
-      ['a pre-auth check for an account Rampart does not know', 'preauth', counts(4, 0.3), { unknownAccount: true }, true],
-      ['a known account (its own language is the behavioural model\'s: a traveller asks for theirs)', 'preauth', counts(4, 0.3), {}, false],
+      [
+        'a pre-auth check for an account Rampart does not know',
+        'preauth',
+        counts(4, 0.3),
+        { unknownAccount: true },
+        true,
+      ],
+      [
+        "a known account (its own language is the behavioural model's: a traveller asks for theirs)",
+        'preauth',
+        counts(4, 0.3),
+        {},
+        false,
+      ],
       ["the country's own language", 'registration', counts(1800, 0.3), {}, false],
-      ['a language rare everywhere and as common here: 1% of Britain, 0.5% overall, at least 5% for a tool', 'registration', counts(20, 0.005), {}, true],
-      ['a language a third of the country asks for (as often as overall)', 'registration', counts(700, 0.3), {}, false],
+      [
+        'a language rare everywhere and as common here: 1% of Britain, 0.5% overall, at least 5% for a tool',
+        'registration',
+        counts(20, 0.005),
+        {},
+        true,
+      ],
+      [
+        'a language a third of the country asks for (as often as overall)',
+        'registration',
+        counts(700, 0.3),
+        {},
+        false,
+      ],
       ['a country with too few legitimate events to tell', 'registration', counts(0, 0.3, 150), {}, false],
       ['no language or no country', 'registration', null, {}, false],
     ] as const)('%s', (_name, kind, language, over, fires) => {
@@ -577,12 +988,38 @@ describe('attack-population evidence (one signal each)', () => {
     it('is counted per country and language from legitimate events, and read with the other population entries', () => {
       const { f } = features({ headers: browser(CHROME, 'en-US,en;q=0.9') });
       expect(keysToRead(f, null)).toContain('p:cl:GB|en-us');
-      const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice' };
-      expect(counterBumps(f, success, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).toContain('p:cl:GB|en-us');
-      expect(counterBumps(f, { ...success, success: false, failure: true }, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key)).not.toContain('p:cl:GB|en-us');
+      const success: Outcome = {
+        attempt: true,
+        failure: false,
+        success: true,
+        registration: false,
+        unknownAccount: false,
+        stopped: false,
+        challengeFeedback: false,
+        account: 'alice',
+      };
+      expect(
+        counterBumps(f, success, NO_SNAPSHOTS, T0, {
+          acceptLanguage: true,
+          secFetch: true,
+          clientHints: true,
+        }).map((b) => b.key),
+      ).toContain('p:cl:GB|en-us');
+      expect(
+        counterBumps(f, { ...success, success: false, failure: true }, NO_SNAPSHOTS, T0, {
+          acceptLanguage: true,
+          secFetch: true,
+          clientHints: true,
+        }).map((b) => b.key),
+      ).not.toContain('p:cl:GB|en-us');
       // Read back as the evidence needs it.
       const epoch = epochWeight(T0, POPULATION_HALF_LIFE_MS);
-      const s = snaps({ 'p:*': { counts: { c: 10_000 * epoch }, sets: {} }, 'p:cc:GB': { counts: { c: 2000 * epoch }, sets: {} }, 'p:cl:GB|en-us': { counts: { c: 4 * epoch }, sets: {} }, 'p:lang:en-us': { counts: { c: 3000 * epoch }, sets: {} } });
+      const s = snaps({
+        'p:*': { counts: { c: 10_000 * epoch }, sets: {} },
+        'p:cc:GB': { counts: { c: 2000 * epoch }, sets: {} },
+        'p:cl:GB|en-us': { counts: { c: 4 * epoch }, sets: {} },
+        'p:lang:en-us': { counts: { c: 3000 * epoch }, sets: {} },
+      });
       const l = languageCounts(populationCounts(s, T0), f)!;
       expect(l.country).toBeCloseTo(2000, 6);
       expect(l.inCountry).toBeCloseTo(4, 6);
@@ -591,96 +1028,199 @@ describe('attack-population evidence (one signal each)', () => {
   });
 
   it('a VPN the user habitually uses counts for less', () => {
-    const weight = (familiarAsn: boolean) => requestEvidence(evidenceInput({ net: VPN }, 'login', { familiarAsn }))[0]!.weight;
+    const weight = (familiarAsn: boolean) =>
+      requestEvidence(evidenceInput({ net: VPN }, 'login', { familiarAsn }))[0]!.weight;
     expect(weight(true)).toBeLessThan(weight(false) / 2);
   });
 });
 
 describe('native apps', () => {
   const OKHTTP = { 'User-Agent': 'okhttp/4.12.0', Accept: 'application/json', 'Accept-Encoding': 'gzip' };
-  const habits = (credentialed: number, failed: number) => ({ events: credentialed + failed, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed, failed });
-  const appSignals = (over: Partial<EvidenceInput>, headers: Record<string, string> = OKHTTP) => requestEvidence(evidenceInput({ headers }, 'login', over)).filter((c) => c.weight > 0);
+  const habits = (credentialed: number, failed: number) => ({
+    events: credentialed + failed,
+    acceptLanguage: 0,
+    secFetch: 0,
+    clientHints: 0,
+    credentialed,
+    failed,
+  });
+  const appSignals = (over: Partial<EvidenceInput>, headers: Record<string, string> = OKHTTP) =>
+    requestEvidence(evidenceInput({ headers }, 'login', over)).filter((c) => c.weight > 0);
 
   it.each([
     // the application's users' logins with this stack (right password, failed), the environment, what counts
     ['learned: its logins mostly had the right password', habits(40, 3), ENV, undefined, null],
-    ['a young environment: its first app users are arriving', habits(2, 0), { ...ENV, legit: 30 }, undefined, 1],
+    [
+      'a young environment: its first app users are arriving',
+      habits(2, 0),
+      { ...ENV, legit: 30 },
+      undefined,
+      1,
+    ],
     ['a settled environment that lists its apps (a new app launching)', habits(0, 0), ENV, true, 1],
     ['a settled environment whose users never logged in with it', habits(0, 0), ENV, undefined, 3],
-    ['a stuffing tool borrowing the stack: a few right passwords among hundreds of failures', habits(12, 400), ENV, undefined, 3],
+    [
+      'a stuffing tool borrowing the stack: a few right passwords among hundreds of failures',
+      habits(12, 400),
+      ENV,
+      undefined,
+      3,
+    ],
   ] as const)('an HTTP stack of native apps without a token: %s', (_name, h, env, appsDeclared, weight) => {
-    const bot = appSignals({ headers: h, env, ...(appsDeclared ? { appsDeclared } : {}) }).filter((c) => c.signal === 'bot_behavior');
+    const bot = appSignals({ headers: h, env, ...(appsDeclared ? { appsDeclared } : {}) }).filter(
+      (c) => c.signal === 'bot_behavior',
+    );
     if (weight === null) expect(bot).toEqual([]);
-    else expect(bot).toEqual([expect.objectContaining({ weight, detail: expect.objectContaining({ reason: 'unfamiliar_app_client', client: 'okhttp' }) })]);
+    else
+      expect(bot).toEqual([
+        expect.objectContaining({
+          weight,
+          detail: expect.objectContaining({ reason: 'unfamiliar_app_client', client: 'okhttp' }),
+        }),
+      ]);
   });
 
   it('a script stays a bot whatever the environment learnt', () => {
-    const bot = appSignals({ headers: habits(500, 0) }, { 'User-Agent': 'python-requests/2.31.0' }).find((c) => c.signal === 'bot_behavior');
+    const bot = appSignals({ headers: habits(500, 0) }, { 'User-Agent': 'python-requests/2.31.0' }).find(
+      (c) => c.signal === 'bot_behavior',
+    );
     expect(bot).toMatchObject({ weight: 6, detail: { reason: 'automation_user_agent' } });
   });
 
-  const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
+  const clean = {
+    problem: null,
+    automation: [],
+    userAgentMismatch: false,
+    languageMismatch: false,
+    timezoneGapHours: null,
+  };
   const mobile = (over: Partial<NonNullable<NonNullable<EvidenceInput['client']>['mobile']>> = {}) => ({
-    client: { ...clean, mobile: { integrity: [], activity: { installs: 1, opens: 12, screens: 40, events: 80, accounts: 1, first: T0 - 30 * DAY }, accounts: 1, habit: { events: 500, announced: 0.995, screens: 0.97 }, platformMismatch: false, ...over } },
+    client: {
+      ...clean,
+      mobile: {
+        integrity: [],
+        activity: { installs: 1, opens: 12, screens: 40, events: 80, accounts: 1, first: T0 - 30 * DAY },
+        accounts: 1,
+        habit: { events: 500, announced: 0.995, screens: 0.97 },
+        platformMismatch: false,
+        ...over,
+      },
+    },
   });
 
   it('with a valid mobile token no user-agent rule calls the request automated', () => {
     expect(fired(appSignals({ ...mobile(), headers: habits(0, 0) }))).toEqual([]);
-    expect(fired(appSignals({ ...mobile(), headers: habits(0, 0) }, { 'User-Agent': 'python-requests/2.31.0' }))).toEqual([]);
+    expect(
+      fired(appSignals({ ...mobile(), headers: habits(0, 0) }, { 'User-Agent': 'python-requests/2.31.0' })),
+    ).toEqual([]);
     // A token that does not verify vouches for nothing.
-    expect(fired(appSignals({ client: { ...mobile().client, problem: 'forged' }, headers: habits(0, 0) }))).toEqual(['bot_behavior', 'invalid_token']);
+    expect(
+      fired(appSignals({ client: { ...mobile().client, problem: 'forged' }, headers: habits(0, 0) })),
+    ).toEqual(['bot_behavior', 'invalid_token']);
   });
 
   it.each([
     ['an emulator', { integrity: ['emulator'] }, ['emulator']],
     ['a hooking framework in the app', { integrity: ['hooking_framework'] }, ['spoofed_device']],
     ['a rooted phone', { integrity: ['rooted'] }, ['compromised_device']],
-    ['a token for another platform than the user agent names', { platformMismatch: true }, ['spoofed_device']],
+    [
+      'a token for another platform than the user agent names',
+      { platformMismatch: true },
+      ['spoofed_device'],
+    ],
     ['an install that never announced itself, where nearly all do', { activity: null }, ['no_app_activity']],
-    ['an install that never announced itself, before the environment knows the habit', { activity: null, habit: { events: 10, announced: 1, screens: 1 } }, []],
-    ['an install that never announced itself, where many do not (events dropped on the way)', { activity: null, habit: { events: 500, announced: 0.7, screens: 0.6 } }, []],
-    ['an install that opened twice this week but never showed a screen, where nearly all did', { activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 } }, ['no_app_activity']],
-    ['a fresh install at its first open, its screens still queued (the documented flush triggers)', { activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 } }, []],
-    ['an install that never showed a screen, in an application that does not track screens', { activity: { installs: 1, opens: 3, screens: 0, events: 4, accounts: 0, first: T0 }, habit: { events: 500, announced: 0.99, screens: 0 } }, []],
+    [
+      'an install that never announced itself, before the environment knows the habit',
+      { activity: null, habit: { events: 10, announced: 1, screens: 1 } },
+      [],
+    ],
+    [
+      'an install that never announced itself, where many do not (events dropped on the way)',
+      { activity: null, habit: { events: 500, announced: 0.7, screens: 0.6 } },
+      [],
+    ],
+    [
+      'an install that opened twice this week but never showed a screen, where nearly all did',
+      { activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 } },
+      ['no_app_activity'],
+    ],
+    [
+      'a fresh install at its first open, its screens still queued (the documented flush triggers)',
+      { activity: { installs: 1, opens: 1, screens: 0, events: 2, accounts: 0, first: T0 } },
+      [],
+    ],
+    [
+      'an install that never showed a screen, in an application that does not track screens',
+      {
+        activity: { installs: 1, opens: 3, screens: 0, events: 4, accounts: 0, first: T0 },
+        habit: { events: 500, announced: 0.99, screens: 0 },
+      },
+      [],
+    ],
     ['one install, six accounts this week', { accounts: 6 }, ['multiple_accounts_per_device']],
     ['one install shared by two people', { accounts: 2 }, []],
   ] as const)('a mobile token: %s', (_name, over, expected) => {
     expect(fired(appSignals({ ...mobile(over as never), headers: habits(50, 1) }))).toEqual(expected);
   });
 
-  it('weighs an install that never opened the app by how surely the application\'s own installs do, up to 2.8; no screens less', () => {
-    const weight = (announced: number) => appSignals(mobile({ activity: null, habit: { events: 500, announced, screens: 0.5 } })).find((c) => c.signal === 'no_app_activity')?.weight ?? 0;
+  it("weighs an install that never opened the app by how surely the application's own installs do, up to 2.8; no screens less", () => {
+    const weight = (announced: number) =>
+      appSignals(mobile({ activity: null, habit: { events: 500, announced, screens: 0.5 } })).find(
+        (c) => c.signal === 'no_app_activity',
+      )?.weight ?? 0;
     expect(weight(0.89)).toBe(0);
     expect(weight(0.95)).toBeGreaterThan(0);
     expect(weight(0.999)).toBeCloseTo(2.8, 6);
-    const screens = appSignals(mobile({ activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 }, habit: { events: 500, announced: 1, screens: 1 } })).find((c) => c.signal === 'no_app_activity');
+    const screens = appSignals(
+      mobile({
+        activity: { installs: 1, opens: 2, screens: 0, events: 3, accounts: 0, first: T0 },
+        habit: { events: 500, announced: 1, screens: 1 },
+      }),
+    ).find((c) => c.signal === 'no_app_activity');
     expect(screens?.weight).toBeCloseTo(1.5, 6);
   });
 
   it('the first app user of a new environment is let in; a settled one challenges a stack its users never used, and denies it with evidence of an attack', () => {
-    const level = (over: Partial<AssessInput>, call: Call = { headers: OKHTTP }) => riskLevel(assess(assessInput(call, over), 'login', T0).risk);
+    const level = (over: Partial<AssessInput>, call: Call = { headers: OKHTTP }) =>
+      riskLevel(assess(assessInput(call, over), 'login', T0).risk);
     expect(level({ env: { ...ENV, legit: 5 }, headers: habits(0, 0) })).toBe('low');
     expect(level({ headers: habits(0, 0) })).toBe('medium');
     expect(level({ headers: habits(0, 0) }, { headers: OKHTTP, net: CLOUD })).toBe('high');
     expect(level({ headers: habits(40, 2) })).toBe('low');
   });
 
-  it('one install used for many accounts counts once, the week\'s or the hour\'s', () => {
+  it("one install used for many accounts counts once, the week's or the hour's", () => {
     const w = { dev: window({ accounts: 6, attempts: 6 }) };
-    const c = assess(assessInput({ headers: OKHTTP, token: 'some-device' }, { ...mobile({ accounts: 6 }), windows: w, headers: habits(50, 1) }), 'login', T0).contributions;
+    const c = assess(
+      assessInput(
+        { headers: OKHTTP, token: 'some-device' },
+        { ...mobile({ accounts: 6 }), windows: w, headers: habits(50, 1) },
+      ),
+      'login',
+      T0,
+    ).contributions;
     expect(c.filter((x) => x.signal === 'multiple_accounts_per_device')).toHaveLength(1);
   });
 
   it("an app's HTTP stack without the Accept-Encoding it always adds, where the application's logins with it carry one", () => {
     const bare = { 'User-Agent': 'okhttp/4.12.0', Accept: '*/*' };
-    const missing = (share: number) => appSignals({ headers: { ...habits(50, 1), events: 1000, acceptEncoding: share } }, bare).filter((c) => c.signal === 'missing_headers');
+    const missing = (share: number) =>
+      appSignals({ headers: { ...habits(50, 1), events: 1000, acceptEncoding: share } }, bare).filter(
+        (c) => c.signal === 'missing_headers',
+      );
     expect(missing(0.99)).toEqual([expect.objectContaining({ detail: { missing: 'accept-encoding' } })]);
     expect(missing(0.5)).toEqual([]);
   });
 
   it('sign-ups from phones of one model, OS and screen: as from one device, beyond what the model brings', () => {
     const signup = (registrations: number, machineShare: number, perHour = 1) =>
-      velocityEvidence(evidenceInput({ name: '$registration', headers: OKHTTP }, 'registration', { env: { ...ENV, registrationsPerHour: perHour }, machineShare, windows: { mk: window({ registrations, attempts: registrations, accounts: registrations }) } })).find((c) => c.signal === 'registration_velocity');
+      velocityEvidence(
+        evidenceInput({ name: '$registration', headers: OKHTTP }, 'registration', {
+          env: { ...ENV, registrationsPerHour: perHour },
+          machineShare,
+          windows: { mk: window({ registrations, attempts: registrations, accounts: registrations }) },
+        }),
+      ).find((c) => c.signal === 'registration_velocity');
     // One sign-up asked about twice (filter, then risk) is one sign-up.
     expect(signup(0, 0.001)).toBeUndefined();
     expect(signup(1, 0.001)).toBeUndefined();
@@ -694,7 +1234,12 @@ describe('native apps', () => {
 
   it("a flood shaped like the user's own phone's requests is not that phone's doing", () => {
     const w = { shape: window({ accounts: 40, attempts: 400 }), env: window({ attempts: 500 }) };
-    const burst = (ownDevice: boolean) => fired(velocityEvidence(evidenceInput({ headers: OKHTTP }, 'login', { windows: w, shapeShare: 0.01, ownDevice })));
+    const burst = (ownDevice: boolean) =>
+      fired(
+        velocityEvidence(
+          evidenceInput({ headers: OKHTTP }, 'login', { windows: w, shapeShare: 0.01, ownDevice }),
+        ),
+      );
     expect(burst(false)).toContain('request_shape_burst');
     expect(burst(true)).not.toContain('request_shape_burst');
   });
@@ -702,7 +1247,10 @@ describe('native apps', () => {
   it("a flood shaped like the user's own app client weighs, but alone never makes the user's login a deny", () => {
     const b = history(Array.from({ length: 20 }, (_, k) => ({ at: T0 - (20 - k) * DAY, headers: OKHTTP })));
     const flood = { shape: window({ accounts: 40, attempts: 400 }), env: window({ attempts: 500 }) };
-    const input = assessInput({ headers: OKHTTP, net: OTHER_ISP }, { behaviour: b, windows: flood, shapeShare: 0.01, headers: habits(50, 1) });
+    const input = assessInput(
+      { headers: OKHTTP, net: OTHER_ISP },
+      { behaviour: b, windows: flood, shapeShare: 0.01, headers: habits(50, 1) },
+    );
     const own = assess(input, 'login', T0);
     expect(own.signals).toMatchObject({ request_shape_burst: { users_own_client: true } });
     expect(riskLevel(own.risk)).not.toBe('high');
@@ -715,11 +1263,33 @@ describe('native apps', () => {
     const { f } = features({ headers: OKHTTP });
     expect(f.app).toBe(true);
     const withMobile = { ...f, fingerprinted: true, mobile: { deviceKey: 'mdev', machineKey: 'mm' } };
-    expect(keysToRead(withMobile, null)).toEqual(expect.arrayContaining(['i:mdev', 'p:ma:y', 'p:ma:n', 'p:ms:y', 'p:ms:n', 'p:fpa:y', 'p:fpa:n', 'h:okhttp']));
+    expect(keysToRead(withMobile, null)).toEqual(
+      expect.arrayContaining([
+        'i:mdev',
+        'p:ma:y',
+        'p:ma:n',
+        'p:ms:y',
+        'p:ms:n',
+        'p:fpa:y',
+        'p:fpa:n',
+        'h:okhttp',
+      ]),
+    );
     expect(keysToRead(features().f, null).filter((k) => /^(i:|p:ma|p:ms|p:fpa)/.test(k))).toEqual([]);
-    const login: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, credentialed: true, stopped: false, challengeFeedback: false, account: 'alice' };
+    const login: Outcome = {
+      attempt: true,
+      failure: false,
+      success: true,
+      registration: false,
+      unknownAccount: false,
+      credentialed: true,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'alice',
+    };
     const flags = { acceptLanguage: false, secFetch: false, clientHints: false };
-    const byKey = (bumps: ReturnType<typeof counterBumps>) => Object.fromEntries(bumps.map((b) => [b.key + (b.add ? '+' : ''), b]));
+    const byKey = (bumps: ReturnType<typeof counterBumps>) =>
+      Object.fromEntries(bumps.map((b) => [b.key + (b.add ? '+' : ''), b]));
     const bumps = byKey(counterBumps(withMobile, login, NO_SNAPSHOTS, T0, flags));
     expect(bumps['h:okhttp']?.inc).toHaveProperty('ok');
     expect(bumps['p:fpa:y']).toBeDefined();
@@ -727,34 +1297,73 @@ describe('native apps', () => {
     // are not expected (a fresh install's may still be queued), nor are a first open's.
     expect(bumps['p:ma:n']).toBeDefined();
     expect(bumps['p:ms:n']).toBeUndefined();
-    const install = (opens: number) => new Map([['i:mdev', { counts: { n: 1, o: opens, e: opens + 1 }, sets: {} }]]);
+    const install = (opens: number) =>
+      new Map([['i:mdev', { counts: { n: 1, o: opens, e: opens + 1 }, sets: {} }]]);
     expect(byKey(counterBumps(withMobile, login, install(1), T0, flags))['p:ms:n']).toBeUndefined();
     expect(byKey(counterBumps(withMobile, login, install(2), T0, flags))['p:ms:n']).toBeDefined();
     expect(bumps['i:mdev+']?.add).toEqual({ u: 'alice' });
-    const failed = byKey(counterBumps(withMobile, { ...login, success: false, credentialed: false, failure: true }, NO_SNAPSHOTS, T0, flags));
+    const failed = byKey(
+      counterBumps(
+        withMobile,
+        { ...login, success: false, credentialed: false, failure: true },
+        NO_SNAPSHOTS,
+        T0,
+        flags,
+      ),
+    );
     expect(failed['h:okhttp']?.inc).toHaveProperty('fl');
     expect(failed['h:okhttp']?.inc).not.toHaveProperty('ok');
     expect(failed['p:ma:n']).toBeUndefined();
     // A browser's counts are left as they were.
-    expect(byKey(counterBumps(features().f, login, NO_SNAPSHOTS, T0, flags))['h:Chrome']?.inc).not.toHaveProperty('ok');
+    expect(
+      byKey(counterBumps(features().f, login, NO_SNAPSHOTS, T0, flags))['h:Chrome']?.inc,
+    ).not.toHaveProperty('ok');
   });
 });
 
 describe('velocity across accounts (one signal each, at its threshold)', () => {
-  const velocity = (kind: EventKind, windows: EvidenceInput['windows'], over: Partial<EvidenceInput> = {}, call: Call = {}) =>
-    fired(velocityEvidence(evidenceInput(call, kind, { windows, ...over })));
+  const velocity = (
+    kind: EventKind,
+    windows: EvidenceInput['windows'],
+    over: Partial<EvidenceInput> = {},
+    call: Call = {},
+  ) => fired(velocityEvidence(evidenceInput(call, kind, { windows, ...over })));
 
   it.each([
     ['two failed accounts from one address', { ip: window({ failedAccounts: 2, failures: 2 }) }, []],
-    ['six failed accounts from one address', { ip: window({ failedAccounts: 6, failures: 6 }) }, ['credential_stuffing']],
-    ['failures across a network, as many as successes', { net: window({ failedAccounts: 12, failures: 12, successes: 12 }) }, []],
-    ['failures across a network, far above successes', { net: window({ failedAccounts: 12, failures: 40, successes: 2 }) }, ['credential_stuffing']],
+    [
+      'six failed accounts from one address',
+      { ip: window({ failedAccounts: 6, failures: 6 }) },
+      ['credential_stuffing'],
+    ],
+    [
+      'failures across a network, as many as successes',
+      { net: window({ failedAccounts: 12, failures: 12, successes: 12 }) },
+      [],
+    ],
+    [
+      'failures across a network, far above successes',
+      { net: window({ failedAccounts: 12, failures: 40, successes: 2 }) },
+      ['credential_stuffing'],
+    ],
     ['four accounts from one address', { ip: window({ accounts: 4 }) }, []],
     ['fifteen accounts from one address', { ip: window({ accounts: 15 }) }, ['high_activity_ip']],
     // A carrier's or an office's NAT: many accounts, most of their logins successful.
-    ['six failed accounts from an address where half the attempts succeed', { ip: window({ failedAccounts: 6, failures: 6, attempts: 60, successes: 30 }) }, []],
-    ['fifteen accounts from an address where half the attempts succeed', { ip: window({ accounts: 15, attempts: 60, successes: 30 }) }, []],
-    ['fifteen accounts and six failed from an address where few succeed', { ip: window({ accounts: 15, failedAccounts: 6, failures: 20, attempts: 40, successes: 2 }) }, ['credential_stuffing', 'high_activity_ip']],
+    [
+      'six failed accounts from an address where half the attempts succeed',
+      { ip: window({ failedAccounts: 6, failures: 6, attempts: 60, successes: 30 }) },
+      [],
+    ],
+    [
+      'fifteen accounts from an address where half the attempts succeed',
+      { ip: window({ accounts: 15, attempts: 60, successes: 30 }) },
+      [],
+    ],
+    [
+      'fifteen accounts and six failed from an address where few succeed',
+      { ip: window({ accounts: 15, failedAccounts: 6, failures: 20, attempts: 40, successes: 2 }) },
+      ['credential_stuffing', 'high_activity_ip'],
+    ],
   ] as const)('%s', (_name, windows, expected) => expect(velocity('login', windows)).toEqual(expected));
 
   it('a shared address still counts its sign-ups', () => {
@@ -773,7 +1382,10 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(velocity('preauth', windows, { shapeShare: 0.01 })).toEqual(['request_shape_burst']);
     expect(velocity('preauth', windows, { shapeShare: 0.5 })).toEqual([]);
     // A new browser version reaching many users at once: a new shape, most of its logins successful.
-    const update = { shape: window({ accounts: 30, attempts: 60, successes: 28 }), env: window({ attempts: 100 }) };
+    const update = {
+      shape: window({ accounts: 30, attempts: 60, successes: 28 }),
+      env: window({ attempts: 100 }),
+    };
     expect(velocity('login', update, { shapeShare: 0 })).toEqual([]);
     // A farm's sign-ups count as successes when allowed: sign-ups alike stay evidence.
     expect(velocity('registration', update, { shapeShare: 0 })).toContain('request_shape_burst');
@@ -783,29 +1395,80 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   // window holds the hour's 200 attempts; the operator's usual share of legitimate events is 1%.
   it.each([
     // operator window, usual share, kind, expected
-    ['30 accounts, 60% of the attempts, usually 1%', window({ accounts: 30, attempts: 120 }), 0.01, 'preauth', ['high_activity_network']],
-    ['the same as failed logins sent for a verdict', window({ accounts: 30, attempts: 120 }), 0.01, 'failure', ['high_activity_network']],
-    ['an operator the environment has never seen', window({ accounts: 30, attempts: 120 }), 0, 'login', ['high_activity_network']],
+    [
+      '30 accounts, 60% of the attempts, usually 1%',
+      window({ accounts: 30, attempts: 120 }),
+      0.01,
+      'preauth',
+      ['high_activity_network'],
+    ],
+    [
+      'the same as failed logins sent for a verdict',
+      window({ accounts: 30, attempts: 120 }),
+      0.01,
+      'failure',
+      ['high_activity_network'],
+    ],
+    [
+      'an operator the environment has never seen',
+      window({ accounts: 30, attempts: 120 }),
+      0,
+      'login',
+      ['high_activity_network'],
+    ],
     ['eight accounts: a household and friends', window({ accounts: 8, attempts: 16 }), 0.01, 'preauth', []],
-    ['its usual share: the country’s big operator', window({ accounts: 30, attempts: 120 }), 0.4, 'preauth', []],
-    ['most attempts succeed: an office in its busy hour', window({ accounts: 30, attempts: 120, successes: 55 }), 0.01, 'login', []],
+    [
+      'its usual share: the country’s big operator',
+      window({ accounts: 30, attempts: 120 }),
+      0.4,
+      'preauth',
+      [],
+    ],
+    [
+      'most attempts succeed: an office in its busy hour',
+      window({ accounts: 30, attempts: 120, successes: 55 }),
+      0.01,
+      'login',
+      [],
+    ],
     ['sign-ups: registration_velocity’s', window({ accounts: 30, attempts: 120 }), 0.01, 'registration', []],
   ] as const)('high_activity_network: %s', (_name, asn, operatorShare, kind, expected) => {
     expect(velocity(kind, { asn, env: window({ attempts: 200 }) }, { operatorShare })).toEqual(expected);
   });
 
   it('high_activity_network and request_shape_burst wait for the environment to know its usual shares', () => {
-    const windows = { asn: window({ accounts: 30, attempts: 120 }), shape: window({ accounts: 30, attempts: 120 }), env: window({ attempts: 200 }) };
-    expect(velocity('preauth', windows, { operatorShare: 0, shapeShare: 0 })).toEqual(['request_shape_burst', 'high_activity_network']);
+    const windows = {
+      asn: window({ accounts: 30, attempts: 120 }),
+      shape: window({ accounts: 30, attempts: 120 }),
+      env: window({ attempts: 200 }),
+    };
+    expect(velocity('preauth', windows, { operatorShare: 0, shapeShare: 0 })).toEqual([
+      'request_shape_burst',
+      'high_activity_network',
+    ]);
     // An integration that never reports a successful login (filters only) has no usual share of anything.
-    expect(velocity('preauth', windows, { operatorShare: 0, shapeShare: 0, env: { ...ENV, legit: 150 } })).toEqual([]);
+    expect(
+      velocity('preauth', windows, { operatorShare: 0, shapeShare: 0, env: { ...ENV, legit: 150 } }),
+    ).toEqual([]);
   });
 
   it('high_activity_network weighs more the more accounts, and names the operator', () => {
-    const weight = (accounts: number) => velocityEvidence(evidenceInput({}, 'preauth', { windows: { asn: window({ accounts, attempts: 120 }), env: window({ attempts: 200 }) }, operatorShare: 0.01 })).find((c) => c.signal === 'high_activity_network');
+    const weight = (accounts: number) =>
+      velocityEvidence(
+        evidenceInput({}, 'preauth', {
+          windows: { asn: window({ accounts, attempts: 120 }), env: window({ attempts: 200 }) },
+          operatorShare: 0.01,
+        }),
+      ).find((c) => c.signal === 'high_activity_network');
     expect(weight(15)?.weight).toBeCloseTo(3 * (7 / 22), 5);
     expect(weight(40)?.weight).toBe(3);
-    expect(weight(40)?.detail).toMatchObject({ by: 'operator', asn: 'AS2856', accounts_last_hour: 40, share_of_attempts: 0.6, usual_share: 0.01 });
+    expect(weight(40)?.detail).toMatchObject({
+      by: 'operator',
+      asn: 'AS2856',
+      accounts_last_hour: 40,
+      share_of_attempts: 0.6,
+      usual_share: 0.01,
+    });
   });
 
   const envStats = (o: Partial<EvidenceInput['env']>): EvidenceInput['env'] => ({ ...ENV, ...o });
@@ -817,7 +1480,9 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['an environment younger than a week', envStats({ unknownPerHour: 1, ageHours: 100 }), null],
     ['too few attempts yet', envStats({ unknownPerHour: 0.01, attemptsPerHour: 0.2 }), null],
   ])('unknown_account: %s', (_name, env, weight) => {
-    const found = velocityEvidence(evidenceInput({}, 'preauth', { env, unknownAccount: true })).filter((c) => c.signal === 'unknown_account');
+    const found = velocityEvidence(evidenceInput({}, 'preauth', { env, unknownAccount: true })).filter(
+      (c) => c.signal === 'unknown_account',
+    );
     if (weight === null) expect(found).toEqual([]);
     else expect(found.map((c) => c.weight)).toEqual([expect.closeTo(weight, 9)]);
   });
@@ -834,25 +1499,67 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
 
   it('attack_wave: attempts on unknown accounts far above the usual rate, for an unknown account', () => {
     const windows = { env: window({ unknown: 80, attempts: 100 }) };
-    expect(velocity('preauth', windows, { unknownAccount: true })).toEqual(['attack_wave', 'unknown_account']);
+    expect(velocity('preauth', windows, { unknownAccount: true })).toEqual([
+      'attack_wave',
+      'unknown_account',
+    ]);
     expect(velocity('preauth', windows, { unknownAccount: false })).toEqual([]);
     // A sign-up's account is always new: a login wave says nothing about it.
     expect(velocity('registration', windows, { unknownAccount: true })).toEqual([]);
-    expect(velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true })).toEqual(['unknown_account']);
+    expect(
+      velocity('preauth', { env: window({ unknown: 3, attempts: 100 }) }, { unknownAccount: true }),
+    ).toEqual(['unknown_account']);
   });
 
   // The last 5–10 minutes see a burst from its first few attempts. The settled environment (ENV)
   // sees 2 attempts an hour on unknown accounts (4% of its 50) and 5 failures (10%); a rate and a
   // share of attempts both 3× usual make a wave.
   it.each([
-    ['4 unknown accounts of 8 attempts in 10 minutes (12× the rate, 12× the share)', { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 2 }, true],
-    ['3 unknown accounts in 5 minutes: too few to tell from chance', { attempts: 3, unknown: 3, failures: 0, minutes: 5, usual: 2 }, false],
-    ['4 unknown accounts in 10 minutes where 10 an hour are usual (2.4× the rate)', { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 10 }, false],
-    ['4 unknown accounts of 40 attempts (a busy hour: the share is 2.5× usual)', { attempts: 40, unknown: 4, failures: 0, minutes: 10, usual: 2 }, false],
-    ['8 failures of 10 attempts in 10 minutes (9.6× the rate, 8× the share)', { attempts: 10, unknown: 0, failures: 8, minutes: 10, usual: 2 }, true],
-    ['6 failures in 10 minutes: fewer than twice the minimum', { attempts: 6, unknown: 0, failures: 6, minutes: 10, usual: 2 }, false],
+    [
+      '4 unknown accounts of 8 attempts in 10 minutes (12× the rate, 12× the share)',
+      { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 2 },
+      true,
+    ],
+    [
+      '3 unknown accounts in 5 minutes: too few to tell from chance',
+      { attempts: 3, unknown: 3, failures: 0, minutes: 5, usual: 2 },
+      false,
+    ],
+    [
+      '4 unknown accounts in 10 minutes where 10 an hour are usual (2.4× the rate)',
+      { attempts: 8, unknown: 4, failures: 0, minutes: 10, usual: 10 },
+      false,
+    ],
+    [
+      '4 unknown accounts of 40 attempts (a busy hour: the share is 2.5× usual)',
+      { attempts: 40, unknown: 4, failures: 0, minutes: 10, usual: 2 },
+      false,
+    ],
+    [
+      '8 failures of 10 attempts in 10 minutes (9.6× the rate, 8× the share)',
+      { attempts: 10, unknown: 0, failures: 8, minutes: 10, usual: 2 },
+      true,
+    ],
+    [
+      '6 failures in 10 minutes: fewer than twice the minimum',
+      { attempts: 6, unknown: 0, failures: 6, minutes: 10, usual: 2 },
+      false,
+    ],
   ])('attack_wave over the last minutes: %s', (_name, r, fires) => {
-    const windows = { env: window({ unknown: r.unknown, failures: r.failures, attempts: 50, recent: { attempts: r.attempts, unknown: r.unknown, failures: r.failures, registrations: 0, minutes: r.minutes } }) };
+    const windows = {
+      env: window({
+        unknown: r.unknown,
+        failures: r.failures,
+        attempts: 50,
+        recent: {
+          attempts: r.attempts,
+          unknown: r.unknown,
+          failures: r.failures,
+          registrations: 0,
+          minutes: r.minutes,
+        },
+      }),
+    };
     const env = envStats({ unknownPerHour: r.usual });
     expect(velocity('preauth', windows, { env, unknownAccount: true }).includes('attack_wave')).toBe(fires);
     // And on the failed login of such an account (filtered where there is no pre-auth check).
@@ -866,28 +1573,98 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   // let through, over the last week or so) and 10% fail.
   it.each([
     // day window, kind, unknown account, env, expected weight (null: no attack_wave)
-    ['20% of 1,000 attempts named an unknown account (5× usual)', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', true, ENV, 2.5],
+    [
+      '20% of 1,000 attempts named an unknown account (5× usual)',
+      { attempts: 1000, unknown: 200, failures: 0 },
+      'preauth',
+      true,
+      ENV,
+      2.5,
+    ],
     ['12% of them (3×)', { attempts: 1000, unknown: 120, failures: 0 }, 'preauth', true, ENV, 1.25],
-    ['8% (2×): a day with more new users than usual', { attempts: 1000, unknown: 80, failures: 0 }, 'preauth', true, ENV, null],
-    ['9 of 30 (7.5×), but too few to tell', { attempts: 30, unknown: 9, failures: 0 }, 'preauth', true, ENV, null],
-    ['the same day, on the failed login of such an account', { attempts: 1000, unknown: 200, failures: 0 }, 'failure', true, ENV, 2.5],
-    ['a third of attempts failed (3.3× the usual 10%)', { attempts: 1000, unknown: 0, failures: 330 }, 'preauth', true, ENV, 1.625],
-    ['an account Rampart knows: the model weighs the hour', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', false, ENV, null],
-    ['an environment younger than a week, when every account is new', { attempts: 1000, unknown: 200, failures: 0 }, 'preauth', true, { ...ENV, ageHours: 100 }, null],
-    ['a usual share under 1% counts as 1%', { attempts: 1000, unknown: 40, failures: 0 }, 'preauth', true, { ...ENV, usualUnknownShare: 0.001 }, 2.5],
+    [
+      '8% (2×): a day with more new users than usual',
+      { attempts: 1000, unknown: 80, failures: 0 },
+      'preauth',
+      true,
+      ENV,
+      null,
+    ],
+    [
+      '9 of 30 (7.5×), but too few to tell',
+      { attempts: 30, unknown: 9, failures: 0 },
+      'preauth',
+      true,
+      ENV,
+      null,
+    ],
+    [
+      'the same day, on the failed login of such an account',
+      { attempts: 1000, unknown: 200, failures: 0 },
+      'failure',
+      true,
+      ENV,
+      2.5,
+    ],
+    [
+      'a third of attempts failed (3.3× the usual 10%)',
+      { attempts: 1000, unknown: 0, failures: 330 },
+      'preauth',
+      true,
+      ENV,
+      1.625,
+    ],
+    [
+      'an account Rampart knows: the model weighs the hour',
+      { attempts: 1000, unknown: 200, failures: 0 },
+      'preauth',
+      false,
+      ENV,
+      null,
+    ],
+    [
+      'an environment younger than a week, when every account is new',
+      { attempts: 1000, unknown: 200, failures: 0 },
+      'preauth',
+      true,
+      { ...ENV, ageHours: 100 },
+      null,
+    ],
+    [
+      'a usual share under 1% counts as 1%',
+      { attempts: 1000, unknown: 40, failures: 0 },
+      'preauth',
+      true,
+      { ...ENV, usualUnknownShare: 0.001 },
+      2.5,
+    ],
   ] as const)('attack_wave over the last day: %s', (_name, day, kind, unknownAccount, env, weight) => {
     const windows = { env: window({ attempts: 40, day: { ...day, registrations: 0 } }) };
-    const wave = velocityEvidence(evidenceInput({}, kind, { windows, env, unknownAccount })).find((c) => c.signal === 'attack_wave');
+    const wave = velocityEvidence(evidenceInput({}, kind, { windows, env, unknownAccount })).find(
+      (c) => c.signal === 'attack_wave',
+    );
     if (weight === null) expect(wave).toBeUndefined();
     else {
       expect(wave?.weight).toBeCloseTo(weight, 5);
-      expect(wave?.detail).toMatchObject({ window_hours: 24, attempts_last_day: day.attempts, unknown_accounts_last_day: day.unknown });
+      expect(wave?.detail).toMatchObject({
+        window_hours: 24,
+        attempts_last_day: day.attempts,
+        unknown_accounts_last_day: day.unknown,
+      });
     }
   });
 
   it('a wave within the hour outweighs the day’s', () => {
-    const windows = { env: window({ attempts: 50, unknown: 30, day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 } }) };
-    const wave = velocityEvidence(evidenceInput({}, 'preauth', { windows, unknownAccount: true })).find((c) => c.signal === 'attack_wave');
+    const windows = {
+      env: window({
+        attempts: 50,
+        unknown: 30,
+        day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 },
+      }),
+    };
+    const wave = velocityEvidence(evidenceInput({}, 'preauth', { windows, unknownAccount: true })).find(
+      (c) => c.signal === 'attack_wave',
+    );
     expect(wave?.weight).toBe(4.5);
     expect(wave?.detail).not.toHaveProperty('window_hours');
   });
@@ -901,24 +1678,50 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['9 of 20 (22×), but too few to tell', 9, 20, ENV, null],
     ['an environment younger than a week', 80, 1000, { ...ENV, ageHours: 100 }, null],
     ['a usual share under 0.1% counts as 0.1%', 10, 1000, { ...ENV, usualSignupShare: 0 }, 2.5],
-  ] as const)('registration_velocity over the last day: %s', (_name, registrations, attempts, env, weight) => {
-    const windows = { env: window({ attempts: 40, day: { attempts, unknown: 0, failures: 0, registrations } }) };
-    const reg = velocityEvidence(evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows, env })).find((c) => c.signal === 'registration_velocity');
-    if (weight === null) expect(reg).toBeUndefined();
-    else expect(reg).toMatchObject({ weight: expect.closeTo(weight, 5), dayLevel: true, detail: { by: 'environment', window_hours: 24, registrations_last_day: registrations } });
-  });
+  ] as const)(
+    'registration_velocity over the last day: %s',
+    (_name, registrations, attempts, env, weight) => {
+      const windows = {
+        env: window({ attempts: 40, day: { attempts, unknown: 0, failures: 0, registrations } }),
+      };
+      const reg = velocityEvidence(
+        evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows, env }),
+      ).find((c) => c.signal === 'registration_velocity');
+      if (weight === null) expect(reg).toBeUndefined();
+      else
+        expect(reg).toMatchObject({
+          weight: expect.closeTo(weight, 5),
+          dayLevel: true,
+          detail: { by: 'environment', window_hours: 24, registrations_last_day: registrations },
+        });
+    },
+  );
 
   it('sign-ups from one address on a farm’s day: the address counts in full, the day only for what it adds', () => {
-    const windows = { ip: window({ registrations: 5 }), env: window({ attempts: 40, day: { attempts: 1000, unknown: 0, failures: 0, registrations: 80 } }) };
-    const regs = velocityEvidence(evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows })).filter((c) => c.signal === 'registration_velocity');
+    const windows = {
+      ip: window({ registrations: 5 }),
+      env: window({ attempts: 40, day: { attempts: 1000, unknown: 0, failures: 0, registrations: 80 } }),
+    };
+    const regs = velocityEvidence(
+      evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows }),
+    ).filter((c) => c.signal === 'registration_velocity');
     expect(regs).toEqual([
       { signal: 'registration_velocity', weight: 1.5, detail: { by: 'ip', registrations_last_hour: 5 } },
-      expect.objectContaining({ weight: 1, dayLevel: true, detail: expect.objectContaining({ window_hours: 24 }) }),
+      expect.objectContaining({
+        weight: 1,
+        dayLevel: true,
+        detail: expect.objectContaining({ window_hours: 24 }),
+      }),
     ]);
     // The address's evidence is about the request: six sign-ups from one data-centre address deny,
     // on the farm's day as on any other (the day's part does not take the address's away).
     const busy = { ip: window({ registrations: 6 }) };
-    const signup = (w: EvidenceInput['windows']) => assess(assessInput({ net: CLOUD, email: 'x@gmail.com', name: '$registration' }, { windows: w }), 'registration', T0).risk;
+    const signup = (w: EvidenceInput['windows']) =>
+      assess(
+        assessInput({ net: CLOUD, email: 'x@gmail.com', name: '$registration' }, { windows: w }),
+        'registration',
+        T0,
+      ).risk;
     expect(riskLevel(signup(busy))).toBe('high');
     expect(riskLevel(signup({ ...busy, env: windows.env }))).toBe('high');
   });
@@ -926,7 +1729,9 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   it('registration_velocity from one address; new_email_domain for a domain no user has', () => {
     expect(velocity('registration', { ip: window({ registrations: 8 }) })).toEqual(['registration_velocity']);
     expect(velocity('registration', { ip: window({ registrations: 1 }) })).toEqual([]);
-    expect(velocity('registration', {}, { domainCount: 0 }, { email: 'x@qzkmail.top', name: '$registration' })).toEqual(['new_email_domain']);
+    expect(
+      velocity('registration', {}, { domainCount: 0 }, { email: 'x@qzkmail.top', name: '$registration' }),
+    ).toEqual(['new_email_domain']);
     expect(velocity('login', { ip: window({ registrations: 8 }) })).toEqual([]);
   });
 
@@ -936,10 +1741,15 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     ['an environment with too few sign-ups to tell', 10, 0, 0.6, 0.6],
     ['a consumer service: 2 of 400 legitimate sign-ups brought a new domain', 400, 2, 2, 2],
     ['1 in 8 did', 400, 50, 1.3, 1.45],
-    ['a business tool: most sign-ups bring their company\'s domain', 400, 300, 0.6, 0.6],
+    ["a business tool: most sign-ups bring their company's domain", 400, 300, 0.6, 0.6],
   ])('new_email_domain, %s', (_what, signups, newDomainSignups, low, high) => {
     const env = { ...ENV, signups, newDomainSignups };
-    const c = velocityEvidence(evidenceInput({ email: 'x@qzkmail.top', name: '$registration' }, 'registration', { domainCount: 0, env })).find((x) => x.signal === 'new_email_domain');
+    const c = velocityEvidence(
+      evidenceInput({ email: 'x@qzkmail.top', name: '$registration' }, 'registration', {
+        domainCount: 0,
+        env,
+      }),
+    ).find((x) => x.signal === 'new_email_domain');
     expect(c?.weight).toBeGreaterThanOrEqual(low);
     expect(c?.weight).toBeLessThanOrEqual(high);
   });
@@ -948,7 +1758,9 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     const wave = { env: window({ registrations: 30, attempts: 100 }) };
     const usual = (registrationsPerHour: number) => ({ env: { ...ENV, registrationsPerHour } });
     expect(velocity('registration', wave, usual(1))).toEqual(['registration_velocity']);
-    expect(velocityEvidence(evidenceInput({}, 'registration', { windows: wave, ...usual(1) }))[0]!.detail).toMatchObject({ by: 'environment', registrations_last_hour: 30 });
+    expect(
+      velocityEvidence(evidenceInput({}, 'registration', { windows: wave, ...usual(1) }))[0]!.detail,
+    ).toMatchObject({ by: 'environment', registrations_last_hour: 30 });
     // A busy application signs up this many every hour; a quiet one saw only a few.
     expect(velocity('registration', wave, usual(20))).toEqual([]);
     expect(velocity('registration', { env: window({ registrations: 6 }) }, usual(0.1))).toEqual([]);
@@ -958,7 +1770,13 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
   it('a sign-up wave weighs on the sign-ups that look like it, not on everybody signing up during it', () => {
     const env = { ...ENV, registrationsPerHour: 1 };
     const weight = (windows: EvidenceInput['windows'], over: Partial<EvidenceInput> = {}) =>
-      velocityEvidence(evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', { windows, env, ...over })).find((c) => c.signal === 'registration_velocity')?.weight ?? 0;
+      velocityEvidence(
+        evidenceInput({ email: 'x@gmail.com', name: '$registration' }, 'registration', {
+          windows,
+          env,
+          ...over,
+        }),
+      ).find((c) => c.signal === 'registration_velocity')?.weight ?? 0;
     const wave = window({ registrations: 40, attempts: 40 });
     // Someone unrelated: their own address, network, operator and shape.
     const stranger = weight({ env: wave });
@@ -985,11 +1803,19 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     // its first users signing up minutes apart are how every deployment starts.
     ['5 sign-ups in the first 10 minutes of a new environment', 5, 10, 5, false, 0.2],
     ['12 sign-ups in the first hour of a new environment', 12, 10, 12, false, 1],
-  ])('registration_velocity across the environment over the last minutes: %s', (_name, registrations, minutes, perHour, fires, ageHours = 2000) => {
-    const recent = { env: window({ registrations, recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes } }) };
-    const env = { ...ENV, registrationsPerHour: perHour, ageHours };
-    expect(velocity('registration', recent, { env })).toEqual(fires ? ['registration_velocity'] : []);
-  });
+  ])(
+    'registration_velocity across the environment over the last minutes: %s',
+    (_name, registrations, minutes, perHour, fires, ageHours = 2000) => {
+      const recent = {
+        env: window({
+          registrations,
+          recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes },
+        }),
+      };
+      const env = { ...ENV, registrationsPerHour: perHour, ageHours };
+      expect(velocity('registration', recent, { env })).toEqual(fires ? ['registration_velocity'] : []);
+    },
+  );
 });
 
 /** Counter documents as the store reads them, from an object literal. */
@@ -998,22 +1824,43 @@ const snaps = (docs: Record<string, CounterSnapshot>): Snapshots => new Map(Obje
 describe('windows and counters', () => {
   it('a client token serves one login flow: three calls within a minute, from one address', () => {
     const A = '81.2.69.142';
-    const used = (n: number, ips = [A]): Snapshots => snaps({ 't:tok': { counts: { n, first: T0 }, sets: { ip: ips } } });
+    const used = (n: number, ips = [A]): Snapshots =>
+      snaps({ 't:tok': { counts: { n, first: T0 }, sets: { ip: ips } } });
     expect(tokenReplayed(NO_SNAPSHOTS, 'tok', T0, A)).toBe(false);
     expect(tokenReplayed(used(1), 'tok', T0 + 5_000, A)).toBe(false);
     expect(tokenReplayed(used(2), 'tok', T0 + 5_000, A)).toBe(false);
     expect(tokenReplayed(used(3), 'tok', T0 + 5_000, A)).toBe(true);
     expect(tokenReplayed(used(1), 'tok', T0 + 61_000, A)).toBe(true);
     expect(tokenReplayed(used(1), 'tok', T0 + 5_000, '203.0.113.9')).toBe(true);
-    expect(tokenBump('tok', T0, A)).toMatchObject({ key: 't:tok', inc: { n: 1 }, min: { first: T0 }, add: { ip: A } });
+    expect(tokenBump('tok', T0, A)).toMatchObject({
+      key: 't:tok',
+      inc: { n: 1 },
+      min: { first: T0 },
+      add: { ip: A },
+    });
     expect(keysToRead(features({}).f, null, 'tok')).toContain('t:tok');
   });
 
   describe('how late each counter document may reach the database', () => {
-    const success: Outcome = { attempt: true, failure: false, success: true, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice' };
+    const success: Outcome = {
+      attempt: true,
+      failure: false,
+      success: true,
+      registration: false,
+      unknownAccount: false,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'alice',
+    };
     const { f } = features({ headers: browser(CHROME, 'en-US,en;q=0.9') });
-    const bumps = counterBumps(f, success, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true });
-    const lateness = (pattern: RegExp) => [...new Set(bumps.filter((b) => pattern.test(b.key)).map((b) => b.late ?? 'at once'))];
+    const bumps = counterBumps(f, success, NO_SNAPSHOTS, T0, {
+      acceptLanguage: true,
+      secFetch: true,
+      clientHints: true,
+    });
+    const lateness = (pattern: RegExp) => [
+      ...new Set(bumps.filter((b) => pattern.test(b.key)).map((b) => b.late ?? 'at once')),
+    ];
     it.each([
       ['the population (ten seconds)', /^p:/, ['population']],
       ['header habits (ten seconds)', /^h:/, ['population']],
@@ -1074,8 +1921,21 @@ describe('windows and counters', () => {
     const at = Date.parse('2026-10-01T12:02:30Z'); // slot 0 of its hour, 2.5 minutes in
     const { f } = features({ at });
     const hour = f.hourBucket;
-    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null };
-    const env = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === `w:env:*:${hour}`);
+    const outcome: Outcome = {
+      attempt: true,
+      failure: true,
+      success: false,
+      registration: false,
+      unknownAccount: true,
+      stopped: false,
+      challengeFeedback: false,
+      account: null,
+    };
+    const env = counterBumps(f, outcome, NO_SNAPSHOTS, at, {
+      acceptLanguage: true,
+      secFetch: true,
+      clientHints: true,
+    }).find((b) => b.key === `w:env:*:${hour}`);
     expect(env?.inc).toEqual({ a: 1, f: 1, x: 1, a0: 1, x0: 1, f0: 1 });
     const s = snaps({
       [`w:env:*:${hour}`]: { counts: { x: 3, a0: 6, x0: 3, f0: 1 }, sets: {} },
@@ -1096,36 +1956,94 @@ describe('windows and counters', () => {
     const at = Date.parse('2026-10-01T18:00:00Z'); // three quarters into its day
     const { f } = features({ at });
     const day = Math.floor(f.hourBucket / 24);
-    const outcome: Outcome = { attempt: true, failure: true, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null };
-    const bumps = counterBumps(f, outcome, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true });
+    const outcome: Outcome = {
+      attempt: true,
+      failure: true,
+      success: false,
+      registration: false,
+      unknownAccount: true,
+      stopped: false,
+      challengeFeedback: false,
+      account: null,
+    };
+    const bumps = counterBumps(f, outcome, NO_SNAPSHOTS, at, {
+      acceptLanguage: true,
+      secFetch: true,
+      clientHints: true,
+    });
     expect(bumps.find((b) => b.key === `w:day:*:${day}`)?.inc).toEqual({ a: 1, x: 1, f: 1 });
-    const signup = counterBumps(f, { ...outcome, failure: false, unknownAccount: false, registration: true }, NO_SNAPSHOTS, at, { acceptLanguage: true, secFetch: true, clientHints: true });
+    const signup = counterBumps(
+      f,
+      { ...outcome, failure: false, unknownAccount: false, registration: true },
+      NO_SNAPSHOTS,
+      at,
+      { acceptLanguage: true, secFetch: true, clientHints: true },
+    );
     expect(signup.find((b) => b.key === `w:day:*:${day}`)?.inc).toEqual({ a: 1, r: 1 });
     expect(keysToRead(f, null)).toEqual(expect.arrayContaining([`w:day:*:${day}`, `w:day:*:${day - 1}`]));
-    const s = snaps({ [`w:day:*:${day}`]: { counts: { a: 300, x: 30, f: 6, r: 4 }, sets: {} }, [`w:day:*:${day - 1}`]: { counts: { a: 400, x: 8, f: 40, r: 8 }, sets: {} } });
-    expect(readWindow(s, f, 'env')!.day).toEqual({ attempts: 300 + 0.25 * 400, unknown: 30 + 0.25 * 8, failures: 6 + 0.25 * 40, registrations: 4 + 0.25 * 8 });
+    const s = snaps({
+      [`w:day:*:${day}`]: { counts: { a: 300, x: 30, f: 6, r: 4 }, sets: {} },
+      [`w:day:*:${day - 1}`]: { counts: { a: 400, x: 8, f: 40, r: 8 }, sets: {} },
+    });
+    expect(readWindow(s, f, 'env')!.day).toEqual({
+      attempts: 300 + 0.25 * 400,
+      unknown: 30 + 0.25 * 8,
+      failures: 6 + 0.25 * 40,
+      registrations: 4 + 0.25 * 8,
+    });
     expect(readWindow(s, f, 'ip')!.day).toBeUndefined();
   });
 
   it('the usual share of attempts on unknown accounts leaves out those Rampart stopped', () => {
     const { f } = features({ at: T0 });
     const env = (o: Partial<Outcome>) => {
-      const outcome: Outcome = { attempt: true, failure: false, success: false, registration: false, unknownAccount: true, stopped: false, challengeFeedback: false, account: null, ...o };
-      return counterBumps(f, outcome, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === 'p:*')?.inc ?? {};
+      const outcome: Outcome = {
+        attempt: true,
+        failure: false,
+        success: false,
+        registration: false,
+        unknownAccount: true,
+        stopped: false,
+        challengeFeedback: false,
+        account: null,
+        ...o,
+      };
+      return (
+        counterBumps(f, outcome, NO_SNAPSHOTS, T0, {
+          acceptLanguage: true,
+          secFetch: true,
+          clientHints: true,
+        }).find((b) => b.key === 'p:*')?.inc ?? {}
+      );
     };
     expect(env({})).toHaveProperty('xw');
     expect(env({})).toHaveProperty('aw');
     expect(env({ stopped: true })).not.toHaveProperty('xw');
     expect(env({ stopped: true })).toHaveProperty('aw');
     expect(env({ unknownAccount: false })).not.toHaveProperty('xw');
-    const stats = environmentStats(snaps({ 'p:*': { counts: { aw: 200, xw: 6, first: T0 - 30 * DAY }, sets: {} } }), T0);
+    const stats = environmentStats(
+      snaps({ 'p:*': { counts: { aw: 200, xw: 6, first: T0 - 30 * DAY }, sets: {} } }),
+      T0,
+    );
     expect(stats.usualUnknownShare).toBeCloseTo(0.03, 9);
   });
 
   it('a legitimate sign-up counts, and counts whether its domain was new to the environment', () => {
     const { f } = features({ email: 'bob@qzkmail.top', name: '$registration' });
-    const signup: Outcome = { attempt: true, failure: false, success: true, registration: true, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'bob' };
-    const env = (o: Outcome, s: Snapshots) => counterBumps(f, o, s, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find((b) => b.key === 'p:*')?.inc ?? {};
+    const signup: Outcome = {
+      attempt: true,
+      failure: false,
+      success: true,
+      registration: true,
+      unknownAccount: false,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'bob',
+    };
+    const env = (o: Outcome, s: Snapshots) =>
+      counterBumps(f, o, s, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find(
+        (b) => b.key === 'p:*',
+      )?.inc ?? {};
     const w = epochWeight(T0, 30 * DAY);
     expect(env(signup, NO_SNAPSHOTS)).toMatchObject({ rs: w, rn: w });
     const known = snaps({ 'p:dom:qzkmail.top': { counts: { c: 3 * w }, sets: {} } });
@@ -1134,22 +2052,46 @@ describe('windows and counters', () => {
     // A sign-up that was stopped, or a login, is no legitimate sign-up.
     expect(env({ ...signup, success: false }, NO_SNAPSHOTS)).not.toHaveProperty('rs');
     expect(env({ ...signup, registration: false }, NO_SNAPSHOTS)).not.toHaveProperty('rs');
-    const stats = environmentStats(snaps({ 'p:*': { counts: { c: 100 * w, rs: 40 * w, rn: 4 * w, first: T0 - 30 * DAY }, sets: {} } }), T0);
+    const stats = environmentStats(
+      snaps({ 'p:*': { counts: { c: 100 * w, rs: 40 * w, rn: 4 * w, first: T0 - 30 * DAY }, sets: {} } }),
+      T0,
+    );
     expect(stats.signups).toBeCloseTo(40, 6);
     expect(stats.newDomainSignups).toBeCloseTo(4, 6);
   });
 
   it('an event bumps its windows, and only legitimate evidence the population', () => {
     const { f } = features({});
-    const outcome = (o: Partial<Outcome>): Outcome => ({ attempt: true, failure: false, success: false, registration: false, unknownAccount: false, stopped: false, challengeFeedback: false, account: 'alice', ...o });
-    const keys = (o: Outcome) => counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map((b) => b.key);
+    const outcome = (o: Partial<Outcome>): Outcome => ({
+      attempt: true,
+      failure: false,
+      success: false,
+      registration: false,
+      unknownAccount: false,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'alice',
+      ...o,
+    });
+    const keys = (o: Outcome) =>
+      counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).map(
+        (b) => b.key,
+      );
     const failed = keys(outcome({ failure: true }));
-    expect(failed).toEqual(expect.arrayContaining([`w:ip:${HOME.ip}:${f.hourBucket}`, `w:net:81.2.69.0/24:${f.hourBucket}`, `w:env:*:${f.hourBucket}`]));
+    expect(failed).toEqual(
+      expect.arrayContaining([
+        `w:ip:${HOME.ip}:${f.hourBucket}`,
+        `w:net:81.2.69.0/24:${f.hourBucket}`,
+        `w:env:*:${f.hourBucket}`,
+      ]),
+    );
     expect(failed.some((k) => k.startsWith('p:cc:'))).toBe(false);
-    expect(keys(outcome({ success: true }))).toEqual(expect.arrayContaining(['p:cc:GB', 'p:asn:AS2856', 'p:*']));
+    expect(keys(outcome({ success: true }))).toEqual(
+      expect.arrayContaining(['p:cc:GB', 'p:asn:AS2856', 'p:*']),
+    );
   });
 
-  it('the environment\'s hourly rates are averages over its age', () => {
+  it("the environment's hourly rates are averages over its age", () => {
     const w = epochWeight(T0, 30 * DAY);
     const s = snaps({ 'p:*': { counts: { a: 200 * w, f: 20 * w, first: T0 - 10 * 3_600_000 }, sets: {} } });
     const e = environmentStats(s, T0);
@@ -1160,7 +2102,8 @@ describe('windows and counters', () => {
 });
 
 describe('one calibrated risk', () => {
-  const risk = (call: Call, over: Partial<AssessInput> = {}, kind: EventKind = 'login') => assess(assessInput(call, over), kind, call.at ?? T0);
+  const risk = (call: Call, over: Partial<AssessInput> = {}, kind: EventKind = 'login') =>
+    assess(assessInput(call, over), kind, call.at ?? T0);
 
   it('an event with nothing for or against it sits at the base rate', () => {
     expect(risk({}).risk).toBeCloseTo(1 / (1 + Math.exp(-BASE_LOGIT)), 3);
@@ -1168,10 +2111,15 @@ describe('one calibrated risk', () => {
   });
 
   it('a day that stands out raises the risk to a challenge, never to a deny', () => {
-    const slowDay = { env: window({ attempts: 40, day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 } }) };
+    const slowDay = {
+      env: window({ attempts: 40, day: { attempts: 1000, unknown: 200, failures: 0, registrations: 0 } }),
+    };
     // An account Rampart does not know, on a day when a fifth of attempts named one.
     const plain = risk({ user: null }, { windows: slowDay, unknownAccount: true }, 'preauth');
-    expect(plain.contributions.find((c) => c.signal === 'attack_wave')).toMatchObject({ weight: 2.5, dayLevel: true });
+    expect(plain.contributions.find((c) => c.signal === 'attack_wave')).toMatchObject({
+      weight: 2.5,
+      dayLevel: true,
+    });
     expect(riskLevel(plain.risk)).toBe('medium');
     // Through a VPN too: enough soft evidence with the day to deny, were the day evidence about the request.
     const vpn = risk({ user: null, net: VPN }, { windows: slowDay, unknownAccount: true }, 'preauth');
@@ -1179,14 +2127,22 @@ describe('one calibrated risk', () => {
     expect(vpn.risk).toBeGreaterThan(plain.risk);
     expect(riskLevel(vpn.risk)).toBe('medium');
     // What the request itself shows still decides beyond the cap: a script is denied that day as any other.
-    const script = risk({ user: null, headers: { 'User-Agent': 'python-requests/2.31.0' } }, { windows: slowDay, unknownAccount: true }, 'preauth');
+    const script = risk(
+      { user: null, headers: { 'User-Agent': 'python-requests/2.31.0' } },
+      { windows: slowDay, unknownAccount: true },
+      'preauth',
+    );
     expect(riskLevel(script.risk)).toBe('high');
   });
 
   it.each([
     ['the user at home on the laptop', { token: 'alice-laptop' }, 'low'],
     ['the user at home on a new phone', { token: 'alice-phone', headers: browser(IPHONE) }, 'low'],
-    ['a stranger\'s device from another country', { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'en-AU') }, 'medium'],
+    [
+      "a stranger's device from another country",
+      { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'en-AU') },
+      'medium',
+    ],
   ] as const)('%s: %s', (_name, call, level) => {
     expect(riskLevel(risk(call, { behaviour: habitual() }).risk)).toBe(level);
   });
@@ -1241,31 +2197,55 @@ describe('one calibrated risk', () => {
     // A device of the user's that its client token identifies is left alone.
     const laptop = habitual();
     const away: Call = { token: 'alice-laptop', net: OTHER_ISP };
-    expect(risk(away, { behaviour: laptop, windows: wave }).risk).toBe(risk(away, { behaviour: laptop }).risk);
+    expect(risk(away, { behaviour: laptop, windows: wave }).risk).toBe(
+      risk(away, { behaviour: laptop }).risk,
+    );
   });
 
   it('a VPN the user always comes through vouches for the user, not for another browser on it', () => {
     // Thirty logins through the same VPN, from a Windows laptop, headers only.
-    const vpnUser = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, net: { ...VPN, ip: `185.159.157.${10 + k}` } })));
-    const throughVpn = (headers: Record<string, string>) => risk({ net: { ...VPN, ip: '185.159.157.200' }, headers }, { behaviour: vpnUser }, 'preauth');
+    const vpnUser = history(
+      Array.from({ length: 30 }, (_, k) => ({
+        at: T0 - (30 - k) * DAY,
+        net: { ...VPN, ip: `185.159.157.${10 + k}` },
+      })),
+    );
+    const throughVpn = (headers: Record<string, string>) =>
+      risk({ net: { ...VPN, ip: '185.159.157.200' }, headers }, { behaviour: vpnUser }, 'preauth');
     // The user's own browser on another exit of it: low.
     expect(riskLevel(throughVpn(browser()).risk)).toBe('low');
     // Someone else's browser on the same VPN: its familiarity no longer hides the stranger.
     const stranger = throughVpn(browser(IPHONE, 'en-US,en;q=0.9'));
     expect(riskLevel(stranger.risk)).toBe('medium');
     // The same stranger's browser on the user's home operator, which the user owns alone, counts as familiar as before.
-    const homeUser = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, net: { ...HOME, ip: `81.2.69.${10 + k}` } })));
-    const atHome = risk({ net: { ...HOME, ip: '81.2.69.200' }, headers: browser(IPHONE, 'en-US,en;q=0.9') }, { behaviour: homeUser }, 'preauth');
-    const network = (a: { contributions: { signal: string; weight: number }[] }) => a.contributions.find((c) => c.signal === 'network')?.weight ?? 0;
+    const homeUser = history(
+      Array.from({ length: 30 }, (_, k) => ({
+        at: T0 - (30 - k) * DAY,
+        net: { ...HOME, ip: `81.2.69.${10 + k}` },
+      })),
+    );
+    const atHome = risk(
+      { net: { ...HOME, ip: '81.2.69.200' }, headers: browser(IPHONE, 'en-US,en;q=0.9') },
+      { behaviour: homeUser },
+      'preauth',
+    );
+    const network = (a: { contributions: { signal: string; weight: number }[] }) =>
+      a.contributions.find((c) => c.signal === 'network')?.weight ?? 0;
     expect(network(atHome)).toBeLessThan(network(stranger));
   });
 
-  it('a country the user never showed vouches for little, even on the user\'s own operator', () => {
+  it("a country the user never showed vouches for little, even on the user's own operator", () => {
     // The home operator's address, placed in another country by the address data; the population
     // has seen that country in 1% of its events.
     const placedAbroad: Net = { ...HOME, ip: '81.2.70.9', cc: 'NO', lat: 59.9, lon: 10.7, city: 'Oslo' };
-    const pop: PopulationCounts = { total: 10_000, count: (level, value) => (level === 'cc' && value === 'NO' ? 100 : 500) };
-    const network = (net: Net) => risk({ net, token: 'alice-laptop' }, { behaviour: habitual(), population: pop }).contributions.find((c) => ['network', 'new_isp', 'new_country'].includes(c.signal))!;
+    const pop: PopulationCounts = {
+      total: 10_000,
+      count: (level, value) => (level === 'cc' && value === 'NO' ? 100 : 500),
+    };
+    const network = (net: Net) =>
+      risk({ net, token: 'alice-laptop' }, { behaviour: habitual(), population: pop }).contributions.find(
+        (c) => ['network', 'new_isp', 'new_country'].includes(c.signal),
+      )!;
     const abroad = network(placedAbroad);
     expect(abroad.signal).toBe('new_country');
     // At most −1 of log-likelihood, times 0.8 (the user's own fingerprinted laptop: no history gain).
@@ -1290,7 +2270,9 @@ describe('one calibrated risk', () => {
     expect(answered(20)).toBeGreaterThan(answered(18));
     // A stranger's device on another operator of the user's country, and from another country:
     // both challenged, the second above the first.
-    const [otherIsp, abroad] = [OTHER_ISP, SYDNEY].map((net) => risk({ token: 'stranger', net, headers: browser(FIREFOX) }, { behaviour: habitual() }));
+    const [otherIsp, abroad] = [OTHER_ISP, SYDNEY].map((net) =>
+      risk({ token: 'stranger', net, headers: browser(FIREFOX) }, { behaviour: habitual() }),
+    );
     expect(riskLevel(otherIsp!.risk)).toBe('medium');
     expect(riskLevel(abroad!.risk)).toBe('medium');
     expect(abroad!.risk).toBeGreaterThan(otherIsp!.risk);
@@ -1298,7 +2280,10 @@ describe('one calibrated risk', () => {
 
   it('what anyone can copy vouches for nothing for a device the user never showed: the language, the hour', () => {
     // The user's own browser and a stranger's, with the same headers, at the hour the user always logs in.
-    const weight = (token: string, signal: string) => risk({ token, net: OTHER_ISP }, { behaviour: habitual() }).contributions.find((c) => c.signal === signal || c.signal === `unusual_${signal}`)!.weight;
+    const weight = (token: string, signal: string) =>
+      risk({ token, net: OTHER_ISP }, { behaviour: habitual() }).contributions.find(
+        (c) => c.signal === signal || c.signal === `unusual_${signal}`,
+      )!.weight;
     expect(weight('alice-laptop', 'hour')).toBeLessThan(0);
     expect(weight('alice-laptop', 'language')).toBeLessThan(0);
     expect(weight('stranger', 'hour')).toBe(0);
@@ -1308,7 +2293,8 @@ describe('one calibrated risk', () => {
   it('no fingerprint from a user whose logins always carried one: only an address the user used still vouches', () => {
     // The user's browser and language, on the home operator at another address: a script posting the form.
     const at = (net: Net) => risk({ net }, { behaviour: habitual() }).contributions;
-    const weight = (list: { signal: string; weight: number }[], ...names: string[]) => list.find((c) => names.includes(c.signal))!.weight;
+    const weight = (list: { signal: string; weight: number }[], ...names: string[]) =>
+      list.find((c) => names.includes(c.signal))!.weight;
     const script = at(HOME_OPERATOR_SAME_CITY);
     expect(weight(script, 'network')).toBeGreaterThanOrEqual(0);
     expect(weight(script, 'language', 'unusual_language')).toBe(0);
@@ -1325,27 +2311,64 @@ describe('one calibrated risk', () => {
   it('unfamiliarity alone never reaches deny; evidence of an attack does', () => {
     const stranger = { token: 'stranger', net: SYDNEY, headers: browser(FIREFOX, 'ja-JP') };
     expect(risk(stranger, { behaviour: habitual() }).risk).toBeLessThan(0.9);
-    expect(risk({ ...stranger, net: TOR }, { behaviour: habitual(), windows: { ip: window({ failedAccounts: 8, failures: 8 }) } }).risk).toBeGreaterThanOrEqual(0.9);
+    expect(
+      risk(
+        { ...stranger, net: TOR },
+        { behaviour: habitual(), windows: { ip: window({ failedAccounts: 8, failures: 8 }) } },
+      ).risk,
+    ).toBeGreaterThanOrEqual(0.9);
   });
 
   it('bots and stuffing are high risk before any history', () => {
-    expect(riskLevel(risk({ user: null, headers: { 'User-Agent': 'curl/8.4.0' } }, {}, 'preauth').risk)).toBe('high');
-    expect(riskLevel(risk({ user: null, net: CLOUD }, { windows: { ip: window({ failedAccounts: 10, failures: 12, accounts: 12 }) } }, 'preauth').risk)).toBe('high');
+    expect(riskLevel(risk({ user: null, headers: { 'User-Agent': 'curl/8.4.0' } }, {}, 'preauth').risk)).toBe(
+      'high',
+    );
+    expect(
+      riskLevel(
+        risk(
+          { user: null, net: CLOUD },
+          { windows: { ip: window({ failedAccounts: 10, failures: 12, accounts: 12 }) } },
+          'preauth',
+        ).risk,
+      ),
+    ).toBe('high');
   });
 
   it('a device the user never showed, at an address they never used, is challenged even within their own mobile ISP', () => {
     // Thirty logins from the phone, each from another network of the same mobile operator: a new
     // network there is expected of the phone, but vouches for nothing about a stranger's device.
     const mobile = (k: number): Net => ({ ip: `92.40.${k}.9`, asn: 206067, cc: 'GB', lat: 51.5, lon: -0.1 });
-    const phone = history(Array.from({ length: 30 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-phone', headers: browser(IPHONE), net: mobile(k) })));
-    expect(riskLevel(risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk)).toBe('medium');
+    const phone = history(
+      Array.from({ length: 30 }, (_, k) => ({
+        at: T0 - (30 - k) * DAY,
+        token: 'alice-phone',
+        headers: browser(IPHONE),
+        net: mobile(k),
+      })),
+    );
+    expect(
+      riskLevel(
+        risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk,
+      ),
+    ).toBe('medium');
     // The phone itself on yet another network, or the stranger at an address the user used, is not.
-    expect(riskLevel(risk({ token: 'alice-phone', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk)).toBe('low');
-    expect(riskLevel(risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(29) }, { behaviour: phone }).risk)).toBe('low');
+    expect(
+      riskLevel(
+        risk({ token: 'alice-phone', headers: browser(IPHONE), net: mobile(200) }, { behaviour: phone }).risk,
+      ),
+    ).toBe('low');
+    expect(
+      riskLevel(
+        risk({ token: 'stranger', headers: browser(IPHONE), net: mobile(29) }, { behaviour: phone }).risk,
+      ),
+    ).toBe('low');
   });
 
-  it('a missing fingerprint counts once, whether against the user\'s habit, the environment\'s or both', () => {
-    const missing = (over: Partial<AssessInput>) => assess(assessInput({}, { behaviour: habitual(), ...over }), 'login', T0).contributions.filter((c) => c.signal === 'missing_fingerprint');
+  it("a missing fingerprint counts once, whether against the user's habit, the environment's or both", () => {
+    const missing = (over: Partial<AssessInput>) =>
+      assess(assessInput({}, { behaviour: habitual(), ...over }), 'login', T0).contributions.filter(
+        (c) => c.signal === 'missing_fingerprint',
+      );
     const both = missing({ fingerprints: { events: 5000, share: 0.995 } });
     expect(both).toHaveLength(1);
     expect(both[0]!.weight).toBeCloseTo(2.8, 5);
@@ -1371,7 +2394,10 @@ describe('one calibrated risk', () => {
 
   it("the user's city is no credit to a device the user never showed, at an address the user never used", () => {
     // habitual(): thirty logins on the laptop's fingerprint, all from HOME (London).
-    const place = (c: Call) => assess(assessInput(c, { behaviour: habitual() }), 'login', T0).contributions.find((x) => x.signal === 'place' || x.signal === 'unusual_place')?.weight;
+    const place = (c: Call) =>
+      assess(assessInput(c, { behaviour: habitual() }), 'login', T0).contributions.find(
+        (x) => x.signal === 'place' || x.signal === 'unusual_place',
+      )?.weight;
     expect(place({ token: 'alice-laptop', net: HOME_OPERATOR_SAME_CITY })).toBeLessThan(0);
     expect(place({ token: 'stranger', net: HOME_OPERATOR_SAME_CITY })).toBe(0);
     expect(place({ token: 'stranger', net: HOME })).toBeLessThan(0);
@@ -1389,8 +2415,20 @@ describe('one calibrated risk', () => {
   const CARRIER_CITIES = ['London', 'Bristol', 'York', 'Bath', 'Hull', 'Derby'].map((c) => `AS2856|GB|${c}`);
 
   it.each([
-    ['a city the user was never placed in, on an operator that always placed them in one', ['AS2856|GB|London'], 'AS2856|GB|Manchester', 3, 3.5],
-    ['the city the operator always placed the user in', ['AS2856|GB|London'], 'AS2856|GB|London', -Infinity, -1.5],
+    [
+      'a city the user was never placed in, on an operator that always placed them in one',
+      ['AS2856|GB|London'],
+      'AS2856|GB|Manchester',
+      3,
+      3.5,
+    ],
+    [
+      'the city the operator always placed the user in',
+      ['AS2856|GB|London'],
+      'AS2856|GB|London',
+      -Infinity,
+      -1.5,
+    ],
     ['a new city, on a carrier that placed the user in six', CARRIER_CITIES, 'AS2856|GB|Leeds', 1, 2],
     ['one of those six', CARRIER_CITIES, 'AS2856|GB|York', -Infinity, 0],
   ] as const)('the place ratio of %s is within bounds', (_what, places, place, low, high) => {
@@ -1411,23 +2449,40 @@ describe('one calibrated risk', () => {
   it('impossible travel from where the user last really was', () => {
     const b = habitual();
     b.lastLegit = { at: T0 - 3_600_000, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
-    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty('impossible_travel');
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty(
+      'impossible_travel',
+    );
     b.lastLegit = { at: T0 - 3 * DAY, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
-    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty(
+      'impossible_travel',
+    );
   });
 
   it('a VPN exit, Tor or a data centre is not a place: no impossible travel from it, and it does not move the last place', () => {
     const b = habitual();
     b.lastLegit = { at: T0 - 3_600_000, lat: HOME.lat, lon: HOME.lon, cc: 'GB' };
     const farVpn: Net = { ...SYDNEY, ip: '185.159.157.20', asn: 9009, vpn: true };
-    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty('impossible_travel');
-    expect(risk({ net: farVpn, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
-    expect(risk({ net: { ...CLOUD, lat: -33.8, lon: 151.2 }, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty('impossible_travel');
+    expect(risk({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }).signals).toHaveProperty(
+      'impossible_travel',
+    );
+    expect(risk({ net: farVpn, token: 'alice-laptop' }, { behaviour: b }).signals).not.toHaveProperty(
+      'impossible_travel',
+    );
+    expect(
+      risk({ net: { ...CLOUD, lat: -33.8, lon: 151.2 }, token: 'alice-laptop' }, { behaviour: b }).signals,
+    ).not.toHaveProperty('impossible_travel');
   });
 
-  it('a replayed or forged client token is denied even on the user\'s own device (a stolen token names it)', () => {
-    const clean = { problem: null, automation: [], userAgentMismatch: false, languageMismatch: false, timezoneGapHours: null };
-    const level = (client: NonNullable<AssessInput['client']>) => riskLevel(risk({ token: 'alice-laptop' }, { behaviour: habitual(), client }).risk);
+  it("a replayed or forged client token is denied even on the user's own device (a stolen token names it)", () => {
+    const clean = {
+      problem: null,
+      automation: [],
+      userAgentMismatch: false,
+      languageMismatch: false,
+      timezoneGapHours: null,
+    };
+    const level = (client: NonNullable<AssessInput['client']>) =>
+      riskLevel(risk({ token: 'alice-laptop' }, { behaviour: habitual(), client }).risk);
     expect(level(clean)).toBe('low');
     expect(level({ ...clean, problem: 'replayed' })).toBe('high');
     expect(level({ ...clean, problem: 'forged' })).toBe('high');
@@ -1438,16 +2493,21 @@ describe('one calibrated risk', () => {
   it('an approved device lowers the risk; a reported one is certain', () => {
     const call = { token: 'stranger', net: PARIS };
     const plain = risk(call, { behaviour: habitual() }).risk;
-    expect(risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device }).risk).toBeLessThan(plain);
+    expect(
+      risk(call, { behaviour: habitual(), device: { feedback: 'approved' } as Device }).risk,
+    ).toBeLessThan(plain);
     expect(risk(call, { behaviour: habitual(), device: { feedback: 'reported' } as Device }).risk).toBe(1);
   });
 
-  it("a device the user has long used vouches where it travels; one used once does not", () => {
+  it('a device the user has long used vouches where it travels; one used once does not', () => {
     // Thirty days of logins on the laptop (a client token): abroad, in Sydney.
-    const trip = (b: Behaviour) => assess(assessInput({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }), 'login', T0);
+    const trip = (b: Behaviour) =>
+      assess(assessInput({ net: SYDNEY, token: 'alice-laptop' }, { behaviour: b }), 'login', T0);
     const long = trip(habitual());
     for (const name of ['new_country', 'unusual_network_for_device', 'unusual_place', 'unusual_hour']) {
-      expect(long.contributions.find((c) => c.signal === name)?.weight ?? 0).toBeLessThanOrEqual(TRUSTED_TRAVEL_MAX);
+      expect(long.contributions.find((c) => c.signal === name)?.weight ?? 0).toBeLessThanOrEqual(
+        TRUSTED_TRAVEL_MAX,
+      );
     }
     expect(long.signals).toHaveProperty('new_country');
     expect(riskLevel(long.risk)).toBe('low');
@@ -1455,18 +2515,33 @@ describe('one calibrated risk', () => {
     const twice = history([
       { at: T0 - 2 * DAY, token: 'alice-laptop' },
       { at: T0 - DAY, token: 'alice-laptop' },
-      ...Array.from({ length: 28 }, (_, k) => ({ at: T0 - (30 - k) * DAY, token: 'alice-phone', headers: browser(IPHONE) })),
+      ...Array.from({ length: 28 }, (_, k) => ({
+        at: T0 - (30 - k) * DAY,
+        token: 'alice-phone',
+        headers: browser(IPHONE),
+      })),
     ]);
     expect(trip(twice).risk).toBeGreaterThan(long.risk);
-    expect(trip(twice).contributions.find((c) => c.signal === 'new_country')?.weight ?? 0).toBeGreaterThan(TRUSTED_TRAVEL_MAX);
+    expect(trip(twice).contributions.find((c) => c.signal === 'new_country')?.weight ?? 0).toBeGreaterThan(
+      TRUSTED_TRAVEL_MAX,
+    );
     // A stranger's browser in Sydney is not helped by the user's laptop.
-    expect(riskLevel(assess(assessInput({ net: SYDNEY, token: 'stranger' }, { behaviour: habitual() }), 'login', T0).risk)).not.toBe('low');
+    expect(
+      riskLevel(
+        assess(assessInput({ net: SYDNEY, token: 'stranger' }, { behaviour: habitual() }), 'login', T0).risk,
+      ),
+    ).not.toBe('low');
   });
 
   it('a new kind of device on an operator new to the user counts its novelty once and a half, not twice', () => {
     // Ten logins from the laptop at home, headers only; then a phone.
     const b = history(Array.from({ length: 10 }, (_, i) => ({ at: T0 - (10 - i) * DAY })));
-    const device = (net: Net) => assess(assessInput({ net, headers: browser(IPHONE) }, { behaviour: b }), 'login', T0).contributions.find((c) => c.signal === 'new_device')?.weight ?? 0;
+    const device = (net: Net) =>
+      assess(
+        assessInput({ net, headers: browser(IPHONE) }, { behaviour: b }),
+        'login',
+        T0,
+      ).contributions.find((c) => c.signal === 'new_device')?.weight ?? 0;
     const atHome = device(HOME);
     expect(atHome).toBeGreaterThan(0.5);
     // On a new operator (its carrier) in the user's country: one change, counted once and a half.
@@ -1475,7 +2550,12 @@ describe('one calibrated risk', () => {
     expect(device(PARIS)).toBeCloseTo(atHome, 6);
     // A fingerprint is the device itself: in full on any network but the user's own (a new phone
     // at home counts HOME_NEW_DEVICE of it).
-    const fingerprinted = (net: Net) => assess(assessInput({ net, headers: browser(IPHONE), token: 'new-phone' }, { behaviour: habitual() }), 'login', T0).contributions.find((c) => c.signal === 'new_device')?.weight ?? NaN;
+    const fingerprinted = (net: Net) =>
+      assess(
+        assessInput({ net, headers: browser(IPHONE), token: 'new-phone' }, { behaviour: habitual() }),
+        'login',
+        T0,
+      ).contributions.find((c) => c.signal === 'new_device')?.weight ?? NaN;
     expect(fingerprinted(OTHER_ISP)).toBeGreaterThan(1);
     expect(fingerprinted(PARIS)).toBeCloseTo(fingerprinted(OTHER_ISP), 6);
     expect(fingerprinted(HOME)).toBeCloseTo(HOME_NEW_DEVICE * fingerprinted(OTHER_ISP), 6);
@@ -1487,7 +2567,11 @@ describe('one calibrated risk', () => {
   it.each([
     ['a device known by its headers, from a new country', { net: PARIS }, APPROVED_CREDIT],
     ['a device known by its headers, through a VPN (proxy_ip)', { net: VPN }, APPROVED_CREDIT - 0.5],
-    ['a device a client token identifies, through the same VPN', { net: VPN, token: 'alice-laptop' }, APPROVED_CREDIT],
+    [
+      'a device a client token identifies, through the same VPN',
+      { net: VPN, token: 'alice-laptop' },
+      APPROVED_CREDIT,
+    ],
   ] as const)('how much an approval lowers the risk: %s', (_what, call, credit) => {
     const logit = (r: number) => Math.log(r / (1 - r));
     const plain = risk(call, { behaviour: habitual() });
@@ -1511,9 +2595,24 @@ describe('one calibrated risk', () => {
 });
 
 describe('what each event teaches', () => {
-  const teach = (c: Call, action: 'allow' | 'challenge' | 'deny' | null, over: { behaviour?: Behaviour | null; feedbackReported?: boolean } = {}) => {
+  const teach = (
+    c: Call,
+    action: 'allow' | 'challenge' | 'deny' | null,
+    over: { behaviour?: Behaviour | null; feedbackReported?: boolean } = {},
+  ) => {
     const { event: e, f, ip } = features(c);
-    return lesson({ event: e, userId: e.userId, kind: eventKind(e.name), features: f, behaviour: over.behaviour ?? null, action, unknownAccount: false, feedbackReported: over.feedbackReported ?? true, ip, eventId: 'ev-1' });
+    return lesson({
+      event: e,
+      userId: e.userId,
+      kind: eventKind(e.name),
+      features: f,
+      behaviour: over.behaviour ?? null,
+      action,
+      unknownAccount: false,
+      feedbackReported: over.feedbackReported ?? true,
+      ip,
+      eventId: 'ev-1',
+    });
   };
 
   it.each([
@@ -1566,28 +2665,42 @@ describe('what each event teaches', () => {
     ['the same operator 10 minutes before (an attacker retrying)', PARIS, 10 * 60_000, false],
     ['the same operator 40 days before', PARIS, 40 * DAY, false],
     ['another operator a day before', SYDNEY, DAY, false],
-  ] as const)('without reported answers, a challenge from an operator met at a challenge %s teaches the operator (%#)', (_what, earlier, ago, operator) => {
-    const b = emptyBehaviour();
-    b.pending['ev-0'] = { at: T0 - ago, values: { asn: `AS${earlier.asn}` }, tentative: TENTATIVE_WEIGHT };
-    const taught = teach({ net: PARIS }, 'challenge', { feedbackReported: false, behaviour: b }).behaviour;
-    expect(taught?.legit?.weight).toBe(TENTATIVE_WEIGHT);
-    expect(taught?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
-    expect(taught?.legit?.values.sa ?? null).toEqual(operator ? expect.stringContaining('|AS3215') : null);
-    expect(taught?.pend?.challenge.operator).toBe(operator);
-    // Where answers are reported, nothing is taught before the answer.
-    expect(teach({ net: PARIS }, 'challenge', { behaviour: b }).behaviour?.legit).toBeUndefined();
-  });
+  ] as const)(
+    'without reported answers, a challenge from an operator met at a challenge %s teaches the operator (%#)',
+    (_what, earlier, ago, operator) => {
+      const b = emptyBehaviour();
+      b.pending['ev-0'] = { at: T0 - ago, values: { asn: `AS${earlier.asn}` }, tentative: TENTATIVE_WEIGHT };
+      const taught = teach({ net: PARIS }, 'challenge', { feedbackReported: false, behaviour: b }).behaviour;
+      expect(taught?.legit?.weight).toBe(TENTATIVE_WEIGHT);
+      expect(taught?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
+      expect(taught?.legit?.values.sa ?? null).toEqual(operator ? expect.stringContaining('|AS3215') : null);
+      expect(taught?.pend?.challenge.operator).toBe(operator);
+      // Where answers are reported, nothing is taught before the answer.
+      expect(teach({ net: PARIS }, 'challenge', { behaviour: b }).behaviour?.legit).toBeUndefined();
+    },
+  );
 
-  it.each([true, false])('a failed challenge takes back what it taught tentatively, the operator only if it was taught (%s)', (operator) => {
-    const b = emptyBehaviour();
-    b.pending['ev-1'] = { at: T0, values: { ip: PARIS.ip, asn: 'AS3215', sa: 'Windows|Chrome|AS3215' }, tentative: TENTATIVE_WEIGHT, operator };
-    const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, { behaviour: b, feedbackReported: false }).behaviour;
-    expect(failed?.legit?.weight).toBe(-TENTATIVE_WEIGHT);
-    expect(failed?.legit?.values.ip).toBe(PARIS.ip);
-    expect(failed?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
-    expect(failed?.legit?.values.sa ?? null).toBe(operator ? 'Windows|Chrome|AS3215' : null);
-    expect(failed?.hostile?.values.asn).toBe('AS3215');
-  });
+  it.each([true, false])(
+    'a failed challenge takes back what it taught tentatively, the operator only if it was taught (%s)',
+    (operator) => {
+      const b = emptyBehaviour();
+      b.pending['ev-1'] = {
+        at: T0,
+        values: { ip: PARIS.ip, asn: 'AS3215', sa: 'Windows|Chrome|AS3215' },
+        tentative: TENTATIVE_WEIGHT,
+        operator,
+      };
+      const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, {
+        behaviour: b,
+        feedbackReported: false,
+      }).behaviour;
+      expect(failed?.legit?.weight).toBe(-TENTATIVE_WEIGHT);
+      expect(failed?.legit?.values.ip).toBe(PARIS.ip);
+      expect(failed?.legit?.values.asn ?? null).toBe(operator ? 'AS3215' : null);
+      expect(failed?.legit?.values.sa ?? null).toBe(operator ? 'Windows|Chrome|AS3215' : null);
+      expect(failed?.hostile?.values.asn).toBe('AS3215');
+    },
+  );
 
   it('a failed attempt never moves where the user is', () => {
     expect(teach({ name: '$login.failed', net: SYDNEY }, null).behaviour?.legit).toBeUndefined();

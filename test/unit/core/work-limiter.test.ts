@@ -10,7 +10,17 @@ import { createFakeTime, type FakeTime } from '../../support/fakes/time';
 
 let time: FakeTime;
 const limiter = (o: Partial<ConstructorParameters<typeof WorkLimiter>[0]> = {}) =>
-  new WorkLimiter({ maxLimit: 4, minLimit: 1, maxWaitMs: 1000, maxQueue: 3, targetMs: 250, windowMs: 1000, clock: time.clock, scheduler: time.scheduler, ...o });
+  new WorkLimiter({
+    maxLimit: 4,
+    minLimit: 1,
+    maxWaitMs: 1000,
+    maxQueue: 3,
+    targetMs: 250,
+    windowMs: 1000,
+    clock: time.clock,
+    scheduler: time.scheduler,
+    ...o,
+  });
 
 function outcome<T>(promise: Promise<T>): { readonly is: 'waiting' | T | Error } {
   const o: { is: 'waiting' | T | Error } = { is: 'waiting' };

@@ -38,7 +38,14 @@ jest.mock(
   '@react-native-async-storage/async-storage',
   () => {
     const m = new Map<string, string>();
-    return { __esModule: true, default: { getItem: async (k: string) => m.get(k) ?? null, setItem: async (k: string, v: string) => void m.set(k, v), removeItem: async (k: string) => void m.delete(k) } };
+    return {
+      __esModule: true,
+      default: {
+        getItem: async (k: string) => m.get(k) ?? null,
+        setItem: async (k: string, v: string) => void m.set(k, v),
+        removeItem: async (k: string) => void m.delete(k),
+      },
+    };
   },
   { virtual: true },
 );
@@ -46,7 +53,8 @@ jest.mock(
   'react-native-keychain',
   () => ({
     ACCESSIBLE: { AFTER_FIRST_UNLOCK_THIS_DEVICE_ONLY: 'AccessibleAfterFirstUnlockThisDeviceOnly' },
-    getGenericPassword: async ({ service }: { service: string }) => (keychain.has(service) ? { username: 'rampart', password: keychain.get(service) } : false),
+    getGenericPassword: async ({ service }: { service: string }) =>
+      keychain.has(service) ? { username: 'rampart', password: keychain.get(service) } : false,
     setGenericPassword: async (_u: string, p: string, o: { service: string; accessible: string }) => {
       if (o.accessible !== 'AccessibleAfterFirstUnlockThisDeviceOnly') throw new Error('wrong accessibility');
       keychain.set(o.service, p);
@@ -75,7 +83,19 @@ jest.mock(
   }),
   { virtual: true },
 );
-jest.mock('jail-monkey', () => ({ __esModule: true, default: { isJailBroken: () => true, hookDetected: () => false, isDebuggedMode: async () => true, canMockLocation: () => true } }), { virtual: true });
+jest.mock(
+  'jail-monkey',
+  () => ({
+    __esModule: true,
+    default: {
+      isJailBroken: () => true,
+      hookDetected: () => false,
+      isDebuggedMode: async () => true,
+      canMockLocation: () => true,
+    },
+  }),
+  { virtual: true },
+);
 
 beforeEach(() => {
   rn.os = 'android';
@@ -105,7 +125,12 @@ describe('createReactNativePlatform', () => {
   it('on iOS: the hardware identifier as the model, "jailbroken", no mock-location check', async () => {
     rn.os = 'ios';
     const info = await createReactNativePlatform().deviceInfo();
-    expect(info).toMatchObject({ platform: 'ios', model: 'iPhone15,3', manufacturer: 'Apple', osVersion: '17.5' });
+    expect(info).toMatchObject({
+      platform: 'ios',
+      model: 'iPhone15,3',
+      manufacturer: 'Apple',
+      osVersion: '17.5',
+    });
     expect(info.integrity.sort()).toEqual(['debugger', 'emulator', 'jailbroken']);
   });
 
@@ -129,7 +154,7 @@ describe('createReactNativePlatform', () => {
     expect(keychain.size).toBe(0);
   });
 
-  it('reports active and background only (iOS\'s inactive is no change), and unsubscribes', () => {
+  it("reports active and background only (iOS's inactive is no change), and unsubscribes", () => {
     const { appState } = createReactNativePlatform();
     const seen: string[] = [];
     const off = appState.subscribe((s) => seen.push(s));
@@ -143,10 +168,14 @@ describe('createReactNativePlatform', () => {
     expect(appState.current()).toBe('active');
   });
 
-  it('names screens from React Navigation\'s container ref', () => {
+  it("names screens from React Navigation's container ref", () => {
     let route = 'Home';
     const listeners: (() => void)[] = [];
-    const navigationRef = { isReady: () => true, getCurrentRoute: () => ({ name: route }), addListener: (_: 'state', l: () => void) => (listeners.push(l), () => listeners.pop()) };
+    const navigationRef = {
+      isReady: () => true,
+      getCurrentRoute: () => ({ name: route }),
+      addListener: (_: 'state', l: () => void) => (listeners.push(l), () => listeners.pop()),
+    };
     const { screens } = createReactNativePlatform({ navigationRef });
     const seen: string[] = [];
     const off = screens!.subscribe((n) => seen.push(n));
@@ -180,7 +209,10 @@ describe('the Rampart singleton before configure', () => {
     await api('https://api.example.com/v1/login', { headers: { A: 'b' } });
     expect(calls).toEqual([['https://api.example.com/v1/login', { headers: { A: 'b' } }]]);
     const config = { url: 'https://api.example.com/v1/login', headers: {} };
-    expect(await Rampart.axiosRequestInterceptor(config)).toEqual({ url: 'https://api.example.com/v1/login', headers: {} });
+    expect(await Rampart.axiosRequestInterceptor(config)).toEqual({
+      url: 'https://api.example.com/v1/login',
+      headers: {},
+    });
     expect(Rampart.clientId()).toBeNull();
     expect(Rampart.queueSize()).toBe(0);
     expect(Rampart.clientIdHeaderName()).toBe('X-Service-Client-Id');
@@ -188,12 +220,21 @@ describe('the Rampart singleton before configure', () => {
     // Castle's names too.
     expect(Rampart.requestTokenHeaderName()).toBe('X-Service-Client-Id');
     expect(Rampart.baseUrl()).toBeNull();
-    await expect(Rampart.configureWithPublishableKey('pk_x')).rejects.toThrow("configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })");
+    await expect(Rampart.configureWithPublishableKey('pk_x')).rejects.toThrow(
+      "configureWithPublishableKey() is Castle's; Rampart needs where it answers: configure({ publishableKey, baseUrl })",
+    );
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     await Rampart.setAdvertisingIdentifier('ad-id');
-    expect(warn).toHaveBeenCalledWith('Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id');
+    expect(warn).toHaveBeenCalledWith(
+      'Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id',
+    );
     warn.mockRestore();
-    for (const call of [() => Rampart.userJwt('a.b.c'), () => Rampart.custom('x'), () => Rampart.customWithProperties('x', {}), () => Rampart.flushIfNeeded('https://api.example.com/v1')]) {
+    for (const call of [
+      () => Rampart.userJwt('a.b.c'),
+      () => Rampart.custom('x'),
+      () => Rampart.customWithProperties('x', {}),
+      () => Rampart.flushIfNeeded('https://api.example.com/v1'),
+    ]) {
       await expect(call()).rejects.toThrow(/configure/);
     }
   });

@@ -80,7 +80,12 @@ export class FakeRampart {
   sessionExpiresIn = 86_400;
   /** Scripted answers, by path, used in order before the default answer. */
   private readonly script = new Map<string, Answer[]>();
-  private readonly held: { resolve: (r: HttpResponse) => void; reject: (e: Error) => void; path: string; answer: () => HttpResponse }[] = [];
+  private readonly held: {
+    resolve: (r: HttpResponse) => void;
+    reject: (e: Error) => void;
+    path: string;
+    answer: () => HttpResponse;
+  }[] = [];
   down = false;
 
   constructor(private readonly clock: FakeClock) {}
@@ -96,8 +101,12 @@ export class FakeRampart {
     const body = JSON.parse(init.body);
     this.requests.push({ url, path, headers: init.headers, body });
     const scripted = this.script.get(path)?.shift();
-    if (this.down || scripted === 'network_error') return Promise.reject(new TypeError('Network request failed'));
-    if (scripted === 'hold') return new Promise((resolve, reject) => this.held.push({ resolve, reject, path, answer: () => this.defaultAnswer(path, body) }));
+    if (this.down || scripted === 'network_error')
+      return Promise.reject(new TypeError('Network request failed'));
+    if (scripted === 'hold')
+      return new Promise((resolve, reject) =>
+        this.held.push({ resolve, reject, path, answer: () => this.defaultAnswer(path, body) }),
+      );
     if (scripted) return Promise.resolve(response(scripted.status, scripted.body, scripted.headers));
     return Promise.resolve(this.defaultAnswer(path, body));
   };
@@ -111,11 +120,20 @@ export class FakeRampart {
   /** A registration answer, as docs/mobile.md shows it. */
   issue(): Record<string, unknown> {
     const serverTime = this.clock.now() + this.offset;
-    const claims = Buffer.from(JSON.stringify({ sid: `s${this.sessions.length + 1}`, iat: serverTime })).toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({ sid: `s${this.sessions.length + 1}`, iat: serverTime }),
+    ).toString('base64url');
     const session = `rps1.${claims}.${createHmac('sha256', 'server').update(claims).digest('base64url')}`;
     const key = randomBytes(32).toString('base64url');
     this.sessions.push({ session, key, serverTime });
-    return { token: 'rpt1.browser-kind.mac', expires_in: 300, session, session_key: key, session_expires_in: this.sessionExpiresIn, server_time: serverTime };
+    return {
+      token: 'rpt1.browser-kind.mac',
+      expires_in: 300,
+      session,
+      session_key: key,
+      session_expires_in: this.sessionExpiresIn,
+      server_time: serverTime,
+    };
   }
 
   /** Answers the oldest held request normally (or fails it). */
@@ -211,10 +229,14 @@ export async function launch(w: World, config: Partial<RampartConfig> = {}): Pro
 }
 
 /** Types of the events Rampart received. */
-export const types = (events: any[]): string[] => events.map((e) => (e.type === 'screen' ? `screen:${e.name}` : e.type));
+export const types = (events: any[]): string[] =>
+  events.map((e) => (e.type === 'screen' ? `screen:${e.name}` : e.type));
 
 /** Checks a minted token against the session it came from, independently (node:crypto). */
-export function verifyToken(token: string, session: { session: string; key: string }): { t: number; nonce: string } {
+export function verifyToken(
+  token: string,
+  session: { session: string; key: string },
+): { t: number; nonce: string } {
   const parts = token.split('.');
   if (parts.length !== 6 || parts[0] !== 'rpm1') throw new Error(`not an rpm1 token: ${parts.length} parts`);
   const [, claims, smac, t, nonce, mac] = parts;

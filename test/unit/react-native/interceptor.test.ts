@@ -14,21 +14,36 @@ const ALLOW = ['https://api.example.com/v1', 'http://10.0.2.2:8080'];
 const vectors = readVectors('allow-list.json');
 
 describe('the allow list', () => {
-  it.each<[string, string, boolean, string[]]>(vectors.cases.map((c: any) => [c.why, c.url, c.sent, c.allow]))('%s: %s → %s', (_why, url, sent, allow) => {
+  it.each<[string, string, boolean, string[]]>(
+    vectors.cases.map((c: any) => [c.why, c.url, c.sent, c.allow]),
+  )('%s: %s → %s', (_why, url, sent, allow) => {
     expect(new AllowList(allow).allows(url)).toBe(sent);
   });
 
-  it.each<[string]>(vectors.invalid_entries.map((e: string) => [e]))('refuses the entry %j at configure', (entry) => {
-    expect(() => new AllowList([entry])).toThrow('baseURLAllowList entry is not an absolute http(s) URL');
-  });
+  it.each<[string]>(vectors.invalid_entries.map((e: string) => [e]))(
+    'refuses the entry %j at configure',
+    (entry) => {
+      expect(() => new AllowList([entry])).toThrow('baseURLAllowList entry is not an absolute http(s) URL');
+    },
+  );
 
   it('an empty list allows nothing', () => {
     expect(new AllowList([]).allows('https://api.example.com/v1')).toBe(false);
   });
 
   it('parses what it allows', () => {
-    expect(parseHttpUrl('https://API.example.com/v1/x?q')).toEqual({ scheme: 'https', host: 'api.example.com', port: 443, path: '/v1/x' });
-    expect(parseHttpUrl('http://[::1]:3000')).toEqual({ scheme: 'http', host: '[::1]', port: 3000, path: '/' });
+    expect(parseHttpUrl('https://API.example.com/v1/x?q')).toEqual({
+      scheme: 'https',
+      host: 'api.example.com',
+      port: 443,
+      path: '/v1/x',
+    });
+    expect(parseHttpUrl('http://[::1]:3000')).toEqual({
+      scheme: 'http',
+      host: '[::1]',
+      port: 3000,
+      path: '/',
+    });
     expect(parseHttpUrl('https://a.example:99999/')).toBeNull();
   });
 });
@@ -38,7 +53,12 @@ interface Sent {
   init: { headers?: unknown; method?: string; body?: string } | undefined;
 }
 
-async function setup(config: { clientIdHeaderName?: string; requestTokenHeaderName?: string } = {}): Promise<{ w: World; client: RampartClient; sent: Sent[]; api: (input: unknown, init?: Sent['init']) => Promise<string> }> {
+async function setup(config: { clientIdHeaderName?: string; requestTokenHeaderName?: string } = {}): Promise<{
+  w: World;
+  client: RampartClient;
+  sent: Sent[];
+  api: (input: unknown, init?: Sent['init']) => Promise<string>;
+}> {
   const w = world();
   const client = await launch(w, { baseURLAllowList: ALLOW, ...config });
   const sent: Sent[] = [];
@@ -49,7 +69,8 @@ async function setup(config: { clientIdHeaderName?: string; requestTokenHeaderNa
   return { w, client, sent, api: client.wrapFetch(fakeFetch) };
 }
 
-const header = (h: unknown, name: string): string | undefined => (h as Record<string, string> | undefined)?.[name];
+const header = (h: unknown, name: string): string | undefined =>
+  (h as Record<string, string> | undefined)?.[name];
 
 describe('wrapFetch', () => {
   it.each<[string, boolean]>([
@@ -92,23 +113,38 @@ describe('wrapFetch', () => {
   it.each<[string, unknown]>([
     ['a plain object', { Authorization: 'Bearer t', 'x-service-client-id': 'stale' }],
     ['a Headers instance', new Headers({ Authorization: 'Bearer t', 'X-Service-Client-Id': 'stale' })],
-    ['pairs', [['Authorization', 'Bearer t'], ['X-SERVICE-CLIENT-ID', 'stale']]],
-  ])('keeps the request\'s own headers given as %s (and replaces any stale token)', async (_, headers) => {
+    [
+      'pairs',
+      [
+        ['Authorization', 'Bearer t'],
+        ['X-SERVICE-CLIENT-ID', 'stale'],
+      ],
+    ],
+  ])("keeps the request's own headers given as %s (and replaces any stale token)", async (_, headers) => {
     const { client, sent, api } = await setup();
     await api('https://api.example.com/v1/login', { headers });
     const h = sent[0].init!.headers as Record<string, string>;
-    expect(Object.keys(h).map((k) => k.toLowerCase()).sort()).toEqual(['authorization', 'x-service-client-id']);
+    expect(
+      Object.keys(h)
+        .map((k) => k.toLowerCase())
+        .sort(),
+    ).toEqual(['authorization', 'x-service-client-id']);
     expect(h.Authorization ?? h.authorization).toBe('Bearer t');
     expect(h['X-Service-Client-Id']).toMatch(/^rpm1\./);
     client.destroy();
   });
 
-  it('reads the URL of a Request or a URL object, and carries a Request\'s headers over', async () => {
+  it("reads the URL of a Request or a URL object, and carries a Request's headers over", async () => {
     const { client, sent, api } = await setup();
-    const request = new Request('https://api.example.com/v1/cart', { headers: { Accept: 'application/json' } });
+    const request = new Request('https://api.example.com/v1/cart', {
+      headers: { Accept: 'application/json' },
+    });
     await api(request);
     expect(sent[0].input).toBe(request);
-    expect(sent[0].init!.headers).toEqual({ accept: 'application/json', 'X-Service-Client-Id': expect.stringMatching(/^rpm1\./) });
+    expect(sent[0].init!.headers).toEqual({
+      accept: 'application/json',
+      'X-Service-Client-Id': expect.stringMatching(/^rpm1\./),
+    });
     await api(new URL('https://api.example.com/v1/cart'));
     expect(header(sent[1].init!.headers, 'X-Service-Client-Id')).toMatch(/^rpm1\./);
     await api(new URL('https://elsewhere.example/v1/cart'));
@@ -130,7 +166,11 @@ describe('axiosRequestInterceptor', () => {
   it.each<[string, boolean, { baseURL?: string; url?: string }]>([
     ['baseURL and a relative url', true, { baseURL: 'https://api.example.com/v1/', url: '/login' }],
     ['an absolute url', true, { url: 'https://api.example.com/v1/login' }],
-    ['an absolute url to another host, whatever the baseURL', false, { baseURL: 'https://api.example.com/v1', url: 'https://evil.com/v1/login' }],
+    [
+      'an absolute url to another host, whatever the baseURL',
+      false,
+      { baseURL: 'https://api.example.com/v1', url: 'https://evil.com/v1/login' },
+    ],
     ['a protocol-relative url', false, { baseURL: 'https://api.example.com/v1', url: '//evil.com/v1' }],
     ['a look-alike baseURL', false, { baseURL: 'https://api.example.com.evil.com/v1', url: 'login' }],
     ['a baseURL outside the allowed path', false, { baseURL: 'https://api.example.com/v2', url: 'login' }],
@@ -147,8 +187,14 @@ describe('axiosRequestInterceptor', () => {
 
   it('works with plain-object headers (axios before 1.0) and a custom header name', async () => {
     const { client } = await setup({ clientIdHeaderName: 'X-Shop-Device' });
-    const out = await client.axiosRequestInterceptor({ url: 'https://api.example.com/v1/login', headers: { Accept: 'application/json' } as unknown });
-    expect(out.headers).toEqual({ Accept: 'application/json', 'X-Shop-Device': expect.stringMatching(/^rpm1\./) });
+    const out = await client.axiosRequestInterceptor({
+      url: 'https://api.example.com/v1/login',
+      headers: { Accept: 'application/json' } as unknown,
+    });
+    expect(out.headers).toEqual({
+      Accept: 'application/json',
+      'X-Shop-Device': expect.stringMatching(/^rpm1\./),
+    });
     client.destroy();
   });
 
@@ -157,10 +203,16 @@ describe('axiosRequestInterceptor', () => {
     await client.screen('Login');
     await client.idle();
     const before = w.server.eventPosts.length;
-    const other = await client.axiosRequestInterceptor({ url: 'https://elsewhere.example/v1/login', headers: {} as unknown });
+    const other = await client.axiosRequestInterceptor({
+      url: 'https://elsewhere.example/v1/login',
+      headers: {} as unknown,
+    });
     await client.idle();
     expect([other.headers, w.server.eventPosts.length]).toEqual([{}, before]);
-    const out = await client.axiosRequestInterceptor({ url: 'https://api.example.com/v1/login', headers: {} as unknown });
+    const out = await client.axiosRequestInterceptor({
+      url: 'https://api.example.com/v1/login',
+      headers: {} as unknown,
+    });
     await client.idle();
     expect(out.headers).toEqual({ 'X-Castle-Request-Token': expect.stringMatching(/^rpm1\./) });
     expect(w.server.eventPosts).toHaveLength(before + 1);
@@ -170,7 +222,8 @@ describe('axiosRequestInterceptor', () => {
 
   it('is bound: it can be handed to axios.interceptors.request.use as it is', async () => {
     const { client } = await setup();
-    const use = (f: (c: { url: string; headers: Record<string, string> }) => Promise<unknown>) => f({ url: 'https://api.example.com/v1/x', headers: {} });
+    const use = (f: (c: { url: string; headers: Record<string, string> }) => Promise<unknown>) =>
+      f({ url: 'https://api.example.com/v1/x', headers: {} });
     const out = (await use(client.axiosRequestInterceptor)) as { headers: Record<string, string> };
     expect(out.headers['X-Service-Client-Id']).toMatch(/^rpm1\./);
     client.destroy();

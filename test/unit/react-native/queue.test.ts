@@ -5,14 +5,19 @@
  * take); one flush at a time, in batches of at most 100.
  */
 import { BASE, launch, PK, types, world, type World } from './fakes';
-import { CASTLE_REQUEST_TOKEN_HEADER, RampartClient, type RampartConfig } from '../../../src/react-native/client';
+import {
+  CASTLE_REQUEST_TOKEN_HEADER,
+  RampartClient,
+  type RampartConfig,
+} from '../../../src/react-native/client';
 import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
 import { readVectors } from '../../support/test-vectors';
 import { runQueueScenario, type Scenario } from '../../support/test-vectors/queue';
 
 /** Lets every pending promise run (one turn of the event loop; no timer, no sleep). */
 const settle = () => new Promise((r) => setImmediate(r));
-const storedApp = (w: World, version: string, build = '300') => w.storage.data.set('rampart.app', JSON.stringify({ version, build }));
+const storedApp = (w: World, version: string, build = '300') =>
+  w.storage.data.set('rampart.app', JSON.stringify({ version, build }));
 
 /** A launch of a known version whose opening flush (app_opened) the server holds unanswered. */
 async function launchHeld(w: World): Promise<RampartClient> {
@@ -36,7 +41,11 @@ describe('the shared queue vectors', () => {
 describe('flush triggers', () => {
   it.each<[string, (w: World) => void, string[]]>([
     ['first launch ever: app_installed, then app_opened', () => undefined, ['app_installed', 'app_opened']],
-    ['a new version: app_updated, then app_opened', (w) => storedApp(w, '3.1.0'), ['app_updated', 'app_opened']],
+    [
+      'a new version: app_updated, then app_opened',
+      (w) => storedApp(w, '3.1.0'),
+      ['app_updated', 'app_opened'],
+    ],
     ['the same version: app_opened only', (w) => storedApp(w, '3.2.1', '321'), ['app_opened']],
   ])('at launch, %s, in one request', async (_, prepare, expected) => {
     const w = world();
@@ -52,10 +61,16 @@ describe('flush triggers', () => {
     const w = world();
     const first = await launch(w);
     first.destroy();
-    expect(w.server.events[0]).toMatchObject({ type: 'app_installed', properties: { version: '3.2.1', build: '321' } });
+    expect(w.server.events[0]).toMatchObject({
+      type: 'app_installed',
+      properties: { version: '3.2.1', build: '321' },
+    });
     w.device = { ...w.device, app: { ...w.device.app, version: '3.3.0', build: '330' } };
     const second = await launch(w);
-    expect(w.server.events[2]).toMatchObject({ type: 'app_updated', properties: { version: '3.3.0', build: '330', previous_version: '3.2.1', previous_build: '321' } });
+    expect(w.server.events[2]).toMatchObject({
+      type: 'app_updated',
+      properties: { version: '3.3.0', build: '330', previous_version: '3.2.1', previous_build: '321' },
+    });
     second.destroy();
     // The next launch of the same version is neither.
     const third = await launch(w);
@@ -63,9 +78,21 @@ describe('flush triggers', () => {
     third.destroy();
   });
 
-  it.each<[string, 'active' | 'background', (w: World, c: RampartClient) => Promise<unknown> | void, string[]]>([
-    ['going to the background (app_closed)', 'active', (w) => w.appState.emit('background'), ['screen:Home', 'app_closed']],
-    ['coming to the foreground (app_opened)', 'background', (w) => w.appState.emit('active'), ['screen:Home', 'app_opened']],
+  it.each<
+    [string, 'active' | 'background', (w: World, c: RampartClient) => Promise<unknown> | void, string[]]
+  >([
+    [
+      'going to the background (app_closed)',
+      'active',
+      (w) => w.appState.emit('background'),
+      ['screen:Home', 'app_closed'],
+    ],
+    [
+      'coming to the foreground (app_opened)',
+      'background',
+      (w) => w.appState.emit('active'),
+      ['screen:Home', 'app_opened'],
+    ],
     ['identify', 'active', (_, c) => c.identify('42'), ['screen:Home', 'identify']],
     ['flush()', 'active', (_, c) => c.flush(), ['screen:Home']],
   ])('flushes on %s', async (_, state, act, expected) => {
@@ -181,7 +208,13 @@ describe('the queue', () => {
     w.appState.state = 'active';
     w.clock.advance(60_000);
     const second = await launch(w);
-    expect(types(w.server.events)).toEqual(['app_installed', 'app_opened', 'screen:Cart', 'app_closed', 'app_opened']);
+    expect(types(w.server.events)).toEqual([
+      'app_installed',
+      'app_opened',
+      'screen:Cart',
+      'app_closed',
+      'app_opened',
+    ]);
     // Each event keeps the time it happened at.
     expect(w.server.events[0].timestamp).toBe('2026-11-25T20:00:00.000Z');
     expect(w.server.events[4].timestamp).toBe('2026-11-25T20:01:00.000Z');
@@ -206,20 +239,34 @@ describe('the queue', () => {
     client.destroy();
   });
 
-  it.each([400, 401, 403, 413, 422])('drops a batch answered %i (it would never be accepted), with a debug log', async (status) => {
-    const w = world();
-    w.server.answer('/v1/client/events', { status, body: { type: status === 422 ? 'invalid_parameters' : 'bad_request', message: 'no', fields: [{ field: 'events.0.name', message: 'too long' }] } });
-    const client = await launch(w, { debugLoggingEnabled: true });
-    expect(client.queueSize()).toBe(0);
-    expect(w.logs.some((l) => l.includes(`answered ${status}`) && l.includes('dropped'))).toBe(true);
-    await client.identify('42');
-    expect(types(w.server.eventPosts[1].body.events)).toEqual(['identify']);
-    client.destroy();
-  });
+  it.each([400, 401, 403, 413, 422])(
+    'drops a batch answered %i (it would never be accepted), with a debug log',
+    async (status) => {
+      const w = world();
+      w.server.answer('/v1/client/events', {
+        status,
+        body: {
+          type: status === 422 ? 'invalid_parameters' : 'bad_request',
+          message: 'no',
+          fields: [{ field: 'events.0.name', message: 'too long' }],
+        },
+      });
+      const client = await launch(w, { debugLoggingEnabled: true });
+      expect(client.queueSize()).toBe(0);
+      expect(w.logs.some((l) => l.includes(`answered ${status}`) && l.includes('dropped'))).toBe(true);
+      await client.identify('42');
+      expect(types(w.server.eventPosts[1].body.events)).toEqual(['identify']);
+      client.destroy();
+    },
+  );
 
   it('after a 429 keeps the events, sends nothing before Retry-After, then flushes by itself', async () => {
     const w = world();
-    w.server.answer('/v1/client/events', { status: 429, body: { type: 'rate_limited' }, headers: { 'Retry-After': '30' } });
+    w.server.answer('/v1/client/events', {
+      status: 429,
+      body: { type: 'rate_limited' },
+      headers: { 'Retry-After': '30' },
+    });
     const client = await launch(w);
     expect(client.queueSize()).toBe(2);
     await client.identify('42');
@@ -297,7 +344,9 @@ describe('the queue', () => {
     await client.flush();
     expect(client.queueSize()).toBe(50);
     await client.flush();
-    expect(w.server.eventPosts.at(-1)!.body.events.map((e: any) => e.name)).toEqual(Array.from({ length: 50 }, (_, i) => `S${i + 101}`));
+    expect(w.server.eventPosts.at(-1)!.body.events.map((e: any) => e.name)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `S${i + 101}`),
+    );
     client.destroy();
   });
 });
@@ -310,14 +359,31 @@ describe('the user on events', () => {
     const w = world();
     const client = await launch(w);
     await client.screen('Login');
-    await client.identify('42', { plan: 'pro', seats: 3, admin: false, nested: { no: 1 } as unknown as string, long: 'x'.repeat(300) });
+    await client.identify('42', {
+      plan: 'pro',
+      seats: 3,
+      admin: false,
+      nested: { no: 1 } as unknown as string,
+      long: 'x'.repeat(300),
+    });
     await client.secure(SIG);
     await client.screen('Home');
     await client.flush();
     const [login, identify, home] = w.server.events.slice(2);
     expect(login).toEqual({ type: 'screen', name: 'Login', timestamp: expect.any(String) });
-    expect(identify).toEqual({ type: 'identify', user_id: '42', timestamp: expect.any(String), properties: { plan: 'pro', seats: 3, admin: false, long: 'x'.repeat(256) } });
-    expect(home).toEqual({ type: 'screen', name: 'Home', user_id: '42', user_signature: SIG, timestamp: expect.any(String) });
+    expect(identify).toEqual({
+      type: 'identify',
+      user_id: '42',
+      timestamp: expect.any(String),
+      properties: { plan: 'pro', seats: 3, admin: false, long: 'x'.repeat(256) },
+    });
+    expect(home).toEqual({
+      type: 'screen',
+      name: 'Home',
+      user_id: '42',
+      user_signature: SIG,
+      timestamp: expect.any(String),
+    });
     client.destroy();
   });
 
@@ -349,7 +415,12 @@ describe('the user on events', () => {
     const before = w.server.eventPosts.length;
     await second.reset();
     expect(w.server.eventPosts).toHaveLength(before + 1);
-    expect(w.server.events.at(-1)).toMatchObject({ type: 'screen', name: 'Settings', user_id: '42', user_signature: SIG });
+    expect(w.server.events.at(-1)).toMatchObject({
+      type: 'screen',
+      name: 'Settings',
+      user_id: '42',
+      user_signature: SIG,
+    });
     await second.identify('7');
     expect(w.server.events.at(-1)).toEqual({ type: 'identify', user_id: '7', timestamp: expect.any(String) });
     await second.reset();
@@ -397,7 +468,13 @@ describe('screen tracking', () => {
     const client = await launch(w, { screenTrackingEnabled: true });
     for (const s of ['Home', 'Home', 'Cart', 'Home']) w.screens.emit(s);
     await client.flush();
-    expect(types(w.server.events)).toEqual(['app_installed', 'app_opened', 'screen:Home', 'screen:Cart', 'screen:Home']);
+    expect(types(w.server.events)).toEqual([
+      'app_installed',
+      'app_opened',
+      'screen:Home',
+      'screen:Cart',
+      'screen:Home',
+    ]);
     client.destroy();
   });
 });
@@ -439,7 +516,8 @@ describe('configure and destroy', () => {
 
 describe("Castle's React Native API: custom events, the signed user, flushIfNeeded", () => {
   const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  const jwtFor = (payload: Record<string, unknown>) => `${b64({ alg: 'HS256' })}.${b64(payload)}.c2lnbmF0dXJl`;
+  const jwtFor = (payload: Record<string, unknown>) =>
+    `${b64({ alg: 'HS256' })}.${b64(payload)}.c2lnbmF0dXJl`;
 
   it('custom() and customWithProperties() queue a custom event; properties that are not strings, numbers or booleans are left out', async () => {
     const w = world();
@@ -476,7 +554,9 @@ describe("Castle's React Native API: custom events, the signed user, flushIfNeed
       { type: 'identify', user_id: 'someone-else' },
     ]);
     await expect(client.userJwt('not-a-jwt')).rejects.toThrow('userJwt() needs a JWT');
-    await expect(client.userJwt(jwtFor({ email: 'a@example.com' }))).rejects.toThrow('names the user as id or sub');
+    await expect(client.userJwt(jwtFor({ email: 'a@example.com' }))).rejects.toThrow(
+      'names the user as id or sub',
+    );
     client.destroy();
   });
 
@@ -521,7 +601,7 @@ describe("configure() takes Castle's option spellings, and warns about options t
     client.destroy();
   });
 
-  it('requestTokenHeaderName is clientIdHeaderName (Castle\'s header for a backend that reads it)', async () => {
+  it("requestTokenHeaderName is clientIdHeaderName (Castle's header for a backend that reads it)", async () => {
     const w = world();
     const client = await launch(w, { requestTokenHeaderName: CASTLE_REQUEST_TOKEN_HEADER });
     expect(client.clientIdHeaderName()).toBe('X-Castle-Request-Token');
@@ -532,7 +612,12 @@ describe("configure() takes Castle's option spellings, and warns about options t
 
   it("Castle's options without a meaning here, and unknown ones, are console warnings, always (not only with debug logging)", async () => {
     const w = world();
-    const client = await launch(w, { useCloudflareApp: true, apiDomain: 'shop.example', apiPath: '/c/', flushLimt: 5 } as unknown as Partial<RampartConfig>);
+    const client = await launch(w, {
+      useCloudflareApp: true,
+      apiDomain: 'shop.example',
+      apiPath: '/c/',
+      flushLimt: 5,
+    } as unknown as Partial<RampartConfig>);
     expect(w.warnings).toEqual([
       expect.stringMatching(/option useCloudflareApp is Castle's and does nothing here: .*baseUrl/),
       expect.stringMatching(/option apiDomain is Castle's and does nothing here/),
@@ -544,24 +629,37 @@ describe("configure() takes Castle's option spellings, and warns about options t
 
   it("Castle's older baseURLWhiteList is the allow list", async () => {
     const w = world();
-    const client = await launch(w, { baseURLWhiteList: ['https://api.example.com/v1'] } as unknown as Partial<RampartConfig>);
+    const client = await launch(w, {
+      baseURLWhiteList: ['https://api.example.com/v1'],
+    } as unknown as Partial<RampartConfig>);
     expect(await client.flushIfNeeded('https://api.example.com/v1/login')).toBe(true);
     expect(w.warnings).toEqual([]);
     client.destroy();
   });
 
-  it("configureWithPublishableKey is refused with the reason; setAdvertisingIdentifier is a warning", async () => {
+  it('configureWithPublishableKey is refused with the reason; setAdvertisingIdentifier is a warning', async () => {
     const w = world();
     const client = await launch(w);
-    await expect(client.configureWithPublishableKey(PK)).rejects.toThrow('configure({ publishableKey, baseUrl })');
+    await expect(client.configureWithPublishableKey(PK)).rejects.toThrow(
+      'configure({ publishableKey, baseUrl })',
+    );
     await client.setAdvertisingIdentifier('ad-id');
-    expect(w.warnings).toEqual(['Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id']);
+    expect(w.warnings).toEqual([
+      'Rampart: setAdvertisingIdentifier() does nothing: Rampart collects no advertising id',
+    ]);
     client.destroy();
   });
 
   it('an alias and our name with different values is an error', async () => {
     const w = world();
     const client = new RampartClient(w.platform);
-    await expect(client.configure({ publishableKey: PK, baseUrl: BASE, lifecycleTrackingEnabled: true, lifeCycleEventsEnabled: false })).rejects.toThrow("both lifecycleTrackingEnabled and Castle's lifeCycleEventsEnabled");
+    await expect(
+      client.configure({
+        publishableKey: PK,
+        baseUrl: BASE,
+        lifecycleTrackingEnabled: true,
+        lifeCycleEventsEnabled: false,
+      }),
+    ).rejects.toThrow("both lifecycleTrackingEnabled and Castle's lifeCycleEventsEnabled");
   });
 });

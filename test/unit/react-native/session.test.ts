@@ -22,18 +22,49 @@ const mobileSchema = z
     osVersion: text(32),
     model: text(64),
     manufacturer: text(64).optional(),
-    app: z.object({ id: z.string().regex(/^[A-Za-z0-9._-]{1,150}$/), version: text(32), build: text(32).optional() }).strict(),
+    app: z
+      .object({
+        id: z.string().regex(/^[A-Za-z0-9._-]{1,150}$/),
+        version: text(32),
+        build: text(32).optional(),
+      })
+      .strict(),
     sdk: text(64).optional(),
     locale: text(35).optional(),
     timezone: text(64).optional(),
     timezoneOffset: z.number().int().min(-900).max(900).optional(),
-    screen: z.object({ width: z.number().min(0).max(100_000), height: z.number().min(0).max(100_000), scale: z.number().min(0).max(10) }).strict().optional(),
+    screen: z
+      .object({
+        width: z.number().min(0).max(100_000),
+        height: z.number().min(0).max(100_000),
+        scale: z.number().min(0).max(10),
+      })
+      .strict()
+      .optional(),
     installId: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
-    vendorId: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    vendorId: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     deviceId: text(64).nullable().optional(),
     userAgent: text(512).optional(),
-    integrity: z.array(z.enum(['emulator', 'rooted', 'jailbroken', 'debugger', 'hooking_framework', 'app_tampered', 'mock_location'])).optional(),
-    attestation: z.object({ kind: z.enum(['play_integrity', 'app_attest']), token: z.string().min(1).max(16_384) }).strict().optional(),
+    integrity: z
+      .array(
+        z.enum([
+          'emulator',
+          'rooted',
+          'jailbroken',
+          'debugger',
+          'hooking_framework',
+          'app_tampered',
+          'mock_location',
+        ]),
+      )
+      .optional(),
+    attestation: z
+      .object({ kind: z.enum(['play_integrity', 'app_attest']), token: z.string().min(1).max(16_384) })
+      .strict()
+      .optional(),
   })
   .strict();
 const registrationSchema = z.object({ publishable_key: z.string(), mobile: mobileSchema }).strict();
@@ -79,7 +110,12 @@ describe('session registration', () => {
       osVersion: '1'.repeat(40),
       model: 'M'.repeat(100),
       manufacturer: 'F'.repeat(100),
-      app: { id: 'com.example.shop', name: 'Shöp (Beta) / Ünïcode', version: 'v'.repeat(40), build: 'b'.repeat(40) },
+      app: {
+        id: 'com.example.shop',
+        name: 'Shöp (Beta) / Ünïcode',
+        version: 'v'.repeat(40),
+        build: 'b'.repeat(40),
+      },
       locale: 'x'.repeat(40),
       timezoneOffset: 1200,
       screen: { width: 1080, height: 2400, scale: 20 },
@@ -93,7 +129,9 @@ describe('session registration', () => {
     expect(m.vendorId).toBeUndefined();
     expect(m.integrity).toEqual(['emulator', 'debugger']);
     expect(m.userAgent).toMatch(/^[\x20-\x7e]+$/);
-    expect(m.userAgent).toBe(`ShpBetancode/${'v'.repeat(32)} (${'b'.repeat(32)}; ${'M'.repeat(64)}; Android ${'1'.repeat(32)}) rampart-react-native/${SDK_VERSION}`);
+    expect(m.userAgent).toBe(
+      `ShpBetancode/${'v'.repeat(32)} (${'b'.repeat(32)}; ${'M'.repeat(64)}; Android ${'1'.repeat(32)}) rampart-react-native/${SDK_VERSION}`,
+    );
     client.destroy();
   });
 
@@ -114,7 +152,10 @@ describe('session registration', () => {
     expect(JSON.stringify(off.server.requests)).not.toContain('a1b2c3d4e5f60718');
     const on = world();
     (await launch(on, { deviceIDAutoForwardingEnabled: true })).destroy();
-    expect(on.server.registrations[0].body.mobile).toMatchObject({ deviceId: 'a1b2c3d4e5f60718', vendorId: sha256('com.example.shop:a1b2c3d4e5f60718') });
+    expect(on.server.registrations[0].body.mobile).toMatchObject({
+      deviceId: 'a1b2c3d4e5f60718',
+      vendorId: sha256('com.example.shop:a1b2c3d4e5f60718'),
+    });
   });
 
   it('makes the install id once and keeps it in secure storage, not in the app storage', async () => {
@@ -152,7 +193,7 @@ describe('session registration', () => {
 });
 
 describe('clock offset', () => {
-  it('stamps tokens and events in Rampart\'s time, including events queued before the first session', async () => {
+  it("stamps tokens and events in Rampart's time, including events queued before the first session", async () => {
     const w = world();
     w.server.offset = 5 * 60_000 + 123;
     w.server.answer('/v1/client/token', 'network_error');
@@ -171,9 +212,12 @@ describe('clock offset', () => {
 });
 
 describe('request tokens', () => {
-  it.each<[string, any]>(readVectors('tokens.json').rpm1.mint.map((m: any) => [m.name, m]))('mints the shared vector %s byte for byte', (_name, m) => {
-    expect(mintToken(m.session, m.session_key, m.device_time + m.offset, m.nonce)).toBe(m.token);
-  });
+  it.each<[string, any]>(readVectors('tokens.json').rpm1.mint.map((m: any) => [m.name, m]))(
+    'mints the shared vector %s byte for byte',
+    (_name, m) => {
+      expect(mintToken(m.session, m.session_key, m.device_time + m.offset, m.nonce)).toBe(m.token);
+    },
+  );
 
   it('mints from the device clock plus the offset and a nonce of 16 random bytes, as the vector does', async () => {
     const m = readVectors('tokens.json').rpm1.mint[0];
@@ -182,7 +226,15 @@ describe('request tokens', () => {
     w.clock.time = m.device_time;
     const client = await launch(w);
     const keeper = (client as any).sessions;
-    expect(keeper.mintFrom({ session: m.session, key: m.session_key, registeredAt: m.t, expiresAt: m.t + 86_400_000, offset: m.offset })).toBe(m.token);
+    expect(
+      keeper.mintFrom({
+        session: m.session,
+        key: m.session_key,
+        registeredAt: m.t,
+        expiresAt: m.t + 86_400_000,
+        offset: m.offset,
+      }),
+    ).toBe(m.token);
     client.destroy();
   });
 
@@ -203,7 +255,9 @@ describe('request tokens', () => {
   it('a new nonce every token', async () => {
     const w = world();
     const client = await launch(w);
-    const nonces = new Set(Array.from({ length: 50 }, () => verifyToken(client.clientId()!, w.server.sessions[0]).nonce));
+    const nonces = new Set(
+      Array.from({ length: 50 }, () => verifyToken(client.clientId()!, w.server.sessions[0]).nonce),
+    );
     expect(nonces.size).toBe(50);
     client.destroy();
   });
@@ -226,7 +280,11 @@ describe('request tokens', () => {
 
   it('createRequestToken() rejects when no session can be registered', async () => {
     const w = world();
-    w.server.answer('/v1/client/token', { status: 401, body: { type: 'unauthorized', message: 'unknown publishable key' } }, { status: 401, body: { type: 'unauthorized' } });
+    w.server.answer(
+      '/v1/client/token',
+      { status: 401, body: { type: 'unauthorized', message: 'unknown publishable key' } },
+      { status: 401, body: { type: 'unauthorized' } },
+    );
     const client = await launch(w);
     await expect(client.createRequestToken()).rejects.toThrow(/401/);
     client.destroy();
@@ -236,7 +294,10 @@ describe('request tokens', () => {
 describe('re-registration', () => {
   it('after 422 invalid_request_token on events: registers again and resends once', async () => {
     const w = world();
-    w.server.answer('/v1/client/events', { status: 422, body: { type: 'invalid_request_token', message: 'expired' } });
+    w.server.answer('/v1/client/events', {
+      status: 422,
+      body: { type: 'invalid_request_token', message: 'expired' },
+    });
     const client = await launch(w);
     expect(w.server.registrations).toHaveLength(2);
     const [refused, resent] = w.server.eventPosts;
@@ -285,7 +346,7 @@ describe('re-registration', () => {
 
   it('an expired session mints nothing; clientId() registers a new one in the background', async () => {
     const w = world();
-    w.server.sessionExpiresIn = 2 * HOUR / 1000;
+    w.server.sessionExpiresIn = (2 * HOUR) / 1000;
     const client = await launch(w);
     w.clock.advance(2 * HOUR - 4 * 60_000);
     // Less than a token's five minutes left: none is minted from it.
@@ -300,14 +361,21 @@ describe('re-registration', () => {
 describe('debug logging', () => {
   async function busyDay(debugLoggingEnabled: boolean) {
     const w = world();
-    w.server.answer('/v1/client/events', { status: 422, body: { type: 'invalid_request_token' } }, 'network_error', { status: 400, body: { type: 'bad_request' } });
+    w.server.answer(
+      '/v1/client/events',
+      { status: 422, body: { type: 'invalid_request_token' } },
+      'network_error',
+      { status: 400, body: { type: 'bad_request' } },
+    );
     const client = await launch(w, { debugLoggingEnabled, baseURLAllowList: ['https://api.example.com'] });
     const tokens = [client.clientId()!, await client.createRequestToken()];
     await client.secure('ab'.repeat(32));
     await client.identify('42');
     await client.identify('43');
     const seen: Record<string, string>[] = [];
-    await client.wrapFetch(async (_url: string, init?: { headers?: unknown }) => seen.push(init!.headers as Record<string, string>))('https://api.example.com/login');
+    await client.wrapFetch(async (_url: string, init?: { headers?: unknown }) =>
+      seen.push(init!.headers as Record<string, string>),
+    )('https://api.example.com/login');
     tokens.push(seen[0]['X-Service-Client-Id']);
     w.appState.emit('background');
     await client.idle();
@@ -339,9 +407,15 @@ describe('the request-token wait', () => {
     const w = world();
     w.server.answer('/v1/client/token', 'hold');
     const client = new RampartClient(w.platform);
-    await client.configure({ publishableKey: PK, baseUrl: BASE, baseURLAllowList: ['https://api.example.com'] });
+    await client.configure({
+      publishableKey: PK,
+      baseUrl: BASE,
+      baseURLAllowList: ['https://api.example.com'],
+    });
     const sent: unknown[] = [];
-    const api = client.wrapFetch(async (_url: string, init?: { headers?: unknown }) => sent.push(init?.headers));
+    const api = client.wrapFetch(async (_url: string, init?: { headers?: unknown }) =>
+      sent.push(init?.headers),
+    );
     const pending = api('https://api.example.com/login');
     await new Promise((r) => setImmediate(r));
     expect(sent).toHaveLength(0);

@@ -2,36 +2,86 @@
  * The delta engine: MongoDB's update semantics applied in memory, coalescing that never changes
  * the outcome, and the update documents sent to the database.
  */
-import { applyDelta, coalesce, delta, fieldName, fromFieldName, replacement, toUpdateDocument, type Doc, type OpEntry } from '../../../src/store/state/delta';
+import {
+  applyDelta,
+  coalesce,
+  delta,
+  fieldName,
+  fromFieldName,
+  replacement,
+  toUpdateDocument,
+  type Doc,
+  type OpEntry,
+} from '../../../src/store/state/delta';
 
 const at = (s: string) => new Date(`2026-01-01T${s}:00.000Z`);
 
 describe('applyDelta (MongoDB upsert semantics, in memory)', () => {
   const cases: { name: string; doc: Doc | null; d: ReturnType<typeof delta>; want: Doc }[] = [
-    { name: 'inc on a missing field starts at 0', doc: {}, d: delta().inc(['c', 'n'], 2), want: { c: { n: 2 } } },
+    {
+      name: 'inc on a missing field starts at 0',
+      doc: {},
+      d: delta().inc(['c', 'n'], 2),
+      want: { c: { n: 2 } },
+    },
     { name: 'inc adds', doc: { c: { n: 3 } }, d: delta().inc(['c', 'n'], -1), want: { c: { n: 2 } } },
-    { name: 'max keeps the later date', doc: { t: at('10:00') }, d: delta().max(['t'], at('09:00')), want: { t: at('10:00') } },
-    { name: 'max replaces an earlier date', doc: { t: at('10:00') }, d: delta().max(['t'], at('11:00')), want: { t: at('11:00') } },
+    {
+      name: 'max keeps the later date',
+      doc: { t: at('10:00') },
+      d: delta().max(['t'], at('09:00')),
+      want: { t: at('10:00') },
+    },
+    {
+      name: 'max replaces an earlier date',
+      doc: { t: at('10:00') },
+      d: delta().max(['t'], at('11:00')),
+      want: { t: at('11:00') },
+    },
     { name: 'min keeps the earlier string', doc: { s: 'b' }, d: delta().min(['s'], 'c'), want: { s: 'b' } },
     { name: 'min on a missing field sets it', doc: {}, d: delta().min(['s'], 'c'), want: { s: 'c' } },
-    { name: 'addToSet skips members already there', doc: { s: ['a'] }, d: delta().addToSet(['s'], 'a', 'b'), want: { s: ['a', 'b'] } },
-    { name: 'set creates intermediate objects', doc: {}, d: delta().set(['a', 'b', 'c'], 1), want: { a: { b: { c: 1 } } } },
-    { name: 'unset removes, and a missing path is fine', doc: { a: { b: 1, c: 2 } }, d: delta().unset(['a', 'b']).unset(['x', 'y']), want: { a: { c: 2 } } },
-    { name: 'setOnInsert applies when the document is inserted', doc: null, d: delta().setOnInsert(['created'], 1).inc(['n'], 1), want: { created: 1, n: 1 } },
-    { name: 'setOnInsert does nothing on an existing document', doc: { n: 1 }, d: delta().setOnInsert(['created'], 1), want: { n: 1 } },
+    {
+      name: 'addToSet skips members already there',
+      doc: { s: ['a'] },
+      d: delta().addToSet(['s'], 'a', 'b'),
+      want: { s: ['a', 'b'] },
+    },
+    {
+      name: 'set creates intermediate objects',
+      doc: {},
+      d: delta().set(['a', 'b', 'c'], 1),
+      want: { a: { b: { c: 1 } } },
+    },
+    {
+      name: 'unset removes, and a missing path is fine',
+      doc: { a: { b: 1, c: 2 } },
+      d: delta().unset(['a', 'b']).unset(['x', 'y']),
+      want: { a: { c: 2 } },
+    },
+    {
+      name: 'setOnInsert applies when the document is inserted',
+      doc: null,
+      d: delta().setOnInsert(['created'], 1).inc(['n'], 1),
+      want: { created: 1, n: 1 },
+    },
+    {
+      name: 'setOnInsert does nothing on an existing document',
+      doc: { n: 1 },
+      d: delta().setOnInsert(['created'], 1),
+      want: { n: 1 },
+    },
   ];
   it.each(cases)('$name', ({ doc, d, want }) => {
     expect(applyDelta(doc, d)).toEqual(want);
   });
 
-  it('copies values, so a later change to the caller\'s object does not leak into the document', () => {
+  it("copies values, so a later change to the caller's object does not leak into the document", () => {
     const ctx = { ip: '1.2.3.4' };
     const doc = applyDelta({}, delta().set(['ctx'], ctx));
     ctx.ip = 'changed';
     expect(doc).toEqual({ ctx: { ip: '1.2.3.4' } });
   });
 
-  it('adds to a set in place, and never makes the delta\'s own array the document\'s', () => {
+  it("adds to a set in place, and never makes the delta's own array the document's", () => {
     const doc: Doc = { s: ['a'] };
     const kept = doc.s;
     applyDelta(doc, delta().addToSet(['s'], 'a', 'b'));
@@ -53,14 +103,25 @@ describe('applyDelta (MongoDB upsert semantics, in memory)', () => {
 
 describe('coalesce', () => {
   it('merges compatible operations into one update', () => {
-    const groups = coalesce([delta().inc(['n'], 1).max(['t'], at('10:00')), delta().inc(['n'], 2).max(['t'], at('09:00')).addToSet(['s'], 'a'), delta().addToSet(['s'], 'b', 'a')]);
+    const groups = coalesce([
+      delta().inc(['n'], 1).max(['t'], at('10:00')),
+      delta().inc(['n'], 2).max(['t'], at('09:00')).addToSet(['s'], 'a'),
+      delta().addToSet(['s'], 'b', 'a'),
+    ]);
     expect(groups).toHaveLength(1);
-    expect(toUpdateDocument(groups[0]!)).toEqual({ $inc: { n: 3 }, $max: { t: at('10:00') }, $addToSet: { s: { $each: ['a', 'b'] } } });
+    expect(toUpdateDocument(groups[0]!)).toEqual({
+      $inc: { n: 3 },
+      $max: { t: at('10:00') },
+      $addToSet: { s: { $each: ['a', 'b'] } },
+    });
   });
 
   const conflicts: [string, ReturnType<typeof delta>[]][] = [
     ['a different operator on the same path', [delta().set(['n'], 5), delta().inc(['n'], 1)]],
-    ['a path under one already set', [delta().set(['d', 'k'], { a: 1 }), delta().max(['d', 'k', 'seen'], at('10:00'))]],
+    [
+      'a path under one already set',
+      [delta().set(['d', 'k'], { a: 1 }), delta().max(['d', 'k', 'seen'], at('10:00'))],
+    ],
     ['a path above one already changed', [delta().inc(['d', 'k', 'n'], 1), delta().unset(['d', 'k'])]],
   ];
   it.each(conflicts)('starts a new update for %s (MongoDB refuses both in one)', (_name, deltas) => {
@@ -68,17 +129,28 @@ describe('coalesce', () => {
   });
 
   it('keeps the first setOnInsert and the last set', () => {
-    const [g] = coalesce([delta().setOnInsert(['c'], 1).set(['s'], 'x'), delta().setOnInsert(['c'], 2).set(['s'], 'y')]);
+    const [g] = coalesce([
+      delta().setOnInsert(['c'], 1).set(['s'], 'x'),
+      delta().setOnInsert(['c'], 2).set(['s'], 'y'),
+    ]);
     expect(toUpdateDocument(g!)).toEqual({ $setOnInsert: { c: 1 }, $set: { s: 'y' } });
   });
 
   it('lets a replacement overwrite everything before it, and starts anew after it', () => {
-    const groups = coalesce([delta().inc(['n'], 1), replacement({ n: 10, s: ['a'] }), delta().inc(['n'], 2).addToSet(['s'], 'b')]);
+    const groups = coalesce([
+      delta().inc(['n'], 1),
+      replacement({ n: 10, s: ['a'] }),
+      delta().inc(['n'], 2).addToSet(['s'], 'b'),
+    ]);
     expect(groups).toHaveLength(2);
     expect(groups[0]?.replace).toEqual({ n: 10, s: ['a'] });
     expect(toUpdateDocument(groups[1]!)).toEqual({ $inc: { n: 2 }, $addToSet: { s: { $each: ['b'] } } });
     // Applied in memory, the same outcome, whatever was stored before.
-    const stored = applyDelta({ n: 99, other: true }, [...delta().inc(['n'], 1).ops, ...replacement({ n: 10, s: ['a'] }), ...delta().inc(['n'], 2).addToSet(['s'], 'b').ops]);
+    const stored = applyDelta({ n: 99, other: true }, [
+      ...delta().inc(['n'], 1).ops,
+      ...replacement({ n: 10, s: ['a'] }),
+      ...delta().inc(['n'], 2).addToSet(['s'], 'b').ops,
+    ]);
     expect(stored).toEqual({ n: 12, s: ['a', 'b'] });
   });
 
@@ -102,13 +174,26 @@ describe('coalesce', () => {
         for (let i = 0, n = 1 + rnd(4); i < n; i++) {
           const path = paths[rnd(paths.length)] as string[];
           switch (rnd(7)) {
-            case 0: d.inc(path, rnd(5)); break;
-            case 1: d.max(path, rnd(100)); break;
-            case 2: d.min(path, rnd(100)); break;
-            case 3: d.set(path, rnd(100)); break;
-            case 4: d.unset(path); break;
-            case 5: d.setOnInsert(path, rnd(100)); break;
-            default: d.addToSet(path, `m${rnd(4)}`);
+            case 0:
+              d.inc(path, rnd(5));
+              break;
+            case 1:
+              d.max(path, rnd(100));
+              break;
+            case 2:
+              d.min(path, rnd(100));
+              break;
+            case 3:
+              d.set(path, rnd(100));
+              break;
+            case 4:
+              d.unset(path);
+              break;
+            case 5:
+              d.setOnInsert(path, rnd(100));
+              break;
+            default:
+              d.addToSet(path, `m${rnd(4)}`);
           }
         }
         return d;
@@ -120,7 +205,11 @@ describe('coalesce', () => {
         try {
           for (const d of deltas) sequential = applyDelta(sequential, d);
           for (const g of coalesce(deltas)) {
-            const ops: OpEntry[] = [...g.fields].map(([p, { op, value }]) => ({ op, path: p.split('.'), value }));
+            const ops: OpEntry[] = [...g.fields].map(([p, { op, value }]) => ({
+              op,
+              path: p.split('.'),
+              value,
+            }));
             grouped = applyDelta(grouped, ops);
           }
         } catch {
@@ -135,10 +224,13 @@ describe('coalesce', () => {
 });
 
 describe('fieldName', () => {
-  it.each(['1.2.3.4', '$where', 'a%b', '', 'x\0y', '\ud800', 'plain'])('escapes %j reversibly into a safe field name', (text) => {
-    const name = fieldName(text);
-    expect(name).not.toMatch(/[.$\0]/);
-    expect(name.length).toBeGreaterThan(0);
-    expect(fromFieldName(name)).toBe(text);
-  });
+  it.each(['1.2.3.4', '$where', 'a%b', '', 'x\0y', '\ud800', 'plain'])(
+    'escapes %j reversibly into a safe field name',
+    (text) => {
+      const name = fieldName(text);
+      expect(name).not.toMatch(/[.$\0]/);
+      expect(name.length).toBeGreaterThan(0);
+      expect(fromFieldName(name)).toBe(text);
+    },
+  );
 });

@@ -12,7 +12,14 @@ describe('pack / unpack', () => {
     lastSeenAt: new Date('2026-11-23T10:00:00.000Z'),
     n: 3,
     countries: ['GB', 'FR'],
-    d: { 'f%3Aabc': { tokens: ['t1'], createdAt: new Date('2026-01-01T00:00:00.000Z'), risk: null, flags: { a: true } } },
+    d: {
+      'f%3Aabc': {
+        tokens: ['t1'],
+        createdAt: new Date('2026-01-01T00:00:00.000Z'),
+        risk: null,
+        flags: { a: true },
+      },
+    },
   };
 
   it('keeps the query fields as they are and packs the rest into one string', () => {

@@ -24,7 +24,12 @@ beforeEach(() => {
       return this.age;
     },
   };
-  gate = new AdmissionGate(writes, { maxUnwrittenMs: 1000, queueLimit: 100, now: () => time.clock.now().getTime(), scheduler: time.scheduler });
+  gate = new AdmissionGate(writes, {
+    maxUnwrittenMs: 1000,
+    queueLimit: 100,
+    now: () => time.clock.now().getTime(),
+    scheduler: time.scheduler,
+  });
 });
 
 /** When `promise` settles: 'in', or the error it was refused with; 'held' while it has not. */
@@ -129,7 +134,9 @@ it('refuses work past the queue limit, saying why the flushes fail', async () =>
   expect(gate.pressure).toBe('full');
   await expect(gate.admit()).rejects.toThrow('the write queue is full (100 writes waiting)');
   writes.failing = 'connection refused';
-  await expect(gate.admit(deadline(1000))).rejects.toThrow('the write queue is full (100 writes waiting; last error: connection refused)');
+  await expect(gate.admit(deadline(1000))).rejects.toThrow(
+    'the write queue is full (100 writes waiting; last error: connection refused)',
+  );
 });
 
 it('once closed, refuses new work and lets what it holds in after the next flush, even while behind', async () => {

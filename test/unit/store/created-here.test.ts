@@ -34,7 +34,8 @@ describe('windowHorizon', () => {
 });
 
 describe('CreatedHere', () => {
-  const made = (horizon: number, buckets = 3) => new CreatedHere(horizon, firstHourOf, { buckets, bits: 1 << 12 });
+  const made = (horizon: number, buckets = 3) =>
+    new CreatedHere(horizon, firstHourOf, { buckets, bits: 1 << 12 });
 
   it('calls nothing absent at or before the horizon', () => {
     const c = made(100);
@@ -56,7 +57,8 @@ describe('CreatedHere', () => {
 
   it('never calls a document without a bucket absent', () => {
     const c = made(Number.NEGATIVE_INFINITY);
-    for (const key of ['p:asn:AS1', 'e:abc', 't:jti', 'i:device', 'h:Chrome']) expect(c.absent(key, `e:${key}`)).toBe(false);
+    for (const key of ['p:asn:AS1', 'e:abc', 't:jti', 'i:device', 'h:Chrome'])
+      expect(c.absent(key, `e:${key}`)).toBe(false);
   });
 
   it('on a new database, calls every unwritten window absent', () => {

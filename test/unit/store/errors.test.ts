@@ -2,7 +2,8 @@
 import { isUnavailableError, translateDriverError } from '../../../src/store/errors';
 import { Unavailable } from '../../../src/core/errors';
 
-const driverError = (name: string, code?: number) => Object.assign(new Error(name), { name, ...(code === undefined ? {} : { code }) });
+const driverError = (name: string, code?: number) =>
+  Object.assign(new Error(name), { name, ...(code === undefined ? {} : { code }) });
 
 it.each([
   ['a server that cannot be selected', driverError('MongoServerSelectionError'), true],
@@ -13,9 +14,34 @@ it.each([
   ['a primary stepped down', driverError('MongoServerError', 189), true],
   ['a bulk write cut by a step-down', driverError('MongoBulkWriteError', 10107), true],
   ['a server shutting down', driverError('MongoServerError', 91), true],
-  ['a bulk write cut by the connection closing (ResetPool)', Object.assign(driverError('MongoBulkWriteError'), { message: 'write EPIPE', code: 'EPIPE', writeErrors: [], errorLabelSet: new Set(['ResetPool']) }), true],
-  ['a bulk write cut before its handshake', Object.assign(driverError('MongoBulkWriteError'), { message: 'connect ECONNREFUSED', writeErrors: [], errorLabelSet: new Set(), beforeHandshake: true }), true],
-  ['a bulk write with a duplicate key', Object.assign(driverError('MongoBulkWriteError', 11000), { writeErrors: [{ index: 0, code: 11000 }], errorLabelSet: new Set() }), false],
+  [
+    'a bulk write cut by the connection closing (ResetPool)',
+    Object.assign(driverError('MongoBulkWriteError'), {
+      message: 'write EPIPE',
+      code: 'EPIPE',
+      writeErrors: [],
+      errorLabelSet: new Set(['ResetPool']),
+    }),
+    true,
+  ],
+  [
+    'a bulk write cut before its handshake',
+    Object.assign(driverError('MongoBulkWriteError'), {
+      message: 'connect ECONNREFUSED',
+      writeErrors: [],
+      errorLabelSet: new Set(),
+      beforeHandshake: true,
+    }),
+    true,
+  ],
+  [
+    'a bulk write with a duplicate key',
+    Object.assign(driverError('MongoBulkWriteError', 11000), {
+      writeErrors: [{ index: 0, code: 11000 }],
+      errorLabelSet: new Set(),
+    }),
+    false,
+  ],
   ['a duplicate key', driverError('MongoServerError', 11000), false],
   ['a bad query', driverError('MongoServerError', 2), false],
   ['a time limit', driverError('MongoServerError', 50), false],

@@ -4,7 +4,14 @@ import type { EnvId } from '../../../src/core/model';
 const env = 'env-1' as EnvId;
 /** The definition ids were first written with: every stored _id must keep this form. */
 const reference = (...parts: string[]) =>
-  [env, ...parts.map((p) => encodeURIComponent(p.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')))].join(':');
+  [
+    env,
+    ...parts.map((p) =>
+      encodeURIComponent(
+        p.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'),
+      ),
+    ),
+  ].join(':');
 
 describe('idOf', () => {
   it.each([
@@ -28,9 +35,35 @@ describe('idOf', () => {
     // Seeded: the same strings on every run.
     let seed = 7;
     const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-    const alphabet = ['a', 'Z', '0', ':', '.', '-', '_', '!', '~', '*', "'", '(', ')', ' ', '/', '|', '%', '+', 'é', '\ud83d', '\ude00', '\u0000'];
+    const alphabet = [
+      'a',
+      'Z',
+      '0',
+      ':',
+      '.',
+      '-',
+      '_',
+      '!',
+      '~',
+      '*',
+      "'",
+      '(',
+      ')',
+      ' ',
+      '/',
+      '|',
+      '%',
+      '+',
+      'é',
+      '\ud83d',
+      '\ude00',
+      '\u0000',
+    ];
     for (let i = 0; i < 2000; i++) {
-      const s = Array.from({ length: Math.floor(next() * 12) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      const s = Array.from(
+        { length: Math.floor(next() * 12) },
+        () => alphabet[Math.floor(next() * alphabet.length)],
+      ).join('');
       expect(idOf(env, s)).toBe(reference(s));
     }
   });

@@ -13,7 +13,14 @@ const sumOf = (ip: Record<string, number>, overflow = 0) => {
 };
 
 it('keeps the top values per dimension, ties by value, and counts the rest as overflow', () => {
-  const doc = pack('e:D:0:p:all', ENV, new Date(0), 17, sumOf({ '10.0.0.3': 1, '10.0.0.1': 5, '10.0.0.2': 5, '10.0.0.4': 2 }, 4), 2);
+  const doc = pack(
+    'e:D:0:p:all',
+    ENV,
+    new Date(0),
+    17,
+    sumOf({ '10.0.0.3': 1, '10.0.0.1': 5, '10.0.0.2': 5, '10.0.0.4': 2 }, 4),
+    2,
+  );
   expect(JSON.parse(doc.p.ip)).toEqual([
     ['10.0.0.1', 5],
     ['10.0.0.2', 5],

@@ -11,7 +11,11 @@ import { PolicyService } from '../../../src/core/policies/service';
 import { Sealer } from '../../../src/core/crypto';
 import { Unauthorized, Unavailable } from '../../../src/core/errors';
 import type { CredentialStore } from '../../../src/core/ports';
-import { createFakeCredentialStore, createFakeEnvironmentStore, createFakePolicyStore } from '../../support/fakes/stores';
+import {
+  createFakeCredentialStore,
+  createFakeEnvironmentStore,
+  createFakePolicyStore,
+} from '../../support/fakes/stores';
 import { createFakeTime } from '../../support/fakes/time';
 
 /** A credential store that answers, or hangs until released, as the test says. */
@@ -56,7 +60,11 @@ async function setup() {
 }
 
 /** Whether `p` settled after the fake time advanced by `ms` (and how). */
-async function after<T>(time: Awaited<ReturnType<typeof setup>>['time'], p: Promise<T>, ms: number): Promise<{ value?: T; error?: unknown; pending?: true }> {
+async function after<T>(
+  time: Awaited<ReturnType<typeof setup>>['time'],
+  p: Promise<T>,
+  ms: number,
+): Promise<{ value?: T; error?: unknown; pending?: true }> {
   let out: { value?: T; error?: unknown; pending?: true } = { pending: true };
   p.then(
     (value) => (out = { value }),

@@ -17,7 +17,8 @@ import { createFakeTime } from '../../support/fakes/time';
 
 const env = 'env-1' as EnvId;
 const actor = { type: '$api_secret', identifier: 'abcdef012345' };
-const csvOf = (n: number, from = 0, comment = 'ring') => `value,comment\n${Array.from({ length: n }, (_, i) => `10.0.${((from + i) >> 8) & 255}.${(from + i) & 255},${comment}`).join('\n')}\n`;
+const csvOf = (n: number, from = 0, comment = 'ring') =>
+  `value,comment\n${Array.from({ length: n }, (_, i) => `10.0.${((from + i) >> 8) & 255}.${(from + i) & 255},${comment}`).join('\n')}\n`;
 const lines = (text: string) =>
   linesOf(
     (async function* () {
@@ -25,17 +26,38 @@ const lines = (text: string) =>
     })(),
   );
 
-function setup(o: { imports?: ImportOptions & { maxRows?: number }; store?: ListStore; writes?: Pick<WriteQueue, 'admit' | 'pressure'>; itemsPerList?: number } = {}) {
+function setup(
+  o: {
+    imports?: ImportOptions & { maxRows?: number };
+    store?: ListStore;
+    writes?: Pick<WriteQueue, 'admit' | 'pressure'>;
+    itemsPerList?: number;
+  } = {},
+) {
   const time = createFakeTime();
   const base = createFakeListStore();
   const store = o.store ?? base;
   const audit = createFakeAuditLog();
-  const lists = new ListService({ store, audit, clock: time.clock, scheduler: time.scheduler, ...(o.writes ? { writes: o.writes } : {}), ...(o.itemsPerList ? { itemsPerList: o.itemsPerList } : {}), imports: { syncItems: 100, batch: 50, ...o.imports } });
+  const lists = new ListService({
+    store,
+    audit,
+    clock: time.clock,
+    scheduler: time.scheduler,
+    ...(o.writes ? { writes: o.writes } : {}),
+    ...(o.itemsPerList ? { itemsPerList: o.itemsPerList } : {}),
+    imports: { syncItems: 100, batch: 50, ...o.imports },
+  });
   return { time, base, store, audit, lists };
 }
 
 /** Advance fake time until the job ends (each batch is followed by a pause on the scheduler). */
-async function finish(s: ReturnType<typeof setup>, listId: string, id: string, observe?: (j: ListImport) => void, stepMs = 1): Promise<ListImport> {
+async function finish(
+  s: ReturnType<typeof setup>,
+  listId: string,
+  id: string,
+  observe?: (j: ListImport) => void,
+  stepMs = 1,
+): Promise<ListImport> {
   for (let i = 0; i < 100_000; i++) {
     const j = await s.lists.importJob(env, listId, id);
     observe?.(j);
@@ -56,15 +78,32 @@ describe('CSV imports', () => {
     expect(started.job).toMatchObject({ state: 'running', rows: 400, items: 400, written: 0 });
     const seen: number[] = [];
     const done = await finish(s, list.id, started.job?.id as string, (j) => seen.push(j.written));
-    expect(done).toMatchObject({ state: 'succeeded', rows: 400, items: 400, written: 400, created: 300, updated: 100, unchanged: 0, error: null });
+    expect(done).toMatchObject({
+      state: 'succeeded',
+      rows: 400,
+      items: 400,
+      written: 400,
+      created: 300,
+      updated: 100,
+      unchanged: 0,
+      error: null,
+    });
     // Batches of 50, each followed by a pause: every step of the way was seen.
     expect([...new Set(seen)]).toEqual([0, 50, 100, 150, 200, 250, 300, 350, 400]);
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
     expect(await s.lists.countItems(env, list.id, undefined)).toBe(400);
-    expect(await s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: false }])).toBe(400);
+    expect(await s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: false }])).toBe(
+      400,
+    );
     expect(s.audit.entries.filter((e) => e.action === 'list_item.import').map((e) => e.detail)).toEqual([
       expect.objectContaining({ state: 'succeeded', rows: 100, created: 100 }),
-      expect.objectContaining({ state: 'succeeded', rows: 400, created: 300, updated: 100, import_id: started.job?.id }),
+      expect.objectContaining({
+        state: 'succeeded',
+        rows: 400,
+        created: 300,
+        updated: 100,
+        import_id: started.job?.id,
+      }),
     ]);
     // `async` makes a job of a small import too.
     const asked = await s.lists.importCsv(env, actor, list.id, lines(csvOf(3)), { async: true });
@@ -75,7 +114,10 @@ describe('CSV imports', () => {
     const s = setup({ imports: { maxRows: 500 } });
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
     const refused = async (text: string) => {
-      const e = await s.lists.importCsv(env, actor, list.id, lines(text)).then(() => null, (err: unknown) => err as { kind: string; fields: { field: string; message: string }[] });
+      const e = await s.lists.importCsv(env, actor, list.id, lines(text)).then(
+        () => null,
+        (err: unknown) => err as { kind: string; fields: { field: string; message: string }[] },
+      );
       expect(e?.kind).toBe('invalid_parameters');
       return e?.fields ?? [];
     };
@@ -83,8 +125,12 @@ describe('CSV imports', () => {
       { field: 'line 202', message: expect.stringContaining('primary_value') },
       { field: 'line 203', message: expect.stringContaining('not valid CSV') },
     ]);
-    expect(await refused(csvOf(501))).toEqual([{ field: 'line 502', message: expect.stringContaining('at most 500 rows') }]);
-    expect(await refused('comment\nx\n')).toEqual([{ field: 'line 1', message: expect.stringContaining('`value`') }]);
+    expect(await refused(csvOf(501))).toEqual([
+      { field: 'line 502', message: expect.stringContaining('at most 500 rows') },
+    ]);
+    expect(await refused('comment\nx\n')).toEqual([
+      { field: 'line 1', message: expect.stringContaining('`value`') },
+    ]);
     expect(await refused('value,expires_at\n10.0.0.1,yesterday\n10.0.0.2,2001-01-01T00:00:00Z\n')).toEqual([
       { field: 'line 2', message: expect.stringContaining('expires_at') },
       { field: 'line 3', message: expect.stringContaining('in the future') },
@@ -103,25 +149,60 @@ describe('CSV imports', () => {
     const at = s.time.clock.now();
     for (let i = 0; i < 1999; i++) {
       const id = itemIdOf(list.id, `u${i}`, null);
-      s.base.items.set(`${env}\u0000${list.id}\u0000${id}`, { id, envId: env, listId: list.id, primaryValue: `u${i}`, secondaryValue: null, comment: null, author: actor, createdAt: at, updatedAt: at, expiresAt: null, archived: i % 2 === 0, archivedAt: i % 2 === 0 ? at : null });
+      s.base.items.set(`${env}\u0000${list.id}\u0000${id}`, {
+        id,
+        envId: env,
+        listId: list.id,
+        primaryValue: `u${i}`,
+        secondaryValue: null,
+        comment: null,
+        author: actor,
+        createdAt: at,
+        updatedAt: at,
+        expiresAt: null,
+        archived: i % 2 === 0,
+        archivedAt: i % 2 === 0 ? at : null,
+      });
     }
     await s.store.bumpVersion(env);
-    const e = await s.lists.importCsv(env, actor, list.id, lines('value\nu1\nnew-1\nnew-2\n')).catch((err: unknown) => err as { fields: { message: string }[] });
-    expect(e).toMatchObject({ fields: [{ message: expect.stringContaining('at most 2000 items (archived ones included); it has 1999, and this would add 2') }] });
-    expect(await s.lists.importCsv(env, actor, list.id, lines('value\nu1\nnew-1\n'))).toEqual({ report: { rows: 2, created: 1, updated: 1 } });
+    const e = await s.lists
+      .importCsv(env, actor, list.id, lines('value\nu1\nnew-1\nnew-2\n'))
+      .catch((err: unknown) => err as { fields: { message: string }[] });
+    expect(e).toMatchObject({
+      fields: [
+        {
+          message: expect.stringContaining(
+            'at most 2000 items (archived ones included); it has 1999, and this would add 2',
+          ),
+        },
+      ],
+    });
+    expect(await s.lists.importCsv(env, actor, list.id, lines('value\nu1\nnew-1\n'))).toEqual({
+      report: { rows: 2, created: 1, updated: 1 },
+    });
     expect(await s.lists.countItems(env, list.id, undefined)).toBe(2000);
-    expect(await s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: true }])).toBe(1000);
+    expect(await s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: true }])).toBe(
+      1000,
+    );
   });
 
   it('waits while the verdicts’ writes are behind, and goes on once they caught up', async () => {
     let pressure: WriteQueue['pressure'] = 'ok';
-    const writes = { get pressure() { return pressure; }, admit: () => Promise.resolve() };
+    const writes = {
+      get pressure() {
+        return pressure;
+      },
+      admit: () => Promise.resolve(),
+    };
     const s = setup({ writes });
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
     pressure = 'behind';
     const { job } = await s.lists.importCsv(env, actor, list.id, lines(csvOf(200)));
     await s.time.advance(60_000);
-    expect(await s.lists.importJob(env, list.id, job?.id as string)).toMatchObject({ state: 'running', written: 0 });
+    expect(await s.lists.importJob(env, list.id, job?.id as string)).toMatchObject({
+      state: 'running',
+      written: 0,
+    });
     expect(s.base.items.size).toBe(0);
     pressure = 'ok';
     expect(await finish(s, list.id, job?.id as string)).toMatchObject({ state: 'succeeded', written: 200 });
@@ -166,8 +247,18 @@ describe('CSV imports', () => {
     // The database is back: the same CSV again finishes it, rewriting none of what was written.
     down = false;
     const before = puts;
-    const again = await finish(s, list.id, (await s.lists.importCsv(env, actor, list.id, lines(csvOf(500, 500)))).job?.id as string);
-    expect(again).toMatchObject({ state: 'succeeded', written: 500, created: 500 - failed.written, updated: failed.written, unchanged: failed.written });
+    const again = await finish(
+      s,
+      list.id,
+      (await s.lists.importCsv(env, actor, list.id, lines(csvOf(500, 500)))).job?.id as string,
+    );
+    expect(again).toMatchObject({
+      state: 'succeeded',
+      written: 500,
+      created: 500 - failed.written,
+      updated: failed.written,
+      unchanged: failed.written,
+    });
     // A job stops between batches (of 50): only the batches not written before are written now.
     expect(failed.written % 50).toBe(0);
     expect(puts - before).toBe((500 - failed.written) / 50);
@@ -185,7 +276,12 @@ describe('CSV imports', () => {
     expect((await s.lists.importJob(env, list.id, a)).state).toBe('running');
     expect(await s.lists.importJob(env, list.id, b)).toMatchObject({ state: 'queued', written: 0 });
     expect(await finish(s, list.id, a)).toMatchObject({ state: 'succeeded', created: 300 });
-    expect(await finish(s, list.id, b)).toMatchObject({ state: 'succeeded', created: 200, updated: 100, unchanged: 100 });
+    expect(await finish(s, list.id, b)).toMatchObject({
+      state: 'succeeded',
+      created: 200,
+      updated: 100,
+      unchanged: 100,
+    });
   });
 
   it('holds at most maxJobs jobs at once: the next is refused (429) until one ends', async () => {
@@ -193,9 +289,14 @@ describe('CSV imports', () => {
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
     const a = (await s.lists.importCsv(env, actor, list.id, lines(csvOf(300)))).job?.id as string;
     await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 300)));
-    await expect(s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 600)))).rejects.toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 15 });
+    await expect(s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 600)))).rejects.toMatchObject({
+      kind: 'rate_limited',
+      retryAfterSeconds: 15,
+    });
     // A small import is written at once, whatever the jobs.
-    expect((await s.lists.importCsv(env, actor, list.id, lines(csvOf(10, 900)))).report).toMatchObject({ created: 10 });
+    expect((await s.lists.importCsv(env, actor, list.id, lines(csvOf(10, 900)))).report).toMatchObject({
+      created: 10,
+    });
     await finish(s, list.id, a);
     expect((await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 600)))).job?.state).toBe('queued');
   });
@@ -207,18 +308,38 @@ describe('CSV imports', () => {
     while ((await s.lists.importJob(env, list.id, id)).written < 100) await s.time.advance(5);
     await s.lists.stop();
     const stopped = await s.lists.importJob(env, list.id, id);
-    expect(stopped).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted: the service stopped') });
+    expect(stopped).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('interrupted: the service stopped'),
+    });
     expect(stopped.error).toContain(`${stopped.written} of 400 items were written`);
-    await expect(s.lists.importCsv(env, actor, list.id, lines(csvOf(400)))).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(s.lists.importCsv(env, actor, list.id, lines(csvOf(400)))).rejects.toMatchObject({
+      kind: 'unavailable',
+    });
 
     // Another instance reads a job left running by an instance that died.
-    const other = new ListService({ store: s.store, audit: s.audit, clock: s.time.clock, scheduler: s.time.scheduler });
-    const left: ListImport = { ...stopped, id: 'left-behind', state: 'running', error: null, finishedAt: null, updatedAt: s.time.clock.now() };
+    const other = new ListService({
+      store: s.store,
+      audit: s.audit,
+      clock: s.time.clock,
+      scheduler: s.time.scheduler,
+    });
+    const left: ListImport = {
+      ...stopped,
+      id: 'left-behind',
+      state: 'running',
+      error: null,
+      finishedAt: null,
+      updatedAt: s.time.clock.now(),
+    };
     await s.store.putImport(left);
     await s.time.advance(30_000);
     expect((await other.importJob(env, list.id, 'left-behind')).state).toBe('running');
     await s.time.advance(31_000);
-    expect(await other.importJob(env, list.id, 'left-behind')).toMatchObject({ state: 'failed', error: expect.stringContaining('interrupted') });
+    expect(await other.importJob(env, list.id, 'left-behind')).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('interrupted'),
+    });
     expect((await s.store.getImport(env, 'left-behind'))?.state).toBe('failed');
   });
 
@@ -228,7 +349,9 @@ describe('CSV imports', () => {
     const other = await s.lists.create(env, actor, { name: 'Other', color: '$red', primaryField: 'ip' });
     const id = (await s.lists.importCsv(env, actor, list.id, lines(csvOf(400)))).job?.id as string;
     await expect(s.lists.importJob(env, other.id, id)).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(s.lists.importJob('env-2' as EnvId, list.id, id)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(s.lists.importJob('env-2' as EnvId, list.id, id)).rejects.toMatchObject({
+      kind: 'not_found',
+    });
     await expect(s.lists.importJob(env, list.id, 'nope')).rejects.toMatchObject({ kind: 'not_found' });
     while ((await s.lists.importJob(env, list.id, id)).written < 100) await s.time.advance(5);
     await s.lists.delete(env, actor, list.id);
@@ -257,7 +380,10 @@ describe('CSV imports', () => {
     const s = setup({ store });
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
     expect(await s.lists.countItems(env, list.id, undefined)).toBe(0);
-    const writing = s.lists.createItems(env, actor, list.id, [{ primaryValue: '10.0.0.1' }, { primaryValue: '10.0.0.2' }]);
+    const writing = s.lists.createItems(env, actor, list.id, [
+      { primaryValue: '10.0.0.1' },
+      { primaryValue: '10.0.0.2' },
+    ]);
     await s.time.settle();
     expect(hold).not.toBeNull();
     // Between the increment and its answer: the count is the compiled lists', with the batch in it.

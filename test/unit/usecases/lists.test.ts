@@ -5,7 +5,14 @@ const login = (user: string, ip: string, extra: Record<string, unknown> = {}) =>
   event: '$login',
   status: '$succeeded',
   user: { id: user, email: `${user}@example.com` },
-  context: { ip, headers: { 'User-Agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36', 'Accept-Language': 'en-GB' } },
+  context: {
+    ip,
+    headers: {
+      'User-Agent':
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+      'Accept-Language': 'en-GB',
+    },
+  },
   ...extra,
 });
 const actor = { type: '$analyst_email', identifier: 'ana@example.com' };
@@ -15,12 +22,30 @@ describe('lists in verdicts', () => {
     const s = createFakeServices();
     const { principal, env } = await s.environment();
     const block = await s.lists.create(env.id, actor, { name: 'Blocked', color: '$red', primaryField: 'ip' });
-    const staff = await s.lists.create(env.id, actor, { name: 'Staff', color: '$green', primaryField: 'user.email' });
-    await s.policies.create(env.id, { name: 'Deny blocked unless staff', group: 'before', action: 'deny', conditions: { inLists: [block.id], notInLists: [staff.id] } });
-    const item = await s.lists.createItem(env.id, actor, block.id, { primaryValue: '203.0.113.0/24', comment: 'ring' });
+    const staff = await s.lists.create(env.id, actor, {
+      name: 'Staff',
+      color: '$green',
+      primaryField: 'user.email',
+    });
+    await s.policies.create(env.id, {
+      name: 'Deny blocked unless staff',
+      group: 'before',
+      action: 'deny',
+      conditions: { inLists: [block.id], notInLists: [staff.id] },
+    });
+    const item = await s.lists.createItem(env.id, actor, block.id, {
+      primaryValue: '203.0.113.0/24',
+      comment: 'ring',
+    });
     const denied = await s.verdicts.evaluate(principal, 'risk', login('u1', '203.0.113.5'));
     expect(denied.action).toBe('deny');
-    expect(denied.signals.in_list).toMatchObject({ list_id: block.id, list_name: 'Blocked', item_id: item.id, value: '203.0.113.0/24', score: 0 });
+    expect(denied.signals.in_list).toMatchObject({
+      list_id: block.id,
+      list_name: 'Blocked',
+      item_id: item.id,
+      value: '203.0.113.0/24',
+      score: 0,
+    });
     await s.lists.createItem(env.id, actor, staff.id, { primaryValue: 'u1@example.com' });
     const allowed = await s.verdicts.evaluate(principal, 'risk', login('u1', '203.0.113.5'));
     expect(allowed.action).toBe('allow');
@@ -30,10 +55,22 @@ describe('lists in verdicts', () => {
   it('an expired item stops matching at its expiry', async () => {
     const s = createFakeServices();
     const { principal, env } = await s.environment();
-    const block = await s.lists.create(env.id, actor, { name: 'Blocked', color: '$red', primaryField: 'user.id' });
-    await s.policies.create(env.id, { name: 'Deny listed', group: 'before', action: 'deny', conditions: { inLists: [block.id] } });
+    const block = await s.lists.create(env.id, actor, {
+      name: 'Blocked',
+      color: '$red',
+      primaryField: 'user.id',
+    });
+    await s.policies.create(env.id, {
+      name: 'Deny listed',
+      group: 'before',
+      action: 'deny',
+      conditions: { inLists: [block.id] },
+    });
     await s.verdicts.evaluate(principal, 'risk', login('u2', '81.2.69.142'));
-    await s.lists.createItem(env.id, actor, block.id, { primaryValue: 'u2', expiresAt: new Date(s.time.clock.now().getTime() + 60_000).toISOString() });
+    await s.lists.createItem(env.id, actor, block.id, {
+      primaryValue: 'u2',
+      expiresAt: new Date(s.time.clock.now().getTime() + 60_000).toISOString(),
+    });
     expect((await s.verdicts.evaluate(principal, 'risk', login('u2', '81.2.69.142'))).action).toBe('deny');
     await s.time.advance(60_000);
     expect((await s.verdicts.evaluate(principal, 'risk', login('u2', '81.2.69.142'))).action).toBe('allow');
@@ -42,8 +79,17 @@ describe('lists in verdicts', () => {
   it("another instance's change is seen after the cache period and one read", async () => {
     const s = createFakeServices();
     const { principal, env } = await s.environment();
-    const block = await s.lists.create(env.id, actor, { name: 'Blocked', color: '$red', primaryField: 'user.id' });
-    await s.policies.create(env.id, { name: 'Deny listed', group: 'before', action: 'deny', conditions: { inLists: [block.id] } });
+    const block = await s.lists.create(env.id, actor, {
+      name: 'Blocked',
+      color: '$red',
+      primaryField: 'user.id',
+    });
+    await s.policies.create(env.id, {
+      name: 'Deny listed',
+      group: 'before',
+      action: 'deny',
+      conditions: { inLists: [block.id] },
+    });
     expect((await s.verdicts.evaluate(principal, 'risk', login('u3', '81.2.69.142'))).action).toBe('allow');
     // Another instance writes straight to the shared store.
     const { ListService } = await import('../../../src/core/lists/service');
@@ -64,8 +110,17 @@ describe('lists in verdicts', () => {
     expect((await s.verdicts.evaluate(principal, 'risk', login('u5', '81.2.69.142'))).action).toBe('allow');
     const { ListService } = await import('../../../src/core/lists/service');
     const other = new ListService({ store: s.listStore, audit: s.audit, clock: s.time.clock });
-    const block = await other.create(env.id, actor, { name: 'Made elsewhere', color: '$red', primaryField: 'user.id' });
-    await s.policies.create(env.id, { name: 'Deny listed', group: 'before', action: 'deny', conditions: { inLists: [block.id] } });
+    const block = await other.create(env.id, actor, {
+      name: 'Made elsewhere',
+      color: '$red',
+      primaryField: 'user.id',
+    });
+    await s.policies.create(env.id, {
+      name: 'Deny listed',
+      group: 'before',
+      action: 'deny',
+      conditions: { inLists: [block.id] },
+    });
     await s.lists.createItem(env.id, actor, block.id, { primaryValue: 'u5' });
     const next = await s.verdicts.evaluate(principal, 'risk', login('u5', '81.2.69.142'));
     expect(next.action).toBe('deny');
@@ -80,12 +135,59 @@ describe('lists in verdicts', () => {
     const { PolicyDryRunService } = await import('../../../src/core/policies/dry-run');
     const now = s.time.clock.now();
     const points = [
-      { id: 'e1', name: '$login.succeeded', at: now, action: 'allow' as const, risk: 0.1, signals: [], country: null, userId: 'u', deviceToken: null, ip: '192.0.2.7', email: null, asn: null, policyName: 'Allow everything else' },
-      { id: 'e2', name: '$login.succeeded', at: now, action: 'allow' as const, risk: 0.1, signals: [], country: null, userId: 'u', deviceToken: null, ip: '198.51.100.7', email: null, asn: null, policyName: 'Allow everything else' },
+      {
+        id: 'e1',
+        name: '$login.succeeded',
+        at: now,
+        action: 'allow' as const,
+        risk: 0.1,
+        signals: [],
+        country: null,
+        userId: 'u',
+        deviceToken: null,
+        ip: '192.0.2.7',
+        email: null,
+        asn: null,
+        policyName: 'Allow everything else',
+      },
+      {
+        id: 'e2',
+        name: '$login.succeeded',
+        at: now,
+        action: 'allow' as const,
+        risk: 0.1,
+        signals: [],
+        country: null,
+        userId: 'u',
+        deviceToken: null,
+        ip: '198.51.100.7',
+        email: null,
+        asn: null,
+        policyName: 'Allow everything else',
+      },
     ];
-    const events = { decisions: async () => ({ points, truncated: false }), reviewedDevices: async () => [] } as never;
-    const dry = new PolicyDryRunService({ policies: s.policies, events, clock: s.time.clock, lists: s.lists });
-    const r = await dry.run(env.id, { drafts: [{ create: { name: 'Deny blocked', group: 'before', action: 'deny', conditions: { inLists: [block.id] } } }] });
+    const events = {
+      decisions: async () => ({ points, truncated: false }),
+      reviewedDevices: async () => [],
+    } as never;
+    const dry = new PolicyDryRunService({
+      policies: s.policies,
+      events,
+      clock: s.time.clock,
+      lists: s.lists,
+    });
+    const r = await dry.run(env.id, {
+      drafts: [
+        {
+          create: {
+            name: 'Deny blocked',
+            group: 'before',
+            action: 'deny',
+            conditions: { inLists: [block.id] },
+          },
+        },
+      ],
+    });
     expect(r.changed).toBe(1);
     expect(r.samples[0]).toMatchObject({ eventId: 'e1', before: 'allow', after: 'deny' });
   });
@@ -100,7 +202,19 @@ describe('lists in verdicts', () => {
     await s.lists.unarchiveItem(env.id, actor, l.id, i.id);
     await s.lists.update(env.id, actor, l.id, { name: 'Watched ASNs' });
     await s.lists.delete(env.id, actor, l.id);
-    expect(s.audit.entries.map((e) => e.action)).toEqual(['list.create', 'list_item.create', 'list_item.update', 'list_item.archive', 'list_item.unarchive', 'list.update', 'list.delete']);
-    expect(s.audit.entries[1]).toMatchObject({ actor, target: { kind: 'list_item', id: i.id, listId: l.id }, detail: { value: '64500' } });
+    expect(s.audit.entries.map((e) => e.action)).toEqual([
+      'list.create',
+      'list_item.create',
+      'list_item.update',
+      'list_item.archive',
+      'list_item.unarchive',
+      'list.update',
+      'list.delete',
+    ]);
+    expect(s.audit.entries[1]).toMatchObject({
+      actor,
+      target: { kind: 'list_item', id: i.id, listId: l.id },
+      detail: { value: '64500' },
+    });
   });
 });

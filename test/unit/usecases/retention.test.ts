@@ -8,9 +8,20 @@ import { InvalidParameters } from '../../../src/core/errors';
 import { Sealer } from '../../../src/core/crypto';
 import type { EnvId } from '../../../src/core/model';
 import { PolicyService } from '../../../src/core/policies/service';
-import { DAY_MS, DEFAULT_RETENTION_DAYS, RetentionService, retentionDaysOf, type RetentionStore, type RetentionSweepOptions } from '../../../src/core/retention';
+import {
+  DAY_MS,
+  DEFAULT_RETENTION_DAYS,
+  RetentionService,
+  retentionDaysOf,
+  type RetentionStore,
+  type RetentionSweepOptions,
+} from '../../../src/core/retention';
 import { createFakeLog } from '../../support/fakes';
-import { createFakeCredentialStore, createFakeEnvironmentStore, createFakePolicyStore } from '../../support/fakes/stores';
+import {
+  createFakeCredentialStore,
+  createFakeEnvironmentStore,
+  createFakePolicyStore,
+} from '../../support/fakes/stores';
 import { createFakeTime } from '../../support/fakes/time';
 
 /** Events as (environment, time) pairs; the sweep deletes, batch by batch, those before their environment's cutoff. */
@@ -22,7 +33,9 @@ function datedStore() {
       let deleted = 0;
       for (;;) {
         if (o.stopped()) break;
-        const old = events.filter((e) => e.at < (cutoffs.get(e.env)?.getTime() ?? -Infinity)).slice(0, o.batchSize);
+        const old = events
+          .filter((e) => e.at < (cutoffs.get(e.env)?.getTime() ?? -Infinity))
+          .slice(0, o.batchSize);
         if (old.length === 0) break;
         for (const e of old) events.splice(events.indexOf(e), 1);
         batches.push(old.length);
@@ -47,7 +60,15 @@ async function setup(batchSize?: number) {
     authCacheMs: 0,
   });
   const dated = datedStore();
-  const retention = new RetentionService({ environments, store: dated.store, clock: time.clock, scheduler: time.scheduler, log: createFakeLog(), batchSize, pauseMs: 50 });
+  const retention = new RetentionService({
+    environments,
+    store: dated.store,
+    clock: time.clock,
+    scheduler: time.scheduler,
+    log: createFakeLog(),
+    batchSize,
+    pauseMs: 50,
+  });
   return { time, envs, retention, ...dated };
 }
 
@@ -59,7 +80,9 @@ describe('a retention', () => {
     for (const bad of [0, -1, 3651, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       const err: unknown = await envs.setRetentionDays(env.id, bad).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidParameters);
-      expect((err as InvalidParameters).fields).toEqual([{ field: 'retentionDays', message: 'must be a whole number of days from 1 to 3650' }]);
+      expect((err as InvalidParameters).fields).toEqual([
+        { field: 'retentionDays', message: 'must be a whole number of days from 1 to 3650' },
+      ]);
     }
     expect(retentionDaysOf(await envs.require(env.id))).toBe(DEFAULT_RETENTION_DAYS);
     expect(retentionDaysOf(await envs.setRetentionDays(env.id, 1))).toBe(1);
@@ -86,7 +109,8 @@ describe('the retention sweep', () => {
     await envs.setRetentionDays(a.id, 1);
     const now = time.clock.now().getTime();
     for (let i = 0; i < 2_500; i++) events.push({ env: a.id, at: now - 2 * DAY_MS });
-    for (let i = 0; i < 10; i++) events.push({ env: a.id, at: now - DAY_MS / 2 }, { env: b.id, at: now - 2 * DAY_MS });
+    for (let i = 0; i < 10; i++)
+      events.push({ env: a.id, at: now - DAY_MS / 2 }, { env: b.id, at: now - 2 * DAY_MS });
 
     let done = false;
     const pass = retention.sweep().then((c) => {
@@ -101,7 +125,14 @@ describe('the retention sweep', () => {
     expect(batches).toEqual([1_000, 1_000]);
     await time.advance(50);
     await time.advance(50);
-    expect(await pass).toEqual({ events: 2_500, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 });
+    expect(await pass).toEqual({
+      events: 2_500,
+      debugger: 0,
+      privacyJobs: 0,
+      rollups: 0,
+      webhooks: 0,
+      audit: 0,
+    });
     expect(batches).toEqual([1_000, 1_000, 500]);
     // The recent ones of `a` and all of `b` (90 days) stay.
     expect(events.filter((e) => e.env === a.id)).toHaveLength(10);
@@ -117,7 +148,14 @@ describe('the retention sweep', () => {
     await time.settle();
     retention.stop();
     await time.advance(50);
-    expect(await pass).toEqual({ events: 10, debugger: 0, privacyJobs: 0, rollups: 0, webhooks: 0, audit: 0 });
+    expect(await pass).toEqual({
+      events: 10,
+      debugger: 0,
+      privacyJobs: 0,
+      rollups: 0,
+      webhooks: 0,
+      audit: 0,
+    });
     expect(batches).toEqual([10]);
   });
 });

@@ -9,9 +9,16 @@ import type { EventCommand } from '../../../src/core/events/command';
 import { Unavailable } from '../../../src/core/errors';
 import { createFakeServices, type FakeServices } from '../../support/fakes';
 
-const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
 const context = { ip: '81.2.69.142', headers: { 'User-Agent': UA } };
-const login = (userId: string): EventCommand => ({ event: '$login', status: '$succeeded', user: { id: userId, email: `${userId}@example.com` }, context, requestToken: 'desktop-fingerprint-0001' });
+const login = (userId: string): EventCommand => ({
+  event: '$login',
+  status: '$succeeded',
+  user: { id: userId, email: `${userId}@example.com` },
+  context,
+  requestToken: 'desktop-fingerprint-0001',
+});
 
 /** When `promise` settles: 'done', or the error it was refused with; 'waiting' while it has not. */
 function outcome(promise: Promise<void>): { readonly is: 'waiting' | 'done' | Error } {
@@ -32,7 +39,12 @@ describe('track', () => {
   it('$challenge.succeeded from a device approves it', async () => {
     const { principal, env } = await s.environment();
     const v = await s.verdicts.evaluate(principal, 'risk', login('t1'));
-    await s.track.accept(principal, { event: '$challenge.succeeded', userId: 't1', context, requestToken: 'desktop-fingerprint-0001' });
+    await s.track.accept(principal, {
+      event: '$challenge.succeeded',
+      userId: 't1',
+      context,
+      requestToken: 'desktop-fingerprint-0001',
+    });
     const device = await s.devices.get(env.id, v.device?.token ?? '');
     expect(device.feedback).toBe('approved');
     expect(device.riskScore).toBe(0);
@@ -44,7 +56,10 @@ describe('track', () => {
 
   it('keeps what it cannot take in the debugger, with the reason and the user it names', async () => {
     const { principal } = await s.environment();
-    await s.track.receive(principal, { decode: () => ({ event: 42, userId: 't2' }), raw: '{"event":42,"user_id":"t2"}' });
+    await s.track.receive(principal, {
+      decode: () => ({ event: 42, userId: 't2' }),
+      raw: '{"event":42,"user_id":"t2"}',
+    });
     await s.track.accept(principal, { event: '$review.escalated', deviceToken: 'no-such-device', context });
     expect(s.debuggerLog.all.map((r) => [r.userId, r.fields.map((f) => f.field)])).toEqual([
       ['t2', ['event']],
@@ -84,8 +99,12 @@ describe('track', () => {
   it('is refused while the writes are a second behind, and keeps nothing then', async () => {
     const { principal } = await s.environment();
     s.state.refusing = 'the database is behind';
-    await expect(s.track.accept(principal, { event: '$login.failed', userId: 't5', context })).rejects.toBeInstanceOf(Unavailable);
-    await expect(s.track.receive(principal, { decode: () => ({ event: 42, userId: 't5' }), raw: '{"event":42}' })).rejects.toBeInstanceOf(Unavailable);
+    await expect(
+      s.track.accept(principal, { event: '$login.failed', userId: 't5', context }),
+    ).rejects.toBeInstanceOf(Unavailable);
+    await expect(
+      s.track.receive(principal, { decode: () => ({ event: 42, userId: 't5' }), raw: '{"event":42}' }),
+    ).rejects.toBeInstanceOf(Unavailable);
     expect(s.events.all).toEqual([]);
     expect(s.debuggerLog.all).toEqual([]);
     s.state.refusing = null;
@@ -103,7 +122,9 @@ describe('track', () => {
     const second = outcome(s.track.accept(principal, { event: '$login.failed', userId: 't7', context }));
     await s.time.advance(1);
     await s.time.settle();
-    await expect(s.track.accept(principal, { event: '$login.failed', userId: 't8', context })).rejects.toThrow(/track is behind/);
+    await expect(
+      s.track.accept(principal, { event: '$login.failed', userId: 't8', context }),
+    ).rejects.toThrow(/track is behind/);
     // Still unreachable at the caller's deadline (2 s): refused, and not applied later.
     await s.time.advance(2_000);
     await s.time.settle();

@@ -6,7 +6,8 @@ import type { EventCommand } from '../../../src/core/events/command';
 import { InvalidParameters } from '../../../src/core/errors';
 import { createFakeServices, type FakeServices } from '../../support/fakes';
 
-const UA = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
 
 /** A newer SDK's login, as any door's command carries it. */
 const login = (userId: string, more: EventCommand = {}): EventCommand => ({
@@ -33,7 +34,14 @@ describe('a verdict', () => {
     const user = await s.users.load(env.id, 'u1');
     expect(user?.profile.email).toBe('u1@example.com');
     expect(user?.devices.map((d) => d.token)).toEqual([v.device?.token]);
-    expect(s.events.all).toEqual([expect.objectContaining({ userId: 'u1', action: 'allow', deviceToken: v.device?.token, endpoint: 'risk' })]);
+    expect(s.events.all).toEqual([
+      expect.objectContaining({
+        userId: 'u1',
+        action: 'allow',
+        deviceToken: v.device?.token,
+        endpoint: 'risk',
+      }),
+    ]);
     const counters = await s.counters.read(env.id, ['env']);
     expect(counters).toBeDefined();
   });
@@ -45,7 +53,11 @@ describe('a verdict', () => {
     const second = await s.verdicts.evaluate(principal, 'risk', login('u1'));
     expect(second.device?.token).toBe(first.device?.token);
     expect(second.device?.sightings).toBe(2);
-    const other = await s.verdicts.evaluate(principal, 'risk', login('u1', { requestToken: 'phone-fingerprint-0002' }));
+    const other = await s.verdicts.evaluate(
+      principal,
+      'risk',
+      login('u1', { requestToken: 'phone-fingerprint-0002' }),
+    );
     expect(other.device?.token).not.toBe(first.device?.token);
   });
 
@@ -67,11 +79,20 @@ describe('a verdict', () => {
 
   it("takes a sandbox test token's action and risk; a challenge also opens a review", async () => {
     const { principal } = await s.environment({ webhookUrl: 'https://hooks.example/rampart' });
-    const v = await s.verdicts.evaluate(principal, 'risk', login('u2', { requestToken: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.75' }));
+    const v = await s.verdicts.evaluate(
+      principal,
+      'risk',
+      login('u2', { requestToken: 'test|device:chrome_on_mac|policy.action:challenge|risk:0.75' }),
+    );
     expect(v.action).toBe('challenge');
     expect(v.risk).toBe(0.75);
     // Its own test policy decided it: not the environment's policy that would have (its id, revision and name go together).
-    expect(v.policy).toEqual({ id: '00000000-0000-0000-0000-000000000002', revision: '00000000-0000-0000-0000-000000000002', name: 'Sandbox test token (challenge)', action: 'challenge' });
+    expect(v.policy).toEqual({
+      id: '00000000-0000-0000-0000-000000000002',
+      revision: '00000000-0000-0000-0000-000000000002',
+      name: 'Sandbox test token (challenge)',
+      action: 'challenge',
+    });
     await s.time.settle();
     expect(s.webhookStore.all.map((d) => d.type).sort()).toEqual(['$incident.confirmed', '$review.opened']);
   });
@@ -82,14 +103,21 @@ describe('a verdict', () => {
     s.state.unreachable = true;
     const v = await s.verdicts.evaluate(principal, 'risk', login('u3'));
     expect(v.degraded).toBe(true);
-    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['verdict degraded: state not read within the verdict budget']);
+    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'verdict degraded: state not read within the verdict budget',
+    ]);
     expect(s.events.all.at(-1)?.degraded).toBe(true);
   });
 
   it('still sees the attack windows held in memory when the database misses the budget: slow is never permissive', async () => {
     const { principal } = await s.environment();
     const ip = '203.0.113.77';
-    const attempt = (k: number): EventCommand => ({ event: '$login', status: '$failed', user: { email: `victim${k}@example.com` }, context: { ip, headers: { 'User-Agent': UA, 'Accept-Language': 'en-GB' } } });
+    const attempt = (k: number): EventCommand => ({
+      event: '$login',
+      status: '$failed',
+      user: { email: `victim${k}@example.com` },
+      context: { ip, headers: { 'User-Agent': UA, 'Accept-Language': 'en-GB' } },
+    });
     for (let k = 0; k < 40; k++) await s.verdicts.evaluate(principal, 'filter', attempt(k));
     const quiet = await s.verdicts.evaluate(principal, 'filter', attempt(40));
     s.state.slow = true;
@@ -97,10 +125,14 @@ describe('a verdict', () => {
     expect(quiet.degraded).toBe(false);
     expect(slow.degraded).toBe(true);
     expect(slow.action).not.toBe('allow');
-    const velocity = Object.keys(quiet.signals).filter((n) => !['new_device', 'new_isp', 'new_country'].includes(n));
+    const velocity = Object.keys(quiet.signals).filter(
+      (n) => !['new_device', 'new_isp', 'new_country'].includes(n),
+    );
     expect(velocity.length).toBeGreaterThan(0);
     for (const name of velocity) expect(slow.signals).toHaveProperty(name);
-    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual(['verdict degraded: state not read within the verdict budget']);
+    expect(s.log.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'verdict degraded: state not read within the verdict budget',
+    ]);
   });
 
   it('scores an event older than the verdict window as now, naming when it was sent', async () => {
@@ -114,7 +146,14 @@ describe('a verdict', () => {
   it.each([
     ['no event', { ...login('u5'), event: undefined, status: undefined }, ['event']],
     ['no user', { ...login('u5'), user: undefined }, ['user']],
-    ['a wrong-typed e-mail and IP', login('u5', { user: { id: 'u5', email: 42 }, context: { ip: 'not-an-ip', headers: { 'User-Agent': UA } } }), ['context.ip', 'user.email']],
+    [
+      'a wrong-typed e-mail and IP',
+      login('u5', {
+        user: { id: 'u5', email: 42 },
+        context: { ip: 'not-an-ip', headers: { 'User-Agent': UA } },
+      }),
+      ['context.ip', 'user.email'],
+    ],
     ['a time as an out-of-range Date', login('u5', { timestamp: new Date(Number.NaN) }), ['timestamp']],
   ])('refuses %s, naming each field, and records nothing', async (_what, command, fields) => {
     const { principal } = await s.environment();
@@ -127,8 +166,15 @@ describe('a verdict', () => {
 
   it("names fields as the door's wire does (the command's names)", async () => {
     const { principal } = await s.environment();
-    const command: EventCommand = { event: '$login.succeeded', userTraits: { email: 7 }, context: { ip: '81.2.69.142' }, names: { user_id: 'user.id', 'user_traits.email': 'user.email' } };
-    const err = (await s.verdicts.evaluate(principal, 'authenticate', command).catch((e: unknown) => e)) as InvalidParameters;
+    const command: EventCommand = {
+      event: '$login.succeeded',
+      userTraits: { email: 7 },
+      context: { ip: '81.2.69.142' },
+      names: { user_id: 'user.id', 'user_traits.email': 'user.email' },
+    };
+    const err = (await s.verdicts
+      .evaluate(principal, 'authenticate', command)
+      .catch((e: unknown) => e)) as InvalidParameters;
     expect(err.fields.map((f) => f.field).sort()).toEqual(['user.email', 'user.id']);
   });
 });

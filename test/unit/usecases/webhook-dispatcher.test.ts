@@ -79,10 +79,22 @@ function world(): World {
   const time = createFakeTime();
   const store = createFakeWebhookStore();
   const log = createFakeLog();
-  const env = (id: string, webhookUrl: string): Environment => ({ id: asEnvId(id), name: id, enabled: true, sandbox: true, publishableKey: 'pk_test', webhookUrl, privacyEmail: null, createdAt: time.clock.now() });
+  const env = (id: string, webhookUrl: string): Environment => ({
+    id: asEnvId(id),
+    name: id,
+    enabled: true,
+    sandbox: true,
+    publishableKey: 'pk_test',
+    webhookUrl,
+    privacyEmail: null,
+    createdAt: time.clock.now(),
+  });
   const envA = env('00000000-0000-4000-8000-00000000000a', URL_A);
   const envB = env('00000000-0000-4000-8000-00000000000b', URL_B);
-  const envs = new Map<EnvId, Environment>([[envA.id, envA], [envB.id, envB]]);
+  const envs = new Map<EnvId, Environment>([
+    [envA.id, envA],
+    [envB.id, envB],
+  ]);
   const attempts: World['attempts'] = [];
   let seq = 0;
   return {
@@ -94,7 +106,28 @@ function world(): World {
     attempts,
     async delivery(e, userId, id) {
       const now = time.clock.now();
-      const d: WebhookDelivery = { id, envId: e.id, userId, deviceToken: null, type: '$incident.confirmed', trigger: 'verdict_deny', url: e.webhookUrl ?? '', body: `{"id":"${id}"}`, status: 'pending', attempts: [], maxAttempts: 10, nextAttemptAt: now, leaseOwner: null, leaseUntil: null, leaseVersion: 0, createdAt: now, seq: seq++, deliveredAt: null, lastError: null, test: false };
+      const d: WebhookDelivery = {
+        id,
+        envId: e.id,
+        userId,
+        deviceToken: null,
+        type: '$incident.confirmed',
+        trigger: 'verdict_deny',
+        url: e.webhookUrl ?? '',
+        body: `{"id":"${id}"}`,
+        status: 'pending',
+        attempts: [],
+        maxAttempts: 10,
+        nextAttemptAt: now,
+        leaseOwner: null,
+        leaseUntil: null,
+        leaseVersion: 0,
+        createdAt: now,
+        seq: seq++,
+        deliveredAt: null,
+        lastError: null,
+        test: false,
+      };
       await store.insert(d);
       return d;
     },
@@ -180,12 +213,20 @@ describe('retries', () => {
     await w.time.settle();
     expect(w.get('d1')).toMatchObject({ status: 'delivered', lastError: null });
     expect(w.get('d1').attempts.map((x) => x.statusCode)).toEqual([500, 503, 200]);
-    expect(w.attempts).toEqual([{ failure: '500', gaveUp: false }, { failure: '503', gaveUp: false }, { failure: null, gaveUp: false }]);
+    expect(w.attempts).toEqual([
+      { failure: '500', gaveUp: false },
+      { failure: '503', gaveUp: false },
+      { failure: null, gaveUp: false },
+    ]);
   });
 
   it('after a timeout the retry waits at least the request timeout', async () => {
     const w = world();
-    const d = w.dispatcher(answering([{ timedOut: true }]), { backoffBaseMs: 1000, requestTimeoutMs: 5000, leaseMs: 60_000 });
+    const d = w.dispatcher(answering([{ timedOut: true }]), {
+      backoffBaseMs: 1000,
+      requestTimeoutMs: 5000,
+      leaseMs: 60_000,
+    });
     await w.delivery(w.envA, 'u1', 'd1');
     await d.deliverDue();
     await w.time.settle();
@@ -198,7 +239,9 @@ describe('retries', () => {
 
   it('gives up after maxAttempts', async () => {
     const w = world();
-    const d = w.dispatcher(answering([{ status: 500 }, { status: 500 }, { status: 500 }]), { backoffBaseMs: 1000 });
+    const d = w.dispatcher(answering([{ status: 500 }, { status: 500 }, { status: 500 }]), {
+      backoffBaseMs: 1000,
+    });
     const delivery = await w.delivery(w.envA, 'u1', 'd1');
     Object.assign(w.get(delivery.id), { maxAttempts: 2 });
     await d.deliverDue();
@@ -214,7 +257,7 @@ describe('retries', () => {
 });
 
 describe('lanes: one user at a time, in creation order', () => {
-  it('holds a user\'s later delivery while the earlier one is retried, lets other users go, and lets it go once the earlier one failed for good', async () => {
+  it("holds a user's later delivery while the earlier one is retried, lets other users go, and lets it go once the earlier one failed for good", async () => {
     const w = world();
     const http = heldPoster();
     const d = w.dispatcher(http, { backoffBaseMs: 1000 });
@@ -236,7 +279,10 @@ describe('lanes: one user at a time, in creation order', () => {
     expect(woken).toBeGreaterThan(0);
     // alice-1 waits for its retry: alice-2 waits behind it, parked until then.
     expect((await d.deliverDue()).started).toBe(0);
-    expect(w.get('alice-2')).toMatchObject({ status: 'pending', nextAttemptAt: w.get('alice-1').nextAttemptAt });
+    expect(w.get('alice-2')).toMatchObject({
+      status: 'pending',
+      nextAttemptAt: w.get('alice-1').nextAttemptAt,
+    });
 
     await w.time.advance(1000);
     expect((await d.deliverDue()).started).toBe(1);
@@ -293,7 +339,10 @@ describe('a backlog', () => {
     expect(http.held.map((h) => h.delivery)).toEqual(['alice-1']);
     expect(reads).toBe(1);
     // alice-2 is purged meanwhile: its copy cannot be claimed, so what is there now is read.
-    w.store.all.splice(w.store.all.findIndex((x) => x.id === 'alice-2'), 1);
+    w.store.all.splice(
+      w.store.all.findIndex((x) => x.id === 'alice-2'),
+      1,
+    );
     http.held[0]!.answer({ status: 200 });
     await w.time.settle();
     expect(http.held.map((h) => h.delivery)).toEqual(['alice-3']);
@@ -361,10 +410,21 @@ describe('shutdown', () => {
     await w.time.advance(1);
     await stopping;
     // d1's own receiver never answered: cut short, due again at once, its attempt limit untouched.
-    expect(w.get('d1')).toMatchObject({ status: 'pending', leaseOwner: null, nextAttemptAt: w.time.clock.now() });
-    expect(w.get('d1').attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') })]);
+    expect(w.get('d1')).toMatchObject({
+      status: 'pending',
+      leaseOwner: null,
+      nextAttemptAt: w.time.clock.now(),
+    });
+    expect(w.get('d1').attempts).toEqual([
+      expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') }),
+    ]);
     expect(w.get('d2').status).toBe('delivered');
-    expect(w.attempts).toEqual(expect.arrayContaining([{ failure: 'shutdown', gaveUp: false }, { failure: null, gaveUp: false }]));
+    expect(w.attempts).toEqual(
+      expect.arrayContaining([
+        { failure: 'shutdown', gaveUp: false },
+        { failure: null, gaveUp: false },
+      ]),
+    );
     // Stopped: nothing under way.
     expect(http.held).toHaveLength(0);
   });
@@ -374,7 +434,12 @@ describe('a receiver that hangs', () => {
   it('spends only its own share of attempts: other receivers are served, and it is not sent again while it hangs', async () => {
     const w = world();
     const http = heldPoster();
-    const d = w.dispatcher(http, { concurrency: 4, receiverConcurrency: 1, leaseMs: 30_000, requestTimeoutMs: 10_000 });
+    const d = w.dispatcher(http, {
+      concurrency: 4,
+      receiverConcurrency: 1,
+      leaseMs: 30_000,
+      requestTimeoutMs: 10_000,
+    });
     await w.delivery(w.envA, 'a1', 'hang-1');
     await w.delivery(w.envA, 'a2', 'hang-2');
     await w.delivery(w.envB, 'b1', 'b-1');
@@ -402,7 +467,9 @@ describe('a receiver that hangs', () => {
     await w.time.advance(10_000);
     await stopping;
     expect(http.held).toHaveLength(0);
-    expect(w.get('hang-1').attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') })]);
+    expect(w.get('hang-1').attempts).toEqual([
+      expect.objectContaining({ statusCode: null, error: expect.stringContaining('cut short at shutdown') }),
+    ]);
     expect(w.get('hang-2')).toMatchObject({ status: 'pending', attempts: [] });
   });
 });

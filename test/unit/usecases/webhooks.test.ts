@@ -15,7 +15,20 @@ const SECRET = 'sk_test_fake_signing_secret';
 
 async function reportedDevice(s: FakeServices) {
   const { principal, env } = await s.environment({ webhookUrl: URL });
-  const v = await s.verdicts.evaluate(principal, 'risk', { event: '$login', status: '$succeeded', user: { id: 'w1' }, context: { ip: '81.2.69.142', headers: { 'User-Agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36', 'Accept-Language': 'en-GB' } }, requestToken: 'cli-fingerprint-0001' });
+  const v = await s.verdicts.evaluate(principal, 'risk', {
+    event: '$login',
+    status: '$succeeded',
+    user: { id: 'w1' },
+    context: {
+      ip: '81.2.69.142',
+      headers: {
+        'User-Agent':
+          'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+        'Accept-Language': 'en-GB',
+      },
+    },
+    requestToken: 'cli-fingerprint-0001',
+  });
   await s.devices.report(env, v.device?.token ?? '');
   await s.time.settle();
   return env;
@@ -36,9 +49,22 @@ describe('webhook delivery', () => {
     expect(s.http.requests).toHaveLength(1);
     const [{ url, request }] = s.http.requests;
     expect(url).toBe(URL);
-    expect(request.headers['X-Castle-Signature']).toBe(createHmac('sha256', SECRET).update(request.body).digest('base64'));
-    expect(verifyRampart(SECRET, request.body, request.headers['X-Rampart-Signature'] ?? '', 300, s.time.clock.now())).toBe(true);
-    expect(JSON.parse(request.body)).toMatchObject({ type: '$incident.confirmed', data: { trigger: 'device_reported' } });
+    expect(request.headers['X-Castle-Signature']).toBe(
+      createHmac('sha256', SECRET).update(request.body).digest('base64'),
+    );
+    expect(
+      verifyRampart(
+        SECRET,
+        request.body,
+        request.headers['X-Rampart-Signature'] ?? '',
+        300,
+        s.time.clock.now(),
+      ),
+    ).toBe(true);
+    expect(JSON.parse(request.body)).toMatchObject({
+      type: '$incident.confirmed',
+      data: { trigger: 'device_reported' },
+    });
     expect(s.webhookStore.all.map((d) => [d.status, d.attempts.length])).toEqual([['delivered', 1]]);
     expect(await pass(s)).toBe(0);
   });
@@ -58,13 +84,26 @@ describe('webhook delivery', () => {
     expect(await pass(s)).toBe(1);
     await s.time.advance(60 * 60_000);
     expect(await pass(s)).toBe(1);
-    expect(s.webhookStore.all.map((d) => [d.status, d.attempts.map((a) => a.statusCode)])).toEqual([['delivered', [500, null, 204]]]);
+    expect(s.webhookStore.all.map((d) => [d.status, d.attempts.map((a) => a.statusCode)])).toEqual([
+      ['delivered', [500, null, 204]],
+    ]);
   });
 
   it('records nothing for an environment without a webhook URL', async () => {
     const s = createFakeServices();
     const { env } = await s.environment();
-    await s.webhooks.emit({ type: '$incident.confirmed', env, userId: 'u', device: null, trigger: 'test', context: { ip: null, userAgent: null, location: null }, policy: null, userTraits: {}, properties: {}, at: s.time.clock.now() });
+    await s.webhooks.emit({
+      type: '$incident.confirmed',
+      env,
+      userId: 'u',
+      device: null,
+      trigger: 'test',
+      context: { ip: null, userAgent: null, location: null },
+      policy: null,
+      userTraits: {},
+      properties: {},
+      at: s.time.clock.now(),
+    });
     expect(s.webhookStore.all).toEqual([]);
   });
 });
@@ -110,8 +149,28 @@ describe('the outbox and the attempts, as the metrics read them', () => {
     const [first] = s.webhookStore.all;
     expect(first?.status).toBe('delivered');
     // The same process started again on the same outbox: it remembers no dedupe slot.
-    const restarted = new WebhookService({ store: s.webhookStore, signingSecret: async () => 'sk_test_fake_signing_secret', environments: { byId: async () => env }, clock: s.time.clock, http: s.http, scheduler: s.time.scheduler, instanceId: 'restarted', log: s.log });
-    const notice = (type: '$incident.confirmed' | '$review.opened') => ({ type, env, userId: first?.userId ?? '', device: { token: first?.deviceToken ?? '' } as unknown as Device, trigger: 'device_reported', context: { ip: null, userAgent: null, location: null }, policy: null, userTraits: {}, properties: {}, at: s.time.clock.now() });
+    const restarted = new WebhookService({
+      store: s.webhookStore,
+      signingSecret: async () => 'sk_test_fake_signing_secret',
+      environments: { byId: async () => env },
+      clock: s.time.clock,
+      http: s.http,
+      scheduler: s.time.scheduler,
+      instanceId: 'restarted',
+      log: s.log,
+    });
+    const notice = (type: '$incident.confirmed' | '$review.opened') => ({
+      type,
+      env,
+      userId: first?.userId ?? '',
+      device: { token: first?.deviceToken ?? '' } as unknown as Device,
+      trigger: 'device_reported',
+      context: { ip: null, userAgent: null, location: null },
+      policy: null,
+      userTraits: {},
+      properties: {},
+      at: s.time.clock.now(),
+    });
     await restarted.emit(notice('$incident.confirmed'));
     expect(s.webhookStore.all).toHaveLength(1);
     expect(restarted.outbox().depth).toBe(0);
@@ -126,7 +185,13 @@ describe('the outbox and the attempts, as the metrics read them', () => {
     await reportedDevice(s);
     const [mine] = s.webhookStore.all;
     // Another instance's delivery, a minute older, written straight into the shared outbox.
-    s.webhookStore.all.push({ ...(mine as NonNullable<typeof mine>), id: 'from-another-instance', userId: 'w2', attempts: [], createdAt: new Date(s.time.clock.now().getTime() - 60_000) });
+    s.webhookStore.all.push({
+      ...(mine as NonNullable<typeof mine>),
+      id: 'from-another-instance',
+      userId: 'w2',
+      attempts: [],
+      createdAt: new Date(s.time.clock.now().getTime() - 60_000),
+    });
     expect(s.webhooks.outbox()).toEqual({ depth: 1, oldestAgeSeconds: 0 });
     await s.webhooks.reconcileOutbox();
     expect(counted.reads).toBe(1);
@@ -152,7 +217,9 @@ describe('the outbox and the attempts, as the metrics read them', () => {
   });
 
   it('names why an attempt got no answer by a class of error, never by its message', async () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:443'), { code: 'ECONNREFUSED' }) });
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:443'), { code: 'ECONNREFUSED' }),
+    });
     const answers: (HttpPostResult | Error)[] = [refused, { timedOut: true }];
     const s = createFakeServices({
       http: createFakeHttpPoster(() => {
@@ -176,7 +243,9 @@ describe('the outbox and the attempts, as the metrics read them', () => {
     expect(failureClass(withCause('UNABLE_TO_VERIFY_LEAF_SIGNATURE'))).toBe('tls');
     expect(failureClass(withCause('UND_ERR_CONNECT_TIMEOUT'))).toBe('timeout');
     expect(failureClass(withCause('EHOSTUNREACH'))).toBe('network');
-    expect(failureClass(Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }))).toBe('invalid_url');
+    expect(failureClass(Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }))).toBe(
+      'invalid_url',
+    );
     expect(failureClass(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toBe('timeout');
     expect(failureClass(new Error('the database is unreachable'))).toBe('other');
     expect(failureClass('a string')).toBe('other');

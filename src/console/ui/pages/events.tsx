@@ -9,8 +9,6 @@ import { href, navigate, type Route } from '../router';
 import { EVENT, EVENTS } from '../queries';
 import { AddToList, domainOf } from '../lists';
 
-
-
 export interface EventRow {
   id: string;
   occurredAt: string;
@@ -32,7 +30,10 @@ export interface EventRow {
 export type EventKind = 'VERDICT' | 'FEEDBACK' | 'ACTIVITY';
 
 interface EventsData {
-  events: { edges: { cursor: string; node: EventRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  events: {
+    edges: { cursor: string; node: EventRow }[];
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  };
 }
 
 const TEXT_FILTERS = [
@@ -109,7 +110,8 @@ export function EventTable({ rows, showUser = true }: { rows: EventRow[]; showUs
                 </td>
               )}
               <td>
-                {e.ip ? <a href={href(['events'], { ip: e.ip })}>{e.ip}</a> : '—'} {e.country && <span class="muted">{e.country}</span>}
+                {e.ip ? <a href={href(['events'], { ip: e.ip })}>{e.ip}</a> : '—'}{' '}
+                {e.country && <span class="muted">{e.country}</span>}
               </td>
               <td class="signals">
                 {e.signals.map((s) => (
@@ -137,7 +139,12 @@ export function Events({ route }: { route: Route }) {
     setDraft(d);
   }, [route.params.toString()]);
   const first = useQuery<EventsData>(EVENTS, { filter });
-  const [more, setMore] = useState<{ rows: EventRow[]; next: string | null; error: ApiError | null; loading: boolean }>({ rows: [], next: null, error: null, loading: false });
+  const [more, setMore] = useState<{
+    rows: EventRow[];
+    next: string | null;
+    error: ApiError | null;
+    loading: boolean;
+  }>({ rows: [], next: null, error: null, loading: false });
   useEffect(() => setMore({ rows: [], next: null, error: null, loading: false }), [JSON.stringify(filter)]);
 
   const apply = (e: Event) => {
@@ -153,7 +160,12 @@ export function Events({ route }: { route: Route }) {
     setMore((m) => ({ ...m, loading: true, error: null }));
     try {
       const d = await gql<EventsData>(EVENTS, { filter, after });
-      setMore((m) => ({ rows: [...m.rows, ...d.events.edges.map((x) => x.node)], next: d.events.pageInfo.hasNextPage ? d.events.pageInfo.endCursor : null, error: null, loading: false }));
+      setMore((m) => ({
+        rows: [...m.rows, ...d.events.edges.map((x) => x.node)],
+        next: d.events.pageInfo.hasNextPage ? d.events.pageInfo.endCursor : null,
+        error: null,
+        loading: false,
+      }));
     } catch (err) {
       setMore((m) => ({ ...m, loading: false, error: err as ApiError }));
     }
@@ -169,12 +181,21 @@ export function Events({ route }: { route: Route }) {
         {TEXT_FILTERS.map(([k, label]) => (
           <label key={k}>
             {label}
-            <input name={k} value={draft[k] ?? ''} onInput={(e) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value })} inputMode={k === 'asn' ? 'numeric' : undefined} />
+            <input
+              name={k}
+              value={draft[k] ?? ''}
+              onInput={(e) => setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value })}
+              inputMode={k === 'asn' ? 'numeric' : undefined}
+            />
           </label>
         ))}
         <label>
           Verdict
-          <select name="action" value={draft.action ?? ''} onChange={(e) => setDraft({ ...draft, action: (e.target as HTMLSelectElement).value })}>
+          <select
+            name="action"
+            value={draft.action ?? ''}
+            onChange={(e) => setDraft({ ...draft, action: (e.target as HTMLSelectElement).value })}
+          >
             <option value="">any</option>
             <option value="ALLOW">allow</option>
             <option value="CHALLENGE">challenge</option>
@@ -183,11 +204,21 @@ export function Events({ route }: { route: Route }) {
         </label>
         <label>
           From (UTC)
-          <input type="datetime-local" name="from" value={draft.from ?? ''} onInput={(e) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })} />
+          <input
+            type="datetime-local"
+            name="from"
+            value={draft.from ?? ''}
+            onInput={(e) => setDraft({ ...draft, from: (e.target as HTMLInputElement).value })}
+          />
         </label>
         <label>
           To (UTC)
-          <input type="datetime-local" name="to" value={draft.to ?? ''} onInput={(e) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })} />
+          <input
+            type="datetime-local"
+            name="to"
+            value={draft.to ?? ''}
+            onInput={(e) => setDraft({ ...draft, to: (e.target as HTMLInputElement).value })}
+          />
         </label>
         <div class="row">
           <button class="primary" type="submit">
@@ -202,7 +233,9 @@ export function Events({ route }: { route: Route }) {
       </form>
       {first.loading && <Loading what="Searching events" />}
       {first.error && <ErrorBox error={first.error} retry={first.reload} />}
-      {first.data && rows.length === 0 && <Empty>{active ? 'No event matches these filters.' : 'No events yet.'}</Empty>}
+      {first.data && rows.length === 0 && (
+        <Empty>{active ? 'No event matches these filters.' : 'No events yet.'}</Empty>
+      )}
       {rows.length > 0 && <EventTable rows={rows} />}
       {more.error && <ErrorBox error={more.error} />}
       {hasMore && (
@@ -213,7 +246,6 @@ export function Events({ route }: { route: Route }) {
     </div>
   );
 }
-
 
 interface EventData {
   event: {
@@ -242,7 +274,13 @@ interface EventData {
       name: string;
       action: string;
       testToken: boolean;
-      revisionDetails: { id: string; createdAt: string; name: string; action: string; conditions: Conditions } | null;
+      revisionDetails: {
+        id: string;
+        createdAt: string;
+        name: string;
+        action: string;
+        conditions: Conditions;
+      } | null;
       current: { id: string; revision: string; name: string; archived: boolean } | null;
     } | null;
     headers: unknown;
@@ -275,34 +313,100 @@ export function EventDetail({ id, session }: { id: string; session: SessionInfo 
               ['Received', time(e.receivedAt)],
               ['Endpoint', e.endpoint.toLowerCase()],
               ['Risk', `${risk(e.risk)}${e.riskLevel ? ` (${e.riskLevel.toLowerCase()})` : ''}`],
-              ['User', e.userId ? <span><a href={href(['users', e.userId])}>{e.userId}</a><AddToList type="USER_ID" value={e.userId} canMutate={can} /></span> : null],
-              ['E-mail', e.email ? <span>{e.email}<AddToList type="EMAIL" value={e.email} canMutate={can} /></span> : null],
-              ['E-mail domain', domain ? <span>{domain}<AddToList type="EMAIL_DOMAIN" value={domain} canMutate={can} /></span> : null],
-              ['IP', e.ip ? <span data-testid="event-ip"><a href={href(['events'], { ip: e.ip })}>{e.ip}</a><AddToList type="IP" value={e.ip} canMutate={can} /></span> : null],
+              [
+                'User',
+                e.userId ? (
+                  <span>
+                    <a href={href(['users', e.userId])}>{e.userId}</a>
+                    <AddToList type="USER_ID" value={e.userId} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
+              [
+                'E-mail',
+                e.email ? (
+                  <span>
+                    {e.email}
+                    <AddToList type="EMAIL" value={e.email} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
+              [
+                'E-mail domain',
+                domain ? (
+                  <span>
+                    {domain}
+                    <AddToList type="EMAIL_DOMAIN" value={domain} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
+              [
+                'IP',
+                e.ip ? (
+                  <span data-testid="event-ip">
+                    <a href={href(['events'], { ip: e.ip })}>{e.ip}</a>
+                    <AddToList type="IP" value={e.ip} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
               ['Country', e.country],
-              ['ASN', e.asn !== null ? <span>AS{e.asn}<AddToList type="ASN" value={String(e.asn)} canMutate={can} /></span> : null],
-              ['Device', e.device ? <span>
-                <a href={href(['events'], { deviceToken: e.device.token })}><code class="token">{e.device.token}</code></a> <StateBadge state={e.device.reviewState} />
-                <AddToList type="DEVICE" value={e.device.token} canMutate={can} />
-              </span> : e.deviceToken ? <span><code class="token">{e.deviceToken}</code><AddToList type="DEVICE" value={e.deviceToken} canMutate={can} /></span> : null],
+              [
+                'ASN',
+                e.asn !== null ? (
+                  <span>
+                    AS{e.asn}
+                    <AddToList type="ASN" value={String(e.asn)} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
+              [
+                'Device',
+                e.device ? (
+                  <span>
+                    <a href={href(['events'], { deviceToken: e.device.token })}>
+                      <code class="token">{e.device.token}</code>
+                    </a>{' '}
+                    <StateBadge state={e.device.reviewState} />
+                    <AddToList type="DEVICE" value={e.device.token} canMutate={can} />
+                  </span>
+                ) : e.deviceToken ? (
+                  <span>
+                    <code class="token">{e.deviceToken}</code>
+                    <AddToList type="DEVICE" value={e.deviceToken} canMutate={can} />
+                  </span>
+                ) : null,
+              ],
               ['User agent', <span class="wrap">{e.userAgent}</span>],
               ['Degraded', e.degraded ? 'yes: decided without all of its state' : 'no'],
             ]}
           />
         </Card>
         <Card title="Policy that decided it">
-          {!e.policy && <Empty>{e.kind === 'FEEDBACK' ? 'No policy: feedback reports how something ended, and has no verdict.' : 'No policy: this event was sent to track or log, and has no verdict.'}</Empty>}
+          {!e.policy && (
+            <Empty>
+              {e.kind === 'FEEDBACK'
+                ? 'No policy: feedback reports how something ended, and has no verdict.'
+                : 'No policy: this event was sent to track or log, and has no verdict.'}
+            </Empty>
+          )}
           {e.policy?.testToken && (
             <>
               <Facts
                 items={[
                   ['Policy', e.policy.name],
                   ['Action', <ActionBadge action={e.policy.action} />],
-                  ['Revision', <code class="token" data-testid="event-revision">{e.policy.revision}</code>],
+                  [
+                    'Revision',
+                    <code class="token" data-testid="event-revision">
+                      {e.policy.revision}
+                    </code>,
+                  ],
                 ]}
               />
               <p class="note">
-                This verdict was forced by a sandbox test token (<code>policy.action:{e.policy.action.toLowerCase()}</code> in the request token): none of this environment's policies decided it.
+                This verdict was forced by a sandbox test token (
+                <code>policy.action:{e.policy.action.toLowerCase()}</code> in the request token): none of this
+                environment's policies decided it.
               </p>
             </>
           )}
@@ -310,11 +414,30 @@ export function EventDetail({ id, session }: { id: string; session: SessionInfo 
             <>
               <Facts
                 items={[
-                  ['Policy', e.policy.current ? <a href={href(['policies', e.policy.id])}>{e.policy.name}</a> : e.policy.name],
+                  [
+                    'Policy',
+                    e.policy.current ? (
+                      <a href={href(['policies', e.policy.id])}>{e.policy.name}</a>
+                    ) : (
+                      e.policy.name
+                    ),
+                  ],
                   ['Action', <ActionBadge action={e.policy.action} />],
-                  ['Revision', <code class="token" data-testid="event-revision">{e.policy.revision}</code>],
+                  [
+                    'Revision',
+                    <code class="token" data-testid="event-revision">
+                      {e.policy.revision}
+                    </code>,
+                  ],
                   ['Revision made', time(e.policy.revisionDetails?.createdAt)],
-                  ['Now', e.policy.current ? (e.policy.current.revision === e.policy.revision ? 'unchanged since' : `edited since${e.policy.current.archived ? ' (archived)' : ''}`) : 'deleted'],
+                  [
+                    'Now',
+                    e.policy.current
+                      ? e.policy.current.revision === e.policy.revision
+                        ? 'unchanged since'
+                        : `edited since${e.policy.current.archived ? ' (archived)' : ''}`
+                      : 'deleted',
+                  ],
                 ]}
               />
               {e.policy.revisionDetails && (

@@ -63,33 +63,43 @@ function ListIndex({ session }: { session: SessionInfo }) {
         <h1>Lists</h1>
       </div>
       <p class="muted">
-        Values to allow, block or watch: policies match events against lists (<em>in list</em>, <em>not in list</em>), and every verdict whose event is in a list carries the <code>in_list</code> signal naming it.
+        Values to allow, block or watch: policies match events against lists (<em>in list</em>,{' '}
+        <em>not in list</em>), and every verdict whose event is in a list carries the <code>in_list</code>{' '}
+        signal naming it.
       </p>
       <Card title="Lists" id="lists">
         {q.loading && !q.data && <Loading what="Loading the lists" />}
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}
-        {q.data && lists.length === 0 && <Empty>No lists yet.{session.canMutate ? ' Create one below, or add a value from an event or a user.' : ''}</Empty>}
+        {q.data && lists.length === 0 && (
+          <Empty>
+            No lists yet.
+            {session.canMutate ? ' Create one below, or add a value from an event or a user.' : ''}
+          </Empty>
+        )}
         {lists.length > 0 && (
           <DataTable head={['Name', 'Type', 'Items', 'Description', 'Used by']}>
-                {lists.map((l) => (
-                  <tr key={l.id} data-testid="list-row">
-                    <td>
-                      <ColorDot color={l.color} />{' '}
-                      <a href={href(['lists', l.id])} data-testid="list-link">
-                        {l.name}
-                      </a>
-                    </td>
-                    <td>
-                      {LIST_TYPES[l.type]?.label ?? l.type.toLowerCase()} <span class="muted small">({l.primaryField})</span>
-                    </td>
-                    <td>
-                      {count(l.active)} active
-                      {l.itemCount > l.active && <span class="muted small"> ({count(l.itemCount - l.active)} archived)</span>}
-                    </td>
-                    <td class="wrap">{l.description ?? '—'}</td>
-                    <td>{l.usedBy.length ? l.usedBy.join(', ') : <span class="muted">no policy</span>}</td>
-                  </tr>
-                ))}
+            {lists.map((l) => (
+              <tr key={l.id} data-testid="list-row">
+                <td>
+                  <ColorDot color={l.color} />{' '}
+                  <a href={href(['lists', l.id])} data-testid="list-link">
+                    {l.name}
+                  </a>
+                </td>
+                <td>
+                  {LIST_TYPES[l.type]?.label ?? l.type.toLowerCase()}{' '}
+                  <span class="muted small">({l.primaryField})</span>
+                </td>
+                <td>
+                  {count(l.active)} active
+                  {l.itemCount > l.active && (
+                    <span class="muted small"> ({count(l.itemCount - l.active)} archived)</span>
+                  )}
+                </td>
+                <td class="wrap">{l.description ?? '—'}</td>
+                <td>{l.usedBy.length ? l.usedBy.join(', ') : <span class="muted">no policy</span>}</td>
+              </tr>
+            ))}
           </DataTable>
         )}
       </Card>
@@ -104,9 +114,17 @@ function NewList({ onCreated }: { onCreated: (id: string) => void }) {
   const [color, setColor] = useState('$red');
   const [description, setDescription] = useState('');
   const create = useAction(async () => {
-    const r = await gql<{ createList: { id: string } }>(`mutation($input: ListCreateInput!) { createList(input: $input) { id } }`, {
-      input: { name: name.trim(), color, primaryField: LIST_TYPES[type].field, description: description.trim() || null },
-    });
+    const r = await gql<{ createList: { id: string } }>(
+      `mutation($input: ListCreateInput!) { createList(input: $input) { id } }`,
+      {
+        input: {
+          name: name.trim(),
+          color,
+          primaryField: LIST_TYPES[type].field,
+          description: description.trim() || null,
+        },
+      },
+    );
     onCreated(r.createList.id);
   });
   return (
@@ -121,11 +139,21 @@ function NewList({ onCreated }: { onCreated: (id: string) => void }) {
         <div class="row">
           <label>
             Name
-            <input name="name" value={name} required maxLength={200} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+            <input
+              name="name"
+              value={name}
+              required
+              maxLength={200}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
           </label>
           <label>
             Type
-            <select name="type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value as ListType)}>
+            <select
+              name="type"
+              value={type}
+              onChange={(e) => setType((e.target as HTMLSelectElement).value as ListType)}
+            >
               {CREATABLE_TYPES.map((t) => (
                 <option key={t} value={t}>
                   {LIST_TYPES[t].label}
@@ -137,11 +165,21 @@ function NewList({ onCreated }: { onCreated: (id: string) => void }) {
         </div>
         <label>
           Description
-          <input name="description" value={description} maxLength={1000} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
+          <input
+            name="description"
+            value={description}
+            maxLength={1000}
+            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+          />
         </label>
         {create.error && <ErrorBox error={create.error} />}
         <div class="row end">
-          <button type="submit" class="primary" disabled={create.busy || !name.trim()} data-testid="create-list">
+          <button
+            type="submit"
+            class="primary"
+            disabled={create.busy || !name.trim()}
+            data-testid="create-list"
+          >
             {create.busy ? 'Creating…' : 'Create list'}
           </button>
         </div>
@@ -175,7 +213,10 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
       return;
     }
     const m = p.kind === 'archive' ? 'archiveListItem' : 'unarchiveListItem';
-    await gql(`mutation($l: ID!, $i: ID!) { ${m}(listId: $l, itemId: $i) { id archived } }`, { l: id, i: p.item.id });
+    await gql(`mutation($l: ID!, $i: ID!) { ${m}(listId: $l, itemId: $i) { id archived } }`, {
+      l: id,
+      i: p.item.id,
+    });
     setPending(null);
     q.reload();
   });
@@ -183,7 +224,12 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
   if (q.loading && !q.data) return <Loading what="Loading the list" />;
   if (q.error && !q.data) return <ErrorBox error={q.error} retry={q.reload} />;
   const l = q.data?.list;
-  if (!l) return <Empty>No such list in this environment. <a href={href(['lists'])}>All lists</a></Empty>;
+  if (!l)
+    return (
+      <Empty>
+        No such list in this environment. <a href={href(['lists'])}>All lists</a>
+      </Empty>
+    );
   const items = l.items.edges.map((e) => e.node);
   const state = filter.archived === undefined ? 'all' : filter.archived ? 'archived' : 'active';
   return (
@@ -209,13 +255,33 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
           />
           {session.canMutate && (
             <div class="row end">
-              <button type="button" class="danger" disabled={l.usedBy.length > 0} title={l.usedBy.length ? 'An active policy names this list: archive it first' : undefined} onClick={() => setPending({ kind: 'delete' })} data-testid="delete-list">
+              <button
+                type="button"
+                class="danger"
+                disabled={l.usedBy.length > 0}
+                title={l.usedBy.length ? 'An active policy names this list: archive it first' : undefined}
+                onClick={() => setPending({ kind: 'delete' })}
+                data-testid="delete-list"
+              >
                 Delete list
               </button>
             </div>
           )}
         </Card>
-        {session.canMutate ? <AddItem listId={id} type={l.type} onAdded={() => { setAfter(null); q.reload(); }} /> : <Card title="Add a value"><ReadOnlyNote /></Card>}
+        {session.canMutate ? (
+          <AddItem
+            listId={id}
+            type={l.type}
+            onAdded={() => {
+              setAfter(null);
+              q.reload();
+            }}
+          />
+        ) : (
+          <Card title="Add a value">
+            <ReadOnlyNote />
+          </Card>
+        )}
       </div>
       <Card title="Items" id="items">
         <form
@@ -228,7 +294,12 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
         >
           <label>
             Value
-            <input name="value" value={search} placeholder={LIST_TYPES[l.type]?.example} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+            <input
+              name="value"
+              value={search}
+              placeholder={LIST_TYPES[l.type]?.example}
+              onInput={(e) => setSearch((e.target as HTMLInputElement).value)}
+            />
           </label>
           <label>
             Items
@@ -250,7 +321,15 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
         </form>
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}
         {act.error && <ErrorBox error={act.error} />}
-        {items.length === 0 && <Empty>{filter.value ? 'No item has this value.' : state === 'archived' ? 'No archived items.' : 'No items yet.'}</Empty>}
+        {items.length === 0 && (
+          <Empty>
+            {filter.value
+              ? 'No item has this value.'
+              : state === 'archived'
+                ? 'No archived items.'
+                : 'No items yet.'}
+          </Empty>
+        )}
         {items.length > 0 && (
           <div class="table-wrap">
             <table class="data">
@@ -281,17 +360,28 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
                     </td>
                     <td>{i.expiresAt ? time(i.expiresAt) : 'never'}</td>
                     <td>
-                      <span class={`badge ${i.active ? 'state-active' : 'muted'}`}>{i.archived ? 'archived' : i.active ? 'active' : 'expired'}</span>
+                      <span class={`badge ${i.active ? 'state-active' : 'muted'}`}>
+                        {i.archived ? 'archived' : i.active ? 'active' : 'expired'}
+                      </span>
                       {i.archivedAt && <span class="muted small"> {time(i.archivedAt)}</span>}
                     </td>
                     {session.canMutate && (
                       <td>
                         {i.archived ? (
-                          <button type="button" onClick={() => setPending({ kind: 'unarchive', item: i })} data-testid="unarchive">
+                          <button
+                            type="button"
+                            onClick={() => setPending({ kind: 'unarchive', item: i })}
+                            data-testid="unarchive"
+                          >
                             Unarchive
                           </button>
                         ) : (
-                          <button type="button" class="danger" onClick={() => setPending({ kind: 'archive', item: i })} data-testid="archive">
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => setPending({ kind: 'archive', item: i })}
+                            data-testid="archive"
+                          >
                             Archive
                           </button>
                         )}
@@ -320,25 +410,33 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
         {l.auditEntries.length === 0 && <Empty>No changes recorded.</Empty>}
         {l.auditEntries.length > 0 && (
           <DataTable head={['When', 'Who', 'What', 'Detail']} compact>
-                {l.auditEntries.map((a) => (
-                  <tr key={a.id} data-testid="audit-row">
-                    <td>{time(a.at)}</td>
-                    <td>
-                      <span title={a.actor.type}>{actorText(a.actor)}</span>
-                    </td>
-                    <td>
-                      <code>{a.action}</code>
-                    </td>
-                    <td class="wrap">{detailText(a.detail)}</td>
-                  </tr>
-                ))}
+            {l.auditEntries.map((a) => (
+              <tr key={a.id} data-testid="audit-row">
+                <td>{time(a.at)}</td>
+                <td>
+                  <span title={a.actor.type}>{actorText(a.actor)}</span>
+                </td>
+                <td>
+                  <code>{a.action}</code>
+                </td>
+                <td class="wrap">{detailText(a.detail)}</td>
+              </tr>
+            ))}
           </DataTable>
         )}
       </Card>
       {pending && (
         <Confirm
-          title={pending.kind === 'delete' ? `Delete ${l.name}?` : pending.kind === 'archive' ? 'Archive this item?' : 'Unarchive this item?'}
-          confirmLabel={pending.kind === 'delete' ? 'Delete' : pending.kind === 'archive' ? 'Archive' : 'Unarchive'}
+          title={
+            pending.kind === 'delete'
+              ? `Delete ${l.name}?`
+              : pending.kind === 'archive'
+                ? 'Archive this item?'
+                : 'Unarchive this item?'
+          }
+          confirmLabel={
+            pending.kind === 'delete' ? 'Delete' : pending.kind === 'archive' ? 'Archive' : 'Unarchive'
+          }
           danger={pending.kind !== 'unarchive'}
           busy={act.busy}
           onCancel={() => {
@@ -351,7 +449,8 @@ function ListPage({ id, session }: { id: string; session: SessionInfo }) {
             <p>The list and its {count(l.itemCount)} items are deleted; this cannot be undone.</p>
           ) : pending.kind === 'archive' ? (
             <p>
-              <code>{pending.item.value}</code> stops matching at once; it stays here, archived, and can be unarchived.
+              <code>{pending.item.value}</code> stops matching at once; it stays here, archived, and can be
+              unarchived.
             </p>
           ) : (
             <p>
@@ -390,15 +489,32 @@ function AddItem({ listId, type, onAdded }: { listId: string; type: ListType; on
       >
         <label>
           Value
-          <input name="itemValue" value={value} required maxLength={512} placeholder={LIST_TYPES[type]?.example} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+          <input
+            name="itemValue"
+            value={value}
+            required
+            maxLength={512}
+            placeholder={LIST_TYPES[type]?.example}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
           Reason
-          <input name="itemReason" value={reason} maxLength={1000} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+          <input
+            name="itemReason"
+            value={reason}
+            maxLength={1000}
+            onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
           Expires (UTC, optional)
-          <input type="datetime-local" name="itemExpires" value={expires} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />
+          <input
+            type="datetime-local"
+            name="itemExpires"
+            value={expires}
+            onInput={(e) => setExpires((e.target as HTMLInputElement).value)}
+          />
         </label>
         {add.error && <ErrorBox error={add.error} />}
         <div class="row end">

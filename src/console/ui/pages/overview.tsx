@@ -12,8 +12,6 @@ const RANGES: Record<string, { label: string; ms: number; bucket: 'HOUR' | 'DAY'
   '30d': { label: 'Last 30 days', ms: 30 * 86_400_000, bucket: 'DAY' },
 };
 
-
-
 interface Counted {
   action: string | null;
   count: number;
@@ -52,7 +50,14 @@ export function Overview({ route }: { route: Route }) {
     const buckets = series.data?.analytics.timeSeries.buckets ?? [];
     const times = buckets.map((b) => Date.parse(b.start) / 1000);
     const of = (action: string) => buckets.map((b) => b.actions.find((a) => a.action === action)?.count ?? 0);
-    return { times, series: ['ALLOW', 'CHALLENGE', 'DENY'].map((a) => ({ label: a.toLowerCase(), color: COLORS[a], values: of(a) })) };
+    return {
+      times,
+      series: ['ALLOW', 'CHALLENGE', 'DENY'].map((a) => ({
+        label: a.toLowerCase(),
+        color: COLORS[a],
+        values: of(a),
+      })),
+    };
   }, [series.data]);
 
   const eventsLink = (params: Record<string, string>) => href(['events'], { from, to, ...params });
@@ -62,23 +67,23 @@ export function Overview({ route }: { route: Route }) {
       <div class="page-head">
         <h1>Overview</h1>
         <div class="row">
-        <button
-          type="button"
-          onClick={() => setTick((t) => t + 1)}
-          disabled={series.loading}
-        >
-          Refresh
-        </button>
-        <label class="inline">
-          Range{' '}
-          <select value={rangeKey} onChange={(e) => navigate(href(['overview'], { range: (e.target as HTMLSelectElement).value }))} data-testid="range">
-            {Object.entries(RANGES).map(([k, r]) => (
-              <option key={k} value={k}>
-                {r.label}
-              </option>
-            ))}
-          </select>
-        </label>
+          <button type="button" onClick={() => setTick((t) => t + 1)} disabled={series.loading}>
+            Refresh
+          </button>
+          <label class="inline">
+            Range{' '}
+            <select
+              value={rangeKey}
+              onChange={(e) => navigate(href(['overview'], { range: (e.target as HTMLSelectElement).value }))}
+              data-testid="range"
+            >
+              {Object.entries(RANGES).map(([k, r]) => (
+                <option key={k} value={k}>
+                  {r.label}
+                </option>
+              ))}
+            </select>
+          </label>
         </div>
       </div>
       {series.loading && !a && <Loading what="Counting verdicts" />}
@@ -87,34 +92,73 @@ export function Overview({ route }: { route: Route }) {
         <>
           <div class="tiles">
             <a class="tile" href={eventsLink({})}>
-              <span class="tile-n" data-testid="total">{count(a.total)}</span>
+              <span class="tile-n" data-testid="total">
+                {count(a.total)}
+              </span>
               <span>events</span>
             </a>
             {['ALLOW', 'CHALLENGE', 'DENY'].map((act) => (
               <a key={act} class={`tile action-${act.toLowerCase()}`} href={eventsLink({ action: act })}>
-                <span class="tile-n" data-testid={`count-${act.toLowerCase()}`}>{count(a.actions.find((x) => x.action === act)?.count ?? 0)}</span>
+                <span class="tile-n" data-testid={`count-${act.toLowerCase()}`}>
+                  {count(a.actions.find((x) => x.action === act)?.count ?? 0)}
+                </span>
                 <span>{act.toLowerCase()}</span>
               </a>
             ))}
           </div>
           <Card title="Verdicts over time" id="verdicts">
-            {a.total === 0 ? <Empty>No verdicts in this range yet. Send events to /v1/risk, /v1/filter or /v1/authenticate.</Empty> : <TimeChart title="Verdicts over time" times={chart.times} series={chart.series} />}
-            {a.timeSeries.truncated && <p class="note">The range holds more events than one analysis reads: the counts are partial. Choose a shorter range.</p>}
+            {a.total === 0 ? (
+              <Empty>
+                No verdicts in this range yet. Send events to /v1/risk, /v1/filter or /v1/authenticate.
+              </Empty>
+            ) : (
+              <TimeChart title="Verdicts over time" times={chart.times} series={chart.series} />
+            )}
+            {a.timeSeries.truncated && (
+              <p class="note">
+                The range holds more events than one analysis reads: the counts are partial. Choose a shorter
+                range.
+              </p>
+            )}
           </Card>
           <Card title="Signals that fire most" id="signals">
-            <Bars label="Signal" rows={a.signals.map((s) => ({ key: s.signal, count: s.count }))} render={(k) => <a href={eventsLink({ signal: k })}>{k}</a>} />
+            <Bars
+              label="Signal"
+              rows={a.signals.map((s) => ({ key: s.signal, count: s.count }))}
+              render={(k) => <a href={eventsLink({ signal: k })}>{k}</a>}
+            />
           </Card>
         </>
       )}
       <div class="grid2">
-        <Sources title="Denied: where from" state={denied} link={(p) => eventsLink({ action: 'DENY', ...p })} id="denied" />
-        <Sources title="Challenged: where from" state={challenged} link={(p) => eventsLink({ action: 'CHALLENGE', ...p })} id="challenged" />
+        <Sources
+          title="Denied: where from"
+          state={denied}
+          link={(p) => eventsLink({ action: 'DENY', ...p })}
+          id="denied"
+        />
+        <Sources
+          title="Challenged: where from"
+          state={challenged}
+          link={(p) => eventsLink({ action: 'CHALLENGE', ...p })}
+          id="challenged"
+        />
       </div>
     </div>
   );
 }
 
-function Sources({ title, state, link, id }: { title: string; state: QueryState<SourcesData>; link: (p: Record<string, string>) => string; id: string }) {
+function Sources({
+  title,
+  state,
+  link,
+  id,
+}: {
+  title: string;
+  state: QueryState<SourcesData>;
+  link: (p: Record<string, string>) => string;
+  id: string;
+}) {
   const a = state.data?.analytics;
   return (
     <Card title={title} id={id}>
@@ -128,7 +172,11 @@ function Sources({ title, state, link, id }: { title: string; state: QueryState<
           <h3>Networks (ASN) ({count(a.asns.distinct)})</h3>
           <Bars label="ASN" rows={a.asns.entries} render={(k) => <a href={link({ asn: k })}>AS{k}</a>} />
           <h3>Countries ({count(a.countries.distinct)})</h3>
-          <Bars label="Country" rows={a.countries.entries} render={(k) => <a href={link({ country: k })}>{k}</a>} />
+          <Bars
+            label="Country"
+            rows={a.countries.entries}
+            render={(k) => <a href={link({ country: k })}>{k}</a>}
+          />
         </div>
       )}
     </Card>

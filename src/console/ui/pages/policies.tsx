@@ -67,7 +67,21 @@ interface Draft {
   notInLists: string[];
 }
 
-const EMPTY_DRAFT: Draft = { name: '', group: 'EVENT', action: 'CHALLENGE', events: '', riskLevels: [], minRisk: '', maxRisk: '', signalsAny: '', signalsAll: '', countries: '', deviceStates: [], inLists: [], notInLists: [] };
+const EMPTY_DRAFT: Draft = {
+  name: '',
+  group: 'EVENT',
+  action: 'CHALLENGE',
+  events: '',
+  riskLevels: [],
+  minRisk: '',
+  maxRisk: '',
+  signalsAny: '',
+  signalsAll: '',
+  countries: '',
+  deviceStates: [],
+  inLists: [],
+  notInLists: [],
+};
 
 function draftOf(p: { name: string; group: string; action: string; conditions: Conditions }): Draft {
   const c = p.conditions;
@@ -105,13 +119,18 @@ function conditionsInput(d: Draft): Record<string, unknown> {
   };
 }
 
-
 export function Policies({ id, session }: { id: string | null; session: SessionInfo }) {
   const list = useQuery<{ policies: PolicyRow[] }>(POLICIES);
   const choices = useQuery<{ lists: ListChoice[] }>(LIST_CHOICES);
-  const listNames = useMemo(() => new Map((choices.data?.lists ?? []).map((l) => [l.id, l.name])), [choices.data]);
+  const listNames = useMemo(
+    () => new Map((choices.data?.lists ?? []).map((l) => [l.id, l.name])),
+    [choices.data],
+  );
   const reorder = useAction(async (group: string, ids: string[]) => {
-    await gql(`mutation($g: PolicyGroup!, $ids: [ID!]!) { reorderPolicies(group: $g, ids: $ids) { id } }`, { g: group, ids });
+    await gql(`mutation($g: PolicyGroup!, $ids: [ID!]!) { reorderPolicies(group: $g, ids: $ids) { id } }`, {
+      g: group,
+      ids,
+    });
     list.reload();
   });
   const policies = list.data?.policies ?? [];
@@ -134,7 +153,10 @@ export function Policies({ id, session }: { id: string | null; session: SessionI
           </a>
         )}
       </div>
-      <p class="muted">Evaluated group by group (before, event, after), each group in order; the first active policy that matches decides, else the catch-all.</p>
+      <p class="muted">
+        Evaluated group by group (before, event, after), each group in order; the first active policy that
+        matches decides, else the catch-all.
+      </p>
       <div class="split">
         <Card title="Rules in order" id="policy-list">
           {list.loading && !list.data && <Loading />}
@@ -157,10 +179,20 @@ export function Policies({ id, session }: { id: string | null; session: SessionI
                       <ActionBadge action={p.action} />
                       {session.canMutate && !p.catchAll && (
                         <span class="reorder">
-                          <button type="button" aria-label={`Move ${p.name} up`} disabled={i === 0 || reorder.busy} onClick={() => move(p, -1)}>
+                          <button
+                            type="button"
+                            aria-label={`Move ${p.name} up`}
+                            disabled={i === 0 || reorder.busy}
+                            onClick={() => move(p, -1)}
+                          >
                             ↑
                           </button>
-                          <button type="button" aria-label={`Move ${p.name} down`} disabled={i >= rows.filter((x) => !x.catchAll).length - 1 || reorder.busy} onClick={() => move(p, 1)}>
+                          <button
+                            type="button"
+                            aria-label={`Move ${p.name} down`}
+                            disabled={i >= rows.filter((x) => !x.catchAll).length - 1 || reorder.busy}
+                            onClick={() => move(p, 1)}
+                          >
                             ↓
                           </button>
                         </span>
@@ -189,7 +221,17 @@ export function Policies({ id, session }: { id: string | null; session: SessionI
           )}
         </Card>
         <div>
-          {id === 'new' && <PolicyEditor key="new" session={session} policy={null} onSaved={(pid) => { list.reload(); navigate(href(['policies', pid])); }} />}
+          {id === 'new' && (
+            <PolicyEditor
+              key="new"
+              session={session}
+              policy={null}
+              onSaved={(pid) => {
+                list.reload();
+                navigate(href(['policies', pid]));
+              }}
+            />
+          )}
           {id && id !== 'new' && <PolicyById key={id} id={id} session={session} onChanged={list.reload} />}
           {!id && <Empty>Choose a policy to see and edit it, with its revisions.</Empty>}
         </div>
@@ -236,7 +278,15 @@ const DRY_RUN = `query DryRun($drafts: [PolicyDraftInput!]!, $days: Int) {
   }
 }`;
 
-function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null; session: SessionInfo; onSaved: (id: string) => void }) {
+function PolicyEditor({
+  policy,
+  session,
+  onSaved,
+}: {
+  policy: PolicyFull | null;
+  session: SessionInfo;
+  onSaved: (id: string) => void;
+}) {
   const [draft, setDraft] = useState<Draft>(() => (policy ? draftOf(policy) : EMPTY_DRAFT));
   const [days, setDays] = useState(7);
   const [dry, setDry] = useState<{ key: string; result: DryRun } | null>(null);
@@ -246,7 +296,11 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
   const key = JSON.stringify([draft, days]);
 
   const input = () =>
-    catchAll ? { name: draft.name } : policy ? { name: draft.name, group: draft.group, action: draft.action, conditions: conditionsInput(draft) } : { name: draft.name, group: draft.group, action: draft.action, conditions: conditionsInput(draft) };
+    catchAll
+      ? { name: draft.name }
+      : policy
+        ? { name: draft.name, group: draft.group, action: draft.action, conditions: conditionsInput(draft) }
+        : { name: draft.name, group: draft.group, action: draft.action, conditions: conditionsInput(draft) };
 
   const run = useAction(async () => {
     const drafts = [policy ? { id: policy.id, update: input() } : { create: input() }];
@@ -255,10 +309,16 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
   });
   const publish = useAction(async () => {
     if (policy) {
-      await gql(`mutation($id: ID!, $input: PolicyUpdateInput!) { updatePolicy(id: $id, input: $input) { id revision } }`, { id: policy.id, input: input() });
+      await gql(
+        `mutation($id: ID!, $input: PolicyUpdateInput!) { updatePolicy(id: $id, input: $input) { id revision } }`,
+        { id: policy.id, input: input() },
+      );
       onSaved(policy.id);
     } else {
-      const r = await gql<{ createPolicy: { id: string } }>(`mutation($input: PolicyCreateInput!) { createPolicy(input: $input) { id revision } }`, { input: input() });
+      const r = await gql<{ createPolicy: { id: string } }>(
+        `mutation($input: PolicyCreateInput!) { createPolicy(input: $input) { id revision } }`,
+        { input: input() },
+      );
       onSaved(r.createPolicy.id);
     }
   });
@@ -271,11 +331,22 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
   const lists = useQuery<{ lists: ListChoice[] }>(LIST_CHOICES);
   const fresh = dry?.key === key;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => setDraft({ ...draft, [k]: v });
-  const toggle = (k: 'riskLevels' | 'deviceStates' | 'inLists' | 'notInLists', v: string) => set(k, draft[k].includes(v) ? draft[k].filter((x) => x !== v) : [...draft[k], v]);
-  const text = (k: 'events' | 'signalsAny' | 'signalsAll' | 'countries' | 'minRisk' | 'maxRisk', label: string, hint: string) => (
+  const toggle = (k: 'riskLevels' | 'deviceStates' | 'inLists' | 'notInLists', v: string) =>
+    set(k, draft[k].includes(v) ? draft[k].filter((x) => x !== v) : [...draft[k], v]);
+  const text = (
+    k: 'events' | 'signalsAny' | 'signalsAll' | 'countries' | 'minRisk' | 'maxRisk',
+    label: string,
+    hint: string,
+  ) => (
     <label>
       {label}
-      <input name={k} value={draft[k]} disabled={readOnly || catchAll} onInput={(e) => set(k, (e.target as HTMLInputElement).value)} aria-describedby={`${k}-hint`} />
+      <input
+        name={k}
+        value={draft[k]}
+        disabled={readOnly || catchAll}
+        onInput={(e) => set(k, (e.target as HTMLInputElement).value)}
+        aria-describedby={`${k}-hint`}
+      />
       <small id={`${k}-hint`}>{hint}</small>
     </label>
   );
@@ -283,8 +354,12 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
   return (
     <Card title={policy ? `Edit: ${policy.name}` : 'New policy'} id="policy-editor">
       {!session.canMutate && <ReadOnlyNote />}
-      {policy?.archived && <p class="note">This policy is archived: roll back to a revision to restore it.</p>}
-      {catchAll && <p class="note">The catch-all answers when nothing else matched; only its name can change.</p>}
+      {policy?.archived && (
+        <p class="note">This policy is archived: roll back to a revision to restore it.</p>
+      )}
+      {catchAll && (
+        <p class="note">The catch-all answers when nothing else matched; only its name can change.</p>
+      )}
       <form
         class="policy-form"
         onSubmit={(e) => {
@@ -294,12 +369,24 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
       >
         <label>
           Name
-          <input name="name" value={draft.name} required maxLength={200} disabled={readOnly} onInput={(e) => set('name', (e.target as HTMLInputElement).value)} />
+          <input
+            name="name"
+            value={draft.name}
+            required
+            maxLength={200}
+            disabled={readOnly}
+            onInput={(e) => set('name', (e.target as HTMLInputElement).value)}
+          />
         </label>
         <div class="row">
           <label>
             Group
-            <select name="group" value={draft.group} disabled={readOnly || catchAll} onChange={(e) => set('group', (e.target as HTMLSelectElement).value)}>
+            <select
+              name="group"
+              value={draft.group}
+              disabled={readOnly || catchAll}
+              onChange={(e) => set('group', (e.target as HTMLSelectElement).value)}
+            >
               {GROUPS.map((g) => (
                 <option key={g} value={g}>
                   {g.toLowerCase()}
@@ -309,7 +396,12 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
           </label>
           <label>
             Action
-            <select name="action" value={draft.action} disabled={readOnly || catchAll} onChange={(e) => set('action', (e.target as HTMLSelectElement).value)}>
+            <select
+              name="action"
+              value={draft.action}
+              disabled={readOnly || catchAll}
+              onChange={(e) => set('action', (e.target as HTMLSelectElement).value)}
+            >
               {['ALLOW', 'CHALLENGE', 'DENY'].map((a) => (
                 <option key={a} value={a}>
                   {a.toLowerCase()}
@@ -320,12 +412,22 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
         </div>
         <fieldset disabled={readOnly || catchAll}>
           <legend>When (every condition given must hold)</legend>
-          {text('events', 'Events', 'Canonical names, comma-separated (e.g. $login, $login.succeeded); empty: every event')}
+          {text(
+            'events',
+            'Events',
+            'Canonical names, comma-separated (e.g. $login, $login.succeeded); empty: every event',
+          )}
           <div class="checks" role="group" aria-label="Risk levels">
             <span>Risk levels</span>
             {LEVELS.map((l) => (
               <label key={l} class="check">
-                <input type="checkbox" name={`level-${l}`} checked={draft.riskLevels.includes(l)} onChange={() => toggle('riskLevels', l)} /> {l.toLowerCase()}
+                <input
+                  type="checkbox"
+                  name={`level-${l}`}
+                  checked={draft.riskLevels.includes(l)}
+                  onChange={() => toggle('riskLevels', l)}
+                />{' '}
+                {l.toLowerCase()}
               </label>
             ))}
           </div>
@@ -340,16 +442,31 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
             <span>Device states</span>
             {STATES.map((s) => (
               <label key={s} class="check">
-                <input type="checkbox" name={`state-${s}`} checked={draft.deviceStates.includes(s)} onChange={() => toggle('deviceStates', s)} /> {s.toLowerCase()}
+                <input
+                  type="checkbox"
+                  name={`state-${s}`}
+                  checked={draft.deviceStates.includes(s)}
+                  onChange={() => toggle('deviceStates', s)}
+                />{' '}
+                {s.toLowerCase()}
               </label>
             ))}
           </div>
-          <ListConditions lists={lists.data?.lists ?? null} inLists={draft.inLists} notInLists={draft.notInLists} toggle={toggle} />
+          <ListConditions
+            lists={lists.data?.lists ?? null}
+            inLists={draft.inLists}
+            notInLists={draft.notInLists}
+            toggle={toggle}
+          />
         </fieldset>
         <div class="row">
           <label class="inline">
             Dry run on the last{' '}
-            <select name="days" value={String(days)} onChange={(e) => setDays(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name="days"
+              value={String(days)}
+              onChange={(e) => setDays(Number((e.target as HTMLSelectElement).value))}
+            >
               {[1, 7, 14, 30].map((d) => (
                 <option key={d} value={String(d)}>
                   {d} {d === 1 ? 'day' : 'days'}
@@ -361,7 +478,14 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
             {run.busy ? 'Deciding again…' : 'Dry run'}
           </button>
           {session.canMutate && !policy?.archived && (
-            <button type="button" class="primary" disabled={!fresh || publish.busy} onClick={() => void publish.go()} data-testid="publish" title={fresh ? undefined : 'Run a dry run of this draft first'}>
+            <button
+              type="button"
+              class="primary"
+              disabled={!fresh || publish.busy}
+              onClick={() => void publish.go()}
+              data-testid="publish"
+              title={fresh ? undefined : 'Run a dry run of this draft first'}
+            >
               {publish.busy ? 'Publishing…' : 'Publish'}
             </button>
           )}
@@ -371,14 +495,28 @@ function PolicyEditor({ policy, session, onSaved }: { policy: PolicyFull | null;
             </button>
           )}
         </div>
-        {session.canMutate && !fresh && !policy?.archived && <small>Publishing is offered once a dry run of this very draft has shown what it would change.</small>}
+        {session.canMutate && !fresh && !policy?.archived && (
+          <small>
+            Publishing is offered once a dry run of this very draft has shown what it would change.
+          </small>
+        )}
       </form>
       {run.error && <ErrorBox error={run.error} />}
       {publish.error && <ErrorBox error={publish.error} />}
       {dry && <DryRunResult result={dry.result} stale={!fresh} />}
       {confirmArchive && (
-        <Confirm title={`Archive ${policy?.name}?`} confirmLabel="Archive" danger busy={archive.busy} onConfirm={() => void archive.go()} onCancel={() => setConfirmArchive(false)}>
-          <p>It stops applying from the very next verdict. Its revisions stay readable, and a rollback restores it.</p>
+        <Confirm
+          title={`Archive ${policy?.name}?`}
+          confirmLabel="Archive"
+          danger
+          busy={archive.busy}
+          onConfirm={() => void archive.go()}
+          onCancel={() => setConfirmArchive(false)}
+        >
+          <p>
+            It stops applying from the very next verdict. Its revisions stay readable, and a rollback restores
+            it.
+          </p>
           {archive.error && <ErrorBox error={archive.error} />}
         </Confirm>
       )}
@@ -394,7 +532,9 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
   });
   return (
     <section class={`dry-run${stale ? ' stale' : ''}`} aria-live="polite" data-testid="dry-run-result">
-      <h3>Dry run: {count(result.scanned)} verdicts from {time(result.from)} to {time(result.to)}</h3>
+      <h3>
+        Dry run: {count(result.scanned)} verdicts from {time(result.from)} to {time(result.to)}
+      </h3>
       {stale && <p class="note">The draft changed since: run again before publishing.</p>}
       {result.truncated && <p class="note">Only the newest {count(result.scanned)} verdicts were read.</p>}
       {result.scanned === 0 ? (
@@ -418,32 +558,43 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
                   </th>
                   <td>{count(r.b)}</td>
                   <td>{count(r.n)}</td>
-                  <td class={r.n > r.b ? 'up' : r.n < r.b ? 'down' : ''}>{r.n === r.b ? '—' : `${r.n > r.b ? '+' : ''}${count(r.n - r.b)}`}</td>
+                  <td class={r.n > r.b ? 'up' : r.n < r.b ? 'down' : ''}>
+                    {r.n === r.b ? '—' : `${r.n > r.b ? '+' : ''}${count(r.n - r.b)}`}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
           <p data-testid="dry-run-changed">
             <strong>{count(result.changed)}</strong> verdicts would change
-            {result.transitions.length > 0 && `: ${result.transitions.map((t) => `${t.from.toLowerCase()} → ${t.to.toLowerCase()} ${count(t.count)}`).join(', ')}`}.
+            {result.transitions.length > 0 &&
+              `: ${result.transitions.map((t) => `${t.from.toLowerCase()} → ${t.to.toLowerCase()} ${count(t.count)}`).join(', ')}`}
+            .
           </p>
           {result.samples.length > 0 && (
-            <DataTable head={['Event', 'User', 'Risk', 'Now', 'With the draft']} compact caption="Sample of changed verdicts">
-                  {result.samples.map((s) => (
-                    <tr key={s.event.id}>
-                      <td>
-                        <a href={href(['events', s.event.id])}>{time(s.event.occurredAt)}</a> <code>{s.event.name}</code>
-                      </td>
-                      <td>{s.event.userId ? <a href={href(['users', s.event.userId])}>{s.event.userId}</a> : '—'}</td>
-                      <td>{risk(s.event.risk)}</td>
-                      <td>
-                        <ActionBadge action={s.before} /> <span class="muted">{s.beforePolicy}</span>
-                      </td>
-                      <td>
-                        <ActionBadge action={s.after} /> <span class="muted">{s.afterPolicy}</span>
-                      </td>
-                    </tr>
-                  ))}
+            <DataTable
+              head={['Event', 'User', 'Risk', 'Now', 'With the draft']}
+              compact
+              caption="Sample of changed verdicts"
+            >
+              {result.samples.map((s) => (
+                <tr key={s.event.id}>
+                  <td>
+                    <a href={href(['events', s.event.id])}>{time(s.event.occurredAt)}</a>{' '}
+                    <code>{s.event.name}</code>
+                  </td>
+                  <td>
+                    {s.event.userId ? <a href={href(['users', s.event.userId])}>{s.event.userId}</a> : '—'}
+                  </td>
+                  <td>{risk(s.event.risk)}</td>
+                  <td>
+                    <ActionBadge action={s.before} /> <span class="muted">{s.beforePolicy}</span>
+                  </td>
+                  <td>
+                    <ActionBadge action={s.after} /> <span class="muted">{s.afterPolicy}</span>
+                  </td>
+                </tr>
+              ))}
             </DataTable>
           )}
         </>
@@ -454,13 +605,27 @@ function DryRunResult({ result, stale }: { result: DryRun; stale: boolean }) {
 
 /** Field-by-field differences between two revisions. */
 function diff(a: Revision | null, b: Revision): { field: string; from: string; to: string }[] {
-  const show = (v: unknown) => (v === null || v === undefined ? '—' : Array.isArray(v) ? v.join(', ') : String(v));
+  const show = (v: unknown) =>
+    v === null || v === undefined ? '—' : Array.isArray(v) ? v.join(', ') : String(v);
   const fields: [string, (r: Revision) => unknown][] = [
     ['name', (r) => r.name],
     ['group', (r) => r.group.toLowerCase()],
     ['action', (r) => r.action.toLowerCase()],
     ['archived', (r) => (r.archived ? 'yes' : 'no')],
-    ...(['events', 'riskLevels', 'minRisk', 'maxRisk', 'signalsAny', 'signalsAll', 'countries', 'deviceStates', 'inLists', 'notInLists'] as const).map((k): [string, (r: Revision) => unknown] => [k, (r) => r.conditions[k]]),
+    ...(
+      [
+        'events',
+        'riskLevels',
+        'minRisk',
+        'maxRisk',
+        'signalsAny',
+        'signalsAll',
+        'countries',
+        'deviceStates',
+        'inLists',
+        'notInLists',
+      ] as const
+    ).map((k): [string, (r: Revision) => unknown] => [k, (r) => r.conditions[k]]),
   ];
   const out: { field: string; from: string; to: string }[] = [];
   for (const [field, get] of fields) {
@@ -471,13 +636,24 @@ function diff(a: Revision | null, b: Revision): { field: string; from: string; t
   return out;
 }
 
-function Revisions({ policy, session, onRolledBack }: { policy: PolicyFull; session: SessionInfo; onRolledBack: () => void }) {
+function Revisions({
+  policy,
+  session,
+  onRolledBack,
+}: {
+  policy: PolicyFull;
+  session: SessionInfo;
+  onRolledBack: () => void;
+}) {
   const revs = useMemo(() => [...policy.revisions].reverse(), [policy.revisions]);
   const [target, setTarget] = useState<Revision | null>(null);
   const [open, setOpen] = useState<string | null>(revs[0]?.id ?? null);
   useEffect(() => setOpen(revs[0]?.id ?? null), [revs]);
   const rollback = useAction(async (r: Revision) => {
-    await gql(`mutation($id: ID!, $rev: ID!) { rollbackPolicy(id: $id, revision: $rev) { id revision } }`, { id: policy.id, rev: r.id });
+    await gql(`mutation($id: ID!, $rev: ID!) { rollbackPolicy(id: $id, revision: $rev) { id revision } }`, {
+      id: policy.id,
+      rev: r.id,
+    });
     setTarget(null);
     onRolledBack();
   });
@@ -491,12 +667,19 @@ function Revisions({ policy, session, onRolledBack }: { policy: PolicyFull; sess
           return (
             <li key={r.id} data-testid="revision">
               <div class="row">
-                <button type="button" class="link" aria-expanded={open === r.id} onClick={() => setOpen(open === r.id ? null : r.id)}>
+                <button
+                  type="button"
+                  class="link"
+                  aria-expanded={open === r.id}
+                  onClick={() => setOpen(open === r.id ? null : r.id)}
+                >
                   {time(r.createdAt)}
                 </button>
                 <code class="token">{r.id.slice(0, 8)}</code>
                 {current && <span class="badge muted">current</span>}
-                <span class="muted">{prev ? `${changes.length} change${changes.length === 1 ? '' : 's'}` : 'created'}</span>
+                <span class="muted">
+                  {prev ? `${changes.length} change${changes.length === 1 ? '' : 's'}` : 'created'}
+                </span>
                 {session.canMutate && !current && (
                   <button type="button" onClick={() => setTarget(r)} data-testid="rollback">
                     Roll back to this
@@ -537,9 +720,19 @@ function Revisions({ policy, session, onRolledBack }: { policy: PolicyFull; sess
         })}
       </ol>
       {target && (
-        <Confirm title="Roll back this policy?" confirmLabel="Roll back" busy={rollback.busy} onConfirm={() => void rollback.go(target)} onCancel={() => { rollback.clear(); setTarget(null); }}>
+        <Confirm
+          title="Roll back this policy?"
+          confirmLabel="Roll back"
+          busy={rollback.busy}
+          onConfirm={() => void rollback.go(target)}
+          onCancel={() => {
+            rollback.clear();
+            setTarget(null);
+          }}
+        >
           <p>
-            A new revision equal to the one of {time(target.createdAt)} ({target.action.toLowerCase()} when {conditionText(target.conditions)}) decides from the very next verdict.
+            A new revision equal to the one of {time(target.createdAt)} ({target.action.toLowerCase()} when{' '}
+            {conditionText(target.conditions)}) decides from the very next verdict.
           </p>
           {rollback.error && <ErrorBox error={rollback.error as ApiError} />}
         </Confirm>
@@ -555,11 +748,26 @@ interface ListChoice {
 }
 
 /** "In list" and "not in list": the environment's lists, each a checkbox (a policy may name 20 of each). */
-function ListConditions({ lists, inLists, notInLists, toggle }: { lists: ListChoice[] | null; inLists: string[]; notInLists: string[]; toggle: (k: 'inLists' | 'notInLists', id: string) => void }) {
+function ListConditions({
+  lists,
+  inLists,
+  notInLists,
+  toggle,
+}: {
+  lists: ListChoice[] | null;
+  inLists: string[];
+  notInLists: string[];
+  toggle: (k: 'inLists' | 'notInLists', id: string) => void;
+}) {
   if (lists === null) return null;
   // A list named by the policy but deleted since still shows, by id, so that it can be unticked.
   const known = new Set(lists.map((l) => l.id));
-  const all = [...lists, ...[...inLists, ...notInLists].filter((id) => !known.has(id)).map((id) => ({ id, name: id, type: 'IP' as ListType }))];
+  const all = [
+    ...lists,
+    ...[...inLists, ...notInLists]
+      .filter((id) => !known.has(id))
+      .map((id) => ({ id, name: id, type: 'IP' as ListType })),
+  ];
   if (all.length === 0) {
     return (
       <p class="muted small">
@@ -572,8 +780,13 @@ function ListConditions({ lists, inLists, notInLists, toggle }: { lists: ListCho
       <span>{label}</span>
       {all.map((l) => (
         <label key={l.id} class="check">
-          <input type="checkbox" name={`${k === 'inLists' ? 'inList' : 'notInList'}-${l.id}`} checked={chosen.includes(l.id)} onChange={() => toggle(k, l.id)} /> {l.name}{' '}
-          <span class="muted small">({LIST_TYPES[l.type]?.label ?? l.type.toLowerCase()})</span>
+          <input
+            type="checkbox"
+            name={`${k === 'inLists' ? 'inList' : 'notInList'}-${l.id}`}
+            checked={chosen.includes(l.id)}
+            onChange={() => toggle(k, l.id)}
+          />{' '}
+          {l.name} <span class="muted small">({LIST_TYPES[l.type]?.label ?? l.type.toLowerCase()})</span>
         </label>
       ))}
     </div>

@@ -6,7 +6,6 @@ import { useQuery } from '../hooks';
 import { href } from '../router';
 import { JOB_FIELDS } from '../queries';
 
-
 export interface PrivacyJob {
   id: string;
   userId: string;
@@ -22,22 +21,22 @@ export interface PrivacyJob {
 export function JobTable({ rows }: { rows: PrivacyJob[] }) {
   return (
     <DataTable head={['Requested', 'User', 'Status', 'Recipient', 'Sent', 'Size', 'Expires', 'Error']}>
-          {rows.map((j) => (
-            <tr key={j.id} data-testid="job-row">
-              <td>{time(j.createdAt)}</td>
-              <td>
-                <a href={href(['users', j.userId])}>{j.userId}</a>
-              </td>
-              <td>
-                <StateBadge state={j.status} />
-              </td>
-              <td>{j.recipient}</td>
-              <td>{time(j.sentAt)}</td>
-              <td>{bytes(j.exportBytes)}</td>
-              <td>{time(j.expiresAt)}</td>
-              <td class="wrap">{j.error ?? '—'}</td>
-            </tr>
-          ))}
+      {rows.map((j) => (
+        <tr key={j.id} data-testid="job-row">
+          <td>{time(j.createdAt)}</td>
+          <td>
+            <a href={href(['users', j.userId])}>{j.userId}</a>
+          </td>
+          <td>
+            <StateBadge state={j.status} />
+          </td>
+          <td>{j.recipient}</td>
+          <td>{time(j.sentAt)}</td>
+          <td>{bytes(j.exportBytes)}</td>
+          <td>{time(j.expiresAt)}</td>
+          <td class="wrap">{j.error ?? '—'}</td>
+        </tr>
+      ))}
     </DataTable>
   );
 }
@@ -45,7 +44,10 @@ export function JobTable({ rows }: { rows: PrivacyJob[] }) {
 const LIST = `query Jobs($after: String) { privacyJobs(first: 25, after: $after) { edges { node { ${JOB_FIELDS} } } pageInfo { hasNextPage endCursor } } }`;
 
 interface ListData {
-  privacyJobs: { edges: { node: PrivacyJob }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  privacyJobs: {
+    edges: { node: PrivacyJob }[];
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  };
 }
 
 export function Privacy() {
@@ -55,7 +57,11 @@ export function Privacy() {
   return (
     <div class="page">
       <h1>Privacy jobs</h1>
-      <p class="muted">Exports are requested from a user's page (or POST /v1/privacy/users/…); the link is e-mailed to the environment's privacy address and works for 48 hours. Purges leave no job: nothing of the user is left.</p>
+      <p class="muted">
+        Exports are requested from a user's page (or POST /v1/privacy/users/…); the link is e-mailed to the
+        environment's privacy address and works for 48 hours. Purges leave no job: nothing of the user is
+        left.
+      </p>
       <Card title="Exports">
         {q.loading && <Loading what="Loading privacy jobs" />}
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}

@@ -19,7 +19,12 @@ export function Settings({ session }: { session: SessionInfo }) {
   useEffect(() => {
     if (current !== null) setDays(String(current));
   }, [current]);
-  const save = useAction(useCallback((value: number) => gql<{ setRetentionDays: { retentionDays: number } }>(SET_RETENTION, { days: value }), []));
+  const save = useAction(
+    useCallback(
+      (value: number) => gql<{ setRetentionDays: { retentionDays: number } }>(SET_RETENTION, { days: value }),
+      [],
+    ),
+  );
   const submit = async (e: Event) => {
     e.preventDefault();
     setSaved(null);
@@ -35,17 +40,37 @@ export function Settings({ session }: { session: SessionInfo }) {
       <h1>Settings</h1>
       <Card title="Retention" id="retention">
         <p class="muted">
-          Events, rejected track payloads and ended privacy requests older than this are deleted by the sweeper, which runs every 6 hours. What the model learnt from them (each user's profile and devices) is kept, so known users stay known.
+          Events, rejected track payloads and ended privacy requests older than this are deleted by the
+          sweeper, which runs every 6 hours. What the model learnt from them (each user's profile and devices)
+          is kept, so known users stay known.
         </p>
         {q.loading && <Loading what="Loading the retention" />}
         {q.error && <ErrorBox error={q.error} retry={q.reload} />}
-        {q.data && <Facts items={[['Kept for', <span data-testid="retention-days">{`${q.data.environment.retentionDays} days`}</span>]]} />}
+        {q.data && (
+          <Facts
+            items={[
+              [
+                'Kept for',
+                <span data-testid="retention-days">{`${q.data.environment.retentionDays} days`}</span>,
+              ],
+            ]}
+          />
+        )}
         {q.data && !session.canMutate && <ReadOnlyNote />}
         {q.data && session.canMutate && (
           <form class="row settings-form" onSubmit={submit} aria-label="Retention">
             <label>
               Days to keep raw records (1 to 3650)
-              <input type="number" name="retentionDays" min={1} max={3650} step={1} required value={days} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
+              <input
+                type="number"
+                name="retentionDays"
+                min={1}
+                max={3650}
+                step={1}
+                required
+                value={days}
+                onInput={(e) => setDays((e.target as HTMLInputElement).value)}
+              />
             </label>
             <button class="primary" type="submit" disabled={save.busy || !days.trim()}>
               {save.busy ? 'Saving…' : 'Save'}

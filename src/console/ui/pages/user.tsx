@@ -1,7 +1,17 @@
 /** A user: profile, devices (approve / report), timeline, webhooks about them, privacy requests. */
 import { useState } from 'preact/hooks';
 import { gql, type ApiError, type SessionInfo } from '../api';
-import { Card, Confirm, DataTable, Empty, ErrorBox, Facts, Loading, ReadOnlyNote, StateBadge } from '../components';
+import {
+  Card,
+  Confirm,
+  DataTable,
+  Empty,
+  ErrorBox,
+  Facts,
+  Loading,
+  ReadOnlyNote,
+  StateBadge,
+} from '../components';
 import { count, time } from '../format';
 import { useAction, useQuery } from '../hooks';
 import { href, navigate } from '../router';
@@ -10,7 +20,6 @@ import { DeliveryTable, type Delivery } from './webhooks';
 import { JobTable, type PrivacyJob } from './privacy';
 import { REVIEW, USER } from '../queries';
 import { AddToList, domainOf } from '../lists';
-
 
 interface Device {
   token: string;
@@ -68,14 +77,26 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
   const [pending, setPending] = useState<Pending>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const act = useAction(async (p: NonNullable<Pending>) => {
-    if (p.kind === 'approve') await gql(`mutation($t: ID!) { approveDevice(token: $t) { token reviewState } }`, { t: p.device.token });
-    if (p.kind === 'report') await gql(`mutation($t: ID!) { reportDevice(token: $t) { token reviewState } }`, { t: p.device.token });
+    if (p.kind === 'approve')
+      await gql(`mutation($t: ID!) { approveDevice(token: $t) { token reviewState } }`, {
+        t: p.device.token,
+      });
+    if (p.kind === 'report')
+      await gql(`mutation($t: ID!) { reportDevice(token: $t) { token reviewState } }`, { t: p.device.token });
     if (p.kind === 'export') {
-      const r = await gql<{ requestPrivacyExport: { id: string; status: string } }>(`mutation($u: ID!) { requestPrivacyExport(userId: $u) { id status } }`, { u: id });
-      setNotice(`Export requested: job ${r.requestPrivacyExport.id} is ${r.requestPrivacyExport.status.toLowerCase()}.`);
+      const r = await gql<{ requestPrivacyExport: { id: string; status: string } }>(
+        `mutation($u: ID!) { requestPrivacyExport(userId: $u) { id status } }`,
+        { u: id },
+      );
+      setNotice(
+        `Export requested: job ${r.requestPrivacyExport.id} is ${r.requestPrivacyExport.status.toLowerCase()}.`,
+      );
     }
     if (p.kind === 'purge') {
-      const r = await gql<{ purgeUser: { total: number } }>(`mutation($u: ID!) { purgeUser(userId: $u) { total } }`, { u: id });
+      const r = await gql<{ purgeUser: { total: number } }>(
+        `mutation($u: ID!) { purgeUser(userId: $u) { total } }`,
+        { u: id },
+      );
       setNotice(`Purged: ${r.purgeUser.total} records deleted.`);
       setPending(null);
       navigate(href(['privacy']));
@@ -88,7 +109,8 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
   if (q.loading && !q.data) return <Loading what="Loading the user" />;
   if (q.error) return <ErrorBox error={q.error} retry={q.reload} />;
   const u = q.data?.user;
-  if (!u) return <Empty>Rampart has never seen user {id} in this environment (or the user was purged).</Empty>;
+  if (!u)
+    return <Empty>Rampart has never seen user {id} in this environment (or the user was purged).</Empty>;
   const rs = u.riskSummary;
   const jobs = (q.data?.privacyJobs.edges ?? []).map((e) => e.node);
   const deliveries = (q.data?.webhookDeliveries.edges ?? []).map((e) => e.node);
@@ -96,7 +118,8 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
     <div class="page">
       <div class="page-head">
         <h1>
-          User <code>{u.id}</code> <span class={`badge risk-${rs.level.toLowerCase()}`}>{rs.level.toLowerCase()} risk</span>
+          User <code>{u.id}</code>{' '}
+          <span class={`badge risk-${rs.level.toLowerCase()}`}>{rs.level.toLowerCase()} risk</span>
         </h1>
       </div>
       {notice && (
@@ -108,16 +131,47 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
         <Card title="Profile">
           <Facts
             items={[
-              ['User id', <span>{u.id}<AddToList type="USER_ID" value={u.id} canMutate={session.canMutate} /></span>],
-              ['E-mail', u.email ? <span>{u.email}<AddToList type="EMAIL" value={u.email} canMutate={session.canMutate} /></span> : null],
-              ['E-mail domain', domainOf(u.email) ? <span>{domainOf(u.email)}<AddToList type="EMAIL_DOMAIN" value={domainOf(u.email) as string} canMutate={session.canMutate} /></span> : null],
+              [
+                'User id',
+                <span>
+                  {u.id}
+                  <AddToList type="USER_ID" value={u.id} canMutate={session.canMutate} />
+                </span>,
+              ],
+              [
+                'E-mail',
+                u.email ? (
+                  <span>
+                    {u.email}
+                    <AddToList type="EMAIL" value={u.email} canMutate={session.canMutate} />
+                  </span>
+                ) : null,
+              ],
+              [
+                'E-mail domain',
+                domainOf(u.email) ? (
+                  <span>
+                    {domainOf(u.email)}
+                    <AddToList
+                      type="EMAIL_DOMAIN"
+                      value={domainOf(u.email) as string}
+                      canMutate={session.canMutate}
+                    />
+                  </span>
+                ) : null,
+              ],
               ['User name', u.username],
               ['Phone', u.phone],
               ['Registered', time(u.registeredAt)],
               ['First seen', time(u.createdAt)],
               ['Last seen', time(u.lastSeenAt)],
               ['Countries of successful events', u.countries.join(', ') || null],
-              ['Last location', u.lastLocation ? `${u.lastLocation.country ?? '?'} (${u.lastLocation.lat.toFixed(2)}, ${u.lastLocation.lon.toFixed(2)}) at ${time(u.lastLocation.at)}` : null],
+              [
+                'Last location',
+                u.lastLocation
+                  ? `${u.lastLocation.country ?? '?'} (${u.lastLocation.lat.toFixed(2)}, ${u.lastLocation.lon.toFixed(2)}) at ${time(u.lastLocation.at)}`
+                  : null,
+              ],
               ['Last password reset', time(u.lastPasswordResetAt)],
             ]}
           />
@@ -125,10 +179,21 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
         <Card title="Risk summary">
           <Facts
             items={[
-              ['Devices', `${rs.deviceCount} (${rs.approvedDevices} approved, ${rs.reportedDevices} reported, ${rs.unreviewedDevices} unreviewed)`],
+              [
+                'Devices',
+                `${rs.deviceCount} (${rs.approvedDevices} approved, ${rs.reportedDevices} reported, ${rs.unreviewedDevices} unreviewed)`,
+              ],
               ['Highest device risk', `${rs.highestDeviceRisk} / 100`],
-              ['Events', rs.countsPartial ? `${count(rs.eventCount)}+ (counts of the newest)` : count(rs.eventCount)],
-              ['Verdicts', rs.actions.map((a) => `${a.action ? a.action.toLowerCase() : 'no verdict'} ${a.count}`).join(', ') || null],
+              [
+                'Events',
+                rs.countsPartial ? `${count(rs.eventCount)}+ (counts of the newest)` : count(rs.eventCount),
+              ],
+              [
+                'Verdicts',
+                rs.actions
+                  .map((a) => `${a.action ? a.action.toLowerCase() : 'no verdict'} ${a.count}`)
+                  .join(', ') || null,
+              ],
               ['Top signals', rs.topSignals.map((s) => `${s.signal} (${s.count})`).join(', ') || null],
             ]}
           />
@@ -139,42 +204,68 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
         {u.devices.length === 0 && <Empty>No device recorded.</Empty>}
         {u.devices.length > 0 && (
           <DataTable head={['Device', 'State', 'Risk', 'Last seen', 'Where', 'Actions']}>
-                {u.devices.map((d) => (
-                  <tr key={d.token} data-testid="device-row">
-                    <td>
-                      <strong>
-                        {d.app ? `${d.app.id} ${d.app.version} on ${d.app.model} (${d.app.os})` : `${d.userAgent.browser} ${d.userAgent.version.split('.')[0]} on ${d.userAgent.os}`}
-                      </strong>
-                      <br />
-                      <a href={href(['events'], { deviceToken: d.token })}>
-                        <code class="token">{d.token}</code>
-                      </a>
-                      <AddToList type="DEVICE" value={d.token} canMutate={session.canMutate} />
-                    </td>
-                    <td>
-                      <StateBadge state={d.removedAt ? 'removed' : d.reviewState} />
-                    </td>
-                    <td>{d.risk}</td>
-                    <td>{time(d.lastSeenAt)}</td>
-                    <td>
-                      {d.ip ?? '—'} {d.location && <span class="muted">{[d.location.city, d.location.country].filter(Boolean).join(', ')}</span>}
-                      {d.ip && <AddToList type="IP" value={d.ip} canMutate={session.canMutate} />}
-                    </td>
-                    <td class="row">
-                      <button type="button" disabled={!session.canMutate || d.reviewState === 'APPROVED'} onClick={() => setPending({ kind: 'approve', device: d })} data-testid="approve">
-                        Approve
-                      </button>
-                      <button type="button" class="danger" disabled={!session.canMutate || d.reviewState === 'REPORTED'} onClick={() => setPending({ kind: 'report', device: d })} data-testid="report">
-                        Report
-                      </button>
-                    </td>
-                  </tr>
-                ))}
+            {u.devices.map((d) => (
+              <tr key={d.token} data-testid="device-row">
+                <td>
+                  <strong>
+                    {d.app
+                      ? `${d.app.id} ${d.app.version} on ${d.app.model} (${d.app.os})`
+                      : `${d.userAgent.browser} ${d.userAgent.version.split('.')[0]} on ${d.userAgent.os}`}
+                  </strong>
+                  <br />
+                  <a href={href(['events'], { deviceToken: d.token })}>
+                    <code class="token">{d.token}</code>
+                  </a>
+                  <AddToList type="DEVICE" value={d.token} canMutate={session.canMutate} />
+                </td>
+                <td>
+                  <StateBadge state={d.removedAt ? 'removed' : d.reviewState} />
+                </td>
+                <td>{d.risk}</td>
+                <td>{time(d.lastSeenAt)}</td>
+                <td>
+                  {d.ip ?? '—'}{' '}
+                  {d.location && (
+                    <span class="muted">
+                      {[d.location.city, d.location.country].filter(Boolean).join(', ')}
+                    </span>
+                  )}
+                  {d.ip && <AddToList type="IP" value={d.ip} canMutate={session.canMutate} />}
+                </td>
+                <td class="row">
+                  <button
+                    type="button"
+                    disabled={!session.canMutate || d.reviewState === 'APPROVED'}
+                    onClick={() => setPending({ kind: 'approve', device: d })}
+                    data-testid="approve"
+                  >
+                    Approve
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={!session.canMutate || d.reviewState === 'REPORTED'}
+                    onClick={() => setPending({ kind: 'report', device: d })}
+                    data-testid="report"
+                  >
+                    Report
+                  </button>
+                </td>
+              </tr>
+            ))}
           </DataTable>
         )}
       </Card>
-      <Card title="Timeline" id="timeline" actions={<a href={href(['events'], { userId: u.id })}>Search these events</a>}>
-        {u.events.edges.length === 0 ? <Empty>No events.</Empty> : <EventTable rows={u.events.edges.map((e) => e.node)} showUser={false} />}
+      <Card
+        title="Timeline"
+        id="timeline"
+        actions={<a href={href(['events'], { userId: u.id })}>Search these events</a>}
+      >
+        {u.events.edges.length === 0 ? (
+          <Empty>No events.</Empty>
+        ) : (
+          <EventTable rows={u.events.edges.map((e) => e.node)} showUser={false} />
+        )}
         <div class="row">
           {after && (
             <button type="button" onClick={() => setAfter(null)}>
@@ -197,35 +288,106 @@ export function UserPage({ id, session }: { id: string; session: SessionInfo }) 
           </button>
         }
       >
-        {deliveries.length === 0 ? <Empty>No webhook was sent about this user.</Empty> : <DeliveryTable rows={deliveries} />}
+        {deliveries.length === 0 ? (
+          <Empty>No webhook was sent about this user.</Empty>
+        ) : (
+          <DeliveryTable rows={deliveries} />
+        )}
       </Card>
       <Card title="Privacy" id="user-privacy">
         {!session.canMutate && <ReadOnlyNote />}
-        <p>Export e-mails every record of this user to the environment's privacy address. Purge deletes the user and every record about them, permanently.</p>
+        <p>
+          Export e-mails every record of this user to the environment's privacy address. Purge deletes the
+          user and every record about them, permanently.
+        </p>
         <div class="row">
-          <button type="button" disabled={!session.canMutate} onClick={() => setPending({ kind: 'export' })} data-testid="export">
+          <button
+            type="button"
+            disabled={!session.canMutate}
+            onClick={() => setPending({ kind: 'export' })}
+            data-testid="export"
+          >
             Request export
           </button>
-          <button type="button" class="danger" disabled={!session.canMutate} onClick={() => setPending({ kind: 'purge' })} data-testid="purge">
+          <button
+            type="button"
+            class="danger"
+            disabled={!session.canMutate}
+            onClick={() => setPending({ kind: 'purge' })}
+            data-testid="purge"
+          >
             Purge user…
           </button>
         </div>
         {jobs.length > 0 && <JobTable rows={jobs} />}
       </Card>
-      {pending && <PendingDialog pending={pending} userId={u.id} busy={act.busy} error={act.error} onConfirm={() => void act.go(pending)} onCancel={() => { act.clear(); setPending(null); }} />}
+      {pending && (
+        <PendingDialog
+          pending={pending}
+          userId={u.id}
+          busy={act.busy}
+          error={act.error}
+          onConfirm={() => void act.go(pending)}
+          onCancel={() => {
+            act.clear();
+            setPending(null);
+          }}
+        />
+      )}
     </div>
   );
 }
 
-function PendingDialog({ pending, userId, busy, error, onConfirm, onCancel }: { pending: NonNullable<Pending>; userId: string; busy: boolean; error: ApiError | null; onConfirm: () => void; onCancel: () => void }) {
+function PendingDialog({
+  pending,
+  userId,
+  busy,
+  error,
+  onConfirm,
+  onCancel,
+}: {
+  pending: NonNullable<Pending>;
+  userId: string;
+  busy: boolean;
+  error: ApiError | null;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   const text = {
-    approve: { title: 'Approve this device?', body: 'It is marked as the user’s own: its risk becomes 0 and medium-risk logins from it are no longer challenged.', label: 'Approve', danger: false },
-    report: { title: 'Report this device?', body: 'It is marked as not the user’s: its next login is denied by the default policies, and a $incident.confirmed webhook is sent.', label: 'Report device', danger: true },
-    export: { title: 'Request a privacy export?', body: `Every record of user ${userId} is compiled and a download link is e-mailed to the environment's privacy address.`, label: 'Request export', danger: false },
-    purge: { title: `Purge user ${userId}?`, body: 'The user, their devices, events and webhooks are deleted permanently. This cannot be undone.', label: 'Purge permanently', danger: true },
+    approve: {
+      title: 'Approve this device?',
+      body: 'It is marked as the user’s own: its risk becomes 0 and medium-risk logins from it are no longer challenged.',
+      label: 'Approve',
+      danger: false,
+    },
+    report: {
+      title: 'Report this device?',
+      body: 'It is marked as not the user’s: its next login is denied by the default policies, and a $incident.confirmed webhook is sent.',
+      label: 'Report device',
+      danger: true,
+    },
+    export: {
+      title: 'Request a privacy export?',
+      body: `Every record of user ${userId} is compiled and a download link is e-mailed to the environment's privacy address.`,
+      label: 'Request export',
+      danger: false,
+    },
+    purge: {
+      title: `Purge user ${userId}?`,
+      body: 'The user, their devices, events and webhooks are deleted permanently. This cannot be undone.',
+      label: 'Purge permanently',
+      danger: true,
+    },
   }[pending.kind];
   return (
-    <Confirm title={text.title} confirmLabel={text.label} danger={text.danger} onConfirm={onConfirm} onCancel={onCancel} busy={busy}>
+    <Confirm
+      title={text.title}
+      confirmLabel={text.label}
+      danger={text.danger}
+      onConfirm={onConfirm}
+      onCancel={onCancel}
+      busy={busy}
+    >
       <p>{text.body}</p>
       {'device' in pending && (
         <p>
@@ -236,7 +398,6 @@ function PendingDialog({ pending, userId, busy, error, onConfirm, onCancel }: { 
     </Confirm>
   );
 }
-
 
 interface ReviewDevice {
   token: string;
@@ -253,21 +414,22 @@ function ReviewList({ rows, empty }: { rows: ReviewDevice[]; empty: string }) {
   if (rows.length === 0) return <Empty>{empty}</Empty>;
   return (
     <DataTable head={['User', 'Device', 'Risk', 'State', 'Last seen']}>
-          {rows.map((d) => (
-            <tr key={d.token} data-testid="review-row">
-              <td>
-                <a href={href(['users', d.userId])}>{d.userId}</a>
-              </td>
-              <td>
-                {d.userAgent.browser} on {d.userAgent.os} <span class="muted">{[d.ip, d.location?.country].filter(Boolean).join(' ')}</span>
-              </td>
-              <td>{d.risk}</td>
-              <td>
-                <StateBadge state={d.reviewState} />
-              </td>
-              <td>{time(d.lastSeenAt)}</td>
-            </tr>
-          ))}
+      {rows.map((d) => (
+        <tr key={d.token} data-testid="review-row">
+          <td>
+            <a href={href(['users', d.userId])}>{d.userId}</a>
+          </td>
+          <td>
+            {d.userAgent.browser} on {d.userAgent.os}{' '}
+            <span class="muted">{[d.ip, d.location?.country].filter(Boolean).join(' ')}</span>
+          </td>
+          <td>{d.risk}</td>
+          <td>
+            <StateBadge state={d.reviewState} />
+          </td>
+          <td>{time(d.lastSeenAt)}</td>
+        </tr>
+      ))}
     </DataTable>
   );
 }
@@ -275,7 +437,10 @@ function ReviewList({ rows, empty }: { rows: ReviewDevice[]; empty: string }) {
 /** Users: jump to one by id, or start from the devices that need a look. */
 export function UserSearch() {
   const [id, setId] = useState('');
-  const q = useQuery<{ risky: { edges: { node: ReviewDevice }[] }; reported: { edges: { node: ReviewDevice }[] } }>(REVIEW, {
+  const q = useQuery<{
+    risky: { edges: { node: ReviewDevice }[] };
+    reported: { edges: { node: ReviewDevice }[] };
+  }>(REVIEW, {
     risky: { minRisk: 60, reviewState: 'UNREVIEWED' },
     reported: { reviewState: 'REPORTED' },
   });
@@ -291,7 +456,12 @@ export function UserSearch() {
       >
         <label>
           User id
-          <input value={id} onInput={(e) => setId((e.target as HTMLInputElement).value)} name="userId" required />
+          <input
+            value={id}
+            onInput={(e) => setId((e.target as HTMLInputElement).value)}
+            name="userId"
+            required
+          />
         </label>
         <button class="primary" type="submit">
           Open
@@ -302,10 +472,16 @@ export function UserSearch() {
       {q.data && (
         <div class="grid2">
           <Card title="Risky devices not reviewed yet" id="risky-devices">
-            <ReviewList rows={q.data.risky.edges.map((e) => e.node)} empty="No unreviewed device with a risk of 60 or more." />
+            <ReviewList
+              rows={q.data.risky.edges.map((e) => e.node)}
+              empty="No unreviewed device with a risk of 60 or more."
+            />
           </Card>
           <Card title="Reported devices" id="reported-devices">
-            <ReviewList rows={q.data.reported.edges.map((e) => e.node)} empty="No device has been reported." />
+            <ReviewList
+              rows={q.data.reported.edges.map((e) => e.node)}
+              empty="No device has been reported."
+            />
           </Card>
         </div>
       )}

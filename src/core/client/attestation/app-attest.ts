@@ -27,7 +27,17 @@ const AAGUID_PRODUCTION = Buffer.concat([Buffer.from('appattest', 'ascii'), Buff
 const AAGUID_DEVELOPMENT = Buffer.from('appattestdevelop', 'ascii');
 
 /** Why an attestation or an assertion does not hold. */
-export type AppAttestFailure = 'malformed' | 'untrusted_chain' | 'expired_certificate' | 'nonce_mismatch' | 'key_id_mismatch' | 'app_id_mismatch' | 'counter' | 'aaguid' | 'bad_signature' | 'unknown_key';
+export type AppAttestFailure =
+  | 'malformed'
+  | 'untrusted_chain'
+  | 'expired_certificate'
+  | 'nonce_mismatch'
+  | 'key_id_mismatch'
+  | 'app_id_mismatch'
+  | 'counter'
+  | 'aaguid'
+  | 'bad_signature'
+  | 'unknown_key';
 
 export type AppAttestResult<T> = { ok: true; value: T } | { ok: false; reason: AppAttestFailure };
 
@@ -95,7 +105,8 @@ function checkChain(certs: X509Certificate[], root: X509Certificate, now: Date):
     if (!cert.checkIssued(issuer) || !cert.verify(issuer.publicKey)) return 'untrusted_chain';
   }
   for (const cert of chain) {
-    if (now.getTime() < Date.parse(cert.validFrom) || now.getTime() > Date.parse(cert.validTo)) return 'expired_certificate';
+    if (now.getTime() < Date.parse(cert.validFrom) || now.getTime() > Date.parse(cert.validTo))
+      return 'expired_certificate';
   }
   return null;
 }
@@ -118,7 +129,10 @@ export interface AppAttestOptions {
 }
 
 /** Verify an App Attest attestation object (see the module comment). Never throws. */
-export function verifyAppAttestation(input: AttestationInput, o: AppAttestOptions): AppAttestResult<AttestedKey> {
+export function verifyAppAttestation(
+  input: AttestationInput,
+  o: AppAttestOptions,
+): AppAttestResult<AttestedKey> {
   let fmt: CborValue | undefined;
   let x5c: Buffer[];
   let authData: Buffer;
@@ -160,7 +174,10 @@ export function verifyAppAttestation(input: AttestationInput, o: AppAttestOption
   if (!development && !auth.aaguid?.equals(AAGUID_PRODUCTION)) return fail('aaguid');
   if (!auth.credentialId?.equals(keyId)) return fail('key_id_mismatch');
   const publicKey = cred.publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
-  return { ok: true, value: { publicKey, appId, development, receipt: receipt ? receipt.toString('base64') : null } };
+  return {
+    ok: true,
+    value: { publicKey, appId, development, receipt: receipt ? receipt.toString('base64') : null },
+  };
 }
 
 export interface AssertionInput {

@@ -23,4 +23,5 @@ oyFraWVIyd/dganmrduC1bmTBGwD
 `;
 
 /** SHA-256 of the root's DER, lower-case hex. */
-export const APPLE_APP_ATTESTATION_ROOT_SHA256 = '1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932';
+export const APPLE_APP_ATTESTATION_ROOT_SHA256 =
+  '1cb9823ba28ba6ad2d33a006941de2ae4f513ef1d4e831b9f7e0fa7b6242c932';

@@ -40,7 +40,10 @@ function need(buf: Buffer, state: { at: number }, n: number): void {
 function argument(buf: Buffer, state: { at: number }, info: number): number {
   if (info < 24) return info;
   const size = info === 24 ? 1 : info === 25 ? 2 : info === 26 ? 4 : info === 27 ? 8 : 0;
-  if (size === 0) throw new CborError(info === 31 ? 'indefinite lengths are not supported' : 'reserved additional information');
+  if (size === 0)
+    throw new CborError(
+      info === 31 ? 'indefinite lengths are not supported' : 'reserved additional information',
+    );
   need(buf, state, size);
   let v: number;
   if (size === 8) {
@@ -92,7 +95,8 @@ function read(buf: Buffer, state: { at: number; items: number }, depth: number):
       const out: CborMap = new Map();
       for (let i = 0; i < n; i++) {
         const key = read(buf, state, depth + 1);
-        if (typeof key !== 'string' && typeof key !== 'number') throw new CborError('map keys must be text or integers');
+        if (typeof key !== 'string' && typeof key !== 'number')
+          throw new CborError('map keys must be text or integers');
         if (out.has(key)) throw new CborError(`duplicate map key ${String(key)}`);
         out.set(key, read(buf, state, depth + 1));
       }

@@ -19,7 +19,14 @@ export interface PlayIntegrityKeys {
   verificationKey: string;
 }
 
-export type PlayFailure = 'malformed' | 'bad_keys' | 'undecryptable' | 'bad_signature' | 'nonce_mismatch' | 'app_id_mismatch' | 'stale';
+export type PlayFailure =
+  | 'malformed'
+  | 'bad_keys'
+  | 'undecryptable'
+  | 'bad_signature'
+  | 'nonce_mismatch'
+  | 'app_id_mismatch'
+  | 'stale';
 
 /** What Google said of the device and the app (deviceIntegrity, appIntegrity). */
 export interface PlayVerdict {
@@ -46,17 +53,27 @@ export interface PlayExpectations {
 const fail = (reason: PlayFailure): PlayResult => ({ ok: false, reason });
 const AES_KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
 /** Standard base64 or base64url, with or without padding, as one form. */
-export const normalBase64 = (s: string): string => s.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+export const normalBase64 = (s: string): string =>
+  s.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
 
-
-const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** The keys as key material, or null when they are not a 32-byte key and an EC P-256 public key. */
 export function readPlayKeys(keys: PlayIntegrityKeys): { aes: Buffer; ec: KeyObject } | null {
   try {
     const aes = Buffer.from(keys.decryptionKey, 'base64');
-    const ec = createPublicKey({ key: Buffer.from(keys.verificationKey, 'base64'), format: 'der', type: 'spki' });
-    if (aes.length !== 32 || ec.asymmetricKeyType !== 'ec' || ec.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return null;
+    const ec = createPublicKey({
+      key: Buffer.from(keys.verificationKey, 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
+    if (
+      aes.length !== 32 ||
+      ec.asymmetricKeyType !== 'ec' ||
+      ec.asymmetricKeyDetails?.namedCurve !== 'prime256v1'
+    )
+      return null;
     return { aes, ec };
   } catch {
     return null;
@@ -102,7 +119,12 @@ export function verifyPlayIntegrity(token: string, keys: PlayIntegrityKeys, e: P
   if (joseSegment(h)?.alg !== 'ES256') return fail('bad_signature');
   let good = false;
   try {
-    good = verify('sha256', Buffer.from(`${h}.${p}`, 'ascii'), { key: k.ec, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'));
+    good = verify(
+      'sha256',
+      Buffer.from(`${h}.${p}`, 'ascii'),
+      { key: k.ec, dsaEncoding: 'ieee-p1363' },
+      Buffer.from(s, 'base64url'),
+    );
   } catch {
     good = false;
   }
@@ -110,17 +132,27 @@ export function verifyPlayIntegrity(token: string, keys: PlayIntegrityKeys, e: P
   const payload = joseSegment(p);
   if (!payload) return fail('malformed');
   const req = obj(payload.requestDetails);
-  const bound = typeof req.nonce === 'string' ? req.nonce : typeof req.requestHash === 'string' ? req.requestHash : null;
+  const bound =
+    typeof req.nonce === 'string' ? req.nonce : typeof req.requestHash === 'string' ? req.requestHash : null;
   if (bound === null || normalBase64(bound) !== normalBase64(e.binding)) return fail('nonce_mismatch');
   const app = obj(payload.appIntegrity);
   const pkg = typeof app.packageName === 'string' ? app.packageName : req.requestPackageName;
-  if (pkg !== e.packageName || (req.requestPackageName !== undefined && req.requestPackageName !== e.packageName)) return fail('app_id_mismatch');
+  if (
+    pkg !== e.packageName ||
+    (req.requestPackageName !== undefined && req.requestPackageName !== e.packageName)
+  )
+    return fail('app_id_mismatch');
   const at = Number(req.timestampMillis);
   if (!Number.isFinite(at) || at < e.notBefore || at > e.notAfter) return fail('stale');
   const labels = obj(payload.deviceIntegrity).deviceRecognitionVerdict;
   const list = Array.isArray(labels) ? labels.filter((l): l is string => typeof l === 'string') : [];
   const device = DEVICE_LABELS.find(([label]) => list.includes(label))?.[1] ?? 'none';
   const recognition = app.appRecognitionVerdict;
-  const appVerdict = recognition === 'PLAY_RECOGNIZED' ? 'recognized' : recognition === 'UNRECOGNIZED_VERSION' ? 'unrecognized' : 'unevaluated';
+  const appVerdict =
+    recognition === 'PLAY_RECOGNIZED'
+      ? 'recognized'
+      : recognition === 'UNRECOGNIZED_VERSION'
+        ? 'unrecognized'
+        : 'unevaluated';
   return { ok: true, value: { device, app: appVerdict, at } };
 }

@@ -82,47 +82,94 @@ export class AttestationVerifier {
   constructor(private readonly d: VerifierDeps) {}
 
   /** Whether the app's settings verify attestations of this platform. */
-  static configured(settings: AppAttestationSettings | null | undefined, platform: 'android' | 'ios'): boolean {
+  static configured(
+    settings: AppAttestationSettings | null | undefined,
+    platform: 'android' | 'ios',
+  ): boolean {
     return Boolean(settings && (platform === 'ios' ? settings.appleTeamId : settings.play));
   }
 
   /** Verify an attestation whose challenge the collector has already checked and redeemed. */
-  async verify(a: AttestationClaim & { challenge: string }, c: AttestationContext): Promise<AttestationOutcome> {
+  async verify(
+    a: AttestationClaim & { challenge: string },
+    c: AttestationContext,
+  ): Promise<AttestationOutcome> {
     const kind = a.kind;
-    if ((kind === 'app_attest') !== (c.platform === 'ios')) return { status: 'failed', kind, reason: 'platform_mismatch' };
-    if (!AttestationVerifier.configured(c.settings, c.platform)) return { status: 'unverified', kind, reason: 'not_configured' };
+    if ((kind === 'app_attest') !== (c.platform === 'ios'))
+      return { status: 'failed', kind, reason: 'platform_mismatch' };
+    if (!AttestationVerifier.configured(c.settings, c.platform))
+      return { status: 'unverified', kind, reason: 'not_configured' };
     const s = c.settings as AppAttestationSettings;
-    return kind === 'app_attest' ? this.appAttest(a, c, `${s.appleTeamId as string}.${c.appId}`) : this.play(a, c, s);
+    return kind === 'app_attest'
+      ? this.appAttest(a, c, `${s.appleTeamId as string}.${c.appId}`)
+      : this.play(a, c, s);
   }
 
-  private async appAttest(a: AttestationClaim & { challenge: string }, c: AttestationContext, appId: string): Promise<AttestationOutcome> {
+  private async appAttest(
+    a: AttestationClaim & { challenge: string },
+    c: AttestationContext,
+    appId: string,
+  ): Promise<AttestationOutcome> {
     const clientDataHash = sha256(a.challenge);
     const keyId = a.keyId ?? '';
     if (a.object) {
-      const r = verifyAppAttestation({ keyId, object: a.object, clientDataHash }, { root: this.d.appleRoot, appIds: [appId], now: c.now });
+      const r = verifyAppAttestation(
+        { keyId, object: a.object, clientDataHash },
+        { root: this.d.appleRoot, appIds: [appId], now: c.now },
+      );
       if (!r.ok) return { status: 'failed', kind: 'app_attest', reason: r.reason };
-      await this.d.keys.add({ envId: c.envId, keyId, appId, publicKey: r.value.publicKey, counter: 0, development: r.value.development, receipt: r.value.receipt, createdAt: c.now, usedAt: c.now });
+      await this.d.keys.add({
+        envId: c.envId,
+        keyId,
+        appId,
+        publicKey: r.value.publicKey,
+        counter: 0,
+        development: r.value.development,
+        receipt: r.value.receipt,
+        createdAt: c.now,
+        usedAt: c.now,
+      });
       return { status: 'verified', kind: 'app_attest' };
     }
     const stored = await this.d.keys.get(c.envId, keyId);
-    if (!stored || stored.appId !== appId) return { status: 'failed', kind: 'app_attest', reason: 'unknown_key' };
-    const r = verifyAppAssertion({ assertion: a.assertion ?? '', clientDataHash, publicKey: stored.publicKey, appId, lastCounter: stored.counter });
+    if (!stored || stored.appId !== appId)
+      return { status: 'failed', kind: 'app_attest', reason: 'unknown_key' };
+    const r = verifyAppAssertion({
+      assertion: a.assertion ?? '',
+      clientDataHash,
+      publicKey: stored.publicKey,
+      appId,
+      lastCounter: stored.counter,
+    });
     if (!r.ok) return { status: 'failed', kind: 'app_attest', reason: r.reason };
-    if (!(await this.d.keys.advance(c.envId, keyId, r.value, c.now))) return { status: 'failed', kind: 'app_attest', reason: 'counter' };
+    if (!(await this.d.keys.advance(c.envId, keyId, r.value, c.now)))
+      return { status: 'failed', kind: 'app_attest', reason: 'counter' };
     return { status: 'verified', kind: 'app_attest' };
   }
 
-  private play(a: AttestationClaim & { challenge: string }, c: AttestationContext, s: AppAttestationSettings): AttestationOutcome {
+  private play(
+    a: AttestationClaim & { challenge: string },
+    c: AttestationContext,
+    s: AppAttestationSettings,
+  ): AttestationOutcome {
     const sealed = s.play as { decryptionKey: string; verificationKey: string };
     let keys: { decryptionKey: string; verificationKey: string };
     try {
-      keys = { decryptionKey: this.d.open(sealed.decryptionKey), verificationKey: this.d.open(sealed.verificationKey) };
+      keys = {
+        decryptionKey: this.d.open(sealed.decryptionKey),
+        verificationKey: this.d.open(sealed.verificationKey),
+      };
     } catch {
       // Sealed under another master key: the deployment's doing, not the device's.
       return { status: 'unverified', kind: 'play_integrity', reason: 'not_configured' };
     }
     const binding = sha256(a.challenge).toString('base64url');
-    const r = verifyPlayIntegrity(a.token ?? '', keys, { packageName: c.appId, binding, notBefore: c.issuedAt - SKEW_MS, notAfter: c.now.getTime() + SKEW_MS });
+    const r = verifyPlayIntegrity(a.token ?? '', keys, {
+      packageName: c.appId,
+      binding,
+      notBefore: c.issuedAt - SKEW_MS,
+      notAfter: c.now.getTime() + SKEW_MS,
+    });
     if (!r.ok) return { status: 'failed', kind: 'play_integrity', reason: r.reason };
     return { status: 'verified', kind: 'play_integrity', device: r.value.device, app: r.value.app };
   }
@@ -155,8 +202,10 @@ export function decodeOutcome(claim: string | null, kind: string | null): Attest
   if (kind !== 'app_attest' && kind !== 'play_integrity') return null;
   const [s, a, b] = claim.split(':');
   if (s === 'v' && kind === 'app_attest') return { status: 'verified', kind };
-  if (s === 'v' && a !== undefined && b !== undefined && DEVICES.has(a) && APPS.has(b)) return { status: 'verified', kind, device: a as Device, app: b as App };
+  if (s === 'v' && a !== undefined && b !== undefined && DEVICES.has(a) && APPS.has(b))
+    return { status: 'verified', kind, device: a as Device, app: b as App };
   if (s === 'f' && a) return { status: 'failed', kind, reason: a };
-  if (s === 'u' && (a === 'no_challenge' || a === 'not_configured')) return { status: 'unverified', kind, reason: a };
+  if (s === 'u' && (a === 'no_challenge' || a === 'not_configured'))
+    return { status: 'unverified', kind, reason: a };
   return null;
 }
