@@ -96,7 +96,7 @@ describe('normaliseValue', () => {
 describe('IpRanges', () => {
   const words = (ip: string) => {
     const w = new Uint32Array(4);
-    expect(writeAddressWords(ip, w)).toBe(true);
+    if (!writeAddressWords(ip, w)) throw new Error(`${ip} is not an address`);
     return w;
   };
   const e = (id: string): MatchEntry => ({
