@@ -180,11 +180,22 @@ const population = (total = 10_000, share = 0.05): PopulationCounts => ({
   count: () => total * share,
 });
 
+/** The feature values of a call, read only: parsed once per distinct call (histories repeat them). */
+const valuesOf = (() => {
+  const seen = new Map<string, Features['values']>();
+  return (c: Call): Features['values'] => {
+    const key = JSON.stringify(c);
+    let values = seen.get(key);
+    if (!values) seen.set(key, (values = features(c).f.values));
+    return values;
+  };
+})();
+
 /** A user's behaviour after the given legitimate logins (in event time). */
 function history(calls: Call[]): Behaviour {
   const b = emptyBehaviour();
   for (const c of calls) {
-    const { f } = features(c);
+    const f = { values: valuesOf(c) };
     const at = c.at ?? T0;
     const w = epochWeight(at);
     b.n += w;
