@@ -63,12 +63,23 @@ export function firstHourOf(key: string): number | null {
  */
 export function addressWindowFold(key: string): { doc: string; part: string } | null {
   if (!key.startsWith('w:ip:')) return null;
-  const at = key.lastIndexOf(':');
-  const host = key.slice(5, at);
-  const net = networkOf(host);
-  const part = hostInNetwork(host);
-  return net !== null && part !== null ? { doc: `w:net:${net}${key.slice(at)}`, part } : null;
+  // A verdict asks for its address's windows several times (reads, bumps): parsed once.
+  let fold = folds.get(key);
+  if (fold === undefined) {
+    const at = key.lastIndexOf(':');
+    const host = key.slice(5, at);
+    const net = networkOf(host);
+    const part = hostInNetwork(host);
+    fold =
+      net !== null && part !== null ? Object.freeze({ doc: `w:net:${net}${key.slice(at)}`, part }) : null;
+    if (folds.size >= MAX_FOLDS) folds.clear();
+    folds.set(key, fold);
+  }
+  return fold;
 }
+/** The folds of address windows asked for lately (read-only; cleared when full). */
+const folds = new Map<string, Readonly<{ doc: string; part: string }> | null>();
+const MAX_FOLDS = 10_000;
 
 /** Clocks of earlier runs that were ahead of this one's by up to this much still count as before it. */
 const CLOCK_SLACK_MS = 10 * 60_000;
