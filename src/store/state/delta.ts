@@ -34,47 +34,47 @@ export type Doc = Record<string, unknown>;
  */
 export function fieldName(text: string): string {
   if (text === '') return '%';
-  // Most names escape nothing (a browser, a country, a network): no regular expression for them.
-  if (plainName(text)) return text;
-  // The others (an address, a version) recur from event to event: each escaped once.
-  let name = escaped.get(text);
-  if (name === undefined) {
-    name = text.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
-    remember(escaped, text, name);
-  }
-  return name;
-}
-
-/** Most names each of `escaped` and `unescaped` remembers (cleared when full). */
-const MAX_REMEMBERED_NAMES = 10_000;
-/** Texts that `fieldName` escaped, and names that `fromFieldName` unescaped. */
-const escaped = new Map<string, string>();
-const unescaped = new Map<string, string>();
-function remember(names: Map<string, string>, from: string, to: string): void {
-  if (names.size >= MAX_REMEMBERED_NAMES) names.clear();
-  names.set(from, to);
-}
-
-/** Whether `fieldName` leaves `text` as it is: no `%`, `.`, `$` or NUL in it. */
-function plainName(text: string): boolean {
+  // Most names escape nothing (a browser, a country, a network): returned as they are. The others
+  // (an address, a version) are escaped in one pass, without a regular expression.
+  let out: string | null = null;
+  let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x25 || c === 0x2e || c === 0x24 || c === 0) return false;
+    if (c !== 0x2e && c !== 0x25 && c !== 0x24 && c !== 0) continue;
+    out = (out ?? '') + text.slice(from, i) + (ESCAPES[c] as string);
+    from = i + 1;
   }
-  return true;
+  return out === null ? text : out + text.slice(from);
+}
+
+/** What `fieldName` writes for each character it escapes: `%` and two upper-case hex digits. */
+const ESCAPES: Readonly<Record<number, string>> = { 0x00: '%00', 0x24: '%24', 0x25: '%25', 0x2e: '%2E' };
+
+/** The value of an upper-case hex digit's character code, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  return -1;
 }
 
 /** The text a `fieldName` was made from. */
 export function fromFieldName(name: string): string {
   if (name === '%') return '';
-  // Most names escape nothing (a browser, a country): no regular expression for them.
-  if (!name.includes('%')) return name;
-  let text = unescaped.get(name);
-  if (text === undefined) {
-    text = name.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-    remember(unescaped, name, text);
+  // Most names escape nothing (a browser, a country): returned as they are.
+  let at = name.indexOf('%');
+  if (at < 0) return name;
+  // Every `%XX` (upper-case hex) is the character it stands for, as `fieldName` wrote it.
+  let out = '';
+  let from = 0;
+  for (; at >= 0 && at + 2 < name.length; at = name.indexOf('%', at + 1)) {
+    const hi = hexDigit(name.charCodeAt(at + 1));
+    const lo = hexDigit(name.charCodeAt(at + 2));
+    if (hi < 0 || lo < 0) continue;
+    out += name.slice(from, at) + String.fromCharCode(hi * 16 + lo);
+    from = at + 3;
+    at += 2;
   }
-  return text;
+  return out + name.slice(from);
 }
 
 /**

@@ -299,6 +299,30 @@ describe('Edit (changes applied in place, no delta kept)', () => {
 });
 
 describe('fieldName', () => {
+  // The escaping as the regular expressions it replaced wrote and read it: the same, character for character.
+  const byRegex = (t: string) =>
+    t === ''
+      ? '%'
+      : t.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+  const fromRegex = (n: string) =>
+    n === '%'
+      ? ''
+      : n.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  it('escapes and reads back as the regular expressions did (randomised, seeded)', () => {
+    let seed = 11;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const alphabet = ['%', '.', '$', '\0', 'a', 'F', '4', '1', 'E', '2', ':', '\ud800', 'é'];
+    for (let round = 0; round < 3000; round++) {
+      const text = Array.from({ length: rnd(9) }, () => alphabet[rnd(alphabet.length)]).join('');
+      expect(fieldName(text)).toBe(byRegex(text));
+      expect(fromFieldName(text)).toBe(fromRegex(text));
+      expect(fromFieldName(fieldName(text))).toBe(text);
+    }
+  });
+
   it.each(['1.2.3.4', '$where', 'a%b', '', 'x\0y', '\ud800', 'plain'])(
     'escapes %j reversibly into a safe field name',
     (text) => {
