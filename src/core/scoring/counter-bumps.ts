@@ -31,8 +31,8 @@ import {
   snap,
   USUAL_SHARE_HALF_LIFE_MS,
   WINDOW_KEEP_MS,
-  windowKey,
-  windowValues,
+  WINDOW_KINDS,
+  windowKeys,
   type Snapshots,
   type WindowKind,
 } from './counters';
@@ -209,9 +209,10 @@ export function counterBumps(
       bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
-  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
-    if (value === null) continue;
-    const key = windowKey(kind, value, f.hourBucket);
+  for (const kind of WINDOW_KINDS) {
+    const keys = windowKeys(f, kind);
+    if (keys === null) continue;
+    const key = keys[0];
     const inc: Record<string, number> = {};
     if (o.attempt) inc.a = 1;
     if (o.failure) inc.f = 1;
