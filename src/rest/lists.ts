@@ -204,18 +204,15 @@ const expiryOf = (b: Record<string, unknown>): unknown =>
 /** A body that may be empty (queries and counts: all of them). */
 const optionalBody = (req: FastifyRequest): Record<string, unknown> =>
   Buffer.isBuffer(req.body) && req.body.length > 0 ? jsonBody(req) : {};
-const body = jsonBody;
 const params = (req: FastifyRequest) => req.params as { listId: string; itemId: string };
 
 export async function listRoutes(app: FastifyInstance, o: { services: Services }): Promise<void> {
   const lists = o.services.lists;
   requireApiSecret(app, o.services);
-  // CSV bodies (imports) reach their route as the request stream (the listener's `text/csv`
-  // parser: rest/server.ts), read a line at a time.
 
   app.post('/v1/lists', async (req, reply) => {
     const p = req.principal;
-    const b = body(req);
+    const b = jsonBody(req);
     const list = await lists.create(p.env.id, actorOf(p), {
       name: b.name,
       color: b.color,
@@ -239,7 +236,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
   });
   app.put('/v1/lists/:listId', async (req, reply) => {
     const p = req.principal;
-    const b = body(req);
+    const b = jsonBody(req);
     const list = await lists.update(p.env.id, actorOf(p), params(req).listId, {
       name: b.name,
       color: b.color,
@@ -257,7 +254,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
 
   app.post('/v1/lists/:listId/items', async (req, reply) => {
     const p = req.principal;
-    const b = body(req);
+    const b = jsonBody(req);
     const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, {
       primaryValue: b.primary_value,
       secondaryValue: b.secondary_value,
@@ -269,7 +266,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
   });
   app.post('/v1/lists/:listId/items/batch', async (req, reply) => {
     const p = req.principal;
-    const b = body(req);
+    const b = jsonBody(req);
     const drafts = Array.isArray(b.items)
       ? b.items.map((i: unknown) => {
           if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
@@ -299,6 +296,8 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
       total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']),
     });
   });
+  // A CSV body reaches its route as the request stream (the listener's `text/csv` parser), read a
+  // line at a time.
   app.post('/v1/lists/:listId/items/import', async (req, reply) => {
     const p = req.principal;
     const raw = req.body;
@@ -349,7 +348,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
   app.put('/v1/lists/:listId/items/:itemId', async (req, reply) => {
     const p = req.principal;
     const { listId, itemId } = params(req);
-    const b = body(req);
+    const b = jsonBody(req);
     return reply.code(200).send(
       itemJson(
         await lists.updateItem(p.env.id, actorOf(p), listId, itemId, {
