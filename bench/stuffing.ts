@@ -10,13 +10,12 @@
  * legitimate logins challenged, degraded verdicts, requests refused or failed, and how long the
  * replay took (the hogs' cost).
  */
-import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { rng } from './lib/traffic';
 import { prioritiseGenerator, startHogs } from './lib/overload';
-import type { FromServer, ToServer } from './lib/server';
+import { serveChild } from './lib/server';
 import { Networks } from './eval/world';
 import { generate, type Scenario, type Step } from './eval/scenario';
 import { drive, type Outcome } from './eval/drive';
@@ -97,16 +96,7 @@ async function replay(o: StuffingOptions, hogs: number): Promise<StuffingRun> {
   // the environment's own RAMPART_* settings (none: the defaults) and an easy proof of work, as
   // `npm run eval` asks for (the detection is the same at any difficulty).
   const env = { ...process.env, RAMPART_CLIENT_POW_BITS: process.env.RAMPART_CLIENT_POW_BITS ?? '8' };
-  const child = fork(path.join(__dirname, 'eval', 'run.js'), ['--serve'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env,
-  });
-  const ready = await new Promise<FromServer>((resolve, reject) => {
-    child.once('message', (m: FromServer) => resolve(m));
-    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
-  });
-  if (ready.type !== 'ready')
-    throw new Error(ready.type === 'failed' ? ready.error : `unexpected ${ready.type}`);
+  const { ready, stop } = await serveChild(path.join(__dirname, 'eval', 'run.js'), env);
   const started: ReturnType<typeof startHogs> = [];
   const restore = prioritiseGenerator();
   try {
@@ -133,9 +123,7 @@ async function replay(o: StuffingOptions, hogs: number): Promise<StuffingRun> {
   } finally {
     for (const h of started) h.kill('SIGKILL');
     restore();
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.send({ type: 'stop' } satisfies ToServer);
-    await exited;
+    await stop();
   }
 }
 
