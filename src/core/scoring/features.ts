@@ -302,28 +302,21 @@ export function extractFeatures(
   };
 }
 
-/**
- * HTTP stacks the app ships inside itself: their version changes with the app's releases (a
- * React Native upgrade brings another OkHttp), so without the app's own name it stands for the
- * release. CFNetwork's and Dalvik's versions are the phone's OS, not the app's.
- */
-const BUNDLED_STACKS: ReadonlySet<string> = new Set(['okhttp', 'Alamofire', 'Ktor', 'Dart']);
 /** Longest app name and version a release key keeps (a user agent is the client's to write). */
 const RELEASE_NAME_MAX = 64;
 const RELEASE_VERSION_MAX = 32;
 
 /**
  * The app release a native app's user agent names, as `<stack>|<name>/<version>`: the app's own
- * product token and version where it writes one (iOS's `ShopApp/321 CFNetwork/… Darwin/…`, the
- * bundle version; `ShopApp/3.2.1 (Android 14; …) okhttp/4.12.0`), else the version of an HTTP
- * stack bundled in the app (`okhttp|okhttp/4.12.0`). null: not an app, or a user agent that says
- * nothing of the app's release (a bare `Dalvik/…`, `CFNetwork/…`).
+ * product token and version (iOS's `ShopApp/321 CFNetwork/… Darwin/…`, the bundle version;
+ * `ShopApp/3.2.1 (Android 14; …) okhttp/4.12.0`). null: not an app, or a user agent that does not
+ * name the app (a bare `okhttp/4.12.0` is sent by many releases alike, and by the tools that copy
+ * it: its token habit is the apps' as a whole).
  */
 export function appReleaseOf(app: AppClient | null): string | null {
   if (!app || !app.version) return null;
   const version = app.version.slice(0, RELEASE_VERSION_MAX);
-  if (app.name) return `${app.library}|${app.name.slice(0, RELEASE_NAME_MAX)}/${version}`;
-  return BUNDLED_STACKS.has(app.library) ? `${app.library}|${app.library}/${version}` : null;
+  return app.name ? `${app.library}|${app.name.slice(0, RELEASE_NAME_MAX)}/${version}` : null;
 }
 
 /** A verified browser token's proof and the page's behaviour, as the population counts them. */

@@ -1261,7 +1261,7 @@ describe('native apps', () => {
         'ShopApp/3.2.1 (Android 14; Pixel 8) okhttp/4.12.0',
         'okhttp|ShopApp/3.2.1',
       ],
-      ['OkHttp alone: the version the app bundles', 'okhttp/4.12.0', 'okhttp|okhttp/4.12.0'],
+      ['OkHttp alone: many releases send it alike', 'okhttp/4.12.0', null],
       [
         "Android's own stack says the OS, not the app",
         'Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A)',
