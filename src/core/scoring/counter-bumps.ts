@@ -26,6 +26,7 @@ import {
   POPULATION_KEEP_MS,
   POPULATION_LEVELS,
   proofHabitKey,
+  releaseFingerprintKey,
   screenHabitKey,
   SET_CAP,
   snap,
@@ -143,6 +144,13 @@ export function counterBumps(
       bumps.push({
         key: appFingerprintKey(f.fingerprinted),
         inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
+    if (f.app && f.release)
+      bumps.push({
+        key: releaseFingerprintKey(f.release),
+        inc: { [f.fingerprinted ? 'y' : 'n']: popW },
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });

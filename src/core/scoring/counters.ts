@@ -108,6 +108,12 @@ export const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
 /** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
 export const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
 /**
+ * Legitimate events from one app release (features.ts, appReleaseOf) with a client token (`y`) and
+ * without (`n`): a release from before the client never carries one, and its users' logins are
+ * judged as that release's traffic, not against the token users.
+ */
+export const releaseFingerprintKey = (release: string) => `p:fpr:${release}`;
+/**
  * Legitimate logins with a verified browser token whose collection did, or did not, carry a proof
  * of work (`p:pow:y`, `p:pow:n`); and among those whose page reported its behaviour for the
  * request, whether a person did something on the page first (`p:ui:y`, `p:ui:n`).
@@ -208,6 +214,7 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
+  if (f.app && f.release) keys.push(releaseFingerprintKey(f.release));
   if (f.browserToken)
     keys.push(
       proofHabitKey(true),
