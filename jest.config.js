@@ -63,4 +63,6 @@ module.exports = {
   testTimeout: 60000,
   // Files wait mostly on the database and the network: two workers on two cores.
   maxWorkers: 2,
+  // No watchman on the machines that run these (jest would spawn it to find out, every run).
+  watchman: false,
 };

@@ -616,7 +616,7 @@ describe('GraphQL for the console', () => {
         const found = await read('hook-user-a');
         return found.length > 0 && found;
       },
-      { what: 'a webhook delivery about hook-user-a', timeoutMs: 5000, intervalMs: 100 },
+      { what: 'a webhook delivery about hook-user-a', timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(mine.every((d) => d.userId === 'hook-user-a')).toBe(true);
     expect(await read('hook-user-b')).toEqual([]);

@@ -140,12 +140,12 @@ async function settle(): Promise<void> {
   await app.built.state.flush();
 }
 
-/** What `read()` answers once `ok` holds of it; fails after `ms`, naming `what`. */
+/** What `read()` answers once `ok` holds of it; fails after `ms` (room for a busy machine), naming `what`. */
 async function eventually<T>(
   read: () => Promise<T>,
   ok: (v: T) => boolean,
   what: string,
-  ms = 5000,
+  ms = 30_000,
 ): Promise<T> {
   let last: T | undefined;
   await waitFor(async () => ok((last = await read())), { what, timeoutMs: ms, intervalMs: 50 });

@@ -25,8 +25,34 @@ const risk = (user: string): RiskRequest => ({
   context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
 });
 
-/** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
-const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, trackAccepts: 0, authCalls: 0 };
+/**
+ * Knobs of the slowed-down core (its latency is simulated), and how often it was called.
+ * `held`: while set, every evaluation waits for it instead of `evaluateMs` (`holdEvaluations`).
+ */
+const slow = {
+  authMs: 0,
+  evaluateMs: 0,
+  evaluateCalls: 0,
+  evaluateDone: 0,
+  trackAccepts: 0,
+  authCalls: 0,
+  held: null as Promise<void> | null,
+};
+let releaseHeld: () => void = () => undefined;
+/**
+ * Holds every core evaluation until the returned function is called (afterEach calls it too). An
+ * answer that comes while they are held did not wait for the core: proven by the order of events,
+ * whatever the machine's speed, where a clock would only prove it on a quiet machine.
+ */
+function holdEvaluations(): () => void {
+  let release: () => void = () => undefined;
+  slow.held = new Promise<void>((resolve) => (release = resolve));
+  releaseHeld = () => {
+    slow.held = null;
+    release();
+  };
+  return releaseHeld;
+}
 /** Core calls still running (abandoned ones included), awaited before the database goes. */
 const running = new Set<Promise<unknown>>();
 const tracked = <T>(p: Promise<T>): Promise<T> => {
@@ -42,9 +68,9 @@ async function idle(): Promise<void> {
   while (running.size > 0) await Promise.allSettled([...running]);
   await new Promise((r) => setImmediate(r));
 }
-/** Resolves once `cond` holds (checked every few ms; fails after 5 s naming `what`). */
+/** Resolves once `cond` holds (checked every few ms; fails after a minute naming `what`). */
 async function until(cond: () => boolean, what: string): Promise<void> {
-  await waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
+  await waitFor(cond, { what, timeoutMs: 60_000, intervalMs: 5 });
 }
 
 function slowServices(real: Services): Services {
@@ -62,7 +88,8 @@ function slowServices(real: Services): Services {
     tracked(
       (async () => {
         slow.evaluateCalls++;
-        await delay(slow.evaluateMs);
+        await (slow.held ?? delay(slow.evaluateMs));
+        slow.evaluateDone++;
         return real.verdicts.evaluate(principal, endpoint, body);
       })(),
     );
@@ -99,6 +126,7 @@ beforeEach(() => {
   slow.authMs = 0;
   slow.evaluateMs = 0;
 });
+afterEach(() => releaseHeld());
 afterAll(async () => {
   client?.close();
   await server?.stop();
@@ -108,11 +136,13 @@ afterAll(async () => {
 
 describe('deadlines', () => {
   it('a call whose core work outlives its deadline answers DEADLINE_EXCEEDED at the deadline', async () => {
-    slow.evaluateMs = 1500;
-    const started = Date.now();
+    const release = holdEvaluations();
+    const done = slow.evaluateDone;
     const e = await failure(client.risk(risk('dl-1'), { deadlineMs: 200 }));
     expect(e.codeName).toBe('DEADLINE_EXCEEDED');
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Answered at the deadline, not when the core call ended: that call is still held.
+    expect(slow.evaluateDone).toBe(done);
+    release();
   });
 
   it('work past the deadline is abandoned: the core call never starts', async () => {
@@ -126,7 +156,7 @@ describe('deadlines', () => {
 
   it('a call within its deadline succeeds', async () => {
     slow.evaluateMs = 50;
-    await expect(client.risk(risk('dl-3'), { deadlineMs: 2000 })).resolves.toHaveProperty('policy');
+    await expect(client.risk(risk('dl-3'), { deadlineMs: 30_000 })).resolves.toHaveProperty('policy');
   });
 });
 
@@ -171,13 +201,13 @@ describe('streams that fail part-way', () => {
       port: 0,
       tls: undefined,
     });
-    const c = createRampartClient({ address: own.address, secret: limited.secret, deadlineMs: 5000 });
+    const c = createRampartClient({ address: own.address, secret: limited.secret, deadlineMs: 30_000 });
     // One stream through the generated stub: the shipped client would resume it (client-track-stream.test.ts).
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${limited.secret}`);
     const e = await failure(
       new Promise((resolve, reject) => {
-        const stream = c.stubs.scoring.trackStream(md, { deadline: Date.now() + 5000 }, (err, res) =>
+        const stream = c.stubs.scoring.trackStream(md, { deadline: Date.now() + 30_000 }, (err, res) =>
           err ? reject(toRampartError(err)) : resolve(res),
         );
         for (let i = 0; i < 10; i++) stream.write({ event: '$login.failed', user: { id: 'rl-stream' } });
@@ -203,7 +233,7 @@ describe('graceful drain', () => {
       port: 0,
       tls: undefined,
     });
-    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
+    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 30_000 });
     expect(await c.health()).toBe('SERVING');
     slow.evaluateMs = 400;
     const evaluating = slow.evaluateCalls;
@@ -226,15 +256,17 @@ describe('graceful drain', () => {
       tls: undefined,
       drainTimeoutMs: 100,
     });
-    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 5000 });
-    slow.evaluateMs = 3000;
+    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 30_000 });
+    const release = holdEvaluations();
+    const done = slow.evaluateDone;
     const evaluating = slow.evaluateCalls;
     const inFlight = failure(c.risk(risk('drain-3')));
     await until(() => slow.evaluateCalls === evaluating + 1, 'the call to reach the core');
-    const started = Date.now();
     await own.stop();
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Stopped after the drain timeout, not after the call: its core work is still held.
+    expect(slow.evaluateDone).toBe(done);
     expect(['UNAVAILABLE', 'CANCELLED', 'INTERNAL']).toContain((await inFlight).codeName);
+    release();
     c.close();
   });
 });
@@ -283,7 +315,7 @@ describe('TLS', () => {
       address: `localhost:${tlsServer.port}`,
       secret: app.secret,
       tls: { rootCerts: cert },
-      deadlineMs: 5000,
+      deadlineMs: 30_000,
     });
     await expect(secure.risk(risk('tls-1'))).resolves.toHaveProperty('policy');
     const plain = createRampartClient({

@@ -160,11 +160,15 @@ describe('VerdictStream', () => {
     s.send(
       {
         id: 1,
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
         risk: { ...risk('vs-err'), user: null, context: { ip: 'nope', headers: { 'User-Agent': UA } } },
       },
-      { id: 2, timeoutMs: 5000, authenticate: { event: '$login.succeeded', context: { ip: '81.2.69.142' } } },
-      { id: 3, timeoutMs: 5000 },
+      {
+        id: 2,
+        timeoutMs: 30_000,
+        authenticate: { event: '$login.succeeded', context: { ip: '81.2.69.142' } },
+      },
+      { id: 3, timeoutMs: 30_000 },
     );
     const first = await s.answer(1);
     expect(first.result).toBe('error');
@@ -189,7 +193,7 @@ describe('VerdictStream', () => {
 
   it('authenticates and rate-limits each call, as unary calls', async () => {
     const wrong = openStream(app.grpcAddress, 'sk_wrong_secret_value');
-    wrong.send({ id: 1, timeoutMs: 5000, risk: risk('vs-auth') });
+    wrong.send({ id: 1, timeoutMs: 30_000, risk: risk('vs-auth') });
     const a = toRampartError(callErrorAsServiceError((await wrong.answer(1)).error!));
     expect(a.codeName).toBe('UNAUTHENTICATED');
     expect(a.type).toBe('unauthorized');
@@ -199,7 +203,7 @@ describe('VerdictStream', () => {
 
     const limited = await startTestApp({ rateLimitPerSecond: 1 });
     const s = openStream(limited.grpcAddress, limited.secret);
-    s.send(...[1, 2, 3, 4, 5].map((id) => ({ id, timeoutMs: 5000, risk: risk(`vs-rl-${id}`) })));
+    s.send(...[1, 2, 3, 4, 5].map((id) => ({ id, timeoutMs: 30_000, risk: risk(`vs-rl-${id}`) })));
     const answers = await Promise.all([1, 2, 3, 4, 5].map((id) => s.answer(id)));
     const refused = answers
       .filter((m) => m.result === 'error')
@@ -220,13 +224,13 @@ describe('VerdictStream', () => {
     s.send(
       {
         id: 5,
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
         risk: {
           ...risk('vs-big'),
           properties: { fields: { blob: { stringValue: 'x'.repeat(150 * 1024), kind: 'stringValue' } } },
         },
       },
-      { id: 9, timeoutMs: 5000, risk: risk('vs-with-big') },
+      { id: 9, timeoutMs: 30_000, risk: risk('vs-with-big') },
     );
     for (const id of [5, 9]) {
       const big = toRampartError(callErrorAsServiceError((await s.answer(id)).error!));
@@ -234,7 +238,7 @@ describe('VerdictStream', () => {
       expect(big.type).toBe('payload_too_large');
       expect(big.fields.map((f) => f.field)).toEqual(['(message)']);
     }
-    s.send({ id: 6, timeoutMs: 5000, risk: risk('vs-after-big') });
+    s.send({ id: 6, timeoutMs: 30_000, risk: risk('vs-after-big') });
     expect((await s.answer(6)).result).toBe('risk');
     s.sendBytes(Buffer.from([0x0f]));
     const status = await s.status;
@@ -245,11 +249,11 @@ describe('VerdictStream', () => {
 
   it('ends with OK once the client half-closes and every call read is answered', async () => {
     const s = openStream(app.grpcAddress, app.secret);
-    for (let id = 1; id <= 20; id++) s.send({ id, timeoutMs: 5000, risk: risk(`vs-hc-${id % 3}`) });
+    for (let id = 1; id <= 20; id++) s.send({ id, timeoutMs: 30_000, risk: risk(`vs-hc-${id % 3}`) });
     s.send(
       ...Array.from({ length: 30 }, (_, i) => ({
         id: 21 + i,
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
         risk: risk(`vs-hc-${i % 3}`),
       })),
     );
@@ -265,7 +269,29 @@ describe('VerdictStream', () => {
 
 describe('VerdictStream deadlines, cancellation and drain', () => {
   /** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
-  const slow = { authMs: 0, evaluateMs: 0, evaluateCalls: 0, authCalls: 0 };
+  /** `held`: while set, every evaluation waits for it instead of `evaluateMs` (`holdEvaluations`). */
+  const slow = {
+    authMs: 0,
+    evaluateMs: 0,
+    evaluateCalls: 0,
+    evaluateDone: 0,
+    authCalls: 0,
+    held: null as Promise<void> | null,
+  };
+  let releaseHeld: () => void = () => undefined;
+  /**
+   * Holds every core evaluation until the returned function is called (afterEach calls it too):
+   * an answer that comes while they are held did not wait for the core, whatever the machine's speed.
+   */
+  const holdEvaluations = (): (() => void) => {
+    let release: () => void = () => undefined;
+    slow.held = new Promise<void>((resolve) => (release = resolve));
+    releaseHeld = () => {
+      slow.held = null;
+      release();
+    };
+    return releaseHeld;
+  };
   const running = new Set<Promise<unknown>>();
   const tracked = <T>(p: Promise<T>): Promise<T> => {
     running.add(p);
@@ -276,9 +302,9 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     while (running.size > 0) await Promise.allSettled([...running]);
     await new Promise((r) => setImmediate(r));
   };
-  /** Resolves once `cond` holds (checked every few ms; fails after 5 s naming `what`). */
+  /** Resolves once `cond` holds (checked every few ms; fails after a minute naming `what`). */
   const until = (cond: () => boolean, what: string) =>
-    waitFor(cond, { what, timeoutMs: 5000, intervalMs: 5 });
+    waitFor(cond, { what, timeoutMs: 60_000, intervalMs: 5 });
   let server: GrpcServerHandle;
   let slowServices: Services;
   beforeAll(async () => {
@@ -297,7 +323,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
       tracked(
         (async () => {
           slow.evaluateCalls++;
-          await delay(slow.evaluateMs);
+          await (slow.held ?? delay(slow.evaluateMs));
+          slow.evaluateDone++;
           return real.verdicts.evaluate(principal, endpoint, body);
         })(),
       );
@@ -314,6 +341,7 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     slow.authMs = 0;
     slow.evaluateMs = 0;
   });
+  afterEach(() => releaseHeld());
   afterAll(async () => {
     await server?.stop();
     await Promise.allSettled([...running]);
@@ -340,8 +368,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const before = slow.evaluateCalls;
     const authenticating = running.size;
     s.send(
-      { id: 1, timeoutMs: 5000, risk: risk('vs-cx-1') },
-      { id: 2, timeoutMs: 5000, risk: risk('vs-cx-2') },
+      { id: 1, timeoutMs: 30_000, risk: risk('vs-cx-1') },
+      { id: 2, timeoutMs: 30_000, risk: risk('vs-cx-2') },
     );
     // Both calls wait on one look-up of the stream's secret.
     await until(() => running.size > authenticating, "the look-up of the stream's secret to start");
@@ -359,8 +387,8 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const s = openStream(server.address, app.secret);
     slow.authMs = 200;
     s.send(
-      { id: 4, timeoutMs: 5000, risk: risk('vs-dup') },
-      { id: 4, timeoutMs: 5000, risk: risk('vs-dup') },
+      { id: 4, timeoutMs: 30_000, risk: risk('vs-dup') },
+      { id: 4, timeoutMs: 30_000, risk: risk('vs-dup') },
     );
     const refused = await s.answer(4);
     expect(toRampartError(callErrorAsServiceError(refused.error!)).fields.map((f) => f.field)).toEqual([
@@ -373,13 +401,14 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
   });
 
   it('the client: deadline and cancellation of calls on streams', async () => {
-    const c = createRampartClient({ address: server.address, secret: app.secret, deadlineMs: 5000 });
+    const c = createRampartClient({ address: server.address, secret: app.secret, deadlineMs: 30_000 });
     await c.risk(risk('vs-warm'));
-    slow.evaluateMs = 1500;
-    const started = Date.now();
+    const release = holdEvaluations();
+    const done = slow.evaluateDone;
     expect((await failure(c.risk(risk('vs-cdl'), { deadlineMs: 200 }))).codeName).toBe('DEADLINE_EXCEEDED');
-    expect(Date.now() - started).toBeLessThan(1000);
-    slow.evaluateMs = 0;
+    // Answered at the deadline, not when the core call ended: that call is still held.
+    expect(slow.evaluateDone).toBe(done);
+    release();
     slow.authMs = 300;
     const before = slow.evaluateCalls;
     const authenticating = slow.authCalls;
@@ -406,11 +435,11 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
       tls: undefined,
     });
     const s = openStream(own.address, app.secret);
-    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 3000 });
+    const c = createRampartClient({ address: own.address, secret: app.secret, deadlineMs: 30_000 });
     await c.risk(risk('vs-drain-warm'));
     slow.evaluateMs = 300;
     const evaluating = slow.evaluateCalls;
-    s.send({ id: 1, timeoutMs: 5000, risk: risk('vs-drain-1') });
+    s.send({ id: 1, timeoutMs: 30_000, risk: risk('vs-drain-1') });
     const inFlight = c.risk(risk('vs-drain-2'));
     await until(() => slow.evaluateCalls === evaluating + 2, 'both calls to reach the core');
     const stopped = own.stop();
@@ -438,7 +467,7 @@ describe('the client', () => {
         e ? reject(e) : resolve(p),
       ),
     );
-    const c = createRampartClient({ address: `127.0.0.1:${port}`, secret: app.secret, deadlineMs: 5000 });
+    const c = createRampartClient({ address: `127.0.0.1:${port}`, secret: app.secret, deadlineMs: 30_000 });
     const answers = await Promise.all([
       c.risk(risk('vs-old-1')),
       c.risk(risk('vs-old-2')),
@@ -476,7 +505,7 @@ describe('the client', () => {
     const c = createRampartClient({
       address: `127.0.0.1:${port}`,
       secret: app.secret,
-      deadlineMs: 5000,
+      deadlineMs: 30_000,
       verdictStreams: 1,
     });
     const e = await failure(c.risk(risk('vs-unread')));
@@ -498,13 +527,13 @@ describe('the client', () => {
     const c = createRampartClient({
       address: small.address,
       secret: app.secret,
-      deadlineMs: 5000,
+      deadlineMs: 30_000,
       verdictStreams: 1,
     });
     const u = createRampartClient({
       address: small.address,
       secret: app.secret,
-      deadlineMs: 5000,
+      deadlineMs: 30_000,
       verdictStreams: 0,
     });
     const sized = (bytes: number): RiskRequest => ({

@@ -44,7 +44,7 @@ describe('verdict budget', () => {
         const r = await risk('budget-1');
         return !r.body.degraded && r;
       },
-      { what: 'a verdict for budget-1 that is not degraded', timeoutMs: 5000, intervalMs: 10 },
+      { what: 'a verdict for budget-1 that is not degraded', timeoutMs: 30_000, intervalMs: 10 },
     );
     expect(second.body.degraded).toBe(false);
 

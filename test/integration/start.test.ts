@@ -204,7 +204,7 @@ embeddedOnly('the first start', () => {
       // Written once it listens, before it answers: the file is there now.
       await waitFor(() => logLines(stdout).some((l) => l.file === file), {
         what: `the log line naming ${file}`,
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
         intervalMs: 50,
       });
       expect(statSync(file).mode & 0o777).toBe(0o600);

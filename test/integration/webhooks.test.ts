@@ -644,10 +644,12 @@ describe('a slow receiver gets a delivery again only when an attempt failed', ()
     // as a stalled database or a paused process would; the worker keeps polling meanwhile.
     receiver.before = async (n) => {
       if (n > 0) return;
-      skewMs += 6000;
+      skewMs += 61_000;
       await delay(400);
     };
-    const svc = service('a', { leaseMs: 5000, requestTimeoutMs: 2000, pollMs: 10 });
+    // A request timeout far above the receiver's 400 ms, so that a busy machine does not make the
+    // attempt fail (and rightly be sent again); the lease must exceed it.
+    const svc = service('a', { leaseMs: 60_000, requestTimeoutMs: 30_000, pollMs: 10 });
     svc.start();
     await svc.emit(notice(env, 'user-1', null));
     const d = await waitFor(async () => (await deliveries(env)).find((x) => x.status === 'delivered'), {

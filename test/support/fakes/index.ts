@@ -14,6 +14,7 @@ import { WebhookService } from '../../../src/core/webhooks/service';
 import { PrivacyService } from '../../../src/core/privacy/service';
 import { ListService } from '../../../src/core/lists/service';
 import type { ImportOptions } from '../../../src/core/lists/imports';
+import { createFakeLog } from './log';
 import { createFakeTime, type FakeTime } from './time';
 import {
   createFakeHttpPoster,
@@ -43,17 +44,11 @@ import {
   type FakePrivacyStore,
 } from './stores';
 
+export * from './log';
 export * from './time';
 export * from './outside';
 export * from './state';
 export * from './stores';
-
-/** Logs nothing, keeps every line (a test may assert what was logged). */
-export function createFakeLog() {
-  const lines: { level: string; obj: object; msg: string }[] = [];
-  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj, msg });
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
 
 export interface FakeServices {
   time: FakeTime;

@@ -16,7 +16,7 @@ import {
   type RetentionStore,
   type RetentionSweepOptions,
 } from '../../../src/core/retention';
-import { createFakeLog } from '../../support/fakes';
+import { createFakeLog } from '../../support/fakes/log';
 import {
   createFakeCredentialStore,
   createFakeEnvironmentStore,

@@ -8,7 +8,9 @@ import { asEnvId } from '../../../src/core/model';
 import type { HttpPost, HttpPoster, HttpPostResult } from '../../../src/core/ports';
 import type { WebhookDelivery } from '../../../src/core/webhooks/model';
 import { WebhookDispatcher, type WebhookDispatcherDeps } from '../../../src/core/webhooks/dispatcher';
-import { createFakeLog, createFakeTime, createFakeWebhookStore, type FakeTime } from '../../support/fakes';
+import { createFakeLog } from '../../support/fakes/log';
+import { createFakeTime, type FakeTime } from '../../support/fakes/time';
+import { createFakeWebhookStore } from '../../support/fakes/stores';
 
 const URL_A = 'https://a.example/hooks';
 const URL_B = 'https://b.example/hooks';
