@@ -46,6 +46,7 @@ import {
   type Rand,
 } from './world';
 import { rng } from '../lib/traffic';
+import { lookupIp } from '../../src/intel';
 
 export const SCENARIOS = [
   'legit',
@@ -165,7 +166,7 @@ export interface Step {
   channel: Channel;
   /** A legitimate sign-up during an attack's sign-up wave (scored apart). */
   duringWave?: boolean;
-  /** A takeover from a network operator the victim never used (scored apart too: what headers alone are judged on). */
+  /** A takeover from a network operator none of the victim's earlier legitimate steps came from (scored apart too: what headers alone are judged on). */
   newOperator?: boolean;
 }
 
@@ -760,7 +761,6 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
       // that copies the victim's fingerprint (its machine), but cannot read the victim's storage.
       const copied =
         o.tokens === 'client' && scenario === 'very_targeted' && rs() < 0.5 ? { machine: d.token } : {};
-      const newOperator = asn !== p.homeAsn && asn !== p.mobileAsn && asn !== p.workAsn;
       steps.push({
         scenario,
         kind: 'login',
@@ -778,7 +778,8 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
         history: 0,
         typo: false,
         channel: 'web',
-        newOperator,
+        // Whether the victim ever used this operator is settled once every step is drawn (below).
+        newOperator: false,
       });
     }
   }
@@ -1452,6 +1453,25 @@ export function generate(o: GenerateOptions, nets: Networks, r: Rand, end: numbe
     const n = history.get(s.userId) ?? 0;
     s.history = n;
     history.set(s.userId, n + 1);
+  }
+  // A takeover is "from a new operator" when none of the victim's legitimate steps before it came
+  // from its network operator (the ASN, as Rampart's database names it). The attacker's operator
+  // was drawn apart from the victim's home, mobile and work ones, but a user's cafés, trips and
+  // friends' networks are operators too: one the victim used last week is not new.
+  const used = new Map<string, Set<number>>();
+  const asnOf = (ip: string): number | null => lookupIp(ip).asn?.number ?? null;
+  for (const s of steps) {
+    if (!s.userId) continue;
+    if (s.scenario === 'legit') {
+      const asn = asnOf(s.context.ip);
+      if (asn === null) continue;
+      let set = used.get(s.userId);
+      if (!set) used.set(s.userId, (set = new Set()));
+      set.add(asn);
+    } else if (s.newOperator !== undefined) {
+      const asn = asnOf(s.context.ip);
+      s.newOperator = asn === null || !(used.get(s.userId)?.has(asn) ?? false);
+    }
   }
   return steps;
 }

@@ -145,7 +145,10 @@ interface BehaviourDoc {
   t?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
   hn?: number;
   h?: Record<string, Record<string, { c?: number; l?: number; f?: number }>>;
-  pd?: Record<string, { at?: number; v?: Record<string, string>; tw?: number; to?: boolean }>;
+  pd?: Record<
+    string,
+    { at?: number; v?: Record<string, string>; tw?: number; to?: boolean; ca?: boolean; cr?: string }
+  >;
   ll?: string;
 }
 
@@ -299,6 +302,9 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
       values,
       tentative: typeof pd.tw === 'number' ? pd.tw : 0,
       ...(pd.to === true ? { operator: true } : {}),
+      ...(typeof pd.ca === 'boolean'
+        ? { client: { app: pd.ca, release: typeof pd.cr === 'string' ? pd.cr : null } }
+        : {}),
     };
   }
   if (p.ll) {
@@ -380,6 +386,9 @@ function behaviourDelta(d: Changes, c: BehaviourChange, known: BehaviourDoc | un
       v,
       tw: p.tentative,
       ...(p.operator === true ? { to: true } : {}),
+      ...(p.client
+        ? { ca: p.client.app, ...(p.client.release !== null ? { cr: p.client.release } : {}) }
+        : {}),
     });
   }
   if (c.resolve) d.unset(['p', 'pd', fieldName(c.resolve)]);

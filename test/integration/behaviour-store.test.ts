@@ -103,6 +103,8 @@ describe('behavioural profile', () => {
               values: { ip: '81.2.69.9', asn: 'AS2856' },
               tentative: 0.3,
               operator: k === PENDING_CAP + 1,
+              ...(k === PENDING_CAP + 1 ? { client: { app: true, release: 'CFNetwork|ShopApp/304' } } : {}),
+              ...(k === PENDING_CAP ? { client: { app: false, release: null } } : {}),
             },
           },
         },
@@ -119,6 +121,13 @@ describe('behavioural profile', () => {
     // Whether the operator was taught tentatively comes back, so that a failed answer takes it back.
     expect(b.pending[`ev.${PENDING_CAP + 1}`]?.operator).toBe(true);
     expect(b.pending[`ev.${PENDING_CAP}`]?.operator).toBeUndefined();
+    // So does what the login was (an app's stack, its release): a passed challenge teaches the token habit.
+    expect(b.pending[`ev.${PENDING_CAP + 1}`]?.client).toEqual({
+      app: true,
+      release: 'CFNetwork|ShopApp/304',
+    });
+    expect(b.pending[`ev.${PENDING_CAP}`]?.client).toEqual({ app: false, release: null });
+    expect(b.pending[`ev.${PENDING_CAP - 1}`]?.client).toBeUndefined();
     users.record(env, 'carol', {
       behaviour: {
         resolve: `ev.${PENDING_CAP + 1}`,

@@ -95,6 +95,12 @@ export interface PendingChallenge {
   tentative: number;
   /** The operator (`asn`) was among what was added at once (see recurringOperator). */
   operator?: boolean;
+  /**
+   * The challenged login came from a native app's HTTP stack, and the app release its user agent
+   * named (null: none): with `values.fp`, what a passed challenge teaches the environment's
+   * client-token habit (counter-bumps.ts). Absent on challenges recorded before it was kept.
+   */
+  client?: { app: boolean; release: string | null };
 }
 
 /** A user's behavioural history, as the store decodes it. */

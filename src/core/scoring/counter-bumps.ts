@@ -59,6 +59,12 @@ export interface Outcome {
   stopped: boolean;
   /** A `$challenge.succeeded/failed` (the application reports challenge outcomes). */
   challengeFeedback: boolean;
+  /**
+   * A `$challenge.succeeded` answering a challenged login: whether that login carried a client
+   * token, came from an app's HTTP stack, and the release it named. The client-token habits learn
+   * from it as from an allowed login (below).
+   */
+  passedChallenge?: { fingerprinted: boolean; app: boolean; release: string | null };
   /** The account, for the distinct sets. */
   account: string | null;
 }
@@ -194,6 +200,33 @@ export function counterBumps(
           late: 'population',
         });
     }
+  }
+  // A passed challenge is the user being there, as an allowed login is: the client-token habits
+  // (the environment's, the apps', an app release's) count the login it answered. Otherwise a class
+  // of legitimate logins that `missing_fingerprint` challenges (an app release from before the
+  // client, at first) would never teach the habit that challenges it: only the logins it let in do.
+  const passed = o.passedChallenge;
+  if (passed && !o.success) {
+    bumps.push({
+      key: popKey(LEVEL.fingerprint, passed.fingerprinted ? 'y' : 'n'),
+      inc: { c: popW },
+      keepMs: POPULATION_KEEP_MS,
+      late: 'population',
+    });
+    if (passed.app)
+      bumps.push({
+        key: appFingerprintKey(passed.fingerprinted),
+        inc: { c: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
+    if (passed.app && passed.release)
+      bumps.push({
+        key: releaseFingerprintKey(passed.release),
+        inc: { [passed.fingerprinted ? 'y' : 'n']: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
   }
   const browser = f.values[LEVEL.browser];
   if (o.attempt && browser) {

@@ -87,7 +87,16 @@ export function lesson(x: LessonInput): Lesson {
       tentative > 0 && x.behaviour !== null && recurringOperator(x.behaviour, values[LEVEL.operator], at);
     const taught = operator ? values : withoutOperator(values);
     behaviour = {
-      pend: { id: x.eventId, challenge: { at, values, tentative, operator } },
+      pend: {
+        id: x.eventId,
+        challenge: {
+          at,
+          values,
+          tentative,
+          operator,
+          client: { app: x.features.app, release: x.features.release },
+        },
+      },
       ...(tentative > 0 ? { legit: { values: taught, weight: tentative, at, location: null } } : {}),
     };
   } else if (learnable && x.action === 'deny') {
@@ -101,6 +110,12 @@ export function lesson(x: LessonInput): Lesson {
     const answered = answeredChallenge(x.behaviour, at);
     if (answered) {
       const [id, p] = answered;
+      if (x.event.name === '$challenge.succeeded' && p.client)
+        outcome.passedChallenge = {
+          fingerprinted: p.values[LEVEL.fingerprint] === 'y',
+          app: p.client.app,
+          release: p.client.release,
+        };
       behaviour =
         x.event.name === '$challenge.succeeded'
           ? { resolve: id, legit: { values: p.values, weight: 1 - p.tentative, at: p.at, location: null } }

@@ -2771,10 +2771,17 @@ describe('what each event teaches', () => {
     expect(challenged?.legit).toBeUndefined();
     const b = emptyBehaviour();
     b.pending['ev-1'] = challenged!.pend!.challenge;
-    const passed = teach({ name: '$challenge.succeeded', at: T0 + 60_000 }, null, { behaviour: b }).behaviour;
-    expect(passed).toMatchObject({ resolve: 'ev-1', legit: { weight: 1 } });
-    const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, { behaviour: b }).behaviour;
-    expect(failed).toMatchObject({ resolve: 'ev-1', hostile: { weight: 1 } });
+    const passed = teach({ name: '$challenge.succeeded', at: T0 + 60_000 }, null, { behaviour: b });
+    expect(passed.behaviour).toMatchObject({ resolve: 'ev-1', legit: { weight: 1 } });
+    // The challenged login counts in the client-token habit as an allowed one would.
+    expect(passed.outcome.passedChallenge).toEqual({
+      fingerprinted: challenged!.pend!.challenge.values.fp === 'y',
+      app: false,
+      release: null,
+    });
+    const failed = teach({ name: '$challenge.failed', at: T0 + 60_000 }, null, { behaviour: b });
+    expect(failed.behaviour).toMatchObject({ resolve: 'ev-1', hostile: { weight: 1 } });
+    expect(failed.outcome.passedChallenge).toBeUndefined();
   });
 
   it('where challenge answers are not reported, a challenge teaches tentatively (not the operator)', () => {

@@ -218,3 +218,65 @@ describe("an app release's token habit, learned from the environment's traffic",
     expect(claimed.signals).toHaveProperty('missing_fingerprint');
   });
 });
+
+describe('a passed challenge teaches the token habit as an allowed login does', () => {
+  const ios = (build: string) => ({
+    'User-Agent': `ShopApp/${build} CFNetwork/1498.700.2 Darwin/23.6.0`,
+    Accept: 'application/json',
+    'Accept-Language': 'en-GB',
+    'Accept-Encoding': 'gzip, deflate, br',
+  });
+  const context = (k: number, build: string) => ({
+    ip: `81.2.${70 + (k >> 8)}.${k & 255}`,
+    headers: ios(build),
+  });
+  const appLogin = (k: number, build: string, token: string | null): EventCommand => ({
+    event: '$login',
+    status: '$succeeded',
+    user: { id: `app-${k}`, email: `app-${k}@example.com` },
+    context: context(k, build),
+    ...(token ? { requestToken: token } : {}),
+  });
+
+  /**
+   * The client ships first (every login of release 312 carries a token), then users of release 304,
+   * from before the client, log in for the first time: each one `missing_fingerprint` challenges
+   * answers the challenge as `answer` says. What the sixth one's login gets.
+   */
+  const oldReleaseAfter = async (answer: '$challenge.succeeded' | '$challenge.failed' | null) => {
+    const { principal } = await s.environment();
+    const run = async (k: number, build: string, token: string | null) => {
+      const v = await s.verdicts.evaluate(principal, 'risk', appLogin(k, build, token));
+      await s.time.advance(5 * 60_000);
+      return v;
+    };
+    for (let k = 0; k < 300; k++) await run(k, '312', `phone-install-${k}`);
+    await s.time.settle();
+    const first = await run(1000, '304', null);
+    expect(first.action).toBe('challenge');
+    expect(first.signals).toHaveProperty('missing_fingerprint');
+    for (let k = 1000; k < 1005; k++) {
+      const v = k === 1000 ? first : await run(k, '304', null);
+      if (v.action === 'challenge' && answer)
+        await s.track.accept(principal, { event: answer, userId: `app-${k}`, context: context(k, '304') });
+      await s.time.advance(60_000);
+    }
+    await s.time.settle();
+    return run(1005, '304', null);
+  };
+
+  it("an old release's users who pass their challenges make it that release's traffic", async () => {
+    const v = await oldReleaseAfter('$challenge.succeeded');
+    expect(v.action).toBe('allow');
+    expect(v.signals).not.toHaveProperty('missing_fingerprint');
+  });
+
+  it('unanswered or failed challenges teach it nothing', async () => {
+    for (const answer of [null, '$challenge.failed'] as const) {
+      s = createFakeServices();
+      const v = await oldReleaseAfter(answer);
+      expect(v.action).toBe('challenge');
+      expect(v.signals.missing_fingerprint).toMatchObject({ release: 'CFNetwork|ShopApp/304' });
+    }
+  });
+});
