@@ -29,6 +29,7 @@ import {
   DEVICES,
   StateUserStore,
   USER_QUERY_FIELDS,
+  USER_WRITE_ORDER,
   USERS,
   userStateIndexes,
 } from '../store/user-state';
@@ -261,6 +262,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
+    writeOrder: USER_WRITE_ORDER,
     now: () => clock.now().getTime(),
     observer: stateObserver,
     onError: (err, what) =>
