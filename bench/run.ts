@@ -307,6 +307,8 @@ class Server {
       db: s.dbCpuMicros ?? 0,
       backlog: s.backlog,
       writes: s.writes,
+      written: s.written,
+      userWritten: s.userWritten,
       allocated: s.allocated,
       promoted: s.promoted,
     };

@@ -249,6 +249,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     flushed: (stats) => metrics.stateObserver.flushed(stats),
     dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
     stalled: () => metrics.stateObserver.stalled?.(),
+    wrote: (c, bytes) => metrics.stateObserver.wrote?.(c, bytes),
   };
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),

@@ -23,7 +23,14 @@
  * the next flush retries. A write the abandoned flush still completes later is harmless: whole
  * documents it carried are written again after it (`snapshots`), inserts are idempotent by `_id`.
  */
-import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
+import {
+  BSON,
+  type AnyBulkWriteOperation,
+  type Collection,
+  type Db,
+  type Document,
+  type UpdateFilter,
+} from 'mongodb';
 import { coalesce, groupOps, NO_OPS, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import type { Entry, StateDocument } from './cache';
 import { pack } from './pack';
@@ -36,6 +43,8 @@ export interface FlushObserver {
   dropped?(collection: string, count: number): void;
   /** A flush made no progress within `writeTimeoutMs` and was abandoned (its work is queued again). */
   stalled?(): void;
+  /** A command of a flush wrote `bytes` (BSON: the documents, or the updates, sent) to `collection`. */
+  wrote?(collection: string, bytes: number): void;
 }
 
 export interface FlushOptions {
@@ -771,6 +780,7 @@ export class WriteBehind {
           await this.target(collection).bulkWrite(bulk, { ordered: true });
           if (run.abandoned) return;
           this.progress(run);
+          this.count(collection, bulk);
           done += chunk.length;
         } catch (err) {
           if (run.abandoned) return;
@@ -809,6 +819,15 @@ export class WriteBehind {
     if (failure) throw failure;
   }
 
+  /** Tell the observer how many bytes a command wrote to `collection` (only when it asks). */
+  private count(collection: string, sent: readonly object[]): void {
+    const wrote = this.o.observer?.wrote;
+    if (!wrote) return;
+    let bytes = 0;
+    for (const x of sent) bytes += BSON.calculateObjectSize(x as Document);
+    wrote(collection, bytes);
+  }
+
   /** `e`'s changes of this flush are written. */
   private written(e: Entry): void {
     e.inflightSeq = undefined;
@@ -825,18 +844,17 @@ export class WriteBehind {
         // Each chunk is serialised when it is sent, so a large backlog never blocks the event
         // loop (and the answers waiting on it) for longer than one chunk.
         const chunk = list.slice(written, written + this.o.maxBatch);
-        await this.target(collection).insertMany(
-          // No deep copy: a change applied before the driver serialises the document only makes
-          // this write newer, and the change, still queued, writes the document whole again.
-          chunk.map((e) => {
-            const doc = keep ? pack(e.value ?? {}, keep) : { ...e.value };
-            doc._id = e.id;
-            return doc as StateDocument;
-          }),
-          { ordered: false, comment: UPSERT_COMMENT },
-        );
+        // No deep copy: a change applied before the driver serialises the document only makes
+        // this write newer, and the change, still queued, writes the document whole again.
+        const docs = chunk.map((e) => {
+          const doc = keep ? pack(e.value ?? {}, keep) : { ...e.value };
+          doc._id = e.id;
+          return doc as StateDocument;
+        });
+        await this.target(collection).insertMany(docs, { ordered: false, comment: UPSERT_COMMENT });
         if (run.abandoned) return;
         this.progress(run);
+        this.count(collection, docs);
         written += chunk.length;
       }
     } finally {
@@ -864,12 +882,11 @@ export class WriteBehind {
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
         try {
-          await (this.target(collection) as unknown as Collection).insertMany(
-            chunk.map((c) => c.doc),
-            { ordered: false },
-          );
+          const docs = chunk.map((c) => c.doc);
+          await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
           if (run.abandoned) return;
           this.progress(run);
+          this.count(collection, docs);
         } catch (err) {
           if (run.abandoned) return;
           // The driver reports a lost connection as a bulk write error without write errors:
