@@ -53,7 +53,8 @@
  *   node dist/bench/run.js --only webhooks [--wh-history 100000 --wh-burst 5000 --wh-rate 100 --wh-seconds 20]
  *
  * Every table has a `docs` column: documents the server's flushes wrote per call (the
- * `rampart_state_flushed_writes_total` metric). `--json FILE` writes `{ kind: 'bench', run,
+ * `rampart_state_flushed_writes_total` metric), and `written` and `users`: the KB they sent per
+ * call, in all and to the users' documents (`rampart_state_flushed_bytes_total`). `--json FILE` writes `{ kind: 'bench', run,
  * options, figures, report }`: what it was measured on (the commit, the machine, the date:
  * bench/lib/run-info.ts), each section's figures, and the printed report;
  * `node scripts/results-history.js` tabulates them.
@@ -307,6 +308,8 @@ class Server {
       db: s.dbCpuMicros ?? 0,
       backlog: s.backlog,
       writes: s.writes,
+      written: s.written,
+      userWritten: s.userWritten,
       allocated: s.allocated,
       promoted: s.promoted,
     };

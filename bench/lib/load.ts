@@ -23,6 +23,9 @@ export interface Result {
   backlog: number;
   /** Documents the server's flushes wrote meanwhile (when a probe was given). */
   writes: number;
+  /** Bytes (BSON) those writes sent, and of them to `users` (when a probe was given). */
+  written: number;
+  userWritten: number;
   /** Bytes the server allocated on its heap meanwhile, and of them bytes promoted to its old generation (when a probe was given). */
   allocated: number;
   promoted: number;
@@ -38,6 +41,9 @@ export interface Cpu {
   backlog: number;
   /** Documents the server's flushes have written so far. */
   writes: number;
+  /** Bytes (BSON) they sent so far, and of them to `users`. */
+  written: number;
+  userWritten: number;
   /** Bytes the server has allocated on its heap so far, and of them promoted to its old generation. */
   allocated: number;
   promoted: number;
@@ -49,6 +55,8 @@ const noProbe: CpuProbe = async () => ({
   db: 0,
   backlog: 0,
   writes: 0,
+  written: 0,
+  userWritten: 0,
   allocated: 0,
   promoted: 0,
 });
@@ -88,6 +96,8 @@ export async function closedLoop(
     clientMicros: client.user + client.system,
     backlog: server1.backlog,
     writes: server1.writes - server0.writes,
+    written: server1.written - server0.written,
+    userWritten: server1.userWritten - server0.userWritten,
     allocated: server1.allocated - server0.allocated,
     promoted: server1.promoted - server0.promoted,
   };
@@ -141,6 +151,8 @@ export async function openLoop(
     clientMicros: client.user + client.system,
     backlog: server1.backlog,
     writes: server1.writes - server0.writes,
+    written: server1.written - server0.written,
+    userWritten: server1.userWritten - server0.userWritten,
     allocated: server1.allocated - server0.allocated,
     promoted: server1.promoted - server0.promoted,
     offered: rate,
@@ -164,6 +176,9 @@ export interface Summary {
   backlog: number;
   /** Documents written per call. */
   writes: number;
+  /** Bytes (BSON) written per call, and of them to `users`. */
+  written: number;
+  userWritten: number;
   /** Bytes the server allocated per call, and of them promoted to its old generation. */
   allocated: number;
   promoted: number;
@@ -185,6 +200,8 @@ export function summarize(results: readonly Result[]): Summary {
     backlog: Math.max(...results.map((r) => r.backlog)),
     clientCpu: sum((r) => r.clientMicros) / count,
     writes: sum((r) => r.writes) / count,
+    written: sum((r) => r.written) / count,
+    userWritten: sum((r) => r.userWritten) / count,
     allocated: sum((r) => r.allocated) / count,
     promoted: sum((r) => r.promoted) / count,
   };
@@ -198,9 +215,9 @@ export function table(
   rows: readonly [string, Summary][],
   extra?: (label: string, s: Summary) => string,
 ): string {
-  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client  docs  KB/call: alloc promoted${extra ? '  ' : ''}\n`;
+  let out = `\n${title}\n  ${'what'.padEnd(26)}  calls errors    per s   p50 ms   p99 ms p99.9 ms  backlog  CPU µs/call: server   db client  docs  KB/call: alloc promoted written users${extra ? '  ' : ''}\n`;
   for (const [label, s] of rows) {
-    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}${num(s.writes, 6, 1)}${num(s.allocated / 1024, 15, 1)}${num(s.promoted / 1024, 9, 1)}`;
+    out += `  ${label.padEnd(26)}${String(s.count).padStart(7)}${String(s.errors).padStart(7)}${num(s.throughput, 9, 0)}${num(s.p50, 9)}${num(s.p99, 9)}${num(s.p999, 9)}${String(s.backlog).padStart(9)}${num(s.serverCpu, 23, 0)}${num(s.dbCpu, 5, 0)}${num(s.clientCpu, 7, 0)}${num(s.writes, 6, 1)}${num(s.allocated / 1024, 15, 1)}${num(s.promoted / 1024, 9, 1)}${num(s.written / 1024, 8, 1)}${num(s.userWritten / 1024, 6, 1)}`;
     out += `${extra ? `  ${extra(label, s)}` : ''}\n`;
   }
   return out;

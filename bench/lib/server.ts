@@ -83,6 +83,8 @@ export type FromServer =
       backlog: number;
       liveHeap: number | null;
       writes: number;
+      written: number;
+      userWritten: number;
       allocated: number;
       promoted: number;
     }
@@ -262,6 +264,16 @@ export async function serve(): Promise<void> {
     return metric ? (await metric.get()).values.reduce((n, v) => n + v.value, 0) : 0;
   };
 
+  // Bytes (BSON) those writes sent, in all and to the users' documents.
+  const bytesWritten = async (): Promise<{ written: number; userWritten: number }> => {
+    const metric = running.built.metrics.registry.getSingleMetric('rampart_state_flushed_bytes_total');
+    const values = metric ? (await metric.get()).values : [];
+    return {
+      written: values.reduce((n, v) => n + v.value, 0),
+      userWritten: values.reduce((n, v) => n + (v.labels.collection === 'users' ? v.value : 0), 0),
+    };
+  };
+
   process.on('message', (m: ToServer) => {
     void (async () => {
       if (m.type === 'stats') {
@@ -280,6 +292,7 @@ export async function serve(): Promise<void> {
           backlog: running.built.state.backlog,
           liveHeap: m.liveHeap ? liveHeap() : null,
           writes: await documentsWritten(),
+          ...(await bytesWritten()),
           ...heap,
         });
         if (m.resetPeak) {

@@ -29,6 +29,7 @@ import {
   DEVICES,
   StateUserStore,
   USER_QUERY_FIELDS,
+  USER_WRITE_ORDER,
   USERS,
   userStateIndexes,
 } from '../store/user-state';
@@ -248,6 +249,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     flushed: (stats) => metrics.stateObserver.flushed(stats),
     dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
     stalled: () => metrics.stateObserver.stalled?.(),
+    wrote: (c, bytes) => metrics.stateObserver.wrote?.(c, bytes),
   };
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
@@ -261,6 +263,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
+    writeOrder: USER_WRITE_ORDER,
     now: () => clock.now().getTime(),
     observer: stateObserver,
     onError: (err, what) =>

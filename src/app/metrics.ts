@@ -70,6 +70,7 @@ export class Metrics {
   private readonly pendingReads = new Map<string, Record<ReadOutcome, number>>();
   private readonly flushSeconds: Histogram<'outcome'>;
   private readonly flushWrites: Counter<'kind'>;
+  private readonly flushBytes: Counter<'collection'>;
   private readonly flushErrors: Counter;
   private readonly flushStalls: Counter;
   private readonly droppedWrites: Counter<'collection'>;
@@ -151,6 +152,12 @@ export class Metrics {
       name: 'rampart_state_flushed_writes_total',
       help: 'Writes sent by flushes: coalesced document updates and inserts',
       labelNames: ['kind'],
+      registers,
+    });
+    this.flushBytes = new Counter({
+      name: 'rampart_state_flushed_bytes_total',
+      help: 'Bytes (BSON) of the documents and updates flushes wrote, by collection',
+      labelNames: ['collection'],
       registers,
     });
     this.flushErrors = new Counter({
@@ -400,6 +407,9 @@ export class Metrics {
     },
     dropped: (collection, count) => {
       this.droppedWrites.inc({ collection }, count);
+    },
+    wrote: (collection, bytes) => {
+      this.flushBytes.inc({ collection }, bytes);
     },
     stalled: () => {
       this.flushErrors.inc();

@@ -73,6 +73,13 @@ export const USER_QUERY_FIELDS = ['envId', 'userId', 'email', 'lastSeenAt'] as c
  */
 export const DEVICE_QUERY_FIELDS = ['envId', 'userId', 'token', 'feedback', 'lastSeenAt'] as const;
 
+/**
+ * The order the state layer writes these collections in (FlushOptions.writeOrder): a new device's
+ * token document only after its user document, so that a token found names a device that exists
+ * (a crash or a failed write between the two leaves a user without the token, never the reverse).
+ */
+export const USER_WRITE_ORDER: Readonly<Record<string, readonly string[]>> = { [DEVICE_TOKENS]: [USERS] };
+
 export const userStateIndexes: IndexSpec[] = [
   {
     collection: USERS,
@@ -471,6 +478,10 @@ export class StateUserStore implements UserStateStore {
       if (!device) continue;
       const { _id, ...copy } = deviceToDoc(device);
       this.state.put(DEVICES, _id, copy);
+      // The token's document again with the copy (written after the user's: USER_WRITE_ORDER), so
+      // that one a crash kept from being written after its user's is there by the next refresh.
+      if (!c.create && device.token)
+        this.state.put(DEVICE_TOKENS, _id, { envId: env, userId, key: c.key, createdAt: device.createdAt });
       stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
     }
     if (!doc) this.state.apply(USERS, id, stamped as Delta);

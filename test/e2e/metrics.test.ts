@@ -73,6 +73,9 @@ describe('GET /metrics', () => {
       1,
     );
     expect(sample(text, 'rampart_state_flushed_writes_total{kind="insert"}')).toBeGreaterThanOrEqual(4);
+    // Every event is written (BSON): more bytes than documents.
+    expect(sample(text, 'rampart_state_flushed_bytes_total{collection="events"}')).toBeGreaterThan(4 * 100);
+    expect(sample(text, 'rampart_state_flushed_bytes_total{collection="users"}')).toBeGreaterThan(0);
     expect(sample(text, 'rampart_state_write_backlog')).toBe(0);
     expect(sample(text, 'rampart_track_queue_depth')).toBe(0);
     expect(sample(text, 'rampart_state_cached_documents')).toBeGreaterThan(0);

@@ -23,7 +23,14 @@
  * the next flush retries. A write the abandoned flush still completes later is harmless: whole
  * documents it carried are written again after it (`snapshots`), inserts are idempotent by `_id`.
  */
-import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
+import {
+  BSON,
+  type AnyBulkWriteOperation,
+  type Collection,
+  type Db,
+  type Document,
+  type UpdateFilter,
+} from 'mongodb';
 import { coalesce, groupOps, NO_OPS, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import type { Entry, StateDocument } from './cache';
 import { pack } from './pack';
@@ -36,6 +43,8 @@ export interface FlushObserver {
   dropped?(collection: string, count: number): void;
   /** A flush made no progress within `writeTimeoutMs` and was abandoned (its work is queued again). */
   stalled?(): void;
+  /** A command of a flush wrote `bytes` (BSON: the documents, or the updates, sent) to `collection`. */
+  wrote?(collection: string, bytes: number): void;
 }
 
 export interface FlushOptions {
@@ -89,6 +98,14 @@ export interface FlushOptions {
    * top-level fields that queries filter on stay as they are, the rest goes into one string.
    */
   packed: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Collections written only after others (collection → the collections it waits for): in each
+   * flush, a collection named here is written only once every write of the collections it waits
+   * for has succeeded, and not at all while one of their changed documents stays out of the
+   * flush (held back, or being looked up). A device's token document waits for the users: after
+   * any failure or crash, a token is never found without its user document (state.md).
+   */
+  writeOrder?: Readonly<Record<string, readonly string[]>>;
   /**
    * The database the flusher writes to (default: the layer's). The runtime gives it a connection
    * pool of its own, which it replaces when a flush stalls (`onStall`).
@@ -601,12 +618,19 @@ export class WriteBehind {
     const snapshots = new Map<string, Entry[]>();
     // Changes of a document being looked up wait for its look-up (which adds them to what it read).
     const lookingUp: Promise<void>[] = [];
-    for (const e of this.dirty) {
-      if (e.pending.length === 0) continue;
-      if (holding(e)) continue;
+    const order = this.o.writeOrder ?? {};
+    // Collections with a changed document left out of this flush: what waits for them waits more.
+    const leftOut = new Set<string>();
+    const take = (e: Entry) => {
+      if (e.pending.length === 0) return;
+      if (holding(e)) {
+        leftOut.add(e.collection);
+        return;
+      }
       if (e.loading) {
         lookingUp.push(e.loading);
-        continue;
+        leftOut.add(e.collection);
+        return;
       }
       this.dirty.delete(e);
       if (e.holdUntil !== undefined) this.held -= e.pending.length;
@@ -620,7 +644,14 @@ export class WriteBehind {
       run.entries.push(e);
       if (this.o.writeMode === 'snapshots' && e.value) addTo(snapshots, e.collection, e);
       else addTo(updates, e.collection, { entry: e, groups: coalesce(e.inflight) });
+    };
+    const waiting: Entry[] = [];
+    for (const e of this.dirty) {
+      if (order[e.collection]) waiting.push(e);
+      else take(e);
     }
+    // What waits for another collection is taken only when all of that one's changes are.
+    for (const e of waiting) if (!order[e.collection]?.some((c) => leftOut.has(c))) take(e);
     const inserts = new Map<string, InsertItem[]>();
     for (const [name, q] of this.queues) {
       if (q.length === 0) continue;
@@ -640,19 +671,34 @@ export class WriteBehind {
     for (const l of updates.values()) for (const u of l) nUpdates += u.groups.length;
     for (const l of snapshots.values()) nUpdates += l.length;
     for (const l of inserts.values()) nInserts += l.length;
-    // Inserts in parallel; updates one command at a time (see maxUpdateBatch).
-    const updating = (async () => {
-      const failures: unknown[] = [];
-      for (const [name, list] of updates)
-        await this.writeUpdates(run, name, list).catch((err: unknown) => failures.push(err));
-      if (failures.length) throw failures[0];
-    })();
-    const results = await Promise.allSettled([
-      updating,
-      ...[...snapshots].map(([name, list]) => this.writeSnapshots(run, name, list)),
-      ...[...inserts].map(([name, items]) => this.writeInserts(run, name, items)),
-    ]);
+    // Collections that wait for others (writeOrder) go in a second step, after those.
+    const second = (map: Map<string, unknown>) => {
+      const later = new Map<string, never>();
+      for (const name of map.keys()) if (order[name]) later.set(name, map.get(name) as never);
+      for (const name of later.keys()) map.delete(name);
+      return later;
+    };
+    const laterUpdates = second(updates) as Map<string, { entry: Entry; groups: UpdateGroup[] }[]>;
+    const laterSnapshots = second(snapshots) as Map<string, Entry[]>;
+    const failing = new Set<string>();
+    const results = await this.writeStep(run, updates, snapshots, inserts, failing);
     if (run.abandoned) return;
+    if (laterUpdates.size > 0 || laterSnapshots.size > 0) {
+      // (The flush failed already: what failed is retried, with these, by the next one.)
+      const blocked = (name: string) => order[name]?.some((c) => failing.has(c)) === true;
+      // Not written: their prerequisites' writes failed; they go back to the queue as they were.
+      for (const list of [...laterSnapshots].filter(([n]) => blocked(n)).map(([, l]) => l))
+        for (const e of list) this.putBack(e);
+      for (const list of [...laterUpdates].filter(([n]) => blocked(n)).map(([, l]) => l))
+        for (const { entry } of list) this.putBack(entry);
+      for (const name of [...laterSnapshots.keys(), ...laterUpdates.keys()])
+        if (blocked(name)) {
+          laterSnapshots.delete(name);
+          laterUpdates.delete(name);
+        }
+      results.push(...(await this.writeStep(run, laterUpdates, laterSnapshots, new Map(), failing)));
+      if (run.abandoned) return;
+    }
     this.o.observer?.flushed({
       seconds: Number(process.hrtime.bigint() - started) / 1e9,
       updates: nUpdates,
@@ -661,6 +707,42 @@ export class WriteBehind {
     });
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * Write what was taken: inserts and each collection's snapshots in parallel, updates one command
+   * at a time (see maxUpdateBatch). The collections whose writes failed are added to `failed`.
+   */
+  private async writeStep(
+    run: FlushRun,
+    updates: Map<string, { entry: Entry; groups: UpdateGroup[] }[]>,
+    snapshots: Map<string, Entry[]>,
+    inserts: Map<string, InsertItem[]>,
+    failed: Set<string>,
+  ): Promise<PromiseSettledResult<void>[]> {
+    const noting = (name: string, p: Promise<void>) =>
+      p.catch((err: unknown) => {
+        failed.add(name);
+        throw err;
+      });
+    const updating = (async () => {
+      const failures: unknown[] = [];
+      for (const [name, list] of updates)
+        await noting(name, this.writeUpdates(run, name, list)).catch((err: unknown) => failures.push(err));
+      if (failures.length) throw failures[0];
+    })();
+    return Promise.allSettled([
+      updating,
+      ...[...snapshots].map(([name, list]) => noting(name, this.writeSnapshots(run, name, list))),
+      ...[...inserts].map(([name, items]) => noting(name, this.writeInserts(run, name, items))),
+    ]);
+  }
+
+  /** A document taken by this flush and not written: its changes go back to the front of its queue. */
+  private putBack(e: Entry): void {
+    const inflight = e.inflight ?? [];
+    e.inflight = null;
+    this.requeue(e, inflight);
   }
 
   /** One ordered bulk per chunk; what was not written goes back to the front of its document's queue. */
@@ -698,6 +780,7 @@ export class WriteBehind {
           await this.target(collection).bulkWrite(bulk, { ordered: true });
           if (run.abandoned) return;
           this.progress(run);
+          this.count(collection, bulk);
           done += chunk.length;
         } catch (err) {
           if (run.abandoned) return;
@@ -736,6 +819,15 @@ export class WriteBehind {
     if (failure) throw failure;
   }
 
+  /** Tell the observer how many bytes a command wrote to `collection` (only when it asks). */
+  private count(collection: string, sent: readonly object[]): void {
+    const wrote = this.o.observer?.wrote;
+    if (!wrote) return;
+    let bytes = 0;
+    for (const x of sent) bytes += BSON.calculateObjectSize(x as Document);
+    wrote(collection, bytes);
+  }
+
   /** `e`'s changes of this flush are written. */
   private written(e: Entry): void {
     e.inflightSeq = undefined;
@@ -752,18 +844,17 @@ export class WriteBehind {
         // Each chunk is serialised when it is sent, so a large backlog never blocks the event
         // loop (and the answers waiting on it) for longer than one chunk.
         const chunk = list.slice(written, written + this.o.maxBatch);
-        await this.target(collection).insertMany(
-          // No deep copy: a change applied before the driver serialises the document only makes
-          // this write newer, and the change, still queued, writes the document whole again.
-          chunk.map((e) => {
-            const doc = keep ? pack(e.value ?? {}, keep) : { ...e.value };
-            doc._id = e.id;
-            return doc as StateDocument;
-          }),
-          { ordered: false, comment: UPSERT_COMMENT },
-        );
+        // No deep copy: a change applied before the driver serialises the document only makes
+        // this write newer, and the change, still queued, writes the document whole again.
+        const docs = chunk.map((e) => {
+          const doc = keep ? pack(e.value ?? {}, keep) : { ...e.value };
+          doc._id = e.id;
+          return doc as StateDocument;
+        });
+        await this.target(collection).insertMany(docs, { ordered: false, comment: UPSERT_COMMENT });
         if (run.abandoned) return;
         this.progress(run);
+        this.count(collection, docs);
         written += chunk.length;
       }
     } finally {
@@ -791,12 +882,11 @@ export class WriteBehind {
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
         try {
-          await (this.target(collection) as unknown as Collection).insertMany(
-            chunk.map((c) => c.doc),
-            { ordered: false },
-          );
+          const docs = chunk.map((c) => c.doc);
+          await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
           if (run.abandoned) return;
           this.progress(run);
+          this.count(collection, docs);
         } catch (err) {
           if (run.abandoned) return;
           // The driver reports a lost connection as a bulk write error without write errors:

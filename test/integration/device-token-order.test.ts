@@ -1,0 +1,146 @@
+/**
+ * A new device's two documents, its user's (which holds the device) and its token's (which names
+ * the user and the device), are written in that order: a flush whose write of the users fails, or
+ * a process that dies between the two, never leaves a token without the user document it names.
+ * On the real database, in both write modes, with the writes of `users` made to fail on the
+ * writer's side (the database itself is never mocked); and a token whose write a crash lost
+ * after its user's is written again with the device's next dashboard refresh.
+ */
+import type { Collection, Db } from 'mongodb';
+import { testDatabase, type TestDatabase } from '../support/db';
+import { StateLayer } from '../../src/store/state/layer';
+import {
+  DEVICE_TOKENS,
+  PROJECTION_REFRESH_MS,
+  StateUserStore,
+  USER_WRITE_ORDER,
+  USERS,
+} from '../../src/store/user-state';
+import { idOf } from '../../src/store/ids';
+import { asEnvId } from '../../src/core/model';
+import { unpack } from '../../src/store/state/pack';
+import type { Doc } from '../../src/store/state/delta';
+
+const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
+const env = asEnvId('env-token-order');
+const at = new Date('2026-11-28T10:00:00.000Z');
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await testDatabase();
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+/** The test database, except that writes to `users` fail while `broken.users` is set. */
+function faultyWriter(db: Db, broken: { users: boolean }, order: string[]): Db {
+  const refuse = () => Promise.reject(new Error('connection reset while writing users (test)'));
+  return new Proxy(db, {
+    get(target, key) {
+      if (key !== 'collection') return Reflect.get(target, key, target) as unknown;
+      return (name: string) => {
+        const real = target.collection(name);
+        return new Proxy(real, {
+          get(c: Collection, k) {
+            const value = Reflect.get(c, k, c) as unknown;
+            if ((k !== 'insertMany' && k !== 'bulkWrite') || typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (name === USERS && broken.users) return refuse();
+              order.push(name);
+              return (value as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+            };
+          },
+        });
+      };
+    },
+  });
+}
+
+const stored = async (collection: string, id: string) => {
+  const doc = await database.db.collection(collection).findOne({ _id: id as never });
+  return doc ? (unpack(doc as Doc) as Record<string, unknown>) : null;
+};
+
+describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
+  (writeMode === 'snapshots' ? embeddedOnly : describe)('a new device', () => {
+    it('writes its token only after its user document, and none while the user document fails', async () => {
+      const broken = { users: true };
+      const order: string[] = [];
+      const errors: string[] = [];
+      const state = new StateLayer(database.db, {
+        writeMode,
+        writeOrder: USER_WRITE_ORDER,
+        flushIntervalMs: 60_000,
+        retryBaseMs: 5,
+        retryMaxMs: 20,
+        writer: () => faultyWriter(database.db, broken, order),
+        packed: writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'] } : {},
+        onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
+      });
+      const users = new StateUserStore(database.db, state);
+      const user = `alice-${writeMode}`;
+      const token = `tok-${writeMode}`;
+      await users.load(env, user);
+      users.record(env, user, {
+        profile: { seenAt: at, firstSeenAt: at },
+        devices: [
+          {
+            key: 'fp-1',
+            create: { token, identity: 'fingerprint', at },
+            seen: { at, context: null },
+          },
+        ],
+      });
+      try {
+        // The users' write fails: the flush fails, and the token is not written either.
+        await expect(state.flush(300)).rejects.toThrow(/could not write/);
+        expect(errors.some((e) => /connection reset while writing users/.test(e))).toBe(true);
+        expect(await stored(USERS, idOf(env, user))).toBeNull();
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toBeNull();
+        expect(order).not.toContain(DEVICE_TOKENS);
+
+        // The database writes again: the user document first, then the token.
+        broken.users = false;
+        await state.flush(10_000);
+        expect(order.filter((c) => c === USERS || c === DEVICE_TOKENS)).toEqual([USERS, DEVICE_TOKENS]);
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toMatchObject({ userId: user, key: 'fp-1' });
+        expect(await stored(USERS, idOf(env, user))).toMatchObject({
+          userId: user,
+          d: { 'fp-1': expect.objectContaining({ tokens: [token] }) },
+        });
+        // A fresh process finds the device by its token.
+        const fresh = new StateUserStore(
+          database.db,
+          new StateLayer(database.db, { writeMode, onError: (err) => errors.push(String(err)) }),
+        );
+        expect(await fresh.byToken(env, token)).toMatchObject({
+          token,
+          userId: user,
+          fingerprintKey: 'fp-1',
+        });
+
+        // A crash between the two writes (the user document written, the token's not): the next
+        // refresh of the device's dashboard copy writes the token's document again.
+        await database.db.collection(DEVICE_TOKENS).deleteOne({ _id: idOf(env, token) as never });
+        const restarted = new StateLayer(database.db, {
+          writeMode,
+          writeOrder: USER_WRITE_ORDER,
+          onError: (err) => errors.push(String(err)),
+        });
+        const again = new StateUserStore(database.db, restarted);
+        await again.load(env, user);
+        const later = new Date(at.getTime() + PROJECTION_REFRESH_MS);
+        again.record(env, user, {
+          profile: { seenAt: later, firstSeenAt: later },
+          devices: [{ key: 'fp-1', seen: { at: later, context: null } }],
+        });
+        await restarted.flush(10_000);
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toMatchObject({ userId: user, key: 'fp-1' });
+      } finally {
+        broken.users = false;
+        await state.flush(10_000).catch(() => undefined);
+      }
+    });
+  });
+});
