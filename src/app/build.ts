@@ -32,7 +32,7 @@ import {
   USERS,
   userStateIndexes,
 } from '../store/user-state';
-import { StateLayer, type StateObserver } from '../store/state/layer';
+import { StateLayer } from '../store/state/layer';
 import { migrateLegacyDevices, migrateWebhookOutbox, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
@@ -242,13 +242,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       'the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower',
     );
 
-  // The metrics read from the services built below; their hooks are called only once requests flow.
-  const stateObserver: StateObserver = {
-    read: (c, outcome) => metrics.stateObserver.read(c, outcome),
-    flushed: (stats) => metrics.stateObserver.flushed(stats),
-    dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
-    stalled: () => metrics.stateObserver.stalled?.(),
-  };
+  // The instance's metrics: the state layer, the verdicts and the webhooks report to them; their
+  // gauges read the services built below (metrics.measure, once they exist).
+  const metrics = new Metrics();
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
@@ -262,7 +258,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     writeMode,
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
     now: () => clock.now().getTime(),
-    observer: stateObserver,
+    observer: metrics.stateObserver,
     onError: (err, what) =>
       o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
@@ -344,17 +340,6 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...o.workLimits,
     clock,
     scheduler: timerScheduler,
-  });
-  // The instance's metrics: read when scraped, from the services built below (track, webhooks).
-  const metrics: Metrics = new Metrics({
-    writeBacklog: () => state.backlog,
-    writeLimits: () => state.limits,
-    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
-    writesStuckMs: () => state.stuckMs(),
-    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
-    cachedDocuments: () => state.cachedDocuments,
-    trackPending: () => track.pending,
-    outbox: () => webhooks.outbox(),
   });
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
@@ -505,6 +490,17 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       embeddedSearch,
     ),
   );
+  // What the gauges read when scraped.
+  metrics.measure({
+    writeBacklog: () => state.backlog,
+    writeLimits: () => state.limits,
+    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
+    writesStuckMs: () => state.stuckMs(),
+    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
+    cachedDocuments: () => state.cachedDocuments,
+    trackPending: () => track.pending,
+    outbox: () => webhooks.outbox(),
+  });
   const services: Services = {
     environments,
     verdicts,
@@ -517,8 +513,11 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     client,
     clientEvents,
     access,
-    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)), users),
-    analytics: new AnalyticsService(analyticsStore, clock),
+    queries: new QueryService({
+      store: core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)),
+      userStates: users,
+    }),
+    analytics: new AnalyticsService({ store: analyticsStore, clock }),
     dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
     sessions,
     read: { users },
