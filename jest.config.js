@@ -1,5 +1,6 @@
 /**
- * Jest transpiles TypeScript with ts-jest, without type-checking (`npm run typecheck` does that).
+ * Jest transpiles TypeScript with esbuild, a file at a time, without type-checking (`npm run
+ * typecheck` does that): test/support/transform.js (ts-jest for a file that calls `jest.mock`).
  *
  * Tests run in tiers, as parallel projects: `unit` (the core with in-memory fakes of its ports,
  * no database, no sleeps: `npm run test:unit`), `integration` (the store and the runtime on a
@@ -10,7 +11,7 @@
  * over loopback once, the state layer, the stores and the privacy path on the real database, for
  * feedback in under a minute. `npm test` runs every file, as CI does.
  */
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
+const transform = { '^.+\\.ts$': '<rootDir>/test/support/transform.js' };
 
 /** The quick run's files besides the unit tier (the rest drive other programs, or wait out real time). */
 const QUICK = [

@@ -29,6 +29,11 @@
  * middle, then SIGKILLs and SIGTERMs it under the same load, and prints what it answered,
  * refused and lost, /readyz, its memory and the WAL, and how soon it recovered.
  *
+ * Not by default (two replays of some minutes each): `--only stuffing` (bench/stuffing.ts) replays
+ * the evaluation's world, credential stuffing included, on a quiet machine and then beside a CPU
+ * hog per core, with Rampart's default verdict budget, and prints the stuffing stopped, the
+ * legitimate friction and the degraded verdicts of each run.
+ *
  * Not by default (it loads millions of documents and takes tens of minutes): `--only dashboards`
  * (bench/dashboards.ts) bulk-loads a large environment (--dash-events, default 5,000,000, of
  * --dash-users, default 200,000) straight into the database, then times each console query through
@@ -43,6 +48,7 @@
  *   node dist/bench/run.js --prof .data/prof      # V8 CPU profile of the server
  *   node dist/bench/run.js --only dashboards [--dash-events 1000000 --dash-users 200000 --dash-reps 3]
  *   node dist/bench/run.js --only imports [--import-rows 100000]
+ *   node dist/bench/run.js --only stuffing [--stuff-users 300 --stuff-days 21]
  *   node dist/bench/run.js --json bench/results/2026-11-26-bench.json   # the figures as JSON too
  *   node dist/bench/run.js --only webhooks [--wh-history 100000 --wh-burst 5000 --wh-rate 100 --wh-seconds 20]
  *
@@ -84,6 +90,7 @@ import { benchListImport, type ImportFigures } from './list-import';
 import { benchWebhooks, type WebhookFigures } from './webhooks';
 import { runInfo } from './lib/run-info';
 import { runOverload, type OverloadReport } from './lib/overload';
+import { DEFAULT_STUFFING_HOGS, runStuffing, type StuffingFigures } from './stuffing';
 import os from 'node:os';
 
 const SECTIONS = [
@@ -98,11 +105,12 @@ const SECTIONS = [
   'dashboards',
   'webhooks',
   'overload',
+  'stuffing',
 ] as const;
 type Section = (typeof SECTIONS)[number];
-/** What `npm run bench` runs without --only: every section but dashboards and overload (tens of minutes each) and webhooks (a history to load first). */
+/** What `npm run bench` runs without --only: every section but dashboards, overload and stuffing (tens of minutes each) and webhooks (a history to load first). */
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter(
-  (s) => s !== 'dashboards' && s !== 'overload' && s !== 'webhooks',
+  (s) => s !== 'dashboards' && s !== 'overload' && s !== 'webhooks' && s !== 'stuffing',
 );
 const DOORS = ['ceiling', 'door', 'rest', 'unary', 'stream'] as const;
 type Door = (typeof DOORS)[number];
@@ -132,6 +140,9 @@ interface Options {
   'dash-reps': number;
   /** Imports: rows of the CSV. */
   'import-rows': number;
+  /** Stuffing on a slow machine: the evaluation world's users and days. */
+  'stuff-users': number;
+  'stuff-days': number;
   /** Webhooks: finished deliveries loaded into the history, deny verdicts of the burst, and the live phase's rate and length. */
   'wh-history': number;
   'wh-burst': number;
@@ -167,10 +178,11 @@ interface Figures {
   imports?: ImportFigures;
   webhooks?: WebhookFigures;
   overload?: OverloadReport;
+  stuffing?: StuffingFigures;
 }
 
 const USAGE =
-  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,webhooks,overload] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--wh-history N] [--wh-burst N] [--wh-rate N] [--wh-seconds N] [--json FILE]';
+  'usage: run.js [--count N] [--concurrency N] [--rates R1,R2,…] [--seconds S] [--rounds N] [--users N] [--history N] [--track-count N] [--only scoring,closed,open,track,history,analyst,outage,imports,dashboards,webhooks,overload,stuffing] [--doors ceiling,door,rest,unary,stream] [--prof DIR] [--soak MINUTES [--soak-rate N]] [--overload-minutes N] [--dash-events N] [--dash-users N] [--dash-reps N] [--import-rows N] [--stuff-users N] [--stuff-days N] [--wh-history N] [--wh-burst N] [--wh-rate N] [--wh-seconds N] [--json FILE]';
 
 function options(argv: string[]): Options {
   const o: Options = {
@@ -192,6 +204,8 @@ function options(argv: string[]): Options {
     'dash-users': 200_000,
     'dash-reps': 5,
     'import-rows': 100_000,
+    'stuff-users': 300,
+    'stuff-days': 21,
     'wh-history': 100_000,
     'wh-burst': 5_000,
     'wh-rate': 100,
@@ -237,6 +251,8 @@ function options(argv: string[]): Options {
       key === 'dash-users' ||
       key === 'dash-reps' ||
       key === 'import-rows' ||
+      key === 'stuff-users' ||
+      key === 'stuff-days' ||
       key === 'wh-history' ||
       key === 'wh-burst' ||
       key === 'wh-rate' ||
@@ -594,6 +610,18 @@ async function main(): Promise<void> {
     });
     figures.overload = { a: { ...r.a, samples: r.a.samples.filter((_, i) => i % 10 === 0) }, b: r.b, c: r.c };
     if (o.only.every((section) => section === 'scoring' || section === 'overload')) return record();
+  }
+  if (o.only.includes('stuffing')) {
+    figures.stuffing = await runStuffing({
+      users: o['stuff-users'],
+      days: o['stuff-days'],
+      seed: 1,
+      hogs: DEFAULT_STUFFING_HOGS,
+      concurrency: 24,
+      out,
+    });
+    if (o.only.every((section) => section === 'scoring' || section === 'overload' || section === 'stuffing'))
+      return record();
   }
   if (o.soak === 0 && o.only.every((section) => section === 'scoring')) return record();
   // The server runs with the flags `npm start` gives Rampart (package.json), plus profiling.

@@ -10,12 +10,11 @@
  *   node dist/bench/eval/run.js --users 600 --days 45 --seed 7 --tokens --no-feedback --json out.json
  *   node dist/bench/eval/run.js --no-apps      # the web traffic alone, as before the app users
  */
-import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { rng } from '../lib/traffic';
 import { DEFAULT_MAX_EVENT_AGE_MS } from '../../src/core/verdicts/evaluate';
-import { entry, type FromServer, type ToServer } from '../lib/server';
+import { entry, serveChild } from '../lib/server';
 import { Networks } from './world';
 import { generate } from './scenario';
 import { drive } from './drive';
@@ -122,13 +121,7 @@ async function main(): Promise<void> {
   // replay asks for an easy one (8 bits) rather than spend 50–170 ms of CPU on each of its logins.
   const proof = { RAMPART_CLIENT_POW_BITS: process.env.RAMPART_CLIENT_POW_BITS ?? '8' };
   const env = { ...process.env, ...bound, ...proof };
-  const child = fork(__filename, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
-  const ready = await new Promise<FromServer>((resolve, reject) => {
-    child.once('message', (m: FromServer) => resolve(m));
-    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
-  });
-  if (ready.type !== 'ready')
-    throw new Error(ready.type === 'failed' ? ready.error : `unexpected ${ready.type}`);
+  const { ready, stop } = await serveChild(__filename, env);
   try {
     const r = rng(o.seed);
     const nets = new Networks(r);
@@ -196,9 +189,7 @@ async function main(): Promise<void> {
     if (o.json)
       writeFileSync(o.json, JSON.stringify({ kind: 'eval', run: runInfo(), options: o, figures }, null, 2));
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.send({ type: 'stop' } satisfies ToServer);
-    await exited;
+    await stop();
   }
 }
 

@@ -373,7 +373,7 @@ function atNormalPriority(child: ChildProcess): void {
  * measured is how Rampart answers, not how late a starved generator reads the answers. Returns
  * what puts the priority back.
  */
-function prioritiseGenerator(): () => void {
+export function prioritiseGenerator(): () => void {
   try {
     os.setPriority(Math.max(-20, NORMAL_PRIORITY - 10));
   } catch {

@@ -10,6 +10,7 @@
  * It answers the load generator's questions over the IPC channel (CPU, memory, queues, stored
  * event counts) and samples its own and its database's resident memory all along.
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -353,6 +354,29 @@ export const megabytes = (bytes: number | null) => (bytes === null ? '-' : `${(b
  * A benchmark's entry point: run as `--serve`, this process is the server child; otherwise it is
  * the driver, and `main` runs (exiting non-zero with its stack on failure).
  */
+/**
+ * Starts `script --serve` (a file that calls `entry`) as a child process with `env`, and waits
+ * for its endpoints; `stop` asks it to stop and waits for it to exit.
+ */
+export async function serveChild(
+  script: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ready: Extract<FromServer, { type: 'ready' }>; stop: () => Promise<void> }> {
+  const child = fork(script, ['--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
+  const ready = await new Promise<FromServer>((resolve, reject) => {
+    child.once('message', (m: FromServer) => resolve(m));
+    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+  });
+  if (ready.type !== 'ready')
+    throw new Error(ready.type === 'failed' ? ready.error : `unexpected ${ready.type}`);
+  const stop = async () => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.send({ type: 'stop' } satisfies ToServer);
+    await exited;
+  };
+  return { ready, stop };
+}
+
 export function entry(name: string, main: () => Promise<void>): void {
   if (process.argv[2] === '--serve') {
     serve().catch((err: unknown) => {

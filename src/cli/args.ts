@@ -36,10 +36,22 @@ export const USAGE = `usage: rampart <command> [arguments]
   analyst-key add <env> [--label <label>]
                                          add a read-only key for GraphQL and the web
                                          console (printed once)
+  lists list <env>                       the environment's custom lists: id, name, primary
+                                         field, items
+  lists export <env> <list> [--format csv|json] [--archived]
+                                         write the list's items to standard output: CSV (as
+                                         the REST export, which imports back) or a JSON
+                                         array; archived items too with --archived
+  lists import <env> <list> <file|-> [--replace]
+                                         add or update items from a CSV file (- reads standard
+                                         input; columns value, secondary_value, comment,
+                                         expires_at; docs/lists.md), every line checked
+                                         before anything is written; --replace also archives
+                                         the active items the file does not name
   help, --help, -h                       this text
 
-It works on the database of the service (MONGODB_URI, or the embedded database in
-RAMPART_DATA_DIR), with the same environment variables.
+<list> is a list's id or its name. It works on the database of the service (MONGODB_URI, or the
+embedded database in RAMPART_DATA_DIR), with the same environment variables.
 `;
 
 interface CommandSpec {
@@ -47,8 +59,8 @@ interface CommandSpec {
   args: readonly string[];
   /** Whether the last argument may be repeated. */
   repeats?: boolean;
-  /** Options: a flag, or one that takes a value. */
-  options?: Readonly<Record<string, 'flag' | 'value'>>;
+  /** Options: a flag, one that takes a value, or one that takes one of the values listed. */
+  options?: Readonly<Record<string, 'flag' | 'value' | readonly string[]>>;
 }
 
 const COMMANDS: Readonly<Record<string, CommandSpec>> = {
@@ -68,6 +80,9 @@ const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   'secret list': { args: ['<env>'] },
   'secret revoke': { args: ['<env>', '<secret|hash>'] },
   'analyst-key add': { args: ['<env>'], options: { label: 'value' } },
+  'lists list': { args: ['<env>'] },
+  'lists export': { args: ['<env>', '<list>'], options: { format: ['csv', 'json'], archived: 'flag' } },
+  'lists import': { args: ['<env>', '<list>', '<file|->'], options: { replace: 'flag' } },
 };
 
 const GROUPS = new Set(Object.keys(COMMANDS).map((c) => c.split(' ')[0] as string));
@@ -132,6 +147,8 @@ export function parseArgs(argv: readonly string[]): ParsedCommand {
     const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
     if (value === undefined || value === '' || (eq < 0 && isOption(value)))
       throw new UsageError(`--${name} needs a value`);
+    if (Array.isArray(kind) && !kind.includes(value))
+      throw new UsageError(`--${name} takes ${kind.join(' or ')}, not "${value}"`);
     options[name] = value;
   }
   const syntax = `${command} ${spec.args.join(' ')}`.trim();

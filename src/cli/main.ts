@@ -2,17 +2,78 @@
  * `npx rampart …`: manage environments and credentials from the command line. It connects to
  * MONGODB_URI, to the embedded database of a running Rampart, or starts the embedded one itself.
  */
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Actor } from '../core/audit/model';
 import type { Environment } from '../core/model';
+import type { List, ListImport, ListItem } from '../core/lists/model';
+import { linesOf } from '../core/lists/service';
 import type { Services } from '../core/services';
-import { DomainError, InvalidParameters } from '../core/errors';
+import { DomainError, InvalidParameters, NotFound } from '../core/errors';
 import { retentionDaysOf } from '../core/retention';
 import { parseArgs, USAGE, UsageError } from './args';
 
 type Out = (line: string) => void;
 
+/** What a command reads and writes besides its lines of output (the lists' import and export). */
+export interface CliIo {
+  /** Text for standard output as it is (an export, a batch at a time), taken when the reader is ready for more. */
+  write(text: string): Promise<void>;
+  /** Progress, for standard error (never mixed with an export). */
+  note(line: string): void;
+  /** The bytes of a file, or of standard input for `-`. */
+  read(file: string): AsyncIterable<Uint8Array | string>;
+  /** Who the audit log names for a change made here. */
+  actor: Actor;
+  /** How often a running import job is looked at (ms). */
+  pollMs: number;
+}
+
+/** A file as an import reads it; a missing file, or a directory, is refused before anything else. */
+function readFileChunks(file: string): AsyncIterable<Uint8Array | string> {
+  if (file === '-') return process.stdin;
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new InvalidParameters([
+      {
+        field: 'file',
+        message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      },
+    ]);
+  }
+  if (!isFile) throw new InvalidParameters([{ field: 'file', message: `${file} is not a file` }]);
+  return createReadStream(file);
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username || 'cli';
+  } catch {
+    return 'cli';
+  }
+}
+
 /** Run one CLI command against the services; returns the process exit code. Throws UsageError for a command line that is not a command. */
-export async function runCommand(services: Services, argv: string[], out: Out): Promise<number> {
+export async function runCommand(
+  services: Services,
+  argv: string[],
+  out: Out,
+  given: Partial<CliIo> = {},
+): Promise<number> {
+  const io: CliIo = {
+    write: async (text) => {
+      for (const line of text.replace(/\n$/, '').split('\n')) out(line);
+    },
+    note: () => undefined,
+    read: readFileChunks,
+    actor: { type: '$cli', identifier: osUser() },
+    pollMs: 500,
+    ...given,
+  };
   const parsed = parseArgs(argv);
   if (parsed.kind === 'help') {
     for (const line of USAGE.trimEnd().split('\n')) out(line);
@@ -153,9 +214,96 @@ export async function runCommand(services: Services, argv: string[], out: Out): 
       out('revoked');
       return 0;
     }
+    case 'lists list': {
+      const env = await envs.byName(positional[0] as string);
+      for (const l of await services.lists.all(env.id)) {
+        const items = await services.lists.countItems(env.id, l.id, undefined);
+        out(`${l.id}\t${l.name}\t${l.primaryField}\titems=${items}`);
+      }
+      return 0;
+    }
+    case 'lists export': {
+      const env = await envs.byName(positional[0] as string);
+      const list = await listNamed(services, env, positional[1] as string);
+      const format = flag('format') ?? 'csv';
+      const archived = parsed.options.archived === true;
+      if (format === 'csv') {
+        for await (const text of services.lists.exportCsv(env.id, list.id, archived)) await io.write(text);
+        return 0;
+      }
+      let first = true;
+      for await (const batch of services.lists.exportItems(env.id, list.id, archived)) {
+        await io.write(
+          batch
+            .map((i) => `${first ? ((first = false), '[\n') : ',\n'}${JSON.stringify(itemOut(i))}`)
+            .join(''),
+        );
+      }
+      await io.write(first ? '[]\n' : '\n]\n');
+      return 0;
+    }
+    case 'lists import': {
+      const env = await envs.byName(positional[0] as string);
+      const list = await listNamed(services, env, positional[1] as string);
+      const replace = parsed.options.replace === true;
+      const outcome = await services.lists.importCsv(
+        env.id,
+        io.actor,
+        list.id,
+        linesOf(io.read(positional[2] as string)),
+        { replace },
+      );
+      if (outcome.report) {
+        const r = outcome.report;
+        out(imported(list, r.rows, r.created, r.updated, r.archived));
+        return 0;
+      }
+      // A job: it runs in this process; the command ends with it.
+      let job: ListImport = outcome.job;
+      let shown = -1;
+      while (job.state === 'queued' || job.state === 'running') {
+        if (job.written !== shown) io.note(`${list.name}: ${job.written} of ${job.items} items written`);
+        shown = job.written;
+        await sleep(io.pollMs);
+        job = await services.lists.importJob(env.id, list.id, job.id);
+      }
+      if (job.state === 'failed')
+        throw new Error(`${list.name}: import ${job.id} failed: ${job.error ?? 'no reason recorded'}`);
+      out(imported(list, job.rows, job.created, job.updated, job.archived));
+      return 0;
+    }
     default:
       throw new UsageError(`unknown command "${parsed.command}"`);
   }
+}
+
+/** A list of the environment by id, else by name. */
+async function listNamed(services: Services, env: Environment, idOrName: string): Promise<List> {
+  const lists = await services.lists.all(env.id);
+  const list = lists.find((l) => l.id === idOrName) ?? lists.find((l) => l.name === idOrName);
+  if (!list) throw new NotFound(`${env.name} has no list with the id or name "${idOrName}"`);
+  return list;
+}
+
+/** What an import did, in one line. */
+function imported(list: List, rows: number, created: number, updated: number, archived?: number): string {
+  return `${list.name}: ${rows} row${rows === 1 ? '' : 's'} imported: ${created} items created, ${updated} updated${archived === undefined ? '' : `, ${archived} not in the file archived`}`;
+}
+
+/** An item as `lists export --format json` writes it: the CSV export's columns, with JSON's types. */
+function itemOut(i: ListItem): Record<string, unknown> {
+  return {
+    id: i.id,
+    value: i.primaryValue,
+    secondary_value: i.secondaryValue,
+    comment: i.comment,
+    expires_at: i.expiresAt?.toISOString() ?? null,
+    archived: i.archived,
+    archived_at: i.archivedAt?.toISOString() ?? null,
+    author: { type: i.author.type, identifier: i.author.identifier },
+    created_at: i.createdAt.toISOString(),
+    updated_at: i.updatedAt.toISOString(),
+  };
 }
 
 /** What `env list` shows of an environment's attestation settings (never the keys). */
@@ -213,8 +361,9 @@ async function main(): Promise<number> {
     ? { uri: config.mongoUri, stop: async () => undefined }
     : await attachOrStartEmbedded(config.dataDir);
   const database = await connect(db.uri, config.dbName);
+  let built: Awaited<ReturnType<typeof buildServices>> | undefined;
   try {
-    const built = await buildServices({
+    built = await buildServices({
       db: database.db,
       log,
       masterKey: resolveMasterKey(config.masterKey, config.dataDir),
@@ -224,8 +373,19 @@ async function main(): Promise<number> {
       smtpUrl: undefined,
       mailFrom: config.mailFrom,
     });
-    return await runCommand(built.services, argv, (l) => process.stdout.write(`${l}\n`));
+    const write = (text: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const ready = process.stdout.write(text, (err) => err && reject(err));
+        if (ready) resolve();
+        else process.stdout.once('drain', () => resolve());
+      });
+    return await runCommand(built.services, argv, (l) => process.stdout.write(`${l}\n`), {
+      write,
+      note: (l) => process.stderr.write(`${l}\n`),
+    });
   } finally {
+    // An import job still running (the command failed while it waited) ends recorded as interrupted.
+    await built?.services.lists.stop();
     await database.close();
     await db.stop();
   }

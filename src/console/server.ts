@@ -19,7 +19,8 @@ import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
 import type { Session } from '../core/sessions/service';
 import { CSRF_HEADER, SESSION_COOKIE, headerValue, sessionFromCookie } from '../doors/credentials';
-import { sendHttpError } from '../doors/errors';
+import { httpErrorHandler, type HttpErrorStyle } from '../doors/errors';
+import { jsonObject } from '../doors/json-body';
 import type { Logger } from '../doors/logger';
 import { PROJECT_ROOT } from '../paths';
 
@@ -40,6 +41,9 @@ const ASSETS: Readonly<Record<string, string>> = {
 /** The page runs only its own script, talks only to its own origin, and is never framed. */
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** Errors answer through the serialiser REST uses (doors/errors.ts), never cached. */
+const CONSOLE_ERRORS: HttpErrorStyle = { headers: { 'cache-control': 'no-store' } };
 
 const secure = (req: FastifyRequest) => req.protocol === 'https';
 
@@ -62,7 +66,7 @@ function sessionJson(principal: Principal, session: Session, csrf: string) {
  * A request that changes a session must come from the console's own origin: a browser sends
  * `Origin` on such requests, and it must name this host.
  */
-function assertSameOrigin(req: FastifyRequest): void {
+async function assertSameOrigin(req: FastifyRequest): Promise<void> {
   const origin = headerValue(req.headers.origin);
   if (origin === null) return;
   let host: string;
@@ -74,7 +78,12 @@ function assertSameOrigin(req: FastifyRequest): void {
   if (host !== req.headers.host) throw new Forbidden('cross-origin request refused');
 }
 
+/** Registers the console on the listener (a plugin: its own error style and body parsing). */
 export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
+  void app.register(consoleRoutes, o);
+}
+
+export async function consoleRoutes(app: FastifyInstance, o: ConsoleOptions): Promise<void> {
   const { services, log } = o;
   const dir = o.dir ?? path.join(PROJECT_ROOT, 'dist', 'console');
   const files = new Map<string, Buffer>();
@@ -89,8 +98,19 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
     return body;
   };
 
-  const sendError = (reply: FastifyReply, err: unknown) =>
-    sendHttpError(reply, err, log, { headers: { 'cache-control': 'no-store' } });
+  // What a route throws, and what Fastify refuses while reading a body (over the listener's
+  // limit: 413), answers through the one serialiser, in the console's style.
+  app.setErrorHandler(httpErrorHandler(log, CONSOLE_ERRORS));
+  // A JSON body (the sign-in's) is parsed by Fastify, with the reader REST's routes use, within the
+  // listener's body limit; an empty one is an empty object. Other types stay raw bytes (the
+  // listener's parser), which the sign-in refuses.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, (body as Buffer).length === 0 ? {} : jsonObject(body));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
 
   const page = async (_req: FastifyRequest, reply: FastifyReply) => {
     const html = read('index.html');
@@ -129,64 +149,42 @@ export function registerConsole(app: FastifyInstance, o: ConsoleOptions): void {
       .send(body);
   });
 
-  app.post('/console/session', async (req, reply) => {
-    try {
-      assertSameOrigin(req);
-      if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
-        throw new BadRequest('send {"key": "…"} as application/json');
-      let key: unknown;
-      try {
-        const body: unknown =
-          Buffer.isBuffer(req.body) && req.body.length ? JSON.parse(req.body.toString('utf8')) : null;
-        key =
-          body && typeof body === 'object' && !Array.isArray(body)
-            ? (body as { key?: unknown }).key
-            : undefined;
-      } catch {
-        throw new BadRequest('request body is not valid JSON');
-      }
-      const opened = await services.sessions.signIn(key, req.ip ?? null);
-      const maxAge = Math.floor((opened.session.absoluteExpiresAt.getTime() - Date.now()) / 1000);
-      return reply
-        .code(201)
-        .header('set-cookie', cookie(req, opened.token, Math.max(1, maxAge)))
-        .header('cache-control', 'no-store')
-        .send(sessionJson(opened.principal, opened.session, opened.csrf));
-    } catch (err) {
-      return sendError(reply, err);
-    }
+  // A request that changes a session is checked for its origin before its body is read.
+  app.post('/console/session', { onRequest: assertSameOrigin }, async (req, reply) => {
+    // (A JSON type Fastify's parser did not take, such as `application/json-seq`, arrives as bytes.)
+    if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '') || Buffer.isBuffer(req.body))
+      throw new BadRequest('send {"key": "…"} as application/json');
+    const key = (req.body as { key?: unknown } | undefined)?.key;
+    const opened = await services.sessions.signIn(key, req.ip ?? null);
+    const maxAge = Math.floor((opened.session.absoluteExpiresAt.getTime() - Date.now()) / 1000);
+    return reply
+      .code(201)
+      .header('set-cookie', cookie(req, opened.token, Math.max(1, maxAge)))
+      .header('cache-control', 'no-store')
+      .send(sessionJson(opened.principal, opened.session, opened.csrf));
   });
 
   app.get('/console/session', async (req, reply) => {
-    try {
-      const r = await services.sessions.resolve(sessionFromCookie(req.headers.cookie), null, {
-        source: req.ip ?? null,
-        requireCsrf: false,
-      });
-      return reply
-        .code(200)
-        .header('cache-control', 'no-store')
-        .send(sessionJson(r.principal, r.session, r.csrf));
-    } catch (err) {
-      return sendError(reply, err);
-    }
+    const r = await services.sessions.resolve(sessionFromCookie(req.headers.cookie), null, {
+      source: req.ip ?? null,
+      requireCsrf: false,
+    });
+    return reply
+      .code(200)
+      .header('cache-control', 'no-store')
+      .send(sessionJson(r.principal, r.session, r.csrf));
   });
 
-  app.delete('/console/session', async (req, reply) => {
-    try {
-      assertSameOrigin(req);
-      const token = sessionFromCookie(req.headers.cookie);
-      const csrf = headerValue(req.headers[CSRF_HEADER]);
-      if (token && (csrf === null || !services.sessions.csrfMatches(token, csrf)))
-        throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
-      await services.sessions.signOut(token);
-      return reply
-        .code(204)
-        .header('set-cookie', cookie(req, '', 0))
-        .header('cache-control', 'no-store')
-        .send();
-    } catch (err) {
-      return sendError(reply, err);
-    }
+  app.delete('/console/session', { onRequest: assertSameOrigin }, async (req, reply) => {
+    const token = sessionFromCookie(req.headers.cookie);
+    const csrf = headerValue(req.headers[CSRF_HEADER]);
+    if (token && (csrf === null || !services.sessions.csrfMatches(token, csrf)))
+      throw new Forbidden('missing or wrong CSRF token (x-rampart-csrf)');
+    await services.sessions.signOut(token);
+    return reply
+      .code(204)
+      .header('set-cookie', cookie(req, '', 0))
+      .header('cache-control', 'no-store')
+      .send();
   });
 }

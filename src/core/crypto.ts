@@ -8,6 +8,7 @@ import {
   createHash,
   createHmac,
   randomBytes,
+  randomFillSync,
   randomUUID,
   timingSafeEqual,
 } from 'node:crypto';
@@ -33,12 +34,31 @@ export function safeEqual(a: string, b: string): boolean {
 export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 export const uuid = (): string => randomUUID();
 /**
+ * Random bytes drawn from the system's generator a pool at a time (every id a verdict makes would
+ * otherwise ask it once): each byte is handed out once, then the pool is filled again.
+ */
+const randomPool = Buffer.alloc(4096);
+let randomPoolAt = randomPool.length;
+/** Fill `target` (at most the pool's size) with random bytes never handed out before. */
+function takeRandom(target: Buffer): void {
+  if (randomPoolAt + target.length > randomPool.length) {
+    randomFillSync(randomPool);
+    randomPoolAt = 0;
+  }
+  randomPool.copy(target, 0, randomPoolAt, randomPoolAt + target.length);
+  randomPoolAt += target.length;
+}
+/** The bytes of the id being made (a scratch buffer: its text is what leaves). */
+const uuidBytes = Buffer.alloc(16);
+
+/**
  * A UUIDv7 (RFC 9562): the time in milliseconds in its first 48 bits, then 74 random bits. Ids made
  * later sort after earlier ones, so a database index on them grows at its end: an event's `_id`
  * entry lands on the index page the previous events filled, not on a random one.
  */
 export function timeOrderedUuid(now: number = Date.now()): string {
-  const b = randomBytes(16);
+  const b = uuidBytes;
+  takeRandom(b);
   b.writeUIntBE(Math.max(0, Math.min(now, 0xffffffffffff)), 0, 6);
   b[6] = ((b[6] ?? 0) & 0x0f) | 0x70;
   b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;

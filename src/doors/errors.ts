@@ -6,12 +6,14 @@
  * cause and returned to the caller without internals.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  BadRequest,
   DomainError,
   Forbidden,
   InternalError,
   InvalidParameters,
+  PayloadTooLarge,
   retryAfterOf,
   type ErrorKind,
 } from '../core/errors';
@@ -63,4 +65,30 @@ export function sendHttpError(
   reply.code(HTTP_STATUS[e.kind]).header('content-type', 'application/json; charset=utf-8');
   for (const [name, value] of Object.entries(style.headers ?? {})) reply.header(name, value);
   return reply.send(body);
+}
+
+/**
+ * The error handler of a Fastify context whose errors answer through sendHttpError: whatever a
+ * route's hooks or handler throw, and what Fastify itself refuses while reading the body (a body
+ * over the route's limit is `payload_too_large`, a content type no parser takes or a body that
+ * cannot be read `bad_request`).
+ */
+export function httpErrorHandler(log: Logger, style: HttpErrorStyle = {}) {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    sendHttpError(reply, fromFramework(err, req), log, style);
+  };
+}
+
+function fromFramework(err: FastifyError, req: FastifyRequest): unknown {
+  if (err instanceof DomainError) return err;
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
+    return new PayloadTooLarge(
+      `request body is larger than ${req.routeOptions?.bodyLimit ?? req.server.initialConfig.bodyLimit} bytes`,
+    );
+  if (
+    err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+    (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+  )
+    return new BadRequest(err.message);
+  return err;
 }

@@ -6,7 +6,14 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { HeaderMap } from '@apollo/server';
-import { DomainError, InternalError, InvalidParameters, retryAfterOf, type ErrorKind } from '../core/errors';
+import {
+  DomainError,
+  Forbidden,
+  InternalError,
+  InvalidParameters,
+  retryAfterOf,
+  type ErrorKind,
+} from '../core/errors';
 import { normaliseError } from '../doors/errors';
 import type { Logger } from '../doors/logger';
 
@@ -24,11 +31,12 @@ export const GRAPHQL_ERRORS: Readonly<Record<ErrorKind, { code: string; status: 
   internal: { code: 'INTERNAL_SERVER_ERROR', status: 500 },
 };
 
-/** The extensions a domain error carries: its code, its Castle `type`, and its details. */
+/** The extensions a domain error carries: its code, its Castle `type`, and its details (a refusal's `reason`). */
 export function extensionsOf(e: DomainError): Record<string, unknown> {
   const ext: Record<string, unknown> = { code: GRAPHQL_ERRORS[e.kind].code, type: e.type };
   if (e instanceof InvalidParameters) ext.fields = e.fields;
   if (e instanceof InternalError) ext.correlationId = e.correlationId;
+  if (e instanceof Forbidden && e.reason) ext.reason = e.reason;
   const retryAfter = retryAfterOf(e);
   if (retryAfter !== null) ext.retryAfterSeconds = retryAfter;
   return ext;

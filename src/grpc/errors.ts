@@ -2,12 +2,13 @@
  * The gRPC door's one table from the core's error kinds to gRPC status codes, and the trailers
  * every error carries: `rampart-error-type` (the same type REST puts in its body), the standard
  * rich error model in `grpc-status-details-bin` (google.rpc.ErrorInfo, BadRequest with each
- * offending field, RetryInfo), `retry-after` on rate limits and `rampart-correlation-id` on
- * internal errors. Internal errors carry nothing but the correlation id.
+ * offending field, RetryInfo), `retry-after` on rate limits, `rampart-reason` on a refusal that
+ * names its rule and `rampart-correlation-id` on internal errors. Internal errors carry nothing but the correlation id.
  */
 import { Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import {
   DomainError,
+  Forbidden,
   InternalError,
   InvalidParameters,
   InvalidRequestToken,
@@ -34,6 +35,8 @@ export const GRPC_STATUS: Readonly<Record<ErrorKind, Status>> = {
 export const ERROR_TYPE_KEY = 'rampart-error-type';
 export const CORRELATION_ID_KEY = 'rampart-correlation-id';
 export const RETRY_AFTER_KEY = 'retry-after';
+/** On PERMISSION_DENIED, why the call was refused (REST's 403 `reason`: `environment_disabled`, …). */
+export const REASON_KEY = 'rampart-reason';
 
 /** The offending fields of an error (request-message paths: the event command names them so). */
 function violations(e: DomainError): FieldViolation[] {
@@ -55,6 +58,10 @@ export function toStatus(
   if (e instanceof InternalError) {
     metadata.set(CORRELATION_ID_KEY, e.correlationId);
     info.correlation_id = e.correlationId;
+  }
+  if (e instanceof Forbidden && e.reason) {
+    metadata.set(REASON_KEY, e.reason);
+    info.reason = e.reason;
   }
   let retryDelaySeconds: number | null = null;
   const retryAfter = retryAfterOf(e);

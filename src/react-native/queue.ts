@@ -45,6 +45,12 @@ export class EventQueue {
   private writing: Promise<void> = Promise.resolve();
   /** A write queued but not started yet. */
   private waiting: Promise<void> | null = null;
+  /**
+   * Each queued event's JSON, made once: a write joins them (what JSON.stringify of the array
+   * makes), so that a full queue is not serialised again, event by event, for every event added.
+   * Queued events are never changed (a change replaces the object).
+   */
+  private readonly json = new WeakMap<QueuedEvent, string>();
 
   constructor(
     private readonly storage: KeyValueStorage,
@@ -103,7 +109,7 @@ export class EventQueue {
     const write = this.writing.then(async () => {
       this.waiting = null;
       try {
-        await this.storage.setItem(this.key, JSON.stringify(this.events));
+        await this.storage.setItem(this.key, `[${this.events.map((e) => this.jsonOf(e)).join(',')}]`);
       } catch {
         this.log('the queue could not be stored');
       }
@@ -111,6 +117,12 @@ export class EventQueue {
     this.waiting = write;
     this.writing = write;
     return write;
+  }
+
+  private jsonOf(e: QueuedEvent): string {
+    let text = this.json.get(e);
+    if (text === undefined) this.json.set(e, (text = JSON.stringify(e)));
+    return text;
   }
 
   private trim(): void {

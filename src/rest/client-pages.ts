@@ -14,7 +14,6 @@ export interface ClientPagesOptions {
   services: Services;
   /** Serve the demo page (development only). */
   demo: boolean;
-  sendError: (reply: FastifyReply, err: unknown) => unknown;
 }
 
 const SCRIPTS: Readonly<Record<string, string>> = {
@@ -22,7 +21,7 @@ const SCRIPTS: Readonly<Record<string, string>> = {
   'rampart.mjs': 'rampart.mjs',
 };
 
-export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions): void {
+export async function clientPages(app: FastifyInstance, o: ClientPagesOptions): Promise<void> {
   const dir = path.join(PROJECT_ROOT, 'dist', 'browser');
   const cache = new Map<string, string>();
   app.get('/client/v1/:file', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -49,52 +48,44 @@ export function registerClientPages(app: FastifyInstance, o: ClientPagesOptions)
 
   if (!o.demo) return;
   app.get('/client/demo', async (_req, reply) => {
-    try {
-      const env = await o.services.environments.byName('sandbox');
-      return reply
-        .code(200)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .send(demoPage(env.publishableKey));
-    } catch (err) {
-      return o.sendError(reply, err);
-    }
+    const env = await o.services.environments.byName('sandbox');
+    return reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(demoPage(env.publishableKey));
   });
   app.post('/client/demo/login', async (req, reply) => {
-    try {
-      const form = new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-      const env = await o.services.environments.byName('sandbox');
-      const email = (form.get('email') ?? '').slice(0, 200) || 'demo@example.com';
-      const token = form.get('rampart_request_token') ?? '';
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers))
-        if (typeof v === 'string' && !/^(cookie|authorization)$/i.test(k)) headers[k] = v;
-      const verdict = await o.services.verdicts.evaluate(
-        { env, kind: 'secret', credentialHash: 'demo-page' },
-        'risk',
-        {
-          event: '$login',
-          status: '$succeeded',
-          user: { id: email, email },
-          ...(token ? { requestToken: token } : {}),
-          context: { ip: req.ip, headers },
-        },
-      );
-      const answer = {
-        action: verdict.action,
-        risk: verdict.risk,
-        device_token: verdict.device?.token ?? null,
-        signals: verdict.signals,
-        token_received: token !== '',
-      };
-      return reply
-        .code(200)
-        .header('content-type', 'text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .send(resultPage(answer));
-    } catch (err) {
-      return o.sendError(reply, err);
-    }
+    const form = new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+    const env = await o.services.environments.byName('sandbox');
+    const email = (form.get('email') ?? '').slice(0, 200) || 'demo@example.com';
+    const token = form.get('rampart_request_token') ?? '';
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && !/^(cookie|authorization)$/i.test(k)) headers[k] = v;
+    const verdict = await o.services.verdicts.evaluate(
+      { env, kind: 'secret', credentialHash: 'demo-page' },
+      'risk',
+      {
+        event: '$login',
+        status: '$succeeded',
+        user: { id: email, email },
+        ...(token ? { requestToken: token } : {}),
+        context: { ip: req.ip, headers },
+      },
+    );
+    const answer = {
+      action: verdict.action,
+      risk: verdict.risk,
+      device_token: verdict.device?.token ?? null,
+      signals: verdict.signals,
+      token_received: token !== '',
+    };
+    return reply
+      .code(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(resultPage(answer));
   });
 }
 

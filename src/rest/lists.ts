@@ -5,13 +5,14 @@
  */
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, PayloadTooLarge } from '../core/errors';
 import type { List, ListImport, ListItem, ListQuery } from '../core/lists/model';
 import { actorOf, linesOf } from '../core/lists/service';
-import type { Principal } from '../core/model';
 import type { Services } from '../core/services';
+import { requireApiSecret } from './auth';
+import { jsonBody } from './request';
 
 /** Largest CSV import body (streamed; about 100,000 rows of addresses with comments). */
 export const IMPORT_MAX_BYTES = 32 * 1024 * 1024;
@@ -191,15 +192,6 @@ const prefersAsync = (req: FastifyRequest): boolean =>
     .split(',')
     .some((p) => p.trim().toLowerCase() === 'respond-async');
 
-export interface ListRouteKit {
-  services: Services;
-  principal(req: FastifyRequest): Promise<Principal>;
-  jsonBody(req: FastifyRequest): unknown;
-  route(
-    handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
-  ): (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-}
-
 const queryOf = (b: Record<string, unknown>): ListQuery => ({
   filters: b.filters as ListQuery['filters'],
   sort: b.sort as ListQuery['sort'],
@@ -209,227 +201,173 @@ const queryOf = (b: Record<string, unknown>): ListQuery => ({
 const expiryOf = (b: Record<string, unknown>): unknown =>
   b.auto_archives_at !== undefined ? b.auto_archives_at : b.expires_at;
 
-export function registerListRoutes(app: FastifyInstance, k: ListRouteKit): void {
-  const { services, principal, route } = k;
-  const lists = services.lists;
-  /** A body that may be empty (queries and counts: all of them). */
-  const optionalBody = (req: FastifyRequest): Record<string, unknown> =>
-    Buffer.isBuffer(req.body) && req.body.length > 0 ? (k.jsonBody(req) as Record<string, unknown>) : {};
-  const body = (req: FastifyRequest) => k.jsonBody(req) as Record<string, unknown>;
-  const params = (req: FastifyRequest) => req.params as { listId: string; itemId: string };
+/** A body that may be empty (queries and counts: all of them). */
+const optionalBody = (req: FastifyRequest): Record<string, unknown> =>
+  Buffer.isBuffer(req.body) && req.body.length > 0 ? jsonBody(req) : {};
+const params = (req: FastifyRequest) => req.params as { listId: string; itemId: string };
 
-  // CSV bodies (imports) reach their route as the request stream, read a line at a time.
-  app.addContentTypeParser('text/csv', (_req, payload, done) => done(null, payload));
+export async function listRoutes(app: FastifyInstance, o: { services: Services }): Promise<void> {
+  const lists = o.services.lists;
+  requireApiSecret(app, o.services);
 
-  app.post(
-    '/v1/lists',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const b = body(req);
-      const list = await lists.create(p.env.id, actorOf(p), {
-        name: b.name,
-        color: b.color,
-        primaryField: b.primary_field,
-        secondaryField: b.secondary_field,
-        description: b.description,
-      });
-      return reply.code(201).send(listJson(list));
-    }),
-  );
-  app.get(
-    '/v1/lists',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      return reply.code(200).send((await lists.all(p.env.id)).map(listJson));
-    }),
-  );
-  app.post(
-    '/v1/lists/query',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      return reply.code(200).send((await lists.query(p.env.id, queryOf(optionalBody(req)))).map(listJson));
-    }),
-  );
-  app.get(
-    '/v1/lists/:listId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      return reply.code(200).send(listJson(await lists.get(p.env.id, params(req).listId)));
-    }),
-  );
-  app.put(
-    '/v1/lists/:listId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const b = body(req);
-      const list = await lists.update(p.env.id, actorOf(p), params(req).listId, {
-        name: b.name,
-        color: b.color,
-        primaryField: b.primary_field,
-        secondaryField: b.secondary_field,
-        description: b.description,
-      });
-      return reply.code(200).send(listJson(list));
-    }),
-  );
-  app.delete(
-    '/v1/lists/:listId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      await lists.delete(p.env.id, actorOf(p), params(req).listId);
-      return reply.code(204).send();
-    }),
-  );
+  app.post('/v1/lists', async (req, reply) => {
+    const p = req.principal;
+    const b = jsonBody(req);
+    const list = await lists.create(p.env.id, actorOf(p), {
+      name: b.name,
+      color: b.color,
+      primaryField: b.primary_field,
+      secondaryField: b.secondary_field,
+      description: b.description,
+    });
+    return reply.code(201).send(listJson(list));
+  });
+  app.get('/v1/lists', async (req, reply) => {
+    const p = req.principal;
+    return reply.code(200).send((await lists.all(p.env.id)).map(listJson));
+  });
+  app.post('/v1/lists/query', async (req, reply) => {
+    const p = req.principal;
+    return reply.code(200).send((await lists.query(p.env.id, queryOf(optionalBody(req)))).map(listJson));
+  });
+  app.get('/v1/lists/:listId', async (req, reply) => {
+    const p = req.principal;
+    return reply.code(200).send(listJson(await lists.get(p.env.id, params(req).listId)));
+  });
+  app.put('/v1/lists/:listId', async (req, reply) => {
+    const p = req.principal;
+    const b = jsonBody(req);
+    const list = await lists.update(p.env.id, actorOf(p), params(req).listId, {
+      name: b.name,
+      color: b.color,
+      primaryField: b.primary_field,
+      secondaryField: b.secondary_field,
+      description: b.description,
+    });
+    return reply.code(200).send(listJson(list));
+  });
+  app.delete('/v1/lists/:listId', async (req, reply) => {
+    const p = req.principal;
+    await lists.delete(p.env.id, actorOf(p), params(req).listId);
+    return reply.code(204).send();
+  });
 
-  app.post(
-    '/v1/lists/:listId/items',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const b = body(req);
-      const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, {
-        primaryValue: b.primary_value,
-        secondaryValue: b.secondary_value,
-        comment: b.comment,
-        author: b.author,
-        expiresAt: expiryOf(b),
+  app.post('/v1/lists/:listId/items', async (req, reply) => {
+    const p = req.principal;
+    const b = jsonBody(req);
+    const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, {
+      primaryValue: b.primary_value,
+      secondaryValue: b.secondary_value,
+      comment: b.comment,
+      author: b.author,
+      expiresAt: expiryOf(b),
+    });
+    return reply.code(201).send(itemJson(item));
+  });
+  app.post('/v1/lists/:listId/items/batch', async (req, reply) => {
+    const p = req.principal;
+    const b = jsonBody(req);
+    const drafts = Array.isArray(b.items)
+      ? b.items.map((i: unknown) => {
+          if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
+          const x = i as Record<string, unknown>;
+          return {
+            primaryValue: x.primary_value,
+            secondaryValue: x.secondary_value,
+            comment: x.comment,
+            author: x.author,
+            expiresAt: expiryOf(x),
+          };
+        })
+      : (b.items as never);
+    const items = await lists.createItems(p.env.id, actorOf(p), params(req).listId, drafts);
+    return reply.code(201).send(items.map(itemJson));
+  });
+  app.post('/v1/lists/:listId/items/query', async (req, reply) => {
+    const p = req.principal;
+    return reply
+      .code(200)
+      .send((await lists.queryItems(p.env.id, params(req).listId, queryOf(optionalBody(req)))).map(itemJson));
+  });
+  app.post('/v1/lists/:listId/items/count', async (req, reply) => {
+    const p = req.principal;
+    const b = optionalBody(req);
+    return reply.code(200).send({
+      total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']),
+    });
+  });
+  // A CSV body reaches its route as the request stream (the listener's `text/csv` parser), read a
+  // line at a time.
+  app.post('/v1/lists/:listId/items/import', async (req, reply) => {
+    const p = req.principal;
+    const raw = req.body;
+    if (!(raw instanceof Readable))
+      throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
+    const chunks = limited(raw, IMPORT_MAX_BYTES);
+    const { listId } = params(req);
+    const outcome = await lists
+      .importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) })
+      .catch((e: unknown) => {
+        // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
+        // closes the connection, so that the rest of the body is not read.
+        if (!raw.readableEnded) reply.header('connection', 'close');
+        throw e;
       });
-      return reply.code(201).send(itemJson(item));
-    }),
-  );
-  app.post(
-    '/v1/lists/:listId/items/batch',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const b = body(req);
-      const drafts = Array.isArray(b.items)
-        ? b.items.map((i: unknown) => {
-            if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
-            const x = i as Record<string, unknown>;
-            return {
-              primaryValue: x.primary_value,
-              secondaryValue: x.secondary_value,
-              comment: x.comment,
-              author: x.author,
-              expiresAt: expiryOf(x),
-            };
-          })
-        : (b.items as never);
-      const items = await lists.createItems(p.env.id, actorOf(p), params(req).listId, drafts);
-      return reply.code(201).send(items.map(itemJson));
-    }),
-  );
-  app.post(
-    '/v1/lists/:listId/items/query',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      return reply
-        .code(200)
-        .send(
-          (await lists.queryItems(p.env.id, params(req).listId, queryOf(optionalBody(req)))).map(itemJson),
-        );
-    }),
-  );
-  app.post(
-    '/v1/lists/:listId/items/count',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const b = optionalBody(req);
-      return reply.code(200).send({
-        total_count: await lists.countItems(p.env.id, params(req).listId, b.filters as ListQuery['filters']),
-      });
-    }),
-  );
-  app.post(
-    '/v1/lists/:listId/items/import',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const raw = req.body;
-      if (!(raw instanceof Readable))
-        throw new BadRequest('send the CSV as the request body, with Content-Type: text/csv');
-      const chunks = limited(raw, IMPORT_MAX_BYTES);
-      const { listId } = params(req);
-      const outcome = await lists
-        .importCsv(p.env.id, actorOf(p), listId, linesOf(chunks), { async: prefersAsync(req) })
-        .catch((e: unknown) => {
-          // Refused before the whole body was read (a bad line, too many rows or bytes): the answer
-          // closes the connection, so that the rest of the body is not read.
-          if (!raw.readableEnded) reply.header('connection', 'close');
-          throw e;
-        });
-      if (outcome.report) return reply.code(201).send(outcome.report);
-      return reply
-        .code(202)
-        .header('location', importJobPath(listId, outcome.job.id))
-        .send(importJobJson(outcome.job));
-    }),
-  );
-  app.get(
-    '/v1/lists/:listId/items/import/:importId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId, importId } = req.params as { listId: string; importId: string };
-      return reply
-        .code(200)
-        .header('cache-control', 'no-store')
-        .send(importJobJson(await lists.importJob(p.env.id, listId, importId)));
-    }),
-  );
-  app.get(
-    '/v1/lists/:listId/items/export',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId } = params(req);
-      const list = await lists.get(p.env.id, listId);
-      const q = req.query as Record<string, unknown>;
-      const stream = Readable.from(lists.exportCsv(p.env.id, listId, q.include_archived === 'true'));
-      return reply
-        .code(200)
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="list-${list.id}.csv"`)
-        .header('cache-control', 'no-store')
-        .send(stream);
-    }),
-  );
-  app.get(
-    '/v1/lists/:listId/items/:itemId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId, itemId } = params(req);
-      return reply.code(200).send(itemJson(await lists.getItem(p.env.id, listId, itemId)));
-    }),
-  );
-  app.put(
-    '/v1/lists/:listId/items/:itemId',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId, itemId } = params(req);
-      const b = body(req);
-      return reply.code(200).send(
-        itemJson(
-          await lists.updateItem(p.env.id, actorOf(p), listId, itemId, {
-            comment: b.comment,
-            expiresAt: expiryOf(b),
-          }),
-        ),
-      );
-    }),
-  );
-  app.delete(
-    '/v1/lists/:listId/items/:itemId/archive',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId, itemId } = params(req);
-      return reply.code(200).send(itemJson(await lists.archiveItem(p.env.id, actorOf(p), listId, itemId)));
-    }),
-  );
-  app.put(
-    '/v1/lists/:listId/items/:itemId/unarchive',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { listId, itemId } = params(req);
-      return reply.code(200).send(itemJson(await lists.unarchiveItem(p.env.id, actorOf(p), listId, itemId)));
-    }),
-  );
+    if (outcome.report) return reply.code(201).send(outcome.report);
+    return reply
+      .code(202)
+      .header('location', importJobPath(listId, outcome.job.id))
+      .send(importJobJson(outcome.job));
+  });
+  app.get('/v1/lists/:listId/items/import/:importId', async (req, reply) => {
+    const p = req.principal;
+    const { listId, importId } = req.params as { listId: string; importId: string };
+    return reply
+      .code(200)
+      .header('cache-control', 'no-store')
+      .send(importJobJson(await lists.importJob(p.env.id, listId, importId)));
+  });
+  app.get('/v1/lists/:listId/items/export', async (req, reply) => {
+    const p = req.principal;
+    const { listId } = params(req);
+    const list = await lists.get(p.env.id, listId);
+    const q = req.query as Record<string, unknown>;
+    const stream = Readable.from(lists.exportCsv(p.env.id, listId, q.include_archived === 'true'));
+    return reply
+      .code(200)
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="list-${list.id}.csv"`)
+      .header('cache-control', 'no-store')
+      .send(stream);
+  });
+  app.get('/v1/lists/:listId/items/:itemId', async (req, reply) => {
+    const p = req.principal;
+    const { listId, itemId } = params(req);
+    return reply.code(200).send(itemJson(await lists.getItem(p.env.id, listId, itemId)));
+  });
+  app.put('/v1/lists/:listId/items/:itemId', async (req, reply) => {
+    const p = req.principal;
+    const { listId, itemId } = params(req);
+    const b = jsonBody(req);
+    return reply.code(200).send(
+      itemJson(
+        await lists.updateItem(p.env.id, actorOf(p), listId, itemId, {
+          comment: b.comment,
+          expiresAt: expiryOf(b),
+        }),
+      ),
+    );
+  });
+  app.delete('/v1/lists/:listId/items/:itemId/archive', async (req, reply) => {
+    const p = req.principal;
+    const { listId, itemId } = params(req);
+    return reply.code(200).send(itemJson(await lists.archiveItem(p.env.id, actorOf(p), listId, itemId)));
+  });
+  app.put('/v1/lists/:listId/items/:itemId/unarchive', async (req, reply) => {
+    const p = req.principal;
+    const { listId, itemId } = params(req);
+    return reply.code(200).send(itemJson(await lists.unarchiveItem(p.env.id, actorOf(p), listId, itemId)));
+  });
 }
 
 /**

@@ -1,28 +1,30 @@
 /**
- * The REST door: Castle's v1 surface over HTTP(S) with fastify. Each route decodes the request,
- * calls one core service and encodes the answer; errors go through one table (rest/errors.ts).
+ * The REST door: Castle's v1 surface over HTTP(S) with fastify. This file builds the listener
+ * (body parsing, the hooks every request passes, the one error handler) and registers the route
+ * groups, each a Fastify plugin of its own file: scoring.ts, collector.ts, client-pages.ts,
+ * lists.ts, devices.ts, privacy.ts, operational.ts. Each route decodes the request, calls one core
+ * service and encodes the answer; errors go through one table (rest/errors.ts) and one serialiser
+ * (doors/errors.ts).
  */
 import Fastify, { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import { BadRequest, PayloadTooLarge, RouteNotFound, Unauthorized, Unavailable } from '../core/errors';
-import { safeEqual } from '../core/crypto';
-import type { Principal } from '../core/model';
+import { BadRequest, RouteNotFound, Unavailable } from '../core/errors';
 import type { Services } from '../core/services';
-import type { Caller } from '../core/work-limiter';
-import { secretFromAuthorization } from '../doors/credentials';
-import { sendHttpError, type HttpErrorStyle } from '../doors/errors';
+import { httpErrorHandler, sendHttpError, type HttpErrorStyle } from '../doors/errors';
 import type { Logger } from '../doors/logger';
-import { HTTP_TYPE } from './errors';
-import { authenticateJson, deviceJson, filterJson, privacyAccessJson, riskJson } from './mappers';
-import { subjectOfIdentifier, type PrivacySubject } from '../core/privacy/service';
-import { registerClientPages } from './client-pages';
-import { openApiDocument } from './openapi';
 import { cutOnOutage, type DatabaseStatus } from '../doors/outage';
-import { EXPORT_ROUTE } from './privacy-links';
-import { eventCommand } from './event-command';
-import { registerListRoutes } from './lists';
 import { proxyTrust, type TrustedProxies } from '../doors/proxies';
+import { decoratePrincipal } from './auth';
+import { clientPages } from './client-pages';
+import { collectorRoutes } from './collector';
+import { deviceRoutes } from './devices';
+import { HTTP_TYPE } from './errors';
+import { listRoutes } from './lists';
+import { operationalRoutes } from './operational';
+import { privacyRoutes } from './privacy';
+import { droppedIfGone } from './request';
+import { scoringRoutes } from './scoring';
 
 export interface RestOptions {
   services: Services;
@@ -66,13 +68,10 @@ export interface RestMetrics {
   token?: string;
 }
 
-const MAX_JSON_DEPTH = 32;
 /** Castle's error types, and an internal error's correlation id in the body. */
 const REST_ERRORS: HttpErrorStyle = { types: HTTP_TYPE, correlationId: true };
 /** The routes that need the database to answer (see `RestOptions.database`). */
 const NEEDS_DATABASE = /^\/v1\/(users\/|devices\/|privacy\/|lists(\/|$))/;
-/** Longest the readiness probe waits for the database's ping (it must answer within 500 ms). */
-const READY_TIMEOUT_MS = 400;
 
 /**
  * Routes for the machinery beside Rampart (the kubelet's probes, a container's health check,
@@ -83,30 +82,6 @@ const OPERATIONAL_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Longest path parameter the router matches; a longer one answers 404 route_not_found. */
 const MAX_PARAM_LENGTH = 512;
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    rawBody?: Buffer;
-  }
-}
-
-/** The largest body POST /v1/client/events takes, whatever the service's own limit (an endpoint any page or app may call). */
-export const CLIENT_EVENTS_BODY_LIMIT = 256 * 1024;
-
-/** Whether the client of `req` has gone: its socket closed, or its side of it ended. */
-function gone(req: FastifyRequest): boolean {
-  const socket = req.raw.socket as (Duplex & { readableEnded?: boolean }) | null;
-  // (Not the request stream's own `destroyed`: Node destroys it once its body is read.)
-  return !socket || socket.destroyed || socket.readableEnded === true;
-}
-
-/** Drops a request whose client is gone: no answer (nobody would read it), its connection closed. True when it did. */
-function droppedIfGone(req: FastifyRequest, reply: FastifyReply): boolean {
-  if (!gone(req)) return false;
-  reply.hijack();
-  req.raw.socket?.destroy();
-  return true;
-}
 
 export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> {
   const trusted = o.trustProxy && o.trustProxy.length > 0 ? proxyTrust(o.trustProxy) : null;
@@ -163,15 +138,24 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   // With `https` fastify types the instance for an HTTPS server; the routes are the same.
   const app = Fastify(options) as unknown as FastifyInstance;
 
-  // Bodies are read raw: authentication comes before parsing, and track must see malformed bodies.
+  const { services, log } = o;
+
+  // Bodies are read raw, parsed by the route that takes them (track must see a malformed body),
+  // within the one body limit (a route may set a lower one); CSV bodies (list imports) reach their
+  // route as the request stream, read a line at a time.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: o.bodyLimit }, (_req, body, done) =>
     done(null, body),
   );
+  app.addContentTypeParser('text/csv', (_req, payload, done) => done(null, payload));
 
-  const { services, log } = o;
-
+  // Every error a hook or a handler throws, and what Fastify refuses, answers through one
+  // serialiser (doors/errors.ts), in Castle's words.
   const sendError = (reply: FastifyReply, err: unknown) => sendHttpError(reply, err, log, REST_ERRORS);
+  app.setErrorHandler(httpErrorHandler(log, REST_ERRORS));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
 
   // Shutting down: what arrives once the close began (on a connection kept alive, or pipelined)
   // is refused at once, with the connection closed so that the client goes elsewhere.
@@ -194,26 +178,6 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
     reply.header('connection', 'close');
     void sendError(reply, new Unavailable('the service is shutting down'));
   });
-
-  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
-      return sendError(
-        reply,
-        new PayloadTooLarge(
-          `request body is larger than ${req.routeOptions?.bodyLimit ?? o.bodyLimit} bytes`,
-        ),
-      );
-    if (
-      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
-      (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
-    ) {
-      return sendError(reply, new BadRequest(err.message));
-    }
-    return sendError(reply, err);
-  });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new RouteNotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
-  );
 
   const metrics = o.metrics;
   if (metrics) {
@@ -244,340 +208,21 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
       (reply, e) => sendError(reply, e),
     );
 
-  const principal = (req: FastifyRequest): Promise<Principal> =>
-    services.access.caller(secretFromAuthorization(req.headers.authorization), 'api', {
-      source: req.ip ?? null,
-    });
-
-  /**
-   * The connection a request came on, as the core watches it: gone once the client closed its
-   * side (a caller that timed out; Node aborts a request whose client sent its FIN) or the socket
-   * is closed. An overloaded process reads requests late, and those whose callers left get no work.
-   */
-  const callerOf = (req: FastifyRequest): Caller => {
-    const socket = req.raw.socket;
-    return {
-      get gone() {
-        return gone(req);
-      },
-      onGone(listener) {
-        let called = false;
-        const once = () => {
-          if (called) return;
-          called = true;
-          listener();
-        };
-        socket.once('end', once);
-        socket.once('close', once);
-        return () => {
-          socket.off('end', once);
-          socket.off('close', once);
-        };
-      },
-    };
-  };
-
-  const jsonBody = (req: FastifyRequest): unknown => {
-    const raw = req.body;
-    if (!Buffer.isBuffer(raw) || raw.length === 0) throw new BadRequest('request body must be a JSON object');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new BadRequest('request body is not valid JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new BadRequest('request body must be a JSON object');
-    if (depthExceeds(parsed, MAX_JSON_DEPTH))
-      throw new BadRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    return parsed;
-  };
-
-  /**
-   * True once the request's client is seen to have left, the request then dropped unanswered.
-   * A client that gave up while its request waited to be read (an overloaded process reads late)
-   * has its FIN right behind the request, and Node reads it one turn of the event loop after the
-   * request: two turns are given before any work (credentials, parsing, the verdict), so that such
-   * a request costs next to nothing instead of a verdict nobody reads.
-   */
-  const left = async (req: FastifyRequest, reply: FastifyReply): Promise<boolean> => {
-    await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
-    return droppedIfGone(req, reply);
-  };
-
-  const route =
-    (handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) =>
-    async (req: FastifyRequest, reply: FastifyReply) => {
-      try {
-        return await handler(req, reply);
-      } catch (err) {
-        return sendError(reply, err);
-      }
-    };
-
-  for (const endpoint of ['authenticate', 'risk', 'filter'] as const) {
-    const encode =
-      endpoint === 'authenticate' ? authenticateJson : endpoint === 'risk' ? riskJson : filterJson;
-    app.post(
-      `/v1/${endpoint}`,
-      route(async (req, reply) => {
-        if (await left(req, reply)) return reply;
-        const p = await principal(req);
-        const verdict = await services.verdicts.evaluate(
-          p,
-          endpoint,
-          eventCommand(jsonBody(req)),
-          callerOf(req),
-        );
-        return reply.code(201).send(encode(verdict));
-      }),
-    );
-  }
-
-  for (const path of ['/v1/track', '/v1/log']) {
-    app.post(
-      path,
-      route(async (req, reply) => {
-        if (await left(req, reply)) return reply;
-        const p = await principal(req);
-        // Answered once the event is written (acknowledged means stored).
-        await services.track.receive(
-          p,
-          {
-            decode: () => eventCommand(jsonBody(req)),
-            raw: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '',
-          },
-          { caller: callerOf(req) },
-        );
-        return reply.code(204).send();
-      }),
-    );
-  }
-
-  // The browser client's collector: called from the application's pages (another origin), with
-  // the environment's publishable key, never a secret. The script posts `text/plain` so that the
-  // browser needs no preflight; a preflight is answered anyway for clients that send JSON.
-  const cors = (req: FastifyRequest, reply: FastifyReply) => {
-    const origin = req.headers.origin;
-    if (typeof origin === 'string' && origin.length <= 512)
-      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-  };
-  for (const path of ['/v1/client/token', '/v1/client/challenge', '/v1/client/events']) {
-    app.options(path, async (req, reply) => {
-      cors(req, reply);
-      return reply
-        .code(204)
-        .header('access-control-allow-methods', 'POST')
-        .header('access-control-allow-headers', 'content-type')
-        .header('access-control-max-age', '600')
-        .send();
-    });
-  }
-  /** A page's call to the collector (no secret): CORS for it, its body, the page's origin and address. */
-  const collectorCall = (req: FastifyRequest, reply: FastifyReply) => {
-    cors(req, reply);
-    return {
-      body: jsonBody(req) as Record<string, unknown>,
-      origin: typeof req.headers.origin === 'string' ? req.headers.origin : null,
-      ip: req.ip ?? null,
-    };
-  };
-  // A challenge for the next token (docs/client.md, "What a token costs"): optional, a second step
-  // before /v1/client/token for clients that prove work.
-  app.post(
-    '/v1/client/challenge',
-    route(async (req, reply) => {
-      const { body, origin, ip } = collectorCall(req, reply);
-      const c = await services.client.challenge({
-        publishableKey: body.publishable_key,
-        origin,
-        ip,
-        app: body.app,
-      });
-      return reply.code(201).header('cache-control', 'no-store').send({
-        challenge: c.challenge,
-        salt: c.salt,
-        difficulty: c.difficulty,
-        expires_in: c.expiresInSeconds,
-      });
-    }),
-  );
-  app.post(
-    '/v1/client/token',
-    route(async (req, reply) => {
-      const { body, origin, ip } = collectorCall(req, reply);
-      const collected = await services.client.collect({
-        publishableKey: body.publishable_key,
-        origin,
-        ip,
-        components: body.components,
-        mobile: body.mobile,
-        proof: body.proof,
-        behaviour: body.behaviour,
-      });
-      const session = collected.session
-        ? {
-            session: collected.session.session,
-            session_key: collected.session.key,
-            session_expires_in: collected.session.expiresInSeconds,
-            server_time: collected.session.serverTime,
-          }
-        : {};
-      return reply
-        .code(201)
-        .header('cache-control', 'no-store')
-        .send({ token: collected.token, expires_in: collected.expiresInSeconds, ...session });
-    }),
-  );
-
-  // Client events: native apps' batches (docs/mobile.md), with the publishable key and the session
-  // the collector gave the install; pages' castle-js 2.x events (docs/client.md), with a request
-  // token the collector gave the page, CORS as for the collector. A body is at most the service's
-  // limit, and never more than 256 KiB.
-  app.post(
-    '/v1/client/events',
-    { bodyLimit: Math.min(CLIENT_EVENTS_BODY_LIMIT, o.bodyLimit) },
-    route(async (req, reply) => {
-      const { body, origin, ip } = collectorCall(req, reply);
-      const received = await services.clientEvents.receive({ body, ip, origin });
-      return reply.code(202).send({
-        accepted: received.accepted,
-        dropped: received.dropped,
-        signed: received.signed,
-        verified: received.verified,
-      });
-    }),
-  );
-
-  registerClientPages(app, { services, demo: o.demo ?? false, sendError });
-  registerListRoutes(app, { services, principal, jsonBody, route });
-
-  app.get(
-    '/v1/users/:userId/devices',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { userId } = req.params as { userId: string };
-      const q = req.query as Record<string, unknown>;
-      const devices = await services.devices.listForUser(p.env, userId, [q.cid, q.client_id]);
-      return reply
-        .code(200)
-        .send({ total_count: devices.length, data: devices.map((d) => deviceJson(d.device, d.current)) });
-    }),
-  );
-
-  app.get(
-    '/v1/devices/:token',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { token } = req.params as { token: string };
-      return reply.code(200).send(deviceJson(await services.devices.get(p.env.id, token)));
-    }),
-  );
-  app.put(
-    '/v1/devices/:token/approve',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { token } = req.params as { token: string };
-      return reply.code(200).send(deviceJson(await services.devices.approve(p.env.id, token)));
-    }),
-  );
-  app.put(
-    '/v1/devices/:token/report',
-    route(async (req, reply) => {
-      const p = await principal(req);
-      const { token } = req.params as { token: string };
-      return reply.code(200).send(deviceJson(await services.devices.report(p.env, token)));
-    }),
-  );
-
-  // Privacy: by path (`/v1/privacy/users/{id}`) or by body (`{identifier, identifier_type}`).
-  const privacySubject = (req: FastifyRequest): PrivacySubject => {
-    const { userId } = (req.params ?? {}) as { userId?: string };
-    if (userId !== undefined) return subjectOfIdentifier(userId, '$id', 'user_id');
-    const body = jsonBody(req) as Record<string, unknown>;
-    return subjectOfIdentifier(body.identifier, body.identifier_type);
-  };
-  for (const path of ['/v1/privacy/users/:userId', '/v1/privacy/users']) {
-    app.post(
-      path,
-      route(async (req, reply) => {
-        const p = await principal(req);
-        const jobs = await services.privacy.requestAccessFor(p.env, privacySubject(req));
-        return reply.code(202).send(privacyAccessJson(jobs));
-      }),
-    );
-    app.delete(
-      path,
-      route(async (req, reply) => {
-        const p = await principal(req);
-        await services.privacy.purgeFor(p.env, privacySubject(req));
-        return reply.code(202).send({ status: 'purged' });
-      }),
-    );
-  }
-  app.get(
-    EXPORT_ROUTE,
-    route(async (req, reply) => {
-      const { jobId } = req.params as { jobId: string };
-      const q = req.query as Record<string, unknown>;
-      const file = await services.privacy.download(jobId, String(q.expires ?? ''), String(q.signature ?? ''));
-      return reply
-        .code(200)
-        .header('content-type', 'application/json; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .header('cache-control', 'no-store')
-        .send(file.json);
-    }),
-  );
-
-  if (metrics) {
-    app.get('/metrics', async (req, reply) => {
-      if (metrics.token !== undefined) {
-        const presented = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-        if (!safeEqual(presented, metrics.token))
-          return sendError(reply, new Unauthorized('metrics need the bearer token (RAMPART_METRICS_TOKEN)'));
-      }
-      const { contentType, body } = await metrics.expose();
-      return reply.code(200).header('content-type', contentType).send(body);
-    });
-  }
-
-  // The OpenAPI document of the routes above, generated once from the schemas that validate them.
-  let openapi: string | null = null;
-  app.get('/v1/openapi.json', async (_req, reply) => {
-    openapi ??= JSON.stringify(
-      openApiDocument({
-        bodyLimit: o.bodyLimit,
-        maxParamLength: MAX_PARAM_LENGTH,
-        demo: o.demo ?? false,
-        metrics: metrics ? { token: metrics.token !== undefined } : null,
-      }),
-    );
-    return reply
-      .code(200)
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .send(openapi);
-  });
-
-  // The listener's root is for people who typed the host name: the web console (on this listener).
-  app.get('/', async (_req, reply) => reply.redirect('/console', 302));
-  app.get('/healthz', async (_req, reply) => reply.code(200).send({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
-    // A database known to be down answers at once; one that stopped answering must not make the
-    // probe hang: not ready after READY_TIMEOUT_MS.
-    const down = o.database?.down();
-    if (down) return reply.code(503).send({ status: 'unavailable', reason: down });
-    const behind = o.notReady?.() ?? null;
-    if (behind) return reply.code(503).send({ status: 'unavailable', reason: behind });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
-    });
-    const ok = o.ready
-      ? await Promise.race([o.ready().catch(() => false), late]).finally(() => clearTimeout(timer))
-      : true;
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable' });
+  // The route groups. Those that take the API secret add the authentication hook to their own
+  // context (rest/auth.ts), so that a handler finds its caller in `req.principal`.
+  decoratePrincipal(app);
+  await app.register(scoringRoutes, { services });
+  await app.register(collectorRoutes, { services, bodyLimit: o.bodyLimit });
+  await app.register(clientPages, { services, demo: o.demo ?? false });
+  await app.register(listRoutes, { services });
+  await app.register(deviceRoutes, { services });
+  await app.register(privacyRoutes, { services });
+  await app.register(operationalRoutes, {
+    ready: o.ready,
+    notReady: o.notReady,
+    database: o.database,
+    metrics,
+    openapi: { bodyLimit: o.bodyLimit, maxParamLength: MAX_PARAM_LENGTH, demo: o.demo ?? false },
   });
 
   if (o.register) await o.register(app);
@@ -594,16 +239,4 @@ class BadRequestHttps extends BadRequest {
   constructor() {
     super('HTTPS is required');
   }
-}
-
-/** Whether a parsed JSON value nests deeper than `max` (iterative, so hostile input cannot overflow the stack). */
-export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop() as [unknown, number];
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) return true;
-    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, d + 1]);
-  }
-  return false;
 }

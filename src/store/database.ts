@@ -3,8 +3,16 @@
  * applied at start-up. Works against MongoDB and FerretDB 1.24 alike: no transactions, no change
  * streams; hot look-ups go by _id.
  */
-import { Db, IndexDescription, MongoClient } from 'mongodb';
-import type { Collection, CommandStartedEvent, Filter, OptionalUnlessRequiredId, WithoutId } from 'mongodb';
+import type {
+  Collection,
+  CommandStartedEvent,
+  Db,
+  Filter,
+  IndexDescription,
+  MongoClient,
+  OptionalUnlessRequiredId,
+  WithoutId,
+} from 'mongodb';
 
 export interface IndexSpec {
   collection: string;
@@ -68,6 +76,9 @@ export async function connect(uri: string, dbName: string, opts: ConnectOptions 
     heartbeatFrequencyMS: 1000,
     ...(opts.socketTimeoutMS !== undefined ? { socketTimeoutMS: opts.socketTimeoutMS } : {}),
   };
+  // The driver is loaded here, when a connection is made: the repositories and the state layer
+  // only speak its types, so that what runs without a database (the unit tests) never loads it.
+  const { MongoClient } = await import('mongodb');
   const client = new MongoClient(uri, {
     ...Object.fromEntries(Object.entries(defaults).filter(([name]) => !given.has(name.toLowerCase()))),
     monitorCommands: Boolean(opts.monitorCommands),

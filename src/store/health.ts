@@ -17,8 +17,7 @@
  * costs a caller at most the bar (above) plus one probe interval, never a wait for the driver.
  */
 import { performance } from 'node:perf_hooks';
-import { MongoClient } from 'mongodb';
-import type { TopologyDescriptionChangedEvent } from 'mongodb';
+import type { MongoClient, TopologyDescriptionChangedEvent } from 'mongodb';
 
 /** Pings whose times set the bar for the next one. */
 export const PING_WINDOW = 50;
@@ -102,6 +101,8 @@ export async function watchDatabase(
   let closed = false;
   const stallMaxMs = Math.max(o.stallMs, o.stallMaxMs ?? o.stallMs * 10);
   if (o.probeEveryMs > 0) {
+    // The driver is loaded when a probe starts (stallBar above needs none of it).
+    const { MongoClient } = await import('mongodb');
     probe = new MongoClient(uri, {
       maxPoolSize: 1,
       minPoolSize: 1,

@@ -29,7 +29,19 @@ import { planBehaviourEviction } from '../core/scoring/behaviour-eviction';
 import { LEVELS, type FeatureValues, type Level } from '../core/scoring/features';
 import type { IndexSpec } from './database';
 import { fromJson, idOf, toJson } from './ids';
-import { delta, fieldName, fromFieldName, type Delta, type Doc } from './state/delta';
+import {
+  child,
+  delta,
+  Edit,
+  fieldName,
+  fromFieldName,
+  incField,
+  maxField,
+  minField,
+  type Changes,
+  type Delta,
+  type Doc,
+} from './state/delta';
 import type { StateLayer } from './state/layer';
 import { unpack } from './state/pack';
 
@@ -302,7 +314,7 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
  * The deltas of a behaviour change; `known` is the stored model as this process holds it. What a
  * full table or the pending challenges forget is the core's eviction policy; this writes it.
  */
-function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | undefined): void {
+function behaviourDelta(d: Changes, c: BehaviourChange, known: BehaviourDoc | undefined): void {
   const forget = planBehaviourEviction(
     { legit: known?.t, hostile: known?.h, pending: known?.pd },
     c,
@@ -318,6 +330,25 @@ function behaviourDelta(d: Delta, c: BehaviourChange, known: BehaviourDoc | unde
     victims: Partial<Record<Level, string>>,
   ) => {
     const w = weight * epochWeight(at);
+    if (d instanceof Edit) {
+      // In place: each table and entry found once, no path built (the same changes as below).
+      const p = child(d.doc, 'p');
+      incField(p, total, w);
+      for (const level of levels) {
+        const value = values[level];
+        if (value === null || value === undefined) continue;
+        const table = child(child(p, section), level);
+        const victim = weight > 0 ? victims[level] : undefined;
+        if (victim) delete table[victim];
+        const entry = child(table, fieldName(value));
+        if (weight > 0) {
+          maxField(entry, 'l', at);
+          if (section === 't' && FIRST_SEEN_LEVELS.has(level)) minField(entry, 'f', at);
+        }
+        incField(entry, 'c', w);
+      }
+      return;
+    }
     d.inc(['p', total], w);
     for (const level of levels) {
       const value = values[level];
@@ -397,13 +428,20 @@ export class StateUserStore implements UserStateStore {
   record(env: EnvId, userId: string, change: UserChange): void {
     const id = idOf(env, userId);
     const known = this.state.peek(USERS, id) as UserDocument | null | undefined;
-    const d = delta().set(['envId'], env).set(['userId'], userId);
+    const devices = change.devices ?? [];
+    // Written whole from memory (the embedded database): the document is changed in place, with
+    // no delta built. Every decision below reads the document as it was before this change, so a
+    // change of several devices (a track call's) stays a delta applied at the end.
+    const doc = devices.length <= 1 ? this.state.edit(USERS, id) : undefined;
+    const d: Changes = doc ? new Edit(doc, known === null) : delta();
+    d.set(['envId'], env).set(['userId'], userId);
     if (change.profile) profileDelta(d, change.profile, known);
     if (change.behaviour) behaviourDelta(d, change.behaviour, known?.p);
     const projections: DeviceChange[] = [];
-    for (const c of change.devices ?? []) {
+    for (const c of devices) {
       const sub = known?.d?.[fieldName(c.key)];
       if (c.create && !sub && known) this.makeRoom(d, env, userId, known);
+      const project = needsProjection(c, sub);
       deviceDelta(d, c, sub);
       if (c.create) {
         this.state.put(DEVICE_TOKENS, idOf(env, c.create.token), {
@@ -413,12 +451,12 @@ export class StateUserStore implements UserStateStore {
           createdAt: c.create.at,
         });
       }
-      if (needsProjection(c, sub)) projections.push(c);
+      if (project) projections.push(c);
     }
-    this.state.apply(USERS, id, d);
+    if (!doc) this.state.apply(USERS, id, d as Delta);
     if (projections.length === 0) return;
     // The dashboard copy follows the user document as it now is (when this process knows it).
-    const stamped = delta();
+    const stamped: Changes = doc ? d : delta();
     for (const c of projections) {
       const device = this.cachedDevice(env, userId, c.key);
       if (!device) continue;
@@ -426,11 +464,11 @@ export class StateUserStore implements UserStateStore {
       this.state.put(DEVICES, _id, copy);
       stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
     }
-    this.state.apply(USERS, id, stamped);
+    if (!doc) this.state.apply(USERS, id, stamped as Delta);
   }
 
   /** Keep at most MAX_DEVICES_PER_USER devices: drop the stalest unreviewed one (then a removed one). */
-  private makeRoom(d: Delta, env: EnvId, userId: string, known: UserDocument): void {
+  private makeRoom(d: Changes, env: EnvId, userId: string, known: UserDocument): void {
     const subs = Object.entries(known.d ?? {});
     if (subs.length < MAX_DEVICES_PER_USER) return;
     const stalest = (pick: (s: DeviceSub) => boolean) =>
@@ -477,7 +515,7 @@ export class StateUserStore implements UserStateStore {
   }
 }
 
-function profileDelta(d: Delta, p: ProfileChange, known: UserDocument | null | undefined): void {
+function profileDelta(d: Changes, p: ProfileChange, known: UserDocument | null | undefined): void {
   d.max(['lastSeenAt'], p.seenAt).min(['createdAt'], p.firstSeenAt).inc(['n'], 1);
   if (p.email) d.set(['email'], p.email);
   if (p.username) d.set(['username'], p.username);
@@ -492,9 +530,12 @@ function profileDelta(d: Delta, p: ProfileChange, known: UserDocument | null | u
   if (p.passwordResetAt) d.max(['lastPasswordResetAt'], p.passwordResetAt);
 }
 
-function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): void {
+function deviceDelta(d: Changes, c: DeviceChange, sub: DeviceSub | undefined): void {
   const device = fieldName(c.key);
   const at = (field: string) => ['d', device, field];
+  // Decided on the device as it was (an Edit changes `sub` as it goes).
+  const latest = c.seen !== undefined && (!sub || sub.lastSeenAt.getTime() <= c.seen.at.getTime());
+  const links = sub?.lk?.length ?? 0;
   if (c.create) {
     d.set(at('key'), c.key)
       .set(at('identity'), c.create.identity)
@@ -505,7 +546,6 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
   }
   if (c.seen) {
     d.max(at('lastSeenAt'), c.seen.at).inc(at('n'), 1);
-    const latest = !sub || sub.lastSeenAt.getTime() <= c.seen.at.getTime();
     if (c.seen.context && latest) d.set(at('context'), toContextDoc(c.seen.context));
   }
   if (c.eventRisk !== undefined) d.set(at('lastEventRisk'), c.eventRisk);
@@ -519,7 +559,7 @@ function deviceDelta(d: Delta, c: DeviceChange, sub: DeviceSub | undefined): voi
   if (c.mitigatedAt) d.set(at('mitigatedAt'), c.mitigatedAt);
   if (c.removedAt) d.set(at('removedAt'), c.removedAt);
   if (c.machine) d.set(at('mk'), c.machine);
-  if (c.link && (sub?.lk?.length ?? 0) < MAX_LINKED_PROFILES) d.addToSet(at('lk'), c.link);
+  if (c.link && links < MAX_LINKED_PROFILES) d.addToSet(at('lk'), c.link);
 }
 
 /** Whether a change is worth refreshing the dashboard copy for. */

@@ -189,6 +189,9 @@ describe('authentication', () => {
     const r = await gql('{ environment { id } }', {}, { secret: off.secret });
     expect(r.status).toBe(403);
     expect(codes(r)).toEqual(['FORBIDDEN']);
+    // The rule that refused, as REST's 403 body and gRPC's `rampart-reason` trailer name it.
+    expect(r.body.errors?.[0]?.extensions?.reason).toBe('environment_disabled');
+    expect(wrong.body.errors?.[0]?.extensions).not.toHaveProperty('reason');
   });
 
   it('accepts the API secret as Bearer too, and tells the viewer what it may do', async () => {
@@ -274,6 +277,7 @@ describe('analyst keys', () => {
       expect(r.status).toBe(403);
       expect(codes(r)).toEqual(['FORBIDDEN']);
       expect(r.body.errors?.[0]?.message).toMatch(/read-only/);
+      expect(r.body.errors?.[0]?.extensions?.reason).toBe('read_only_key');
       expect(r.body.data).toBeUndefined();
     }
     expect(

@@ -10,6 +10,7 @@ import { storedOf } from '../support/stored';
 import { failure } from '../support/grpc';
 import { createRampartClient, fromStruct, toStruct, type RampartClient } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
+import { decodeStatusDetails } from '../../src/grpc/status-details';
 import { FileDescriptorProto } from 'protobufjs/ext/descriptor';
 import { jobDone } from '../support/privacy';
 
@@ -298,7 +299,7 @@ describe('authentication', () => {
     expect(e.codeName).toBe('UNAUTHENTICATED');
   });
 
-  it('a disabled environment is PERMISSION_DENIED', async () => {
+  it('a disabled environment is PERMISSION_DENIED, its reason in the trailers as on REST', async () => {
     const { env, secret } = await app.newEnvironment('grpc-disabled');
     await app.built.services.environments.setEnabled(env.id, false);
     const c = createRampartClient({ address: app.grpcAddress, secret });
@@ -306,6 +307,15 @@ describe('authentication', () => {
     c.close();
     expect(e.codeName).toBe('PERMISSION_DENIED');
     expect(e.type).toBe('forbidden');
+    expect(e.metadata.get('rampart-reason')).toEqual(['environment_disabled']);
+    const details = decodeStatusDetails(e.metadata.get('grpc-status-details-bin')[0] as Buffer);
+    expect(details?.errorInfo?.metadata).toMatchObject({ type: 'forbidden', reason: 'environment_disabled' });
+  });
+
+  it('an error without a reason carries no rampart-reason trailer', async () => {
+    const e = await failure(client.getDevice({ deviceToken: 'no-such-token' }));
+    expect(e.codeName).toBe('NOT_FOUND');
+    expect(e.metadata.get('rampart-reason')).toEqual([]);
   });
 });
 

@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
-import { StateUserStore } from '../../src/store/user-state';
-import { StateCounterStore } from '../../src/store/counters';
+import { StateUserStore, USERS } from '../../src/store/user-state';
+import { COUNTERS, StateCounterStore } from '../../src/store/counters';
+import { idOf } from '../../src/store/ids';
+import type { DeviceContext } from '../../src/core/model';
 import { asEnvId } from '../../src/core/model';
 import { atTime, TABLE_CAPS, PENDING_CAP } from '../../src/core/scoring/behaviour';
 import { readWindow, counterBumps, NO_SNAPSHOTS, type Outcome } from '../../src/core/scoring/population';
@@ -28,8 +30,9 @@ const env = asEnvId(`env-${randomBytes(4).toString('hex')}`);
 
 let database: TestDatabase;
 const layers: StateLayer[] = [];
-const layer = () => {
+const layer = (writeMode: 'deltas' | 'snapshots' = 'deltas') => {
   const l = new StateLayer(database.db, {
+    writeMode,
     flushIntervalMs: 5,
     onError: (err) => {
       throw err;
@@ -184,5 +187,111 @@ describe('velocity windows', () => {
     const envKeys = [`w:env:*:${f.hourBucket}`, `w:env:*:${f.hourBucket - 1}`];
     const envWindow = readWindow((await fresh.read(env, envKeys)) ?? NO_SNAPSHOTS, f, 'env');
     expect(envWindow?.recent).toMatchObject({ attempts: 40, unknown: 40, failures: 40, registrations: 0 });
+  });
+});
+
+describe('documents changed in place', () => {
+  // Where the layer writes whole documents (the embedded database), the stores change the cached
+  // document in place instead of building deltas: the stored documents must be the same.
+  it('store what the same changes written as deltas store: users, devices and windows', async () => {
+    const context = (ip: string, country: string): DeviceContext => ({
+      ip,
+      location: {
+        country_code: country,
+        country: null,
+        region: null,
+        region_code: null,
+        city: null,
+        lat: 51.5,
+        lon: -0.1,
+      },
+      userAgent: parseUserAgent('Mozilla/5.0 (X11; Linux x86_64; rv:124.0) Gecko/20100101 Firefox/124.0'),
+      type: 'desktop',
+      properties: { plan: 'pro' },
+    });
+    const stored = async (mode: 'deltas' | 'snapshots') => {
+      const modeEnv = asEnvId(`${env}-${mode}`);
+      const l = layer(mode);
+      const users = new StateUserStore(database.db, l);
+      const counters = new StateCounterStore(database.db, l, () => new Date(T0));
+      await users.load(modeEnv, 'dora');
+      for (let k = 0; k < 30; k++) {
+        const at = new Date(T0 + k * 3_600_000);
+        const ip = k % 4 === 0 ? '81.2.69.1' : `81.2.69.${10 + k}`;
+        users.record(modeEnv, 'dora', {
+          profile: {
+            seenAt: at,
+            firstSeenAt: at,
+            email: 'dora@example.com',
+            traits: { plan: k % 2 ? 'pro' : 'free', 'a.b': k },
+            location: { lat: 51.5, lon: -0.1, country: k % 5 ? 'GB' : 'FR', at },
+            country: k % 5 ? 'GB' : 'FR',
+          },
+          devices: [
+            {
+              key: `fp.${k % 3}`,
+              ...(k < 3
+                ? { create: { token: `tok-${mode}-${k}`, identity: 'fingerprint' as const, at } }
+                : {}),
+              seen: { at, context: context(ip, k % 5 ? 'GB' : 'FR') },
+              eventRisk: (k % 10) / 10,
+              ...(k === 7 ? { review: { state: 'reported' as const, at } } : {}),
+              ...(k === 9 ? { link: 'fp.other' } : {}),
+              ...(k % 3 === 0 ? { machine: `mk${k % 2}` } : {}),
+            },
+          ],
+          behaviour: {
+            legit: {
+              values: { ip, cc: k % 5 ? 'GB' : 'FR', dev: `fp.${k % 3}` },
+              weight: k % 6 === 5 ? -0.5 : 1,
+              at: at.getTime(),
+              location: { at: at.getTime(), lat: 51.5, lon: -0.1, cc: 'GB' },
+            },
+            ...(k % 7 === 3
+              ? { hostile: { values: { ip: `52.95.110.${k}` }, weight: 1, at: at.getTime() } }
+              : {}),
+            ...(k % 4 === 1
+              ? { pend: { id: `ev.${k}`, challenge: { at: at.getTime(), values: { ip }, tentative: 0.3 } } }
+              : {}),
+            ...(k % 4 === 2 ? { resolve: `ev.${k - 1}` } : {}),
+          },
+        });
+        const keys = [`w:ip:${ip}:1`, 'w:env:*:1', 'p:*'];
+        await counters.read(modeEnv, keys);
+        counters.bump(modeEnv, [
+          { key: keys[0] as string, inc: { a: 1, f: k % 2 }, add: { u: `u${k % 5}` }, keepMs: 3_600_000 + k },
+          { key: 'w:env:*:1', inc: { a: 1, [`a${k % 12}`]: 1 }, late: true },
+          {
+            key: 'p:*',
+            inc: { c: 0.5 },
+            min: { first: T0 - k },
+            ...(k === 20 ? { replaceSet: { u: ['x', 'y'] } } : {}),
+            late: 'population',
+          },
+        ]);
+        if (k % 5 === 4) await l.flush();
+      }
+      await l.flush();
+      const reader = layer();
+      const user = await reader.read(USERS, idOf(modeEnv, 'dora'));
+      const windows = await reader.readAll(
+        COUNTERS,
+        ['w:ip:81.2.69.1:1', 'w:ip:81.2.69.39:1', 'w:env:*:1', 'p:*'].map((k) => idOf(modeEnv, k)),
+      );
+      // Written whole, the device tokens are the mode's own: name them alike. Deltas add a flush's
+      // increments together before adding them to the stored count, so sums may differ in the
+      // last bits: counts are compared to twelve digits.
+      const text = JSON.stringify({ user, windows })
+        .replaceAll(`${env}-${mode}`, 'ENV')
+        .replaceAll(`-${mode}-`, '-');
+      return JSON.parse(text, (_k, v: unknown) =>
+        typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(12)) : v,
+      ) as { user: { p: { t: { ip: unknown } } }; windows: unknown[] };
+    };
+    const asDeltas = await stored('deltas');
+    const inPlace = await stored('snapshots');
+    expect(asDeltas.user.p.t.ip).toBeDefined();
+    expect(asDeltas.windows).toHaveLength(4);
+    expect(inPlace).toEqual(asDeltas);
   });
 });

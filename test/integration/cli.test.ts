@@ -9,6 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildServices } from '../../src/app/build';
+import { createLogger } from '../../src/app/logger';
 import { testDatabase, type TestDatabase } from '../support/db';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -40,19 +42,20 @@ interface Run {
 }
 
 /** Run the CLI; without MONGODB_URI unless given, so that a command would start the embedded database in `dataDir`. */
-function rampart(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+function rampart(args: string[], env: NodeJS.ProcessEnv = {}, stdin?: string): Promise<Run> {
   const base: NodeJS.ProcessEnv = { ...process.env, RAMPART_DATA_DIR: dataDir, RAMPART_LOG_LEVEL: 'silent' };
   delete base.MONGODB_URI;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
       env: { ...base, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (stdin !== undefined) child.stdin?.end(stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -104,6 +107,12 @@ describe('a command line that is not a command', () => {
     [['secret', 'add', 'sandbox', '--lable', 'ci'], 'unknown option --lable for secret add'],
     [['secret', 'revoke', 'sandbox'], 'secret revoke needs <secret|hash>'],
     [['env', 'set-retention', 'sandbox', '-x'], 'unknown option -x for env set-retention'],
+    [['lists', 'export', 'sandbox', 'ips', '--format', 'xml'], '--format takes csv or json, not "xml"'],
+    [['lists', 'import', 'sandbox', 'ips'], 'lists import needs <file|->'],
+    [
+      ['lists', 'import', 'sandbox', 'ips', 'a.csv', '--mode=replace'],
+      'unknown option --mode for lists import',
+    ],
   ])('rampart %j exits 64 saying "%s", with the usage, touching no database', async (args, message) => {
     const r = await rampart(args);
     expect(r.code).toBe(64);
@@ -149,5 +158,83 @@ describe('a command', () => {
     const negative = await rampart(['env', 'set-retention', 'cli-prod', '-1'], env);
     expect(negative.code).toBe(1);
     expect(negative.stderr).toMatch(/^rampart: .*retentionDays/);
+  }, 120_000);
+
+  it('imports a list from standard input and exports it to standard output', async () => {
+    const env = {
+      MONGODB_URI: database.uri,
+      RAMPART_DB_NAME: database.name,
+      RAMPART_MASTER_KEY: 'ab'.repeat(32),
+    };
+    expect((await rampart(['env', 'create', 'cli-lists'], env)).code).toBe(0);
+    // No command makes a list: the service's own use case does, on the same database.
+    const built = await buildServices({
+      db: database.db,
+      log: createLogger('silent'),
+      masterKey: env.RAMPART_MASTER_KEY,
+      authCacheMs: 0,
+      rateLimitPerSecond: 1000,
+      publicUrl: 'http://127.0.0.1',
+      smtpUrl: undefined,
+      mailFrom: 'rampart@localhost',
+    });
+    try {
+      const { services } = built;
+      const cliEnv = await services.environments.byName('cli-lists');
+      await services.lists.create(
+        cliEnv.id,
+        { type: '$api_secret', identifier: 'test' },
+        {
+          name: 'blocked ips',
+          color: '$red',
+          primaryField: 'ip',
+        },
+      );
+    } finally {
+      await built.stop();
+    }
+
+    const imported = await rampart(
+      ['lists', 'import', 'cli-lists', 'blocked ips', '-'],
+      env,
+      'value,comment\n203.0.113.7,incident 42\n198.51.100.0/24,"vpn, shared"\n',
+    );
+    expect(imported).toMatchObject({ code: 0, stderr: '' });
+    expect(imported.stdout).toBe('blocked ips: 2 rows imported: 2 items created, 0 updated\n');
+    const listed = await rampart(['lists', 'list', 'cli-lists'], env);
+    expect(listed.stdout).toMatch(/^[0-9a-f-]{36}\tblocked ips\tip\titems=2\n$/);
+
+    const exported = await rampart(['lists', 'export', 'cli-lists', 'blocked ips'], env);
+    expect(exported).toMatchObject({ code: 0, stderr: '' });
+    const lines = exported.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(
+      'id,value,secondary_value,comment,expires_at,archived,archived_at,author_type,author_identifier,created_at',
+    );
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(',')[1])
+        .sort(),
+    ).toEqual(['198.51.100.0/24', '203.0.113.7']);
+    expect(exported.stdout).toContain(',"vpn, shared",');
+
+    const json = await rampart(['lists', 'export', 'cli-lists', 'blocked ips', '--format', 'json'], env);
+    expect((JSON.parse(json.stdout) as { value: string }[]).map((i) => i.value).sort()).toEqual([
+      '198.51.100.0/24',
+      '203.0.113.7',
+    ]);
+
+    // A bad file is refused whole, each bad line named, exit 1 without the usage.
+    const bad = await rampart(
+      ['lists', 'import', 'cli-lists', 'blocked ips', '-', '--replace'],
+      env,
+      'value\nnot-an-address\n',
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^rampart: line 2: /);
+    expect(bad.stderr).not.toContain('usage:');
+    const missing = await rampart(['lists', 'export', 'cli-lists', 'no such list'], env);
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toBe('rampart: cli-lists has no list with the id or name "no such list"\n');
   }, 120_000);
 });

@@ -226,7 +226,10 @@ const okPoster: HttpPoster = {
 };
 const log = { warn: () => undefined, info: () => undefined };
 
-function service(instanceId: string, opts: { dedupeWindowMs?: number } = {}): WebhookService {
+function service(
+  instanceId: string,
+  opts: { dedupeWindowMs?: number; clock?: { now: () => Date } } = {},
+): WebhookService {
   return new WebhookService({
     store,
     signingSecret: async () => 'sk_test_outbox',
@@ -473,13 +476,16 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
       leaseVersion: 3,
       attempts: [{ at: new Date(), statusCode: 503, error: null, durationMs: 2, instance: 'gone', url: '' }],
     });
-    // Delivered a minute ago (its slot could still repeat), and weeks ago.
+    // Delivered a minute ago (its slot could still repeat), and weeks ago. The new instance's clock
+    // runs a minute into the next hour, so its slot is the one named here however long the test takes.
+    const ahead = (Math.floor(Date.now() / 3_600_000) + 1) * 3_600_000 + 60_000 - Date.now();
+    const clock = { now: () => new Date(Date.now() + ahead) };
     const slot = slotDeliveryId(
       envId,
       'hal',
       'dev-9',
       '$incident.confirmed',
-      Math.floor(Date.now() / 3_600_000),
+      Math.floor(clock.now().getTime() / 3_600_000),
     );
     const recent = {
       ...delivery('hal', {
@@ -519,7 +525,7 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
 
     // After the upgrade: the open ones are sent (the expired lease taken over), the recent slot is refused.
     sent.length = 0;
-    const svc = service('new', { dedupeWindowMs: 3_600_000 });
+    const svc = service('new', { dedupeWindowMs: 3_600_000, clock });
     await svc.emit(notice('hal', 'dev-9'));
     await svc.deliverDue();
     await svc.dispatcher.idle();

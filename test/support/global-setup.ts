@@ -5,7 +5,6 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { startEmbedded } from '../../src/store/embedded';
 
 declare global {
   var __RAMPART_TEST_DB_STOP__: (() => Promise<void>) | undefined;
@@ -15,6 +14,8 @@ export default async function globalSetup(config: { selectProjects?: string[] | 
   if (process.env.MONGODB_URI) return;
   const projects = config.selectProjects ?? [];
   if (projects.length > 0 && projects.every((p) => p === 'unit')) return;
+  // Loaded only when a database is started: the unit tier alone loads nothing of the store.
+  const { startEmbedded } = await import('../../src/store/embedded');
   const dir = path.resolve(__dirname, '..', '..', '.data', `test-db-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   const embedded = await startEmbedded(dir);

@@ -47,7 +47,12 @@ export interface ImportReport {
   rows: number;
   created: number;
   updated: number;
+  /** Items of the list the CSV did not name, archived by an import that replaces the list's items. */
+  archived?: number;
 }
+
+/** Run after every item is written, before the import is recorded as done (a replacing import's archiving). */
+export type AfterImport = (job: ListImport) => Promise<void>;
 
 /** What the importer needs of the list service. */
 export interface ImportHost {
@@ -130,15 +135,35 @@ export class ListImports {
    * Write the items now (a small import, not waiting for a job of the list to end): the report
    * once written; a failure (503, …) is the caller's, who may send the same CSV again.
    */
-  async now(env: EnvId, actor: Actor, list: List, rows: number, items: ListItem[]): Promise<ImportReport> {
+  async now(
+    env: EnvId,
+    actor: Actor,
+    list: List,
+    rows: number,
+    items: ListItem[],
+    after?: AfterImport,
+  ): Promise<ImportReport> {
     const job = this.newJob(env, actor, list, rows, items);
     await this.write(job, items, false);
+    await after?.(job);
     await this.finish(job, null);
-    return { rows, created: job.created, updated: job.updated };
+    return {
+      rows,
+      created: job.created,
+      updated: job.updated,
+      ...(job.archived !== undefined ? { archived: job.archived } : {}),
+    };
   }
 
   /** Record a job for the items and start it; answers the job as recorded (queued or running). */
-  async start(env: EnvId, actor: Actor, list: List, rows: number, items: ListItem[]): Promise<ListImport> {
+  async start(
+    env: EnvId,
+    actor: Actor,
+    list: List,
+    rows: number,
+    items: ListItem[],
+    after?: AfterImport,
+  ): Promise<ListImport> {
     if (this.stopping) throw new Unavailable('the service is shutting down');
     if (this.running.size >= this.o.maxJobs) throw new RateLimited(Math.ceil(HEARTBEAT_MS / 1000));
     const job = this.newJob(env, actor, list, rows, items);
@@ -149,6 +174,10 @@ export class ListImports {
       job.state = 'running';
       await this.save(job);
       await this.write(job, items, true, entry);
+      if (after) {
+        if (entry.stop) throw new Stopped(entry.stop);
+        await after(job);
+      }
       await this.finish(job, null);
     })
       .catch(async (e: unknown) => {
@@ -372,6 +401,7 @@ export class ListImports {
       created: job.created,
       updated: job.updated,
       unchanged: job.unchanged,
+      ...(job.archived !== undefined ? { archived: job.archived } : {}),
       ...(error ? { error } : {}),
     };
     if (!this.running.has(job.id)) return this.h.audit(job.envId, job.actor, detail, job.listId);

@@ -204,6 +204,8 @@ export interface ListImport {
   updated: number;
   /** Of `updated`, items the row left exactly as stored, so not rewritten. */
   unchanged: number;
+  /** Of an import that replaces the list's items: the items it did not name, archived once every row was written. */
+  archived?: number;
   error: string | null;
   actor: Actor;
   createdAt: Date;

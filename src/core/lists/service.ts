@@ -347,13 +347,18 @@ export class ListService {
    * `syncItems` items (1,000) are then written before the answer (`report`), unless `async`; more
    * are written by a job (`job`, imports.ts) that the caller follows with `importJob`. Rows are
    * upserted by value, so the same CSV can be imported again (it finishes a failed job).
+   *
+   * `replace`: the list is to hold what the CSV says and nothing else: once every row is written,
+   * its active items that the CSV does not name are archived (they stop matching and stay
+   * readable, as with `archiveItem`); the report and the job count them (`archived`). A replacing
+   * import that fails archives nothing; imported again, it finishes.
    */
   async importCsv(
     env: EnvId,
     actor: Actor,
     listId: string,
     lines: AsyncIterable<string>,
-    opts: { async?: boolean } = {},
+    opts: { async?: boolean; replace?: boolean } = {},
   ): Promise<ImportOutcome> {
     const list = await this.get(env, listId);
     const { rows, items } = await readCsv(
@@ -371,9 +376,30 @@ export class ListService {
     const stored = compiled ? compiled.count() : await this.d.store.countItems(env, listId, []);
     const adding = compiled ? items.reduce((n, i) => (compiled.holds(i.id) ? n : n + 1), 0) : items.length;
     this.roomFor(stored, adding);
+    const after = opts.replace
+      ? async (job: ListImport) => {
+          job.archived = await this.archiveAbsent(env, listId, new Set(items.map((i) => i.id)));
+        }
+      : undefined;
     if (items.length <= this.importer.syncItems && !opts.async)
-      return { report: await this.importer.now(env, actor, now, rows, items) };
-    return { job: await this.importer.start(env, actor, now, rows, items) };
+      return { report: await this.importer.now(env, actor, now, rows, items, after) };
+    return { job: await this.importer.start(env, actor, now, rows, items, after) };
+  }
+
+  /** Archive the list's active items whose ids are not in `keep` (a replacing import); answers how many. */
+  private async archiveAbsent(env: EnvId, listId: string, keep: ReadonlySet<string>): Promise<number> {
+    let archived = 0;
+    for await (const batch of this.d.store.scanItems(env, [listId], true)) {
+      const now = this.d.clock.now();
+      const gone = batch
+        .filter((i) => !keep.has(i.id))
+        .map((i): ListItem => ({ ...i, archived: true, archivedAt: now, updatedAt: now }));
+      if (gone.length === 0) continue;
+      // The list as it is now: one deleted meanwhile is not written to.
+      await this.write(env, await this.get(env, listId), gone);
+      archived += gone.length;
+    }
+    return archived;
   }
 
   /** An import job of the list (NotFound when the list has none of this id). */
@@ -390,6 +416,12 @@ export class ListService {
   /** Stop the import jobs running here (each recorded as interrupted after its batch) and wait for them. */
   stop(): Promise<void> {
     return this.importer.stop();
+  }
+
+  /** The list's items, a batch at a time in id order; archived items only when asked. */
+  async *exportItems(env: EnvId, listId: string, includeArchived: boolean): AsyncGenerator<ListItem[]> {
+    await this.get(env, listId);
+    yield* this.d.store.scanItems(env, [listId], !includeArchived);
   }
 
   /** The list's items as CSV (header first), a batch of rows at a time; archived items only when asked. */

@@ -26,13 +26,14 @@ import {
   POPULATION_KEEP_MS,
   POPULATION_LEVELS,
   proofHabitKey,
+  releaseFingerprintKey,
   screenHabitKey,
   SET_CAP,
   snap,
   USUAL_SHARE_HALF_LIFE_MS,
   WINDOW_KEEP_MS,
-  windowKey,
-  windowValues,
+  WINDOW_KINDS,
+  windowKeys,
   type Snapshots,
   type WindowKind,
 } from './counters';
@@ -146,6 +147,13 @@ export function counterBumps(
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
+    if (f.app && f.release)
+      bumps.push({
+        key: releaseFingerprintKey(f.release),
+        inc: { [f.fingerprinted ? 'y' : 'n']: popW },
+        keepMs: POPULATION_KEEP_MS,
+        late: 'population',
+      });
     const machine = machineOf(f);
     if (machine)
       bumps.push({
@@ -209,9 +217,10 @@ export function counterBumps(
       bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
-  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
-    if (value === null) continue;
-    const key = windowKey(kind, value, f.hourBucket);
+  for (const kind of WINDOW_KINDS) {
+    const keys = windowKeys(f, kind);
+    if (keys === null) continue;
+    const key = keys[0];
     const inc: Record<string, number> = {};
     if (o.attempt) inc.a = 1;
     if (o.failure) inc.f = 1;

@@ -63,12 +63,23 @@ export function firstHourOf(key: string): number | null {
  */
 export function addressWindowFold(key: string): { doc: string; part: string } | null {
   if (!key.startsWith('w:ip:')) return null;
-  const at = key.lastIndexOf(':');
-  const host = key.slice(5, at);
-  const net = networkOf(host);
-  const part = hostInNetwork(host);
-  return net !== null && part !== null ? { doc: `w:net:${net}${key.slice(at)}`, part } : null;
+  // A verdict asks for its address's windows several times (reads, bumps): parsed once.
+  let fold = folds.get(key);
+  if (fold === undefined) {
+    const at = key.lastIndexOf(':');
+    const host = key.slice(5, at);
+    const net = networkOf(host);
+    const part = hostInNetwork(host);
+    fold =
+      net !== null && part !== null ? Object.freeze({ doc: `w:net:${net}${key.slice(at)}`, part }) : null;
+    if (folds.size >= MAX_FOLDS) folds.clear();
+    folds.set(key, fold);
+  }
+  return fold;
 }
+/** The folds of address windows asked for lately (read-only; cleared when full). */
+const folds = new Map<string, Readonly<{ doc: string; part: string }> | null>();
+const MAX_FOLDS = 10_000;
 
 /** Clocks of earlier runs that were ahead of this one's by up to this much still count as before it. */
 const CLOCK_SLACK_MS = 10 * 60_000;
@@ -97,6 +108,12 @@ export const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
 /** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
 export const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
 /**
+ * Legitimate events from one app release (features.ts, appReleaseOf) with a client token (`y`) and
+ * without (`n`): a release from before the client never carries one, and its users' logins are
+ * judged as that release's traffic, not against the token users.
+ */
+export const releaseFingerprintKey = (release: string) => `p:fpr:${release}`;
+/**
  * Legitimate logins with a verified browser token whose collection did, or did not, carry a proof
  * of work (`p:pow:y`, `p:pow:n`); and among those whose page reported its behaviour for the
  * request, whether a person did something on the page first (`p:ui:y`, `p:ui:n`).
@@ -110,18 +127,64 @@ export const tokenKey = (jti: string) => `t:${jti}`;
 /** How long a token's uses are remembered (longer than a token is accepted). */
 export const TOKEN_USES_KEEP_MS = 15 * 60_000;
 
-/** The value of each window kind for an event (null: the event has none). */
-export function windowValues(f: Features): Record<WindowKind, string | null> {
-  return {
-    ip: f.values[LEVEL.address],
-    net: f.values[LEVEL.network],
-    asn: f.values[LEVEL.operator],
-    dev: f.values[LEVEL.device],
-    shape: f.shape,
-    dom: f.emailDomain,
-    env: '*',
-    mk: machineOf(f),
-  };
+/** An event's window values and keys, made once per event (see windowValues). */
+interface WindowsOf {
+  /** The features' values they were made from (a copy of the features with other values is another event's). */
+  values: Features['values'];
+  hour: number;
+  window: Readonly<Record<WindowKind, string | null>>;
+  /** Each kind's keys of this hour and the one before (null: the event has no value for it). */
+  keys: Partial<Record<WindowKind, readonly [string, string] | null>>;
+}
+const windowsOf = new WeakMap<Features, WindowsOf>();
+
+function memoOf(f: Features): WindowsOf {
+  let m = windowsOf.get(f);
+  if (m === undefined || m.values !== f.values || m.hour !== f.hourBucket) {
+    m = {
+      values: f.values,
+      hour: f.hourBucket,
+      window: {
+        ip: f.values[LEVEL.address],
+        net: f.values[LEVEL.network],
+        asn: f.values[LEVEL.operator],
+        dev: f.values[LEVEL.device],
+        shape: f.shape,
+        dom: f.emailDomain,
+        env: '*',
+        mk: machineOf(f),
+      },
+      keys: {},
+    };
+    windowsOf.set(f, m);
+  }
+  return m;
+}
+
+/**
+ * The value of each window kind for an event (null: the event has none). Made once per event
+ * (a verdict asks for it about twenty times) and read-only.
+ */
+export function windowValues(f: Features): Readonly<Record<WindowKind, string | null>> {
+  return memoOf(f).window;
+}
+
+/**
+ * The keys of an event's window of one kind: this hour's and the one before (null: the event has
+ * no value for it). Made once per event: the reads, the engine and the bumps share the strings.
+ */
+export function windowKeys(f: Features, kind: WindowKind): readonly [string, string] | null {
+  const m = memoOf(f);
+  let keys = m.keys[kind];
+  if (keys === undefined) {
+    const value = m.window[kind];
+    keys =
+      value === null
+        ? null
+        : [windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1)];
+    m.keys[kind] = keys;
+  }
+  return keys;
 }
 
 /** The machine an event names: a mobile token's phone model, or a browser token's machine vector (null: none). */
@@ -143,14 +206,15 @@ export function keysToRead(f: Features, emailHash: string | null, tokenId: strin
   const country = f.values[LEVEL.country];
   const language = f.values[LEVEL.language];
   if (country && language) keys.push(languageKey(country, language));
-  for (const [kind, value] of Object.entries(windowValues(f)) as [WindowKind, string | null][]) {
-    if (value === null) continue;
-    keys.push(windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1));
+  for (const kind of WINDOW_KINDS) {
+    const both = windowKeys(f, kind);
+    if (both !== null) keys.push(both[0], both[1]);
   }
   keys.push(dayKey(dayOf(f)), dayKey(dayOf(f) - 1));
   if (emailHash) keys.push(emailKey(emailHash));
   if (tokenId) keys.push(tokenKey(tokenId));
   if (f.app) keys.push(appFingerprintKey(true), appFingerprintKey(false));
+  if (f.app && f.release) keys.push(releaseFingerprintKey(f.release));
   if (f.browserToken)
     keys.push(
       proofHabitKey(true),

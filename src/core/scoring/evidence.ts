@@ -20,6 +20,7 @@ import type {
   HeaderHabits,
   LanguageCounts,
   RecentCounts,
+  TokenHabit,
   Window,
 } from './population';
 import { ENV_USUAL_AFTER_HOURS, type Ramp } from './weights';
@@ -77,7 +78,8 @@ export interface EvidenceInput {
    * fingerprint, among events of the same class as this one: browsers', or native apps' HTTP
    * stacks' (an application's web pages and its app integrate the client separately).
    */
-  fingerprints: { events: number; share: number };
+  /** Legitimate events of the event's class and the share with a client token; for an app, its release's (population-habits.ts, appFingerprintShare). */
+  fingerprints: TokenHabit;
   /** The known user's own legitimate app logins mostly came without a client token (an app release without the client): see TOKENLESS_HABIT_LOGINS. */
   tokenlessHabit?: boolean;
   /** The environment lists its native apps (it expects them: their first users are arriving). */

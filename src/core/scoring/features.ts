@@ -6,7 +6,7 @@
  * the event and the offline intel only.
  */
 import { shortHash } from '../crypto';
-import type { IpIntel, ParsedUserAgent } from '../intel/types';
+import type { AppClient, IpIntel, ParsedUserAgent } from '../intel/types';
 import type { Device, EventInput } from '../model';
 import { interacted } from '../client/proof';
 
@@ -99,6 +99,12 @@ export interface Features {
   hourFraction: number;
   /** The user agent is a native app's HTTP stack (OkHttp, CFNetwork, …), not a browser. */
   app: boolean;
+  /**
+   * The app release the user agent names (appReleaseOf; null: a browser, or an app's user agent
+   * that says nothing of its release): what the environment's token habit is learned per, so that
+   * an old release from before the client is judged as its own traffic.
+   */
+  release: string | null;
   /** A verified mobile token's device: its key and machine key (null: none). */
   mobile: { deviceKey: string; machineKey: string } | null;
   /** A verified browser token's machine vector (core/devices/machine.ts; null: none). */
@@ -287,12 +293,30 @@ export function extractFeatures(
     hourBucket: Math.floor(at / HOUR_MS),
     hourFraction: (at % HOUR_MS) / HOUR_MS,
     app: Boolean(ua.app),
+    release: appReleaseOf(ua.app ?? null),
     mobile: event.client?.mobile
       ? { deviceKey: event.client.mobile.deviceKey, machineKey: event.client.mobile.machineKey }
       : null,
     machine,
     browserToken: browserToken(event),
   };
+}
+
+/** Longest app name and version a release key keeps (a user agent is the client's to write). */
+const RELEASE_NAME_MAX = 64;
+const RELEASE_VERSION_MAX = 32;
+
+/**
+ * The app release a native app's user agent names, as `<stack>|<name>/<version>`: the app's own
+ * product token and version (iOS's `ShopApp/321 CFNetwork/… Darwin/…`, the bundle version;
+ * `ShopApp/3.2.1 (Android 14; …) okhttp/4.12.0`). null: not an app, or a user agent that does not
+ * name the app (a bare `okhttp/4.12.0` is sent by many releases alike, and by the tools that copy
+ * it: its token habit is the apps' as a whole).
+ */
+export function appReleaseOf(app: AppClient | null): string | null {
+  if (!app || !app.version) return null;
+  const version = app.version.slice(0, RELEASE_VERSION_MAX);
+  return app.name ? `${app.library}|${app.name.slice(0, RELEASE_NAME_MAX)}/${version}` : null;
 }
 
 /** A verified browser token's proof and the page's behaviour, as the population counts them. */

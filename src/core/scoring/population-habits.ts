@@ -20,11 +20,13 @@ import {
   popKey,
   POPULATION_HALF_LIFE_MS,
   proofHabitKey,
+  releaseFingerprintKey,
   screenHabitKey,
   snap,
   type Snapshots,
 } from './counters';
 import { LEVEL, type Features, type Level } from './features';
+import { RELEASE_TOKEN_PRIOR } from './weights';
 
 /** The population as the behavioural model and the evidence read it, at `now`. */
 export interface Population extends PopulationCounts {
@@ -167,11 +169,34 @@ export function activityHabit(s: Snapshots, now: number): { events: number; shar
   };
 }
 
-/** The share of the environment's legitimate events from native apps' HTTP stacks that carried a client token. */
-export function appFingerprintShare(s: Snapshots, now: number): { events: number; share: number } {
+/** How often legitimate events carried a client token; for an app release, its own events and how many of them did. */
+export interface TokenHabit {
+  events: number;
+  share: number;
+  release?: { name: string; events: number };
+}
+
+/**
+ * The share of the environment's legitimate events from native apps' HTTP stacks that carried a
+ * client token. Given the event's app release (features.ts, appReleaseOf), the share is that
+ * release's own, its counts shrunk towards the apps' share by RELEASE_TOKEN_PRIOR events: a
+ * release never seen is judged as the apps are, one whose legitimate logins have come without a
+ * token (a release from before the client) is judged as its own traffic. `events` stays the apps'
+ * (how long the environment has known the habit at all).
+ */
+export function appFingerprintShare(s: Snapshots, now: number, release: string | null = null): TokenHabit {
   const y = atTime(snap(s, appFingerprintKey(true)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
   const n = atTime(snap(s, appFingerprintKey(false)).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
-  return { events: y + n, share: y + n > 0 ? y / (y + n) : 0 };
+  const apps = { events: y + n, share: y + n > 0 ? y / (y + n) : 0 };
+  if (release === null) return apps;
+  const counts = snap(s, releaseFingerprintKey(release)).counts;
+  const ry = atTime(counts.y ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const rn = atTime(counts.n ?? 0, now, POPULATION_HALF_LIFE_MS);
+  return {
+    events: apps.events,
+    share: (ry + RELEASE_TOKEN_PRIOR * apps.share) / (ry + rn + RELEASE_TOKEN_PRIOR),
+    release: { name: release, events: ry + rn },
+  };
 }
 
 /**

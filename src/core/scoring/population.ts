@@ -45,6 +45,7 @@ export {
   type HeaderHabits,
   type LanguageCounts,
   type Population,
+  type TokenHabit,
 } from './population-habits';
 export { readWindow, RECENT_SLOT_MINUTES, type DayCounts, type RecentCounts, type Window } from './windows';
 export {

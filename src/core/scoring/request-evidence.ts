@@ -195,6 +195,8 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 
   // Where the application's legitimate logins nearly all carry a client token, one without it did
   // not come through the application's page (or app): a script, or a client whose SDK did not load.
+  // For an app, the habit is its release's: an old release from before the client never carries
+  // one, and its users' logins are judged on their headers and history as that release's traffic.
   const fp = x.fingerprints;
   if (
     !x.features.fingerprinted &&
@@ -206,7 +208,13 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
     out.push({
       signal: 'missing_fingerprint',
       weight: ramp(fp.share, FINGERPRINT_HABIT_FROM, FINGERPRINT_HABIT_FULL, MISSING_FINGERPRINT_MAX),
-      detail: { expected_by: 'environment', share_with_fingerprint: Math.round(fp.share * 1000) / 1000 },
+      detail: {
+        expected_by: 'environment',
+        share_with_fingerprint: Math.round(fp.share * 1000) / 1000,
+        ...(fp.release
+          ? { release: fp.release.name, release_events: Math.round(fp.release.events * 10) / 10 }
+          : {}),
+      },
     });
   }
 

@@ -98,6 +98,16 @@ export const FINGERPRINT_HABIT_MIN_EVENTS = 50;
 /** `missing_fingerprint` from the environment's habit: from this share of legitimate logins with a token, full at FINGERPRINT_HABIT_FULL (docs: 90%, 99%). Chosen by hand; checked by `npm run eval`. */
 export const FINGERPRINT_HABIT_FROM = 0.9;
 export const FINGERPRINT_HABIT_FULL = 0.99;
+/**
+ * For a native app's event, the habit is its release's (population-habits.ts, appFingerprintShare):
+ * the release's legitimate events with and without a token, plus this many events at the apps'
+ * share. A release never seen is judged as the apps are; one legitimate login without a token
+ * takes a 97% habit to 94% (`missing_fingerprint` 1.2 instead of 2.1), three to below 90% (none),
+ * as three of a user's own logins make their tokenless habit (TOKENLESS_HABIT_LOGINS). A release
+ * whose thousands of logins carry tokens keeps its share whatever a few without one do. Chosen by
+ * hand from those counts; checked by `npm run eval -- --client` (the old releases 3.0.4 and 3.1.0).
+ */
+export const RELEASE_TOKEN_PRIOR = 30;
 /** `missing_fingerprint`'s most (docs: 2.8 at 99%). Chosen by hand; checked by `npm run eval`. */
 export const MISSING_FINGERPRINT_MAX = 2.8;
 /** `replayed_token` (risk at least 0.95 through CERTAIN_LOGIT in any case). Chosen by hand; checked by `npm run eval`. */

@@ -9,7 +9,7 @@
  * Pure: reads snapshots of counter documents (counters.ts).
  */
 import type { CounterSnapshot } from '../ports';
-import { dayKey, dayOf, snap, windowKey, windowValues, type Snapshots, type WindowKind } from './counters';
+import { dayKey, dayOf, snap, windowKeys, type Snapshots, type WindowKind } from './counters';
 import type { Features } from './features';
 import { PREVIOUS_HOUR_SETS_FROM } from './weights';
 
@@ -93,10 +93,10 @@ export function readWindow(
   kind: WindowKind,
   account: string | null = null,
 ): Window | null {
-  const value = windowValues(f)[kind];
-  if (value === null) return null;
-  const cur = snap(s, windowKey(kind, value, f.hourBucket));
-  const prev = snap(s, windowKey(kind, value, f.hourBucket - 1));
+  const keys = windowKeys(f, kind);
+  if (keys === null) return null;
+  const cur = snap(s, keys[0]);
+  const prev = snap(s, keys[1]);
   const w = 1 - f.hourFraction;
   const n = sliding(cur, prev, w);
   const withPrevious = w > PREVIOUS_HOUR_SETS_FROM;

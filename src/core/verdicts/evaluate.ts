@@ -65,6 +65,7 @@ import {
   tokenReplayed,
   WINDOW_KINDS,
   type Snapshots,
+  type TokenHabit,
 } from '../scoring/population';
 import { randomKey, shortHash, timeOrderedUuid } from '../crypto';
 import type { PolicyService } from '../policies/service';
@@ -479,7 +480,7 @@ export function assessEvent(
       machineShare: machineOf(x.features) ? pop.machine(machineOf(x.features) as string) / total : 0,
       fingerprints: fingerprintShare(
         pop,
-        x.features.app ? appFingerprintShare(s, at) : null,
+        x.features.app ? appFingerprintShare(s, at, x.features.release) : null,
         !x.features.app && x.features.values[LEVEL.browser] !== null ? appFingerprintShare(s, at) : null,
       ),
       tokenlessHabit:
@@ -506,9 +507,9 @@ export function assessEvent(
  */
 function fingerprintShare(
   pop: { count(level: 'fp', value: string): number },
-  app: { events: number; share: number } | null,
-  others: { events: number; share: number } | null,
-): { events: number; share: number } {
+  app: TokenHabit | null,
+  others: TokenHabit | null,
+): TokenHabit {
   if (app) return app;
   const withFp = pop.count('fp', 'y') - (others ? others.events * others.share : 0);
   const events = pop.count('fp', 'y') + pop.count('fp', 'n') - (others ? others.events : 0);

@@ -158,6 +158,19 @@ export class StateCache {
     return e;
   }
 
+  /**
+   * The entry of a document this process knows (read, or known absent) and is not reading, made
+   * to be changed in place (see StateLayer.edit): a document known absent becomes an empty one.
+   * Undefined when its changes must be deltas applied to what a look-up returns.
+   */
+  editable(collection: string, id: string): Entry | undefined {
+    const e = this.entries.get(collection, id);
+    if (!e || e.value === undefined || e.loading !== null) return undefined;
+    e.value ??= {};
+    e.version++;
+    return e;
+  }
+
   private fresh(e: Entry): boolean {
     if (e.value === undefined) return false;
     return (

@@ -34,33 +34,71 @@ export type Doc = Record<string, unknown>;
  */
 export function fieldName(text: string): string {
   if (text === '') return '%';
-  // Most names escape nothing (a browser, a country, a network): no regular expression for them.
-  if (plainName(text)) return text;
-  return text.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
-}
-
-/** Whether `fieldName` leaves `text` as it is: no `%`, `.`, `$` or NUL in it. */
-function plainName(text: string): boolean {
+  // Most names escape nothing (a browser, a country, a network): returned as they are. The others
+  // (an address, a version) are escaped in one pass, without a regular expression.
+  let out: string | null = null;
+  let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x25 || c === 0x2e || c === 0x24 || c === 0) return false;
+    if (c !== 0x2e && c !== 0x25 && c !== 0x24 && c !== 0) continue;
+    out = (out ?? '') + text.slice(from, i) + (ESCAPES[c] as string);
+    from = i + 1;
   }
-  return true;
+  return out === null ? text : out + text.slice(from);
+}
+
+/** What `fieldName` writes for each character it escapes: `%` and two upper-case hex digits. */
+const ESCAPES: Readonly<Record<number, string>> = { 0x00: '%00', 0x24: '%24', 0x25: '%25', 0x2e: '%2E' };
+
+/** The value of an upper-case hex digit's character code, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x37;
+  return -1;
 }
 
 /** The text a `fieldName` was made from. */
 export function fromFieldName(name: string): string {
   if (name === '%') return '';
-  // Most names escape nothing (a browser, a country): no regular expression for them.
-  if (!name.includes('%')) return name;
-  return name.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  // Most names escape nothing (a browser, a country): returned as they are.
+  let at = name.indexOf('%');
+  if (at < 0) return name;
+  // Every `%XX` (upper-case hex) is the character it stands for, as `fieldName` wrote it.
+  let out = '';
+  let from = 0;
+  for (; at >= 0 && at + 2 < name.length; at = name.indexOf('%', at + 1)) {
+    const hi = hexDigit(name.charCodeAt(at + 1));
+    const lo = hexDigit(name.charCodeAt(at + 2));
+    if (hi < 0 || lo < 0) continue;
+    out += name.slice(from, at) + String.fromCharCode(hi * 16 + lo);
+    from = at + 3;
+    at += 2;
+  }
+  return out + name.slice(from);
 }
+
+/**
+ * No operation: what is queued for a document changed in place (StateLayer.edit), which is
+ * written whole as it then is.
+ */
+export const NO_OPS: readonly OpEntry[] = Object.freeze([]);
 
 /** The whole document, replacing whatever is stored (never commutative: for a document's only author). */
 export const replacement = (doc: Doc): OpEntry[] => [{ op: 'replace', path: [], value: clone(doc) }];
 
+/** What a writer of a document says: a Delta records it, an Edit applies it at once. */
+export interface Changes {
+  set(path: readonly string[], value: unknown): this;
+  setOnInsert(path: readonly string[], value: unknown): this;
+  inc(path: readonly string[], by: number): this;
+  max(path: readonly string[], value: Ordered): this;
+  min(path: readonly string[], value: Ordered): this;
+  addToSet(path: readonly string[], ...members: string[]): this;
+  unset(path: readonly string[]): this;
+}
+
 /** Builds a delta fluently: `delta().inc(['c', 'events'], 1).max(['seenAt'], at)`. */
-export class Delta {
+export class Delta implements Changes {
   readonly ops: OpEntry[] = [];
 
   private push(op: Op, path: readonly string[], value: unknown): this {
@@ -98,15 +136,16 @@ export class Delta {
 
 export const delta = (): Delta => new Delta();
 
-function compare(a: Ordered, b: Ordered): number {
+/** Negative, zero or positive as `a` orders before, with or after `b`. */
+export function compare(a: Ordered, b: Ordered): number {
   const x = a instanceof Date ? a.getTime() : a;
   const y = b instanceof Date ? b.getTime() : b;
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-const isOrdered = (v: unknown): v is Ordered =>
+export const isOrdered = (v: unknown): v is Ordered =>
   typeof v === 'number' || typeof v === 'string' || v instanceof Date;
-const isObject = (v: unknown): v is Doc =>
+export const isObject = (v: unknown): v is Doc =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
 /** Deep copy of plain data (objects, arrays, dates, scalars). */
@@ -126,15 +165,83 @@ function parentOf(doc: Doc, path: readonly string[], create: boolean): Doc | nul
   let cur: Doc = doc;
   for (let i = 0; i < path.length - 1; i++) {
     const seg = path[i] as string;
-    let next = cur[seg];
-    if (!isObject(next)) {
-      if (!create) return null;
-      next = {};
-      cur[seg] = next;
-    }
-    cur = next as Doc;
+    const next = cur[seg];
+    if (isObject(next)) cur = next;
+    else if (!create) return null;
+    else cur = child(cur, seg);
   }
   return cur;
+}
+
+/** `parent[field]` as an object, made (replacing what is not one) as a delta's path makes it. */
+export function child(parent: Doc, field: string): Doc {
+  const next = parent[field];
+  if (isObject(next)) return next;
+  const made: Doc = {};
+  parent[field] = made;
+  return made;
+}
+
+/** `$inc` of one field of `parent`, in place. */
+export function incField(parent: Doc, field: string, by: number): void {
+  const cur = parent[field];
+  parent[field] = (typeof cur === 'number' ? cur : 0) + by;
+}
+
+/** `$max` of one field of `parent`, in place (a scalar: numbers, strings, dates). */
+export function maxField(parent: Doc, field: string, value: Ordered): void {
+  const cur = parent[field];
+  if (!isOrdered(cur) || compare(value, cur) > 0) parent[field] = value;
+}
+
+/** `$min` of one field of `parent`, in place. */
+export function minField(parent: Doc, field: string, value: Ordered): void {
+  const cur = parent[field];
+  if (!isOrdered(cur) || compare(value, cur) < 0) parent[field] = value;
+}
+
+/**
+ * Apply one operation (not `replace`) to `out` in place, with MongoDB's semantics for an upsert;
+ * `inserting`: the document did not exist before this update (then `setOnInsert` applies).
+ */
+function applyOp(out: Doc, op: Op, path: readonly string[], value: unknown, inserting: boolean): void {
+  if (op === 'setOnInsert' && !inserting) return;
+  const leaf = path[path.length - 1] as string;
+  if (op === 'unset') {
+    const parent = parentOf(out, path, false);
+    if (parent) delete parent[leaf];
+    return;
+  }
+  const parent = parentOf(out, path, true) as Doc;
+  const cur = parent[leaf];
+  switch (op) {
+    case 'set':
+    case 'setOnInsert':
+      parent[leaf] = clone(value);
+      break;
+    case 'inc':
+      incField(parent, leaf, value as number);
+      break;
+    // Scalars only (numbers, strings, dates): no copy. Nothing mutates a Date in place.
+    case 'max':
+      maxField(parent, leaf, value as Ordered);
+      break;
+    case 'min':
+      minField(parent, leaf, value as Ordered);
+      break;
+    case 'addToSet':
+      // Added in place, as counts are incremented in place: the cached document's arrays are
+      // never replaced (their readers see them grow, as they see counts grow), and a member
+      // already there costs nothing. A new array is the document's own, never the delta's.
+      if (Array.isArray(cur)) {
+        for (const m of value as string[]) if (!(cur as unknown[]).includes(m)) (cur as unknown[]).push(m);
+      } else {
+        const arr: string[] = [];
+        for (const m of value as string[]) if (!arr.includes(m)) arr.push(m);
+        parent[leaf] = arr;
+      }
+      break;
+  }
 }
 
 /**
@@ -150,46 +257,49 @@ export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc 
       inserting = false;
       continue;
     }
-    if (op === 'setOnInsert' && !inserting) continue;
-    const leaf = path[path.length - 1] as string;
-    if (op === 'unset') {
-      const parent = parentOf(out, path, false);
-      if (parent) delete parent[leaf];
-      continue;
-    }
-    const parent = parentOf(out, path, true) as Doc;
-    const cur = parent[leaf];
-    switch (op) {
-      case 'set':
-      case 'setOnInsert':
-        parent[leaf] = clone(value);
-        break;
-      case 'inc':
-        parent[leaf] = (typeof cur === 'number' ? cur : 0) + (value as number);
-        break;
-      // Scalars only (numbers, strings, dates): no copy. Nothing mutates a Date in place.
-      case 'max':
-        if (!isOrdered(cur) || compare(value as Ordered, cur) > 0) parent[leaf] = value;
-        break;
-      case 'min':
-        if (!isOrdered(cur) || compare(value as Ordered, cur) < 0) parent[leaf] = value;
-        break;
-      case 'addToSet': {
-        // Added in place, as counts are incremented in place: the cached document's arrays are
-        // never replaced (their readers see them grow, as they see counts grow), and a member
-        // already there costs nothing. A new array is the document's own, never the delta's.
-        if (Array.isArray(cur)) {
-          for (const m of value as string[]) if (!(cur as unknown[]).includes(m)) (cur as unknown[]).push(m);
-        } else {
-          const arr: string[] = [];
-          for (const m of value as string[]) if (!arr.includes(m)) arr.push(m);
-          parent[leaf] = arr;
-        }
-        break;
-      }
-    }
+    applyOp(out, op, path, value, inserting);
   }
   return out;
+}
+
+/**
+ * Changes applied to a document at once, in place, with the semantics a Delta of the same calls
+ * would have (`applyDelta`), and no operation kept: for a document written whole from memory
+ * (the state layer's `edit`), where nothing but the document itself is ever sent. `inserting`:
+ * the document did not exist before (then `setOnInsert` applies).
+ */
+export class Edit implements Changes {
+  constructor(
+    readonly doc: Doc,
+    private readonly inserting: boolean,
+  ) {}
+
+  private apply(op: Op, path: readonly string[], value: unknown): this {
+    if (path.length === 0) throw new Error('a delta path needs at least one segment');
+    applyOp(this.doc, op, path, value, this.inserting);
+    return this;
+  }
+  set(path: readonly string[], value: unknown): this {
+    return this.apply('set', path, value);
+  }
+  setOnInsert(path: readonly string[], value: unknown): this {
+    return this.apply('setOnInsert', path, value);
+  }
+  inc(path: readonly string[], by: number): this {
+    return this.apply('inc', path, by);
+  }
+  max(path: readonly string[], value: Ordered): this {
+    return this.apply('max', path, value);
+  }
+  min(path: readonly string[], value: Ordered): this {
+    return this.apply('min', path, value);
+  }
+  addToSet(path: readonly string[], ...members: string[]): this {
+    return members.length ? this.apply('addToSet', path, members) : this;
+  }
+  unset(path: readonly string[]): this {
+    return this.apply('unset', path, true);
+  }
 }
 
 /**

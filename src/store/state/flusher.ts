@@ -24,7 +24,7 @@
  * documents it carried are written again after it (`snapshots`), inserts are idempotent by `_id`.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateFilter } from 'mongodb';
-import { coalesce, groupOps, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
+import { coalesce, groupOps, NO_OPS, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import type { Entry, StateDocument } from './cache';
 import { pack } from './pack';
 import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
@@ -271,14 +271,22 @@ export class WriteBehind {
    * not. A document held is written when its earliest deadline comes.
    */
   enqueue(e: Entry, ops: readonly OpEntry[], late: Lateness = false): void {
-    const waiting = e.pending.length > 0;
-    e.pending.push(ops);
+    const before = e.pending.length;
+    const waiting = before > 0;
+    // A change made in place (StateLayer.edit) right after another adds nothing to write: the
+    // document goes whole as it then is, so one mark stands for both.
+    const merged = ops === NO_OPS && e.pending[before - 1] === NO_OPS;
+    if (!merged) {
+      // A first change makes an array of one, not an empty one grown (which reserves 17).
+      if (waiting) e.pending.push(ops);
+      else e.pending = [ops];
+      this.queued++;
+    }
     this.dirty.add(e);
-    this.queued++;
     const holdMs = late === 'long' ? this.o.longLateMs : late ? this.o.lateMs : 0;
     if (holdMs <= 0) {
       // A change that may not wait takes the document's held changes along.
-      if (e.holdUntil !== undefined) this.held -= e.pending.length - 1;
+      if (e.holdUntil !== undefined) this.held -= before;
       e.holdUntil = undefined;
       if (e.dueSeq === undefined || this.oldest === null) {
         const mark = this.mark();
@@ -294,7 +302,7 @@ export class WriteBehind {
       e.holdUntil = this.now() + holdMs;
       this.held++;
     } else if (e.holdUntil !== undefined) {
-      this.held++;
+      if (!merged) this.held++;
       e.holdUntil = Math.min(e.holdUntil, this.now() + holdMs);
       if (e.pending.length >= COMPACT_AT) this.compact(e);
     }
@@ -332,7 +340,9 @@ export class WriteBehind {
   /** Merge a held document's queued changes into as few as apply the same (they pile up while held). */
   private compact(e: Entry): void {
     const before = e.pending.length;
-    e.pending = coalesce(e.pending).map(groupOps);
+    const merged = coalesce(e.pending).map(groupOps);
+    // Changes made in place (StateLayer.edit) leave no operation: one mark keeps the document queued.
+    e.pending = merged.length > 0 ? merged : [NO_OPS];
     this.queued -= before - e.pending.length;
     this.held -= before - e.pending.length;
   }

@@ -27,7 +27,7 @@
 import type { Db, Document } from 'mongodb';
 import { AdmissionGate, type AdmissionOptions } from './admission';
 import { StateCache, type CacheObserver, type CacheOptions } from './cache';
-import { replacement, type Delta, type Doc, type OpEntry } from './delta';
+import { NO_OPS, replacement, type Delta, type Doc, type OpEntry } from './delta';
 import { WriteBehind, type FlushObserver, type FlushOptions, type Lateness } from './flusher';
 import type { WriteQueue } from '../../core/ports';
 
@@ -198,6 +198,22 @@ export class StateLayer implements WriteQueue {
     const ops = 'ops' in d ? d.ops : d;
     if (ops.length === 0) return;
     this.writes.enqueue(this.cache.change(collection, id, ops), ops, late);
+  }
+
+  /**
+   * The cached document itself, for its caller to change in place now, when this layer writes
+   * documents whole (`snapshots` mode) and holds this one (a document known absent is made
+   * empty): the change is queued as applying `apply` would (`late` alike), but no delta is built
+   * or kept, since only the document is ever written. Undefined when the change must be a delta
+   * (`deltas` mode, or a document not read): then `apply` it. The caller changes it before it
+   * awaits anything, as it would apply a delta.
+   */
+  edit(collection: string, id: string, late: Lateness = false): Doc | undefined {
+    if (this.o.writeMode !== 'snapshots') return undefined;
+    const e = this.cache.editable(collection, id);
+    if (!e) return undefined;
+    this.writes.enqueue(e, NO_OPS, late);
+    return e.value as Doc;
   }
 
   /**

@@ -1,13 +1,27 @@
 /**
- * Fakes of the core's ports to the outside world: Intel (a table of addresses; user agents
- * parsed by the real parser, which needs no reference data), HttpPoster (answers from a
+ * Fakes of the core's ports to the outside world: Intel (a table of addresses and of throw-away
+ * mail domains; user agents parsed by the real parser, which needs no reference data), HttpPoster (answers from a
  * function, every request kept) and Mailer (every message kept).
  */
 import type { HttpPost, HttpPoster, HttpPostResult, Intel } from '../../../src/core/ports';
 import type { MailMessage, Mailer } from '../../../src/core/privacy/ports';
 import type { GeoLocation, IpIntel } from '../../../src/intel/types';
 import { parseUserAgent } from '../../../src/intel/user-agent';
-import { isDisposableEmail } from '../../../src/intel/disposable-email';
+
+/**
+ * The throw-away mail domains the fake knows (the real list, 120,000 domains read on first use,
+ * is tested in test/unit/intel/reference-data.test.ts): a domain here or a subdomain of one.
+ */
+const DISPOSABLE = new Set(['mailinator.com', 'guerrillamail.com', 'yopmail.com', '10minutemail.com']);
+function isDisposableEmail(emailOrDomain: string): boolean {
+  let domain = emailOrDomain.slice(emailOrDomain.lastIndexOf('@') + 1).toLowerCase();
+  for (;;) {
+    if (DISPOSABLE.has(domain)) return true;
+    const dot = domain.indexOf('.');
+    if (dot < 0) return false;
+    domain = domain.slice(dot + 1);
+  }
+}
 
 /** What the fake knows of an address: a location and flags (everything else plain). */
 export interface FakeAddress {

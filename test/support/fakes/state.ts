@@ -50,6 +50,8 @@ export interface FakeStateLayer extends WriteQueue {
   peek(collection: string, id: string): Doc | null | undefined;
   view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined;
   apply(collection: string, id: string, d: Delta | readonly OpEntry[]): void;
+  /** Never in place: the fake takes every change as a delta, as the layer does on MongoDB. */
+  edit(collection: string, id: string): Doc | undefined;
   put(collection: string, id: string, doc: Doc): void;
   /** A stored document, as a copy (null: none). */
   document(collection: string, id: string): Doc | null;
@@ -140,6 +142,7 @@ export function createFakeStateLayer(): FakeStateLayer {
       e.version++;
       changes++;
     },
+    edit: () => undefined,
     put: (collection, id, doc) => layer.apply(collection, id, replacement(doc)),
     document: (collection, id) => clone(entries.get(key(collection, id))?.value ?? null),
   };

@@ -9,6 +9,7 @@ import { eventCommand } from '../../../src/rest/event-command';
 import { isDisposableEmail, parseUserAgent, type IpIntel } from '../../../src/intel';
 import { deviceKey } from '../../../src/core/devices/service';
 import {
+  appReleaseOf,
   extractFeatures,
   hostOf,
   networkOf,
@@ -56,6 +57,7 @@ import {
   type AssessInput,
 } from '../../../src/core/scoring/model';
 import {
+  appFingerprintShare,
   counterBumps,
   keysToRead,
   languageCounts,
@@ -180,11 +182,22 @@ const population = (total = 10_000, share = 0.05): PopulationCounts => ({
   count: () => total * share,
 });
 
+/** The feature values of a call, read only: parsed once per distinct call (histories repeat them). */
+const valuesOf = (() => {
+  const seen = new Map<string, Features['values']>();
+  return (c: Call): Features['values'] => {
+    const key = JSON.stringify(c);
+    let values = seen.get(key);
+    if (!values) seen.set(key, (values = features(c).f.values));
+    return values;
+  };
+})();
+
 /** A user's behaviour after the given legitimate logins (in event time). */
 function history(calls: Call[]): Behaviour {
   const b = emptyBehaviour();
   for (const c of calls) {
-    const { f } = features(c);
+    const f = { values: valuesOf(c) };
     const at = c.at ?? T0;
     const w = epochWeight(at);
     b.n += w;
@@ -1210,6 +1223,123 @@ describe('native apps', () => {
       );
     expect(missing(0.99)).toEqual([expect.objectContaining({ detail: { missing: 'accept-encoding' } })]);
     expect(missing(0.5)).toEqual([]);
+  });
+
+  describe('an app release from before the client: judged as its own traffic, not against the token users', () => {
+    const IOS = (build: string) => ({
+      'User-Agent': `ShopApp/${build} CFNetwork/1498.700.2 Darwin/23.6.0`,
+      Accept: 'application/json',
+      'Accept-Language': 'en-GB',
+      'Accept-Encoding': 'gzip, deflate, br',
+    });
+    /** The environment's counts: its apps' legitimate events with and without a token, and per release. */
+    const counters = (apps: [number, number], releases: Record<string, [number, number]> = {}) => {
+      const w = (n: number) => n * epochWeight(T0, POPULATION_HALF_LIFE_MS);
+      const docs: Record<string, CounterSnapshot> = {
+        'p:fpa:y': { counts: { c: w(apps[0]) }, sets: {} },
+        'p:fpa:n': { counts: { c: w(apps[1]) }, sets: {} },
+      };
+      for (const [release, [y, n]] of Object.entries(releases))
+        docs[`p:fpr:${release}`] = { counts: { y: w(y), n: w(n) }, sets: {} };
+      return snaps(docs);
+    };
+    const firstLogin = (headers: Record<string, string>, s: Snapshots) => {
+      const { f } = features({ headers });
+      const out = requestEvidence(
+        evidenceInput({ headers }, 'login', {
+          fingerprints: appFingerprintShare(s, T0, f.release),
+          headers: { ...habits(500, 10), events: 510, acceptLanguage: 1, acceptEncoding: 1 },
+        }),
+      );
+      return out.find((c) => c.signal === 'missing_fingerprint');
+    };
+    // 5,000 legitimate app logins, 97% with a token; release 304 (before the client) brought 150 of
+    // those without one, release 331 4,000 with one and 2 without.
+    const env = () =>
+      counters([4850, 150], {
+        'CFNetwork|ShopApp/304': [0, 148],
+        'CFNetwork|ShopApp/331': [4000, 2],
+      });
+
+    it.each([
+      [
+        'an iOS app names its bundle version',
+        'ShopApp/304 CFNetwork/1498.700.2 Darwin/23.6.0',
+        'CFNetwork|ShopApp/304',
+      ],
+      [
+        'an Android app that names itself, by its version',
+        'ShopApp/3.2.1 (Android 14; Pixel 8) okhttp/4.12.0',
+        'okhttp|ShopApp/3.2.1',
+      ],
+      ['OkHttp alone: many releases send it alike', 'okhttp/4.12.0', null],
+      [
+        "Android's own stack says the OS, not the app",
+        'Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8 Build/AP2A)',
+        null,
+      ],
+      ['a browser', CHROME, null],
+    ])('the release a user agent names: %s', (_name, ua, release) => {
+      expect(appReleaseOf(parseUserAgent(ua).app ?? null)).toBe(release);
+      expect(features({ headers: { 'User-Agent': ua } }).f.release).toBe(release);
+    });
+
+    it('a first login from the old release without a token: no missing_fingerprint', () => {
+      expect(firstLogin(IOS('304'), env())).toBeUndefined();
+    });
+
+    it('the current release without a token (its headers replayed without one): missing_fingerprint', () => {
+      expect(firstLogin(IOS('331'), env())).toMatchObject({
+        detail: { expected_by: 'environment', release: 'CFNetwork|ShopApp/331' },
+      });
+      // Its own share is 99.3%: the full weight.
+      expect(firstLogin(IOS('331'), env())?.weight).toBeCloseTo(2.8, 9);
+    });
+
+    it('a release never seen among legitimate logins (claimed by a tool) is judged as the apps are', () => {
+      const claimed = firstLogin(IOS('299'), env());
+      const apps = firstLogin(IOS('299'), counters([4850, 150]));
+      expect(claimed?.weight).toBeGreaterThan(2);
+      expect(claimed?.weight).toBeCloseTo(apps?.weight ?? 0, 9);
+    });
+
+    it("a release's habit is learned from its legitimate logins: one without a token weighs less, three none", () => {
+      const weight = (without: number) =>
+        firstLogin(IOS('304'), counters([4850, 150], { 'CFNetwork|ShopApp/304': [0, without] }))?.weight ?? 0;
+      expect(weight(0)).toBeGreaterThan(2);
+      expect(weight(1)).toBeGreaterThan(0);
+      expect(weight(1)).toBeLessThan(weight(0) / 1.5);
+      expect(weight(3)).toBe(0);
+      // A release whose logins carry tokens keeps its habit whatever a few without one do.
+      const current = (without: number) =>
+        firstLogin(IOS('331'), counters([4850, 150], { 'CFNetwork|ShopApp/331': [4000, without] }))?.weight ??
+        0;
+      expect(current(3)).toBeGreaterThan(2.5);
+    });
+
+    it("counts each legitimate app login under its release, with or without a token, in the verdict's one look-up", () => {
+      const { f } = features({ headers: IOS('304') });
+      expect(keysToRead(f, null)).toContain('p:fpr:CFNetwork|ShopApp/304');
+      expect(keysToRead(features().f, null).filter((k) => k.startsWith('p:fpr:'))).toEqual([]);
+      const login: Outcome = {
+        attempt: true,
+        failure: false,
+        success: true,
+        registration: false,
+        unknownAccount: false,
+        credentialed: true,
+        stopped: false,
+        challengeFeedback: false,
+        account: 'alice',
+      };
+      const flags = { acceptLanguage: true, secFetch: false, clientHints: false };
+      const bump = (ff: Features, o: Outcome) =>
+        counterBumps(ff, o, NO_SNAPSHOTS, T0, flags).find((b) => b.key.startsWith('p:fpr:'));
+      expect(bump(f, login)?.inc).toEqual({ n: expect.any(Number) });
+      expect(bump({ ...f, fingerprinted: true }, login)?.inc).toEqual({ y: expect.any(Number) });
+      // A failed or stopped login teaches the release nothing (a tool claiming it cannot make it tokenless).
+      expect(bump(f, { ...login, success: false, failure: true })).toBeUndefined();
+    });
   });
 
   it('sign-ups from phones of one model, OS and screen: as from one device, beyond what the model brings', () => {

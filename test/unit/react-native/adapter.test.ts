@@ -1,7 +1,8 @@
 /**
  * The React Native adapter (react-native.ts) over stand-ins for its native modules (jest's
  * virtual mocks: none of them is installed here): what it reads from each, how it maps app
- * states, the Keychain and React Navigation, and the integrity checks.
+ * states, the Keychain and React Navigation, and the integrity checks. The stand-ins are set with
+ * `jest.doMock` (not hoisted): the adapter requires each native module when it is called, after them.
  */
 import { createReactNativePlatform } from '../../../src/react-native/react-native';
 import { SDK_VERSION } from '../../../src/react-native/version';
@@ -13,7 +14,7 @@ const rn = {
 };
 const keychain = new Map<string, string>();
 
-jest.mock(
+jest.doMock(
   'react-native',
   () => ({
     AppState: {
@@ -34,7 +35,7 @@ jest.mock(
   }),
   { virtual: true },
 );
-jest.mock(
+jest.doMock(
   '@react-native-async-storage/async-storage',
   () => {
     const m = new Map<string, string>();
@@ -49,7 +50,7 @@ jest.mock(
   },
   { virtual: true },
 );
-jest.mock(
+jest.doMock(
   'react-native-keychain',
   () => ({
     ACCESSIBLE: { AFTER_FIRST_UNLOCK_THIS_DEVICE_ONLY: 'AccessibleAfterFirstUnlockThisDeviceOnly' },
@@ -64,7 +65,7 @@ jest.mock(
   }),
   { virtual: true },
 );
-jest.mock(
+jest.doMock(
   'react-native-device-info',
   () => ({
     __esModule: true,
@@ -83,7 +84,7 @@ jest.mock(
   }),
   { virtual: true },
 );
-jest.mock(
+jest.doMock(
   'jail-monkey',
   () => ({
     __esModule: true,

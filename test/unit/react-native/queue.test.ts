@@ -11,8 +11,6 @@ import {
   type RampartConfig,
 } from '../../../src/react-native/client';
 import { REQUEST_TIMEOUT_MS } from '../../../src/react-native/http';
-import { readVectors } from '../../support/test-vectors';
-import { runQueueScenario, type Scenario } from '../../support/test-vectors/queue';
 
 /** Lets every pending promise run (one turn of the event loop; no timer, no sleep). */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -30,13 +28,8 @@ async function launchHeld(w: World): Promise<RampartClient> {
   return client;
 }
 
-/** clients/test-vectors/queue.json: the scenarios every client library is checked against. */
-describe('the shared queue vectors', () => {
-  const v = readVectors('queue.json');
-  it.each<[string, Scenario]>(v.scenarios.map((sc: Scenario) => [sc.name, sc]))('%s', async (_name, sc) => {
-    expect(await runQueueScenario(sc)).toEqual(sc.steps);
-  });
-});
+// The shared scenarios of clients/test-vectors/queue.json, which every client library runs, are
+// run on this client by test/unit/client/test-vectors.test.ts (once, for the file and each scenario).
 
 describe('flush triggers', () => {
   it.each<[string, (w: World) => void, string[]]>([

@@ -6,6 +6,7 @@ import {
   applyDelta,
   coalesce,
   delta,
+  Edit,
   fieldName,
   fromFieldName,
   replacement,
@@ -223,7 +224,110 @@ describe('coalesce', () => {
   });
 });
 
+describe('Edit (changes applied in place, no delta kept)', () => {
+  // What StateLayer.edit relies on: the same calls made on an Edit of the document give the
+  // document a Delta of them would, applied (from an existing or a missing document).
+  it('gives the document the same delta applied would (randomised, seeded)', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const paths = [['a'], ['b'], ['d', 'x'], ['d', 'y'], ['d'], ['e', 'f', 'g'], ['s']];
+    let compared = 0;
+    for (let round = 0; round < 500; round++) {
+      const calls: ((c: Edit | ReturnType<typeof delta>) => void)[] = [];
+      for (let i = 0, n = 1 + rnd(8); i < n; i++) {
+        const path = paths[rnd(paths.length)] as string[];
+        const v = rnd(100);
+        const kind = rnd(8);
+        calls.push((c) => {
+          switch (kind) {
+            case 0:
+              c.inc(path, v % 5);
+              break;
+            case 1:
+              c.max(path, v);
+              break;
+            case 2:
+              c.min(path, v);
+              break;
+            case 3:
+              c.set(path, { v });
+              break;
+            case 4:
+              c.unset(path);
+              break;
+            case 5:
+              c.setOnInsert(path, v);
+              break;
+            case 6:
+              c.max(path, new Date(v * 1000));
+              break;
+            default:
+              c.addToSet(path, `m${v % 4}`, `m${v % 3}`);
+          }
+        });
+      }
+      for (const start of [null, { a: 1, d: { x: 2 }, s: ['m1'] }] as (Doc | null)[]) {
+        let want: Doc;
+        const d = delta();
+        try {
+          for (const call of calls) call(d);
+          want = applyDelta(start === null ? null : structuredClone(start), d);
+        } catch {
+          continue; // mixed types on one path: not something the hot path writes
+        }
+        const edit = new Edit(start === null ? {} : structuredClone(start), start === null);
+        for (const call of calls) call(edit);
+        expect(edit.doc).toEqual(want);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(500);
+  });
+
+  it('copies what it sets, and adds to a set in place', () => {
+    const doc: Doc = { s: ['a'] };
+    const kept = doc.s;
+    const ctx = { ip: '1.2.3.4' };
+    new Edit(doc, false).addToSet(['s'], 'a', 'b').set(['ctx'], ctx);
+    ctx.ip = 'changed';
+    expect(doc).toEqual({ s: ['a', 'b'], ctx: { ip: '1.2.3.4' } });
+    expect(doc.s).toBe(kept);
+  });
+});
+
 describe('fieldName', () => {
+  // The escaping as the regular expressions it replaced wrote and read it: the same, character for character.
+  const byRegex = (t: string) =>
+    t === ''
+      ? '%'
+      : t.replace(/[%.$\0]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+  const fromRegex = (n: string) =>
+    n === '%'
+      ? ''
+      : n.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  it('escapes and reads back as the regular expressions did (randomised, seeded)', () => {
+    let seed = 11;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const alphabet = ['%', '.', '$', '\0', 'a', 'F', '4', '1', 'E', '2', ':', '\ud800', 'é'];
+    // Differences are collected and asserted once: an expect() per case costs more than the cases.
+    const differ: { text: string; name: string; back: string; read: string }[] = [];
+    for (let round = 0; round < 3000; round++) {
+      const text = Array.from({ length: rnd(9) }, () => alphabet[rnd(alphabet.length)]).join('');
+      const name = fieldName(text);
+      const read = fromFieldName(text);
+      const back = fromFieldName(name);
+      if (name !== byRegex(text) || read !== fromRegex(text) || back !== text)
+        differ.push({ text, name, back, read });
+    }
+    expect(differ).toEqual([]);
+  });
+
   it.each(['1.2.3.4', '$where', 'a%b', '', 'x\0y', '\ud800', 'plain'])(
     'escapes %j reversibly into a safe field name',
     (text) => {

@@ -265,6 +265,55 @@ describe('CSV imports', () => {
     expect(await s.lists.countItems(env, list.id, undefined)).toBe(1000);
   });
 
+  it('a replacing import archives what the CSV does not name once every row is written; one that fails archives nothing', async () => {
+    const base = createFakeListStore();
+    let down = false;
+    const store: ListStore = {
+      ...base,
+      async putItems(items) {
+        if (down) throw new Unavailable('the database is unreachable');
+        return base.putItems(items);
+      },
+    };
+    const s = setup({ store, imports: { retryForMs: 2_000 } });
+    const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });
+    const active = () => s.lists.countItems(env, list.id, [{ field: 'archived', op: '$eq', value: false }]);
+    await s.lists.importCsv(env, actor, list.id, lines(csvOf(100)));
+
+    // At once: 10 kept, 20 new, 90 archived (and readable, archived, with the time of it).
+    const small = await s.lists.importCsv(env, actor, list.id, lines(csvOf(30, 90)), { replace: true });
+    expect(small).toEqual({ report: { rows: 30, created: 20, updated: 10, archived: 90 } });
+    expect(await active()).toBe(30);
+    const gone = await s.lists.getItem(env, list.id, itemIdOf(list.id, '10.0.0.5', null));
+    expect(gone).toMatchObject({ archived: true, archivedAt: s.time.clock.now() });
+    const audit = (await s.lists.auditLog(env, { listId: list.id })).find(
+      (e) => e.action === 'list_item.import',
+    );
+    expect(audit?.detail).toMatchObject({ rows: 30, created: 20, updated: 10, archived: 90 });
+
+    // A job that fails writes some rows and archives nothing.
+    const failing = (await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 1000)), { replace: true }))
+      .job?.id as string;
+    while ((await s.lists.importJob(env, list.id, failing)).written < 100) await s.time.advance(5);
+    down = true;
+    const failed = await finish(s, list.id, failing, undefined, 50);
+    expect(failed.state).toBe('failed');
+    expect(failed.archived).toBeUndefined();
+    expect(await active()).toBe(30 + failed.written);
+
+    // Again, the database back: it finishes, and archives the 30 it does not name.
+    down = false;
+    const again = await finish(
+      s,
+      list.id,
+      (await s.lists.importCsv(env, actor, list.id, lines(csvOf(300, 1000)), { replace: true })).job
+        ?.id as string,
+    );
+    expect(again).toMatchObject({ state: 'succeeded', written: 300, archived: 30 });
+    expect(await active()).toBe(300);
+    expect(await s.lists.countItems(env, list.id, undefined)).toBe(100 + 20 + 300);
+  });
+
   it('one import of a list at a time: the next is queued behind it', async () => {
     const s = setup();
     const list = await s.lists.create(env, actor, { name: 'Ring', color: '$red', primaryField: 'ip' });

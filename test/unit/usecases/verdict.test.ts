@@ -178,3 +178,43 @@ describe('a verdict', () => {
     expect(err.fields.map((f) => f.field).sort()).toEqual(['user.email', 'user.id']);
   });
 });
+
+describe("an app release's token habit, learned from the environment's traffic", () => {
+  const ios = (build: string) => ({
+    'User-Agent': `ShopApp/${build} CFNetwork/1498.700.2 Darwin/23.6.0`,
+    Accept: 'application/json',
+    'Accept-Language': 'en-GB',
+    'Accept-Encoding': 'gzip, deflate, br',
+  });
+  const appLogin = (k: number, build: string, token: string | null): EventCommand => ({
+    event: '$login',
+    status: '$succeeded',
+    user: { id: `app-${k}`, email: `app-${k}@example.com` },
+    context: { ip: `81.2.${70 + (k >> 8)}.${k & 255}`, headers: ios(build) },
+    ...(token ? { requestToken: token } : {}),
+  });
+
+  it('a release whose users logged in without a token before the client shipped keeps that habit; the current one does not', async () => {
+    const { principal } = await s.environment();
+    const run = async (k: number, build: string, token: string | null) => {
+      const v = await s.verdicts.evaluate(principal, 'risk', appLogin(k, build, token));
+      await s.time.advance(5 * 60_000);
+      return v;
+    };
+    // Release 304, from before the client: its users log in without a token.
+    for (let k = 0; k < 8; k++) expect((await run(k, '304', null)).action).toBe('allow');
+    // Release 312 embeds the client: nearly every login from now on carries a token.
+    for (let k = 8; k < 308; k++) await run(k, '312', `phone-install-${k}`);
+    await s.time.settle();
+    // A user still on 304, at their first login: judged as that release's traffic.
+    const old = await run(1000, '304', null);
+    expect(old.signals).not.toHaveProperty('missing_fingerprint');
+    // The current release's headers without its token: not what its users send.
+    const copied = await run(1001, '312', null);
+    expect(copied.signals).toHaveProperty('missing_fingerprint');
+    expect(copied.signals.missing_fingerprint).toMatchObject({ release: 'CFNetwork|ShopApp/312' });
+    // A release no legitimate login ever named is judged as the app's releases as a whole.
+    const claimed = await run(1002, '299', null);
+    expect(claimed.signals).toHaveProperty('missing_fingerprint');
+  });
+});
