@@ -1,6 +1,8 @@
 /**
- * Composition root: builds the stores on a database, the core services on the stores, and
- * applies every repository's indexes. main.ts, the tests and the benchmark all start here.
+ * Composition root: applies every repository's indexes, builds the stores and the state layer on
+ * a database, hands them with the platform's adapters to the core's one wiring of the use cases
+ * (createServices, core/create-services.ts), and builds the workers around it. main.ts, the
+ * tests and the benchmark all start here.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
