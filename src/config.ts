@@ -7,6 +7,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MAX_EVENT_AGE_MS, DEFAULT_VERDICT_BUDGET_MS } from './core/verdicts/evaluate';
 import { DEFAULT_POW_BITS, MAX_POW_BITS } from './core/client/proof';
+import { DEFAULT_FAILED_AUTHENTICATION_LIMIT } from './core/access';
+import {
+  DEFAULT_AUTH_CACHE_MS,
+  DEFAULT_CLIENT_RATE_LIMIT_PER_SECOND,
+  DEFAULT_RATE_LIMIT_PER_SECOND,
+} from './core/create-services';
 import { parseTrustedProxies, type TrustedProxies } from './doors/proxies';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -67,11 +73,15 @@ const schema = z.object({
     .min(1024)
     .max(10 * 1024 * 1024)
     .default(100 * 1024),
-  RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(5000),
-  RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
+  RAMPART_RATE_LIMIT: z.coerce.number().int().min(1).default(DEFAULT_RATE_LIMIT_PER_SECOND),
+  RAMPART_CLIENT_RATE_LIMIT: z.coerce.number().int().min(1).default(DEFAULT_CLIENT_RATE_LIMIT_PER_SECOND),
   RAMPART_CLIENT_POW_BITS: z.coerce.number().int().min(0).max(MAX_POW_BITS).default(DEFAULT_POW_BITS),
-  RAMPART_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(30),
-  RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(2000),
+  RAMPART_AUTH_FAILURE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit),
+  RAMPART_AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60000).default(DEFAULT_AUTH_CACHE_MS),
   RAMPART_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RAMPART_VERDICT_BUDGET_MS: z.coerce.number().int().min(5).max(10_000).default(DEFAULT_VERDICT_BUDGET_MS),
   RAMPART_MAX_EVENT_AGE_DAYS: z.coerce

@@ -1,27 +1,21 @@
 /**
- * Composition root: builds the stores on a database, the core services on the stores, and
- * applies every repository's indexes. main.ts, the tests and the benchmark all start here.
+ * Composition root: applies every repository's indexes, builds the stores and the state layer on
+ * a database, hands them with the platform's adapters to the core's one wiring of the use cases
+ * (createServices, core/create-services.ts), and builds the workers around it. main.ts, the
+ * tests and the benchmark all start here.
  */
-import { randomBytes, randomUUID, X509Certificate } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from 'mongodb';
 import { Sealer } from '../core/crypto';
-import { EnvironmentService } from '../core/environments';
-import { DeviceService } from '../core/devices/service';
-import { PolicyService } from '../core/policies/service';
-import { VerdictService } from '../core/verdicts/evaluate';
-import { TrackService } from '../core/track';
-import { DEFAULT_WORK_LIMITS, WorkLimiter, type WorkLimiterOptions } from '../core/work-limiter';
-import { RateLimiter } from '../core/ratelimit';
-import { AccessService, DEFAULT_FAILED_AUTHENTICATION_LIMIT } from '../core/access';
+import { createServices } from '../core/create-services';
+import type { Services } from '../core/services';
+import type { SessionOptions } from '../core/sessions/service';
+import type { WorkLimiterOptions } from '../core/work-limiter';
 import type { Clock, Intel } from '../core/ports';
 import { offlineIntel } from '../intel';
-import type { EnvId } from '../core/model';
 import { systemClock } from '../core/ports';
-import type { Services } from '../core/services';
-import { WebhookService } from '../core/webhooks/service';
-import { PrivacyService } from '../core/privacy/service';
 import { applyIndexes, type IndexSpec } from '../store/database';
 import { environmentIndexes, MongoCredentialStore, MongoEnvironmentStore } from '../store/environments';
 import {
@@ -33,7 +27,7 @@ import {
   USERS,
   userStateIndexes,
 } from '../store/user-state';
-import { StateLayer, type StateObserver } from '../store/state/layer';
+import { StateLayer } from '../store/state/layer';
 import { migrateLegacyDevices, migrateWebhookOutbox, unpackStored } from '../store/migrations';
 import { indexesFor, serverKind, staleIndexes } from '../store/server-kind';
 import { eventIndexes, MongoDebuggerStore, MongoEventStore } from '../store/events';
@@ -48,16 +42,11 @@ import { CreatedHere } from '../store/created-here';
 import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
 import { attestedKeyIndexes, MongoAttestedKeyStore } from '../store/attested-keys';
-import { AttestationVerifier } from '../core/client/attestation/verifier';
-import { APPLE_APP_ATTESTATION_ROOT_PEM } from '../core/client/attestation/apple-root';
 import { clientEventIndexes, StateClientEventStore } from '../store/client-events';
-import { ClientEventsService } from '../core/client/events';
-import { ClientService } from '../core/client/service';
 import { MongoPolicyStore, policyIndexes } from '../store/policies';
 import { listIndexes, MongoListStore } from '../store/lists';
 import type { ImportOptions } from '../core/lists/imports';
 import { auditIndexes, MongoAuditLog } from '../store/audit';
-import { ListService } from '../core/lists/service';
 import { MongoWebhookStore, webhookIndexes } from '../store/webhooks';
 import { MongoPrivacyStore, privacyIndexes } from '../store/privacy';
 import { createSmtpMailer, noMailer } from '../mail/smtp';
@@ -66,15 +55,11 @@ import { httpPoster } from '../workers/http';
 import { timerScheduler } from '../workers/scheduler';
 import { Sweeps } from '../workers/sweeps';
 import { WebhookWorker } from '../workers/webhooks';
-import { QueryService } from '../core/queries/service';
-import { AnalyticsService } from '../core/analytics/service';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
 import { RollupReader, RollupWriter, rollupIndexes } from '../store/rollups';
 import { translatingErrors as core } from '../store/errors';
-import { SessionService, type SessionOptions } from '../core/sessions/service';
-import { PolicyDryRunService } from '../core/policies/dry-run';
 import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
 import { EventKeyReader, EventKeyWriter, eventKeyIndexes } from '../store/event-keys';
@@ -243,14 +228,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       'the embedded FerretDB cannot replace documents in an insert (an older build?): writing deltas, which is slower',
     );
 
-  // The metrics read from the services built below; their hooks are called only once requests flow.
-  const stateObserver: StateObserver = {
-    read: (c, outcome) => metrics.stateObserver.read(c, outcome),
-    flushed: (stats) => metrics.stateObserver.flushed(stats),
-    dropped: (c, count) => metrics.stateObserver.dropped?.(c, count),
-    stalled: () => metrics.stateObserver.stalled?.(),
-    wrote: (c, bytes) => metrics.stateObserver.wrote?.(c, bytes),
-  };
+  // The instance's metrics: the state layer, the verdicts and the webhooks report to them; their
+  // gauges read the services built below (metrics.measure, once they exist).
+  const metrics = new Metrics();
   const state = new StateLayer(db, {
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
@@ -265,7 +245,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
     writeOrder: USER_WRITE_ORDER,
     now: () => clock.now().getTime(),
-    observer: stateObserver,
+    observer: metrics.stateObserver,
     onError: (err, what) =>
       o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
@@ -292,17 +272,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   };
   const sealer = new Sealer(o.masterKey);
   // Every repository the core is given speaks the core's errors, never the driver's (`core`).
-  const writes = core(state);
   const environmentsStore = core(new MongoEnvironmentStore(db, { eventKeys: kind.indexPushdown }));
-  const credentials = core(new MongoCredentialStore(db));
-  const users = core(new StateUserStore(db, state));
   const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
   // On Rampart's FerretDB build the values shared by many events are found through event keys.
   const eventKeys = kind.indexPushdown
     ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs })
     : undefined;
-  const events = core(new MongoEventStore(db, state, rollups, eventKeys));
-  const debuggerLog = core(new MongoDebuggerStore(db, state));
   // Where this process is the database's only writer, windows it never wrote are not looked up,
   // and an address's window is kept in its network's (one document written for both).
   const alone = writeMode === 'snapshots';
@@ -312,180 +287,9 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const counters = core(
     new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined),
   );
-  // Policies may name only the environment's lists; a list a policy names cannot be deleted.
-  const policies = new PolicyService({
-    store: core(new MongoPolicyStore(db)),
-    clock,
-    listIds: (env) => lists.ids(env),
-  });
-  const audit = core(new MongoAuditLog(db));
-  // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
-  const lists: ListService = new ListService({
-    store: core(new MongoListStore(db, { indexed: kind.indexPushdown, upsertInsert: kind.upsertInsert })),
-    audit,
-    clock,
-    policiesUsing: (env, id) => policies.usingList(env, id),
-    scheduler: timerScheduler,
-    writes,
-    log: o.log,
-    ...(o.listImports ? { imports: o.listImports } : {}),
-  });
-  const environments = new EnvironmentService({
-    environments: environmentsStore,
-    credentials,
-    policies,
-    sealer,
-    clock,
-    authCacheMs: o.authCacheMs,
-    scheduler: timerScheduler,
-  });
-  // At most so many verdicts at once, the bound adapting to how quickly they are answered: a
-  // process given less CPU than its traffic needs answers what it admits in time and refuses the
-  // rest early, instead of answering everything too late (core/work-limiter.ts).
-  const limiter = new WorkLimiter({
-    ...DEFAULT_WORK_LIMITS,
-    ...o.workLimits,
-    clock,
-    scheduler: timerScheduler,
-  });
-  // The instance's metrics: read when scraped, from the services built below (track, webhooks).
-  const metrics: Metrics = new Metrics({
-    writeBacklog: () => state.backlog,
-    writeLimits: () => state.limits,
-    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
-    writesStuckMs: () => state.stuckMs(),
-    verdictWork: () => ({ inFlight: limiter.inFlight, limit: limiter.limit, waiting: limiter.waiting }),
-    cachedDocuments: () => state.cachedDocuments,
-    trackPending: () => track.pending,
-    outbox: () => webhooks.outbox(),
-  });
-  const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
-  // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
-  // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
-  // instances share the outbox; on FerretDB a scan of the outbox (the backlog, never the
-  // history), read every 10 minutes (the embedded database has no other writer).
-  const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
-  const webhooks = new WebhookService({
-    // Claims without a claim document where findAndModify is atomic: MongoDB and Rampart's build.
-    store: core(new MongoWebhookStore(db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown })),
-    signingSecret: (env: EnvId) => environments.signingSecret(env),
-    environments: environmentsStore,
-    clock,
-    http: httpPoster,
-    scheduler: timerScheduler,
-    instanceId: randomUUID(),
-    log: o.log,
-    observer: metrics.webhookObserver,
-    ...webhookTuning,
-  });
   const observations = core(new StateClientObservationStore(db, state));
-  // Collections per environment and source address: a page asks once per form submission.
   const attestedKeys = core(new MongoAttestedKeyStore(db));
-  const attestation = new AttestationVerifier({
-    keys: attestedKeys,
-    appleRoot: new X509Certificate(o.appAttestRoot ?? APPLE_APP_ATTESTATION_ROOT_PEM),
-    open: (sealed) => sealer.open(sealed),
-  });
-  const CLIENT_LIMIT = { per: 'per environment and source address', setting: 'RAMPART_CLIENT_RATE_LIMIT' };
-  const client = new ClientService({
-    environments: environmentsStore,
-    key: sealer.macKey('client-token'),
-    clock,
-    observations,
-    limiter: new RateLimiter(
-      o.clientRateLimitPerSecond ?? 10,
-      3 * (o.clientRateLimitPerSecond ?? 10),
-      CLIENT_LIMIT,
-    ),
-    powBits: o.clientPowBits,
-    attestation,
-  });
   const appEvents = core(new StateClientEventStore(db, state));
-  // App events per environment and source address: an install flushes on each open, close and
-  // identify, and every 20 events.
-  const clientEvents = new ClientEventsService({
-    keys: client.keys,
-    key: sealer.macKey('client-token'),
-    clock,
-    limiter: new RateLimiter(
-      o.clientRateLimitPerSecond ?? 10,
-      3 * (o.clientRateLimitPerSecond ?? 10),
-      CLIENT_LIMIT,
-    ),
-    sink: appEvents,
-    counters,
-    secrets: (env: EnvId) => environments.liveSecrets(env),
-    maxEventAgeMs: o.maxEventAgeMs,
-    writes,
-    ackTimeoutMs: o.state?.ackTimeoutMs,
-  });
-  const devices = new DeviceService({ users, webhooks, clock, clientTokens: client });
-  const track = new TrackService({
-    users,
-    events,
-    counters,
-    debuggerLog,
-    deviceService: devices,
-    webhooks,
-    writes,
-    clock,
-    scheduler: timerScheduler,
-    intel,
-    log: o.log,
-    clientTokens: client,
-    ackTimeoutMs: o.state?.ackTimeoutMs,
-  });
-  const verdicts = new VerdictService({
-    users,
-    events,
-    counters,
-    writes,
-    policies,
-    lists,
-    webhooks,
-    clock,
-    intel,
-    log: o.log,
-    budgetMs: o.verdictBudgetMs,
-    maxEventAgeMs: o.maxEventAgeMs,
-    observer: metrics.verdictObserver,
-    clientTokens: client,
-    deviceTokenKey: sealer.macKey('device-token'),
-    limiter,
-  });
-  const privacy = new PrivacyService({
-    store: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
-    users,
-    writes,
-    webhooks,
-    mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : noMailer,
-    sealer,
-    clock,
-    links: restExportLinks(o.publicUrl),
-    log: o.log,
-  });
-  const access = new AccessService({
-    environments,
-    limiter: new RateLimiter(o.rateLimitPerSecond, undefined, {
-      per: 'per environment',
-      setting: 'RAMPART_RATE_LIMIT',
-    }),
-    failedLimit: {
-      limit: o.authFailuresPerMinute ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT.limit,
-      windowMs: 60_000,
-    },
-    now: () => clock.now().getTime(),
-  });
-  const sessions = new SessionService(
-    {
-      store: core(new MongoSessionStore(db)),
-      access,
-      environments,
-      clock,
-      csrfKey: sealer.macKey('console-csrf'),
-    },
-    o.sessions,
-  );
   // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
   // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
   const embeddedSearch = kind.indexPushdown
@@ -496,36 +300,89 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
         { maxExamined: o.analystMaxExamined },
       )
     : undefined;
-  const analyticsStore = core(
-    new MongoAnalyticsStore(
-      o.analystDb ?? db,
-      analyst,
-      new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, {
-        now: () => clock.now().getTime(),
-        cacheMs: o.rollupCacheMs,
-        indexed: kind.indexPushdown || !kind.ferretdb,
-      }),
-      embeddedSearch,
-    ),
+  const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
+  // The use cases, wired once (core/create-services.ts) to the MongoDB stores and the platform;
+  // the unit tests wire the same function to the fakes (test/support/fakes).
+  const services = createServices(
+    {
+      stores: {
+        environments: environmentsStore,
+        credentials: core(new MongoCredentialStore(db)),
+        users: core(new StateUserStore(db, state)),
+        events: core(new MongoEventStore(db, state, rollups, eventKeys)),
+        debuggerLog: core(new MongoDebuggerStore(db, state)),
+        counters,
+        policies: core(new MongoPolicyStore(db)),
+        // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
+        lists: core(new MongoListStore(db, { indexed: kind.indexPushdown, upsertInsert: kind.upsertInsert })),
+        audit: core(new MongoAuditLog(db)),
+        // Claims without a claim document where findAndModify is atomic: MongoDB and Rampart's build.
+        webhooks: core(
+          new MongoWebhookStore(db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown }),
+        ),
+        privacy: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
+        observations,
+        attestedKeys,
+        appEvents,
+        sessions: core(new MongoSessionStore(db)),
+        queries: core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)),
+        analytics: core(
+          new MongoAnalyticsStore(
+            o.analystDb ?? db,
+            analyst,
+            new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, {
+              now: () => clock.now().getTime(),
+              cacheMs: o.rollupCacheMs,
+              indexed: kind.indexPushdown || !kind.ferretdb,
+            }),
+            embeddedSearch,
+          ),
+        ),
+      },
+      writes: core(state),
+      clock,
+      scheduler: timerScheduler,
+      http: httpPoster,
+      mailer: o.smtpUrl ? createSmtpMailer({ url: o.smtpUrl, from: o.mailFrom }) : noMailer,
+      intel,
+      links: restExportLinks(o.publicUrl),
+      sealer,
+      log: o.log,
+      observers: { verdicts: metrics.verdictObserver, webhooks: metrics.webhookObserver },
+    },
+    {
+      authCacheMs: o.authCacheMs,
+      rateLimitPerSecond: o.rateLimitPerSecond,
+      clientRateLimitPerSecond: o.clientRateLimitPerSecond,
+      clientPowBits: o.clientPowBits,
+      appAttestRoot: o.appAttestRoot,
+      authFailuresPerMinute: o.authFailuresPerMinute,
+      verdictBudgetMs: o.verdictBudgetMs,
+      maxEventAgeMs: o.maxEventAgeMs,
+      ackTimeoutMs: o.state?.ackTimeoutMs,
+      workLimits: o.workLimits,
+      sessions: o.sessions,
+      listImports: o.listImports,
+      webhooks: webhookTuning,
+    },
   );
-  const services: Services = {
-    environments,
-    verdicts,
-    track,
-    devices,
-    policies,
-    lists,
-    webhooks,
-    privacy,
-    client,
-    clientEvents,
-    access,
-    queries: new QueryService(core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)), users),
-    analytics: new AnalyticsService(analyticsStore, clock),
-    dryRun: new PolicyDryRunService({ policies, events: analyticsStore, clock, lists }),
-    sessions,
-    read: { users },
-  };
+  const { track, webhooks, privacy, lists, sessions, verdicts } = services;
+  // The outbox metrics (core/webhooks/outbox.ts) come from what the dispatcher does, corrected by
+  // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
+  // instances share the outbox; on FerretDB a scan of the outbox (the backlog, never the
+  // history), read every 10 minutes (the embedded database has no other writer).
+  const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
+  // What the gauges read when scraped.
+  metrics.measure({
+    writeBacklog: () => state.backlog,
+    writeLimits: () => state.limits,
+    oldestUnwrittenMs: () => state.oldestUnwrittenMs(),
+    writesStuckMs: () => state.stuckMs(),
+    verdictWork: () => verdicts.work,
+    cachedDocuments: () => state.cachedDocuments,
+    trackPending: () => track.pending,
+    outbox: () => webhooks.outbox(),
+  });
   // FerretDB finds old records by reading each collection once, through the analysts' reader
   // (a lower CPU priority) when there is one; MongoDB through its (envId, time) indexes.
   const retention = new RetentionService({

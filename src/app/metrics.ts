@@ -58,7 +58,30 @@ export interface DatabaseStatusSource {
   down(): string | null;
 }
 
+/** What the gauges read until the services are built and given (Metrics.measure). */
+const NOTHING_YET: MetricsSources = {
+  writeBacklog: () => 0,
+  cachedDocuments: () => 0,
+  trackPending: () => 0,
+  writeLimits: () => ({ maxUnwrittenMs: 0, queueLimit: 0 }),
+  oldestUnwrittenMs: () => 0,
+  writesStuckMs: () => 0,
+  verdictWork: () => ({ inFlight: 0, limit: 0, waiting: 0 }),
+  outbox: () => ({ depth: 0, oldestAgeSeconds: 0 }),
+};
+
+/**
+ * The instance's Prometheus metrics. Built first (the state layer, the verdicts and the webhooks
+ * report to its observers); the gauges read the services given to `measure` once they exist.
+ */
 export class Metrics {
+  private sources: MetricsSources = NOTHING_YET;
+
+  /** The services the gauges read when scraped. */
+  measure(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
   readonly registry = new Registry();
   private readonly requests: Histogram<'door' | 'route' | 'status'>;
   private readonly authFailures: Counter<'door'>;
@@ -84,7 +107,8 @@ export class Metrics {
   private readonly walCheckpoints: Counter<'outcome'>;
   private embeddedFiles: { source: EmbeddedFilesSource; database: string; limitBytes: number } | null = null;
 
-  constructor(sources: MetricsSources) {
+  constructor() {
+    const sources = (): MetricsSources => this.sources;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'rampart_' });
     this.requests = new Histogram({
@@ -176,7 +200,7 @@ export class Metrics {
       help: 'Writes waiting to be flushed (the bound is RAMPART_WRITE_QUEUE_LIMIT)',
       registers,
       collect() {
-        this.set(sources.writeBacklog());
+        this.set(sources().writeBacklog());
       },
     });
     this.flushStalls = new Counter({
@@ -189,7 +213,7 @@ export class Metrics {
       help: 'Age of the oldest acknowledged change not yet written (statistics held back on purpose aside); at RAMPART_MAX_UNWRITTEN_MS new work is refused',
       registers,
       collect() {
-        this.set(sources.oldestUnwrittenMs() / 1000);
+        this.set(sources().oldestUnwrittenMs() / 1000);
       },
     });
     new Gauge({
@@ -197,7 +221,7 @@ export class Metrics {
       help: 'RAMPART_MAX_UNWRITTEN_MS: the age of the oldest unwritten change at which Rampart refuses new work (503)',
       registers,
       collect() {
-        this.set(sources.writeLimits().maxUnwrittenMs / 1000);
+        this.set(sources().writeLimits().maxUnwrittenMs / 1000);
       },
     });
     new Gauge({
@@ -205,7 +229,7 @@ export class Metrics {
       help: 'How long writes have been due without a flush writing them (0 while writing); /readyz answers 503 past RAMPART_WRITE_STALL_MS',
       registers,
       collect() {
-        this.set(sources.writesStuckMs() / 1000);
+        this.set(sources().writesStuckMs() / 1000);
       },
     });
     new Gauge({
@@ -213,7 +237,7 @@ export class Metrics {
       help: 'Backlog past which Rampart answers 503 (RAMPART_WRITE_QUEUE_LIMIT)',
       registers,
       collect() {
-        this.set(sources.writeLimits().queueLimit);
+        this.set(sources().writeLimits().queueLimit);
       },
     });
     new Gauge({
@@ -221,7 +245,7 @@ export class Metrics {
       help: 'Documents in the state cache',
       registers,
       collect() {
-        this.set(sources.cachedDocuments());
+        this.set(sources().cachedDocuments());
       },
     });
     new Gauge({
@@ -229,7 +253,7 @@ export class Metrics {
       help: 'Verdicts computing now',
       registers,
       collect() {
-        this.set(sources.verdictWork().inFlight);
+        this.set(sources().verdictWork().inFlight);
       },
     });
     new Gauge({
@@ -237,7 +261,7 @@ export class Metrics {
       help: 'Verdicts waiting for a turn (refused after RAMPART_QUEUE_WAIT_MS)',
       registers,
       collect() {
-        this.set(sources.verdictWork().waiting);
+        this.set(sources().verdictWork().waiting);
       },
     });
     new Gauge({
@@ -245,7 +269,7 @@ export class Metrics {
       help: 'Verdicts that may compute at once: adapts to how quickly they are answered, at most RAMPART_MAX_CONCURRENT_VERDICTS',
       registers,
       collect() {
-        this.set(sources.verdictWork().limit);
+        this.set(sources().verdictWork().limit);
       },
     });
     new Gauge({
@@ -253,7 +277,7 @@ export class Metrics {
       help: 'Track events accepted and not yet applied',
       registers,
       collect() {
-        this.set(sources.trackPending());
+        this.set(sources().trackPending());
       },
     });
 
@@ -263,7 +287,7 @@ export class Metrics {
       help: 'Webhook deliveries not yet delivered or given up (pending or being sent)',
       registers,
       collect() {
-        this.set(sources.outbox().depth);
+        this.set(sources().outbox().depth);
       },
     });
     new Gauge({
@@ -271,7 +295,7 @@ export class Metrics {
       help: 'Age of the oldest webhook delivery not yet delivered or given up (0: none)',
       registers,
       collect() {
-        this.set(sources.outbox().oldestAgeSeconds);
+        this.set(sources().outbox().oldestAgeSeconds);
       },
     });
     this.webhookAttempts = new Counter({

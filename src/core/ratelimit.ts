@@ -2,18 +2,30 @@
 import { RateLimited } from './errors';
 import type { EnvId } from './model';
 
+export interface RateLimiterOptions {
+  /** Tokens added each second (the sustained rate). */
+  perSecond: number;
+  /** Tokens a bucket holds (the burst), default twice `perSecond`. */
+  burst?: number;
+  /**
+   * Named in the refusal: what is counted (`per environment and source address`) and the setting
+   * that raises it (`RAMPART_CLIENT_RATE_LIMIT`), so that a caller who meets it knows which knob
+   * it is.
+   */
+  limit?: { per: string; setting: string };
+}
+
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  /**
-   * `limit`, when given, is named in the refusal: what is counted (`per environment and source
-   * address`) and the setting that raises it (`RAMPART_CLIENT_RATE_LIMIT`), so that a caller who
-   * meets it knows which knob it is.
-   */
-  constructor(
-    private readonly perSecond: number,
-    private readonly burst = perSecond * 2,
-    private readonly limit?: { per: string; setting: string },
-  ) {}
+  private readonly perSecond: number;
+  private readonly burst: number;
+  private readonly limit?: { per: string; setting: string };
+
+  constructor(o: RateLimiterOptions) {
+    this.perSecond = o.perSecond;
+    this.burst = o.burst ?? o.perSecond * 2;
+    this.limit = o.limit;
+  }
 
   /**
    * Take one token for `env` (or any other key) at `now` (epoch ms, from the caller's Clock), or

@@ -74,11 +74,20 @@ const byCount =
 const sortActions = (xs: ActionCount[]) => xs.sort(byCount((x) => x.action ?? '~'));
 const sortSignals = (xs: SignalCount[]) => xs.sort(byCount((x) => x.signal));
 
+export interface AnalyticsDeps {
+  /** The analysts' counts and series of events. */
+  store: AnalyticsStore;
+  clock: Clock;
+}
+
 export class AnalyticsService {
-  constructor(
-    private readonly store: AnalyticsStore,
-    private readonly clock: Clock,
-  ) {}
+  private readonly store: AnalyticsStore;
+  private readonly clock: Clock;
+
+  constructor(deps: AnalyticsDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+  }
 
   /** Number of events matching `filter`. */
   total(env: EnvId, filter: EventFilter): Promise<number> {

@@ -43,11 +43,20 @@ export class CompiledListCache {
    */
   private readonly counting = new Map<EnvId, number>();
 
-  constructor(
-    private readonly store: Pick<ListStore, 'getSet' | 'scanItems'>,
-    private readonly clock: Clock,
-    private readonly cacheMs: number,
-  ) {}
+  private readonly store: Pick<ListStore, 'getSet' | 'scanItems'>;
+  private readonly clock: Clock;
+  private readonly cacheMs: number;
+
+  constructor(d: {
+    store: Pick<ListStore, 'getSet' | 'scanItems'>;
+    clock: Clock;
+    /** How long compiled lists are answered before the set's version is checked again. */
+    cacheMs: number;
+  }) {
+    this.store = d.store;
+    this.clock = d.clock;
+    this.cacheMs = d.cacheMs;
+  }
 
   /**
    * The compiled lists a verdict matches against. Only the first verdict of an environment in

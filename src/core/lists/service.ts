@@ -59,6 +59,9 @@ export type ImportOutcome =
 
 const MAX_RETRIES = 5;
 
+/** How long verdicts reuse an environment's compiled lists before checking its version. */
+export const DEFAULT_LIST_CACHE_MS = 1000;
+
 export interface ListDeps {
   store: ListStore;
   audit: AuditLog;
@@ -85,7 +88,11 @@ export class ListService {
   private readonly deleted = new Set<string>();
 
   constructor(private readonly d: ListDeps) {
-    this.compiled = new CompiledListCache(d.store, d.clock, d.cacheMs ?? 1000);
+    this.compiled = new CompiledListCache({
+      store: d.store,
+      clock: d.clock,
+      cacheMs: d.cacheMs ?? DEFAULT_LIST_CACHE_MS,
+    });
     this.importer = new ListImports(
       {
         store: d.store,

@@ -58,11 +58,21 @@ export function summariseRisk(
   };
 }
 
+export interface QueryDeps {
+  /** The analysts' reads of events, devices and rejected requests. */
+  store: QueryStore;
+  /** Users' states, for the summaries beside events and devices. */
+  userStates: UserStateStore;
+}
+
 export class QueryService {
-  constructor(
-    private readonly store: QueryStore,
-    private readonly userStates: UserStateStore,
-  ) {}
+  private readonly store: QueryStore;
+  private readonly userStates: UserStateStore;
+
+  constructor(deps: QueryDeps) {
+    this.store = deps.store;
+    this.userStates = deps.userStates;
+  }
 
   /** Events matching `filter`, newest first. */
   async events(env: EnvId, filter: EventFilter, req: PageRequest): Promise<Page<StoredEvent>> {

@@ -44,6 +44,15 @@ export interface SessionOptions {
   absoluteMs?: number;
 }
 
+export interface SessionDeps extends SessionOptions {
+  store: SessionStore;
+  access: AccessService;
+  environments: EnvironmentService;
+  clock: Clock;
+  /** The MAC key of CSRF tokens (Sealer.macKey('console-csrf')). */
+  csrfKey: Buffer;
+}
+
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export const DEFAULT_SESSION_ABSOLUTE_MS = 12 * 3_600_000;
 /** A session's idle expiry is written at most this often (each request does not write). */
@@ -87,18 +96,9 @@ export class SessionService {
   private readonly idleMs: number;
   private readonly absoluteMs: number;
 
-  constructor(
-    private readonly deps: {
-      store: SessionStore;
-      access: AccessService;
-      environments: EnvironmentService;
-      clock: Clock;
-      csrfKey: Buffer;
-    },
-    o: SessionOptions = {},
-  ) {
-    this.idleMs = o.idleMs ?? DEFAULT_SESSION_IDLE_MS;
-    this.absoluteMs = o.absoluteMs ?? DEFAULT_SESSION_ABSOLUTE_MS;
+  constructor(private readonly deps: SessionDeps) {
+    this.idleMs = deps.idleMs ?? DEFAULT_SESSION_IDLE_MS;
+    this.absoluteMs = deps.absoluteMs ?? DEFAULT_SESSION_ABSOLUTE_MS;
   }
 
   /** The CSRF token of a session token. */

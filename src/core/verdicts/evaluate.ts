@@ -183,6 +183,14 @@ export class VerdictService {
     this.maxEventAgeMs = d.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   }
 
+  /** The verdicts computing now, the bound on them and those waiting their turn (for the metrics). */
+  get work(): { inFlight: number; limit: number; waiting: number } {
+    const l = this.d.limiter;
+    return l
+      ? { inFlight: l.inFlight, limit: l.limit, waiting: l.waiting }
+      : { inFlight: 0, limit: 0, waiting: 0 };
+  }
+
   /**
    * The verdict on one event, from the command a door built. `caller`: the connection or call it
    * answers, so that a verdict whose caller left while it waited its turn is never computed.

@@ -1,20 +1,24 @@
 /**
  * createFakeServices(): the core's use cases wired to in-memory fakes of every port (fake time,
- * the state layer in memory, fake stores, intel, HTTP and mail), as app/build.ts wires them to
- * MongoDB and the platform. No database, no network, no timer: a unit test runs in milliseconds
+ * the state layer in memory, fake stores, intel, HTTP and mail) by the one wiring production
+ * uses, createServices (core/create-services.ts), to which app/build.ts gives MongoDB and the
+ * platform. No database, no network, no timer: a unit test runs in milliseconds
  * and waits only on `time.advance()`.
  */
 import { randomBytes } from 'node:crypto';
 import { asEnvId, type Environment, type Principal } from '../../../src/core/model';
-import { VerdictService } from '../../../src/core/verdicts/evaluate';
-import { TrackService } from '../../../src/core/track';
-import { DeviceService } from '../../../src/core/devices/service';
-import { PolicyService } from '../../../src/core/policies/service';
-import { WebhookService } from '../../../src/core/webhooks/service';
-import { PrivacyService } from '../../../src/core/privacy/service';
-import { ListService } from '../../../src/core/lists/service';
+import type { VerdictService } from '../../../src/core/verdicts/evaluate';
+import type { TrackService } from '../../../src/core/track';
+import type { DeviceService } from '../../../src/core/devices/service';
+import type { PolicyService } from '../../../src/core/policies/service';
+import type { WebhookService } from '../../../src/core/webhooks/service';
+import type { PrivacyService } from '../../../src/core/privacy/service';
+import type { ListService } from '../../../src/core/lists/service';
 import type { ImportOptions } from '../../../src/core/lists/imports';
 import { createFakeLog } from './log';
+import type { Services } from '../../../src/core/services';
+import { createServices } from '../../../src/core/create-services';
+import { Sealer } from '../../../src/core/crypto';
 import { createFakeTime, type FakeTime } from './time';
 import {
   createFakeHttpPoster,
@@ -31,7 +35,14 @@ import {
   type FakeStateLayer,
 } from './state';
 import {
+  createFakeAnalyticsStore,
+  createFakeAttestedKeyStore,
   createFakeAuditLog,
+  createFakeClientEventSink,
+  createFakeCredentialStore,
+  createFakeObservationSink,
+  createFakeQueryStore,
+  createFakeSessionStore,
   createFakeDebuggerStore,
   createFakeListStore,
   createFakeEnvironmentStore,
@@ -51,6 +62,8 @@ export * from './state';
 export * from './stores';
 
 export interface FakeServices {
+  /** Every use case, as the doors get them (the fields below name the ones unit tests drive). */
+  services: Services;
   time: FakeTime;
   state: FakeStateLayer;
   intel: FakeIntel;
@@ -78,6 +91,9 @@ export interface FakeServices {
   environment(opts?: Partial<Environment>): Promise<{ env: Environment; principal: Principal }>;
 }
 
+/** The API secret createFakeServices' environments sign their webhooks with. */
+export const FAKE_SIGNING_SECRET = 'sk_test_fake_signing_secret';
+
 export function createFakeServices(
   opts: { http?: FakeHttpPoster; budgetMs?: number; listImports?: ImportOptions & { maxRows?: number } } = {},
 ): FakeServices {
@@ -95,78 +111,54 @@ export function createFakeServices(
   const privacyStore = createFakePrivacyStore({ events, debuggerLog });
   const users = createFakeUserStateStore(state);
   const counters = createFakeCounterStore(state, () => clock.now());
-  const policies = new PolicyService({
-    store: createFakePolicyStore(),
-    clock,
-    listIds: (env) => lists.ids(env),
-  });
   const listStore = createFakeListStore();
   const audit = createFakeAuditLog();
-  const lists: ListService = new ListService({
-    store: listStore,
-    audit,
-    clock,
-    policiesUsing: (env, id) => policies.usingList(env, id),
-    scheduler: time.scheduler,
-    writes: state,
-    log,
-    ...(opts.listImports ? { imports: opts.listImports } : {}),
-  });
   const webhookAttempts: FakeServices['webhookAttempts'] = [];
-  const webhooks = new WebhookService({
-    store: webhookStore,
-    signingSecret: async () => 'sk_test_fake_signing_secret',
-    environments,
-    clock,
-    http,
-    scheduler: time.scheduler,
-    instanceId: 'unit',
-    log,
-    random: () => 0.5,
-    observer: { attempted: (outcome) => void webhookAttempts.push(outcome) },
-  });
-  const devices = new DeviceService({ users, webhooks, clock });
-  const verdicts = new VerdictService({
-    users,
-    events,
-    counters,
-    writes: state,
-    policies,
-    lists,
-    webhooks,
-    clock,
-    intel,
-    log,
-    budgetMs: opts.budgetMs,
-  });
-  const track = new TrackService({
-    users,
-    events,
-    counters,
-    debuggerLog,
-    deviceService: devices,
-    webhooks,
-    writes: state,
-    clock,
-    scheduler: time.scheduler,
-    intel,
-    log,
-  });
-  const privacy = new PrivacyService({
-    store: privacyStore,
-    users,
-    writes: state,
-    webhooks,
-    mailer,
-    sealer: { macKey: (purpose) => Buffer.from(`fake-mac-key-${purpose}`) },
-    clock,
-    links: {
-      downloadUrl: (jobId, q) =>
-        `https://rampart.test/v1/privacy/exports/${jobId}?expires=${q.expires}&signature=${q.signature}`,
+  // The one wiring production uses (core/create-services.ts), given the fakes.
+  const services = createServices(
+    {
+      stores: {
+        environments,
+        credentials: createFakeCredentialStore(),
+        users,
+        events,
+        debuggerLog,
+        counters,
+        policies: createFakePolicyStore(),
+        lists: listStore,
+        audit,
+        webhooks: webhookStore,
+        privacy: privacyStore,
+        observations: createFakeObservationSink(),
+        attestedKeys: createFakeAttestedKeyStore(),
+        appEvents: createFakeClientEventSink(),
+        sessions: createFakeSessionStore(),
+        queries: createFakeQueryStore(),
+        analytics: createFakeAnalyticsStore(),
+      },
+      writes: state,
+      clock,
+      scheduler: time.scheduler,
+      http,
+      mailer,
+      intel,
+      links: {
+        downloadUrl: (jobId, q) =>
+          `https://rampart.test/v1/privacy/exports/${jobId}?expires=${q.expires}&signature=${q.signature}`,
+      },
+      sealer: new Sealer('11'.repeat(32)),
+      log,
+      observers: { webhooks: { attempted: (outcome) => void webhookAttempts.push(outcome) } },
+      random: () => 0.5,
     },
-    log,
-  });
+    {
+      verdictBudgetMs: opts.budgetMs,
+      webhooks: { instanceId: 'unit' },
+      ...(opts.listImports ? { listImports: opts.listImports } : {}),
+    },
+  );
   return {
+    services,
     time,
     state,
     intel,
@@ -179,16 +171,16 @@ export function createFakeServices(
     log,
     users,
     counters,
-    policies,
-    lists,
+    policies: services.policies,
+    lists: services.lists,
     listStore,
     audit,
-    devices,
-    webhooks,
+    devices: services.devices,
+    webhooks: services.webhooks,
     webhookAttempts,
-    verdicts,
-    track,
-    privacy,
+    verdicts: services.verdicts,
+    track: services.track,
+    privacy: services.privacy,
     async environment(o = {}) {
       const env: Environment = {
         id: asEnvId(randomBytes(8).toString('hex')),
@@ -202,8 +194,15 @@ export function createFakeServices(
         ...o,
       };
       await environments.create(env);
-      await policies.createDefaults(env.id);
-      return { env, principal: { env, kind: 'secret', credentialHash: 'unit' } };
+      await services.policies.createDefaults(env.id);
+      // Its API secret, which signs its webhooks.
+      const { credential } = await services.environments.addCredential(
+        env.id,
+        'secret',
+        'unit',
+        FAKE_SIGNING_SECRET,
+      );
+      return { env, principal: { env, kind: 'secret', credentialHash: credential.hash } };
     },
   };
 }

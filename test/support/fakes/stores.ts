@@ -28,6 +28,10 @@ import type { PrivacyJobPatch, PrivacyStore, PurgeSubject } from '../../../src/c
 import type { Session, SessionStore } from '../../../src/core/sessions/service';
 import { ownNames } from '../../../src/core/privacy/names';
 import type { AttestedKeyRecord, AttestedKeyStore } from '../../../src/core/client/attestation/verifier';
+import type { ClientObservation, ClientObservationSink } from '../../../src/core/client/service';
+import type { ClientEvent, ClientEventSink } from '../../../src/core/client/events';
+import type { QueryStore } from '../../../src/core/queries/ports';
+import type { AnalyticsStore } from '../../../src/core/analytics/ports';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -484,3 +488,35 @@ export function createFakeAttestedKeyStore(): AttestedKeyStore & {
     },
   };
 }
+
+/** What the collector records of each client (core/client/service.ts), in an array. */
+export function createFakeObservationSink(): ClientObservationSink & { readonly all: ClientObservation[] } {
+  const all: ClientObservation[] = [];
+  return { all, record: (o) => void all.push(copy(o)) };
+}
+
+/** Native apps' events (core/client/events.ts), in an array. */
+export function createFakeClientEventSink(): ClientEventSink & { readonly all: ClientEvent[] } {
+  const all: ClientEvent[] = [];
+  return { all, append: (events) => void all.push(...copy(events)) };
+}
+
+/**
+ * A port the unit fakes do not serve: every call rejects, naming the port. The dashboards'
+ * searches and analytics (QueryStore, AnalyticsStore) are read paths of the database: their tests
+ * run against FerretDB (test/integration, test/e2e).
+ */
+function unserved<T extends object>(port: string): T {
+  return new Proxy({} as T, {
+    get: (_, name) =>
+      name === 'then' || typeof name === 'symbol'
+        ? undefined
+        : () =>
+            Promise.reject(
+              new Error(`${port}.${name}: not in the unit fakes (test dashboards against the database)`),
+            ),
+  });
+}
+
+export const createFakeQueryStore = (): QueryStore => unserved<QueryStore>('QueryStore');
+export const createFakeAnalyticsStore = (): AnalyticsStore => unserved<AnalyticsStore>('AnalyticsStore');

@@ -16,7 +16,7 @@ const environments = {
 function access(now: { t: number }) {
   return new AccessService({
     environments,
-    limiter: new RateLimiter(1000),
+    limiter: new RateLimiter({ perSecond: 1000 }),
     failedLimit: { limit: 3, windowMs: 60_000 },
     now: () => now.t,
   });

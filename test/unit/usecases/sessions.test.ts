@@ -36,15 +36,20 @@ async function setup() {
   });
   const access = new AccessService({
     environments,
-    limiter: new RateLimiter(1_000),
+    limiter: new RateLimiter({ perSecond: 1_000 }),
     failedLimit: { limit: 5, windowMs: 60_000 },
     now: () => time.clock.now().getTime(),
   });
   const store = createFakeSessionStore();
-  const sessions = new SessionService(
-    { store, access, environments, clock: time.clock, csrfKey: Buffer.from('fake-csrf-key') },
-    { idleMs: IDLE, absoluteMs: ABSOLUTE },
-  );
+  const sessions = new SessionService({
+    store,
+    access,
+    environments,
+    clock: time.clock,
+    csrfKey: Buffer.from('fake-csrf-key'),
+    idleMs: IDLE,
+    absoluteMs: ABSOLUTE,
+  });
   const { env, secret } = await environments.create('sandbox', { sandbox: true });
   return { time, environments, store, sessions, env, secret };
 }
