@@ -63,8 +63,10 @@ embeddedOnly('a list import while the embedded database fails', () => {
       smtpUrl: undefined,
       mailFrom: 'rampart@localhost',
       privateDatabase: true,
-      // Batches of 100 with a pause of at least 100 ms (so that the faults fall mid-import), retried for 4 s.
-      listImports: { syncItems: 100, batch: 100, minPauseMs: 100, retryForMs: 4000 },
+      // Batches of 100 with a pause of at least 100 ms (so that the faults fall mid-import), retried
+      // for 20 s: the supervisor's restart after a kill takes well under a second on a quiet machine
+      // and seconds on a busy one (4 s let a busy machine fail the first drill).
+      listImports: { syncItems: 100, batch: 100, minPauseMs: 100, retryForMs: 20_000 },
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
     health = await watchDatabase(database.client, ferret.uri, dbName, { probeEveryMs: 100, stallMs: 300 });
@@ -178,7 +180,7 @@ embeddedOnly('a list import while the embedded database fails', () => {
         logged.some(
           (l) => l.includes(importId) && l.includes('list import: the outcome could not be recorded yet'),
         ),
-      { what: 'the job to give up', timeoutMs: 60_000, intervalMs: 100 },
+      { what: 'the job to give up', timeoutMs: 120_000, intervalMs: 100 },
     );
     ferret = await startEmbedded(dir, { port, restartDelaysMs: [1000] });
     const outcome = await ended(location);
