@@ -239,6 +239,20 @@ beforeAll(async () => {
   // The first instance creates the environment; the others find it.
   await start('multi-a');
   await Promise.all([start('multi-b'), start('multi-c')]);
+  // Each instance verifies the secret once before the drills: a process's first look-up of a
+  // credential waits at most 2 s for the database (then 503), which a busy machine can outlast;
+  // once verified, a credential is re-checked behind its last verification.
+  for (const inst of instances) {
+    const answered = await waitFor(
+      async () => {
+        const r = await rest(inst, 'GET', '/v1/users/mi-warm-up/devices');
+        return r.status === 503 ? null : r;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${inst.name} to verify the API secret` },
+    );
+    // Past the credential check: the user is unknown.
+    expect(answered.status).toBe(404);
+  }
   const r = await gql(instances[0] as Instance, '{ environment { id publishableKey } }');
   env = asEnvId(r.data.environment.id);
   publishableKey = r.data.environment.publishableKey;
