@@ -277,8 +277,15 @@ export class RollupReader {
      * `indexed`: the server finds an environment's events by time through an index (MongoDB,
      * Rampart's FerretDB build), so a range that begins before rollups did can be checked for
      * older events: with none, rollups answer it whole (a young environment's 30-day view).
+     * `anyBefore`: how to check (default: the events' time index); the embedded database
+     * answers it through its `time` event keys (embedded-search.ts).
      */
-    private readonly o: { now?: () => number; cacheMs?: number; indexed?: boolean } = {},
+    private readonly o: {
+      now?: () => number;
+      cacheMs?: number;
+      indexed?: boolean;
+      anyBefore?: (env: EnvId, at: Date) => Promise<boolean>;
+    } = {},
   ) {}
 
   private readonly emptyBefore = new Map<string, { empty: boolean; until: number }>();
@@ -289,17 +296,21 @@ export class RollupReader {
     const now = this.o.now?.() ?? Date.now();
     const hit = this.emptyBefore.get(key);
     if (hit && hit.until > now) return hit.empty;
-    const older = await this.gate.run(() =>
-      this.db
-        .collection<{ _id: string; envId: string; occurredAt: Date }>('events')
-        .findOne(
-          { envId: env, occurredAt: { $lt: at } },
-          { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
-        ),
-    );
+    const anyBefore =
+      this.o.anyBefore ??
+      (async (e: EnvId, t: Date) =>
+        (await this.gate.run(() =>
+          this.db
+            .collection<{ _id: string; envId: string; occurredAt: Date }>('events')
+            .findOne(
+              { envId: e, occurredAt: { $lt: t } },
+              { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
+            ),
+        )) !== null);
+    const empty = !(await anyBefore(env, at));
     if (this.emptyBefore.size > 1000) this.emptyBefore.clear();
-    this.emptyBefore.set(key, { empty: older === null, until: now + 10 * MINUTE });
-    return older === null;
+    this.emptyBefore.set(key, { empty, until: now + 10 * MINUTE });
+    return empty;
   }
 
   /**
