@@ -67,7 +67,7 @@ import { Sweeps } from '../workers/sweeps';
 import { WebhookWorker } from '../workers/webhooks';
 import { QueryService } from '../core/queries/service';
 import { AnalyticsService } from '../core/analytics/service';
-import { MongoQueryStore, queryIndexes, withEventTimeIndex } from '../store/queries';
+import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
 import { RollupReader, RollupWriter, rollupIndexes } from '../store/rollups';
@@ -76,7 +76,7 @@ import { SessionService, type SessionOptions } from '../core/sessions/service';
 import { PolicyDryRunService } from '../core/policies/dry-run';
 import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
-import { EventKeyReader, EventKeyWriter, eventKeyIndexes, someEventsWithoutKeys } from '../store/event-keys';
+import { EventKeyReader, EventKeyWriter, eventKeyIndexes } from '../store/event-keys';
 import { EmbeddedEventSearch } from '../store/embedded-search';
 import { RetentionService, retentionDaysOf } from '../core/retention';
 import { RollupCompactor } from '../store/rollup-compactor';
@@ -224,12 +224,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const intel = o.intel ?? offlineIntel;
   const db = o.db;
   const kind = await serverKind(db);
-  // The embedded database finds events by time through their keys; through an index only while an
-  // environment an earlier version created has events without keys (docs/state.md).
-  const indexes = indexesFor(
-    kind,
-    kind.indexPushdown && (await someEventsWithoutKeys(db)) ? withEventTimeIndex(ALL_INDEXES) : ALL_INDEXES,
-  );
+  const indexes = indexesFor(kind, ALL_INDEXES);
   // On FerretDB a non-unique index serves no read unless it is one of this build's (and costs
   // every write): those of an earlier version or build go.
   await applyIndexes(
@@ -506,7 +501,6 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
         now: () => clock.now().getTime(),
         cacheMs: o.rollupCacheMs,
         indexed: kind.indexPushdown || !kind.ferretdb,
-        ...(embeddedSearch ? { anyBefore: (env: EnvId, at: Date) => embeddedSearch.anyBefore(env, at) } : {}),
       }),
       embeddedSearch,
     ),

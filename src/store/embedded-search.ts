@@ -12,11 +12,7 @@
  * | userId, deviceToken, e-mail, ip | the events' (env, field, time, _id) index         |
  * | a /24 network                  | the events' (env, net, time, _id) index             |
  * | policy, signal, ASN, country, name, action | the event keys (event-keys.ts), events by `_id` lists |
- * | a time range, or nothing       | the `time` event keys (every event), events by `_id` lists |
- *
- * Events before an environment's keys began (one an earlier version created) are read by time,
- * through the events' (env, time, _id) index, which the embedded database keeps only while such
- * an environment exists (src/app/build.ts).
+ * | a time range, or nothing       | the events' (env, time, _id) index                  |
  *
  * (Many users' or devices' newest events are one `$in` read on their index: queries.ts.)
  *
@@ -32,7 +28,7 @@ import { InvalidParameters } from '../core/errors';
 import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate } from './analyst-gate';
 import { fromEventDoc, type EventDoc } from './events';
-import { TIME_KEY, type EventKeyReader, type KeyDimension } from './event-keys';
+import type { EventKeyReader, KeyDimension } from './event-keys';
 
 /** Candidates one search reads at most before it stops and says where. */
 export const MAX_EXAMINED = 2_000;
@@ -45,7 +41,8 @@ export const SERVED_FILTERS =
 
 type Path =
   | { kind: 'index'; field: 'userId' | 'deviceToken' | 'email' | 'ip' | 'net'; values: string[] }
-  | { kind: 'keys'; dim: KeyDimension; value: string };
+  | { kind: 'keys'; dim: KeyDimension; value: string }
+  | { kind: 'time' };
 
 /** The first /24 of a network prefix ("81.2.69."), or null for a /16 or /8. */
 const net24 = (prefix: string | null): string | null =>
@@ -75,7 +72,7 @@ export function accessPath(f: EventFilter): Path {
       },
     ]);
   }
-  return { kind: 'keys', dim: 'time', value: TIME_KEY };
+  return { kind: 'time' };
 }
 
 /** Whether a stored event matches every condition of the filter (what the access path left). */
@@ -206,8 +203,6 @@ export class EmbeddedEventSearch {
     if (since !== null && (!range.to || range.to.getTime() > since.getTime())) {
       const from =
         range.from && range.from.getTime() > since.getTime() ? range.from : complete ? undefined : since;
-      // A page's worth first (the newest events of a busy minute), then wider reads.
-      let perRead = Math.min(IDS_PER_READ, batch);
       for await (const minute of this.keys.events(
         env,
         dim,
@@ -215,10 +210,8 @@ export class EmbeddedEventSearch {
         { ...(from ? { from } : {}), ...(range.to ? { to: range.to } : {}) },
         after,
       )) {
-        for (let i = 0; i < minute.length;) {
-          const ids = minute.slice(i, i + perRead).map((e) => e.id);
-          i += ids.length;
-          perRead = Math.min(IDS_PER_READ, perRead * 2);
+        for (let i = 0; i < minute.length; i += IDS_PER_READ) {
+          const ids = minute.slice(i, i + IDS_PER_READ).map((e) => e.id);
           const { gate, maxTimeMS } = this.limits;
           const docs = await gate.run(() =>
             this.events
@@ -257,6 +250,8 @@ export class EmbeddedEventSearch {
       }
       case 'keys':
         return this.keyed(env, path.dim, path.value, range, after, batch);
+      case 'time':
+        return this.indexed(env, {}, range, after, batch);
     }
   }
 
@@ -272,7 +267,7 @@ export class EmbeddedEventSearch {
     const conditions = Object.entries(f).filter(
       ([k, v]) => v !== undefined && k !== 'from' && k !== 'to',
     ).length;
-    const residual = conditions > (path.kind === 'keys' && path.dim === 'time' ? 0 : 1);
+    const residual = conditions > (path.kind === 'time' ? 0 : 1);
     const batch = residual ? Math.max(limit, 200) : limit;
     const source = this.source(env, f, path, after, batch);
     const rows: StoredEvent[] = [];
@@ -304,7 +299,7 @@ export class EmbeddedEventSearch {
     maxRead: number,
     also: (d: EventDoc) => boolean = () => true,
   ): Promise<{ docs: EventDoc[]; complete: boolean }> {
-    const source = this.source(env, f, accessPath(f), null, Math.min(1000, Math.max(1, maxRead)));
+    const source = this.source(env, f, accessPath(f), null, 1000);
     const docs: EventDoc[] = [];
     let read = 0;
     try {
@@ -317,11 +312,6 @@ export class EmbeddedEventSearch {
       await source.return(undefined);
     }
     return { docs, complete: true };
-  }
-
-  /** Whether the environment has an event that happened before `at` (through the `time` keys). */
-  async anyBefore(env: EnvId, at: Date): Promise<boolean> {
-    return (await this.collect(env, { to: at }, 1, 1)).docs.length > 0;
   }
 
   /** Counts of each user's events by verdict and signal: of the newest `maxActivity`, through the user index. */

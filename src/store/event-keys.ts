@@ -1,13 +1,11 @@
 /**
  * Event keys: where the embedded database finds the events of a value shared by many events
- * (a verdict, a signal, a policy, a country, an ASN, an event name), and every event in time
- * order (the `time` key, which every event has).
+ * (a verdict, a signal, a policy, a country, an ASN, an event name).
  *
  * Rampart's FerretDB build serves a non-unique index on top-level fields (patch 0009), and every
  * index costs every event insert: one per dashboard filter would make the hot path pay for ten.
  * The high-cardinality filters (user, device, address, /24, e-mail) get such an index on the
- * events themselves (src/store/queries.ts): a key document per value would be one per event
- * (docs/performance.md). The values above instead gather in memory, per value
+ * events themselves (src/store/queries.ts). The values above instead gather in memory, per value
  * and minute of the event's time, and go to the database every `pushEveryMs` (5 s) as one
  * document per value: a few hundred small inserts a minute at any event rate, on a collection
  * with one index (k, t, _id). A search by such a value reads these documents newest minute first
@@ -45,21 +43,14 @@ export const eventKeyIndexes: IndexSpec[] = [
   },
 ];
 
-/** The event fields searched through keys; `time` lists every event (its one value is TIME_KEY). */
-export type KeyDimension = 'time' | 'name' | 'action' | 'signal' | 'policy' | 'country' | 'asn';
-/** The value of the `time` key: every event has it, so its keys list the events in time order. */
-export const TIME_KEY = '*';
+/** The event fields searched through keys. */
+export type KeyDimension = 'name' | 'action' | 'signal' | 'policy' | 'country' | 'asn';
 
 const MINUTE = 60_000;
 /** Most ids one document holds: a value past it in one push is split over several documents. */
 const MAX_IDS_PER_DOC = 10_000;
-/**
- * Key documents read per round of a search (each up to MAX_IDS_PER_DOC ids): the first round
- * reads FIRST_READ, each next one twice as many, up to DOCS_PER_READ. A page of the newest events
- * is usually in the newest document or two; a sparse value reads on in wider rounds.
- */
+/** Key documents read per round of a search (each up to MAX_IDS_PER_DOC ids). */
 const DOCS_PER_READ = 16;
-const FIRST_READ = 2;
 
 export interface EventKeyDoc {
   _id: string;
@@ -80,10 +71,7 @@ const completeId = (env: EnvId) => idOf(env, 'keys-complete');
 
 /** The keys an event is found by. */
 export function keysOfEvent(e: StoredEvent): [KeyDimension, string][] {
-  const keys: [KeyDimension, string][] = [
-    ['time', TIME_KEY],
-    ['name', e.name],
-  ];
+  const keys: [KeyDimension, string][] = [['name', e.name]];
   if (e.action) keys.push(['action', e.action]);
   for (const s of new Set(e.signals)) keys.push(['signal', s]);
   if (e.policy?.id) keys.push(['policy', e.policy.id]);
@@ -214,27 +202,6 @@ export async function markKeysComplete(db: Db, env: EnvId): Promise<void> {
     .updateOne({ _id: completeId(env) }, { $setOnInsert: { envId: env } }, { upsert: true });
 }
 
-/**
- * Whether some environment of the database has events without keys (created by an earlier
- * version, or on a server without patch 0009): its events before `since` are found by time
- * through the events' time index, which the embedded database keeps only then.
- */
-export async function someEventsWithoutKeys(db: Db): Promise<boolean> {
-  const envs = (
-    await db
-      .collection<{ _id: string }>('environments') // ENVIRONMENTS (environments.ts imports this file)
-      .find({}, { projection: { _id: 1 } })
-      .toArray()
-  ).map((e) => e._id as EnvId);
-  if (envs.length === 0) return false;
-  // A find by `_id` list: FerretDB reads it through the `_id` index (a count would read the collection).
-  const complete = await db
-    .collection<{ _id: string }>(EVENT_KEYS)
-    .find({ _id: { $in: envs.map(completeId) } }, { projection: { _id: 1 } })
-    .toArray();
-  return complete.length < envs.length;
-}
-
 /** Which of an environment's events have keys. */
 export interface KeyCoverage {
   /** Events received from then on have keys (null: none recorded yet). */
@@ -305,7 +272,6 @@ export class EventKeyReader {
     let minute: number | null = null;
     let gathered: KeyedEvent[] = [];
     let cursor: { t: Date; id: string } | null = null;
-    let perRead = FIRST_READ;
     const finish = () => gathered.filter(keep).sort(newestFirst);
     for (;;) {
       const filter = {
@@ -314,7 +280,12 @@ export class EventKeyReader {
         ...(cursor ? { $or: [{ t: { $lt: cursor.t } }, { t: cursor.t, _id: { $lt: cursor.id } }] } : {}),
       };
       const docs = await this.gate.run(() =>
-        this.col.find(filter).sort({ t: -1, _id: -1 }).limit(perRead).maxTimeMS(this.maxTimeMS).toArray(),
+        this.col
+          .find(filter)
+          .sort({ t: -1, _id: -1 })
+          .limit(DOCS_PER_READ)
+          .maxTimeMS(this.maxTimeMS)
+          .toArray(),
       );
       for (const d of docs) {
         const m = d.t.getTime();
@@ -327,10 +298,9 @@ export class EventKeyReader {
         for (let i = 0; i < d.ids.length; i++)
           gathered.push({ at: d.at[i] as number, id: d.ids[i] as string });
       }
-      if (docs.length < perRead) break;
+      if (docs.length < DOCS_PER_READ) break;
       const last = docs[docs.length - 1] as EventKeyDoc;
       cursor = { t: last.t, id: last._id };
-      perRead = Math.min(DOCS_PER_READ, perRead * 2);
     }
     const done = finish();
     if (done.length > 0) yield done;

@@ -32,10 +32,15 @@ export const queryIndexes: IndexSpec[] = [
       { key: { envId: 1, country: 1, occurredAt: -1, _id: -1 }, name: 'q_env_country_time' },
       { key: { envId: 1, asn: 1, occurredAt: -1, _id: -1 }, name: 'q_env_asn_time' },
     ],
-    // Rampart's FerretDB build: the high-cardinality filters only; the others, and time, go
-    // through the event keys (event-keys.ts), which cost far less per event than an index each.
-    // The time index only while an environment has events without keys (withEventTimeIndex).
-    servedOnEmbedded: ['q_env_user_time', 'q_env_device_time', 'q_env_ip_time', 'q_env_email_time'],
+    // Rampart's FerretDB build: the high-cardinality filters only; the others go through the
+    // event keys (event-keys.ts), which cost far less per event than an index each.
+    servedOnEmbedded: [
+      'q_env_time',
+      'q_env_user_time',
+      'q_env_device_time',
+      'q_env_ip_time',
+      'q_env_email_time',
+    ],
     // A /24 by equality (MongoDB reads the address index's range for the prefix instead).
     embeddedOnly: [{ key: { envId: 1, net: 1, occurredAt: -1, _id: -1 }, name: 'q_env_net_time' }],
   },
@@ -61,18 +66,6 @@ export const queryIndexes: IndexSpec[] = [
     servedOnEmbedded: ['q_env_time', 'q_env_user_time'],
   },
 ];
-
-/**
- * The index specs with the events' time index served on the embedded database too: while some
- * environment has events without keys (someEventsWithoutKeys), those are found by time through it.
- */
-export function withEventTimeIndex(specs: readonly IndexSpec[]): IndexSpec[] {
-  return specs.map((s) =>
-    s.collection === 'events' && s.servedOnEmbedded
-      ? { ...s, servedOnEmbedded: [...s.servedOnEmbedded, 'q_env_time'] }
-      : s,
-  );
-}
 
 /** Largest batch one round of a batched look-up reads. */
 const MAX_BATCH = 5000;

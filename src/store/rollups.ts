@@ -277,15 +277,8 @@ export class RollupReader {
      * `indexed`: the server finds an environment's events by time through an index (MongoDB,
      * Rampart's FerretDB build), so a range that begins before rollups did can be checked for
      * older events: with none, rollups answer it whole (a young environment's 30-day view).
-     * `anyBefore`: how to check (default: the events' time index); the embedded database
-     * answers it through its `time` event keys (embedded-search.ts).
      */
-    private readonly o: {
-      now?: () => number;
-      cacheMs?: number;
-      indexed?: boolean;
-      anyBefore?: (env: EnvId, at: Date) => Promise<boolean>;
-    } = {},
+    private readonly o: { now?: () => number; cacheMs?: number; indexed?: boolean } = {},
   ) {}
 
   private readonly emptyBefore = new Map<string, { empty: boolean; until: number }>();
@@ -296,21 +289,17 @@ export class RollupReader {
     const now = this.o.now?.() ?? Date.now();
     const hit = this.emptyBefore.get(key);
     if (hit && hit.until > now) return hit.empty;
-    const anyBefore =
-      this.o.anyBefore ??
-      (async (e: EnvId, t: Date) =>
-        (await this.gate.run(() =>
-          this.db
-            .collection<{ _id: string; envId: string; occurredAt: Date }>('events')
-            .findOne(
-              { envId: e, occurredAt: { $lt: t } },
-              { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
-            ),
-        )) !== null);
-    const empty = !(await anyBefore(env, at));
+    const older = await this.gate.run(() =>
+      this.db
+        .collection<{ _id: string; envId: string; occurredAt: Date }>('events')
+        .findOne(
+          { envId: env, occurredAt: { $lt: at } },
+          { projection: { _id: 1 }, maxTimeMS: this.maxTimeMS },
+        ),
+    );
     if (this.emptyBefore.size > 1000) this.emptyBefore.clear();
-    this.emptyBefore.set(key, { empty, until: now + 10 * MINUTE });
-    return empty;
+    this.emptyBefore.set(key, { empty: older === null, until: now + 10 * MINUTE });
+    return older === null;
   }
 
   /**

@@ -10,8 +10,8 @@ import { InvalidParameters } from '../../../src/core/errors';
 import { storedEvent } from '../../support/events';
 
 it.each<[string, EventFilter, ReturnType<typeof accessPath>]>([
-  ['nothing', {}, { kind: 'keys', dim: 'time', value: '*' }],
-  ['a time range', { from: new Date(0), to: new Date(1) }, { kind: 'keys', dim: 'time', value: '*' }],
+  ['nothing', {}, { kind: 'time' }],
+  ['a time range', { from: new Date(0), to: new Date(1) }, { kind: 'time' }],
   [
     'a user, before everything else',
     { userId: 'u', signal: 's', ip: '1.2.3.4' },
