@@ -77,6 +77,31 @@ export interface Outcome {
  */
 const SHARED_WINDOWS: ReadonlySet<WindowKind> = new Set(['asn', 'shape', 'dom', 'env', 'mk']);
 
+/**
+ * The apps' and an app release's client-token habit, counted for a login an app made (with a
+ * token or not): by an allowed login, and by a challenged one once its challenge is passed.
+ */
+function appHabitBumps(
+  bumps: CounterBump[],
+  login: { fingerprinted: boolean; app: boolean; release: string | null },
+  popW: number,
+): void {
+  if (!login.app) return;
+  bumps.push({
+    key: appFingerprintKey(login.fingerprinted),
+    inc: { c: popW },
+    keepMs: POPULATION_KEEP_MS,
+    late: 'population',
+  });
+  if (login.release)
+    bumps.push({
+      key: releaseFingerprintKey(login.release),
+      inc: { [login.fingerprinted ? 'y' : 'n']: popW },
+      keepMs: POPULATION_KEEP_MS,
+      late: 'population',
+    });
+}
+
 /** The counter changes an event makes. `s` is what was read (set sizes, to respect their caps). */
 export function counterBumps(
   f: Features,
@@ -146,20 +171,7 @@ export function counterBumps(
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
-    if (f.app)
-      bumps.push({
-        key: appFingerprintKey(f.fingerprinted),
-        inc: { c: popW },
-        keepMs: POPULATION_KEEP_MS,
-        late: 'population',
-      });
-    if (f.app && f.release)
-      bumps.push({
-        key: releaseFingerprintKey(f.release),
-        inc: { [f.fingerprinted ? 'y' : 'n']: popW },
-        keepMs: POPULATION_KEEP_MS,
-        late: 'population',
-      });
+    appHabitBumps(bumps, f, popW);
     const machine = machineOf(f);
     if (machine)
       bumps.push({
@@ -213,20 +225,7 @@ export function counterBumps(
       keepMs: POPULATION_KEEP_MS,
       late: 'population',
     });
-    if (passed.app)
-      bumps.push({
-        key: appFingerprintKey(passed.fingerprinted),
-        inc: { c: popW },
-        keepMs: POPULATION_KEEP_MS,
-        late: 'population',
-      });
-    if (passed.app && passed.release)
-      bumps.push({
-        key: releaseFingerprintKey(passed.release),
-        inc: { [passed.fingerprinted ? 'y' : 'n']: popW },
-        keepMs: POPULATION_KEEP_MS,
-        late: 'population',
-      });
+    appHabitBumps(bumps, passed, popW);
   }
   const browser = f.values[LEVEL.browser];
   if (o.attempt && browser) {
