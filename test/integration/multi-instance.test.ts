@@ -282,9 +282,12 @@ describe('three instances on one database', () => {
       const door = random() < 0.5 ? 'rest' : 'grpc';
       // Each user's every third call is a failed login (feedback), the others verdicts.
       const feedback = Math.floor(i / users.length) % 3 === 2;
+      // A denied login counts as a failure too (`lesson`): which logins a busy machine's interleaving
+      // of the three instances gets denied varies, so the test counts them as they come.
+      let denied = false;
       try {
         if (feedback) await failed(inst, door, user, ip);
-        else await login(inst, door, user, `mi-count-device-${u}`, ip);
+        else denied = (await login(inst, door, user, `mi-count-device-${u}`, ip)).action === 'deny';
       } catch (err) {
         refused.push(String(err));
         return;
@@ -295,7 +298,7 @@ describe('three instances on one database', () => {
       acks.set(user, a);
       const b = byIp.get(ip) ?? { all: 0, failed: 0 };
       b.all++;
-      if (feedback) b.failed++;
+      if (feedback || denied) b.failed++;
       byIp.set(ip, b);
     });
     expect(refused).toEqual([]);

@@ -13,6 +13,10 @@ import { TENTATIVE_WEIGHT } from '../../src/core/scoring/model';
 import { idOf } from '../../src/store/ids';
 import { unpack } from '../../src/store/state/pack';
 
+// Hundreds of calls through the real database: on a machine whose cores are shared many times over
+// that takes minutes. The bound only catches a hang.
+jest.setTimeout(600_000);
+
 const UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
 
