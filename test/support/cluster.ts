@@ -67,7 +67,10 @@ export async function startInstance(name: string, settings: Record<string, strin
       return out.split('\n').find((l) => l.includes('"rampart listening"'));
     },
     { timeoutMs: 240_000, intervalMs: 50, what: `${name} to listen` },
-  );
+  ).catch((err: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${err.message}; it logged:\n${out.slice(-4000)}`);
+  });
   const listening = JSON.parse(line) as { http: string; grpc: string };
   return {
     name,
