@@ -44,6 +44,7 @@ import {
 } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { unpack } from './state/pack';
+import type { StateStoreDeps } from './deps';
 
 export const USERS = 'users';
 export const DEVICE_TOKENS = 'device_tokens';
@@ -405,10 +406,12 @@ const locationText = (l: NonNullable<ProfileChange['location']>) =>
   `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
 
 export class StateUserStore implements UserStateStore {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor({ db, state }: StateStoreDeps) {
+    this.db = db;
+    this.state = state;
+  }
 
   cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined {
     const doc = this.state.peek(USERS, idOf(env, userId)) as UserDocument | null | undefined;

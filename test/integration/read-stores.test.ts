@@ -44,7 +44,7 @@ function seed(): Promise<TestDatabase> {
       },
     });
     const events = await eventWriter(db, state);
-    const rejected = new MongoDebuggerStore(db, state);
+    const rejected = new MongoDebuggerStore({ db, state });
     // Oldest first, as they arrive: the rollups then count from the first event's minute on.
     const byTime = [...READ_STORE_DATA.events].sort(
       (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime(),
@@ -77,22 +77,31 @@ readStoreContract('the MongoDB stores as built for this server', async () => {
   const kind = await serverKind(db);
   const analyst = limits();
   const embedded = kind.indexPushdown
-    ? new EmbeddedEventSearch(db, analyst, new EventKeyReader(db, analyst.gate, analyst.maxTimeMS), {
+    ? new EmbeddedEventSearch({
+        db,
+        limits: analyst,
+        keys: new EventKeyReader({ db, gate: analyst.gate, maxTimeMS: analyst.maxTimeMS }),
         maxExamined: MAX_EXAMINED,
       })
     : undefined;
-  const rollups = new RollupReader(db, analyst.gate, analyst.maxTimeMS, {
+  const rollups = new RollupReader({
+    db,
+    gate: analyst.gate,
+    maxTimeMS: analyst.maxTimeMS,
     now: () => T0,
     indexed: kind.indexPushdown || !kind.ferretdb,
   });
   return {
-    queries: new MongoQueryStore(db, analyst, embedded),
-    analytics: new MongoAnalyticsStore(db, analyst, rollups, embedded),
+    queries: new MongoQueryStore({ db, limits: analyst, embedded }),
+    analytics: new MongoAnalyticsStore({ db, limits: analyst, rollups, embedded }),
   };
 });
 
 readStoreContract('the MongoDB stores, every filter one query', async () => {
   const { db } = await seed();
   const analyst = limits();
-  return { queries: new MongoQueryStore(db, analyst), analytics: new MongoAnalyticsStore(db, analyst) };
+  return {
+    queries: new MongoQueryStore({ db, limits: analyst }),
+    analytics: new MongoAnalyticsStore({ db, limits: analyst }),
+  };
 });

@@ -168,7 +168,7 @@ const noDatabase = new Proxy(
 
 /** The users-and-devices repository on a fake state layer. */
 export function createFakeUserStateStore(state: FakeStateLayer): UserStateStore {
-  return new StateUserStore(noDatabase, state as unknown as StateLayer);
+  return new StateUserStore({ db: noDatabase, state: state as unknown as StateLayer });
 }
 
 /** The devices' dashboard copy on a fake state layer (what the read fakes search). */
@@ -178,5 +178,5 @@ export function fakeDeviceCopies(state: FakeStateLayer): Device[] {
 
 /** The counters repository on a fake state layer. */
 export function createFakeCounterStore(state: FakeStateLayer, now: () => Date): CounterStore {
-  return new StateCounterStore(noDatabase, state as unknown as StateLayer, now);
+  return new StateCounterStore({ db: noDatabase, state: state as unknown as StateLayer, now });
 }
