@@ -11,7 +11,13 @@
  * instances) changing one user never lose each other's changes.
  */
 import type { Db } from 'mongodb';
-import type { Device, DeviceContext, EnvId, UserProfile } from '../core/model';
+import {
+  unknownDeviceContext,
+  type Device,
+  type DeviceContext,
+  type EnvId,
+  type UserProfile,
+} from '../core/model';
 import type { DeviceChange, ProfileChange, UserChange, UserState, UserStateStore } from '../core/ports';
 import { MAX_LINKED_PROFILES } from '../core/devices/machine';
 import {
@@ -170,28 +176,7 @@ export interface DeviceDoc extends Omit<Device, 'context' | 'riskScore'> {
 
 const toContextDoc = (c: DeviceContext): ContextDoc => ({ ...c, properties: toJson(c.properties) });
 const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
-  c
-    ? { ...c, properties: fromJson(c.properties, {}) }
-    : {
-        ip: null,
-        location: null,
-        userAgent: {
-          raw: '',
-          browser: '',
-          version: '',
-          os: '',
-          mobile: false,
-          platform: '',
-          device: '',
-          family: '',
-          type: 'other',
-          bot: false,
-          headless: false,
-          crawler: false,
-        },
-        type: 'other',
-        properties: {},
-      };
+  c ? { ...c, properties: fromJson(c.properties, {}) } : unknownDeviceContext();
 
 /** A device copy as stored (packed by an embedded Rampart, or plain) as the document it stands for. */
 export const storedDevice = (stored: DeviceDoc): DeviceDoc =>

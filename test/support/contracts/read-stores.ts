@@ -9,7 +9,13 @@
  */
 import { InvalidParameters } from '../../../src/core/errors';
 import type { Device, EnvId, RejectedPayload, StoredEvent } from '../../../src/core/model';
-import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from '../../../src/core/queries/model';
+import type {
+  DeviceFilter,
+  EventFilter,
+  Found,
+  RejectedFilter,
+  SortKey,
+} from '../../../src/core/queries/model';
 import type { QueryStore } from '../../../src/core/queries/ports';
 import type { AnalyticsStore, CountField } from '../../../src/core/analytics/ports';
 import { storedEvent } from '../events';
@@ -195,36 +201,47 @@ export const EVENT_CASES: [string, EventFilter, string[]][] = [
   ['a user with no events', { userId: 'nobody' }, []],
 ];
 
-/** Every page of a search, `limit` at a time, each from where the last stopped. */
-async function walk(store: QueryStore, env: EnvId, filter: EventFilter, limit: number): Promise<string[]> {
+/**
+ * Every page of a search, `limit` at a time, each from where the last stopped (after its last row,
+ * or where it says it stopped early): the keys of the rows, in order.
+ */
+async function walkPages<T>(
+  search: (after: SortKey | null) => Promise<Found<T>>,
+  keyOf: (row: T) => SortKey,
+  limit: number,
+): Promise<string[]> {
   const ids: string[] = [];
   let after: SortKey | null = null;
   for (let pages = 0; pages < 100; pages++) {
-    const found = await store.searchEvents(env, filter, limit, after);
-    ids.push(...found.rows.map((e) => e.id));
+    const found = await search(after);
+    ids.push(...found.rows.map((r) => keyOf(r).id));
     const last = found.rows[found.rows.length - 1];
-    if (found.rows.length === limit && last) after = { at: last.occurredAt, id: last.id };
+    if (found.rows.length === limit && last) after = keyOf(last);
     else if (found.stoppedAt) after = found.stoppedAt;
     else return ids;
   }
   throw new Error('a search that never ends');
 }
 
+/** Every page of an event search: the ids. */
+const walk = (store: QueryStore, env: EnvId, filter: EventFilter, limit: number) =>
+  walkPages(
+    (after) => store.searchEvents(env, filter, limit, after),
+    (e) => ({ at: e.occurredAt, id: e.id }),
+    limit,
+  );
+
 /** Every page of a device search in ENV: the tokens. */
-async function walkDevices(store: QueryStore, filter: DeviceFilter, limit: number): Promise<string[]> {
-  const tokens: string[] = [];
-  let after: SortKey | null = null;
-  for (let pages = 0; pages < 100; pages++) {
-    const found = await store.searchDevices(ENV, filter, limit, after);
-    expect(found.rows.every((d) => d.envId === ENV)).toBe(true);
-    tokens.push(...found.rows.map((d) => d.token));
-    const last = found.rows[found.rows.length - 1];
-    if (found.rows.length === limit && last) after = { at: last.lastSeenAt, id: last.token };
-    else if (found.stoppedAt) after = found.stoppedAt;
-    else return tokens;
-  }
-  throw new Error('a search that never ends');
-}
+const walkDevices = (store: QueryStore, filter: DeviceFilter, limit: number) =>
+  walkPages(
+    async (after) => {
+      const found = await store.searchDevices(ENV, filter, limit, after);
+      expect(found.rows.every((d) => d.envId === ENV)).toBe(true);
+      return found;
+    },
+    (d) => ({ at: d.lastSeenAt, id: d.token }),
+    limit,
+  );
 
 /** Device filters and the tokens each matches in ENV, most recently seen first. */
 export const DEVICE_CASES: [string, DeviceFilter, string[]][] = [
