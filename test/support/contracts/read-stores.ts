@@ -8,7 +8,13 @@
  * The data is small and written out here, and so is every expected answer.
  */
 import { InvalidParameters } from '../../../src/core/errors';
-import type { Device, EnvId, RejectedPayload, StoredEvent } from '../../../src/core/model';
+import {
+  unknownDeviceContext,
+  type Device,
+  type EnvId,
+  type RejectedPayload,
+  type StoredEvent,
+} from '../../../src/core/model';
 import type {
   DeviceFilter,
   EventFilter,
@@ -100,7 +106,7 @@ function deviceOf(
     riskScore: o.risk,
     feedback: o.feedback ?? null,
     context: {
-      ip: null,
+      ...unknownDeviceContext(),
       location: {
         country_code: o.country,
         country: null,
@@ -110,22 +116,6 @@ function deviceOf(
         lat: null,
         lon: null,
       },
-      userAgent: {
-        raw: 'ua',
-        browser: 'Chrome',
-        version: '121',
-        os: 'Windows',
-        mobile: false,
-        platform: 'Windows',
-        device: '',
-        family: 'Chrome',
-        type: 'desktop',
-        bot: false,
-        headless: false,
-        crawler: false,
-      },
-      type: 'desktop',
-      properties: {},
     },
     lastEventRisk: o.risk / 100,
     sightings: 1,
