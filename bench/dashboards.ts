@@ -288,8 +288,8 @@ async function writeRollupsAndKeys(db: Db, env: EnvId, log: EventLog, out: (s: s
     onError: (err, what) =>
       out(`  rollups and keys: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });
-  const rollups = new RollupWriter(state, { pushEveryMs: 60_000 });
-  const keys = new EventKeyWriter(state, { pushEveryMs: 60_000 });
+  const rollups = new RollupWriter({ state, pushEveryMs: 60_000 });
+  const keys = new EventKeyWriter({ state, pushEveryMs: 60_000 });
   const order = log.byMinute();
   let fed = 0;
   let minute = -1;
@@ -361,7 +361,7 @@ export async function loadEnvironment(
     onError: (err, what) =>
       out(`  state layer: ${what}: ${err instanceof Error ? err.message : String(err)}\n`),
   });
-  const users = new StateUserStore(stateClient.db(e.dbName), state);
+  const users = new StateUserStore({ db: stateClient.db(e.dbName), state });
   const tokenKey = randomBytes(32);
 
   // Where people live: residential /24s (a few big ones: carriers' NAT), and hosting /24s attacks come from.
@@ -573,7 +573,8 @@ export async function loadEnvironment(
   const derivedMs = performance.now() - derivedStarted;
   // Pack the settled hours and days, as the server's compactor would within 5 minutes.
   const packStarted = performance.now();
-  const packing = await new RollupCompactor(stateClient.db(e.dbName), {
+  const packing = await new RollupCompactor({
+    db: stateClient.db(e.dbName),
     environments: async () => [{ id: env, retentionDays: 31 }],
   }).run();
   const packMs = performance.now() - packStarted;

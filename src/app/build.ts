@@ -204,6 +204,14 @@ export interface Built {
 
 /** Longest one dashboard read may run in the database by default. */
 export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
+/** Dashboard reads at once by default. */
+export const DEFAULT_ANALYST_CONCURRENCY = 1;
+/** The most of the time dashboard reads may hold the database by default. */
+export const DEFAULT_ANALYST_SHARE = 0.5;
+/** How long shutdown keeps trying to write what is queued, by default. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
+/** How often the open webhook deliveries are read for the metrics (see buildServices). */
+const OUTBOX_READ_MS = { shared: 15_000, embedded: 10 * 60_000 };
 
 export async function buildServices(o: BuildOptions): Promise<Built> {
   const clock = o.clock ?? systemClock;
@@ -265,18 +273,18 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const analyst = {
     maxTimeMS: analystTimeoutMs,
     gate: new AnalystGate({
-      concurrency: o.analystConcurrency ?? 1,
-      share: o.analystShare ?? 0.5,
+      concurrency: o.analystConcurrency ?? DEFAULT_ANALYST_CONCURRENCY,
+      share: o.analystShare ?? DEFAULT_ANALYST_SHARE,
       waitMs: o.analystWaitMs ?? Math.max(analystTimeoutMs, DEFAULT_ANALYST_TIMEOUT_MS),
     }),
   };
   const sealer = new Sealer(o.masterKey);
   // Every repository the core is given speaks the core's errors, never the driver's (`core`).
-  const environmentsStore = core(new MongoEnvironmentStore(db, { eventKeys: kind.indexPushdown }));
-  const rollups = new RollupWriter(state, { pushEveryMs: o.rollupPushEveryMs });
+  const environmentsStore = core(new MongoEnvironmentStore({ db, eventKeys: kind.indexPushdown }));
+  const rollups = new RollupWriter({ state, pushEveryMs: o.rollupPushEveryMs });
   // On Rampart's FerretDB build the values shared by many events are found through event keys.
   const eventKeys = kind.indexPushdown
-    ? new EventKeyWriter(state, { pushEveryMs: o.rollupPushEveryMs })
+    ? new EventKeyWriter({ state, pushEveryMs: o.rollupPushEveryMs })
     : undefined;
   // Where this process is the database's only writer, windows it never wrote are not looked up,
   // and an address's window is kept in its network's (one document written for both).
@@ -285,20 +293,26 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ? new CreatedHere(await lastBucketBefore(db, clock.now().getTime(), windowHorizon), firstHourOf)
     : undefined;
   const counters = core(
-    new StateCounterStore(db, state, () => clock.now(), created, alone ? addressWindowFold : undefined),
+    new StateCounterStore({
+      db,
+      state,
+      now: () => clock.now(),
+      created,
+      fold: alone ? addressWindowFold : undefined,
+    }),
   );
-  const observations = core(new StateClientObservationStore(db, state));
-  const attestedKeys = core(new MongoAttestedKeyStore(db));
-  const appEvents = core(new StateClientEventStore(db, state));
+  const observations = core(new StateClientObservationStore({ db, state }));
+  const attestedKeys = core(new MongoAttestedKeyStore({ db }));
+  const appEvents = core(new StateClientEventStore({ db, state }));
   // Rampart's FerretDB build serves the dashboards through a few indexes and the event keys;
   // MongoDB through its own indexes (docs/state.md, "The analysts' read path").
   const embeddedSearch = kind.indexPushdown
-    ? new EmbeddedEventSearch(
-        o.analystDb ?? db,
-        analyst,
-        new EventKeyReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS),
-        { maxExamined: o.analystMaxExamined },
-      )
+    ? new EmbeddedEventSearch({
+        db: o.analystDb ?? db,
+        limits: analyst,
+        keys: new EventKeyReader({ db: o.analystDb ?? db, gate: analyst.gate, maxTimeMS: analyst.maxTimeMS }),
+        maxExamined: o.analystMaxExamined,
+      })
     : undefined;
   const { pollMs, outboxEveryMs, ...webhookTuning } = o.webhooks ?? {};
   // The use cases, wired once (core/create-services.ts) to the MongoDB stores and the platform;
@@ -307,36 +321,41 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     {
       stores: {
         environments: environmentsStore,
-        credentials: core(new MongoCredentialStore(db)),
-        users: core(new StateUserStore(db, state)),
-        events: core(new MongoEventStore(db, state, rollups, eventKeys)),
-        debuggerLog: core(new MongoDebuggerStore(db, state)),
+        credentials: core(new MongoCredentialStore({ db })),
+        users: core(new StateUserStore({ db, state })),
+        events: core(new MongoEventStore({ db, state, rollups, keys: eventKeys })),
+        debuggerLog: core(new MongoDebuggerStore({ db, state })),
         counters,
-        policies: core(new MongoPolicyStore(db)),
+        policies: core(new MongoPolicyStore({ db })),
         // Rampart's FerretDB build reads items through its indexes and replaces them in an insert.
-        lists: core(new MongoListStore(db, { indexed: kind.indexPushdown, upsertInsert: kind.upsertInsert })),
-        audit: core(new MongoAuditLog(db)),
+        lists: core(new MongoListStore({ db, indexed: kind.indexPushdown, upsertInsert: kind.upsertInsert })),
+        audit: core(new MongoAuditLog({ db })),
         // Claims without a claim document where findAndModify is atomic: MongoDB and Rampart's build.
         webhooks: core(
-          new MongoWebhookStore(db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown }),
+          new MongoWebhookStore({ db, state, atomicUpdates: !kind.ferretdb || kind.indexPushdown }),
         ),
-        privacy: core(new MongoPrivacyStore(db, state, { eraseAfterPurge: kind.ferretdb, log: o.log })),
+        privacy: core(new MongoPrivacyStore({ db, state, eraseAfterPurge: kind.ferretdb, log: o.log })),
         observations,
         attestedKeys,
         appEvents,
-        sessions: core(new MongoSessionStore(db)),
-        queries: core(new MongoQueryStore(o.analystDb ?? db, analyst, embeddedSearch)),
+        sessions: core(new MongoSessionStore({ db })),
+        queries: core(
+          new MongoQueryStore({ db: o.analystDb ?? db, limits: analyst, embedded: embeddedSearch }),
+        ),
         analytics: core(
-          new MongoAnalyticsStore(
-            o.analystDb ?? db,
-            analyst,
-            new RollupReader(o.analystDb ?? db, analyst.gate, analyst.maxTimeMS, {
+          new MongoAnalyticsStore({
+            db: o.analystDb ?? db,
+            limits: analyst,
+            rollups: new RollupReader({
+              db: o.analystDb ?? db,
+              gate: analyst.gate,
+              maxTimeMS: analyst.maxTimeMS,
               now: () => clock.now().getTime(),
               cacheMs: o.rollupCacheMs,
               indexed: kind.indexPushdown || !kind.ferretdb,
             }),
-            embeddedSearch,
-          ),
+            embedded: embeddedSearch,
+          }),
         ),
       },
       writes: core(state),
@@ -371,7 +390,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // a read of the open deliveries: on MongoDB an index range, read every 15 s since other
   // instances share the outbox; on FerretDB a scan of the outbox (the backlog, never the
   // history), read every 10 minutes (the embedded database has no other writer).
-  const outboxReadMs = outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? 10 * 60_000 : 15_000);
+  const outboxReadMs =
+    outboxEveryMs ?? (kind.ferretdb || o.privateDatabase ? OUTBOX_READ_MS.embedded : OUTBOX_READ_MS.shared);
   // What the gauges read when scraped.
   metrics.measure({
     writeBacklog: () => state.backlog,
@@ -388,7 +408,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   const retention = new RetentionService({
     environments: environmentsStore,
     store: core(
-      new MongoRetentionStore(db, {
+      new MongoRetentionStore({
+        db,
         strategy: o.retention?.strategy ?? (kind.ferretdb ? 'scan' : 'per-environment'),
         scanDb: o.analystDb ?? db,
       }),
@@ -399,7 +420,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.retention?.batchSize !== undefined ? { batchSize: o.retention.batchSize } : {}),
     ...(o.retention?.pauseMs !== undefined ? { pauseMs: o.retention.pauseMs } : {}),
   });
-  const rollupCompactor = new RollupCompactor(db, {
+  const rollupCompactor = new RollupCompactor({
+    db,
     environments: async () =>
       (await environmentsStore.list()).map((e) => ({ id: e.id, retentionDays: retentionDaysOf(e) })),
     now: () => clock.now().getTime(),
@@ -465,7 +487,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     async stop() {
       // One deadline for the whole drain, so that a database that does not answer cannot hold
       // the exit past what a service manager allows (each step gets what is left of it).
-      const until = Date.now() + (o.drainTimeoutMs ?? 20_000);
+      const until = Date.now() + (o.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
       const left = () => Math.max(0, until - Date.now());
       const within = <T>(work: Promise<T>, what: string) =>
         new Promise<void>((resolve) => {

@@ -98,7 +98,7 @@ export interface ServiceStores {
   appEvents: ClientEventSink;
   /** Console sessions. MongoSessionStore; createFakeSessionStore. */
   sessions: SessionStore;
-  /** Dashboard searches. MongoQueryStore; createFakeQueryStore (answers nothing: e2e tier). */
+  /** Dashboard searches. MongoQueryStore; createFakeQueryStore (reads the fake events, debugger and devices). */
   queries: QueryStore;
   /** Analytics and the dry run's stored verdicts. MongoAnalyticsStore; createFakeAnalyticsStore (likewise). */
   analytics: AnalyticsStore;

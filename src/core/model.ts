@@ -222,6 +222,28 @@ export interface DeviceContext {
   properties: Record<string, unknown>;
 }
 
+/** The context of a device nothing is known of (no sighting recorded one): a fresh object each call. */
+export const unknownDeviceContext = (): DeviceContext => ({
+  ip: null,
+  location: null,
+  userAgent: {
+    raw: '',
+    browser: '',
+    version: '',
+    os: '',
+    mobile: false,
+    platform: '',
+    device: '',
+    family: '',
+    type: 'other',
+    bot: false,
+    headless: false,
+    crawler: false,
+  },
+  type: 'other',
+  properties: {},
+});
+
 export interface Device {
   token: string;
   envId: EnvId;

@@ -3,6 +3,7 @@
  * it is named here (the gRPC counterpart of rest/mappers.ts).
  */
 import type { Action, Device, Signals } from '../core/model';
+import { castleUserAgent } from '../core/intel/types';
 import type { Verdict } from '../core/verdicts/evaluate';
 import type { PrivacyJob, PrivacyJobStatus } from '../core/privacy/model';
 import { toStruct } from './struct';
@@ -110,16 +111,7 @@ export function deviceMessage(d: Device, current = false): DeviceMessage {
             ...(loc.lon !== null ? { lon: loc.lon } : {}),
           }
         : null,
-      userAgent: {
-        raw: ua.raw,
-        browser: ua.browser,
-        version: ua.version,
-        os: ua.os,
-        mobile: ua.mobile,
-        platform: ua.platform,
-        device: ua.device,
-        family: ua.family,
-      },
+      userAgent: castleUserAgent(ua),
       properties: toStruct(d.context.properties),
       type: DEVICE_TYPE[d.context.type] ?? 'DEVICE_TYPE_OTHER',
     },

@@ -67,36 +67,25 @@ export function lookupIp(ip: string): IpIntel {
   return lookupCached(ip);
 }
 
+/** What an invalid or non-routable address is answered: a bogon, with no data. */
+const bogonResult = (ip: string, version: 4 | 6): IpIntel => ({
+  ip,
+  version,
+  location: null,
+  asn: null,
+  hosting: false,
+  vpn: false,
+  relay: false,
+  tor: false,
+  bogon: true,
+});
+
 function lookupUncached(ip: string): IpIntel {
   const norm = normaliseIp(ip);
-  if (norm === null) {
-    return {
-      ip,
-      version: ip.includes(':') ? 6 : 4,
-      location: null,
-      asn: null,
-      hosting: false,
-      vpn: false,
-      relay: false,
-      tor: false,
-      bogon: true,
-    };
-  }
+  if (norm === null) return bogonResult(ip, ip.includes(':') ? 6 : 4);
   const addr = ipaddr.parse(norm);
   const version = addr.kind() === 'ipv4' ? 4 : 6;
-  if (isBogon(addr)) {
-    return {
-      ip: norm,
-      version,
-      location: null,
-      asn: null,
-      hosting: false,
-      vpn: false,
-      relay: false,
-      tor: false,
-      bogon: true,
-    };
-  }
+  if (isBogon(addr)) return bogonResult(norm, version);
   initIntel();
   const asn = asnOf(addr);
   const listed = rangeFlags(addr);

@@ -8,8 +8,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BadRequest, PayloadTooLarge } from '../core/errors';
-import type { List, ListImport, ListItem, ListQuery } from '../core/lists/model';
-import { actorOf, linesOf } from '../core/lists/service';
+import type { ItemDraft, List, ListImport, ListItem, ListQuery } from '../core/lists/model';
+import { actorOf, linesOf, type ListCommand } from '../core/lists/service';
 import type { Services } from '../core/services';
 import { requireApiSecret } from './auth';
 import { jsonBody } from './request';
@@ -200,6 +200,22 @@ const queryOf = (b: Record<string, unknown>): ListQuery => ({
 });
 const expiryOf = (b: Record<string, unknown>): unknown =>
   b.auto_archives_at !== undefined ? b.auto_archives_at : b.expires_at;
+/** A list's fields as a create or update body names them (the core checks them). */
+const listFieldsOf = (b: Record<string, unknown>): ListCommand => ({
+  name: b.name,
+  color: b.color,
+  primaryField: b.primary_field,
+  secondaryField: b.secondary_field,
+  description: b.description,
+});
+/** An item's fields as a create body, or one of a batch's items, names them. */
+const itemFieldsOf = (x: Record<string, unknown>): ItemDraft => ({
+  primaryValue: x.primary_value,
+  secondaryValue: x.secondary_value,
+  comment: x.comment,
+  author: x.author,
+  expiresAt: expiryOf(x),
+});
 
 /** A body that may be empty (queries and counts: all of them). */
 const optionalBody = (req: FastifyRequest): Record<string, unknown> =>
@@ -212,14 +228,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
 
   app.post('/v1/lists', async (req, reply) => {
     const p = req.principal;
-    const b = jsonBody(req);
-    const list = await lists.create(p.env.id, actorOf(p), {
-      name: b.name,
-      color: b.color,
-      primaryField: b.primary_field,
-      secondaryField: b.secondary_field,
-      description: b.description,
-    });
+    const list = await lists.create(p.env.id, actorOf(p), listFieldsOf(jsonBody(req)));
     return reply.code(201).send(listJson(list));
   });
   app.get('/v1/lists', async (req, reply) => {
@@ -236,14 +245,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
   });
   app.put('/v1/lists/:listId', async (req, reply) => {
     const p = req.principal;
-    const b = jsonBody(req);
-    const list = await lists.update(p.env.id, actorOf(p), params(req).listId, {
-      name: b.name,
-      color: b.color,
-      primaryField: b.primary_field,
-      secondaryField: b.secondary_field,
-      description: b.description,
-    });
+    const list = await lists.update(p.env.id, actorOf(p), params(req).listId, listFieldsOf(jsonBody(req)));
     return reply.code(200).send(listJson(list));
   });
   app.delete('/v1/lists/:listId', async (req, reply) => {
@@ -254,14 +256,12 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
 
   app.post('/v1/lists/:listId/items', async (req, reply) => {
     const p = req.principal;
-    const b = jsonBody(req);
-    const item = await lists.createItem(p.env.id, actorOf(p), params(req).listId, {
-      primaryValue: b.primary_value,
-      secondaryValue: b.secondary_value,
-      comment: b.comment,
-      author: b.author,
-      expiresAt: expiryOf(b),
-    });
+    const item = await lists.createItem(
+      p.env.id,
+      actorOf(p),
+      params(req).listId,
+      itemFieldsOf(jsonBody(req)),
+    );
     return reply.code(201).send(itemJson(item));
   });
   app.post('/v1/lists/:listId/items/batch', async (req, reply) => {
@@ -270,14 +270,7 @@ export async function listRoutes(app: FastifyInstance, o: { services: Services }
     const drafts = Array.isArray(b.items)
       ? b.items.map((i: unknown) => {
           if (typeof i !== 'object' || i === null || Array.isArray(i)) return i as never;
-          const x = i as Record<string, unknown>;
-          return {
-            primaryValue: x.primary_value,
-            secondaryValue: x.secondary_value,
-            comment: x.comment,
-            author: x.author,
-            expiresAt: expiryOf(x),
-          };
+          return itemFieldsOf(i as Record<string, unknown>);
         })
       : (b.items as never);
     const items = await lists.createItems(p.env.id, actorOf(p), params(req).listId, drafts);

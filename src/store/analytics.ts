@@ -22,6 +22,7 @@ import type { AnalystGate, AnalystLimits } from './analyst-gate';
 import type { RollupReader, RollupDimension } from './rollups';
 import type { EmbeddedEventSearch } from './embedded-search';
 import { InvalidParameters } from '../core/errors';
+import type { StoreDeps } from './deps';
 
 /**
  * Events one analysis reads at most on the embedded database (when rollups do not answer it),
@@ -128,23 +129,30 @@ function ranked(
   return { groups, distinct: counts.size };
 }
 
+export interface AnalyticsStoreDeps extends StoreDeps {
+  /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
+  limits: AnalystLimits;
+  /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone, or with an action, reads. */
+  rollups?: RollupReader;
+  /**
+   * On Rampart's FerretDB build: other filters read their events through the searches' access
+   * paths, a bounded number of them (aggregations would read the whole collection).
+   */
+  embedded?: EmbeddedEventSearch;
+}
+
 export class MongoAnalyticsStore implements AnalyticsStore {
   private readonly maxTimeMS: number;
   private readonly gate: AnalystGate;
-  /** Every read goes through the analysts' gate and stops at `maxTimeMS` in the database (code 50). */
-  constructor(
-    private readonly db: Db,
-    limits: AnalystLimits,
-    /** The overview's rollups (src/store/rollups.ts): what a filter of a time range alone, or with an action, reads. */
-    private readonly rollups?: RollupReader,
-    /**
-     * On Rampart's FerretDB build: other filters read their events through the searches' access
-     * paths, a bounded number of them (aggregations would read the whole collection).
-     */
-    private readonly embedded?: EmbeddedEventSearch,
-  ) {
-    this.maxTimeMS = limits.maxTimeMS;
-    this.gate = limits.gate;
+  private readonly db: Db;
+  private readonly rollups?: RollupReader;
+  private readonly embedded?: EmbeddedEventSearch;
+  constructor(deps: AnalyticsStoreDeps) {
+    this.db = deps.db;
+    this.rollups = deps.rollups;
+    this.embedded = deps.embedded;
+    this.maxTimeMS = deps.limits.maxTimeMS;
+    this.gate = deps.limits.gate;
   }
 
   /** The rollups' sums when `filter` is a time range alone and rollups cover it exactly; else null. */

@@ -8,6 +8,7 @@ import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { AttestedKeyRecord, AttestedKeyStore } from '../core/client/attestation/verifier';
 import type { IndexSpec } from './database';
+import type { StoreDeps } from './deps';
 
 export const ATTESTED_KEYS = 'attested_keys';
 /** How long a key no assertion used is kept. */
@@ -26,7 +27,10 @@ interface KeyDoc extends Omit<AttestedKeyRecord, 'envId' | 'keyId'> {
 const idOf = (envId: EnvId, keyId: string) => `${envId}:${keyId}`;
 
 export class MongoAttestedKeyStore implements AttestedKeyStore {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor({ db }: StoreDeps) {
+    this.db = db;
+  }
   private get col() {
     return this.db.collection<KeyDoc>(ATTESTED_KEYS);
   }

@@ -4,6 +4,7 @@ import type { AuditEntry, AuditLog } from '../core/audit/model';
 import type { EnvId } from '../core/model';
 import type { IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
+import type { StoreDeps } from './deps';
 
 interface AuditDoc extends Omit<AuditEntry, 'id' | 'detail'> {
   _id: string;
@@ -26,7 +27,10 @@ export const auditIndexes: IndexSpec[] = [
 ];
 
 export class MongoAuditLog implements AuditLog {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor({ db }: StoreDeps) {
+    this.db = db;
+  }
   private get log() {
     return this.db.collection<AuditDoc>(AUDIT_LOG);
   }

@@ -7,6 +7,7 @@ import type { ClientEvent, ClientEventSink } from '../core/client/events';
 import { CLIENT_EVENT_KEEP_MS } from '../core/client/events';
 import { sweepExpired, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
+import type { StateStoreDeps } from './deps';
 
 export const CLIENT_EVENTS = 'client_events';
 
@@ -26,10 +27,12 @@ export const clientEventIndexes: IndexSpec[] = [
 ];
 
 export class StateClientEventStore implements ClientEventSink {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor({ db, state }: StateStoreDeps) {
+    this.db = db;
+    this.state = state;
+  }
 
   append(events: readonly ClientEvent[]): void {
     for (const { id, ...rest } of events)

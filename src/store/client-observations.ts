@@ -6,6 +6,7 @@ import type { Db } from 'mongodb';
 import type { ClientObservation, ClientObservationSink } from '../core/client/service';
 import { sweepExpired, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
+import type { StateStoreDeps } from './deps';
 
 export const CLIENT_OBSERVATIONS = 'client_observations';
 const KEEP_MS = 7 * 86_400_000;
@@ -15,10 +16,12 @@ export const clientObservationIndexes: IndexSpec[] = [
 ];
 
 export class StateClientObservationStore implements ClientObservationSink {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor({ db, state }: StateStoreDeps) {
+    this.db = db;
+    this.state = state;
+  }
 
   record(o: ClientObservation): void {
     const { id, ...rest } = o;

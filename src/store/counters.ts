@@ -17,6 +17,7 @@ import { compare, delta, isObject, isOrdered, type OpEntry } from './state/delta
 import type { StateLayer } from './state/layer';
 import { PACKED } from './state/pack';
 import type { CreatedHere } from './created-here';
+import type { StateStoreDeps } from './deps';
 
 export const COUNTERS = 'counters';
 
@@ -180,7 +181,9 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: number, b: CounterB
   }
 }
 
-export class StateCounterStore implements CounterStore {
+export interface CounterStoreDeps extends StateStoreDeps {
+  /** The time windows are cut by. */
+  now: () => Date;
   /**
    * Where this process is the database's only writer (the embedded database):
    * - `created`: the window documents it wrote (created-here.ts), so that windows that cannot
@@ -191,13 +194,23 @@ export class StateCounterStore implements CounterStore {
    *   a read adds both. (Not on MongoDB: a purge there pulls a member from named sets in the
    *   database, and cannot name every part's.)
    */
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-    private readonly now: () => Date,
-    private readonly created?: CreatedHere,
-    private readonly fold?: (key: string) => Fold | null,
-  ) {}
+  created?: CreatedHere;
+  fold?: (key: string) => Fold | null;
+}
+
+export class StateCounterStore implements CounterStore {
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  private readonly now: () => Date;
+  private readonly created?: CreatedHere;
+  private readonly fold?: (key: string) => Fold | null;
+  constructor(deps: CounterStoreDeps) {
+    this.db = deps.db;
+    this.state = deps.state;
+    this.now = deps.now;
+    this.created = deps.created;
+    this.fold = deps.fold;
+  }
 
   /** Each environment's keys' `_id`s (see idOf). */
   private readonly ids = new Map<EnvId, Map<string, string>>();

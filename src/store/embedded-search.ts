@@ -29,6 +29,7 @@ import { ipv4Network } from '../core/queries/validate';
 import type { AnalystGate } from './analyst-gate';
 import { fromEventDoc, type EventDoc } from './events';
 import type { EventKeyReader, KeyDimension } from './event-keys';
+import type { StoreDeps } from './deps';
 
 /** Candidates one search reads at most before it stops and says where. */
 export const MAX_EXAMINED = 2_000;
@@ -126,19 +127,32 @@ export interface EmbeddedLimits {
   maxTimeMS: number;
 }
 
+export interface EmbeddedSearchDeps extends StoreDeps {
+  /** The analysts' gate and time limit every read goes through. */
+  limits: EmbeddedLimits;
+  /** The event keys, for the filters shared by many events. */
+  keys: EventKeyReader;
+  /** Candidates one search reads at most (default MAX_EXAMINED). */
+  maxExamined?: number;
+}
+
+/** A user's activity reads this share of a search's candidates at most (one in 4). */
+const ACTIVITY_SHARE = 4;
+
 export class EmbeddedEventSearch {
   /** Candidates one search reads at most (default MAX_EXAMINED). */
   readonly maxExamined: number;
-  /** A user's newest events a risk summary counts at most: a quarter of `maxExamined` (500). */
+  /** A user's newest events a risk summary counts at most: `maxExamined` / ACTIVITY_SHARE (500). */
   readonly maxActivity: number;
-  constructor(
-    private readonly db: Db,
-    private readonly limits: EmbeddedLimits,
-    private readonly keys: EventKeyReader,
-    o: { maxExamined?: number } = {},
-  ) {
-    this.maxExamined = o.maxExamined ?? MAX_EXAMINED;
-    this.maxActivity = Math.ceil(this.maxExamined / 4);
+  private readonly db: Db;
+  private readonly limits: EmbeddedLimits;
+  private readonly keys: EventKeyReader;
+  constructor(deps: EmbeddedSearchDeps) {
+    this.db = deps.db;
+    this.limits = deps.limits;
+    this.keys = deps.keys;
+    this.maxExamined = deps.maxExamined ?? MAX_EXAMINED;
+    this.maxActivity = Math.ceil(this.maxExamined / ACTIVITY_SHARE);
   }
 
   private get events(): Collection<EventDoc> {

@@ -4,6 +4,7 @@ import type { Credential, EnvId, Environment } from '../core/model';
 import type { CredentialStore, EnvironmentStore } from '../core/ports';
 import type { IndexSpec } from './database';
 import { markKeysComplete } from './event-keys';
+import type { StoreDeps } from './deps';
 
 interface EnvDoc extends Omit<Environment, 'id'> {
   _id: string;
@@ -24,11 +25,13 @@ const toEnv = ({ _id, ...rest }: EnvDoc): Environment => ({ id: _id as EnvId, ..
 const toCred = ({ _id, ...rest }: CredDoc): Credential => ({ hash: _id, ...rest });
 
 export class MongoEnvironmentStore implements EnvironmentStore {
+  private readonly db: Db;
+  private readonly o: { eventKeys?: boolean };
   /** `eventKeys`: this process keeps event keys (event-keys.ts), so a new environment's events all have them. */
-  constructor(
-    private readonly db: Db,
-    private readonly o: { eventKeys?: boolean } = {},
-  ) {}
+  constructor({ db, ...o }: StoreDeps & { eventKeys?: boolean }) {
+    this.db = db;
+    this.o = o;
+  }
   private get col() {
     return this.db.collection<EnvDoc>(ENVIRONMENTS);
   }
@@ -60,7 +63,10 @@ export class MongoEnvironmentStore implements EnvironmentStore {
 }
 
 export class MongoCredentialStore implements CredentialStore {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor({ db }: StoreDeps) {
+    this.db = db;
+  }
   private get col() {
     return this.db.collection<CredDoc>('credentials');
   }

@@ -33,6 +33,7 @@ import { idOf } from './ids';
 import { delta } from './state/delta';
 import type { StateLayer } from './state/layer';
 import type { AnalystGate } from './analyst-gate';
+import type { StoreDeps } from './deps';
 
 export const EVENT_KEYS = 'event_keys';
 export const eventKeyIndexes: IndexSpec[] = [
@@ -144,6 +145,9 @@ export class EventKeyBatch {
   }
 }
 
+/** How often an EventKeyWriter hands its keys to the state layer by default. */
+export const KEYS_PUSH_EVERY_MS = 5_000;
+
 /**
  * Records every stored event's keys, behind the answer: documents go to the state layer's insert
  * queue every `pushEveryMs`. A `kill -9` loses up to that long of keys (never an event: those
@@ -155,10 +159,12 @@ export class EventKeyWriter {
   private readonly started = new Set<EnvId>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly state: StateLayer,
-    private readonly o: { pushEveryMs?: number } = {},
-  ) {
+  private readonly state: StateLayer;
+  private readonly pushEveryMs: number;
+  /** `pushEveryMs`: how often keys go to the state layer (default KEYS_PUSH_EVERY_MS). */
+  constructor({ state, pushEveryMs }: { state: StateLayer; pushEveryMs?: number }) {
+    this.state = state;
+    this.pushEveryMs = pushEveryMs ?? KEYS_PUSH_EVERY_MS;
     state.addGatherer(() => this.drain());
   }
 
@@ -174,7 +180,7 @@ export class EventKeyWriter {
       );
     }
     for (const d of this.batch.add(e)) this.state.insert(EVENT_KEYS, d);
-    this.timer ??= setTimeout(() => this.drain(), this.o.pushEveryMs ?? 5_000).unref();
+    this.timer ??= setTimeout(() => this.drain(), this.pushEveryMs).unref();
   }
 
   /** Hand every gathered key to the state layer now (also on every explicit flush of it). */
@@ -222,11 +228,14 @@ const newestFirst = (a: KeyedEvent, b: KeyedEvent): number =>
 
 /** Reads the key documents (the analysts' connection, through their gate). */
 export class EventKeyReader {
-  constructor(
-    private readonly db: Db,
-    private readonly gate: AnalystGate,
-    private readonly maxTimeMS: number,
-  ) {}
+  private readonly db: Db;
+  private readonly gate: AnalystGate;
+  private readonly maxTimeMS: number;
+  constructor({ db, gate, maxTimeMS }: StoreDeps & { gate: AnalystGate; maxTimeMS: number }) {
+    this.db = db;
+    this.gate = gate;
+    this.maxTimeMS = maxTimeMS;
+  }
 
   private get col() {
     return this.db.collection<EventKeyDoc>(EVENT_KEYS);

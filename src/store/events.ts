@@ -11,6 +11,7 @@ import { fromJson, toJson } from './ids';
 import type { StateLayer } from './state/layer';
 import type { RollupWriter } from './rollups';
 import type { EventKeyWriter } from './event-keys';
+import type { StateStoreDeps } from './deps';
 
 /** The /24 prefix of an IPv4 address ("81.2.69."), or null. */
 export function netOf(ip: string | null): string | null {
@@ -86,21 +87,28 @@ export const fromEventDoc = (d: EventDoc): StoredEvent => {
 export const EVENTS = 'events';
 export const DEBUGGER = 'debugger';
 
+export interface EventStoreDeps extends StateStoreDeps {
+  /** Counts every event into the overview's rollups too (src/store/rollups.ts). */
+  rollups?: RollupWriter;
+  /** Records its keys for the embedded database's searches (src/store/event-keys.ts). */
+  keys?: EventKeyWriter;
+}
+
 /**
  * Events are written behind the answer through the state layer's insert queue (batched
  * `insertMany`, retried until written); `append` resolves once the event is in the database.
  */
 export class MongoEventStore implements EventStore {
-  /**
-   * `rollups`: counts every event into the overview's rollups too (src/store/rollups.ts).
-   * `keys`: records its keys for the embedded database's searches (src/store/event-keys.ts).
-   */
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-    private readonly rollups?: RollupWriter,
-    private readonly keys?: EventKeyWriter,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  private readonly rollups?: RollupWriter;
+  private readonly keys?: EventKeyWriter;
+  constructor(deps: EventStoreDeps) {
+    this.db = deps.db;
+    this.state = deps.state;
+    this.rollups = deps.rollups;
+    this.keys = deps.keys;
+  }
 
   private get col() {
     return this.db.collection<EventDoc>(EVENTS);
@@ -120,10 +128,12 @@ export const rejectedFromDoc = ({ _id, fields, ...rest }: DebugDoc): RejectedPay
 });
 
 export class MongoDebuggerStore implements DebuggerStore {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor({ db, state }: StateStoreDeps) {
+    this.db = db;
+    this.state = state;
+  }
   private get col() {
     return this.db.collection<DebugDoc>(DEBUGGER);
   }

@@ -30,6 +30,7 @@ import type { ListStore } from '../core/lists/ports';
 import { putVersioned, type IndexSpec } from './database';
 import { escapeRegex, idOf } from './ids';
 import { UPSERT_COMMENT } from './state/layer';
+import type { StoreDeps } from './deps';
 
 interface SetDoc {
   _id: string;
@@ -93,7 +94,7 @@ const fromDoc = ({ _id, itemId, ...d }: ItemDoc): ListItem => ({
 });
 const toDoc = ({ id, ...i }: ListItem): ItemDoc => ({ _id: idOf(i.envId, i.listId, id), ...i, itemId: id });
 
-export interface ListStoreOptions {
+export interface ListStoreDeps extends StoreDeps {
   /** Rampart's FerretDB build (patch 0009): read through its indexes, evaluate the rest here. */
   indexed?: boolean;
   /** The server replaces documents in an insert marked UPSERT_COMMENT (patch 0003): items are written that way. */
@@ -101,10 +102,12 @@ export interface ListStoreOptions {
 }
 
 export class MongoListStore implements ListStore {
-  constructor(
-    private readonly db: Db,
-    private readonly o: ListStoreOptions = {},
-  ) {}
+  private readonly db: Db;
+  private readonly o: Omit<ListStoreDeps, 'db'>;
+  constructor({ db, ...o }: ListStoreDeps) {
+    this.db = db;
+    this.o = o;
+  }
   private get sets() {
     return this.db.collection<SetDoc>(LIST_SETS);
   }

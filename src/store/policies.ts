@@ -8,6 +8,7 @@ import type { Policy, PolicyRevision, PolicySet } from '../core/policies/model';
 import type { PolicyStore } from '../core/ports';
 import { putVersioned, type IndexSpec } from './database';
 import { fromJson, toJson } from './ids';
+import type { StoreDeps } from './deps';
 
 interface StoredPolicy extends Omit<Policy, 'conditions'> {
   conditions: string;
@@ -36,7 +37,10 @@ const fromRevision = ({ _id, conditions, ...r }: RevisionDoc): PolicyRevision =>
 });
 
 export class MongoPolicyStore implements PolicyStore {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor({ db }: StoreDeps) {
+    this.db = db;
+  }
   private get sets() {
     return this.db.collection<SetDoc>('policy_sets');
   }

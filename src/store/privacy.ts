@@ -21,8 +21,9 @@ import { escapeRegex, fromJson, idOf } from './ids';
 import { WEBHOOK_COLLECTIONS } from './webhooks';
 import { ownNames } from '../core/privacy/names';
 import { ENVIRONMENTS } from './environments';
+import type { StateStoreDeps } from './deps';
 
-export interface PrivacyStoreOptions {
+export interface PrivacyStoreDeps extends StateStoreDeps {
   /** Export chunk size in characters (default CHUNK_CHARS). */
   chunkChars?: number;
   /**
@@ -105,11 +106,14 @@ const toJob = ({ _id, ...rest }: JobDoc): PrivacyJob => ({ id: _id, ...rest });
  * integration test scans every collection for the user id after a purge).
  */
 export class MongoPrivacyStore implements PrivacyStore {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-    private readonly o: PrivacyStoreOptions = {},
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  private readonly o: Omit<PrivacyStoreDeps, 'db' | 'state'>;
+  constructor({ db, state, ...o }: PrivacyStoreDeps) {
+    this.db = db;
+    this.state = state;
+    this.o = o;
+  }
   private get chunkChars(): number {
     return this.o.chunkChars ?? CHUNK_CHARS;
   }

@@ -25,6 +25,7 @@ import { EVENT_KEYS } from './event-keys';
 import { PRIVACY_COLLECTIONS } from './privacy';
 import { WEBHOOK_COLLECTIONS } from './webhooks';
 import { AUDIT_LOG } from './audit';
+import type { StoreDeps } from './deps';
 
 export type RetentionStrategy = 'per-environment' | 'scan';
 
@@ -83,14 +84,16 @@ function capped(cutoffs: ReadonlyMap<EnvId, Date>, oldest: Date | undefined): Re
 }
 
 export class MongoRetentionStore implements RetentionStore {
+  private readonly db: Db;
+  private readonly o: { strategy: RetentionStrategy; scanDb?: Db };
   /**
    * `db` deletes; `scanDb` is read by the `scan` strategy (default `db`). The strategy follows the
    * server: `scan` on FerretDB, `per-environment` on MongoDB.
    */
-  constructor(
-    private readonly db: Db,
-    private readonly o: { strategy: RetentionStrategy; scanDb?: Db },
-  ) {}
+  constructor({ db, ...o }: StoreDeps & { strategy: RetentionStrategy; scanDb?: Db }) {
+    this.db = db;
+    this.o = o;
+  }
 
   async sweep(cutoffs: ReadonlyMap<EnvId, Date>, o: RetentionSweepOptions): Promise<RetentionCounts> {
     const counts: RetentionCounts = {

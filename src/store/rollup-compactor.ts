@@ -35,6 +35,7 @@ import {
   type RollupDoc,
   type RollupPart,
 } from './rollup-docs';
+import type { StoreDeps } from './deps';
 
 /** Values a day's packed copy names per dimension (the rest are counted as overflow). */
 export const PACK_TOP = 5_000;
@@ -57,22 +58,27 @@ export interface CompactionRun {
   current: number;
 }
 
+export interface RollupCompactorDeps extends StoreDeps {
+  /** The environments to pack, with their retention. */
+  environments: () => Promise<readonly CompactorEnvironment[]>;
+  now?: () => number;
+  /** How many days back to pack (default 31: the overview's 30-day view), at most the retention. */
+  windowDays?: number;
+  top?: number;
+}
+
 export class RollupCompactor {
   /** Packed copy id → the events it counts, as written or read by this instance. */
   private known = new Map<string, number>();
   private checkedAllAt = 0;
   private stopped = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly o: {
-      environments: () => Promise<readonly CompactorEnvironment[]>;
-      now?: () => number;
-      /** How many days back to pack (default 31: the overview's 30-day view), at most the retention. */
-      windowDays?: number;
-      top?: number;
-    },
-  ) {}
+  private readonly db: Db;
+  private readonly o: Omit<RollupCompactorDeps, 'db'>;
+  constructor({ db, ...o }: RollupCompactorDeps) {
+    this.db = db;
+    this.o = o;
+  }
 
   private get rollups() {
     return this.db.collection<RollupDoc>(ROLLUPS);

@@ -55,6 +55,7 @@ import {
   type RollupDoc,
   type RollupPart,
 } from './rollup-docs';
+import type { StoreDeps } from './deps';
 
 export { ROLLUPS, type RollupDimension } from './rollup-docs';
 /**
@@ -79,6 +80,11 @@ interface Pending {
   counts: Map<string, number>;
 }
 
+/** How often a RollupWriter hands its gathered counts to the state layer by default. */
+export const PUSH_EVERY_MS = 5_000;
+/** How long a RollupReader reuses a rollup it read, by default. */
+export const SUM_CACHE_MS = 5 * MINUTE;
+
 /**
  * Counts every stored event into its hour's and its minute's rollup. Counts gather in memory and
  * go to the state layer every `pushEveryMs` (default 5 s) as one delta per rollup, so that a
@@ -94,10 +100,12 @@ export class RollupWriter {
   private pending = new Map<string, Pending>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly state: StateLayer,
-    private readonly o: { cap?: number; pushEveryMs?: number } = {},
-  ) {
+  private readonly state: StateLayer;
+  private readonly o: { cap?: number; pushEveryMs?: number };
+  /** `pushEveryMs`: how often counts go to the state layer (default PUSH_EVERY_MS); `cap`: values kept per rollup field (default ROLLUP_KEY_CAP). */
+  constructor({ state, ...o }: { state: StateLayer; cap?: number; pushEveryMs?: number }) {
+    this.state = state;
+    this.o = o;
     state.addGatherer(() => this.drain());
   }
 
@@ -135,7 +143,7 @@ export class RollupWriter {
         }
       }
     }
-    this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? 5_000).unref();
+    this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? PUSH_EVERY_MS).unref();
   }
 
   /** Adds one to a path of rollup document `id`'s gathered counts. */
@@ -256,6 +264,21 @@ function weightOf(d: RollupDoc | PackedDoc | null): number {
   return n;
 }
 
+/** The analysts' reads of the rollups: through their gate, each stopped at `maxTimeMS`. */
+export interface RollupReaderDeps extends StoreDeps {
+  gate: AnalystGate;
+  maxTimeMS: number;
+  now?: () => number;
+  /** How long a rollup read is reused (default SUM_CACHE_MS). */
+  cacheMs?: number;
+  /**
+   * The server finds an environment's events by time through an index (MongoDB, Rampart's
+   * FerretDB build), so a range that begins before rollups did can be checked for older events:
+   * with none, rollups answer it whole (a young environment's 30-day view).
+   */
+  indexed?: boolean;
+}
+
 /**
  * Reads rollups by `_id` lists (the analysts' connection, through their gate). A settled rollup
  * (its period ended SETTLED_AFTER_MS ago) is kept in memory for `cacheMs` (default 5 minutes), up
@@ -269,17 +292,16 @@ export class RollupReader {
   private cached = 0;
   private readonly reading = new Map<string, Promise<Stored | null>>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly gate: AnalystGate,
-    private readonly maxTimeMS: number,
-    /**
-     * `indexed`: the server finds an environment's events by time through an index (MongoDB,
-     * Rampart's FerretDB build), so a range that begins before rollups did can be checked for
-     * older events: with none, rollups answer it whole (a young environment's 30-day view).
-     */
-    private readonly o: { now?: () => number; cacheMs?: number; indexed?: boolean } = {},
-  ) {}
+  private readonly db: Db;
+  private readonly gate: AnalystGate;
+  private readonly maxTimeMS: number;
+  private readonly o: Omit<RollupReaderDeps, 'db' | 'gate' | 'maxTimeMS'>;
+  constructor({ db, gate, maxTimeMS, ...o }: RollupReaderDeps) {
+    this.db = db;
+    this.gate = gate;
+    this.maxTimeMS = maxTimeMS;
+    this.o = o;
+  }
 
   private readonly emptyBefore = new Map<string, { empty: boolean; until: number }>();
 
@@ -360,7 +382,7 @@ export class RollupReader {
   /** The documents of `parts` by id (`T`: what those ids hold, rollups of counts unless told). */
   private async docs<T extends Stored = RollupDoc>(parts: readonly Period[]): Promise<Map<string, T>> {
     const now = this.o.now?.() ?? Date.now();
-    const cacheMs = this.o.cacheMs ?? 5 * MINUTE;
+    const cacheMs = this.o.cacheMs ?? SUM_CACHE_MS;
     const found = new Map<string, T>();
     const waits: Promise<void>[] = [];
     const missing: Period[] = [];

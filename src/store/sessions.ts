@@ -6,6 +6,7 @@ import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { Session, SessionStore } from '../core/sessions/service';
 import type { IndexSpec } from './database';
+import type { StoreDeps } from './deps';
 
 interface SessionDoc extends Omit<Session, 'id'> {
   _id: string;
@@ -25,7 +26,10 @@ const toSession = ({ _id, ...rest }: SessionDoc): Session => ({
 });
 
 export class MongoSessionStore implements SessionStore {
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor({ db }: StoreDeps) {
+    this.db = db;
+  }
   private get col() {
     return this.db.collection<SessionDoc>(SESSIONS);
   }

@@ -11,7 +11,13 @@
  * instances) changing one user never lose each other's changes.
  */
 import type { Db } from 'mongodb';
-import type { Device, DeviceContext, EnvId, UserProfile } from '../core/model';
+import {
+  unknownDeviceContext,
+  type Device,
+  type DeviceContext,
+  type EnvId,
+  type UserProfile,
+} from '../core/model';
 import type { DeviceChange, ProfileChange, UserChange, UserState, UserStateStore } from '../core/ports';
 import { MAX_LINKED_PROFILES } from '../core/devices/machine';
 import {
@@ -44,6 +50,7 @@ import {
 } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { unpack } from './state/pack';
+import type { StateStoreDeps } from './deps';
 
 export const USERS = 'users';
 export const DEVICE_TOKENS = 'device_tokens';
@@ -169,28 +176,7 @@ export interface DeviceDoc extends Omit<Device, 'context' | 'riskScore'> {
 
 const toContextDoc = (c: DeviceContext): ContextDoc => ({ ...c, properties: toJson(c.properties) });
 const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
-  c
-    ? { ...c, properties: fromJson(c.properties, {}) }
-    : {
-        ip: null,
-        location: null,
-        userAgent: {
-          raw: '',
-          browser: '',
-          version: '',
-          os: '',
-          mobile: false,
-          platform: '',
-          device: '',
-          family: '',
-          type: 'other',
-          bot: false,
-          headless: false,
-          crawler: false,
-        },
-        type: 'other',
-        properties: {},
-      };
+  c ? { ...c, properties: fromJson(c.properties, {}) } : unknownDeviceContext();
 
 /** A device copy as stored (packed by an embedded Rampart, or plain) as the document it stands for. */
 export const storedDevice = (stored: DeviceDoc): DeviceDoc =>
@@ -405,10 +391,12 @@ const locationText = (l: NonNullable<ProfileChange['location']>) =>
   `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
 
 export class StateUserStore implements UserStateStore {
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-  ) {}
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor({ db, state }: StateStoreDeps) {
+    this.db = db;
+    this.state = state;
+  }
 
   cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined {
     const doc = this.state.peek(USERS, idOf(env, userId)) as UserDocument | null | undefined;

@@ -47,6 +47,7 @@ import type {
 import { isDuplicateKey, writeErrors, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
 import { pack, unpack } from './state/pack';
+import type { StateStoreDeps } from './deps';
 
 /** A delivery as stored (history: in `webhook_deliveries`). */
 export interface DeliveryDoc extends Omit<WebhookDelivery, 'id'> {
@@ -254,7 +255,7 @@ function merged(open: WebhookDelivery[], done: WebhookDelivery[], limit: number)
   return [...open, ...done.filter((d) => !ids.has(d.id))].sort(newestFirst).slice(0, limit);
 }
 
-export interface WebhookStoreOptions {
+export interface WebhookStoreDeps extends StateStoreDeps {
   /**
    * The server runs findAndModify atomically (MongoDB, and Rampart's FerretDB build, whose patch
    * 0002 serialises each update and findAndModify of a collection): the lease version's guard
@@ -281,12 +282,12 @@ export class MongoWebhookStore implements WebhookDeliveryStore {
   private expiredReadAt = 0;
   private readonly atomicUpdates: boolean;
 
-  constructor(
-    private readonly db: Db,
-    private readonly state: StateLayer,
-    o: WebhookStoreOptions = {},
-  ) {
-    this.atomicUpdates = o.atomicUpdates ?? false;
+  private readonly db: Db;
+  private readonly state: StateLayer;
+  constructor(deps: WebhookStoreDeps) {
+    this.db = deps.db;
+    this.state = deps.state;
+    this.atomicUpdates = deps.atomicUpdates ?? false;
   }
   private get outbox(): Collection<OutboxDoc> {
     return this.db.collection<OutboxDoc>(WEBHOOK_COLLECTIONS.outbox);

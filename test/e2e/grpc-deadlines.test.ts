@@ -9,11 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
 import { failure } from '../support/grpc';
-import { delay, waitFor } from '../support/wait';
+import { createSlowCore } from '../support/slow-core';
 import { createRampartClient, toRampartError, type RampartClient, type RiskRequest } from '../../src/client';
 import { startGrpcServer, type GrpcServerHandle } from '../../src/grpc/server';
 import { createLogger } from '../../src/app/logger';
-import type { Services } from '../../src/core/services';
 
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
 const UA =
@@ -25,81 +24,9 @@ const risk = (user: string): RiskRequest => ({
   context: { ip: '81.2.69.142', headers: { 'User-Agent': UA } },
 });
 
-/**
- * Knobs of the slowed-down core (its latency is simulated), and how often it was called.
- * `held`: while set, every evaluation waits for it instead of `evaluateMs` (`holdEvaluations`).
- */
-const slow = {
-  authMs: 0,
-  evaluateMs: 0,
-  evaluateCalls: 0,
-  evaluateDone: 0,
-  trackAccepts: 0,
-  authCalls: 0,
-  held: null as Promise<void> | null,
-};
-let releaseHeld: () => void = () => undefined;
-/**
- * Holds every core evaluation until the returned function is called (afterEach calls it too). An
- * answer that comes while they are held did not wait for the core: proven by the order of events,
- * whatever the machine's speed, where a clock would only prove it on a quiet machine.
- */
-function holdEvaluations(): () => void {
-  let release: () => void = () => undefined;
-  slow.held = new Promise<void>((resolve) => (release = resolve));
-  releaseHeld = () => {
-    slow.held = null;
-    release();
-  };
-  return releaseHeld;
-}
-/** Core calls still running (abandoned ones included), awaited before the database goes. */
-const running = new Set<Promise<unknown>>();
-const tracked = <T>(p: Promise<T>): Promise<T> => {
-  running.add(p);
-  return p.finally(() => running.delete(p));
-};
-/**
- * Resolves once every core call started has finished and what follows it has run: the moment a
- * call past its deadline (or cancelled) would have started its next core call. Proves that
- * something did not happen without sleeping.
- */
-async function idle(): Promise<void> {
-  while (running.size > 0) await Promise.allSettled([...running]);
-  await new Promise((r) => setImmediate(r));
-}
-/** Resolves once `cond` holds (checked every few ms; fails after a minute naming `what`). */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  await waitFor(cond, { what, timeoutMs: 60_000, intervalMs: 5 });
-}
-
-function slowServices(real: Services): Services {
-  const access = Object.create(real.access) as Services['access'];
-  access.caller = (...args) =>
-    tracked(
-      (async () => {
-        slow.authCalls++;
-        await delay(slow.authMs);
-        return real.access.caller(...args);
-      })(),
-    );
-  const verdicts = Object.create(real.verdicts) as Services['verdicts'];
-  verdicts.evaluate = (principal, endpoint, body) =>
-    tracked(
-      (async () => {
-        slow.evaluateCalls++;
-        await (slow.held ?? delay(slow.evaluateMs));
-        slow.evaluateDone++;
-        return real.verdicts.evaluate(principal, endpoint, body);
-      })(),
-    );
-  const track = Object.create(real.track) as Services['track'];
-  track.accept = (principal, body, raw) => {
-    slow.trackAccepts++;
-    return real.track.accept(principal, body, raw);
-  };
-  return { ...real, access, verdicts, track };
-}
+/** The core behind the second server: slowed down, or held, as each test says (test/support/slow-core.ts). */
+const core = createSlowCore();
+const { slow, holdEvaluations, idle, until } = core;
 
 function authMetadata() {
   const md = new grpc.Metadata();
@@ -113,7 +40,7 @@ let client: RampartClient;
 beforeAll(async () => {
   app = await startTestApp({ grpc: false });
   server = await startGrpcServer({
-    services: slowServices(app.built.services),
+    services: core.wrap(app.built.services),
     log,
     host: '127.0.0.1',
     port: 0,
@@ -126,11 +53,11 @@ beforeEach(() => {
   slow.authMs = 0;
   slow.evaluateMs = 0;
 });
-afterEach(() => releaseHeld());
+afterEach(() => core.releaseHeld());
 afterAll(async () => {
   client?.close();
   await server?.stop();
-  await Promise.allSettled([...running]);
+  await core.idle();
   await app?.close();
 });
 
@@ -227,7 +154,7 @@ describe('streams that fail part-way', () => {
 describe('graceful drain', () => {
   it('stop() lets calls in flight finish and refuses new ones', async () => {
     const own = await startGrpcServer({
-      services: slowServices(app.built.services),
+      services: core.wrap(app.built.services),
       log,
       host: '127.0.0.1',
       port: 0,
@@ -249,7 +176,7 @@ describe('graceful drain', () => {
 
   it('stop() cuts calls still running after the drain timeout', async () => {
     const own = await startGrpcServer({
-      services: slowServices(app.built.services),
+      services: core.wrap(app.built.services),
       log,
       host: '127.0.0.1',
       port: 0,

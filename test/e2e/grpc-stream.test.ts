@@ -18,7 +18,8 @@ import type { VerdictCall } from '../../src/grpc/generated/rampart/v1/VerdictCal
 import type { VerdictAnswer__Output } from '../../src/grpc/generated/rampart/v1/VerdictAnswer';
 import type { VerdictStreamRequest } from '../../src/grpc/generated/rampart/v1/VerdictStreamRequest';
 import type { VerdictStreamResponse__Output } from '../../src/grpc/generated/rampart/v1/VerdictStreamResponse';
-import { delay, waitFor } from '../support/wait';
+import { delay } from '../support/wait';
+import { createSlowCore } from '../support/slow-core';
 
 const log = createLogger(process.env.RAMPART_TEST_LOG ?? 'silent');
 const UA =
@@ -268,67 +269,13 @@ describe('VerdictStream', () => {
 });
 
 describe('VerdictStream deadlines, cancellation and drain', () => {
-  /** Knobs of the slowed-down core (its latency is simulated), and how often it was called. */
-  /** `held`: while set, every evaluation waits for it instead of `evaluateMs` (`holdEvaluations`). */
-  const slow = {
-    authMs: 0,
-    evaluateMs: 0,
-    evaluateCalls: 0,
-    evaluateDone: 0,
-    authCalls: 0,
-    held: null as Promise<void> | null,
-  };
-  let releaseHeld: () => void = () => undefined;
-  /**
-   * Holds every core evaluation until the returned function is called (afterEach calls it too):
-   * an answer that comes while they are held did not wait for the core, whatever the machine's speed.
-   */
-  const holdEvaluations = (): (() => void) => {
-    let release: () => void = () => undefined;
-    slow.held = new Promise<void>((resolve) => (release = resolve));
-    releaseHeld = () => {
-      slow.held = null;
-      release();
-    };
-    return releaseHeld;
-  };
-  const running = new Set<Promise<unknown>>();
-  const tracked = <T>(p: Promise<T>): Promise<T> => {
-    running.add(p);
-    return p.finally(() => running.delete(p));
-  };
-  /** Every core call started has finished, and what follows it has run (proves a call did not start, without sleeping). */
-  const idle = async () => {
-    while (running.size > 0) await Promise.allSettled([...running]);
-    await new Promise((r) => setImmediate(r));
-  };
-  /** Resolves once `cond` holds (checked every few ms; fails after a minute naming `what`). */
-  const until = (cond: () => boolean, what: string) =>
-    waitFor(cond, { what, timeoutMs: 60_000, intervalMs: 5 });
+  /** The core behind this block's server: slowed down, or held, as each test says (test/support/slow-core.ts). */
+  const core = createSlowCore();
+  const { slow, holdEvaluations, idle, until } = core;
   let server: GrpcServerHandle;
   let slowServices: Services;
   beforeAll(async () => {
-    const real = app.built.services;
-    const access = Object.create(real.access) as Services['access'];
-    access.caller = (...args) =>
-      tracked(
-        (async () => {
-          slow.authCalls++;
-          await delay(slow.authMs);
-          return real.access.caller(...args);
-        })(),
-      );
-    const verdicts = Object.create(real.verdicts) as Services['verdicts'];
-    verdicts.evaluate = (principal, endpoint, body) =>
-      tracked(
-        (async () => {
-          slow.evaluateCalls++;
-          await (slow.held ?? delay(slow.evaluateMs));
-          slow.evaluateDone++;
-          return real.verdicts.evaluate(principal, endpoint, body);
-        })(),
-      );
-    slowServices = { ...real, access, verdicts };
+    slowServices = core.wrap(app.built.services);
     server = await startGrpcServer({
       services: slowServices,
       log,
@@ -341,10 +288,10 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     slow.authMs = 0;
     slow.evaluateMs = 0;
   });
-  afterEach(() => releaseHeld());
+  afterEach(() => core.releaseHeld());
   afterAll(async () => {
     await server?.stop();
-    await Promise.allSettled([...running]);
+    await core.idle();
   });
 
   it('a call whose deadline passes before its core call is answered DEADLINE_EXCEEDED, and the core call never starts', async () => {
@@ -366,13 +313,13 @@ describe('VerdictStream deadlines, cancellation and drain', () => {
     const s = openStream(server.address, app.secret);
     slow.authMs = 300;
     const before = slow.evaluateCalls;
-    const authenticating = running.size;
+    const authenticating = core.running.size;
     s.send(
       { id: 1, timeoutMs: 30_000, risk: risk('vs-cx-1') },
       { id: 2, timeoutMs: 30_000, risk: risk('vs-cx-2') },
     );
     // Both calls wait on one look-up of the stream's secret.
-    await until(() => running.size > authenticating, "the look-up of the stream's secret to start");
+    await until(() => core.running.size > authenticating, "the look-up of the stream's secret to start");
     s.send({ id: 1, cancel: true });
     expect((await s.answer(2)).result).toBe('risk');
     await idle();

@@ -705,7 +705,11 @@ describe('app events', () => {
     // What the model reads of the install counts them: it announced itself and showed a screen.
     const key = `i:${identified?.deviceKey}`;
     const activity = (
-      await new StateCounterStore(app.database.db, app.built.state, () => new Date()).read(app.env.id, [key])
+      await new StateCounterStore({
+        db: app.database.db,
+        state: app.built.state,
+        now: () => new Date(),
+      }).read(app.env.id, [key])
     )?.get(key);
     expect(activity?.counts).toMatchObject({ n: 1, o: 1, s: 1, e: 4 });
   });

@@ -34,7 +34,7 @@ const key = (envId = A, keyId = 'k1'): AttestedKeyRecord => ({
 });
 
 describe.each<[string, () => AttestedKeyStore]>([
-  ['MongoAttestedKeyStore', () => new MongoAttestedKeyStore(database.db)],
+  ['MongoAttestedKeyStore', () => new MongoAttestedKeyStore({ db: database.db })],
   ['the fake', () => createFakeAttestedKeyStore()],
 ])('%s', (_name, make) => {
   it('keeps a key once, raises its counter only upwards, and keeps tenants apart', async () => {
@@ -58,7 +58,7 @@ describe.each<[string, () => AttestedKeyStore]>([
 });
 
 it('sweeps keys no assertion used for a year, and only those', async () => {
-  const s = new MongoAttestedKeyStore(database.db);
+  const s = new MongoAttestedKeyStore({ db: database.db });
   await s.add(key(A, 'old'));
   await s.add({ ...key(A, 'recent'), usedAt: new Date(at.getTime() + 10 * 86_400_000) });
   const deleted = await s.sweep(new Date(at.getTime() + ATTESTED_KEY_UNUSED_MS + 86_400_000));

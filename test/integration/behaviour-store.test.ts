@@ -53,7 +53,7 @@ afterAll(async () => {
 describe('behavioural profile', () => {
   it('is written as deltas and read back cold, with event-time counts, bounded tables and the last legitimate place', async () => {
     const writer = layer();
-    const users = new StateUserStore(database.db, writer);
+    const users = new StateUserStore({ db: database.db, state: writer });
     await users.load(env, 'bob');
     // 30 addresses: more than the table keeps. The first one is used most and must survive.
     for (let k = 0; k < 30; k++) {
@@ -76,7 +76,7 @@ describe('behavioural profile', () => {
     });
     await writer.flush();
 
-    const reader = new StateUserStore(database.db, layer());
+    const reader = new StateUserStore({ db: database.db, state: layer() });
     const b = (await reader.load(env, 'bob'))!.behaviour;
     const now = T0 + 30 * DAY;
     // Thirty legitimate events, decayed by at most 30 days of a 120-day half-life.
@@ -91,7 +91,7 @@ describe('behavioural profile', () => {
 
   it('remembers a challenge until it is answered, and only the latest few', async () => {
     const l = layer();
-    const users = new StateUserStore(database.db, l);
+    const users = new StateUserStore({ db: database.db, state: l });
     await users.load(env, 'carol');
     for (let k = 0; k < PENDING_CAP + 2; k++) {
       users.record(env, 'carol', {
@@ -111,7 +111,7 @@ describe('behavioural profile', () => {
       });
       await l.flush();
     }
-    let b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;
+    let b = (await new StateUserStore({ db: database.db, state: layer() }).load(env, 'carol'))!.behaviour;
     expect(Object.keys(b.pending)).toHaveLength(PENDING_CAP);
     expect(b.pending['ev.0']).toBeUndefined();
     expect(b.pending[`ev.${PENDING_CAP + 1}`]).toMatchObject({
@@ -135,7 +135,7 @@ describe('behavioural profile', () => {
       },
     });
     await l.flush();
-    b = (await new StateUserStore(database.db, layer()).load(env, 'carol'))!.behaviour;
+    b = (await new StateUserStore({ db: database.db, state: layer() }).load(env, 'carol'))!.behaviour;
     expect(b.pending[`ev.${PENDING_CAP + 1}`]).toBeUndefined();
     expect(b.tables.ip?.['81.2.69.9']).toBeDefined();
   });
@@ -154,8 +154,8 @@ describe('velocity windows', () => {
         },
         { sandbox: false, now: new Date(T0 + 1000) },
       );
-    const a = new StateCounterStore(database.db, layer(), () => new Date(T0));
-    const b = new StateCounterStore(database.db, layer(), () => new Date(T0));
+    const a = new StateCounterStore({ db: database.db, state: layer(), now: () => new Date(T0) });
+    const b = new StateCounterStore({ db: database.db, state: layer(), now: () => new Date(T0) });
     const outcome = (account: string): Outcome => ({
       attempt: true,
       failure: true,
@@ -187,7 +187,7 @@ describe('velocity windows', () => {
     await Promise.all(layers.map((l) => l.flush()));
     const e = event('victim-x');
     const f = extractFeatures(e, lookupIp('81.2.69.200'), parseUserAgent(e.context.userAgent), deviceKey(e));
-    const fresh = new StateCounterStore(database.db, layer(), () => new Date(T0));
+    const fresh = new StateCounterStore({ db: database.db, state: layer(), now: () => new Date(T0) });
     const key = `w:ip:81.2.69.200:${f.hourBucket}`;
     const snaps = await fresh.read(env, [key]);
     const w = readWindow(snaps ?? NO_SNAPSHOTS, f, 'ip');
@@ -221,8 +221,8 @@ describe('documents changed in place', () => {
     const stored = async (mode: 'deltas' | 'snapshots') => {
       const modeEnv = asEnvId(`${env}-${mode}`);
       const l = layer(mode);
-      const users = new StateUserStore(database.db, l);
-      const counters = new StateCounterStore(database.db, l, () => new Date(T0));
+      const users = new StateUserStore({ db: database.db, state: l });
+      const counters = new StateCounterStore({ db: database.db, state: l, now: () => new Date(T0) });
       await users.load(modeEnv, 'dora');
       for (let k = 0; k < 30; k++) {
         const at = new Date(T0 + k * 3_600_000);

@@ -37,13 +37,12 @@ function store(fold = true): { counters: StateCounterStore; state: StateLayer } 
   });
   layers.push(state);
   return {
-    counters: new StateCounterStore(
-      database.db,
+    counters: new StateCounterStore({
+      db: database.db,
       state,
-      () => new Date(),
-      undefined,
-      fold ? addressWindowFold : undefined,
-    ),
+      now: () => new Date(),
+      fold: fold ? addressWindowFold : undefined,
+    }),
     state,
   };
 }

@@ -43,7 +43,7 @@ async function processOn(
   layers.push(state);
   const created = new CreatedHere(await lastBucketBefore(database.db, startedAt, windowHorizon), firstHourOf);
   return {
-    counters: new StateCounterStore(database.db, state, () => new Date(startedAt), created),
+    counters: new StateCounterStore({ db: database.db, state, now: () => new Date(startedAt), created }),
     state,
     created,
   };

@@ -78,7 +78,7 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
         packed: writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'] } : {},
         onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
       });
-      const users = new StateUserStore(database.db, state);
+      const users = new StateUserStore({ db: database.db, state });
       const user = `alice-${writeMode}`;
       const token = `tok-${writeMode}`;
       await users.load(env, user);
@@ -110,10 +110,10 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
           d: { 'fp-1': expect.objectContaining({ tokens: [token] }) },
         });
         // A fresh process finds the device by its token.
-        const fresh = new StateUserStore(
-          database.db,
-          new StateLayer(database.db, { writeMode, onError: (err) => errors.push(String(err)) }),
-        );
+        const fresh = new StateUserStore({
+          db: database.db,
+          state: new StateLayer(database.db, { writeMode, onError: (err) => errors.push(String(err)) }),
+        });
         expect(await fresh.byToken(env, token)).toMatchObject({
           token,
           userId: user,
@@ -128,7 +128,7 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
           writeOrder: USER_WRITE_ORDER,
           onError: (err) => errors.push(String(err)),
         });
-        const again = new StateUserStore(database.db, restarted);
+        const again = new StateUserStore({ db: database.db, state: restarted });
         await again.load(env, user);
         const later = new Date(at.getTime() + PROJECTION_REFRESH_MS);
         again.record(env, user, {

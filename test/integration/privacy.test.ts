@@ -243,13 +243,13 @@ function useStores(writeMode: 'deltas' | 'snapshots'): void {
       throw err;
     },
   });
-  users = new StateUserStore(database.db, state);
-  events = new MongoEventStore(database.db, state);
-  debuggerLog = new MongoDebuggerStore(database.db, state);
-  counters = new StateCounterStore(database.db, state, () => new Date());
-  store = new MongoPrivacyStore(database.db, state);
+  users = new StateUserStore({ db: database.db, state });
+  events = new MongoEventStore({ db: database.db, state });
+  debuggerLog = new MongoDebuggerStore({ db: database.db, state });
+  counters = new StateCounterStore({ db: database.db, state, now: () => new Date() });
+  store = new MongoPrivacyStore({ db: database.db, state });
   webhooks = new WebhookService({
-    store: new MongoWebhookStore(database.db, state),
+    store: new MongoWebhookStore({ db: database.db, state }),
     signingSecret: async () => 'sk_unused',
     environments: { byId: async (id: EnvId) => envs.get(id) ?? null },
     clock,
@@ -379,7 +379,7 @@ describe('access request', () => {
   });
 
   it('stores large exports in chunks and reads them back intact', async () => {
-    const small = new MongoPrivacyStore(database.db, state, { chunkChars: 1000 });
+    const small = new MongoPrivacyStore({ db: database.db, state, chunkChars: 1000 });
     const env = asEnvId(randomUUID());
     const text = `${'ab😀'.repeat(1500)}é${'x'.repeat(999)}😀`;
     const bytes = await small.putExport(

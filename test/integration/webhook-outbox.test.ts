@@ -269,15 +269,15 @@ embeddedOnly('the webhook outbox on the embedded FerretDB build', () => {
     const kind = await serverKind(db);
     expect(kind.indexPushdown).toBe(true);
     await applyIndexes(db, indexesFor(kind, webhookIndexes));
-    store = new MongoWebhookStore(
+    store = new MongoWebhookStore({
       db,
-      new StateLayer(db, {
+      state: new StateLayer(db, {
         onError: (err) => {
           throw err;
         },
       }),
-      { atomicUpdates: true },
-    );
+      atomicUpdates: true,
+    });
   }
   beforeAll(async () => {
     server.remove();

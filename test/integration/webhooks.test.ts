@@ -268,8 +268,12 @@ beforeAll(async () => {
     },
   });
   // As the composition root builds it: claims without a claim document where findAndModify is atomic.
-  store = new MongoWebhookStore(database.db, state, { atomicUpdates: !kind.ferretdb || kind.indexPushdown });
-  claimingStore = new MongoWebhookStore(database.db, state, { atomicUpdates: false });
+  store = new MongoWebhookStore({
+    db: database.db,
+    state,
+    atomicUpdates: !kind.ferretdb || kind.indexPushdown,
+  });
+  claimingStore = new MongoWebhookStore({ db: database.db, state, atomicUpdates: false });
   await receiver.start();
 });
 

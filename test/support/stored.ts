@@ -68,10 +68,10 @@ export function storedOf(app: { built: { state: StateLayer }; database: { db: Db
  */
 export async function eventWriter(db: Db, state: StateLayer): Promise<EventStore> {
   const kind = await serverKind(db);
-  return new MongoEventStore(
+  return new MongoEventStore({
     db,
     state,
-    new RollupWriter(state),
-    kind.indexPushdown ? new EventKeyWriter(state) : undefined,
-  );
+    rollups: new RollupWriter({ state }),
+    keys: kind.indexPushdown ? new EventKeyWriter({ state }) : undefined,
+  });
 }

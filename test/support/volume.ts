@@ -84,8 +84,8 @@ export async function appendVolume(
     flushIntervalMs: 1000,
     onError: (err) => errors.push(err),
   });
-  const rollups = new RollupWriter(state, { pushEveryMs: 3_600_000 });
-  const keys = new EventKeyWriter(state, { pushEveryMs: 3_600_000 });
+  const rollups = new RollupWriter({ state, pushEveryMs: 3_600_000 });
+  const keys = new EventKeyWriter({ state, pushEveryMs: 3_600_000 });
   for (const e of events) {
     rollups.record(e);
     keys.record(e);

@@ -6,7 +6,14 @@
  */
 import { hmacSha256, sha256Hex } from '../crypto';
 import { NotFound } from '../errors';
-import type { Device, DeviceContext, EnvId, Environment, EventInput } from '../model';
+import {
+  unknownDeviceContext,
+  type Device,
+  type DeviceContext,
+  type EnvId,
+  type Environment,
+  type EventInput,
+} from '../model';
 import type { ClientTokens, Clock, DeviceChange, UserState, UserStateStore } from '../ports';
 import { fingerprintValue } from '../events/context';
 import type { IpIntel, ParsedUserAgent } from '../intel/types';
@@ -153,26 +160,7 @@ export function sightedDevice(
     removedAt: null,
     riskScore: approved ? 0 : Math.round((change.eventRisk ?? 0) * 100),
     feedback: approved ? 'approved' : null,
-    context: change.seen?.context ?? {
-      ip: null,
-      location: null,
-      userAgent: {
-        raw: '',
-        browser: '',
-        version: '',
-        os: '',
-        mobile: false,
-        platform: '',
-        device: '',
-        family: '',
-        type: 'other',
-        bot: false,
-        headless: false,
-        crawler: false,
-      },
-      type: 'other',
-      properties: {},
-    },
+    context: change.seen?.context ?? unknownDeviceContext(),
     lastEventRisk: change.eventRisk ?? null,
     sightings: change.seen ? 1 : 0,
     machine: change.machine ?? null,

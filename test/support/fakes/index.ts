@@ -31,17 +31,17 @@ import {
 import {
   createFakeCounterStore,
   createFakeStateLayer,
+  fakeDeviceCopies,
   createFakeUserStateStore,
   type FakeStateLayer,
 } from './state';
+import { createFakeAnalyticsStore, createFakeQueryStore, type FakeReadSources } from './reads';
 import {
-  createFakeAnalyticsStore,
   createFakeAttestedKeyStore,
   createFakeAuditLog,
   createFakeClientEventSink,
   createFakeCredentialStore,
   createFakeObservationSink,
-  createFakeQueryStore,
   createFakeSessionStore,
   createFakeDebuggerStore,
   createFakeListStore,
@@ -60,6 +60,7 @@ export * from './time';
 export * from './outside';
 export * from './state';
 export * from './stores';
+export * from './reads';
 
 export interface FakeServices {
   /** Every use case, as the doors get them (the fields below name the ones unit tests drive). */
@@ -114,6 +115,12 @@ export function createFakeServices(
   const listStore = createFakeListStore();
   const audit = createFakeAuditLog();
   const webhookAttempts: FakeServices['webhookAttempts'] = [];
+  // The dashboards read what the fakes above hold, as the MongoDB stores read their collections.
+  const reads: FakeReadSources = {
+    events: () => events.all,
+    rejected: () => debuggerLog.all,
+    devices: () => fakeDeviceCopies(state),
+  };
   // The one wiring production uses (core/create-services.ts), given the fakes.
   const services = createServices(
     {
@@ -133,8 +140,8 @@ export function createFakeServices(
         attestedKeys: createFakeAttestedKeyStore(),
         appEvents: createFakeClientEventSink(),
         sessions: createFakeSessionStore(),
-        queries: createFakeQueryStore(),
-        analytics: createFakeAnalyticsStore(),
+        queries: createFakeQueryStore(reads),
+        analytics: createFakeAnalyticsStore(reads),
       },
       writes: state,
       clock,

@@ -15,7 +15,8 @@ import {
   type OpEntry,
 } from '../../../src/store/state/delta';
 import type { StateLayer } from '../../../src/store/state/layer';
-import { StateUserStore } from '../../../src/store/user-state';
+import { DEVICES, deviceFromDoc, StateUserStore, type DeviceDoc } from '../../../src/store/user-state';
+import type { Device } from '../../../src/core/model';
 import { StateCounterStore } from '../../../src/store/counters';
 import type { Db } from 'mongodb';
 
@@ -55,6 +56,8 @@ export interface FakeStateLayer extends WriteQueue {
   put(collection: string, id: string, doc: Doc): void;
   /** A stored document, as a copy (null: none). */
   document(collection: string, id: string): Doc | null;
+  /** Every stored document of a collection, as copies (what a query of the collection reads). */
+  documents(collection: string): Doc[];
 }
 
 export function createFakeStateLayer(): FakeStateLayer {
@@ -145,6 +148,10 @@ export function createFakeStateLayer(): FakeStateLayer {
     edit: () => undefined,
     put: (collection, id, doc) => layer.apply(collection, id, replacement(doc)),
     document: (collection, id) => clone(entries.get(key(collection, id))?.value ?? null),
+    documents: (collection) =>
+      [...entries]
+        .filter(([k, e]) => k.startsWith(`${collection}\u0000`) && e.value !== null)
+        .map(([, e]) => clone(e.value as Doc)),
   };
   return layer;
 }
@@ -161,10 +168,15 @@ const noDatabase = new Proxy(
 
 /** The users-and-devices repository on a fake state layer. */
 export function createFakeUserStateStore(state: FakeStateLayer): UserStateStore {
-  return new StateUserStore(noDatabase, state as unknown as StateLayer);
+  return new StateUserStore({ db: noDatabase, state: state as unknown as StateLayer });
+}
+
+/** The devices' dashboard copy on a fake state layer (what the read fakes search). */
+export function fakeDeviceCopies(state: FakeStateLayer): Device[] {
+  return state.documents(DEVICES).map((d) => deviceFromDoc({ _id: '', ...d } as unknown as DeviceDoc));
 }
 
 /** The counters repository on a fake state layer. */
 export function createFakeCounterStore(state: FakeStateLayer, now: () => Date): CounterStore {
-  return new StateCounterStore(noDatabase, state as unknown as StateLayer, now);
+  return new StateCounterStore({ db: noDatabase, state: state as unknown as StateLayer, now });
 }

@@ -30,8 +30,6 @@ import { ownNames } from '../../../src/core/privacy/names';
 import type { AttestedKeyRecord, AttestedKeyStore } from '../../../src/core/client/attestation/verifier';
 import type { ClientObservation, ClientObservationSink } from '../../../src/core/client/service';
 import type { ClientEvent, ClientEventSink } from '../../../src/core/client/events';
-import type { QueryStore } from '../../../src/core/queries/ports';
-import type { AnalyticsStore } from '../../../src/core/analytics/ports';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -500,23 +498,3 @@ export function createFakeClientEventSink(): ClientEventSink & { readonly all: C
   const all: ClientEvent[] = [];
   return { all, append: (events) => void all.push(...copy(events)) };
 }
-
-/**
- * A port the unit fakes do not serve: every call rejects, naming the port. The dashboards'
- * searches and analytics (QueryStore, AnalyticsStore) are read paths of the database: their tests
- * run against FerretDB (test/integration, test/e2e).
- */
-function unserved<T extends object>(port: string): T {
-  return new Proxy({} as T, {
-    get: (_, name) =>
-      name === 'then' || typeof name === 'symbol'
-        ? undefined
-        : () =>
-            Promise.reject(
-              new Error(`${port}.${name}: not in the unit fakes (test dashboards against the database)`),
-            ),
-  });
-}
-
-export const createFakeQueryStore = (): QueryStore => unserved<QueryStore>('QueryStore');
-export const createFakeAnalyticsStore = (): AnalyticsStore => unserved<AnalyticsStore>('AnalyticsStore');

@@ -30,8 +30,24 @@ it("opens a console session with the environment's API secret (access, environme
   await expect(s.services.sessions.signIn('sk_test_not_a_secret_of_it', '10.0.0.1')).rejects.toThrow();
 });
 
-it('refuses a dashboard search by name: the unit fakes have no query store', async () => {
+it('reads in the dashboards what a verdict recorded (the read fakes follow the other fakes)', async () => {
   const s = createFakeServices();
-  const { env } = await s.environment();
-  await expect(s.services.queries.events(env.id, {}, { first: 5 })).rejects.toThrow(/QueryStore\./);
+  const { env, principal } = await s.environment();
+  const v = await s.verdicts.evaluate(principal, 'risk', {
+    event: '$login',
+    status: '$succeeded',
+    user: { id: 'u1', email: 'u1@example.com' },
+    context: {
+      ip: '81.2.69.142',
+      headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/126.0' },
+    },
+    requestToken: 'laptop-fingerprint-0001',
+  });
+  const events = await s.services.queries.events(env.id, { userId: 'u1' }, { first: 5 });
+  expect(events.edges.map((e) => e.node.id)).toEqual(s.events.all.map((e) => e.id));
+  expect(events.edges).toHaveLength(1);
+  const devices = await s.services.queries.devices(env.id, {}, { first: 5 });
+  expect(devices.edges.map((e) => e.node.token)).toEqual([v.device?.token]);
+  expect(await s.services.analytics.total(env.id, { action: 'allow' })).toBe(1);
+  expect(await s.services.analytics.actions(env.id, {})).toEqual([{ action: 'allow', count: 1 }]);
 });
