@@ -6,6 +6,7 @@
  * no database, no sleeps: `npm run test:unit`), `integration` (the store and the runtime on a
  * real database), `e2e` (each door over loopback) and `compat` (Castle's own SDKs). The one
  * FerretDB that global-setup starts serves every worker; each test file makes a database of its own.
+ * Only the tiers on the database have that global setup: the unit tier alone starts none.
  *
  * `npm run test:quick` (RAMPART_TEST_QUICK=1) runs the unit tier and the files below: each door
  * over loopback once, the state layer, the stores and the privacy path on the real database, for
@@ -47,6 +48,14 @@ for (const file of QUICK)
 
 const tier = (name) => ({
   displayName: name,
+  // A project's global setup runs only when a file of that project runs: the database is started
+  // for the tiers that use it, and a run of the unit tier alone (or of one unit file) starts none.
+  ...(name === 'unit'
+    ? {}
+    : {
+        globalSetup: '<rootDir>/test/support/global-setup.ts',
+        globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      }),
   testEnvironment: 'node',
   roots: [`<rootDir>/test/${name}`],
   testMatch:
@@ -58,8 +67,6 @@ const tier = (name) => ({
 
 module.exports = {
   projects: [tier('unit'), tier('integration'), tier('e2e'), ...(quick ? [] : [tier('compat')])],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   // Files wait mostly on the database and the network: two workers on two cores.
   maxWorkers: 2,
