@@ -8,6 +8,11 @@
  * FerretDB that global-setup starts serves every worker; each test file makes a database of its own.
  * Only the tiers on the database have that global setup: the unit tier alone starts none.
  *
+ * The unit tier's files are few: each directory of test/unit is one test file (`test/unit/core.test.ts`
+ * runs `test/unit/core/*.spec.ts`, test/support/specs.ts), since jest loads the test framework and
+ * the modules a file imports again for every file, and that was a large part of the tier's time.
+ * `npx jest test/unit/core -t core/scoring` runs one spec.
+ *
  * `npm run test:quick` (RAMPART_TEST_QUICK=1) runs the unit tier and the files below: each door
  * over loopback once, the state layer, the stores and the privacy path on the real database, for
  * feedback in under a minute. `npm test` runs every file, as CI does.
@@ -45,6 +50,20 @@ const quick = process.env.RAMPART_TEST_QUICK === '1';
 for (const file of QUICK)
   if (!require('node:fs').existsSync(require('node:path').join(__dirname, file)))
     throw new Error(`jest.config.js: QUICK names ${file}, which does not exist`);
+
+// A unit spec runs only through its directory's test file: none may sit where nothing runs it.
+const fs = require('node:fs');
+const path = require('node:path');
+const UNIT = path.join(__dirname, 'test', 'unit');
+for (const file of fs.readdirSync(UNIT, { recursive: true, encoding: 'utf8' })) {
+  const [dir, ...rest] = file.split(path.sep);
+  if (rest.length > 0 && file.endsWith('.test.ts'))
+    throw new Error(
+      `jest.config.js: test/unit/${file} would run alone; name it .spec.ts (test/support/specs.ts)`,
+    );
+  if (file.endsWith('.spec.ts') && (rest.length === 0 || !fs.existsSync(path.join(UNIT, `${dir}.test.ts`))))
+    throw new Error(`jest.config.js: nothing runs test/unit/${file}; specs run from test/unit/<dir>.test.ts`);
+}
 
 const tier = (name) => ({
   displayName: name,
