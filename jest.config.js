@@ -6,6 +6,12 @@
  * no database, no sleeps: `npm run test:unit`), `integration` (the store and the runtime on a
  * real database), `e2e` (each door over loopback) and `compat` (Castle's own SDKs). The one
  * FerretDB that global-setup starts serves every worker; each test file makes a database of its own.
+ * Only the tiers on the database have that global setup: the unit tier alone starts none.
+ *
+ * The unit tier's files are few: each directory of test/unit is one test file (`test/unit/core.test.ts`
+ * runs `test/unit/core/*.spec.ts`, test/support/specs.ts), since jest loads the test framework and
+ * the modules a file imports again for every file, and that was a large part of the tier's time.
+ * `npx jest test/unit/core -t core/scoring` runs one spec.
  *
  * `npm run test:quick` (RAMPART_TEST_QUICK=1) runs the unit tier and the files below: each door
  * over loopback once, the state layer, the stores and the privacy path on the real database, for
@@ -45,8 +51,30 @@ for (const file of QUICK)
   if (!require('node:fs').existsSync(require('node:path').join(__dirname, file)))
     throw new Error(`jest.config.js: QUICK names ${file}, which does not exist`);
 
+// A unit spec runs only through its directory's test file: none may sit where nothing runs it.
+const fs = require('node:fs');
+const path = require('node:path');
+const UNIT = path.join(__dirname, 'test', 'unit');
+for (const file of fs.readdirSync(UNIT, { recursive: true, encoding: 'utf8' })) {
+  const [dir, ...rest] = file.split(path.sep);
+  if (rest.length > 0 && file.endsWith('.test.ts'))
+    throw new Error(
+      `jest.config.js: test/unit/${file} would run alone; name it .spec.ts (test/support/specs.ts)`,
+    );
+  if (file.endsWith('.spec.ts') && (rest.length === 0 || !fs.existsSync(path.join(UNIT, `${dir}.test.ts`))))
+    throw new Error(`jest.config.js: nothing runs test/unit/${file}; specs run from test/unit/<dir>.test.ts`);
+}
+
 const tier = (name) => ({
   displayName: name,
+  // A project's global setup runs only when a file of that project runs: the database is started
+  // for the tiers that use it, and a run of the unit tier alone (or of one unit file) starts none.
+  ...(name === 'unit'
+    ? {}
+    : {
+        globalSetup: '<rootDir>/test/support/global-setup.ts',
+        globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      }),
   testEnvironment: 'node',
   roots: [`<rootDir>/test/${name}`],
   testMatch:
@@ -58,8 +86,6 @@ const tier = (name) => ({
 
 module.exports = {
   projects: [tier('unit'), tier('integration'), tier('e2e'), ...(quick ? [] : [tier('compat')])],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   // Files wait mostly on the database and the network: two workers on two cores.
   maxWorkers: 2,

@@ -2,7 +2,7 @@
 /**
  * Writes clients/test-vectors/*.json from the server's and the reference client's own code
  * (test/support/test-vectors/). Run it after a change to the token, allow-list or queue rules;
- * test/unit/client/test-vectors.test.ts fails while the files and the code disagree.
+ * test/unit/client/test-vectors.spec.ts fails while the files and the code disagree.
  * `--check` writes nothing and exits 1 when a file differs.
  */
 'use strict';

@@ -1,7 +1,7 @@
 /**
  * `configure`'s options (docs/client.md): Rampart's own names and castle-js 2.x's, read into what
  * the client uses; an unknown option or a wrong type is a warning for the console. No browser API
- * here (unit-tested in Node: test/unit/client/browser-client.test.ts).
+ * here (unit-tested in Node: test/unit/client/browser-client.spec.ts).
  */
 
 /** What a publishable key looks like (as the collector checks it: core/client/service.ts). */

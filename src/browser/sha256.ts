@@ -2,7 +2,7 @@
  * The first 32 bits of SHA-256 of one short message (at most 55 bytes: one 64-byte block), all the
  * proof of work needs (docs/client.md, "What the script does"). Written out here rather than taken
  * from WebCrypto, whose digest is asynchronous and far slower per call; checked against Node's
- * SHA-256 in test/unit/client/browser-sha256.test.ts.
+ * SHA-256 in test/unit/client/browser-client.spec.ts.
  */
 
 const K = [

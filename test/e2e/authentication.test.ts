@@ -3,7 +3,7 @@
  * analyst key get the same answer on the API, and a source address that keeps failing is
  * throttled (429 with Retry-After) on REST, GraphQL and the console alike, and on gRPC
  * (RESOURCE_EXHAUSTED), while a valid credential from that address still gets in (other
- * addresses: test/unit/core/access.test.ts). Behind a trusted proxy the address is the right-most
+ * addresses: test/unit/core/access.spec.ts). Behind a trusted proxy the address is the right-most
  * hop of X-Forwarded-For that is not a proxy: a client can neither escape the throttle by writing
  * a new address per request nor lock another address out by writing it.
  */

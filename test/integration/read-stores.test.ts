@@ -1,7 +1,7 @@
 /**
  * The dashboards' read ports on the real database hold their contract
  * (test/support/contracts/read-stores.ts), as the in-memory fakes do
- * (test/unit/store/read-stores-fake.test.ts): the MongoDB stores as production builds them on this
+ * (test/unit/store/read-stores-fake.spec.ts): the MongoDB stores as production builds them on this
  * server (rollups; on Rampart's FerretDB build the embedded searches, with a small bound so that
  * sparse filters stop early and go on), and with no rollups or embedded searches (every filter
  * one query, as MongoDB's indexes serve them).

@@ -73,7 +73,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     // still answers only once written.
     state: { maxUnwrittenMs: 60_000, ackTimeoutMs: 60_000, ...opts.state },
     // And for the verdicts' work limiter: a burst answered slowly by a loaded machine waits its
-    // turn instead of being refused (test/unit/core/work-limiter.test.ts tests the limiter).
+    // turn instead of being refused (test/unit/core/work-limiter.spec.ts tests the limiter).
     workLimits: { maxWaitMs: 600_000, ...opts.workLimits },
   });
   const secret = `sk_test_${randomBytes(16).toString('hex')}`;

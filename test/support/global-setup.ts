@@ -1,7 +1,8 @@
 /**
  * Starts the test database once for the whole run: MONGODB_URI when given, otherwise a local
  * FerretDB on a free loopback port with its files under .data/test-db (removed afterwards).
- * The unit tier alone (`npm run test:unit`, `jest --selectProjects unit`) needs none.
+ * It is the global setup of the tiers on the database (jest.config.js), so jest runs it only when
+ * a file of theirs runs: the unit tier alone (`npm run test:unit`) starts no database.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -10,11 +11,8 @@ declare global {
   var __RAMPART_TEST_DB_STOP__: (() => Promise<void>) | undefined;
 }
 
-export default async function globalSetup(config: { selectProjects?: string[] | null }): Promise<void> {
+export default async function globalSetup(): Promise<void> {
   if (process.env.MONGODB_URI) return;
-  const projects = config.selectProjects ?? [];
-  if (projects.length > 0 && projects.every((p) => p === 'unit')) return;
-  // Loaded only when a database is started: the unit tier alone loads nothing of the store.
   const { startEmbedded } = await import('../../src/store/embedded');
   const dir = path.resolve(__dirname, '..', '..', '.data', `test-db-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });

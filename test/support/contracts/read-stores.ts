@@ -1,7 +1,7 @@
 /**
  * The dashboards' read ports' contract (QueryStore, AnalyticsStore), as cases run alike against
  * the MongoDB stores on a real database (test/integration/read-stores.test.ts) and the in-memory
- * fakes (test/unit/store/read-stores-fake.test.ts), so that the fakes the unit tests read through
+ * fakes (test/unit/store/read-stores-fake.spec.ts), so that the fakes the unit tests read through
  * cannot drift from the stores. Only what the ports promise is checked: filters, the keyset order
  * and its cursors (a search may stop early and say where), tenants apart, counts and groups.
  *

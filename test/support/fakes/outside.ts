@@ -10,7 +10,7 @@ import { parseUserAgent } from '../../../src/intel/user-agent';
 
 /**
  * The throw-away mail domains the fake knows (the real list, 120,000 domains read on first use,
- * is tested in test/unit/intel/reference-data.test.ts): a domain here or a subdomain of one.
+ * is tested in test/unit/intel/reference-data.spec.ts): a domain here or a subdomain of one.
  */
 const DISPOSABLE = new Set(['mailinator.com', 'guerrillamail.com', 'yopmail.com', '10minutemail.com']);
 function isDisposableEmail(emailOrDomain: string): boolean {

@@ -7,7 +7,7 @@
  * and refuse no filter, which the port allows.
  *
  * test/support/contracts/read-stores.ts runs the same cases against these and the MongoDB stores
- * (test/unit/store/read-stores-fake.test.ts, test/integration/read-stores.test.ts).
+ * (test/unit/store/read-stores-fake.spec.ts, test/integration/read-stores.test.ts).
  */
 import type { Action, Device, EnvId, RejectedPayload, StoredEvent } from '../../../src/core/model';
 import type { DeviceFilter, EventFilter, RejectedFilter, SortKey } from '../../../src/core/queries/model';

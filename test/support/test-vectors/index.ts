@@ -1,7 +1,7 @@
 /**
  * The shared test vectors of the client libraries (clients/test-vectors/, README.md there),
  * computed by the server's and the reference client's own code. `node scripts/generate-test-vectors.js`
- * writes them; test/unit/client/test-vectors.test.ts fails when a file and the code disagree.
+ * writes them; test/unit/client/test-vectors.spec.ts fails when a file and the code disagree.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@ import FoundationNetworking
 import XCTest
 @testable import RampartCore
 
-/// The same cases as the React Native library's (test/unit/react-native/interceptor.test.ts).
+/// The same cases as the React Native library's (test/unit/react-native/interceptor.spec.ts).
 final class AllowListTests: XCTestCase {
     func testTheAllowListMatchesSchemeHostPortAndPathBoundary() throws {
         let list = try AllowList(["https://api.example.com/v1", "http://10.0.2.2:8080"])

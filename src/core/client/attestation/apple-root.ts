@@ -2,7 +2,7 @@
  * Apple's App Attestation Root CA: the certificate every App Attest attestation chains to (Apple
  * publishes it on its certificate authority page as `Apple_App_Attestation_Root_CA.pem`). Data,
  * committed as Apple publishes it; its SHA-256 fingerprint (of the DER) is checked by
- * test/unit/client/attestation.test.ts, so an edit to it fails the tests. Subject
+ * test/unit/client/attestation.spec.ts, so an edit to it fails the tests. Subject
  * `CN=Apple App Attestation Root CA, O=Apple Inc., ST=California`, P-384, valid 2020-03-18 to
  * 2045-03-15.
  */

@@ -29,7 +29,7 @@ async function launchHeld(w: World): Promise<RampartClient> {
 }
 
 // The shared scenarios of clients/test-vectors/queue.json, which every client library runs, are
-// run on this client by test/unit/client/test-vectors.test.ts (once, for the file and each scenario).
+// run on this client by test/unit/client/test-vectors.spec.ts (once, for the file and each scenario).
 
 describe('flush triggers', () => {
   it.each<[string, (w: World) => void, string[]]>([

@@ -17,6 +17,18 @@ import {
 
 const at = (s: string) => new Date(`2026-01-01T${s}:00.000Z`);
 
+/** A randomised round's document, named by the round and the document it started from. */
+interface Outcome {
+  round: number;
+  from: 'missing' | 'existing';
+  doc: Doc | null;
+}
+const outcome = (round: number, start: Doc | null, doc: Doc | null): Outcome => ({
+  round,
+  from: start === null ? 'missing' : 'existing',
+  doc,
+});
+
 describe('applyDelta (MongoDB upsert semantics, in memory)', () => {
   const cases: { name: string; doc: Doc | null; d: ReturnType<typeof delta>; want: Doc }[] = [
     {
@@ -168,7 +180,9 @@ describe('coalesce', () => {
       return seed % n;
     };
     const paths = [['a'], ['b'], ['d', 'x'], ['d', 'y'], ['d'], ['e', 'f', 'g']];
-    let compared = 0;
+    // Compared all at once (one assertion over every round, each named by its round and start).
+    const groupedAll: Outcome[] = [];
+    const sequentialAll: Outcome[] = [];
     for (let round = 0; round < 500; round++) {
       const deltas = Array.from({ length: 1 + rnd(6) }, () => {
         const d = delta();
@@ -216,11 +230,12 @@ describe('coalesce', () => {
         } catch {
           continue;
         }
-        expect(grouped).toEqual(sequential);
-        compared++;
+        groupedAll.push(outcome(round, start, grouped));
+        sequentialAll.push(outcome(round, start, sequential));
       }
     }
-    expect(compared).toBeGreaterThan(500);
+    expect(groupedAll).toEqual(sequentialAll);
+    expect(sequentialAll.length).toBeGreaterThan(500);
   });
 });
 
@@ -234,7 +249,9 @@ describe('Edit (changes applied in place, no delta kept)', () => {
       return seed % n;
     };
     const paths = [['a'], ['b'], ['d', 'x'], ['d', 'y'], ['d'], ['e', 'f', 'g'], ['s']];
-    let compared = 0;
+    // Compared all at once (one assertion over every round, each named by its round and start).
+    const edited: Outcome[] = [];
+    const applied: Outcome[] = [];
     for (let round = 0; round < 500; round++) {
       const calls: ((c: Edit | ReturnType<typeof delta>) => void)[] = [];
       for (let i = 0, n = 1 + rnd(8); i < n; i++) {
@@ -280,11 +297,12 @@ describe('Edit (changes applied in place, no delta kept)', () => {
         }
         const edit = new Edit(start === null ? {} : structuredClone(start), start === null);
         for (const call of calls) call(edit);
-        expect(edit.doc).toEqual(want);
-        compared++;
+        edited.push(outcome(round, start, edit.doc));
+        applied.push(outcome(round, start, want));
       }
     }
-    expect(compared).toBeGreaterThan(500);
+    expect(edited).toEqual(applied);
+    expect(applied.length).toBeGreaterThan(500);
   });
 
   it('copies what it sets, and adds to a set in place', () => {
