@@ -141,11 +141,11 @@ function sectionOf<T>(doc: CounterDoc, name: 'c' | 's'): Record<string, T> {
  * environment set, the expiry the later of the two, counts added, first times the earlier, set
  * members added once, sets replaced by a copy. No operation is built.
  */
-function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: number, b: CounterBump, part: string): void {
+function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBump, part: string): void {
   doc.envId = env;
   const cur = doc.expiresAt as unknown;
-  if (!isOrdered(cur) || compare(expiresAt, cur instanceof Date ? cur.getTime() : cur) > 0)
-    doc.expiresAt = new Date(expiresAt);
+  // The expiry is shared by the bumps of one call, as their operations' is: nothing changes a Date.
+  if (!isOrdered(cur) || compare(expiresAt, cur) > 0) doc.expiresAt = expiresAt;
   let counts: Record<string, unknown> | undefined;
   for (const n in b.inc) {
     const name = part ? part + n : n;
@@ -291,6 +291,8 @@ export class StateCounterStore implements CounterStore {
     // and each lifetime's expiry are shared by the bumps of one call.
     let envOp: OpEntry | undefined;
     let expiries: Map<number, OpEntry> | undefined;
+    let lastKeep = 0;
+    let lastExpiry: Date | undefined;
     for (const b of bumps) {
       const keep = b.keepMs ?? TTL_MS;
       // Kept in another document (see `fold`) when it has room: its names prefixed with the part.
@@ -302,7 +304,12 @@ export class StateCounterStore implements CounterStore {
       const late = b.late === 'population' ? 'long' : b.late === true;
       const doc = this.state.edit(COUNTERS, id, late) as CounterDoc | undefined;
       if (doc) {
-        bumpInPlace(doc, env, now + keep, b, part);
+        // Most bumps keep their document as long as the one before (TTL_MS): one Date for them.
+        if (keep !== lastKeep || !lastExpiry) {
+          lastKeep = keep;
+          lastExpiry = new Date(now + keep);
+        }
+        bumpInPlace(doc, env, lastExpiry, b, part);
         continue;
       }
       envOp ??= { op: 'set', path: ENV_PATH, value: env };

@@ -75,15 +75,24 @@ const SEEN_ROLLUPS = 800;
 
 /** A rollup's counts gathered in memory before they are handed to the state layer. */
 interface Pending {
+  id: string;
   envId: EnvId;
   start: number;
   counts: Map<string, number>;
+  /** The ids of its documents of dimensions (`<id>:d:<part>`), made once. */
+  parts: Partial<Record<RollupPart, string>>;
 }
 
 /** How often a RollupWriter hands its gathered counts to the state layer by default. */
 export const PUSH_EVERY_MS = 5_000;
 /** How long a RollupReader reuses a rollup it read, by default. */
 export const SUM_CACHE_MS = 5 * MINUTE;
+
+/** Adds one to a path of a rollup's gathered counts. */
+const bump = (counts: Map<string, number>, path: string) => counts.set(path, (counts.get(path) ?? 0) + 1);
+
+/** The path of each verdict's count (`a.<action>`). */
+const ACTION_PATHS: Record<string, string> = {};
 
 /**
  * Counts every stored event into its hour's and its minute's rollup. Counts gather in memory and
@@ -98,6 +107,10 @@ export class RollupWriter {
   private readonly seen = new Map<string, Map<string, Set<string>>>();
   private readonly started = new Set<EnvId>();
   private pending = new Map<string, Pending>();
+  /** The hour and minute rollups the last event counted in (see pendingOf). */
+  private lastHour: Pending | null = null;
+  private lastMinute: Pending | null = null;
+  private readonly signalPaths = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
 
   private readonly state: StateLayer;
@@ -118,43 +131,72 @@ export class RollupWriter {
         this.state.apply(ROLLUPS, id, delta().setOnInsert(['envId'], e.envId).min(['at'], since));
     }
     const at = e.occurredAt.getTime();
-    const hour = Math.floor(at / HOUR) * HOUR;
-    const minute = Math.floor(at / MINUTE) * MINUTE;
-    for (const [id, start] of [
-      [hourId(e.envId, hour), hour],
-      [minuteId(e.envId, minute), minute],
-    ] as const) {
-      const inc = this.counter(id, e.envId, start);
-      inc('n');
-      inc(`a.${e.action ?? NO_ACTION}`);
-      for (const s of new Set(e.signals)) inc(`s.${fieldName(s)}`);
+    // What the event adds, named once for both of its rollups (hour and minute).
+    const action = e.action ?? NO_ACTION;
+    const actionPath = (ACTION_PATHS[action] ??= `a.${action}`);
+    const ip = e.ip !== null && e.ip !== '' ? e.ip : null;
+    const asn = e.asn === null ? null : String(e.asn);
+    const cc = e.country !== null && e.country !== '' ? e.country : null;
+    const ipPath = ip === null ? '' : `ip.${fieldName(ip)}`;
+    const asnPath = asn === null || asn === '' ? '' : `asn.${fieldName(asn)}`;
+    const ccPath = cc === null ? '' : `cc.${fieldName(cc)}`;
+    for (let r = 0; r < 2; r++) {
+      const p = r === 0 ? this.pendingOf(e.envId, 'h', HOUR, at) : this.pendingOf(e.envId, 'm', MINUTE, at);
+      const counts = p.counts;
+      bump(counts, 'n');
+      bump(counts, actionPath);
+      const signals = e.signals;
+      for (let i = 0; i < signals.length; i++) {
+        const signal = signals[i] as string;
+        // Each signal once, however often the event names it.
+        if (signals.indexOf(signal) === i) bump(counts, this.signalPath(signal));
+      }
       // Where from: in documents of their own, of all events and of the event's verdict.
-      for (const part of e.action ? ([ALL, e.action] as const) : ([ALL] as const)) {
-        const partId = dimensionsId(id, part);
-        const incPart = this.counter(partId, e.envId, start);
-        incPart('n');
-        for (const [field, value] of [
-          ['ip', e.ip],
-          ['asn', e.asn === null ? null : String(e.asn)],
-          ['cc', e.country],
-        ] as const) {
-          if (value !== null && value !== '')
-            incPart(this.admitted(partId, field, value) ? `${field}.${fieldName(value)}` : `o.${field}`);
-        }
+      for (let k = 0; k < (e.action ? 2 : 1); k++) {
+        const part: RollupPart = k === 0 ? ALL : (e.action as Action);
+        const partId = (p.parts[part] ??= dimensionsId(p.id, part));
+        const partCounts = this.pendingFor(partId, e.envId, p.start).counts;
+        bump(partCounts, 'n');
+        if (ip !== null) bump(partCounts, this.admitted(partId, 'ip', ip) ? ipPath : 'o.ip');
+        if (asnPath !== '') bump(partCounts, this.admitted(partId, 'asn', asn as string) ? asnPath : 'o.asn');
+        if (cc !== null) bump(partCounts, this.admitted(partId, 'cc', cc) ? ccPath : 'o.cc');
       }
     }
     this.timer ??= setTimeout(() => this.push(), this.o.pushEveryMs ?? PUSH_EVERY_MS).unref();
   }
 
-  /** Adds one to a path of rollup document `id`'s gathered counts. */
-  private counter(id: string, envId: EnvId, start: number): (path: string) => void {
+  /** The gathered counts of the rollup (`h`: hour, `m`: minute) an event at `at` counts in. */
+  private pendingOf(envId: EnvId, kind: 'h' | 'm', period: number, at: number): Pending {
+    const start = Math.floor(at / period) * period;
+    // The same rollup as the previous event's, nearly always: found without building its id.
+    const last = kind === 'h' ? this.lastHour : this.lastMinute;
+    if (last && last.envId === envId && last.start === start && this.pending.get(last.id) === last)
+      return last;
+    const p = this.pendingFor(kind === 'h' ? hourId(envId, start) : minuteId(envId, start), envId, start);
+    if (kind === 'h') this.lastHour = p;
+    else this.lastMinute = p;
+    return p;
+  }
+
+  /** A rollup document's gathered counts, made when it has none. */
+  private pendingFor(id: string, envId: EnvId, start: number): Pending {
     let p = this.pending.get(id);
     if (!p) {
-      p = { envId, start, counts: new Map() };
+      p = { id, envId, start, counts: new Map(), parts: {} };
       this.pending.set(id, p);
     }
-    const counts = p.counts;
-    return (path) => counts.set(path, (counts.get(path) ?? 0) + 1);
+    return p;
+  }
+
+  /** The path of a signal's count (`s.<signal>`): signals are a small vocabulary (bounded all the same). */
+  private signalPath(signal: string): string {
+    let path = this.signalPaths.get(signal);
+    if (path === undefined) {
+      path = `s.${fieldName(signal)}`;
+      if (this.signalPaths.size >= 1_000) this.signalPaths.clear();
+      this.signalPaths.set(signal, path);
+    }
+    return path;
   }
 
   /** Hand every gathered count to the state layer now (also on every explicit flush of it). */

@@ -238,8 +238,11 @@ function lastLocationOf(loc: string | undefined): UserProfile['lastLocation'] {
   return { at: when, lat: Number(lat), lon: Number(lon), country: country ? country : null };
 }
 
-/** The hot path's view of a user document (memoised by the state layer until it changes). */
-function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null {
+/**
+ * The hot path's view of a user document (memoised by the state layer until it changes).
+ * `behaviour`: its decoded model when kept (see KeptBehaviour), else decoded here.
+ */
+function stateOf(env: EnvId, userId: string, doc: Doc | null, behaviour?: Behaviour): UserState | null {
   if (!doc) return null;
   const u = doc as unknown as UserDocument;
   const devices = Object.values(u.d ?? {})
@@ -263,34 +266,34 @@ function stateOf(env: EnvId, userId: string, doc: Doc | null): UserState | null 
     deviceCount: devices.filter((d) => !d.removedAt).length,
     eventCount: u.n ?? 0,
   };
-  return { profile, devices, behaviour: behaviourOf(u.p) };
+  return { profile, devices, behaviour: behaviour ?? behaviourOf(u.p) };
+}
+
+/** A table entry as the model reads it, or null for one it skips (no positive count). */
+function entryOf(e: { c?: number; l?: number; f?: number } | undefined): TableEntry | null {
+  if (!e || typeof e.c !== 'number' || e.c <= 0) return null;
+  const entry: TableEntry = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
+  if (typeof e.f === 'number') entry.f = e.f;
+  return entry;
 }
 
 function tableOf(raw: Record<string, { c?: number; l?: number; f?: number }> | undefined): Table {
   const t: Table = {};
   for (const k in raw) {
-    const e = raw[k];
-    if (!e || typeof e.c !== 'number' || e.c <= 0) continue;
-    const entry: TableEntry = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
-    if (typeof e.f === 'number') entry.f = e.f;
-    t[fromFieldName(k)] = entry;
+    const entry = entryOf(raw[k]);
+    if (entry) t[fromFieldName(k)] = entry;
   }
   return t;
 }
 
-function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
-  if (!p) return emptyBehaviour();
-  const b = emptyBehaviour();
-  b.n = Math.max(0, p.n ?? 0);
-  b.hostileN = Math.max(0, p.hn ?? 0);
-  for (const level of LEVELS) if (p.t?.[level]) b.tables[level] = tableOf(p.t[level]);
-  for (const level of HOSTILE_LEVELS) if (p.h?.[level]) b.hostile[level] = tableOf(p.h[level]);
-  for (const [id, pd] of Object.entries(p.pd ?? {})) {
+function pendingOf(raw: BehaviourDoc['pd']): Behaviour['pending'] {
+  const pending: Behaviour['pending'] = {};
+  for (const [id, pd] of Object.entries(raw ?? {})) {
     if (typeof pd?.at !== 'number') continue;
     const values: Partial<FeatureValues> = {};
     for (const [k, v] of Object.entries(pd.v ?? {}))
       if ((LEVELS as readonly string[]).includes(k) && typeof v === 'string') values[k as Level] = v;
-    b.pending[fromFieldName(id)] = {
+    pending[fromFieldName(id)] = {
       at: pd.at,
       values,
       tentative: typeof pd.tw === 'number' ? pd.tw : 0,
@@ -300,20 +303,53 @@ function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
         : {}),
     };
   }
-  if (p.ll) {
-    const [at, lat, lon, cc] = p.ll.split('|');
-    const when = Date.parse(at ?? '');
-    if (!Number.isNaN(when))
-      b.lastLegit = { at: when, lat: Number(lat), lon: Number(lon), cc: cc ? cc : null };
-  }
+  return pending;
+}
+
+function lastLegitOf(ll: string | undefined): Behaviour['lastLegit'] {
+  if (!ll) return null;
+  const [at, lat, lon, cc] = ll.split('|');
+  const when = Date.parse(at ?? '');
+  return Number.isNaN(when) ? null : { at: when, lat: Number(lat), lon: Number(lon), cc: cc ? cc : null };
+}
+
+function behaviourOf(p: BehaviourDoc | undefined): Behaviour {
+  if (!p) return emptyBehaviour();
+  const b = emptyBehaviour();
+  b.n = Math.max(0, p.n ?? 0);
+  b.hostileN = Math.max(0, p.hn ?? 0);
+  for (const level of LEVELS) if (p.t?.[level]) b.tables[level] = tableOf(p.t[level]);
+  for (const level of HOSTILE_LEVELS) if (p.h?.[level]) b.hostile[level] = tableOf(p.h[level]);
+  if (p.pd) b.pending = pendingOf(p.pd);
+  b.lastLegit = lastLegitOf(p.ll);
   return b;
+}
+
+/**
+ * A user's decoded behaviour, kept between verdicts: `b` is `behaviourOf(p)` as long as the user
+ * document is at `version` (see StateLayer.version). A change made in place (StateLayer.edit)
+ * changes the stored model and this one together and notes the new version; any other change of
+ * the document (a delta applied, a look-up's answer, which brings a new model object) leaves the
+ * version behind, and the next view decodes the model again.
+ */
+interface KeptBehaviour {
+  b: Behaviour;
+  version: number;
 }
 
 /**
  * The deltas of a behaviour change; `known` is the stored model as this process holds it. What a
  * full table or the pending challenges forget is the core's eviction policy; this writes it.
+ * `kept`: the decoded model of `known` (an Edit only), changed to match; returns false when it
+ * could not be kept exact (then it is decoded again).
  */
-function behaviourDelta(d: Changes, c: BehaviourChange, known: BehaviourDoc | undefined): void {
+function behaviourDelta(
+  d: Changes,
+  c: BehaviourChange,
+  known: BehaviourDoc | undefined,
+  kept?: Behaviour,
+): boolean {
+  let exact = true;
   const forget = planBehaviourEviction(
     { legit: known?.t, hostile: known?.h, pending: known?.pd },
     c,
@@ -333,18 +369,45 @@ function behaviourDelta(d: Changes, c: BehaviourChange, known: BehaviourDoc | un
       // In place: each table and entry found once, no path built (the same changes as below).
       const p = child(d.doc, 'p');
       incField(p, total, w);
+      const tables = kept ? (section === 't' ? kept.tables : (kept.hostile as typeof kept.tables)) : null;
+      if (kept) {
+        if (total === 'n') kept.n = Math.max(0, (p.n as number | undefined) ?? 0);
+        else kept.hostileN = Math.max(0, (p.hn as number | undefined) ?? 0);
+      }
       for (const level of levels) {
         const value = values[level];
         if (value === null || value === undefined) continue;
         const table = child(child(p, section), level);
         const victim = weight > 0 ? victims[level] : undefined;
         if (victim) delete table[victim];
-        const entry = child(table, fieldName(value));
+        const field = fieldName(value);
+        const existed = Object.hasOwn(table, field);
+        const entry = child(table, field);
         if (weight > 0) {
           maxField(entry, 'l', at);
           if (section === 't' && FIRST_SEEN_LEVELS.has(level)) minField(entry, 'f', at);
         }
         incField(entry, 'c', w);
+        if (!tables || !exact) continue;
+        // The decoded table follows: the entry as tableOf reads it, in the stored order.
+        const t = (tables[level] ??= {});
+        if (victim) delete t[fromFieldName(victim)];
+        const name = field === value ? value : fromFieldName(field);
+        const c = entry.c;
+        const was = Object.hasOwn(t, name) ? t[name] : undefined;
+        if (typeof c !== 'number' || c <= 0) {
+          if (was) delete t[name];
+        } else if (was) {
+          // Changed where it is (no new entry): as entryOf reads it.
+          was.c = c;
+          was.l = typeof entry.l === 'number' ? entry.l : 0;
+          if (typeof entry.f === 'number') was.f = entry.f;
+          else if (was.f !== undefined) delete was.f;
+        } else if (existed) {
+          // Stored before but skipped (no positive count): it would now come back out of the
+          // stored order.
+          exact = false;
+        } else t[name] = entryOf(entry) as TableEntry;
       }
       return;
     }
@@ -385,6 +448,13 @@ function behaviourDelta(d: Changes, c: BehaviourChange, known: BehaviourDoc | un
     });
   }
   if (c.resolve) d.unset(['p', 'pd', fieldName(c.resolve)]);
+  if (kept && d instanceof Edit) {
+    // The rest of the model is small: read again from what is stored when it changed.
+    const p = d.doc.p as BehaviourDoc | undefined;
+    if (c.legit?.location) kept.lastLegit = lastLegitOf(p?.ll);
+    if (c.pend || c.resolve) kept.pending = pendingOf(p?.pd);
+  }
+  return exact;
 }
 
 const locationText = (l: NonNullable<ProfileChange['location']>) =>
@@ -405,8 +475,35 @@ export class StateUserStore implements UserStateStore {
     return sub && Array.isArray(sub.tokens) && sub.tokens.length > 0 ? deviceOf(env, userId, sub) : null;
   }
 
+  /** Each cached user's decoded behaviour, by its stored model (see KeptBehaviour). */
+  private readonly behaviours = new WeakMap<BehaviourDoc, KeptBehaviour>();
+
   private view(env: EnvId, userId: string): UserState | null | undefined {
-    return this.state.view(USERS, idOf(env, userId), (doc) => stateOf(env, userId, doc));
+    const id = idOf(env, userId);
+    return this.state.view(USERS, id, (doc) =>
+      stateOf(env, userId, doc, this.behaviourOf(id, (doc as UserDocument | null)?.p)),
+    );
+  }
+
+  /** The decoded model of a cached user's `p`: the one kept when still current, else decoded (and kept). */
+  private behaviourOf(id: string, p: BehaviourDoc | undefined): Behaviour {
+    if (!p) return emptyBehaviour();
+    const version = this.state.version(USERS, id);
+    const kept = this.behaviours.get(p);
+    if (kept && kept.version === version) return kept.b;
+    const b = behaviourOf(p);
+    if (version === undefined) return b;
+    if (kept) {
+      kept.b = b;
+      kept.version = version;
+    } else this.behaviours.set(p, { b, version });
+    return b;
+  }
+
+  /** The kept model of `p` when it is current, for a change in place to keep it so. */
+  private keptBehaviour(id: string, p: BehaviourDoc | undefined): KeptBehaviour | undefined {
+    const kept = p ? this.behaviours.get(p) : undefined;
+    return kept && kept.version === this.state.version(USERS, id) ? kept : undefined;
   }
 
   async load(env: EnvId, userId: string, deadline?: number): Promise<UserState | null | undefined> {
@@ -436,11 +533,15 @@ export class StateUserStore implements UserStateStore {
     // Written whole from memory (the embedded database): the document is changed in place, with
     // no delta built. Every decision below reads the document as it was before this change, so a
     // change of several devices (a track call's) stays a delta applied at the end.
+    const kept = devices.length <= 1 ? this.keptBehaviour(id, known?.p) : undefined;
     const doc = devices.length <= 1 ? this.state.edit(USERS, id) : undefined;
     const d: Changes = doc ? new Edit(doc, known === null) : delta();
     d.set(['envId'], env).set(['userId'], userId);
     if (change.profile) profileDelta(d, change.profile, known);
-    if (change.behaviour) behaviourDelta(d, change.behaviour, known?.p);
+    if (change.behaviour && !behaviourDelta(d, change.behaviour, known?.p, doc ? kept?.b : undefined) && kept)
+      this.behaviours.delete(known?.p as BehaviourDoc);
+    // Changed with the document: current at its new version.
+    else if (doc && kept) kept.version = this.state.version(USERS, id) as number;
     const projections: DeviceChange[] = [];
     for (const c of devices) {
       const sub = known?.d?.[fieldName(c.key)];

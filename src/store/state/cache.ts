@@ -400,6 +400,11 @@ export class StateCache {
     return this.entries.peek(collection, id)?.value;
   }
 
+  /** How many times the cached document has changed (undefined: not cached): see StateLayer.version. */
+  version(collection: string, id: string): number | undefined {
+    return this.entries.peek(collection, id)?.version;
+  }
+
   /**
    * A view derived from the cached document, recomputed only when the document changed. `make`
    * gets the document (null: does not exist).

@@ -189,6 +189,15 @@ export class StateLayer implements WriteQueue {
   }
 
   /**
+   * The cached document's version: it changes with every change of the document (an `edit`, an
+   * `apply`, a look-up's answer), so a part of a view its writer keeps up to date itself is known
+   * current while the version is the one it noted. Undefined when the document is not cached.
+   */
+  version(collection: string, id: string): number | undefined {
+    return this.cache.version(collection, id);
+  }
+
+  /**
    * Apply a delta now (to the cached copy, if any) and queue it for writing. Never awaits.
    * `late`: a statistic many events touch, which may reach the database up to `lateMs` later
    * (`long`: `longLateMs`), written once per interval however often it changes (this process

@@ -50,6 +50,7 @@ export interface FakeStateLayer extends WriteQueue {
   cached(collection: string, id: string): Doc | null | undefined;
   peek(collection: string, id: string): Doc | null | undefined;
   view<T>(collection: string, id: string, make: (doc: Doc | null) => T): T | undefined;
+  version(collection: string, id: string): number | undefined;
   apply(collection: string, id: string, d: Delta | readonly OpEntry[]): void;
   /** Never in place: the fake takes every change as a delta, as the layer does on MongoDB. */
   edit(collection: string, id: string): Doc | undefined;
@@ -137,6 +138,7 @@ export function createFakeStateLayer(): FakeStateLayer {
       e.memo = { version: e.version, view };
       return view;
     },
+    version: (collection, id) => entries.get(key(collection, id))?.version,
     apply(collection, id, d) {
       const ops = 'ops' in d ? d.ops : d;
       if (ops.length === 0) return;
