@@ -480,6 +480,71 @@ describe('behavioural model', () => {
     expect(at({ net: PARIS })).toBe('cc');
   });
 
+  describe("operators shared with strangers do not widen the user's own range", () => {
+    const VPN_B: Net = { ip: '146.70.12.9', asn: 212238, cc: 'GB', lat: 51.5, lon: -0.1, vpn: true };
+    const ISP_B: Net = { ip: '82.132.2.9', asn: 12576, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    const ISP_C: Net = { ip: '2.96.1.9', asn: 5607, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    /** The user's provider's exit, once from an address it also places in the user's city (its residential range). */
+    const VPN_PLACED: Net = { ...VPN, ip: '185.159.100.9', vpn: false, city: 'London' };
+    const MOBILE: Net = { ip: '92.40.7.3', asn: 25135, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    const NEW_VPN: Net = { ip: '193.32.1.9', asn: 39351, cc: 'GB', lat: 51.5, lon: -0.1, vpn: true };
+    /** Thirty days from home on the laptop, another ISP every fifth day, and two more operators on two days each. */
+    const user = (third: Net, fourth: Net): Behaviour =>
+      history(
+        Array.from({ length: 30 }, (_, k) => ({
+          at: T0 - (30 - k) * DAY,
+          token: 'alice-laptop',
+          net: k % 10 === 3 ? third : k % 10 === 7 ? fourth : k % 5 === 0 ? OTHER_ISP : HOME,
+        })),
+      );
+    const network = (b: Behaviour, net: Net) =>
+      familiarity(b, population(), features({ net, token: 'alice-laptop' }).f, T0).network.llr;
+
+    it.each<[string, [Net, Net], [Net, Net], Net, 'same' | 'less surprising']>([
+      [
+        'a new mobile operator: two VPN providers count as no operators of the user',
+        [VPN, VPN_B],
+        [HOME, HOME],
+        MOBILE,
+        'same',
+      ],
+      [
+        'a new mobile operator: two more home operators make it less surprising',
+        [ISP_B, ISP_C],
+        [VPN, VPN_B],
+        MOBILE,
+        'less surprising',
+      ],
+      [
+        "a new VPN provider: the user's VPN habit makes it less surprising",
+        [VPN, VPN_B],
+        [HOME, HOME],
+        NEW_VPN,
+        'less surprising',
+      ],
+      [
+        "a provider that also placed the user at home counts as the user's own operator",
+        [VPN_PLACED, VPN_B],
+        [ISP_B, VPN_B],
+        MOBILE,
+        'same',
+      ],
+    ])('%s', (_name, a, b, net, expected) => {
+      const llrA = network(user(...a), net);
+      const llrB = network(user(...b), net);
+      expect(features({ net }).f.values.asn).not.toBeNull();
+      if (expected === 'same') expect(llrA).toBeCloseTo(llrB, 9);
+      else expect(llrA).toBeLessThan(llrB - 0.3);
+    });
+
+    it('the anonymising operator is recorded from VPN, Tor and data-centre addresses only', () => {
+      expect(features({ net: VPN }).f.values.ao).toBe('AS9009');
+      expect(features({ net: TOR }).f.values.ao).toBe('AS208294');
+      expect(features({ net: CLOUD }).f.values.ao).toBe('AS16509');
+      expect(features({ net: HOME }).f.values.ao).toBeNull();
+    });
+  });
+
   it('finds the values an attacker already used against the account', () => {
     const b = habitual();
     const { f } = features({ net: CLOUD });
