@@ -1752,6 +1752,7 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
           failures: r.failures,
           registrations: 0,
           minutes: r.minutes,
+          signups: 0,
         },
       }),
     };
@@ -1990,6 +1991,51 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(weight({ env: wave, shape: window({ registrations: 8 }) }, { shapeShare: 0.01 })).toBe(3);
   });
 
+  describe("a sign-up wave's language, rare in each of its addresses' countries", () => {
+    // 40 sign-ups this hour, 1 an hour usual; English (en-us) is 30% of all events and 4 of
+    // Britain's 2,000 (Britain asks for en-gb).
+    const wave = (foreign: number) =>
+      window({ registrations: 40, attempts: 40, foreignRegistrations: foreign });
+    const weight = (foreign: number, lang: string, inCountry: number) =>
+      velocityEvidence(
+        evidenceInput(
+          { email: 'x@gmail.com', name: '$registration', headers: browser(IPHONE, lang) },
+          'registration',
+          {
+            windows: { env: wave(foreign) },
+            env: { ...ENV, registrationsPerHour: 1 },
+            language: { country: 2000, inCountry, overall: 0.3 },
+          },
+        ),
+      ).find((c) => c.signal === 'registration_velocity')?.weight ?? 0;
+    it.each<[string, number, string, number, 'whole' | 'a fifth' | 'more than a fifth']>([
+      [
+        "a farm's phone set to en-US on a British carrier, the hour's sign-ups a fifth like it",
+        8,
+        'en-US,en;q=0.9',
+        4,
+        'whole',
+      ],
+      ['the same phone in an hour whose other sign-ups are not foreign', 0, 'en-US,en;q=0.9', 4, 'a fifth'],
+      [
+        "a Briton asking for en-gb during that farm's hour: their language is the country's",
+        8,
+        'en-GB,en;q=0.9',
+        1800,
+        'a fifth',
+      ],
+      ['a few foreign sign-ups beside it: part of the weight', 2, 'en-US,en;q=0.9', 4, 'more than a fifth'],
+    ])('%s', (_name, foreign, lang, inCountry, expected) => {
+      const w = weight(foreign, lang, inCountry);
+      if (expected === 'whole') expect(w).toBe(3);
+      else if (expected === 'a fifth') expect(w).toBeCloseTo(0.6, 6);
+      else {
+        expect(w).toBeGreaterThan(0.6);
+        expect(w).toBeLessThan(3);
+      }
+    });
+  });
+
   it.each([
     ['5 sign-ups in the last 10 minutes where 1 an hour is usual', 5, 10, 1, true],
     ['3 sign-ups in the last 5 minutes: too few to tell from chance', 3, 5, 0.1, false],
@@ -2004,7 +2050,14 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
       const recent = {
         env: window({
           registrations,
-          recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes },
+          recent: {
+            attempts: registrations,
+            unknown: 0,
+            failures: 0,
+            registrations,
+            minutes,
+            signups: registrations,
+          },
         }),
       };
       const env = { ...ENV, registrationsPerHour: perHour, ageHours };
@@ -2147,6 +2200,40 @@ describe('windows and counters', () => {
     expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
   });
 
+  it.each<[string, string, Record<string, number>, Record<string, number>, number]>([
+    // 12:02:30: slot 0 so far (2.5 min), the previous hour's slot 11 (5 min), and half of its slot 10.
+    [
+      '2.5 minutes into an hour: half of the slot before the previous one',
+      '2026-10-01T12:02:30Z',
+      { r0: 1 },
+      { r11: 2, r10: 4, r9: 8 },
+      5,
+    ],
+    // 12:45:22 (a farm's third sign-up, its first two at 12:39): slots 9 and 8, and 93% of slot 7.
+    [
+      'a farm whose first sign-ups came six minutes ago',
+      '2026-10-01T12:45:22Z',
+      { r9: 1, r8: 2, r7: 4, r6: 8 },
+      {},
+      3 + 4 * (1 - 22 / 300),
+    ],
+    // 12:09:59: slots 1 and 0 (all but a second of ten minutes), next to nothing of the previous hour.
+    [
+      'the end of a slot: the two slots are ten minutes already',
+      '2026-10-01T12:09:59Z',
+      { r1: 1, r0: 2 },
+      { r11: 4 },
+      3 + 4 / 300,
+    ],
+  ])('sign-ups are read over the last ten minutes exactly: %s', (_name, time, cur, prev, signups) => {
+    const { f } = features({ at: Date.parse(time) });
+    const s = snaps({
+      [`w:env:*:${f.hourBucket}`]: { counts: cur, sets: {} },
+      [`w:env:*:${f.hourBucket - 1}`]: { counts: prev, sets: {} },
+    });
+    expect(readWindow(s, f, 'env')!.recent!.signups).toBeCloseTo(signups, 9);
+  });
+
   it('the environment counts attempts, unknown accounts, failures and sign-ups per day, and reads the last 24 hours', () => {
     const at = Date.parse('2026-10-01T18:00:00Z'); // three quarters into its day
     const { f } = features({ at });
@@ -2284,6 +2371,47 @@ describe('windows and counters', () => {
     expect(keys(outcome({ success: true }))).toEqual(
       expect.arrayContaining(['p:cc:GB', 'p:asn:AS2856', 'p:*']),
     );
+  });
+
+  it("counts the hour's sign-ups whose language is rare in their country in the environment's window", () => {
+    const { f } = features({});
+    const signup = (foreignLanguage: boolean): Outcome => ({
+      attempt: true,
+      failure: false,
+      success: true,
+      registration: true,
+      unknownAccount: false,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'alice',
+      foreignLanguage,
+    });
+    const envInc = (o: Outcome) =>
+      counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find(
+        (b) => b.key === `w:env:*:${f.hourBucket}`,
+      )?.inc;
+    expect(envInc(signup(true))).toMatchObject({ r: 1, rl: 1 });
+    expect(envInc(signup(false))?.rl).toBeUndefined();
+    const s = snaps({ [`w:env:*:${f.hourBucket}`]: { counts: { a: 10, r: 10, rl: 4 }, sets: {} } });
+    expect(readWindow(s, f, 'env')?.foreignRegistrations).toBe(4);
+    // What the verdict found is what its lesson counts, and only for a sign-up.
+    const taught = (name: string, foreignLanguage: boolean) =>
+      lesson({
+        event: event({ name }),
+        userId: 'alice',
+        kind: eventKind(name),
+        features: f,
+        behaviour: null,
+        action: 'allow',
+        unknownAccount: false,
+        feedbackReported: true,
+        ip: intel(HOME),
+        eventId: 'e1',
+        foreignLanguage,
+      }).outcome.foreignLanguage ?? false;
+    expect(taught('$registration', true)).toBe(true);
+    expect(taught('$registration', false)).toBe(false);
+    expect(taught('$login', true)).toBe(false);
   });
 
   it("the environment's hourly rates are averages over its age", () => {
