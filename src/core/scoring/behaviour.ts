@@ -142,6 +142,12 @@ export interface ChainLevel {
    * surprising; a phone operator whose addresses always change does not).
    */
   within?: { count: number; distinct: number };
+  /**
+   * How many of the user's values at this level do not count towards the user's range of them
+   * (their novelty mass): those the user showed only through networks shared with strangers, when
+   * the event's own network is not one (see `sharedWithStrangers`).
+   */
+  shared?: number;
 }
 
 export interface ChainResult {
@@ -174,7 +180,7 @@ export function chainRatio(
   let pPop = 1;
   let parentPopCount = Math.max(pop.total, 0);
   let firstUnseen: Level | null = null;
-  for (const { level, value, fixedShare, floor, within } of chain) {
+  for (const { level, value, fixedShare, floor, within, shared } of chain) {
     if (value === null) continue;
     const share = fixedShare ?? popShare(pop, level, value, parentPopCount);
     if (fixedShare === undefined) parentPopCount = Math.min(pop.count(level, value), parentPopCount);
@@ -192,7 +198,7 @@ export function chainRatio(
       const novelty = Math.max(1, within.distinct, floor ? floor * within.count : 0);
       pUser *= (Math.min(v.count, within.count) + novelty * share) / (within.count + novelty);
     } else {
-      const novelty = Math.max(1, v.distinct, floor ? floor * n : 0);
+      const novelty = Math.max(1, v.distinct - (shared ?? 0), floor ? floor * n : 0);
       pUser = (v.count + novelty * prior) / (n + novelty);
     }
     if (v.count <= 1e-9 && firstUnseen === null) firstUnseen = level;
@@ -272,6 +278,48 @@ function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['
   return { count: userCount(b, LEVEL.operator, asn, now), distinct };
 }
 
+/** How many of the user's values at each network level came only through networks shared with strangers. */
+export interface SharedValues {
+  operators: number;
+  networks: number;
+  addresses: number;
+}
+const NONE_SHARED: SharedValues = { operators: 0, networks: 0, addresses: 0 };
+
+/**
+ * The user's operators, networks and addresses that came only through a commercial VPN, Tor or a
+ * data centre (`LEVEL.anonymisingOperator`), when the event's own address is none of these: such
+ * networks are shared with strangers, and a user who logs in through two VPN providers (a new
+ * exit, a new /24, every few logins) roams among home and mobile networks no more than one who
+ * does not. A new home or mobile operator is judged against the networks the user really
+ * connected from. On an anonymising network itself they count (a user who hops between VPN
+ * providers and their exits is not surprised by a third).
+ */
+export function sharedWithStrangers(b: Behaviour, f: Features): SharedValues {
+  const anonymising = b.tables[LEVEL.anonymisingOperator];
+  const operators = b.tables[LEVEL.operator];
+  if (f.values[LEVEL.anonymisingOperator] !== null || !anonymising || !operators) return NONE_SHARED;
+  // An operator that also placed the user somewhere (LEVEL.placeInOperator) was the user's own network too.
+  const placed = Object.keys(b.tables[LEVEL.placeInOperator] ?? {});
+  const only: string[] = [];
+  for (const asn of Object.keys(anonymising))
+    if (operators[asn] !== undefined && !placed.some((k) => k.startsWith(`${asn}|`))) only.push(asn);
+  if (only.length === 0) return NONE_SHARED;
+  // Their networks, from the operator|network table, and the addresses within those networks.
+  const nets = new Set<string>();
+  for (const k of Object.keys(b.tables[LEVEL.networkInOperator] ?? {})) {
+    const bar = k.indexOf('|');
+    if (only.includes(k.slice(0, bar))) nets.add(k.slice(bar + 1));
+  }
+  let addresses = 0;
+  if (nets.size > 0)
+    for (const ip of Object.keys(b.tables[LEVEL.address] ?? {})) {
+      const net = networkOf(ip);
+      if (net !== null && nets.has(net)) addresses++;
+    }
+  return { operators: only.length, networks: nets.size, addresses };
+}
+
 /** The user's count of a network and the addresses they showed within it. */
 function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLevel['within'] {
   const ips = b.tables[LEVEL.address];
@@ -286,18 +334,20 @@ function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLe
 /** How familiar the event is for the user, hierarchy by hierarchy (log-likelihood ratios). */
 export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, now: number): Familiarity {
   const v = f.values;
+  const shared = sharedWithStrangers(b, f);
   const network = chainRatio(
     b,
     pop,
     [
       { level: 'cc', value: v.cc },
-      { level: 'asn', value: v.asn },
+      { level: 'asn', value: v.asn, shared: shared.operators },
       {
         level: 'net',
         value: v.net,
         fixedShare: Q_NET_IN_ASN,
         floor: NET_FLOOR,
         within: netsWithin(b, v.asn, now),
+        shared: shared.networks,
       },
       {
         level: 'ip',
@@ -305,6 +355,7 @@ export function familiarity(b: Behaviour, pop: PopulationCounts, f: Features, no
         fixedShare: Q_IP_IN_NET,
         floor: IP_FLOOR,
         within: addressesWithin(b, v.net, now),
+        shared: shared.addresses,
       },
     ],
     now,

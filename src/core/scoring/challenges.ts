@@ -47,12 +47,13 @@ export function recurringOperator(b: Behaviour, asn: string | null | undefined, 
   return false;
 }
 
-/** The levels that name the event's operator (alone, with the software, with the network, with the place). */
+/** The levels that name the event's operator (alone, with the software, the network, the place; as an anonymiser). */
 const OPERATOR_LEVELS = [
   LEVEL.operator,
   LEVEL.softwareOnOperator,
   LEVEL.networkInOperator,
   LEVEL.placeInOperator,
+  LEVEL.anonymisingOperator,
 ] as const;
 
 /** The values without the operator's: what an unanswered challenge teaches at first. */

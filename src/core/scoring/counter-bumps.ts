@@ -67,6 +67,8 @@ export interface Outcome {
   passedChallenge?: { fingerprinted: boolean; app: boolean; release: string | null };
   /** The account, for the distinct sets. */
   account: string | null;
+  /** A sign-up whose browser language is rare in its address's country (its verdict's `language_country_mismatch`). */
+  foreignLanguage?: boolean;
 }
 
 /**
@@ -264,6 +266,7 @@ export function counterBumps(
       if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
       if (o.failure) inc[`f${slotOf(f)}`] = 1;
       if (o.registration) inc[`r${slotOf(f)}`] = 1;
+      if (o.registration && o.foreignLanguage) inc.rl = 1;
     }
     const add: Record<string, string> = {};
     const sets = snap(s, key).sets;

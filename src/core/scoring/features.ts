@@ -16,10 +16,11 @@ export const SOFTWARE_LEVELS = ['ua', 'br', 'bf', 'os', 'dt'] as const;
 export const OTHER_LEVELS = ['dev', 'fp', 'lang', 'hr', 'mk'] as const;
 /**
  * Joint levels: the software (OS and browser) alone, and with the operator and the network it came
- * from; the network within its operator (how many networks the user shows per operator); and the
- * place (city, else region) within its operator (see LEVEL for each code).
+ * from; the network within its operator (how many networks the user shows per operator); the
+ * place (city, else region) within its operator; and the operator of an anonymising network (see
+ * LEVEL for each code).
  */
-export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap'] as const;
+export const JOINT_LEVELS = ['sw', 'sa', 'sn', 'an', 'ap', 'ao'] as const;
 export type NetworkLevel = (typeof NETWORK_LEVELS)[number];
 export type SoftwareLevel = (typeof SOFTWARE_LEVELS)[number];
 /** A level's code: what the database stores (see LEVEL). */
@@ -78,6 +79,11 @@ export const LEVEL = {
   networkInOperator: 'an',
   /** ASN|country|city (else region). */
   placeInOperator: 'ap',
+  /**
+   * The ASN, when the address is a commercial VPN's, Tor's or a data centre's (placeless): which
+   * of the user's operators are networks shared with strangers rather than the user's own.
+   */
+  anonymisingOperator: 'ao',
 } as const satisfies Record<string, Level>;
 /** A level's readable name (LEVEL maps it to its stored code). */
 export type BehaviourLevel = keyof typeof LEVEL;
@@ -282,6 +288,7 @@ export function extractFeatures(
     sn: software && network ? `${software}|${network}` : null,
     an: operator && network ? `${operator}|${network}` : null,
     ap: operator && country && place ? `${operator}|${country}|${place}` : null,
+    ao: operator && placeless(ip) ? operator : null,
   };
   const email = event.email ?? (typeof event.properties.email === 'string' ? event.properties.email : null);
   const domain = email && email.includes('@') ? (email.split('@').pop() ?? '').toLowerCase() : null;

@@ -36,6 +36,8 @@ export interface LessonInput {
   feedbackReported: boolean;
   ip: IpIntel | null;
   eventId: string;
+  /** The verdict found the browser's language rare in the address's country (`language_country_mismatch`). */
+  foreignLanguage?: boolean;
 }
 
 export function lesson(x: LessonInput): Lesson {
@@ -61,6 +63,7 @@ export function lesson(x: LessonInput): Lesson {
     stopped: x.action === 'challenge' || x.action === 'deny',
     challengeFeedback: x.event.name === '$challenge.succeeded' || x.event.name === '$challenge.failed',
     account,
+    ...(x.foreignLanguage && x.kind === 'registration' ? { foreignLanguage: true } : {}),
   };
   const values = learnedValues(x.features);
   const loc = x.ip?.location;

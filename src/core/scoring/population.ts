@@ -47,7 +47,14 @@ export {
   type Population,
   type TokenHabit,
 } from './population-habits';
-export { readWindow, RECENT_SLOT_MINUTES, type DayCounts, type RecentCounts, type Window } from './windows';
+export {
+  readWindow,
+  RECENT_SLOT_MINUTES,
+  SIGNUP_RECENT_MINUTES,
+  type DayCounts,
+  type RecentCounts,
+  type Window,
+} from './windows';
 export {
   accountOfEmail,
   activityBump,

@@ -240,7 +240,7 @@ export function requestEvidence(x: EvidenceInput): Contribution[] {
 }
 
 /** A browser language rare among the legitimate events of the address's country, for an account without history. */
-function languageMismatch(x: EvidenceInput): Contribution | null {
+export function languageMismatch(x: EvidenceInput): Contribution | null {
   const l = x.language;
   if (!l || l.country < LANGUAGE_COUNTRY_MIN_EVENTS || !(x.unknownAccount || x.kind === 'registration'))
     return null;

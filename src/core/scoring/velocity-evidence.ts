@@ -4,8 +4,9 @@
  * last minutes and the day. Pure: no I/O.
  */
 import type { SignalDetail } from '../model';
-import type { DayCounts, Window } from './population';
+import { SIGNUP_RECENT_MINUTES, type DayCounts, type Window } from './population';
 import { LEVEL } from './features';
+import { languageMismatch } from './request-evidence';
 import {
   BURST_ACCOUNTS_FROM,
   BURST_ACCOUNTS_FULL,
@@ -253,7 +254,10 @@ function burst(
  * share only as far as it is many times their usual share (a popular browser's shape or a big
  * operator brings a large share of any hour's real sign-ups; a farm's machines, a proxy network
  * or a tool's rare configuration do not). A wave's members share these; real people signing up
- * in the same hour do not.
+ * in the same hour do not. So is a browser language rare in the address's country, where this
+ * sign-up's is: one team's phones or browsers, set to their language, behind addresses in many
+ * countries (rare is learned per country from the population: a country whose people often use
+ * the language does not make it rare, and real people's languages seldom are).
  */
 function waveResemblance(x: EvidenceInput, envRegs: number): number {
   const w = x.windows;
@@ -268,6 +272,7 @@ function waveResemblance(x: EvidenceInput, envRegs: number): number {
     beyond(w.mk?.registrations, x.machineShare ?? 0),
     beyond(w.shape?.registrations, x.shapeShare),
     beyond(w.asn?.registrations, x.operatorShare),
+    languageMismatch(x) ? share(w.env?.foreignRegistrations) : 0,
   );
 }
 /** Sign-ups within the hour from phones of one machine key, against what its share of the environment's sign-ups brings. */
@@ -483,8 +488,8 @@ export function velocityEvidence(x: EvidenceInput): Contribution[] {
     const usualRegs = Math.max(x.env.registrationsPerHour, REGISTRATIONS_USUAL_MIN);
     const recent = w.env?.recent;
     const recentLift =
-      recent && recent.registrations >= WAVE_RECENT_MIN
-        ? perHour(recent.registrations, recent) / usualRegs
+      recent && recent.signups >= WAVE_RECENT_MIN
+        ? (recent.signups * 60) / SIGNUP_RECENT_MINUTES / usualRegs
         : 0;
     // An environment younger than a day has no usual rate yet: its first users signing up
     // minutes apart are how every deployment starts, not a wave.

@@ -476,6 +476,7 @@ export const TABLE_CAPS = {
   sn: 24,
   an: 16,
   ap: 16,
+  ao: 10,
 } as const;
 /** Most values kept per level of the hostile record. Chosen by hand; checked by `npm run eval`. */
 export const HOSTILE_CAP = 16;

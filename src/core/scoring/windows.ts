@@ -27,6 +27,12 @@ export interface Window {
   recent?: RecentCounts;
   /** The environment-wide window only: attempts, unknown accounts, failures and sign-ups over the last 24 hours. */
   day?: DayCounts;
+  /**
+   * The environment-wide window only: sign-ups whose browser language is rare in their address's
+   * country (`language_country_mismatch` fired), field `rl`: one team's phones or browsers, set to
+   * one language, behind addresses in many countries.
+   */
+  foreignRegistrations?: number;
 }
 
 /**
@@ -69,18 +75,40 @@ export interface RecentCounts {
   registrations: number;
   /** Minutes covered: the previous slot whole and the current one so far (5–10). */
   minutes: number;
+  /**
+   * Sign-ups over the last SIGNUP_RECENT_MINUTES exactly (the slot before the previous one in
+   * proportion to what is left of it): a farm's first sign-ups come minutes apart, and a window
+   * that starts at a slot's boundary can forget one made six minutes ago. Attempts and failures
+   * come by the dozen in a wave, and keep the slots as they are.
+   */
+  signups: number;
 }
 
 export const slotOf = (f: Features) =>
   Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
 
+/** Minutes of sign-ups the environment's recent window reads (RecentCounts.signups). */
+export const SIGNUP_RECENT_MINUTES = 2 * RECENT_SLOT_MINUTES;
+
 function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features): RecentCounts {
   const slot = slotOf(f);
-  const [before, beforeDoc] = slot > 0 ? [slot - 1, cur] : [SLOTS_PER_HOUR - 1, prev];
-  const n = (name: string) =>
-    (cur.counts[`${name}${slot}`] ?? 0) + (beforeDoc.counts[`${name}${before}`] ?? 0);
+  // A slot `k` slots back, in this hour's document or the previous hour's.
+  const back = (name: string, k: number) =>
+    slot >= k
+      ? (cur.counts[`${name}${slot - k}`] ?? 0)
+      : (prev.counts[`${name}${SLOTS_PER_HOUR + slot - k}`] ?? 0);
+  const n = (name: string) => back(name, 0) + back(name, 1);
   const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
-  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r'), minutes };
+  // What is left of the slot before the previous one, so that the sign-ups cover ten minutes exactly.
+  const left = (SIGNUP_RECENT_MINUTES - minutes) / RECENT_SLOT_MINUTES;
+  return {
+    attempts: n('a'),
+    unknown: n('x'),
+    failures: n('f'),
+    registrations: n('r'),
+    minutes,
+    signups: n('r') + left * back('r', 2),
+  };
 }
 
 /**
@@ -118,6 +146,7 @@ export function readWindow(
   if (kind === 'env') {
     window.recent = recentCounts(cur, prev, f);
     window.day = dayCounts(s, f);
+    window.foreignRegistrations = n('rl');
   }
   return window;
 }

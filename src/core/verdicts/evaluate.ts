@@ -384,6 +384,7 @@ export class VerdictService {
         : false,
       ip: x.ip,
       eventId,
+      foreignLanguage: 'language_country_mismatch' in v.signals,
     });
     // A stale event still counts in the windows of now; its behaviour is not the user's of now.
     const taught = v.stale

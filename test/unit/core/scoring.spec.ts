@@ -480,6 +480,71 @@ describe('behavioural model', () => {
     expect(at({ net: PARIS })).toBe('cc');
   });
 
+  describe("operators shared with strangers do not widen the user's own range", () => {
+    const VPN_B: Net = { ip: '146.70.12.9', asn: 212238, cc: 'GB', lat: 51.5, lon: -0.1, vpn: true };
+    const ISP_B: Net = { ip: '82.132.2.9', asn: 12576, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    const ISP_C: Net = { ip: '2.96.1.9', asn: 5607, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    /** The user's provider's exit, once from an address it also places in the user's city (its residential range). */
+    const VPN_PLACED: Net = { ...VPN, ip: '185.159.100.9', vpn: false, city: 'London' };
+    const MOBILE: Net = { ip: '92.40.7.3', asn: 25135, cc: 'GB', lat: 51.5, lon: -0.1, city: 'London' };
+    const NEW_VPN: Net = { ip: '193.32.1.9', asn: 39351, cc: 'GB', lat: 51.5, lon: -0.1, vpn: true };
+    /** Thirty days from home on the laptop, another ISP every fifth day, and two more operators on two days each. */
+    const user = (third: Net, fourth: Net): Behaviour =>
+      history(
+        Array.from({ length: 30 }, (_, k) => ({
+          at: T0 - (30 - k) * DAY,
+          token: 'alice-laptop',
+          net: k % 10 === 3 ? third : k % 10 === 7 ? fourth : k % 5 === 0 ? OTHER_ISP : HOME,
+        })),
+      );
+    const network = (b: Behaviour, net: Net) =>
+      familiarity(b, population(), features({ net, token: 'alice-laptop' }).f, T0).network.llr;
+
+    it.each<[string, [Net, Net], [Net, Net], Net, 'same' | 'less surprising']>([
+      [
+        'a new mobile operator: two VPN providers count as no operators of the user',
+        [VPN, VPN_B],
+        [HOME, HOME],
+        MOBILE,
+        'same',
+      ],
+      [
+        'a new mobile operator: two more home operators make it less surprising',
+        [ISP_B, ISP_C],
+        [VPN, VPN_B],
+        MOBILE,
+        'less surprising',
+      ],
+      [
+        "a new VPN provider: the user's VPN habit makes it less surprising",
+        [VPN, VPN_B],
+        [HOME, HOME],
+        NEW_VPN,
+        'less surprising',
+      ],
+      [
+        "a provider that also placed the user at home counts as the user's own operator",
+        [VPN_PLACED, VPN_B],
+        [ISP_B, VPN_B],
+        MOBILE,
+        'same',
+      ],
+    ])('%s', (_name, a, b, net, expected) => {
+      const llrA = network(user(...a), net);
+      const llrB = network(user(...b), net);
+      expect(features({ net }).f.values.asn).not.toBeNull();
+      if (expected === 'same') expect(llrA).toBeCloseTo(llrB, 9);
+      else expect(llrA).toBeLessThan(llrB - 0.3);
+    });
+
+    it('the anonymising operator is recorded from VPN, Tor and data-centre addresses only', () => {
+      expect(features({ net: VPN }).f.values.ao).toBe('AS9009');
+      expect(features({ net: TOR }).f.values.ao).toBe('AS208294');
+      expect(features({ net: CLOUD }).f.values.ao).toBe('AS16509');
+      expect(features({ net: HOME }).f.values.ao).toBeNull();
+    });
+  });
+
   it('finds the values an attacker already used against the account', () => {
     const b = habitual();
     const { f } = features({ net: CLOUD });
@@ -1687,6 +1752,7 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
           failures: r.failures,
           registrations: 0,
           minutes: r.minutes,
+          signups: 0,
         },
       }),
     };
@@ -1925,6 +1991,51 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
     expect(weight({ env: wave, shape: window({ registrations: 8 }) }, { shapeShare: 0.01 })).toBe(3);
   });
 
+  describe("a sign-up wave's language, rare in each of its addresses' countries", () => {
+    // 40 sign-ups this hour, 1 an hour usual; English (en-us) is 30% of all events and 4 of
+    // Britain's 2,000 (Britain asks for en-gb).
+    const wave = (foreign: number) =>
+      window({ registrations: 40, attempts: 40, foreignRegistrations: foreign });
+    const weight = (foreign: number, lang: string, inCountry: number) =>
+      velocityEvidence(
+        evidenceInput(
+          { email: 'x@gmail.com', name: '$registration', headers: browser(IPHONE, lang) },
+          'registration',
+          {
+            windows: { env: wave(foreign) },
+            env: { ...ENV, registrationsPerHour: 1 },
+            language: { country: 2000, inCountry, overall: 0.3 },
+          },
+        ),
+      ).find((c) => c.signal === 'registration_velocity')?.weight ?? 0;
+    it.each<[string, number, string, number, 'whole' | 'a fifth' | 'more than a fifth']>([
+      [
+        "a farm's phone set to en-US on a British carrier, the hour's sign-ups a fifth like it",
+        8,
+        'en-US,en;q=0.9',
+        4,
+        'whole',
+      ],
+      ['the same phone in an hour whose other sign-ups are not foreign', 0, 'en-US,en;q=0.9', 4, 'a fifth'],
+      [
+        "a Briton asking for en-gb during that farm's hour: their language is the country's",
+        8,
+        'en-GB,en;q=0.9',
+        1800,
+        'a fifth',
+      ],
+      ['a few foreign sign-ups beside it: part of the weight', 2, 'en-US,en;q=0.9', 4, 'more than a fifth'],
+    ])('%s', (_name, foreign, lang, inCountry, expected) => {
+      const w = weight(foreign, lang, inCountry);
+      if (expected === 'whole') expect(w).toBe(3);
+      else if (expected === 'a fifth') expect(w).toBeCloseTo(0.6, 6);
+      else {
+        expect(w).toBeGreaterThan(0.6);
+        expect(w).toBeLessThan(3);
+      }
+    });
+  });
+
   it.each([
     ['5 sign-ups in the last 10 minutes where 1 an hour is usual', 5, 10, 1, true],
     ['3 sign-ups in the last 5 minutes: too few to tell from chance', 3, 5, 0.1, false],
@@ -1939,7 +2050,14 @@ describe('velocity across accounts (one signal each, at its threshold)', () => {
       const recent = {
         env: window({
           registrations,
-          recent: { attempts: registrations, unknown: 0, failures: 0, registrations, minutes },
+          recent: {
+            attempts: registrations,
+            unknown: 0,
+            failures: 0,
+            registrations,
+            minutes,
+            signups: registrations,
+          },
         }),
       };
       const env = { ...ENV, registrationsPerHour: perHour, ageHours };
@@ -2082,6 +2200,40 @@ describe('windows and counters', () => {
     expect(readWindow(s, f, 'ip')!.recent).toBeUndefined();
   });
 
+  it.each<[string, string, Record<string, number>, Record<string, number>, number]>([
+    // 12:02:30: slot 0 so far (2.5 min), the previous hour's slot 11 (5 min), and half of its slot 10.
+    [
+      '2.5 minutes into an hour: half of the slot before the previous one',
+      '2026-10-01T12:02:30Z',
+      { r0: 1 },
+      { r11: 2, r10: 4, r9: 8 },
+      5,
+    ],
+    // 12:45:22 (a farm's third sign-up, its first two at 12:39): slots 9 and 8, and 93% of slot 7.
+    [
+      'a farm whose first sign-ups came six minutes ago',
+      '2026-10-01T12:45:22Z',
+      { r9: 1, r8: 2, r7: 4, r6: 8 },
+      {},
+      3 + 4 * (1 - 22 / 300),
+    ],
+    // 12:09:59: slots 1 and 0 (all but a second of ten minutes), next to nothing of the previous hour.
+    [
+      'the end of a slot: the two slots are ten minutes already',
+      '2026-10-01T12:09:59Z',
+      { r1: 1, r0: 2 },
+      { r11: 4 },
+      3 + 4 / 300,
+    ],
+  ])('sign-ups are read over the last ten minutes exactly: %s', (_name, time, cur, prev, signups) => {
+    const { f } = features({ at: Date.parse(time) });
+    const s = snaps({
+      [`w:env:*:${f.hourBucket}`]: { counts: cur, sets: {} },
+      [`w:env:*:${f.hourBucket - 1}`]: { counts: prev, sets: {} },
+    });
+    expect(readWindow(s, f, 'env')!.recent!.signups).toBeCloseTo(signups, 9);
+  });
+
   it('the environment counts attempts, unknown accounts, failures and sign-ups per day, and reads the last 24 hours', () => {
     const at = Date.parse('2026-10-01T18:00:00Z'); // three quarters into its day
     const { f } = features({ at });
@@ -2219,6 +2371,47 @@ describe('windows and counters', () => {
     expect(keys(outcome({ success: true }))).toEqual(
       expect.arrayContaining(['p:cc:GB', 'p:asn:AS2856', 'p:*']),
     );
+  });
+
+  it("counts the hour's sign-ups whose language is rare in their country in the environment's window", () => {
+    const { f } = features({});
+    const signup = (foreignLanguage: boolean): Outcome => ({
+      attempt: true,
+      failure: false,
+      success: true,
+      registration: true,
+      unknownAccount: false,
+      stopped: false,
+      challengeFeedback: false,
+      account: 'alice',
+      foreignLanguage,
+    });
+    const envInc = (o: Outcome) =>
+      counterBumps(f, o, NO_SNAPSHOTS, T0, { acceptLanguage: true, secFetch: true, clientHints: true }).find(
+        (b) => b.key === `w:env:*:${f.hourBucket}`,
+      )?.inc;
+    expect(envInc(signup(true))).toMatchObject({ r: 1, rl: 1 });
+    expect(envInc(signup(false))?.rl).toBeUndefined();
+    const s = snaps({ [`w:env:*:${f.hourBucket}`]: { counts: { a: 10, r: 10, rl: 4 }, sets: {} } });
+    expect(readWindow(s, f, 'env')?.foreignRegistrations).toBe(4);
+    // What the verdict found is what its lesson counts, and only for a sign-up.
+    const taught = (name: string, foreignLanguage: boolean) =>
+      lesson({
+        event: event({ name }),
+        userId: 'alice',
+        kind: eventKind(name),
+        features: f,
+        behaviour: null,
+        action: 'allow',
+        unknownAccount: false,
+        feedbackReported: true,
+        ip: intel(HOME),
+        eventId: 'e1',
+        foreignLanguage,
+      }).outcome.foreignLanguage ?? false;
+    expect(taught('$registration', true)).toBe(true);
+    expect(taught('$registration', false)).toBe(false);
+    expect(taught('$login', true)).toBe(false);
   });
 
   it("the environment's hourly rates are averages over its age", () => {
