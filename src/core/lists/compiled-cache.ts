@@ -17,6 +17,11 @@ interface Cached {
   compiled: CompiledLists;
   until: number;
   refreshing: Promise<void> | null;
+  /**
+   * Set (to a number of its own) when a write of this process may have reached the store in part:
+   * the compiled lists answer nothing (counts go to the store) until a load begun after it.
+   */
+  unsure?: number;
 }
 
 /** A change of this process: what it does to compiled lists, and the version it moves them from and to. */
@@ -42,6 +47,8 @@ export class CompiledListCache {
    * behind it for that.
    */
   private readonly counting = new Map<EnvId, number>();
+  /** Numbers the writes that may have stored in part (`unsure`). */
+  private unsureCount = 0;
 
   private readonly store: Pick<ListStore, 'getSet' | 'scanItems'>;
   private readonly clock: Clock;
@@ -94,7 +101,7 @@ export class CompiledListCache {
       const compiled = await this.forVerdicts(env);
       return compiled.version >= version ? compiled : null;
     }
-    if (this.reached(env, hit.compiled, version)) return hit.compiled;
+    if (hit.unsure === undefined && this.reached(env, hit.compiled, version)) return hit.compiled;
     hit.refreshing ??= this.refresh(env, hit);
     return null;
   }
@@ -139,6 +146,17 @@ export class CompiledListCache {
     return compiled.version + (this.counting.get(env) ?? 0) >= version;
   }
 
+  /**
+   * A write of this process failed and may have stored part of its items (a batch cut off by a
+   * database that went away): which ones is unknown, so the compiled lists are read again. Until
+   * then a count is answered by the store, and verdicts keep matching what they have.
+   */
+  unsure(env: EnvId): void {
+    const hit = this.cache.get(env);
+    if (!hit) return;
+    hit.unsure = ++this.unsureCount;
+    hit.until = 0;
+  }
   /** The set went from `expected` to `next` through this process: compiled lists at `expected` are current. */
   advanced(env: EnvId, expected: number, next: number): void {
     this.record(env, { from: expected, to: next });
@@ -151,11 +169,14 @@ export class CompiledListCache {
   }
 
   private refresh(env: EnvId, hit: Cached): Promise<void> {
+    const unsure = hit.unsure;
     const done = (compiled: CompiledLists | null) => {
       const current = this.cache.get(env);
       if (current !== hit) return;
       // A load that began before a change of this process must not undo it (versions only grow).
       if (compiled && compiled.version >= hit.compiled.version) hit.compiled = compiled;
+      // Read from the store after the write that may have stored in part: what it holds is known.
+      if (compiled && hit.unsure === unsure) delete hit.unsure;
       hit.until = this.clock.now().getTime() + this.cacheMs;
       hit.refreshing = null;
     };
@@ -163,7 +184,7 @@ export class CompiledListCache {
       .getSet(env)
       .then(
         async (set) => {
-          if (this.reached(env, hit.compiled, set?.version ?? 0)) return done(null);
+          if (unsure === undefined && this.reached(env, hit.compiled, set?.version ?? 0)) return done(null);
           done(await this.load(env));
         },
         // Keep answering the lists we have; the next verdict after the delay tries again.

@@ -513,7 +513,13 @@ export class ListService {
    * deleted here meanwhile (a write that began before the deletion) is not brought back.
    */
   private async write(env: EnvId, list: List, items: readonly ListItem[]): Promise<void> {
-    await this.d.store.putItems(items);
+    try {
+      await this.d.store.putItems(items);
+    } catch (err) {
+      // Part of the items may be stored (the database went away mid-batch): read them again.
+      this.compiled.unsure(env);
+      throw err;
+    }
     // Applied before the version is incremented, so that a read of the version in between (a
     // count, a verdict's refresh) finds the compiled lists current rather than reading them again.
     const counted = this.compiled.pending(env, (c) => {
