@@ -157,6 +157,7 @@ export class CompiledListCache {
     hit.unsure = ++this.unsureCount;
     hit.until = 0;
   }
+
   /** The set went from `expected` to `next` through this process: compiled lists at `expected` are current. */
   advanced(env: EnvId, expected: number, next: number): void {
     this.record(env, { from: expected, to: next });
