@@ -12,7 +12,7 @@
  *
  * The docs hold the tables between `<!-- results-history: KIND -->` and `<!-- /results-history -->`
  * (KIND `eval` or `bench`): docs/detection.md the evaluation's, docs/performance.md the bench's.
- * A unit test runs --check (test/unit/docs-generated.test.ts), so a run recorded in bench/results
+ * A unit test runs the check (test/unit/app/docs-generated.spec.ts), so a run recorded in bench/results
  * without the table regenerated fails `npm run test:unit`.
  */
 'use strict';
@@ -20,9 +20,6 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const args = process.argv.slice(2);
-const mode = args.includes('--write') ? 'write' : args.includes('--check') ? 'check' : 'print';
-const dir = args.find((a) => !a.startsWith('--')) ?? path.join(root, 'bench', 'results');
 /** The docs that hold a generated table. */
 const DOCS = ['docs/detection.md', 'docs/performance.md'];
 const STUFFING = [
@@ -95,97 +92,117 @@ function row(file, doc) {
   ]);
 }
 
-const rows = [];
-const benchRows = [];
-for (const name of fs
-  .readdirSync(dir)
-  .filter((n) => n.endsWith('.json'))
-  .sort()) {
-  let doc;
-  try {
-    doc = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'));
-  } catch {
-    continue;
+/** The tables of every kind, from the results in `dir`. */
+function tablesOf(dir) {
+  const rows = [];
+  const benchRows = [];
+  for (const name of fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
+    let doc;
+    try {
+      doc = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'));
+    } catch {
+      continue;
+    }
+    // A bench run without the closed loop (imports, webhooks, overload alone) has no row.
+    if (doc.kind === 'bench') {
+      if (doc.figures?.closed?.doors?.rest) benchRows.push(benchRow(name, doc));
+    } else {
+      const r = row(name, doc);
+      if (r) rows.push(r);
+    }
   }
-  // A bench run without the closed loop (imports, webhooks, overload alone) has no row.
-  if (doc.kind === 'bench') {
-    if (doc.figures?.closed?.doors?.rest) benchRows.push(benchRow(name, doc));
-  } else {
-    const r = row(name, doc);
-    if (r) rows.push(r);
-  }
+  const table = (head, list) => {
+    list.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
+    return `| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n${list.map((r) => `| ${r.cells.join(' | ')} |\n`).join('')}`;
+  };
+  return {
+    eval: {
+      title: 'Evaluation (`npm run eval`)',
+      text: table(
+        [
+          'date',
+          'commit',
+          'run',
+          'integration',
+          'friction, 10–29 / 30+ logins',
+          'denied',
+          'real sign-ups in a wave stopped',
+          'targeted / very targeted stopped',
+          'least-stopped stuffing or bots',
+          'AUC',
+        ],
+        rows,
+      ),
+    },
+    bench: {
+      title: 'Hot path (`npm run bench`), REST `/v1/risk` closed loop',
+      text: table(
+        [
+          'date',
+          'commit',
+          'run',
+          'verdicts/s',
+          'of the ceiling',
+          'CPU µs/verdict (Rampart + database)',
+          'documents written/verdict',
+          'p50 / p99 ms',
+          'p99 ms at 500/s offered',
+          'errors',
+        ],
+        benchRows,
+      ),
+    },
+  };
 }
-const table = (head, list) => {
-  list.sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0));
-  return `| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|\n${list.map((r) => `| ${r.cells.join(' | ')} |\n`).join('')}`;
-};
-const TABLES = {
-  eval: {
-    title: 'Evaluation (`npm run eval`)',
-    text: table(
-      [
-        'date',
-        'commit',
-        'run',
-        'integration',
-        'friction, 10–29 / 30+ logins',
-        'denied',
-        'real sign-ups in a wave stopped',
-        'targeted / very targeted stopped',
-        'least-stopped stuffing or bots',
-        'AUC',
-      ],
-      rows,
-    ),
-  },
-  bench: {
-    title: 'Hot path (`npm run bench`), REST `/v1/risk` closed loop',
-    text: table(
-      [
-        'date',
-        'commit',
-        'run',
-        'verdicts/s',
-        'of the ceiling',
-        'CPU µs/verdict (Rampart + database)',
-        'documents written/verdict',
-        'p50 / p99 ms',
-        'p99 ms at 500/s offered',
-        'errors',
-      ],
-      benchRows,
-    ),
-  },
-};
 
 /** A doc with each of its generated tables as --write makes it. */
-function regenerate(text, file) {
+function regenerate(text, file, tables) {
   return text.replace(
     /(<!-- results-history: (\w+) -->\n)[\s\S]*?(<!-- \/results-history -->)/g,
     (_, open, kind, close) => {
-      const t = TABLES[kind];
+      const t = tables[kind];
       if (!t) throw new Error(`${file}: no table of kind ${kind}`);
       return `${open}\n${t.text}\n${close}`;
     },
   );
 }
 
-if (mode === 'print') {
-  for (const t of Object.values(TABLES)) process.stdout.write(`### ${t.title}\n\n${t.text}\n`);
-} else {
+/**
+ * The docs whose tables are not those the results in `dir` make (`--check`); with `write`, those
+ * docs are rewritten (`--write`).
+ */
+function staleDocs({ dir = path.join(root, 'bench', 'results'), write = false } = {}) {
+  const tables = tablesOf(dir);
   const stale = [];
   for (const doc of DOCS) {
     const file = path.join(root, doc);
     const text = fs.readFileSync(file, 'utf8');
-    const next = regenerate(text, doc);
+    const next = regenerate(text, doc, tables);
     if (next === text) continue;
-    if (mode === 'write') fs.writeFileSync(file, next);
-    else stale.push(doc);
+    if (write) fs.writeFileSync(file, next);
+    stale.push(doc);
   }
-  if (stale.length) {
-    process.stderr.write(
-      `results-history: the tables of ${stale.join(', ')} are not those of bench/results: run node scripts/results-history.js --write\n`,
-    );
-    process.exit(1);
+  return stale;
+}
+
+module.exports = { staleDocs };
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const mode = args.includes('--write') ? 'write' : args.includes('--check') ? 'check' : 'print';
+  const dir = args.find((a) => !a.startsWith('--')) ?? path.join(root, 'bench', 'results');
+  if (mode === 'print') {
+    for (const t of Object.values(tablesOf(dir))) process.stdout.write(`### ${t.title}\n\n${t.text}\n`);
+  } else {
+    const stale = staleDocs({ dir, write: mode === 'write' });
+    if (stale.length && mode === 'check') {
+      process.stderr.write(
+        `results-history: the tables of ${stale.join(', ')} are not those of bench/results: run node scripts/results-history.js --write\n`,
+      );
+      process.exit(1);
+    }
   }
 }

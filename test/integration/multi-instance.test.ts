@@ -31,6 +31,7 @@ import { unpack } from '../../src/store/state/pack';
 import { asEnvId, type EnvId } from '../../src/core/model';
 import { startInstance, type Instance } from '../support/cluster';
 import { laptopComponents } from '../support/components';
+import { hammer } from '../support/hammer';
 import { rng } from '../../bench/lib/traffic';
 import { waitFor } from '../support/wait';
 
@@ -183,16 +184,6 @@ async function failed(inst: Instance, door: 'rest' | 'grpc', user: string, ip: s
   } else {
     await grpc(inst).track({ event: '$login.failed', user: { id: user }, context: { ip, headers: HEADERS } });
   }
-}
-
-/** Run `count` calls, `concurrency` at a time. */
-async function hammer(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < count; i = next++) await one(i);
-    }),
-  );
 }
 
 const start = async (name: string) => {

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { startTestApp, call, type TestApp } from '../support/app';
 import { testDatabase, type TestDatabase } from '../support/db';
+import { hammer } from '../support/hammer';
 import { StateLayer } from '../../src/store/state/layer';
 import { delta, fieldName } from '../../src/store/state/delta';
 import { epochWeight } from '../../src/core/scoring/behaviour';
@@ -19,16 +20,6 @@ jest.setTimeout(600_000);
 
 const UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/121.0.0.0 Safari/537.36';
-
-/** Run `count` calls, `concurrency` at a time. */
-async function hammer(count: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < count; i = next++) await one(i);
-    }),
-  );
-}
 
 describe('one user, one IP, one device, many concurrent clients (REST)', () => {
   let app: TestApp;

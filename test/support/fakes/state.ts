@@ -6,14 +6,7 @@
  */
 import { Unavailable } from '../../../src/core/errors';
 import type { CounterStore, UserStateStore, WriteQueue } from '../../../src/core/ports';
-import {
-  applyDelta,
-  clone,
-  replacement,
-  type Delta,
-  type Doc,
-  type OpEntry,
-} from '../../../src/store/state/delta';
+import { applyDelta, clone, type Delta, type Doc, type OpEntry } from '../../../src/store/state/delta';
 import type { StateLayer } from '../../../src/store/state/layer';
 import { DEVICES, deviceFromDoc, StateUserStore, type DeviceDoc } from '../../../src/store/user-state';
 import type { Device } from '../../../src/core/model';
@@ -62,14 +55,14 @@ export interface FakeStateLayer extends WriteQueue {
 }
 
 export function createFakeStateLayer(): FakeStateLayer {
-  const entries = new Map<string, Entry>();
-  const key = (collection: string, id: string) => `${collection}\u0000${id}`;
+  // By collection, then id (a key made of both would be a new string to hash at every look-up).
+  const collections = new Map<string, Map<string, Entry>>();
+  const find = (collection: string, id: string): Entry | undefined => collections.get(collection)?.get(id);
   const entry = (collection: string, id: string): Entry => {
-    let e = entries.get(key(collection, id));
-    if (!e) {
-      e = { value: null, version: 0 };
-      entries.set(key(collection, id), e);
-    }
+    let c = collections.get(collection);
+    if (!c) collections.set(collection, (c = new Map()));
+    let e = c.get(id);
+    if (!e) c.set(id, (e = { value: null, version: 0 }));
     return e;
   };
   let changes = 0;
@@ -124,21 +117,17 @@ export function createFakeStateLayer(): FakeStateLayer {
       return ids.map((id) => entry(collection, id).value);
     },
     cached: (collection, id) =>
-      layer.unreachable
-        ? undefined
-        : layer.slow
-          ? entries.get(key(collection, id))?.value
-          : entry(collection, id).value,
-    peek: (collection, id) => entries.get(key(collection, id))?.value,
+      layer.unreachable ? undefined : layer.slow ? find(collection, id)?.value : entry(collection, id).value,
+    peek: (collection, id) => find(collection, id)?.value,
     view(collection, id, make) {
-      const e = entries.get(key(collection, id));
+      const e = find(collection, id);
       if (!e) return undefined;
       if (e.memo && e.memo.version === e.version) return e.memo.view as ReturnType<typeof make>;
       const view = make(e.value);
       e.memo = { version: e.version, view };
       return view;
     },
-    version: (collection, id) => entries.get(key(collection, id))?.version,
+    version: (collection, id) => find(collection, id)?.version,
     apply(collection, id, d) {
       const ops = 'ops' in d ? d.ops : d;
       if (ops.length === 0) return;
@@ -148,12 +137,18 @@ export function createFakeStateLayer(): FakeStateLayer {
       changes++;
     },
     edit: () => undefined,
-    put: (collection, id, doc) => layer.apply(collection, id, replacement(doc)),
-    document: (collection, id) => clone(entries.get(key(collection, id))?.value ?? null),
+    // A whole document replaces what is stored, as `replacement(doc)` applied would: a copy of it.
+    put(collection, id, doc) {
+      const e = entry(collection, id);
+      e.value = clone(doc);
+      e.version++;
+      changes++;
+    },
+    document: (collection, id) => clone(find(collection, id)?.value ?? null),
     documents: (collection) =>
-      [...entries]
-        .filter(([k, e]) => k.startsWith(`${collection}\u0000`) && e.value !== null)
-        .map(([, e]) => clone(e.value as Doc)),
+      [...(collections.get(collection)?.values() ?? [])]
+        .filter((e) => e.value !== null)
+        .map((e) => clone(e.value as Doc)),
   };
   return layer;
 }

@@ -3,6 +3,7 @@
  * answers and what it records, without a database or a timer.
  */
 import type { EventCommand } from '../../../src/core/events/command';
+import type { Principal } from '../../../src/core/model';
 import { InvalidParameters } from '../../../src/core/errors';
 import { createFakeServices, type FakeServices } from '../../support/fakes';
 
@@ -203,8 +204,10 @@ describe("an app release's token habit, learned from the environment's traffic",
     };
     // Release 304, from before the client: its users log in without a token.
     for (let k = 0; k < 8; k++) expect((await run(k, '304', null)).action).toBe('allow');
-    // Release 312 embeds the client: nearly every login from now on carries a token.
-    for (let k = 8; k < 308; k++) await run(k, '312', `phone-install-${k}`);
+    // Release 312 embeds the client: nearly every login from now on carries a token. 150 of them
+    // make the apps' habit (FINGERPRINT_HABIT_MIN_EVENTS, 50) about 94% (FINGERPRINT_HABIT_FROM, 90%)
+    // with the 8 above and the 2 below without one.
+    for (let k = 8; k < 158; k++) await run(k, '312', `phone-install-${k}`);
     await s.time.settle();
     // A user still on 304, at their first login: judged as that release's traffic.
     const old = await run(1000, '304', null);
@@ -239,44 +242,65 @@ describe('a passed challenge teaches the token habit as an allowed login does', 
   });
 
   /**
-   * The client ships first (every login of release 312 carries a token), then users of release 304,
-   * from before the client, log in for the first time: each one `missing_fingerprint` challenges
-   * answers the challenge as `answer` says. What the sixth one's login gets.
+   * One environment for the tests below, where the client has shipped: every login of release 312
+   * carries a token, twice the logins the habit needs (FINGERPRINT_HABIT_MIN_EVENTS, 50). Each test
+   * then takes a release of its own from before the client (a release's habit is its own), and
+   * the apps' habit stays as those logins made it until a challenge is passed: the test that
+   * passes them runs last.
    */
-  const oldReleaseAfter = async (answer: '$challenge.succeeded' | '$challenge.failed' | null) => {
-    const { principal } = await s.environment();
-    const run = async (k: number, build: string, token: string | null) => {
-      const v = await s.verdicts.evaluate(principal, 'risk', appLogin(k, build, token));
-      await s.time.advance(5 * 60_000);
-      return v;
-    };
-    for (let k = 0; k < 300; k++) await run(k, '312', `phone-install-${k}`);
-    await s.time.settle();
-    const first = await run(1000, '304', null);
-    expect(first.action).toBe('challenge');
-    expect(first.signals).toHaveProperty('missing_fingerprint');
-    for (let k = 1000; k < 1005; k++) {
-      const v = k === 1000 ? first : await run(k, '304', null);
-      if (v.action === 'challenge' && answer)
-        await s.track.accept(principal, { event: answer, userId: `app-${k}`, context: context(k, '304') });
-      await s.time.advance(60_000);
-    }
-    await s.time.settle();
-    return run(1005, '304', null);
+  let world: FakeServices;
+  let principal: Principal;
+  const run = async (k: number, build: string, token: string | null) => {
+    const v = await world.verdicts.evaluate(principal, 'risk', appLogin(k, build, token));
+    await world.time.advance(5 * 60_000);
+    return v;
   };
-
-  it("an old release's users who pass their challenges make it that release's traffic", async () => {
-    const v = await oldReleaseAfter('$challenge.succeeded');
-    expect(v.action).toBe('allow');
-    expect(v.signals).not.toHaveProperty('missing_fingerprint');
+  beforeAll(async () => {
+    world = createFakeServices();
+    ({ principal } = await world.environment());
+    for (let k = 0; k < 100; k++) await run(k, '312', `phone-install-${k}`);
+    await world.time.settle();
   });
 
-  it('unanswered or failed challenges teach it nothing', async () => {
-    for (const answer of [null, '$challenge.failed'] as const) {
-      s = createFakeServices();
-      const v = await oldReleaseAfter(answer);
-      expect(v.action).toBe('challenge');
-      expect(v.signals.missing_fingerprint).toMatchObject({ release: 'CFNetwork|ShopApp/304' });
+  /**
+   * Users of `release` (from user `from` on) log in for the first time: each one
+   * `missing_fingerprint` challenges answers the challenge as `answer` says. What the sixth one's
+   * login gets.
+   */
+  const oldReleaseAfter = async (
+    release: string,
+    from: number,
+    answer: '$challenge.succeeded' | '$challenge.failed' | null,
+  ) => {
+    const first = await run(from, release, null);
+    expect(first.action).toBe('challenge');
+    expect(first.signals).toHaveProperty('missing_fingerprint');
+    for (let k = from; k < from + 5; k++) {
+      const v = k === from ? first : await run(k, release, null);
+      if (v.action === 'challenge' && answer)
+        await world.track.accept(principal, {
+          event: answer,
+          userId: `app-${k}`,
+          context: context(k, release),
+        });
+      await world.time.advance(60_000);
     }
+    await world.time.settle();
+    return run(from + 5, release, null);
+  };
+
+  it.each([
+    ['unanswered', '305', 2000, null],
+    ['failed', '306', 3000, '$challenge.failed'],
+  ] as const)('%s challenges teach it nothing', async (_what, release, from, answer) => {
+    const v = await oldReleaseAfter(release, from, answer);
+    expect(v.action).toBe('challenge');
+    expect(v.signals.missing_fingerprint).toMatchObject({ release: `CFNetwork|ShopApp/${release}` });
+  });
+
+  it("an old release's users who pass their challenges make it that release's traffic", async () => {
+    const v = await oldReleaseAfter('304', 1000, '$challenge.succeeded');
+    expect(v.action).toBe('allow');
+    expect(v.signals).not.toHaveProperty('missing_fingerprint');
   });
 });

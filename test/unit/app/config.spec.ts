@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig } from '../../../src/config';
 
 describe('loadConfig', () => {
   it('has working defaults for development on loopback', () => {

@@ -5,10 +5,10 @@
  * boundary of every repository; the doors' kit (doors/errors.ts) turns the rest into `internal`.
  */
 import type * as Driver from 'mongodb';
-import { normaliseError } from '../../src/doors/errors';
-import { createLogger } from '../../src/app/logger';
-import { DeadlineExceeded, InternalError, NotFound, Unavailable } from '../../src/core/errors';
-import { translateDriverError, translatingErrors } from '../../src/store/errors';
+import { normaliseError } from '../../../src/doors/errors';
+import { createLogger } from '../../../src/app/logger';
+import { DeadlineExceeded, InternalError, NotFound, Unavailable } from '../../../src/core/errors';
+import { translateDriverError, translatingErrors } from '../../../src/store/errors';
 
 // The driver's own error classes, from the driver's module that defines them: the whole driver
 // would add a third of a second to this unit file's load, for nothing else it uses.

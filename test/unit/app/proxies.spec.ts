@@ -3,7 +3,7 @@
  * not a trusted proxy, so that what a client writes into X-Forwarded-For is never read as its
  * address.
  */
-import { clientAddress, parseTrustedProxies, proxyTrust } from '../../src/doors/proxies';
+import { clientAddress, parseTrustedProxies, proxyTrust } from '../../../src/doors/proxies';
 
 const behind = (spec: string) => proxyTrust(parseTrustedProxies(spec));
 

@@ -13,7 +13,7 @@ const semver = createRequire(__filename)('semver') as {
   minVersion(range: string): { major: number } | null;
 };
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = path.resolve(__dirname, '..', '..', '..');
 const json = <T>(file: string): T => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8')) as T;
 const pkg = json<{ engines: { node: string } }>('package.json');
 const lock = json<{ packages: Record<string, { version?: string; engines?: unknown }> }>('package-lock.json');
