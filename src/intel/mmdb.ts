@@ -150,10 +150,10 @@ export class PagedMmdb {
     const inPage = within + this.nodeBytes <= this.pageSize;
     const b = inPage ? this.page((offset - within) / this.pageSize) : this.bytes(offset, this.nodeBytes);
     const at = inPage ? within : 0;
-    return this.recordAt(b, at, bit);
+    return this.recordIn(b, at, bit);
   }
 
-  private recordAt(b: Buffer, i: number, bit: number): number {
+  private recordIn(b: Buffer, i: number, bit: number): number {
     switch (this.metadata.recordSize) {
       case 24:
         return bit === 0
@@ -179,18 +179,31 @@ export class PagedMmdb {
    * address in an IPv6 tree is looked up as ::a.b.c.d.
    */
   lookup(address: Uint8Array): MmdbValue | null {
+    const offset = this.recordOffset(address);
+    return offset < 0 ? null : this.recordAt(offset);
+  }
+
+  /**
+   * Where an address's data record starts in the file, or -1 when it has none. Many addresses
+   * share one record (a city's): a caller can keep what it made of a record by this offset.
+   */
+  recordOffset(address: Uint8Array): number {
     const { nodeCount, ipVersion } = this.metadata;
     let node = 0;
     if (address.length === 4 && ipVersion === 6) node = this.ipv4StartNode();
-    else if (address.length === 16 && ipVersion === 4) return null;
+    else if (address.length === 16 && ipVersion === 4) return -1;
     const bits = address.length * 8;
     for (let i = 0; i < bits && node < nodeCount; i++) {
       const bit = ((address[i >> 3] as number) >> (7 - (i & 7))) & 1;
       node = this.record(node, bit);
     }
-    if (node <= nodeCount) return null;
-    const [value] = this.decode(node - nodeCount - 16 + this.dataStart, this.dataStart);
-    return value;
+    if (node <= nodeCount) return -1;
+    return node - nodeCount - 16 + this.dataStart;
+  }
+
+  /** The data record at `offset` (from recordOffset). */
+  recordAt(offset: number): MmdbValue {
+    return this.decode(offset, this.dataStart)[0];
   }
 
   private ipv4StartNode(): number {

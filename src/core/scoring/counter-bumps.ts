@@ -251,37 +251,37 @@ export function counterBumps(
       bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
+  // What every window counts of the event: one object, read (never changed) by the store for each.
+  const inc: Record<string, number> = {};
+  if (o.attempt) inc.a = 1;
+  if (o.failure) inc.f = 1;
+  if (o.success) inc.s = 1;
+  if (o.registration) inc.r = 1;
+  if (o.unknownAccount) inc.x = 1;
   for (const kind of WINDOW_KINDS) {
     const keys = windowKeys(f, kind);
     if (keys === null) continue;
     const key = keys[0];
-    const inc: Record<string, number> = {};
-    if (o.attempt) inc.a = 1;
-    if (o.failure) inc.f = 1;
-    if (o.success) inc.s = 1;
-    if (o.registration) inc.r = 1;
-    if (o.unknownAccount) inc.x = 1;
+    const bump: CounterBump = { key, inc, keepMs: WINDOW_KEEP_MS };
     if (kind === 'env') {
-      if (o.attempt) inc[`a${slotOf(f)}`] = 1;
-      if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
-      if (o.failure) inc[`f${slotOf(f)}`] = 1;
-      if (o.registration) inc[`r${slotOf(f)}`] = 1;
-      if (o.registration && o.foreignLanguage) inc.rl = 1;
+      const envInc: Record<string, number> = { ...inc };
+      if (o.attempt) envInc[`a${slotOf(f)}`] = 1;
+      if (o.unknownAccount) envInc[`x${slotOf(f)}`] = 1;
+      if (o.failure) envInc[`f${slotOf(f)}`] = 1;
+      if (o.registration) envInc[`r${slotOf(f)}`] = 1;
+      if (o.registration && o.foreignLanguage) envInc.rl = 1;
+      bump.inc = envInc;
+    } else if (o.account) {
+      // The environment-wide window counts; its sets would only hold everyone.
+      const sets = snap(s, key).sets;
+      const addU = (sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account);
+      const addUf = o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account);
+      if (addU && addUf) bump.add = { u: o.account, uf: o.account };
+      else if (addU) bump.add = { u: o.account };
+      else if (addUf) bump.add = { uf: o.account };
     }
-    const add: Record<string, string> = {};
-    const sets = snap(s, key).sets;
-    // The environment-wide window counts; its sets would only hold everyone.
-    if (o.account && kind !== 'env') {
-      if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
-      if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
-    }
-    bumps.push({
-      key,
-      inc,
-      add,
-      keepMs: WINDOW_KEEP_MS,
-      ...(SHARED_WINDOWS.has(kind) ? { late: true } : {}),
-    });
+    if (SHARED_WINDOWS.has(kind)) bump.late = true;
+    bumps.push(bump);
   }
   const day: Record<string, number> = {};
   if (o.attempt) day.a = 1;
