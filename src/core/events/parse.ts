@@ -25,22 +25,45 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * What a value must be for its field's schema to take it as it is, where that is one cheap test:
- * a string field with only a length limit (`str` in schema.ts), an object field (`object`, a
- * record of anything). Such a value is answered without running the schema (which copies it, and
- * makes a context for each parse); anything else goes through the schema, so that its answer and
- * its problems are the schema's.
+ * What a value must be for its field's schema to take it as it is, where that is a cheap test: a
+ * string field with only length limits and patterns (`str` in schema.ts), one refined by a check
+ * that answers true (`context.ip`, the timestamps), an object field (`object`, a record of
+ * anything). Such a value is answered without running the schema (which copies it, and makes a
+ * context for each parse); anything else goes through the schema, so that its answer and its
+ * problems are the schema's.
  */
-const PASSES: Partial<Record<EventField, (value: unknown) => boolean>> = {};
-for (const [path, schema] of Object.entries(EVENT_FIELDS) as [EventField, z.ZodTypeAny][]) {
+function passOf(schema: z.ZodTypeAny): ((value: unknown) => boolean) | undefined {
   if (schema instanceof z.ZodString) {
     const checks = schema._def.checks;
-    if (schema._def.coerce || !checks.every((c) => c.kind === 'max')) continue;
-    const max = Math.min(...checks.map((c) => (c.kind === 'max' ? c.value : Infinity)));
-    PASSES[path] = (v) => typeof v === 'string' && v.length <= max;
-  } else if (schema instanceof z.ZodRecord && schema._def.valueType instanceof z.ZodUnknown) {
+    if (schema._def.coerce || !checks.every((c) => c.kind === 'max' || c.kind === 'regex')) return undefined;
+    return (v) => {
+      if (typeof v !== 'string') return false;
+      for (const c of checks) {
+        if (c.kind === 'max' && v.length > c.value) return false;
+        if (c.kind === 'regex') {
+          c.regex.lastIndex = 0;
+          if (!c.regex.test(v)) return false;
+        }
+      }
+      return true;
+    };
+  }
+  if (schema instanceof z.ZodEffects) {
+    const effect = (schema as z.ZodEffects<z.ZodTypeAny>)._def.effect;
+    const inner = passOf((schema as z.ZodEffects<z.ZodTypeAny>)._def.schema);
+    if (effect.type !== 'refinement' || inner === undefined) return undefined;
+    // As zod decides: the value passes when the refinement added no issue (a promise, which
+    // zod refuses in a synchronous parse, goes through the schema).
+    return (v) => {
+      if (!inner(v)) return false;
+      issued = false;
+      const result: unknown = effect.refinement(v, ISSUES);
+      return !issued && !(result instanceof Promise);
+    };
+  }
+  if (schema instanceof z.ZodRecord && schema._def.valueType instanceof z.ZodUnknown) {
     // zod's own test for an object (getParsedType): not an array, a promise, a Map, a Set or a Date.
-    PASSES[path] = (v) => {
+    return (v) => {
       if (typeof v !== 'object' || v === null) return false;
       const proto = Object.getPrototypeOf(v) as unknown;
       if (proto !== Object.prototype && proto !== null) return false;
@@ -48,6 +71,20 @@ for (const [path, schema] of Object.entries(EVENT_FIELDS) as [EventField, z.ZodT
       return !(typeof o.then === 'function' && typeof o.catch === 'function');
     };
   }
+  return undefined;
+}
+/** Whether a refinement run by a pass added an issue (the schema is then run for the issue itself). */
+let issued = false;
+const ISSUES: z.RefinementCtx = {
+  addIssue: () => {
+    issued = true;
+  },
+  path: [],
+};
+const PASSES: Partial<Record<EventField, (value: unknown) => boolean>> = {};
+for (const [path, schema] of Object.entries(EVENT_FIELDS) as [EventField, z.ZodTypeAny][]) {
+  const passes = passOf(schema);
+  if (passes) PASSES[path] = passes;
 }
 
 /** Reads one field at a time with its schema (schema.ts), collecting every problem. */

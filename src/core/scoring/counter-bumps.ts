@@ -87,11 +87,12 @@ function appHabitBumps(
   bumps: CounterBump[],
   login: { fingerprinted: boolean; app: boolean; release: string | null },
   popW: number,
+  popInc: Readonly<Record<string, number>>,
 ): void {
   if (!login.app) return;
   bumps.push({
     key: appFingerprintKey(login.fingerprinted),
-    inc: { c: popW },
+    inc: popInc,
     keepMs: POPULATION_KEEP_MS,
     late: 'population',
   });
@@ -114,6 +115,8 @@ export function counterBumps(
 ): CounterBump[] {
   const bumps: CounterBump[] = [];
   const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
+  // One legitimate event's count, the same for every population document (the store only reads it).
+  const popInc: Readonly<Record<string, number>> = { c: popW };
   const env: Record<string, number> = {};
   if (o.attempt) env.a = popW;
   if (o.failure) env.f = popW;
@@ -146,21 +149,21 @@ export function counterBumps(
       if (v !== null)
         bumps.push({
           key: popKey(level, v),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
     }
     bumps.push({
       key: popKey('shape' as Level, f.shape),
-      inc: { c: popW },
+      inc: popInc,
       keepMs: POPULATION_KEEP_MS,
       late: 'population',
     });
     if (f.emailDomain)
       bumps.push({
         key: popKey('dom' as Level, f.emailDomain),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
@@ -169,30 +172,30 @@ export function counterBumps(
     if (country && language)
       bumps.push({
         key: languageKey(country, language),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
-    appHabitBumps(bumps, f, popW);
+    appHabitBumps(bumps, f, popW, popInc);
     const machine = machineOf(f);
     if (machine)
       bumps.push({
         key: machineKey(machine),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
     if (f.browserToken) {
       bumps.push({
         key: proofHabitKey(f.browserToken.proved),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
       if (f.browserToken.interacted !== null)
         bumps.push({
           key: interactionHabitKey(f.browserToken.interacted),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
@@ -201,7 +204,7 @@ export function counterBumps(
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({
         key: activityHabitKey(announced(activity)),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
@@ -209,7 +212,7 @@ export function counterBumps(
       if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS)
         bumps.push({
           key: screenHabitKey(activity.screens > 0),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
@@ -223,11 +226,11 @@ export function counterBumps(
   if (passed && !o.success) {
     bumps.push({
       key: popKey(LEVEL.fingerprint, passed.fingerprinted ? 'y' : 'n'),
-      inc: { c: popW },
+      inc: popInc,
       keepMs: POPULATION_KEEP_MS,
       late: 'population',
     });
-    appHabitBumps(bumps, passed, popW);
+    appHabitBumps(bumps, passed, popW, popInc);
   }
   const browser = f.values[LEVEL.browser];
   if (o.attempt && browser) {
