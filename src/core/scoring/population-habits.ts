@@ -39,15 +39,36 @@ export interface Population extends PopulationCounts {
 }
 
 export function populationCounts(s: Snapshots, now: number): Population {
-  const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
-  return {
-    total: at(ENV_KEY),
-    count: (level, value) => at(popKey(level, value)),
-    shape: (shape) => at(popKey('shape' as Level, shape)),
-    machine: (mk) => at(machineKey(mk)),
-    domain: (domain) => at(popKey('dom' as Level, domain)),
-    languageIn: (cc, lang) => at(languageKey(cc, lang)),
-  };
+  return new SnapshotPopulation(s, now);
+}
+
+/** The population read from counter snapshots (one object, its methods shared: made every verdict). */
+class SnapshotPopulation implements Population {
+  readonly total: number;
+  constructor(
+    private readonly s: Snapshots,
+    private readonly now: number,
+  ) {
+    this.total = this.at(ENV_KEY);
+  }
+  private at(key: string): number {
+    return atTime(snap(this.s, key).counts.c ?? 0, this.now, POPULATION_HALF_LIFE_MS);
+  }
+  count(level: Level, value: string): number {
+    return this.at(popKey(level, value));
+  }
+  shape(shape: string): number {
+    return this.at(popKey('shape' as Level, shape));
+  }
+  machine(mk: string): number {
+    return this.at(machineKey(mk));
+  }
+  domain(domain: string): number {
+    return this.at(popKey('dom' as Level, domain));
+  }
+  languageIn(cc: string, lang: string): number {
+    return this.at(languageKey(cc, lang));
+  }
 }
 
 /** Legitimate events from a country, those of them with one browser language, and that language's share of all events. */
