@@ -15,6 +15,23 @@ import {
 
 export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
+/**
+ * A string function with its last results kept (at most `size` inputs, forgotten all at once when
+ * full): for hashes of text that repeats (a user agent, an e-mail), which cost a hash object each.
+ */
+export function memoText(size: number, f: (value: string) => string): (value: string) => string {
+  const kept = new Map<string, string>();
+  return (value) => {
+    let out = kept.get(value);
+    if (out === undefined) {
+      out = f(value);
+      if (kept.size >= size) kept.clear();
+      kept.set(value, out);
+    }
+    return out;
+  };
+}
+
 /** A short, stable key for long text (16 URL-safe characters of its SHA-1): not a security measure. */
 export const shortHash = (value: string): string =>
   createHash('sha1').update(value, 'utf8').digest('base64url').slice(0, 16);

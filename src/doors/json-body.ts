@@ -24,14 +24,35 @@ export function jsonObject(raw: unknown): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** Whether a parsed JSON value nests deeper than `max` (iterative, so hostile input cannot overflow the stack). */
+/**
+ * Whether a parsed JSON value nests deeper than `max` (iterative, so hostile input cannot overflow
+ * the stack). Only objects and arrays are stacked, each beside its depth.
+ */
 export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop() as [unknown, number];
-    if (typeof v !== 'object' || v === null) continue;
+  if (typeof value !== 'object' || value === null) return false;
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  for (let v = values.pop(); v !== undefined; v = values.pop()) {
+    const d = depths.pop() as number;
     if (d > max) return true;
-    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, d + 1]);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const child = v[i] as unknown;
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(d + 1);
+        }
+      }
+    } else {
+      for (const key in v) {
+        if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+        const child = (v as Record<string, unknown>)[key];
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(d + 1);
+        }
+      }
+    }
   }
   return false;
 }

@@ -72,9 +72,26 @@ export function toGeoLocation(raw: unknown): GeoLocation | null {
   return location.country_code === null && location.city === null && location.lat === null ? null : location;
 }
 
+/**
+ * The locations made of the records last looked up, by reader and record offset: addresses of one
+ * city share a record, so most look-ups decode nothing. Results are shared: read-only.
+ */
+const RECORDS_KEPT = 20_000;
+const made = { v4: new Map<number, GeoLocation | null>(), v6: new Map<number, GeoLocation | null>() };
+
 /** Geolocates an address (its 4 or 16 bytes); null when the database has no entry. */
 export function lookupGeo(address: Uint8Array): GeoLocation | null {
   loadGeoData();
   const r = readers as GeoReaders;
-  return toGeoLocation((address.length === 4 ? r.v4 : r.v6).lookup(address));
+  const v4 = address.length === 4;
+  const reader = v4 ? r.v4 : r.v6;
+  const offset = reader.recordOffset(address);
+  if (offset < 0) return null;
+  const kept = v4 ? made.v4 : made.v6;
+  const hit = kept.get(offset);
+  if (hit !== undefined) return hit;
+  const location = toGeoLocation(reader.recordAt(offset));
+  if (kept.size >= RECORDS_KEPT) kept.delete(kept.keys().next().value as number);
+  kept.set(offset, location);
+  return location;
 }

@@ -80,6 +80,15 @@ const bogonResult = (ip: string, version: 4 | 6): IpIntel => ({
   bogon: true,
 });
 
+/** An IPv4 address's bytes, in one array reused by every look-up (lookupGeo keeps none of it). */
+const v4Bytes = new Uint8Array(4);
+function bytesOf(addr: ipaddr.IPv4 | ipaddr.IPv6): Uint8Array {
+  if (addr.kind() !== 'ipv4') return Uint8Array.from(addr.toByteArray());
+  const o = (addr as ipaddr.IPv4).octets;
+  for (let i = 0; i < 4; i++) v4Bytes[i] = o[i] as number;
+  return v4Bytes;
+}
+
 function lookupUncached(ip: string): IpIntel {
   const norm = normaliseIp(ip);
   if (norm === null) return bogonResult(ip, ip.includes(':') ? 6 : 4);
@@ -93,7 +102,7 @@ function lookupUncached(ip: string): IpIntel {
   return {
     ip: norm,
     version,
-    location: lookupGeo(Uint8Array.from(addr.toByteArray())),
+    location: lookupGeo(bytesOf(addr)),
     asn,
     hosting,
     // The MISP list does not tell VPNs from data centres: what is not known hosting is a VPN.

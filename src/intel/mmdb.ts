@@ -14,6 +14,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 const METADATA_MARKER = Buffer.from('abcdef4d61784d696e642e636f6d', 'hex'); // \xAB\xCD\xEF MaxMind.com
 const METADATA_MAX = 128 * 1024;
+/** Strings kept by the offset pointers lead to (see `pointed`). */
+const MAX_POINTED = 50_000;
 
 export interface MmdbOptions {
   /** Bytes per cached page. */
@@ -58,7 +60,7 @@ export class PagedMmdb {
     const at = tail.lastIndexOf(METADATA_MARKER);
     if (at < 0) throw new Error(`${file}: not a MaxMind DB (no metadata marker)`);
     const metaStart = tailStart + at + METADATA_MARKER.length;
-    const [meta] = this.decode(metaStart, metaStart);
+    const meta = this.decode(metaStart, metaStart);
     const m = meta as Record<string, MmdbValue>;
     this.metadata = {
       nodeCount: Number(m.node_count),
@@ -150,10 +152,10 @@ export class PagedMmdb {
     const inPage = within + this.nodeBytes <= this.pageSize;
     const b = inPage ? this.page((offset - within) / this.pageSize) : this.bytes(offset, this.nodeBytes);
     const at = inPage ? within : 0;
-    return this.recordAt(b, at, bit);
+    return this.recordIn(b, at, bit);
   }
 
-  private recordAt(b: Buffer, i: number, bit: number): number {
+  private recordIn(b: Buffer, i: number, bit: number): number {
     switch (this.metadata.recordSize) {
       case 24:
         return bit === 0
@@ -179,18 +181,31 @@ export class PagedMmdb {
    * address in an IPv6 tree is looked up as ::a.b.c.d.
    */
   lookup(address: Uint8Array): MmdbValue | null {
+    const offset = this.recordOffset(address);
+    return offset < 0 ? null : this.recordAt(offset);
+  }
+
+  /**
+   * Where an address's data record starts in the file, or -1 when it has none. Many addresses
+   * share one record (a city's): a caller can keep what it made of a record by this offset.
+   */
+  recordOffset(address: Uint8Array): number {
     const { nodeCount, ipVersion } = this.metadata;
     let node = 0;
     if (address.length === 4 && ipVersion === 6) node = this.ipv4StartNode();
-    else if (address.length === 16 && ipVersion === 4) return null;
+    else if (address.length === 16 && ipVersion === 4) return -1;
     const bits = address.length * 8;
     for (let i = 0; i < bits && node < nodeCount; i++) {
       const bit = ((address[i >> 3] as number) >> (7 - (i & 7))) & 1;
       node = this.record(node, bit);
     }
-    if (node <= nodeCount) return null;
-    const [value] = this.decode(node - nodeCount - 16 + this.dataStart, this.dataStart);
-    return value;
+    if (node <= nodeCount) return -1;
+    return node - nodeCount - 16 + this.dataStart;
+  }
+
+  /** The data record at `offset` (from recordOffset). */
+  recordAt(offset: number): MmdbValue {
+    return this.decode(offset, this.dataStart);
   }
 
   private ipv4StartNode(): number {
@@ -201,8 +216,16 @@ export class PagedMmdb {
     return node;
   }
 
-  /** Decode one value at `offset`; pointers are relative to `base`. Returns [value, next offset]. */
-  private decode(offset: number, base: number): [MmdbValue, number] {
+  /** Where the value decode() read last ends. */
+  private after = 0;
+  /**
+   * Strings that pointers lead to (map keys, shared values such as a country's code), by offset:
+   * records repeat them, and they are immutable. Cleared when full.
+   */
+  private readonly pointed = new Map<number, string>();
+
+  /** Decode one value at `offset`; pointers are relative to `base`. Leaves its end in `after`. */
+  private decode(offset: number, base: number): MmdbValue {
     const ctrl = this.byte(offset++);
     let type = ctrl >> 5;
     if (type === 1) {
@@ -214,8 +237,17 @@ export class PagedMmdb {
       else if (ss === 1) target = (vvv << 16) + this.uint(offset, 2) + 2048;
       else if (ss === 2) target = vvv * 2 ** 24 + this.uint(offset, 3) + 526336;
       else target = this.uint(offset, 4);
-      const [value] = this.decode(base + target, base);
-      return [value, offset + ss + 1];
+      const at = base + target;
+      let value: MmdbValue | undefined = this.pointed.get(at);
+      if (value === undefined) {
+        value = this.decode(at, base);
+        if (typeof value === 'string') {
+          if (this.pointed.size >= MAX_POINTED) this.pointed.clear();
+          this.pointed.set(at, value);
+        }
+      }
+      this.after = offset + ss + 1;
+      return value;
     }
     if (type === 0) type = 7 + this.byte(offset++);
     let size = ctrl & 0x1f;
@@ -229,50 +261,70 @@ export class PagedMmdb {
     }
     switch (type) {
       case 2:
-        return [this.bytes(offset, size).toString('utf8'), offset + size];
+        this.after = offset + size;
+        return this.text(offset, size);
       case 3:
-        return [this.bytes(offset, 8).readDoubleBE(0), offset + 8];
+        this.after = offset + 8;
+        return this.bytes(offset, 8).readDoubleBE(0);
       case 4:
-        return [Buffer.from(this.bytes(offset, size)), offset + size];
+        this.after = offset + size;
+        return Buffer.from(this.bytes(offset, size));
       case 5:
       case 6:
-        return [this.uint(offset, size), offset + size];
+        this.after = offset + size;
+        return this.uint(offset, size);
       case 7: {
         const map: { [key: string]: MmdbValue } = {};
         for (let i = 0; i < size; i++) {
-          const [key, afterKey] = this.decode(offset, base);
-          const [value, afterValue] = this.decode(afterKey, base);
+          const key = this.decode(offset, base);
+          const value = this.decode(this.after, base);
           map[String(key)] = value;
-          offset = afterValue;
+          offset = this.after;
         }
-        return [map, offset];
+        this.after = offset;
+        return map;
       }
       case 8: {
         const b = Buffer.alloc(4);
         this.bytes(offset, size).copy(b, 4 - size);
-        return [b.readInt32BE(0), offset + size];
+        this.after = offset + size;
+        return b.readInt32BE(0);
       }
       case 9:
       case 10: {
         let v = 0n;
         for (let i = 0; i < size; i++) v = (v << 8n) + BigInt(this.byte(offset + i));
-        return [v, offset + size];
+        this.after = offset + size;
+        return v;
       }
       case 11: {
         const arr: MmdbValue[] = [];
         for (let i = 0; i < size; i++) {
-          const [value, next] = this.decode(offset, base);
-          arr.push(value);
-          offset = next;
+          arr.push(this.decode(offset, base));
+          offset = this.after;
         }
-        return [arr, offset];
+        this.after = offset;
+        return arr;
       }
       case 14:
-        return [size !== 0, offset];
+        this.after = offset;
+        return size !== 0;
       case 15:
-        return [this.bytes(offset, 4).readFloatBE(0), offset + 4];
+        this.after = offset + 4;
+        return this.bytes(offset, 4).readFloatBE(0);
       default:
         throw new Error(`MMDB: unsupported data type ${type} at ${offset - 1}`);
     }
+  }
+
+  /** UTF-8 text of `length` bytes at `offset` (read from its page without a view when it is within one). */
+  private text(offset: number, length: number): string {
+    const within = offset % this.pageSize;
+    if (length === 0) return '';
+    if (within + length <= this.pageSize) {
+      const page = this.page((offset - within) / this.pageSize);
+      if (within + length <= page.length) return page.toString('utf8', within, within + length);
+    }
+    return this.bytes(offset, length).toString('utf8');
   }
 }

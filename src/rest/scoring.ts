@@ -10,8 +10,19 @@ import { eventCommand } from './event-command';
 import { authenticateJson, filterJson, riskJson } from './mappers';
 import { callerOf, dropIfLeft, jsonBody } from './request';
 
-export async function scoringRoutes(app: FastifyInstance, o: { services: Services }): Promise<void> {
+export async function scoringRoutes(
+  app: FastifyInstance,
+  o: { services: Services; bodyLimit: number },
+): Promise<void> {
   const { services } = o;
+  // JSON bodies are read raw as every body is (rest/server.ts), by a parser named for the type:
+  // Fastify keeps a named type's parser by the header's text, and looks the catch-all up afresh
+  // (a parsed content type) for every request.
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: o.bodyLimit },
+    (_req, body, done) => done(null, body),
+  );
   app.addHook('preHandler', dropIfLeft);
   requireApiSecret(app, services);
 

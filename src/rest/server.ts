@@ -211,7 +211,7 @@ export async function buildRestServer(o: RestOptions): Promise<FastifyInstance> 
   // The route groups. Those that take the API secret add the authentication hook to their own
   // context (rest/auth.ts), so that a handler finds its caller in `req.principal`.
   decoratePrincipal(app);
-  await app.register(scoringRoutes, { services });
+  await app.register(scoringRoutes, { services, bodyLimit: o.bodyLimit });
   await app.register(collectorRoutes, { services, bodyLimit: o.bodyLimit });
   await app.register(clientPages, { services, demo: o.demo ?? false });
   await app.register(listRoutes, { services });

@@ -23,52 +23,67 @@ export function normaliseHeaders(
 ): Record<string, string | true> {
   const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
   if (raw === undefined || raw === null) return out;
-  let pairs: [unknown, unknown][];
   if (Array.isArray(raw)) {
-    pairs = [];
-    for (const [i, item] of raw.entries()) {
+    for (let i = 0; i < raw.length; i++) {
+      const item = raw[i] as unknown;
       if (!Array.isArray(item) || item.length !== 2) {
         problems.push({ field: `${field}[${i}]`, message: 'must be a [name, value] pair' });
         return out;
       }
-      pairs.push([item[0], item[1]]);
     }
+    if (raw.length > MAX_HEADERS) {
+      problems.push({ field, message: `at most ${MAX_HEADERS} headers` });
+      return out;
+    }
+    for (const item of raw as [unknown, unknown][]) header(out, item[0], item[1], field, problems);
   } else if (typeof raw === 'object') {
-    pairs = Object.entries(raw as Record<string, unknown>);
+    const headers = raw as Record<string, unknown>;
+    let count = 0;
+    for (const name in headers) if (Object.prototype.hasOwnProperty.call(headers, name)) count++;
+    if (count > MAX_HEADERS) {
+      problems.push({ field, message: `at most ${MAX_HEADERS} headers` });
+      return out;
+    }
+    for (const name in headers)
+      if (Object.prototype.hasOwnProperty.call(headers, name))
+        header(out, name, headers[name], field, problems);
   } else {
     problems.push({
       field,
       message: 'must be an object of header name to value, or an array of [name, value] pairs',
     });
-    return out;
-  }
-  if (pairs.length > MAX_HEADERS) {
-    problems.push({ field, message: `at most ${MAX_HEADERS} headers` });
-    return out;
-  }
-  for (const [name, value] of pairs) {
-    if (
-      typeof name !== 'string' ||
-      name.length === 0 ||
-      name.length > MAX_HEADER_NAME ||
-      !HEADER_NAME.test(name)
-    ) {
-      problems.push({ field, message: `invalid header name ${JSON.stringify(String(name).slice(0, 40))}` });
-      continue;
-    }
-    const key = name.toLowerCase();
-    if (value === true || value === 'true') out[key] = true;
-    else if (typeof value === 'string') {
-      if (value.length > MAX_HEADER_VALUE)
-        problems.push({ field: `${field}.${name}`, message: `at most ${MAX_HEADER_VALUE} characters` });
-      else out[key] = value;
-    } else if (value === false || value === null) {
-      continue;
-    } else {
-      problems.push({ field: `${field}.${name}`, message: 'must be a string or true' });
-    }
   }
   return out;
+}
+
+/** One header into `out` (its name lower-cased), or its problem. */
+function header(
+  out: Record<string, string | true>,
+  name: unknown,
+  value: unknown,
+  field: string,
+  problems: FieldProblem[],
+): void {
+  if (
+    typeof name !== 'string' ||
+    name.length === 0 ||
+    name.length > MAX_HEADER_NAME ||
+    !HEADER_NAME.test(name)
+  ) {
+    problems.push({ field, message: `invalid header name ${JSON.stringify(String(name).slice(0, 40))}` });
+    return;
+  }
+  const key = name.toLowerCase();
+  if (value === true || value === 'true') out[key] = true;
+  else if (typeof value === 'string') {
+    if (value.length > MAX_HEADER_VALUE)
+      problems.push({ field: `${field}.${name}`, message: `at most ${MAX_HEADER_VALUE} characters` });
+    else out[key] = value;
+  } else if (value === false || value === null) {
+    return;
+  } else {
+    problems.push({ field: `${field}.${name}`, message: 'must be a string or true' });
+  }
 }
 
 /** A value that means "a fingerprint token", as opposed to the SDKs' placeholders for none. */

@@ -6,6 +6,7 @@
  * on the event (`missing`) for the verdict to name.
  * Each field is checked with its schema in schema.ts (which the OpenAPI document is generated from).
  */
+import { z } from 'zod';
 import { normaliseIp } from '../intel/ip';
 import { FieldProblem, InvalidParameters, InvalidRequestToken } from '../errors';
 import type { Endpoint, EventInput } from '../model';
@@ -23,6 +24,69 @@ const CONTEXT_KNOWN = new Set(['ip', 'headers', 'client_id', 'user_agent']);
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * What a value must be for its field's schema to take it as it is, where that is a cheap test: a
+ * string field with only length limits and patterns (`str` in schema.ts), one refined by a check
+ * that answers true (`context.ip`, the timestamps), an object field (`object`, a record of
+ * anything). Such a value is answered without running the schema (which copies it, and makes a
+ * context for each parse); anything else goes through the schema, so that its answer and its
+ * problems are the schema's.
+ */
+function passOf(schema: z.ZodTypeAny): ((value: unknown) => boolean) | undefined {
+  if (schema instanceof z.ZodString) {
+    const checks = schema._def.checks;
+    if (schema._def.coerce || !checks.every((c) => c.kind === 'max' || c.kind === 'regex')) return undefined;
+    return (v) => {
+      if (typeof v !== 'string') return false;
+      for (const c of checks) {
+        if (c.kind === 'max' && v.length > c.value) return false;
+        if (c.kind === 'regex') {
+          c.regex.lastIndex = 0;
+          if (!c.regex.test(v)) return false;
+        }
+      }
+      return true;
+    };
+  }
+  if (schema instanceof z.ZodEffects) {
+    const effect = (schema as z.ZodEffects<z.ZodTypeAny>)._def.effect;
+    const inner = passOf((schema as z.ZodEffects<z.ZodTypeAny>)._def.schema);
+    if (effect.type !== 'refinement' || inner === undefined) return undefined;
+    // As zod decides: the value passes when the refinement added no issue (a promise, which
+    // zod refuses in a synchronous parse, goes through the schema).
+    return (v) => {
+      if (!inner(v)) return false;
+      issued = false;
+      const result: unknown = effect.refinement(v, ISSUES);
+      return !issued && !(result instanceof Promise);
+    };
+  }
+  if (schema instanceof z.ZodRecord && schema._def.valueType instanceof z.ZodUnknown) {
+    // zod's own test for an object (getParsedType): not an array, a promise, a Map, a Set or a Date.
+    return (v) => {
+      if (typeof v !== 'object' || v === null) return false;
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (proto !== Object.prototype && proto !== null) return false;
+      const o = v as { then?: unknown; catch?: unknown };
+      return !(typeof o.then === 'function' && typeof o.catch === 'function');
+    };
+  }
+  return undefined;
+}
+/** Whether a refinement run by a pass added an issue (the schema is then run for the issue itself). */
+let issued = false;
+const ISSUES: z.RefinementCtx = {
+  addIssue: () => {
+    issued = true;
+  },
+  path: [],
+};
+const PASSES: Partial<Record<EventField, (value: unknown) => boolean>> = {};
+for (const [path, schema] of Object.entries(EVENT_FIELDS) as [EventField, z.ZodTypeAny][]) {
+  const passes = passOf(schema);
+  if (passes) PASSES[path] = passes;
+}
+
 /** Reads one field at a time with its schema (schema.ts), collecting every problem. */
 class Reader {
   readonly problems: FieldProblem[] = [];
@@ -30,6 +94,8 @@ class Reader {
   /** The field's value when present and valid; null when absent (undefined or null) or invalid. */
   valid(path: EventField, value: unknown): unknown {
     if (value === undefined || value === null) return null;
+    const passes = PASSES[path];
+    if (passes !== undefined && passes(value)) return value;
     const r = EVENT_FIELDS[path].safeParse(value);
     if (r.success) return r.data;
     this.problems.push({ field: path, message: r.error.issues[0]?.message ?? 'is invalid' });
@@ -240,12 +306,16 @@ function validate(endpoint: Endpoint, command: EventCommand, opts: ParseOptions)
   const extra: Record<string, unknown> = { ...command.extra };
   if (command.sentAt !== undefined) extra.sent_at = command.sentAt;
   const contextExtra: Record<string, unknown> = {};
-  if (context) for (const [k, v] of Object.entries(context)) if (!CONTEXT_KNOWN.has(k)) contextExtra[k] = v;
+  if (context)
+    for (const k in context)
+      if (Object.prototype.hasOwnProperty.call(context, k) && !CONTEXT_KNOWN.has(k))
+        contextExtra[k] = context[k];
 
   const userTraits: Record<string, unknown> = { ...traits };
   if (user)
-    for (const [k, v] of Object.entries(user))
-      if (k !== 'id' && userTraits[k] === undefined) userTraits[k] = v;
+    for (const k in user)
+      if (Object.prototype.hasOwnProperty.call(user, k) && k !== 'id' && userTraits[k] === undefined)
+        userTraits[k] = user[k];
 
   return {
     endpoint,

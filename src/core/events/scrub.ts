@@ -207,7 +207,9 @@ export const keepsHeaderValue = (name: string): boolean => {
 /** The headers as they may be stored and scored: values only of the kept headers, every other header `true`. */
 export function scrubHeaders(headers: Record<string, string | true>): Record<string, string | true> {
   const out: Record<string, string | true> = Object.create(null) as Record<string, string | true>;
-  for (const [name, value] of Object.entries(headers)) out[name] = keepsHeaderValue(name) ? value : true;
+  for (const name in headers)
+    if (Object.prototype.hasOwnProperty.call(headers, name))
+      out[name] = keepsHeaderValue(name) ? (headers[name] as string | true) : true;
   return out;
 }
 

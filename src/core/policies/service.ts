@@ -361,7 +361,7 @@ export class PolicyService {
 
   /** First matching active policy in group order, or the catch-all. */
   match(set: PolicySet, x: MatchInput): Policy {
-    const active = ordered(set.policies).filter((p) => !p.archived);
+    const active = activeOf(set);
     const hit = active.find((p) => !p.catchAll && matches(p.conditions, x));
     const fallback = active.find((p) => p.catchAll);
     if (hit) return hit;
@@ -450,6 +450,19 @@ function toRevision(p: Policy, at: Date): PolicyRevision {
     archived: p.archived,
     createdAt: at,
   };
+}
+
+/**
+ * A set's active policies in match order, kept per set and version: every verdict matches against
+ * them, and a set changes only through `mutate`, which moves its version.
+ */
+const actives = new WeakMap<PolicySet, { version: number; policies: readonly Policy[]; active: Policy[] }>();
+function activeOf(set: PolicySet): readonly Policy[] {
+  const kept = actives.get(set);
+  if (kept && kept.version === set.version && kept.policies === set.policies) return kept.active;
+  const active = ordered(set.policies).filter((p) => !p.archived);
+  actives.set(set, { version: set.version, policies: set.policies, active });
+  return active;
 }
 
 function ordered(policies: readonly Policy[]): Policy[] {

@@ -66,7 +66,7 @@ export function evictionCandidate(
   cap: number,
   incoming: string,
 ): string | null {
-  if (!table || table[incoming] || Object.keys(table).length < cap) return null;
+  if (!table || table[incoming] || !holdsAtLeast(table, cap)) return null;
   let victim: string | null = null;
   let least = Infinity;
   for (const [value, e] of Object.entries(table)) {
@@ -80,6 +80,14 @@ export function evictionCandidate(
     }
   }
   return victim;
+}
+
+/** Whether a table holds at least `n` values (counted up to `n`, without listing them). */
+function holdsAtLeast(table: StoredTable, n: number): boolean {
+  let count = 0;
+  if (count >= n) return true;
+  for (const key in table) if (Object.prototype.hasOwnProperty.call(table, key) && ++count >= n) return true;
+  return false;
 }
 
 /** Rules 1–4 for one record: the value each table forgets for an addition of `weight`. */

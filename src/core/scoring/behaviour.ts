@@ -31,6 +31,8 @@ import {
   userCount,
   type Behaviour,
   type HostileLevel,
+  type Table,
+  type TableEntry,
 } from './behaviour-tables';
 import {
   BROWSER_VERSION_FLOOR,
@@ -98,6 +100,16 @@ export interface PopulationCounts {
  * level, for the population's own smoothing, with POP_VALUE_PRIOR for the value's own count.
  */
 
+/** No table (a level the user has none of). */
+const NO_TABLE: Readonly<Table> = {};
+const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+/** How many values a table holds (without listing them). */
+function ownCount(t: Readonly<Table>): number {
+  let n = 0;
+  for (const k in t) if (own(t, k)) n++;
+  return n;
+}
+
 /** The population's share of `value` at `level` within its parent's count (or the total). */
 function popShare(pop: PopulationCounts, level: Level, value: string, parentCount: number): number {
   const pseudo = POP_PSEUDO[level] ?? POP_PSEUDO_DEFAULT;
@@ -118,13 +130,16 @@ export interface LevelView {
 
 /** A user's table at `now`. */
 function levelView(b: Behaviour, level: Level, value: string | null, now: number): LevelView {
-  const t = b.tables[level] ?? {};
+  const t = b.tables[level] ?? NO_TABLE;
   const e = value !== null ? t[value] : undefined;
   let distinct = 0;
   if (FIRST_SEEN_LEVELS.has(level)) {
-    for (const entry of Object.values(t))
+    for (const k in t) {
+      if (!own(t, k)) continue;
+      const entry = t[k] as TableEntry;
       distinct += entry.f === undefined ? 1 : 2 ** (-Math.max(0, now - entry.f) / NOVELTY_HALF_LIFE_MS);
-  } else distinct = Object.keys(t).length;
+    }
+  } else distinct = ownCount(t);
   return { count: e ? countAt(e, now) : 0, distinct };
 }
 
@@ -231,13 +246,13 @@ export function conditionalRatio(
   const nSw = userCount(b, LEVEL.software, sw, now);
   if (nSw < SOFTWARE_MIN_EVENTS) return 0;
   const n = atTime(b.n, now);
-  const table = b.tables[parent] ?? {};
-  const distinct = Math.max(1, Object.keys(table).length);
+  const table = b.tables[parent] ?? NO_TABLE;
+  const distinct = Math.max(1, ownCount(table));
   const pUser = (userCount(b, parent, value, now) + distinct * SOFTWARE_PARENT_PRIOR) / (n + distinct);
   const prefix = `${sw}|`;
-  const jointTable = b.tables[level] ?? {};
+  const jointTable = b.tables[level] ?? NO_TABLE;
   let distinctForSw = 0;
-  for (const k of Object.keys(jointTable)) if (k.startsWith(prefix)) distinctForSw++;
+  for (const k in jointTable) if (own(jointTable, k) && k.startsWith(prefix)) distinctForSw++;
   const novelty = Math.max(1, distinctForSw);
   const pGiven = (userCount(b, level, joint, now) + novelty * pUser) / (nSw + novelty);
   return Math.log(pUser / pGiven);
@@ -274,7 +289,7 @@ function netsWithin(b: Behaviour, asn: string | null, now: number): ChainLevel['
   if (!asn || !joint) return undefined;
   const prefix = `${asn}|`;
   let distinct = 0;
-  for (const k of Object.keys(joint)) if (k.startsWith(prefix)) distinct++;
+  for (const k in joint) if (own(joint, k) && k.startsWith(prefix)) distinct++;
   return { count: userCount(b, LEVEL.operator, asn, now), distinct };
 }
 
@@ -327,7 +342,7 @@ function addressesWithin(b: Behaviour, net: string | null, now: number): ChainLe
   let distinct = 0;
   // An IPv4 network's addresses share its first three octets (no parse per address).
   const v4 = net.endsWith('.0/24') ? net.slice(0, -4) : null;
-  for (const k of Object.keys(ips)) if (v4 !== null ? k.startsWith(v4) : networkOf(k) === net) distinct++;
+  for (const k in ips) if (own(ips, k) && (v4 !== null ? k.startsWith(v4) : networkOf(k) === net)) distinct++;
   return { count: userCount(b, LEVEL.network, net, now), distinct };
 }
 
@@ -411,10 +426,10 @@ export function placeRatio(b: Behaviour, asn: string | null, place: string | nul
   const prefix = `${asn}|`;
   let distinct = 0;
   let inAsn = 0;
-  for (const [k, e] of Object.entries(joint)) {
-    if (!k.startsWith(prefix)) continue;
+  for (const k in joint) {
+    if (!own(joint, k) || !k.startsWith(prefix)) continue;
     distinct++;
-    inAsn += countAt(e, now);
+    inAsn += countAt(joint[k] as TableEntry, now);
   }
   // A profile from before places were kept, or addresses without one: nothing to compare.
   if (inAsn < PLACE_MIN_LOGINS) return 0;

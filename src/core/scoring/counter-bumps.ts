@@ -87,11 +87,12 @@ function appHabitBumps(
   bumps: CounterBump[],
   login: { fingerprinted: boolean; app: boolean; release: string | null },
   popW: number,
+  popInc: Readonly<Record<string, number>>,
 ): void {
   if (!login.app) return;
   bumps.push({
     key: appFingerprintKey(login.fingerprinted),
-    inc: { c: popW },
+    inc: popInc,
     keepMs: POPULATION_KEEP_MS,
     late: 'population',
   });
@@ -114,6 +115,8 @@ export function counterBumps(
 ): CounterBump[] {
   const bumps: CounterBump[] = [];
   const popW = epochWeight(at, POPULATION_HALF_LIFE_MS);
+  // One legitimate event's count, the same for every population document (the store only reads it).
+  const popInc: Readonly<Record<string, number>> = { c: popW };
   const env: Record<string, number> = {};
   if (o.attempt) env.a = popW;
   if (o.failure) env.f = popW;
@@ -146,21 +149,21 @@ export function counterBumps(
       if (v !== null)
         bumps.push({
           key: popKey(level, v),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
     }
     bumps.push({
       key: popKey('shape' as Level, f.shape),
-      inc: { c: popW },
+      inc: popInc,
       keepMs: POPULATION_KEEP_MS,
       late: 'population',
     });
     if (f.emailDomain)
       bumps.push({
         key: popKey('dom' as Level, f.emailDomain),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
@@ -169,30 +172,30 @@ export function counterBumps(
     if (country && language)
       bumps.push({
         key: languageKey(country, language),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
-    appHabitBumps(bumps, f, popW);
+    appHabitBumps(bumps, f, popW, popInc);
     const machine = machineOf(f);
     if (machine)
       bumps.push({
         key: machineKey(machine),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
     if (f.browserToken) {
       bumps.push({
         key: proofHabitKey(f.browserToken.proved),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
       if (f.browserToken.interacted !== null)
         bumps.push({
           key: interactionHabitKey(f.browserToken.interacted),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
@@ -201,7 +204,7 @@ export function counterBumps(
       const activity = appActivity(s, f.mobile.deviceKey);
       bumps.push({
         key: activityHabitKey(announced(activity)),
-        inc: { c: popW },
+        inc: popInc,
         keepMs: POPULATION_KEEP_MS,
         late: 'population',
       });
@@ -209,7 +212,7 @@ export function counterBumps(
       if (activity !== null && activity.opens >= SCREENS_EXPECTED_FROM_OPENS)
         bumps.push({
           key: screenHabitKey(activity.screens > 0),
-          inc: { c: popW },
+          inc: popInc,
           keepMs: POPULATION_KEEP_MS,
           late: 'population',
         });
@@ -223,11 +226,11 @@ export function counterBumps(
   if (passed && !o.success) {
     bumps.push({
       key: popKey(LEVEL.fingerprint, passed.fingerprinted ? 'y' : 'n'),
-      inc: { c: popW },
+      inc: popInc,
       keepMs: POPULATION_KEEP_MS,
       late: 'population',
     });
-    appHabitBumps(bumps, passed, popW);
+    appHabitBumps(bumps, passed, popW, popInc);
   }
   const browser = f.values[LEVEL.browser];
   if (o.attempt && browser) {
@@ -251,37 +254,37 @@ export function counterBumps(
       bumps.push({ key: activityKey(f.mobile.deviceKey), add: { u: o.account }, keepMs: ACTIVITY_KEEP_MS });
   }
   if (!o.attempt && !o.failure) return bumps;
+  // What every window counts of the event: one object, read (never changed) by the store for each.
+  const inc: Record<string, number> = {};
+  if (o.attempt) inc.a = 1;
+  if (o.failure) inc.f = 1;
+  if (o.success) inc.s = 1;
+  if (o.registration) inc.r = 1;
+  if (o.unknownAccount) inc.x = 1;
   for (const kind of WINDOW_KINDS) {
     const keys = windowKeys(f, kind);
     if (keys === null) continue;
     const key = keys[0];
-    const inc: Record<string, number> = {};
-    if (o.attempt) inc.a = 1;
-    if (o.failure) inc.f = 1;
-    if (o.success) inc.s = 1;
-    if (o.registration) inc.r = 1;
-    if (o.unknownAccount) inc.x = 1;
+    const bump: CounterBump = { key, inc, keepMs: WINDOW_KEEP_MS };
     if (kind === 'env') {
-      if (o.attempt) inc[`a${slotOf(f)}`] = 1;
-      if (o.unknownAccount) inc[`x${slotOf(f)}`] = 1;
-      if (o.failure) inc[`f${slotOf(f)}`] = 1;
-      if (o.registration) inc[`r${slotOf(f)}`] = 1;
-      if (o.registration && o.foreignLanguage) inc.rl = 1;
+      const envInc: Record<string, number> = { ...inc };
+      if (o.attempt) envInc[`a${slotOf(f)}`] = 1;
+      if (o.unknownAccount) envInc[`x${slotOf(f)}`] = 1;
+      if (o.failure) envInc[`f${slotOf(f)}`] = 1;
+      if (o.registration) envInc[`r${slotOf(f)}`] = 1;
+      if (o.registration && o.foreignLanguage) envInc.rl = 1;
+      bump.inc = envInc;
+    } else if (o.account) {
+      // The environment-wide window counts; its sets would only hold everyone.
+      const sets = snap(s, key).sets;
+      const addU = (sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account);
+      const addUf = o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account);
+      if (addU && addUf) bump.add = { u: o.account, uf: o.account };
+      else if (addU) bump.add = { u: o.account };
+      else if (addUf) bump.add = { uf: o.account };
     }
-    const add: Record<string, string> = {};
-    const sets = snap(s, key).sets;
-    // The environment-wide window counts; its sets would only hold everyone.
-    if (o.account && kind !== 'env') {
-      if ((sets.u?.length ?? 0) < SET_CAP && !sets.u?.includes(o.account)) add.u = o.account;
-      if (o.failure && (sets.uf?.length ?? 0) < SET_CAP && !sets.uf?.includes(o.account)) add.uf = o.account;
-    }
-    bumps.push({
-      key,
-      inc,
-      add,
-      keepMs: WINDOW_KEEP_MS,
-      ...(SHARED_WINDOWS.has(kind) ? { late: true } : {}),
-    });
+    if (SHARED_WINDOWS.has(kind)) bump.late = true;
+    bumps.push(bump);
   }
   const day: Record<string, number> = {};
   if (o.attempt) day.a = 1;

@@ -32,14 +32,50 @@ export const emailAccount = (email: string) => `email:${email.trim().toLowerCase
 export const WINDOW_KINDS = ['ip', 'net', 'asn', 'dev', 'shape', 'dom', 'env', 'mk'] as const;
 export type WindowKind = (typeof WINDOW_KINDS)[number];
 
-export const popKey = (level: Level, value: string) => `p:${level}:${value}`;
+/**
+ * Keys many events share (a country's, a browser's, the day's), kept by their parts: an event
+ * names ~30 documents, and building each name again made ~30 strings per verdict. Each kind of key
+ * keeps at most KEYS_KEPT values (forgotten all at once when full).
+ */
+const KEYS_KEPT = 5_000;
+type KeyMemo = Map<string | number, string>;
+const keyMemos = new Map<string, KeyMemo>();
+/** The keys kept of one kind (a level, a prefix, a country's languages). */
+function keysOf(kind: string, memos: Map<string, KeyMemo> = keyMemos): KeyMemo {
+  let keys = memos.get(kind);
+  if (keys === undefined) {
+    if (memos.size >= KEYS_KEPT) memos.clear();
+    memos.set(kind, (keys = new Map()));
+  }
+  return keys;
+}
+const languageMemos = new Map<string, KeyMemo>();
+function keep(keys: KeyMemo, part: string | number, key: string): string {
+  if (keys.size >= KEYS_KEPT) keys.clear();
+  keys.set(part, key);
+  return key;
+}
+
+export function popKey(level: Level, value: string): string {
+  const keys = keysOf(level);
+  return keys.get(value) ?? keep(keys, value, `p:${level}:${value}`);
+}
 /** Legitimate events per country and browser language (how a country's browsers ask for pages). */
-export const languageKey = (cc: string, lang: string) => `p:cl:${cc}|${lang}`;
+export function languageKey(cc: string, lang: string): string {
+  const keys = keysOf(cc, languageMemos);
+  return keys.get(lang) ?? keep(keys, lang, `p:cl:${cc}|${lang}`);
+}
 export const ENV_KEY = 'p:*';
-export const headersKey = (browser: string) => `h:${browser}`;
+export function headersKey(browser: string): string {
+  const keys = keysOf('h:');
+  return keys.get(browser) ?? keep(keys, browser, `h:${browser}`);
+}
 export const windowKey = (kind: WindowKind, value: string, hour: number) => `w:${kind}:${value}:${hour}`;
 /** The environment's attempts, unknown accounts, failures and sign-ups of one day of event time (UTC days). */
-export const dayKey = (day: number) => `w:day:*:${day}`;
+export function dayKey(day: number): string {
+  const keys = keysOf('w:day:');
+  return keys.get(day) ?? keep(keys, day, `w:day:*:${day}`);
+}
 export const dayOf = (f: Features) => Math.floor(f.hourBucket / 24);
 /** Day documents live two days past their day. */
 export const DAY_KEEP_MS = 72 * 3_600_000;
@@ -102,11 +138,11 @@ export const emailKey = (emailHash: string) => `e:${emailHash}`;
 export const activityKey = (deviceKey: string) => `i:${deviceKey}`;
 export const ACTIVITY_KEEP_MS = 7 * 86_400_000;
 /** Legitimate logins with a mobile token whose install had, or had not, announced itself (`p:ma:y`, `p:ma:n`). */
-export const activityHabitKey = (announced: boolean) => `p:ma:${announced ? 'y' : 'n'}`;
+export const activityHabitKey = (announced: boolean) => (announced ? 'p:ma:y' : 'p:ma:n');
 /** The same for installs that had shown a screen (`p:ms:y`, `p:ms:n`). */
-export const screenHabitKey = (shown: boolean) => `p:ms:${shown ? 'y' : 'n'}`;
+export const screenHabitKey = (shown: boolean) => (shown ? 'p:ms:y' : 'p:ms:n');
 /** Legitimate events from native apps' HTTP stacks with, and without, a client token (`p:fpa:y`, `p:fpa:n`). */
-export const appFingerprintKey = (carried: boolean) => `p:fpa:${carried ? 'y' : 'n'}`;
+export const appFingerprintKey = (carried: boolean) => (carried ? 'p:fpa:y' : 'p:fpa:n');
 /**
  * Legitimate events from one app release (features.ts, appReleaseOf) with a client token (`y`) and
  * without (`n`): a release from before the client never carries one, and its users' logins are
@@ -118,10 +154,13 @@ export const releaseFingerprintKey = (release: string) => `p:fpr:${release}`;
  * of work (`p:pow:y`, `p:pow:n`); and among those whose page reported its behaviour for the
  * request, whether a person did something on the page first (`p:ui:y`, `p:ui:n`).
  */
-export const proofHabitKey = (proved: boolean) => `p:pow:${proved ? 'y' : 'n'}`;
-export const interactionHabitKey = (yes: boolean) => `p:ui:${yes ? 'y' : 'n'}`;
+export const proofHabitKey = (proved: boolean) => (proved ? 'p:pow:y' : 'p:pow:n');
+export const interactionHabitKey = (yes: boolean) => (yes ? 'p:ui:y' : 'p:ui:n');
 /** Legitimate events from phones of one machine key (how common the model is here). */
-export const machineKey = (mk: string) => `p:mk:${mk}`;
+export function machineKey(mk: string): string {
+  const keys = keysOf('p:mk:');
+  return keys.get(mk) ?? keep(keys, mk, `p:mk:${mk}`);
+}
 /** The uses of one client token (single use, see tokenReplayed). */
 export const tokenKey = (jti: string) => `t:${jti}`;
 /** How long a token's uses are remembered (longer than a token is accepted). */
@@ -178,12 +217,27 @@ export function windowKeys(f: Features, kind: WindowKind): readonly [string, str
   let keys = m.keys[kind];
   if (keys === undefined) {
     const value = m.window[kind];
-    keys =
-      value === null
-        ? null
-        : [windowKey(kind, value, f.hourBucket), windowKey(kind, value, f.hourBucket - 1)];
+    keys = value === null ? null : sharedWindowKeys(kind, value, f.hourBucket);
     m.keys[kind] = keys;
   }
+  return keys;
+}
+
+/** Window kinds whose values many events share (a network operator, a request shape, a domain...). */
+const SHARED_KINDS: ReadonlySet<WindowKind> = new Set(['asn', 'shape', 'dom', 'env', 'mk']);
+/** Their keys made lately, by kind and value, with the hour they are of. */
+const sharedKeys = new Map<WindowKind, Map<string, { hour: number; keys: readonly [string, string] }>>();
+
+/** A window's keys of `hour` and the one before; those of shared values made once an hour. */
+function sharedWindowKeys(kind: WindowKind, value: string, hour: number): readonly [string, string] {
+  if (!SHARED_KINDS.has(kind)) return [windowKey(kind, value, hour), windowKey(kind, value, hour - 1)];
+  let byValue = sharedKeys.get(kind);
+  if (byValue === undefined) sharedKeys.set(kind, (byValue = new Map()));
+  const kept = byValue.get(value);
+  if (kept !== undefined && kept.hour === hour) return kept.keys;
+  const keys = [windowKey(kind, value, hour), windowKey(kind, value, hour - 1)] as const;
+  if (byValue.size >= KEYS_KEPT) byValue.clear();
+  byValue.set(value, { hour, keys });
   return keys;
 }
 

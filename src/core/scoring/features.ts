@@ -5,7 +5,7 @@
  * the language, the hour of day, the request's shape and the e-mail domain. Pure: derived from
  * the event and the offline intel only.
  */
-import { shortHash } from '../crypto';
+import { memoText, shortHash } from '../crypto';
 import type { AppClient, IpIntel, ParsedUserAgent } from '../intel/types';
 import type { Device, EventInput } from '../model';
 import { interacted } from '../client/proof';
@@ -137,8 +137,9 @@ export const placeless = (ip: IpIntel | null): boolean => Boolean(ip && (ip.vpn 
 /** The /24 of an IPv4 address or the /48 of an IPv6 one (or of an IPv6 /64, as hostOf writes it). */
 export function networkOf(ip: string): string | null {
   if (ip.includes('.')) {
-    const parts = ip.split('.');
-    return parts.length === 4 ? `${parts[0]}.${parts[1]}.${parts[2]}.0/24` : null;
+    // Four parts (three dots): the first three and `.0/24`.
+    const last = ip.lastIndexOf('.');
+    return dotsIn(ip) === 3 ? `${ip.slice(0, last)}.0/24` : null;
   }
   if (ip.includes(':')) {
     const groups = expandV6(ip.endsWith('::/64') ? ip.slice(0, -3) : ip);
@@ -166,13 +167,20 @@ export function hostOf(ip: string): string | null {
  */
 export function hostInNetwork(host: string): string | null {
   if (!host.includes(':')) {
-    const parts = host.split('.');
-    const last = parts[3];
-    return parts.length === 4 && last !== undefined && /^\d{1,3}$/.test(last) ? `o${last}` : null;
+    if (dotsIn(host) !== 3) return null;
+    const last = host.slice(host.lastIndexOf('.') + 1);
+    return /^\d{1,3}$/.test(last) ? `o${last}` : null;
   }
   const groups = expandV6(host.endsWith('::/64') ? host.slice(0, -3) : host);
   const fourth = groups?.[3]?.toLowerCase();
   return fourth !== undefined && /^[0-9a-f]{1,4}$/.test(fourth) ? `h${fourth}` : null;
+}
+
+/** How many dots `s` holds. */
+function dotsIn(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('.'); i >= 0; i = s.indexOf('.', i + 1)) n++;
+  return n;
 }
 
 function expandV6(ip: string): string[] | null {
@@ -216,21 +224,25 @@ const VOLATILE = new Set([
 /** The request's shape: what one client (or one attack tool) sends alike on every request. */
 export function requestShape(event: Pick<EventInput, 'context'>): string {
   const h = event.context.headers;
-  const names = Object.keys(h)
-    .filter((n) => !VOLATILE.has(n))
-    .sort();
+  // In code-unit order (as sort() orders strings), placed as they come: a request has a dozen or
+  // so, and sort() makes a working copy.
+  const names: string[] = [];
+  for (const n in h) {
+    if (VOLATILE.has(n)) continue;
+    let i = names.length;
+    names.push(n);
+    for (; i > 0 && (names[i - 1] as string) > n; i--) names[i] = names[i - 1] as string;
+    names[i] = n;
+  }
   const value = (n: string) => (typeof h[n] === 'string' ? (h[n] as string) : '');
-  return shortHash(
-    [
-      event.context.userAgent,
-      names.join(','),
-      value('accept-language'),
-      value('accept'),
-      value('accept-encoding'),
-      value('sec-ch-ua'),
-    ].join('\n'),
+  return shapeHash(
+    `${event.context.userAgent ?? ''}\n${names.join(',')}\n${value('accept-language')}\n${value('accept')}\n${value('accept-encoding')}\n${value('sec-ch-ua')}`,
   );
 }
+/** Clients send the same shape over and over: its hash is kept (shortHash makes a hash object each time). */
+const shapeHash = memoText(5_000, shortHash);
+/** The same for the user agent's own hash. */
+const agentHash = memoText(5_000, shortHash);
 
 /** Where the operator placed the event's address, for people (`<country>, <city>`; null: nowhere). */
 export const placeName = (v: Pick<FeatureValues, typeof LEVEL.placeInOperator>): string | null =>
@@ -243,7 +255,8 @@ export function extractFeatures(
   device: { key: string; identity: Device['identity'] },
 ): Features {
   const at = event.occurredAt.getTime();
-  const major = ua.version.split('.')[0] ?? '';
+  const dot = ua.version.indexOf('.');
+  const major = dot < 0 ? ua.version : ua.version.slice(0, dot);
   const known = (s: string) => (s && s !== 'Other' && s !== 'Unknown' ? s : null);
   // An app's family is its HTTP stack (OkHttp, CFNetwork, …), its finer level the app itself: the
   // headers a request carries are the stack's (OkHttp sends no Accept-Language, URLSession does),
@@ -267,7 +280,7 @@ export function extractFeatures(
     net: network,
     asn: operator,
     cc: country,
-    ua: event.context.userAgent ? shortHash(event.context.userAgent) : null,
+    ua: event.context.userAgent ? agentHash(event.context.userAgent) : null,
     br: app
       ? `${known(ua.browser) ?? app.library} ${major}`.trim()
       : browser

@@ -164,13 +164,19 @@ const FACT_SIGNALS = new Set(['new_device', 'new_country', 'new_isp', 'impossibl
 const COUNTED_ONCE = new Set(['missing_fingerprint', 'multiple_accounts_per_device']);
 
 function onceEach(contributions: Contribution[], names: ReadonlySet<string>): Contribution[] {
-  const strongest = new Map<string, Contribution>();
+  let strongest: Map<string, Contribution> | undefined;
+  let repeated = false;
   for (const c of contributions) {
     if (!names.has(c.signal)) continue;
+    strongest ??= new Map();
     const best = strongest.get(c.signal);
+    if (best) repeated = true;
     if (!best || c.weight > best.weight) strongest.set(c.signal, c);
   }
-  return contributions.filter((c) => !names.has(c.signal) || strongest.get(c.signal) === c);
+  // Each raised once at most (the usual case): nothing to leave out.
+  if (!repeated || strongest === undefined) return contributions;
+  const kept = strongest;
+  return contributions.filter((c) => !names.has(c.signal) || kept.get(c.signal) === c);
 }
 
 /**

@@ -39,15 +39,36 @@ export interface Population extends PopulationCounts {
 }
 
 export function populationCounts(s: Snapshots, now: number): Population {
-  const at = (key: string) => atTime(snap(s, key).counts.c ?? 0, now, POPULATION_HALF_LIFE_MS);
-  return {
-    total: at(ENV_KEY),
-    count: (level, value) => at(popKey(level, value)),
-    shape: (shape) => at(popKey('shape' as Level, shape)),
-    machine: (mk) => at(machineKey(mk)),
-    domain: (domain) => at(popKey('dom' as Level, domain)),
-    languageIn: (cc, lang) => at(languageKey(cc, lang)),
-  };
+  return new SnapshotPopulation(s, now);
+}
+
+/** The population read from counter snapshots (one object, its methods shared: made every verdict). */
+class SnapshotPopulation implements Population {
+  readonly total: number;
+  constructor(
+    private readonly s: Snapshots,
+    private readonly now: number,
+  ) {
+    this.total = this.at(ENV_KEY);
+  }
+  private at(key: string): number {
+    return atTime(snap(this.s, key).counts.c ?? 0, this.now, POPULATION_HALF_LIFE_MS);
+  }
+  count(level: Level, value: string): number {
+    return this.at(popKey(level, value));
+  }
+  shape(shape: string): number {
+    return this.at(popKey('shape' as Level, shape));
+  }
+  machine(mk: string): number {
+    return this.at(machineKey(mk));
+  }
+  domain(domain: string): number {
+    return this.at(popKey('dom' as Level, domain));
+  }
+  languageIn(cc: string, lang: string): number {
+    return this.at(languageKey(cc, lang));
+  }
 }
 
 /** Legitimate events from a country, those of them with one browser language, and that language's share of all events. */
@@ -97,9 +118,13 @@ export interface EnvironmentStats {
   ageHours: number;
 }
 
+/** A population count of a counter document, decayed to `now`. */
+const decayed = (counts: Readonly<Record<string, number>>, name: string, now: number): number =>
+  atTime(counts[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
+
 export function environmentStats(s: Snapshots, now: number): EnvironmentStats {
   const e = snap(s, ENV_KEY).counts;
-  const d = (name: string) => atTime(e[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
+  const d = (name: string) => decayed(e, name, now);
   const first = e.first ?? now;
   const ageHours = Math.max(1, (now - first) / 3_600_000);
   // A decayed count of a steady hourly rate r tends to r·H/ln 2 (H in hours).
@@ -137,18 +162,17 @@ export interface HeaderHabits {
 export function headerHabits(s: Snapshots, browser: string | null, now: number): HeaderHabits | null {
   if (!browser) return null;
   const c = snap(s, headersKey(browser)).counts;
-  const d = (name: string) => atTime(c[name] ?? 0, now, POPULATION_HALF_LIFE_MS);
-  const events = d('n');
+  const events = decayed(c, 'n', now);
   if (events <= 0)
     return { events: 0, acceptLanguage: 0, secFetch: 0, clientHints: 0, credentialed: 0, failed: 0 };
   return {
     events,
-    acceptLanguage: d('al') / events,
-    secFetch: d('sf') / events,
-    clientHints: d('ch') / events,
-    credentialed: d('ok'),
-    failed: d('fl'),
-    acceptEncoding: d('ae') / events,
+    acceptLanguage: decayed(c, 'al', now) / events,
+    secFetch: decayed(c, 'sf', now) / events,
+    clientHints: decayed(c, 'ch', now) / events,
+    credentialed: decayed(c, 'ok', now),
+    failed: decayed(c, 'fl', now),
+    acceptEncoding: decayed(c, 'ae', now) / events,
   };
 }
 

@@ -48,16 +48,19 @@ export interface DayCounts {
 }
 
 /** A sliding window's count: the current period's and the previous one's in proportion `w` (what is left of it). */
-const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number) => (name: string) =>
+const sliding = (cur: CounterSnapshot, prev: CounterSnapshot, w: number, name: string) =>
   (cur.counts[name] ?? 0) + w * (prev.counts[name] ?? 0);
 
 function dayCounts(s: Snapshots, f: Features): DayCounts {
-  const n = sliding(
-    snap(s, dayKey(dayOf(f))),
-    snap(s, dayKey(dayOf(f) - 1)),
-    1 - ((f.hourBucket % 24) + f.hourFraction) / 24,
-  );
-  return { attempts: n('a'), unknown: n('x'), failures: n('f'), registrations: n('r') };
+  const cur = snap(s, dayKey(dayOf(f)));
+  const prev = snap(s, dayKey(dayOf(f) - 1));
+  const w = 1 - ((f.hourBucket % 24) + f.hourFraction) / 24;
+  return {
+    attempts: sliding(cur, prev, w, 'a'),
+    unknown: sliding(cur, prev, w, 'x'),
+    failures: sliding(cur, prev, w, 'f'),
+    registrations: sliding(cur, prev, w, 'r'),
+  };
 }
 
 /**
@@ -87,6 +90,12 @@ export interface RecentCounts {
 export const slotOf = (f: Features) =>
   Math.min(SLOTS_PER_HOUR - 1, Math.floor(f.hourFraction * SLOTS_PER_HOUR));
 
+/** The names of each count's slots (`a0`…`a11`), made once. */
+const SLOT_NAMES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  ['a', 'x', 'f', 'r'].map((name) => [name, Array.from({ length: SLOTS_PER_HOUR }, (_, i) => `${name}${i}`)]),
+);
+const slotName = (name: string, slot: number) => SLOT_NAMES[name]?.[slot] ?? `${name}${slot}`;
+
 /** Minutes of sign-ups the environment's recent window reads (RecentCounts.signups). */
 export const SIGNUP_RECENT_MINUTES = 2 * RECENT_SLOT_MINUTES;
 
@@ -95,8 +104,8 @@ function recentCounts(cur: CounterSnapshot, prev: CounterSnapshot, f: Features):
   // A slot `k` slots back, in this hour's document or the previous hour's.
   const back = (name: string, k: number) =>
     slot >= k
-      ? (cur.counts[`${name}${slot - k}`] ?? 0)
-      : (prev.counts[`${name}${SLOTS_PER_HOUR + slot - k}`] ?? 0);
+      ? (cur.counts[slotName(name, slot - k)] ?? 0)
+      : (prev.counts[slotName(name, SLOTS_PER_HOUR + slot - k)] ?? 0);
   const n = (name: string) => back(name, 0) + back(name, 1);
   const minutes = RECENT_SLOT_MINUTES + (f.hourFraction * 60 - slot * RECENT_SLOT_MINUTES);
   // What is left of the slot before the previous one, so that the sign-ups cover ten minutes exactly.
@@ -126,7 +135,6 @@ export function readWindow(
   const cur = snap(s, keys[0]);
   const prev = snap(s, keys[1]);
   const w = 1 - f.hourFraction;
-  const n = sliding(cur, prev, w);
   const withPrevious = w > PREVIOUS_HOUR_SETS_FROM;
   const accounts = distinct(
     cur.sets.u,
@@ -135,18 +143,18 @@ export function readWindow(
   );
   const failedAccounts = distinct(cur.sets.uf, withPrevious ? prev.sets.uf : undefined, null);
   const window: Window = {
-    attempts: n('a'),
-    failures: n('f'),
-    successes: n('s'),
-    registrations: n('r'),
-    unknown: n('x'),
+    attempts: sliding(cur, prev, w, 'a'),
+    failures: sliding(cur, prev, w, 'f'),
+    successes: sliding(cur, prev, w, 's'),
+    registrations: sliding(cur, prev, w, 'r'),
+    unknown: sliding(cur, prev, w, 'x'),
     accounts,
     failedAccounts,
   };
   if (kind === 'env') {
     window.recent = recentCounts(cur, prev, f);
     window.day = dayCounts(s, f);
-    window.foreignRegistrations = n('rl');
+    window.foreignRegistrations = sliding(cur, prev, w, 'rl');
   }
   return window;
 }
@@ -188,14 +196,16 @@ function unionSize(x: readonly string[], y: readonly string[]): number {
   return size;
 }
 
+const NONE: readonly string[] = [];
+
 /** How many distinct members two sets and one more member make (each set without duplicates, as stored). */
 function distinct(
   a: readonly string[] | undefined,
   b: readonly string[] | undefined,
   extra: string | null,
 ): number {
-  const x = a ?? [];
-  const y = b ?? [];
+  const x = a ?? NONE;
+  const y = b ?? NONE;
   if (y.length === 0 || x.length === 0) {
     const only = x.length === 0 ? y : x;
     return only.length + (extra !== null && !only.includes(extra) ? 1 : 0);
