@@ -8,7 +8,7 @@ import type { IpIntel, ParsedUserAgent } from '../intel/types';
 import { timeOrderedUuid } from '../crypto';
 import type { Action, Device, EnvId, EventInput, PolicyRef, Signals, StoredEvent } from '../model';
 import type { CounterStore, Intel, ProfileChange, UserState, UserStateStore } from '../ports';
-import { memoText, sha256Hex } from '../crypto';
+import { sha256Hex } from '../crypto';
 import { extractFeatures, type Features } from '../scoring/features';
 import type { EventKind } from '../scoring/evidence';
 import { eventKind } from '../scoring/model';
@@ -57,9 +57,6 @@ export interface Enriched {
   kind: EventKind;
 }
 
-/** The e-mail hashes of the addresses seen lately (users come back with the same address). */
-const emailHash = memoText(10_000, sha256Hex);
-
 /** Everything derived from an event before any database read, with the reference data of `intel`. */
 export function enrich(event: EventInput, intel: Intel): Enriched {
   let ip = event.context.ip ? intel.lookupIp(event.context.ip) : null;
@@ -98,7 +95,9 @@ export function enrich(event: EventInput, intel: Intel): Enriched {
     ua,
     key,
     features: extractFeatures(event, ip, ua, key),
-    emailHash: email ? emailHash(email) : null,
+    // Hashed afresh each time: no e-mail address is kept in memory past its request, so that a
+    // purge leaves none behind.
+    emailHash: email ? sha256Hex(email) : null,
     kind: eventKind(event.name),
     disposableEmail: named !== null && intel.isDisposableEmail(named),
   };
