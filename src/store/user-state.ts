@@ -566,6 +566,9 @@ export class StateUserStore implements UserStateStore {
       const device = this.cachedDevice(env, userId, c.key);
       if (!device) continue;
       const { _id, ...copy } = deviceToDoc(device);
+      // The layer keeps the copy as it is (StateLayer.put): nothing in it may change with the
+      // user's document, whose sets grow in place.
+      copy.linkedKeys = copy.linkedKeys.slice();
       this.state.put(DEVICES, _id, copy);
       // The token's document again with the copy (written after the user's: USER_WRITE_ORDER), so
       // that one a crash kept from being written after its user's is there by the next refresh.

@@ -64,6 +64,12 @@ export interface Entry {
   memo?: { version: number; view: unknown };
 }
 
+/**
+ * An entry's queue when it holds nothing, shared by every such entry (a queue is pushed to only
+ * when it holds a change already: see flusher.ts).
+ */
+export const NOTHING_PENDING = Object.freeze([]) as unknown as (readonly OpEntry[])[];
+
 /** A document with unwritten changes or a look-up under way: never dropped from the cache. */
 export const busy = (e: Entry): boolean => e.pending.length > 0 || e.inflight !== null || e.loading !== null;
 
@@ -135,15 +141,23 @@ export class StateCache {
   entry(collection: string, id: string): Entry {
     let e = this.entries.get(collection, id);
     if (e) return e;
+    // Every field an entry takes later is made here: a field added to an object that has none
+    // free grows its property store (the flusher sets `holdUntil`, `dueSeq`... of most entries).
     e = {
       collection,
       id,
       value: undefined,
-      pending: [],
+      pending: NOTHING_PENDING,
       inflight: null,
       loading: null,
       readAt: 0,
       version: 0,
+      holdUntil: undefined,
+      dueSeq: undefined,
+      dueAt: undefined,
+      inflightSeq: undefined,
+      inflightAt: undefined,
+      memo: undefined,
     };
     this.entries.add(collection, id, e);
     return e;
@@ -167,6 +181,19 @@ export class StateCache {
     const e = this.entries.get(collection, id);
     if (!e || e.value === undefined || e.loading !== null) return undefined;
     e.value ??= {};
+    e.version++;
+    return e;
+  }
+
+  /**
+   * The entry of a document now `doc` itself, replacing what it was (see StateLayer.put), for the
+   * write-behind queue to write whole. Undefined while it is being read: then the replacement
+   * must be a delta applied to what the look-up returns.
+   */
+  replaced(collection: string, id: string, doc: Doc): Entry | undefined {
+    const e = this.entry(collection, id);
+    if (e.loading !== null) return undefined;
+    e.value = doc;
     e.version++;
     return e;
   }
