@@ -73,10 +73,12 @@ export function pack(doc: Doc, keep: readonly string[]): Doc {
   const out: Doc = {};
   const rest: Doc = {};
   for (const k in doc) {
-    if (keep.includes(k)) out[k] = doc[k];
-    else rest[k] = doc[k];
+    const v = doc[k];
+    if (keep.includes(k)) out[k] = v;
+    // Dated here, field by field: `rest` is this function's own, so it is not copied again.
+    else rest[k] = v !== null && typeof v === 'object' ? dated(v) : v;
   }
-  out[PACKED] = JSON.stringify(dated(rest));
+  out[PACKED] = JSON.stringify(rest);
   return out;
 }
 
