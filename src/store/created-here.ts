@@ -25,8 +25,16 @@ export interface CreatedHereOptions {
 const DEFAULTS: CreatedHereOptions = { buckets: 6, bits: 1 << 24 };
 const PROBES = 3;
 
-/** Two 32-bit hashes of a string (FNV-1a, each finished with a different mix). */
-function hashes(s: string): [number, number] {
+/**
+ * The two hashes `hash` made last, as 32-bit signed integers (small integers to V8: no number
+ * object, and no pair, made per call: a verdict hashes ~45 ids). A probe's bit, taken modulo a
+ * power of two, is the same as from their unsigned values.
+ */
+let H1 = 0;
+let H2 = 0;
+
+/** Two 32-bit hashes of a string (FNV-1a, each finished with a different mix): into H1 and H2. */
+function hash(s: string): void {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
@@ -40,7 +48,8 @@ function hashes(s: string): [number, number] {
   b = Math.imul(b, 0x297a2d39);
   b ^= b >>> 15;
   // An odd step visits distinct bits for every probe.
-  return [a >>> 0, (b | 1) >>> 0];
+  H1 = a | 0;
+  H2 = b | 1;
 }
 
 export class CreatedHere {
@@ -84,7 +93,9 @@ export class CreatedHere {
       // This bucket was the oldest one, and was dropped at once: it is unknown now.
       if (!this.filters.has(bucket)) return;
     }
-    const [h1, h2] = hashes(id);
+    hash(id);
+    const h1 = H1;
+    const h2 = H2;
     const mask = this.o.bits - 1;
     for (let i = 0; i < PROBES; i++) {
       const bit = (h1 + i * h2) & mask;
@@ -99,7 +110,9 @@ export class CreatedHere {
     if (!this.trackable(bucket)) return false;
     const filter = this.filters.get(bucket);
     if (!filter) return true;
-    const [h1, h2] = hashes(id);
+    hash(id);
+    const h1 = H1;
+    const h2 = H2;
     const mask = this.o.bits - 1;
     for (let i = 0; i < PROBES; i++) {
       const bit = (h1 + i * h2) & mask;

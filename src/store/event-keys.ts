@@ -72,13 +72,22 @@ const completeId = (env: EnvId) => idOf(env, 'keys-complete');
 
 /** The keys an event is found by. */
 export function keysOfEvent(e: StoredEvent): [KeyDimension, string][] {
-  const keys: [KeyDimension, string][] = [['name', e.name]];
-  if (e.action) keys.push(['action', e.action]);
-  for (const s of new Set(e.signals)) keys.push(['signal', s]);
-  if (e.policy?.id) keys.push(['policy', e.policy.id]);
-  if (e.country) keys.push(['country', e.country]);
-  if (e.asn !== null && e.asn !== undefined) keys.push(['asn', String(e.asn)]);
+  const keys: [KeyDimension, string][] = [];
+  eachKeyOf(e, (dim, value) => keys.push([dim, value]));
   return keys;
+}
+
+/** Each key an event is found by, in keysOfEvent's order, without a list of them. */
+function eachKeyOf(e: StoredEvent, each: (dim: KeyDimension, value: string) => void): void {
+  each('name', e.name);
+  if (e.action) each('action', e.action);
+  const signals = e.signals;
+  // Each signal once (a list of a few: no set for it).
+  for (let i = 0; i < signals.length; i++)
+    if (signals.indexOf(signals[i] as string) === i) each('signal', signals[i] as string);
+  if (e.policy?.id) each('policy', e.policy.id);
+  if (e.country) each('country', e.country);
+  if (e.asn !== null && e.asn !== undefined) each('asn', String(e.asn));
 }
 
 interface Pending {
@@ -87,6 +96,8 @@ interface Pending {
   t: number;
   at: number[];
   ids: string[];
+  /** Its place in the batch (`<k>|<t>`). */
+  slot: string;
 }
 
 /**
@@ -102,33 +113,57 @@ export class EventKeyBatch {
     return this.pending.size;
   }
 
+  /**
+   * The latest pending document of each environment, dimension and value (the values of most
+   * events recur: a verdict, a country), found without building its key and slot again. An index
+   * into `pending`, which decides: used only while its document is there and of the event's minute.
+   */
+  private latest = new Map<EnvId, Map<KeyDimension, Map<string, Pending>>>();
+
   /** Adds the event; returns the documents that reached their bound. */
   add(e: StoredEvent): EventKeyDoc[] {
     const at = e.occurredAt.getTime();
     const minute = Math.floor(at / MINUTE) * MINUTE;
-    const full: EventKeyDoc[] = [];
-    for (const [dim, value] of keysOfEvent(e)) {
-      const k = keyOf(e.envId, dim, value);
-      const slot = `${k}|${minute}`;
-      let p = this.pending.get(slot);
-      if (!p) {
-        p = { envId: e.envId, k, t: minute, at: [], ids: [] };
-        this.pending.set(slot, p);
+    let full: EventKeyDoc[] | undefined;
+    let byDim = this.latest.get(e.envId);
+    if (!byDim) {
+      byDim = new Map();
+      this.latest.set(e.envId, byDim);
+    }
+    const latest = byDim;
+    eachKeyOf(e, (dim, value) => {
+      let byValue = latest.get(dim);
+      if (!byValue) {
+        byValue = new Map();
+        latest.set(dim, byValue);
+      }
+      let p = byValue.get(value);
+      if (!p || p.t !== minute || p.ids.length === 0) {
+        const k = keyOf(e.envId, dim, value);
+        const slot = `${k}|${minute}`;
+        p = this.pending.get(slot);
+        if (!p) {
+          p = { envId: e.envId, k, t: minute, at: [], ids: [], slot };
+          this.pending.set(slot, p);
+        }
+        byValue.set(value, p);
       }
       p.at.push(at);
       p.ids.push(e.id);
       if (p.ids.length >= MAX_IDS_PER_DOC) {
-        full.push(this.doc(p));
-        this.pending.delete(slot);
+        (full ??= []).push(this.doc(p));
+        this.pending.delete(p.slot);
+        byValue.delete(value);
       }
-    }
-    return full;
+    });
+    return full ?? [];
   }
 
   /** Every document gathered so far (the batch is then empty). */
   take(): EventKeyDoc[] {
     const docs = [...this.pending.values()].map((p) => this.doc(p));
     this.pending = new Map();
+    this.latest = new Map();
     return docs;
   }
 

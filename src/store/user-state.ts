@@ -392,7 +392,8 @@ function behaviourDelta(
         // The decoded table follows: the entry as tableOf reads it, in the stored order.
         const t = (tables[level] ??= {});
         if (victim) delete t[fromFieldName(victim)];
-        const name = field === value ? value : fromFieldName(field);
+        // (fromFieldName(fieldName(value)) is value: nothing to decode.)
+        const name = value;
         const c = entry.c;
         const was = Object.hasOwn(t, name) ? t[name] : undefined;
         if (typeof c !== 'number' || c <= 0) {
@@ -457,6 +458,9 @@ function behaviourDelta(
   return exact;
 }
 
+/** Most users whose `_id` a user store remembers per environment (StateUserStore.idOf). */
+const MAX_USER_IDS = 10_000;
+
 const locationText = (l: NonNullable<ProfileChange['location']>) =>
   `${l.at.toISOString()}|${l.lat}|${l.lon}|${l.country ?? ''}`;
 
@@ -469,17 +473,36 @@ export class StateUserStore implements UserStateStore {
   }
 
   cachedDevice(env: EnvId, userId: string, key: string): Device | null | undefined {
-    const doc = this.state.peek(USERS, idOf(env, userId)) as UserDocument | null | undefined;
+    const doc = this.state.peek(USERS, this.idOf(env, userId)) as UserDocument | null | undefined;
     if (doc === undefined) return undefined;
     const sub = doc?.d?.[fieldName(key)];
     return sub && Array.isArray(sub.tokens) && sub.tokens.length > 0 ? deviceOf(env, userId, sub) : null;
+  }
+
+  /** The users' `_id`s lately asked for, per environment (a verdict asks for its user's ~5 times). */
+  private readonly ids = new Map<EnvId, Map<string, string>>();
+
+  /** A user's `_id`, built once per user while it is among the last MAX_USER_IDS. */
+  private idOf(env: EnvId, userId: string): string {
+    let ids = this.ids.get(env);
+    if (!ids) {
+      ids = new Map();
+      this.ids.set(env, ids);
+    }
+    let id = ids.get(userId);
+    if (id === undefined) {
+      if (ids.size >= MAX_USER_IDS) ids.clear();
+      id = idOf(env, userId);
+      ids.set(userId, id);
+    }
+    return id;
   }
 
   /** Each cached user's decoded behaviour, by its stored model (see KeptBehaviour). */
   private readonly behaviours = new WeakMap<BehaviourDoc, KeptBehaviour>();
 
   private view(env: EnvId, userId: string): UserState | null | undefined {
-    const id = idOf(env, userId);
+    const id = this.idOf(env, userId);
     return this.state.view(USERS, id, (doc) =>
       stateOf(env, userId, doc, this.behaviourOf(id, (doc as UserDocument | null)?.p)),
     );
@@ -507,7 +530,7 @@ export class StateUserStore implements UserStateStore {
   }
 
   async load(env: EnvId, userId: string, deadline?: number): Promise<UserState | null | undefined> {
-    const doc = await this.state.read(USERS, idOf(env, userId), deadline);
+    const doc = await this.state.read(USERS, this.idOf(env, userId), deadline);
     if (doc === undefined) return undefined;
     return this.view(env, userId) ?? stateOf(env, userId, doc);
   }
@@ -527,7 +550,7 @@ export class StateUserStore implements UserStateStore {
   }
 
   record(env: EnvId, userId: string, change: UserChange): void {
-    const id = idOf(env, userId);
+    const id = this.idOf(env, userId);
     const known = this.state.peek(USERS, id) as UserDocument | null | undefined;
     const devices = change.devices ?? [];
     // Written whole from memory (the embedded database): the document is changed in place, with
@@ -566,6 +589,9 @@ export class StateUserStore implements UserStateStore {
       const device = this.cachedDevice(env, userId, c.key);
       if (!device) continue;
       const { _id, ...copy } = deviceToDoc(device);
+      // The layer keeps the copy as it is (StateLayer.put): nothing in it may change with the
+      // user's document, whose sets grow in place.
+      copy.linkedKeys = copy.linkedKeys.slice();
       this.state.put(DEVICES, _id, copy);
       // The token's document again with the copy (written after the user's: USER_WRITE_ORDER), so
       // that one a crash kept from being written after its user's is there by the next refresh.

@@ -70,7 +70,7 @@ it('a new database: windows never written are known empty without a look-up, and
   const first = await processOn();
   expect(first.created.horizon).toBe(Number.NEGATIVE_INFINITY);
   const keys = [`w:ip:81.2.69.1:${hour}`, `w:ip:81.2.69.1:${hour - 1}`, 'p:asn:AS3320'];
-  let read = new Map();
+  let read: ReadonlyMap<string, unknown> = new Map();
   const ids = await lookedUp(async () => {
     read = (await first.counters.read(env, keys))!;
   });
@@ -92,7 +92,7 @@ it('a database written before: the hours an earlier run can have written are loo
   expect(second.created.horizon).toBe(windowHorizon(now));
   const written = `w:ip:81.2.69.1:${hour}`;
   const later = `w:ip:81.2.69.1:${second.created.horizon + 1}`;
-  let read = new Map();
+  let read: ReadonlyMap<string, unknown> = new Map();
   const ids = await lookedUp(async () => {
     read = (await second.counters.read(env, [written, later]))!;
   });

@@ -15,7 +15,7 @@
 import type { Collection, Db, Document } from 'mongodb';
 import { applyDelta, type Doc, type OpEntry } from './delta';
 import { Generations } from './generations';
-import { unpack } from './pack';
+import { unpackRead } from './pack';
 import { Unavailable } from '../../core/errors';
 
 /**
@@ -63,6 +63,12 @@ export interface Entry {
   inflightAt?: number;
   memo?: { version: number; view: unknown };
 }
+
+/**
+ * An entry's queue when it holds nothing, shared by every such entry (a queue is pushed to only
+ * when it holds a change already: see flusher.ts).
+ */
+export const NOTHING_PENDING = Object.freeze([]) as unknown as (readonly OpEntry[])[];
 
 /** A document with unwritten changes or a look-up under way: never dropped from the cache. */
 export const busy = (e: Entry): boolean => e.pending.length > 0 || e.inflight !== null || e.loading !== null;
@@ -135,15 +141,23 @@ export class StateCache {
   entry(collection: string, id: string): Entry {
     let e = this.entries.get(collection, id);
     if (e) return e;
+    // Every field an entry takes later is made here: a field added to an object that has none
+    // free grows its property store (the flusher sets `holdUntil`, `dueSeq`... of most entries).
     e = {
       collection,
       id,
       value: undefined,
-      pending: [],
+      pending: NOTHING_PENDING,
       inflight: null,
       loading: null,
       readAt: 0,
       version: 0,
+      holdUntil: undefined,
+      dueSeq: undefined,
+      dueAt: undefined,
+      inflightSeq: undefined,
+      inflightAt: undefined,
+      memo: undefined,
     };
     this.entries.add(collection, id, e);
     return e;
@@ -167,6 +181,19 @@ export class StateCache {
     const e = this.entries.get(collection, id);
     if (!e || e.value === undefined || e.loading !== null) return undefined;
     e.value ??= {};
+    e.version++;
+    return e;
+  }
+
+  /**
+   * The entry of a document now `doc` itself, replacing what it was (see StateLayer.put), for the
+   * write-behind queue to write whole. Undefined while it is being read: then the replacement
+   * must be a delta applied to what the look-up returns.
+   */
+  replaced(collection: string, id: string, doc: Doc): Entry | undefined {
+    const e = this.entry(collection, id);
+    if (e.loading !== null) return undefined;
+    e.value = doc;
     e.version++;
     return e;
   }
@@ -220,7 +247,8 @@ export class StateCache {
       return true;
     }
     const expiry = this.expiry(deadline);
-    const outcome = expiry === null ? TIMED_OUT : await Promise.race([loading.then(() => null), expiry]);
+    // (A look-up resolves nothing, the expiry TIMED_OUT: raced as they are.)
+    const outcome = expiry === null ? TIMED_OUT : await Promise.race([loading, expiry]);
     if (outcome !== TIMED_OUT) return true;
     // A failure after the deadline must not be an unhandled rejection.
     loading.catch(() => undefined);
@@ -270,17 +298,26 @@ export class StateCache {
     ids: readonly string[],
     deadline?: number,
   ): Promise<(Doc | null)[] | undefined> {
-    const entries = ids.map((id) => this.entry(collection, id));
-    const loads = entries.map((e) => this.lookUp(e)).filter((l): l is Promise<void> => l !== null);
-    if (
-      loads.length > 0 &&
-      !(await this.inTime(Promise.all(loads), deadline)) &&
-      entries.some((e) => e.value === undefined)
-    )
-      return undefined;
+    const entries = new Array<Entry>(ids.length);
+    let loads: Promise<void>[] | undefined;
+    for (let i = 0; i < ids.length; i++) {
+      const e = this.entry(collection, ids[i] as string);
+      entries[i] = e;
+      const load = this.lookUp(e);
+      if (load) (loads ??= []).push(load);
+    }
+    if (loads) {
+      const all = loads.length === 1 ? (loads[0] as Promise<void>) : Promise.all(loads);
+      if (!(await this.inTime(all, deadline)) && entries.some((e) => e.value === undefined)) return undefined;
+    }
     // A look-up that ended sets its document; one that could not answer leaves it unknown.
-    const docs = entries.map((e) => e.value);
-    return docs.some((d) => d === undefined) ? undefined : (docs as (Doc | null)[]);
+    const docs = new Array<Doc | null>(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      const value = (entries[i] as Entry).value;
+      if (value === undefined) return undefined;
+      docs[i] = value;
+    }
+    return docs;
   }
 
   /**
@@ -316,7 +353,8 @@ export class StateCache {
             `a look-up of ${entries.length} ${collection} documents did not answer within ${this.o.readTimeoutMs} ms`,
           ),
       );
-      const byId = new Map(docs.map(({ _id, ...rest }) => [_id, unpack(rest)]));
+      const byId = new Map<string, Doc>();
+      for (const d of docs) byId.set(d._id, unpackRead(d));
       for (const e of entries) {
         let value: Doc | null = byId.get(e.id) ?? null;
         for (const d of e.pending) value = applyDelta(value, d);

@@ -35,16 +35,45 @@ export type Doc = Record<string, unknown>;
 export function fieldName(text: string): string {
   if (text === '') return '%';
   // Most names escape nothing (a browser, a country, a network): returned as they are. The others
-  // (an address, a version) are escaped in one pass, without a regular expression.
-  let out: string | null = null;
+  // (an address, a version: dots only, mostly) are escaped once and kept, since a verdict escapes
+  // each of its values several times (the behaviour tables, their eviction, the rollups).
+  let dots = true;
+  let plain = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e) plain = false;
+    else if (c === 0x25 || c === 0x24 || c === 0) {
+      plain = false;
+      dots = false;
+      break;
+    }
+  }
+  if (plain) return text;
+  let escaped = ESCAPED.get(text);
+  if (escaped === undefined) {
+    escaped = dots ? text.replaceAll('.', '%2E') : escapeEach(text);
+    // Bounded: emptied when full (the names of the last few hundred verdicts).
+    if (ESCAPED.size >= MAX_ESCAPED) ESCAPED.clear();
+    ESCAPED.set(text, escaped);
+  }
+  return escaped;
+}
+
+/** Names `fieldName` escaped lately, and what it made of them. */
+const ESCAPED = new Map<string, string>();
+const MAX_ESCAPED = 4096;
+
+/** `text` with each character `fieldName` escapes escaped, in one pass. */
+function escapeEach(text: string): string {
+  let out = '';
   let from = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c !== 0x2e && c !== 0x25 && c !== 0x24 && c !== 0) continue;
-    out = (out ?? '') + text.slice(from, i) + (ESCAPES[c] as string);
+    out += text.slice(from, i) + (ESCAPES[c] as string);
     from = i + 1;
   }
-  return out === null ? text : out + text.slice(from);
+  return out + text.slice(from);
 }
 
 /** What `fieldName` writes for each character it escapes: `%` and two upper-case hex digits. */

@@ -32,7 +32,7 @@ import {
   type UpdateFilter,
 } from 'mongodb';
 import { coalesce, groupOps, NO_OPS, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
-import type { Entry, StateDocument } from './cache';
+import { NOTHING_PENDING, type Entry, type StateDocument } from './cache';
 import { pack } from './pack';
 import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
 import { Unavailable } from '../../core/errors';
@@ -175,6 +175,13 @@ export const UPSERT_COMMENT = 'rampart:upsert';
 /** Queued changes of a held document past which they are merged (compact). */
 const COMPACT_AT = 16;
 
+/**
+ * The queue of a document changed in place and nothing else (StateLayer.edit): one mark, shared
+ * by every such document rather than an array made for each. Never changed: a change that joins
+ * it makes the document a queue of its own.
+ */
+const ONE_MARK = Object.freeze([NO_OPS]) as unknown as (readonly OpEntry[])[];
+
 export class WriteBehind {
   private readonly dirty = new Set<Entry>();
   private readonly queues = new Map<string, InsertItem[]>();
@@ -194,6 +201,8 @@ export class WriteBehind {
   private seq = 0;
   /** The oldest change not yet written (late ones aside), null when every change is written. */
   private oldest: Mark | null = null;
+  /** When the last sequence number was given (see `mark`). */
+  private markedAt = 0;
   /** Waiting for their changes to be written, in ticket order. */
   private readonly waiters: Waiter[] = [];
   /** When a flush last wrote everything it took (or when writes last had nothing to do). */
@@ -294,9 +303,11 @@ export class WriteBehind {
     // document goes whole as it then is, so one mark stands for both.
     const merged = ops === NO_OPS && e.pending[before - 1] === NO_OPS;
     if (!merged) {
-      // A first change makes an array of one, not an empty one grown (which reserves 17).
-      if (waiting) e.pending.push(ops);
-      else e.pending = [ops];
+      // A first change makes an array of one, not an empty one grown (which reserves 17); a
+      // first change in place, none.
+      if (!waiting) e.pending = ops === NO_OPS ? ONE_MARK : [ops];
+      else if (e.pending === ONE_MARK) e.pending = [NO_OPS, ops];
+      else e.pending.push(ops);
       this.queued++;
     }
     this.dirty.add(e);
@@ -306,10 +317,10 @@ export class WriteBehind {
       if (e.holdUntil !== undefined) this.held -= before;
       e.holdUntil = undefined;
       if (e.dueSeq === undefined || this.oldest === null) {
-        const mark = this.mark();
+        const seq = this.mark();
         if (e.dueSeq === undefined) {
-          e.dueSeq = mark.seq;
-          e.dueAt = mark.at;
+          e.dueSeq = seq;
+          e.dueAt = this.markedAt;
         }
       } else {
         // The document is due already (its oldest change is marked): a number, no mark to keep.
@@ -326,15 +337,20 @@ export class WriteBehind {
     this.schedule();
   }
 
-  /** A new sequence number for a change that may not wait; the oldest unwritten one if none was. */
-  private mark(): Mark {
-    const mark = { seq: ++this.seq, at: this.now() };
+  /**
+   * A new sequence number for a change that may not wait (its time: `markedAt`); the oldest
+   * unwritten one if none was.
+   */
+  private mark(): number {
+    const seq = ++this.seq;
+    const at = this.now();
+    this.markedAt = at;
     if (this.oldest === null) {
-      this.oldest = mark;
+      this.oldest = { seq, at };
       // Writes had nothing to do until now: a stall is measured from here.
-      if (!this.flushing) this.lastProgress = mark.at;
+      if (!this.flushing) this.lastProgress = at;
     }
-    return mark;
+    return seq;
   }
 
   /**
@@ -359,15 +375,15 @@ export class WriteBehind {
     const before = e.pending.length;
     const merged = coalesce(e.pending).map(groupOps);
     // Changes made in place (StateLayer.edit) leave no operation: one mark keeps the document queued.
-    e.pending = merged.length > 0 ? merged : [NO_OPS];
+    e.pending = merged.length > 0 ? merged : ONE_MARK;
     this.queued -= before - e.pending.length;
     this.held -= before - e.pending.length;
   }
 
   /** Queue a document for insertion (see StateLayer.insert). */
   insert(collection: string, doc: Document, done?: (inserted: boolean) => void): void {
-    const mark = this.mark();
-    addTo(this.queues, collection, { doc, done, seq: mark.seq, at: mark.at });
+    const seq = this.mark();
+    addTo(this.queues, collection, { doc, done, seq, at: this.markedAt });
     this.queued++;
     this.schedule();
   }
@@ -501,24 +517,37 @@ export class WriteBehind {
 
   /** Set `oldest` to the oldest change still queued (late ones aside); null when none is. */
   private findOldest(): void {
-    let oldest: Mark | null = null;
-    for (const e of this.dirty) {
-      if (e.dueSeq !== undefined && (oldest === null || e.dueSeq < oldest.seq))
-        oldest = { seq: e.dueSeq, at: e.dueAt ?? this.now() };
-    }
+    // The oldest so far as two numbers (one object at the end, not one per candidate).
+    let seq = Infinity;
+    let at: number | undefined;
+    this.dirty.forEach((e) => {
+      if (e.dueSeq !== undefined && e.dueSeq < seq) {
+        seq = e.dueSeq;
+        at = e.dueAt;
+      }
+    });
     for (const q of this.queues.values()) {
       const first = q[0];
-      if (first && (oldest === null || first.seq < oldest.seq)) oldest = { seq: first.seq, at: first.at };
+      if (first && first.seq < seq) {
+        seq = first.seq;
+        at = first.at;
+      }
     }
     if (this.run) {
       // A flush under way (the watchdog abandoned the one before): what it carries is unwritten.
       for (const e of this.run.entries)
-        if (e.inflightSeq !== undefined && (oldest === null || e.inflightSeq < oldest.seq))
-          oldest = { seq: e.inflightSeq, at: e.inflightAt ?? this.now() };
+        if (e.inflightSeq !== undefined && e.inflightSeq < seq) {
+          seq = e.inflightSeq;
+          at = e.inflightAt;
+        }
       for (const q of this.run.inserts.values())
-        for (const i of q) if (oldest === null || i.seq < oldest.seq) oldest = { seq: i.seq, at: i.at };
+        for (const i of q)
+          if (i.seq < seq) {
+            seq = i.seq;
+            at = i.at;
+          }
     }
-    this.oldest = oldest;
+    this.oldest = seq === Infinity ? null : { seq, at: at ?? this.now() };
   }
 
   /** Resolve the waiters whose changes are all written now. */
@@ -605,10 +634,12 @@ export class WriteBehind {
       // A document changed without being read (a verdict past its budget, a feedback on a token):
       // read it first, so it is written whole like the others; an update costs FerretDB several
       // times a read and a whole-document write together. (Nothing is in flight here.)
-      const unknown = [...this.dirty].filter(
-        (e) => e.value === undefined && e.pending.length > 0 && !holding(e),
-      );
-      if (unknown.length > 0) await Promise.allSettled(unknown.map((e) => this.hooks.fill(e)));
+      // (forEach: the set holds every document held back too, and is walked without an iterator.)
+      const unknown: Promise<void>[] = [];
+      this.dirty.forEach((e) => {
+        if (e.value === undefined && e.pending.length > 0 && !holding(e)) unknown.push(this.hooks.fill(e));
+      });
+      if (unknown.length > 0) await Promise.allSettled(unknown);
       if (run.abandoned) return;
       this.progress(run);
     }
@@ -636,7 +667,7 @@ export class WriteBehind {
       if (e.holdUntil !== undefined) this.held -= e.pending.length;
       e.holdUntil = undefined;
       e.inflight = e.pending;
-      e.pending = [];
+      e.pending = NOTHING_PENDING;
       e.inflightSeq = e.dueSeq;
       e.inflightAt = e.dueAt;
       e.dueSeq = undefined;
@@ -646,10 +677,10 @@ export class WriteBehind {
       else addTo(updates, e.collection, { entry: e, groups: coalesce(e.inflight) });
     };
     const waiting: Entry[] = [];
-    for (const e of this.dirty) {
+    this.dirty.forEach((e) => {
       if (order[e.collection]) waiting.push(e);
       else take(e);
-    }
+    });
     // What waits for another collection is taken only when all of that one's changes are.
     for (const e of waiting) if (!order[e.collection]?.some((c) => leftOut.has(c))) take(e);
     const inserts = new Map<string, InsertItem[]>();
@@ -824,7 +855,7 @@ export class WriteBehind {
     const wrote = this.o.observer?.wrote;
     if (!wrote) return;
     let bytes = 0;
-    for (const x of sent) bytes += BSON.calculateObjectSize(x as Document);
+    for (const x of sent) bytes += bsonSize(x as Document);
     wrote(collection, bytes);
   }
 
@@ -916,6 +947,30 @@ export class WriteBehind {
       throw err;
     }
   }
+}
+
+/**
+ * The BSON size of a document, as `BSON.calculateObjectSize` counts it: computed here for a
+ * document of scalars, strings and dates (a packed document: a handful of fields beside one
+ * long string) without the key arrays that function makes; anything else is handed to it.
+ */
+export function bsonSize(doc: Document): number {
+  let size = 4 + 1;
+  for (const name in doc) {
+    const v: unknown = doc[name];
+    let payload: number;
+    // (Counted as calculateObjectSize counts by default: an undefined field not at all.)
+    if (v === undefined) continue;
+    if (typeof v === 'string') payload = 4 + Buffer.byteLength(v, 'utf8') + 1;
+    else if (typeof v === 'number')
+      payload = Number.isInteger(v) && v >= -0x80000000 && v <= 0x7fffffff ? 4 : 8;
+    else if (typeof v === 'boolean') payload = 1;
+    else if (v === null) payload = 0;
+    else if (v instanceof Date) payload = 8;
+    else return BSON.calculateObjectSize(doc);
+    size += 1 + Buffer.byteLength(name, 'utf8') + 1 + payload;
+  }
+  return size;
 }
 
 /** Add `value` to the list of `key`. */

@@ -101,8 +101,12 @@ export class Generations<V> {
   private rotateIfFull(): void {
     if (this.young.size - this.carried < Math.max(1, this.bound >> 1)) return;
     const next = new Generation<V>();
-    for (const [space, m] of this.old.spaces)
-      for (const [k, v] of m) if (this.pinned(v)) next.set(space, k, v);
+    // forEach, not for-of: no [key, value] array made for each of the old generation's entries.
+    this.old.spaces.forEach((m, space) =>
+      m.forEach((v, k) => {
+        if (this.pinned(v)) next.set(space, k, v);
+      }),
+    );
     this.old = this.young;
     this.young = next;
     this.carried = next.size;

@@ -227,10 +227,14 @@ export class StateLayer implements WriteQueue {
 
   /**
    * Write a whole document (its caller is its only author: a derived copy, a record written
-   * once): known at once, written behind like any change, replacing what is stored.
+   * once): known at once, written behind like any change, replacing what is stored. The layer
+   * keeps `doc` itself where it writes documents whole (`snapshots` mode): its caller changes
+   * neither it nor anything in it afterwards. (Elsewhere it is copied into a replacement.)
    */
   put(collection: string, id: string, doc: Doc): void {
-    this.apply(collection, id, replacement(doc));
+    const e = this.o.writeMode === 'snapshots' ? this.cache.replaced(collection, id, doc) : undefined;
+    if (e) this.writes.enqueue(e, NO_OPS);
+    else this.apply(collection, id, replacement(doc));
   }
 
   /**

@@ -73,10 +73,12 @@ export function pack(doc: Doc, keep: readonly string[]): Doc {
   const out: Doc = {};
   const rest: Doc = {};
   for (const k in doc) {
-    if (keep.includes(k)) out[k] = doc[k];
-    else rest[k] = doc[k];
+    const v = doc[k];
+    if (keep.includes(k)) out[k] = v;
+    // Dated here, field by field: `rest` is this function's own, so it is not copied again.
+    else rest[k] = v !== null && typeof v === 'object' ? dated(v) : v;
   }
-  out[PACKED] = JSON.stringify(dated(rest));
+  out[PACKED] = JSON.stringify(rest);
   return out;
 }
 
@@ -84,8 +86,25 @@ export function pack(doc: Doc, keep: readonly string[]): Doc {
 export function unpack(stored: Doc): Doc {
   const packed = stored[PACKED];
   if (typeof packed !== 'string') return stored;
-  const { [PACKED]: _p, ...kept } = stored;
+  return unpacked(stored, packed, null);
+}
+
+/**
+ * The document a stored form read from the database stands for, without its `_id` (the state
+ * layer keys its copies by it): the parsed rest takes the kept fields, no copy made of either.
+ */
+export function unpackRead(stored: Doc): Doc {
+  const packed = stored[PACKED];
+  if (typeof packed === 'string') return unpacked(stored, packed, '_id');
+  const { _id, ...doc } = stored;
+  return doc;
+}
+
+/** The parsed `packed` text of `stored`, with `stored`'s other fields but `leave` after its own. */
+function unpacked(stored: Doc, packed: string, leave: string | null): Doc {
   const parsed = JSON.parse(packed) as Doc;
   // Most packed documents (counters) hold no date: no walk for them.
-  return { ...(packed.includes('"$date"') ? (undate(parsed) as Doc) : parsed), ...kept };
+  const doc = packed.includes('"$date"') ? (undate(parsed) as Doc) : parsed;
+  for (const k in stored) if (k !== PACKED && k !== leave) doc[k] = stored[k];
+  return doc;
 }

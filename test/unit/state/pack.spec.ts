@@ -2,7 +2,7 @@
  * Packed documents (the embedded database's stored form): what goes in comes out, dates
  * included, the query fields stay where queries find them, and plain documents read as they are.
  */
-import { pack, PACKED, unpack } from '../../../src/store/state/pack';
+import { pack, PACKED, unpack, unpackRead } from '../../../src/store/state/pack';
 
 describe('pack / unpack', () => {
   const doc = {
@@ -52,5 +52,14 @@ describe('pack / unpack', () => {
 
   it('reads a document that is not packed as it is', () => {
     expect(unpack({ a: 1, b: { c: 2 } })).toEqual({ a: 1, b: { c: 2 } });
+  });
+
+  it('reads a document from the database without its _id, packed or not', () => {
+    const stored = { _id: 'env1:u1', ...pack(doc, ['envId', 'userId', 'email', 'lastSeenAt']) };
+    const read = unpackRead(stored);
+    expect(read).toEqual(doc);
+    expect(Object.keys(read)).toEqual(Object.keys(unpack(stored)).filter((k) => k !== '_id'));
+    expect(stored._id).toBe('env1:u1');
+    expect(unpackRead({ _id: 'x', a: 1, b: { c: 2 } })).toEqual({ a: 1, b: { c: 2 } });
   });
 });
