@@ -12,7 +12,7 @@ import type { Db } from 'mongodb';
 import type { EnvId } from '../core/model';
 import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
 import { sweepExpired, type IndexSpec } from './database';
-import { escapeRegex, idOf } from './ids';
+import { escapeRegex, keptIds } from './ids';
 import { compare, delta, isObject, isOrdered, type OpEntry } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { PACKED } from './state/pack';
@@ -287,8 +287,11 @@ export class StateCounterStore implements CounterStore {
     this.fold = deps.fold;
   }
 
-  /** Each environment's keys' `_id`s (see idOf). */
-  private readonly ids = new Map<EnvId, Map<string, string>>();
+  /**
+   * The `_id` of a key's document, built once per key (a verdict reads its ~28 documents and then
+   * bumps ~19 of them: the same ids twice, most with colons to escape). Bounded: cleared when full.
+   */
+  private readonly idOf = keptIds(MAX_IDS);
 
   async read(
     env: EnvId,
@@ -420,25 +423,6 @@ export class StateCounterStore implements CounterStore {
       }
       this.state.apply(COUNTERS, id, ops, late);
     }
-  }
-
-  /**
-   * The `_id` of a key's document, built once per key (a verdict reads its ~28 documents and then
-   * bumps ~19 of them: the same ids twice, most with colons to escape). Bounded: cleared when full.
-   */
-  private idOf(env: EnvId, key: string): string {
-    let ids = this.ids.get(env);
-    if (!ids) {
-      ids = new Map();
-      this.ids.set(env, ids);
-    }
-    let id = ids.get(key);
-    if (id === undefined) {
-      if (ids.size >= MAX_IDS) ids.clear();
-      id = idOf(env, key);
-      ids.set(key, id);
-    }
-    return id;
   }
 
   /**

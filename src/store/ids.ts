@@ -25,6 +25,29 @@ export function idOf(env: EnvId, ...parts: string[]): string {
   return id;
 }
 
+/**
+ * `idOf(env, key)` built once per key while it is among the last `max` of its environment (each
+ * environment's ids are forgotten all at once when full): for the hot path's ids, asked for several
+ * times per verdict.
+ */
+export function keptIds(max: number): (env: EnvId, key: string) => string {
+  const byEnv = new Map<EnvId, Map<string, string>>();
+  return (env, key) => {
+    let ids = byEnv.get(env);
+    if (!ids) {
+      ids = new Map();
+      byEnv.set(env, ids);
+    }
+    let id = ids.get(key);
+    if (id === undefined) {
+      if (ids.size >= max) ids.clear();
+      id = idOf(env, key);
+      ids.set(key, id);
+    }
+    return id;
+  };
+}
+
 /** A string matched literally inside a `$regex`. */
 export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

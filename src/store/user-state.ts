@@ -34,7 +34,7 @@ import {
 import { planBehaviourEviction } from '../core/scoring/behaviour-eviction';
 import { LEVELS, type FeatureValues, type Level } from '../core/scoring/features';
 import type { IndexSpec } from './database';
-import { fromJson, idOf, toJson } from './ids';
+import { fromJson, idOf, keptIds, toJson } from './ids';
 import {
   child,
   delta,
@@ -479,24 +479,8 @@ export class StateUserStore implements UserStateStore {
     return sub && Array.isArray(sub.tokens) && sub.tokens.length > 0 ? deviceOf(env, userId, sub) : null;
   }
 
-  /** The users' `_id`s lately asked for, per environment (a verdict asks for its user's ~5 times). */
-  private readonly ids = new Map<EnvId, Map<string, string>>();
-
-  /** A user's `_id`, built once per user while it is among the last MAX_USER_IDS. */
-  private idOf(env: EnvId, userId: string): string {
-    let ids = this.ids.get(env);
-    if (!ids) {
-      ids = new Map();
-      this.ids.set(env, ids);
-    }
-    let id = ids.get(userId);
-    if (id === undefined) {
-      if (ids.size >= MAX_USER_IDS) ids.clear();
-      id = idOf(env, userId);
-      ids.set(userId, id);
-    }
-    return id;
-  }
+  /** A user's `_id`, built once per user while it is among the last MAX_USER_IDS (a verdict asks for it ~5 times). */
+  private readonly idOf = keptIds(MAX_USER_IDS);
 
   /** Each cached user's decoded behaviour, by its stored model (see KeptBehaviour). */
   private readonly behaviours = new WeakMap<BehaviourDoc, KeptBehaviour>();
