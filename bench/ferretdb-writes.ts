@@ -53,7 +53,7 @@ import type { Doc } from '../src/store/state/delta';
 import { pack } from '../src/store/state/pack';
 import { USER_QUERY_FIELDS } from '../src/store/user-state';
 import { cpuOf } from './lib/proc';
-import { rng } from './lib/traffic';
+import { seeded } from './lib/traffic';
 
 const UPSERT = 'rampart:upsert';
 
@@ -63,16 +63,7 @@ function arg(name: string): string | undefined {
 }
 
 // Seeded, so every run writes the same documents.
-const rnd = rng(42);
-const int = (n: number) => Math.floor(rnd() * n);
-const hex = (n: number) => {
-  let s = '';
-  while (s.length < n)
-    s += Math.floor(rnd() * 4294967296)
-      .toString(16)
-      .padStart(8, '0');
-  return s.slice(0, n);
-};
+const { rnd, int, hex } = seeded(42);
 const ip = () => `${int(223) + 1}.${int(256)}.${int(256)}.${int(256)}`;
 
 function counterDoc(id: string): Document {
@@ -196,16 +187,7 @@ function tokenDoc(): Document {
 
 // --user-split: users of the composition measured on the bench's traffic, from a generator of
 // their own, so that the other documents are the same in every mode.
-const urnd = rng(7);
-const uint = (n: number) => Math.floor(urnd() * n);
-const uhex = (n: number) => {
-  let s = '';
-  while (s.length < n)
-    s += Math.floor(urnd() * 4294967296)
-      .toString(16)
-      .padStart(8, '0');
-  return s.slice(0, n);
-};
+const { rnd: urnd, int: uint, hex: uhex } = seeded(7);
 const uoctets = () => [uint(223) + 1, uint(256), uint(256)];
 const BENCH_ENV = '35c97592-2dc2-4bfc-a796-223cc9a2bd79';
 const UA =

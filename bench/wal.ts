@@ -48,7 +48,7 @@ import {
 } from '../src/store/embedded';
 import { WalGuard, type CheckpointOutcome } from '../src/store/embedded-wal';
 import { rssOf } from './lib/proc';
-import { rng } from './lib/traffic';
+import { seeded } from './lib/traffic';
 
 const PHASES = ['writes', 'held', 'overlap', 'scans'] as const;
 type Phase = (typeof PHASES)[number];
@@ -65,16 +65,7 @@ const num = (name: string, fallback: number): number => {
 
 const UPSERT = 'rampart:upsert';
 const MB = 1024 * 1024;
-const rnd = rng(7);
-const int = (n: number) => Math.floor(rnd() * n);
-const hex = (n: number) => {
-  let s = '';
-  while (s.length < n)
-    s += Math.floor(rnd() * 4294967296)
-      .toString(16)
-      .padStart(8, '0');
-  return s.slice(0, n);
-};
+const { rnd, int, hex } = seeded(7);
 
 const eventDoc = (): Document => ({
   _id: `evt_${hex(24)}`,

@@ -18,6 +18,27 @@ export function rng(seed: number): () => number {
   };
 }
 
+/** A seeded generator with the draws the benchmarks' documents are made of. */
+export function seeded(seed: number): {
+  rnd: () => number;
+  /** An integer in [0, n). */
+  int: (n: number) => number;
+  /** `n` hexadecimal digits. */
+  hex: (n: number) => string;
+} {
+  const rnd = rng(seed);
+  const int = (n: number) => Math.floor(rnd() * n);
+  const hex = (n: number) => {
+    let s = '';
+    while (s.length < n)
+      s += Math.floor(rnd() * 4294967296)
+        .toString(16)
+        .padStart(8, '0');
+    return s.slice(0, n);
+  };
+  return { rnd, int, hex };
+}
+
 /** Real user agents of common browsers. */
 export const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
