@@ -35,8 +35,24 @@ export function isUnavailableError(err: unknown): boolean {
   // write error with no write error of its own, carrying the network error's fields (the
   // `ResetPool` label, `beforeHandshake`) and message (`connection … closed`, `write EPIPE`, …).
   if (err.name === 'MongoBulkWriteError' && cutByNetwork(err)) return true;
+  // The socket's own error, now and then passed on unwrapped when the database dies under a write
+  // (seen: `write EPIPE` from an insertMany as FerretDB was killed).
+  if (socketError(err)) return true;
   const code = (err as { code?: unknown }).code;
   return err.name.startsWith('Mongo') && typeof code === 'number' && TRANSIENT_CODES.has(code);
+}
+
+/** Node's error for a socket the other end closed or refused: an outage, however it reached us. */
+const SOCKET_CODES: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED']);
+const SOCKET_CALLS: ReadonlySet<string> = new Set(['write', 'read', 'connect']);
+function socketError(err: Error): boolean {
+  const e = err as { code?: unknown; syscall?: unknown };
+  return (
+    typeof e.code === 'string' &&
+    SOCKET_CODES.has(e.code) &&
+    typeof e.syscall === 'string' &&
+    SOCKET_CALLS.has(e.syscall)
+  );
 }
 
 function cutByNetwork(err: Error): boolean {

@@ -42,6 +42,25 @@ it.each([
     }),
     false,
   ],
+  [
+    'the socket closed under a write, unwrapped',
+    Object.assign(new Error('write EPIPE'), { code: 'EPIPE', errno: -32, syscall: 'write' }),
+    true,
+  ],
+  [
+    'a connection refused, unwrapped',
+    Object.assign(new Error('connect ECONNREFUSED /tmp/x.sock'), {
+      code: 'ECONNREFUSED',
+      syscall: 'connect',
+    }),
+    true,
+  ],
+  [
+    'a file that cannot be opened',
+    Object.assign(new Error('ENOENT'), { code: 'ENOENT', syscall: 'open' }),
+    false,
+  ],
+  ['a socket code without a socket call', Object.assign(new Error('EPIPE'), { code: 'EPIPE' }), false],
   ['a duplicate key', driverError('MongoServerError', 11000), false],
   ['a bad query', driverError('MongoServerError', 2), false],
   ['a time limit', driverError('MongoServerError', 50), false],
