@@ -107,6 +107,7 @@ const schema = z.object({
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
   RAMPART_DB_STALL_MAX_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
   RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
+  RAMPART_KNOWN_IDS_MAX: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
   RAMPART_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
@@ -205,6 +206,12 @@ export interface Config {
 
 export interface StateConfig {
   cacheEntries: number;
+  /**
+   * On the embedded database, the most documents of `users` or `counters` whose ids are read at
+   * start so that documents never seen are known absent without a look-up (0: none; see
+   * store/state/known-ids.ts).
+   */
+  knownIdsMax: number;
   flushIntervalMs: number;
   queueLimit: number;
   /** Age (ms) of the oldest unwritten change at which new work is refused (503): the crash loss bound. */
@@ -310,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     },
     state: {
       cacheEntries: c.RAMPART_STATE_CACHE_ENTRIES,
+      knownIdsMax: c.RAMPART_KNOWN_IDS_MAX,
       flushIntervalMs: c.RAMPART_WRITE_INTERVAL_MS,
       queueLimit: c.RAMPART_WRITE_QUEUE_LIMIT,
       maxUnwrittenMs: c.RAMPART_MAX_UNWRITTEN_MS,

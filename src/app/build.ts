@@ -39,6 +39,7 @@ import {
   StateCounterStore,
 } from '../store/counters';
 import { CreatedHere } from '../store/created-here';
+import { knownIdsOf } from '../store/state/known-ids';
 import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
 import { attestedKeyIndexes, MongoAttestedKeyStore } from '../store/attested-keys';
@@ -208,6 +209,8 @@ export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
 export const DEFAULT_ANALYST_CONCURRENCY = 1;
 /** The most of the time dashboard reads may hold the database by default. */
 export const DEFAULT_ANALYST_SHARE = 0.5;
+/** The most documents of a collection whose ids are read at start by default (StateConfig.knownIdsMax). */
+export const DEFAULT_KNOWN_IDS_MAX = 1_000_000;
 /** How long shutdown keeps trying to write what is queued, by default. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 /** How often the open webhook deliveries are read for the metrics (see buildServices). */
@@ -239,7 +242,13 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
   // The instance's metrics: the state layer, the verdicts and the webhooks report to them; their
   // gauges read the services built below (metrics.measure, once they exist).
   const metrics = new Metrics();
+  // Where this process is the database's only writer, a user or counter document it never saw
+  // (neither at start nor since) is known absent without a look-up (store/state/known-ids.ts).
+  const knownIdsMax = o.state?.knownIdsMax ?? DEFAULT_KNOWN_IDS_MAX;
+  const known =
+    writeMode === 'snapshots' && knownIdsMax > 0 ? await knownIdsOf(db, [USERS, COUNTERS], knownIdsMax) : {};
   const state = new StateLayer(db, {
+    known,
     ...(o.state?.cacheEntries !== undefined ? { maxEntries: o.state.cacheEntries } : {}),
     ...(o.state?.flushIntervalMs !== undefined ? { flushIntervalMs: o.state.flushIntervalMs } : {}),
     ...(o.state?.queueLimit !== undefined ? { queueLimit: o.state.queueLimit } : {}),
@@ -258,6 +267,21 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     onError: (err, what) =>
       o.log.error({ err: err instanceof Error ? err.message : String(err) }, `state layer: ${what}`),
   });
+  // Their ids are read behind the start: until each collection's are, its documents are looked up.
+  const scans = Promise.all(
+    Object.values(known).map((k) => {
+      const started = Date.now();
+      return k.scan(db).then(
+        () =>
+          o.log.info({ collection: k.collection, ids: k.added, ms: Date.now() - started }, 'known ids read'),
+        (err: unknown) =>
+          o.log.warn(
+            { collection: k.collection, err: err instanceof Error ? err.message : String(err) },
+            'known ids not read: its documents are looked up',
+          ),
+      );
+    }),
+  );
   await migrateLegacyDevices(db, state, o.log);
   // Open webhook deliveries of an earlier version into the outbox (on MongoDB at every start:
   // older instances may still be recording into the history during an upgrade).
@@ -510,6 +534,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
             .finally(() => clearTimeout(timer));
         });
       await within(sweeps.stop(), 'background sweeps');
+      for (const k of Object.values(known)) k.stop();
+      await within(scans, 'reading known ids');
       // Track's queue first (it produces writes), then everything queued for the database.
       await within(track.drain(true, left()), 'the track queue');
       await within(webhookWorker.stop(), 'webhook deliveries in flight');

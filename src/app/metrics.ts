@@ -18,7 +18,7 @@ import type { WebhookObserver } from '../core/webhooks/service';
 /** Latency buckets from 0.5 ms to 10 s: verdicts are expected in single-digit milliseconds. */
 const LATENCY = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const READ_OUTCOMES = ['hit', 'miss', 'stale'] as const;
+const READ_OUTCOMES = ['hit', 'absent', 'miss', 'stale'] as const;
 type ReadOutcome = (typeof READ_OUTCOMES)[number];
 
 /** The doors requests come through: REST `/v1`, gRPC, GraphQL `/graphql`, the web console `/console`. */
@@ -153,7 +153,7 @@ export class Metrics {
     const pending = this.pendingReads;
     this.reads = new Counter({
       name: 'rampart_state_reads_total',
-      help: 'State reads by collection and outcome (hit: from the cache; miss and stale: one database look-up)',
+      help: 'State reads by collection and outcome (hit: from the cache; absent: known not to exist, without a look-up; miss and stale: one database look-up)',
       labelNames: ['collection', 'outcome'],
       registers,
       collect() {
@@ -418,7 +418,7 @@ export class Metrics {
     read: (collection, outcome) => {
       let counts = this.pendingReads.get(collection);
       if (!counts) {
-        counts = { hit: 0, miss: 0, stale: 0 };
+        counts = { hit: 0, absent: 0, miss: 0, stale: 0 };
         this.pendingReads.set(collection, counts);
       }
       counts[outcome]++;

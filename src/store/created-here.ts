@@ -15,6 +15,8 @@
  * dropped is unknown again, and its documents are looked up as before.
  */
 
+import { Bloom } from './bloom';
+
 export interface CreatedHereOptions {
   /** Buckets whose filters are kept (the current hour, the previous one, a day, some slack). */
   buckets: number;
@@ -23,38 +25,10 @@ export interface CreatedHereOptions {
 }
 
 const DEFAULTS: CreatedHereOptions = { buckets: 6, bits: 1 << 24 };
-const PROBES = 3;
-
-/**
- * The two hashes `hash` made last, as 32-bit signed integers (small integers to V8: no number
- * object, and no pair, made per call: a verdict hashes ~45 ids). A probe's bit, taken modulo a
- * power of two, is the same as from their unsigned values.
- */
-let H1 = 0;
-let H2 = 0;
-
-/** Two 32-bit hashes of a string (FNV-1a, each finished with a different mix): into H1 and H2. */
-function hash(s: string): void {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  let a = h ^ (h >>> 16);
-  a = Math.imul(a, 0x85ebca6b);
-  a ^= a >>> 13;
-  let b = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
-  b ^= b >>> 12;
-  b = Math.imul(b, 0x297a2d39);
-  b ^= b >>> 15;
-  // An odd step visits distinct bits for every probe.
-  H1 = a | 0;
-  H2 = b | 1;
-}
 
 export class CreatedHere {
   private readonly o: CreatedHereOptions;
-  private readonly filters = new Map<number, Uint32Array>();
+  private readonly filters = new Map<number, Bloom>();
   /** Buckets below this had their filter dropped: unknown. */
   private unknownBelow = Number.NEGATIVE_INFINITY;
 
@@ -68,8 +42,7 @@ export class CreatedHere {
     options: Partial<CreatedHereOptions> = {},
   ) {
     this.o = { ...DEFAULTS, ...options };
-    if (!Number.isInteger(Math.log2(this.o.bits)) || this.o.bits < 32)
-      throw new Error('bits must be a power of two of at least 32');
+    Bloom.check(this.o.bits);
   }
 
   /** Buckets tracked now (for tests and metrics). */
@@ -87,21 +60,13 @@ export class CreatedHere {
     if (!this.trackable(bucket)) return;
     let filter = this.filters.get(bucket);
     if (!filter) {
-      filter = new Uint32Array(this.o.bits / 32);
+      filter = new Bloom(this.o.bits);
       this.filters.set(bucket, filter);
       this.trim();
       // This bucket was the oldest one, and was dropped at once: it is unknown now.
       if (!this.filters.has(bucket)) return;
     }
-    hash(id);
-    const h1 = H1;
-    const h2 = H2;
-    const mask = this.o.bits - 1;
-    for (let i = 0; i < PROBES; i++) {
-      const bit = (h1 + i * h2) & mask;
-      const word = bit >>> 5;
-      filter[word] = (filter[word] ?? 0) | (1 << (bit & 31));
-    }
+    filter.add(id);
   }
 
   /** Whether the document cannot exist: its bucket is this process's alone, and it never wrote it. */
@@ -109,16 +74,7 @@ export class CreatedHere {
     const bucket = this.bucketOf(key);
     if (!this.trackable(bucket)) return false;
     const filter = this.filters.get(bucket);
-    if (!filter) return true;
-    hash(id);
-    const h1 = H1;
-    const h2 = H2;
-    const mask = this.o.bits - 1;
-    for (let i = 0; i < PROBES; i++) {
-      const bit = (h1 + i * h2) & mask;
-      if (((filter[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return true;
-    }
-    return false;
+    return !filter?.has(id);
   }
 
   /** Keep the latest buckets' filters; an older bucket becomes unknown (looked up as before). */

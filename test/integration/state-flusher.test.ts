@@ -88,6 +88,7 @@ const entry = (collection: string, id: string, value?: Doc | null): Entry => ({
   collection,
   id,
   value,
+  noted: false,
   pending: [],
   inflight: null,
   loading: null,

@@ -17,6 +17,7 @@ import { applyDelta, type Doc, type OpEntry } from './delta';
 import { Generations } from './generations';
 import { unpackRead } from './pack';
 import { Unavailable } from '../../core/errors';
+import type { KnownIds } from './known-ids';
 
 /**
  * `work`, or `timeout()` thrown once it has run `ms`. The work is not cancelled (a driver command
@@ -62,6 +63,8 @@ export interface Entry {
   inflightSeq?: number;
   inflightAt?: number;
   memo?: { version: number; view: unknown };
+  /** Whether its collection's KnownIds was told of it (once per entry: see note()). */
+  noted: boolean;
 }
 
 /**
@@ -74,7 +77,8 @@ export const NOTHING_PENDING = Object.freeze([]) as unknown as (readonly OpEntry
 export const busy = (e: Entry): boolean => e.pending.length > 0 || e.inflight !== null || e.loading !== null;
 
 export interface CacheObserver {
-  read(collection: string, outcome: 'hit' | 'miss' | 'stale'): void;
+  /** hit: a fresh cached copy; absent: known not to exist (KnownIds), no look-up; miss, stale: a look-up. */
+  read(collection: string, outcome: 'hit' | 'absent' | 'miss' | 'stale'): void;
 }
 
 export interface CacheOptions {
@@ -89,10 +93,18 @@ export interface CacheOptions {
   readTimeoutMs: number;
   observer?: CacheObserver;
   now?: () => number;
+  /**
+   * Per collection, the ids that may be in the database (known-ids.ts), where this process is its
+   * only writer: a document it does not hold is answered as absent without a look-up.
+   */
+  known?: Readonly<Record<string, KnownIds>>;
 }
 
 /** Most _ids in one batched look-up (Rampart's FerretDB build pushes down at most 1,000). */
 const MAX_IDS_PER_FIND = 500;
+
+/** What fill() answers for a document known absent: nothing to wait for. */
+const SETTLED: Promise<void> = Promise.resolve();
 
 /** Thrown inside a read that did not finish within its deadline. */
 const TIMED_OUT = Symbol('timed-out');
@@ -158,14 +170,49 @@ export class StateCache {
       inflightSeq: undefined,
       inflightAt: undefined,
       memo: undefined,
+      noted: false,
     };
     this.entries.add(collection, id, e);
     return e;
   }
 
+  /** Tell `e`'s collection's KnownIds that it is about to be written (before any flush can write it). */
+  private note(e: Entry): void {
+    if (e.noted) return;
+    e.noted = true;
+    this.o.known?.[e.collection]?.note(e.id);
+  }
+
+  /**
+   * Whether `e`, neither known nor being read or written, is known not to exist (KnownIds): then
+   * it is held as absent, with the changes queued so far applied, as a look-up finding nothing
+   * would leave it.
+   */
+  private knownToBeAbsent(e: Entry): boolean {
+    if (e.value !== undefined || e.loading !== null || e.inflight !== null) return false;
+    if (!this.o.known?.[e.collection]?.absent(e.id)) return false;
+    this.settleAbsent(e);
+    return true;
+  }
+
+  private settleAbsent(e: Entry): void {
+    let value: Doc | null = null;
+    for (const d of e.pending) value = applyDelta(value, d);
+    e.value = value;
+    e.readAt = this.now();
+    e.version++;
+  }
+
   /** Apply `ops` to the cached copy (if known) now: the entry, for the write-behind queue. */
   change(collection: string, id: string, ops: readonly OpEntry[]): Entry {
     const e = this.entry(collection, id);
+    if (!e.noted) {
+      // A document first changed without a read (a counter bump) may be known absent: then it
+      // is known, and written whole with no look-up. Asked before it is noted, which would say
+      // it may exist.
+      this.knownToBeAbsent(e);
+      this.note(e);
+    }
     // A replacement makes the document known even when it was never read.
     if (e.value !== undefined || ops[0]?.op === 'replace') e.value = applyDelta(e.value ?? null, ops);
     e.version++;
@@ -180,6 +227,7 @@ export class StateCache {
   editable(collection: string, id: string): Entry | undefined {
     const e = this.entries.get(collection, id);
     if (!e || e.value === undefined || e.loading !== null) return undefined;
+    this.note(e);
     e.value ??= {};
     e.version++;
     return e;
@@ -193,6 +241,7 @@ export class StateCache {
   replaced(collection: string, id: string, doc: Doc): Entry | undefined {
     const e = this.entry(collection, id);
     if (e.loading !== null) return undefined;
+    this.note(e);
     e.value = doc;
     e.version++;
     return e;
@@ -228,12 +277,17 @@ export class StateCache {
       this.o.observer?.read(e.collection, 'hit');
       return null;
     }
+    if (this.knownToBeAbsent(e)) {
+      this.o.observer?.read(e.collection, 'absent');
+      return null;
+    }
     this.o.observer?.read(e.collection, e.value === undefined ? 'miss' : 'stale');
     return this.fill(e);
   }
 
   /** Read `e` from the database (joining its look-up under way, if any), uncounted: the flusher's. */
   fill(e: Entry): Promise<void> {
+    if (e.loading === null && this.knownToBeAbsent(e)) return SETTLED;
     return (e.loading ??= this.load(e));
   }
 
@@ -426,11 +480,7 @@ export class StateCache {
   knownAbsent(collection: string, id: string): void {
     const e = this.entry(collection, id);
     if (e.value !== undefined || e.loading !== null || e.inflight !== null) return;
-    let value: Doc | null = null;
-    for (const d of e.pending) value = applyDelta(value, d);
-    e.value = value;
-    e.readAt = this.now();
-    e.version++;
+    this.settleAbsent(e);
   }
 
   /** The cached document without any I/O: undefined when not cached (or never read). */
