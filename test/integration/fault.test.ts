@@ -87,7 +87,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       privateDatabase: true,
       verdictBudgetMs: 150,
       // The defaults: a second of unwritten changes at most, a track call waits 5 s to be written.
-      state: { queueLimit: 100_000 },
+      // No ids read at start (RAMPART_KNOWN_IDS_MAX=0): a user never seen is looked up in the
+      // database, as one it holds but the cache does not, so that reads below need the database.
+      state: { queueLimit: 100_000, knownIdsMax: 0 },
       drainTimeoutMs: 5_000,
     });
     await built.services.environments.ensureSandbox(app.secret, undefined);
