@@ -73,6 +73,9 @@ export interface Entry {
  */
 export const NOTHING_PENDING = Object.freeze([]) as unknown as (readonly OpEntry[])[];
 
+/** A document neither known (read, or known absent) nor being read or written. */
+const unknown = (e: Entry): boolean => e.value === undefined && e.loading === null && e.inflight === null;
+
 /** A document with unwritten changes or a look-up under way: never dropped from the cache. */
 export const busy = (e: Entry): boolean => e.pending.length > 0 || e.inflight !== null || e.loading !== null;
 
@@ -189,8 +192,7 @@ export class StateCache {
    * would leave it.
    */
   private knownToBeAbsent(e: Entry): boolean {
-    if (e.value !== undefined || e.loading !== null || e.inflight !== null) return false;
-    if (!this.o.known?.[e.collection]?.absent(e.id)) return false;
+    if (!unknown(e) || !this.o.known?.[e.collection]?.absent(e.id)) return false;
     this.settleAbsent(e);
     return true;
   }
@@ -479,8 +481,7 @@ export class StateCache {
    */
   knownAbsent(collection: string, id: string): void {
     const e = this.entry(collection, id);
-    if (e.value !== undefined || e.loading !== null || e.inflight !== null) return;
-    this.settleAbsent(e);
+    if (unknown(e)) this.settleAbsent(e);
   }
 
   /** The cached document without any I/O: undefined when not cached (or never read). */
