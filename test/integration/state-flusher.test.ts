@@ -255,6 +255,47 @@ embeddedOnly('snapshots (embedded database)', () => {
     ]);
     expect(errors).toEqual([]);
   });
+
+  it('writes inserts in plain insert commands: an _id already there is found, a refused document dropped, a missing _id given', async () => {
+    await database.db.collection('plain').insertOne({ _id: 'dup' as never, first: true });
+    const { flusher, report } = flusherOf(database.db, { writeMode: 'snapshots' });
+    const done: [string, boolean][] = [];
+    const since = commands.length;
+    flusher.insert('plain', { _id: 'dup' as never, first: false }, (ok) => done.push(['dup', ok]));
+    flusher.insert('plain', { _id: 'new' as never, n: 1 }, (ok) => done.push(['new', ok]));
+    // The database refuses an array as an _id.
+    flusher.insert('plain', { _id: ['no'] as never }, (ok) => done.push(['array', ok]));
+    const bare: { _id?: unknown; bare: boolean } = { bare: true };
+    flusher.insert('plain', bare, (ok) => done.push(['bare', ok]));
+    await flusher.flush();
+    expect(sent('insert', 'plain', since)).toEqual([
+      { name: 'insert', collection: 'plain', n: 4, comment: undefined },
+    ]);
+    expect(done.sort()).toEqual([
+      ['array', false],
+      ['bare', true],
+      ['dup', false],
+      ['new', true],
+    ]);
+    expect(
+      await database.db
+        .collection('plain')
+        .find({ _id: { $in: ['dup', 'new'] as never[] } })
+        .sort({ _id: 1 })
+        .toArray(),
+    ).toEqual([
+      { _id: 'dup', first: true },
+      { _id: 'new', n: 1 },
+    ]);
+    expect(await database.db.collection('plain').findOne({ bare: true })).toEqual({
+      _id: bare._id,
+      bare: true,
+    });
+    expect(errors.map((e) => e.what)).toEqual(['insert refused by the database (plain); document dropped']);
+    expect(report.dropped).toEqual([['plain', 1]]);
+    expect(flusher.backlog).toBe(0);
+    expect(flusher.failing).toBeNull();
+  });
 });
 
 it('waits for a look-up under way instead of spinning when its document is all that is queued (deltas)', async () => {

@@ -5,7 +5,8 @@
  * Changed documents (cache.ts's entries, marked dirty) and inserts are written by one flush at a
  * time, every `flushIntervalMs` (at once past `maxBatch` writes): each document's deltas coalesced
  * into ordered `bulkWrite`s (in `snapshots` mode, documents whole in insert-or-replace commands),
- * and `insertMany`s of the inserts. A flush that fails for a transient reason (database
+ * and the inserts many per command (on the embedded database, plain `insert` commands without
+ * the driver's bulk-write machinery, database.ts's insertCommand). A flush that fails for a transient reason (database
  * unreachable, a duplicate-key race of two upserts) puts what it took back in front of the queue
  * and is retried with backoff; only what the database refuses for good is dropped (logged).
  *
@@ -34,7 +35,13 @@ import {
 import { coalesce, groupOps, NO_OPS, toUpdateDocument, type OpEntry, type UpdateGroup } from './delta';
 import { NOTHING_PENDING, type Entry, type StateDocument } from './cache';
 import { pack } from './pack';
-import { firstWriteError, isDuplicateKey, writeErrors } from '../database';
+import {
+  firstWriteError,
+  insertCommand,
+  isDuplicateKey,
+  writeErrors,
+  type WriteErrorLike,
+} from '../database';
 import { Unavailable } from '../../core/errors';
 
 export interface FlushObserver {
@@ -882,7 +889,13 @@ export class WriteBehind {
           doc._id = e.id;
           return doc as StateDocument;
         });
-        await this.target(collection).insertMany(docs, { ordered: false, comment: UPSERT_COMMENT });
+        // One insert-or-replace command: a document the database refused fails the chunk, which
+        // is written again (whole, so a document written meanwhile is only written again).
+        const refused = await insertCommand(this.database(), collection, docs, {
+          ordered: false,
+          comment: UPSERT_COMMENT,
+        });
+        if (refused.length > 0) throw refusedError(collection, refused);
         if (run.abandoned) return;
         this.progress(run);
         this.count(collection, docs);
@@ -912,18 +925,29 @@ export class WriteBehind {
         if (run.abandoned) return;
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
+        let errors: WriteErrorLike[] | null;
+        const docs = chunk.map((c) => c.doc);
         try {
-          const docs = chunk.map((c) => c.doc);
-          await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
-          if (run.abandoned) return;
-          this.progress(run);
-          this.count(collection, docs);
+          // Alone on the embedded database: one insert command, without the driver's bulk-write
+          // machinery; on MongoDB, insertMany (its write concern and retryable writes).
+          if (this.o.writeMode === 'snapshots')
+            errors = await insertCommand(this.database(), collection, docs, { ordered: false });
+          else {
+            await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
+            errors = [];
+          }
         } catch (err) {
           if (run.abandoned) return;
           // The driver reports a lost connection as a bulk write error without write errors:
           // then nothing is known to be written, and the whole chunk is tried again.
-          const errors = writeErrors(err);
+          errors = writeErrors(err);
           if (errors === null || errors.length === 0) throw err;
+        }
+        if (run.abandoned) return;
+        if (errors.length === 0) {
+          this.progress(run);
+          this.count(collection, docs);
+        } else {
           // Unordered: only the listed ones failed; a duplicate _id means it is there already.
           let refused = 0;
           for (const w of errors) {
@@ -947,6 +971,14 @@ export class WriteBehind {
       throw err;
     }
   }
+}
+
+/** A chunk of whole documents some of which the database refused: the chunk is written again. */
+function refusedError(collection: string, refused: readonly WriteErrorLike[]): Error {
+  const first = refused[0]?.error as { message?: unknown } | undefined;
+  return new Error(
+    `${refused.length} document(s) of ${collection} refused: ${String(first?.message ?? 'write error')}`,
+  );
 }
 
 /**
