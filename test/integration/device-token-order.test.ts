@@ -33,11 +33,22 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The test database, except that writes to `users` fail while `broken.users` is set. */
+/**
+ * The test database, except that writes to `users` fail while `broken.users` is set: the driver's
+ * insertMany and bulkWrite (MongoDB's path) and the plain insert and update commands (the
+ * embedded database's).
+ */
 function faultyWriter(db: Db, broken: { users: boolean }, order: string[]): Db {
   const refuse = () => Promise.reject(new Error('connection reset while writing users (test)'));
   return new Proxy(db, {
     get(target, key) {
+      if (key === 'command')
+        return (command: { insert?: unknown; update?: unknown }, ...rest: unknown[]) => {
+          const name = command.insert ?? command.update;
+          if (name === USERS && broken.users) return refuse();
+          if (typeof name === 'string') order.push(name);
+          return (target.command as (...a: unknown[]) => Promise<unknown>).apply(target, [command, ...rest]);
+        };
       if (key !== 'collection') return Reflect.get(target, key, target) as unknown;
       return (name: string) => {
         const real = target.collection(name);
