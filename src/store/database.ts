@@ -128,12 +128,17 @@ export interface WriteErrorLike {
   error: unknown;
 }
 
+/** The most bytes of documents one `insert` command carries (a command may be at most 16 MiB). */
+export const MAX_INSERT_BYTES = 8 * 1024 * 1024;
+
 /**
- * Insert `docs` with one `insert` command, as `insertMany` does but without the driver's
+ * Insert `docs`, unordered, with `insert` commands, as `insertMany` does but without the driver's
  * bulk-write machinery (its operation, batch and result objects: ~4 KB and ~2% of a verdict's CPU
- * when every flush writes a few documents). A document without an `_id` is given one here, as the
- * driver does, so that a retried insert finds it already there. The database's write errors, by
- * index (none when every document was written); a command that fails throws.
+ * when every flush writes a few documents). Like the driver, it splits them into commands of at
+ * most MAX_INSERT_BYTES (`sizeOf`: a document's BSON size), so that large documents never make a
+ * command the database must refuse, and gives a document without an `_id` one, so that a retried
+ * insert finds it already there. The database's write errors, by index in `docs` (none when every
+ * document was written); a command that fails throws.
  *
  * For Rampart's own embedded database: it sends no write concern or session options of its own.
  */
@@ -141,18 +146,36 @@ export async function insertCommand(
   db: Db,
   collection: string,
   docs: Document[],
-  options: { ordered: boolean; comment?: string },
+  options: { comment?: string; sizeOf: (doc: Document) => number },
 ): Promise<WriteErrorLike[]> {
   for (const d of docs) if (d._id === undefined || d._id === null) d._id = new ObjectId();
-  const command: Document = { insert: collection, documents: docs, ordered: options.ordered };
-  if (options.comment !== undefined) command.comment = options.comment;
-  const reply = await db.command(command);
-  const listed: unknown = reply.writeErrors;
-  if (!Array.isArray(listed) || listed.length === 0) return [];
-  return listed.map((w: { index?: unknown; code?: unknown; errmsg?: unknown }) => ({
-    index: typeof w.index === 'number' ? w.index : 0,
-    error: { code: w.code, message: String(w.errmsg ?? 'write error') },
-  }));
+  const errors: WriteErrorLike[] = [];
+  for (let from = 0; from < docs.length;) {
+    let to = from;
+    let bytes = 0;
+    while (to < docs.length) {
+      const size = options.sizeOf(docs[to] as Document);
+      if (to > from && bytes + size > MAX_INSERT_BYTES) break;
+      bytes += size;
+      to++;
+    }
+    const command: Document = {
+      insert: collection,
+      documents: from === 0 && to === docs.length ? docs : docs.slice(from, to),
+      ordered: false,
+    };
+    if (options.comment !== undefined) command.comment = options.comment;
+    const reply = await db.command(command);
+    const listed: unknown = reply.writeErrors;
+    if (Array.isArray(listed))
+      for (const w of listed as { index?: unknown; code?: unknown; errmsg?: unknown }[])
+        errors.push({
+          index: from + (typeof w.index === 'number' ? w.index : 0),
+          error: { code: w.code, message: String(w.errmsg ?? 'write error') },
+        });
+    from = to;
+  }
+  return errors;
 }
 
 /** The write errors of a bulk write error (null when the error is not one). */

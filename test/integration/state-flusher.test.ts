@@ -296,6 +296,21 @@ embeddedOnly('snapshots (embedded database)', () => {
     expect(flusher.backlog).toBe(0);
     expect(flusher.failing).toBeNull();
   });
+
+  it('splits inserts too large for one command (16 MiB) into several, and writes them all', async () => {
+    const { flusher } = flusherOf(database.db, { writeMode: 'snapshots' });
+    const done: boolean[] = [];
+    const since = commands.length;
+    // Three documents of 6 MB: 18 MB would be one command the database must refuse.
+    for (const id of ['b1', 'b2', 'b3'])
+      flusher.insert('large', { _id: id as never, text: id.repeat(3_000_000) }, (ok) => done.push(ok));
+    await flusher.flush();
+    expect(done).toEqual([true, true, true]);
+    expect(sent('insert', 'large', since).map((c) => c.n)).toEqual([1, 1, 1]);
+    expect(await database.db.collection('large').countDocuments({})).toBe(3);
+    expect(errors).toEqual([]);
+    expect(flusher.backlog).toBe(0);
+  });
 });
 
 it('waits for a look-up under way instead of spinning when its document is all that is queued (deltas)', async () => {

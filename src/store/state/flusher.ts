@@ -892,8 +892,8 @@ export class WriteBehind {
         // One insert-or-replace command: a document the database refused fails the chunk, which
         // is written again (whole, so a document written meanwhile is only written again).
         const refused = await insertCommand(this.database(), collection, docs, {
-          ordered: false,
           comment: UPSERT_COMMENT,
+          sizeOf: bsonSize,
         });
         if (refused.length > 0) throw refusedError(collection, refused);
         if (run.abandoned) return;
@@ -931,7 +931,7 @@ export class WriteBehind {
           // Alone on the embedded database: one insert command, without the driver's bulk-write
           // machinery; on MongoDB, insertMany (its write concern and retryable writes).
           if (this.o.writeMode === 'snapshots')
-            errors = await insertCommand(this.database(), collection, docs, { ordered: false });
+            errors = await insertCommand(this.database(), collection, docs, { sizeOf: bsonSize });
           else {
             await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
             errors = [];
