@@ -138,7 +138,7 @@ export const MAX_INSERT_BYTES = 8 * 1024 * 1024;
  * most MAX_INSERT_BYTES (`sizeOf`: a document's BSON size), so that large documents never make a
  * command the database must refuse, and gives a document without an `_id` one, so that a retried
  * insert finds it already there. The database's write errors, by index in `docs` (none when every
- * document was written); a command that fails throws.
+ * document was written), and the bytes sent (the sizes it split by); a command that fails throws.
  *
  * For Rampart's own embedded database: it sends no write concern or session options of its own.
  */
@@ -147,9 +147,10 @@ export async function insertCommand(
   collection: string,
   docs: Document[],
   options: { comment?: string; sizeOf: (doc: Document) => number },
-): Promise<WriteErrorLike[]> {
+): Promise<{ errors: WriteErrorLike[]; bytes: number }> {
   for (const d of docs) if (d._id === undefined || d._id === null) d._id = new ObjectId();
   const errors: WriteErrorLike[] = [];
+  let total = 0;
   for (let from = 0; from < docs.length;) {
     let to = from;
     let bytes = 0;
@@ -159,6 +160,7 @@ export async function insertCommand(
       bytes += size;
       to++;
     }
+    total += bytes;
     const command: Document = {
       insert: collection,
       documents: from === 0 && to === docs.length ? docs : docs.slice(from, to),
@@ -168,25 +170,27 @@ export async function insertCommand(
     const reply = await db.command(command);
     const listed: unknown = reply.writeErrors;
     if (Array.isArray(listed))
-      for (const w of listed as { index?: unknown; code?: unknown; errmsg?: unknown }[])
-        errors.push({
-          index: from + (typeof w.index === 'number' ? w.index : 0),
-          error: { code: w.code, message: String(w.errmsg ?? 'write error') },
-        });
+      for (const w of listed as ListedWriteError[]) errors.push(writeErrorOf(w, from));
     from = to;
   }
-  return errors;
+  return { errors, bytes: total };
 }
+
+/** A write error as a server reply or the driver's bulk write error lists it. */
+type ListedWriteError = { index?: unknown; err?: unknown; code?: unknown; errmsg?: unknown };
+
+/** `w`, its index counted from `offset` (where its command's documents start). */
+const writeErrorOf = (w: ListedWriteError, offset = 0): WriteErrorLike => ({
+  index: offset + (typeof w.index === 'number' ? w.index : 0),
+  error: w.err ?? { code: w.code, message: String(w.errmsg ?? 'write error') },
+});
 
 /** The write errors of a bulk write error (null when the error is not one). */
 export function writeErrors(err: unknown): WriteErrorLike[] | null {
   const e = err as { writeErrors?: unknown; name?: unknown } | null;
   if (!e || typeof e !== 'object' || e.name !== 'MongoBulkWriteError') return null;
   const list = Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : [];
-  return list.map((w: { index?: unknown; err?: unknown; code?: unknown; errmsg?: unknown }) => ({
-    index: typeof w.index === 'number' ? w.index : 0,
-    error: w.err ?? { code: w.code, message: String(w.errmsg ?? 'write error') },
-  }));
+  return list.map((w: ListedWriteError) => writeErrorOf(w));
 }
 
 /** The write error of an ordered bulk write: the first, by index (null when the error is not one). */

@@ -891,14 +891,14 @@ export class WriteBehind {
         });
         // One insert-or-replace command: a document the database refused fails the chunk, which
         // is written again (whole, so a document written meanwhile is only written again).
-        const refused = await insertCommand(this.database(), collection, docs, {
+        const sent = await insertCommand(this.database(), collection, docs, {
           comment: UPSERT_COMMENT,
           sizeOf: bsonSize,
         });
-        if (refused.length > 0) throw refusedError(collection, refused);
+        if (sent.errors.length > 0) throw refusedError(collection, sent.errors);
         if (run.abandoned) return;
         this.progress(run);
-        this.count(collection, docs);
+        this.o.observer?.wrote?.(collection, sent.bytes);
         written += chunk.length;
       }
     } finally {
@@ -926,12 +926,16 @@ export class WriteBehind {
         const chunk = items.slice(i, i + this.o.maxBatch);
         const failed = new Set<number>();
         let errors: WriteErrorLike[] | null;
+        /** The bytes sent, when insertCommand sized them already. */
+        let bytes: number | undefined;
         const docs = chunk.map((c) => c.doc);
         try {
           // Alone on the embedded database: one insert command, without the driver's bulk-write
           // machinery; on MongoDB, insertMany (its write concern and retryable writes).
           if (this.o.writeMode === 'snapshots')
-            errors = await insertCommand(this.database(), collection, docs, { sizeOf: bsonSize });
+            ({ errors, bytes } = await insertCommand(this.database(), collection, docs, {
+              sizeOf: bsonSize,
+            }));
           else {
             await (this.target(collection) as unknown as Collection).insertMany(docs, { ordered: false });
             errors = [];
@@ -946,7 +950,8 @@ export class WriteBehind {
         if (run.abandoned) return;
         if (errors.length === 0) {
           this.progress(run);
-          this.count(collection, docs);
+          if (bytes === undefined) this.count(collection, docs);
+          else this.o.observer?.wrote?.(collection, bytes);
         } else {
           // Unordered: only the listed ones failed; a duplicate _id means it is there already.
           let refused = 0;
