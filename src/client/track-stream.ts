@@ -1,10 +1,12 @@
 /**
  * TrackStream, resumed where the server stopped. Rampart refuses a stream part-way when it cannot
  * take more for now (UNAVAILABLE: its write queue is full, or it holds more than its database
- * writes for good; RESOURCE_EXHAUSTED: the environment's rate limit) and says in the
- * `rampart-accepted` trailer how many of the stream's events it took, in order. The client waits
- * (the server's retry-after, else a doubling backoff) and opens a new stream that starts with the
- * first event not taken: every event is sent until taken, none is taken twice.
+ * writes for good, or an event was not written in time; RESOURCE_EXHAUSTED: the environment's
+ * rate limit) and says in its trailers which of the stream's events it wrote: every one in
+ * `rampart-accepted-ranges` (events are written concurrently, so a late one may leave later ones
+ * written), the count of its first ones in `rampart-accepted`. The client waits (the server's
+ * retry-after, else a doubling backoff) and opens a new stream that carries the events not
+ * written, in order: every event is sent until taken, none is taken twice.
  *
  * Events go out in streams of at most `chunk` events, so that what a retry may have to send again
  * (everything sent on the current stream) stays bounded however long the caller's iterable is.
@@ -15,7 +17,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
-import { ACCEPTED_KEY } from '../grpc/metadata-keys';
+import { ACCEPTED_KEY, ACCEPTED_RANGES_KEY } from '../grpc/metadata-keys';
+import { acceptedOf } from '../grpc/accepted-ranges';
 
 /** The client's error as this module reads it (RampartError). */
 export type RampartLikeError = Error & {
@@ -63,11 +66,13 @@ interface Sent<Req> {
   drained: boolean;
 }
 
-/** How many events the failed stream's server took, from its trailer (null: it did not say). */
-function acceptedBy(md: grpc.Metadata): number | null {
-  const v = md.get(ACCEPTED_KEY)[0];
-  const n = typeof v === 'string' ? Number(v) : NaN;
-  return Number.isInteger(n) && n >= 0 ? n : null;
+/** Which of the `sent` events the failed stream's server took, from its trailers (null: it did not say). */
+function takenBy(md: grpc.Metadata, sent: number): boolean[] | null {
+  const text = (key: string) => {
+    const v = md.get(key)[0];
+    return typeof v === 'string' ? v : undefined;
+  };
+  return acceptedOf(text(ACCEPTED_KEY), text(ACCEPTED_RANGES_KEY), sent);
 }
 
 /** A stream the server ended with an error, and what was sent on it. */
@@ -175,11 +180,12 @@ export async function trackStream<Req, Err extends RampartLikeError>(
     } catch (caught) {
       const { error: err, sent, drained: ended } = caught as Refused<Req, Err>;
       drained = ended;
-      const taken = acceptedBy(err.metadata);
+      const taken = takenBy(err.metadata, sent.length);
       if (taken !== null) {
-        total += taken;
-        carry = sent.slice(taken);
-        if (taken > 0) refusals = 0;
+        const count = taken.filter(Boolean).length;
+        total += count;
+        carry = sent.filter((_, i) => !taken[i]);
+        if (count > 0) refusals = 0;
       }
       const delayMs =
         err.code === grpc.status.RESOURCE_EXHAUSTED && err.retryAfterSeconds !== null

@@ -107,6 +107,24 @@ interface Job {
   resolve: () => void;
   reject: (err: unknown) => void;
   cancelDeadline: () => void;
+  /** Set when its caller was told NotWrittenYet: told later whether it was written after all. */
+  late: ((written: boolean) => void) | null;
+}
+
+/**
+ * Unavailable for an event whose caller stopped waiting while it was being applied or written:
+ * it may still be stored. `written` settles once that is known: true once it is written, false
+ * when it was not kept (its reads failed, or its turn came after its caller had left). A stream
+ * (gRPC TrackStream) waits for it, within its own deadline, before it says which of its events it
+ * took, so that its client sends again only what was not stored.
+ */
+export class NotWrittenYet extends Unavailable {
+  constructor(
+    message: string,
+    readonly written: Promise<boolean>,
+  ) {
+    super(message);
+  }
 }
 
 export class TrackService {
@@ -180,6 +198,31 @@ export class TrackService {
   }
 
   /**
+   * For a stream, before each event: why its next event should wait rather than be taken now (the
+   * queue half full, or its oldest event waiting half the bound, or the writes behind), or null
+   * to take it now. Waiting there, a stream holds its sender back (HTTP/2 flow control) while track
+   * catches up, so that streams slow down before anything is refused. Throws Unavailable where
+   * waiting cannot help (shutting down). A stream waits at most `streamWaitMs`, then asks
+   * admitNow() and fails with the reason.
+   */
+  streamBackpressure(): string | null {
+    if (this.closed) throw new Unavailable('the service is shutting down');
+    const waiting = this.queue.length;
+    if (waiting >= (this.d.maxQueue ?? 10_000) / 2) return `track is behind (${waiting} events waiting)`;
+    const head = this.queue[0];
+    const waited = head ? this.d.clock.now().getTime() - head.queuedAt : 0;
+    if (waited >= (this.d.maxQueueWaitMs ?? 1_000) / 2)
+      return `track is behind (its oldest event has waited ${waited} ms)`;
+    if (this.d.writes.pressure !== 'ok') return 'the writes are behind';
+    return null;
+  }
+
+  /** The longest a stream holds its next event back (streamBackpressure()): one acknowledgement wait. */
+  get streamWaitMs(): number {
+    return this.ackTimeoutMs;
+  }
+
+  /**
    * Accept a track event (a command already decoded). Never throws for an invalid one: it is kept
    * in the debugger with its reason (the payload as received: `rawText`, else `received`, else the
    * command). Resolves once written; rejects with Unavailable when it cannot be taken.
@@ -238,6 +281,7 @@ export class TrackService {
         resolve,
         reject,
         cancelDeadline: () => undefined,
+        late: null,
       };
       const stopExpiry = this.d.scheduler.after(Math.max(0, deadline - this.d.clock.now().getTime()), () =>
         this.expire(job),
@@ -260,13 +304,43 @@ export class TrackService {
     if (i >= 0) this.queue.splice(i, 1);
     this.done(
       job,
-      new Unavailable(
-        job.started
-          ? 'the event was not written in time; it may still be'
-          : `the event could not be applied in time (${this.ackTimeoutMs} ms); it was not kept`,
-      ),
+      job.started
+        ? this.unsure(job, 'the event was not written in time; it may still be')
+        : new Unavailable(
+            `the event could not be applied in time (${this.ackTimeoutMs} ms); it was not kept`,
+          ),
     );
     this.idleIfDone();
+  }
+
+  /** The error of a started job whose caller stops waiting: its `written` says later how it ended. */
+  private unsure(job: Job, message: string): NotWrittenYet {
+    return new NotWrittenYet(message, new Promise<boolean>((resolve) => (job.late = resolve)));
+  }
+
+  /**
+   * A job's changes are queued for writing: its caller is answered once they are written. Past its
+   * deadline the caller is told it may still be (NotWrittenYet), and that error's `written` says
+   * true once they are: the write-behind queue keeps what it holds until it is written, so an
+   * event applied is written unless the process ends first.
+   */
+  private whenWritten(job: Job): void {
+    job.applied = true;
+    this.d.writes.durable(job.deadline).then(
+      () => {
+        this.done(job);
+        job.late?.(true);
+      },
+      (err: unknown) => {
+        if (!job.settled) this.done(job, this.unsure(job, err instanceof Error ? err.message : String(err)));
+        const late = job.late;
+        if (!late) return;
+        this.d.writes.durable().then(
+          () => late(true),
+          () => late(false),
+        );
+      },
+    );
   }
 
   /** The caller left: a job not started yet is dropped (not stored); one started goes on. */
@@ -352,13 +426,11 @@ export class TrackService {
       this.running++;
       this.ordered(job)
         .then(
-          () => {
-            job.applied = true;
+          (applied) => {
+            // Skipped: its caller stopped waiting before its turn came; nothing of it is kept.
+            if (!applied) return job.late?.(false);
             // Answered once written: one flush answers every event applied within its interval.
-            this.d.writes.durable(job.deadline).then(
-              () => this.done(job),
-              (err: unknown) => this.done(job, err),
-            );
+            this.whenWritten(job);
           },
           (err: unknown) => this.retry(job, err),
         )
@@ -379,12 +451,12 @@ export class TrackService {
     }
   }
 
-  /** Run the job after the previous job of the same user (or device token). */
-  private ordered(job: Job): Promise<void> {
+  /** Run the job after the previous job of the same user (or device token); false: skipped, as settled meanwhile. */
+  private ordered(job: Job): Promise<boolean> {
     const e = job.event;
     const key = `${job.principal.env.id}\u0000${e.userId ?? `token:${e.deviceToken ?? ''}`}`;
     const previous = this.chains.get(key) ?? Promise.resolve();
-    const run = previous.then(() => (job.settled ? undefined : this.apply(job)));
+    const run = previous.then(() => (job.settled ? false : this.apply(job).then(() => true)));
     const settled = run.then(
       () => undefined,
       () => undefined,
@@ -399,7 +471,8 @@ export class TrackService {
   /** A job whose reads failed goes back to the front of the queue, after a pause (until its deadline). */
   private retry(job: Job, err: unknown): void {
     job.attempts++;
-    if (job.settled) return;
+    // Its caller stopped waiting: it is not retried, so nothing of it is kept.
+    if (job.settled) return job.late?.(false);
     // One line per second at most while the database is down, however many events wait.
     const now = this.d.clock.now().getTime();
     this.retriesSinceLog++;
@@ -427,11 +500,7 @@ export class TrackService {
           deviceToken: null,
         }),
       );
-      job.applied = true;
-      this.d.writes.durable(job.deadline).then(
-        () => this.done(job),
-        (e: unknown) => this.done(job, e),
-      );
+      this.whenWritten(job);
       return;
     }
     job.started = false;

@@ -13,7 +13,8 @@ import {
   type ServerDuplexStream,
 } from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
-import { DeadlineExceeded, InvalidParameters } from '../core/errors';
+import { DeadlineExceeded, InvalidParameters, Unavailable } from '../core/errors';
+import { NotWrittenYet } from '../core/track';
 import type { Principal } from '../core/model';
 import type { Verdict, VerdictEndpoint } from '../core/verdicts/evaluate';
 import type { Caller } from '../core/work-limiter';
@@ -46,7 +47,8 @@ import type { VerdictStreamResponse } from './generated/rampart/v1/VerdictStream
 import type { AuthenticateResponse } from './generated/rampart/v1/AuthenticateResponse';
 import type { RiskResponse } from './generated/rampart/v1/RiskResponse';
 import type { FilterResponse } from './generated/rampart/v1/FilterResponse';
-import { ACCEPTED_KEY, MAX_MESSAGE_BYTES_KEY } from './metadata-keys';
+import { ACCEPTED_KEY, ACCEPTED_RANGES_KEY, MAX_MESSAGE_BYTES_KEY } from './metadata-keys';
+import { acceptedTrailers } from './accepted-ranges';
 
 /** A call as the core's work limiter watches it: gone once cancelled or past its deadline. */
 function callerOf(signal: CallSignal): Caller {
@@ -62,7 +64,7 @@ function callerOf(signal: CallSignal): Caller {
 }
 
 /** One feedback event, as Track takes it: resolves once it is written. A message the core cannot take goes to the debugger, as on REST. */
-function track(
+function trackOne(
   door: Door,
   principal: Principal,
   m: TrackRequest__Output,
@@ -78,31 +80,48 @@ function track(
 
 /** Events of one TrackStream read and not yet written, past which the stream stops reading (HTTP/2 flow control holds the sender). */
 export const TRACK_STREAM_WINDOW = 512;
+/** How often a stream held back by track's backpressure asks again. */
+const BACKPRESSURE_POLL_MS = 20;
 
 /**
- * TrackStream: each event is taken as by Track (written before it counts). The stream reads
- * ahead at most TRACK_STREAM_WINDOW events not yet written. The answer (or, when the stream fails
- * part-way, the `rampart-accepted` trailer) counts the stream's first events that are written,
- * in order: the client sends the rest again from there.
+ * TrackStream: each event is taken as by Track (written before it counts), in order. The stream
+ * reads ahead at most TRACK_STREAM_WINDOW events not yet written, and while track is behind
+ * (TrackService.streamBackpressure) it stops reading and holds its next event back, for at most
+ * `streamWaitMs`, so that a busy service slows its streams down before it refuses them. The
+ * answer counts the events written; when the stream fails part-way (rate limit, a refusal, an
+ * event not written in time) its trailers say which were: `rampart-accepted` the count of its
+ * first events written, `rampart-accepted-ranges` every one. An event whose write was late is
+ * waited for (one more acknowledgement wait) before they are sent, so that the client resends
+ * only what was not stored.
  */
 function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output, TrackStreamResponse> {
   return (call, callback) => {
-    /** One promise per event read, in order: each settles once written (or refused). */
-    const acks: Promise<boolean>[] = [];
-    let unwritten = 0;
-    let paused = false;
-    /** The count of the stream's first events that are written, once every event read has settled. */
-    const accepted = async (): Promise<number> => {
-      const written = await Promise.all(acks);
-      const firstMissing = written.indexOf(false);
-      return firstMissing < 0 ? written.length : firstMissing;
-    };
+    const track = door.services.track;
+    /** One promise per event taken, in order: each settles with whether it was written. */
+    const outcomes: Promise<boolean>[] = [];
+    const written = () => Promise.all(outcomes);
     bounded(call, async (signal) => {
       // Rate-limited per event below, as each would be one request on REST.
       const principal = await principalFrom(door, call.metadata, call.getPeer(), false);
       return new Promise<TrackStreamResponse>((resolve, reject) => {
+        /** Events read and not taken yet, in order (the backpressure holds the first). */
+        const inbox: TrackRequest__Output[] = [];
+        let unwritten = 0;
+        let paused = false;
+        let ended = false;
+        let finished = false;
         let failed = false;
+        /** Since when the first event of the inbox has been held back; null: it is not. */
+        let heldSince: number | null = null;
+        let poll: NodeJS.Timeout | null = null;
+        const pause = () => {
+          if (paused) return;
+          paused = true;
+          call.pause();
+        };
         const stop = () => {
+          if (poll) clearTimeout(poll);
+          poll = null;
           call.removeListener('data', onData);
           call.removeListener('end', onEnd);
           call.removeListener('error', onError);
@@ -114,43 +133,76 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
           stop();
           reject(err);
         };
-        const onData = (m: TrackRequest__Output) => {
-          if (failed) return;
-          try {
-            const rejected = rejection(m);
-            if (rejected) throw rejected;
-            door.services.access.take(principal);
-            // Taken or refused now, in order: once one is refused, none after it is taken.
-            door.services.track.admitNow();
-          } catch (err) {
-            return fail(err);
-          }
-          unwritten++;
-          acks.push(
-            track(door, principal, m, { hold: false })
-              .then(
-                () => true,
-                (err: unknown) => {
-                  fail(err);
-                  return false;
-                },
-              )
-              .finally(() => {
-                unwritten--;
-                if (paused && unwritten <= TRACK_STREAM_WINDOW / 2 && !failed) {
-                  paused = false;
-                  call.resume();
+        /** Take the inbox's events, in order, while the window and track's backpressure let it. */
+        const take = () => {
+          poll = null;
+          while (!failed && inbox.length > 0) {
+            if (unwritten >= TRACK_STREAM_WINDOW) return pause();
+            let why: string | null;
+            try {
+              why = track.streamBackpressure();
+            } catch (err) {
+              return fail(err);
+            }
+            if (why !== null) {
+              const now = Date.now();
+              heldSince ??= now;
+              if (now - heldSince >= track.streamWaitMs) {
+                try {
+                  track.admitNow();
+                } catch (err) {
+                  return fail(err);
                 }
-              }),
-          );
-          if (unwritten >= TRACK_STREAM_WINDOW && !paused) {
-            paused = true;
-            call.pause();
+                return fail(new Unavailable(why));
+              }
+              pause();
+              poll = setTimeout(take, BACKPRESSURE_POLL_MS);
+              return;
+            }
+            heldSince = null;
+            const m = inbox.shift() as TrackRequest__Output;
+            try {
+              const rejected = rejection(m);
+              if (rejected) throw rejected;
+              door.services.access.take(principal);
+            } catch (err) {
+              // Refused: none after it is taken, so the trailers stay true.
+              return fail(err);
+            }
+            unwritten++;
+            outcomes.push(
+              trackOne(door, principal, m, { hold: false })
+                .then(
+                  () => true,
+                  (err: unknown) => {
+                    fail(err);
+                    return err instanceof NotWrittenYet ? err.written : false;
+                  },
+                )
+                .finally(() => {
+                  unwritten--;
+                  if (!failed && !finished && !poll && unwritten <= TRACK_STREAM_WINDOW / 2) take();
+                }),
+            );
+          }
+          if (failed || finished) return;
+          if (inbox.length === 0 && ended) {
+            finished = true;
+            stop();
+            void written().then((w) => (failed ? undefined : resolve({ accepted: w.length })));
+          } else if (paused && inbox.length === 0 && unwritten < TRACK_STREAM_WINDOW) {
+            paused = false;
+            call.resume();
           }
         };
+        const onData = (m: TrackRequest__Output) => {
+          if (failed) return;
+          inbox.push(m);
+          if (!poll) take();
+        };
         const onEnd = () => {
-          stop();
-          void accepted().then((n) => (failed ? undefined : resolve({ accepted: n })));
+          ended = true;
+          if (!poll) take();
         };
         const onError = (err: Error) => fail(err);
         signal.onAbort(stop);
@@ -161,9 +213,11 @@ function trackStream(door: Door): handleClientStreamingCall<TrackRequest__Output
     }).then(
       (res) => callback(null, res),
       (err: unknown) =>
-        void accepted().then((n) =>
+        void written().then((w) =>
           answerError(door, err, (status) => {
-            status.metadata.set(ACCEPTED_KEY, String(n));
+            const { first, ranges } = acceptedTrailers(w);
+            status.metadata.set(ACCEPTED_KEY, String(first));
+            status.metadata.set(ACCEPTED_RANGES_KEY, ranges);
             callback(status);
           }),
         ),
@@ -369,7 +423,7 @@ export function scoringHandlers(door: Door): ScoringHandlers {
     Filter: unary(door, handlers.filter),
     VerdictStream: verdictStream(door, handlers),
     Track: unary(door, async (req: TrackRequest__Output, { principal }) => {
-      await track(door, principal, req);
+      await trackOne(door, principal, req);
       return {};
     }),
     TrackStream: trackStream(door),

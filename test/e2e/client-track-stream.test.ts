@@ -1,7 +1,7 @@
 /**
  * The gRPC client's TrackStream against a scripted Scoring service over loopback: a stream the
- * server refuses part-way, saying how many events it took, is resumed from the first event not
- * taken (none lost, none sent twice); refusals without that trailer, or of a kind that retrying
+ * server refuses part-way, saying which events it took, is resumed with the events not taken
+ * (none lost, none sent twice), whether they are its first ones or the trailers list holes; refusals without that trailer, or of a kind that retrying
  * cannot mend, are the caller's, with the count the whole call took; long inputs go out in
  * bounded streams. (The real server's refusals under a hung database: test/integration/fault.test.ts.)
  */
@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createRampartClient, RampartError, type RampartClient, type TrackRequest } from '../../src/client';
 import { loadRampartProto } from '../../src/grpc/loader';
 import type { TrackRequest__Output } from '../../src/grpc/generated/rampart/v1/TrackRequest';
-import { ACCEPTED_KEY } from '../../src/grpc/metadata-keys';
+import { ACCEPTED_KEY, ACCEPTED_RANGES_KEY } from '../../src/grpc/metadata-keys';
 
 /** What a scripted stream does once it has received `received` events: go on, or end with an error. */
 type Script = (
@@ -114,6 +114,32 @@ describe('trackStream resumes a stream the server refused part-way', () => {
       code === grpc.status.RESOURCE_EXHAUSTED ? [50, 50] : [100, 100],
     );
   });
+
+  it.each([
+    // Events are written concurrently: a late one can leave later ones written.
+    ['with holes in the ranges', '0-1,3-4,6-9', 8, ['u2', 'u5']],
+    ['with no event written', '', 0, ids(10)],
+    ['every one written', '0-9', 10, []],
+    // A server that lists nothing (or a list that cannot be read): its first events, as counted.
+    ['without the ranges', null, 2, ids(10).slice(2)],
+    ['with ranges that cannot be read', '0-1,x', 2, ids(10).slice(2)],
+    ['with ranges out of order', '3-4,0-1', 2, ids(10).slice(2)],
+    ['with ranges past what was sent', '0-1,3-999', 2, ids(10).slice(2)],
+  ])(
+    'a stream refused %s: sends again exactly the events not listed, in order',
+    async (_name, ranges, taken, resent) => {
+      script = (stream, received) =>
+        stream === 0 && received === 10
+          ? refuse(grpc.status.UNAVAILABLE, 2, ranges === null ? {} : { [ACCEPTED_RANGES_KEY]: ranges })
+          : null;
+      const retries: number[] = [];
+      const res = await client.trackStream(slowly(20), { onRetry: (r) => retries.push(r.accepted) });
+      expect(res.accepted).toBe(20);
+      expect(retries).toEqual([taken]);
+      // The second stream carries the events the first did not take, then the rest.
+      expect(streams[1]).toEqual([...resent, ...ids(20).slice(10)]);
+    },
+  );
 
   it('from an array as from an async iterable, with a refusal before any event was taken', async () => {
     script = (stream, received) =>

@@ -471,11 +471,12 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       resumed = true;
       process.kill(pid, 'SIGCONT');
     };
-    // The database answers again once Rampart has refused an event of the stream at the bound
-    // (its writes a second behind), seen where the server takes each event. Resumed on the
-    // pressure alone, the flush could catch up before the stream's next event met the bound, and
-    // the machine's speed would decide whether anything was refused; resumed later, the events
-    // already read would outlast their wait to be written and be sent twice.
+    // The database answers again once Rampart has refused the stream (held back while its writes
+    // were behind, then refused at the bound), seen where the server refuses it. Resumed on the
+    // pressure alone, the flush could catch up before the stream was refused, and the machine's
+    // speed would decide whether anything was. The events read before the refusal outlast their
+    // wait to be written: the server waits for their writes before its trailers list them, so
+    // that none is sent twice.
     const track = built.services.track;
     const admitNow = track.admitNow.bind(track);
     track.admitNow = () => {

@@ -100,7 +100,7 @@ export function createFakeServices(
 ): FakeServices {
   const time = createFakeTime();
   const clock = time.clock;
-  const state = createFakeStateLayer();
+  const state = createFakeStateLayer(time);
   const intel = createFakeIntel();
   const http = opts.http ?? createFakeHttpPoster();
   const mailer = createFakeMailer();

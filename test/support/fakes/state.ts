@@ -12,6 +12,7 @@ import { DEVICES, deviceFromDoc, StateUserStore, type DeviceDoc } from '../../..
 import type { Device } from '../../../src/core/model';
 import { StateCounterStore } from '../../../src/store/counters';
 import type { Db } from 'mongodb';
+import type { FakeTime } from './time';
 
 interface Entry {
   value: Doc | null;
@@ -54,7 +55,8 @@ export interface FakeStateLayer extends WriteQueue {
   documents(collection: string): Doc[];
 }
 
-export function createFakeStateLayer(): FakeStateLayer {
+/** `time`: durable() keeps its deadline on this fake time (without it, it waits until written). */
+export function createFakeStateLayer(time?: FakeTime): FakeStateLayer {
   // By collection, then id (a key made of both would be a new string to hash at every look-up).
   const collections = new Map<string, Map<string, Entry>>();
   const find = (collection: string, id: string): Entry | undefined => collections.get(collection)?.get(id);
@@ -90,10 +92,21 @@ export function createFakeStateLayer(): FakeStateLayer {
     check() {
       if (layer.refusing) throw new Unavailable(layer.refusing);
     },
-    // (A deadline is not kept here: the fake has no clock; the real layer's is tested on its own.)
-    durable() {
+    durable(deadline) {
       if (!layer.writesHeld) return Promise.resolve();
-      return new Promise<void>((resolve) => waiting.push(resolve));
+      return new Promise<void>((resolve, reject) => {
+        let cancel = () => undefined as void;
+        const written = () => {
+          cancel();
+          resolve();
+        };
+        waiting.push(written);
+        if (deadline === undefined || !time) return;
+        cancel = time.scheduler.after(deadline - time.clock.now().getTime(), () => {
+          waiting = waiting.filter((w) => w !== written);
+          reject(new Unavailable('the changes were not written by the deadline'));
+        });
+      });
     },
     async flush() {},
     async read(collection, id, deadline) {

@@ -3,10 +3,13 @@
  * review table, rejected payloads kept in the debugger, an event whose reads fail retried on the
  * fake scheduler (no sleep), and acknowledged means stored: a call resolves only once its event
  * is written, is refused (Unavailable) while the writes are behind or the queue's oldest event has
- * waited too long, and an event not applied by its deadline is refused and not kept.
+ * waited too long, and an event not applied by its deadline is refused and not kept; one applied
+ * but not written by then is refused as NotWrittenYet, which says later whether it was written.
+ * Streams are held back (streamBackpressure) before anything is refused.
  */
 import type { EventCommand } from '../../../src/core/events/command';
 import { Unavailable } from '../../../src/core/errors';
+import { NotWrittenYet } from '../../../src/core/track';
 import { createFakeServices, type FakeServices } from '../../support/fakes';
 
 const UA =
@@ -134,5 +137,53 @@ describe('track', () => {
     await s.time.advance(1_000);
     await s.track.drain(false);
     expect(s.events.all).toEqual([]);
+  });
+
+  it('tells a caller whose event was applied but not written by its deadline that it may still be, then that it was', async () => {
+    const { principal } = await s.environment();
+    s.state.writesHeld = true;
+    const refused = s.track
+      .accept(principal, { event: '$login.failed', userId: 't9', context })
+      .catch((e: unknown) => e);
+    await s.time.advance(2_000);
+    await s.time.settle();
+    const err = (await refused) as NotWrittenYet;
+    expect(err).toBeInstanceOf(NotWrittenYet);
+    // Not written yet, however long: the queue keeps it until it is.
+    const written = outcome(err.written.then(() => undefined));
+    await s.time.advance(60_000);
+    await s.time.settle();
+    expect(written.is).toBe('waiting');
+    s.state.writesDone();
+    await expect(err.written).resolves.toBe(true);
+    expect(s.events.all.map((e) => e.userId)).toEqual(['t9']);
+  });
+
+  it('holds a stream back while the queue or the writes are behind, and refuses it only when shutting down', async () => {
+    const { principal } = await s.environment();
+    expect(s.track.streamBackpressure()).toBeNull();
+    expect(s.track.streamWaitMs).toBe(2_000);
+    // The oldest waiting event at half the bound (a second): the stream waits; new events on
+    // other doors still come in until the bound itself.
+    s.state.unreachable = true;
+    const waiting = outcome(s.track.accept(principal, { event: '$login.failed', userId: 't11', context }));
+    await s.time.advance(499);
+    await s.time.settle();
+    expect(s.track.streamBackpressure()).toBeNull();
+    await s.time.advance(1);
+    expect(s.track.streamBackpressure()).toBe('track is behind (its oldest event has waited 500 ms)');
+    expect(() => s.track.admitNow()).not.toThrow();
+    s.state.unreachable = false;
+    await s.time.advance(1_000);
+    await s.track.drain(false);
+    expect(waiting.is).toBe('done');
+    expect(s.track.streamBackpressure()).toBeNull();
+    // The writes behind.
+    s.state.refusing = 'the database is behind';
+    expect(s.track.streamBackpressure()).toBe('the writes are behind');
+    s.state.refusing = null;
+    // Shutting down: nothing to wait for.
+    await s.track.drain(true);
+    expect(() => s.track.streamBackpressure()).toThrow(Unavailable);
   });
 });

@@ -85,8 +85,9 @@ export interface ScoringClient extends grpc.Client {
   
   /**
    * Many feedback events on one stream, each handled as by Track. The answer counts the events
-   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
-   * `rampart-accepted` says how many were accepted before the failure.
+   * accepted. If the stream fails part-way (rate limit, overload, shutdown), trailing metadata
+   * says which were accepted: `rampart-accepted-ranges` every one, as ranges of positions from 0
+   * (`0-36,40-99`), and `rampart-accepted` the count of the stream's first ones.
    */
   TrackStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
   TrackStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
@@ -94,8 +95,9 @@ export interface ScoringClient extends grpc.Client {
   TrackStream(callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
   /**
    * Many feedback events on one stream, each handled as by Track. The answer counts the events
-   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
-   * `rampart-accepted` says how many were accepted before the failure.
+   * accepted. If the stream fails part-way (rate limit, overload, shutdown), trailing metadata
+   * says which were accepted: `rampart-accepted-ranges` every one, as ranges of positions from 0
+   * (`0-36,40-99`), and `rampart-accepted` the count of the stream's first ones.
    */
   trackStream(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
   trackStream(metadata: grpc.Metadata, callback: grpc.requestCallback<_rampart_v1_TrackStreamResponse__Output>): grpc.ClientWritableStream<_rampart_v1_TrackRequest>;
@@ -160,8 +162,9 @@ export interface ScoringHandlers extends grpc.UntypedServiceImplementation {
   
   /**
    * Many feedback events on one stream, each handled as by Track. The answer counts the events
-   * accepted. If the stream fails part-way (rate limit, shutdown), trailing metadata
-   * `rampart-accepted` says how many were accepted before the failure.
+   * accepted. If the stream fails part-way (rate limit, overload, shutdown), trailing metadata
+   * says which were accepted: `rampart-accepted-ranges` every one, as ranges of positions from 0
+   * (`0-36,40-99`), and `rampart-accepted` the count of the stream's first ones.
    */
   TrackStream: grpc.handleClientStreamingCall<_rampart_v1_TrackRequest__Output, _rampart_v1_TrackStreamResponse>;
   
