@@ -15,8 +15,9 @@
  * oldest of those still queued is found again, which answers both questions the service asks:
  * how old the oldest unwritten change is (`oldestUnwrittenMs`: the admission gate refuses new
  * work past a second, which bounds what a crash can lose by age), and whether everything queued
- * before a moment is written (`durable()`: a track event is acknowledged only then; one flush
- * answers every request that arrived within its interval, a group commit).
+ * before a moment is written (`durable()`: a track event is acknowledged only then; while
+ * someone waits, flushes run one after another, each answering every request that arrived
+ * during the one before: a group commit).
  *
  * Nothing waits forever: every database command of a flush has a deadline (`writeTimeoutMs`),
  * and a watchdog abandons a flush that made no progress for that long. Its work goes back to the
@@ -197,6 +198,8 @@ export class WriteBehind {
   private flushing: Promise<void> | null = null;
   private run: FlushRun | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Whether `timer` runs the next flush at once (not after the interval). */
+  private timerAtOnce = false;
   private watchdog: NodeJS.Timeout | null = null;
   private failures = 0;
   /** Set once close() is over: no more flushes are scheduled. */
@@ -270,7 +273,7 @@ export class WriteBehind {
 
   /**
    * Resolves once every change queued so far (late ones aside) is written: a group commit, one
-   * flush for everything that arrived within its interval. With `deadline` (epoch ms), rejects
+   * flush for everything that arrived during the one before (a flush starts at once for it). With `deadline` (epoch ms), rejects
    * with Unavailable if that has not happened by then (the changes stay queued and are written
    * later: the caller must not say they were).
    */
@@ -400,10 +403,21 @@ export class WriteBehind {
     return Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** (this.failures - 1));
   }
 
+  /**
+   * The next flush: after the interval, which gathers many verdicts' changes into one write; at
+   * once when a batch is full or someone waits for its changes to be written (a track call is
+   * answered only then), as a database's group commit does: the calls that arrive while one flush
+   * runs are written together by the next, so a flush never waits for nothing while callers wait.
+   */
   private schedule(): void {
-    if (this.stopped || this.flushing || this.timer) return;
-    const delay =
-      this.failures > 0 ? this.retryDelay() : this.due >= this.o.maxBatch ? 0 : this.o.flushIntervalMs;
+    if (this.stopped || this.flushing) return;
+    const now = this.failures === 0 && (this.due >= this.o.maxBatch || this.waiters.length > 0);
+    if (this.timer) {
+      if (!now || this.timerAtOnce) return;
+      clearTimeout(this.timer);
+    }
+    const delay = this.failures > 0 ? this.retryDelay() : now ? 0 : this.o.flushIntervalMs;
+    this.timerAtOnce = delay === 0;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.runFlush();
