@@ -166,6 +166,10 @@ interface Waiter {
 interface FlushRun {
   /** When it began, or last made progress (a command answered). */
   started: number;
+  /** Whether it found anything to write. */
+  tookAny: boolean;
+  /** Whether it was run at once for waiters (not after the interval). */
+  atOnce: boolean;
   /** Resolves when it ends: written, failed, or abandoned. */
   end: Promise<void>;
   done: () => void;
@@ -200,6 +204,8 @@ export class WriteBehind {
   private timer: NodeJS.Timeout | null = null;
   /** Whether `timer` runs the next flush at once (not after the interval). */
   private timerAtOnce = false;
+  /** Whether the last flush ran at once for waiters and found nothing to write. */
+  private idleAtOnce = false;
   private watchdog: NodeJS.Timeout | null = null;
   private failures = 0;
   /** Set once close() is over: no more flushes are scheduled. */
@@ -411,7 +417,10 @@ export class WriteBehind {
    */
   private schedule(): void {
     if (this.stopped || this.flushing) return;
-    const now = this.failures === 0 && (this.due >= this.o.maxBatch || this.waiters.length > 0);
+    // (After a flush run at once for waiters that found nothing to write, their changes held
+    // behind look-ups say, the next waits the interval: flushes never follow each other idle.)
+    const now =
+      this.failures === 0 && (this.due >= this.o.maxBatch || (this.waiters.length > 0 && !this.idleAtOnce));
     if (this.timer) {
       if (!now || this.timerAtOnce) return;
       clearTimeout(this.timer);
@@ -420,7 +429,7 @@ export class WriteBehind {
     this.timerAtOnce = delay === 0;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.runFlush();
+      void this.runFlush(false, this.timerAtOnce);
     }, delay);
   }
 
@@ -428,7 +437,7 @@ export class WriteBehind {
    * One flush; `all`: late changes too, held back or not (an explicit flush). Resolves when it
    * ends, written, failed or abandoned by the watchdog; never rejects.
    */
-  private runFlush(all = false): Promise<void> {
+  private runFlush(all = false, atOnce = false): Promise<void> {
     if (this.flushing) return this.flushing;
     let done = () => undefined as void;
     const end = new Promise<void>((resolve) => (done = resolve));
@@ -439,6 +448,8 @@ export class WriteBehind {
       abandoned: false,
       entries: [],
       inserts: new Map(),
+      tookAny: false,
+      atOnce,
     };
     this.run = run;
     this.flushing = end;
@@ -478,6 +489,7 @@ export class WriteBehind {
     if (this.watchdog) clearTimeout(this.watchdog);
     this.watchdog = null;
     this.flushing = null;
+    this.idleAtOnce = run.atOnce && !run.tookAny;
     this.findOldest();
     this.answerWaiters();
     this.hooks.flushed();
@@ -713,6 +725,7 @@ export class WriteBehind {
     }
     let nUpdates = 0;
     let nInserts = 0;
+    run.tookAny = updates.size > 0 || snapshots.size > 0 || inserts.size > 0;
     if (updates.size === 0 && snapshots.size === 0 && inserts.size === 0) {
       // Nothing to write but changes behind look-ups: wait for those, or a caller looping until the
       // queue is empty (flush, close) would spin on resolved promises and the look-ups' answers
