@@ -7,13 +7,14 @@
  * retried, not dropped, until its caller's deadline.
  *
  * Acknowledged means stored: receive() resolves only once the event and what it changed are
- * written (the state layer's group commit: one flush answers every event that arrived within its
- * interval), so a success answered to the caller survives a crash. It rejects with Unavailable
+ * written (the state layer's group commit: one flush answers every event that arrived during the
+ * one before), so a success answered to the caller survives a crash. It rejects with Unavailable
  * (→ 503 with Retry-After) when it cannot take the event: shutting down, the writes a second
  * behind, the queue full or its oldest event waiting a second, or the event not applied and
  * written by its deadline (`ackTimeoutMs`). An event refused before it was applied is not kept;
- * one whose write was still under way at its deadline may still be written (at least once: a
- * caller that sends it again may store it twice).
+ * one whose write was still under way at its deadline may still be written (NotWrittenYet, which
+ * says later whether it was: a stream waits for that; a unary caller that sends it again may
+ * store it twice). A stream is held back while track is behind (streamBackpressure).
  */
 import { uuid } from './crypto';
 import { DomainError, InvalidParameters, Unavailable } from './errors';
@@ -429,7 +430,7 @@ export class TrackService {
           (applied) => {
             // Skipped: its caller stopped waiting before its turn came; nothing of it is kept.
             if (!applied) return job.late?.(false);
-            // Answered once written: one flush answers every event applied within its interval.
+            // Answered once written: one flush answers every event applied during the one before.
             this.whenWritten(job);
           },
           (err: unknown) => this.retry(job, err),
