@@ -279,9 +279,9 @@ export class WriteBehind {
 
   /**
    * Resolves once every change queued so far (late ones aside) is written: a group commit, one
-   * flush for everything that arrived during the one before (a flush starts at once for it). With `deadline` (epoch ms), rejects
-   * with Unavailable if that has not happened by then (the changes stay queued and are written
-   * later: the caller must not say they were).
+   * flush for everything that arrived during the one before (a flush starts at once for it).
+   * With `deadline` (epoch ms), rejects with Unavailable if that has not happened by then (the
+   * changes stay queued and are written later: the caller must not say they were).
    */
   durable(deadline?: number): Promise<void> {
     const ticket = this.seq;
