@@ -78,25 +78,45 @@ describe('TrackStream stores every event once', () => {
   });
 });
 
+/**
+ * Run `body` with track's backpressure scripted: at each ask (counted from 1), `held(asked)` says
+ * whether the stream's next event is held back; otherwise the real backpressure answers.
+ * `waitMs` replaces how long a stream is held before it is refused.
+ */
+async function withBackpressure(
+  held: (asked: number) => boolean,
+  body: () => Promise<void>,
+  o: { waitMs?: number } = {},
+): Promise<number> {
+  const track = app.built.services.track;
+  const backpressure = track.streamBackpressure.bind(track);
+  let asked = 0;
+  track.streamBackpressure = () => (held(++asked) ? 'track is behind (test)' : backpressure());
+  if (o.waitMs !== undefined)
+    Object.defineProperty(track, 'streamWaitMs', { value: o.waitMs, configurable: true });
+  try {
+    await body();
+  } finally {
+    track.streamBackpressure = backpressure;
+    if (o.waitMs !== undefined) delete (track as { streamWaitMs?: number }).streamWaitMs;
+  }
+  return asked;
+}
+
 describe('TrackStream while track is behind', () => {
   it('holds the stream back, without a refusal, until track catches up', async () => {
-    const track = app.built.services.track;
-    const backpressure = track.streamBackpressure.bind(track);
-    let behind = true;
-    let asked = 0;
-    track.streamBackpressure = () => {
-      asked++;
-      if (behind && asked === 5) setTimeout(() => (behind = false), 300);
-      return behind && asked > 3 ? 'track is behind (test)' : backpressure();
-    };
     const retries: string[] = [];
-    try {
-      const events = Array.from({ length: 20 }, (_, i) => failed('held-1', `h${i}`));
-      const res = await client.trackStream(events, { onRetry: (r) => retries.push(r.error.message) });
-      expect(res.accepted).toBe(20);
-    } finally {
-      track.streamBackpressure = backpressure;
-    }
+    // Held for 25 asks (one every 20 ms), by count: however slow the machine, it is never held
+    // long enough to be refused (the bound is lifted to ten minutes here).
+    const asked = await withBackpressure(
+      (n) => n > 3 && n <= 28,
+      async () => {
+        const events = Array.from({ length: 20 }, (_, i) => failed('held-1', `h${i}`));
+        const res = await client.trackStream(events, { onRetry: (r) => retries.push(r.error.message) });
+        expect(res.accepted).toBe(20);
+      },
+      { waitMs: 600_000 },
+    );
     expect(retries).toEqual([]);
     // Asked again while held: more than once per event.
     expect(asked).toBeGreaterThan(20);
@@ -104,27 +124,21 @@ describe('TrackStream while track is behind', () => {
   });
 
   it('refuses it with the reason once held for its bound; the client resumes from the event held', async () => {
-    const track = app.built.services.track;
-    const backpressure = track.streamBackpressure.bind(track);
     let behind = true;
-    let asked = 0;
-    track.streamBackpressure = () => {
-      asked++;
-      return behind && asked > 7 ? 'track is behind (test)' : backpressure();
-    };
     const retries: { message: string; accepted: number }[] = [];
-    try {
-      const events = Array.from({ length: 15 }, (_, i) => failed('held-2', `g${i}`));
-      const res = await client.trackStream(events, {
-        onRetry: (r) => {
-          retries.push({ message: r.error.message, accepted: r.accepted });
-          behind = false;
-        },
-      });
-      expect(res.accepted).toBe(15);
-    } finally {
-      track.streamBackpressure = backpressure;
-    }
+    await withBackpressure(
+      (n) => behind && n > 7,
+      async () => {
+        const events = Array.from({ length: 15 }, (_, i) => failed('held-2', `g${i}`));
+        const res = await client.trackStream(events, {
+          onRetry: (r) => {
+            retries.push({ message: r.error.message, accepted: r.accepted });
+            behind = false;
+          },
+        });
+        expect(res.accepted).toBe(15);
+      },
+    );
     expect(retries).toEqual([{ message: expect.stringContaining('track is behind (test)'), accepted: 7 }]);
     expect(await storedSeqs(['held-2'])).toEqual(Array.from({ length: 15 }, (_, i) => `g${i}`).sort());
   });
