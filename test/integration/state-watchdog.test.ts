@@ -14,6 +14,7 @@ import { startEmbedded, type EmbeddedDatabase } from '../../src/store/embedded';
 import { StateLayer } from '../../src/store/state/layer';
 import { delta } from '../../src/store/state/delta';
 import { Unavailable } from '../../src/core/errors';
+import { stopped } from '../support/process';
 import { waitFor } from '../support/wait';
 
 const embeddedOnly = process.env.RAMPART_TEST_EMBEDDED === '1' ? describe : describe.skip;
@@ -79,6 +80,9 @@ embeddedOnly('the flusher on a database that stops answering', () => {
 
     process.kill(ferret.pid as number, 'SIGSTOP');
     try {
+      // Only once every thread is stopped: on a busy machine a thread not yet told could still
+      // answer the write about to be sent (now at once, since it is waited for).
+      await stopped(ferret.pid as number);
       for (let i = 0; i < 5; i++) state.apply('docs', 'w', delta().inc(['n'], 1));
       state.insert('events', { _id: 'e2' });
       const acked = state.durable(Date.now() + 60_000);
