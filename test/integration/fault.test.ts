@@ -292,8 +292,15 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     expect(down).toEqual({ devices: expect.any(Number), graphql: expect.any(Number), beforeRestart: true });
     expect(down.devices).toBeGreaterThan(0);
     expect(down.graphql).toBeGreaterThan(0);
-    // And once it is back, they answer again.
-    expect((await call(app, 'GET', '/v1/users/fault-1/devices')).status).toBe(200);
+    // And once it is back, they answer again: as soon as the health probe has seen it answer (a
+    // verdict can be complete a moment before its next ping does; CI met that once).
+    let devicesStatus = 0;
+    await waitFor(
+      async () => (devicesStatus = (await call(app, 'GET', '/v1/users/fault-1/devices')).status) === 200,
+      { what: 'device reads to answer 200 once the database is back', timeoutMs: 30_000, intervalMs: 100 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message} (the last: ${devicesStatus}, database ${health.down() ?? 'up'})`);
+    });
     expect(statuses.get(500) ?? 0).toBe(0);
     expect([...statuses.keys()].every((s) => [201, 204, 503].includes(s))).toBe(true);
     // Past the bound Rampart refused new work rather than accept what it could lose, saying when to come back.
@@ -476,15 +483,28 @@ embeddedOnly('killing the embedded database mid-stream', () => {
     // pressure alone, the flush could catch up before the stream was refused, and the machine's
     // speed would decide whether anything was. The events read before the refusal outlast their
     // wait to be written: the server waits for their writes before its trailers list them, so
-    // that none is sent twice.
+    // that none is sent twice (and so not before the database answers: resumed only after the
+    // client saw the refusal, the refusal would wait for it). The refusal: an event refused
+    // (admitNow() threw) or not written by its deadline, or the stream held back past its wait,
+    // which asks admitNow() once more right after streamBackpressure() said why, and is refused
+    // whatever it answers.
     const track = built.services.track;
+    const receive = track.receive.bind(track);
     const admitNow = track.admitNow.bind(track);
-    track.admitNow = () => {
-      try {
-        admitNow();
-      } catch (err) {
+    const backpressure = track.streamBackpressure.bind(track);
+    let heldBecause: string | null = null;
+    track.receive = (...args) =>
+      receive(...args).catch((err: unknown) => {
         resume();
         throw err;
+      });
+    track.streamBackpressure = () => (heldBecause = backpressure());
+    track.admitNow = () => {
+      const givingUp = heldBecause !== null;
+      try {
+        admitNow();
+      } finally {
+        if (givingUp) resume();
       }
     };
     async function* events(): AsyncGenerator<TrackRequest> {
@@ -514,7 +534,9 @@ embeddedOnly('killing the embedded database mid-stream', () => {
       });
     } finally {
       clearTimeout(fallback);
+      track.receive = receive;
       track.admitNow = admitNow;
+      track.streamBackpressure = backpressure;
       resume();
     }
     process.stdout.write(
