@@ -9,7 +9,8 @@
  *      each with throughput, p50/p99/p99.9, errors, server CPU per call, and its ratio to the
  *      ceiling and to the door alone;
  *   2. open loop at fixed offered rates (--rates): the same doors, latency counted from when each
- *      call was due;
+ *      call was due, each REST call on a connection of its own while in flight (as independent
+ *      clients: past what Rampart serves, calls wait in Rampart, which sheds, not in the generator);
  *   3. feedback: REST /v1/track and gRPC TrackStream, accepted events per second, and how many of
  *      the accepted events are in the database once the queues are written (all of them);
  *   4. latency of a verdict (and of listing devices) for a user with --history events against a
@@ -636,7 +637,10 @@ async function main(): Promise<void> {
   if (ready.type !== 'ready') throw new Error(`unexpected ${ready.type}`);
   const traffic = new Traffic(o.users);
   const closed = callers(ready, o.concurrency, traffic);
-  const open = callers(ready, Math.max(o.concurrency, Math.ceil(Math.max(...o.rates) / 25)), traffic);
+  // The open loop's callers are independent clients: a connection for every call in flight, so
+  // that past what Rampart serves calls wait in Rampart (which sees them, sheds and answers 503),
+  // not in a pool of this generator's (where they queued unseen and their wait counted as latency).
+  const open = callers(ready, Infinity, traffic);
   try {
     out(
       `rampart bench: node ${process.version}, ${ready.database}; Rampart and the load generator in separate processes on this machine; ${o.users} users\n`,
