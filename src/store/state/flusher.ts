@@ -726,7 +726,7 @@ export class WriteBehind {
     let nUpdates = 0;
     let nInserts = 0;
     run.tookAny = updates.size > 0 || snapshots.size > 0 || inserts.size > 0;
-    if (updates.size === 0 && snapshots.size === 0 && inserts.size === 0) {
+    if (!run.tookAny) {
       // Nothing to write but changes behind look-ups: wait for those, or a caller looping until the
       // queue is empty (flush, close) would spin on resolved promises and the look-ups' answers
       // would never be read.
