@@ -59,7 +59,7 @@ import { WebhookWorker } from '../workers/webhooks';
 import { MongoQueryStore, queryIndexes } from '../store/queries';
 import { MongoAnalyticsStore, analyticsIndexes } from '../store/analytics';
 import { AnalystGate } from '../store/analyst-gate';
-import { RollupReader, RollupWriter, rollupIndexes } from '../store/rollups';
+import { ROLLUP_QUERY_FIELDS, ROLLUPS, RollupReader, RollupWriter, rollupIndexes } from '../store/rollups';
 import { translatingErrors as core } from '../store/errors';
 import { MongoSessionStore, sessionIndexes } from '../store/sessions';
 import { MongoRetentionStore, type RetentionStrategy } from '../store/retention';
@@ -259,7 +259,12 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     ...(o.writer ? { writer: o.writer.db, onStall: o.writer.stalled } : {}),
     ...(o.state?.maxAgeMs !== undefined ? { maxAgeMs: o.state.maxAgeMs } : {}),
     writeMode,
-    packed: { [USERS]: USER_QUERY_FIELDS, [COUNTERS]: COUNTER_QUERY_FIELDS, [DEVICES]: DEVICE_QUERY_FIELDS },
+    packed: {
+      [USERS]: USER_QUERY_FIELDS,
+      [COUNTERS]: COUNTER_QUERY_FIELDS,
+      [DEVICES]: DEVICE_QUERY_FIELDS,
+      [ROLLUPS]: ROLLUP_QUERY_FIELDS,
+    },
     writeOrder: USER_WRITE_ORDER,
     // The layer asks the time a few dozen times per verdict: the system's without a Date each.
     now: clock === systemClock ? Date.now : () => clock.now().getTime(),
@@ -292,7 +297,8 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
     log: o.log,
   });
   // Documents packed by an embedded Rampart must be plain before anything writes deltas to them.
-  if (writeMode === 'deltas' && kind.ferretdb) await unpackStored(db, [USERS, COUNTERS, DEVICES], o.log);
+  if (writeMode === 'deltas' && kind.ferretdb)
+    await unpackStored(db, [USERS, COUNTERS, DEVICES, ROLLUPS], o.log);
   // The analysts' bulkhead: dashboards' reads wait their turn and stop at their time limit.
   const analystTimeoutMs = o.analystTimeoutMs ?? DEFAULT_ANALYST_TIMEOUT_MS;
   const analyst = {

@@ -31,6 +31,7 @@ import {
   packedId,
   partCount,
   sinceId,
+  storedRollup,
   type PackedDoc,
   type RollupDoc,
   type RollupPart,
@@ -201,7 +202,7 @@ export class RollupCompactor {
         .collection<T>(ROLLUPS)
         .find({ _id: { $in: chunk } } as never, projection ? { projection } : {})
         .toArray();
-      for (const d of docs) found.set(d._id, d as T);
+      for (const d of docs) found.set(d._id, storedRollup(d as T));
     }
     return found;
   }

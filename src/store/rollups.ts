@@ -50,6 +50,7 @@ import {
   partCount,
   sinceByActionId,
   sinceId,
+  storedRollup,
   type DimensionCounts,
   type PackedDoc,
   type RollupDoc,
@@ -57,7 +58,7 @@ import {
 } from './rollup-docs';
 import type { StoreDeps } from './deps';
 
-export { ROLLUPS, type RollupDimension } from './rollup-docs';
+export { ROLLUP_QUERY_FIELDS, ROLLUPS, type RollupDimension } from './rollup-docs';
 /**
  * On MongoDB, retention deletes an environment's rollups oldest first (store/retention.ts): this
  * index serves it. Rollups are read by `_id` only, so FerretDB (which would gain nothing from it)
@@ -418,7 +419,8 @@ export class RollupReader {
         .collection<{ _id: string; at?: Date }>(ROLLUPS)
         .findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }),
     );
-    return doc?.at instanceof Date ? doc.at : null;
+    const at = doc ? storedRollup(doc).at : undefined;
+    return at instanceof Date ? at : null;
   }
 
   /** The documents of `parts` by id (`T`: what those ids hold, rollups of counts unless told). */
@@ -445,7 +447,8 @@ export class RollupReader {
           .find({ _id: { $in: chunk.map((p) => p.id) } }, { maxTimeMS: this.maxTimeMS })
           .toArray(),
       );
-      const byId = read.then((docs) => new Map(docs.map((d) => [d._id, d])));
+      // (Stored packed by an embedded Rampart, or as fields: see ROLLUP_QUERY_FIELDS.)
+      const byId = read.then((docs) => new Map(docs.map((d) => [d._id, storedRollup(d)])));
       for (const p of chunk) {
         const one = byId.then((m) => m.get(p.id) ?? null);
         this.reading.set(p.id, one);
