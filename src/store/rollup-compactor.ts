@@ -31,11 +31,11 @@ import {
   packedId,
   partCount,
   sinceId,
-  storedRollup,
   type PackedDoc,
   type RollupDoc,
   type RollupPart,
 } from './rollup-docs';
+import { unpackAs } from './state/pack';
 import type { StoreDeps } from './deps';
 
 /** Values a day's packed copy names per dimension (the rest are counted as overflow). */
@@ -202,7 +202,7 @@ export class RollupCompactor {
         .collection<T>(ROLLUPS)
         .find({ _id: { $in: chunk } } as never, projection ? { projection } : {})
         .toArray();
-      for (const d of docs) found.set(d._id, storedRollup(d as T));
+      for (const d of docs) found.set(d._id, unpackAs(d as T));
     }
     return found;
   }

@@ -11,8 +11,7 @@
  */
 import type { Action, EnvId } from '../core/model';
 import { idOf } from './ids';
-import { fromFieldName, type Doc } from './state/delta';
-import { unpack } from './state/pack';
+import { fromFieldName } from './state/delta';
 
 export const ROLLUPS = 'rollups';
 export const MINUTE = 60_000;
@@ -93,10 +92,6 @@ export const dimensionsId = (rollupId: string, part: RollupPart) => `${rollupId}
  * push took it ~0.5 s (the flush behind them waited, and the verdicts behind the flush).
  */
 export const ROLLUP_QUERY_FIELDS = ['envId', 'at', 'n'] as const;
-
-/** A rollup document as stored (packed by an embedded Rampart, or as fields) as the document it stands for. */
-export const storedRollup = <T extends { _id: string }>(stored: T): T =>
-  unpack(stored as unknown as Doc) as unknown as T;
 
 /** The packed copy of an hour's or a day's dimensions (`rollupId`: its hour or day id). */
 export const packedId = (rollupId: string, part: RollupPart) => `${rollupId}:p:${part}`;

@@ -50,12 +50,12 @@ import {
   partCount,
   sinceByActionId,
   sinceId,
-  storedRollup,
   type DimensionCounts,
   type PackedDoc,
   type RollupDoc,
   type RollupPart,
 } from './rollup-docs';
+import { unpackAs } from './state/pack';
 import type { StoreDeps } from './deps';
 
 export { ROLLUP_QUERY_FIELDS, ROLLUPS, type RollupDimension } from './rollup-docs';
@@ -419,7 +419,7 @@ export class RollupReader {
         .collection<{ _id: string; at?: Date }>(ROLLUPS)
         .findOne({ _id: id }, { maxTimeMS: this.maxTimeMS }),
     );
-    const at = doc ? storedRollup(doc).at : undefined;
+    const at = doc ? unpackAs(doc).at : undefined;
     return at instanceof Date ? at : null;
   }
 
@@ -448,7 +448,7 @@ export class RollupReader {
           .toArray(),
       );
       // (Stored packed by an embedded Rampart, or as fields: see ROLLUP_QUERY_FIELDS.)
-      const byId = read.then((docs) => new Map(docs.map((d) => [d._id, storedRollup(d)])));
+      const byId = read.then((docs) => new Map(docs.map((d) => [d._id, unpackAs(d)])));
       for (const p of chunk) {
         const one = byId.then((m) => m.get(p.id) ?? null);
         this.reading.set(p.id, one);

@@ -49,7 +49,7 @@ import {
   type Doc,
 } from './state/delta';
 import type { StateLayer } from './state/layer';
-import { unpack } from './state/pack';
+import { unpackAs } from './state/pack';
 import type { StateStoreDeps } from './deps';
 
 export const USERS = 'users';
@@ -179,8 +179,7 @@ const fromContextDoc = (c: ContextDoc | undefined): DeviceContext =>
   c ? { ...c, properties: fromJson(c.properties, {}) } : unknownDeviceContext();
 
 /** A device copy as stored (packed by an embedded Rampart, or plain) as the document it stands for. */
-export const storedDevice = (stored: DeviceDoc): DeviceDoc =>
-  unpack(stored as unknown as Doc) as unknown as DeviceDoc;
+export const storedDevice = (stored: DeviceDoc): DeviceDoc => unpackAs(stored);
 export const deviceToDoc = ({ riskScore, ...d }: Device): DeviceDoc => ({
   _id: idOf(d.envId, d.token),
   ...d,

@@ -46,7 +46,7 @@ import type {
 } from '../core/webhooks/ports';
 import { isDuplicateKey, writeErrors, type IndexSpec } from './database';
 import type { StateLayer } from './state/layer';
-import { pack, unpack } from './state/pack';
+import { pack, unpackAs } from './state/pack';
 import type { StateStoreDeps } from './deps';
 
 /** A delivery as stored (history: in `webhook_deliveries`). */
@@ -191,7 +191,7 @@ export const toOutboxDoc = (d: WebhookDelivery): OutboxDoc =>
   pack({ ...toDoc(d), dueAt: dueAtOf(d) }, OUTBOX_FIELDS) as unknown as OutboxDoc;
 /** A delivery from the outbox (packed, or plain as an earlier version wrote it) or the history. */
 export const fromDoc = (stored: DeliveryDoc): WebhookDelivery => {
-  const { _id, ...rest } = unpack(stored as unknown as Record<string, unknown>) as unknown as DeliveryDoc;
+  const { _id, ...rest } = unpackAs(stored);
   delete (rest as Partial<OutboxDoc>).dueAt;
   return {
     id: _id,

@@ -10,9 +10,9 @@
  */
 import type { Filter } from 'mongodb';
 import { call, startTestApp, type TestApp } from '../support/app';
-import { storedRollup } from '../../src/store/rollup-docs';
+
 import { fieldName } from '../../src/store/state/delta';
-import { PACKED } from '../../src/store/state/pack';
+import { PACKED, unpackAs } from '../../src/store/state/pack';
 import { SOURCES } from '../../src/console/ui/queries';
 
 const UA =
@@ -60,7 +60,7 @@ interface RollupShape {
 async function rewrite(filter: Filter<RollupShape>, change: (doc: RollupShape) => void): Promise<void> {
   const rollups = app.database.db.collection<RollupShape>('rollups');
   for (const stored of await rollups.find(filter).toArray()) {
-    const doc = storedRollup(stored);
+    const doc = unpackAs(stored);
     change(doc);
     await rollups.replaceOne({ _id: doc._id }, doc);
   }
@@ -124,7 +124,7 @@ it('answers a time range from the rollups exactly as from the events', async () 
   if (app.built.state.wholeDocuments) {
     expect(Object.keys(stored ?? {}).sort()).toEqual([PACKED, '_id', 'at', 'envId', 'n'].sort());
   } else expect(stored).toHaveProperty('ip');
-  expect(Object.keys(storedRollup(stored as RollupShape).ip ?? {}).sort()).toEqual(
+  expect(Object.keys(unpackAs(stored as RollupShape).ip ?? {}).sort()).toEqual(
     ['81.2.69.1', '81.2.69.160'].map(fieldName).sort(),
   );
 
@@ -269,7 +269,7 @@ describe('a time range and an action', () => {
     // As a version before the dimensions were kept apart wrote them: `x.deny`, `xo.deny` in the rollup.
     const parts = (await rollups.find({ envId: app.env.id }).toArray())
       .filter((d) => d._id.endsWith(':d:deny'))
-      .map(storedRollup);
+      .map((d) => unpackAs(d));
     expect(parts.length).toBeGreaterThan(0);
     for (const d of parts) {
       await rewrite({ _id: d._id.slice(0, -':d:deny'.length) }, (owner) => {

@@ -90,6 +90,12 @@ export function unpack(stored: Doc): Doc {
 }
 
 /**
+ * `unpack` for a collection's own document type: a document as stored (packed, or plain as an
+ * earlier version or MongoDB wrote it) as the document it stands for.
+ */
+export const unpackAs = <T extends object>(stored: T): T => unpack(stored as unknown as Doc) as unknown as T;
+
+/**
  * The document a stored form read from the database stands for, without its `_id` (the state
  * layer keys its copies by it): the parsed rest takes the kept fields, no copy made of either.
  */
