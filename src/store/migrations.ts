@@ -4,10 +4,11 @@
  *
  * Earlier versions kept each device in its own document (`devices`, keyed `<env>:<token>`) with a
  * `(user, fingerprint) → token` index in `device_keys`, and the user's last location as an
- * object. Now a user's devices live in the user's document (see user-state.ts) and each token has
- * a small document in `device_tokens`. The migration folds every device into its user's document
- * (the `devices` documents stay: they are the dashboards' copy, in the same shape), writes the
- * token documents, converts the last location, and drops `device_keys` last, which marks it done.
+ * object. Now a user's devices live in the user's document (see user-state.ts). The migration folds
+ * every device into its user's document (the `devices` documents stay: they are the dashboards'
+ * copy, in the same shape, and name each device by its token), writes token documents (which the
+ * versions between read), converts the last location, and drops `device_keys` last, which marks
+ * it done.
  * Interrupted, it simply runs again: every step sets values, so repeating it changes nothing.
  */
 import type { Db } from 'mongodb';

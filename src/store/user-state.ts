@@ -1,10 +1,12 @@
 /**
  * Users and their devices on the state layer: one document per user (`users`, `_id`
  * `<env>:<user>`) holding the profile and every device under `d.<device key>`, so a verdict
- * reads a user in one look-up (none when cached) and never scans; a token document per device
- * token (`device_tokens`, `<env>:<token>` → user and device key), written once when the device is
- * created; and, for dashboard searches only, a per-device copy in `devices` (the read model,
- * refreshed behind the hot path when something a dashboard shows changes).
+ * reads a user in one look-up (none when cached) and never scans; a per-device copy in `devices`
+ * under the device's first token (`<env>:<token>`), for dashboard searches (the read model,
+ * refreshed behind the hot path when something a dashboard shows changes) and to find the device
+ * a token names; and a token document (`device_tokens`, `<env>:<token>` → user and device key) for
+ * a token no copy names (another name of a device, or a device created while its user's document
+ * was not at hand), as earlier versions wrote for every token.
  *
  * Every change is a delta: latest times by `$max`, first times by `$min`, tokens and countries by
  * `$addToSet`, review feedback by `$set` of the fields that make the state. Two requests (or two
@@ -81,11 +83,15 @@ export const USER_QUERY_FIELDS = ['envId', 'userId', 'email', 'lastSeenAt'] as c
 export const DEVICE_QUERY_FIELDS = ['envId', 'userId', 'token', 'feedback', 'lastSeenAt'] as const;
 
 /**
- * The order the state layer writes these collections in (FlushOptions.writeOrder): a new device's
- * token document only after its user document, so that a token found names a device that exists
- * (a crash or a failed write between the two leaves a user without the token, never the reverse).
+ * The order the state layer writes these collections in (FlushOptions.writeOrder): what names a
+ * device by its token (its dashboard copy, a token's own document) only after its user document,
+ * so that a token found names a device that exists (a crash or a failed write between the two
+ * leaves a user without the copy, never the reverse).
  */
-export const USER_WRITE_ORDER: Readonly<Record<string, readonly string[]>> = { [DEVICE_TOKENS]: [USERS] };
+export const USER_WRITE_ORDER: Readonly<Record<string, readonly string[]>> = {
+  [DEVICE_TOKENS]: [USERS],
+  [DEVICES]: [USERS],
+};
 
 export const userStateIndexes: IndexSpec[] = [
   {
@@ -554,35 +560,38 @@ export class StateUserStore implements UserStateStore {
       if (c.create && !sub && known) this.makeRoom(d, env, userId, known);
       const project = needsProjection(c, sub);
       deviceDelta(d, c, sub);
-      if (c.create) {
+      if (project) projections.push(c);
+    }
+    if (!doc) this.state.apply(USERS, id, d as Delta);
+    // The dashboard copy follows the user document as it now is (when this process knows it). A
+    // device's copy is filed under its first token, so it also says which device that token names
+    // (deviceByToken): a token is given a document of its own only when no copy names it.
+    let named: string[] | undefined;
+    if (projections.length > 0) {
+      const stamped: Changes = doc ? d : delta();
+      for (const c of projections) {
+        const device = this.cachedDevice(env, userId, c.key);
+        if (!device) continue;
+        const { _id, ...copy } = deviceToDoc(device);
+        // The layer keeps the copy as it is (StateLayer.put): nothing in it may change with the
+        // user's document, whose sets grow in place.
+        copy.linkedKeys = copy.linkedKeys.slice();
+        this.state.put(DEVICES, _id, copy);
+        if (c.create && c.create.token === device.token) (named ??= []).push(device.token);
+        stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
+      }
+      if (!doc) this.state.apply(USERS, id, stamped as Delta);
+    }
+    // A token no copy names: another name of a device known already, or a device created while
+    // its user's document was not at hand (a degraded verdict, a track call's blind change).
+    for (const c of devices)
+      if (c.create && !named?.includes(c.create.token))
         this.state.put(DEVICE_TOKENS, idOf(env, c.create.token), {
           envId: env,
           userId,
           key: c.key,
           createdAt: c.create.at,
         });
-      }
-      if (project) projections.push(c);
-    }
-    if (!doc) this.state.apply(USERS, id, d as Delta);
-    if (projections.length === 0) return;
-    // The dashboard copy follows the user document as it now is (when this process knows it).
-    const stamped: Changes = doc ? d : delta();
-    for (const c of projections) {
-      const device = this.cachedDevice(env, userId, c.key);
-      if (!device) continue;
-      const { _id, ...copy } = deviceToDoc(device);
-      // The layer keeps the copy as it is (StateLayer.put): nothing in it may change with the
-      // user's document, whose sets grow in place.
-      copy.linkedKeys = copy.linkedKeys.slice();
-      this.state.put(DEVICES, _id, copy);
-      // The token's document again with the copy (written after the user's: USER_WRITE_ORDER), so
-      // that one a crash kept from being written after its user's is there by the next refresh.
-      if (!c.create && device.token)
-        this.state.put(DEVICE_TOKENS, _id, { envId: env, userId, key: c.key, createdAt: device.createdAt });
-      stamped.set(['d', fieldName(c.key), 'pj'], device.lastSeenAt);
-    }
-    if (!doc) this.state.apply(USERS, id, stamped as Delta);
   }
 
   /** Keep at most MAX_DEVICES_PER_USER devices: drop the stalest unreviewed one (then a removed one). */
@@ -615,21 +624,37 @@ export class StateUserStore implements UserStateStore {
     // last read the token or its user. Read both again rather than answer 404 for a device that
     // exists (several instances only: a lone writer's copies are whole).
     const tokenId = idOf(env, token);
-    const t = this.state.peek(DEVICE_TOKENS, tokenId) as { userId?: unknown } | null | undefined;
-    const userDoc = t && typeof t.userId === 'string' ? idOf(env, t.userId) : null;
+    const named = (collection: string) =>
+      this.state.peek(collection, tokenId) as { userId?: unknown } | null | undefined;
+    const users = [named(DEVICES)?.userId, named(DEVICE_TOKENS)?.userId].flatMap((u) =>
+      typeof u === 'string' ? [idOf(env, u)] : [],
+    );
     this.state.invalidate(
       (collection, id) =>
-        (collection === DEVICE_TOKENS && id === tokenId) || (collection === USERS && id === userDoc),
+        ((collection === DEVICES || collection === DEVICE_TOKENS) && id === tokenId) ||
+        (collection === USERS && users.includes(id)),
     );
     return this.deviceByToken(env, token);
   }
 
+  /**
+   * The device a token names: its dashboard copy, filed under the device's first token, says so;
+   * a token without one (another name of the device, or one whose copy was not written) has a
+   * document of its own in `device_tokens`, as every token had before.
+   */
   private async deviceByToken(env: EnvId, token: string): Promise<Device | null> {
-    const t = (await this.state.read(DEVICE_TOKENS, idOf(env, token))) as
-      { envId?: string; userId?: string; key?: string } | null | undefined;
-    if (!t || t.envId !== env || typeof t.userId !== 'string' || typeof t.key !== 'string') return null;
-    const key = t.key;
-    return (await this.load(env, t.userId))?.devices.find((d) => d.fingerprintKey === key) ?? null;
+    const id = idOf(env, token);
+    const copy = (await this.state.read(DEVICES, id)) as
+      { envId?: unknown; userId?: unknown; fingerprintKey?: unknown } | null | undefined;
+    const named =
+      copy && typeof copy.userId === 'string' && typeof copy.fingerprintKey === 'string'
+        ? { envId: copy.envId, userId: copy.userId, key: copy.fingerprintKey }
+        : ((await this.state.read(DEVICE_TOKENS, id)) as
+            { envId?: unknown; userId?: unknown; key?: unknown } | null | undefined);
+    if (!named || named.envId !== env || typeof named.userId !== 'string' || typeof named.key !== 'string')
+      return null;
+    const key = named.key;
+    return (await this.load(env, named.userId))?.devices.find((d) => d.fingerprintKey === key) ?? null;
   }
 }
 

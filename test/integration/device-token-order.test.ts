@@ -1,16 +1,18 @@
 /**
- * A new device's two documents, its user's (which holds the device) and its token's (which names
- * the user and the device), are written in that order: a flush whose write of the users fails, or
- * a process that dies between the two, never leaves a token without the user document it names.
- * On the real database, in both write modes, with the writes of `users` made to fail on the
- * writer's side (the database itself is never mocked); and a token whose write a crash lost
- * after its user's is written again with the device's next dashboard refresh.
+ * What names a new device by its token is written after its user document (which holds the
+ * device): its dashboard copy, filed under its first token, or, for a token no copy names (a
+ * device created while its user's document was not at hand), the token's own document. A flush
+ * whose write of the users fails, or a process that dies between the two, never leaves a token
+ * naming a device its user document lacks. On the real database, in both write modes, with the
+ * writes of `users` made to fail on the writer's side (the database itself is never mocked); and
+ * a copy a crash lost after its user's is written again with the device's next refresh.
  */
 import type { Collection, Db } from 'mongodb';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
 import {
   DEVICE_TOKENS,
+  DEVICES,
   PROJECTION_REFRESH_MS,
   StateUserStore,
   USER_WRITE_ORDER,
@@ -74,66 +76,74 @@ const stored = async (collection: string, id: string) => {
 };
 
 describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
+  const layer = (broken: { users: boolean }, order: string[], errors: string[]) =>
+    new StateLayer(database.db, {
+      writeMode,
+      writeOrder: USER_WRITE_ORDER,
+      flushIntervalMs: 60_000,
+      retryBaseMs: 5,
+      retryMaxMs: 20,
+      writer: () => faultyWriter(database.db, broken, order),
+      packed:
+        writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'], [DEVICES]: ['envId', 'userId'] } : {},
+      onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
+    });
+  const fresh = (errors: string[]) =>
+    new StateUserStore({
+      db: database.db,
+      state: new StateLayer(database.db, { writeMode, onError: (err) => errors.push(String(err)) }),
+    });
+  const firstSighting = (token: string) => ({
+    profile: { seenAt: at, firstSeenAt: at },
+    devices: [
+      { key: 'fp-1', create: { token, identity: 'fingerprint' as const, at }, seen: { at, context: null } },
+    ],
+  });
+
   (writeMode === 'snapshots' ? embeddedOnly : describe)('a new device', () => {
-    it('writes its token only after its user document, and none while the user document fails', async () => {
+    it('writes its copy only after its user document, and none while the user document fails', async () => {
       const broken = { users: true };
       const order: string[] = [];
       const errors: string[] = [];
-      const state = new StateLayer(database.db, {
-        writeMode,
-        writeOrder: USER_WRITE_ORDER,
-        flushIntervalMs: 60_000,
-        retryBaseMs: 5,
-        retryMaxMs: 20,
-        writer: () => faultyWriter(database.db, broken, order),
-        packed: writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'] } : {},
-        onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
-      });
+      const state = layer(broken, order, errors);
       const users = new StateUserStore({ db: database.db, state });
       const user = `alice-${writeMode}`;
       const token = `tok-${writeMode}`;
       await users.load(env, user);
-      users.record(env, user, {
-        profile: { seenAt: at, firstSeenAt: at },
-        devices: [
-          {
-            key: 'fp-1',
-            create: { token, identity: 'fingerprint', at },
-            seen: { at, context: null },
-          },
-        ],
-      });
+      users.record(env, user, firstSighting(token));
       try {
-        // The users' write fails: the flush fails, and the token is not written either.
+        // The users' write fails: the flush fails, and the copy is not written either.
         await expect(state.flush(300)).rejects.toThrow(/could not write/);
         expect(errors.some((e) => /connection reset while writing users/.test(e))).toBe(true);
         expect(await stored(USERS, idOf(env, user))).toBeNull();
-        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toBeNull();
-        expect(order).not.toContain(DEVICE_TOKENS);
+        expect(await stored(DEVICES, idOf(env, token))).toBeNull();
+        expect(order).not.toContain(DEVICES);
 
-        // The database writes again: the user document first, then the token.
+        // The database writes again: the user document first, then the copy, which names the
+        // device (no token document besides it).
         broken.users = false;
         await state.flush(10_000);
-        expect(order.filter((c) => c === USERS || c === DEVICE_TOKENS)).toEqual([USERS, DEVICE_TOKENS]);
-        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toMatchObject({ userId: user, key: 'fp-1' });
+        expect(order.filter((c) => c === USERS || c === DEVICES)).toEqual([USERS, DEVICES]);
+        expect(await stored(DEVICES, idOf(env, token))).toMatchObject({
+          userId: user,
+          fingerprintKey: 'fp-1',
+        });
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toBeNull();
         expect(await stored(USERS, idOf(env, user))).toMatchObject({
           userId: user,
           d: { 'fp-1': expect.objectContaining({ tokens: [token] }) },
         });
         // A fresh process finds the device by its token.
-        const fresh = new StateUserStore({
-          db: database.db,
-          state: new StateLayer(database.db, { writeMode, onError: (err) => errors.push(String(err)) }),
-        });
-        expect(await fresh.byToken(env, token)).toMatchObject({
+        expect(await fresh(errors).byToken(env, token)).toMatchObject({
           token,
           userId: user,
           fingerprintKey: 'fp-1',
         });
 
-        // A crash between the two writes (the user document written, the token's not): the next
-        // refresh of the device's dashboard copy writes the token's document again.
-        await database.db.collection(DEVICE_TOKENS).deleteOne({ _id: idOf(env, token) as never });
+        // A crash between the two writes (the user document written, the copy not): the token
+        // names nothing until the device's next refresh writes its copy again.
+        await database.db.collection(DEVICES).deleteOne({ _id: idOf(env, token) as never });
+        expect(await fresh(errors).byToken(env, token)).toBeNull();
         const restarted = new StateLayer(database.db, {
           writeMode,
           writeOrder: USER_WRITE_ORDER,
@@ -147,11 +157,84 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
           devices: [{ key: 'fp-1', seen: { at: later, context: null } }],
         });
         await restarted.flush(10_000);
-        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toMatchObject({ userId: user, key: 'fp-1' });
+        expect(await stored(DEVICES, idOf(env, token))).toMatchObject({
+          userId: user,
+          fingerprintKey: 'fp-1',
+        });
+        expect(await fresh(errors).byToken(env, token)).toMatchObject({ token, fingerprintKey: 'fp-1' });
       } finally {
         broken.users = false;
         await state.flush(10_000).catch(() => undefined);
       }
+    });
+
+    it("writes a token's own document, after its user's, when its user was not at hand", async () => {
+      const broken = { users: true };
+      const order: string[] = [];
+      const errors: string[] = [];
+      const state = layer(broken, order, errors);
+      const users = new StateUserStore({ db: database.db, state });
+      const user = `bob-${writeMode}`;
+      const token = `tok-blind-${writeMode}`;
+      // Recorded without reading the user first (a degraded verdict's change): no copy can be
+      // made, so the token gets a document of its own.
+      users.record(env, user, firstSighting(token));
+      try {
+        await expect(state.flush(300)).rejects.toThrow(/could not write/);
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toBeNull();
+        expect(order).not.toContain(DEVICE_TOKENS);
+
+        broken.users = false;
+        await state.flush(10_000);
+        expect(order.filter((c) => c === USERS || c === DEVICE_TOKENS)).toEqual([USERS, DEVICE_TOKENS]);
+        expect(await stored(DEVICE_TOKENS, idOf(env, token))).toMatchObject({ userId: user, key: 'fp-1' });
+        expect(await fresh(errors).byToken(env, token)).toMatchObject({
+          token,
+          userId: user,
+          fingerprintKey: 'fp-1',
+        });
+      } finally {
+        broken.users = false;
+        await state.flush(10_000).catch(() => undefined);
+      }
+    });
+  });
+
+  describe('a device known already', () => {
+    it("is found by another token given to it, through that token's own document", async () => {
+      const errors: string[] = [];
+      const state = new StateLayer(database.db, {
+        writeMode,
+        writeOrder: USER_WRITE_ORDER,
+        onError: (err) => errors.push(String(err)),
+      });
+      const users = new StateUserStore({ db: database.db, state });
+      const user = `carol-${writeMode}`;
+      const first = `tok-first-${writeMode}`;
+      const second = `tok-second-${writeMode}`;
+      await users.load(env, user);
+      users.record(env, user, firstSighting(first));
+      const later = new Date(at.getTime() + 1000);
+      users.record(env, user, {
+        profile: { seenAt: later, firstSeenAt: later },
+        devices: [
+          {
+            key: 'fp-1',
+            create: { token: second, identity: 'fingerprint', at: later },
+            seen: { at: later, context: null },
+          },
+        ],
+      });
+      await state.flush(10_000);
+      expect(await stored(DEVICE_TOKENS, idOf(env, first))).toBeNull();
+      expect(await stored(DEVICE_TOKENS, idOf(env, second))).toMatchObject({ userId: user, key: 'fp-1' });
+      for (const token of [first, second])
+        expect(await fresh(errors).byToken(env, token)).toMatchObject({
+          token: first,
+          fingerprintKey: 'fp-1',
+        });
+      expect(await fresh(errors).byToken(env, `tok-unknown-${writeMode}`)).toBeNull();
+      expect(errors).toEqual([]);
     });
   });
 });

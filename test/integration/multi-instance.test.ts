@@ -542,13 +542,14 @@ describe('three instances on one database', () => {
 
     // A device first seen on A, once A has written it, is found on B though B has the user cached
     // from before it: B reads the user again instead of answering 404.
-    // A's flush writes the token document and the user document as two commands, in either
-    // order: the device is written once both are (on a busy machine they can land apart).
+    // A's flush writes the user document and then the device's copy (which names the device by
+    // its token) as two commands: the device is written once both are (on a busy machine they can
+    // land apart).
     const phone = await login(a, 'rest', user, 'mi-report-phone');
     await waitFor(
       async () => {
         const token = await db
-          .collection('device_tokens')
+          .collection('devices')
           .countDocuments({ _id: idOf(env, phone.deviceToken) } as never);
         const stored = await usersCol().findOne({ _id: idOf(env, user) });
         return token === 1 && stored !== null && JSON.stringify(unpack(stored)).includes(phone.deviceToken);

@@ -110,8 +110,9 @@ export interface FlushOptions {
    * Collections written only after others (collection → the collections it waits for): in each
    * flush, a collection named here is written only once every write of the collections it waits
    * for has succeeded, and not at all while one of their changed documents stays out of the
-   * flush (held back, or being looked up). A device's token document waits for the users: after
-   * any failure or crash, a token is never found without its user document (state.md).
+   * flush (held back, or being looked up). A device's dashboard copy and token document wait for
+   * the users: after any failure or crash, a token is never found without its user document
+   * (state.md).
    */
   writeOrder?: Readonly<Record<string, readonly string[]>>;
   /**
