@@ -9,6 +9,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { testDatabase, type TestDatabase } from '../support/db';
+import { waitFor } from '../support/wait';
 import { StateLayer } from '../../src/store/state/layer';
 import {
   DEVICE_TOKENS,
@@ -40,16 +41,28 @@ afterAll(async () => {
  * insertMany and bulkWrite (MongoDB's path) and the plain insert and update commands (the
  * embedded database's).
  */
-function faultyWriter(db: Db, broken: { users: boolean }, order: string[]): Db {
+function faultyWriter(
+  db: Db,
+  broken: { users: boolean },
+  order: string[],
+  held?: { collection: string; until: Promise<void> },
+): Db {
   const refuse = () => Promise.reject(new Error('connection reset while writing users (test)'));
+  // A write to the held collection is sent only once `until` resolves (a slow command).
+  const after = (name: unknown) => (held && name === held.collection ? held.until : Promise.resolve());
   return new Proxy(db, {
     get(target, key) {
       if (key === 'command')
         return (command: { insert?: unknown; update?: unknown }, ...rest: unknown[]) => {
           const name = command.insert ?? command.update;
           if (name === USERS && broken.users) return refuse();
-          if (typeof name === 'string') order.push(name);
-          return (target.command as (...a: unknown[]) => Promise<unknown>).apply(target, [command, ...rest]);
+          return after(name).then(() => {
+            if (typeof name === 'string') order.push(name);
+            return (target.command as (...a: unknown[]) => Promise<unknown>).apply(target, [
+              command,
+              ...rest,
+            ]);
+          });
         };
       if (key !== 'collection') return Reflect.get(target, key, target) as unknown;
       return (name: string) => {
@@ -60,8 +73,10 @@ function faultyWriter(db: Db, broken: { users: boolean }, order: string[]): Db {
             if ((k !== 'insertMany' && k !== 'bulkWrite') || typeof value !== 'function') return value;
             return (...args: unknown[]) => {
               if (name === USERS && broken.users) return refuse();
-              order.push(name);
-              return (value as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+              return after(name).then(() => {
+                order.push(name);
+                return (value as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+              });
             };
           },
         });
@@ -76,14 +91,19 @@ const stored = async (collection: string, id: string) => {
 };
 
 describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
-  const layer = (broken: { users: boolean }, order: string[], errors: string[]) =>
+  const layer = (
+    broken: { users: boolean },
+    order: string[],
+    errors: string[],
+    held?: { collection: string; until: Promise<void> },
+  ) =>
     new StateLayer(database.db, {
       writeMode,
       writeOrder: USER_WRITE_ORDER,
       flushIntervalMs: 60_000,
       retryBaseMs: 5,
       retryMaxMs: 20,
-      writer: () => faultyWriter(database.db, broken, order),
+      writer: () => faultyWriter(database.db, broken, order, held),
       packed:
         writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'], [DEVICES]: ['envId', 'userId'] } : {},
       onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
@@ -197,6 +217,33 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
         broken.users = false;
         await state.flush(10_000).catch(() => undefined);
       }
+    });
+
+    it('writes its copy once its user document is written, without waiting for other collections', async () => {
+      // The events' insert of the same flush is slow: the copy waits for the users only.
+      let release = () => undefined as void;
+      const until = new Promise<void>((resolve) => (release = resolve));
+      const order: string[] = [];
+      const errors: string[] = [];
+      const state = layer({ users: false }, order, errors, { collection: 'events', until });
+      const users = new StateUserStore({ db: database.db, state });
+      const user = `dave-${writeMode}`;
+      const token = `tok-early-${writeMode}`;
+      await users.load(env, user);
+      users.record(env, user, firstSighting(token));
+      state.insert('events', { _id: `event-${writeMode}`, envId: env });
+      const flushed = state.flush(10_000);
+      try {
+        await waitFor(() => stored(DEVICES, idOf(env, token)), { what: "the device's copy" });
+        expect(await stored('events', `event-${writeMode}`)).toBeNull();
+        expect(order).not.toContain('events');
+        expect(order.indexOf(USERS)).toBeLessThan(order.indexOf(DEVICES));
+      } finally {
+        release();
+        await flushed.finally(() => state.close(10_000));
+      }
+      expect(await stored('events', `event-${writeMode}`)).toMatchObject({ envId: env });
+      expect(errors).toEqual([]);
     });
   });
 

@@ -737,7 +737,7 @@ export class WriteBehind {
     for (const l of updates.values()) for (const u of l) nUpdates += u.groups.length;
     for (const l of snapshots.values()) nUpdates += l.length;
     for (const l of inserts.values()) nInserts += l.length;
-    // Collections that wait for others (writeOrder) go in a second step, after those.
+    // Collections that wait for others (writeOrder) are written once those are (below).
     const second = (map: Map<string, unknown>) => {
       const later = new Map<string, never>();
       for (const name of map.keys()) if (order[name]) later.set(name, map.get(name) as never);
@@ -747,24 +747,37 @@ export class WriteBehind {
     const laterUpdates = second(updates) as Map<string, { entry: Entry; groups: UpdateGroup[] }[]>;
     const laterSnapshots = second(snapshots) as Map<string, Entry[]>;
     const failing = new Set<string>();
-    const results = await this.writeStep(run, updates, snapshots, inserts, failing);
-    if (run.abandoned) return;
-    if (laterUpdates.size > 0 || laterSnapshots.size > 0) {
-      // (The flush failed already: what failed is retried, with these, by the next one.)
-      const blocked = (name: string) => order[name]?.some((c) => failing.has(c)) === true;
-      // Not written: their prerequisites' writes failed; they go back to the queue as they were.
-      for (const list of [...laterSnapshots].filter(([n]) => blocked(n)).map(([, l]) => l))
-        for (const e of list) this.putBack(e);
-      for (const list of [...laterUpdates].filter(([n]) => blocked(n)).map(([, l]) => l))
-        for (const { entry } of list) this.putBack(entry);
-      for (const name of [...laterSnapshots.keys(), ...laterUpdates.keys()])
-        if (blocked(name)) {
-          laterSnapshots.delete(name);
-          laterUpdates.delete(name);
-        }
-      results.push(...(await this.writeStep(run, laterUpdates, laterSnapshots, new Map(), failing)));
-      if (run.abandoned) return;
+    const first = this.writeStep(run, updates, snapshots, inserts, failing);
+    // Each collection that waits starts once the collections it waits for are written, not once
+    // the whole first step is (a device's copy need not wait for the events' insert).
+    const later: Promise<void>[] = [];
+    for (const name of new Set([...laterSnapshots.keys(), ...laterUpdates.keys()])) {
+      const prerequisites = (order[name] ?? []).flatMap((c) => first.get(c) ?? []);
+      later.push(
+        Promise.allSettled(prerequisites).then(() => {
+          const snapshotList = laterSnapshots.get(name);
+          const updateList = laterUpdates.get(name);
+          if (run.abandoned) return;
+          if (order[name]?.some((c) => failing.has(c))) {
+            // Not written: their prerequisites' writes failed; they go back to the queue as they
+            // were (the flush failed already: they are retried with what failed by the next one).
+            for (const e of snapshotList ?? []) this.putBack(e);
+            for (const { entry } of updateList ?? []) this.putBack(entry);
+            return;
+          }
+          const step = this.writeStep(
+            run,
+            updateList ? new Map([[name, updateList]]) : new Map(),
+            snapshotList ? new Map([[name, snapshotList]]) : new Map(),
+            new Map(),
+            failing,
+          );
+          return step.get(name);
+        }),
+      );
     }
+    const results = await Promise.allSettled([...first.values(), ...later]);
+    if (run.abandoned) return;
     this.o.observer?.flushed({
       seconds: Number(process.hrtime.bigint() - started) / 1e9,
       updates: nUpdates,
@@ -776,32 +789,45 @@ export class WriteBehind {
   }
 
   /**
-   * Write what was taken: inserts and each collection's snapshots in parallel, updates one command
-   * at a time (see maxUpdateBatch). The collections whose writes failed are added to `failed`.
+   * Start writing what was taken: inserts and each collection's snapshots in parallel, updates one
+   * collection after another (see maxUpdateBatch for their commands). Returns each collection's
+   * write; the collections whose writes failed are added to `failed` before theirs rejects.
    */
-  private async writeStep(
+  private writeStep(
     run: FlushRun,
     updates: Map<string, { entry: Entry; groups: UpdateGroup[] }[]>,
     snapshots: Map<string, Entry[]>,
     inserts: Map<string, InsertItem[]>,
     failed: Set<string>,
-  ): Promise<PromiseSettledResult<void>[]> {
+  ): Map<string, Promise<void>> {
     const noting = (name: string, p: Promise<void>) =>
       p.catch((err: unknown) => {
         failed.add(name);
         throw err;
       });
-    const updating = (async () => {
-      const failures: unknown[] = [];
-      for (const [name, list] of updates)
-        await noting(name, this.writeUpdates(run, name, list)).catch((err: unknown) => failures.push(err));
-      if (failures.length) throw failures[0];
-    })();
-    return Promise.allSettled([
-      updating,
-      ...[...snapshots].map(([name, list]) => noting(name, this.writeSnapshots(run, name, list))),
-      ...[...inserts].map(([name, items]) => noting(name, this.writeInserts(run, name, items))),
-    ]);
+    const writes = new Map<string, Promise<void>>();
+    // A collection can have updates and snapshots (documents changed blind and known ones): its
+    // write is both, failed when either failed.
+    const add = (name: string, write: Promise<void>) => {
+      const before = writes.get(name);
+      writes.set(
+        name,
+        before
+          ? Promise.allSettled([before, write]).then((settled) => {
+              for (const r of settled) if (r.status === 'rejected') throw r.reason;
+            })
+          : write,
+      );
+    };
+    let previous: Promise<unknown> = Promise.resolve();
+    for (const [name, list] of updates) {
+      const write = previous.then(() => noting(name, this.writeUpdates(run, name, list)));
+      add(name, write);
+      previous = write.catch(() => undefined);
+    }
+    for (const [name, list] of snapshots) add(name, noting(name, this.writeSnapshots(run, name, list)));
+    for (const [name, items] of inserts) add(name, noting(name, this.writeInserts(run, name, items)));
+    return writes;
   }
 
   /** A document taken by this flush and not written: its changes go back to the front of its queue. */
