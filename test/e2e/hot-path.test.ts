@@ -109,7 +109,7 @@ it('costs at most three database commands per verdict for a burst of new users, 
   const seen = recording.filter((e) => !background(e));
   recording = null;
   expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
-  // Each verdict writes at least four documents (event, user, counter, device token).
+  // Each verdict writes at least four documents (event, user, counter, the new device's copy).
   // The overview's rollups are read once per new minute (its documents, before they are first
   // written whole), not per verdict: a burst that crosses a minute boundary meets those.
   const isRollups = (e: CommandStartedEvent) => (e.command as Record<string, unknown>).find === 'rollups';
