@@ -133,6 +133,26 @@ it("coalesces each document's deltas into one update, sends at most maxUpdateBat
   expect(errors).toEqual([]);
 });
 
+it('writes a collection that waits (writeOrder) only after what it waits for, through a chain', async () => {
+  // c waits for b, which waits for a; queued in the reverse order.
+  const { flusher } = flusherOf(database.db, {
+    writeOrder: { 'chain-b': ['chain-a'], 'chain-c': ['chain-b'] },
+  });
+  const since = commands.length;
+  for (const name of ['chain-c', 'chain-b', 'chain-a', 'chain-free'])
+    change(flusher, entry(name, `${name}-1`), delta().inc(['n'], 1));
+  await flusher.flush();
+  const order = commands
+    .slice(since)
+    .filter((c) => c.name === 'update')
+    .map((c) => c.collection);
+  expect(order.filter((c) => c !== 'chain-free')).toEqual(['chain-a', 'chain-b', 'chain-c']);
+  expect(order).toContain('chain-free');
+  for (const name of ['chain-a', 'chain-b', 'chain-c', 'chain-free'])
+    expect(await database.db.collection(name).findOne({})).toEqual({ _id: `${name}-1`, n: 1 });
+  expect(errors).toEqual([]);
+});
+
 it('finds an insert already there (not inserted, no error), and drops a write the database refuses while writing the rest', async () => {
   await database.db.collection('kept').insertOne({ _id: 'dup' as never, first: true });
   await database.db.collection('refusals').insertOne({ _id: 'r1' as never, s: 'text' });

@@ -747,36 +747,43 @@ export class WriteBehind {
     const laterUpdates = second(updates) as Map<string, { entry: Entry; groups: UpdateGroup[] }[]>;
     const laterSnapshots = second(snapshots) as Map<string, Entry[]>;
     const failing = new Set<string>();
-    const first = this.writeStep(run, updates, snapshots, inserts, failing);
-    // Each collection that waits starts once the collections it waits for are written, not once
-    // the whole first step is (a device's copy need not wait for the events' insert).
-    const later: Promise<void>[] = [];
-    for (const name of new Set([...laterSnapshots.keys(), ...laterUpdates.keys()])) {
-      const prerequisites = (order[name] ?? []).flatMap((c) => first.get(c) ?? []);
-      later.push(
-        Promise.allSettled(prerequisites).then(() => {
-          const snapshotList = laterSnapshots.get(name);
-          const updateList = laterUpdates.get(name);
-          if (run.abandoned) return;
-          if (order[name]?.some((c) => failing.has(c))) {
-            // Not written: their prerequisites' writes failed; they go back to the queue as they
-            // were (the flush failed already: they are retried with what failed by the next one).
-            for (const e of snapshotList ?? []) this.putBack(e);
-            for (const { entry } of updateList ?? []) this.putBack(entry);
-            return;
-          }
-          const step = this.writeStep(
-            run,
-            updateList ? new Map([[name, updateList]]) : new Map(),
-            snapshotList ? new Map([[name, snapshotList]]) : new Map(),
-            new Map(),
-            failing,
-          );
-          return step.get(name);
-        }),
-      );
-    }
-    const results = await Promise.allSettled([...first.values(), ...later]);
+    const writes = this.writeStep(run, updates, snapshots, inserts, failing);
+    // Each collection that waits starts once the collections it waits for are written (those that
+    // wait in turn included), not once every other write of the flush is: a device's copy need not
+    // wait for the events' insert.
+    const toStart = new Set([...laterSnapshots.keys(), ...laterUpdates.keys()]);
+    const writeOf = (name: string): Promise<void> | undefined => {
+      const known = writes.get(name);
+      if (known || !toStart.has(name)) return known;
+      toStart.delete(name); // (a cycle in writeOrder waits for nothing more)
+      const prerequisites = (order[name] ?? []).flatMap((c) => writeOf(c) ?? []);
+      const write = Promise.allSettled(prerequisites).then(() => {
+        const snapshotList = laterSnapshots.get(name);
+        const updateList = laterUpdates.get(name);
+        if (run.abandoned) return;
+        if (order[name]?.some((c) => failing.has(c))) {
+          // Not written: a prerequisite's write failed (or was not made); they go back to the
+          // queue as they were, and what waits for them waits too (the flush failed already:
+          // they are retried with what failed by the next one).
+          failing.add(name);
+          for (const e of snapshotList ?? []) this.putBack(e);
+          for (const { entry } of updateList ?? []) this.putBack(entry);
+          return;
+        }
+        const step = this.writeStep(
+          run,
+          updateList ? new Map([[name, updateList]]) : new Map(),
+          snapshotList ? new Map([[name, snapshotList]]) : new Map(),
+          new Map(),
+          failing,
+        );
+        return step.get(name);
+      });
+      writes.set(name, write);
+      return write;
+    };
+    for (const name of [...toStart]) writeOf(name);
+    const results = await Promise.allSettled(writes.values());
     if (run.abandoned) return;
     this.o.observer?.flushed({
       seconds: Number(process.hrtime.bigint() - started) / 1e9,
