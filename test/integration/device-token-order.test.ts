@@ -91,13 +91,15 @@ const stored = async (collection: string, id: string) => {
 };
 
 describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
-  const layer = (
-    broken: { users: boolean },
-    order: string[],
-    errors: string[],
-    held?: { collection: string; until: Promise<void> },
-  ) =>
-    new StateLayer(database.db, {
+  /**
+   * A state layer writing through faultyWriter, and a user store on it: `broken.users` makes the
+   * users' writes fail; `order` lists the collections written; `errors`, what the layer reported.
+   */
+  const writing = (brokenUsers: boolean, held?: { collection: string; until: Promise<void> }) => {
+    const broken = { users: brokenUsers };
+    const order: string[] = [];
+    const errors: string[] = [];
+    const state = new StateLayer(database.db, {
       writeMode,
       writeOrder: USER_WRITE_ORDER,
       flushIntervalMs: 60_000,
@@ -108,6 +110,8 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
         writeMode === 'snapshots' ? { [USERS]: ['envId', 'userId'], [DEVICES]: ['envId', 'userId'] } : {},
       onError: (err) => errors.push(err instanceof Error ? err.message : String(err)),
     });
+    return { broken, order, errors, state, users: new StateUserStore({ db: database.db, state }) };
+  };
   const fresh = (errors: string[]) =>
     new StateUserStore({
       db: database.db,
@@ -122,11 +126,7 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
 
   (writeMode === 'snapshots' ? embeddedOnly : describe)('a new device', () => {
     it('writes its copy only after its user document, and none while the user document fails', async () => {
-      const broken = { users: true };
-      const order: string[] = [];
-      const errors: string[] = [];
-      const state = layer(broken, order, errors);
-      const users = new StateUserStore({ db: database.db, state });
+      const { broken, order, errors, state, users } = writing(true);
       const user = `alice-${writeMode}`;
       const token = `tok-${writeMode}`;
       await users.load(env, user);
@@ -189,11 +189,7 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
     });
 
     it("writes a token's own document, after its user's, when its user was not at hand", async () => {
-      const broken = { users: true };
-      const order: string[] = [];
-      const errors: string[] = [];
-      const state = layer(broken, order, errors);
-      const users = new StateUserStore({ db: database.db, state });
+      const { broken, order, errors, state, users } = writing(true);
       const user = `bob-${writeMode}`;
       const token = `tok-blind-${writeMode}`;
       // Recorded without reading the user first (a degraded verdict's change): no copy can be
@@ -223,10 +219,7 @@ describe.each(['deltas', 'snapshots'] as const)('%s mode', (writeMode) => {
       // The events' insert of the same flush is slow: the copy waits for the users only.
       let release = () => undefined as void;
       const until = new Promise<void>((resolve) => (release = resolve));
-      const order: string[] = [];
-      const errors: string[] = [];
-      const state = layer({ users: false }, order, errors, { collection: 'events', until });
-      const users = new StateUserStore({ db: database.db, state });
+      const { order, errors, state, users } = writing(false, { collection: 'events', until });
       const user = `dave-${writeMode}`;
       const token = `tok-early-${writeMode}`;
       await users.load(env, user);
