@@ -26,7 +26,10 @@ export interface EnvironmentDeps {
   policies: PolicyService;
   sealer: Sealer;
   clock: Clock;
-  /** How long a verified credential is reused before it is checked again (revocation and disabling take effect within it). */
+  /**
+   * How long a verified credential is reused (revocation and disabling take effect within it); in
+   * the second half of that time a request that uses it starts its check behind it.
+   */
   authCacheMs: number;
   /** Timers for the waits below (absent: a credential's check is awaited as long as the store takes). */
   scheduler?: Scheduler;
@@ -194,6 +197,10 @@ export class EnvironmentService {
     let principal: Principal;
     if (hit && hit.until > now) {
       principal = hit.principal;
+      // In the second half of its life the verification is checked again behind the requests
+      // that use it, so that a credential in steady use never makes a request wait for the store
+      // (a read queued behind a busy database's writes held every request of the moment).
+      if (hit.until - now <= this.deps.authCacheMs / 2) this.checkOf(hash, hit);
     } else if (hit && now - hit.until <= (this.deps.authStaleMs ?? DEFAULT_AUTH_STALE_MS)) {
       principal = await this.recheck(hash, hit);
     } else {
@@ -214,17 +221,9 @@ export class EnvironmentService {
    * goes on behind, so that a hung database costs a request that wait, not its whole timeout.
    */
   private async recheck(hash: string, hit: CachedPrincipal): Promise<Principal> {
-    if (!hit.checking) {
-      const checking = this.verify(hash);
-      hit.checking = checking;
-      const done = () => {
-        if (hit.checking === checking) hit.checking = null;
-      };
-      checking.then(done, done);
-    }
     try {
       return await this.within(
-        hit.checking,
+        this.checkOf(hash, hit),
         this.deps.authRefreshWaitMs ?? DEFAULT_AUTH_REFRESH_WAIT_MS,
         hit.principal,
       );
@@ -232,6 +231,22 @@ export class EnvironmentService {
       if (e instanceof Unauthorized) throw e;
       return hit.principal;
     }
+  }
+
+  /**
+   * The check of a cached credential under way, started if none is: one at a time per entry,
+   * shared by every request that meets it. Its outcome replaces the entry (verify); a failure
+   * other than a refusal leaves the entry as it was.
+   */
+  private checkOf(hash: string, hit: CachedPrincipal): Promise<Principal> {
+    if (hit.checking) return hit.checking;
+    const checking = this.verify(hash);
+    hit.checking = checking;
+    const done = () => {
+      if (hit.checking === checking) hit.checking = null;
+    };
+    checking.then(done, done);
+    return checking;
   }
 
   /** Look a credential up in the store and cache the principal (a revoked or unknown one is forgotten). */

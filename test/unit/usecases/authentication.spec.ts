@@ -21,10 +21,12 @@ import { createFakeTime } from '../../support/fakes/time';
 /** A credential store that answers, or hangs until released, as the test says. */
 function hangable(inner: CredentialStore) {
   let hung = false;
+  let asked = 0;
   const waiting: (() => void)[] = [];
   const store: CredentialStore = {
     ...inner,
     byHash: async (hash) => {
+      asked++;
       if (hung) await new Promise<void>((resolve) => waiting.push(resolve));
       return inner.byHash(hash);
     },
@@ -34,6 +36,8 @@ function hangable(inner: CredentialStore) {
   };
   return {
     store,
+    /** How many look-ups the store was asked for. */
+    asked: () => asked,
     hang: () => (hung = true),
     resume: () => {
       hung = false;
@@ -132,4 +136,38 @@ it('a verification older than the stale bound is not stood in for', async () => 
   expect((await after(time, pending, 100)).pending).toBe(true);
   expect((await after(time, pending, 1_900)).error).toBeInstanceOf(Unavailable);
   credentials.resume();
+});
+
+it('a credential in steady use is checked again behind its requests, so none waits for the store', async () => {
+  const { time, credentials, service, env, secret } = await setup();
+  await service.authenticate(secret);
+  const asked = credentials.asked();
+  // Within the first half of the cached verification's life nothing is asked.
+  await time.advance(900);
+  expect((await service.authenticate(secret)).env.id).toBe(env.id);
+  expect(credentials.asked()).toBe(asked);
+  // In its second half a request answers at once, even while the store hangs, and starts one check.
+  await time.advance(300);
+  credentials.hang();
+  expect((await after(time, service.authenticate(secret), 0)).value?.env.id).toBe(env.id);
+  expect((await after(time, service.authenticate(secret), 0)).value?.env.id).toBe(env.id);
+  expect(credentials.asked()).toBe(asked + 1);
+  credentials.resume();
+  await time.advance(0);
+  // The check renewed the verification: past the first one's expiry, still nothing to wait for.
+  await time.advance(1_500);
+  credentials.hang();
+  expect((await after(time, service.authenticate(secret), 0)).value?.env.id).toBe(env.id);
+  credentials.resume();
+});
+
+it('a revocation made elsewhere ends the credential as soon as the check ahead of expiry sees it', async () => {
+  const s = await setup();
+  await s.service.authenticate(s.secret);
+  await revokeElsewhere(s);
+  await s.time.advance(1_200);
+  // The request that starts the check is answered as last verified; the check finds the revocation.
+  expect((await s.service.authenticate(s.secret)).env.id).toBe(s.env.id);
+  await s.time.advance(0);
+  await expect(s.service.authenticate(s.secret)).rejects.toBeInstanceOf(Unauthorized);
 });
