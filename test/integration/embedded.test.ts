@@ -16,7 +16,12 @@ import {
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { embeddedInfoFile, startEmbedded, startEmbeddedReader } from '../../src/store/embedded';
+import {
+  embeddedInfoFile,
+  ferretdbCores,
+  startEmbedded,
+  startEmbeddedReader,
+} from '../../src/store/embedded';
 import { alive } from '../support/process';
 
 it('starts, serves, and replaces an orphan left by a killed owner', async () => {
@@ -99,6 +104,10 @@ it("runs the analysts' reader on the same files at a lower priority, reading col
     expect(readFileSync(`/proc/${primary.pid}/environ`, 'utf8').split('\0')).not.toContain(
       'GOMEMLIMIT=96MiB',
     );
+    // Both leave Rampart's event loop a core, unless the caller's environment says otherwise.
+    const cores = `GOMAXPROCS=${process.env.GOMAXPROCS ?? ferretdbCores()}`;
+    expect(environ).toContain(cores);
+    expect(readFileSync(`/proc/${primary.pid}/environ`, 'utf8').split('\0')).toContain(cores);
     reading = new MongoClient(reader.uri, { serverSelectionTimeoutMS: 5000 });
     const seen = reading.db('rampart_test_reader');
     expect(await seen.collection('events').find({}).toArray()).toEqual([{ _id: 'e1', n: 1 }]);
