@@ -56,6 +56,8 @@ interface CachedPrincipal {
   until: number;
   /** A re-check under way (shared by every request that meets the expired entry). */
   checking: Promise<Principal> | null;
+  /** No check ahead of expiry before this time (epoch ms): one failed, and the store is let be. */
+  aheadFrom?: number;
 }
 
 export interface CreatedSecret {
@@ -200,7 +202,12 @@ export class EnvironmentService {
       // In the second half of its life the verification is checked again behind the requests
       // that use it, so that a credential in steady use never makes a request wait for the store
       // (a read queued behind a busy database's writes held every request of the moment).
-      if (hit.until - now <= this.deps.authCacheMs / 2) this.checkOf(hash, hit);
+      // A check that fails (the store down) is not started again by every request that follows.
+      const half = this.deps.authCacheMs / 2;
+      if (!hit.checking && hit.until - now <= half && now >= (hit.aheadFrom ?? 0))
+        this.checkOf(hash, hit).catch(() => {
+          hit.aheadFrom = this.deps.clock.now().getTime() + half / 2;
+        });
     } else if (hit && now - hit.until <= (this.deps.authStaleMs ?? DEFAULT_AUTH_STALE_MS)) {
       principal = await this.recheck(hash, hit);
     } else {

@@ -21,12 +21,14 @@ import { createFakeTime } from '../../support/fakes/time';
 /** A credential store that answers, or hangs until released, as the test says. */
 function hangable(inner: CredentialStore) {
   let hung = false;
+  let failing = false;
   let asked = 0;
   const waiting: (() => void)[] = [];
   const store: CredentialStore = {
     ...inner,
     byHash: async (hash) => {
       asked++;
+      if (failing) throw new Error('the database is down');
       if (hung) await new Promise<void>((resolve) => waiting.push(resolve));
       return inner.byHash(hash);
     },
@@ -39,6 +41,8 @@ function hangable(inner: CredentialStore) {
     /** How many look-ups the store was asked for. */
     asked: () => asked,
     hang: () => (hung = true),
+    /** Every look-up fails at once (true), or answers again (false). */
+    fail: (on: boolean) => (failing = on),
     resume: () => {
       hung = false;
       for (const w of waiting.splice(0)) w();
@@ -170,4 +174,27 @@ it('a revocation made elsewhere ends the credential as soon as the check ahead o
   expect((await s.service.authenticate(s.secret)).env.id).toBe(s.env.id);
   await s.time.advance(0);
   await expect(s.service.authenticate(s.secret)).rejects.toBeInstanceOf(Unauthorized);
+});
+
+it('a check ahead of expiry that fails is not started again by every request that follows', async () => {
+  const { time, credentials, service, env, secret } = await setup();
+  await service.authenticate(secret);
+  await time.advance(1_200);
+  credentials.fail(true);
+  const asked = credentials.asked();
+  for (let i = 0; i < 5; i++) {
+    expect((await service.authenticate(secret)).env.id).toBe(env.id);
+    await time.advance(10);
+  }
+  expect(credentials.asked()).toBe(asked + 1);
+  // A while later one more is tried, and with the store back it renews the verification.
+  credentials.fail(false);
+  await time.advance(500);
+  expect((await service.authenticate(secret)).env.id).toBe(env.id);
+  await time.advance(0);
+  expect(credentials.asked()).toBe(asked + 2);
+  await time.advance(1_500);
+  credentials.hang();
+  expect((await after(time, service.authenticate(secret), 0)).value?.env.id).toBe(env.id);
+  credentials.resume();
 });
