@@ -14,6 +14,7 @@ import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
 } from './core/create-services';
 import { parseTrustedProxies, type TrustedProxies } from './doors/proxies';
+import { DEFAULT_CACHE_ENTRIES } from './store/state/layer';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = (protocols: string[]) =>
@@ -106,7 +107,12 @@ const schema = z.object({
   RAMPART_DB_PROBE_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   RAMPART_DB_STALL_MS: z.coerce.number().int().min(50).max(60_000).default(300),
   RAMPART_DB_STALL_MAX_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
-  RAMPART_STATE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(10_000_000).default(50_000),
+  RAMPART_STATE_CACHE_ENTRIES: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(10_000_000)
+    .default(DEFAULT_CACHE_ENTRIES),
   RAMPART_KNOWN_IDS_MAX: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),

@@ -46,8 +46,16 @@ export interface StateOptions
   now?: () => number;
 }
 
+/**
+ * Documents the cache holds by default (RAMPART_STATE_CACHE_ENTRIES). Its two generations keep
+ * between half and all of them, so a working set past half the bound starts to be read again:
+ * at 50,000 the bench's 10,000 users (~6 documents each, counting their windows and devices)
+ * were, and Rampart and FerretDB paid for the reads (docs/decisions.md, "The state cache's size").
+ */
+export const DEFAULT_CACHE_ENTRIES = 100_000;
+
 export const DEFAULT_STATE_OPTIONS: Omit<StateOptions, 'onError'> = {
-  maxEntries: 50_000,
+  maxEntries: DEFAULT_CACHE_ENTRIES,
   flushIntervalMs: 20,
   maxBatch: 250,
   maxUpdateBatch: 50,
