@@ -26,12 +26,13 @@ export function idOf(env: EnvId, ...parts: string[]): string {
 }
 
 /**
- * `idOf(env, key)` built once per key while it is among the last `max` of its environment (each
- * environment's ids are forgotten all at once when full): for the hot path's ids, asked for several
- * times per verdict.
+ * `idOf(env, key)` built once per key while it is among the last `max` kept, all environments
+ * together (all are forgotten at once when full, so a service with many tenants holds no more):
+ * for the hot path's ids, asked for several times per verdict.
  */
 export function keptIds(max: number): (env: EnvId, key: string) => string {
   const byEnv = new Map<EnvId, Map<string, string>>();
+  let kept = 0;
   return (env, key) => {
     let ids = byEnv.get(env);
     if (!ids) {
@@ -40,9 +41,13 @@ export function keptIds(max: number): (env: EnvId, key: string) => string {
     }
     let id = ids.get(key);
     if (id === undefined) {
-      if (ids.size >= max) ids.clear();
+      if (kept >= max) {
+        for (const m of byEnv.values()) m.clear();
+        kept = 0;
+      }
       id = idOf(env, key);
       ids.set(key, id);
+      kept++;
     }
     return id;
   };

@@ -463,7 +463,7 @@ function behaviourDelta(
   return exact;
 }
 
-/** Most users whose `_id` a user store remembers per environment (StateUserStore.idOf). */
+/** Most users whose `_id` a user store remembers, all environments together (StateUserStore.idOf). */
 const MAX_USER_IDS = 10_000;
 
 const locationText = (l: NonNullable<ProfileChange['location']>) =>

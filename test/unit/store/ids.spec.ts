@@ -1,4 +1,4 @@
-import { idOf } from '../../../src/store/ids';
+import { idOf, keptIds } from '../../../src/store/ids';
 import type { EnvId } from '../../../src/core/model';
 
 const env = 'env-1' as EnvId;
@@ -69,5 +69,18 @@ describe('idOf', () => {
       if (idOf(env, s) !== reference(s)) wrong.push([s, idOf(env, s), reference(s)]);
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+describe('keptIds', () => {
+  it("answers idOf's id for every environment and key, past its bound shared by all environments", () => {
+    const kept = keptIds(5);
+    const envs = ['env-a', 'env-b', 'env-c'] as EnvId[];
+    for (let round = 0; round < 3; round++)
+      for (let k = 0; k < 4; k++)
+        for (const e of envs) {
+          const key = `w:ip:10.0.0.${k}:49383${round % 2}`;
+          expect(kept(e, key)).toBe(idOf(e, key));
+        }
   });
 });
