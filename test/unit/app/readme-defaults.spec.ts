@@ -1,7 +1,7 @@
 /**
  * The README's configuration table against the code: a variable set to the default the table
  * gives must configure Rampart exactly as leaving it unset does. Every row whose default is one
- * value in code (`50000`, `separate`) is checked; rows that describe their default in words
+ * value in code (`100000`, `separate`) is checked; rows that describe their default in words
  * ("none", "the larger of …") are not.
  */
 import { readFileSync } from 'node:fs';
