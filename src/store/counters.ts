@@ -14,7 +14,7 @@ import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
 import { sweepExpired, type IndexSpec } from './database';
 import { escapeRegex, keptIds } from './ids';
 import { compare, delta, isObject, isOrdered, type OpEntry } from './state/delta';
-import type { StateLayer } from './state/layer';
+import { DEFAULT_CACHE_ENTRIES, type StateLayer } from './state/layer';
 import { PACKED } from './state/pack';
 import type { CreatedHere } from './created-here';
 import type { StateStoreDeps } from './deps';
@@ -205,7 +205,7 @@ export async function lastBucketBefore(
  * documents it keeps are not built again (at 20,000 the bench's ~40,000 counter keys were, ~2 KB
  * allocated per verdict). ~100 bytes each beyond the cache's own.
  */
-const MAX_IDS = 100_000;
+const MAX_IDS = DEFAULT_CACHE_ENTRIES;
 
 /** A section of a counter document (`c`, `s`), made when it is missing (as a delta's path would). */
 function sectionOf<T>(doc: CounterDoc, name: 'c' | 's'): Record<string, T> {
