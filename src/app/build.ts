@@ -22,6 +22,7 @@ import {
   DEVICE_QUERY_FIELDS,
   DEVICES,
   StateUserStore,
+  USER_KEYED,
   USER_QUERY_FIELDS,
   USER_WRITE_ORDER,
   USERS,
@@ -265,6 +266,7 @@ export async function buildServices(o: BuildOptions): Promise<Built> {
       [DEVICES]: DEVICE_QUERY_FIELDS,
       [ROLLUPS]: ROLLUP_QUERY_FIELDS,
     },
+    keyed: { [USERS]: USER_KEYED },
     writeOrder: USER_WRITE_ORDER,
     // The layer asks the time a few dozen times per verdict: the system's without a Date each.
     now: clock === systemClock ? Date.now : () => clock.now().getTime(),

@@ -13,7 +13,7 @@ import type { EnvId } from '../core/model';
 import type { CounterBump, CounterSnapshot, CounterStore } from '../core/ports';
 import { sweepExpired, type IndexSpec } from './database';
 import { escapeRegex, keptIds } from './ids';
-import { compare, delta, isObject, isOrdered, type OpEntry } from './state/delta';
+import { compare, delta, dict, isObject, isOrdered, type OpEntry } from './state/delta';
 import { DEFAULT_CACHE_ENTRIES, type StateLayer } from './state/layer';
 import { PACKED } from './state/pack';
 import type { CreatedHere } from './created-here';
@@ -208,10 +208,12 @@ export async function lastBucketBefore(
 const MAX_IDS = DEFAULT_CACHE_ENTRIES;
 
 /** A section of a counter document (`c`, `s`), made when it is missing (as a delta's path would). */
-function sectionOf<T>(doc: CounterDoc, name: 'c' | 's'): Record<string, T> {
+function sectionOf<T>(doc: CounterDoc, name: 'c' | 's', folded: boolean): Record<string, T> {
   const v = doc[name] as unknown;
   if (isObject(v)) return v as Record<string, T>;
-  const made: Record<string, T> = {};
+  // A document holding other keys' counts (`<part>_<name>`: an address's in its network's) is
+  // keyed by data; the others hold the same few names and share a hidden class.
+  const made: Record<string, T> = folded ? dict() : {};
   (doc as Record<string, unknown>)[name] = made;
   return made;
 }
@@ -230,14 +232,14 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   for (const n in b.inc) {
     const name = part ? part + n : n;
     if (!fieldPath('c', name)) continue;
-    counts ??= sectionOf<unknown>(doc, 'c');
+    counts ??= sectionOf<unknown>(doc, 'c', part !== '');
     const was = counts[name];
     counts[name] = (typeof was === 'number' ? was : 0) + (b.inc[n] as number);
   }
   for (const n in b.min) {
     const name = part ? part + n : n;
     if (!fieldPath('c', name)) continue;
-    counts ??= sectionOf<unknown>(doc, 'c');
+    counts ??= sectionOf<unknown>(doc, 'c', part !== '');
     const was = counts[name];
     const value = b.min[n] as number;
     if (!isOrdered(was) || compare(value, was) < 0) counts[name] = value;
@@ -246,7 +248,7 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   for (const n in b.add) {
     const name = part ? part + n : n;
     if (!fieldPath('s', name)) continue;
-    sets ??= sectionOf<unknown>(doc, 's');
+    sets ??= sectionOf<unknown>(doc, 's', part !== '');
     const member = b.add[n] as string;
     const members = sets[name];
     if (Array.isArray(members)) {
@@ -256,7 +258,7 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   for (const n in b.replaceSet) {
     const name = part ? part + n : n;
     if (!fieldPath('s', name)) continue;
-    sets ??= sectionOf<unknown>(doc, 's');
+    sets ??= sectionOf<unknown>(doc, 's', part !== '');
     sets[name] = [...(b.replaceSet[n] as string[])];
   }
 }

@@ -49,6 +49,8 @@ import {
   type Changes,
   type Delta,
   type Doc,
+  dict,
+  type KeyedPaths,
 } from './state/delta';
 import type { StateLayer } from './state/layer';
 import { unpackAs } from './state/pack';
@@ -71,6 +73,12 @@ export const MAX_DEVICES_PER_USER = 200;
  * the copy, and show each device as its user's document has it now (QueryService.devices).
  */
 export const PROJECTION_REFRESH_MS = 10 * 60_000;
+
+/**
+ * The objects of a user document keyed by data (see KeyedPaths): its devices by key, its
+ * behaviour tables by value, its pending challenges by id.
+ */
+export const USER_KEYED: KeyedPaths = [['d'], ['p', 't', '*'], ['p', 'h', '*'], ['p', 'pd']];
 
 /** The fields of a user document that queries filter on (kept as they are when packed). */
 export const USER_QUERY_FIELDS = ['envId', 'userId', 'email', 'lastSeenAt'] as const;
@@ -283,7 +291,7 @@ function entryOf(e: { c?: number; l?: number; f?: number } | undefined): TableEn
 }
 
 function tableOf(raw: Record<string, { c?: number; l?: number; f?: number }> | undefined): Table {
-  const t: Table = {};
+  const t: Table = dict();
   for (const k in raw) {
     const entry = entryOf(raw[k]);
     if (entry) t[fromFieldName(k)] = entry;
@@ -292,7 +300,7 @@ function tableOf(raw: Record<string, { c?: number; l?: number; f?: number }> | u
 }
 
 function pendingOf(raw: BehaviourDoc['pd']): Behaviour['pending'] {
-  const pending: Behaviour['pending'] = {};
+  const pending: Behaviour['pending'] = dict();
   for (const [id, pd] of Object.entries(raw ?? {})) {
     if (typeof pd?.at !== 'number') continue;
     const values: Partial<FeatureValues> = {};
@@ -382,7 +390,7 @@ function behaviourDelta(
       for (const level of levels) {
         const value = values[level];
         if (value === null || value === undefined) continue;
-        const table = child(child(p, section), level);
+        const table = child(child(p, section), level, true);
         const victim = weight > 0 ? victims[level] : undefined;
         if (victim) delete table[victim];
         const field = fieldName(value);
@@ -395,7 +403,7 @@ function behaviourDelta(
         incField(entry, 'c', w);
         if (!tables || !exact) continue;
         // The decoded table follows: the entry as tableOf reads it, in the stored order.
-        const t = (tables[level] ??= {});
+        const t = (tables[level] ??= dict());
         if (victim) delete t[fromFieldName(victim)];
         // (fromFieldName(fieldName(value)) is value: nothing to decode.)
         const name = value;
@@ -547,7 +555,7 @@ export class StateUserStore implements UserStateStore {
     // change of several devices (a track call's) stays a delta applied at the end.
     const kept = devices.length <= 1 ? this.keptBehaviour(id, known?.p) : undefined;
     const doc = devices.length <= 1 ? this.state.edit(USERS, id) : undefined;
-    const d: Changes = doc ? new Edit(doc, known === null) : delta();
+    const d: Changes = doc ? new Edit(doc, known === null, USER_KEYED) : delta();
     d.set(['envId'], env).set(['userId'], userId);
     if (change.profile) profileDelta(d, change.profile, known);
     if (change.behaviour && !behaviourDelta(d, change.behaviour, known?.p, doc ? kept?.b : undefined) && kept)

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { testDatabase, type TestDatabase } from '../support/db';
 import { StateLayer } from '../../src/store/state/layer';
-import { StateUserStore, USERS } from '../../src/store/user-state';
+import { StateUserStore, USER_KEYED, USERS } from '../../src/store/user-state';
 import { COUNTERS, StateCounterStore } from '../../src/store/counters';
 import { idOf } from '../../src/store/ids';
 import type { DeviceContext } from '../../src/core/model';
@@ -30,9 +30,10 @@ const env = asEnvId(`env-${randomBytes(4).toString('hex')}`);
 
 let database: TestDatabase;
 const layers: StateLayer[] = [];
-const layer = (writeMode: 'deltas' | 'snapshots' = 'deltas') => {
+const layer = (writeMode: 'deltas' | 'snapshots' = 'deltas', keyed = false) => {
   const l = new StateLayer(database.db, {
     writeMode,
+    ...(keyed ? { keyed: { [USERS]: USER_KEYED } } : {}),
     flushIntervalMs: 5,
     onError: (err) => {
       throw err;
@@ -347,4 +348,78 @@ describe('documents changed in place', () => {
     // Most changes kept the model (those that bring back a count left out decode it again).
     expect(kept).toBeGreaterThan(40);
   });
+});
+
+describe('objects keyed by data', () => {
+  // A user document's devices, behaviour tables and pending challenges are keyed by data: V8 keeps
+  // such objects as hash tables only when they have no prototype (state/delta.ts, dict).
+  it.each(['snapshots', 'deltas'] as const)(
+    'are hash tables in a user document changed (%s) and read back cold; its other objects are not',
+    async (mode) => {
+      const modeEnv = asEnvId(`${env}-keyed-${mode}`);
+      const l = layer(mode, true);
+      const users = new StateUserStore({ db: database.db, state: l });
+      await users.load(modeEnv, 'erin');
+      for (let k = 0; k < 3; k++) {
+        const at = T0 + k * 3_600_000;
+        users.record(modeEnv, 'erin', {
+          profile: { seenAt: new Date(at), firstSeenAt: new Date(at) },
+          devices: [
+            {
+              key: `fp.${k}`,
+              create: { token: `tok-keyed-${mode}-${k}`, identity: 'fingerprint', at: new Date(at) },
+              seen: { at: new Date(at), context: null },
+            },
+          ],
+          behaviour: {
+            legit: { values: { ip: `81.2.69.${k}`, bf: 'constructor' }, weight: 1, at, location: null },
+            hostile: { values: { ip: `52.95.110.${k}` }, weight: 1, at },
+            pend: { id: `ev.${k}`, challenge: { at, values: { ip: `81.2.69.${k}` }, tentative: 0.3 } },
+          },
+        });
+      }
+      await l.flush();
+      const kinds = (doc: unknown) => {
+        const d = doc as {
+          d: Record<string, object>;
+          p: { t: Record<string, Record<string, object>>; h: Record<string, object>; pd: object };
+        };
+        const proto = (o: object | undefined) => (o && Object.getPrototypeOf(o) === null ? 'dict' : 'object');
+        return {
+          devices: proto(d.d),
+          device: proto(d.d['fp%2E0']),
+          model: proto(d.p),
+          tables: proto(d.p.t),
+          ip: proto(d.p.t.ip),
+          bf: proto(d.p.t.bf),
+          entry: proto(d.p.t.ip?.['81%2E2%2E69%2E0']),
+          hostile: proto(d.p.h.ip),
+          pending: proto(d.p.pd),
+        };
+      };
+      const expected = {
+        devices: 'dict',
+        device: 'object',
+        model: 'object',
+        tables: 'object',
+        ip: 'dict',
+        bf: 'dict',
+        entry: 'object',
+        hostile: 'dict',
+        pending: 'dict',
+      };
+      const id = idOf(modeEnv, 'erin');
+      expect(kinds(l.peek(USERS, id))).toEqual(expected);
+      expect(kinds(await layer(mode, true).read(USERS, id))).toEqual(expected);
+      // The value named like Object's constructor was counted as any other.
+      const b = (await new StateUserStore({ db: database.db, state: layer(mode, true) }).load(
+        modeEnv,
+        'erin',
+      ))!.behaviour;
+      expect(Object.keys(b.tables.bf ?? {})).toEqual(['constructor']);
+      const named: string = 'constructor';
+      expect(b.tables.bf?.[named]?.c).toBeGreaterThan(0);
+      expect(Object.keys(b.tables.ip ?? {})).toHaveLength(3);
+    },
+  );
 });

@@ -13,7 +13,7 @@
  * unwritten changes.
  */
 import type { Collection, Db, Document } from 'mongodb';
-import { applyDelta, type Doc, type OpEntry } from './delta';
+import { applyDelta, toKeyed, type Doc, type KeyedPaths, type OpEntry } from './delta';
 import { Generations } from './generations';
 import { unpackRead } from './pack';
 import { Unavailable } from '../../core/errors';
@@ -101,6 +101,8 @@ export interface CacheOptions {
    * only writer: a document it does not hold is answered as absent without a look-up.
    */
   known?: Readonly<Record<string, KnownIds>>;
+  /** Per collection, where its documents hold objects keyed by data (see KeyedPaths). */
+  keyed?: Readonly<Record<string, KeyedPaths>>;
 }
 
 /** Most _ids in one batched look-up (Rampart's FerretDB build pushes down at most 1,000). */
@@ -199,7 +201,7 @@ export class StateCache {
 
   private settleAbsent(e: Entry): void {
     let value: Doc | null = null;
-    for (const d of e.pending) value = applyDelta(value, d);
+    for (const d of e.pending) value = applyDelta(value, d, this.o.keyed?.[e.collection]);
     e.value = value;
     e.readAt = this.now();
     e.version++;
@@ -216,7 +218,8 @@ export class StateCache {
       this.note(e);
     }
     // A replacement makes the document known even when it was never read.
-    if (e.value !== undefined || ops[0]?.op === 'replace') e.value = applyDelta(e.value ?? null, ops);
+    if (e.value !== undefined || ops[0]?.op === 'replace')
+      e.value = applyDelta(e.value ?? null, ops, this.o.keyed?.[collection]);
     e.version++;
     return e;
   }
@@ -410,10 +413,14 @@ export class StateCache {
           ),
       );
       const byId = new Map<string, Doc>();
-      for (const d of docs) byId.set(d._id, unpackRead(d));
+      const keyed = this.o.keyed?.[collection];
+      for (const d of docs) {
+        const doc = unpackRead(d);
+        byId.set(d._id, keyed ? toKeyed(doc, keyed) : doc);
+      }
       for (const e of entries) {
         let value: Doc | null = byId.get(e.id) ?? null;
-        for (const d of e.pending) value = applyDelta(value, d);
+        for (const d of e.pending) value = applyDelta(value, d, this.o.keyed?.[e.collection]);
         e.value = value;
         e.readAt = this.now();
         e.version++;

@@ -178,6 +178,50 @@ export const isOrdered = (v: unknown): v is Ordered =>
 export const isObject = (v: unknown): v is Doc =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
+/**
+ * An object keyed by data (addresses, device keys, values seen): made without a prototype, which
+ * V8 keeps as a hash table from the start. An object literal given such keys one by one takes a
+ * new hidden class for each key (and, for each, a descriptor array copied whole), made in the old
+ * generation and shared with no other object: ~120,000 of them in the bench's heap of 10,000
+ * users, a tenth of it, for the garbage collector to mark. Without a prototype, a key such as
+ * `constructor` or `__proto__` is a key like any other.
+ */
+export const dict = <T = unknown>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
+/**
+ * Where a collection's documents hold objects keyed by data, as paths of field names, `*` for
+ * any one field (`[['d'], ['p', 't', '*']]`): those objects are made with `dict()`, by a change
+ * that creates them and by a read that decodes them (`toKeyed`).
+ */
+export type KeyedPaths = readonly (readonly string[])[];
+
+/** Whether the object at `path[0]…path[depth]` is keyed by data, under `keyed`. */
+function keyedAt(keyed: KeyedPaths, path: readonly string[], depth: number): boolean {
+  for (const p of keyed) {
+    if (p.length !== depth + 1) continue;
+    let i = 0;
+    while (i <= depth && (p[i] === '*' || p[i] === path[i])) i++;
+    if (i > depth) return true;
+  }
+  return false;
+}
+
+/** `doc`, each object at a `keyed` path made a dict in place (the same keys, in the same order). */
+export function toKeyed(doc: Doc, keyed: KeyedPaths): Doc {
+  for (const p of keyed) keyedUnder(doc, p, 0);
+  return doc;
+}
+
+function keyedUnder(parent: Doc, p: readonly string[], i: number): void {
+  const seg = p[i] as string;
+  for (const k of seg === '*' ? Object.keys(parent) : [seg]) {
+    const v = parent[k];
+    if (!isObject(v)) continue;
+    if (i < p.length - 1) keyedUnder(v, p, i + 1);
+    else if (Object.getPrototypeOf(v) !== null) parent[k] = Object.assign(dict(), v);
+  }
+}
+
 /** Deep copy of plain data (objects, arrays, dates, scalars). */
 export function clone<T>(v: T): T {
   if (v instanceof Date) return new Date(v.getTime()) as T;
@@ -191,23 +235,26 @@ export function clone<T>(v: T): T {
 }
 
 /** The object holding the last segment of `path`, created on the way when `create`. */
-function parentOf(doc: Doc, path: readonly string[], create: boolean): Doc | null {
+function parentOf(doc: Doc, path: readonly string[], create: boolean, keyed?: KeyedPaths): Doc | null {
   let cur: Doc = doc;
   for (let i = 0; i < path.length - 1; i++) {
     const seg = path[i] as string;
     const next = cur[seg];
     if (isObject(next)) cur = next;
     else if (!create) return null;
-    else cur = child(cur, seg);
+    else cur = child(cur, seg, keyed !== undefined && keyedAt(keyed, path, i));
   }
   return cur;
 }
 
-/** `parent[field]` as an object, made (replacing what is not one) as a delta's path makes it. */
-export function child(parent: Doc, field: string): Doc {
+/**
+ * `parent[field]` as an object, made (replacing what is not one) as a delta's path makes it;
+ * `keyedByData`: made as a dict.
+ */
+export function child(parent: Doc, field: string, keyedByData = false): Doc {
   const next = parent[field];
   if (isObject(next)) return next;
-  const made: Doc = {};
+  const made: Doc = keyedByData ? dict() : {};
   parent[field] = made;
   return made;
 }
@@ -234,7 +281,14 @@ export function minField(parent: Doc, field: string, value: Ordered): void {
  * Apply one operation (not `replace`) to `out` in place, with MongoDB's semantics for an upsert;
  * `inserting`: the document did not exist before this update (then `setOnInsert` applies).
  */
-function applyOp(out: Doc, op: Op, path: readonly string[], value: unknown, inserting: boolean): void {
+function applyOp(
+  out: Doc,
+  op: Op,
+  path: readonly string[],
+  value: unknown,
+  inserting: boolean,
+  keyed?: KeyedPaths,
+): void {
   if (op === 'setOnInsert' && !inserting) return;
   const leaf = path[path.length - 1] as string;
   if (op === 'unset') {
@@ -242,7 +296,7 @@ function applyOp(out: Doc, op: Op, path: readonly string[], value: unknown, inse
     if (parent) delete parent[leaf];
     return;
   }
-  const parent = parentOf(out, path, true) as Doc;
+  const parent = parentOf(out, path, true, keyed) as Doc;
   const cur = parent[leaf];
   switch (op) {
     case 'set':
@@ -277,17 +331,19 @@ function applyOp(out: Doc, op: Op, path: readonly string[], value: unknown, inse
 /**
  * Apply a delta to a document in place, with MongoDB's semantics for an upsert: `doc` null
  * means the document does not exist yet (then `setOnInsert` applies). Returns the document.
+ * `keyed`: the collection's objects keyed by data (see KeyedPaths).
  */
-export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc {
+export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[], keyed?: KeyedPaths): Doc {
   let inserting = doc === null;
   let out: Doc = doc ?? {};
   for (const { op, path, value } of d instanceof Delta ? d.ops : d) {
     if (op === 'replace') {
       out = clone(value as Doc);
+      if (keyed) toKeyed(out, keyed);
       inserting = false;
       continue;
     }
-    applyOp(out, op, path, value, inserting);
+    applyOp(out, op, path, value, inserting, keyed);
   }
   return out;
 }
@@ -296,17 +352,18 @@ export function applyDelta(doc: Doc | null, d: Delta | readonly OpEntry[]): Doc 
  * Changes applied to a document at once, in place, with the semantics a Delta of the same calls
  * would have (`applyDelta`), and no operation kept: for a document written whole from memory
  * (the state layer's `edit`), where nothing but the document itself is ever sent. `inserting`:
- * the document did not exist before (then `setOnInsert` applies).
+ * the document did not exist before (then `setOnInsert` applies); `keyed`: as for applyDelta.
  */
 export class Edit implements Changes {
   constructor(
     readonly doc: Doc,
     private readonly inserting: boolean,
+    private readonly keyed?: KeyedPaths,
   ) {}
 
   private apply(op: Op, path: readonly string[], value: unknown): this {
     if (path.length === 0) throw new Error('a delta path needs at least one segment');
-    applyOp(this.doc, op, path, value, this.inserting);
+    applyOp(this.doc, op, path, value, this.inserting, this.keyed);
     return this;
   }
   set(path: readonly string[], value: unknown): this {

@@ -10,8 +10,10 @@ import {
   fieldName,
   fromFieldName,
   replacement,
+  toKeyed,
   toUpdateDocument,
   type Doc,
+  type KeyedPaths,
   type OpEntry,
 } from '../../../src/store/state/delta';
 
@@ -355,4 +357,109 @@ describe('fieldName', () => {
       expect(fromFieldName(name)).toBe(text);
     },
   );
+});
+
+describe('objects keyed by data', () => {
+  const keyed: KeyedPaths = [['d'], ['p', 't', '*']];
+  const proto = (v: unknown) => Object.getPrototypeOf(v) as unknown;
+  const at = (doc: Doc, ...path: string[]) =>
+    path.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc);
+
+  /** The prototype of every object the document holds, by path ('d.k1': null when keyed). */
+  function prototypes(doc: Doc): Record<string, 'none' | 'Object'> {
+    const out: Record<string, 'none' | 'Object'> = {};
+    const walk = (o: Doc, path: string[]) => {
+      for (const k of Object.keys(o)) {
+        const v = o[k];
+        if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Date) continue;
+        out[[...path, k].join('.')] = proto(v) === null ? 'none' : 'Object';
+        walk(v as Doc, [...path, k]);
+      }
+    };
+    walk(doc, []);
+    return out;
+  }
+
+  const changes = (d: {
+    inc(path: string[], by: number): unknown;
+    set(path: string[], v: unknown): unknown;
+  }) => {
+    d.inc(['p', 't', 'ip', '1%2E2%2E3%2E4', 'c'], 1);
+    d.inc(['p', 't', 'cc', 'GB', 'c'], 2);
+    d.set(['d', 'k1', 'n'], 1);
+    d.inc(['p', 'n'], 1);
+    d.set(['x', 'y'], 1);
+  };
+  const expected = {
+    p: 'Object',
+    'p.t': 'Object',
+    'p.t.ip': 'none',
+    'p.t.ip.1%2E2%2E3%2E4': 'Object',
+    'p.t.cc': 'none',
+    'p.t.cc.GB': 'Object',
+    d: 'none',
+    'd.k1': 'Object',
+    x: 'Object',
+  };
+
+  it('are made as dicts, and only they, by deltas applied and by changes in place', () => {
+    const d = delta();
+    changes(d);
+    expect(prototypes(applyDelta(null, d, keyed))).toEqual(expected);
+    const doc: Doc = {};
+    changes(new Edit(doc, true, keyed));
+    expect(prototypes(doc)).toEqual(expected);
+    // Without the collection's paths, every object is a plain one.
+    expect(Object.values(prototypes(applyDelta(null, d)))).not.toContain('none');
+  });
+
+  it('are made dicts when read back or replaced, with the same keys in the same order', () => {
+    const read = JSON.parse(
+      '{"p":{"t":{"ip":{"9%2E9%2E9%2E9":{"c":1},"1%2E1%2E1%2E1":{"c":2}},"cc":{"GB":{"c":3}}}},"d":{"b":{"n":1},"a":{"n":2}}}',
+    ) as Doc;
+    const before = JSON.stringify(read);
+    toKeyed(read, keyed);
+    expect(prototypes(read)).toEqual({
+      p: 'Object',
+      'p.t': 'Object',
+      'p.t.ip': 'none',
+      'p.t.ip.9%2E9%2E9%2E9': 'Object',
+      'p.t.ip.1%2E1%2E1%2E1': 'Object',
+      'p.t.cc': 'none',
+      'p.t.cc.GB': 'Object',
+      d: 'none',
+      'd.b': 'Object',
+      'd.a': 'Object',
+    });
+    expect(JSON.stringify(read)).toBe(before);
+    const replaced = applyDelta(
+      { old: 1 },
+      [{ op: 'replace', path: [], value: JSON.parse(before) as Doc }],
+      keyed,
+    );
+    expect(proto(at(replaced, 'p', 't', 'ip'))).toBeNull();
+    expect(proto(at(replaced, 'd'))).toBeNull();
+    expect(JSON.stringify(replaced)).toBe(before);
+  });
+
+  it('hold keys named like members of Object.prototype as any other key', () => {
+    const d = delta();
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      d.inc(['p', 't', 'bf', name, 'c'], 1);
+    const doc = applyDelta(null, d, keyed);
+    const table = at(doc, 'p', 't', 'bf') as Record<string, { c: number }>;
+    expect(Object.keys(table)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
+    expect(Object.values(table).map((e) => e.c)).toEqual([1, 1, 1, 1]);
+    // Nothing leaked into the objects every other object inherits from.
+    expect(({} as Record<string, unknown>).c).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(doc))).toEqual({
+      p: {
+        t: {
+          bf: JSON.parse(
+            '{"__proto__":{"c":1},"constructor":{"c":1},"toString":{"c":1},"hasOwnProperty":{"c":1}}',
+          ),
+        },
+      },
+    });
+  });
 });
