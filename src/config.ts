@@ -15,6 +15,7 @@ import {
 } from './core/create-services';
 import { parseTrustedProxies, type TrustedProxies } from './doors/proxies';
 import { DEFAULT_CACHE_ENTRIES } from './store/state/layer';
+import { DEFAULT_KNOWN_IDS_MAX } from './store/state/known-ids';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = (protocols: string[]) =>
@@ -113,7 +114,7 @@ const schema = z.object({
     .min(100)
     .max(10_000_000)
     .default(DEFAULT_CACHE_ENTRIES),
-  RAMPART_KNOWN_IDS_MAX: z.coerce.number().int().min(0).max(100_000_000).default(1_000_000),
+  RAMPART_KNOWN_IDS_MAX: z.coerce.number().int().min(0).max(100_000_000).default(DEFAULT_KNOWN_IDS_MAX),
   RAMPART_STATE_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).optional(),
   RAMPART_WRITE_INTERVAL_MS: z.coerce.number().int().min(1).max(500).default(20),
   RAMPART_WRITE_QUEUE_LIMIT: z.coerce.number().int().min(100).max(10_000_000).default(100_000),

@@ -40,7 +40,7 @@ import {
   StateCounterStore,
 } from '../store/counters';
 import { CreatedHere } from '../store/created-here';
-import { knownIdsOf } from '../store/state/known-ids';
+import { DEFAULT_KNOWN_IDS_MAX, knownIdsOf } from '../store/state/known-ids';
 import { addressWindowFold, firstHourOf, windowHorizon } from '../core/scoring/counters';
 import { clientObservationIndexes, StateClientObservationStore } from '../store/client-observations';
 import { attestedKeyIndexes, MongoAttestedKeyStore } from '../store/attested-keys';
@@ -210,8 +210,6 @@ export const DEFAULT_ANALYST_TIMEOUT_MS = 10_000;
 export const DEFAULT_ANALYST_CONCURRENCY = 1;
 /** The most of the time dashboard reads may hold the database by default. */
 export const DEFAULT_ANALYST_SHARE = 0.5;
-/** The most documents of a collection whose ids are read at start by default (StateConfig.knownIdsMax). */
-export const DEFAULT_KNOWN_IDS_MAX = 1_000_000;
 /** How long shutdown keeps trying to write what is queued, by default. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 /** How often the open webhook deliveries are read for the metrics (see buildServices). */

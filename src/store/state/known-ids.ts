@@ -77,6 +77,9 @@ export class KnownIds {
   }
 }
 
+/** The most documents of a collection whose ids are read at start by default (RAMPART_KNOWN_IDS_MAX). */
+export const DEFAULT_KNOWN_IDS_MAX = 1_000_000;
+
 /**
  * A filter for each of `collections` that holds at most `maxIds` documents now (a larger one is
  * looked up as ever: reading its ids at start would cost more than it saves), or none.
