@@ -285,6 +285,10 @@ function stateOf(env: EnvId, userId: string, doc: Doc | null, behaviour?: Behavi
 /** A table entry as the model reads it, or null for one it skips (no positive count). */
 function entryOf(e: { c?: number; l?: number; f?: number } | undefined): TableEntry | null {
   if (!e || typeof e.c !== 'number' || e.c <= 0) return null;
+  // Stored as the model reads it (every entry written since first seen): the model's table holds
+  // the stored entry itself, not a copy, so that a user's kept model adds no objects (three boxed
+  // numbers each) for the collector to mark, and a change of the stored entry is the model's too.
+  if (typeof e.l === 'number' && (e.f === undefined || typeof e.f === 'number')) return e as TableEntry;
   const entry: TableEntry = { c: e.c, l: typeof e.l === 'number' ? e.l : 0 };
   if (typeof e.f === 'number') entry.f = e.f;
   return entry;
@@ -412,11 +416,14 @@ function behaviourDelta(
         if (typeof c !== 'number' || c <= 0) {
           if (was) delete t[name];
         } else if (was) {
-          // Changed where it is (no new entry): as entryOf reads it.
-          was.c = c;
-          was.l = typeof entry.l === 'number' ? entry.l : 0;
-          if (typeof entry.f === 'number') was.f = entry.f;
-          else if (was.f !== undefined) delete was.f;
+          // Changed where it is (no new entry): as entryOf reads it. A model that holds the
+          // stored entry itself (see entryOf) has nothing to follow.
+          if (was !== (entry as unknown)) {
+            was.c = c;
+            was.l = typeof entry.l === 'number' ? entry.l : 0;
+            if (typeof entry.f === 'number') was.f = entry.f;
+            else if (was.f !== undefined) delete was.f;
+          }
         } else if (existed) {
           // Stored before but skipped (no positive count): it would now come back out of the
           // stored order.

@@ -420,6 +420,19 @@ describe('objects keyed by data', () => {
       const named: string = 'constructor';
       expect(b.tables.bf?.[named]?.c).toBeGreaterThan(0);
       expect(Object.keys(b.tables.ip ?? {})).toHaveLength(3);
+      // The decoded model holds the stored entries themselves, not copies: held in memory between
+      // verdicts (in place) and decoded from a read alike.
+      const entryIn = (state: StateLayer) =>
+        (state.peek(USERS, id) as { p: { t: Record<string, Record<string, object>> } }).p.t.ip?.[
+          '81%2E2%2E69%2E1'
+        ];
+      const held = (await users.load(modeEnv, 'erin'))!.behaviour;
+      expect(held.tables.ip?.['81.2.69.1']).toBe(entryIn(l));
+      const coldLayer = layer(mode, true);
+      const cold = (await new StateUserStore({ db: database.db, state: coldLayer }).load(modeEnv, 'erin'))!
+        .behaviour;
+      expect(cold.tables.ip?.['81.2.69.1']).toBe(entryIn(coldLayer));
+      expect(cold.tables.ip?.['81.2.69.1']).toMatchObject({ c: expect.any(Number), l: T0 + 3_600_000 });
     },
   );
 });
