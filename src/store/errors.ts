@@ -5,7 +5,14 @@
  * operation stopped at its time limit `DeadlineExceeded`; the driver's error is kept as `cause`
  * for the log. Anything else passes unchanged (the doors answer it as an internal error).
  */
+import { types } from 'node:util';
 import { DeadlineExceeded, DomainError, Unavailable } from '../core/errors';
+
+/**
+ * Whether `err` is an Error, whatever realm made it: a socket's error is made by Node's own, and
+ * where Rampart runs in another (a test runner's sandbox) `instanceof Error` answers false for it.
+ */
+const isError = (err: unknown): err is Error => err instanceof Error || types.isNativeError(err);
 
 /**
  * Server error codes that mean "not now, try again": a replica set between primaries (a step-down
@@ -22,7 +29,7 @@ const TRANSIENT_CODES: ReadonlySet<number> = new Set([
 
 /** Errors that mean the database cannot be reached, or cannot take this operation now (a failover). */
 export function isUnavailableError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+  if (!isError(err)) return false;
   // PoolClearedOnNetworkError (a database that stopped answering) is the one not named Mongo…;
   // a pool closed, a server closed or a wait for a connection that timed out are outages too.
   if (
@@ -69,7 +76,7 @@ function cutByNetwork(err: Error): boolean {
 
 /** An operation stopped at its time limit (the server's `maxTimeMS`, code 50, or the driver's own timeout). */
 export function isTimeLimitError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
+  if (!isError(err)) return false;
   return err.name === 'MongoOperationTimeoutError' || (err as { code?: unknown }).code === 50;
 }
 
