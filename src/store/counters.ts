@@ -228,18 +228,19 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   const cur = doc.expiresAt as unknown;
   // The expiry is shared by the bumps of one call, as their operations' is: nothing changes a Date.
   if (!isOrdered(cur) || compare(expiresAt, cur) > 0) doc.expiresAt = expiresAt;
+  const folded = part !== '';
   let counts: Record<string, unknown> | undefined;
   for (const n in b.inc) {
     const name = part ? part + n : n;
     if (!fieldPath('c', name)) continue;
-    counts ??= sectionOf<unknown>(doc, 'c', part !== '');
+    counts ??= sectionOf<unknown>(doc, 'c', folded);
     const was = counts[name];
     counts[name] = (typeof was === 'number' ? was : 0) + (b.inc[n] as number);
   }
   for (const n in b.min) {
     const name = part ? part + n : n;
     if (!fieldPath('c', name)) continue;
-    counts ??= sectionOf<unknown>(doc, 'c', part !== '');
+    counts ??= sectionOf<unknown>(doc, 'c', folded);
     const was = counts[name];
     const value = b.min[n] as number;
     if (!isOrdered(was) || compare(value, was) < 0) counts[name] = value;
@@ -248,7 +249,7 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   for (const n in b.add) {
     const name = part ? part + n : n;
     if (!fieldPath('s', name)) continue;
-    sets ??= sectionOf<unknown>(doc, 's', part !== '');
+    sets ??= sectionOf<unknown>(doc, 's', folded);
     const member = b.add[n] as string;
     const members = sets[name];
     if (Array.isArray(members)) {
@@ -258,7 +259,7 @@ function bumpInPlace(doc: CounterDoc, env: EnvId, expiresAt: Date, b: CounterBum
   for (const n in b.replaceSet) {
     const name = part ? part + n : n;
     if (!fieldPath('s', name)) continue;
-    sets ??= sectionOf<unknown>(doc, 's', part !== '');
+    sets ??= sectionOf<unknown>(doc, 's', folded);
     sets[name] = [...(b.replaceSet[n] as string[])];
   }
 }

@@ -394,6 +394,7 @@ function behaviourDelta(
       for (const level of levels) {
         const value = values[level];
         if (value === null || value === undefined) continue;
+        // A table is keyed by data (USER_KEYED: `p.t.*`, `p.h.*`).
         const table = child(child(p, section), level, true);
         const victim = weight > 0 ? victims[level] : undefined;
         if (victim) delete table[victim];

@@ -420,7 +420,7 @@ export class StateCache {
       }
       for (const e of entries) {
         let value: Doc | null = byId.get(e.id) ?? null;
-        for (const d of e.pending) value = applyDelta(value, d, this.o.keyed?.[e.collection]);
+        for (const d of e.pending) value = applyDelta(value, d, keyed);
         e.value = value;
         e.readAt = this.now();
         e.version++;
